@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Set up gtune on a Debian/Ubuntu machine if needed, then run a command inside its
+# virtualenv.  Usage:
+#   ./bootstrap.sh gtune run stencils/heat3d.cl     # any command, run in .venv
+#   ./bootstrap.sh test [pytest args]                # the test suite
+# Installs (as root, when missing) the system packages minizinc, pocl-opencl-icd,
+# ocl-icd-libopencl1, clinfo and python3-venv; creates .venv; installs gtune with its
+# dev extras. Re-running is cheap: each step is skipped when already done.
+set -euo pipefail
+cd "$(dirname "$0")"
+VENV=${GTUNE_VENV:-.venv}
+PY=${PYTHON:-python3}
+
+need=()
+command -v minizinc >/dev/null || need+=(minizinc)
+command -v fzn-gecode >/dev/null || { [ -n "$(ls /usr/share/minizinc/solvers/gecode.msc 2>/dev/null)" ] || need+=(minizinc); }
+[ -n "$(ls /etc/OpenCL/vendors/*.icd 2>/dev/null)" ] || need+=(pocl-opencl-icd)
+ldconfig -p 2>/dev/null | grep -q 'libOpenCL.so.1' || need+=(ocl-icd-libopencl1)
+command -v clinfo >/dev/null || need+=(clinfo)
+command -v "$PY" >/dev/null || need+=(python3)
+"$PY" -c 'import venv, ensurepip' 2>/dev/null || need+=(python3-venv)
+if [ ${#need[@]} -gt 0 ]; then
+  mapfile -t need < <(printf '%s\n' "${need[@]}" | sort -u)
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "bootstrap: installing ${need[*]}" >&2
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+  else
+    echo "bootstrap: missing system packages: ${need[*]}" >&2
+    echo "bootstrap: install them first, e.g.: sudo apt-get install ${need[*]}" >&2
+    exit 1
+  fi
+fi
+
+if [ ! -x "$VENV/bin/python" ]; then
+  echo "bootstrap: creating $VENV" >&2
+  "$PY" -m venv "$VENV"
+fi
+stamp="$VENV/.gtune-installed"
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+  echo "bootstrap: installing gtune and its dependencies into $VENV" >&2
+  "$VENV/bin/python" -m pip install -q --upgrade pip >/dev/null
+  "$VENV/bin/python" -m pip install -q -e ".[dev]"
+  touch "$stamp"
+fi
+
+export PATH="$PWD/$VENV/bin:$PATH"
+if [ $# -eq 0 ]; then
+  echo "bootstrap: ready; run e.g. ./bootstrap.sh gtune devices" >&2
+  exit 0
+fi
+if [ "$1" = test ]; then
+  shift
+  exec "$VENV/bin/python" -m pytest "$@"
+fi
+exec "$@"

@@ -1,0 +1,5 @@
+import sys
+
+from gtune.cli import main
+
+sys.exit(main())

@@ -1,0 +1,182 @@
+"""``gtune measure``: measure one configuration of a kernel, for real, and store it."""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from gtune.commands._common import fmt_seconds, open_kernel, open_store, parse_config
+from gtune.device import DeviceLimits
+from gtune.exceptions import BuildError, InputError
+from gtune.kernel import TunableKernel
+from gtune.measure import Status, StoredEvaluator
+from gtune.measure.result import Result
+
+HELP = "measure one configuration of a kernel (default: the description's defaults)"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("kernel", help="kernel.cl (with kernel.yaml beside it) or kernel.yaml")
+    p.add_argument("--config", "-c", default="", help="parameter values, e.g. WX=32,WY=4,WZ=1")
+    p.add_argument("--size", help="problem size, e.g. 256x256x256 or NX=256,NY=64")
+    p.add_argument("--device", "-d", help="device: P:D index, identity or name substring")
+    p.add_argument("--runs", type=int, default=3, help="timed runs after one warm-up (default 3)")
+    p.add_argument(
+        "--timeout", type=float, default=60.0, help="seconds before a configuration is abandoned"
+    )
+    p.add_argument(
+        "--sweep",
+        action="append",
+        default=[],
+        metavar="NAME=V1,V2,...",
+        help="measure every combination of these values (repeatable); results go to the store",
+    )
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+
+
+def run(args: argparse.Namespace) -> int:
+    from gtune.measure import OpenCLEvaluator, select_device
+
+    kernel = open_kernel(args.kernel, args.size)
+    config = kernel.default_config() or {}
+    config.update(parse_config(args.config))
+    missing = [p for p in kernel.parameter_names if p not in config]
+    if missing:
+        raise InputError(
+            f"no value for {', '.join(missing)}: give --config or defaults in the description",
+            source=kernel.label,
+        )
+    unknown = sorted(set(config) - set(kernel.parameter_names))
+    if unknown:
+        raise InputError(
+            f"unknown parameter {unknown[0]!r}; the kernel has {', '.join(kernel.parameter_names)}",
+            source="--config",
+        )
+    device = select_device(args.device)
+    if args.sweep:
+        return _sweep(args, kernel, config, device)
+    store = open_store(args)
+    inner = OpenCLEvaluator(
+        kernel, device, runs=args.runs, timeout_s=args.timeout, compile_workers=0
+    )
+    evaluator = StoredEvaluator(
+        inner,
+        store,
+        device=device.identity,
+        kernel_id=kernel.identity(),
+        kernel_name=kernel.name,
+        problem=kernel.sizes,
+    )
+    try:
+        reused = evaluator.known(config) is not None
+        result = evaluator.evaluate(config)
+    finally:
+        evaluator.close()
+        store.close()
+    if result.status is Status.BUILD_FAILED:
+        raise BuildError(
+            f"kernel {kernel.name} does not compile with {config}",
+            source=kernel.source_path or kernel.label,
+            log=result.message,
+        )
+    if args.json:
+        data = result.to_dict()
+        data.update(device=device.identity, kernel=kernel.name, from_store=reused)
+        print(json.dumps(data, indent=2))
+        return 0 if result.ok else 1
+    t = Table(title=f"{kernel.name} on {device.name}", show_header=False, title_justify="left")
+    t.add_column(style="bold")
+    t.add_column()
+    t.add_row("problem", " ".join(f"{k}={v}" for k, v in kernel.sizes.items()))
+    t.add_row("configuration", " ".join(f"{k}={v}" for k, v in config.items()))
+    t.add_row("status", result.status.value + ("  (from the result store)" if reused else ""))
+    if result.message:
+        t.add_row("message", result.message[:500])
+    t.add_row("compile", fmt_seconds(result.compile_s))
+    if result.times_s:
+        t.add_row("run (median)", fmt_seconds(result.median_s))
+        t.add_row("runs", ", ".join(fmt_seconds(x) for x in result.times_s))
+        gbs = kernel.bytes_moved() / result.median_s / 1e9
+        t.add_row("bandwidth", f"{gbs:.1f} GB/s (arrays read and written once)")
+        if kernel.flops_per_point:
+            t.add_row(
+                "compute",
+                f"{kernel.flops_per_point * kernel.points() / result.median_s / 1e9:.1f} GFLOP/s",
+            )
+    Console().print(t)
+    return 0 if result.ok else 1
+
+
+def _sweep(
+    args: argparse.Namespace, kernel: TunableKernel, base: dict[str, int], device: DeviceLimits
+) -> int:
+    """Measure a Cartesian product of values, resumably, with progress."""
+    from gtune.measure import OpenCLEvaluator
+
+    axes: dict[str, list[int]] = {}
+    for item in args.sweep:
+        name, _, values = item.partition("=")
+        if name not in kernel.parameter_names:
+            raise InputError(f"unknown parameter {name!r}", source="--sweep")
+        try:
+            axes[name] = [int(v) for v in values.split(",") if v]
+        except ValueError:
+            raise InputError(
+                f"bad values in {item!r}; expected NAME=1,2,4", source="--sweep"
+            ) from None
+    configs = [
+        {**base, **dict(zip(axes, combo, strict=True))}
+        for combo in itertools.product(*axes.values())
+    ]
+    store = open_store(args)
+    inner = OpenCLEvaluator(kernel, device, runs=args.runs, timeout_s=args.timeout)
+    counts: dict[str, int] = {}
+    best: Result | None = None
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        TextColumn("{task.fields[best]}"),
+        console=Console(stderr=True),
+    ) as progress:
+        task = progress.add_task("sweep", total=len(configs), best="")
+
+        def seen(result: Result, fresh: bool) -> None:
+            nonlocal best
+            counts[result.status.value] = counts.get(result.status.value, 0) + 1
+            if result.ok and (best is None or result.median_s < best.median_s):
+                best = result
+            progress.update(
+                task, advance=1, best=f"best {fmt_seconds(best.median_s)}" if best else ""
+            )
+
+        evaluator = StoredEvaluator(
+            inner,
+            store,
+            device=device.identity,
+            kernel_id=kernel.identity(),
+            kernel_name=kernel.name,
+            problem=kernel.sizes,
+            on_result=seen,
+        )
+        try:
+            for _ in evaluator.evaluate_batch(configs):
+                pass
+        finally:
+            evaluator.close()
+            store.close()
+    summary = ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
+    print(
+        f"{len(configs)} configurations ({evaluator.measured} measured now, "
+        f"{evaluator.reused} from the store): {summary}"
+    )
+    if best is not None:
+        setting = " ".join(f"{k}={v}" for k, v in best.config.items())
+        print(f"best: {setting}  {fmt_seconds(best.median_s)}")
+    return 0

@@ -1,0 +1,491 @@
+"""The OpenCL backend: the only module of gtune that imports pyopencl.
+
+It queries devices, builds programs with ``-D`` defines, uploads problem data once,
+launches with profiling events, verifies outputs on the device and classifies
+failures by OpenCL error code into :class:`~gtune.measure.result.Status`.
+
+Everything here runs inside worker processes (see ``_worker.py``) except device
+listing, which is harmless in the parent.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyopencl as cl
+
+from gtune.device import TUNING_EXTENSIONS, DeviceLimits
+from gtune.exceptions import EnvironmentProblem, InputError
+from gtune.kernel import Argument, TunableKernel
+from gtune.measure.result import Result, Status
+
+# OpenCL error codes (cl.h). Classification uses these numbers, never message text.
+CL_OUT_OF_RESOURCES = -5
+CL_OUT_OF_HOST_MEMORY = -6
+CL_MEM_OBJECT_ALLOCATION_FAILURE = -4
+CL_BUILD_PROGRAM_FAILURE = -11
+CL_INVALID_BINARY = -42
+CL_INVALID_BUILD_OPTIONS = -43
+CL_INVALID_PROGRAM_EXECUTABLE = -45
+CL_INVALID_KERNEL_NAME = -46
+CL_INVALID_KERNEL_ARGS = -52
+CL_INVALID_WORK_DIMENSION = -53
+CL_INVALID_WORK_GROUP_SIZE = -54
+CL_INVALID_WORK_ITEM_SIZE = -55
+CL_INVALID_GLOBAL_OFFSET = -56
+CL_INVALID_IMAGE_SIZE = -40
+CL_IMAGE_FORMAT_NOT_SUPPORTED = -10
+CL_INVALID_GLOBAL_WORK_SIZE = -63
+
+BUILD_CODES = {CL_BUILD_PROGRAM_FAILURE, CL_INVALID_BUILD_OPTIONS, CL_INVALID_BINARY}
+LAUNCH_CODES = {
+    CL_OUT_OF_RESOURCES,
+    CL_OUT_OF_HOST_MEMORY,
+    CL_MEM_OBJECT_ALLOCATION_FAILURE,
+    CL_INVALID_KERNEL_ARGS,
+    CL_INVALID_WORK_DIMENSION,
+    CL_INVALID_WORK_GROUP_SIZE,
+    CL_INVALID_WORK_ITEM_SIZE,
+    CL_INVALID_GLOBAL_OFFSET,
+    CL_INVALID_GLOBAL_WORK_SIZE,
+    CL_INVALID_IMAGE_SIZE,
+    CL_IMAGE_FORMAT_NOT_SUPPORTED,
+    CL_INVALID_PROGRAM_EXECUTABLE,
+}
+
+_NO_PLATFORM_HINT = (
+    "install an OpenCL driver: on Debian/Ubuntu `apt-get install pocl-opencl-icd "
+    "ocl-icd-libopencl1` gives a CPU device; GPU vendors ship their own"
+)
+
+
+def error_code(exc: BaseException) -> int | None:
+    code = getattr(exc, "code", None)
+    if isinstance(code, int):
+        return code
+    if exc.args and hasattr(exc.args[0], "code"):
+        inner = exc.args[0].code
+        if callable(inner):
+            inner = inner()
+        return int(inner) if isinstance(inner, int) else None
+    return None
+
+
+def _platforms() -> list[Any]:
+    try:
+        return list(cl.get_platforms())
+    except cl.Error as exc:
+        # -1001 is CL_PLATFORM_NOT_FOUND_KHR from the ICD loader.
+        raise EnvironmentProblem(
+            f"no OpenCL platform found (error {error_code(exc)})", hint=_NO_PLATFORM_HINT
+        ) from None
+
+
+def _limits(platform: Any, device: Any, pi: int, di: int) -> DeviceLimits:
+    def get(attr: str, default: Any) -> Any:
+        try:
+            return getattr(device, attr)
+        except (cl.Error, AttributeError):
+            return default
+
+    exts = tuple(sorted(set(str(get("extensions", "")).split())))
+    return DeviceLimits(
+        platform=str(platform.name).strip(),
+        name=str(device.name).strip(),
+        vendor=str(device.vendor).strip(),
+        type=_device_type(int(device.type)),
+        driver_version=str(device.driver_version).strip(),
+        opencl_version=str(device.version).strip(),
+        opencl_c_version=str(get("opencl_c_version", "")).strip(),
+        compute_units=int(device.max_compute_units),
+        max_work_group_size=int(device.max_work_group_size),
+        max_work_item_sizes=tuple(int(x) for x in device.max_work_item_sizes),
+        local_mem_size=int(device.local_mem_size),
+        local_mem_type={1: "LOCAL", 2: "GLOBAL"}.get(int(get("local_mem_type", 1)), "NONE"),
+        max_mem_alloc_size=int(device.max_mem_alloc_size),
+        global_mem_size=int(device.global_mem_size),
+        max_clock_mhz=int(get("max_clock_frequency", 0)),
+        image_support=bool(device.image_support),
+        image2d_max=(int(get("image2d_max_width", 0)), int(get("image2d_max_height", 0))),
+        image3d_max=(
+            int(get("image3d_max_width", 0)),
+            int(get("image3d_max_height", 0)),
+            int(get("image3d_max_depth", 0)),
+        ),
+        preferred_vector_width_float=int(get("preferred_vector_width_float", 1)),
+        native_vector_width_float=int(get("native_vector_width_float", 1)),
+        extensions=tuple(e for e in exts if e in TUNING_EXTENSIONS),
+        platform_index=pi,
+        device_index=di,
+    )
+
+
+def _device_type(bits: int) -> str:
+    names = [(1 << 1, "CPU"), (1 << 2, "GPU"), (1 << 3, "ACCELERATOR"), (1 << 4, "CUSTOM")]
+    found = [name for bit, name in names if bits & bit]
+    return " | ".join(found) or "DEFAULT"
+
+
+def list_devices() -> list[DeviceLimits]:
+    """Every OpenCL device on every platform, with what matters for tuning."""
+    out = []
+    for pi, platform in enumerate(_platforms()):
+        try:
+            devices = platform.get_devices()
+        except cl.Error:
+            continue
+        for di, device in enumerate(devices):
+            out.append(_limits(platform, device, pi, di))
+    if not out:
+        raise EnvironmentProblem(
+            "OpenCL platforms exist but expose no device", hint=_NO_PLATFORM_HINT
+        )
+    return out
+
+
+def select_device(selector: str | None = None) -> DeviceLimits:
+    """Pick a device by ``P:D`` index, identity, or name/type substring; default: the
+    first GPU, else the first device. ``$GTUNE_DEVICE`` sets the default."""
+    devices = list_devices()
+    selector = selector or os.environ.get("GTUNE_DEVICE") or None
+    if selector is None:
+        gpus = [d for d in devices if "GPU" in d.type]
+        return (gpus or devices)[0]
+    for d in devices:
+        if selector in (d.selector, d.identity):
+            return d
+    low = selector.lower()
+    matches = [
+        d
+        for d in devices
+        if low in d.name.lower() or low in d.platform.lower() or low == d.type.lower()
+    ]
+    if not matches:
+        names = "; ".join(f"{d.selector} {d.name} ({d.platform})" for d in devices)
+        raise InputError(
+            f"no OpenCL device matches {selector!r}; devices: {names}", source="--device"
+        )
+    return matches[0]
+
+
+def _cl_device(limits: DeviceLimits) -> Any:
+    for pi, platform in enumerate(_platforms()):
+        for di, device in enumerate(platform.get_devices()):
+            candidate = _limits(platform, device, pi, di)
+            if candidate.identity == limits.identity:
+                return device
+    raise EnvironmentProblem(f"device {limits.name} ({limits.identity}) is no longer present")
+
+
+# ---------------------------------------------------------------------------------
+# Building
+
+
+@dataclass
+class Built:
+    status: Status
+    compile_s: float
+    log: str
+    binary: bytes | None = None
+    code: int | None = None
+
+
+class Compiler:
+    """Builds programs for one device; also used alone in compile workers."""
+
+    def __init__(self, limits: DeviceLimits) -> None:
+        self.limits = limits
+        self.device = _cl_device(limits)
+        self.context = cl.Context([self.device])
+
+    def build(self, source: str, options: list[str]) -> tuple[Any, Built]:
+        program = cl.Program(self.context, source)
+        start = time.perf_counter()
+        try:
+            program.build(options=options, devices=[self.device])
+        except cl.Error as exc:
+            elapsed = time.perf_counter() - start
+            log = _build_log(program, self.device) or str(exc)
+            code = error_code(exc)
+            status = Status.BUILD_FAILED if code in BUILD_CODES or code is None else Status.CRASHED
+            return None, Built(status, elapsed, log, None, code)
+        elapsed = time.perf_counter() - start
+        return program, Built(Status.OK, elapsed, _build_log(program, self.device))
+
+    def build_binary(self, source: str, options: list[str]) -> Built:
+        program, built = self.build(source, options)
+        if program is not None:
+            built.binary = bytes(program.binaries[0])
+        return built
+
+
+def _build_log(program: Any, device: Any) -> str:
+    try:
+        return str(program.get_build_info(device, cl.program_build_info.LOG)).strip()
+    except cl.Error:
+        return ""
+
+
+# ---------------------------------------------------------------------------------
+# Problem data on the device
+
+
+_IMAGE_CHANNEL = {
+    "float32": "FLOAT",
+    "int32": "SIGNED_INT32",
+    "uint32": "UNSIGNED_INT32",
+    "int16": "SIGNED_INT16",
+    "uint16": "UNSIGNED_INT16",
+    "int8": "SIGNED_INT8",
+    "uint8": "UNSIGNED_INT8",
+}
+
+_VERIFY_SOURCE = """
+__kernel void gtune_verify_float(__global const float* out, __global const float* ref,
+                                 const uint n, const float rtol, const float atol,
+                                 __global uint* bad) {
+    uint i = get_global_id(0);
+    if (i >= n) return;
+    float o = out[i], r = ref[i];
+    if (!(fabs(o - r) <= atol + rtol * fabs(r))) atomic_inc(bad);
+}
+__kernel void gtune_verify_bytes(__global const uchar* out, __global const uchar* ref,
+                                 const uint n, const float rtol, const float atol,
+                                 __global uint* bad) {
+    uint i = get_global_id(0);
+    if (i >= n) return;
+    if (out[i] != ref[i]) atomic_inc(bad);
+}
+"""
+
+
+class Session(Compiler):
+    """One device, one kernel, one problem: data uploaded once, configurations measured.
+
+    ``data_dir`` holds ``<arg>.npy`` initial arrays and ``ref_<arg>.npy`` reference
+    outputs written by the parent, so a restarted worker reloads them cheaply.
+    """
+
+    def __init__(self, limits: DeviceLimits, kernel: TunableKernel, data_dir: Path) -> None:
+        super().__init__(limits)
+        props = cl.command_queue_properties.PROFILING_ENABLE
+        self.queue = cl.CommandQueue(self.context, self.device, properties=props)
+        self.kernel = kernel
+        self.data_dir = data_dir
+        mf = cl.mem_flags
+        self.host: dict[str, np.ndarray] = {}
+        self.buffers: dict[str, Any] = {}
+        self.pristine: dict[str, Any] = {}
+        self.images: dict[str, Any] = {}
+        self.refs: dict[str, Any] = {}
+        env = dict(kernel.sizes)
+        self.scalars: dict[str, Any] = {}
+        for arg in kernel.arguments:
+            if arg.kind == "scalar":
+                assert arg.value is not None
+                self.scalars[arg.name] = np.dtype(arg.dtype).type(arg.value.evaluate(env))
+                continue
+            arr = np.load(data_dir / f"{arg.name}.npy")
+            self.host[arg.name] = arr
+            self.buffers[arg.name] = cl.Buffer(
+                self.context, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=arr
+            )
+            if arg.role != "input":
+                self.pristine[arg.name] = cl.Buffer(
+                    self.context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=arr
+                )
+        verify_program = cl.Program(self.context, _VERIFY_SOURCE).build()
+        self.verify_float = cl.Kernel(verify_program, "gtune_verify_float")
+        self.verify_bytes = cl.Kernel(verify_program, "gtune_verify_bytes")
+        self.bad_count = cl.Buffer(self.context, mf.READ_WRITE, 4)
+        self.load_references()
+
+    def load_references(self) -> None:
+        mf = cl.mem_flags
+        for arg in self.kernel.arguments:
+            path = self.data_dir / f"ref_{arg.name}.npy"
+            if arg.kind == "buffer" and arg.role != "input" and path.exists():
+                ref = np.load(path)
+                self.refs[arg.name] = cl.Buffer(
+                    self.context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=ref
+                )
+
+    def _image(self, arg: Argument) -> Any:
+        if arg.name not in self.images:
+            arr = self.host[arg.name]
+            if arr.ndim not in (2, 3):
+                raise ValueError(f"argument {arg.name}: images need 2D or 3D arrays")
+            channel = getattr(cl.channel_type, _IMAGE_CHANNEL[arg.dtype])
+            fmt = cl.ImageFormat(cl.channel_order.R, channel)
+            mf = cl.mem_flags
+            self.images[arg.name] = cl.Image(
+                self.context,
+                mf.READ_ONLY | mf.COPY_HOST_PTR,  # type: ignore[arg-type]
+                fmt,
+                shape=tuple(reversed(arr.shape)),
+                hostbuf=np.ascontiguousarray(arr),
+            )
+        return self.images[arg.name]
+
+    def _restore_outputs(self, only_inout: bool = False) -> None:
+        for arg in self.kernel.arguments:
+            if arg.name in self.pristine and (arg.role == "inout" or not only_inout):
+                cl.enqueue_copy(self.queue, self.buffers[arg.name], self.pristine[arg.name])
+
+    def measure(
+        self,
+        config: Mapping[str, int],
+        runs: int,
+        binary: bytes | None = None,
+        compile_s: float | None = None,
+        rtol: float = 1e-4,
+        atol: float = 1e-5,
+        verify: bool = True,
+    ) -> Result:
+        cfg = dict(config)
+        options = self.kernel.defines(cfg)
+        # Build (or load the binary a compile worker made).
+        if binary is not None:
+            program = cl.Program(self.context, [self.device], [binary])
+            try:
+                program.build(options=options)
+            except cl.Error as exc:
+                return Result(
+                    cfg,
+                    Status.BUILD_FAILED,
+                    compile_s or 0.0,
+                    message=str(exc)[:2000],
+                    error_code=error_code(exc),
+                )
+            built = Built(Status.OK, compile_s or 0.0, "")
+        else:
+            program, built = self.build(self.kernel.source, options)
+        if program is None:
+            return Result(
+                cfg, built.status, built.compile_s, message=built.log[-4000:], error_code=built.code
+            )
+        extra: dict[str, Any] = {}
+        try:
+            knl = getattr(program, self.kernel.name)
+        except (cl.Error, AttributeError) as exc:
+            return Result(
+                cfg,
+                Status.BUILD_FAILED,
+                built.compile_s,
+                message=f"kernel {self.kernel.name!r} not found in the program: {exc}",
+                error_code=error_code(exc) if isinstance(exc, cl.Error) else CL_INVALID_KERNEL_NAME,
+            )
+        try:
+            extra["kernel_work_group_size"] = int(
+                knl.get_work_group_info(cl.kernel_work_group_info.WORK_GROUP_SIZE, self.device)
+            )
+            extra["kernel_local_mem_bytes"] = int(
+                knl.get_work_group_info(cl.kernel_work_group_info.LOCAL_MEM_SIZE, self.device)
+            )
+        except cl.Error:
+            pass
+        glob, loc = self.kernel.launch_sizes(cfg)
+        try:
+            args: list[Any] = []
+            for arg in self.kernel.arguments:
+                if arg.kind == "scalar":
+                    args.append(self.scalars[arg.name])
+                elif self.kernel.uses_image(arg, cfg):
+                    args.append(self._image(arg))
+                else:
+                    args.append(self.buffers[arg.name])
+            knl.set_args(*args)
+            self._restore_outputs()
+            times: list[float] = []
+            for i in range(runs + 1):  # one warm-up, then the timed runs
+                if i > 0:
+                    self._restore_outputs(only_inout=True)
+                event = cl.enqueue_nd_range_kernel(self.queue, knl, glob, loc)
+                event.wait()
+                if i > 0:
+                    times.append((event.profile.end - event.profile.start) * 1e-9)
+            self.queue.finish()
+        except cl.Error as exc:
+            code = error_code(exc)
+            status = Status.LAUNCH_FAILED if code in LAUNCH_CODES else Status.CRASHED
+            return Result(
+                cfg, status, built.compile_s, message=str(exc)[:2000], error_code=code, extra=extra
+            )
+        except ValueError as exc:  # pyopencl argument checks before any enqueue
+            return Result(
+                cfg, Status.LAUNCH_FAILED, built.compile_s, message=str(exc)[:2000], extra=extra
+            )
+        if verify and self.refs:
+            bad, max_error = self.verify(rtol, atol)
+            if bad:
+                return Result(
+                    cfg,
+                    Status.WRONG_RESULT,
+                    built.compile_s,
+                    tuple(times),
+                    message=f"{bad} output elements differ from the reference",
+                    max_error=max_error,
+                    extra=extra,
+                )
+        return Result(cfg, Status.OK, built.compile_s, tuple(times), extra=extra)
+
+    def verify(self, rtol: float, atol: float) -> tuple[int, float | None]:
+        """Count mismatching elements on the device; read back only on failure."""
+        total_bad = 0
+        worst: float | None = None
+        for arg in self.kernel.arguments:
+            if arg.name not in self.refs:
+                continue
+            host = self.host[arg.name]
+            if host.dtype == np.float64:  # no double kernel: compare on the host
+                out, ref = (
+                    self.read_output(arg.name),
+                    np.load(self.data_dir / f"ref_{arg.name}.npy"),
+                )
+                bad_mask = ~(np.abs(out - ref) <= atol + rtol * np.abs(ref))
+                if bad_mask.any():
+                    total_bad += int(bad_mask.sum())
+                    worst = max(worst or 0.0, float(np.nanmax(np.abs(out - ref))))
+                continue
+            is_float = host.dtype == np.float32
+            n = host.size if is_float else host.nbytes
+            cl.enqueue_fill_buffer(self.queue, self.bad_count, np.zeros(1, np.uint32), 0, 4)
+            knl = self.verify_float if is_float else self.verify_bytes
+            knl(
+                self.queue,
+                (_round_up(n, 256),),
+                (256,),
+                self.buffers[arg.name],
+                self.refs[arg.name],
+                np.uint32(n),
+                np.float32(rtol),
+                np.float32(atol),
+                self.bad_count,
+            )
+            bad = np.zeros(1, np.uint32)
+            cl.enqueue_copy(self.queue, bad, self.bad_count)
+            if int(bad[0]):
+                total_bad += int(bad[0])
+                out = np.empty_like(host)
+                ref = np.load(self.data_dir / f"ref_{arg.name}.npy")
+                cl.enqueue_copy(self.queue, out, self.buffers[arg.name])
+                diff = np.abs(out.astype(np.float64) - ref.astype(np.float64))
+                finite = diff[np.isfinite(diff)]
+                err = float(finite.max()) if finite.size == diff.size else float("inf")
+                worst = err if worst is None else max(worst, err)
+        return total_bad, worst
+
+    def read_output(self, name: str) -> np.ndarray:
+        out = np.empty_like(self.host[name])
+        cl.enqueue_copy(self.queue, out, self.buffers[name])
+        return out
+
+
+def _round_up(n: int, m: int) -> int:
+    return (n + m - 1) // m * m

@@ -1,0 +1,335 @@
+"""Real measurements: the parent side of the isolated OpenCL workers.
+
+This module never imports pyopencl; it drives worker processes that do. A
+configuration that hangs is killed after ``timeout_s`` and recorded as ``timeout``; a
+worker that dies is recorded as ``crashed``; either way the worker is restarted and
+evaluation goes on. With ``compile_workers > 0``, :meth:`evaluate_batch` builds upcoming
+configurations in separate processes while the device measures the current one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections import deque
+from collections.abc import Iterator, Mapping, Sequence
+from multiprocessing.connection import Connection, wait
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gtune.device import DeviceLimits
+from gtune.exceptions import EnvironmentProblem, GtuneError
+from gtune.kernel import TunableKernel
+from gtune.measure.evaluator import EvaluatorBase
+from gtune.measure.problem import tolerances, write_problem
+from gtune.measure.result import Result, Status
+
+_PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
+
+
+class WorkerTimeout(Exception):
+    pass
+
+
+class WorkerDied(Exception):
+    pass
+
+
+class Worker:
+    """One spawned worker process and its pipe."""
+
+    def __init__(self, role: str, setup: tuple[str, dict[str, Any]]) -> None:
+        self.role = role
+        self.setup = setup
+        self.process: Any = None
+        self.conn: Connection | None = None
+        self.busy_since: float | None = None
+        self.task: Any = None
+
+    def start(self, timeout_s: float) -> None:
+        # A fresh interpreter (like multiprocessing's spawn, without re-importing the
+        # caller's __main__), in its own session so Ctrl-C reaches only the parent.
+        ours, theirs = socket.socketpair()
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [_PACKAGE_PARENT, env.get("PYTHONPATH")]))
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "gtune.measure._worker", str(theirs.fileno())],
+            pass_fds=[theirs.fileno()],
+            env=env,
+            start_new_session=True,
+        )
+        theirs.close()
+        self.conn = Connection(ours.detach())
+        self.call(*self.setup, timeout_s=timeout_s)
+
+    def send(self, verb: str, payload: Any) -> None:
+        assert self.conn is not None
+        self.conn.send((verb, payload))
+        self.busy_since = time.monotonic()
+
+    def receive(self, timeout_s: float) -> Any:
+        assert self.conn is not None
+        try:
+            if not self.conn.poll(timeout_s):
+                raise WorkerTimeout()
+            status, payload = self.conn.recv()
+        except (EOFError, ConnectionError, OSError):
+            raise WorkerDied(self._exit_text()) from None
+        finally:
+            self.busy_since = None
+        if status == "gtune_error":
+            raise payload
+        if status == "error":
+            raise WorkerDied(str(payload))
+        return payload
+
+    def call(self, verb: str, payload: Any, timeout_s: float) -> Any:
+        self.send(verb, payload)
+        return self.receive(timeout_s)
+
+    def _exit_text(self) -> str:
+        if self.process is None:
+            return "worker not started"
+        try:
+            code = self.process.wait(timeout=1.0)
+        except subprocess.TimeoutExpired:
+            code = None
+        if code is not None and code < 0:
+            return f"worker killed by signal {-code}"
+        return f"worker exited with status {code}"
+
+    def kill(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(timeout=5.0)
+        if self.conn is not None:
+            self.conn.close()
+        self.process = None
+        self.conn = None
+        self.busy_since = None
+        self.task = None
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None and self.conn is not None:
+            with contextlib.suppress(WorkerTimeout, WorkerDied, GtuneError):
+                self.call("stop", None, timeout_s=2.0)
+        self.kill()
+
+
+def default_compile_workers() -> int:
+    cores = os.cpu_count() or 1
+    return max(0, min(cores - 1, 8))
+
+
+class OpenCLEvaluator(EvaluatorBase):
+    """Measure configurations of ``kernel`` on one OpenCL device, for real.
+
+    Each configuration is built with its parameters as ``-D`` defines, run once to warm
+    up and ``runs`` times timed with profiling events, and its outputs compared on the
+    device with the reference.
+    """
+
+    def __init__(
+        self,
+        kernel: TunableKernel,
+        device: str | DeviceLimits | None = None,
+        *,
+        runs: int = 3,
+        timeout_s: float = 60.0,
+        compile_workers: int | None = None,
+        verify: bool = True,
+    ) -> None:
+        from gtune.measure import select_device
+
+        if runs < 1:
+            raise GtuneError(f"runs must be at least 1, got {runs}")
+        self.kernel = kernel
+        self.device = device if isinstance(device, DeviceLimits) else select_device(device)
+        self.runs = runs
+        self.timeout_s = timeout_s
+        self.verify = verify and kernel.reference.kind != "none"
+        self.compile_workers = (
+            default_compile_workers() if compile_workers is None else compile_workers
+        )
+        self._tmp = tempfile.TemporaryDirectory(prefix="gtune-problem-")
+        self.data_dir = Path(self._tmp.name)
+        refs = write_problem(kernel, self.data_dir)
+        self.rtol, self.atol = tolerances(kernel, refs)
+        self._measure = Worker(
+            "measure",
+            (
+                "setup",
+                {
+                    "device": self.device.to_dict(),
+                    "kernel": kernel.to_dict(),
+                    "data_dir": str(self.data_dir),
+                },
+            ),
+        )
+        self._compilers: list[Worker] = []
+        self.restarts = 0
+        self._start_measure()
+        if self.verify and kernel.reference.kind == "config":
+            self._reference_from_config()
+
+    # -- workers ------------------------------------------------------------------
+    def _start_measure(self) -> None:
+        try:
+            self._measure.start(timeout_s=max(self.timeout_s, 120.0))
+        except (WorkerTimeout, WorkerDied) as exc:
+            self._measure.kill()
+            raise EnvironmentProblem(
+                f"cannot start an OpenCL worker on {self.device.name}: {exc}"
+            ) from None
+
+    def _restart_measure(self) -> None:
+        self._measure.kill()
+        self.restarts += 1
+        self._start_measure()
+
+    def _compiler(self, i: int) -> Worker:
+        while len(self._compilers) <= i:
+            self._compilers.append(
+                Worker("compile", ("compiler", {"device": self.device.to_dict()}))
+            )
+        w = self._compilers[i]
+        if w.process is None:
+            w.start(timeout_s=max(self.timeout_s, 120.0))
+        return w
+
+    def _reference_from_config(self) -> None:
+        cfg = dict(self.kernel.reference.config)
+        result = self._call_measure({"config": cfg, "runs": 1, "verify": False})
+        if not result.ok:
+            raise GtuneError(
+                f"the reference configuration {cfg} did not run: {result.status.value} "
+                f"{result.message[:500]}",
+                source=self.kernel.label,
+            )
+        refs = {}
+        for arg in self.kernel.arguments:
+            if arg.kind == "buffer" and arg.role != "input":
+                out = self._measure.call("output", {"name": arg.name}, timeout_s=self.timeout_s)
+                np.save(self.data_dir / f"ref_{arg.name}.npy", out)
+                refs[arg.name] = out
+        self.rtol, self.atol = tolerances(self.kernel, refs)
+        self._measure.call("reload_refs", None, timeout_s=self.timeout_s)
+
+    # -- measuring ----------------------------------------------------------------
+    def _call_measure(self, payload: dict[str, Any]) -> Result:
+        cfg = payload["config"]
+        payload = {
+            "runs": self.runs,
+            "rtol": self.rtol,
+            "atol": self.atol,
+            "verify": self.verify,
+            **payload,
+        }
+        try:
+            data = self._measure.call("measure", payload, timeout_s=self.timeout_s)
+        except WorkerTimeout:
+            self._restart_measure()
+            return Result(
+                cfg,
+                Status.TIMEOUT,
+                message=f"no answer within {self.timeout_s:g} s; worker restarted",
+            )
+        except WorkerDied as exc:
+            self._restart_measure()
+            return Result(cfg, Status.CRASHED, message=f"{exc}; worker restarted")
+        return Result.from_dict(data)
+
+    def evaluate(self, config: Mapping[str, int]) -> Result:
+        return self._call_measure({"config": dict(config)})
+
+    def evaluate_batch(self, configs: Sequence[Mapping[str, int]]) -> Iterator[Result]:
+        if self.compile_workers <= 0 or len(configs) <= 1:
+            for c in configs:
+                yield self.evaluate(c)
+            return
+        yield from self._pipelined(list(configs))
+
+    def _pipelined(self, configs: list[Mapping[str, int]]) -> Iterator[Result]:
+        """Compile ahead in worker processes; measure in order on the device."""
+        n_workers = min(self.compile_workers, len(configs))
+        pending = deque(range(len(configs)))
+        ready: dict[int, Any] = {}
+        next_i = 0
+        while next_i < len(configs):
+            # hand work to idle compilers, keeping a bounded look-ahead
+            for wi in range(n_workers):
+                w = self._compiler(wi)
+                if w.task is None and pending and len(ready) < 2 * n_workers:
+                    i = pending.popleft()
+                    cfg = dict(configs[i])
+                    w.task = i
+                    w.send(
+                        "build", {"source": self.kernel.source, "options": self.kernel.defines(cfg)}
+                    )
+            if next_i in ready:
+                built = ready.pop(next_i)
+                cfg = dict(configs[next_i])
+                next_i += 1
+                if isinstance(built, Result):
+                    yield built
+                elif built.status is not Status.OK:
+                    yield Result(
+                        cfg,
+                        built.status,
+                        built.compile_s,
+                        message=built.log[-4000:],
+                        error_code=built.code,
+                    )
+                else:
+                    yield self._call_measure(
+                        {"config": cfg, "binary": built.binary, "compile_s": built.compile_s}
+                    )
+                continue
+            busy = [w for w in self._compilers[:n_workers] if w.task is not None]
+            conns = [w.conn for w in busy if w.conn is not None]
+            wait(conns, timeout=0.5)
+            now = time.monotonic()
+            for w in busy:
+                i = w.task
+                cfg = dict(configs[i])
+                if w.conn is not None and w.conn.poll():
+                    try:
+                        ready[i] = w.receive(0)
+                    except WorkerDied as exc:
+                        w.kill()
+                        ready[i] = Result(cfg, Status.CRASHED, message=f"compiler {exc}")
+                    w.task = None
+                elif w.busy_since is not None and now - w.busy_since > self.timeout_s:
+                    w.kill()
+                    ready[i] = Result(
+                        cfg,
+                        Status.TIMEOUT,
+                        message=f"build took over {self.timeout_s:g} s; compiler restarted",
+                    )
+
+    def output(self, name: str) -> np.ndarray:
+        """The current contents of an output argument (after the last measurement)."""
+        out: np.ndarray = self._measure.call("output", {"name": name}, timeout_s=self.timeout_s)
+        return out
+
+    def close(self) -> None:
+        for w in self._compilers:
+            w.stop()
+        self._compilers.clear()
+        self._measure.stop()
+        self._tmp.cleanup()
+
+    def __del__(self) -> None:
+        try:
+            for w in self._compilers:
+                w.kill()
+            self._measure.kill()
+        except Exception:
+            pass

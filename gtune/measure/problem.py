@@ -1,0 +1,153 @@
+"""Problem data and reference outputs, prepared once on the host with numpy.
+
+Arrays are written as ``.npy`` files into a directory that worker processes read, so a
+restarted worker (after a hang or crash) reloads them without regenerating anything.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gtune.exceptions import InputError
+from gtune.kernel import TunableKernel
+
+
+def initial_arrays(kernel: TunableKernel, seed: int = 1234) -> dict[str, np.ndarray]:
+    """The initial contents of every buffer argument, reproducible from ``seed``."""
+    env = dict(kernel.sizes)
+    rng = np.random.default_rng(seed)
+    arrays: dict[str, np.ndarray] = {}
+    for arg in kernel.arguments:
+        if arg.kind != "buffer":
+            continue
+        shape = arg.shape_for(env)
+        if any(s <= 0 for s in shape):
+            raise InputError(f"argument {arg.name} has shape {shape}", source=kernel.label)
+        dtype = np.dtype(arg.dtype)
+        init = arg.init
+        if init.startswith("copy:"):
+            src = arrays.get(init[5:])
+            if src is None:
+                raise InputError(
+                    f"argument {arg.name} copies {init[5:]!r}, which must come earlier",
+                    source=kernel.label,
+                )
+            if src.size != math.prod(shape):
+                raise InputError(
+                    f"argument {arg.name} copies {init[5:]!r} of another size", source=kernel.label
+                )
+            arrays[arg.name] = src.reshape(shape).astype(dtype, copy=True)
+        elif init == "zeros":
+            arrays[arg.name] = np.zeros(shape, dtype)
+        elif init == "ones":
+            arrays[arg.name] = np.ones(shape, dtype)
+        elif init == "arange":
+            arrays[arg.name] = np.arange(math.prod(shape), dtype=dtype).reshape(shape)
+        elif init == "random_bits":
+            arrays[arg.name] = rng.integers(0, 2, size=shape).astype(dtype)
+        elif init == "random_int" or (init == "random" and dtype.kind in "iu"):
+            arrays[arg.name] = rng.integers(0, 100, size=shape).astype(dtype)
+        else:
+            arrays[arg.name] = rng.random(shape, dtype=np.float64).astype(dtype)
+    return arrays
+
+
+def scalar_values(kernel: TunableKernel) -> dict[str, int | float]:
+    env = dict(kernel.sizes)
+    out: dict[str, int | float] = {}
+    for arg in kernel.arguments:
+        if arg.kind == "scalar" and arg.value is not None:
+            value = arg.value.evaluate(env)
+            out[arg.name] = float(value) if np.dtype(arg.dtype).kind == "f" else int(value)
+    return out
+
+
+def _load_function(kernel: TunableKernel) -> Callable[..., Any]:
+    target = kernel.reference.target
+    where = f"{kernel.label}: reference.python"
+    module_name, _, func_name = target.rpartition(":")
+    try:
+        if module_name.endswith(".py"):
+            spec = importlib.util.spec_from_file_location(
+                f"gtune_ref_{abs(hash(module_name))}", module_name
+            )
+            if spec is None or spec.loader is None:
+                raise ImportError(f"cannot load {module_name}")
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+        else:
+            module = importlib.import_module(module_name)
+    except Exception as exc:
+        raise InputError(f"cannot import reference {module_name!r}: {exc}", source=where) from None
+    func = getattr(module, func_name, None)
+    if not callable(func):
+        raise InputError(f"{module_name!r} has no function {func_name!r}", source=where)
+    return func  # type: ignore[no-any-return]
+
+
+def python_reference(kernel: TunableKernel, arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Run the description's numpy reference on copies of the initial arrays."""
+    func = _load_function(kernel)
+    where = f"{kernel.label}: reference.python"
+    copies = {k: v.copy() for k, v in arrays.items()}
+    try:
+        produced = func(
+            copies, dict(kernel.sizes), scalar_values(kernel), **dict(kernel.reference.args)
+        )
+    except Exception as exc:
+        raise InputError(
+            f"reference function failed: {type(exc).__name__}: {exc}", source=where
+        ) from None
+    if not isinstance(produced, dict):
+        raise InputError("reference function must return a dict of output arrays", source=where)
+    outputs = {a.name: a for a in kernel.arguments if a.kind == "buffer" and a.role != "input"}
+    refs: dict[str, np.ndarray] = {}
+    for name, value in produced.items():
+        if name not in outputs:
+            raise InputError(
+                f"reference returned {name!r}, which is not an output argument", source=where
+            )
+        want = arrays[name]
+        arr = np.asarray(value)
+        if arr.shape != want.shape:
+            raise InputError(
+                f"reference output {name!r} has shape {arr.shape}, expected {want.shape}",
+                source=where,
+            )
+        refs[name] = arr.astype(want.dtype)
+    return refs
+
+
+def tolerances(kernel: TunableKernel, refs: dict[str, np.ndarray]) -> tuple[float, float]:
+    """(rtol, atol) for verification: scaled to the data type, the reference's magnitude
+    and the number of terms summed per point, so reordered float sums still pass."""
+    ref = kernel.reference
+    terms = float(kernel.features.get("size", kernel.features.get("points", 27)) or 27)
+    if any(np.dtype(r.dtype).kind in "iub" for r in refs.values()) and refs:
+        return (ref.rtol or 0.0, ref.atol or 0.0)
+    is_double = any(r.dtype == np.float64 for r in refs.values())
+    eps = 1e-15 if is_double else 6e-8
+    scale = max((float(np.max(np.abs(r))) for r in refs.values() if r.size), default=1.0) or 1.0
+    rtol = ref.rtol if ref.rtol is not None else max(1e-4, 8 * eps * terms)
+    atol = ref.atol if ref.atol is not None else 16 * eps * terms * scale
+    return float(rtol), float(atol)
+
+
+def write_problem(kernel: TunableKernel, directory: Path) -> dict[str, np.ndarray]:
+    """Write initial arrays (and the python reference when there is one)."""
+    arrays = initial_arrays(kernel)
+    for name, arr in arrays.items():
+        np.save(directory / f"{name}.npy", arr)
+    refs: dict[str, np.ndarray] = {}
+    if kernel.reference.kind == "python":
+        refs = python_reference(kernel, arrays)
+        for name, arr in refs.items():
+            np.save(directory / f"ref_{name}.npy", arr)
+    return refs

@@ -1,0 +1,100 @@
+"""Real OpenCL runs on the default device (PoCL in CI): every status is provoked for real."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gtune.kernel import load_kernel
+from gtune.measure import OpenCLEvaluator, Status
+
+pytestmark = pytest.mark.opencl
+
+GOOD = {"WX": 8, "WY": 4, "WZ": 1}
+
+
+def _kernel(kernel_copy, option: str | None = None, reference: str | None = None):
+    def edit(text: str) -> str:
+        if option:
+            text += f"build_options: [{option}]\n"
+        if reference:
+            text = text.replace('reference: {python: "naive7_ref.py:reference"}', reference)
+        return text
+
+    return load_kernel(kernel_copy("naive7", edit))
+
+
+def test_ok_is_timed_and_verified(data_dir):
+    kernel = load_kernel(data_dir / "naive7.cl")
+    with OpenCLEvaluator(kernel, runs=3, compile_workers=0) as ev:
+        r = ev.evaluate(GOOD)
+        out = ev.output("out")
+    assert r.status is Status.OK, r.message
+    assert len(r.times_s) == 3 and all(t > 0 for t in r.times_s)
+    assert r.compile_s > 0
+    assert r.min_s <= r.median_s <= max(r.times_s)
+    # the output really is the stencil: compare independently of the evaluator
+    from gtune.measure.problem import initial_arrays, scalar_values
+    from tests.data.naive7_ref import reference
+
+    arrays = initial_arrays(kernel)
+    want = reference(arrays, dict(kernel.sizes), scalar_values(kernel))["out"]
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-6)
+
+
+def test_build_failure_keeps_the_log(kernel_copy):
+    with OpenCLEvaluator(_kernel(kernel_copy, "-DBROKEN"), compile_workers=0) as ev:
+        r = ev.evaluate(GOOD)
+    assert r.status is Status.BUILD_FAILED
+    assert r.error_code == -11
+    assert "error" in r.message.lower()
+
+
+def test_invalid_work_group_is_launch_failed(data_dir):
+    with OpenCLEvaluator(load_kernel(data_dir / "naive7.cl"), compile_workers=0) as ev:
+        r = ev.evaluate({"WX": 8, "WY": 4, "WZ": 3})  # 8 is not a multiple of 3
+    assert r.status is Status.LAUNCH_FAILED
+    assert r.error_code == -54
+
+
+def test_wrong_kernel_is_wrong_result(kernel_copy):
+    with OpenCLEvaluator(_kernel(kernel_copy, "-DWRONG"), compile_workers=0) as ev:
+        r = ev.evaluate(GOOD)
+    assert r.status is Status.WRONG_RESULT
+    assert r.max_error is not None and r.max_error > 1e-3
+    assert len(r.times_s) == 3  # timing is kept even for wrong results
+
+
+def test_reference_from_a_configuration(kernel_copy):
+    kernel = _kernel(kernel_copy, reference="reference: {config: {WX: 1, WY: 1, WZ: 1}}")
+    with OpenCLEvaluator(kernel, compile_workers=0) as ev:
+        assert ev.evaluate(GOOD).status is Status.OK
+
+
+def test_hang_times_out_and_evaluation_goes_on(kernel_copy, data_dir):
+    kernel = _kernel(kernel_copy, "-DHANG")
+    with OpenCLEvaluator(kernel, compile_workers=0, timeout_s=4) as ev:
+        r = ev.evaluate(GOOD)
+        assert r.status is Status.TIMEOUT
+        assert ev.restarts == 1
+        # the restarted worker still measures (a launch error, then a timeout again)
+        assert ev.evaluate({"WX": 8, "WY": 4, "WZ": 3}).status is Status.LAUNCH_FAILED
+
+
+def test_crash_is_recorded_and_worker_restarted(kernel_copy):
+    with OpenCLEvaluator(_kernel(kernel_copy, "-DCRASH"), compile_workers=0, timeout_s=20) as ev:
+        r = ev.evaluate(GOOD)
+        assert r.status is Status.CRASHED, r
+        assert ev.restarts == 1
+        assert ev.evaluate({"WX": 8, "WY": 4, "WZ": 3}).status is Status.LAUNCH_FAILED
+
+
+def test_pipelined_batch_matches_one_by_one(data_dir):
+    kernel = load_kernel(data_dir / "naive7.cl")
+    configs = [{"WX": x, "WY": y, "WZ": 1} for x in (2, 8, 32) for y in (1, 3, 4)]
+    with OpenCLEvaluator(kernel, compile_workers=2) as ev:
+        batch = list(ev.evaluate_batch(configs))
+    assert [r.config for r in batch] == configs
+    expected = [Status.LAUNCH_FAILED if c["WY"] == 3 else Status.OK for c in configs]
+    assert [r.status for r in batch] == expected
+    assert all(r.compile_s > 0 for r in batch if r.ok)

@@ -1,0 +1,64 @@
+import pytest
+
+from gtune.exceptions import ExpressionError
+from gtune.expr import Expr
+
+
+@pytest.mark.parametrize(
+    ("text", "env", "want"),
+    [
+        ("NX / WX", {"NX": 256, "WX": 32}, 8),
+        ("NX / WX", {"NX": 10, "WX": 4}, 2),  # integer division between integers
+        ("1.5 / 2", {}, 0.75),
+        ("min(WX, 4) * max(2, WY)", {"WX": 8, "WY": 1}, 8),
+        ("log2(NX)", {"NX": 256}, 8),
+        ("WX * WY <= 1024 and WX >= 32", {"WX": 32, "WY": 8}, True),
+        ("1 <= WX < 4", {"WX": 4}, False),
+        ("2 ** 3 % 5", {}, 3),
+        ("WX if LOCAL == 1 else 0", {"WX": 16, "LOCAL": 0}, 0),
+        ("not (WX > 2)", {"WX": 1}, True),
+    ],
+)
+def test_evaluate(text, env, want):
+    assert Expr(text).evaluate(env) == want
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["__import__('os')", "WX.real", "[1, 2]", "lambda: 1", "'text'", "open('f')", "WX[0]"],
+)
+def test_rejects_anything_but_arithmetic(text):
+    with pytest.raises(ExpressionError):
+        Expr(text)
+
+
+def test_syntax_error_names_source():
+    with pytest.raises(ExpressionError, match=r"k\.yaml: constraints\[0\]: cannot parse"):
+        Expr("WX * * 2", source="k.yaml: constraints[0]")
+
+
+def test_unknown_name_lists_known_names():
+    with pytest.raises(ExpressionError, match=r"unknown name 'WQ'.*known: NX, WX"):
+        Expr("WQ + 1").check_names({"WX", "NX"}, "name")
+
+
+def test_names_exclude_functions():
+    assert Expr("min(WX, NX) + log2(CX)").names == {"WX", "NX", "CX"}
+
+
+def test_minizinc_translation_keeps_integer_semantics():
+    e = Expr("NX / (BX * CX) % WX == 0 and WX * WY <= MAX")
+    text = e.to_minizinc()
+    assert "div" in text and "mod" in text and "/\\" in text
+    assert Expr("min(A, B, C)").to_minizinc() == "min([A, B, C])"
+    assert Expr("X if Y else 2").to_minizinc() == "(if Y then X else 2 endif)"
+
+
+def test_log2_not_allowed_in_minizinc():
+    with pytest.raises(ExpressionError, match="log2"):
+        Expr("log2(WX) <= 3").to_minizinc()
+
+
+def test_division_by_zero_is_reported():
+    with pytest.raises(ExpressionError, match="division by zero"):
+        Expr("NX / WX").evaluate({"NX": 4, "WX": 0})
