@@ -16,7 +16,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _kib(n: int) -> str:
-    return f"{n // 1024} KiB" if n < 1 << 20 else f"{n / (1 << 30):.1f} GiB"
+    if n < 1 << 20:
+        return f"{n // 1024} KiB"
+    return f"{n / (1 << 20):.0f} MiB" if n < 1 << 30 else f"{n / (1 << 30):.1f} GiB"
 
 
 def run(args: argparse.Namespace) -> int:

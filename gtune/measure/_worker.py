@@ -10,7 +10,9 @@ measurement.
 from __future__ import annotations
 
 import signal
+import time
 import traceback
+import warnings
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
@@ -19,6 +21,8 @@ from typing import Any
 def serve(conn: Connection) -> None:
     """Worker main loop: ``(verb, payload)`` in, ``(status, payload)`` out."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides what Ctrl-C means
+    # Build logs are kept with each result; pyopencl's warnings would only repeat them.
+    warnings.filterwarnings("ignore", message="Non-empty compiler output")
     session: Any = None
     compiler: Any = None
     while True:
@@ -49,8 +53,10 @@ def serve(conn: Connection) -> None:
                 built = compiler.build_binary(payload["source"], payload["options"])
                 conn.send(("ok", built))
             elif verb == "measure":
-                result = session.measure(**payload)
-                conn.send(("ok", result.to_dict()))
+                start = time.perf_counter()
+                data = session.measure(**payload).to_dict()
+                data["extra"]["worker_s"] = time.perf_counter() - start
+                conn.send(("ok", data))
             elif verb == "output":
                 conn.send(("ok", session.read_output(payload["name"])))
             elif verb == "reload_refs":

@@ -45,9 +45,12 @@ class WorkerDied(Exception):
 class Worker:
     """One spawned worker process and its pipe."""
 
-    def __init__(self, role: str, setup: tuple[str, dict[str, Any]]) -> None:
+    def __init__(
+        self, role: str, setup: tuple[str, dict[str, Any]], env: dict[str, str] | None = None
+    ) -> None:
         self.role = role
         self.setup = setup
+        self.env = env or {}
         self.process: Any = None
         self.conn: Connection | None = None
         self.busy_since: float | None = None
@@ -58,6 +61,7 @@ class Worker:
         # caller's __main__), in its own session so Ctrl-C reaches only the parent.
         ours, theirs = socket.socketpair()
         env = dict(os.environ)
+        env.update(self.env)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [_PACKAGE_PARENT, env.get("PYTHONPATH")]))
         self.process = subprocess.Popen(
             [sys.executable, "-m", "gtune.measure._worker", str(theirs.fileno())],
@@ -160,6 +164,16 @@ class OpenCLEvaluator(EvaluatorBase):
         )
         self._tmp = tempfile.TemporaryDirectory(prefix="gtune-problem-")
         self.data_dir = Path(self._tmp.name)
+        # NVIDIA's driver finishes compilation (PTX to machine code) when a binary is
+        # loaded. A cache private to this evaluator lets the measuring worker reuse what
+        # the compile workers finished, while nothing from earlier runs is reused: compile
+        # times stay honest (the on-disk cache in ~/.nv stays untouched). PoCL's own
+        # cache is left alone; benchmarks of tuning time set POCL_KERNEL_CACHE=0.
+        (self.data_dir / "driver-cache").mkdir()
+        self._worker_env = {
+            "CUDA_CACHE_DISABLE": "0",
+            "CUDA_CACHE_PATH": str(self.data_dir / "driver-cache"),
+        }
         refs = write_problem(kernel, self.data_dir)
         self.rtol, self.atol = tolerances(kernel, refs)
         self._measure = Worker(
@@ -172,6 +186,7 @@ class OpenCLEvaluator(EvaluatorBase):
                     "data_dir": str(self.data_dir),
                 },
             ),
+            self._worker_env,
         )
         self._compilers: list[Worker] = []
         self.restarts = 0
@@ -197,7 +212,7 @@ class OpenCLEvaluator(EvaluatorBase):
     def _compiler(self, i: int) -> Worker:
         while len(self._compilers) <= i:
             self._compilers.append(
-                Worker("compile", ("compiler", {"device": self.device.to_dict()}))
+                Worker("compile", ("compiler", {"device": self.device.to_dict()}), self._worker_env)
             )
         w = self._compilers[i]
         if w.process is None:
