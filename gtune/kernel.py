@@ -28,7 +28,18 @@ Config = dict[str, int]
 ArgKind = Literal["buffer", "scalar"]
 Role = Literal["input", "output", "inout"]
 
-DTYPES = ("float32", "float64", "int32", "uint32", "int64", "uint8", "int8", "int16", "uint16")
+DTYPES = (
+    "float32",
+    "float64",
+    "int32",
+    "uint32",
+    "int64",
+    "uint64",
+    "uint8",
+    "int8",
+    "int16",
+    "uint16",
+)
 INITS = ("random", "zeros", "ones", "arange", "random_int", "random_bits")
 
 
@@ -247,9 +258,8 @@ def from_dict(data: Mapping[str, Any]) -> TunableKernel:
 
 
 def _itemsize(dtype: str) -> int:
-    return {"float32": 4, "float64": 8, "int32": 4, "uint32": 4, "int64": 8}.get(
-        dtype, {"uint8": 1, "int8": 1, "int16": 2, "uint16": 2}.get(dtype, 4)
-    )
+    sizes = {"float64": 8, "int64": 8, "uint64": 8, "int16": 2, "uint16": 2, "int8": 1, "uint8": 1}
+    return sizes.get(dtype, 4)
 
 
 # ---------------------------------------------------------------------------------

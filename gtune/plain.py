@@ -87,7 +87,7 @@ def _parse_param(decl: str, where: str) -> dict[str, Any]:
             f"parameter {name!r} has type {ctype!r}; images and structs need a description",
             source=where,
         )
-    dtype = _CTYPES.get(ctype, "uint64" if ctype != "size_t" else "uint64")
+    dtype = _CTYPES.get(ctype, "uint64")
     return {"name": name, "kind": "scalar", "dtype": dtype}
 
 
