@@ -57,6 +57,11 @@ class Worker:
         self.task: Any = None
 
     def start(self, timeout_s: float) -> None:
+        self.launch()
+        self.receive(timeout_s)
+
+    def launch(self) -> None:
+        """Start the process and send its set-up; :meth:`receive` collects the answer."""
         # A fresh interpreter (like multiprocessing's spawn, without re-importing the
         # caller's __main__), in its own session so Ctrl-C reaches only the parent.
         ours, theirs = socket.socketpair()
@@ -71,7 +76,7 @@ class Worker:
         )
         theirs.close()
         self.conn = Connection(ours.detach())
-        self.call(*self.setup, timeout_s=timeout_s)
+        self.send(*self.setup)
 
     def send(self, verb: str, payload: Any) -> None:
         assert self.conn is not None
@@ -210,14 +215,24 @@ class OpenCLEvaluator(EvaluatorBase):
         self._start_measure()
 
     def _compiler(self, i: int) -> Worker:
-        while len(self._compilers) <= i:
+        self._start_compilers(i + 1)
+        return self._compilers[i]
+
+    def _start_compilers(self, n: int) -> None:
+        """Start compile workers side by side (each start creates a driver context)."""
+        while len(self._compilers) < n:
             self._compilers.append(
                 Worker("compile", ("compiler", {"device": self.device.to_dict()}), self._worker_env)
             )
-        w = self._compilers[i]
-        if w.process is None:
-            w.start(timeout_s=max(self.timeout_s, 120.0))
-        return w
+        starting = [w for w in self._compilers[:n] if w.process is None]
+        for w in starting:
+            w.launch()
+        for w in starting:
+            try:
+                w.receive(max(self.timeout_s, 120.0))
+            except (WorkerTimeout, WorkerDied) as exc:
+                w.kill()
+                raise EnvironmentProblem(f"cannot start a compile worker: {exc}") from None
 
     def _reference_from_config(self) -> None:
         cfg = dict(self.kernel.reference.config)
@@ -274,6 +289,7 @@ class OpenCLEvaluator(EvaluatorBase):
     def _pipelined(self, configs: list[Mapping[str, int]]) -> Iterator[Result]:
         """Compile ahead in worker processes; measure in order on the device."""
         n_workers = min(self.compile_workers, len(configs))
+        self._start_compilers(n_workers)
         pending = deque(range(len(configs)))
         ready: dict[int, Any] = {}
         next_i = 0
