@@ -51,6 +51,7 @@ class Worker:
         self.role = role
         self.setup = setup
         self.env = env or {}
+        self.log_path: Path | None = None  # the worker's stderr (driver chatter) goes here
         self.process: Any = None
         self.conn: Connection | None = None
         self.busy_since: float | None = None
@@ -68,12 +69,19 @@ class Worker:
         env = dict(os.environ)
         env.update(self.env)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [_PACKAGE_PARENT, env.get("PYTHONPATH")]))
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "gtune.measure._worker", str(theirs.fileno())],
-            pass_fds=[theirs.fileno()],
-            env=env,
-            start_new_session=True,
-        )
+        log = open(self.log_path, "ab") if self.log_path else None  # noqa: SIM115
+        try:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "gtune.measure._worker", str(theirs.fileno())],
+                pass_fds=[theirs.fileno()],
+                env=env,
+                start_new_session=True,
+                stdout=log,
+                stderr=log,
+            )
+        finally:
+            if log is not None:
+                log.close()
         theirs.close()
         self.conn = Connection(ours.detach())
         self.send(*self.setup)
@@ -193,6 +201,7 @@ class OpenCLEvaluator(EvaluatorBase):
             ),
             self._worker_env,
         )
+        self._measure.log_path = self.data_dir / "measure.log"
         self._compilers: list[Worker] = []
         self.restarts = 0
         self._start_measure()
@@ -224,6 +233,8 @@ class OpenCLEvaluator(EvaluatorBase):
             self._compilers.append(
                 Worker("compile", ("compiler", {"device": self.device.to_dict()}), self._worker_env)
             )
+        for i, w in enumerate(self._compilers):
+            w.log_path = self.data_dir / f"compile-{i}.log"
         starting = [w for w in self._compilers[:n] if w.process is None]
         for w in starting:
             w.launch()
