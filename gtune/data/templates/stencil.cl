@@ -1,0 +1,236 @@
+/*
+ * gtune optimizing stencil template.
+ *
+ * One source holds every optimization of the tuning space; the configuration selects
+ * them at compile time through -D macros, so the compiler folds every loop bound and
+ * index and removes the code of the optimizations that are off.
+ *
+ *   WX WY WZ   work-group size (reqd_work_group_size)
+ *   BX         block merging in x: each work-item computes BX adjacent outputs in x
+ *   VX         vector width in x (1, 2, 4, 8, 16); BX must be a multiple of VX
+ *   CX CY CZ   cyclic merging: a work-group computes CX*CY*CZ blocks of
+ *              (WX*BX) x WY x WZ outputs, one after the other (round robin)
+ *   LOCAL      1: cache each block's input tile and its halo in local memory
+ *   IMAGE      1: read the input through a read-only image (texture cache)
+ *   NX NY NZ   array size (NZ absent for 2D arrays)
+ *
+ * The stencil itself (radius per dimension, offsets and weights, arithmetic
+ * intensity) is written by gtune.stencils where the STENCIL marker stands.
+ *
+ * Boundary convention: only interior points, every coordinate d in [R_d, N_d - R_d),
+ * are written; the output buffer starts as a copy of the input, so the boundary keeps
+ * the input's values.
+ */
+
+/* STENCIL */
+
+#ifndef NY
+#define NY 1
+#endif
+#ifndef NZ
+#define NZ 1
+#endif
+#ifndef WX
+#define WX 16
+#endif
+#ifndef WY
+#define WY 1
+#endif
+#ifndef WZ
+#define WZ 1
+#endif
+#ifndef BX
+#define BX 1
+#endif
+#ifndef VX
+#define VX 1
+#endif
+#ifndef CX
+#define CX 1
+#endif
+#ifndef CY
+#define CY 1
+#endif
+#ifndef CZ
+#define CZ 1
+#endif
+#ifndef LOCAL
+#define LOCAL 0
+#endif
+#ifndef IMAGE
+#define IMAGE 0
+#endif
+#ifndef INTENSITY
+#define INTENSITY 1
+#endif
+#ifndef ARRAY_DIMS
+#define ARRAY_DIMS 3
+#endif
+
+#if BX % VX != 0
+#error "BX must be a multiple of VX"
+#endif
+#if VX != 1 && VX != 2 && VX != 4 && VX != 8 && VX != 16
+#error "VX must be 1, 2, 4, 8 or 16"
+#endif
+#if VX > 1 && (LOCAL || IMAGE)
+#error "vectorization is a data-loading technique of its own: VX > 1 needs LOCAL=0, IMAGE=0"
+#endif
+#if LOCAL && IMAGE
+#error "LOCAL and IMAGE are alternative data-loading techniques"
+#endif
+
+/* Linear index; 32-bit arithmetic while the array fits, as GPUs prefer. */
+#if (NX * NY * NZ) < 2147483647
+typedef int idx_t;
+#else
+typedef long idx_t;
+#endif
+#define IDX(zz, yy, xx) ((((idx_t)(zz)) * NY + (idx_t)(yy)) * NX + (idx_t)(xx))
+
+/* Work per read element: intensity 2 adds and multiplies each element with itself
+   once more, so the compiler cannot fold the extra operations away. */
+#if INTENSITY == 2
+#define F(v) (((v) + (v)) * (v))
+#else
+#define F(v) (v)
+#endif
+
+/* Where a scalar input element comes from. */
+#if IMAGE
+__constant sampler_t SMP = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_EDGE | CLK_FILTER_NEAREST;
+#if ARRAY_DIMS == 3
+#define SRC_ARG __read_only image3d_t src
+#define GLOBAL_READ(zz, yy, xx) read_imagef(src, SMP, (int4)((xx), (yy), (zz), 0)).x
+#else
+#define SRC_ARG __read_only image2d_t src
+#define GLOBAL_READ(zz, yy, xx) read_imagef(src, SMP, (int2)((xx), (yy))).x
+#endif
+#else
+#define SRC_ARG __global const float *restrict src
+#define GLOBAL_READ(zz, yy, xx) src[IDX(zz, yy, xx)]
+#endif
+
+#if LOCAL
+/* One block of (WX*BX) x WY x WZ outputs needs this tile of input. */
+#define TX (WX * BX + 2 * RX)
+#define TY (WY + 2 * RY)
+#define TZ (WZ + 2 * RZ)
+#define READ(zz, yy, xx) tile[(zz) - tz0][(yy) - ty0][(xx) - tx0]
+#else
+#define READ(zz, yy, xx) GLOBAL_READ(zz, yy, xx)
+#endif
+
+#define SCALAR_TERM(dx, dy, dz, w)                                                       \
+    {                                                                                    \
+        const float v_ = READ(z + (dz), y + (dy), xs + (dx));                            \
+        acc += (w) * F(v_);                                                              \
+    }
+
+#if VX > 1
+#define CAT_(a, b) a##b
+#define CAT(a, b) CAT_(a, b)
+#define VT CAT(float, VX)
+#define VUT CAT(uint, VX)
+#define VLOAD CAT(vload, VX)
+#define VSTORE CAT(vstore, VX)
+#if VX == 2
+#define IOTA ((VUT)(0, 1))
+#elif VX == 4
+#define IOTA ((VUT)(0, 1, 2, 3))
+#elif VX == 8
+#define IOTA ((VUT)(0, 1, 2, 3, 4, 5, 6, 7))
+#else
+#define IOTA ((VUT)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15))
+#endif
+/* VX consecutive inputs starting at x + dx on row (zz, yy); x is a multiple of VX.
+   Aligned offsets are one vector load; the others are two aligned loads and a
+   composition (the shift is a compile-time constant). */
+#define SHIFT(dx) ((((dx) % VX) + VX) % VX)
+#define VREAD(zz, yy, dx)                                                                \
+    (SHIFT(dx) == 0                                                                      \
+         ? VLOAD((x + (dx)) / VX, src + IDX(zz, yy, 0))                                  \
+         : shuffle2(VLOAD((x + (dx)) / VX, src + IDX(zz, yy, 0)),                        \
+                    VLOAD((x + (dx)) / VX + 1, src + IDX(zz, yy, 0)),                    \
+                    IOTA + (uint)SHIFT(dx)))
+#define VECTOR_TERM(dx, dy, dz, w)                                                       \
+    {                                                                                    \
+        const VT v_ = VREAD(z + (dz), y + (dy), dx);                                     \
+        acc += (w) * F(v_);                                                              \
+    }
+#endif
+
+__kernel __attribute__((reqd_work_group_size(WX, WY, WZ)))
+void stencil(SRC_ARG, __global float *restrict dst)
+{
+    const int lx = (int)get_local_id(0);
+    const int ly = (int)get_local_id(1);
+    const int lz = (int)get_local_id(2);
+    /* First output of this work-item in the work-group's first block. */
+    const int gx0 = (int)get_group_id(0) * (WX * BX * CX);
+    const int gy0 = (int)get_group_id(1) * (WY * CY);
+    const int gz0 = (int)get_group_id(2) * (WZ * CZ);
+#if LOCAL
+    __local float tile[TZ][TY][TX];
+    const int lid = (lz * WY + ly) * WX + lx;
+#endif
+
+    for (int cz = 0; cz < CZ; ++cz) {
+        for (int cy = 0; cy < CY; ++cy) {
+            for (int cx = 0; cx < CX; ++cx) {
+                const int bx0 = gx0 + cx * (WX * BX);
+                const int by0 = gy0 + cy * WY;
+                const int bz0 = gz0 + cz * WZ;
+                const int z = bz0 + lz;
+                const int y = by0 + ly;
+#if LOCAL
+                const int tx0 = bx0 - RX;
+                const int ty0 = by0 - RY;
+                const int tz0 = bz0 - RZ;
+                barrier(CLK_LOCAL_MEM_FENCE); /* the previous block is done reading */
+                for (int i = lid; i < TX * TY * TZ; i += WX * WY * WZ) {
+                    const int ix = i % TX;
+                    const int iy = (i / TX) % TY;
+                    const int iz = i / (TX * TY);
+                    const int xx = tx0 + ix;
+                    const int yy = ty0 + iy;
+                    const int zz = tz0 + iz;
+                    const bool inside =
+                        xx >= 0 && xx < NX && yy >= 0 && yy < NY && zz >= 0 && zz < NZ;
+                    tile[iz][iy][ix] = inside ? GLOBAL_READ(zz, yy, xx) : 0.0f;
+                }
+                barrier(CLK_LOCAL_MEM_FENCE);
+#endif
+                if (z >= RZ && z < NZ - RZ && y >= RY && y < NY - RY) {
+                    for (int b = 0; b < BX; b += VX) {
+                        const int x = bx0 + lx * BX + b;
+#if VX > 1
+                        if (x >= RX && x + VX <= NX - RX) {
+                            VT acc = (VT)(0.0f);
+                            STENCIL_TERMS(VECTOR_TERM)
+                            VSTORE(acc, x / VX, dst + IDX(z, y, 0));
+                        } else {
+                            /* a vector that touches the boundary: lane by lane */
+                            for (int lane = 0; lane < VX; ++lane) {
+                                const int xs = x + lane;
+                                if (xs >= RX && xs < NX - RX) {
+                                    float acc = 0.0f;
+                                    STENCIL_TERMS(SCALAR_TERM)
+                                    dst[IDX(z, y, xs)] = acc;
+                                }
+                            }
+                        }
+#else
+                        const int xs = x;
+                        if (xs >= RX && xs < NX - RX) {
+                            float acc = 0.0f;
+                            STENCIL_TERMS(SCALAR_TERM)
+                            dst[IDX(z, y, xs)] = acc;
+                        }
+#endif
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,196 @@
+"""The grouped search engine: runs a heuristic spec step by step (seed 001 §6.2).
+
+Each step asks the space for its valid points (the step's parameters free, every other
+parameter at the current point), keeps those allowed by the step's value sets,
+products and constraints, evaluates them as one batch and moves the current point to
+the step's best if it beats the best so far. The current point is therefore always the
+best configuration found so far (before anything succeeded: the starting point), which
+is what ``best.PARAM`` reads.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Generator, Mapping, Sequence
+
+from gtune.exceptions import GtuneError
+from gtune.expr import Value
+from gtune.heuristics.search import Batch, SearchProblem
+from gtune.heuristics.spec import BoundSpec, SpecExpr, Step, best_name
+from gtune.kernel import Config
+from gtune.measure.result import Result
+from gtune.space.base import Space
+
+_Plan = Generator[Batch, Sequence[Result], None]
+
+
+class GroupedSearch:
+    """Ask/tell searcher for one bound spec on one space."""
+
+    def __init__(
+        self,
+        spec: BoundSpec,
+        space: Space,
+        problem: SearchProblem,
+        *,
+        seed: int | None = None,
+        rounds: int | None = None,
+    ) -> None:
+        missing = [p for p in spec.parameters if p not in space.parameters]
+        if missing or set(space.parameters) != set(spec.parameters):
+            raise GtuneError(
+                "spec bound to parameters "
+                f"{', '.join(spec.parameters)} but the space has {', '.join(space.parameters)}"
+            )
+        self.spec = spec
+        self.space = space
+        self.problem = problem
+        self.seed = spec.spec.seed if seed is None else seed
+        self.rounds = spec.spec.rounds if rounds is None else rounds
+        self._notes: list[str] = [
+            f"step {label!r} tunes only parameters this kernel lacks; dropped"
+            for label in spec.dropped_steps
+        ]
+        self._plan = self._run()
+        self._pending = False
+        self._started = False
+        self._next: Batch | None = None
+        self._point: Config | None = None
+        self._best = math.inf
+
+    # -- Searcher protocol -------------------------------------------------------------
+    @property
+    def notes(self) -> list[str]:
+        return list(self._notes)
+
+    def expected_evaluations(self) -> int | None:
+        return None
+
+    @property
+    def point(self) -> Config | None:
+        """The current point: the best configuration so far."""
+        return dict(self._point) if self._point is not None else None
+
+    def ask(self) -> Batch | None:
+        if self._pending:
+            raise RuntimeError("tell() the results of the last batch before asking again")
+        if not self._started:
+            self._started = True
+            self._next = next(self._plan, None)
+        batch, self._next = self._next, None
+        self._pending = batch is not None
+        return batch
+
+    def tell(self, results: Sequence[Result]) -> None:
+        """Take the results in at once, so :attr:`point` is current before the next ask."""
+        if not self._pending:
+            raise RuntimeError("tell() without a batch asked")
+        self._pending = False
+        try:
+            self._next = self._plan.send(list(results))
+        except StopIteration:
+            self._next = None
+
+    # -- the plan ----------------------------------------------------------------------
+    def _run(self) -> _Plan:
+        point = self._initial_point()
+        if point is None:
+            self._notes.append("no valid configuration satisfies the spec's constraints")
+            return
+        self._point = point
+        previous: list[Step] | None = None
+        point_before = dict(point)
+        for r in range(self.rounds):
+            steps = self.spec.steps_for_round(r)
+            if previous is not None and steps == previous and point_before == self._point:
+                self._notes.append(
+                    f"stopped after round {r}: the best configuration did not change during "
+                    "the round (a local minimum; another round would only revisit it)"
+                )
+                return
+            previous = steps
+            point_before = dict(self._point)
+            for step in steps:
+                candidates = self._candidates(step, self._point)
+                if not candidates:
+                    self._notes.append(f"round {r + 1}, step {step.label!r}: no valid points")
+                    yield Batch([], step.label, r, note="no valid points; skipped")
+                    continue
+                results = yield Batch(candidates, step.label, r)
+                for config, result in zip(candidates, results, strict=False):
+                    if result.ok and result.objective < self._best:
+                        self._best = result.objective
+                        self._point = dict(config)
+                if len(results) < len(candidates):
+                    return
+
+    def _initial_point(self) -> Config | None:
+        """The start values, every other parameter at the kernel's default where that is
+        valid and otherwise at its smallest valid value."""
+        params = list(self.space.parameters)
+        start = self.spec.start_values()
+        free = [p for p in params if p not in start]
+        candidates = [c for c in self.space.subspace(start, free) if self._holds_spec_where(c)]
+        if not candidates:
+            candidates = [c for c in self.space.subspace({}, params) if self._holds_spec_where(c)]
+            if not candidates:
+                return None
+            shown = ", ".join(f"{k}={v}" for k, v in start.items())
+            self._notes.append(
+                f"the start values ({shown}) are not valid in this space; starting from the "
+                "valid configuration that agrees with them most"
+            )
+        default = self.problem.default or {}
+
+        def key(c: Config) -> tuple[int, tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+            start_miss = tuple(int(c[p] != v) for p, v in start.items() if p in c)
+            default_miss = tuple(int(p in default and c[p] != default[p]) for p in free)
+            return sum(start_miss), start_miss, default_miss, tuple(c[p] for p in params)
+
+        best = min(candidates, key=key)
+        return dict(best)
+
+    def _holds_spec_where(self, config: Config) -> bool:
+        env: dict[str, Value] = dict(self.spec.constants)
+        env.update(config)
+        return all(bool(e.evaluate(env)) for e in self.spec.spec.where)
+
+    def _candidates(self, step: Step, point: Config) -> list[Config]:
+        """The step's valid points, in lexicographic order of its parameters as listed."""
+        free = list(step.tune)
+        fixed = {p: v for p, v in point.items() if p not in step.tune}
+        base: dict[str, Value] = dict(self.spec.constants)
+        base.update({best_name(p): v for p, v in point.items()})
+        at_point = dict(base)
+        at_point.update(point)
+        products = [(e, e.evaluate(at_point)) for e in step.keep_product]
+        constraints: list[SpecExpr] = [*self.spec.spec.where, *step.where]
+        cache: dict[tuple[str, tuple[Value, ...]], frozenset[int] | None] = {}
+        out: list[Config] = []
+        for config in self.space.subspace(fixed, free):
+            env = dict(base)
+            env.update(config)
+            if not all(e.evaluate(env) == value for e, value in products):
+                continue
+            if not all(bool(e.evaluate(env)) for e in constraints):
+                continue
+            if all(self._allowed(step, p, config[p], env, cache) for p in free):
+                out.append(config)
+        out.sort(key=lambda c: tuple(c[p] for p in free))
+        return out
+
+    def _allowed(
+        self,
+        step: Step,
+        param: str,
+        value: int,
+        env: Mapping[str, Value],
+        cache: dict[tuple[str, tuple[Value, ...]], frozenset[int] | None],
+    ) -> bool:
+        spec = step.tune[param]
+        names = sorted(spec.names)
+        key = (param, tuple(env[n] for n in names))
+        if key not in cache:
+            cache[key] = spec.values(env, self.seed)
+        allowed = cache[key]
+        return allowed is None or value in allowed

@@ -1,0 +1,347 @@
+"""The ask/tell loop every strategy runs on, and what a search hands back.
+
+A :class:`Searcher` proposes batches of configurations and is told their results; it
+never measures anything itself. :func:`drive` evaluates the batches through an
+:class:`~gtune.measure.evaluator.Evaluator` (whole batches, so a real evaluator can
+compile in parallel), serves repeats from the search's own history, enforces the
+budget and records the trace. Something else (a CPU/GPU splitter, a pool of devices)
+can drive a searcher the same way.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Generator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from gtune.heuristics.spec import Budget
+from gtune.kernel import Config, TunableKernel, canonical_config, domain_values
+from gtune.measure.evaluator import Evaluator
+from gtune.measure.result import Result
+from gtune.space.base import Space
+
+
+@dataclass(frozen=True)
+class SearchProblem:
+    """What a strategy may know about the problem besides the space: the problem
+    sizes (for spec expressions), unpruned domains (for sampling the unpruned space)
+    and the kernel's default configuration (a neutral starting point)."""
+
+    sizes: Mapping[str, int]
+    domains: Mapping[str, Sequence[int]] = field(default_factory=dict)
+    default: Mapping[str, int] | None = None
+
+    @classmethod
+    def from_kernel(cls, kernel: TunableKernel) -> SearchProblem:
+        return cls(
+            sizes=dict(kernel.sizes),
+            domains=domain_values(kernel),
+            default=kernel.default_config(),
+        )
+
+
+@dataclass(frozen=True)
+class Batch:
+    """Configurations to evaluate together, labelled with the step they belong to.
+
+    ``known`` holds results the searcher settled without measuring (a configuration
+    outside the space sampled on purpose, recorded as pruned); ``note`` explains an
+    empty batch.
+    """
+
+    configs: Sequence[Config]
+    step: str
+    round: int = 0
+    known: Mapping[int, Result] = field(default_factory=dict)
+    note: str = ""
+
+
+class Searcher(Protocol):
+    """Proposes batches; is told every result of the last batch, in order."""
+
+    def ask(self) -> Batch | None:
+        """The next batch, or None when the search is over."""
+        ...
+
+    def tell(self, results: Sequence[Result]) -> None:
+        """Results of the last batch (fewer than asked if the budget ran out)."""
+        ...
+
+    @property
+    def notes(self) -> list[str]:
+        """What the searcher wants the user to know (skipped steps, early stop)."""
+        ...
+
+    def expected_evaluations(self) -> int | None:
+        """How many configurations it will propose in all, if known in advance."""
+        ...
+
+
+@dataclass(frozen=True)
+class TraceEntry:
+    """One configuration measured (or recorded as pruned) by the search."""
+
+    index: int
+    config: Config
+    result: Result
+    step: str
+    round: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "step": self.step,
+            "round": self.round,
+            **self.result.to_dict(),
+        }
+
+
+@dataclass(frozen=True)
+class StepSummary:
+    """One batch: how many points it had, how many were new, where the best stood."""
+
+    step: str
+    round: int
+    candidates: int
+    evaluated: int
+    reused: int
+    best_config: Config | None
+    best_s: float
+    improved: bool
+    note: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "step": self.step,
+            "round": self.round,
+            "candidates": self.candidates,
+            "evaluated": self.evaluated,
+            "reused": self.reused,
+            "best_config": self.best_config,
+            "best_s": self.best_s if math.isfinite(self.best_s) else None,
+            "improved": self.improved,
+            "note": self.note,
+        }
+
+
+@dataclass
+class TuningOutcome:
+    """Everything a search did: the best found, what it cost, the trace in order."""
+
+    strategy: str
+    best_config: Config | None
+    best_result: Result | None
+    trace: list[TraceEntry]
+    steps: list[StepSummary]
+    notes: list[str]
+    stop_reason: str
+    wall_s: float
+
+    @property
+    def evaluations(self) -> int:
+        """Distinct configurations measured (seed 001's "configs compiled")."""
+        return sum(1 for e in self.trace if e.result.status.value != "pruned")
+
+    @property
+    def pruned(self) -> int:
+        """Configurations recorded as illegal without running them."""
+        return sum(1 for e in self.trace if e.result.status.value == "pruned")
+
+    @property
+    def failed(self) -> int:
+        return sum(1 for e in self.trace if not e.result.ok)
+
+    @property
+    def compile_s(self) -> float:
+        return sum(e.result.compile_s for e in self.trace)
+
+    @property
+    def run_s(self) -> float:
+        return sum(e.result.run_s for e in self.trace)
+
+    @property
+    def best_s(self) -> float:
+        return self.best_result.median_s if self.best_result is not None else math.inf
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "strategy": self.strategy,
+            "best_config": self.best_config,
+            "best_s": self.best_s if math.isfinite(self.best_s) else None,
+            "best_result": self.best_result.to_dict() if self.best_result else None,
+            "evaluations": self.evaluations,
+            "pruned": self.pruned,
+            "failed": self.failed,
+            "compile_s": self.compile_s,
+            "run_s": self.run_s,
+            "wall_s": self.wall_s,
+            "stop_reason": self.stop_reason,
+            "notes": list(self.notes),
+            "steps": [s.to_dict() for s in self.steps],
+            "trace": [e.to_dict() for e in self.trace],
+        }
+
+
+ProgressHook = Callable[[TraceEntry, Result | None], None]
+
+
+class _Spent:
+    """Budget accounting for one search."""
+
+    def __init__(self, budget: Budget) -> None:
+        self.budget = budget
+        self.evaluations = 0
+        self.seconds = 0.0
+        self.started = time.monotonic()
+
+    def add(self, result: Result) -> None:
+        self.evaluations += 1
+        self.seconds += result.compile_s + result.run_s
+
+    def remaining_evaluations(self) -> int | None:
+        if self.budget.evaluations is None:
+            return None
+        return max(0, self.budget.evaluations - self.evaluations)
+
+    def exhausted(self) -> str:
+        """Why the budget is used up, or "" if it is not."""
+        b = self.budget
+        if b.evaluations is not None and self.evaluations >= b.evaluations:
+            return f"budget of {b.evaluations} evaluations used"
+        if b.seconds is not None and self.seconds >= b.seconds:
+            return f"budget of {b.seconds:g} s of compile and run time used"
+        if b.wall_seconds is not None and time.monotonic() - self.started >= b.wall_seconds:
+            return f"budget of {b.wall_seconds:g} s of wall time used"
+        return ""
+
+
+def drive(
+    searcher: Searcher,
+    evaluator: Evaluator,
+    *,
+    strategy: str,
+    budget: Budget | None = None,
+    space: Space | None = None,
+    on_result: ProgressHook | None = None,
+) -> TuningOutcome:
+    """Run ``searcher`` to completion (or until the budget is spent).
+
+    Each distinct configuration is measured at most once per search; a repeat is
+    served from the history and costs nothing. Configurations the driver refuses at
+    run time are fed back to ``space`` so later steps do not propose them again.
+    """
+    spent = _Spent(budget or Budget())
+    started = time.monotonic()
+    history: dict[str, Result] = {}
+    trace: list[TraceEntry] = []
+    steps: list[StepSummary] = []
+    best: Result | None = None
+    stop_reason = "search finished"
+
+    def record(config: Config, result: Result, batch: Batch) -> None:
+        nonlocal best
+        entry = TraceEntry(len(trace), dict(config), result, batch.step, batch.round)
+        trace.append(entry)
+        history[canonical_config(config)] = result
+        if result.ok and (best is None or result.objective < best.objective):
+            best = result
+        if result.status.is_refusal and space is not None:
+            space.exclude(config, f"{result.status.value}: {result.message}".strip(": "))
+        if on_result is not None:
+            on_result(entry, best)
+
+    while True:
+        reason = spent.exhausted()
+        if reason:
+            stop_reason = reason
+            break
+        batch = searcher.ask()
+        if batch is None:
+            break
+        before = best
+        results: list[Result | None] = [None] * len(batch.configs)
+        todo: list[int] = []
+        reused = 0
+        queued: set[str] = set()
+        for i, config in enumerate(batch.configs):
+            key = canonical_config(config)
+            if key in history:
+                results[i] = history[key]
+                reused += 1
+            elif i in batch.known:
+                results[i] = batch.known[i]
+                record(config, batch.known[i], batch)
+            elif key not in queued:
+                todo.append(i)
+                queued.add(key)
+        left = spent.remaining_evaluations()
+        if left is not None and len(todo) > left:
+            todo = todo[:left]
+        evaluated = 0
+        measured = _evaluate(evaluator, [batch.configs[i] for i in todo])
+        try:
+            for i, result in zip(todo, measured, strict=False):
+                spent.add(result)
+                record(batch.configs[i], result, batch)
+                results[i] = result
+                evaluated += 1
+                if spent.exhausted():
+                    break
+        finally:
+            measured.close()
+        # A configuration repeated inside the batch gets the result measured above.
+        for i, config in enumerate(batch.configs):
+            if results[i] is None:
+                results[i] = history.get(canonical_config(config))
+        told = _prefix(results)
+        steps.append(
+            StepSummary(
+                step=batch.step,
+                round=batch.round,
+                candidates=len(batch.configs),
+                evaluated=evaluated,
+                reused=reused,
+                best_config=dict(best.config) if best else None,
+                best_s=best.objective if best else math.inf,
+                improved=best is not before,
+                note=batch.note,
+            )
+        )
+        searcher.tell(told)
+        if len(told) < len(batch.configs):
+            stop_reason = spent.exhausted() or "stopped"
+            break
+    return TuningOutcome(
+        strategy=strategy,
+        best_config=dict(best.config) if best else None,
+        best_result=best,
+        trace=trace,
+        steps=steps,
+        notes=list(searcher.notes),
+        stop_reason=stop_reason,
+        wall_s=time.monotonic() - started,
+    )
+
+
+def _evaluate(evaluator: Evaluator, configs: Sequence[Config]) -> Generator[Result, None, None]:
+    """The evaluator's batch, closed early (pending compilations dropped) if we stop."""
+    if not configs:
+        return
+    results = evaluator.evaluate_batch(configs)
+    try:
+        yield from results
+    finally:
+        close = getattr(results, "close", None)
+        if close is not None:
+            close()
+
+
+def _prefix(results: Sequence[Result | None]) -> list[Result]:
+    out: list[Result] = []
+    for r in results:
+        if r is None:
+            break
+        out.append(r)
+    return out

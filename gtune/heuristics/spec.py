@@ -1,0 +1,666 @@
+"""Heuristic spec files: the YAML successor of seed 001's Algorithm 3.
+
+A spec names ordered steps; each step tunes a group of parameters over given values
+while every other parameter stays at the best configuration found so far. The format
+is documented in ``docs/specs.md``. Parsing happens in two stages so that every
+mistake is reported before anything is measured: :func:`parse_spec` checks the
+structure and the expression syntax of the file alone, :meth:`HeuristicSpec.bind`
+checks every name against one kernel's parameters and problem sizes.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from importlib.resources.abc import Traversable
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+
+from gtune.exceptions import ExpressionError, InputError
+from gtune.expr import Expr, Value
+
+Rounds = Literal["all", "first", "later"]
+
+_TOP_KEYS = ("name", "doc", "repeat", "seed", "optional", "start", "where", "budget", "steps")
+_STEP_KEYS = ("name", "tune", "keep_product", "where", "rounds")
+_BUDGET_KEYS = ("evaluations", "seconds", "wall_seconds")
+_ROUNDS: tuple[Rounds, ...] = ("all", "first", "later")
+
+_BEST = re.compile(r"\bbest\.([A-Za-z_]\w*)")
+_SAMPLE = re.compile(r"^sample\s*\((?P<n>[^,]+),(?P<range>.+)\)$", re.DOTALL)
+_STEP_OP = re.compile(r"^(?P<op>[*+])(?P<step>.+)$", re.DOTALL)
+BEST_PREFIX = "best__"
+
+
+def best_name(parameter: str) -> str:
+    """The expression-language name under which ``best.PARAM`` is bound."""
+    return BEST_PREFIX + parameter
+
+
+# ---------------------------------------------------------------------------------
+# Expressions and value sets
+
+
+@dataclass(frozen=True)
+class SpecExpr:
+    """An expression from a spec: ``best.X`` is read as the best configuration's X."""
+
+    text: str
+    source: str
+    expr: Expr = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        rewritten = _BEST.sub(lambda m: best_name(m.group(1)), self.text)
+        object.__setattr__(self, "expr", Expr(rewritten, self.source))
+
+    @property
+    def names(self) -> frozenset[str]:
+        return self.expr.names
+
+    def evaluate(self, env: Mapping[str, Value]) -> Value:
+        return self.expr.evaluate(env)
+
+    def evaluate_int(self, env: Mapping[str, Value]) -> int:
+        return self.expr.evaluate_int(env)
+
+    def __str__(self) -> str:
+        return self.text
+
+
+class ValueSpec:
+    """The values one parameter may take in a step; ``None`` from :meth:`values` means
+    "whatever the space allows"."""
+
+    text: str
+    source: str
+
+    @property
+    def names(self) -> frozenset[str]:
+        return frozenset()
+
+    def values(self, env: Mapping[str, Value], seed: int) -> frozenset[int] | None:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class AnyValue(ValueSpec):
+    """``"*"``: every value the space allows, with the rest of the point fixed."""
+
+    text: str
+    source: str
+
+    def values(self, env: Mapping[str, Value], seed: int) -> frozenset[int] | None:
+        return None
+
+
+@dataclass(frozen=True)
+class ListValues(ValueSpec):
+    """A constant, an expression or a list of them: a fixed set per point."""
+
+    text: str
+    source: str
+    items: tuple[SpecExpr, ...]
+
+    @property
+    def names(self) -> frozenset[str]:
+        return frozenset().union(*(i.names for i in self.items))
+
+    def values(self, env: Mapping[str, Value], seed: int) -> frozenset[int] | None:
+        return frozenset(i.evaluate_int(env) for i in self.items)
+
+
+@dataclass(frozen=True)
+class RangeValues(ValueSpec):
+    """``lo:hi`` (step +1), ``lo:hi:+k`` or ``lo:hi:*k``, bounds inclusive."""
+
+    text: str
+    source: str
+    lo: SpecExpr
+    hi: SpecExpr
+    op: Literal["+", "*"]
+    step: SpecExpr
+
+    @property
+    def names(self) -> frozenset[str]:
+        return self.lo.names | self.hi.names | self.step.names
+
+    def values(self, env: Mapping[str, Value], seed: int) -> frozenset[int] | None:
+        return frozenset(self.sequence(env))
+
+    def sequence(self, env: Mapping[str, Value]) -> list[int]:
+        lo, hi, step = (e.evaluate_int(env) for e in (self.lo, self.hi, self.step))
+        if self.op == "+":
+            if step <= 0:
+                raise InputError(f"additive step must be positive, got {step}", source=self.source)
+            return list(range(lo, hi + 1, step))
+        if step < 2 or lo < 1:
+            raise InputError(
+                f"multiplicative range needs start >= 1 and factor >= 2, got {lo} and {step}",
+                source=self.source,
+            )
+        out: list[int] = []
+        v = lo
+        while v <= hi:
+            out.append(v)
+            v *= step
+        return out
+
+
+@dataclass(frozen=True)
+class SampleValues(ValueSpec):
+    """``sample(N, range)``: N distinct values of the range, drawn reproducibly.
+
+    The draw depends only on the spec's seed, where the value set sits in the spec and
+    the values of the names the range reads, so a step revisited from the same point
+    draws the same sample (which keeps the early stop exact).
+    """
+
+    text: str
+    source: str
+    count: SpecExpr
+    range: RangeValues
+
+    @property
+    def names(self) -> frozenset[str]:
+        return self.count.names | self.range.names
+
+    def values(self, env: Mapping[str, Value], seed: int) -> frozenset[int] | None:
+        population = self.range.sequence(env)
+        n = self.count.evaluate_int(env)
+        if n < 0:
+            raise InputError(f"sample size must not be negative, got {n}", source=self.source)
+        if n >= len(population):
+            return frozenset(population)
+        key = ",".join(f"{k}={env[k]}" for k in sorted(self.names) if k in env)
+        rng = random.Random(f"{seed}|{self.source}|{key}")
+        return frozenset(rng.sample(population, n))
+
+
+def parse_values(raw: Any, source: str) -> ValueSpec:
+    """Read one ``tune:`` entry (see docs/specs.md for the forms)."""
+    if isinstance(raw, bool) or raw is None:
+        raise InputError(f"expected a value, range or expression, got {raw!r}", source=source)
+    if isinstance(raw, list):
+        if not raw:
+            raise InputError("an empty list of values tunes nothing", source=source)
+        items = tuple(_scalar_expr(v, source) for v in raw)
+        return ListValues(str(raw), source, items)
+    if isinstance(raw, int | float):
+        return ListValues(str(raw), source, (SpecExpr(str(raw), source),))
+    if not isinstance(raw, str):
+        raise InputError(f"expected a value, range or expression, got {raw!r}", source=source)
+    text = raw.strip()
+    if text in ("*", "any"):
+        return AnyValue(text, source)
+    m = _SAMPLE.match(text)
+    if m:
+        inner = parse_values(m.group("range").strip(), source)
+        if not isinstance(inner, RangeValues):
+            raise InputError(
+                f"sample() draws from a range such as 1:NX:*2, got {m.group('range').strip()!r}",
+                source=source,
+            )
+        return SampleValues(text, source, SpecExpr(m.group("n").strip(), source), inner)
+    if text.startswith("sample"):
+        raise InputError(
+            f"malformed sample {text!r}; write sample(N, lo:hi:*2)",
+            source=source,
+        )
+    if ":" in text:
+        parts = [p.strip() for p in text.split(":")]
+        if len(parts) not in (2, 3) or not all(parts):
+            raise InputError(
+                f"malformed range {text!r}; write lo:hi, lo:hi:+step or lo:hi:*factor",
+                source=source,
+            )
+        op: Literal["+", "*"] = "+"
+        step = "1"
+        if len(parts) == 3:
+            sm = _STEP_OP.match(parts[2])
+            if not sm:
+                raise InputError(
+                    f"range step {parts[2]!r} must start with + or * (e.g. *2, +1)",
+                    source=source,
+                )
+            op = "*" if sm.group("op") == "*" else "+"
+            step = sm.group("step").strip()
+        return RangeValues(
+            text,
+            source,
+            SpecExpr(parts[0], source),
+            SpecExpr(parts[1], source),
+            op,
+            SpecExpr(step, source),
+        )
+    return ListValues(text, source, (SpecExpr(text, source),))
+
+
+def _scalar_expr(raw: Any, source: str) -> SpecExpr:
+    if isinstance(raw, bool) or not isinstance(raw, int | float | str):
+        raise InputError(f"expected a number or an expression, got {raw!r}", source=source)
+    return SpecExpr(str(raw), source)
+
+
+# ---------------------------------------------------------------------------------
+# The spec
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Limits on a search; ``None`` means unlimited.
+
+    ``evaluations`` counts distinct configurations measured, ``seconds`` the measured
+    tuning cost (compile plus run seconds, as seed 001 Table 3 counts it; deterministic
+    under replay) and ``wall_seconds`` elapsed time.
+    """
+
+    evaluations: int | None = None
+    seconds: float | None = None
+    wall_seconds: float | None = None
+
+    @property
+    def unlimited(self) -> bool:
+        return self.evaluations is None and self.seconds is None and self.wall_seconds is None
+
+    @classmethod
+    def parse(cls, text: str, source: str = "--budget") -> Budget:
+        """``N`` evaluations, or wall time ``Ns`` / ``Nm`` / ``Nh``."""
+        t = text.strip().lower()
+        scale = {"s": 1.0, "m": 60.0, "h": 3600.0}
+        try:
+            if t and t[-1] in scale:
+                value = float(t[:-1]) * scale[t[-1]]
+                if value <= 0:
+                    raise ValueError
+                return cls(wall_seconds=value)
+            n = int(t)
+            if n <= 0:
+                raise ValueError
+            return cls(evaluations=n)
+        except ValueError:
+            raise InputError(
+                f"expected a positive number of evaluations (500) or a time (90s, 10m, 1h), "
+                f"got {text!r}",
+                source=source,
+            ) from None
+
+
+@dataclass(frozen=True)
+class Step:
+    index: int
+    label: str
+    tune: Mapping[str, ValueSpec]
+    keep_product: tuple[SpecExpr, ...] = ()
+    where: tuple[SpecExpr, ...] = ()
+    rounds: Rounds = "all"
+
+    def active(self, round_index: int) -> bool:
+        if self.rounds == "first":
+            return round_index == 0
+        if self.rounds == "later":
+            return round_index > 0
+        return True
+
+
+@dataclass(frozen=True)
+class HeuristicSpec:
+    """A parsed spec, not yet checked against a kernel (see :meth:`bind`)."""
+
+    name: str
+    source: str
+    steps: tuple[Step, ...]
+    doc: str = ""
+    repeat: int = 2
+    seed: int = 0
+    optional: Mapping[str, int] = field(default_factory=dict)
+    start: Mapping[str, SpecExpr] = field(default_factory=dict)
+    where: tuple[SpecExpr, ...] = ()
+    budget: Budget | None = None
+
+    @property
+    def rounds(self) -> int:
+        """Passes over the steps: the first plus ``repeat`` more (seed 001's n)."""
+        return 1 + self.repeat
+
+    def bind(self, parameters: Sequence[str], sizes: Mapping[str, int]) -> BoundSpec:
+        """Check every name against a kernel; drop optional parameters it lacks.
+
+        An absent optional parameter reads as its neutral value in every expression and
+        is not tuned; a step left with nothing to tune is dropped.
+        """
+        params = list(parameters)
+        pset = set(params)
+        clash = pset & set(sizes)
+        if clash:
+            raise InputError(f"{sorted(clash)[0]!r} is both a parameter and a problem size")
+        absent = {k: v for k, v in self.optional.items() if k not in pset}
+        constants: dict[str, int] = dict(sizes)
+        constants.update(absent)
+        tunable = ", ".join(params) or "(none)"
+
+        def check_param(name: str, source: str) -> None:
+            if name not in pset and name not in absent:
+                raise InputError(
+                    f"unknown parameter {name!r}; the kernel's parameters are {tunable}",
+                    source=source,
+                    hint=f"list it under optional: (e.g. optional: {{{name}: 1}}) if the spec "
+                    "should also work for kernels without it",
+                )
+
+        point_names = set(constants) | pset | {best_name(p) for p in params}
+
+        def check_expr(e: SpecExpr, known: set[str], whole: str = "") -> None:
+            try:
+                e.expr.check_names(known)
+            except ExpressionError:
+                unknown = sorted(e.names - known)[0]
+                shown = unknown
+                if unknown.startswith(BEST_PREFIX):
+                    shown = "best." + unknown[len(BEST_PREFIX) :]
+                raise InputError(
+                    f"unknown name {shown!r} in {whole or repr(e.text)}; expressions may use the "
+                    f"parameters ({tunable}), best.PARAM and the problem sizes "
+                    f"({', '.join(sizes) or 'none'})",
+                    source=e.source,
+                ) from None
+
+        start_env_names = set(constants)
+        start: dict[str, SpecExpr] = {}
+        for name, e in self.start.items():
+            check_param(name, e.source)
+            check_expr(e, start_env_names)
+            if name in absent:
+                continue
+            start[name] = e
+            start_env_names.add(name)
+        for e in self.where:
+            check_expr(e, set(constants) | pset)
+
+        steps: list[Step] = []
+        dropped: list[str] = []
+        for step in self.steps:
+            tune: dict[str, ValueSpec] = {}
+            for name, values in step.tune.items():
+                check_param(name, values.source)
+                if name in absent:
+                    continue  # may read sizes the kernel lacks too (NZ of a 2D kernel)
+                for e in _exprs_of(values):
+                    check_expr(e, point_names, repr(values.text))
+                tune[name] = values
+            for e in (*step.keep_product, *step.where):
+                check_expr(e, point_names)
+            if not tune:
+                dropped.append(step.label)
+                continue
+            steps.append(
+                Step(step.index, step.label, tune, step.keep_product, step.where, step.rounds)
+            )
+        if not steps:
+            raise InputError(
+                "none of the spec's steps tunes a parameter this kernel has "
+                f"(kernel parameters: {tunable})",
+                source=self.source,
+            )
+        return BoundSpec(
+            spec=self,
+            parameters=tuple(params),
+            constants=constants,
+            start=start,
+            steps=tuple(steps),
+            dropped_steps=tuple(dropped),
+            absent=absent,
+        )
+
+
+@dataclass(frozen=True)
+class BoundSpec:
+    """A spec checked against one kernel: what the engine runs."""
+
+    spec: HeuristicSpec
+    parameters: tuple[str, ...]
+    constants: Mapping[str, int]  # problem sizes and absent optional parameters
+    start: Mapping[str, SpecExpr]
+    steps: tuple[Step, ...]
+    dropped_steps: tuple[str, ...] = ()
+    absent: Mapping[str, int] = field(default_factory=dict)
+
+    def start_values(self) -> dict[str, int]:
+        env: dict[str, Value] = dict(self.constants)
+        out: dict[str, int] = {}
+        for name, e in self.start.items():
+            out[name] = e.evaluate_int(env)
+            env[name] = out[name]
+        return out
+
+    def steps_for_round(self, round_index: int) -> list[Step]:
+        return [s for s in self.steps if s.active(round_index)]
+
+
+def _exprs_of(values: ValueSpec) -> list[SpecExpr]:
+    if isinstance(values, ListValues):
+        return list(values.items)
+    if isinstance(values, RangeValues):
+        return [values.lo, values.hi, values.step]
+    if isinstance(values, SampleValues):
+        return [values.count, *_exprs_of(values.range)]
+    return []
+
+
+# ---------------------------------------------------------------------------------
+# Reading
+
+
+def parse_spec(raw: Any, source: str) -> HeuristicSpec:
+    """Validate a spec mapping; every error names ``source`` and the key."""
+
+    def at(key: str) -> str:
+        return f"{source}: {key}"
+
+    if not isinstance(raw, dict):
+        raise InputError("a heuristic spec must be a mapping with name: and steps:", source=source)
+    _reject_unknown(raw, _TOP_KEYS, source, "")
+    if "steps" not in raw:
+        raise InputError("missing required key", source=at("steps"))
+    name = raw.get("name", Path(source).stem)
+    if not isinstance(name, str) or not name.strip():
+        raise InputError(f"must be a non-empty string, got {name!r}", source=at("name"))
+    doc = raw.get("doc", "")
+    if not isinstance(doc, str):
+        raise InputError("must be a string", source=at("doc"))
+    repeat = _int(raw.get("repeat", 2), at("repeat"), minimum=0)
+    seed = _int(raw.get("seed", 0), at("seed"), minimum=0)
+
+    optional_raw = raw.get("optional") or {}
+    if isinstance(optional_raw, list):
+        optional_raw = {k: 1 for k in optional_raw}
+    if not isinstance(optional_raw, dict):
+        raise InputError(
+            "must map parameter names to the value they stand for when the kernel lacks "
+            "them, e.g. {BY: 1}",
+            source=at("optional"),
+        )
+    optional: dict[str, int] = {}
+    for k, v in optional_raw.items():
+        _identifier(k, at(f"optional.{k}"))
+        optional[str(k)] = _int(v, at(f"optional.{k}"))
+
+    start_raw = raw.get("start") or {}
+    if not isinstance(start_raw, dict):
+        raise InputError("must map parameter names to values", source=at("start"))
+    start: dict[str, SpecExpr] = {}
+    for k, v in start_raw.items():
+        src = at(f"start.{k}")
+        _identifier(k, src)
+        if isinstance(v, str) and _BEST.search(v):
+            raise InputError(
+                "start values cannot refer to best. (nothing is measured yet)", source=src
+            )
+        start[str(k)] = _scalar_expr(v, src)
+
+    where = _expr_list(raw.get("where"), at("where"), forbid_best=True)
+
+    budget = None
+    if raw.get("budget") is not None:
+        braw = raw["budget"]
+        if not isinstance(braw, dict):
+            raise InputError(
+                "must be a mapping such as {evaluations: 500, seconds: 600}", source=at("budget")
+            )
+        _reject_unknown(braw, _BUDGET_KEYS, source, "budget.")
+        budget = Budget(
+            evaluations=_int(braw["evaluations"], at("budget.evaluations"), minimum=1)
+            if braw.get("evaluations") is not None
+            else None,
+            seconds=_positive(braw.get("seconds"), at("budget.seconds")),
+            wall_seconds=_positive(braw.get("wall_seconds"), at("budget.wall_seconds")),
+        )
+
+    steps_raw = raw["steps"]
+    if not isinstance(steps_raw, list) or not steps_raw:
+        raise InputError("must be a non-empty list of steps", source=at("steps"))
+    steps: list[Step] = []
+    for i, sraw in enumerate(steps_raw):
+        key = f"steps[{i}]"
+        if not isinstance(sraw, dict):
+            raise InputError("each step must be a mapping with tune:", source=at(key))
+        _reject_unknown(sraw, _STEP_KEYS, source, f"{key}.")
+        tune_raw = sraw.get("tune")
+        if not isinstance(tune_raw, dict) or not tune_raw:
+            raise InputError(
+                "must map the parameters tuned in this step to their values",
+                source=at(f"{key}.tune"),
+            )
+        tune: dict[str, ValueSpec] = {}
+        for pname, praw in tune_raw.items():
+            psrc = at(f"{key}.tune.{pname}")
+            _identifier(pname, psrc)
+            tune[str(pname)] = parse_values(praw, psrc)
+        label = sraw.get("name", f"step {i + 1}")
+        if not isinstance(label, str):
+            raise InputError("must be a string", source=at(f"{key}.name"))
+        rounds = sraw.get("rounds", "all")
+        if rounds not in _ROUNDS:
+            raise InputError(
+                f"must be one of {', '.join(_ROUNDS)}, got {rounds!r}", source=at(f"{key}.rounds")
+            )
+        steps.append(
+            Step(
+                index=i,
+                label=label,
+                tune=tune,
+                keep_product=_expr_list(sraw.get("keep_product"), at(f"{key}.keep_product")),
+                where=_expr_list(sraw.get("where"), at(f"{key}.where")),
+                rounds=rounds,
+            )
+        )
+    return HeuristicSpec(
+        name=name.strip(),
+        source=source,
+        steps=tuple(steps),
+        doc=doc.strip(),
+        repeat=repeat,
+        seed=seed,
+        optional=optional,
+        start=start,
+        where=where,
+        budget=budget,
+    )
+
+
+def load_spec(name_or_path: str | Path) -> HeuristicSpec:
+    """A shipped spec by name (``hybrid``) or a spec file by path."""
+    text = str(name_or_path)
+    shipped = shipped_specs()
+    if text in shipped and not Path(text).exists():
+        resource = _specs_root().joinpath(shipped[text])
+        return _parse_text(resource.read_text(), f"{text} (shipped spec {shipped[text]})")
+    path = Path(text)
+    if not path.exists():
+        raise InputError(
+            f"no such spec file, and not a shipped spec; shipped specs: {', '.join(shipped)}",
+            source=text,
+        )
+    try:
+        return _parse_text(path.read_text(), text)
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", source=text) from None
+
+
+def shipped_specs() -> dict[str, str]:
+    """Shipped spec names (and their short aliases) mapped to their file names."""
+    root = _specs_root()
+    out: dict[str, str] = {}
+    for entry in sorted(root.iterdir(), key=lambda e: e.name):
+        if entry.name.endswith(".yaml"):
+            out[entry.name[: -len(".yaml")]] = entry.name
+    for alias, target in SPEC_ALIASES.items():
+        if target in out:
+            out[alias] = out[target]
+    return out
+
+
+def _specs_root() -> Traversable:
+    return resources.files("gtune").joinpath("data", "specs")
+
+
+SPEC_ALIASES = {
+    "dims": "group-by-dimension",
+    "opts": "group-by-optimization",
+}
+
+
+def _parse_text(text: str, source: str) -> HeuristicSpec:
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{source}:{mark.line + 1}" if mark is not None else source
+        raise InputError(f"malformed YAML: {getattr(exc, 'problem', exc)}", source=where) from None
+    return parse_spec(raw, source)
+
+
+def _reject_unknown(raw: Mapping[Any, Any], allowed: Sequence[str], source: str, key: str) -> None:
+    for k in raw:
+        if k not in allowed:
+            raise InputError(
+                f"unknown key; allowed: {', '.join(allowed)}", source=f"{source}: {key}{k}"
+            )
+
+
+def _identifier(name: Any, source: str) -> None:
+    if not isinstance(name, str) or not name.isidentifier():
+        raise InputError(f"parameter names are identifiers, got {name!r}", source=source)
+
+
+def _int(value: Any, source: str, minimum: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InputError(f"must be an integer, got {value!r}", source=source)
+    if minimum is not None and value < minimum:
+        raise InputError(f"must be at least {minimum}, got {value}", source=source)
+    return value
+
+
+def _positive(value: Any, source: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        raise InputError(f"must be a positive number of seconds, got {value!r}", source=source)
+    return float(value)
+
+
+def _expr_list(raw: Any, source: str, forbid_best: bool = False) -> tuple[SpecExpr, ...]:
+    if raw is None:
+        return ()
+    items = raw if isinstance(raw, list) else [raw]
+    out: list[SpecExpr] = []
+    for i, item in enumerate(items):
+        src = f"{source}[{i}]"
+        if forbid_best and isinstance(item, str) and _BEST.search(item):
+            raise InputError("spec-wide constraints cannot refer to best.", source=src)
+        out.append(_scalar_expr(item, src))
+    return tuple(out)

@@ -1,0 +1,157 @@
+"""What every strategy plugin provides: a name, documented options, a searcher.
+
+One file per strategy; each declares its options with a doc string and a default and
+rejects keys it does not know, so a typo in ``--option`` or a config file is an error
+rather than a silently ignored setting.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from gtune.exceptions import InputError
+from gtune.heuristics.search import (
+    Batch,
+    ProgressHook,
+    Searcher,
+    SearchProblem,
+    TuningOutcome,
+    drive,
+)
+from gtune.heuristics.spec import Budget
+from gtune.kernel import Config
+from gtune.measure.evaluator import Evaluator
+from gtune.measure.result import Result
+from gtune.space.base import Space
+
+
+@dataclass(frozen=True)
+class Option:
+    """One strategy option: its default, what it means and the types it accepts."""
+
+    default: Any
+    doc: str
+    types: tuple[type, ...]
+    choices: tuple[Any, ...] = ()
+
+    def check(self, strategy: str, name: str, value: Any) -> Any:
+        ok = isinstance(value, self.types) and not (
+            isinstance(value, bool) and bool not in self.types
+        )
+        if float in self.types and isinstance(value, int) and not isinstance(value, bool):
+            ok = True
+        if not ok:
+            wanted = " or ".join("None" if t is type(None) else t.__name__ for t in self.types)
+            raise InputError(
+                f"option {name!r} of strategy {strategy!r} must be {wanted}, got {value!r}"
+            )
+        if self.choices and value not in self.choices:
+            raise InputError(
+                f"option {name!r} of strategy {strategy!r} must be one of "
+                f"{', '.join(map(str, self.choices))}, got {value!r}"
+            )
+        return value
+
+
+class Strategy(ABC):
+    """A search strategy: builds a :class:`Searcher` for a space and runs it."""
+
+    name: ClassVar[str]
+    doc: ClassVar[str]
+    options: ClassVar[Mapping[str, Option]]
+
+    def configure(self, given: Mapping[str, Any] | None) -> dict[str, Any]:
+        """Defaults overridden by ``given``; unknown keys and wrong types are errors."""
+        given = dict(given or {})
+        unknown = sorted(set(given) - set(self.options))
+        if unknown:
+            allowed = ", ".join(sorted(self.options)) or "none"
+            raise InputError(
+                f"strategy {self.name!r} has no option {unknown[0]!r}; its options: {allowed}"
+            )
+        out = {k: o.default for k, o in self.options.items()}
+        for k, v in given.items():
+            out[k] = self.options[k].check(self.name, k, v)
+        return out
+
+    @abstractmethod
+    def searcher(
+        self, space: Space, problem: SearchProblem, options: Mapping[str, Any]
+    ) -> Searcher:
+        """A fresh searcher; ``options`` have been through :meth:`configure`."""
+
+    def default_budget(self, options: Mapping[str, Any]) -> Budget | None:
+        """The budget the strategy itself asks for (e.g. a spec's), if any."""
+        return None
+
+    def tune(
+        self,
+        space: Space,
+        evaluator: Evaluator,
+        problem: SearchProblem,
+        *,
+        budget: Budget | None = None,
+        options: Mapping[str, Any] | None = None,
+        on_result: ProgressHook | None = None,
+        label: str | None = None,
+    ) -> TuningOutcome:
+        """Search ``space`` with ``evaluator``; ``budget`` replaces the strategy's own."""
+        opts = self.configure(options)
+        searcher = self.searcher(space, problem, opts)
+        return drive(
+            searcher,
+            evaluator,
+            strategy=label or self.name,
+            budget=budget if budget is not None else self.default_budget(opts),
+            space=space,
+            on_result=on_result,
+        )
+
+
+class ListSearcher:
+    """Proposes a fixed list of configurations in batches (exhaustive, expert, random)."""
+
+    def __init__(
+        self,
+        configs: Sequence[Config],
+        step: str,
+        batch_size: int,
+        *,
+        known: Mapping[int, Result] | None = None,
+        notes: Sequence[str] = (),
+    ) -> None:
+        if batch_size < 1:
+            raise InputError(f"batch size must be at least 1, got {batch_size}")
+        self._configs = list(configs)
+        self._known = dict(known or {})
+        self._step = step
+        self._size = batch_size
+        self._notes = list(notes)
+        self._batches = self._chunks()
+
+    def _chunks(self) -> Iterator[Batch]:
+        for lo in range(0, len(self._configs), self._size):
+            hi = min(lo + self._size, len(self._configs))
+            known = {i - lo: r for i, r in self._known.items() if lo <= i < hi}
+            yield Batch(self._configs[lo:hi], self._step, 0, known=known)
+
+    @property
+    def notes(self) -> list[str]:
+        return list(self._notes)
+
+    def expected_evaluations(self) -> int | None:
+        return len(self._configs)
+
+    def ask(self) -> Batch | None:
+        return next(self._batches, None)
+
+    def tell(self, results: Sequence[Result]) -> None:
+        return None
+
+
+BATCH_OPTION = Option(
+    64, "configurations proposed per batch (compiled in parallel by the evaluator)", (int,)
+)

@@ -1,0 +1,1 @@
+"""gtune.loadpredict."""

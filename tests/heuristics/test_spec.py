@@ -1,0 +1,244 @@
+"""Spec files: the value forms, the shipped specs, and every message a bad spec gets."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+import yaml
+
+from gtune.exceptions import InputError
+from gtune.heuristics import Budget, load_spec, parse_spec, shipped_specs
+from gtune.heuristics.spec import RangeValues, SampleValues, best_name, parse_values
+
+PARAMS = ["WX", "WY", "WZ", "BX", "CX", "CY", "CZ", "VX", "LOCAL", "IMAGE"]
+SIZES = {"NX": 64, "NY": 16, "NZ": 8}
+
+
+def spec_from(text: str, source: str = "specs/test.yaml"):  # type: ignore[no-untyped-def]
+    return parse_spec(yaml.safe_load(textwrap.dedent(text)), source)
+
+
+def values(text: object, env: dict[str, int], seed: int = 0) -> list[int] | None:
+    got = parse_values(text, "t").values(env, seed)
+    return None if got is None else sorted(got)
+
+
+def test_multiplicative_and_additive_ranges() -> None:
+    assert values("1:NX:*2", SIZES) == [1, 2, 4, 8, 16, 32, 64]
+    assert values("2:20:*3", {}) == [2, 6, 18]
+    assert values("1:5", {}) == [1, 2, 3, 4, 5]
+    assert values("1:16:+4", {}) == [1, 5, 9, 13]
+    assert values("8:4:*2", {}) == []
+
+
+def test_range_bound_reads_the_point() -> None:
+    # CX: 1:NX/WX:*2 depends on the candidate's own WX (integer division).
+    assert values("1:NX/WX:*2", {**SIZES, "WX": 16}) == [1, 2, 4]
+    assert values("1:NX/WX:*2", {**SIZES, "WX": 64}) == [1]
+
+
+def test_constants_lists_expressions_and_best() -> None:
+    assert values(4, {}) == [4]
+    assert values([1, "NZ", "NY/2"], SIZES) == [1, 8]
+    assert values("*", {}) is None
+    env = {**SIZES, best_name("WX"): 16}
+    assert values("best.WX*2", env) == [32]
+    assert values("best.WX/2:best.WX*2:*2", env) == [8, 16, 32]
+
+
+def test_sample_is_reproducible_and_distinct() -> None:
+    spec = parse_values("sample(3, 1:1024:*2)", "steps[0].tune.WX")
+    assert isinstance(spec, SampleValues)
+    population = set(RangeValues.sequence(spec.range, {}))
+    first = spec.values({}, seed=7)
+    assert first is not None and len(first) == 3 and first <= population
+    assert spec.values({}, seed=7) == first
+    draws = {spec.values({}, seed=s) for s in range(20)}
+    assert len(draws) > 1  # the seed matters
+    assert values("sample(50, 1:8:*2)", {}) == [1, 2, 4, 8]  # fewer values than asked
+
+
+def test_shipped_specs_parse_and_bind() -> None:
+    names = shipped_specs()
+    for name in ("hybrid", "group-by-dimension", "group-by-optimization", "hybrid-restricted"):
+        assert name in names
+    assert names["dims"] == names["group-by-dimension"]
+    assert names["opts"] == names["group-by-optimization"]
+    for name in names:
+        spec = load_spec(name)
+        bound = spec.bind(PARAMS, SIZES)
+        assert spec.repeat == 2 and spec.rounds == 3
+        # BY and BZ are optional: heat3d-like kernels lack them, and they are dropped.
+        tuned = {p for step in bound.steps for p in step.tune}
+        assert tuned <= set(PARAMS) and {"WX", "WY", "WZ"} <= tuned
+        assert bound.absent.keys() >= {"BY", "BZ"} - set(PARAMS)
+
+
+def test_two_dimensional_kernel_drops_z() -> None:
+    bound = load_spec("hybrid").bind(["WX", "WY", "CX", "CY"], {"NX": 64, "NY": 64})
+    assert [s.label for s in bound.steps] == ["x", "y", "work-group shape"]
+    assert bound.dropped_steps == ("z",)
+    assert bound.constants["WZ"] == 1
+
+
+def test_optional_as_list_and_start_expressions() -> None:
+    spec = spec_from(
+        """
+        optional: [BY]
+        start: {WX: "min(NX, 32)", CX: "NX/WX"}
+        steps: [{tune: {WX: "1:NX:*2", BY: "1:4:*2"}}]
+        """
+    )
+    bound = spec.bind(PARAMS, SIZES)
+    assert bound.start_values() == {"WX": 32, "CX": 2}
+    assert list(bound.steps[0].tune) == ["WX"]
+    assert spec.name == "test"
+
+
+def test_budget_parsing() -> None:
+    assert Budget.parse("500") == Budget(evaluations=500)
+    assert Budget.parse("90s") == Budget(wall_seconds=90.0)
+    assert Budget.parse("2m") == Budget(wall_seconds=120.0)
+    for bad in ("0", "-3", "ten", "5x", "0s"):
+        with pytest.raises(InputError, match="--budget: expected a positive number"):
+            Budget.parse(bad)
+    spec = spec_from("budget: {evaluations: 40, seconds: 2.5}\nsteps: [{tune: {WX: 1}}]")
+    assert spec.budget == Budget(evaluations=40, seconds=2.5)
+
+
+BAD_SPECS = [
+    ("[1, 2]", "specs/bad.yaml", "must be a mapping with name: and steps:"),
+    ("name: x", "specs/bad.yaml: steps", "missing required key"),
+    ("steps: []", "specs/bad.yaml: steps", "must be a non-empty list"),
+    ("stepz: []\nsteps: [{tune: {WX: 1}}]", "specs/bad.yaml: stepz", "unknown key; allowed:"),
+    ("repeat: -1\nsteps: [{tune: {WX: 1}}]", "specs/bad.yaml: repeat", "at least 0"),
+    ("repeat: two\nsteps: [{tune: {WX: 1}}]", "specs/bad.yaml: repeat", "must be an integer"),
+    ("steps: [{tune: {WX: 1}, keep: [WX]}]", "specs/bad.yaml: steps[0].keep", "unknown key"),
+    ("steps: [{tune: {}}]", "specs/bad.yaml: steps[0].tune", "must map the parameters"),
+    ("steps: [WX]", "specs/bad.yaml: steps[0]", "each step must be a mapping"),
+    (
+        "steps: [{tune: {WX: '1:NX:/2'}}]",
+        "specs/bad.yaml: steps[0].tune.WX",
+        "must start with + or *",
+    ),
+    ("steps: [{tune: {WX: '1:2:3:4'}}]", "specs/bad.yaml: steps[0].tune.WX", "malformed range"),
+    ("steps: [{tune: {WX: 'sample(3)'}}]", "specs/bad.yaml: steps[0].tune.WX", "malformed sample"),
+    (
+        "steps: [{tune: {WX: 'sample(3, 4)'}}]",
+        "specs/bad.yaml: steps[0].tune.WX",
+        "sample() draws from a range",
+    ),
+    ("steps: [{tune: {WX: 'NX +* 2'}}]", "specs/bad.yaml: steps[0].tune.WX", "cannot parse"),
+    ("steps: [{tune: {WX: 'open(1)'}}]", "specs/bad.yaml: steps[0].tune.WX", "unknown function"),
+    ("steps: [{tune: {WX: []}}]", "specs/bad.yaml: steps[0].tune.WX", "empty list"),
+    ("steps: [{tune: {WX: true}}]", "specs/bad.yaml: steps[0].tune.WX", "expected a value"),
+    ("steps: [{tune: {WX: 1}, rounds: 2}]", "specs/bad.yaml: steps[0].rounds", "must be one of"),
+    (
+        "start: {WX: best.WX}\nsteps: [{tune: {WX: 1}}]",
+        "specs/bad.yaml: start.WX",
+        "cannot refer to best.",
+    ),
+    (
+        "where: ['WX <= best.WX']\nsteps: [{tune: {WX: 1}}]",
+        "specs/bad.yaml: where[0]",
+        "cannot refer to best.",
+    ),
+    (
+        "budget: {evaluations: 0}\nsteps: [{tune: {WX: 1}}]",
+        "specs/bad.yaml: budget.evaluations",
+        "at least 1",
+    ),
+    (
+        "budget: {time: 3}\nsteps: [{tune: {WX: 1}}]",
+        "specs/bad.yaml: budget.time",
+        "unknown key",
+    ),
+    (
+        "budget: {seconds: -1}\nsteps: [{tune: {WX: 1}}]",
+        "specs/bad.yaml: budget.seconds",
+        "positive number of seconds",
+    ),
+    ("optional: {BY: one}\nsteps: [{tune: {WX: 1}}]", "specs/bad.yaml: optional.BY", "integer"),
+    ("steps: [{tune: {2X: 1}}]", "specs/bad.yaml: steps[0].tune.2X", "identifiers"),
+]
+
+
+@pytest.mark.parametrize(("text", "source", "message"), BAD_SPECS)
+def test_bad_spec_messages(text: str, source: str, message: str) -> None:
+    with pytest.raises(InputError) as err:
+        parse_spec(yaml.safe_load(text), "specs/bad.yaml")
+    assert err.value.source == source
+    assert message in err.value.message
+
+
+BAD_BINDINGS = [
+    (
+        "steps: [{tune: {WX: 1}}, {tune: {WY: 1}}, {tune: {QX: '1:NX:*2'}}]",
+        "specs/bad.yaml: steps[2].tune.QX",
+        "unknown parameter 'QX'; the kernel's parameters are WX, WY",
+    ),
+    (
+        "steps: [{tune: {WX: 1, CX: '1:NX/WQ:*2'}}]",
+        "specs/bad.yaml: steps[0].tune.CX",
+        "unknown name 'WQ' in '1:NX/WQ:*2'",
+    ),
+    (
+        "steps: [{tune: {WX: 'best.QQ'}}]",
+        "specs/bad.yaml: steps[0].tune.WX",
+        "unknown name 'best.QQ'",
+    ),
+    (
+        "steps: [{tune: {WX: 1}, keep_product: ['WX*WW']}]",
+        "specs/bad.yaml: steps[0].keep_product[0]",
+        "unknown name 'WW'",
+    ),
+    (
+        "steps: [{tune: {WX: 1}, where: ['WX < MX']}]",
+        "specs/bad.yaml: steps[0].where[0]",
+        "unknown name 'MX'",
+    ),
+    ("start: {ZZ: 1}\nsteps: [{tune: {WX: 1}}]", "specs/bad.yaml: start.ZZ", "unknown parameter"),
+    (
+        "start: {WX: WY}\nsteps: [{tune: {WX: 1}}]",
+        "specs/bad.yaml: start.WX",
+        "unknown name 'WY'",
+    ),
+    ("where: ['QX > 1']\nsteps: [{tune: {WX: 1}}]", "specs/bad.yaml: where[0]", "unknown name"),
+    (
+        "optional: {BY: 1}\nsteps: [{tune: {BY: '1:4:*2'}}]",
+        "specs/bad.yaml",
+        "none of the spec's steps tunes a parameter this kernel has",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "source", "message"), BAD_BINDINGS)
+def test_bad_names_are_reported_against_the_kernel(text: str, source: str, message: str) -> None:
+    spec = parse_spec(yaml.safe_load(text), "specs/bad.yaml")
+    with pytest.raises(InputError) as err:
+        spec.bind(PARAMS, SIZES)
+    assert err.value.source == source
+    assert message in err.value.message
+
+
+def test_unknown_parameter_hint_mentions_optional() -> None:
+    spec = spec_from("steps: [{tune: {BY: 1}}]")
+    with pytest.raises(InputError) as err:
+        spec.bind(PARAMS, SIZES)
+    assert "optional:" in err.value.hint
+
+
+def test_spec_files_by_path_and_errors(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    good = tmp_path / "mine.yaml"
+    good.write_text("steps:\n  - tune: {WX: '1:NX:*2'}\n")
+    spec = load_spec(good)
+    assert spec.name == "mine" and spec.source == str(good)
+    with pytest.raises(InputError, match=r"not a shipped spec; shipped specs: .*hybrid"):
+        load_spec(tmp_path / "missing.yaml")
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("steps:\n  - tune: {WX: [1, 2}\n")
+    with pytest.raises(InputError) as err:
+        load_spec(broken)
+    assert err.value.source is not None and err.value.source.startswith(f"{broken}:")
+    assert "malformed YAML" in err.value.message
