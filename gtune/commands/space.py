@@ -1,0 +1,115 @@
+"""``gtune space``: how far device limits and kernel constraints prune the space."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from gtune.commands._common import fmt_seconds, open_kernel
+from gtune.device import DeviceLimits
+from gtune.exceptions import InputError
+from gtune.space.build import solve_space
+from gtune.space.model import build_model, device_dzn, model_mzn
+from gtune.space.report import constraint_cuts
+
+HELP = "size of a kernel's tuning space before and after pruning, per device"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("kernel", help="kernel.cl with its description, or the description .yaml")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--device", metavar="D", help="P:D index or name substring")
+    where.add_argument("--all-devices", action="store_true", help="every OpenCL device")
+    where.add_argument(
+        "--limits", metavar="FILE", help="device limits as JSON (`gtune devices --json`)"
+    )
+    p.add_argument("--size", metavar="NXxNYxNZ", help="problem size (default: the description's)")
+    p.add_argument("--emit-mzn", metavar="DIR", help="write the MiniZinc model and device data")
+    p.add_argument(
+        "--no-min-groups",
+        action="store_true",
+        help="allow fewer work-groups than compute units",
+    )
+    p.add_argument("--no-cache", action="store_true", help="solve again, ignoring cached spaces")
+    p.add_argument("--top", type=int, default=5, metavar="N", help="constraints shown (5)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def _devices(args: argparse.Namespace) -> list[DeviceLimits]:
+    if args.limits:
+        try:
+            data = json.loads(Path(args.limits).read_text())
+        except (OSError, json.JSONDecodeError) as exc:
+            raise InputError(f"cannot read device limits: {exc}", source=args.limits) from None
+        items = data if isinstance(data, list) else [data]
+        try:
+            return [DeviceLimits.from_dict(d) for d in items]
+        except TypeError as exc:
+            raise InputError(f"not device limits: {exc}", source=args.limits) from None
+    from gtune.measure import list_devices, select_device
+
+    return list_devices() if args.all_devices else [select_device(args.device)]
+
+
+def run(args: argparse.Namespace) -> int:
+    kernel = open_kernel(args.kernel, args.size)
+    reports: list[dict[str, Any]] = []
+    for device in _devices(args):
+        start = time.perf_counter()
+        built = solve_space(
+            kernel, device, min_groups=not args.no_min_groups, use_cache=not args.no_cache
+        )
+        seconds = time.perf_counter() - start
+        total = built.model.size_unpruned()
+        cuts = constraint_cuts(built.model)[: max(0, args.top)]
+        reports.append(
+            {
+                "kernel": kernel.name,
+                "description": kernel.label,
+                "sizes": dict(kernel.sizes),
+                "device": device.name,
+                "device_identity": device.identity,
+                "unpruned": total,
+                "pruned": built.space.size(),
+                "seconds": seconds,
+                "from_cache": built.info.from_cache,
+                "cuts": [{"constraint": c.constraint.name, "rejects": c.rejected} for c in cuts],
+            }
+        )
+        if args.emit_mzn:
+            _emit(
+                Path(args.emit_mzn),
+                kernel.name,
+                build_model(kernel, device, min_groups=not args.no_min_groups),
+                device,
+            )
+    if args.json:
+        print(json.dumps(reports, indent=2))
+        return 0
+    for r in reports:
+        size = "x".join(str(v) for v in r["sizes"].values())
+        kept = r["pruned"] / r["unpruned"] if r["unpruned"] else 0.0
+        how = "from cache" if r["from_cache"] else "solved"
+        print(f"{r['kernel']} {size} on {r['device']}")
+        print(f"  unpruned   {r['unpruned']:>14,}")
+        print(f"  pruned     {r['pruned']:>14,}  ({kept:.3%} kept)")
+        print(f"  time       {fmt_seconds(r['seconds']):>14}  ({how})")
+        if r["cuts"]:
+            print("  constraints that cut most (domain points each rejects alone):")
+        for c in r["cuts"]:
+            n = "?" if c["rejects"] is None else f"{c['rejects']:,}"
+            print(f"    {n:>14}  {c['constraint']}")
+    if args.emit_mzn:
+        print(
+            f"MiniZinc files in {args.emit_mzn}: minizinc --solver gecode -a MODEL.mzn DEVICE.dzn"
+        )
+    return 0
+
+
+def _emit(directory: Path, name: str, model: Any, device: DeviceLimits) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / f"{name}.mzn").write_text(model_mzn(model))
+    (directory / f"{device.identity}.dzn").write_text(device_dzn(model.limits, device.name))

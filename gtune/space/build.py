@@ -1,0 +1,92 @@
+"""Building the space of a kernel on a device: model, MiniZinc, refusals, one object."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from gtune.device import DeviceLimits
+from gtune.kernel import Config, TunableKernel
+from gtune.space.constraints import NamedConstraint
+from gtune.space.enumerated import EnumeratedSpace, Exclusions
+from gtune.space.model import SpaceModel, build_model
+from gtune.space.refusals import RefusalStore
+from gtune.space.solve import SolveInfo, cache_dir, explain_unsatisfiable, solve
+
+
+@dataclass
+class SpaceBuild:
+    """A solved space with the model it came from and how long it took."""
+
+    space: EnumeratedSpace
+    model: SpaceModel
+    info: SolveInfo
+
+
+def solve_space(
+    kernel: TunableKernel,
+    device: DeviceLimits,
+    *,
+    min_groups: bool = True,
+    extra: Sequence[NamedConstraint] = (),
+    use_cache: bool = True,
+    remember_refusals: bool = True,
+    workers: int | None = None,
+    method: str = "fzn",
+    allow_empty: bool = False,
+) -> SpaceBuild:
+    """The valid configurations of ``kernel`` on ``device``, decided by MiniZinc.
+
+    Raises :class:`~gtune.exceptions.UnsatisfiableSpace` naming the conflicting
+    constraints when nothing is valid (unless ``allow_empty``).
+    """
+    model = build_model(kernel, device, min_groups=min_groups, extra=extra)
+    rows, info = solve(model, use_cache=use_cache, workers=workers, method=method)
+    if len(rows) == 0 and not allow_empty:
+        raise explain_unsatisfiable(model)
+    exclusions = Exclusions()
+    hook = None
+    if remember_refusals:
+        store = RefusalStore(device.identity, cache_dir())
+        kid = kernel.identity()
+        exclusions = Exclusions(store.rows(kid, model.parameters))
+
+        def hook(config: Config, reason: str) -> None:
+            store.add(kid, config, reason)
+
+    space = EnumeratedSpace(
+        model.parameters,
+        rows,
+        domains=model.domains,
+        constraints=model.constraints,
+        env=model.env,
+        label=f"{kernel.name} on {device.name}",
+        exclusions=exclusions,
+        on_exclude=hook,
+        work_group_size=model.work_group_size,
+    )
+    return SpaceBuild(space, model, info)
+
+
+def build_space(kernel: TunableKernel, device: DeviceLimits, **options: object) -> EnumeratedSpace:
+    """Shorthand for ``solve_space(...).space`` (same options)."""
+    return solve_space(kernel, device, **options).space  # type: ignore[arg-type]
+
+
+def technique_space(
+    space: EnumeratedSpace, kernel: TunableKernel, technique: str
+) -> EnumeratedSpace:
+    """``space`` restricted to one data-loading technique of the description."""
+    from gtune.exceptions import InputError
+
+    if technique not in kernel.techniques:
+        known = ", ".join(kernel.techniques) or "none"
+        raise InputError(
+            f"unknown technique {technique!r}; the description defines: {known}",
+            source=kernel.label,
+        )
+    rules = [
+        NamedConstraint(f"techniques.{technique}: {e.text}", e, "technique")
+        for e in kernel.techniques[technique]
+    ]
+    return space.restrict_named(rules, f"{space.label} [{technique}]")

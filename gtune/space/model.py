@@ -1,0 +1,321 @@
+"""From a kernel description and a device to named constraints and a MiniZinc model.
+
+The platform rules follow the OpenCL standard (seed 002, section 2.1): a work-group no
+larger than the device allows, in total and per dimension; a global size that is a
+positive whole multiple of the local size; at least one work-group per compute unit
+(optional); local memory within the device's; image arguments within the image limits
+and only on devices with images. The kernel's own constraints and the parameter domains
+complete the model. Every rule has a name, shared by the MiniZinc text and by Python.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from gtune.device import LIMIT_NAMES, DeviceLimits
+from gtune.exceptions import ExpressionError, InputError
+from gtune.expr import Expr, Value
+from gtune.kernel import TunableKernel, domain_values
+from gtune.space.constraints import NamedConstraint
+
+LOCAL_MEM_BYTES = "LOCAL_MEM_BYTES"
+
+# Words MiniZinc reserves; a user name equal to one is written with a prefix.
+_MZN_RESERVED = frozenset(
+    [
+        "ann",
+        "annotation",
+        "any",
+        "array",
+        "bool",
+        "case",
+        "constraint",
+        "default",
+        "diff",
+        "div",
+        "else",
+        "elseif",
+        "endif",
+        "enum",
+        "false",
+        "float",
+        "function",
+        "if",
+        "in",
+        "include",
+        "int",
+        "intersect",
+        "let",
+        "list",
+        "maximize",
+        "minimize",
+        "mod",
+        "not",
+        "of",
+        "op",
+        "opt",
+        "output",
+        "par",
+        "predicate",
+        "record",
+        "satisfy",
+        "set",
+        "solve",
+        "string",
+        "subset",
+        "superset",
+        "symdiff",
+        "test",
+        "then",
+        "true",
+        "tuple",
+        "type",
+        "union",
+        "var",
+        "where",
+        "xor",
+    ]
+)
+
+
+def mzn_name(name: str) -> str:
+    """A user name as a MiniZinc identifier (reserved words and leading '_' avoided)."""
+    return f"gt_{name}" if name in _MZN_RESERVED or name.startswith("_") else name
+
+
+@dataclass(frozen=True)
+class SpaceModel:
+    """Everything that decides a space: domains, sizes, limits and named constraints."""
+
+    kernel_name: str
+    kernel_label: str
+    parameters: list[str]
+    domains: dict[str, list[int]]
+    sizes: dict[str, int]
+    limits: dict[str, int]
+    constraints: list[NamedConstraint]
+    device_name: str = ""
+    work_group_size: Expr | None = None
+    options: dict[str, bool] = field(default_factory=dict)
+
+    @property
+    def env(self) -> dict[str, Value]:
+        """Constant names the constraints may read: problem sizes and device limits."""
+        out: dict[str, Value] = dict(self.limits)
+        out.update(self.sizes)
+        return out
+
+    def size_unpruned(self) -> int:
+        return math.prod(len(v) for v in self.domains.values())
+
+    def involved(self, names: Sequence[str]) -> list[NamedConstraint]:
+        """The constraints that read any of ``names``."""
+        wanted = set(names)
+        return [c for c in self.constraints if c.expr.names & wanted]
+
+
+def build_model(
+    kernel: TunableKernel,
+    device: DeviceLimits,
+    *,
+    min_groups: bool = True,
+    extra: Sequence[NamedConstraint] = (),
+) -> SpaceModel:
+    """The named constraints of ``kernel`` on ``device`` (unknown names rejected)."""
+    domains = domain_values(kernel)
+    limits = device.limit_values()
+    params = kernel.parameter_names
+    known = set(params) | set(kernel.sizes) | set(LIMIT_NAMES)
+    local_bytes = kernel.launch.local_memory_bytes or Expr("0", "launch.local_memory_bytes")
+    rules: list[NamedConstraint] = []
+    rules += _platform_rules(kernel, local_bytes, min_groups)
+    for i, c in enumerate(kernel.constraints):
+        expr = _substitute(c, {LOCAL_MEM_BYTES: local_bytes})
+        rules.append(NamedConstraint(f"constraints[{i}]: {c.text}", expr, "kernel"))
+    rules += list(extra)
+    for rule in rules:
+        try:
+            rule.expr.check_names(known)
+        except ExpressionError as exc:
+            raise ExpressionError(
+                f"constraint {rule.name!r}: {exc.message}", source=kernel.label
+            ) from None
+    wg = None
+    if kernel.launch.local_size is not None:
+        wg = _product(kernel.launch.local_size, "launch.local")
+    return SpaceModel(
+        kernel_name=kernel.name,
+        kernel_label=kernel.label,
+        parameters=params,
+        domains=domains,
+        sizes=dict(kernel.sizes),
+        limits=limits,
+        constraints=rules,
+        device_name=device.name,
+        work_group_size=wg,
+        options={"min_groups": min_groups},
+    )
+
+
+def _platform_rules(
+    kernel: TunableKernel, local_bytes: Expr, min_groups: bool
+) -> list[NamedConstraint]:
+    glob = kernel.launch.global_size
+    loc = kernel.launch.local_size
+    rules: list[NamedConstraint] = []
+
+    def add(name: str, text: str, doc: str) -> None:
+        rules.append(NamedConstraint(name, Expr(text, f"{kernel.label}: launch"), "platform", doc))
+
+    for d, g in enumerate(glob):
+        for k, (num, den) in enumerate(_divisions(g)):
+            suffix = f"[{d}]" if k == 0 else f"[{d}.{k}]"
+            add(
+                f"global_size_integral{suffix}",
+                f"({num}) % ({den}) == 0",
+                f"global size {d} ({g.text}) must be a whole number",
+            )
+        add(f"global_size_positive[{d}]", f"({g.text}) >= 1", f"global size {d} must be >= 1")
+    if loc is not None:
+        for d, (g, lsz) in enumerate(zip(glob, loc, strict=True)):
+            add(f"local_size_positive[{d}]", f"({lsz.text}) >= 1", "local sizes must be >= 1")
+            add(
+                f"work_item_size[{d}]",
+                f"({lsz.text}) <= MAX_WORK_ITEM_SIZE_{d}",
+                f"CL_DEVICE_MAX_WORK_ITEM_SIZES[{d}]",
+            )
+            add(
+                f"global_multiple_of_local[{d}]",
+                f"({g.text}) % ({lsz.text}) == 0",
+                "the global size must be a multiple of the local size",
+            )
+        wg = _product(loc, "launch.local")
+        add("work_group_size", f"{wg.text} <= MAX_WORK_GROUP_SIZE", "CL_DEVICE_MAX_WORK_GROUP_SIZE")
+        if min_groups:
+            groups = " * ".join(
+                f"(({g.text}) / ({lsz.text}))" for g, lsz in zip(glob, loc, strict=True)
+            )
+            add(
+                "min_work_groups",
+                f"{groups} >= COMPUTE_UNITS",
+                "at least one work-group per compute unit (turn off with --no-min-groups)",
+            )
+    add("local_memory", f"({local_bytes.text}) <= LOCAL_MEM_SIZE", "CL_DEVICE_LOCAL_MEM_SIZE")
+    for arg in kernel.arguments:
+        if arg.image_when is None:
+            continue
+        when = arg.image_when.text
+        add(
+            f"image_support[{arg.name}]",
+            f"not ({when}) or IMAGE_SUPPORT == 1",
+            "images need CL_DEVICE_IMAGE_SUPPORT",
+        )
+        bounds = _image_bounds(arg.shape, kernel.label, arg.name)
+        add(
+            f"image_size[{arg.name}]",
+            f"not ({when}) or ({bounds})",
+            "the image must fit the device's image limits",
+        )
+    return rules
+
+
+def _image_bounds(shape: Sequence[Expr], label: str, name: str) -> str:
+    """Shape (slowest to fastest dimension) against the 2D or 3D image limits."""
+    dims = [f"({e.text})" for e in reversed(shape)]  # width first
+    if len(dims) == 1:
+        limits = ["IMAGE2D_MAX_WIDTH"]
+    elif len(dims) == 2:
+        limits = ["IMAGE2D_MAX_WIDTH", "IMAGE2D_MAX_HEIGHT"]
+    elif len(dims) == 3:
+        limits = ["IMAGE3D_MAX_WIDTH", "IMAGE3D_MAX_HEIGHT", "IMAGE3D_MAX_DEPTH"]
+    else:
+        raise InputError(f"argument {name}: an image has 1 to 3 dimensions", source=label)
+    return " and ".join(f"{d} <= {lim}" for d, lim in zip(dims, limits, strict=True))
+
+
+def _product(exprs: Sequence[Expr], source: str) -> Expr:
+    return Expr(" * ".join(f"({e.text})" for e in exprs), source)
+
+
+def _divisions(expr: Expr) -> list[tuple[str, str]]:
+    """Numerator and denominator text of every integer division in ``expr``."""
+    tree = ast.parse(expr.text.strip(), mode="eval").body
+    return [
+        (ast.unparse(n.left), ast.unparse(n.right))
+        for n in ast.walk(tree)
+        if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div | ast.FloorDiv)
+    ]
+
+
+def _substitute(expr: Expr, names: Mapping[str, Expr]) -> Expr:
+    """``expr`` with each name in ``names`` replaced by its (parenthesised) expression."""
+    if not expr.names & set(names):
+        return expr
+    tree = ast.parse(expr.text.strip(), mode="eval")
+
+    class Swap(ast.NodeTransformer):
+        def visit_Name(self, node: ast.Name) -> ast.expr:
+            if node.id in names:
+                return ast.parse(names[node.id].text.strip(), mode="eval").body
+            return node
+
+    return Expr(ast.unparse(Swap().visit(tree)), expr.source)
+
+
+# -- MiniZinc text -------------------------------------------------------------------
+
+
+def _mzn_string(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def model_mzn(model: SpaceModel, *, output: bool = True) -> str:
+    """The model: device limits declared (values in the device's .dzn), sizes, domains,
+    every named constraint, and an output of one line of integers per solution."""
+    lines = [
+        f"% gtune tuning space of kernel {model.kernel_name} ({model.kernel_label})",
+        "% Solve with: minizinc --solver gecode -O2 --all-solutions MODEL.mzn DEVICE.dzn",
+        "",
+        "% device limits (values in the device's .dzn file)",
+    ]
+    lines += [f"int: {mzn_name(n)};" for n in LIMIT_NAMES]
+    lines += ["", "% problem size"]
+    lines += [f"int: {mzn_name(n)} = {v};" for n, v in model.sizes.items()]
+    lines += ["", "% tunable parameters and their domains"]
+    for p in model.parameters:
+        values = ", ".join(str(v) for v in model.domains[p])
+        lines.append(f"var {{{values}}}: {mzn_name(p)};")
+    for origin, title in (("platform", "OpenCL platform rules"), ("kernel", "kernel constraints")):
+        rules = [c for c in model.constraints if c.origin == origin]
+        if rules:
+            lines += ["", f"% {title}"]
+        lines += [_constraint_line(c) for c in rules]
+    others = [c for c in model.constraints if c.origin not in ("platform", "kernel")]
+    if others:
+        lines += ["", "% further restrictions"]
+        lines += [_constraint_line(c) for c in others]
+    order = ", ".join(mzn_name(p) for p in model.parameters)
+    lines += ["", f"solve :: int_search([{order}], input_order, indomain_min) satisfy;"]
+    if output:
+        shown = ' ++ " " ++ '.join(f"show({mzn_name(p)})" for p in model.parameters)
+        lines.append(f'output [{shown} ++ "\\n"];')
+    return "\n".join(lines) + "\n"
+
+
+def _constraint_line(c: NamedConstraint) -> str:
+    try:
+        body = c.expr.to_minizinc(mzn_name)
+    except ExpressionError as exc:
+        raise ExpressionError(
+            f"constraint {c.name!r}: {exc.message}", source=c.expr.source
+        ) from None
+    return f"constraint :: {_mzn_string(c.name)} {body};"
+
+
+def device_dzn(limits: Mapping[str, int], device_name: str = "") -> str:
+    """The device's limits as a MiniZinc data file (one per device, seed 002)."""
+    head = [f"% OpenCL device limits: {device_name}"] if device_name else []
+    return "\n".join(head + [f"{mzn_name(n)} = {int(limits[n])};" for n in LIMIT_NAMES]) + "\n"

@@ -1,0 +1,434 @@
+"""Solving a :class:`~gtune.space.model.SpaceModel` with MiniZinc (Gecode).
+
+MiniZinc decides which configurations are legal. Printing hundreds of thousands of
+solutions through MiniZinc's output processing costs more than the search, so the model
+is flattened once with ``minizinc -c`` and the FlatZinc is enumerated by the Gecode
+executable MiniZinc itself uses, printing one array per solution, split over the CPU
+cores. The solved array is cached on disk keyed by the exact model and data text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from gtune.exceptions import EnvironmentProblem, GtuneError, UnsatisfiableSpace
+from gtune.space.constraints import NamedConstraint
+from gtune.space.model import SpaceModel, device_dzn, model_mzn, mzn_name
+
+IntArray = npt.NDArray[np.int64]
+ROW = "gtune_row"
+_INSTALL_HINT = "install MiniZinc with Gecode: apt-get install minizinc (or minizinc.org)"
+
+
+@dataclass
+class SolveInfo:
+    """How a space was obtained, for reports and benchmarks (seconds)."""
+
+    from_cache: bool = False
+    seconds_total: float = 0.0
+    seconds_compile: float = 0.0
+    seconds_search: float = 0.0
+    seconds_parse: float = 0.0
+    workers: int = 1
+    method: str = ""
+    cache_file: str = ""
+    extra: dict[str, float] = field(default_factory=dict)
+
+
+def cache_dir() -> Path:
+    """``$GTUNE_CACHE`` or ``~/.cache/gtune`` (XDG_CACHE_HOME respected)."""
+    env = os.environ.get("GTUNE_CACHE")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "gtune"
+
+
+def minizinc_binary() -> str:
+    found = shutil.which("minizinc")
+    if found is None:
+        raise EnvironmentProblem(
+            "MiniZinc is not installed (no `minizinc` on PATH)", hint=_INSTALL_HINT
+        )
+    return found
+
+
+def _gecode_binary() -> str | None:
+    return shutil.which("fzn-gecode")
+
+
+def model_texts(model: SpaceModel) -> tuple[str, str]:
+    """The model text (with a solution row for the solver) and the device data text."""
+    mzn = model_mzn(model, output=False)
+    row = ", ".join(mzn_name(p) for p in model.parameters)
+    mzn += f"array[1..{len(model.parameters)}] of var int: {ROW} :: add_to_output = [{row}];\n"
+    return mzn, device_dzn(model.limits, model.device_name)
+
+
+def model_key(model: SpaceModel) -> str:
+    mzn, dzn = model_texts(model)
+    h = hashlib.sha256()
+    for part in (mzn, dzn, _solver_version()):
+        h.update(part.encode())
+        h.update(b"\0")
+    return h.hexdigest()[:24]
+
+
+_VERSION: list[str] = []
+
+
+def _solver_version() -> str:
+    if not _VERSION:
+        out = _run([minizinc_binary(), "--version"], "MiniZinc --version", timeout=30)
+        _VERSION.append(out.splitlines()[0] if out else "")
+    return _VERSION[0]
+
+
+def solve(
+    model: SpaceModel,
+    *,
+    use_cache: bool = True,
+    workers: int | None = None,
+    method: str = "fzn",
+    timeout: float | None = None,
+) -> tuple[IntArray, SolveInfo]:
+    """All solutions of ``model`` as rows (parameters in model order).
+
+    ``method``: ``fzn`` (flatten, then Gecode directly, in parallel) or ``python``
+    (the ``minizinc`` Python package, much slower on large spaces; kept as a reference).
+    """
+    start = time.perf_counter()
+    info = SolveInfo(method=method)
+    key = model_key(model) if use_cache else ""
+    path = cache_dir() / "spaces" / f"{key}.npz"
+    if use_cache and path.exists():
+        try:
+            with np.load(path) as data:
+                rows = np.asarray(data["rows"], dtype=np.int64)
+            info.from_cache, info.cache_file = True, str(path)
+            info.seconds_total = time.perf_counter() - start
+            return rows, info
+        except (OSError, KeyError, ValueError):
+            path.unlink(missing_ok=True)  # a damaged cache file is rebuilt
+    if method == "python":
+        rows = _solve_python(model, info, timeout)
+    elif method == "fzn":
+        rows = _solve_fzn(model, info, workers, timeout)
+    else:
+        raise GtuneError(f"unknown solve method {method!r}; use fzn or python")
+    if use_cache:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp.npz")
+        np.savez_compressed(tmp, rows=rows)
+        os.replace(tmp, path)
+        info.cache_file = str(path)
+    info.seconds_total = time.perf_counter() - start
+    return rows, info
+
+
+def _run(cmd: list[str], what: str, timeout: float | None, cwd: str | None = None) -> str:
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=cwd)
+    except FileNotFoundError:
+        raise EnvironmentProblem(f"cannot run {cmd[0]}", hint=_INSTALL_HINT) from None
+    except subprocess.TimeoutExpired:
+        raise GtuneError(f"{what} took longer than {timeout} s") from None
+    if proc.returncode != 0:
+        raise GtuneError(f"{what} failed:\n{_clean(proc.stderr or proc.stdout)}")
+    return proc.stdout
+
+
+def _clean(text: str) -> str:
+    lines = [ln for ln in text.strip().splitlines() if "count.mzn" not in ln]
+    return "\n".join(lines[-20:])
+
+
+def _compile(model: SpaceModel, work: Path, timeout: float | None) -> tuple[str, dict[str, str]]:
+    """Flatten with MiniZinc; return the FlatZinc text and each parameter's FlatZinc
+    name or literal value (the compiler merges equal variables, e.g. ``BX == VX``)."""
+    mzn, dzn = model_texts(model)
+    (work / "model.mzn").write_text(mzn)
+    (work / "device.dzn").write_text(dzn)
+    cmd = [
+        minizinc_binary(), "--solver", "gecode", "-O2", "-c", "model.mzn", "device.dzn",
+        "--fzn", "model.fzn", "--ozn", "model.ozn",
+    ]  # fmt: skip
+    try:
+        _run(cmd, f"MiniZinc compiling the space of {model.kernel_label}", timeout, str(work))
+    except GtuneError as exc:
+        raise _explain_failure(model, exc) from None
+    fzn = (work / "model.fzn").read_text()
+    ozn = (work / "model.ozn").read_text()
+    return fzn, _output_sources(model, fzn, ozn)
+
+
+def _explain_failure(model: SpaceModel, exc: GtuneError) -> GtuneError:
+    if "invalid integer literal" in exc.message or "overflow" in exc.message.lower():
+        return GtuneError(
+            "an intermediate value of a constraint exceeds the solver's integer range",
+            source=model.kernel_label,
+            hint="keep products in constraints small (e.g. compare quotients) ",
+        )
+    return GtuneError(exc.message, source=model.kernel_label)
+
+
+_OZN_DEF = re.compile(r"^(?:var\s+)?int:\s*(\w+)\s*=\s*(-?\w+)\s*;\s*$", re.M)
+_FZN_VAR = re.compile(r"^var\s+[^:]+:\s*(\w+)\s*::\s*output_var", re.M)
+
+
+class _Untraceable(Exception):
+    """A parameter the compiled model no longer names (e.g. a model found infeasible)."""
+
+
+def _output_sources(model: SpaceModel, fzn: str, ozn: str) -> dict[str, str]:
+    outputs = set(_FZN_VAR.findall(fzn))
+    defs = dict(_OZN_DEF.findall(ozn))
+    sources: dict[str, str] = {}
+    for p in model.parameters:
+        name = mzn_name(p)
+        seen: set[str] = set()
+        while name not in outputs and name in defs and name not in seen:
+            seen.add(name)
+            name = defs[name]
+        if name in outputs or re.fullmatch(r"-?\d+", name):
+            sources[p] = name
+        else:
+            raise _Untraceable(p)
+    return sources
+
+
+def _solve_fzn(
+    model: SpaceModel, info: SolveInfo, workers: int | None, timeout: float | None
+) -> IntArray:
+    gecode = _gecode_binary()
+    if gecode is None:
+        return _solve_cli(model, info, timeout)
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="gtune-space-") as tmp:
+        work = Path(tmp)
+        try:
+            fzn, sources = _compile(model, work, timeout)
+        except _Untraceable:
+            return _solve_cli(model, info, timeout)
+        info.seconds_compile = time.perf_counter() - t0
+        body = fzn.replace(":: output_var;", ";")
+        row = ",".join(sources[p] for p in model.parameters)
+        k = len(sources)
+        decl = f"array [1..{k}] of var int: {ROW} :: output_array([1..{k}]) = [{row}];\n"
+        body = _insert_declaration(body, decl)
+        n = max(1, min(workers or os.cpu_count() or 1, 16))
+        parts = _split(body, model, sources, n)
+        t1 = time.perf_counter()
+        procs = []
+        for i, text in enumerate(parts):
+            f = work / f"part{i}.fzn"
+            f.write_text(text)
+            procs.append(
+                subprocess.Popen(
+                    [gecode, "-a", str(f)], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+                )
+            )
+        outputs: list[bytes] = []
+        for proc in procs:
+            try:
+                out, err = proc.communicate(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                for p in procs:
+                    p.kill()
+                raise GtuneError(
+                    f"Gecode took longer than {timeout} s on the space", source=model.kernel_label
+                ) from None
+            if proc.returncode != 0:
+                raise GtuneError(
+                    f"Gecode failed on the space:\n{_clean(err.decode(errors='replace'))}",
+                    source=model.kernel_label,
+                )
+            outputs.append(out)
+        info.seconds_search = time.perf_counter() - t1
+        info.workers = len(parts)
+    t2 = time.perf_counter()
+    rows = np.concatenate([parse_rows(o, len(model.parameters)) for o in outputs])
+    info.seconds_parse = time.perf_counter() - t2
+    return rows
+
+
+def _insert_declaration(fzn: str, decl: str) -> str:
+    """FlatZinc wants every declaration before the first constraint / solve item."""
+    for marker in ("\nconstraint ", "\nsolve "):
+        i = fzn.find(marker)
+        if i >= 0:
+            return fzn[: i + 1] + decl + fzn[i + 1 :]
+    raise GtuneError("unexpected FlatZinc from MiniZinc (no solve item)")
+
+
+def _split(fzn: str, model: SpaceModel, sources: dict[str, str], n: int) -> list[str]:
+    """Up to ``n`` FlatZinc problems partitioning the space.
+
+    The two parameters with the largest domains are each cut into round-robin chunks of
+    values (so every part gets small and large values alike), and every pair of chunks
+    is one part: domains of powers of two are short, and one parameter alone rarely
+    gives enough parts for all cores.
+    """
+    if n <= 1:
+        return [fzn]
+    candidates = sorted(
+        (
+            (len(model.domains[p]), sources[p], model.domains[p])
+            for p in model.parameters
+            if not re.fullmatch(r"-?\d+", sources[p]) and len(model.domains[p]) > 1
+        ),
+        key=lambda c: -c[0],
+    )
+    if not candidates:
+        return [fzn]
+    cuts: list[tuple[str, list[list[int]]]] = []
+    remaining = n
+    for size, name, values in candidates[:2]:
+        k = max(1, min(size, remaining))
+        if k > 1:
+            cuts.append((name, [list(values[i::k]) for i in range(k)]))
+        remaining //= k
+    if not cuts:
+        return [fzn]
+    parts = []
+    i = fzn.find("\nsolve ")
+    for combo in itertools.product(*(chunks for _, chunks in cuts)):
+        extra = "".join(
+            f"constraint set_in({name},{{{','.join(map(str, chunk))}}});\n"
+            for (name, _), chunk in zip(cuts, combo, strict=True)
+        )
+        parts.append(fzn[: i + 1] + extra + fzn[i + 1 :])
+    return parts
+
+
+def parse_rows(output: bytes, width: int) -> IntArray:
+    """Rows from Gecode's ``gtune_row = array1d(1..k, [a, b, ...]);`` lines (vectorised)."""
+    end = output.find(b"==========")
+    if end < 0:
+        if b"=====UNSATISFIABLE=====" in output or not output.strip():
+            return np.zeros((0, width), dtype=np.int64)
+        raise GtuneError("Gecode stopped before enumerating every solution")
+    buf = np.frombuffer(output[:end], dtype=np.uint8)
+    if buf.size == 0:
+        return np.zeros((0, width), dtype=np.int64)
+    digit = (buf >= 48) & (buf <= 57)
+    prev = np.concatenate(([False], digit[:-1]))
+    nxt = np.concatenate((digit[1:], [False]))
+    starts = np.flatnonzero(digit & ~prev)
+    ends = np.flatnonzero(digit & ~nxt) + 1
+    lengths = ends - starts
+    token = np.repeat(np.arange(len(starts)), lengths)
+    pos = np.flatnonzero(digit)
+    power = (ends[token] - pos - 1).astype(np.int64)
+    running = np.cumsum((buf[pos].astype(np.int64) - 48) * (10**power))
+    last = np.cumsum(lengths) - 1
+    values = running[last] - np.concatenate(([0], running[last[:-1]]))
+    negative = np.zeros(len(starts), dtype=bool)
+    has_prev = starts > 0
+    negative[has_prev] = buf[starts[has_prev] - 1] == 45
+    values[negative] *= -1
+    lead = len(starts[starts < output.find(b"[")])  # numbers in "gtune_row = array1d(1..k, ["
+    per_row = width + lead
+    if len(values) % per_row:
+        raise GtuneError("unexpected solver output (rows of different lengths)")
+    rows: IntArray = values.reshape(-1, per_row)[:, lead:].copy()
+    return rows
+
+
+def _solve_cli(model: SpaceModel, info: SolveInfo, timeout: float | None) -> IntArray:
+    """Fallback: the ``minizinc`` executable with one line of integers per solution."""
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="gtune-space-") as tmp:
+        work = Path(tmp)
+        (work / "model.mzn").write_text(model_mzn(model))
+        (work / "device.dzn").write_text(device_dzn(model.limits, model.device_name))
+        cmd = [minizinc_binary(), "--solver", "gecode", "-O2", "-a", "model.mzn", "device.dzn"]
+        out = _run(cmd, f"MiniZinc solving the space of {model.kernel_label}", timeout, tmp)
+    info.seconds_search = time.perf_counter() - t0
+    info.method = "cli"
+    lines = [ln for ln in out.splitlines() if ln and not ln.startswith(("---", "==="))]
+    return np.array([[int(v) for v in ln.split()] for ln in lines], dtype=np.int64).reshape(
+        -1, len(model.parameters)
+    )
+
+
+def _solve_python(model: SpaceModel, info: SolveInfo, timeout: float | None) -> IntArray:
+    """Reference path through the ``minizinc`` Python package."""
+    import datetime
+
+    import minizinc
+
+    minizinc_binary()
+    t0 = time.perf_counter()
+    solver = minizinc.Solver.lookup("gecode")
+    m = minizinc.Model()
+    m.add_string(model_mzn(model, output=False))
+    m.add_string(device_dzn(model.limits, model.device_name))
+    inst = minizinc.Instance(solver, m)
+    limit = datetime.timedelta(seconds=timeout) if timeout else None
+    result = inst.solve(all_solutions=True, timeout=limit, optimisation_level=2)
+    info.seconds_search = time.perf_counter() - t0
+    sols = result.solution or []
+    names = [mzn_name(p) for p in model.parameters]
+    return np.array([[int(getattr(s, n)) for n in names] for s in sols], dtype=np.int64).reshape(
+        -1, len(names)
+    )
+
+
+# -- unsatisfiable spaces --------------------------------------------------------------
+
+
+def is_satisfiable(
+    model: SpaceModel, constraints: list[NamedConstraint], timeout: float = 60
+) -> bool:
+    """Does MiniZinc find one solution with only ``constraints`` (domains always hold)?"""
+    reduced = SpaceModel(**{**model.__dict__, "constraints": constraints})
+    with tempfile.TemporaryDirectory(prefix="gtune-space-") as tmp:
+        (Path(tmp) / "m.mzn").write_text(model_mzn(reduced))
+        (Path(tmp) / "d.dzn").write_text(device_dzn(model.limits, model.device_name))
+        out = _run(
+            [minizinc_binary(), "--solver", "gecode", "-O2", "m.mzn", "d.dzn"],
+            "MiniZinc checking satisfiability",
+            timeout,
+            tmp,
+        )
+    return "=====UNSATISFIABLE=====" not in out
+
+
+def explain_unsatisfiable(model: SpaceModel) -> UnsatisfiableSpace:
+    """Name a minimal set of constraints that cannot hold together (deletion filter:
+    drop each constraint in turn, keep it out if the rest is still unsatisfiable)."""
+    core = list(model.constraints)
+    if is_satisfiable(model, []):
+        for c in list(core):
+            trial = [x for x in core if x is not c]
+            if not is_satisfiable(model, trial):
+                core = trial
+        what = "these constraints cannot hold together"
+    else:
+        core, what = [], "the parameter domains alone admit nothing"
+    names = "; ".join(c.describe() for c in core)
+    limits = ", ".join(f"{k}={v}" for k, v in model.limits.items())
+    return UnsatisfiableSpace(
+        f"no configuration satisfies the constraints on device {model.device_name!r}: "
+        f"{what}{': ' + names if names else ''}",
+        source=model.kernel_label,
+        hint=f"device limits: {limits}",
+    )
+
+
+def json_info(info: SolveInfo) -> str:
+    return json.dumps(info.__dict__)

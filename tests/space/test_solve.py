@@ -1,0 +1,185 @@
+"""The MiniZinc side: model, real solver, agreement with Python, errors, refusals."""
+
+from __future__ import annotations
+
+import itertools
+import subprocess
+
+import numpy as np
+import pytest
+from space_helpers import h100_limits, stencil
+
+from gtune.device import DeviceLimits
+from gtune.exceptions import ExpressionError, GtuneError, UnsatisfiableSpace
+from gtune.expr import Expr
+from gtune.space import NamedConstraint
+from gtune.space.build import solve_space, technique_space
+from gtune.space.model import build_model, device_dzn, model_mzn
+from gtune.space.solve import solve
+from gtune.space.vector import holds
+
+pytestmark = pytest.mark.minizinc
+
+
+def grid(domains: dict[str, list[int]]) -> np.ndarray:
+    return np.array(list(itertools.product(*domains.values())), dtype=np.int64)
+
+
+def as_set(rows: np.ndarray) -> set[tuple[int, ...]]:
+    return {tuple(r) for r in rows.tolist()}
+
+
+def test_minizinc_numpy_and_python_agree_on_every_point() -> None:
+    """The whole unpruned grid: MiniZinc's solutions == numpy mask; Expr names a
+    violated rule exactly for the points MiniZinc rejects (sampled)."""
+    device = h100_limits(compute_units=4, local_mem_size=4096, max_work_group_size=64)
+    kernel = stencil(8)
+    built = solve_space(kernel, device)
+    model, space = built.model, built.space
+    everything = grid(model.domains)
+    env: dict[str, object] = dict(model.env)
+    for i, p in enumerate(model.parameters):
+        env[p] = everything[:, i]
+    mask = np.ones(len(everything), dtype=bool)
+    for c in model.constraints:
+        mask &= holds(c.expr, env, len(everything))
+    assert as_set(everything[mask]) == as_set(space.array)
+    assert 0 < space.size() < len(everything)
+    rng = np.random.default_rng(0)
+    for i in rng.choice(len(everything), 3000, replace=False):
+        config = dict(zip(model.parameters, everything[i].tolist(), strict=True))
+        violation = space.is_valid(config)
+        assert (violation is None) == bool(mask[i])
+        if violation is not None:
+            rule = next(c for c in model.constraints if c.name == violation.constraint)
+            assert not rule.holds({**model.env, **config})
+
+
+def test_python_package_and_direct_gecode_give_the_same_space(h100: DeviceLimits) -> None:
+    model = build_model(stencil(8), h100, min_groups=False)
+    fast, info = solve(model, use_cache=False, method="fzn", workers=2)
+    slow, _ = solve(model, use_cache=False, method="python")
+    assert info.workers == 2
+    assert len(fast) == len(slow) > 0
+    assert as_set(fast) == as_set(slow)
+
+
+def test_platform_rules_hold_in_every_solution(h100: DeviceLimits) -> None:
+    kernel = stencil(64)
+    space = solve_space(kernel, h100).space
+    for config in space.sample(500, seed=1):
+        glob, loc = kernel.launch_sizes(config)
+        assert loc is not None
+        assert np.prod(loc) <= h100.max_work_group_size
+        assert all(lo <= m for lo, m in zip(loc, h100.max_work_item_sizes, strict=True))
+        assert all(g % lo == 0 for g, lo in zip(glob, loc, strict=True))
+        assert np.prod([g // lo for g, lo in zip(glob, loc, strict=True)]) >= 132
+        assert config["LOCAL"] + config["IMAGE"] <= 1
+
+
+def test_min_groups_can_be_turned_off(h100: DeviceLimits) -> None:
+    kernel = stencil(32)
+    on = solve_space(kernel, h100).space
+    off = solve_space(kernel, h100, min_groups=False).space
+    assert on.size() < off.size()
+    assert as_set(on.array) <= as_set(off.array)
+    lonely = next(c for c in off.enumerate() if on.is_valid(c) is not None)
+    violation = on.is_valid(lonely)
+    assert violation is not None and violation.constraint == "min_work_groups"
+
+
+def test_images_follow_device_support_and_limits() -> None:
+    kernel = stencil(32)
+    none = solve_space(kernel, h100_limits(image_support=False)).space
+    assert none.size() > 0 and not (none.array[:, kernel.parameter_names.index("IMAGE")] == 1).any()
+    cfg = {**none.sample(1)[0], "IMAGE": 1, "LOCAL": 0, "VX": 1, "BX": 1}
+    v = none.is_valid(cfg)
+    assert v is not None and v.constraint == "image_support[src]"
+    small = solve_space(kernel, h100_limits(image3d_max=(16, 16, 16))).space
+    v = small.is_valid(cfg)
+    assert v is not None and v.constraint == "image_size[src]"
+
+
+def test_local_memory_rule_uses_the_launch_formula(h100: DeviceLimits) -> None:
+    kernel = stencil(64)
+    space = solve_space(kernel, h100, min_groups=False).space
+    lm = kernel.launch.local_memory_bytes
+    assert lm is not None
+    local = space.restrict([Expr("LOCAL == 1")])
+    assert local.size() > 0
+    assert all(lm.evaluate(kernel.env(c)) <= h100.local_mem_size for c in local.enumerate())
+    big = dict(WX=32, WY=8, WZ=4, BX=1, CX=2, CY=4, CZ=2, VX=1, LOCAL=1, IMAGE=0)
+    assert lm.evaluate(kernel.env(big)) > h100.local_mem_size
+    v = space.is_valid(big)
+    assert v is not None and v.constraint == "local_memory"
+
+
+def test_techniques_restrict_the_space(h100: DeviceLimits) -> None:
+    kernel = stencil(32)
+    space = solve_space(kernel, h100).space
+    parts = [technique_space(space, kernel, t).size() for t in kernel.techniques]
+    assert sum(parts) == space.size()
+
+
+def test_emitted_files_solve_with_the_binary(h100: DeviceLimits, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    model = build_model(stencil(16), h100)
+    (tmp_path / "m.mzn").write_text(model_mzn(model))
+    (tmp_path / "d.dzn").write_text(device_dzn(model.limits, h100.name))
+    out = subprocess.run(
+        ["minizinc", "--solver", "gecode", "-O2", "-a", "m.mzn", "d.dzn"],
+        cwd=tmp_path, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    rows = [ln.split() for ln in out.stdout.splitlines() if ln and ln[0].isdigit()]
+    ours, _ = solve(model, use_cache=False)
+    assert as_set(np.array(rows, dtype=np.int64)) == as_set(ours)
+
+
+def test_cached_space_is_identical(h100: DeviceLimits) -> None:
+    kernel = stencil(32)
+    first = solve_space(kernel, h100)
+    second = solve_space(kernel, h100)
+    assert not first.info.from_cache and second.info.from_cache
+    assert np.array_equal(first.space.array, second.space.array)
+    other = solve_space(kernel, h100_limits(max_work_group_size=64))
+    assert not other.info.from_cache and other.space.size() < first.space.size()
+
+
+def test_refusals_persist_per_device(h100: DeviceLimits) -> None:
+    kernel = stencil(32)
+    space = solve_space(kernel, h100).space
+    victim = space.sample(1, seed=5)[0]
+    space.exclude(victim, "CL_OUT_OF_RESOURCES")
+    again = solve_space(kernel, h100).space
+    assert again.size() == space.size()
+    v = again.is_valid(victim)
+    assert v is not None and "CL_OUT_OF_RESOURCES" in str(v)
+    elsewhere = solve_space(kernel, h100_limits(name="another GPU")).space
+    assert elsewhere.is_valid(victim) is None
+
+
+def test_unsatisfiable_space_names_the_conflict(h100: DeviceLimits) -> None:
+    extra = [NamedConstraint("wide", Expr("WX * WY * WZ >= 2048"), "extra")]
+    with pytest.raises(UnsatisfiableSpace) as err:
+        solve_space(stencil(256), h100, extra=extra)
+    text = err.value.render()
+    assert "wide: WX * WY * WZ >= 2048" in text
+    assert "work_group_size" in text
+    assert "MAX_WORK_GROUP_SIZE=1024" in text
+    assert "stencil3d.yaml" in text
+
+
+def test_unknown_name_in_a_constraint_is_named(h100: DeviceLimits) -> None:
+    extra = [NamedConstraint("typo", Expr("WX <= MAX_WORKGROUP"), "extra")]
+    with pytest.raises(ExpressionError, match=r"'typo'.*MAX_WORKGROUP"):
+        build_model(stencil(16), h100, extra=extra)
+
+
+def test_failing_minizinc_is_reported(h100: DeviceLimits, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    fake = tmp_path / "bin" / "minizinc"
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\necho 'Error: type error in model' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", str(fake.parent))
+    model = build_model(stencil(16), h100)
+    with pytest.raises(GtuneError, match=r"(?s)stencil3d.yaml.*type error"):
+        solve(model, use_cache=False, method="fzn")
