@@ -6,8 +6,9 @@ types -- never with ``eval``. The language: integer and float literals, names
 comparisons (chains allowed), ``and``/``or``/``not``, ``a if c else b`` and the
 functions ``min``, ``max``, ``log2``, ``abs``, ``ceil``, ``floor``.
 
-``/`` between two integers is integer (floor) division, as in MiniZinc's ``div``:
-``NX/WX`` is the number of work-groups, not a fraction.
+``/`` between two integers is integer division and ``%`` its remainder, both truncating
+toward zero exactly as MiniZinc's ``div``/``mod`` (and C) do, so a constraint means the
+same in Python and in MiniZinc: ``NX/WX`` is the number of work-groups, not a fraction.
 
 The same tree translates to MiniZinc so that constraints keep one meaning in both
 places.
@@ -222,8 +223,12 @@ def _binop(op: ast.operator, a: Value, b: Value, expr: Expr) -> Value:
             return a - b
         if isinstance(op, ast.Mult):
             return a * b
+        if isinstance(op, ast.Div | ast.FloorDiv | ast.Mod) and both_int:
+            q = abs(int(a)) // abs(int(b))
+            q = q if (a >= 0) == (b >= 0) else -q
+            return q if not isinstance(op, ast.Mod) else a - b * q
         if isinstance(op, ast.Div):
-            return a // b if both_int else a / b
+            return a / b
         if isinstance(op, ast.FloorDiv):
             return a // b
         if isinstance(op, ast.Mod):

@@ -9,6 +9,9 @@ from gtune.expr import Expr
     [
         ("NX / WX", {"NX": 256, "WX": 32}, 8),
         ("NX / WX", {"NX": 10, "WX": 4}, 2),  # integer division between integers
+        ("-7 / 2", {}, -3),  # truncates toward zero, as MiniZinc's div
+        ("-7 % 2", {}, -1),  # and mod
+        ("7 // -2", {}, -3),
         ("1.5 / 2", {}, 0.75),
         ("min(WX, 4) * max(2, WY)", {"WX": 8, "WY": 1}, 8),
         ("log2(NX)", {"NX": 256}, 8),

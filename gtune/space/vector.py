@@ -98,10 +98,12 @@ def _binop(op: ast.operator, a: Operand, b: Operand, expr: Expr) -> Operand:
     if isinstance(op, ast.Div | ast.FloorDiv | ast.Mod):
         if np.any(np.asarray(b) == 0):
             raise ExpressionError(f"division by zero in {expr.text!r}", source=expr.source or None)
-        if isinstance(op, ast.Mod):
-            return np.mod(a, b)
-        if isinstance(op, ast.FloorDiv) or (_is_int(a) and _is_int(b)):
-            return np.floor_divide(a, b)
+        if isinstance(op, ast.Mod | ast.FloorDiv) or (_is_int(a) and _is_int(b)):
+            # truncation toward zero, as MiniZinc's div/mod (and gtune.expr)
+            quotient = np.sign(a) * np.sign(b) * np.floor_divide(np.abs(a), np.abs(b))
+            if isinstance(op, ast.Mod):
+                return np.subtract(a, np.multiply(b, quotient))
+            return quotient
         return np.true_divide(a, b)
     if isinstance(op, ast.Pow):
         return np.power(a, b)
