@@ -33,12 +33,16 @@ def kernel_copy(tmp_path: Path):
 
 
 def run_gtune(
-    *args: str, db: Path | None = None, timeout: float = 300, **kw
+    *args: str,
+    db: Path | None = None,
+    timeout: float = 300,
+    env_extra: dict[str, str] | None = None,
+    **kw,
 ) -> subprocess.CompletedProcess[str]:
     cmd = [sys.executable, "-m", "gtune"]
     if db is not None:
         cmd += ["--db", str(db)]
-    env = dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="200")
+    env = dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="200", **(env_extra or {}))
     return subprocess.run(
         cmd + list(args), capture_output=True, text=True, timeout=timeout, env=env, **kw
     )

@@ -131,3 +131,14 @@ def test_kill_9_mid_run_then_resume(tmp_path: Path, data_dir: Path):
     assert len(after) == 60 and len({c for c, _ in after}) == 60
     assert set(before) <= set(after)
     assert f"({60 - len(before)} measured now, {len(before)} from the store)" in second.stdout
+
+
+def test_no_opencl_platform_says_how_to_install(tmp_path: Path, data_dir: Path):
+    """An ICD loader with no vendors behaves like a machine without OpenCL drivers."""
+    empty = tmp_path / "vendors"
+    empty.mkdir()
+    for args in (["devices"], ["measure", str(data_dir / "naive7.cl")]):
+        proc = run_gtune(*args, db=tmp_path / "r.db", env_extra={"OCL_ICD_VENDORS": str(empty)})
+        assert proc.returncode == 2, proc.stderr
+        assert "no OpenCL platform" in proc.stderr and "pocl-opencl-icd" in proc.stderr
+        assert "Traceback" not in proc.stderr
