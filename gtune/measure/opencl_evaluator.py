@@ -301,6 +301,27 @@ class OpenCLEvaluator(EvaluatorBase):
         """Compile ahead in worker processes; measure in order on the device."""
         n_workers = min(self.compile_workers, len(configs))
         self._start_compilers(n_workers)
+        try:
+            yield from self._pipeline(configs, n_workers)
+        finally:
+            self._drain_compilers()
+
+    def _drain_compilers(self) -> None:
+        """Collect builds still in flight when a batch is abandoned (closed early).
+
+        Otherwise the next batch would read a stale build as the answer for one of its
+        own configurations.
+        """
+        for w in self._compilers:
+            if w.task is None:
+                continue
+            try:  # a build takes well under a second; don't hold up Ctrl-C for a stuck one
+                w.receive(min(self.timeout_s, 5.0))
+            except (WorkerTimeout, WorkerDied, GtuneError):
+                w.kill()
+            w.task = None
+
+    def _pipeline(self, configs: list[Mapping[str, int]], n_workers: int) -> Iterator[Result]:
         pending = deque(range(len(configs)))
         ready: dict[int, Any] = {}
         next_i = 0

@@ -98,3 +98,19 @@ def test_pipelined_batch_matches_one_by_one(data_dir):
     expected = [Status.LAUNCH_FAILED if c["WY"] == 3 else Status.OK for c in configs]
     assert [r.status for r in batch] == expected
     assert all(r.compile_s > 0 for r in batch if r.ok)
+
+
+def test_abandoned_batch_leaves_no_stale_builds(data_dir):
+    """A batch closed early (budget, Ctrl-C) must not hand its in-flight builds to the
+    next batch: each binary carries its work-group size (reqd_work_group_size), so a
+    stale one would fail to launch under another configuration."""
+    kernel = load_kernel(data_dir / "naive7.cl")
+    first = [{"WX": x, "WY": y, "WZ": 1} for x in (1, 2, 4) for y in (1, 2, 4)]
+    second = [{"WX": x, "WY": y, "WZ": 2} for x in (8, 16, 32) for y in (1, 2)]
+    with OpenCLEvaluator(kernel, compile_workers=2) as ev:
+        batch = ev.evaluate_batch(first)
+        assert next(batch).status is Status.OK
+        batch.close()  # abandoned with builds in flight
+        results = list(ev.evaluate_batch(second))
+    assert [r.config for r in results] == second
+    assert all(r.status is Status.OK for r in results), [r.message for r in results]

@@ -1,0 +1,368 @@
+"""``gtune compare``: heuristics against expert and random search (seed 001 Table 3).
+
+Every strategy tunes every kernel on one device; one evaluator per kernel serves all
+strategies, and the result store serves a configuration one strategy measured to every
+other (and to a later run of the same command, which so resumes where it stopped).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from gtune.commands._common import open_store, parse_size
+from gtune.commands.run import BarProgress
+from gtune.device import DeviceLimits
+from gtune.exceptions import InputError
+from gtune.heuristics import Budget, available_strategies
+from gtune.kernel import TunableKernel, load_kernel
+from gtune.measure.result import Result
+from gtune.report import (
+    BASELINE,
+    CompareCell,
+    compare_csv,
+    compare_markdown,
+    compare_table,
+    per_kernel_csv,
+    speedups_png,
+    strategy_rows,
+)
+from gtune.tuning import (
+    ALL,
+    AUTO,
+    WHOLE,
+    TuningInterrupted,
+    TuningReport,
+    TuningSession,
+    tune_kernel,
+)
+
+HELP = "compare strategies (heuristics, expert, random, oracle) over kernels: Table 3"
+
+ORACLE = "oracle"
+BASELINES = ("random", "expert", "exhaustive")
+EXIT_INCOMPLETE = 3
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("kernels", nargs="+", help="kernels (.cl with a description, or .yaml)")
+    p.add_argument(
+        "--strategies",
+        default="hybrid,dims,opts,expert,random",
+        metavar="S1,S2,...",
+        help="strategies to compare; random is required (the baseline); oracle = hybrid "
+        "over every technique (default hybrid,dims,opts,expert,random)",
+    )
+    p.add_argument(
+        "--technique",
+        default=AUTO,
+        metavar="auto|NAME",
+        help="auto: heuristics try every technique and keep the best (oracle choice), "
+        "random and expert search the whole space; NAME: every strategy but oracle is "
+        "restricted to that technique",
+    )
+    p.add_argument("--device", "-d", help="device: P:D index, identity or name substring")
+    p.add_argument(
+        "--size",
+        metavar="NXxNYxNZ",
+        help="problem size for every kernel (a 2D kernel takes the first two sizes)",
+    )
+    p.add_argument("--out", default="compare-out", metavar="DIR", help="output directory")
+    p.add_argument(
+        "--random-n", type=int, default=1000, metavar="N", help="random sample size (1000)"
+    )
+    p.add_argument(
+        "--random-unpruned",
+        action="store_true",
+        help="draw random samples from the unpruned space as the paper did (illegal "
+        "draws are recorded as pruned, not measured)",
+    )
+    p.add_argument(
+        "--budget", metavar="N|Ns", help="budget of every strategy on every kernel (none)"
+    )
+    p.add_argument("--runs", type=int, default=3, help="timed runs after one warm-up (default 3)")
+    p.add_argument(
+        "--timeout", type=float, default=60.0, help="seconds before a configuration is abandoned"
+    )
+    p.add_argument(
+        "--max-minutes",
+        type=float,
+        metavar="M",
+        help=f"stop cleanly after M minutes, writing the tables for the kernels completed "
+        f"(exit status {EXIT_INCOMPLETE}; run again to continue)",
+    )
+    p.add_argument(
+        "--compile-workers",
+        type=int,
+        metavar="N",
+        help="compile processes per kernel (default: cores - 1, at most 8)",
+    )
+
+
+def parse_strategies(text: str) -> list[str]:
+    names = [s.strip() for s in text.split(",") if s.strip()]
+    known = set(available_strategies()) | {ORACLE}
+    for s in names:
+        if s not in known:
+            raise InputError(
+                f"unknown strategy {s!r}; available: {', '.join(sorted(known))}",
+                source="--strategies",
+            )
+    if len(set(names)) != len(names):
+        raise InputError("a strategy is listed twice", source="--strategies")
+    if BASELINE not in names:
+        raise InputError(
+            "speedups are over random sampling: include random in --strategies",
+            source="--strategies",
+        )
+    return names
+
+
+def technique_for(strategy: str, technique: str) -> str:
+    """What each strategy searches: see the module docs and docs/tuning.md."""
+    if strategy == ORACLE:
+        return ALL
+    named = technique not in (AUTO, ALL)
+    if strategy in BASELINES:
+        return technique if named else WHOLE
+    return technique if named else ALL
+
+
+def kernel_names(kernels: Sequence[TunableKernel], paths: Sequence[str]) -> list[str]:
+    """Short unique names: the file stem, or the path where stems clash."""
+    stems = [Path(p).stem for p in paths]
+    return [s if stems.count(s) == 1 else str(Path(p)) for s, p in zip(stems, paths, strict=True)]
+
+
+def sized(kernel: TunableKernel, size: str | None) -> TunableKernel:
+    """``--size`` for a mixed set: a 2D kernel takes the first two of ``256x256x256``."""
+    if not size:
+        return kernel
+    if "=" in size or "x" not in size:
+        sizes = parse_size(size, kernel)
+    else:
+        parts = size.split("x")[: len(kernel.sizes)]
+        sizes = parse_size("x".join(parts), kernel)
+    return kernel.with_sizes(sizes) if sizes else kernel
+
+
+def cell(kernel: str, strategy: str, report: TuningReport) -> CompareCell:
+    result = report.search_result
+    return CompareCell(
+        kernel=kernel,
+        strategy=strategy,
+        best_s=report.search_s,
+        evaluations=report.evaluations,
+        compile_s=report.compile_s,
+        run_s=report.run_s,
+        measured=report.measured,
+        reused=report.reused,
+        wall_s=report.wall_s,
+        technique=report.technique_choice,
+        best_config=report.ordered(result.config) if result is not None else None,
+    )
+
+
+class _Deadline(KeyboardInterrupt):
+    """Raised from the progress display when --max-minutes is up (results are stored)."""
+
+
+class _TimedBar(BarProgress):
+    def __init__(self, console: Console, deadline: float | None) -> None:
+        super().__init__(console)
+        self.deadline = deadline
+
+    def result(self, result: Result, fresh: bool, best_s: float) -> None:
+        super().result(result, fresh, best_s)
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise _Deadline()
+
+
+def run(args: argparse.Namespace) -> int:
+    from gtune.measure import select_device
+
+    strategies = parse_strategies(args.strategies)
+    if args.random_n < 1:
+        raise InputError(f"must be at least 1, got {args.random_n}", source="--random-n")
+    if args.runs < 1:
+        raise InputError(f"must be at least 1, got {args.runs}", source="--runs")
+    budget = Budget.parse(args.budget) if args.budget else None
+    kernels = []
+    for path in args.kernels:
+        kernels.append(sized(load_kernel(path), args.size))
+    names = kernel_names(kernels, args.kernels)
+    device = select_device(args.device)
+    out = Path(args.out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"cannot create: {exc.strerror}", source=out) from None
+    deadline = time.monotonic() + 60 * args.max_minutes if args.max_minutes else None
+    options: dict[str, dict[str, Any]] = {
+        "random": {"n": args.random_n, "unpruned": bool(args.random_unpruned)}
+    }
+    err, console = Console(stderr=True), Console()
+    store = open_store(args)
+    cells: list[CompareCell] = []
+    reports: dict[str, dict[str, Any]] = {}
+    done: list[str] = []
+    stopped = ""
+    started = time.monotonic()
+    try:
+        with _TimedBar(err, deadline) as bar:
+            for kernel, name in zip(kernels, names, strict=True):
+                if deadline is not None and time.monotonic() > deadline:
+                    stopped = "time limit"
+                    break
+                mine, stopped = _one_kernel(
+                    kernel, name, device, store, strategies, args, budget, options, bar
+                )
+                if stopped:
+                    break
+                reports[name] = {s: r.to_dict() for s, r in mine.items()}
+                cells += [cell(name, s, mine[s]) for s in strategies]
+                done.append(name)
+                _write(out, args, device, strategies, names, done, cells, reports, started, False)
+    finally:
+        store.close()
+    complete = len(done) == len(kernels)
+    rows = _write(out, args, device, strategies, names, done, cells, reports, started, complete)
+    title = f"{len(done)} kernel(s) on {device.name}"
+    console.print(compare_table(rows, title=title))
+    console.print(f"tables, per-kernel results and speedups.png in {out}/", highlight=False)
+    if not complete:
+        why = "interrupted" if stopped == "interrupted" else f"stopped ({stopped or 'incomplete'})"
+        print(
+            f"gtune: {why} after {len(done)} of {len(kernels)} kernels; the tables cover "
+            "those. Every result is in the result store: run the same command again to "
+            "continue without re-measuring.",
+            file=sys.stderr,
+        )
+        return 130 if stopped == "interrupted" else EXIT_INCOMPLETE
+    return 0
+
+
+def _one_kernel(
+    kernel: TunableKernel,
+    name: str,
+    device: DeviceLimits,
+    store: Any,
+    strategies: Sequence[str],
+    args: argparse.Namespace,
+    budget: Budget | None,
+    options: dict[str, dict[str, Any]],
+    bar: _TimedBar,
+) -> tuple[dict[str, TuningReport], str]:
+    """Every strategy on one kernel, sharing one session; ("", reports) when complete."""
+    mine: dict[str, TuningReport] = {}
+    with TuningSession(
+        kernel,
+        device,
+        store=store,
+        runs=args.runs,
+        timeout_s=args.timeout,
+        compile_workers=args.compile_workers,
+    ) as session:
+        for s in strategies:
+            try:
+                mine[s] = tune_kernel(
+                    kernel,
+                    device,
+                    strategy="hybrid" if s == ORACLE else s,
+                    technique=technique_for(s, args.technique),
+                    budget=budget,
+                    options=options.get(s),
+                    session=session,
+                    progress=_Prefixed(bar, f"{name} {s}"),
+                    measure_default=False,
+                )
+            except TuningInterrupted as stop:
+                if isinstance(stop.__context__, _Deadline):
+                    return mine, "time limit"
+                return mine, "interrupted"
+    return mine, ""
+
+
+class _Prefixed:
+    """Shows the kernel and strategy in front of each search's label."""
+
+    def __init__(self, bar: _TimedBar, prefix: str) -> None:
+        self.bar = bar
+        self.prefix = prefix
+
+    def run_started(self, label: str, total: int | None) -> None:
+        self.bar.run_started(f"{self.prefix}: {label}", total)
+
+    def batch_started(self, step: str, size: int) -> None:
+        self.bar.batch_started(step, size)
+
+    def result(self, result: Result, fresh: bool, best_s: float) -> None:
+        self.bar.result(result, fresh, best_s)
+
+
+def _write(
+    out: Path,
+    args: argparse.Namespace,
+    device: DeviceLimits,
+    strategies: Sequence[str],
+    names: Sequence[str],
+    done: Sequence[str],
+    cells: Sequence[CompareCell],
+    reports: dict[str, dict[str, Any]],
+    started: float,
+    complete: bool,
+) -> list[Any]:
+    """Write every output for the kernels completed so far (after each kernel)."""
+    rows = strategy_rows(cells, strategies)
+    notes = [
+        f"device: {device.name}; kernels: {len(done)} of {len(names)}",
+        f"technique: {args.technique} (heuristics: "
+        + ("every technique, best kept" if args.technique in (AUTO, ALL) else args.technique)
+        + "; random and expert: "
+        + ("the whole space" if args.technique in (AUTO, ALL) else args.technique)
+        + ")",
+        f"random: {args.random_n} configurations"
+        + (" drawn from the unpruned space" if args.random_unpruned else " of the pruned space"),
+        "speedup: geometric mean over kernels of t_random / t_strategy; configs, compile s "
+        "and run s: means per kernel over the configurations each strategy used "
+        "(served by the store or measured); best count: kernels where the strategy's best "
+        "time is the best of all strategies (ties count for each)",
+    ]
+    if args.budget:
+        notes.append(f"budget per strategy and kernel: {args.budget}")
+    try:
+        (out / "table.md").write_text(compare_markdown(rows, notes))
+        (out / "table.csv").write_text(compare_csv(rows))
+        (out / "per_kernel.csv").write_text(per_kernel_csv(cells))
+        if cells:
+            speedups_png(cells, strategies, out / "speedups.png", title=device.name)
+        data = {
+            "device": device.name,
+            "device_identity": device.identity,
+            "strategies": list(strategies),
+            "technique": args.technique,
+            "random_n": args.random_n,
+            "random_unpruned": bool(args.random_unpruned),
+            "budget": args.budget,
+            "runs": args.runs,
+            "size": args.size,
+            "kernels": list(names),
+            "kernels_done": list(done),
+            "complete": complete,
+            "wall_s": time.monotonic() - started,
+            "notes": notes,
+            "rows": [r.to_dict() for r in rows],
+            "cells": [c.to_dict() for c in cells],
+            "reports": reports,
+        }
+        (out / "compare.json").write_text(json.dumps(data, indent=1, default=str) + "\n")
+    except OSError as exc:
+        raise InputError(f"cannot write results: {exc.strerror}", source=out) from None
+    return rows

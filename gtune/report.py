@@ -1,0 +1,381 @@
+"""Reports of tuning runs and strategy comparisons: terminal tables, Markdown, CSV, PNG.
+
+Pure functions over plain data (:class:`~gtune.tuning.TuningReport` for ``gtune run``,
+:class:`CompareCell` rows for ``gtune compare``), so every format is tested without a
+device and every command prints the same numbers the files hold.
+
+Comparison metrics follow seed 001 §8.2 and Table 3: a strategy's speedup on a kernel is
+Rand's best time over the strategy's best time, averaged over kernels with the geometric
+mean; configurations, compile seconds and run seconds are means over kernels; the best
+count is the number of kernels on which a strategy's best time is the best of all
+strategies (a tie counts for each).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.table import Table
+
+from gtune.tuning import TuningReport
+
+BASELINE = "random"
+
+
+def seconds_text(s: float | None) -> str:
+    """A duration with a unit that keeps three significant digits readable."""
+    if s is None or not math.isfinite(s):
+        return "-"
+    if s < 1e-3:
+        return f"{s * 1e6:.2f} µs"
+    if s < 1:
+        return f"{s * 1e3:.3f} ms"
+    return f"{s:.2f} s"
+
+
+def config_text(config: Mapping[str, int] | None) -> str:
+    if not config:
+        return "-"
+    return " ".join(f"{k}={v}" for k, v in config.items())
+
+
+def geomean(values: Iterable[float]) -> float | None:
+    """Geometric mean of positive finite values; None when there are none."""
+    logs = [math.log(v) for v in values if math.isfinite(v) and v > 0]
+    return math.exp(sum(logs) / len(logs)) if logs else None
+
+
+# -------------------------------------------------------------------------------------
+# gtune run
+
+
+def run_summary_rows(report: TuningReport) -> list[tuple[str, str]]:
+    """(label, value) rows of the final summary, in display order."""
+    rows: list[tuple[str, str]] = [
+        ("kernel", f"{report.kernel} ({report.kernel_label})"),
+        ("problem", " ".join(f"{k}={v}" for k, v in report.sizes.items())),
+        ("device", report.device),
+        ("strategy", report.strategy),
+    ]
+    if report.technique:
+        choice = report.technique_choice or "-"
+        if report.best_from_default:
+            choice += " (the default configuration won)"
+        rows.append(("technique", f"{report.technique} → {choice}"))
+    rows.append(("best configuration", config_text(report.best_config)))
+    rows.append(("best time", seconds_text(report.best_s)))
+    gbs, gflops = report.gbs(), report.gflops()
+    rows.append(("bandwidth", f"{gbs:.2f} GB/s" if gbs is not None else "-"))
+    rows.append(("compute", f"{gflops:.2f} GFLOP/s" if gflops is not None else "-"))
+    if report.default_result is not None and report.default_result.ok:
+        default = f"{seconds_text(report.default_s)}  ({config_text(report.default_config)})"
+    else:
+        default = report.default_note or "-"
+    rows.append(("default configuration", default))
+    sp = report.speedup
+    rows.append(("speedup over default", f"{sp:.2f}x" if sp is not None else "-"))
+    rows.append(
+        (
+            "configurations",
+            f"{report.evaluations} searched"
+            + (" (and the default)" if report.default_result is not None else "")
+            + f"; {report.measured} measured now, {report.reused} served by the result store",
+        )
+    )
+    rows.append(("compile time", f"{report.compile_s:.2f} s (sum over configurations)"))
+    rows.append(("run time", f"{report.run_s:.4f} s (sum of timed runs)"))
+    rows.append(("wall time", f"{report.wall_s:.1f} s"))
+    return rows
+
+
+def run_summary_table(report: TuningReport) -> Table:
+    title = f"{report.kernel} on {report.device}"
+    if report.interrupted:
+        title += " (interrupted: best found so far)"
+    t = Table(title=title, show_header=False, title_justify="left")
+    t.add_column(style="bold")
+    t.add_column()
+    for label, value in run_summary_rows(report):
+        t.add_row(label, value)
+    return t
+
+
+def technique_table(report: TuningReport) -> Table:
+    """One row per search (technique): what it found and what it cost."""
+    t = Table(title="searches", title_justify="left")
+    for col in ("technique", "space", "best time", "GB/s", "configs", "new", "compile s"):
+        t.add_column(col, justify="left" if col == "technique" else "right")
+    t.add_column("stop")
+    for run in report.runs:
+        o = run.outcome
+        gbs = report.gbs(run.best_s)
+        t.add_row(
+            run.technique or "(whole space)",
+            f"{run.space_size:,}",
+            seconds_text(run.best_s),
+            f"{gbs:.2f}" if gbs is not None else "-",
+            str(o.evaluations) if o else "-",
+            str(run.measured),
+            f"{o.compile_s:.2f}" if o else "-",
+            run.note or (o.stop_reason if o else ""),
+        )
+    return t
+
+
+# -------------------------------------------------------------------------------------
+# gtune compare
+
+
+@dataclass(frozen=True)
+class CompareCell:
+    """One strategy on one kernel: its best time and what it cost (seed 001 Table 3)."""
+
+    kernel: str
+    strategy: str
+    best_s: float  # inf: nothing ran correctly
+    evaluations: int
+    compile_s: float
+    run_s: float
+    measured: int = 0
+    reused: int = 0
+    wall_s: float = 0.0
+    technique: str | None = None
+    best_config: Mapping[str, int] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["best_s"] = self.best_s if math.isfinite(self.best_s) else None
+        d["best_config"] = dict(self.best_config) if self.best_config else None
+        return d
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CompareCell:
+        best = data.get("best_s")
+        return cls(
+            kernel=str(data["kernel"]),
+            strategy=str(data["strategy"]),
+            best_s=math.inf if best is None else float(best),
+            evaluations=int(data["evaluations"]),
+            compile_s=float(data["compile_s"]),
+            run_s=float(data["run_s"]),
+            measured=int(data.get("measured", 0)),
+            reused=int(data.get("reused", 0)),
+            wall_s=float(data.get("wall_s", 0.0)),
+            technique=data.get("technique"),
+            best_config=data.get("best_config"),
+        )
+
+
+@dataclass(frozen=True)
+class StrategyRow:
+    """One row of Table 3."""
+
+    strategy: str
+    speedup: float | None  # geometric mean over kernels of t_baseline / t_strategy
+    kernels: int  # kernels in the geometric mean
+    configs: float  # mean over kernels
+    compile_s: float  # mean over kernels
+    run_s: float  # mean over kernels
+    best_count: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def best_times(cells: Sequence[CompareCell]) -> dict[str, float]:
+    """Per kernel, the best time any strategy found."""
+    out: dict[str, float] = {}
+    for c in cells:
+        out[c.kernel] = min(out.get(c.kernel, math.inf), c.best_s)
+    return out
+
+
+def per_kernel_speedups(
+    cells: Sequence[CompareCell], baseline: str = BASELINE
+) -> dict[str, dict[str, float]]:
+    """strategy → kernel → t_baseline / t_strategy, for kernels where both are known."""
+    base = {c.kernel: c.best_s for c in cells if c.strategy == baseline}
+    out: dict[str, dict[str, float]] = {}
+    for c in cells:
+        b = base.get(c.kernel, math.inf)
+        if math.isfinite(b) and math.isfinite(c.best_s) and c.best_s > 0:
+            out.setdefault(c.strategy, {})[c.kernel] = b / c.best_s
+    return out
+
+
+def strategy_rows(
+    cells: Sequence[CompareCell], strategies: Sequence[str], baseline: str = BASELINE
+) -> list[StrategyRow]:
+    """Table 3 from per-kernel cells, one row per strategy in the order given."""
+    speedups = per_kernel_speedups(cells, baseline)
+    best = best_times(cells)
+    rows = []
+    for s in strategies:
+        mine = [c for c in cells if c.strategy == s]
+        n = len(mine) or 1
+        per_kernel = speedups.get(s, {})
+        rows.append(
+            StrategyRow(
+                strategy=s,
+                speedup=geomean(per_kernel.values()),
+                kernels=len(per_kernel),
+                configs=sum(c.evaluations for c in mine) / n,
+                compile_s=sum(c.compile_s for c in mine) / n,
+                run_s=sum(c.run_s for c in mine) / n,
+                best_count=sum(
+                    1 for c in mine if math.isfinite(c.best_s) and c.best_s == best[c.kernel]
+                ),
+            )
+        )
+    return rows
+
+
+_HEADERS = (
+    "strategy",
+    "speedup over Rand",
+    "kernels",
+    "configs",
+    "compile s",
+    "run s",
+    "best count",
+)
+
+
+def _row_texts(row: StrategyRow) -> list[str]:
+    return [
+        row.strategy,
+        f"{row.speedup:.3f}" if row.speedup is not None else "-",
+        str(row.kernels),
+        f"{row.configs:.1f}",
+        f"{row.compile_s:.2f}",
+        f"{row.run_s:.4f}",
+        str(row.best_count),
+    ]
+
+
+def compare_table(rows: Sequence[StrategyRow], title: str = "") -> Table:
+    t = Table(title=title or None, title_justify="left")
+    for i, h in enumerate(_HEADERS):
+        t.add_column(h, justify="left" if i == 0 else "right")
+    for row in rows:
+        t.add_row(*_row_texts(row))
+    return t
+
+
+def compare_markdown(rows: Sequence[StrategyRow], notes: Sequence[str] = ()) -> str:
+    """Table 3 as Markdown; configs, compile and run seconds are means per kernel."""
+    lines = [
+        "| " + " | ".join(_HEADERS) + " |",
+        "|" + "|".join(["---"] + ["---:"] * (len(_HEADERS) - 1)) + "|",
+    ]
+    lines += ["| " + " | ".join(_row_texts(r)) + " |" for r in rows]
+    text = "\n".join(lines) + "\n"
+    if notes:
+        text += "\n" + "\n".join(f"- {n}" for n in notes) + "\n"
+    return text
+
+
+def compare_csv(rows: Sequence[StrategyRow]) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["strategy", "speedup", "kernels", "configs", "compile_s", "run_s", "best_count"])
+    for r in rows:
+        w.writerow(
+            [
+                r.strategy,
+                "" if r.speedup is None else repr(r.speedup),
+                r.kernels,
+                repr(r.configs),
+                repr(r.compile_s),
+                repr(r.run_s),
+                r.best_count,
+            ]
+        )
+    return buf.getvalue()
+
+
+def per_kernel_csv(cells: Sequence[CompareCell], baseline: str = BASELINE) -> str:
+    """Kernel × strategy: best time, speedup over the baseline, and the cost."""
+    speedups = per_kernel_speedups(cells, baseline)
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(
+        [
+            "kernel",
+            "strategy",
+            "best_s",
+            "speedup",
+            "configs",
+            "compile_s",
+            "run_s",
+            "measured",
+            "reused",
+            "technique",
+            "best_config",
+        ]
+    )
+    for c in cells:
+        sp = speedups.get(c.strategy, {}).get(c.kernel)
+        w.writerow(
+            [
+                c.kernel,
+                c.strategy,
+                repr(c.best_s) if math.isfinite(c.best_s) else "",
+                "" if sp is None else repr(sp),
+                c.evaluations,
+                repr(c.compile_s),
+                repr(c.run_s),
+                c.measured,
+                c.reused,
+                c.technique or "",
+                config_text(c.best_config) if c.best_config else "",
+            ]
+        )
+    return buf.getvalue()
+
+
+def speedups_png(
+    cells: Sequence[CompareCell],
+    strategies: Sequence[str],
+    path: str | Path,
+    *,
+    baseline: str = BASELINE,
+    title: str = "",
+) -> Path:
+    """Figure-8-like histograms: per-kernel speedup over Rand, one panel per strategy."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    speedups = per_kernel_speedups(cells, baseline)
+    shown = [s for s in strategies if s != baseline] or list(strategies)
+    values = [v for s in shown for v in speedups.get(s, {}).values()]
+    lo = min([*values, 1.0]) * 0.95
+    hi = max([*values, 1.0]) * 1.05
+    bins = [lo + (hi - lo) * i / 20 for i in range(21)]
+    fig, axes = plt.subplots(
+        len(shown), 1, figsize=(6, 1.9 * len(shown) + 0.6), sharex=True, squeeze=False
+    )
+    for ax, s in zip(axes[:, 0], shown, strict=True):
+        data = list(speedups.get(s, {}).values())
+        ax.hist(data, bins=bins, color="#4c72b0", edgecolor="white")
+        ax.axvline(1.0, color="black", linewidth=0.8)
+        g = geomean(data)
+        label = f"{s} (geomean {g:.2f}, n={len(data)})" if g is not None else f"{s} (no data)"
+        ax.set_title(label, fontsize=9, loc="left")
+        ax.set_ylabel("kernels")
+    axes[-1, 0].set_xlabel("speedup over Rand (t_rand / t_strategy)")
+    if title:
+        fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    out = Path(path)
+    fig.savefig(out, dpi=120)
+    plt.close(fig)
+    return out
