@@ -7,7 +7,7 @@ on them at 256³ with the strategies hybrid, dims, opts, expert and random, the
 heuristics choosing the technique as the oracle does::
 
     python benchmarks/compare/run_compare.py OUTDIR [--device 0:0] [--kernels 12] \
-        [--random-n 1000] [--max-minutes 8]
+        [--kernel NAME ...] [--random-n 1000] [--max-minutes 8]
 
 Everything lands in OUTDIR: ``results.db`` (the result store), ``table/`` (the tables,
 ``per_kernel.csv``, ``speedups.png``, ``compare.json``) and ``runs.jsonl`` (one line
@@ -65,6 +65,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("outdir", type=Path)
     parser.add_argument("--device", help="OpenCL device (default: the first GPU)")
     parser.add_argument("--kernels", type=int, default=12, help="how many kernels (12)")
+    parser.add_argument(
+        "--kernel",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a garvey104 kernel by name (repeatable); replaces the automatic choice",
+    )
     parser.add_argument("--size", default="256x256x256", help="problem size (256x256x256)")
     parser.add_argument(
         "--random-n", type=int, default=1000, help="random sample size (1000, the paper's)"
@@ -89,7 +96,11 @@ def main(argv: list[str] | None = None) -> int:
         if status != 0:
             return status
         names = sorted(p.stem for p in Path(tmp).glob("*.yaml"))
-        chosen = pick(names, args.kernels)
+        unknown = sorted(set(args.kernel) - set(names))
+        if unknown:
+            print(f"unknown kernel {unknown[0]!r}; garvey104 has e.g. {names[0]}", file=sys.stderr)
+            return 2
+        chosen = list(args.kernel) or pick(names, args.kernels)
         print(f"kernels ({len(chosen)}): {', '.join(chosen)}", flush=True)
         generated_s = time.monotonic() - started
         command = ["--db", str(out / "results.db"), "compare"]

@@ -233,18 +233,19 @@ def _solve_fzn(
         parts = _split(body, model, sources, n)
         t1 = time.perf_counter()
         procs = []
+        # Each solver writes to its own file: read through pipes one after another,
+        # the others would block on full pipe buffers and the parts would run in turn.
         for i, text in enumerate(parts):
             f = work / f"part{i}.fzn"
             f.write_text(text)
-            procs.append(
-                subprocess.Popen(
-                    [gecode, "-a", str(f)], stdout=subprocess.PIPE, stderr=subprocess.PIPE
-                )
-            )
+            with open(work / f"part{i}.out", "wb") as out, open(work / f"part{i}.err", "wb") as err:
+                procs.append(subprocess.Popen([gecode, "-a", str(f)], stdout=out, stderr=err))
+        deadline = None if timeout is None else time.monotonic() + timeout
         outputs: list[bytes] = []
-        for proc in procs:
+        for i, proc in enumerate(procs):
             try:
-                out, err = proc.communicate(timeout=timeout)
+                left = None if deadline is None else max(0.0, deadline - time.monotonic())
+                proc.wait(timeout=left)
             except subprocess.TimeoutExpired:
                 for p in procs:
                     p.kill()
@@ -252,11 +253,12 @@ def _solve_fzn(
                     f"Gecode took longer than {timeout} s on the space", source=model.kernel_label
                 ) from None
             if proc.returncode != 0:
+                err_text = (work / f"part{i}.err").read_bytes().decode(errors="replace")
                 raise GtuneError(
-                    f"Gecode failed on the space:\n{_clean(err.decode(errors='replace'))}",
+                    f"Gecode failed on the space:\n{_clean(err_text)}",
                     source=model.kernel_label,
                 )
-            outputs.append(out)
+            outputs.append((work / f"part{i}.out").read_bytes())
         info.seconds_search = time.perf_counter() - t1
         info.workers = len(parts)
     t2 = time.perf_counter()
