@@ -132,7 +132,14 @@ def solve(
     if use_cache:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".{os.getpid()}.tmp.npz")
-        np.savez_compressed(tmp, rows=rows)
+        # the narrowest integer type that holds every value: small and fast to write
+        narrow = rows
+        for kind in (np.int8, np.int16, np.int32):
+            info_k = np.iinfo(kind)
+            if rows.size == 0 or (rows.min() >= info_k.min and rows.max() <= info_k.max):
+                narrow = rows.astype(kind)
+                break
+        np.savez(tmp, rows=narrow)
         os.replace(tmp, path)
         info.cache_file = str(path)
     info.seconds_total = time.perf_counter() - start
@@ -297,12 +304,15 @@ def _split(fzn: str, model: SpaceModel, sources: dict[str, str], n: int) -> list
     if not candidates:
         return [fzn]
     cuts: list[tuple[str, list[list[int]]]] = []
-    remaining = n
-    for size, name, values in candidates[:2]:
-        k = max(1, min(size, remaining))
+    sizes = [c[0] for c in candidates[:2]]
+    # the pair of chunk counts with the largest product within n
+    k1, k2 = max(
+        ((a, b) for a in range(1, sizes[0] + 1) for b in range(1, (sizes[1:] or [1])[0] + 1)),
+        key=lambda ab: (ab[0] * ab[1] if ab[0] * ab[1] <= n else 0, -abs(ab[0] - ab[1])),
+    )
+    for (_, name, values), k in zip(candidates[:2], (k1, k2), strict=False):
         if k > 1:
             cuts.append((name, [list(values[i::k]) for i in range(k)]))
-        remaining //= k
     if not cuts:
         return [fzn]
     parts = []
