@@ -28,9 +28,7 @@ from gtune.exceptions import GtuneError
 from gtune.expr import Expr
 from gtune.kernel import TunableKernel, load_kernel
 from gtune.measure import OpenCLEvaluator, select_device
-from gtune.space import EnumeratedSpace
-from gtune.space.model import build_model
-from gtune.space.solve import solve
+from gtune.space import EnumeratedSpace, solve_space
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -46,16 +44,7 @@ def build(
 ) -> tuple[TunableKernel, DeviceLimits, EnumeratedSpace, list[EnumeratedSpace]]:
     kernel = load_kernel(args.kernel, parse_size(args.size) if args.size else None)
     device = select_device(args.device)
-    model = build_model(kernel, device)
-    rows, _ = solve(model)
-    space = EnumeratedSpace(
-        model.parameters,
-        rows,
-        domains=model.domains,
-        constraints=model.constraints,
-        env=model.env,
-        label=kernel.name,
-    )
+    space = solve_space(kernel, device, remember_refusals=False).space
     where = [Expr(w, "--where") for w in args.where]
     if where:
         space = space.restrict(where, label="recording")
