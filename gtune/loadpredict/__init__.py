@@ -1,1 +1,4 @@
-"""gtune.loadpredict."""
+"""Data-loading technique prediction from static stencil features (random forest).
+
+Not built yet: ``gtune run --technique auto`` tries every technique instead (the oracle).
+"""
