@@ -18,6 +18,7 @@ import shutil
 import subprocess
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -269,7 +270,13 @@ def _solve_fzn(
         info.seconds_search = time.perf_counter() - t1
         info.workers = len(parts)
     t2 = time.perf_counter()
-    rows = np.concatenate([parse_rows(o, len(model.parameters)) for o in outputs])
+    width = len(model.parameters)
+    if len(outputs) > 1:  # numpy releases the GIL on these large arrays
+        with ThreadPoolExecutor(max_workers=len(outputs)) as pool:
+            parsed = list(pool.map(lambda o: parse_rows(o, width), outputs))
+    else:
+        parsed = [parse_rows(o, width) for o in outputs]
+    rows = np.concatenate(parsed)
     info.seconds_parse = time.perf_counter() - t2
     return rows
 
