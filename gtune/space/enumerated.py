@@ -90,6 +90,7 @@ class EnumeratedSpace(Space):
         self._rows, self._keys = self._canonical(rows)
         self._alive_version = -1
         self._alive: npt.NDArray[np.bool_] = np.ones(len(self._rows), dtype=bool)
+        self._columns: IntArray | None = None  # the rows transposed, built on first query
         self._set: set[tuple[int, ...]] | None = None
 
     # -- construction helpers ------------------------------------------------------
@@ -252,11 +253,22 @@ class EnumeratedSpace(Space):
         unset = [p for p in self._params if p not in free and p not in fixed]
         if unset:
             raise InputError(f"parameter {unset[0]!r} is neither free nor fixed")
-        mask = self._live().copy()
+        # Narrow an index list one fixed parameter at a time over contiguous columns:
+        # after the first comparison only the survivors are looked at.
+        if self._columns is None:
+            self._columns = np.ascontiguousarray(self._rows.T)
+        idx: npt.NDArray[np.intp] | None = None
         for i, p in enumerate(self._params):
-            if p not in free:
-                mask &= self._rows[:, i] == int(fixed[p])
-        rows = self._rows[mask]
+            if p in free:
+                continue
+            column = self._columns[i]
+            value = int(fixed[p])
+            idx = np.flatnonzero(column == value) if idx is None else idx[column[idx] == value]
+            if len(idx) == 0:
+                break
+        if idx is None:
+            idx = np.arange(len(self._rows))
+        rows = self._rows[idx[self._live()[idx]]]
         if extra and len(rows):
             rows = rows[self._mask(rows, [NamedConstraint(e.text, e, "extra") for e in extra])]
         return rows
