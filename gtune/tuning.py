@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -37,7 +37,7 @@ from gtune.heuristics import (
 from gtune.heuristics.strategies import Strategy
 from gtune.kernel import Config, TunableKernel
 from gtune.measure.evaluator import Evaluator, StoredEvaluator
-from gtune.measure.result import Result
+from gtune.measure.result import Result, Status
 from gtune.space import EnumeratedSpace, solve_space, technique_space
 from gtune.store import ResultStore, SQLiteStore
 
@@ -272,9 +272,12 @@ class TuningInterrupted(KeyboardInterrupt):
 # The session: one kernel, one device, shared by every search
 
 
-def build_space(kernel: TunableKernel, device: DeviceLimits) -> EnumeratedSpace:
-    """The kernel's pruned space on ``device`` (solved once, then cached on disk)."""
-    return solve_space(kernel, device).space
+def build_space(
+    kernel: TunableKernel, device: DeviceLimits, store: ResultStore | None = None
+) -> EnumeratedSpace:
+    """The kernel's pruned space on ``device`` (solved once, then cached on disk),
+    without the configurations the device refused before (read from ``store``)."""
+    return solve_space(kernel, device, store=store).space
 
 
 class _Lazy:
@@ -320,6 +323,7 @@ class TuningSession:
         timeout_s: float = 60.0,
         compile_workers: int | None = None,
         evaluator_factory: Callable[[TunableKernel, DeviceLimits], Evaluator] | None = None,
+        remeasure: Iterable[Status] = frozenset(),
     ) -> None:
         if runs < 1:
             raise InputError(f"runs must be at least 1, got {runs}", source="runs")
@@ -328,7 +332,8 @@ class TuningSession:
         self.kernel = kernel
         self.device = device
         self._own_store = store is None
-        self.store: Any = store if store is not None else SQLiteStore(":memory:")
+        self.store: ResultStore = store if store is not None else SQLiteStore(":memory:")
+        self.remeasure = frozenset(remeasure)
         self.runs = runs
         self.timeout_s = timeout_s
         self.compile_workers = compile_workers
@@ -340,7 +345,7 @@ class TuningSession:
     @property
     def space(self) -> EnumeratedSpace:
         if self._space is None:
-            self._space = build_space(self.kernel, self.device)
+            self._space = build_space(self.kernel, self.device, self.store)
         return self._space
 
     @property
@@ -354,6 +359,8 @@ class TuningSession:
                 kernel_name=self.kernel.name,
                 problem=self.kernel.sizes,
                 on_result=self._dispatch,
+                remeasure=self.remeasure,
+                timeout_s=self.timeout_s,
             )
         return self._evaluator
 
@@ -512,6 +519,7 @@ def tune_kernel(
     options: Mapping[str, Any] | None = None,
     session: TuningSession | None = None,
     measure_default: bool = True,
+    remeasure: Iterable[Status] = frozenset(),
 ) -> TuningReport:
     """Tune ``kernel`` on ``device`` with a strategy and return what was found.
 
@@ -527,7 +535,13 @@ def tune_kernel(
     show: TuningProgress = progress if progress is not None else _Silent()
     own = session is None
     sess = session or TuningSession(
-        kernel, device, store=store, runs=runs, timeout_s=timeout_s, compile_workers=compile_workers
+        kernel,
+        device,
+        store=store,
+        runs=runs,
+        timeout_s=timeout_s,
+        compile_workers=compile_workers,
+        remeasure=remeasure,
     )
     try:
         return _tune(

@@ -9,13 +9,17 @@ either so that nothing is measured twice and every result is written through.
 from __future__ import annotations
 
 import json
+import time
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from gtune.exceptions import InputError, RecordingMissing
 from gtune.kernel import Config, canonical_config
-from gtune.measure.result import Result, Status
+from gtune.result import Result, ResultStore, Status, StoredRow, config_key
+from gtune.store._sql import owner_id
 
 
 @runtime_checkable
@@ -94,20 +98,35 @@ class ReplayEvaluator(EvaluatorBase):
 class StoredEvaluator(EvaluatorBase):
     """A result store in front of an evaluator: repeats are free, results written through.
 
-    ``on_result`` is called for every result (fresh or from the store) with a flag
-    saying whether it was measured now -- for progress display.
+    Each batch looks its configurations up in the store, so results that another
+    process wrote meanwhile are served, not measured again. Before measuring, the
+    evaluator claims the configurations it will measure; one claimed by another live
+    process is waited for and then served from the store (a dead process's claim is
+    taken over). While it waits, it measures its own claims, so two processes never
+    wait on each other.
+
+    A stored result is served unless its status is in ``remeasure`` (rows written
+    before this evaluator started are measured again), or it is a ``timeout``
+    recorded with a shorter timeout than ``timeout_s`` (default: the inner
+    evaluator's ``timeout_s``). ``on_result`` is called for every result (fresh or
+    from the store) with a flag saying whether it was measured now -- for progress
+    display.
     """
 
     def __init__(
         self,
         inner: Evaluator,
-        store: Any,
+        store: ResultStore,
         *,
         device: str,
         kernel_id: str,
         kernel_name: str = "",
         problem: Mapping[str, int] | None = None,
         on_result: Callable[[Result, bool], None] | None = None,
+        remeasure: Iterable[Status] = frozenset(),
+        timeout_s: float | None = None,
+        lease_s: float = 300.0,
+        poll_s: float = 0.1,
     ) -> None:
         self.inner = inner
         self.store = store
@@ -116,17 +135,58 @@ class StoredEvaluator(EvaluatorBase):
         self.kernel_name = kernel_name
         self.problem = dict(problem or {})
         self.on_result = on_result
+        self.remeasure = frozenset(remeasure)
+        if timeout_s is None:
+            inner_timeout = getattr(inner, "timeout_s", None)
+            if isinstance(inner_timeout, int | float):
+                timeout_s = float(inner_timeout)
+        self.timeout_s = timeout_s
+        self.lease_s = lease_s
+        self.poll_s = poll_s
+        self.owner = owner_id()
         self.measured = 0
         self.reused = 0
-        self._known: dict[str, Result] = {
-            canonical_config(r.config): r for r in store.results(device=device, kernel_id=kernel_id)
-        }
+        self.waited = 0  # configurations served after waiting for another process
+        # Rows up to this id existed before this evaluator: ``remeasure`` applies to them.
+        self._before = store.last_row_id() if self.remeasure else 0
+        self._known: dict[str, Result] = {}
+
+    # -- what the store may serve ------------------------------------------------
+
+    def _servable(self, row: StoredRow) -> bool:
+        result = row.result
+        if result.status is Status.TIMEOUT and self.timeout_s is not None:
+            had = result.extra.get("timeout_s")
+            if isinstance(had, int | float) and had < self.timeout_s:
+                return False
+        return not (result.status in self.remeasure and row.row_id <= self._before)
+
+    def _lookup(self, keys: Sequence[str]) -> None:
+        """Serve what the store holds for ``keys`` (one query)."""
+        if not keys:
+            return
+        for key, row in self.store.latest(self.device, self.kernel_id, keys).items():
+            if self._servable(row):
+                self._known[key] = row.result
 
     def known(self, config: Mapping[str, int]) -> Result | None:
-        return self._known.get(canonical_config(config))
+        """The result the store would serve for ``config`` (None: it would be measured)."""
+        key = config_key(config)
+        if key not in self._known:
+            self._lookup([key])
+        return self._known.get(key)
 
-    def _record(self, result: Result) -> Result:
-        key = canonical_config(result.config)
+    # -- writing ------------------------------------------------------------------
+
+    def _write(self, key: str, result: Result) -> Result:
+        if config_key(result.config) != key:
+            raise RuntimeError("evaluator returned results out of order")
+        if (
+            result.status is Status.TIMEOUT
+            and self.timeout_s is not None
+            and "timeout_s" not in result.extra
+        ):
+            result = replace(result, extra={**result.extra, "timeout_s": self.timeout_s})
         self.store.add(
             result,
             device=self.device,
@@ -134,7 +194,11 @@ class StoredEvaluator(EvaluatorBase):
             kernel_name=self.kernel_name,
             problem=self.problem,
         )
+        self.store.release(self.device, self.kernel_id, [key], self.owner)
         self._known[key] = result
+        return result
+
+    def _fresh(self, result: Result) -> Result:
         self.measured += 1
         if self.on_result:
             self.on_result(result, True)
@@ -146,33 +210,106 @@ class StoredEvaluator(EvaluatorBase):
             self.on_result(result, False)
         return result
 
+    # -- evaluation ---------------------------------------------------------------
+
     def evaluate(self, config: Mapping[str, int]) -> Result:
-        hit = self.known(config)
-        if hit is not None:
-            return self._reuse(hit)
-        return self._record(self.inner.evaluate(config))
+        return list(self.evaluate_batch([config]))[0]
+
+    def _claim(self, keys: list[str]) -> list[str]:
+        """Claim ``keys``; those held are checked against the store once more (a result
+        written just before its claim was released), and the rest are returned."""
+        if not keys:
+            return []
+        held = self.store.claim(self.device, self.kernel_id, keys, self.owner, self.lease_s)
+        mine = [k for k in keys if k in held]
+        self._lookup(mine)
+        served = [k for k in mine if k in self._known]
+        self.store.release(self.device, self.kernel_id, served, self.owner)
+        return [k for k in mine if k not in self._known]
 
     def evaluate_batch(self, configs: Sequence[Mapping[str, int]]) -> Iterator[Result]:
-        todo: list[Mapping[str, int]] = []
-        seen: set[str] = set()
-        for c in configs:
-            key = canonical_config(c)
-            if key not in self._known and key not in seen:
-                todo.append(c)
-                seen.add(key)
-        fresh = self.inner.evaluate_batch(todo)
-        for c in configs:
-            key = canonical_config(c)
-            if key in self._known:
-                yield self._reuse(self._known[key])
+        keys = [config_key(c) for c in configs]
+        config_of: dict[str, Mapping[str, int]] = {}
+        for key, config in zip(keys, configs, strict=True):
+            config_of.setdefault(key, config)
+        self._lookup([k for k in config_of if k not in self._known])
+        mine = self._claim([k for k in config_of if k not in self._known])
+        pending = deque(mine)  # claimed by this process, not yet measured
+        fresh_now: set[str] = set(mine)  # measured in this batch, not yet reported
+        own = self.inner.evaluate_batch([config_of[k] for k in mine]) if mine else None
+
+        def measure_next() -> None:
+            nonlocal own
+            if own is None:
+                raise RuntimeError("evaluator returned fewer results than asked for")
+            key = pending[0]
+            try:
+                result = next(own)
+            except StopIteration:
+                raise RuntimeError("evaluator returned fewer results than asked for") from None
+            pending.popleft()
+            self._write(key, result)
+            if pending:
+                self.store.renew(self.device, self.kernel_id, self.owner, self.lease_s)
             else:
-                result = next(fresh)
-                if canonical_config(result.config) != key:
-                    raise RuntimeError("evaluator returned results out of order")
-                yield self._record(result)
+                _close(own)
+                own = None
+
+        try:
+            for key in keys:
+                if key in fresh_now:
+                    while key not in self._known:
+                        measure_next()
+                    fresh_now.discard(key)
+                    yield self._fresh(self._known[key])
+                elif key in self._known:
+                    yield self._reuse(self._known[key])
+                else:
+                    result, fresh = self._await(key, config_of[key], pending, measure_next)
+                    yield self._fresh(result) if fresh else self._reuse(result)
+        finally:
+            if own is not None:
+                _close(own)
+            if pending:
+                self.store.release(self.device, self.kernel_id, list(pending), self.owner)
+
+    def _await(
+        self,
+        key: str,
+        config: Mapping[str, int],
+        pending: deque[str],
+        measure_next: Callable[[], None],
+    ) -> tuple[Result, bool]:
+        """A configuration claimed by another process: its result once stored. Own
+        claims are measured meanwhile; a claim dropped without a result is taken over."""
+        while True:
+            self._lookup([key])
+            if key in self._known:
+                self.waited += 1
+                return self._known[key], False
+            if pending:
+                measure_next()
+                continue
+            if key not in self.store.claimed(self.device, self.kernel_id, [key]):
+                if self._claim([key]):
+                    try:
+                        result = self._write(key, self.inner.evaluate(config))
+                    except BaseException:
+                        self.store.release(self.device, self.kernel_id, [key], self.owner)
+                        raise
+                    return result, True
+                continue
+            time.sleep(self.poll_s)
 
     def close(self) -> None:
         self.inner.close()
+
+
+def _close(results: Iterator[Result]) -> None:
+    """Stop a batch early (a generator drops its pending work when closed)."""
+    close = getattr(results, "close", None)
+    if close is not None:
+        close()
 
 
 def pruned(config: Mapping[str, int], reason: str) -> Result:

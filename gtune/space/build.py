@@ -7,11 +7,12 @@ from dataclasses import dataclass
 
 from gtune.device import DeviceLimits
 from gtune.kernel import Config, TunableKernel
+from gtune.result import ResultStore
 from gtune.space.constraints import NamedConstraint
 from gtune.space.enumerated import EnumeratedSpace, Exclusions
 from gtune.space.model import SpaceModel, build_model
 from gtune.space.refusals import RefusalStore
-from gtune.space.solve import SolveInfo, cache_dir, explain_unsatisfiable, solve
+from gtune.space.solve import SolveInfo, explain_unsatisfiable, solve
 
 
 @dataclass
@@ -34,8 +35,12 @@ def solve_space(
     workers: int | None = None,
     method: str = "fzn",
     allow_empty: bool = False,
+    store: ResultStore | None = None,
 ) -> SpaceBuild:
     """The valid configurations of ``kernel`` on ``device``, decided by MiniZinc.
+
+    With a result ``store`` (and ``remember_refusals``), configurations the device
+    refused in earlier runs are left out, and new refusals are recorded there.
 
     Raises :class:`~gtune.exceptions.UnsatisfiableSpace` naming the conflicting
     constraints when nothing is valid (unless ``allow_empty``).
@@ -46,13 +51,13 @@ def solve_space(
         raise explain_unsatisfiable(model)
     exclusions = Exclusions()
     hook = None
-    if remember_refusals:
-        store = RefusalStore(device.identity, cache_dir())
+    if remember_refusals and store is not None:
+        refused = RefusalStore(device.identity, store)
         kid = kernel.identity()
-        exclusions = Exclusions(store.rows(kid, model.parameters))
+        exclusions = Exclusions(refused.rows(kid, model.parameters))
 
         def hook(config: Config, reason: str) -> None:
-            store.add(kid, config, reason)
+            refused.add(kid, config, reason)
 
     space = EnumeratedSpace(
         model.parameters,

@@ -1,0 +1,103 @@
+"""The embedded store: one SQLite file (write-ahead log, a committed transaction per write)."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from gtune.store._sql import SQLStore, StoreError
+
+
+class SQLiteStore(SQLStore):
+    """A store in one SQLite file (``":memory:"`` for a throw-away one).
+
+    Several processes may share the file; SQLite serialises their writes.
+    ``readonly`` opens an existing file without writing to it (a missing file reads as
+    an empty store).
+    """
+
+    errors = (sqlite3.Error,)
+
+    def __init__(self, path: str | Path | None = None, *, readonly: bool = False) -> None:
+        from gtune.store import default_path
+
+        self.path = Path(path) if path is not None else default_path()
+        self._db: sqlite3.Connection | None = None
+        memory = str(path) == ":memory:"
+        if readonly and not memory:
+            if not self.path.exists():
+                self._readonly = self._empty = True
+                return
+            self._db = self._connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True)
+        else:
+            if not memory:
+                self._check_path()
+            self._db = self._connect(str(self.path), uri=False)
+        try:
+            if not memory and not readonly:
+                self._exec("PRAGMA journal_mode=WAL", doing="write")
+                self._exec("PRAGMA synchronous=FULL", doing="write")
+            self._setup(readonly=readonly)
+        except BaseException:
+            self.close()
+            raise
+
+    def _check_path(self) -> None:
+        parent = self.path.parent
+        try:
+            parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(
+                f"cannot create the folder {str(parent)!r} for the result store: "
+                f"{exc.strerror or exc}",
+                source=self.path,
+            ) from None
+        if self.path.is_dir():
+            raise StoreError("is a folder, not a result store", source=self.path)
+
+    def _connect(self, target: str, *, uri: bool) -> sqlite3.Connection:
+        try:
+            return sqlite3.connect(target, timeout=60.0, isolation_level=None, uri=uri)
+        except sqlite3.Error as exc:
+            raise StoreError(
+                f"cannot open the result store: {exc}",
+                source=self.path,
+                hint="give --db a writable path (or set $GTUNE_DB)",
+            ) from None
+
+    @property
+    def location(self) -> str:
+        return str(self.path)
+
+    def _conn(self) -> sqlite3.Connection:
+        if self._db is None:
+            raise StoreError("the result store is closed", source=self.path)
+        return self._db
+
+    def _cursor_execute(self, sql: str, args: Sequence[Any]) -> list[tuple[Any, ...]]:
+        return self._conn().execute(sql, tuple(args)).fetchall()
+
+    def _cursor_executemany(self, sql: str, args: Sequence[Sequence[Any]]) -> None:
+        self._conn().executemany(sql, [tuple(a) for a in args])
+
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        self._exec("BEGIN IMMEDIATE", doing="write")
+        try:
+            yield
+        except BaseException:
+            if self._db is not None and self._db.in_transaction:
+                self._db.rollback()
+            raise
+        self._exec("COMMIT", doing="write")
+
+    def _tables(self) -> set[str]:
+        return {r[0] for r in self._exec("SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
