@@ -50,7 +50,12 @@ def open_store(url: str | Path | None = None, *, readonly: bool = False) -> Resu
     if not text.strip():
         raise InputError("empty result store location", source=source)
     scheme, sep, rest = text.partition("://")
-    if not sep or (len(scheme) == 1 and scheme.isalpha()):  # a path (or C:\... on Windows)
+    if not sep:
+        if text.lower().startswith(("sqlite:", "postgresql:", "postgres:")):
+            raise InputError(
+                f"bad store URL {text!r}; expected sqlite:///PATH or postgresql://...",
+                source=source,
+            )
         return SQLiteStore(text, readonly=readonly)
     scheme = scheme.lower()
     if scheme in ("postgresql", "postgres"):

@@ -31,7 +31,15 @@ class SQLiteStore(SQLStore):
             if not self.path.exists():
                 self._readonly = self._empty = True
                 return
-            self._db = self._connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True)
+            uri = self.path.resolve().as_uri()
+            self._db = self._connect(f"{uri}?mode=ro", uri=True)
+            try:
+                self._tables()
+            except StoreError:
+                # A write-ahead-log store in a folder this user cannot write: read the
+                # file as it is (no other process can be writing it either).
+                self.close()
+                self._db = self._connect(f"{uri}?immutable=1", uri=True)
         else:
             if not memory:
                 self._check_path()
