@@ -4,8 +4,9 @@
 #   ./bootstrap.sh gtune run stencils/heat3d.cl     # any command, run in .venv
 #   ./bootstrap.sh test [pytest args]                # the test suite
 # Installs (as root, when missing) the system packages minizinc, pocl-opencl-icd,
-# ocl-icd-libopencl1, clinfo and python3-venv; creates .venv; installs gtune with its
-# dev extras. Re-running is cheap: each step is skipped when already done.
+# ocl-icd-libopencl1, clinfo, python3-venv and postgresql (the tests start a throw-away
+# PostgreSQL server); creates .venv; installs gtune with its dev extras. Re-running is
+# cheap: each step is skipped when already done.
 set -euo pipefail
 cd "$(dirname "$0")"
 VENV=${GTUNE_VENV:-.venv}
@@ -19,6 +20,9 @@ ldconfig -p 2>/dev/null | grep -q 'libOpenCL.so.1' || need+=(ocl-icd-libopencl1)
 command -v clinfo >/dev/null || need+=(clinfo)
 command -v "$PY" >/dev/null || need+=(python3)
 "$PY" -c 'import venv, ensurepip' 2>/dev/null || need+=(python3-venv)
+# Debian keeps initdb and pg_ctl in /usr/lib/postgresql/VERSION/bin, off PATH.
+command -v initdb >/dev/null || [ -n "$(ls /usr/lib/postgresql/*/bin/initdb 2>/dev/null)" ] \
+  || need+=(postgresql)
 if [ ${#need[@]} -gt 0 ]; then
   mapfile -t need < <(printf '%s\n' "${need[@]}" | sort -u)
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then

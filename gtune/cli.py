@@ -27,8 +27,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     parser.add_argument(
         "--db",
-        metavar="FILE",
-        help="result store (SQLite); default $GTUNE_DB or ./gtune-results.db",
+        metavar="URL",
+        help="result store: a path, sqlite:///PATH or postgresql://...; "
+        "default $GTUNE_DB or ./gtune-results.db",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:

@@ -7,7 +7,8 @@ import re
 
 from gtune.exceptions import InputError
 from gtune.kernel import TunableKernel, load_kernel
-from gtune.store import SQLiteStore
+from gtune.result import ResultStore, Status
+from gtune.store import open_store as open_store_url
 
 
 def parse_size(text: str | None, kernel: TunableKernel | None = None) -> dict[str, int] | None:
@@ -58,8 +59,37 @@ def open_kernel(path: str, size: str | None) -> TunableKernel:
     return kernel.with_sizes(sizes) if sizes else kernel
 
 
-def open_store(args: argparse.Namespace) -> SQLiteStore:
-    return SQLiteStore(getattr(args, "db", None))
+def open_store(args: argparse.Namespace, *, readonly: bool = False) -> ResultStore:
+    """The store named by ``--db`` (a path or URL), else ``$GTUNE_DB`` or the default.
+
+    Opened before any work starts, so a store that cannot be written or reached is
+    reported at once."""
+    return open_store_url(getattr(args, "db", None), readonly=readonly)
+
+
+REMEASURE_HELP = (
+    "measure again stored configurations of these statuses instead of serving them: "
+    f"{', '.join(s.value for s in Status)} or all (e.g. timeout,crashed)"
+)
+
+
+def parse_remeasure(text: str | None) -> frozenset[Status]:
+    """``timeout,crashed`` (or ``all``) into the statuses to re-measure."""
+    if text is None:
+        return frozenset()
+    names = [n.strip().lower() for n in text.split(",") if n.strip()]
+    if not names:
+        raise InputError("no status given; e.g. timeout,crashed or all", source="--remeasure")
+    if "all" in names:
+        return frozenset(Status)
+    known = {s.value: s for s in Status}
+    for name in names:
+        if name not in known:
+            raise InputError(
+                f"unknown status {name!r}; expected {', '.join(known)} or all",
+                source="--remeasure",
+            )
+    return frozenset(known[n] for n in names)
 
 
 def fmt_seconds(s: float) -> str:

@@ -10,7 +10,14 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from gtune.commands._common import fmt_seconds, open_kernel, open_store, parse_config
+from gtune.commands._common import (
+    REMEASURE_HELP,
+    fmt_seconds,
+    open_kernel,
+    open_store,
+    parse_config,
+    parse_remeasure,
+)
 from gtune.device import DeviceLimits
 from gtune.exceptions import BuildError, InputError
 from gtune.kernel import TunableKernel
@@ -36,6 +43,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="NAME=V1,V2,...",
         help="measure every combination of these values (repeatable); results go to the store",
     )
+    p.add_argument("--remeasure", metavar="STATUS,...", help=REMEASURE_HELP)
     p.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
@@ -43,6 +51,7 @@ def run(args: argparse.Namespace) -> int:
     from gtune.measure import OpenCLEvaluator, select_device
 
     kernel = open_kernel(args.kernel, args.size)
+    remeasure = parse_remeasure(args.remeasure)
     config = kernel.default_config() or {}
     config.update(parse_config(args.config))
     missing = [p for p in kernel.parameter_names if p not in config]
@@ -59,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
         )
     device = select_device(args.device)
     if args.sweep:
-        return _sweep(args, kernel, config, device)
+        return _sweep(args, kernel, config, device, remeasure)
     store = open_store(args)
     inner = OpenCLEvaluator(
         kernel, device, runs=args.runs, timeout_s=args.timeout, compile_workers=0
@@ -71,6 +80,8 @@ def run(args: argparse.Namespace) -> int:
         kernel_id=kernel.identity(),
         kernel_name=kernel.name,
         problem=kernel.sizes,
+        remeasure=remeasure,
+        timeout_s=args.timeout,
     )
     try:
         reused = evaluator.known(config) is not None
@@ -113,7 +124,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _sweep(
-    args: argparse.Namespace, kernel: TunableKernel, base: dict[str, int], device: DeviceLimits
+    args: argparse.Namespace,
+    kernel: TunableKernel,
+    base: dict[str, int],
+    device: DeviceLimits,
+    remeasure: frozenset[Status],
 ) -> int:
     """Measure a Cartesian product of values, resumably, with progress."""
     from gtune.measure import OpenCLEvaluator
@@ -164,6 +179,8 @@ def _sweep(
             kernel_name=kernel.name,
             problem=kernel.sizes,
             on_result=seen,
+            remeasure=remeasure,
+            timeout_s=args.timeout,
         )
         try:
             for _ in evaluator.evaluate_batch(configs):

@@ -5,12 +5,15 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import os
 import sys
 
 from rich.console import Console
 from rich.table import Table
 
 from gtune.commands._common import fmt_seconds, open_store
+from gtune.exceptions import InputError
+from gtune.result import StoredRow
 
 HELP = "list or export stored measurements"
 
@@ -22,16 +25,33 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--best", type=int, metavar="N", help="only the N fastest ok results per kernel/device"
     )
+    p.add_argument(
+        "--history",
+        action="store_true",
+        help="every row ever stored (re-measurements too), not just the current results",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
-    store = open_store(args)
+    if args.best is not None and args.best < 1:
+        raise InputError(f"must be at least 1, got {args.best}", source="--best")
     try:
-        rows = list(store.rows(device=args.device, kernel=args.kernel))
+        return _run(args)
+    except BrokenPipeError:
+        # The reader went away (``gtune results | head``): stop quietly.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    store = open_store(args, readonly=True)
+    try:
+        rows = list(store.rows(device=args.device, kernel=args.kernel, history=args.history))
     finally:
         store.close()
     if args.best:
-        groups: dict[tuple[str, str], list] = {}  # type: ignore[type-arg]
+        groups: dict[tuple[str, str], list[StoredRow]] = {}
         for r in rows:
             if r.result.ok:
                 groups.setdefault((r.device, r.kernel_id), []).append(r)
@@ -77,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
                 ]
             )
         return 0
-    t = Table(title=f"{len(rows)} results in {store.path}", title_justify="left")
+    t = Table(title=f"{len(rows)} results in {store.location}", title_justify="left")
     for col in ("kernel", "device", "configuration", "status", "compile", "median"):
         t.add_column(col)
     for r in rows:

@@ -21,7 +21,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from gtune.commands._common import open_store, parse_size
+from gtune.commands._common import REMEASURE_HELP, open_store, parse_remeasure, parse_size
 from gtune.exceptions import InputError
 from gtune.heuristics import Budget, shipped_specs
 from gtune.kernel import TunableKernel, load_kernel
@@ -67,6 +67,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--timeout", type=float, default=60.0, help="seconds before a configuration is abandoned"
     )
+    p.add_argument("--remeasure", metavar="STATUS,...", help=REMEASURE_HELP)
     p.add_argument("--json", metavar="FILE", help="write the full report (with the trace) here")
     plain = p.add_argument_group("plain kernels (a .cl with no description beside it)")
     plain.add_argument(
@@ -239,6 +240,7 @@ def run(args: argparse.Namespace) -> int:
     kernel = open_tunable(args)
     strategy, spec = strategy_and_spec(args)
     budget = Budget.parse(args.budget) if args.budget else None
+    remeasure = parse_remeasure(args.remeasure)
     if args.runs < 1:
         raise InputError(f"must be at least 1, got {args.runs}", source="--runs")
     device = select_device(args.device)
@@ -259,6 +261,7 @@ def run(args: argparse.Namespace) -> int:
                     runs=args.runs,
                     timeout_s=args.timeout,
                     progress=bar,
+                    remeasure=remeasure,
                 )
             except TuningInterrupted as stop:
                 report, interrupted = stop.report, True

@@ -213,7 +213,8 @@ class StoredEvaluator(EvaluatorBase):
     # -- evaluation ---------------------------------------------------------------
 
     def evaluate(self, config: Mapping[str, int]) -> Result:
-        return list(self.evaluate_batch([config]))[0]
+        (result,) = self.evaluate_batch([config])  # runs the batch to its end
+        return result
 
     def _claim(self, keys: list[str]) -> list[str]:
         """Claim ``keys``; those held are checked against the store once more (a result

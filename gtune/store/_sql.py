@@ -260,9 +260,7 @@ class SQLStore:
         )
         marks = ", ".join("?" * len(values))
         with self._write_txn():
-            self._exec(
-                f"INSERT INTO results ({_RESULT_COLUMNS}) VALUES ({marks})", values, "write"
-            )
+            self._exec(f"INSERT INTO results ({_RESULT_COLUMNS}) VALUES ({marks})", values, "write")
         return True
 
     def _parse(self, row: Sequence[Any]) -> StoredRow:

@@ -76,11 +76,9 @@ class Cluster:
             env=env,
         )
         options = f"-k {self.dir} -c listen_addresses= -F -c max_connections=50"
+        start = [pg_ctl, "-D", str(self.data), "-o", options, "-l", str(self.dir / "log")]
         subprocess.run(
-            as_user(
-                [pg_ctl, "-D", str(self.data), "-o", options, "-l", str(self.dir / "log"), "-w"]
-                + ["start"]
-            ),
+            as_user([*start, "-w", "start"]),
             check=True,
             capture_output=True,
             env=env,

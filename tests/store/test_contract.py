@@ -144,7 +144,7 @@ def test_schema_version(store_url: str):
     with open_store(store_url) as store:
         assert store.schema_version() == SCHEMA_VERSION
     raw_execute(store_url, "UPDATE meta SET value = '99' WHERE key = 'version'")
-    with pytest.raises(StoreError, match="newer gtune.*schema version 99") as err:
+    with pytest.raises(StoreError, match=r"newer gtune.*schema version 99") as err:
         open_store(store_url)
     assert err.value.source is not None and "password" not in err.value.render()
 
@@ -168,7 +168,7 @@ def test_readonly_store_is_refused_at_open(store_url: str):
     with open_store(store_url) as store:
         _add(store, 1)
     ro_url = store_url + "%20-cdefault_transaction_read_only%3Don"
-    with pytest.raises(StoreError, match="cannot write the result store.*read-only"):
+    with pytest.raises(StoreError, match=r"cannot write the result store.*read-only"):
         open_store(ro_url)
     with open_store(ro_url, readonly=True) as ro:
         assert len(ro.results()) == 1
@@ -412,6 +412,6 @@ def test_two_processes_measure_each_configuration_once(store_url: str, tmp_path:
 
 
 def test_errors_name_the_store(store_url: str):
-    with open_store(store_url, readonly=True) as store:
-        with pytest.raises(GtuneError, match="read-only"):
-            _add(store, 1)
+    store = open_store(store_url, readonly=True)
+    with store, pytest.raises(GtuneError, match="read-only"):
+        _add(store, 1)
