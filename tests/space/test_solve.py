@@ -17,6 +17,7 @@ from gtune.space.build import solve_space, technique_space
 from gtune.space.model import build_model, device_dzn, model_mzn
 from gtune.space.solve import solve
 from gtune.space.vector import holds
+from gtune.store import open_store
 
 pytestmark = pytest.mark.minizinc
 
@@ -146,14 +147,15 @@ def test_cached_space_is_identical(h100: DeviceLimits) -> None:
 
 def test_refusals_persist_per_device(h100: DeviceLimits) -> None:
     kernel = stencil(32)
-    space = solve_space(kernel, h100).space
+    store = open_store("sqlite://")
+    space = solve_space(kernel, h100, store=store).space
     victim = space.sample(1, seed=5)[0]
     space.exclude(victim, "CL_OUT_OF_RESOURCES")
-    again = solve_space(kernel, h100).space
+    again = solve_space(kernel, h100, store=store).space
     assert again.size() == space.size()
     v = again.is_valid(victim)
     assert v is not None and "CL_OUT_OF_RESOURCES" in str(v)
-    elsewhere = solve_space(kernel, h100_limits(name="another GPU")).space
+    elsewhere = solve_space(kernel, h100_limits(name="another GPU"), store=store).space
     assert elsewhere.is_valid(victim) is None
 
 
