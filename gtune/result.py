@@ -151,8 +151,10 @@ class ResultStore(Protocol):
         kernel_id: str,
         kernel_name: str = "",
         problem: Mapping[str, int] | None = None,
+        owner: str | None = None,
     ) -> bool:
-        """Append one result (it becomes the configuration's current result)."""
+        """Append one result (it becomes the configuration's current result); with
+        ``owner``, drop that owner's claim on the configuration in the same transaction."""
         ...
 
     def results(self, *, device: str | None = None, kernel_id: str | None = None) -> list[Result]:

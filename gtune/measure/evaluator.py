@@ -150,6 +150,7 @@ class StoredEvaluator(EvaluatorBase):
         # Rows up to this id existed before this evaluator: ``remeasure`` applies to them.
         self._before = store.last_row_id() if self.remeasure else 0
         self._known: dict[str, Result] = {}
+        self._renewed = 0.0  # when this process last extended its claims
 
     # -- what the store may serve ------------------------------------------------
 
@@ -193,8 +194,8 @@ class StoredEvaluator(EvaluatorBase):
             kernel_id=self.kernel_id,
             kernel_name=self.kernel_name,
             problem=self.problem,
+            owner=self.owner,
         )
-        self.store.release(self.device, self.kernel_id, [key], self.owner)
         self._known[key] = result
         return result
 
@@ -222,6 +223,7 @@ class StoredEvaluator(EvaluatorBase):
         if not keys:
             return []
         held = self.store.claim(self.device, self.kernel_id, keys, self.owner, self.lease_s)
+        self._renewed = time.monotonic()
         mine = [k for k in keys if k in held]
         self._lookup(mine)
         served = [k for k in mine if k in self._known]
@@ -251,7 +253,9 @@ class StoredEvaluator(EvaluatorBase):
             pending.popleft()
             self._write(key, result)
             if pending:
-                self.store.renew(self.device, self.kernel_id, self.owner, self.lease_s)
+                if time.monotonic() - self._renewed > self.lease_s / 10:
+                    self.store.renew(self.device, self.kernel_id, self.owner, self.lease_s)
+                    self._renewed = time.monotonic()
             else:
                 _close(own)
                 own = None

@@ -241,6 +241,7 @@ class SQLStore:
         kernel_id: str,
         kernel_name: str = "",
         problem: Mapping[str, int] | None = None,
+        owner: str | None = None,
     ) -> bool:
         values = (
             device,
@@ -261,6 +262,13 @@ class SQLStore:
         marks = ", ".join("?" * len(values))
         with self._write_txn():
             self._exec(f"INSERT INTO results ({_RESULT_COLUMNS}) VALUES ({marks})", values, "write")
+            if owner is not None:
+                self._exec(
+                    "DELETE FROM claims WHERE device = ? AND kernel_id = ? AND config = ?"
+                    " AND owner = ?",
+                    (device, kernel_id, values[4], owner),
+                    "write",
+                )
         return True
 
     def _parse(self, row: Sequence[Any]) -> StoredRow:
