@@ -19,7 +19,7 @@ from typing import Protocol, runtime_checkable
 from gtune.exceptions import InputError, RecordingMissing
 from gtune.kernel import Config, canonical_config
 from gtune.result import Result, ResultStore, Status, StoredRow, config_key
-from gtune.store._sql import owner_id
+from gtune.store import owner_id
 
 
 @runtime_checkable

@@ -162,12 +162,10 @@ def test_malformed_row_is_one_clear_error(store: ResultStore, store_url: str):
         store.results()
 
 
-def test_readonly_store_is_refused_at_open(store_url: str):
-    if not store_url.startswith("postgresql"):
-        pytest.skip("SQLite: test_readonly_sqlite_files_are_refused_at_open")
-    with open_store(store_url) as store:
+def test_readonly_postgresql_session_is_refused_at_open(pg_url: str):
+    with open_store(pg_url) as store:
         _add(store, 1)
-    ro_url = store_url + "%20-cdefault_transaction_read_only%3Don"
+    ro_url = pg_url + "%20-cdefault_transaction_read_only%3Don"
     with pytest.raises(StoreError, match=r"cannot write the result store.*read-only"):
         open_store(ro_url)
     with open_store(ro_url, readonly=True) as ro:
