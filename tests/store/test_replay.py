@@ -1,0 +1,29 @@
+"""The replay evaluator that the store tests put behind a StoredEvaluator."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gtune.exceptions import RecordingMissing
+from gtune.measure import ReplayEvaluator
+from gtune.result import Status
+from tests.store.helpers import result
+
+
+def test_replay_refuses_unrecorded_configurations():
+    replay = ReplayEvaluator([result(1, 1e-3)], source="rec.json")
+    assert replay.evaluate({"WX": 1, "WY": 1}).median_s == pytest.approx(1e-3)
+    with pytest.raises(RecordingMissing, match=r"rec.json: configuration \{.*\} was never measured"):
+        replay.evaluate({"WX": 2, "WY": 1})
+
+
+def test_replay_reads_exported_json(tmp_path: Path):
+    path = tmp_path / "rec.json"
+    rows = [result(4, 5e-4).to_dict(), result(8, status=Status.LAUNCH_FAILED).to_dict()]
+    path.write_text(json.dumps({"results": rows}))
+    replay = ReplayEvaluator.from_json(path)
+    assert len(replay) == 2
+    assert replay.evaluate({"WX": 8, "WY": 1}).status is Status.LAUNCH_FAILED
