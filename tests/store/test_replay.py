@@ -16,7 +16,7 @@ from tests.store.helpers import result
 def test_replay_refuses_unrecorded_configurations():
     replay = ReplayEvaluator([result(1, 1e-3)], source="rec.json")
     assert replay.evaluate({"WX": 1, "WY": 1}).median_s == pytest.approx(1e-3)
-    with pytest.raises(RecordingMissing, match=r"rec.json: configuration \{.*\} was never measured"):
+    with pytest.raises(RecordingMissing, match=r"rec.json: configuration .* was never measured"):
         replay.evaluate({"WX": 2, "WY": 1})
 
 
