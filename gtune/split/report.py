@@ -219,7 +219,7 @@ class SplitReport:
         for d, style in zip(self.devices, (":", "-.", (0, (1, 3)), (0, (5, 2))), strict=False):
             ax.axhline(ms(d.alone_kernel_s), color="gray", linestyle=style, lw=1)
             ax.annotate(
-                f"{d.name[:24]} alone",
+                f"{d.label[:30]} alone (kernel)",
                 (xs[-1] if xs else 1.0, ms(d.alone_kernel_s)),
                 fontsize=7,
                 ha="right",
@@ -258,4 +258,74 @@ class SplitReport:
         return out
 
 
-__all__ = ["DeviceEntry", "SplitReport", "SweepPoint"]
+def _t(s: float | None) -> str:
+    if s is None or not math.isfinite(s):
+        return "-"
+    if s < 1e-3:
+        return f"{s * 1e6:.1f} µs"
+    if s < 1:
+        return f"{s * 1e3:.3f} ms"
+    return f"{s:.2f} s"
+
+
+def format_report(report: SplitReport) -> list[str]:
+    """The report as lines of text (what ``gtune split`` shows)."""
+    sizes = "x".join(str(v) for v in report.sizes.values())
+    lines = [
+        f"{report.kernel_label} {sizes}: split along {report.dim} ({report.size_name}="
+        f"{report.partition.size}), halo {report.halo}, factors from {report.balance} times",
+        "",
+        f"  {'device':<40} {'wg':>4} {'alone kernel':>13} {'alone e2e':>11} "
+        f"{'optimal':>8} {'adjusted':>8} {'rows':>11} {'split kernel':>13}",
+    ]
+    for d in report.devices:
+        rows = f"{d.slab['own_lo']}-{d.slab['own_hi']}" if d.slab else "-"
+        lines.append(
+            f"  {d.label[:40]:<40} {d.block:>4} {_t(d.alone_kernel_s):>13} "
+            f"{_t(d.alone_end_to_end_s):>11} {d.optimal:>8.3f} {d.adjusted:>8.3f} {rows:>11} "
+            f"{_t(d.split_kernel_s):>13}"
+        )
+    for d in report.devices:
+        cfg = ",".join(f"{k}={v}" for k, v in d.config.items())
+        tuned = f", tuned {_t(d.tuned_s)}" if d.tuned_s is not None else ""
+        lines.append(f"  {d.label[:40]}: {cfg} ({d.config_source}{tuned})")
+    p = report.partition
+    lines += [
+        "",
+        f"  residue {p.residue} points to "
+        + (report.devices[p.residue_device].label if p.residue_device is not None else "-")
+        + f"; overlap {p.overlap}, overhang {p.overhang}",
+        f"  theoretical (Algorithm 1)   {_t(report.theoretical_s)}"
+        f"  (adjusted factors: {_t(report.theoretical_adjusted_s)})",
+        f"  decision                    {report.decision.reason}",
+    ]
+    if report.ran_split:
+        verdict = "verified" if report.verified else f"{report.mismatches} elements differ"
+        lines += [
+            f"  measured split, kernels     {_t(report.split_kernel_s)}"
+            f"  (overhead {_t(report.overhead_s)}, speedup {_fmt_x(report.speedup_kernel)})",
+            f"  measured split, end to end  {_t(report.split_end_to_end_s)}"
+            f"  (overhead {_t(report.overhead_end_to_end_s)}, "
+            f"speedup {_fmt_x(report.speedup_end_to_end)})",
+            f"  output                      {verdict} against {report.fastest.label} alone",
+        ]
+    if report.sweep:
+        lines += ["", f"  {'share':>8} {'adjusted':>18} {'theory':>11} {'kernels':>11} {'e2e':>11}"]
+        for s in sorted(report.sweep, key=lambda s: s.first_share):
+            adj = ",".join(f"{a:.3f}" for a in s.adjusted)
+            mark = " *" if s.computed else ""
+            ok = "" if s.verified else " (wrong output)"
+            lines.append(
+                f"  {s.first_share:>8.3f} {adj:>18} {_t(s.theoretical_s):>11} "
+                f"{_t(s.kernel_s):>11} {_t(s.end_to_end_s):>11}{mark}{ok}"
+            )
+    lines += ["", f"  recommendation: {report.recommendation}"]
+    lines += [f"  note: {n}" for n in report.notes]
+    return lines
+
+
+def _fmt_x(x: float | None) -> str:
+    return f"{x:.2f}x" if x is not None and math.isfinite(x) else "-"
+
+
+__all__ = ["DeviceEntry", "SplitReport", "SweepPoint", "format_report"]

@@ -60,7 +60,11 @@ def parse_devices(text: str | Sequence[str] | None) -> list[DeviceRef]:
                 raise InputError(
                     f"part {part[0]} of {part[1]}: K must be below N", source="--devices"
                 )
-        refs.append(DeviceRef(select_device(item), part))
+        try:
+            limits = select_device(item)
+        except InputError as exc:
+            raise InputError(exc.message, source="--devices", hint=exc.hint) from None
+        refs.append(DeviceRef(limits, part))
     return refs
 
 
