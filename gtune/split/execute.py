@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import socket
 import statistics
 import subprocess
@@ -104,9 +105,16 @@ class RunTimes:
         }
 
 
-def _shared_tmp() -> str | None:
+def _shared_tmp(need: int) -> str | None:
+    """``/dev/shm`` when it exists and has room for ``need`` bytes (containers often
+    give it only 64 MiB), else the ordinary temporary directory."""
     shm = Path("/dev/shm")
-    return str(shm) if shm.is_dir() and os.access(shm, os.W_OK) else None
+    if not (shm.is_dir() and os.access(shm, os.W_OK)):
+        return None
+    try:
+        return str(shm) if shutil.disk_usage(shm).free > need else None
+    except OSError:
+        return None
 
 
 class Executor:
@@ -124,7 +132,9 @@ class Executor:
         self.devices = list(devices)
         self.axis = axis
         self.timeout_s = timeout_s
-        self._tmp = tempfile.TemporaryDirectory(prefix="gtune-split-", dir=_shared_tmp())
+        # inputs, plus one output alone per device, one split: with room to spare
+        need = 2 * kernel.bytes_moved() * (len(self.devices) + 2)
+        self._tmp = tempfile.TemporaryDirectory(prefix="gtune-split-", dir=_shared_tmp(need))
         self.dir = Path(self._tmp.name)
         self.inputs: dict[str, str] = {}
         self.shapes: dict[str, tuple[tuple[int, ...], np.dtype[Any]]] = {}
