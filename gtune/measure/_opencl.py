@@ -500,3 +500,145 @@ class Session(Compiler):
 
 def _round_up(n: int, m: int) -> int:
     return (n + m - 1) // m * m
+
+
+# =================================================================================
+# Work splitting (gtune.split): one device's slab of a kernel split across devices.
+# Driven by ``python -m gtune.split._worker``; nothing above depends on this section.
+
+
+def split_device(limits: DeviceLimits, part: tuple[int, int] | None = None) -> Any:
+    """The OpenCL device for ``limits``, or part ``k`` of ``n`` of an equal partition of
+    its compute units (``clCreateSubDevices``) when ``part`` is ``(k, n)``."""
+    device = _cl_device(limits)
+    if part is None:
+        return device
+    k, n = part
+    units = int(device.max_compute_units)
+    if n < 1 or not 0 <= k < n or units < n:
+        raise InputError(
+            f"cannot make part {k} of {n} of {limits.name} ({units} compute units)",
+            source="--devices",
+        )
+    try:
+        subs = device.create_sub_devices([cl.device_partition_property.EQUALLY, units // n])
+    except (cl.Error, AttributeError) as exc:
+        raise EnvironmentProblem(
+            f"{limits.name} cannot be partitioned into sub-devices: {exc}"
+        ) from None
+    if len(subs) <= k:
+        raise InputError(
+            f"{limits.name} gave {len(subs)} sub-devices, part {k} asked for", source="--devices"
+        )
+    return subs[k]
+
+
+class SlabRunner:
+    """One device, one (sub-)problem, one configuration: upload, run, download, timed.
+
+    The program is built for the sub-problem's sizes; buffers are allocated once; each
+    :meth:`run` moves the slab's data to the device and the owned rows back, as a user
+    with the data in host memory would.
+    """
+
+    def __init__(
+        self,
+        limits: DeviceLimits,
+        part: tuple[int, int] | None,
+        kernel: TunableKernel,
+        config: Mapping[str, int],
+    ) -> None:
+        from gtune.exceptions import BuildError
+
+        self.device = split_device(limits, part)
+        self.context = cl.Context([self.device])
+        props = cl.command_queue_properties.PROFILING_ENABLE
+        self.queue = cl.CommandQueue(self.context, self.device, properties=props)
+        self.kernel = kernel
+        self.config = dict(config)
+        program = cl.Program(self.context, kernel.source)
+        try:
+            program.build(options=kernel.defines(self.config), devices=[self.device])
+        except cl.Error as exc:
+            raise BuildError(
+                f"configuration {self.config} does not build for the sub-problem "
+                f"{dict(kernel.sizes)}",
+                source=kernel.label,
+                log=_build_log(program, self.device) or str(exc),
+            ) from None
+        self.knl = cl.Kernel(program, kernel.name)
+        env = dict(kernel.sizes)
+        mf = cl.mem_flags
+        self.buffers: dict[str, Any] = {}
+        self.images: dict[str, bool] = {}
+        self.scalars: dict[str, Any] = {}
+        for arg in kernel.arguments:
+            if arg.kind == "scalar":
+                if arg.value is not None:
+                    self.scalars[arg.name] = np.dtype(arg.dtype).type(arg.value.evaluate(env))
+                continue
+            self.images[arg.name] = kernel.uses_image(arg, self.config)
+            if not self.images[arg.name]:
+                nbytes = int(np.prod(arg.shape_for(env))) * np.dtype(arg.dtype).itemsize
+                self.buffers[arg.name] = cl.Buffer(self.context, mf.READ_WRITE, nbytes)
+        self.glob, self.loc = kernel.launch_sizes(self.config)
+
+    def _image(self, host: np.ndarray, dtype: str) -> Any:
+        channel = getattr(cl.channel_type, _IMAGE_CHANNEL[dtype])
+        fmt = cl.ImageFormat(cl.channel_order.R, channel)
+        return cl.Image(
+            self.context,
+            cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,  # type: ignore[arg-type]
+            fmt,
+            shape=tuple(reversed(host.shape)),
+            hostbuf=np.ascontiguousarray(host),
+        )
+
+    def run(
+        self,
+        uploads: Mapping[str, np.ndarray],
+        downloads: Mapping[str, tuple[np.ndarray, int]],
+    ) -> dict[str, float]:
+        """Upload ``uploads`` (whole buffers), launch, and fill each host array of
+        ``downloads`` from its buffer at the byte offset given. Times are
+        ``time.perf_counter`` stamps (one clock for every process) and the kernel's
+        profiled seconds."""
+        t_start = time.perf_counter()
+        args: list[Any] = []
+        images: list[Any] = []
+        moved_up = 0
+        for arg in self.kernel.arguments:
+            if arg.kind == "scalar":
+                args.append(self.scalars[arg.name])
+                continue
+            host = uploads[arg.name]
+            moved_up += host.nbytes
+            if self.images[arg.name]:
+                images.append(self._image(host, arg.dtype))
+                args.append(images[-1])
+            else:
+                cl.enqueue_copy(self.queue, self.buffers[arg.name], np.ascontiguousarray(host))
+                args.append(self.buffers[arg.name])
+        self.queue.finish()
+        t_uploaded = time.perf_counter()
+        self.knl.set_args(*args)
+        event = cl.enqueue_nd_range_kernel(self.queue, self.knl, self.glob, self.loc)
+        event.wait()
+        t_computed = time.perf_counter()
+        moved_down = 0
+        for name, (host, offset) in downloads.items():
+            cl.enqueue_copy(
+                self.queue, host, self.buffers[name], src_offset=offset, is_blocking=False
+            )
+            moved_down += host.nbytes
+        self.queue.finish()
+        t_end = time.perf_counter()
+        return {
+            "t_start": t_start,
+            "t_uploaded": t_uploaded,
+            "t_computed": t_computed,
+            "t_end": t_end,
+            "kernel_s": (event.profile.end - event.profile.start) * 1e-9,
+            "upload_bytes": float(moved_up),
+            "download_bytes": float(moved_down),
+        }
