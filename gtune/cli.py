@@ -16,7 +16,17 @@ from collections.abc import Sequence
 
 from gtune.exceptions import GtuneError
 
-COMMANDS = ("devices", "measure", "results", "stencils", "space", "run", "compare")
+COMMANDS = (
+    "devices",
+    "measure",
+    "results",
+    "stencils",
+    "space",
+    "run",
+    "compare",
+    "train",
+    "models",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
