@@ -1,0 +1,200 @@
+"""``gtune train``: label kernels with their best technique and fit a load predictor."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+import sys
+from pathlib import Path
+
+from rich.console import Console
+
+from gtune.commands._common import open_store
+from gtune.exceptions import InputError
+from gtune.heuristics import Budget
+from gtune.loadpredict.dataset import Dataset, TrainingRow
+from gtune.loadpredict.models import user_model_dir
+from gtune.loadpredict.train import (
+    TrainingKernel,
+    collect,
+    fit_model,
+    kernels_from_paths,
+    suite_kernels,
+)
+from gtune.measure import select_device
+
+HELP = "train a load predictor: run a heuristic once per technique on each kernel, fit a forest"
+
+EXIT_INCOMPLETE = 3
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument(
+        "--suite", choices=["garvey104"], help="the synthetic suite (plus real stencils)"
+    )
+    src.add_argument(
+        "--kernel-files", nargs="+", metavar="FILE", help="your own kernels (with descriptions)"
+    )
+    p.add_argument(
+        "--kernels",
+        metavar="PAT,...",
+        help="only these suite kernels (names or shell patterns, e.g. 'star_3d*,heat3d')",
+    )
+    p.add_argument("--no-real", action="store_true", help="leave out the real stencils")
+    p.add_argument(
+        "--sizes",
+        metavar="NXxNYxNZ,...",
+        default="256x256x256",
+        help="problem sizes; each kernel is labelled at each (default 256x256x256)",
+    )
+    p.add_argument("--heuristic", default="hybrid", help="heuristic to run (default hybrid)")
+    p.add_argument("--device", "-d", help="device: P:D index, identity or name substring")
+    p.add_argument("--out", default="gtune-model", metavar="DIR", help="dataset and model card")
+    p.add_argument("--name", help="model name (default: device and heuristic)")
+    p.add_argument(
+        "--budget", metavar="N|Ns", help="budget of each technique's search (default none)"
+    )
+    p.add_argument(
+        "--max-minutes",
+        type=float,
+        metavar="M",
+        help=f"stop after M minutes (exit {EXIT_INCOMPLETE}); the same command continues",
+    )
+    p.add_argument("--compile-workers", type=int, metavar="N", help="compile processes")
+    p.add_argument(
+        "--install",
+        action="store_true",
+        help=f"also install the model for gtune run ({user_model_dir()})",
+    )
+    p.add_argument("--json", action="store_true", help="print the cross-validation as JSON")
+
+
+def _sizes(text: str) -> list[tuple[int, int, int]]:
+    out: list[tuple[int, int, int]] = []
+    for part in filter(None, (t.strip() for t in text.split(","))):
+        if not re.fullmatch(r"[1-9]\d{0,5}x[1-9]\d{0,5}x[1-9]\d{0,5}", part):
+            raise InputError(f"bad size {part!r}; expected e.g. 256x256x256", source="--sizes")
+        a, b, c = (int(v) for v in part.split("x"))
+        out.append((a, b, c))
+    if not out:
+        raise InputError("give at least one size", source="--sizes")
+    return out
+
+
+def _budget(text: str | None) -> Budget | None:
+    if not text:
+        return None
+    try:
+        if text.endswith("s"):
+            seconds = float(text[:-1])
+            if not (seconds > 0 and math.isfinite(seconds)):
+                raise ValueError
+            return Budget(wall_seconds=seconds)
+        n = int(text)
+        if n <= 0:
+            raise ValueError
+        return Budget(evaluations=n)
+    except ValueError:
+        raise InputError(
+            f"bad budget {text!r}; expected a count (200) or seconds (90s)", source="--budget"
+        ) from None
+
+
+def run(args: argparse.Namespace) -> int:
+    console = Console(stderr=True)
+    sizes = _sizes(args.sizes)
+    budget = _budget(args.budget)
+    if args.max_minutes is not None and not (
+        args.max_minutes > 0 and math.isfinite(args.max_minutes)
+    ):
+        raise InputError("must be a positive number of minutes", source="--max-minutes")
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise InputError("exists and is not a directory", source=f"--out {out}")
+    out.mkdir(parents=True, exist_ok=True)
+    device = select_device(args.device)
+    store = open_store(args)
+    if args.suite:
+        kernels: list[TrainingKernel] = suite_kernels(
+            out / "kernels",
+            sizes,
+            names=[k for k in (args.kernels or "").split(",") if k.strip()] or None,
+            real=not args.no_real,
+            suite=args.suite,
+        )
+    else:
+        kernels = kernels_from_paths(args.kernel_files, sizes if args.sizes else [])
+    slug = "-".join(filter(None, re.split(r"[^a-z0-9]+", device.name.lower())))[:40]
+    name = args.name or f"{slug}-{args.heuristic}"
+    dataset_file = f"{name}.csv"
+    console.print(
+        f"labelling {len(kernels)} kernels with {args.heuristic} on {device.name} "
+        f"(each technique searched; results in the store, so this resumes)"
+    )
+
+    def progress(i: int, n: int, item: TrainingKernel, row: TrainingRow | None) -> None:
+        if row is None:
+            return
+        times = ", ".join(
+            f"{t} {s * 1e6:.1f} µs" if math.isfinite(s) else f"{t} -"
+            for t, s in sorted(row.times.items())
+        )
+        label = row.label if any(math.isfinite(s) for s in row.times.values()) else "none"
+        console.print(f"[{i}/{n}] {item.name}: best {label} ({times})")
+
+    try:
+        result = collect(
+            kernels,
+            device,
+            heuristic=args.heuristic,
+            store=store,
+            dataset_path=out / dataset_file,
+            budget=budget,
+            max_seconds=args.max_minutes * 60 if args.max_minutes else None,
+            compile_workers=args.compile_workers,
+            progress=progress,
+        )
+    finally:
+        store.close()
+    for kernel, why in result.skipped:
+        console.print(f"skipped {kernel}: {why}")
+    dataset = result.dataset if len(result.dataset) else Dataset([])
+    if not len(dataset):
+        raise InputError("no kernel was labelled; nothing to train on", source="--kernels")
+    card, cv = fit_model(
+        dataset,
+        name=name,
+        heuristic=args.heuristic,
+        device=device,
+        out_dir=out,
+        dataset_file=dataset_file,
+        sizes=[f"{a}x{b}x{c}" for a, b, c in sizes],
+    )
+    if cv is not None:
+        (out / f"{name}.cv.json").write_text(json.dumps(cv.to_dict(), indent=2) + "\n")
+        if args.json:
+            json.dump(cv.to_dict(), sys.stdout, indent=2)
+            print()
+        console.print(
+            f"leave-one-out over {len(cv.predictions)} kernels: absolute accuracy "
+            f"{cv.absolute:.2f}, penalty-weighted {cv.penalty_weighted:.3f} "
+            f"({cv.majority} wins {cv.majority_share:.0%} of kernels; always answering it "
+            f"scores {cv.majority_penalty_weighted:.3f})"
+        )
+    console.print(f"model card: {card.path}; dataset: {out / dataset_file}")
+    if args.install:
+        target = user_model_dir()
+        target.mkdir(parents=True, exist_ok=True)
+        (target / dataset_file).write_text((out / dataset_file).read_text())
+        card.write(target)
+        console.print(f"installed into {target}")
+    if not result.complete:
+        console.print(
+            f"stopped at the time limit with {len(result.left)} kernels left; run the "
+            "same command again to continue"
+        )
+        return EXIT_INCOMPLETE
+    return 0

@@ -1,0 +1,190 @@
+"""Training data: per kernel, the best time each technique reached under one heuristic.
+
+A row is one kernel on one device under one heuristic; its label is the technique with
+the lowest best time. Rows are written as CSV (one column per feature, one
+``time:TECHNIQUE`` column per technique) so a dataset is readable, diffable and
+extendable by hand.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gtune.exceptions import InputError
+from gtune.loadpredict.features import DeviceTraits, StencilTraits
+
+TIME_PREFIX = "time:"
+
+
+@dataclass(frozen=True)
+class TrainingRow:
+    kernel: str
+    device: str  # device identity
+    heuristic: str
+    traits: StencilTraits
+    times: Mapping[str, float]  # technique -> best seconds (inf: nothing valid)
+    device_traits: DeviceTraits | None = None
+    configs: Mapping[str, int] = field(default_factory=dict)  # technique -> evaluations
+
+    @property
+    def label(self) -> str:
+        finite = {t: s for t, s in self.times.items() if math.isfinite(s)}
+        if not finite:
+            raise InputError(f"kernel {self.kernel}: no technique produced a valid result")
+        return min(sorted(finite), key=lambda t: finite[t])
+
+    @property
+    def best_s(self) -> float:
+        return min(self.times.values())
+
+    def vector(self, with_device: bool) -> list[float]:
+        v = self.traits.vector()
+        if with_device:
+            if self.device_traits is None:
+                raise InputError(f"kernel {self.kernel}: no device features in the dataset")
+            v += self.device_traits.vector()
+        return v
+
+
+@dataclass
+class Dataset:
+    rows: list[TrainingRow]
+
+    @property
+    def techniques(self) -> list[str]:
+        names: set[str] = set()
+        for r in self.rows:
+            names.update(r.times)
+        return sorted(names)
+
+    def usable(self) -> Dataset:
+        """Rows where at least one technique produced a valid result."""
+        return Dataset([r for r in self.rows if any(math.isfinite(s) for s in r.times.values())])
+
+    def X(self, with_device: bool = False) -> np.ndarray:
+        return np.array([r.vector(with_device) for r in self.rows], dtype=float)
+
+    def y(self) -> np.ndarray:
+        return np.array([r.label for r in self.rows])
+
+    def feature_names(self, with_device: bool = False) -> list[str]:
+        names = StencilTraits.vector_names()
+        return names + DeviceTraits.names() if with_device else names
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def merged(self, other: Iterable[TrainingRow]) -> Dataset:
+        """This dataset with ``other``'s rows replacing any for the same kernel/device."""
+        keep = {(r.kernel, r.device, r.heuristic): r for r in self.rows}
+        for r in other:
+            keep[(r.kernel, r.device, r.heuristic)] = r
+        return Dataset(list(keep.values()))
+
+    # -- CSV --------------------------------------------------------------------
+    def write_csv(self, path: str | Path) -> None:
+        techniques = self.techniques
+        trait_names = StencilTraits.names()
+        dev_names = [n.removeprefix("device_") for n in DeviceTraits.names()]
+        header = (
+            ["kernel", "device", "heuristic", "label"]
+            + trait_names
+            + [f"device_{n}" for n in dev_names]
+            + [TIME_PREFIX + t for t in techniques]
+            + [f"configs:{t}" for t in techniques]
+        )
+        p = Path(path)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        with p.open("w", newline="") as fh:
+            w = csv.writer(fh)
+            w.writerow(header)
+            for r in sorted(self.rows, key=lambda r: (r.device, r.heuristic, r.kernel)):
+                dt = r.device_traits.to_dict() if r.device_traits else {}
+                w.writerow(
+                    [r.kernel, r.device, r.heuristic, r.label]
+                    + [r.traits.to_dict()[n] for n in trait_names]
+                    + [dt.get(n, "") for n in dev_names]
+                    + [_fmt(r.times.get(t, math.inf)) for t in techniques]
+                    + [r.configs.get(t, "") for t in techniques]
+                )
+
+    @classmethod
+    def read_csv(cls, path: str | Path) -> Dataset:
+        p = Path(path)
+        try:
+            with p.open(newline="") as fh:
+                rows = list(csv.DictReader(fh))
+        except (OSError, UnicodeDecodeError, csv.Error) as exc:
+            raise InputError(f"cannot read dataset: {exc}", source=p) from None
+        out: list[TrainingRow] = []
+        for i, raw in enumerate(rows, start=2):
+            try:
+                out.append(_row(raw))
+            except (KeyError, ValueError, TypeError, InputError) as exc:
+                raise InputError(f"line {i}: {exc}", source=p) from None
+        return cls(out)
+
+
+def _fmt(x: float) -> str:
+    return "inf" if not math.isfinite(x) else repr(float(x))
+
+
+def _row(raw: Mapping[str, Any]) -> TrainingRow:
+    traits = StencilTraits.from_dict(raw)
+    dev_raw = {n.removeprefix("device_"): raw.get(n, "") for n in DeviceTraits.names()}
+    device_traits = (
+        DeviceTraits.from_dict({k: float(v) for k, v in dev_raw.items()})
+        if all(str(v).strip() for v in dev_raw.values())
+        else None
+    )
+    times = {
+        k.removeprefix(TIME_PREFIX): float(v)
+        for k, v in raw.items()
+        if k.startswith(TIME_PREFIX) and str(v).strip()
+    }
+    configs = {
+        k.removeprefix("configs:"): int(v)
+        for k, v in raw.items()
+        if k.startswith("configs:") and str(v).strip()
+    }
+    return TrainingRow(
+        kernel=str(raw["kernel"]),
+        device=str(raw["device"]),
+        heuristic=str(raw["heuristic"]),
+        traits=traits,
+        times=times,
+        device_traits=device_traits,
+        configs=configs,
+    )
+
+
+def row_from_runs(
+    kernel: str,
+    device: str,
+    heuristic: str,
+    traits: StencilTraits,
+    runs: Sequence[Mapping[str, Any]],
+    device_traits: DeviceTraits | None = None,
+) -> TrainingRow:
+    """A row from a tuning report's per-technique runs (``TuningReport.to_dict()["runs"]``)."""
+    times: dict[str, float] = {}
+    configs: dict[str, int] = {}
+    for run in runs:
+        tech = run.get("technique")
+        if not tech:
+            continue
+        outcome = run.get("outcome") or {}
+        best = outcome.get("best_s")
+        times[str(tech)] = float(best) if best is not None else math.inf
+        trace = outcome.get("evaluations")
+        if trace is None:
+            trace = int(run.get("measured", 0)) + int(run.get("reused", 0))
+        configs[str(tech)] = int(trace)
+    return TrainingRow(kernel, device, heuristic, traits, times, device_traits, configs)

@@ -1,0 +1,184 @@
+"""Trained models: which exist, which fits a device, and loading one.
+
+A model is a *card* (JSON: the device it was trained on, the heuristic, the estimator's
+parameters, its cross-validation scores) next to its *dataset* (CSV). Loading a model
+fits the estimator on the dataset again -- a few hundred milliseconds, deterministic
+through the fixed seed -- so nothing pickled is ever read: a model file is data, and it
+keeps working across scikit-learn versions.
+
+Shipped models live in the package (``gtune/data/models``); models a user trains go
+to ``$GTUNE_MODELS`` or ``~/.local/share/gtune/models`` and take precedence.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gtune.device import DeviceLimits
+from gtune.exceptions import InputError
+from gtune.loadpredict.dataset import Dataset
+from gtune.loadpredict.features import DeviceTraits, StencilTraits
+from gtune.loadpredict.model import TechniqueForest
+
+CARD_SUFFIX = ".model.json"
+DEFAULT_CONFIDENCE = 0.6
+
+
+def user_model_dir() -> Path:
+    env = os.environ.get("GTUNE_MODELS")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "gtune" / "models"
+
+
+def shipped_model_dir() -> Path:
+    return Path(str(resources.files("gtune") / "data" / "models"))
+
+
+@dataclass
+class ModelCard:
+    name: str
+    heuristic: str
+    device: dict[str, Any]  # vendor, name, type, platform, identity, compute_units, ...
+    dataset: str  # file name beside the card
+    estimator: dict[str, Any] = field(default_factory=dict)
+    with_device: bool = False
+    confidence: float = DEFAULT_CONFIDENCE
+    trained: str = ""
+    sizes: list[str] = field(default_factory=list)
+    cv: dict[str, Any] = field(default_factory=dict)
+    path: Path | None = None  # where the card was read from
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "heuristic": self.heuristic,
+            "device": self.device,
+            "dataset": self.dataset,
+            "estimator": self.estimator,
+            "with_device": self.with_device,
+            "confidence": self.confidence,
+            "trained": self.trained,
+            "sizes": self.sizes,
+            "cv": self.cv,
+        }
+
+    @classmethod
+    def read(cls, path: Path) -> ModelCard:
+        try:
+            raw = json.loads(path.read_text())
+            card = cls(
+                name=str(raw["name"]),
+                heuristic=str(raw["heuristic"]),
+                device=dict(raw["device"]),
+                dataset=str(raw["dataset"]),
+                estimator=dict(raw.get("estimator") or {}),
+                with_device=bool(raw.get("with_device", False)),
+                confidence=float(raw.get("confidence", DEFAULT_CONFIDENCE)),
+                trained=str(raw.get("trained", "")),
+                sizes=[str(s) for s in raw.get("sizes") or []],
+                cv=dict(raw.get("cv") or {}),
+            )
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise InputError(f"cannot read model card: {exc}", source=path) from None
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InputError(f"malformed model card: {exc}", source=path) from None
+        if "/" in card.dataset or card.dataset.startswith("."):
+            raise InputError("dataset must be a file name beside the card", source=path)
+        card.path = path
+        return card
+
+    def write(self, directory: Path) -> Path:
+        directory.mkdir(parents=True, exist_ok=True)
+        path = directory / f"{self.name}{CARD_SUFFIX}"
+        path.write_text(json.dumps(self.to_dict(), indent=2, sort_keys=True) + "\n")
+        self.path = path
+        return path
+
+    def matches(self, device: DeviceLimits) -> bool:
+        """Trained on this kind of device: same vendor, name and type."""
+        d = self.device
+        return (
+            _norm(d.get("vendor", "")) == _norm(device.vendor)
+            and _norm(d.get("name", "")) == _norm(device.name)
+            and str(d.get("type", "")).upper() == device.type.upper()
+        )
+
+    def load(self) -> LoadedModel:
+        if self.path is None:
+            raise InputError(f"model {self.name} has no location")
+        data = Dataset.read_csv(self.path.parent / self.dataset).usable()
+        if len(data) == 0:
+            raise InputError("the model's dataset has no usable rows", source=self.path)
+        try:
+            est = TechniqueForest(**self.estimator)
+        except TypeError as exc:
+            raise InputError(f"bad estimator parameters: {exc}", source=self.path) from None
+        est.fit(data.X(self.with_device), data.y())
+        return LoadedModel(self, est)
+
+
+@dataclass
+class LoadedModel:
+    card: ModelCard
+    estimator: TechniqueForest
+
+    def rank(
+        self, traits: StencilTraits, device: DeviceTraits | None = None
+    ) -> list[tuple[str, float]]:
+        """Techniques by predicted probability of being best, most likely first."""
+        x = traits.vector()
+        if self.card.with_device:
+            if device is None:
+                raise InputError(f"model {self.card.name} needs device features")
+            x += device.vector()
+        proba = self.estimator.predict_proba(np.array([x]))[0]
+        pairs = [(str(c), float(p)) for c, p in zip(self.estimator.classes_, proba, strict=True)]
+        return sorted(pairs, key=lambda cp: -cp[1])
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"\s+", " ", str(text)).strip().lower()
+
+
+def installed_models() -> list[ModelCard]:
+    """Every model card found: the user's first, then the shipped ones."""
+    cards: list[ModelCard] = []
+    for directory in (user_model_dir(), shipped_model_dir()):
+        if not directory.is_dir():
+            continue
+        for path in sorted(directory.glob(f"*{CARD_SUFFIX}")):
+            cards.append(ModelCard.read(path))
+    return cards
+
+
+def find_model(device: DeviceLimits, heuristic: str) -> ModelCard | None:
+    """The first installed model for ``heuristic`` trained on this kind of device."""
+    for card in installed_models():
+        if card.heuristic == heuristic and card.matches(device):
+            return card
+    return None
+
+
+def device_card(device: DeviceLimits) -> dict[str, Any]:
+    """What a card records of the device it was trained on."""
+    return {
+        "vendor": device.vendor,
+        "name": device.name,
+        "type": device.type,
+        "platform": device.platform,
+        "driver_version": device.driver_version,
+        "identity": device.identity,
+        "compute_units": device.compute_units,
+        "local_mem_size": device.local_mem_size,
+        "max_work_group_size": device.max_work_group_size,
+    }

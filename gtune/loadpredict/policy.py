@@ -1,0 +1,83 @@
+"""Choosing the technique before the search: the predictor's side of the technique policy.
+
+Given a kernel and a device, say which data-loading techniques the heuristic should
+search: the predicted one when the model is confident, the two most likely otherwise,
+and every technique (the oracle) when no model fits the device or the kernel's
+description has no stencil features -- always with a note saying which and why.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gtune.device import DeviceLimits
+from gtune.kernel import TunableKernel
+from gtune.loadpredict.features import DeviceTraits, FeaturesUnavailable, traits_of
+from gtune.loadpredict.models import LoadedModel, ModelCard, find_model
+
+
+@dataclass(frozen=True)
+class TechniqueChoice:
+    techniques: list[str]  # to search, in order; all of the kernel's for the oracle
+    note: str
+    predicted: str | None = None  # the model's first choice, if a model answered
+    probability: float | None = None
+    model: str | None = None
+
+    @property
+    def oracle(self) -> bool:
+        return self.predicted is None
+
+
+_LOADED: dict[str, LoadedModel] = {}
+
+
+def _load(card: ModelCard) -> LoadedModel:
+    key = str(card.path)
+    if key not in _LOADED:
+        _LOADED[key] = card.load()
+    return _LOADED[key]
+
+
+def choose_techniques(
+    kernel: TunableKernel,
+    device: DeviceLimits,
+    heuristic: str,
+    *,
+    card: ModelCard | None = None,
+) -> TechniqueChoice:
+    """The techniques to search for ``kernel`` on ``device`` under ``heuristic``."""
+    names = list(kernel.techniques)
+    if len(names) <= 1:
+        return TechniqueChoice(names, "the kernel has one data-loading technique")
+    card = card if card is not None else find_model(device, heuristic)
+    if card is None:
+        return TechniqueChoice(
+            names,
+            f"no load-predictor model for {heuristic} on {device.name}: tried every "
+            "technique (oracle); `gtune train` builds one",
+        )
+    try:
+        traits = traits_of(kernel)
+    except FeaturesUnavailable as exc:
+        return TechniqueChoice(names, f"{exc.message}: tried every technique (oracle)")
+    model = _load(card)
+    ranked = [
+        (t, p) for t, p in model.rank(traits, DeviceTraits.of(device)) if t in kernel.techniques
+    ]
+    if not ranked:
+        return TechniqueChoice(
+            names,
+            f"model {card.name} knows none of this kernel's techniques: tried every one (oracle)",
+        )
+    best, prob = ranked[0]
+    if prob >= card.confidence or len(ranked) == 1:
+        chosen = [best]
+        how = f"predicted {best} (p={prob:.2f}, model {card.name})"
+    else:
+        chosen = [t for t, _ in ranked[:2]]
+        how = (
+            f"model {card.name} unsure (p={prob:.2f} < {card.confidence:.2f}): "
+            f"searched its two most likely, {' and '.join(chosen)}"
+        )
+    return TechniqueChoice(chosen, how, predicted=best, probability=prob, model=card.name)

@@ -1,0 +1,230 @@
+"""Collecting training data and fitting a model for one device and heuristic.
+
+For each kernel (and problem size) the heuristic runs once per data-loading technique;
+each technique's best time goes into a row, labelled with the technique that won. Every
+configuration lands in the result store first, so an interrupted collection (a time
+limit, Ctrl-C, a lost machine) resumes where it stopped: a second call re-reads what is
+stored and measures only what is new. Collection can be split into pieces by
+``max_seconds``; the dataset CSV grows with every finished kernel.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gtune.device import DeviceLimits
+from gtune.exceptions import InputError
+from gtune.heuristics import Budget
+from gtune.kernel import TunableKernel, load_kernel
+from gtune.loadpredict.dataset import Dataset, TrainingRow, row_from_runs
+from gtune.loadpredict.features import DeviceTraits, traits_of
+from gtune.loadpredict.model import TechniqueForest
+from gtune.loadpredict.models import ModelCard, device_card
+from gtune.loadpredict.validation import CrossValidation, leave_one_out
+from gtune.store import ResultStore
+from gtune.tuning import ALL, tune_kernel
+
+
+@dataclass(frozen=True)
+class TrainingKernel:
+    """One kernel at one problem size to label."""
+
+    name: str
+    path: Path
+    sizes: dict[str, int]
+
+
+@dataclass
+class TrainingRun:
+    """What :func:`collect` did."""
+
+    dataset: Dataset
+    done: list[str] = field(default_factory=list)  # labelled now (or found labelled)
+    left: list[str] = field(default_factory=list)  # not reached within the time limit
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (kernel, why)
+
+    @property
+    def complete(self) -> bool:
+        return not self.left
+
+
+Progress = Callable[[int, int, TrainingKernel, TrainingRow | None], None]
+
+
+def collect(
+    kernels: Sequence[TrainingKernel],
+    device: DeviceLimits,
+    *,
+    heuristic: str,
+    store: ResultStore,
+    dataset_path: Path,
+    budget: Budget | None = None,
+    max_seconds: float | None = None,
+    compile_workers: int | None = None,
+    progress: Progress | None = None,
+) -> TrainingRun:
+    """Label ``kernels`` on ``device``; append each row to ``dataset_path`` as it is made."""
+    dataset = Dataset.read_csv(dataset_path) if dataset_path.exists() else Dataset([])
+    have = {(r.kernel, r.device, r.heuristic) for r in dataset.rows}
+    run = TrainingRun(dataset)
+    started = time.monotonic()
+    dev_traits = DeviceTraits.of(device)
+    for i, item in enumerate(kernels):
+        if (item.name, device.identity, heuristic) in have:
+            run.done.append(item.name)
+            continue
+        if max_seconds is not None and time.monotonic() - started >= max_seconds:
+            run.left.extend(k.name for k in kernels[i:] if k.name not in run.done)
+            break
+        kernel = load_kernel(item.path, item.sizes)
+        try:
+            traits = traits_of(kernel)
+        except InputError as exc:
+            run.skipped.append((item.name, exc.message))
+            continue
+        if len(kernel.techniques) < 2:
+            run.skipped.append((item.name, "fewer than two data-loading techniques"))
+            continue
+        report = tune_kernel(
+            kernel,
+            device,
+            strategy=heuristic,
+            technique=ALL,
+            budget=budget,
+            store=store,
+            compile_workers=compile_workers,
+            measure_default=False,
+        )
+        runs = [r.to_dict() for r in report.runs]
+        row = row_from_runs(item.name, device.identity, heuristic, traits, runs, dev_traits)
+        if not any(math.isfinite(s) for s in row.times.values()):
+            run.skipped.append((item.name, "no technique produced a valid configuration"))
+        else:
+            run.dataset = run.dataset.merged([row])
+            run.dataset.write_csv(dataset_path)
+        run.done.append(item.name)
+        if progress is not None:
+            progress(i + 1, len(kernels), item, row)
+    return run
+
+
+def fit_model(
+    dataset: Dataset,
+    *,
+    name: str,
+    heuristic: str,
+    device: DeviceLimits,
+    out_dir: Path,
+    dataset_file: str,
+    estimator: TechniqueForest | None = None,
+    sizes: Sequence[str] = (),
+) -> tuple[ModelCard, CrossValidation | None]:
+    """Cross-validate (leave-one-out) and write the model card beside the dataset."""
+    rows = [
+        r for r in dataset.usable().rows if r.device == device.identity and r.heuristic == heuristic
+    ]
+    if not rows:
+        raise InputError(
+            f"no labelled kernels for {heuristic} on {device.name} in the dataset",
+            source=str(out_dir / dataset_file),
+        )
+    est = estimator if estimator is not None else TechniqueForest()
+    cv = leave_one_out(Dataset(rows), estimator=est) if len(rows) >= 2 else None
+    card = ModelCard(
+        name=name,
+        heuristic=heuristic,
+        device=device_card(device),
+        dataset=dataset_file,
+        estimator=est.get_params(),
+        trained=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        sizes=list(sizes),
+        cv=(
+            {
+                "kernels": len(rows),
+                "absolute_accuracy": cv.absolute,
+                "penalty_weighted_accuracy": cv.penalty_weighted,
+                "majority_technique": cv.majority,
+                "majority_share": cv.majority_share,
+            }
+            if cv is not None
+            else {"kernels": len(rows)}
+        ),
+    )
+    card.write(out_dir)
+    return card, cv
+
+
+def suite_kernels(
+    directory: Path,
+    sizes: Sequence[tuple[int, int, int]],
+    *,
+    names: Sequence[str] | None = None,
+    real: bool = True,
+    suite: str = "garvey104",
+) -> list[TrainingKernel]:
+    """Render the suite (and the real weighted-sum stencils) into ``directory``.
+
+    ``names`` filters by kernel name (shell-style patterns); each kernel appears once per
+    size, named ``kernel@NXxNYxNZ`` when several sizes are given. 2D-array stencils get
+    a square size with as many points as the 3D one.
+    """
+    import fnmatch
+
+    from gtune.stencils.generate import generate
+    from gtune.stencils.generate import suite as suite_shapes
+    from gtune.stencils.real import REAL
+    from gtune.stencils.render import sizes_for, write_stencil
+
+    directory.mkdir(parents=True, exist_ok=True)
+    paths: list[tuple[str, Path, int]] = []
+    for g in generate(suite_shapes(suite), directory):
+        paths.append((g.stencil.name, g.source, 3))
+    if real:
+        for make in REAL.values():
+            stencil = make()
+            cl, _ = write_stencil(stencil, directory, sizes_for(stencil.array_dims, (64, 64, 64)))
+            paths.append((stencil.name, cl, stencil.array_dims))
+    if names:
+        wanted = list(names)
+        unknown = [w for w in wanted if not any(fnmatch.fnmatch(n, w) for n, _, _ in paths)]
+        if unknown:
+            raise InputError(f"no kernel matches {', '.join(unknown)}", source="--kernels")
+        paths = [p for p in paths if any(fnmatch.fnmatch(p[0], w) for w in wanted)]
+    out: list[TrainingKernel] = []
+    for size in sizes:
+        tag = "x".join(map(str, size))
+        for name, path, dims in paths:
+            if dims == 3:
+                s = {"NX": size[0], "NY": size[1], "NZ": size[2]}
+            else:
+                side = 2 ** round(math.log2(math.sqrt(size[0] * size[1] * size[2])))
+                s = {"NX": side, "NY": side}
+            label = f"{name}@{tag}" if len(sizes) > 1 else name
+            out.append(TrainingKernel(label, path, s))
+    return out
+
+
+def kernels_from_paths(
+    paths: Sequence[str], sizes: Sequence[tuple[int, int, int]]
+) -> list[TrainingKernel]:
+    """User kernels (with descriptions), at their own size or each of ``sizes``."""
+    out: list[TrainingKernel] = []
+    for p in paths:
+        path = Path(p)
+        kernel: TunableKernel = load_kernel(path)
+        if not sizes:
+            out.append(TrainingKernel(path.stem, path, dict(kernel.sizes)))
+            continue
+        for size in sizes:
+            names = list(kernel.sizes)
+            s = dict(zip(names, size, strict=False))
+            tag = "x".join(map(str, size[: len(names)]))
+            out.append(
+                TrainingKernel(f"{path.stem}@{tag}" if len(sizes) > 1 else path.stem, path, s)
+            )
+    return out

@@ -1,0 +1,140 @@
+"""Leave-one-out cross-validation with the paper's two accuracies (seed 001 §8.2).
+
+*Absolute accuracy*: the fraction of kernels whose best technique is predicted.
+*Penalty-weighted accuracy*: the mean, over kernels, of the oracle's best time divided
+by the best time of the predicted technique -- the speedup of the heuristic using the
+model relative to the heuristic trying every technique (1.0 when every prediction is
+right or every mistake costs nothing).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from sklearn.base import clone
+
+from gtune.exceptions import InputError
+from gtune.loadpredict.dataset import Dataset, TrainingRow
+from gtune.loadpredict.model import TechniqueForest
+
+
+@dataclass(frozen=True)
+class Prediction:
+    kernel: str
+    label: str
+    predicted: str
+    penalties: dict[str, float]  # technique -> oracle best / that technique's best
+
+    @property
+    def penalty(self) -> float:
+        """The oracle's best time over the predicted technique's (<= 1; 0 if invalid)."""
+        return self.penalties.get(self.predicted, 0.0)
+
+
+@dataclass(frozen=True)
+class CrossValidation:
+    heuristic: str
+    device: str
+    techniques: list[str]
+    predictions: list[Prediction]
+    confusion: list[list[int]]  # rows: true technique, columns: predicted
+    importances: dict[str, float]
+    majority: str  # the technique that wins most kernels
+    majority_share: float
+
+    @property
+    def absolute(self) -> float:
+        return float(np.mean([p.label == p.predicted for p in self.predictions]))
+
+    @property
+    def penalty_weighted(self) -> float:
+        return float(np.mean([p.penalty for p in self.predictions]))
+
+    @property
+    def majority_penalty_weighted(self) -> float:
+        """What always answering the majority technique would score (a baseline)."""
+        return float(np.mean([p.penalties.get(self.majority, 0.0) for p in self.predictions]))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "heuristic": self.heuristic,
+            "device": self.device,
+            "kernels": len(self.predictions),
+            "techniques": self.techniques,
+            "absolute_accuracy": self.absolute,
+            "penalty_weighted_accuracy": self.penalty_weighted,
+            "majority_technique": self.majority,
+            "majority_share": self.majority_share,
+            "majority_penalty_weighted_accuracy": self.majority_penalty_weighted,
+            "confusion": {"labels": self.techniques, "matrix": self.confusion},
+            "importances": self.importances,
+            "predictions": [
+                {
+                    "kernel": p.kernel,
+                    "label": p.label,
+                    "predicted": p.predicted,
+                    "penalty": p.penalty,
+                    "penalties": p.penalties,
+                }
+                for p in self.predictions
+            ],
+        }
+
+
+def penalties(row: TrainingRow) -> dict[str, float]:
+    """Per technique: the oracle's best time over that technique's best (0 if none)."""
+    oracle = row.best_s
+    return {
+        t: (oracle / got if math.isfinite(got) and got > 0 else 0.0) for t, got in row.times.items()
+    }
+
+
+def leave_one_out(
+    data: Dataset,
+    *,
+    estimator: TechniqueForest | None = None,
+    with_device: bool = False,
+) -> CrossValidation:
+    """Train on all kernels but one, predict that one; for every kernel."""
+    data = data.usable()
+    if len(data) < 2:
+        raise InputError(f"cross-validation needs at least 2 kernels, the dataset has {len(data)}")
+    heuristics = {r.heuristic for r in data.rows}
+    devices = {r.device for r in data.rows}
+    est = estimator if estimator is not None else TechniqueForest()
+    X = data.X(with_device)
+    y = data.y()
+    techniques = data.techniques
+    preds: list[Prediction] = []
+    for i, row in enumerate(data.rows):
+        mask = np.arange(len(data)) != i
+        model = clone(est).fit(X[mask], y[mask])
+        guess = str(model.predict(X[i : i + 1])[0])
+        preds.append(Prediction(f"{row.kernel}@{row.device}", row.label, guess, penalties(row)))
+    index = {t: k for k, t in enumerate(techniques)}
+    confusion = [[0] * len(techniques) for _ in techniques]
+    for p in preds:
+        confusion[index[p.label]][index[p.predicted]] += 1
+    full = clone(est).fit(X, y)
+    importances = dict(
+        zip(
+            data.feature_names(with_device),
+            (float(v) for v in full.feature_importances_),
+            strict=True,
+        )
+    )
+    labels, counts = np.unique(y, return_counts=True)
+    majority = str(labels[int(np.argmax(counts))])
+    return CrossValidation(
+        heuristic=",".join(sorted(heuristics)),
+        device=",".join(sorted(devices)),
+        techniques=techniques,
+        predictions=preds,
+        confusion=confusion,
+        importances=dict(sorted(importances.items(), key=lambda kv: -kv[1])),
+        majority=majority,
+        majority_share=float(counts.max() / counts.sum()),
+    )

@@ -1,0 +1,189 @@
+"""Features from descriptions, model cards, device matching and the oracle fallback."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+
+from gtune.device import DeviceLimits
+from gtune.kernel import load_kernel
+from gtune.loadpredict import (
+    Dataset,
+    FeaturesUnavailable,
+    ModelCard,
+    StencilTraits,
+    TrainingRow,
+    choose_techniques,
+    device_card,
+    find_model,
+    installed_models,
+    traits_of,
+)
+from gtune.loadpredict.features import DeviceTraits
+from gtune.stencils.generate import garvey104, generate
+from tests.conftest import ROOT
+
+
+@pytest.fixture(scope="module")
+def suite_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    d = tmp_path_factory.mktemp("suite")
+    generate(garvey104(), d, size=(16, 16, 16))
+    return d
+
+
+def _device(name: str = "Test GPU", vendor: str = "Acme", kind: str = "GPU") -> DeviceLimits:
+    return DeviceLimits(
+        platform="Acme OpenCL",
+        name=name,
+        vendor=vendor,
+        type=kind,
+        driver_version="1.0",
+        opencl_version="OpenCL 3.0",
+        opencl_c_version="OpenCL C 1.2",
+        compute_units=8,
+        max_work_group_size=256,
+        max_work_item_sizes=(256, 256, 64),
+        local_mem_size=48 * 1024,
+        local_mem_type="LOCAL",
+        max_mem_alloc_size=1 << 30,
+        global_mem_size=1 << 32,
+        max_clock_mhz=1000,
+        image_support=True,
+        image2d_max=(16384, 16384),
+        image3d_max=(2048, 2048, 2048),
+        preferred_vector_width_float=1,
+        native_vector_width_float=1,
+    )
+
+
+def test_traits_of_every_suite_kernel_follow_its_shape(suite_dir: Path) -> None:
+    shapes = {s.name: s for s in garvey104()}
+    seen = 0
+    for yml in sorted(suite_dir.glob("*.yaml")):
+        kernel = load_kernel(yml)
+        t = traits_of(kernel)
+        shape = shapes[yml.stem]
+        assert (t.radius_x, t.radius_y, t.radius_z) == (
+            shape.extent.get("x", 0),
+            shape.extent.get("y", 0),
+            shape.extent.get("z", 0),
+        )
+        assert t.points == len(shape.offsets)
+        box = (2 * t.radius_x + 1) * (2 * t.radius_y + 1) * (2 * t.radius_z + 1)
+        assert t.density == pytest.approx(t.points / box, abs=1e-6)
+        assert 1 <= t.dims <= 3 and t.log2_nx == 4.0
+        assert len(t.vector()) == len(StencilTraits.vector_names())
+        seen += 1
+    assert seen == 104
+
+
+def test_real_stencils_have_traits() -> None:
+    heat = traits_of(load_kernel(ROOT / "stencils" / "heat3d.cl"))
+    assert (heat.points, heat.dims, heat.pattern) == (7, 3, "star")
+    jac = traits_of(load_kernel(ROOT / "stencils" / "jacobi2d.cl"))
+    assert jac.dims == 2 and jac.radius_z == 0
+
+
+def test_plain_kernel_has_no_traits_and_says_why() -> None:
+    from gtune.plain import plain_kernel
+
+    kernel = plain_kernel(
+        ROOT / "tests" / "data" / "plain_blur.cl", sizes=[64, 32], scalars={"scale": "0.1"}
+    )
+    with pytest.raises(FeaturesUnavailable) as err:
+        traits_of(kernel)
+    assert "features" in str(err.value)
+
+
+def _install_model(directory: Path, device: DeviceLimits, label: str) -> ModelCard:
+    """A model whose every kernel was won by ``label``."""
+    heat = traits_of(load_kernel(ROOT / "stencils" / "heat3d.cl"))
+    rows = [
+        TrainingRow(
+            f"k{i}",
+            device.identity,
+            "hybrid",
+            heat,
+            {
+                "global": 1.0 if label == "global" else 2.0,
+                "local": 1.0 if label == "local" else 2.0,
+            },
+            DeviceTraits.of(device),
+        )
+        for i in range(3)
+    ]
+    Dataset(rows).write_csv(directory / "m.csv")
+    card = ModelCard(name="m", heuristic="hybrid", device=device_card(device), dataset="m.csv")
+    card.write(directory)
+    return card
+
+
+def test_model_is_found_for_its_device_only(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("GTUNE_MODELS", str(tmp_path))
+    dev = _device()
+    _install_model(tmp_path, dev, "local")
+    assert [c.name for c in installed_models() if c.path and c.path.parent == tmp_path] == ["m"]
+    assert find_model(dev, "hybrid") is not None
+    assert find_model(dev, "dims") is None
+    assert find_model(_device(name="Other GPU"), "hybrid") is None
+
+
+def test_confident_model_narrows_the_search_to_one_technique(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("GTUNE_MODELS", str(tmp_path))
+    dev = _device()
+    _install_model(tmp_path, dev, "local")
+    kernel = load_kernel(ROOT / "stencils" / "heat3d.cl")
+    choice = choose_techniques(kernel, dev, "hybrid")
+    assert choice.techniques == ["local"] and choice.predicted == "local"
+    assert "predicted local" in choice.note and not choice.oracle
+
+
+def test_no_model_falls_back_to_the_oracle_and_says_so(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("GTUNE_MODELS", str(tmp_path))
+    kernel = load_kernel(ROOT / "stencils" / "heat3d.cl")
+    choice = choose_techniques(kernel, _device(name="Unseen GPU"), "hybrid")
+    assert choice.oracle and set(choice.techniques) == set(kernel.techniques)
+    assert "no load-predictor model" in choice.note
+
+
+def test_kernel_without_features_falls_back_to_the_oracle(tmp_path, monkeypatch) -> None:
+    from gtune.plain import plain_kernel
+
+    monkeypatch.setenv("GTUNE_MODELS", str(tmp_path))
+    dev = _device()
+    _install_model(tmp_path, dev, "local")
+    kernel = load_kernel(ROOT / "stencils" / "heat3d.cl")
+    stripped = dataclasses.replace(kernel, features={})
+    choice = choose_techniques(stripped, dev, "hybrid")
+    assert choice.oracle and "features" in choice.note
+    plain = plain_kernel(
+        ROOT / "tests" / "data" / "plain_blur.cl", sizes=[64, 32], scalars={"scale": "0.1"}
+    )
+    assert choose_techniques(plain, dev, "hybrid").predicted is None
+
+
+def test_malformed_card_is_one_clear_error(tmp_path) -> None:
+    from gtune.exceptions import InputError
+
+    bad = tmp_path / "x.model.json"
+    bad.write_text(json.dumps({"name": "x"}))
+    with pytest.raises(InputError) as err:
+        ModelCard.read(bad)
+    assert str(bad) in str(err.value)
+    bad.write_text(json.dumps({"name": "x", "heuristic": "h", "device": {}, "dataset": "../etc"}))
+    with pytest.raises(InputError):
+        ModelCard.read(bad)
+
+
+def test_shipped_models_load_and_describe_their_device() -> None:
+    from gtune.loadpredict.models import shipped_model_dir
+
+    for path in sorted(shipped_model_dir().glob("*.model.json")):
+        card = ModelCard.read(path)
+        model = card.load()
+        assert {"vendor", "name", "type"} <= set(card.device)
+        assert card.cv.get("kernels", 0) >= 2
+        assert len(model.estimator.classes_) >= 1

@@ -1,0 +1,142 @@
+"""The technique forest as a scikit-learn estimator, and the paper's accuracies."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.base import clone
+from sklearn.utils.estimator_checks import check_estimator
+
+from gtune.loadpredict import Dataset, StencilTraits, TechniqueForest, TrainingRow, leave_one_out
+from gtune.loadpredict.validation import penalties
+
+
+def test_passes_scikit_learn_estimator_checks() -> None:
+    results = check_estimator(TechniqueForest(n_estimators=10), on_fail=None)
+    failed = [
+        (r["check_name"], str(r["exception"])[:200]) for r in results if r["status"] == "failed"
+    ]
+    assert results and not failed
+
+
+def test_init_stores_parameters_only_and_fit_returns_self() -> None:
+    est = TechniqueForest(n_estimators=7, random_state=3)
+    assert est.get_params()["n_estimators"] == 7
+    assert not hasattr(est, "classes_")
+    X = np.array([[0.0], [1.0], [0.1], [0.9]])
+    y = np.array(["a", "b", "a", "b"])
+    assert est.fit(X, y) is est
+    assert list(est.classes_) == ["a", "b"]
+    assert clone(est).get_params() == est.get_params()
+
+
+def test_same_seed_same_predictions() -> None:
+    rng = np.random.default_rng(0)
+    X = rng.random((40, 5))
+    y = np.where(X[:, 0] + 0.3 * rng.random(40) > 0.6, "local", "global")
+    a = TechniqueForest(random_state=5).fit(X, y).predict_proba(X)
+    b = TechniqueForest(random_state=5).fit(X, y).predict_proba(X)
+    assert np.array_equal(a, b)
+
+
+def test_one_class_predicts_that_class() -> None:
+    X = np.array([[1.0, 2.0], [3.0, 4.0]])
+    est = TechniqueForest().fit(X, np.array(["global", "global"]))
+    assert list(est.predict(X)) == ["global", "global"]
+    assert est.predict_proba(X).shape == (2, 1)
+
+
+def _traits(radius: int, pattern: str = "star") -> StencilTraits:
+    return StencilTraits(
+        points=6 * radius + 1,
+        dims=3,
+        density=0.3,
+        unique_dim="none",
+        radius_x=radius,
+        radius_y=radius,
+        radius_z=radius,
+        pattern=pattern,
+        intensity=1.0,
+        itemsize=4,
+        log2_nx=8.0,
+        log2_ny=8.0,
+        log2_nz=8.0,
+    )
+
+
+def _row(name: str, radius: int, times: dict[str, float]) -> TrainingRow:
+    return TrainingRow(name, "dev-1", "hybrid", _traits(radius), times)
+
+
+def test_penalty_is_oracle_over_the_technique() -> None:
+    row = _row("k", 1, {"global": 2.0, "local": 1.0, "image": math.inf})
+    assert row.label == "local"
+    assert penalties(row) == {"global": 0.5, "local": 1.0, "image": 0.0}
+
+
+def test_leave_one_out_learns_a_rule_of_the_radius() -> None:
+    # small radii: global wins; large radii: local wins -- a rule the forest can learn.
+    rows = []
+    for i in range(24):
+        radius = 1 + i % 5
+        fast, slow = 1.0, 1.0 + radius
+        times = {"global": fast, "local": slow} if radius <= 2 else {"global": slow, "local": fast}
+        rows.append(_row(f"k{i}", radius, times))
+    cv = leave_one_out(Dataset(rows), estimator=TechniqueForest(n_estimators=50))
+    assert cv.absolute == 1.0
+    assert cv.penalty_weighted == 1.0
+    assert sum(map(sum, cv.confusion)) == len(rows)
+    assert max(cv.importances, key=lambda k: cv.importances[k]).startswith(("radius", "points"))
+    # the majority baseline is wrong on the minority and pays for it
+    assert cv.majority == "local" and cv.majority_penalty_weighted < 1.0
+
+
+def test_penalty_weighted_counts_what_a_mistake_costs() -> None:
+    # every kernel the same features, labels split: the model must miss some; a miss
+    # where the techniques are close costs little.
+    rows = [_row(f"a{i}", 2, {"global": 1.0, "local": 1.01}) for i in range(6)]
+    rows += [_row(f"b{i}", 2, {"global": 1.02, "local": 1.0}) for i in range(3)]
+    cv = leave_one_out(Dataset(rows), estimator=TechniqueForest(n_estimators=20))
+    assert cv.absolute < 1.0
+    assert 0.97 < cv.penalty_weighted <= 1.0
+
+
+def test_too_few_kernels_is_an_input_error() -> None:
+    from gtune.exceptions import InputError
+
+    with pytest.raises(InputError):
+        leave_one_out(Dataset([_row("only", 1, {"global": 1.0, "local": 2.0})]))
+
+
+finite = st.floats(min_value=1e-6, max_value=10.0, allow_nan=False)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 5), finite, finite), min_size=1, max_size=8))
+def test_csv_round_trip(
+    tmp_path_factory: pytest.TempPathFactory, specs: list[tuple[int, float, float]]
+) -> None:
+    rows = [_row(f"k{i}", r, {"global": g, "local": loc}) for i, (r, g, loc) in enumerate(specs)]
+    path = tmp_path_factory.mktemp("csv") / "d.csv"
+    Dataset(rows).write_csv(path)
+    back = Dataset.read_csv(path)
+    assert {r.kernel: (r.traits, dict(r.times)) for r in back.rows} == {
+        r.kernel: (r.traits, dict(r.times)) for r in rows
+    }
+
+
+def test_malformed_csv_names_file_and_line(tmp_path) -> None:
+    from gtune.exceptions import InputError
+
+    path = tmp_path / "d.csv"
+    Dataset([_row("k", 1, {"global": 1.0, "local": 2.0})]).write_csv(path)
+    text = path.read_text().splitlines()
+    text[1] = text[1].replace(",star,", ",star,").replace(",3,", ",three,", 1)
+    path.write_text("\n".join(text) + "\n")
+    with pytest.raises(InputError) as err:
+        Dataset.read_csv(path)
+    assert "line 2" in str(err.value) and str(path) in str(err.value)

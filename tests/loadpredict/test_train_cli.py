@@ -1,0 +1,68 @@
+"""``gtune train`` and ``gtune models`` end to end on the real default OpenCL device."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gtune.loadpredict import Dataset
+from tests.conftest import run_gtune
+
+pytestmark = [pytest.mark.opencl, pytest.mark.slow]
+
+
+def test_train_labels_kernels_resumes_and_installs(tmp_path: Path) -> None:
+    db, out, models = tmp_path / "t.db", tmp_path / "model", tmp_path / "models"
+    env = {"GTUNE_MODELS": str(models)}
+    args = [
+        "train",
+        "--suite",
+        "garvey104",
+        "--kernels",
+        "star_3d_xyz_r1,dense_1d_x_r1",
+        "--no-real",
+        "--sizes",
+        "16x16x16",
+        "--budget",
+        "6",
+        "--out",
+        str(out),
+        "--name",
+        "tiny",
+        "--compile-workers",
+        "1",
+        "--install",
+    ]
+    first = run_gtune(*args, db=db, env_extra=env)
+    assert first.returncode == 0, first.stderr
+    data = Dataset.read_csv(out / "tiny.csv")
+    assert sorted(r.kernel for r in data.rows) == ["dense_1d_x_r1", "star_3d_xyz_r1"]
+    for row in data.rows:
+        assert set(row.times) >= {"global", "local"}
+        assert row.label in row.times
+    cv = json.loads((out / "tiny.cv.json").read_text())
+    assert cv["kernels"] == 2 and 0.0 <= cv["penalty_weighted_accuracy"] <= 1.0
+    # a second run measures nothing new and gives the same dataset
+    again = run_gtune(*args, db=db, env_extra=env)
+    assert again.returncode == 0, again.stderr
+    assert Dataset.read_csv(out / "tiny.csv").rows == data.rows
+    listed = run_gtune("models", "--json", env_extra=env)
+    assert listed.returncode == 0, listed.stderr
+    assert "tiny" in [m["name"] for m in json.loads(listed.stdout)]
+
+
+def test_train_rejects_bad_flags_with_one_message(tmp_path: Path) -> None:
+    for bad in (["--sizes", "16x16"], ["--budget", "nans"], ["--kernels", "no_such_kernel"]):
+        proc = run_gtune(
+            "train",
+            "--suite",
+            "garvey104",
+            "--out",
+            str(tmp_path / "o"),
+            *bad,
+            db=tmp_path / "x.db",
+        )
+        assert proc.returncode == 2, (bad, proc.stderr)
+        assert "Traceback" not in proc.stderr and "gtune: error" in proc.stderr
