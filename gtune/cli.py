@@ -16,7 +16,18 @@ from collections.abc import Sequence
 
 from gtune.exceptions import GtuneError
 
-COMMANDS = ("devices", "measure", "results", "stencils", "space", "run", "compare")
+COMMANDS = (
+    "devices",
+    "measure",
+    "results",
+    "stencils",
+    "space",
+    "run",
+    "compare",
+    "campaign",
+    "export",
+    "import-kt",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -33,9 +44,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
         try:
-            module = importlib.import_module(f"gtune.commands.{name}")
+            module = importlib.import_module(f"gtune.commands.{name.replace('-', '_')}")
         except ModuleNotFoundError as exc:
-            if exc.name == f"gtune.commands.{name}":
+            if exc.name == f"gtune.commands.{name.replace('-', '_')}":
                 continue
             raise
         p = sub.add_parser(name, help=module.HELP, description=module.HELP)
