@@ -1,0 +1,31 @@
+"""Campaigns: many kernels × sizes × devices × strategies on Dask.distributed.
+
+:func:`load_campaign` reads a campaign file, :func:`expand` turns it into plain-data
+tasks, :func:`run_campaign` runs them on a local cluster (one worker per device) or an
+existing one, all writing to one shared store; :mod:`gtune.campaign.formats` exports
+results to the T4 schema and imports Kernel Tuner caches.
+"""
+
+from gtune.campaign.runner import (
+    CampaignObserver,
+    CampaignResult,
+    CancelToken,
+    local_cluster,
+    resource_name,
+    run_campaign,
+)
+from gtune.campaign.spec import CampaignSpec, CampaignTask, expand, load_campaign, parse_campaign
+
+__all__ = [
+    "CampaignObserver",
+    "CampaignResult",
+    "CampaignSpec",
+    "CampaignTask",
+    "CancelToken",
+    "expand",
+    "load_campaign",
+    "local_cluster",
+    "parse_campaign",
+    "resource_name",
+    "run_campaign",
+]

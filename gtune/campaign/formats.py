@@ -1,0 +1,170 @@
+"""Results in the community's formats.
+
+*Export* to the T4 tuning-results schema (schema_version 1.0.0), read by Kernel Tuner's
+and KTT's analysis tools: per configuration the configuration, the objectives, the
+times split into compilation, runs, framework, search and validation, and the
+invalidity class. gtune's times are written in seconds; each measurement names its
+unit.
+
+*Import* of Kernel Tuner cache files (cache schema 1.x, times in milliseconds) into a
+gtune store, keyed by a gtune kernel description whose parameters have the cache's
+names, so Kernel Tuner's measurements can sit beside gtune's in reports.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import math
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from gtune.exceptions import InputError
+from gtune.kernel import TunableKernel
+from gtune.measure.result import Result, Status
+from gtune.store import ResultStore, StoredRow
+
+T4_VERSION = "1.0.0"
+
+INVALIDITY = {
+    Status.OK: "correct",
+    Status.PRUNED: "constraints",
+    Status.BUILD_FAILED: "compile",
+    Status.LAUNCH_FAILED: "runtime",
+    Status.CRASHED: "runtime",
+    Status.TIMEOUT: "timeout",
+    Status.WRONG_RESULT: "correctness",
+}
+
+KT_INVALID = {
+    "InvalidConfig": Status.PRUNED,
+    "CompilationFailedConfig": Status.BUILD_FAILED,
+    "RuntimeFailedConfig": Status.LAUNCH_FAILED,
+}
+
+
+def _iso(ts: float) -> str:
+    return _dt.datetime.fromtimestamp(ts, _dt.UTC).isoformat(timespec="seconds")
+
+
+def t4_result(row: StoredRow) -> dict[str, Any]:
+    r = row.result
+    extra = dict(r.extra)
+    verify = float(extra.get("verify_s", 0.0) or 0.0)
+    worker = float(extra.get("worker_s", 0.0) or 0.0)
+    framework = max(0.0, worker - r.run_s - verify)
+    measurements: list[dict[str, Any]] = []
+    if r.ok:
+        measurements.append({"name": "time", "value": r.median_s, "unit": "s"})
+        measurements.append({"name": "times", "value": list(r.times_s), "unit": "s"})
+    return {
+        "timestamp": _iso(row.created),
+        "configuration": dict(r.config),
+        "objectives": ["time"],
+        "times": {
+            "compilation_time": r.compile_s,
+            "runtimes": list(r.times_s),
+            "framework": framework,
+            "search_algorithm": float(extra.get("search_s", 0.0) or 0.0),
+            "validation": verify,
+        },
+        "invalidity": INVALIDITY[r.status],
+        "correctness": 1 if r.ok else 0,
+        "measurements": measurements,
+    }
+
+
+def export_t4(rows: Iterable[StoredRow]) -> dict[str, Any]:
+    return {"schema_version": T4_VERSION, "results": [t4_result(r) for r in rows]}
+
+
+def _ms(value: Any, what: str, where: str) -> float:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise InputError(f"{what}: expected milliseconds, got {value!r}", source=where) from None
+    if not math.isfinite(v) or v < 0:
+        raise InputError(f"{what}: expected milliseconds, got {value!r}", source=where)
+    return v / 1000.0
+
+
+def read_kt_cache(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read: {exc}", source=path) from None
+    text = text.strip()
+    # Kernel Tuner leaves a cache of an unfinished run without its closing braces.
+    if text.endswith(","):
+        text = text[:-1] + "}}"
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not a Kernel Tuner cache file: {exc}", source=path) from None
+    if not isinstance(data, dict) or not isinstance(data.get("cache"), dict):
+        raise InputError("not a Kernel Tuner cache file (no cache: mapping)", source=path)
+    return data
+
+
+def kt_results(data: Mapping[str, Any], kernel: TunableKernel, source: str) -> list[Result]:
+    """Kernel Tuner cache entries as gtune results for ``kernel``'s parameters."""
+    keys = list(data.get("tune_params_keys") or [])
+    known = set(kernel.parameter_names)
+    unknown = [k for k in keys if k not in known]
+    if unknown:
+        raise InputError(
+            f"the cache tunes {', '.join(unknown)}, which {kernel.label} does not declare",
+            source=source,
+        )
+    defaults = kernel.default_config()
+    results: list[Result] = []
+    for entry_key, entry in data["cache"].items():
+        where = f"{source}: cache[{entry_key!r}]"
+        if not isinstance(entry, dict):
+            raise InputError("expected an object", source=where)
+        try:
+            config = {k: int(entry[k]) for k in keys}
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InputError(f"bad parameter value: {exc}", source=where) from None
+        for p in kernel.parameter_names:
+            if p not in config and defaults is not None:
+                config[p] = int(defaults[p])
+        time_value = entry.get("time")
+        compile_s = _ms(entry.get("compile_time", 0.0), "compile_time", where)
+        extra = {
+            "imported_from": "kernel_tuner",
+            "verify_s": _ms(entry.get("verification_time", 0.0), "verification_time", where),
+            "search_s": _ms(entry.get("strategy_time", 0.0), "strategy_time", where),
+            "framework_s": _ms(entry.get("framework_time", 0.0), "framework_time", where),
+        }
+        if isinstance(time_value, str):
+            status = KT_INVALID.get(time_value)
+            if status is None:
+                raise InputError(f"unknown time {time_value!r}", source=where)
+            results.append(Result(config, status, compile_s, message=time_value, extra=extra))
+            continue
+        raw_times = entry.get("times") or [time_value]
+        times = tuple(_ms(t, "times", where) for t in raw_times)
+        results.append(Result(config, Status.OK, compile_s, times, extra=extra))
+    return results
+
+
+def import_kt(
+    path: Path, kernel: TunableKernel, store: ResultStore, device: str
+) -> tuple[int, int]:
+    """Add a cache file's entries to ``store``; returns (added, already there)."""
+    data = read_kt_cache(path)
+    added = kept = 0
+    for r in kt_results(data, kernel, str(path)):
+        if store.add(
+            r,
+            device=device,
+            kernel_id=kernel.identity(),
+            kernel_name=kernel.name,
+            problem=dict(kernel.sizes),
+        ):
+            added += 1
+        else:
+            kept += 1
+    return added, kept

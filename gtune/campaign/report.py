@@ -1,0 +1,106 @@
+"""The campaign report: one row per task, as CSV, JSON, markdown and a PNG."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+COLUMNS = (
+    "label",
+    "size",
+    "device",
+    "strategy",
+    "best_s",
+    "gbs",
+    "technique",
+    "evaluations",
+    "measured",
+    "reused",
+    "compile_s",
+    "run_s",
+    "wall_s",
+    "host",
+)
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return "-"
+        return f"{value:.4g}"
+    return str(value)
+
+
+def rows(summaries: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    return sorted(
+        ({c: s.get(c) for c in COLUMNS} for s in summaries),
+        key=lambda r: (str(r["label"]), str(r["size"]), str(r["device"]), str(r["strategy"])),
+    )
+
+
+def write_report(summaries: Sequence[dict[str, Any]], out_dir: Path, title: str) -> list[Path]:
+    """CSV, JSON, markdown and PNG in ``out_dir``; returns the paths written."""
+    table = rows(summaries)
+    written: list[Path] = []
+    csv_path = out_dir / "campaign.csv"
+    with csv_path.open("w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(COLUMNS))
+        w.writeheader()
+        w.writerows(table)
+    written.append(csv_path)
+    json_path = out_dir / "campaign.json"
+    json_path.write_text(
+        json.dumps({"title": title, "tasks": list(summaries)}, indent=2, default=str)
+    )
+    written.append(json_path)
+    md = [f"# {title}", "", "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    md += ["| " + " | ".join(_fmt(r[c]) for c in COLUMNS) + " |" for r in table]
+    md_path = out_dir / "campaign.md"
+    md_path.write_text("\n".join(md) + "\n")
+    written.append(md_path)
+    png = out_dir / "campaign.png"
+    if _plot(table, png, title):
+        written.append(png)
+    return written
+
+
+def _plot(table: list[dict[str, Any]], path: Path, title: str) -> bool:
+    ok = [r for r in table if isinstance(r["best_s"], int | float) and r["best_s"]]
+    if not ok:
+        return False
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    kernels = sorted({f"{r['label']}@{r['size']}" for r in ok})
+    series = sorted({f"{r['device']} / {r['strategy']}" for r in ok})
+    width = 0.8 / max(1, len(series))
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.6 * len(kernels) * max(1, len(series)) / 2), 4.5))
+    for i, name in enumerate(series):
+        xs, ys = [], []
+        for k, kern in enumerate(kernels):
+            for r in ok:
+                if (
+                    f"{r['label']}@{r['size']}" == kern
+                    and f"{r['device']} / {r['strategy']}" == name
+                ):
+                    xs.append(k + i * width)
+                    ys.append(float(r["best_s"]) * 1e6)
+        ax.bar(xs, ys, width=width, label=name)
+    ax.set_xticks([k + 0.4 - width / 2 for k in range(len(kernels))])
+    ax.set_xticklabels(kernels, rotation=60, ha="right", fontsize=7)
+    ax.set_ylabel("best kernel time (µs, log)")
+    ax.set_yscale("log")
+    ax.set_title(title)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return True

@@ -1,0 +1,308 @@
+"""Running a campaign on Dask.distributed.
+
+Local by default: a cluster of one worker process per OpenCL device (each worker's
+evaluator starts its own compile helpers beside it), or an existing cluster through
+its scheduler address. Every worker advertises the devices it drives as Dask
+resources (``gtune-<device slug>``), so each task runs where its device is. Workers
+write every result to the campaign's shared store as it is measured; the client
+writes each finished task's summary to ``tasks.jsonl`` in the campaign's folder, so a
+rerun skips finished tasks and re-running an unfinished task only measures what the
+store lacks. A worker that dies mid-task is restarted by its nanny and the task retried
+(``retries``) on a worker with that device.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import re
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from gtune.campaign.spec import CampaignSpec, CampaignTask, expand
+from gtune.campaign.task import PROGRESS_TOPIC, execute_task
+from gtune.exceptions import EnvironmentProblem, GtuneError, InputError
+
+
+def resource_name(selector: str) -> str:
+    """The Dask resource a worker driving device ``selector`` advertises."""
+    slug = re.sub(r"[^a-z0-9]+", "-", (selector or "default").lower()).strip("-")
+    return f"gtune-{slug or 'default'}"
+
+
+class CampaignObserver(Protocol):
+    def started(self, total: int, skipped: int, devices: Sequence[str]) -> None: ...
+
+    def progress(self, task_key: str, device: str, configs: int, measured: int) -> None: ...
+
+    def finished(self, task: CampaignTask, summary: dict[str, Any] | None, error: str) -> None: ...
+
+
+class _Quiet:
+    def started(self, total: int, skipped: int, devices: Sequence[str]) -> None:
+        return None
+
+    def progress(self, task_key: str, device: str, configs: int, measured: int) -> None:
+        return None
+
+    def finished(self, task: CampaignTask, summary: dict[str, Any] | None, error: str) -> None:
+        return None
+
+
+@dataclass
+class CancelToken:
+    """Set from anywhere (a signal handler, another thread) to stop a campaign."""
+
+    _event: threading.Event = field(default_factory=threading.Event)
+
+    def cancel(self) -> None:
+        self._event.set()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._event.is_set()
+
+
+@dataclass
+class CampaignResult:
+    out_dir: Path
+    summaries: list[dict[str, Any]]
+    failed: list[tuple[CampaignTask, str]]
+    skipped: int
+    wall_s: float
+    cancelled: bool = False
+
+    @property
+    def complete(self) -> bool:
+        return not self.failed and not self.cancelled
+
+
+def _read_done(path: Path) -> dict[str, dict[str, Any]]:
+    done: dict[str, dict[str, Any]] = {}
+    if not path.exists():
+        return done
+    for i, line in enumerate(path.read_text().splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            done[str(row["key"])] = row
+        except (json.JSONDecodeError, KeyError, TypeError):
+            raise InputError(f"line {i} is not a task summary", source=path) from None
+    return done
+
+
+def _store_url(spec: CampaignSpec, out_dir: Path, override: str | None) -> str:
+    url = override or spec.store
+    if url is None:
+        return str((out_dir / "campaign.db").resolve())
+    if "://" not in url and not os.path.isabs(url):
+        return str((Path(spec.base_dir) / url).resolve())
+    return url
+
+
+def local_cluster(
+    devices: Sequence[str], workers_per_device: int = 1
+) -> Any:  # distributed.SpecCluster
+    """One worker process (one thread) per device, advertising that device."""
+    try:
+        from distributed import Nanny, Scheduler, SpecCluster
+    except ImportError:
+        raise EnvironmentProblem("campaigns need Dask: pip install 'dask[distributed]'") from None
+    workers: dict[str, dict[str, Any]] = {}
+    for d in dict.fromkeys(devices):
+        for k in range(workers_per_device):
+            name = f"{resource_name(d)}-{k}"
+            workers[name] = {
+                "cls": Nanny,
+                "options": {
+                    "nthreads": 1,
+                    "resources": {resource_name(d): 1},
+                    "name": name,
+                    "memory_limit": 0,
+                    "env": {"DASK_LOGGING__DISTRIBUTED": "error"},
+                },
+            }
+    return SpecCluster(
+        scheduler={"cls": Scheduler, "options": {"dashboard": False, "dashboard_address": None}},
+        workers=workers,
+        silence_logs=40,
+    )
+
+
+def run_campaign(
+    spec: CampaignSpec,
+    out_dir: Path,
+    *,
+    scheduler: str | None = None,
+    store: str | None = None,
+    workers_per_device: int = 1,
+    force: bool = False,
+    observer: CampaignObserver | None = None,
+    cancel: CancelToken | None = None,
+    cluster_hook: Callable[[Any], None] | None = None,
+) -> CampaignResult:
+    """Run every task of ``spec`` not yet finished; return the summaries of all."""
+    show: CampaignObserver = observer if observer is not None else _Quiet()
+    token = cancel if cancel is not None else CancelToken()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    tasks = expand(spec, out_dir / "kernels")
+    ledger = out_dir / "tasks.jsonl"
+    done = {} if force else _read_done(ledger)
+    todo = [t for t in tasks if t.key not in done]
+    store_url = _store_url(spec, out_dir, store)
+    started = time.monotonic()
+    show.started(len(tasks), len(tasks) - len(todo), list(dict.fromkeys(spec.devices)))
+    summaries = [done[t.key] for t in tasks if t.key in done]
+    failed: list[tuple[CampaignTask, str]] = []
+    if not todo:
+        return CampaignResult(out_dir, summaries, failed, len(tasks), time.monotonic() - started)
+    from distributed import Client, as_completed
+
+    cluster = None
+    try:
+        if scheduler:
+            client = Client(scheduler, timeout=30)
+        else:
+            cluster = local_cluster([t.device for t in todo], workers_per_device)
+            client = Client(cluster)
+    except OSError as exc:
+        raise EnvironmentProblem(
+            f"cannot reach the Dask scheduler: {exc}", hint="check --scheduler"
+        ) from None
+    try:
+        if cluster_hook is not None:
+            cluster_hook(client)
+        _check_resources(client, todo)
+
+        def on_event(event: tuple[float, dict[str, Any]]) -> None:
+            msg = event[1]
+            with contextlib.suppress(Exception):
+                show.progress(
+                    str(msg["task"]), str(msg["device"]), int(msg["configs"]), int(msg["measured"])
+                )
+
+        client.subscribe_topic(PROGRESS_TOPIC, on_event)
+        futures = {
+            client.submit(
+                execute_task,
+                t.to_dict(),
+                store_url,
+                key=f"gtune-{t.key}",
+                resources={resource_name(t.device): 1},
+                retries=spec.retries,
+                pure=False,
+            ): t
+            for t in todo
+        }
+        pending = as_completed(list(futures), with_results=False)
+        with ledger.open("a") as fh:
+            while True:
+                if token.cancelled:
+                    client.cancel(list(futures))
+                    break
+                try:
+                    fut = next(_next_within(pending, 0.5))
+                except StopIteration:
+                    break
+                except TimeoutError:
+                    continue
+                task = futures[fut]
+                try:
+                    summary = fut.result()
+                except GtuneError as exc:
+                    failed.append((task, exc.render()))
+                    show.finished(task, None, exc.render())
+                    continue
+                except Exception as exc:  # a task that died on every retry (KilledWorker, ...)
+                    text = f"{type(exc).__name__}: {exc}"
+                    failed.append((task, text))
+                    show.finished(task, None, text)
+                    continue
+                fh.write(json.dumps(summary, default=_json_default) + "\n")
+                fh.flush()
+                summaries.append(summary)
+                show.finished(task, summary, "")
+    finally:
+        with contextlib.suppress(Exception):
+            client.close(timeout=10)
+        if cluster is not None:
+            with contextlib.suppress(Exception):
+                cluster.close(timeout=10)
+    return CampaignResult(
+        out_dir,
+        summaries,
+        failed,
+        len(tasks) - len(todo),
+        time.monotonic() - started,
+        cancelled=token.cancelled,
+    )
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return str(value)
+
+
+class _next_within:
+    """The next completed future within ``timeout`` seconds (TimeoutError otherwise)."""
+
+    def __init__(self, pending: Any, timeout: float) -> None:
+        self.pending = pending
+        self.timeout = timeout
+
+    def __iter__(self) -> _next_within:
+        return self
+
+    def __next__(self) -> Any:
+        deadline = time.monotonic() + self.timeout
+        while True:
+            if self.pending.is_empty():
+                raise StopIteration
+            if self.pending.has_ready():
+                return next(self.pending)
+            if time.monotonic() >= deadline:
+                raise TimeoutError
+            time.sleep(0.05)
+
+
+def _check_resources(client: Any, tasks: Sequence[CampaignTask]) -> None:
+    """Every task's device must be advertised by at least one worker (or wait for one)."""
+    deadline = time.monotonic() + 60
+    needed = {resource_name(t.device) for t in tasks}
+    while True:
+        info = (
+            client.scheduler_info(n_workers=-1)
+            if _accepts_n_workers(client)
+            else client.scheduler_info()
+        )
+        have: set[str] = set()
+        for w in info.get("workers", {}).values():
+            have.update(w.get("resources", {}) or {})
+        missing = needed - have
+        if not missing:
+            return
+        if time.monotonic() > deadline:
+            raise EnvironmentProblem(
+                "no Dask worker advertises "
+                + ", ".join(sorted(missing))
+                + "; start workers with e.g. `dask worker ADDR --nthreads 1 --resources "
+                + f"{sorted(missing)[0]}=1` (see docs/campaigns.md)"
+            )
+        time.sleep(0.5)
+
+
+def _accepts_n_workers(client: Any) -> bool:
+    import inspect
+
+    try:
+        return "n_workers" in inspect.signature(client.scheduler_info).parameters
+    except (TypeError, ValueError):
+        return False

@@ -1,0 +1,151 @@
+"""What a campaign worker runs: one :class:`CampaignTask`, plain data in and out.
+
+The function imports everything it needs itself (OpenCL is only touched by the
+evaluator's own worker processes) and reports progress through Dask's event log when it
+runs inside a Dask worker, so the client can show configurations per device as they are
+measured. Its result is a plain dict: the summary the campaign report is built from.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from gtune.campaign.spec import CampaignTask
+from gtune.exceptions import InputError
+from gtune.heuristics import Budget
+from gtune.measure.result import Result
+
+PROGRESS_TOPIC = "gtune-progress"
+BASELINES = ("random", "expert", "exhaustive")
+
+
+def parse_budget(text: str | None) -> Budget | None:
+    if not text:
+        return None
+    try:
+        if text.endswith("s"):
+            seconds = float(text[:-1])
+            if not (seconds > 0 and math.isfinite(seconds)):
+                raise ValueError
+            return Budget(wall_seconds=seconds)
+        n = int(text)
+        if n <= 0:
+            raise ValueError
+        return Budget(evaluations=n)
+    except ValueError:
+        raise InputError(f"bad budget {text!r}; expected a count or seconds (90s)") from None
+
+
+def technique_for(strategy: str, technique: str) -> str:
+    """Baselines search the whole space unless a technique is named (as compare does)."""
+    if strategy in BASELINES and technique in ("auto", "all"):
+        return "whole"
+    return technique
+
+
+class _Events:
+    """Progress as Dask events, at most a few per second."""
+
+    def __init__(self, task: CampaignTask, device: str) -> None:
+        self.task = task
+        self.device = device
+        self.done = 0
+        self.measured = 0
+        self.best_s = math.inf
+        self.last = 0.0
+        try:
+            from distributed import get_worker
+
+            self.worker: Any = get_worker()
+        except (ImportError, ValueError):
+            self.worker = None
+
+    def emit(self, final: bool = False) -> None:
+        now = time.monotonic()
+        if self.worker is None or (not final and now - self.last < 0.5):
+            return
+        self.last = now
+        self.worker.log_event(
+            PROGRESS_TOPIC,
+            {
+                "task": self.task.key,
+                "device": self.device,
+                "configs": self.done,
+                "measured": self.measured,
+                "best_s": self.best_s if math.isfinite(self.best_s) else None,
+                "final": final,
+            },
+        )
+
+    # TuningProgress
+    def run_started(self, label: str, total: int | None) -> None:
+        self.emit()
+
+    def batch_started(self, step: str, size: int) -> None:
+        return None
+
+    def result(self, result: Result, fresh: bool, best_s: float) -> None:
+        self.done += 1
+        self.measured += int(fresh)
+        self.best_s = min(self.best_s, best_s)
+        self.emit()
+
+
+def execute_task(task_data: Mapping[str, Any], store_url: str | None) -> dict[str, Any]:
+    """Tune one task on this machine; every result goes to the shared store first."""
+    from gtune.campaign.stores import open_campaign_store
+    from gtune.kernel import load_kernel
+    from gtune.measure import select_device
+    from gtune.tuning import tune_kernel
+
+    task = CampaignTask.from_dict(task_data)
+    started = time.monotonic()
+    kernel = load_kernel(task.kernel, dict(task.sizes) or None)
+    device = select_device(task.device or None)
+    events = _Events(task, device.identity)
+    store = open_campaign_store(store_url)
+    try:
+        report = tune_kernel(
+            kernel,
+            device,
+            strategy=task.strategy,
+            technique=technique_for(task.strategy, task.technique),
+            budget=parse_budget(task.budget),
+            store=store,
+            timeout_s=task.timeout_s,
+            compile_workers=task.compile_workers,
+            progress=events,
+        )
+    finally:
+        store.close()
+    events.emit(final=True)
+    best = report.search_result
+    return {
+        "task": task.to_dict(),
+        "key": task.key,
+        "label": task.label,
+        "size": task.size_text,
+        "strategy": task.strategy,
+        "device": device.name,
+        "device_identity": device.identity,
+        "best_s": report.search_s if best is not None and math.isfinite(report.search_s) else None,
+        "best_config": dict(best.config) if best is not None else None,
+        "technique": report.technique_choice,
+        "evaluations": report.evaluations,
+        "measured": report.measured,
+        "reused": report.reused,
+        "compile_s": report.compile_s,
+        "run_s": report.run_s,
+        "wall_s": time.monotonic() - started,
+        "gbs": report.gbs(report.search_s) if best is not None else None,
+        "host": _host(),
+    }
+
+
+def _host() -> str:
+    import socket
+
+    return socket.gethostname()

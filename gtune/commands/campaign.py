@@ -1,0 +1,209 @@
+"""``gtune campaign``: many kernels × sizes × devices × strategies on Dask workers."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import signal
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from gtune.campaign import CampaignSpec, CampaignTask, CancelToken, load_campaign, run_campaign
+from gtune.campaign.report import write_report
+from gtune.campaign.spec import parse_campaign
+from gtune.exceptions import InputError
+
+HELP = "run a campaign (kernels x sizes x devices x strategies) on Dask workers, shared store"
+
+EXIT_INCOMPLETE = 3
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", nargs="?", help="campaign file (YAML; see docs/campaigns.md)")
+    p.add_argument("--kernels", metavar="K1,K2", help="kernel files (instead of a file)")
+    p.add_argument(
+        "--suite", metavar="NAME[:PAT,...]", help="a generated suite, e.g. garvey104:star_3d*"
+    )
+    p.add_argument("--sizes", metavar="S1,S2", help="problem sizes, e.g. 256x256x256,512x512x64")
+    p.add_argument(
+        "--devices", metavar="D1,D2", help="device selectors (P:D, identity or name part)"
+    )
+    p.add_argument("--strategies", metavar="S1,S2", help="strategies (default hybrid)")
+    p.add_argument("--technique", help="data-loading technique (default auto)")
+    p.add_argument("--budget", metavar="N|Ns", help="budget of every task")
+    p.add_argument("--out", metavar="DIR", help="campaign folder (default: campaign-NAME)")
+    p.add_argument("--store", metavar="URL", help="shared result store (default DIR/campaign.db)")
+    p.add_argument(
+        "--scheduler", metavar="ADDR", help="an existing Dask scheduler, tcp://HOST:PORT"
+    )
+    p.add_argument(
+        "--workers-per-device",
+        type=int,
+        default=1,
+        metavar="N",
+        help="local worker processes per device (default 1)",
+    )
+    p.add_argument("--force", action="store_true", help="run finished tasks again")
+
+
+def _list(text: str | None) -> list[str]:
+    return [t.strip() for t in (text or "").split(",") if t.strip()]
+
+
+def _spec(args: argparse.Namespace) -> CampaignSpec:
+    flags = {
+        "kernels": args.kernels,
+        "suite": args.suite,
+        "sizes": args.sizes,
+        "devices": args.devices,
+        "strategies": args.strategies,
+        "technique": args.technique,
+        "budget": args.budget,
+    }
+    if args.file:
+        spec = load_campaign(args.file)
+        overrides: dict[str, Any] = {}
+        if args.sizes:
+            overrides["sizes"] = tuple(_list(args.sizes))
+        if args.devices:
+            overrides["devices"] = tuple(_list(args.devices))
+        if args.strategies:
+            overrides["strategies"] = tuple(_list(args.strategies))
+        if args.technique:
+            overrides["technique"] = args.technique
+        if args.budget:
+            overrides["budget"] = args.budget
+        if args.kernels or args.suite:
+            raise InputError(
+                "give kernels in the campaign file or as flags, not both", source="--kernels"
+            )
+        if overrides:
+            from dataclasses import replace
+
+            spec = replace(spec, **overrides)
+        return spec
+    if not (args.kernels or args.suite):
+        raise InputError("give a campaign file, or --kernels / --suite", source="gtune campaign")
+    raw: dict[str, Any] = {"name": "campaign", "kernels": []}
+    raw["kernels"] += _list(args.kernels)
+    if args.suite:
+        name, _, pats = args.suite.partition(":")
+        raw["kernels"].append({"suite": name, "names": _list(pats)} if pats else {"suite": name})
+    for key in ("sizes", "devices", "strategies"):
+        if flags[key]:
+            raw[key] = _list(flags[key])
+    if args.technique:
+        raw["technique"] = args.technique
+    if args.budget:
+        raw["budget"] = args.budget
+    return parse_campaign(raw, source="command line", base_dir=Path.cwd())
+
+
+class _Display:
+    """Tasks and configurations per device, with an ETA from the finished tasks."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.total = 0
+        self.done = 0
+        self.started_at = time.monotonic()
+        self.configs: dict[str, dict[str, int]] = {}
+        self.last_line = 0.0
+
+    def started(self, total: int, skipped: int, devices: Sequence[str]) -> None:
+        self.total = total
+        self.done = skipped
+        self.started_at = time.monotonic()
+        self.console.print(
+            f"campaign: {total} tasks on {len(devices)} device(s); {skipped} already finished"
+        )
+
+    def progress(self, task_key: str, device: str, configs: int, measured: int) -> None:
+        self.configs.setdefault(device, {})[task_key] = configs
+        now = time.monotonic()
+        if now - self.last_line > 5.0:
+            self.last_line = now
+            per_dev = ", ".join(f"{d}: {sum(v.values())} configs" for d, v in self.configs.items())
+            self.console.print(f"  {self.done}/{self.total} tasks; {per_dev}; {self._eta()}")
+
+    def _eta(self) -> str:
+        elapsed = time.monotonic() - self.started_at
+        finished_now = max(0, self.done)
+        if finished_now == 0 or self.done >= self.total:
+            return "ETA -"
+        rate = elapsed / finished_now
+        return f"ETA {rate * (self.total - self.done):.0f} s"
+
+    def finished(self, task: CampaignTask, summary: dict[str, Any] | None, error: str) -> None:
+        self.done += 1
+        what = f"{task.label}@{task.size_text} {task.strategy} on {task.device or 'default'}"
+        if summary is None:
+            self.console.print(f"[{self.done}/{self.total}] {what}: FAILED: {error}")
+            return
+        best = summary.get("best_s")
+        best_txt = (
+            f"{best * 1e6:.1f} µs" if isinstance(best, float) and math.isfinite(best) else "-"
+        )
+        self.console.print(
+            f"[{self.done}/{self.total}] {what}: best {best_txt}, "
+            f"{summary.get('evaluations')} configs ({summary.get('measured')} measured)"
+        )
+
+
+def run(args: argparse.Namespace) -> int:
+    console = Console(stderr=True)
+    spec = _spec(args)
+    if args.workers_per_device < 1 or args.workers_per_device > 64:
+        raise InputError("must be between 1 and 64", source="--workers-per-device")
+    out = Path(args.out or f"campaign-{spec.name}")
+    if out.exists() and not out.is_dir():
+        raise InputError("exists and is not a directory", source=f"--out {out}")
+    token = CancelToken()
+    previous = signal.signal(signal.SIGINT, lambda *_: token.cancel())
+    try:
+        result = run_campaign(
+            spec,
+            out,
+            scheduler=args.scheduler,
+            store=args.store or args.db,
+            workers_per_device=args.workers_per_device,
+            force=args.force,
+            observer=_Display(console),
+            cancel=token,
+        )
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    paths = write_report(result.summaries, out, f"campaign {spec.name}")
+    table = Table(title=f"campaign {spec.name}")
+    for col in ("kernel", "size", "device", "strategy", "best", "configs", "measured"):
+        table.add_column(col)
+    for s in sorted(
+        result.summaries, key=lambda s: (s["label"], s["size"], s["device"], s["strategy"])
+    ):
+        best = s.get("best_s")
+        table.add_row(
+            str(s["label"]),
+            str(s["size"]),
+            str(s["device"]),
+            str(s["strategy"]),
+            f"{best * 1e6:.1f} µs" if isinstance(best, float) else "-",
+            str(s.get("evaluations")),
+            str(s.get("measured")),
+        )
+    Console().print(table)
+    console.print(f"report: {', '.join(str(p) for p in paths)}")
+    for task, why in result.failed:
+        console.print(f"failed: {task.label}@{task.size_text} {task.strategy}: {why}")
+    if result.cancelled:
+        console.print(
+            "interrupted: finished tasks and every measured result are kept; run again to resume"
+        )
+        return 2
+    if result.failed:
+        return EXIT_INCOMPLETE
+    return 0

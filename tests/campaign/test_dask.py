@@ -1,0 +1,99 @@
+"""Campaigns on a real Dask LocalCluster with worker processes, on the default device."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gtune.campaign import parse_campaign, run_campaign
+from tests.conftest import ROOT, run_gtune
+
+pytestmark = [pytest.mark.opencl, pytest.mark.slow]
+
+HEAT = str(ROOT / "stencils" / "heat3d.cl")
+
+
+def _spec(tmp_path: Path, budget: int = 10) -> Any:
+    return parse_campaign(
+        {
+            "name": "t",
+            "kernels": [HEAT, {"suite": "garvey104", "names": ["star_3d_xyz_r1", "dense_1d_x_r1"]}],
+            "sizes": ["16x16x16"],
+            "strategies": ["hybrid", "random"],
+            "technique": "global",
+            "budget": budget,
+            "compile_workers": 0,
+            "retries": 3,
+        },
+        source="t.yaml",
+        base_dir=tmp_path,
+    )
+
+
+def _rows(db: Path) -> list[tuple[str, str, str]]:
+    with sqlite3.connect(db) as con:
+        return list(con.execute("SELECT device, kernel_id, config FROM results"))
+
+
+def test_killed_worker_task_is_retried_nothing_lost_and_rerun_measures_nothing(
+    tmp_path: Path,
+) -> None:
+    spec = _spec(tmp_path)
+    out = tmp_path / "c"
+    killed: list[int] = []
+
+    def killer(client: Any) -> None:
+        def work() -> None:
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline and not killed:
+                busy = [w for w, tasks in client.processing().items() if tasks]
+                if busy:
+                    time.sleep(1.0)  # let it measure something first
+                    pids = client.run(os.getpid, workers=busy[:1])
+                    for pid in pids.values():
+                        os.kill(pid, signal.SIGKILL)
+                        killed.append(pid)
+                time.sleep(0.2)
+
+        threading.Thread(target=work, daemon=True).start()
+
+    result = run_campaign(spec, out, workers_per_device=2, cluster_hook=killer)
+    assert killed, "no worker was busy to be killed"
+    assert result.complete, result.failed
+    assert len(result.summaries) == 6
+    rows = _rows(out / "campaign.db")
+    assert len(rows) == len(set(rows))  # nothing stored twice
+    assert all(s["best_s"] for s in result.summaries)
+
+    # the same campaign again: every task already finished, nothing runs
+    again = run_campaign(spec, out, workers_per_device=2)
+    assert again.skipped == 6 and len(again.summaries) == 6
+    # forced: every task runs again, every configuration comes from the store
+    forced = run_campaign(spec, out, workers_per_device=1, force=True)
+    assert forced.complete
+    assert sum(s["measured"] for s in forced.summaries) == 0
+    assert _rows(out / "campaign.db") == rows
+
+
+def test_campaign_command_writes_report_and_resumes(tmp_path: Path) -> None:
+    camp = tmp_path / "c.yaml"
+    camp.write_text(
+        f"name: cli\nkernels: [{HEAT}]\nsizes: [16x16x16]\nstrategies: [hybrid]\n"
+        "technique: global\nbudget: 6\ncompile_workers: 0\n"
+    )
+    out = tmp_path / "out"
+    first = run_gtune("campaign", str(camp), "--out", str(out), timeout=300)
+    assert first.returncode == 0, first.stderr
+    for name in ("campaign.csv", "campaign.json", "campaign.md", "campaign.png", "tasks.jsonl"):
+        assert (out / name).exists()
+    second = run_gtune("campaign", str(camp), "--out", str(out), timeout=300)
+    assert second.returncode == 0 and "1 already finished" in second.stderr
+    bad = run_gtune("campaign", "--suite", "garvey104:nothing*", "--out", str(out))
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
