@@ -260,6 +260,24 @@ class StrategyRow:
         return asdict(self)
 
 
+def compare_cell(kernel: str, strategy: str, report: TuningReport) -> CompareCell:
+    """A strategy's row for a kernel: what its searches found and what they cost."""
+    result = report.search_result
+    return CompareCell(
+        kernel=kernel,
+        strategy=strategy,
+        best_s=report.search_s,
+        evaluations=report.evaluations,
+        compile_s=report.compile_s,
+        run_s=report.run_s,
+        measured=report.measured,
+        reused=report.reused,
+        wall_s=report.wall_s,
+        technique=report.technique_choice,
+        best_config=report.ordered(result.config) if result is not None else None,
+    )
+
+
 def best_times(cells: Sequence[CompareCell]) -> dict[str, float]:
     """Per kernel, the best time any strategy found."""
     out: dict[str, float] = {}

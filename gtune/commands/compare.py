@@ -28,6 +28,7 @@ from gtune.kernel import TunableKernel, load_kernel
 from gtune.report import (
     BASELINE,
     CompareCell,
+    compare_cell,
     compare_csv,
     compare_markdown,
     compare_table,
@@ -35,7 +36,7 @@ from gtune.report import (
     speedups_png,
     strategy_rows,
 )
-from gtune.tuning import ALL, AUTO, WHOLE, CancelToken, ResultMeasured, TuningEvent, TuningReport
+from gtune.tuning import ALL, AUTO, WHOLE, CancelToken, ResultMeasured, TuningEvent
 from gtune.tuning.strategy import GENERIC
 
 HELP = "compare strategies (heuristics, expert, random, oracle) over kernels: Table 3"
@@ -155,21 +156,7 @@ def sized(kernel: TunableKernel, size: str | None) -> TunableKernel:
     return kernel.with_sizes(sizes) if sizes else kernel
 
 
-def cell(kernel: str, strategy: str, report: TuningReport) -> CompareCell:
-    result = report.search_result
-    return CompareCell(
-        kernel=kernel,
-        strategy=strategy,
-        best_s=report.search_s,
-        evaluations=report.evaluations,
-        compile_s=report.compile_s,
-        run_s=report.run_s,
-        measured=report.measured,
-        reused=report.reused,
-        wall_s=report.wall_s,
-        technique=report.technique_choice,
-        best_config=report.ordered(result.config) if result is not None else None,
-    )
+cell = compare_cell  # the name older callers import
 
 
 class _TimedBar(BarProgress):
