@@ -4,7 +4,8 @@ Generates the paper's 104 synthetic kernels (``gtune stencils generate --suite
 garvey104``) into a temporary directory, picks ``--kernels`` of them spread over
 patterns, dimensionalities and radii (deterministically), and compares strategies on
 them through the library (a ``gtune.Campaign``, as ``gtune compare`` does) at 256³
-with the strategies hybrid, dims, opts, expert and random, the heuristics choosing the technique as the oracle does::
+with the strategies hybrid, dims, opts, expert and random, the heuristics choosing the
+technique as the oracle does::
 
     python benchmarks/compare/run_compare.py OUTDIR [--device 0:0] [--kernels 12] \
         [--kernel NAME ...] [--random-n 1000] [--max-minutes 8]
