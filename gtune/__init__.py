@@ -4,28 +4,50 @@ The flow: a :class:`~gtune.kernel.TunableKernel` and a device's
 :class:`~gtune.device.DeviceLimits` give a pruned :mod:`gtune.space`; heuristics in
 :mod:`gtune.heuristics` walk it group by group through an
 :class:`~gtune.measure.Evaluator`; every :class:`~gtune.measure.Result` lands in the
-:mod:`gtune.store`.
+:mod:`gtune.store`. :func:`tune` and :class:`Campaign` are the library's entry points.
 """
 
+from gtune.api import Campaign, CampaignResult, TuningTask, run_task, tune
 from gtune.device import DeviceLimits
 from gtune.exceptions import GtuneError, InputError
 from gtune.kernel import TunableKernel, load_kernel
 from gtune.measure import Evaluator, ReplayEvaluator, Result, Status, StoredEvaluator
 from gtune.store import SQLiteStore
+from gtune.tuning import (
+    CancelToken,
+    ConfirmPolicy,
+    FixedTechniquePolicy,
+    Observer,
+    OracleTechniquePolicy,
+    TechniquePolicy,
+    TuningReport,
+)
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "Campaign",
+    "CampaignResult",
+    "CancelToken",
+    "ConfirmPolicy",
     "DeviceLimits",
     "Evaluator",
+    "FixedTechniquePolicy",
     "GtuneError",
     "InputError",
+    "Observer",
+    "OracleTechniquePolicy",
     "ReplayEvaluator",
     "Result",
     "SQLiteStore",
     "Status",
     "StoredEvaluator",
+    "TechniquePolicy",
     "TunableKernel",
+    "TuningReport",
+    "TuningTask",
     "__version__",
     "load_kernel",
+    "run_task",
+    "tune",
 ]

@@ -55,6 +55,33 @@ def geomean(values: Iterable[float]) -> float | None:
 # gtune run
 
 
+def _speedup_text(report: TuningReport) -> str:
+    sp = report.speedup
+    if sp is None:
+        return "-"
+    c = report.confirmation
+    if c is None or c.best is None:
+        return f"{sp:.2f}x (not confirmed)"
+    if c.best_is_default:
+        return f"{sp:.2f}x: the default configuration was the fastest"
+    interval = c.speedup_interval
+    span = f" [{interval[0]:.2f}-{interval[1]:.2f}]" if interval else ""
+    if c.significant:
+        return f"{sp:.2f}x{span} ({c.confidence:.0%} confidence)"
+    return f"no significant speedup ({sp:.2f}x{span}, within the noise)"
+
+
+def _time_text(report: TuningReport) -> str:
+    t = report.time
+    text = (
+        f"{t.wall_s:.1f} s = compile {t.compile_s:.1f} + run {t.run_s:.1f} + verify "
+        f"{t.verify_s:.1f} + overhead {t.overhead_s:.1f}"
+    )
+    if t.compile_hidden_s > 0.05:
+        text += f" (and {t.compile_hidden_s:.1f} s of compiling hidden behind runs)"
+    return text
+
+
 def run_summary_rows(report: TuningReport) -> list[tuple[str, str]]:
     """(label, value) rows of the final summary, in display order."""
     rows: list[tuple[str, str]] = [
@@ -69,7 +96,12 @@ def run_summary_rows(report: TuningReport) -> list[tuple[str, str]]:
             choice += " (the default configuration won)"
         rows.append(("technique", f"{report.technique} → {choice}"))
     rows.append(("best configuration", config_text(report.best_config)))
-    rows.append(("best time", seconds_text(report.best_s)))
+    best = seconds_text(report.best_s)
+    c = report.confirmation
+    if c is not None and c.best is not None:
+        lo, hi = c.best.interval(c.confidence)
+        best += f"  [{seconds_text(lo)} - {seconds_text(hi)}], confirmed"
+    rows.append(("best time", best))
     gbs, gflops = report.gbs(), report.gflops()
     rows.append(("bandwidth", f"{gbs:.2f} GB/s" if gbs is not None else "-"))
     rows.append(("compute", f"{gflops:.2f} GFLOP/s" if gflops is not None else "-"))
@@ -78,19 +110,30 @@ def run_summary_rows(report: TuningReport) -> list[tuple[str, str]]:
     else:
         default = report.default_note or "-"
     rows.append(("default configuration", default))
-    sp = report.speedup
-    rows.append(("speedup over default", f"{sp:.2f}x" if sp is not None else "-"))
+    rows.append(("speedup over default", _speedup_text(report)))
+    if report.search_config is not None and report.search_config != report.best_config:
+        rows.append(
+            (
+                "search's best",
+                f"{seconds_text(report.search_s)}  ({config_text(report.search_config)}); "
+                "slower when re-measured",
+            )
+        )
     rows.append(
         (
             "configurations",
-            f"{report.evaluations} searched"
-            + (" (and the default)" if report.default_result is not None else "")
-            + f"; {report.measured} measured now, {report.reused} served by the result store",
+            f"{report.evaluations} searched; {report.measured} measured now, "
+            f"{report.reused} served by the result store"
+            + (
+                f"; {len(c.entries)} re-measured x {c.rounds_done} rounds"
+                if c is not None and c.rounds_done
+                else ""
+            ),
         )
     )
     rows.append(("compile time", f"{report.compile_s:.2f} s (sum over configurations)"))
     rows.append(("run time", f"{report.run_s:.4f} s (sum of timed runs)"))
-    rows.append(("wall time", f"{report.wall_s:.1f} s"))
+    rows.append(("wall time", _time_text(report)))
     return rows
 
 
@@ -124,6 +167,35 @@ def technique_table(report: TuningReport) -> Table:
             str(run.measured),
             f"{o.compile_s:.2f}" if o else "-",
             run.note or (o.stop_reason if o else ""),
+        )
+    return t
+
+
+def confirmation_table(report: TuningReport) -> Table:
+    """The confirmation round: each configuration's median and interval."""
+    c = report.confirmation
+    t = Table(
+        title=f"confirmation round ({c.rounds_done if c else 0} interleaved rounds)",
+        title_justify="left",
+    )
+    for col in ("configuration", "median", "interval", "runs", "in the search"):
+        t.add_column(col, justify="left" if col == "configuration" else "right")
+    if c is None:
+        return t
+    best = c.best
+    for e in sorted(c.entries, key=lambda e: e.median_s):
+        name = config_text(report.ordered(e.config))
+        if e.is_default:
+            name += " (default)"
+        if e is best:
+            name = f"[bold]{name}[/bold]"
+        lo, hi = e.interval(c.confidence)
+        t.add_row(
+            name,
+            seconds_text(e.median_s) if e.ok else e.status.value,
+            f"{seconds_text(lo)} - {seconds_text(hi)}" if e.ok else "-",
+            str(len(e.times_s)),
+            seconds_text(e.search_s),
         )
     return t
 
@@ -186,6 +258,24 @@ class StrategyRow:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def compare_cell(kernel: str, strategy: str, report: TuningReport) -> CompareCell:
+    """A strategy's row for a kernel: what its searches found and what they cost."""
+    result = report.search_result
+    return CompareCell(
+        kernel=kernel,
+        strategy=strategy,
+        best_s=report.search_s,
+        evaluations=report.evaluations,
+        compile_s=report.compile_s,
+        run_s=report.run_s,
+        measured=report.measured,
+        reused=report.reused,
+        wall_s=report.wall_s,
+        technique=report.technique_choice,
+        best_config=report.ordered(result.config) if result is not None else None,
+    )
 
 
 def best_times(cells: Sequence[CompareCell]) -> dict[str, float]:

@@ -95,8 +95,13 @@ def test_tune_resumes_from_the_store(tmp_path: Path, device: DeviceLimits):
             _heat(), device, technique="global", budget=Budget(evaluations=10), store=store
         )
     assert again.measured == 0 and again.reused == first.measured + first.reused
-    assert again.best_config == first.best_config
+    assert again.search_config == first.search_config
     assert again.search_s == first.search_s
+    # the answer comes from the confirmation round: the default measured like the others
+    assert first.confirmed and first.confirmation is not None
+    default = first.confirmation.default
+    assert default is not None and default.rounds == first.confirmation.rounds_done
+    assert first.default_s == default.median_s
 
 
 @pytest.mark.opencl

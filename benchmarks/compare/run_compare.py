@@ -2,9 +2,10 @@
 
 Generates the paper's 104 synthetic kernels (``gtune stencils generate --suite
 garvey104``) into a temporary directory, picks ``--kernels`` of them spread over
-patterns, dimensionalities and radii (deterministically), and runs ``gtune compare``
-on them at 256³ with the strategies hybrid, dims, opts, expert and random, the
-heuristics choosing the technique as the oracle does::
+patterns, dimensionalities and radii (deterministically), and compares strategies on
+them through the library (a ``gtune.Campaign``, as ``gtune compare`` does) at 256³
+with the strategies hybrid, dims, opts, expert and random, the heuristics choosing the
+technique as the oracle does::
 
     python benchmarks/compare/run_compare.py OUTDIR [--device 0:0] [--kernels 12] \
         [--kernel NAME ...] [--random-n 1000] [--max-minutes 8]
@@ -86,15 +87,44 @@ def main(argv: list[str] | None = None) -> int:
     # Honest compile times: no driver cache reused across runs (NVIDIA's is private to
     # each evaluator already).
     os.environ.setdefault("POCL_KERNEL_CACHE", "0")
-    from gtune.cli import main as gtune
+    return run(args)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Generate the suite, tune it through the library and write the tables."""
+    import threading
+
+    from gtune import Campaign, CancelToken, TuningTask
+    from gtune.commands.compare import ORACLE, technique_for
+    from gtune.exceptions import GtuneError
+    from gtune.measure import select_device
+    from gtune.report import (
+        compare_cell,
+        compare_csv,
+        compare_markdown,
+        per_kernel_csv,
+        speedups_png,
+        strategy_rows,
+    )
+    from gtune.stencils.generate import generate, parse_size, suite
 
     started = time.monotonic()
     out: Path = args.outdir
     out.mkdir(parents=True, exist_ok=True)
+    strategies = [s.strip() for s in args.strategies.split(",") if s.strip()]
+    token = CancelToken()
+    timer = threading.Timer(60 * args.max_minutes, token.cancel, args=("time limit",))
+    timer.daemon = True
+    cells = []
+    done: list[str] = []
+    status = 0
     with tempfile.TemporaryDirectory(prefix="garvey104-") as tmp:
-        status = gtune(["stencils", "generate", "--suite", "garvey104", "--size", args.size, tmp])
-        if status != 0:
-            return status
+        try:
+            generate(suite("garvey104"), Path(tmp), size=parse_size(args.size))
+            device = select_device(args.device)
+        except GtuneError as exc:
+            print(f"error: {exc.render()}", file=sys.stderr)
+            return 2
         names = sorted(p.stem for p in Path(tmp).glob("*.yaml"))
         unknown = sorted(set(args.kernel) - set(names))
         if unknown:
@@ -103,17 +133,47 @@ def main(argv: list[str] | None = None) -> int:
         chosen = list(args.kernel) or pick(names, args.kernels)
         print(f"kernels ({len(chosen)}): {', '.join(chosen)}", flush=True)
         generated_s = time.monotonic() - started
-        command = ["--db", str(out / "results.db"), "compare"]
-        command += [str(Path(tmp) / f"{n}.cl") for n in chosen]
-        command += ["--strategies", args.strategies, "--technique", "auto"]
-        command += ["--out", str(out / "table"), "--random-n", str(args.random_n)]
-        left = args.max_minutes - (time.monotonic() - started) / 60
-        command += ["--max-minutes", f"{max(left, 0.05):.3f}"]
-        if args.device:
-            command += ["--device", args.device]
-        if args.budget:
-            command += ["--budget", args.budget]
-        status = gtune(command)
+        timer.start()
+        with Campaign(store=out / "results.db") as campaign:
+            campaign.sessions.remember(device)
+            for name in chosen:
+                tasks = [
+                    TuningTask(
+                        kernel=str(Path(tmp) / f"{name}.cl"),
+                        device=device.selector,
+                        strategy="hybrid" if s == ORACLE else s,
+                        technique=technique_for(s, "auto"),
+                        budget=args.budget,
+                        options=(("n", args.random_n),) if s == "random" else (),
+                        confirm=False,
+                        label=f"{name} {s}",
+                    )
+                    for s in strategies
+                ]
+                result = campaign.run(tasks, cancel=token)
+                campaign.sessions.close()
+                if not result.complete:
+                    status = 3
+                    break
+                cells += [
+                    compare_cell(name, s, r)
+                    for s, (_, r) in zip(strategies, result.reports, strict=True)
+                ]
+                done.append(name)
+                print(f"done: {name} ({len(done)}/{len(chosen)})", flush=True)
+        timer.cancel()
+    table = out / "table"
+    table.mkdir(exist_ok=True)
+    rows = strategy_rows(cells, strategies)
+    notes = [f"device: {device.name}; kernels: {len(done)} of {len(chosen)}"]
+    (table / "table.md").write_text(compare_markdown(rows, notes))
+    (table / "table.csv").write_text(compare_csv(rows))
+    (table / "per_kernel.csv").write_text(per_kernel_csv(cells))
+    if cells:
+        speedups_png(cells, strategies, table / "speedups.png", title=device.name)
+    (table / "compare.json").write_text(
+        json.dumps({"rows": [r.to_dict() for r in rows], "cells": [c.to_dict() for c in cells]})
+    )
     record = {
         "when": datetime.now(UTC).isoformat(timespec="seconds"),
         "host": platform.node(),

@@ -17,16 +17,18 @@ from typing import Any
 
 from rich.console import Console
 
+from gtune.api import Campaign, TuningTask
 from gtune.commands._common import open_store, parse_size
-from gtune.commands.run import BarProgress
+from gtune.commands.run import BarProgress, ctrl_c_cancels, parse_options
 from gtune.device import DeviceLimits
 from gtune.exceptions import InputError
-from gtune.heuristics import Budget, available_strategies
+from gtune.heuristics import Budget, available_strategies, get_strategy
+from gtune.heuristics.strategies.generic import GenericStrategy
 from gtune.kernel import TunableKernel, load_kernel
-from gtune.measure.result import Result
 from gtune.report import (
     BASELINE,
     CompareCell,
+    compare_cell,
     compare_csv,
     compare_markdown,
     compare_table,
@@ -34,15 +36,8 @@ from gtune.report import (
     speedups_png,
     strategy_rows,
 )
-from gtune.tuning import (
-    ALL,
-    AUTO,
-    WHOLE,
-    TuningInterrupted,
-    TuningReport,
-    TuningSession,
-    tune_kernel,
-)
+from gtune.tuning import ALL, AUTO, WHOLE, CancelToken, ResultMeasured, TuningEvent
+from gtune.tuning.strategy import GENERIC
 
 HELP = "compare strategies (heuristics, expert, random, oracle) over kernels: Table 3"
 
@@ -99,6 +94,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         f"(exit status {EXIT_INCOMPLETE}; run again to continue)",
     )
     p.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="[STRATEGY:]KEY=VALUE",
+        help="a strategy option (repeatable): random:n=200 for one strategy, or seed=3 for "
+        "every strategy that has that option",
+    )
+    p.add_argument(
         "--compile-workers",
         type=int,
         metavar="N",
@@ -108,7 +111,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def parse_strategies(text: str) -> list[str]:
     names = [s.strip() for s in text.split(",") if s.strip()]
-    known = set(available_strategies()) | {ORACLE}
+    known = set(available_strategies()) | {ORACLE, GENERIC}
     for s in names:
         if s not in known:
             raise InputError(
@@ -153,36 +156,59 @@ def sized(kernel: TunableKernel, size: str | None) -> TunableKernel:
     return kernel.with_sizes(sizes) if sizes else kernel
 
 
-def cell(kernel: str, strategy: str, report: TuningReport) -> CompareCell:
-    result = report.search_result
-    return CompareCell(
-        kernel=kernel,
-        strategy=strategy,
-        best_s=report.search_s,
-        evaluations=report.evaluations,
-        compile_s=report.compile_s,
-        run_s=report.run_s,
-        measured=report.measured,
-        reused=report.reused,
-        wall_s=report.wall_s,
-        technique=report.technique_choice,
-        best_config=report.ordered(result.config) if result is not None else None,
-    )
-
-
-class _Deadline(KeyboardInterrupt):
-    """Raised from the progress display when --max-minutes is up (results are stored)."""
+cell = compare_cell  # the name older callers import
 
 
 class _TimedBar(BarProgress):
-    def __init__(self, console: Console, deadline: float | None) -> None:
+    """The progress bar; past the deadline it asks the run to stop (results are kept)."""
+
+    def __init__(self, console: Console, deadline: float | None, token: CancelToken) -> None:
         super().__init__(console)
         self.deadline = deadline
+        self.token = token
 
-    def result(self, result: Result, fresh: bool, best_s: float) -> None:
-        super().result(result, fresh, best_s)
-        if self.deadline is not None and time.monotonic() > self.deadline:
-            raise _Deadline()
+    def on_event(self, event: TuningEvent) -> None:
+        super().on_event(event)
+        if (
+            isinstance(event, ResultMeasured)
+            and self.deadline is not None
+            and time.monotonic() > self.deadline
+        ):
+            self.token.cancel("time limit")
+
+
+def strategy_options(
+    texts: Sequence[str], strategies: Sequence[str], random_n: int, unpruned: bool
+) -> dict[str, dict[str, Any]]:
+    """Options per strategy: ``--random-n``/``--random-unpruned`` and every ``--option``."""
+    options: dict[str, dict[str, Any]] = {s: {} for s in strategies}
+    if "random" in options:
+        options["random"].update({"n": random_n, "unpruned": unpruned})
+    for item in texts:
+        target, colon, rest = item.partition(":")
+        if colon and "=" not in target:
+            if target not in options:
+                raise InputError(
+                    f"--option names strategy {target!r}, which is not in --strategies",
+                    source="--option",
+                )
+            options[target].update(parse_options([rest]))
+            continue
+        ((key, value),) = parse_options([item]).items()
+        takers = [s for s in strategies if key in _plugin(s).options]
+        if not takers:
+            raise InputError(
+                f"no strategy in --strategies has an option {key!r}", source="--option"
+            )
+        for s in takers:
+            options[s][key] = value
+    return options
+
+
+def _plugin(strategy: str) -> Any:
+    if strategy == GENERIC:
+        return GenericStrategy()
+    return get_strategy("hybrid" if strategy == ORACLE else strategy)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -193,7 +219,9 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"must be at least 1, got {args.random_n}", source="--random-n")
     if args.runs < 1:
         raise InputError(f"must be at least 1, got {args.runs}", source="--runs")
-    budget = Budget.parse(args.budget) if args.budget else None
+    if args.budget:
+        Budget.parse(args.budget)
+    options = strategy_options(args.option, strategies, args.random_n, bool(args.random_unpruned))
     kernels = []
     for path in args.kernels:
         kernels.append(sized(load_kernel(path), args.size))
@@ -205,32 +233,53 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise InputError(f"cannot create: {exc.strerror}", source=out) from None
     deadline = time.monotonic() + 60 * args.max_minutes if args.max_minutes else None
-    options: dict[str, dict[str, Any]] = {
-        "random": {"n": args.random_n, "unpruned": bool(args.random_unpruned)}
-    }
     err, console = Console(stderr=True), Console()
     store = open_store(args)
+    token = CancelToken()
     cells: list[CompareCell] = []
     reports: dict[str, dict[str, Any]] = {}
     done: list[str] = []
     stopped = ""
     started = time.monotonic()
+    campaign = Campaign(
+        store=store,
+        runs=args.runs,
+        timeout_s=args.timeout,
+        compile_workers=args.compile_workers,
+    )
+    campaign.sessions.remember(device)
     try:
-        with _TimedBar(err, deadline) as bar:
-            for kernel, name in zip(kernels, names, strict=True):
+        with _TimedBar(err, deadline, token) as bar, ctrl_c_cancels(token):
+            for kernel, path, name in zip(kernels, args.kernels, names, strict=True):
                 if deadline is not None and time.monotonic() > deadline:
                     stopped = "time limit"
                     break
-                mine, stopped = _one_kernel(
-                    kernel, name, device, store, strategies, args, budget, options, bar
-                )
-                if stopped:
+                tasks = [
+                    TuningTask(
+                        kernel=path,
+                        sizes=tuple(kernel.sizes.items()),
+                        device=device.selector,
+                        strategy="hybrid" if s == ORACLE else s,
+                        technique=technique_for(s, args.technique),
+                        budget=args.budget,
+                        options=tuple(options[s].items()),
+                        confirm=False,
+                        label=f"{name} {s}",
+                    )
+                    for s in strategies
+                ]
+                result = campaign.run(tasks, observer=bar, cancel=token)
+                campaign.sessions.close()  # this kernel's workers are no longer needed
+                if not result.complete:
+                    stopped = "time limit" if token.reason == "time limit" else "interrupted"
                     break
+                mine = {s: r for s, (_, r) in zip(strategies, result.reports, strict=True)}
                 reports[name] = {s: r.to_dict() for s, r in mine.items()}
                 cells += [cell(name, s, mine[s]) for s in strategies]
                 done.append(name)
                 _write(out, args, device, strategies, names, done, cells, reports, started, False)
     finally:
+        campaign.close()
         store.close()
     complete = len(done) == len(kernels)
     rows = _write(out, args, device, strategies, names, done, cells, reports, started, complete)
@@ -247,64 +296,6 @@ def run(args: argparse.Namespace) -> int:
         )
         return 130 if stopped == "interrupted" else EXIT_INCOMPLETE
     return 0
-
-
-def _one_kernel(
-    kernel: TunableKernel,
-    name: str,
-    device: DeviceLimits,
-    store: Any,
-    strategies: Sequence[str],
-    args: argparse.Namespace,
-    budget: Budget | None,
-    options: dict[str, dict[str, Any]],
-    bar: _TimedBar,
-) -> tuple[dict[str, TuningReport], str]:
-    """Every strategy on one kernel, sharing one session; ("", reports) when complete."""
-    mine: dict[str, TuningReport] = {}
-    with TuningSession(
-        kernel,
-        device,
-        store=store,
-        runs=args.runs,
-        timeout_s=args.timeout,
-        compile_workers=args.compile_workers,
-    ) as session:
-        for s in strategies:
-            try:
-                mine[s] = tune_kernel(
-                    kernel,
-                    device,
-                    strategy="hybrid" if s == ORACLE else s,
-                    technique=technique_for(s, args.technique),
-                    budget=budget,
-                    options=options.get(s),
-                    session=session,
-                    progress=_Prefixed(bar, f"{name} {s}"),
-                    measure_default=False,
-                )
-            except TuningInterrupted as stop:
-                if isinstance(stop.__context__, _Deadline):
-                    return mine, "time limit"
-                return mine, "interrupted"
-    return mine, ""
-
-
-class _Prefixed:
-    """Shows the kernel and strategy in front of each search's label."""
-
-    def __init__(self, bar: _TimedBar, prefix: str) -> None:
-        self.bar = bar
-        self.prefix = prefix
-
-    def run_started(self, label: str, total: int | None) -> None:
-        self.bar.run_started(f"{self.prefix}: {label}", total)
-
-    def batch_started(self, step: str, size: int) -> None:
-        self.bar.batch_started(step, size)
-
-    def result(self, result: Result, fresh: bool, best_s: float) -> None:
-        self.bar.result(result, fresh, best_s)
 
 
 def _write(

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
+import signal
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from types import FrameType
 from typing import Any, Self
 
 from rich.console import Console
@@ -21,13 +25,24 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from gtune.api import tune
 from gtune.commands._common import REMEASURE_HELP, open_store, parse_remeasure, parse_size
 from gtune.exceptions import InputError
 from gtune.heuristics import Budget, shipped_specs
 from gtune.kernel import TunableKernel, load_kernel
-from gtune.measure.result import Result
-from gtune.report import run_summary_table, seconds_text, technique_table
-from gtune.tuning import AUTO, TuningInterrupted, TuningReport, tune_kernel
+from gtune.report import confirmation_table, run_summary_table, seconds_text, technique_table
+from gtune.tuning import (
+    AUTO,
+    BatchStarted,
+    CancelToken,
+    ConfirmStarted,
+    ResultMeasured,
+    SearchStarted,
+    TaskStarted,
+    TuningEvent,
+    TuningInterrupted,
+    TuningReport,
+)
 
 HELP = "tune a kernel with a heuristic spec (every result goes to the store; resumable)"
 
@@ -68,6 +83,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--timeout", type=float, default=60.0, help="seconds before a configuration is abandoned"
     )
     p.add_argument("--remeasure", metavar="STATUS,...", help=REMEASURE_HELP)
+    p.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a strategy option, e.g. --option repeat=1 (repeatable; lists: a;b;c)",
+    )
+    p.add_argument(
+        "--no-confirm",
+        action="store_true",
+        help="skip the confirmation round (report the searches' best; the default is not measured)",
+    )
     p.add_argument("--json", metavar="FILE", help="write the full report (with the trace) here")
     plain = p.add_argument_group("plain kernels (a .cl with no description beside it)")
     plain.add_argument(
@@ -179,10 +206,42 @@ def strategy_and_spec(args: argparse.Namespace) -> tuple[str, str | None]:
     return args.strategy or "hybrid", None
 
 
+def parse_options(items: list[str], flag: str = "--option") -> dict[str, str]:
+    """``KEY=VALUE`` texts (converted to the strategy's types by the library)."""
+    out: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise InputError(f"bad {flag} {item!r}; expected KEY=VALUE", source=flag)
+        out[key.strip()] = value.strip()
+    return out
+
+
+@contextlib.contextmanager
+def ctrl_c_cancels(token: CancelToken) -> Iterator[None]:
+    """Ctrl-C asks the run to stop after the configuration being measured; a second
+    Ctrl-C stops at once (every result measured is in the store either way)."""
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        if token.cancelled:
+            raise KeyboardInterrupt
+        token.cancel("interrupted")
+
+    try:
+        previous = signal.signal(signal.SIGINT, handler)
+    except ValueError:  # not the main thread: leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 class BarProgress:
     """A rich progress bar on stderr: the step, configurations done, ETA, best so far."""
 
-    def __init__(self, console: Console) -> None:
+    def __init__(self, console: Console, prefix: str = "") -> None:
         self.progress = Progress(
             TextColumn("{task.description}"),
             BarColumn(),
@@ -195,6 +254,7 @@ class BarProgress:
         )
         self.task: TaskID | None = None
         self.label = ""
+        self.prefix = prefix
         self.whole_run = False
         self.fresh = 0
         self.reused = 0
@@ -206,10 +266,23 @@ class BarProgress:
     def __exit__(self, *exc: Any) -> None:
         self.progress.__exit__(*exc)
 
+    def on_event(self, event: TuningEvent) -> None:
+        if isinstance(event, TaskStarted):
+            self.prefix = event.label
+        elif isinstance(event, SearchStarted):
+            self.run_started(event.label, event.total)
+        elif isinstance(event, BatchStarted):
+            self.batch_started(event.step, event.size)
+        elif isinstance(event, ResultMeasured):
+            self.result(event.fresh, event.best_s)
+        elif isinstance(event, ConfirmStarted):
+            self.run_started("confirmation round", event.configs * event.rounds)
+            self.batch_started(f"{event.configs} configurations x {event.rounds} rounds", 0)
+
     def run_started(self, label: str, total: int | None) -> None:
         if self.task is not None:
             self.progress.stop_task(self.task)
-        self.label = escape(label)
+        self.label = escape(f"{self.prefix}: {label}" if self.prefix else label)
         self.whole_run = total is not None
         self.task = self.progress.add_task(self.label, total=total, best="")
 
@@ -222,7 +295,7 @@ class BarProgress:
         else:  # no total known in advance: the bar (and its ETA) covers the step
             self.progress.reset(self.task, total=size, description=desc)
 
-    def result(self, result: Result, fresh: bool, best_s: float) -> None:
+    def result(self, fresh: bool, best_s: float) -> None:
         if fresh:
             self.fresh += 1
         else:
@@ -243,28 +316,34 @@ def run(args: argparse.Namespace) -> int:
     remeasure = parse_remeasure(args.remeasure)
     if args.runs < 1:
         raise InputError(f"must be at least 1, got {args.runs}", source="--runs")
+    options = parse_options(args.option)
     device = select_device(args.device)
     store = open_store(args)
     err = Console(stderr=True)
+    token = CancelToken()
     interrupted = False
     try:
-        with BarProgress(err) as bar:
+        with BarProgress(err) as bar, ctrl_c_cancels(token):
             try:
-                report = tune_kernel(
+                report = tune(
                     kernel,
-                    device,
+                    device=device,
                     strategy=strategy,
-                    spec_path=spec,
+                    spec=spec,
                     technique=args.technique,
                     budget=budget,
                     store=store,
+                    observer=bar,
+                    cancel=token,
+                    strategy_options=options,
                     runs=args.runs,
                     timeout_s=args.timeout,
-                    progress=bar,
                     remeasure=remeasure,
+                    **({"confirm": None} if args.no_confirm else {}),
                 )
             except TuningInterrupted as stop:
-                report, interrupted = stop.report, True
+                report = stop.report
+            interrupted = report.interrupted
     finally:
         store.close()
     show(report, Console())
@@ -280,6 +359,8 @@ def show(report: TuningReport, console: Console) -> None:
     console.print(run_summary_table(report))
     if len(report.runs) > 1:
         console.print(technique_table(report))
+    if report.confirmation is not None and report.confirmation.entries:
+        console.print(confirmation_table(report))
     for note in report.notes:
         console.print(f"note: {note}", highlight=False)
 

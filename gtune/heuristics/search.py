@@ -225,12 +225,19 @@ def drive(
     budget: Budget | None = None,
     space: Space | None = None,
     on_result: ProgressHook | None = None,
+    stop: Callable[[], str] | None = None,
+    room: Callable[[], int | None] | None = None,
+    on_batch: Callable[[Batch, int], None] | None = None,
 ) -> TuningOutcome:
     """Run ``searcher`` to completion (or until the budget is spent).
 
     Each distinct configuration is measured at most once per search; a repeat is
     served from the history and costs nothing. Configurations the driver refuses at
     run time are fed back to ``space`` so later steps do not propose them again.
+    ``stop()`` (checked before each batch and after each configuration) returns why the
+    search must stop now, or ""; ``room()`` says how many more configurations fit in
+    the time left (None: no limit), and batches are cut to it. ``on_batch`` is told
+    each batch and how many of its configurations go to the evaluator.
     """
     spent = _Spent(budget or Budget())
     started = time.monotonic()
@@ -252,8 +259,11 @@ def drive(
         if on_result is not None:
             on_result(entry, best)
 
+    def why_stop() -> str:
+        return spent.exhausted() or (stop() if stop is not None else "")
+
     while True:
-        reason = spent.exhausted()
+        reason = why_stop()
         if reason:
             stop_reason = reason
             break
@@ -279,7 +289,14 @@ def drive(
         left = spent.remaining_evaluations()
         if left is not None and len(todo) > left:
             todo = todo[:left]
+        fits = room() if room is not None and todo else None
+        cut = ""
+        if fits is not None and len(todo) > fits:
+            todo = todo[:fits]
+            cut = "the time left has no room for another configuration"
         evaluated = 0
+        if on_batch is not None:
+            on_batch(batch, len(todo))
         measured = _evaluate(evaluator, [batch.configs[i] for i in todo])
         try:
             for i, result in zip(todo, measured, strict=False):
@@ -287,7 +304,7 @@ def drive(
                 record(batch.configs[i], result, batch)
                 results[i] = result
                 evaluated += 1
-                if spent.exhausted():
+                if why_stop():
                     break
         finally:
             measured.close()
@@ -311,7 +328,7 @@ def drive(
         )
         searcher.tell(told)
         if len(told) < len(batch.configs):
-            stop_reason = spent.exhausted() or "stopped"
+            stop_reason = why_stop() or cut or "stopped"
             break
     return TuningOutcome(
         strategy=strategy,

@@ -56,7 +56,19 @@ def test_run_heat3d_then_resume(tmp_path: Path):
     again = json.loads(out2.read_text())
     assert again["measured"] == 0, "a repeated run measures nothing new"
     assert again["reused"] == data["measured"] + data["reused"]
-    assert again["best_config"] == data["best_config"]
+    assert again["search_best_config"] == data["search_best_config"]
+    # the answer comes from the confirmation round, in which the default is re-measured
+    conf = data["confirmation"]
+    assert data["confirmed"] and conf["rounds"] >= 1
+    assert data["best_config"] == conf["best_config"]
+    assert any(e["default"] for e in conf["entries"])
+    assert isinstance(data["speedup_significant"], bool)
+    assert "confirmation round" in first.stdout
+    # the wall time is broken down into parts that sum to it
+    t = data["time"]
+    parts = t["compile_s"] + t["run_s"] + t["verify_s"] + t["overhead_s"]
+    assert parts == pytest.approx(t["wall_s"])
+    assert min(t["compile_s"], t["run_s"], t["verify_s"], t["overhead_s"]) >= 0
 
 
 def test_run_plain_kernel(tmp_path: Path):
@@ -73,7 +85,7 @@ def test_run_plain_kernel(tmp_path: Path):
         "--scalar",
         "scale=0.111",
         "--budget",
-        "12",
+        "30",
         "--json",
         str(out),
         db=tmp_path / "r.db",
@@ -82,9 +94,14 @@ def test_run_plain_kernel(tmp_path: Path):
     data = json.loads(out.read_text())
     assert set(data["best_config"]) == {"WX", "WY", "ROWS"}
     assert data["best_config"]["ROWS"] in (1, 2, 4)
+    # --param macros are tuned: the default strategy adapts to the kernel's parameters
+    assert data["strategy"] == "generic"
+    steps = {s["step"] for s in data["runs"][0]["outcome"]["steps"]}
+    assert "ROWS" in steps and "work-group x" in steps
+    assert any("generic strategy" in n for n in data["notes"])
     assert data["technique"] == "" and [r["technique"] for r in data["runs"]] == [None]
     assert data["default_note"] and data["speedup_over_default"] is None
-    assert 0 < data["evaluations"] <= 12
+    assert 0 < data["evaluations"] <= 30
 
 
 def test_bad_inputs_exit_2_with_one_message(tmp_path: Path):
@@ -111,6 +128,14 @@ def test_bad_inputs_exit_2_with_one_message(tmp_path: Path):
 
     err = _one_error(run_gtune("run", HEAT, "--size", "16x8x8", "--budget", "-3", db=db))
     assert "--budget" in err
+
+    err = _one_error(run_gtune("run", HEAT, "--size", "16x8x8", "--option", "nosuch=1", db=db))
+    assert "nosuch" in err and "hybrid" in err
+
+    err = _one_error(
+        run_gtune("run", HEAT, "--size", "16x8x8", "--strategy", "random", "--option", "n=x", db=db)
+    )
+    assert "'n'" in err and "int" in err
     assert not db.exists() or sqlite3.connect(db).execute(
         "SELECT COUNT(*) FROM results"
     ).fetchone() == (0,), "nothing is measured before the input is checked"
@@ -155,3 +180,12 @@ def test_ctrl_c_stops_cleanly_keeping_every_result(tmp_path: Path):
     with sqlite3.connect(db) as con:
         stored = con.execute("SELECT COUNT(*) FROM results").fetchone()[0]
     assert stored == data["measured"]
+
+
+def test_run_passes_strategy_options(tmp_path: Path):
+    out = tmp_path / "o.json"
+    args = ["run", HEAT, "--size", "16x8x8", "--technique", "global", "--strategy", "random"]
+    proc = run_gtune(*args, "--option", "n=3", "--option", "seed=5", "--json", str(out))
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(out.read_text())
+    assert data["evaluations"] == 3

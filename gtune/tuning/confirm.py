@@ -1,0 +1,296 @@
+"""The confirmation round: the best candidates and the default, re-measured side by side.
+
+A search compares configurations measured minutes apart, each a few runs, on a device
+whose speed drifts (other work, clocks, caches): its best is partly luck. So at the end
+of a run the best few distinct configurations and the default configuration are measured
+again on the raw evaluator (the store's cached results are bypassed), in the same process
+and conditions, interleaved round-robin over several rounds (each round starts at a
+different configuration, so none is always first or last). The reported best and the
+speedup come from these times, with a distribution-free confidence interval of each
+median (:mod:`gtune.measure.stats`); a best whose interval overlaps the default's is
+reported as no significant speedup. The default is measured exactly like the others.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from gtune.exceptions import InputError
+from gtune.kernel import Config, canonical_config
+from gtune.measure.evaluator import Evaluator
+from gtune.measure.result import Result, Status
+from gtune.measure.stats import faster_beyond_noise, median_interval
+from gtune.tuning.events import CancelToken
+
+
+@dataclass(frozen=True)
+class ConfirmPolicy:
+    """How many candidates (besides the default) and how many interleaved rounds."""
+
+    candidates: int = 3
+    rounds: int = 3
+    confidence: float = 0.95
+
+    def __post_init__(self) -> None:
+        if self.candidates < 1:
+            raise InputError(
+                f"the confirmation round needs at least 1 candidate, got {self.candidates}",
+                source="confirm",
+            )
+        if self.rounds < 1:
+            raise InputError(
+                f"the confirmation round needs at least 1 round, got {self.rounds}",
+                source="confirm",
+            )
+        if not 0.0 < self.confidence < 1.0:
+            raise InputError(
+                f"confidence must be between 0 and 1, got {self.confidence}", source="confirm"
+            )
+
+
+@dataclass
+class ConfirmedConfig:
+    """One configuration of the confirmation round and every time it was measured."""
+
+    config: Config
+    is_default: bool = False
+    search_s: float | None = None  # its median in the search, if the search measured it
+    times_s: list[float] = field(default_factory=list)
+    status: Status = Status.OK
+    message: str = ""
+    rounds: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return self.status is Status.OK and bool(self.times_s)
+
+    @property
+    def median_s(self) -> float:
+        return statistics.median(self.times_s) if self.times_s else math.inf
+
+    def interval(self, confidence: float) -> tuple[float, float]:
+        return median_interval(self.times_s, confidence)
+
+    def result(self) -> Result:
+        """The pooled times as one :class:`Result` (what reports show as a time)."""
+        return Result(
+            config=dict(self.config),
+            status=self.status,
+            times_s=tuple(self.times_s),
+            message=self.message,
+            extra={"confirmation_rounds": self.rounds},
+        )
+
+    def to_dict(self, confidence: float) -> dict[str, Any]:
+        lo, hi = self.interval(confidence)
+        return {
+            "config": dict(self.config),
+            "default": self.is_default,
+            "status": self.status.value,
+            "message": self.message,
+            "rounds": self.rounds,
+            "median_s": self.median_s if self.ok else None,
+            "interval_s": [lo, hi] if self.ok else None,
+            "search_s": self.search_s,
+            "times_s": list(self.times_s),
+        }
+
+
+@dataclass
+class Confirmation:
+    """What the confirmation round measured, and what it concludes."""
+
+    entries: list[ConfirmedConfig]
+    confidence: float
+    rounds_done: int = 0
+    wall_s: float = 0.0
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def default(self) -> ConfirmedConfig | None:
+        return next((e for e in self.entries if e.is_default), None)
+
+    @property
+    def best(self) -> ConfirmedConfig | None:
+        """The fastest configuration that ran correctly in every round it was given."""
+        ok = [e for e in self.entries if e.ok]
+        return min(ok, key=lambda e: e.median_s) if ok else None
+
+    @property
+    def best_is_default(self) -> bool:
+        best = self.best
+        return best is not None and best.is_default
+
+    @property
+    def speedup(self) -> float | None:
+        """The default's median over the best's; None without both."""
+        best, default = self.best, self.default
+        if best is None or default is None or not default.ok:
+            return None
+        return default.median_s / best.median_s if best.median_s > 0 else None
+
+    @property
+    def speedup_interval(self) -> tuple[float, float] | None:
+        """A conservative interval of the speedup from the two medians' intervals."""
+        best, default = self.best, self.default
+        if best is None or default is None or not default.ok:
+            return None
+        b_lo, b_hi = best.interval(self.confidence)
+        d_lo, d_hi = default.interval(self.confidence)
+        if b_lo <= 0 or b_hi <= 0:
+            return None
+        return (d_lo / b_hi, d_hi / b_lo)
+
+    @property
+    def significant(self) -> bool:
+        """Whether the best beats the default beyond the noise."""
+        best, default = self.best, self.default
+        if best is None or default is None or not default.ok or best.is_default:
+            return False
+        return faster_beyond_noise(best.times_s, default.times_s, self.confidence)
+
+    @property
+    def verdict(self) -> str:
+        """One line for the summary."""
+        default, sp = self.default, self.speedup
+        if self.best is None:
+            return "no configuration ran correctly in the confirmation round"
+        if default is None or not default.ok or sp is None:
+            return "no default configuration to compare with"
+        if self.best_is_default:
+            return "the default configuration was the fastest"
+        interval = self.speedup_interval
+        span = f" ({interval[0]:.2f}-{interval[1]:.2f}x)" if interval else ""
+        if self.significant:
+            return f"{sp:.2f}x faster than the default{span}, {self.confidence:.0%} confidence"
+        return (
+            f"no significant speedup: {sp:.2f}x{span} does not beat the default beyond the "
+            f"noise ({self.confidence:.0%} confidence)"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        best = self.best
+        interval = self.speedup_interval
+        return {
+            "rounds": self.rounds_done,
+            "confidence": self.confidence,
+            "wall_s": self.wall_s,
+            "best_config": dict(best.config) if best else None,
+            "best_is_default": self.best_is_default,
+            "speedup": self.speedup,
+            "speedup_interval": list(interval) if interval else None,
+            "significant": self.significant,
+            "verdict": self.verdict,
+            "notes": list(self.notes),
+            "entries": [e.to_dict(self.confidence) for e in self.entries],
+        }
+
+
+def pick_candidates(results: Sequence[Result], n: int) -> list[Result]:
+    """The ``n`` fastest distinct configurations that ran correctly."""
+    seen: set[str] = set()
+    out: list[Result] = []
+    for r in sorted((r for r in results if r.ok), key=lambda r: r.objective):
+        key = canonical_config(r.config)
+        if key not in seen:
+            seen.add(key)
+            out.append(r)
+        if len(out) >= n:
+            break
+    return out
+
+
+def confirm(
+    candidates: Sequence[Result],
+    default: Config | None,
+    evaluator: Evaluator,
+    policy: ConfirmPolicy,
+    *,
+    cancel: CancelToken | None = None,
+    room: Callable[[], int | None] | None = None,
+    on_measured: Callable[[Result], None] | None = None,
+) -> Confirmation:
+    """Re-measure ``candidates`` and ``default`` interleaved for ``policy.rounds`` rounds.
+
+    ``room()`` says how many more configurations fit in the time left (None: no limit);
+    ``cancel`` is checked between configurations. A configuration that fails in a round
+    (timeout, wrong result, ...) is dropped from later rounds and from the answer.
+    """
+    started = time.monotonic()
+    entries: list[ConfirmedConfig] = []
+    index: dict[str, ConfirmedConfig] = {}
+    if default is not None:
+        entries.append(ConfirmedConfig(dict(default), is_default=True))
+        index[canonical_config(default)] = entries[-1]
+    for r in candidates:
+        key = canonical_config(r.config)
+        if key in index:
+            index[key].search_s = r.median_s
+            continue
+        entries.append(ConfirmedConfig(dict(r.config), search_s=r.median_s))
+        index[key] = entries[-1]
+    out = Confirmation(entries, policy.confidence)
+    for rnd in range(policy.rounds):
+        live = [e for e in entries if e.status is Status.OK]
+        if not live:
+            break
+        shift = rnd % len(live)
+        order = live[shift:] + live[:shift]
+        limit = room() if room is not None else None
+        if limit is not None and limit < len(order):
+            if rnd == 0:
+                out.notes.append("the budget left no time for the confirmation round")
+            else:
+                out.notes.append(f"the budget allowed {rnd} confirmation round(s)")
+            break
+        done = _round(order, evaluator, cancel, on_measured)
+        if done < len(order):
+            out.notes.append("the confirmation round was cancelled")
+            break
+        out.rounds_done += 1
+    out.wall_s = time.monotonic() - started
+    return out
+
+
+def _round(
+    order: Sequence[ConfirmedConfig],
+    evaluator: Evaluator,
+    cancel: CancelToken | None,
+    on_measured: Callable[[Result], None] | None,
+) -> int:
+    """One pass over ``order``; the number of configurations measured."""
+    if cancel is not None and cancel.cancelled:
+        return 0
+    results = evaluator.evaluate_batch([e.config for e in order])
+    done = 0
+    try:
+        for entry, result in zip(order, results, strict=False):
+            done += 1
+            entry.rounds += 1
+            if on_measured is not None:
+                on_measured(result)
+            if result.ok:
+                entry.times_s.extend(result.times_s)
+            else:
+                entry.status, entry.message = result.status, result.message
+            if cancel is not None and cancel.cancelled and done < len(order):
+                break
+    finally:
+        close = getattr(results, "close", None)
+        if close is not None:
+            close()
+    return done
+
+
+__all__ = [
+    "ConfirmPolicy",
+    "Confirmation",
+    "ConfirmedConfig",
+    "confirm",
+    "pick_candidates",
+]

@@ -1,0 +1,348 @@
+"""The search driver: one tuning run on a session, from request to report.
+
+1. Resolve the strategy (adapted to the kernel's parameters) and the techniques to
+   search (the technique policy); every mistake in the request is found here, before
+   anything is measured.
+2. Run one search per technique through the session's stored evaluator, sharing the
+   budget, telling the observer, checking the cancel token and the clock between
+   configurations.
+3. Re-measure the best candidates and the default in the confirmation round.
+4. Assemble the report: the answer, the notes, the time breakdown.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gtune.exceptions import UnsatisfiableSpace
+from gtune.heuristics import (
+    Batch,
+    Budget,
+    HeuristicSpec,
+    Searcher,
+    SearchProblem,
+    TraceEntry,
+    TuningOutcome,
+    drive,
+)
+from gtune.measure.result import Result
+from gtune.space import EnumeratedSpace, technique_space
+from gtune.tuning.budget import Clock, share
+from gtune.tuning.confirm import ConfirmPolicy, confirm, pick_candidates
+from gtune.tuning.events import (
+    BatchStarted,
+    CancelToken,
+    Confirmed,
+    ConfirmStarted,
+    NullObserver,
+    Observer,
+    ResultMeasured,
+    RunFinished,
+    RunStarted,
+    SearchStarted,
+)
+from gtune.tuning.report import TechniqueRun, TuningInterrupted, TuningReport
+from gtune.tuning.session import TuningSession
+from gtune.tuning.strategy import resolve_strategy
+from gtune.tuning.techniques import TechniquePolicy, technique_of, technique_policy
+
+
+@dataclass
+class _Plan:
+    technique: str | None
+    space: EnumeratedSpace
+    searcher: Searcher | None
+    note: str = ""
+
+
+def _converged(result: Result) -> bool | None:
+    """What the measurement said about its timing's convergence (None: not said)."""
+    timing = result.extra.get("timing") if isinstance(result.extra, Mapping) else None
+    if isinstance(timing, Mapping) and isinstance(timing.get("converged"), bool):
+        return bool(timing["converged"])
+    return None
+
+
+class _Run:
+    """The mutable state of one run, touched only by the thread that tunes."""
+
+    def __init__(
+        self, session: TuningSession, report: TuningReport, observer: Observer, clock: Clock
+    ) -> None:
+        self.session = session
+        self.report = report
+        self.observer = observer
+        self.clock = clock
+        self.best_s = math.inf
+        self.trace: list[TraceEntry] = []
+
+    def on_result(self, result: Result, fresh: bool) -> None:
+        if fresh:
+            self.clock.measured()
+            self.count(result)
+        if result.ok and result.median_s < self.best_s:
+            self.best_s = result.median_s
+        self.observer.on_event(ResultMeasured(result, fresh, self.best_s))
+
+    def count(self, result: Result) -> None:
+        self.report.time.add(result)
+        converged = _converged(result)
+        if converged is not None:
+            self.report.timed += 1
+            self.report.unconverged += 0 if converged else 1
+
+    def on_confirm_result(self, result: Result) -> None:
+        self.clock.measured()
+        self.count(result)
+        self.observer.on_event(ResultMeasured(result, True, math.inf))
+
+    def on_entry(self, entry: TraceEntry, best: Result | None) -> None:
+        self.trace.append(entry)
+
+    def on_batch(self, batch: Batch, size: int) -> None:
+        self.clock.start_pacing()
+        self.observer.on_event(BatchStarted(batch.step, size))
+
+
+def run_tuning(
+    session: TuningSession,
+    *,
+    strategy: str = "hybrid",
+    spec: str | Path | HeuristicSpec | None = None,
+    technique: str | TechniquePolicy = "auto",
+    budget: Budget | None = None,
+    options: Mapping[str, Any] | None = None,
+    confirm_policy: ConfirmPolicy | None = None,
+    observer: Observer | None = None,
+    cancel: CancelToken | None = None,
+    started: float | None = None,
+) -> TuningReport:
+    """Tune the session's kernel; see :func:`gtune.tune` for the parameters.
+
+    A KeyboardInterrupt raises :class:`TuningInterrupted` carrying the partial report;
+    a cancelled token ends the run normally with ``report.interrupted`` set.
+    """
+    t0 = time.monotonic() if started is None else started
+    show: Observer = observer if observer is not None else NullObserver()
+    token = cancel if cancel is not None else CancelToken()
+    kernel, device = session.kernel, session.device
+    resolved = resolve_strategy(kernel, strategy, spec, options)
+    policy = technique_policy(technique)
+    choice = policy.choose(kernel, device)
+    space = session.space
+    problem = SearchProblem.from_kernel(kernel)
+
+    plans: list[_Plan] = []
+    for name in choice.techniques:
+        sub = space if name is None else technique_space(space, kernel, name)
+        if sub.size() == 0:
+            plans.append(_Plan(name, sub, None, "no valid configuration on this device"))
+            continue
+        plans.append(_Plan(name, sub, resolved.plugin.searcher(sub, problem, resolved.options)))
+    if all(p.searcher is None for p in plans):
+        raise UnsatisfiableSpace(
+            f"technique {choice.techniques[0]} has no valid configuration on {device.name}",
+            source=kernel.label,
+        )
+    report = TuningReport(
+        kernel=kernel.name,
+        kernel_label=kernel.label,
+        sizes=dict(kernel.sizes),
+        device=device.name,
+        device_identity=device.identity,
+        strategy=resolved.label,
+        technique=policy.name if kernel.techniques else "",
+        runs=[],
+        bytes_moved=kernel.bytes_moved(),
+        points=kernel.points(),
+        flops_per_point=kernel.flops_per_point,
+        space_size=space.size(),
+        parameters=list(kernel.parameter_names),
+    )
+    report.notes += [n for n in (resolved.note, choice.note) if n]
+    if budget is None:
+        budget = resolved.plugin.default_budget(resolved.options)
+    clock = Clock(budget.wall_seconds if budget is not None else None, t0)
+    state = _Run(session, report, show, clock)
+    measured0, reused0 = session.counts()
+    show.on_event(RunStarted(kernel.name, device.name, resolved.label, choice.techniques))
+    session.listener = state.on_result
+    current: TechniqueRun | None = None
+    try:
+        evaluator = session.evaluator
+        spent_evals, spent_s = 0, 0.0
+        to_go = sum(1 for p in plans if p.searcher is not None)
+        for plan in plans:
+            if plan.searcher is None:
+                report.runs.append(TechniqueRun(plan.technique, 0, None, note=plan.note))
+                report.notes.append(f"technique {plan.technique}: {plan.note}; skipped")
+                continue
+            part = share(budget, to_go, spent_evals, spent_s)
+            to_go -= 1
+            total = plan.searcher.expected_evaluations()
+            if part is not None and part.evaluations is not None:
+                total = part.evaluations if total is None else min(total, part.evaluations)
+            label = resolved.label
+            label += "" if plan.technique is None else f" [{plan.technique}]"
+            show.on_event(SearchStarted(label, plan.technique, total))
+            state.trace = []
+            state.best_s = math.inf
+            m0, r0 = session.counts()
+            current = TechniqueRun(plan.technique, plan.space.size(), None)
+            outcome = drive(
+                plan.searcher,
+                evaluator,
+                strategy=resolved.label,
+                budget=part,
+                space=plan.space,
+                on_result=state.on_entry,
+                stop=lambda: _why_stop(token, clock),
+                room=lambda: clock.room_for(clock.search_deadline),
+                on_batch=state.on_batch,
+            )
+            m1, r1 = session.counts()
+            current.outcome, current.measured, current.reused = outcome, m1 - m0, r1 - r0
+            current.best_technique = plan.technique or technique_of(kernel, outcome.best_config)
+            report.runs.append(current)
+            current = None
+            spent_evals += outcome.evaluations
+            spent_s += outcome.compile_s + outcome.run_s
+            where = f"technique {plan.technique}: " if plan.technique else ""
+            report.notes += [where + note for note in outcome.notes]
+            if outcome.stop_reason != "search finished":
+                report.notes.append(where + outcome.stop_reason)
+            if token.cancelled:
+                break
+        report.interrupted = token.cancelled
+        if confirm_policy is not None and not token.cancelled:
+            _confirm(state, confirm_policy, token)
+        elif token.cancelled:
+            report.notes.append("cancelled: the best found so far is not confirmed")
+    except KeyboardInterrupt:
+        if current is not None:
+            current.outcome = _partial(resolved.label, state.trace, time.monotonic() - t0)
+            m1, r1 = session.counts()
+            current.measured, current.reused = m1 - m0, r1 - r0
+            current.note = "interrupted"
+            current.best_technique = current.technique or technique_of(
+                kernel, current.outcome.best_config
+            )
+            report.runs.append(current)
+        report.interrupted = True
+        _finish(report, session, measured0, reused0, t0)
+        show.on_event(RunFinished(report))
+        raise TuningInterrupted(report) from None
+    finally:
+        session.listener = None
+    _finish(report, session, measured0, reused0, t0)
+    show.on_event(RunFinished(report))
+    return report
+
+
+def _why_stop(token: CancelToken, clock: Clock) -> str:
+    if token.cancelled:
+        return token.reason or "cancelled"
+    if clock.wall_seconds is not None and clock.left(clock.search_deadline) <= 0:
+        return f"budget of {clock.wall_seconds:g} s of wall time used"
+    return ""
+
+
+def _confirm(state: _Run, policy: ConfirmPolicy, token: CancelToken) -> None:
+    """The confirmation round; sets the report's default and confirmation."""
+    report, session, kernel = state.report, state.session, state.session.kernel
+    default = kernel.default_config()
+    if default is None:
+        report.default_note = "the description gives no default configuration"
+    else:
+        report.default_config = dict(default)
+        violation = session.space.is_valid(default)
+        if violation is not None:
+            report.default_note = (
+                f"the default configuration is not valid on this device: {violation}"
+            )
+            default = None
+    found = [e.result for run in report.runs if run.outcome is not None for e in run.outcome.trace]
+    candidates = pick_candidates(found, policy.candidates)
+    if not candidates and default is None:
+        return
+    n = len(candidates) + (1 if default is not None else 0)
+    state.observer.on_event(ConfirmStarted(n, policy.rounds))
+    clock = state.clock
+    clock.start_pacing()
+    outcome = confirm(
+        candidates,
+        default,
+        session.raw,
+        policy,
+        cancel=token,
+        room=lambda: clock.room_for(clock.deadline),
+        on_measured=state.on_confirm_result,
+    )
+    report.confirmation = outcome
+    report.notes += outcome.notes
+    entry = outcome.default
+    if entry is not None and entry.rounds:
+        report.default_result = entry.result()
+        if not entry.ok:
+            first = entry.message.splitlines()[0][:200] if entry.message.strip() else ""
+            report.default_note = f"the default configuration did not run: {entry.status.value}"
+            report.default_note += f" ({first})" if first else ""
+    if outcome.rounds_done == 0:
+        report.confirmation = None if outcome.best is None else outcome
+    report.interrupted = report.interrupted or token.cancelled
+    state.observer.on_event(Confirmed(outcome))
+
+
+def _partial(label: str, trace: list[TraceEntry], wall_s: float) -> TuningOutcome:
+    best: Result | None = None
+    for e in trace:
+        if e.result.ok and (best is None or e.result.median_s < best.median_s):
+            best = e.result
+    return TuningOutcome(
+        strategy=label,
+        best_config=dict(best.config) if best else None,
+        best_result=best,
+        trace=list(trace),
+        steps=[],
+        notes=[],
+        stop_reason="interrupted",
+        wall_s=wall_s,
+    )
+
+
+def _finish(
+    report: TuningReport, session: TuningSession, measured0: int, reused0: int, started: float
+) -> None:
+    m, r = session.counts()
+    report.measured, report.reused = m - measured0, r - reused0
+    report.wall_s = time.monotonic() - started
+    report.time.close(report.wall_s)
+    if report.confirmation is not None and report.confirmation.best is not None:
+        report.notes.append(f"confirmation round: {report.confirmation.verdict}")
+    elif report.best_from_default:
+        report.notes.append(
+            "the default configuration was faster than every configuration the search "
+            "measured; it is reported as the best"
+        )
+    if report.noisy:
+        report.notes.append(
+            f"noisy device: the timings of {report.unconverged} of {report.timed} "
+            "configurations did not converge to the stated precision; treat small "
+            "differences between configurations with caution"
+        )
+    if report.search_result is None and not report.interrupted:
+        failed: dict[str, int] = {}
+        for run in report.runs:
+            if run.outcome is not None:
+                for e in run.outcome.trace:
+                    failed[e.result.status.value] = failed.get(e.result.status.value, 0) + 1
+        what = ", ".join(f"{n} {s}" for s, n in sorted(failed.items())) or "nothing measured"
+        report.notes.append(f"no configuration ran correctly ({what})")
+
+
+__all__ = ["run_tuning"]

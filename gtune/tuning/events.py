@@ -1,0 +1,149 @@
+"""Progress as events, and cancellation as a token.
+
+Library code never prints: it tells an :class:`Observer` what happens, as typed event
+records, and a display (the command line's progress bar, a notebook widget, a log)
+decides what to show. Stopping is asked for with a :class:`CancelToken`; the search
+checks it between configurations, so a stop never leaves a configuration half
+recorded, and everything measured until then is in the report and the store.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+from gtune.measure.result import Result
+
+if TYPE_CHECKING:
+    from gtune.tuning.confirm import Confirmation
+    from gtune.tuning.report import TuningReport
+
+
+@dataclass(frozen=True)
+class TaskStarted:
+    """A campaign starts one of its tasks (``index`` counts from 0)."""
+
+    label: str
+    index: int
+    total: int
+
+
+@dataclass(frozen=True)
+class RunStarted:
+    """A tuning run (one kernel, one device, one strategy) begins."""
+
+    kernel: str
+    device: str
+    strategy: str
+    techniques: tuple[str | None, ...]
+
+
+@dataclass(frozen=True)
+class SearchStarted:
+    """One search begins: the strategy on one technique's space (or the whole space)."""
+
+    label: str
+    technique: str | None
+    total: int | None  # configurations it will use, when known in advance
+
+
+@dataclass(frozen=True)
+class BatchStarted:
+    """The search hands ``size`` configurations of ``step`` to the evaluator."""
+
+    step: str
+    size: int
+
+
+@dataclass(frozen=True)
+class ResultMeasured:
+    """One configuration done; ``fresh``: measured now (else served by the store)."""
+
+    result: Result
+    fresh: bool
+    best_s: float  # the best time of the current search so far (inf before any)
+
+
+@dataclass(frozen=True)
+class ConfirmStarted:
+    """The confirmation round begins: ``configs`` re-measured ``rounds`` times each."""
+
+    configs: int
+    rounds: int
+
+
+@dataclass(frozen=True)
+class Confirmed:
+    """The confirmation round is over."""
+
+    confirmation: Confirmation
+
+
+@dataclass(frozen=True)
+class RunFinished:
+    """The run is over (finished, out of budget or cancelled); the full report."""
+
+    report: TuningReport
+
+
+TuningEvent = (
+    TaskStarted
+    | RunStarted
+    | SearchStarted
+    | BatchStarted
+    | ResultMeasured
+    | ConfirmStarted
+    | Confirmed
+    | RunFinished
+)
+
+
+class Observer(Protocol):
+    """Told every event of a tuning run, in order, from the thread that tunes."""
+
+    def on_event(self, event: TuningEvent) -> None: ...
+
+
+class NullObserver:
+    """Ignores every event."""
+
+    def on_event(self, event: TuningEvent) -> None:
+        return None
+
+
+class CancelToken:
+    """Asks a running search to stop after the configuration it is measuring.
+
+    Thread-safe and signal-safe: a Ctrl-C handler, a timer or another thread may call
+    :meth:`cancel`. ``reason`` says why (shown in the report's notes).
+    """
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self.reason = ""
+
+    def cancel(self, reason: str = "cancelled") -> None:
+        if not self._event.is_set():
+            self.reason = reason
+        self._event.set()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._event.is_set()
+
+
+__all__ = [
+    "BatchStarted",
+    "CancelToken",
+    "ConfirmStarted",
+    "Confirmed",
+    "NullObserver",
+    "Observer",
+    "ResultMeasured",
+    "RunFinished",
+    "RunStarted",
+    "SearchStarted",
+    "TaskStarted",
+    "TuningEvent",
+]

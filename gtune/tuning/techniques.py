@@ -1,0 +1,133 @@
+"""Which data-loading technique(s) to search: the technique policy.
+
+A description's ``techniques`` (global, vec, local, image, ...) each restrict the space
+with their constraints (seed 001 §4). A :class:`TechniquePolicy` looks at the kernel and
+the device's limits and says which techniques to search, with a note for the report.
+Today there is no trained load predictor, so ``auto`` means the oracle: search every
+technique and keep the best (seed 001 §8.1). A predictor (seed 001 §6.1) plugs in here
+as another policy returning one technique.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Protocol
+
+from gtune.device import DeviceLimits
+from gtune.exceptions import InputError
+from gtune.kernel import TunableKernel
+
+AUTO = "auto"
+ALL = "all"
+WHOLE = "whole"
+NO_PREDICTOR_NOTE = "no load predictor for this device yet: tried every technique (oracle)"
+
+
+@dataclass(frozen=True)
+class TechniqueChoice:
+    """The techniques to search, one search each (``None``: the whole space at once)."""
+
+    techniques: tuple[str | None, ...]
+    note: str = ""
+
+
+class TechniquePolicy(Protocol):
+    """Decides the technique(s) to search for a kernel on a device."""
+
+    @property
+    def name(self) -> str:
+        """How the request is shown in reports (auto, all, whole, a technique)."""
+        ...
+
+    def choose(self, kernel: TunableKernel, device: DeviceLimits | None) -> TechniqueChoice:
+        """The techniques to search; ``device`` is None when no device is known yet."""
+        ...
+
+
+@dataclass(frozen=True)
+class OracleTechniquePolicy:
+    """Every technique of the kernel, one search each; the best is kept."""
+
+    name: str = AUTO
+    note: str = NO_PREDICTOR_NOTE
+
+    def choose(self, kernel: TunableKernel, device: DeviceLimits | None) -> TechniqueChoice:
+        names = tuple(kernel.techniques)
+        if not names:
+            return TechniqueChoice((None,))
+        return TechniqueChoice(names, self.note if len(names) > 1 else "")
+
+
+@dataclass(frozen=True)
+class FixedTechniquePolicy:
+    """One named technique, or ``None``: a single search over the whole space."""
+
+    technique: str | None
+
+    @property
+    def name(self) -> str:
+        return WHOLE if self.technique is None else self.technique
+
+    def choose(self, kernel: TunableKernel, device: DeviceLimits | None) -> TechniqueChoice:
+        if self.technique is None:
+            return TechniqueChoice((None,))
+        names = list(kernel.techniques)
+        if not names:
+            raise InputError(
+                f"technique {self.technique!r} asked for, but the kernel defines no "
+                "data-loading techniques; use --technique auto",
+                source=kernel.label,
+            )
+        if self.technique not in kernel.techniques:
+            raise InputError(
+                f"unknown technique {self.technique!r}; the kernel defines: {', '.join(names)} "
+                "(or auto, all, whole)",
+                source="--technique",
+            )
+        return TechniqueChoice((self.technique,))
+
+
+def technique_policy(technique: str | TechniquePolicy) -> TechniquePolicy:
+    """The policy a request names: ``auto``, ``all``, ``whole`` or a technique name."""
+    if not isinstance(technique, str):
+        return technique
+    if technique == AUTO:
+        return OracleTechniquePolicy()
+    if technique == ALL:
+        return OracleTechniquePolicy(name=ALL, note="")
+    if technique == WHOLE:
+        return FixedTechniquePolicy(None)
+    return FixedTechniquePolicy(technique)
+
+
+def techniques_to_run(kernel: TunableKernel, technique: str) -> list[str | None]:
+    """The techniques a request means (device limits do not matter to these policies)."""
+    policy = technique_policy(technique)
+    return list(policy.choose(kernel, None).techniques)
+
+
+def technique_of(kernel: TunableKernel, config: Mapping[str, int] | None) -> str | None:
+    """The first technique of the description whose constraints ``config`` meets."""
+    if config is None:
+        return None
+    env = kernel.env(config)
+    for name, rules in kernel.techniques.items():
+        if all(bool(rule.evaluate(env)) for rule in rules):
+            return name
+    return None
+
+
+__all__ = [
+    "ALL",
+    "AUTO",
+    "NO_PREDICTOR_NOTE",
+    "WHOLE",
+    "FixedTechniquePolicy",
+    "OracleTechniquePolicy",
+    "TechniqueChoice",
+    "TechniquePolicy",
+    "technique_of",
+    "technique_policy",
+    "techniques_to_run",
+]

@@ -1,0 +1,88 @@
+"""The confirmation round on replayed real measurements (no device)."""
+
+from __future__ import annotations
+
+from gtune.kernel import canonical_config
+from gtune.measure.result import Result
+from gtune.measure.stats import faster_beyond_noise
+from gtune.tuning import CancelToken, ConfirmPolicy, TuningSession, run_tuning
+from gtune.tuning.confirm import Confirmation, ConfirmedConfig, confirm, pick_candidates
+from tests.heuristics.conftest import Recorded
+
+
+def test_candidates_are_the_fastest_distinct_ok_results(recorded: Recorded):
+    results = recorded.results + recorded.results[:5]  # repeats are counted once
+    picked = pick_candidates(results, 3)
+    assert len(picked) == 3
+    assert len({canonical_config(r.config) for r in picked}) == 3
+    ok = sorted(r.objective for r in recorded.results if r.ok)
+    assert [r.objective for r in picked] == ok[:3]
+
+
+def test_round_robin_rotates_and_pools_every_run(recorded: Recorded):
+    replay = recorded.replay()
+    candidates = pick_candidates(recorded.results, 3)
+    default = recorded.kernel.default_config()
+    assert default is not None
+    out = confirm(candidates, default, replay, ConfirmPolicy(candidates=3, rounds=3))
+    n = len(out.entries)
+    distinct = {canonical_config(default)} | {canonical_config(r.config) for r in candidates}
+    assert out.rounds_done == 3 and n == len(distinct)
+    calls = [canonical_config(c) for c in replay.calls]
+    first = calls[:n]
+    for r in range(3):  # every round measures each once, starting one further along
+        assert calls[r * n : (r + 1) * n] == first[r:] + first[:r]
+    for e in out.entries:
+        recorded_times = recorded.by_key[canonical_config(e.config)].times_s
+        assert sorted(e.times_s) == sorted(list(recorded_times) * 3)
+    best = out.best
+    assert best is not None
+    assert best.median_s == min(e.median_s for e in out.entries if e.ok)
+    default_entry = out.default
+    assert default_entry is not None and default_entry.is_default
+    assert out.significant == faster_beyond_noise(best.times_s, default_entry.times_s)
+
+
+def test_a_best_within_the_noise_is_no_significant_speedup(recorded: Recorded):
+    times = list(recorded.results[0].times_s)
+    config = dict(recorded.results[0].config)
+    twin = ConfirmedConfig({**config, "WX": config["WX"] * 2}, times_s=times[::-1])
+    default = ConfirmedConfig(config, is_default=True, times_s=times)
+    c = Confirmation([default, twin], confidence=0.95, rounds_done=1)
+    assert not c.significant
+    assert c.speedup is not None
+    assert "no significant speedup" in c.verdict or c.best_is_default
+
+
+def test_failed_configuration_leaves_the_round(recorded: Recorded):
+    ok = pick_candidates(recorded.results, 2)
+    broken = Result(config=dict(ok[1].config), status=recorded.results[0].status.WRONG_RESULT)
+    replay = recorded.replay({canonical_config(broken.config): broken})
+    out = confirm(ok, None, replay, ConfirmPolicy(candidates=2, rounds=3))
+    bad = next(e for e in out.entries if not e.ok)
+    assert bad.rounds == 1, "a configuration that failed is not measured again"
+    assert out.best is not None and out.best.config == ok[0].config
+    assert out.speedup is None and "no default" in out.verdict
+
+
+def test_room_and_cancel_limit_the_round(recorded: Recorded):
+    candidates = pick_candidates(recorded.results, 3)
+    none_left = confirm(candidates, None, recorded.replay(), ConfirmPolicy(), room=lambda: 0)
+    assert none_left.rounds_done == 0 and none_left.best is None
+    assert any("no time" in n for n in none_left.notes)
+    token = CancelToken()
+    token.cancel()
+    stopped = confirm(candidates, None, recorded.replay(), ConfirmPolicy(), cancel=token)
+    assert stopped.rounds_done == 0
+
+
+def test_run_reports_the_confirmed_answer(replay_session: TuningSession):
+    report = run_tuning(replay_session, technique="global", confirm_policy=ConfirmPolicy())
+    c = report.confirmation
+    assert c is not None and report.confirmed
+    assert report.best_config == report.ordered(c.best.config if c.best else None)
+    assert report.default_result is not None and report.default_s == c.default.median_s  # type: ignore[union-attr]
+    assert report.speedup == c.speedup
+    assert report.significant == c.significant
+    assert any(n.startswith("confirmation round:") for n in report.notes)
+    assert report.to_dict()["confirmation"]["entries"]
