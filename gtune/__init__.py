@@ -19,6 +19,7 @@ from gtune.tuning import (
     FixedTechniquePolicy,
     Observer,
     OracleTechniquePolicy,
+    PredictedTechniquePolicy,
     TechniquePolicy,
     TuningReport,
 )
@@ -37,6 +38,7 @@ __all__ = [
     "InputError",
     "Observer",
     "OracleTechniquePolicy",
+    "PredictedTechniquePolicy",
     "ReplayEvaluator",
     "Result",
     "SQLiteStore",

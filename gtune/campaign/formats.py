@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from gtune.exceptions import InputError
-from gtune.kernel import TunableKernel
+from gtune.kernel import TunableKernel, canonical_config
 from gtune.measure.result import Result, Status
 from gtune.store import ResultStore, StoredRow
 
@@ -155,12 +155,17 @@ def import_kt(
 ) -> tuple[int, int]:
     """Add a cache file's entries to ``store``; returns (added, already there)."""
     data = read_kt_cache(path)
+    kernel_id = kernel.identity()
+    have = {canonical_config(r.config) for r in store.results(device=device, kernel_id=kernel_id)}
     added = kept = 0
     for r in kt_results(data, kernel, str(path)):
+        if canonical_config(r.config) in have:
+            kept += 1
+            continue
         if store.add(
             r,
             device=device,
-            kernel_id=kernel.identity(),
+            kernel_id=kernel_id,
             kernel_name=kernel.name,
             problem=dict(kernel.sizes),
         ):

@@ -59,9 +59,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--technique",
         default=AUTO,
         metavar="auto|NAME",
-        help="auto: heuristics try every technique and keep the best (oracle choice), "
-        "random and expert search the whole space; NAME: every strategy but oracle is "
-        "restricted to that technique",
+        help="auto: heuristics search the technique the load predictor picks (every "
+        "technique, the oracle, when no model fits the device); all: heuristics try every "
+        "technique; random and expert search the whole space; NAME: every strategy but "
+        "oracle is restricted to that technique",
     )
     p.add_argument("--device", "-d", help="device: P:D index, identity or name substring")
     p.add_argument(
@@ -135,7 +136,8 @@ def technique_for(strategy: str, technique: str) -> str:
     named = technique not in (AUTO, ALL)
     if strategy in BASELINES:
         return technique if named else WHOLE
-    return technique if named else ALL
+    # heuristics: auto asks the load predictor (the oracle when no model fits)
+    return technique
 
 
 def kernel_names(kernels: Sequence[TunableKernel], paths: Sequence[str]) -> list[str]:

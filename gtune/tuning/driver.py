@@ -132,7 +132,7 @@ def run_tuning(
     token = cancel if cancel is not None else CancelToken()
     kernel, device = session.kernel, session.device
     resolved = resolve_strategy(kernel, strategy, spec, options)
-    policy = technique_policy(technique)
+    policy = technique_policy(technique, resolved.label)
     choice = policy.choose(kernel, device)
     space = session.space
     problem = SearchProblem.from_kernel(kernel)

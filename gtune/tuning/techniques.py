@@ -3,9 +3,11 @@
 A description's ``techniques`` (global, vec, local, image, ...) each restrict the space
 with their constraints (seed 001 §4). A :class:`TechniquePolicy` looks at the kernel and
 the device's limits and says which techniques to search, with a note for the report.
-Today there is no trained load predictor, so ``auto`` means the oracle: search every
-technique and keep the best (seed 001 §8.1). A predictor (seed 001 §6.1) plugs in here
-as another policy returning one technique.
+``auto`` asks the load predictor (seed 001 §6.1, :mod:`gtune.loadpredict`) for a model
+trained on this kind of device with this heuristic: a confident model narrows the search
+to one technique, an unsure one to two; with no model (or a kernel without stencil
+features) every technique is searched and the best kept -- the oracle (seed 001 §8.1) --
+and the note says so. ``all`` is always the oracle.
 """
 
 from __future__ import annotations
@@ -88,12 +90,33 @@ class FixedTechniquePolicy:
         return TechniqueChoice((self.technique,))
 
 
-def technique_policy(technique: str | TechniquePolicy) -> TechniquePolicy:
+@dataclass(frozen=True)
+class PredictedTechniquePolicy:
+    """The load predictor's choice for ``heuristic``; the oracle when it has no answer."""
+
+    heuristic: str = "hybrid"
+    name: str = AUTO
+
+    def choose(self, kernel: TunableKernel, device: DeviceLimits | None) -> TechniqueChoice:
+        names = tuple(kernel.techniques)
+        if not names:
+            return TechniqueChoice((None,))
+        if device is None or len(names) == 1:
+            return OracleTechniquePolicy().choose(kernel, device)
+        from gtune.loadpredict.policy import choose_techniques
+
+        choice = choose_techniques(kernel, device, self.heuristic)
+        return TechniqueChoice(tuple(choice.techniques), choice.note)
+
+
+def technique_policy(
+    technique: str | TechniquePolicy, heuristic: str = "hybrid"
+) -> TechniquePolicy:
     """The policy a request names: ``auto``, ``all``, ``whole`` or a technique name."""
     if not isinstance(technique, str):
         return technique
     if technique == AUTO:
-        return OracleTechniquePolicy()
+        return PredictedTechniquePolicy(heuristic)
     if technique == ALL:
         return OracleTechniquePolicy(name=ALL, note="")
     if technique == WHOLE:
@@ -125,6 +148,7 @@ __all__ = [
     "WHOLE",
     "FixedTechniquePolicy",
     "OracleTechniquePolicy",
+    "PredictedTechniquePolicy",
     "TechniqueChoice",
     "TechniquePolicy",
     "technique_of",
