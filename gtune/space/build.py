@@ -5,14 +5,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from gtune.device import DeviceLimits
 from gtune.kernel import Config, TunableKernel
 from gtune.result import ResultStore
 from gtune.space.constraints import NamedConstraint
 from gtune.space.enumerated import EnumeratedSpace, Exclusions
-from gtune.space.model import SpaceModel, build_model
+from gtune.space.model import SpaceModel, build_model, split_for_solver
 from gtune.space.refusals import RefusalStore
 from gtune.space.solve import SolveInfo, explain_unsatisfiable, solve
+from gtune.space.vector import holds
 
 
 @dataclass
@@ -46,7 +49,15 @@ def solve_space(
     constraints when nothing is valid (unless ``allow_empty``).
     """
     model = build_model(kernel, device, min_groups=min_groups, extra=extra)
-    rows, info = solve(model, use_cache=use_cache, workers=workers, method=method)
+    solver_model, after = split_for_solver(model)
+    rows, info = solve(solver_model, use_cache=use_cache, workers=workers, method=method)
+    if after and len(rows):
+        env: dict[str, object] = dict(model.env)
+        env.update({p: rows[:, i] for i, p in enumerate(model.parameters)})
+        keep = np.ones(len(rows), dtype=bool)
+        for c in after:
+            keep &= holds(c.expr, env, len(rows))
+        rows = rows[keep]
     if len(rows) == 0 and not allow_empty:
         raise explain_unsatisfiable(model)
     exclusions = Exclusions()

@@ -319,3 +319,99 @@ def device_dzn(limits: Mapping[str, int], device_name: str = "") -> str:
     """The device's limits as a MiniZinc data file (one per device, seed 002)."""
     head = [f"% OpenCL device limits: {device_name}"] if device_name else []
     return "\n".join(head + [f"{mzn_name(n)} = {int(limits[n])};" for n in LIMIT_NAMES]) + "\n"
+
+
+# Gecode's FlatZinc integers are 32-bit: a constraint whose intermediate values can
+# exceed that range (a local-memory product over a CPU's 4096-wide work-item limits,
+# say) cannot be handed to it. Such constraints are applied after enumeration instead,
+# with the same vectorised evaluator the space's queries use.
+SOLVER_INT_MAX = 2**31 - 1
+
+
+def _interval(node: ast.expr, bounds: Mapping[str, tuple[float, float]]) -> tuple[float, float]:
+    """Bounds of ``node``'s value over the domains (wide when not known)."""
+    wide = (-math.inf, math.inf)
+    if isinstance(node, ast.Constant):
+        if isinstance(node.value, bool):
+            return (float(node.value), float(node.value))
+        if isinstance(node.value, int | float):
+            return (float(node.value), float(node.value))
+        return wide
+    if isinstance(node, ast.Name):
+        return bounds.get(node.id, wide)
+    if isinstance(node, ast.UnaryOp):
+        lo, hi = _interval(node.operand, bounds)
+        if isinstance(node.op, ast.USub):
+            return (-hi, -lo)
+        if isinstance(node.op, ast.Not):
+            return (0.0, 1.0)
+        return (lo, hi)
+    if isinstance(node, ast.BoolOp | ast.Compare):
+        children = node.values if isinstance(node, ast.BoolOp) else [node.left, *node.comparators]
+        for child in children:
+            lo, hi = _interval(child, bounds)
+            if max(abs(lo), abs(hi)) > SOLVER_INT_MAX:
+                return wide
+        return (0.0, 1.0)
+    if isinstance(node, ast.IfExp):
+        a, b = _interval(node.body, bounds), _interval(node.orelse, bounds)
+        _interval(node.test, bounds)
+        return (min(a[0], b[0]), max(a[1], b[1]))
+    if isinstance(node, ast.BinOp):
+        a, b = _interval(node.left, bounds), _interval(node.right, bounds)
+        if isinstance(node.op, ast.Add):
+            return (a[0] + b[0], a[1] + b[1])
+        if isinstance(node.op, ast.Sub):
+            return (a[0] - b[1], a[1] - b[0])
+        if isinstance(node.op, ast.Mult):
+            with_inf = [x * y for x in a for y in b if not (x == 0 or y == 0)] or [0.0]
+            products = [*with_inf, 0.0] if 0 in a or 0 in b else with_inf
+            return (min(products), max(products))
+        if isinstance(node.op, ast.Div | ast.FloorDiv | ast.Mod):
+            m = max(abs(a[0]), abs(a[1]))
+            return (-m, m)
+        return wide
+    if isinstance(node, ast.Call):
+        args = [_interval(x, bounds) for x in node.args]
+        if not args:
+            return wide
+        return (min(x[0] for x in args), max(x[1] for x in args))
+    return wide
+
+
+def fits_solver(expr: Expr, model: SpaceModel) -> bool:
+    """Whether every intermediate value of ``expr`` stays within Gecode's integers."""
+    bounds: dict[str, tuple[float, float]] = {
+        n: (float(v), float(v)) for n, v in model.env.items() if isinstance(v, int | float)
+    }
+    for p, values in model.domains.items():
+        if values:
+            bounds[p] = (float(min(values)), float(max(values)))
+    try:
+        tree = ast.parse(expr.text.strip(), mode="eval").body
+    except SyntaxError:
+        return True
+    worst = [0.0]
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.expr):
+            lo, hi = _interval(node, bounds)
+            worst[0] = max(worst[0], abs(lo), abs(hi))
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    return worst[0] <= SOLVER_INT_MAX
+
+
+def split_for_solver(model: SpaceModel) -> tuple[SpaceModel, list[NamedConstraint]]:
+    """The model Gecode can take, and the constraints to apply after enumeration."""
+    kept: list[NamedConstraint] = []
+    after: list[NamedConstraint] = []
+    for c in model.constraints:
+        (kept if fits_solver(c.expr, model) else after).append(c)
+    if not after:
+        return model, []
+    from dataclasses import replace
+
+    return replace(model, constraints=kept), after

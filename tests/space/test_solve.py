@@ -185,3 +185,27 @@ def test_failing_minizinc_is_reported(h100: DeviceLimits, tmp_path, monkeypatch)
     model = build_model(stencil(16), h100)
     with pytest.raises(GtuneError, match=r"(?s)stencil3d.yaml.*type error"):
         solve(model, use_cache=False, method="fzn")
+
+
+def test_constraints_beyond_solver_integers_are_applied_after_enumeration() -> None:
+    """A CPU's 4096-wide work-item limits make the local-memory product exceed
+    Gecode's 32-bit integers: the space still comes out, equal to the full grid
+    filtered by every constraint."""
+    device = h100_limits(
+        max_work_item_sizes=(4096, 4096, 4096),
+        max_work_group_size=4096,
+        local_mem_size=2 * 1024 * 1024,
+    )
+    kernel = stencil(512)
+    built = solve_space(kernel, device, use_cache=False)
+    model, space = built.model, built.space
+    from gtune.space.model import fits_solver
+
+    assert not all(fits_solver(c.expr, model) for c in model.constraints)
+    rows = space.array
+    env: dict[str, object] = dict(model.env)
+    for i, p in enumerate(model.parameters):
+        env[p] = rows[:, i]
+    for c in model.constraints:
+        assert holds(c.expr, env, len(rows)).all(), c.name
+    assert space.size() > 0
