@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from gtune.exceptions import GtuneError
 
-COMMANDS = ("devices", "measure", "results", "stencils", "space", "run", "compare")
+COMMANDS = ("devices", "measure", "results", "stencils", "space", "run", "compare", "describe")
 
 
 def build_parser() -> argparse.ArgumentParser:
