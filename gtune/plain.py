@@ -310,7 +310,11 @@ def array_uses(body: str, name: str) -> Use:
                 pending.append(alias.group(1))
                 continue
             after = body[end:]
-            if after.lstrip().startswith("["):
+            deref = re.search(r"(?<![\w)\]])\*\s*\(?\s*$", before) is not None
+            if re.match(r"\s*=(?!=)", after) and not deref:
+                continue  # the pointer itself is (re)assigned: no access to the data
+            address = before.endswith("&") and not before.endswith("&&")
+            if after.lstrip().startswith("[") and not address:
                 j = end + after.index("[")
                 close = _match(body, j, "[", "]")
                 index = body[j + 1 : close - 1].strip()
@@ -333,7 +337,7 @@ def array_uses(body: str, name: str) -> Use:
                     use.read = True
                     use.note(f"reads {cur}[...]")
                 continue
-            if re.search(r"(?<![\w)\]])\*\s*\(?\s*$", before):  # *a = ..., *(a + i) = ...
+            if deref:  # *a = ..., *(a + i) = ...
                 k = end
                 if body[start - 1 :].lstrip().startswith("(") or re.search(r"\(\s*$", before):
                     k = _match(body, before.rfind("("), "(", ")")
@@ -532,9 +536,17 @@ def plain_kernel(
         out.update(extra_defines)
         return out
 
+    def given_defines() -> dict[str, Any]:
+        """Only what the user fixed: the kernel's own macro defaults show through."""
+        env: dict[str, int | float | bool] = {**problem, **default}
+        out: dict[str, Any] = dict(env)
+        out.update({n: e.evaluate_int(env) for n, e in tie_exprs.items() if e.names <= set(env)})
+        out.update(extra_defines)
+        return out
+
     include = [p.resolve().parent]
     raw_decls = find_kernels(strip_comments(source))
-    text = preprocess(source, all_defines(first_config()), include_dirs=include, where=where)
+    text = preprocess(source, given_defines(), include_dirs=include, where=where)
     decls = find_kernels(text)
     if not decls:
         raise InputError("no __kernel function found", source=where)
@@ -585,10 +597,16 @@ def plain_kernel(
                     f"work-group: fixed at {shown} by the kernel's reqd_work_group_size "
                     "(tie its macros to WX/WY/WZ with --param to tune it)"
                 )
-            text = preprocess(
-                source, all_defines(first_config()), include_dirs=include, where=where
-            )
-            decl = find_kernels(text)[kernel_name]
+    # The body as the compiler sees it for the reference configuration.
+    text = preprocess(source, all_defines(first_config()), include_dirs=include, where=where)
+    decls = find_kernels(text)
+    if kernel_name not in decls:
+        raise InputError(
+            f"kernel {kernel_name!r} disappears with the configuration "
+            f"{_cfg_text(first_config(), list(first_config()))} (#if on a parameter?)",
+            source=where,
+        )
+    decl = decls[kernel_name]
     types = typedefs(text)
 
     # -- arguments ------------------------------------------------------------------
