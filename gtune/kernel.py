@@ -658,16 +658,18 @@ def _round_up_form(expr: Expr) -> Expr:
         return None
 
     class RoundUp(ast.NodeTransformer):
-        def visit_BinOp(self, node: ast.BinOp) -> ast.expr:
+        def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
             found = match(node)
             if found is None:
-                return self.generic_visit(node)  # type: ignore[no-any-return]
+                return self.generic_visit(node)
             n, w = (ast.unparse(x) for x in found)
             return ast.parse(f"({n}) + (({w}) - ({n}) % ({w})) % ({w})", mode="eval").body
 
     text = ast.unparse(RoundUp().visit(tree))
-    return expr if text == ast.unparse(ast.parse(expr.text.strip(), mode="eval")) else Expr(
-        text, expr.source
+    return (
+        expr
+        if text == ast.unparse(ast.parse(expr.text.strip(), mode="eval"))
+        else Expr(text, expr.source)
     )
 
 

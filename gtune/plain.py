@@ -163,7 +163,9 @@ def _match(text: str, start: int, open_: str, close: str) -> int:
 
 def _split_top(text: str) -> list[str]:
     """Split on commas outside brackets."""
-    parts, depth, cur = [], 0, []
+    parts: list[str] = []
+    cur: list[str] = []
+    depth = 0
     for ch in text:
         if ch in "([{":
             depth += 1
@@ -499,9 +501,7 @@ def plain_kernel(
                 raise InputError(f"{name}: give at least one value", source="--param")
             tunable[name] = [int(v) for v in values]
     known = set(problem) | set(wg_names) | set(tunable)
-    tie_exprs = {
-        n: _expr(t, f"--param {n}={t}", known | set(ties) - {n}) for n, t in ties.items()
-    }
+    tie_exprs = {n: _expr(t, f"--param {n}={t}", known | set(ties) - {n}) for n, t in ties.items()}
     for n, e in tie_exprs.items():
         if e.names & set(ties):
             raise InputError(
@@ -563,22 +563,24 @@ def plain_kernel(
 
     fixed_wg: dict[str, int] = {}
     attr = _attribute_sizes(decl.attributes)
-    raw_attr = _attribute_sizes(raw_decls[kernel_name].attributes) if kernel_name in raw_decls else None
+    raw_attr = (
+        _attribute_sizes(raw_decls[kernel_name].attributes) if kernel_name in raw_decls else None
+    )
     if attr is not None:
-        values: list[int] = []
+        req: list[int] = []
         for a in attr:
             try:
-                values.append(Expr(a.rstrip("uU"), "reqd_work_group_size").evaluate_int({}))
+                req.append(Expr(a.rstrip("uU"), "reqd_work_group_size").evaluate_int({}))
             except ExpressionError:
-                values = []
+                req = []
                 break
-        if len(values) == 3:
+        if len(req) == 3:
             raw_names: set[str] = set()
             for a in raw_attr or []:
                 raw_names |= set(re.findall(r"[A-Za-z_]\w*", a))
             tied = bool(raw_names & (set(wg_names) | set(tie_exprs) | set(tunable)))
-            shown = ", ".join(str(v) for v in values)
-            for n, v in zip(wg_names, values, strict=False):
+            shown = ", ".join(str(v) for v in req)
+            for n, v in zip(wg_names, req, strict=False):
                 if n in default and default[n] != v and not tied:
                     raise InputError(
                         f"{n}={default[n]} but the kernel requires reqd_work_group_size({shown})",
@@ -650,7 +652,9 @@ def plain_kernel(
                 )
             else:
                 shape = data_shape
-                shape_note = f"shape [{', '.join(shape)}] (the problem size; --array {name}=... to change)"
+                shape_note = (
+                    f"shape [{', '.join(shape)}] (the problem size; --array {name}=... to change)"
+                )
             verified = " (compared with the reference)" if role != "input" else ""
             notes.append(f"{name}: {role}{verified}: {why}; random {dtype} data; {shape_note}")
             arguments.append(
@@ -795,6 +799,7 @@ def description_yaml(kernel: TunableKernel, directory: str | Path | None = None)
     ]
     ordered = {k: raw[k] for k in order if k in raw}
     ordered.update({k: v for k, v in raw.items() if k not in ordered})
+
     class Dumper(yaml.SafeDumper):
         def ignore_aliases(self, data: Any) -> bool:
             return True

@@ -109,7 +109,14 @@ def test_cli_measure_accepts_plain_kernels(tmp_path: Path):
     kernel = str(CORPUS / "blur_block.cl")
     ties = ["--param", "block_size_x=WX", "--param", "block_size_y=WY"]
     proc = run_gtune(
-        "measure", kernel, "--size", "64x8", *ties, "--config", "WX=32", "--json",
+        "measure",
+        kernel,
+        "--size",
+        "64x8",
+        *ties,
+        "--config",
+        "WX=32",
+        "--json",
         db=tmp_path / "r.db",
     )
     assert proc.returncode == 0, proc.stderr

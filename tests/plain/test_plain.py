@@ -13,7 +13,6 @@ from gtune.exceptions import ExpressionError, InputError
 from gtune.kernel import Expr, domain_values, load_kernel
 from gtune.plain import (
     array_uses,
-    description_yaml,
     find_kernels,
     kernel_signatures,
     plain_kernel,
@@ -53,7 +52,10 @@ def test_signature_inference(data_dir: Path):
     ("kwargs", "message"),
     [
         ({"sizes": [64, 32]}, "no value for the scalar parameter 'scale'"),
-        ({"sizes": [64, 32], "scalars": {"scale": "1", "bogus": "2"}}, "no scalar parameter 'bogus'"),
+        (
+            {"sizes": [64, 32], "scalars": {"scale": "1", "bogus": "2"}},
+            "no scalar parameter 'bogus'",
+        ),
         ({"sizes": [64, 32], "scalars": {"scale": "1"}, "kernel_name": "nope"}, "no kernel 'nope'"),
         ({"sizes": [64], "scalars": {"scale": "1"}, "global_size": ["NX", "NY"]}, "not more"),
         ({"sizes": [64, 32], "scalars": {"scale": "1"}, "params": {"WX": [1]}}, "clashes"),
@@ -247,7 +249,9 @@ def test_describe_round_trips(tmp_path: Path, capsys):
     for f in ("blur_block.cl", "corpus_ref.py"):
         (tmp_path / f).write_text((CORPUS / f).read_text())
     kernel_flags = ["--size", "64x16", "--param", "block_size_x=WX", "--param", "block_size_y=WY"]
-    assert main(["describe", str(tmp_path / "blur_block.cl"), *kernel_flags, "--default", "WX=8"]) == 0
+    assert (
+        main(["describe", str(tmp_path / "blur_block.cl"), *kernel_flags, "--default", "WX=8"]) == 0
+    )
     text = capsys.readouterr().out
     assert "inferred:" in text and "defines:" in text
     inferred = plain_kernel(
@@ -269,7 +273,12 @@ def test_describe_errors_name_the_flag(data_dir: Path, capsys):
     blur = str(data_dir / "plain_blur.cl")
     assert main(["describe", blur, "--size", "64x32", "--scalar", "scale=1 +"]) == 2
     assert "--scalar scale=1 +" in capsys.readouterr().err
-    assert main(["describe", blur, "--size", "64x32", "--scalar", "scale=1", "--global", "NX,NY/Q"]) == 2
+    assert (
+        main(["describe", blur, "--size", "64x32", "--scalar", "scale=1", "--global", "NX,NY/Q"])
+        == 2
+    )
     assert "--global" in capsys.readouterr().err
-    assert main(["describe", blur, "--size", "64x32", "--scalar", "scale=1", "--default", "WX=a"]) == 2
+    assert (
+        main(["describe", blur, "--size", "64x32", "--scalar", "scale=1", "--default", "WX=a"]) == 2
+    )
     assert "--default" in capsys.readouterr().err

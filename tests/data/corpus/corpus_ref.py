@@ -10,8 +10,11 @@ def weighted(arrays, sizes, scalars):
     dst = arrays["dst"].copy()
     c = src[1:-1, 1:-1]
     dst[1:-1, 1:-1] = (
-        w[0] * c + w[1] * src[1:-1, :-2] + w[2] * src[1:-1, 2:]
-        + w[3] * src[:-2, 1:-1] + w[4] * src[2:, 1:-1]
+        w[0] * c
+        + w[1] * src[1:-1, :-2]
+        + w[2] * src[1:-1, 2:]
+        + w[3] * src[:-2, 1:-1]
+        + w[4] * src[2:, 1:-1]
     )
     return {"dst": dst}
 
