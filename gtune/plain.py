@@ -108,13 +108,17 @@ def preprocess(
     GCC's ``cpp`` in a mode that predefines nothing of the host (``-undef``) and reads
     no system headers, plus the macros an OpenCL 1.2 compiler defines.
     """
-    cpp = shutil.which("cpp")
-    if cpp is None:
+    found = [
+        [path, *flags]
+        for name, flags in (("cpp", []), ("gcc", ["-E"]), ("clang", ["-E"]), ("cc", ["-E"]))
+        if (path := shutil.which(name)) is not None
+    ]
+    if not found:
         raise EnvironmentProblem(
             "the C preprocessor `cpp` is needed to read a plain kernel",
             hint="install it (Debian/Ubuntu: apt-get install cpp; ./bootstrap.sh does this)",
         )
-    cmd = [cpp, "-P", "-undef", "-nostdinc", "-w", "-x", "c", "-std=c99"]
+    cmd = [*found[0], "-P", "-undef", "-nostdinc", "-w", "-x", "c", "-std=c99"]
     for name, value in {**_OPENCL_DEFINES, **{k: str(v) for k, v in defines.items()}}.items():
         cmd.append(f"-D{name}={value}")
     for d in include_dirs:

@@ -194,8 +194,11 @@ def show(report: TuningReport, console: Console) -> None:
 
 
 def write_json(report: TuningReport, path: Path) -> None:
+    data = report.to_dict()
+    best = report.best_result
+    data["unverified"] = best.extra.get("unverified") if best is not None else None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(report.to_dict(), indent=2) + "\n")
+        path.write_text(json.dumps(data, indent=2) + "\n")
     except OSError as exc:
         raise InputError(f"cannot write the report: {exc.strerror}", source=path) from None

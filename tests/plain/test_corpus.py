@@ -98,11 +98,13 @@ def test_corpus_wrong_variant_is_caught(name: str, device):
 
 
 def test_cli_run_shows_inferences_and_unverified(tmp_path: Path):
-    args = ["--size", "32x16", "--budget", "4", "--runs", "1"]
+    out = tmp_path / "r.json"
+    args = ["--size", "32x16", "--budget", "4", "--runs", "1", "--json", str(out)]
     proc = run_gtune("run", str(CORPUS / "jacobi_nonconst_wrong.cl"), *args, db=tmp_path / "r.db")
     assert proc.returncode == 0, proc.stderr
     assert "inferred: out: input: only read" in proc.stderr
     assert "UNVERIFIED" in proc.stdout and "nothing to compare" in proc.stdout
+    assert "nothing to compare" in json.loads(out.read_text())["unverified"]
 
 
 def test_cli_measure_accepts_plain_kernels(tmp_path: Path):
