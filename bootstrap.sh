@@ -18,6 +18,7 @@ command -v fzn-gecode >/dev/null || { [ -n "$(ls /usr/share/minizinc/solvers/gec
 [ -n "$(ls /etc/OpenCL/vendors/*.icd 2>/dev/null)" ] || need+=(pocl-opencl-icd)
 ldconfig -p 2>/dev/null | grep -q 'libOpenCL.so.1' || need+=(ocl-icd-libopencl1)
 command -v clinfo >/dev/null || need+=(clinfo)
+command -v cpp >/dev/null || need+=(cpp)  # the C preprocessor reads plain kernels
 command -v "$PY" >/dev/null || need+=(python3)
 "$PY" -c 'import venv, ensurepip' 2>/dev/null || need+=(python3-venv)
 # Debian keeps initdb and pg_ctl in /usr/lib/postgresql/VERSION/bin, off PATH.

@@ -153,6 +153,7 @@ class TunableKernel:
     features: Mapping[str, Any] = field(default_factory=dict)
     flops_per_point: float = 0.0
     build_options: tuple[str, ...] = ()
+    derived: tuple[tuple[str, Expr], ...] = ()
     source_path: str = ""
     description_path: str = ""
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
@@ -192,10 +193,18 @@ class TunableKernel:
         return arg.image_when is not None and bool(arg.image_when.evaluate(self.env(config)))
 
     def defines(self, config: Mapping[str, int]) -> list[str]:
-        """Compiler options: every size and parameter as ``-DNAME=value``."""
+        """Compiler options: every size, parameter and derived macro as ``-DNAME=value``."""
         opts = [f"-D{k}={v}" for k, v in self.sizes.items()]
         opts += [f"-D{k}={config[k]}" for k in sorted(config)]
+        env = self.env(config)
+        opts += [f"-D{k}={e.evaluate_int(env)}" for k, e in self.derived]
         return opts + list(self.build_options)
+
+    @property
+    def inferred(self) -> list[str]:
+        """What plain mode guessed about this kernel (shown to the user before tuning)."""
+        notes = self.raw.get("inferred") or []
+        return [str(n) for n in notes] if isinstance(notes, list) else [str(notes)]
 
     # -- metrics ------------------------------------------------------------------
     def bytes_moved(self) -> int:
@@ -326,6 +335,8 @@ _TOP_KEYS = {
     "features",
     "flops_per_point",
     "build_options",
+    "defines",
+    "inferred",
     "doc",
 }
 
@@ -389,6 +400,7 @@ def parse_description(
         e.check_names(known | set(LIMIT_NAMES) | {"LOCAL_MEM_BYTES"})
         constraints.append(e)
 
+    derived = _parse_defines(raw.get("defines"), err, known)
     launch = _parse_launch(raw["launch"], err, known)
     reference = _parse_reference(raw.get("reference"), err, pnames, base_dir)
 
@@ -425,6 +437,7 @@ def parse_description(
         features=dict(features),
         flops_per_point=float(flops),
         build_options=tuple(str(o) for o in opts),
+        derived=derived,
         source_path=source_path,
         description_path=label if label.endswith((".yaml", ".yml")) else "",
         raw=dict(raw),
@@ -508,7 +521,10 @@ def _parse_arguments(raw: Any, err: Any, known: set[str]) -> list[Argument]:
         if kind == "scalar":
             if "value" not in a:
                 raise err(f"{key}.value", "a scalar argument needs a value")
-            value = Expr(str(a["value"]), src)
+            text = str(a["value"])
+            if dtype.startswith("float"):  # 1/36 is a fraction here, not integer division
+                text = _float_literals(text, src)
+            value = Expr(text, src)
             value.check_names(known)
             out.append(Argument(name, "scalar", dtype, "input", value=value))
             continue
@@ -553,6 +569,8 @@ def _parse_launch(raw: Any, err: Any, known: set[str]) -> Launch:
         if not isinstance(val, list) or not 1 <= len(val) <= 3:
             raise err(f"launch.{key}", "must be a list of 1 to 3 expressions")
         exprs = tuple(Expr(str(v), f"launch.{key}") for v in val)
+        if key == "global":  # (N + W - 1) / W * W: a multiple of W by construction
+            exprs = tuple(_round_up_form(e) for e in exprs)
         for e in exprs:
             e.check_names(known)
         return exprs
@@ -566,6 +584,93 @@ def _parse_launch(raw: Any, err: Any, known: set[str]) -> Launch:
         lmb = Expr(str(raw["local_memory_bytes"]), "launch.local_memory_bytes")
         lmb.check_names(known)
     return Launch(glob, loc, lmb)
+
+
+def _parse_defines(raw: Any, err: Any, known: set[str]) -> tuple[tuple[str, Expr], ...]:
+    """Macros tied to parameters (``block_size_x: WX``), passed as ``-D`` per configuration."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, dict):
+        raise err("defines", "must map macro names to expressions of sizes and parameters")
+    out: list[tuple[str, Expr]] = []
+    for name, text in raw.items():
+        if not str(name).isidentifier() or str(name) in known:
+            raise err(f"defines.{name}", "must be a new identifier (not a size or parameter)")
+        e = Expr(str(text), f"defines.{name}")
+        e.check_names(known)
+        out.append((str(name), e))
+    return tuple(out)
+
+
+def _float_literals(text: str, source: str) -> str:
+    """``text`` with integer literals written as floats, so it evaluates as C would for a
+    ``float`` argument initialised from a fraction."""
+    import ast
+
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except SyntaxError:
+        return text  # Expr reports the syntax error with its position
+
+    class Floats(ast.NodeTransformer):
+        def visit_Constant(self, node: ast.Constant) -> ast.Constant:
+            if isinstance(node.value, int) and not isinstance(node.value, bool):
+                return ast.copy_location(ast.Constant(float(node.value)), node)
+            return node
+
+    return ast.unparse(Floats().visit(tree))
+
+
+def _round_up_form(expr: Expr) -> Expr:
+    """Rewrite ``(N + W - 1) / W * W`` as ``N + (W - N % W) % W``: the same value, with no
+    division whose remainder the space would have to require to be zero."""
+    import ast
+
+    tree = ast.parse(expr.text.strip(), mode="eval")
+
+    def same(a: ast.AST, b: ast.AST) -> bool:
+        return ast.dump(a) == ast.dump(b)
+
+    def match(node: ast.expr) -> tuple[ast.expr, ast.expr] | None:
+        if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult)):
+            return None
+        for quotient, w in ((node.left, node.right), (node.right, node.left)):
+            if not (
+                isinstance(quotient, ast.BinOp) and isinstance(quotient.op, ast.Div | ast.FloorDiv)
+            ):
+                continue
+            if not same(quotient.right, w):
+                continue
+            top = quotient.left  # N + W - 1, as (N + W) - 1
+            if not (
+                isinstance(top, ast.BinOp)
+                and isinstance(top.op, ast.Sub)
+                and isinstance(top.right, ast.Constant)
+                and top.right.value == 1
+                and isinstance(top.left, ast.BinOp)
+                and isinstance(top.left.op, ast.Add)
+            ):
+                continue
+            if same(top.left.right, w):
+                return top.left.left, w
+            if same(top.left.left, w):
+                return top.left.right, w
+        return None
+
+    class RoundUp(ast.NodeTransformer):
+        def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
+            found = match(node)
+            if found is None:
+                return self.generic_visit(node)
+            n, w = (ast.unparse(x) for x in found)
+            return ast.parse(f"({n}) + (({w}) - ({n}) % ({w})) % ({w})", mode="eval").body
+
+    text = ast.unparse(RoundUp().visit(tree))
+    return (
+        expr
+        if text == ast.unparse(ast.parse(expr.text.strip(), mode="eval"))
+        else Expr(text, expr.source)
+    )
 
 
 def _parse_reference(raw: Any, err: Any, pnames: set[str], base_dir: Path | None) -> Reference:

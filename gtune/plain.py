@@ -1,94 +1,451 @@
-"""Tuning a plain ``.cl`` with no description: infer what the signature tells.
+"""Tuning a plain ``.cl`` with no description: infer what the kernel itself tells.
 
-The kernel's arguments come from its signature: ``__global const T*`` is an input array,
-``__global T*`` an output array (both with the problem's element count), a scalar takes
-its value from ``--scalar NAME=V`` or, when its name matches a problem size (``nx`` or
-``NX``), that size. The work-group size is tuned (``WX``, ``WY``, ``WZ`` for as many
-dimensions as the problem has), plus any compile-time macros given as ``--param``. The
-global size is the problem size unless ``--global`` says otherwise. Since there is no
-reference, the output of the first configuration (every parameter at its first value)
-is taken as correct.
+The source is run through a real C preprocessor (``cpp``) with the ``-D`` values the
+compiler will see, so macros and typedefs resolve as they do on the device. The kernel's
+body then says which ``__global`` arrays it reads, writes or both (``const`` is not
+trusted: kernels written elsewhere seldom use it); ``__constant`` arrays are inputs. Every
+array starts as random data. Scalars get a value only where their name leaves no doubt
+(``nx`` is ``NX``) or from ``--scalar``. The work-group size (``WX``, ``WY``, ``WZ`` for
+the launch's dimensions) is tuned with any ``--param`` macros; ``--param NAME=EXPR`` ties
+a macro to other parameters instead. Unless a Python reference is given, the output of
+the default configuration is taken as correct.
 
-The result is an ordinary description, validated like a hand-written one.
+Every guess is recorded as a human-readable note in the description's ``inferred`` list;
+the result is an ordinary description, validated like a hand-written one.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+import subprocess
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gtune.exceptions import InputError
+from gtune.exceptions import EnvironmentProblem, ExpressionError, InputError
+from gtune.expr import Expr
 from gtune.kernel import TunableKernel, parse_description
 
 _CTYPES = {
     "float": "float32",
     "double": "float64",
     "int": "int32",
+    "signed int": "int32",
     "uint": "uint32",
     "unsigned int": "uint32",
+    "unsigned": "uint32",
     "long": "int64",
+    "ulong": "uint64",
+    "unsigned long": "uint64",
     "short": "int16",
     "ushort": "uint16",
+    "unsigned short": "uint16",
     "char": "int8",
     "uchar": "uint8",
     "unsigned char": "uint8",
+    "size_t": "uint64",
 }
-_KERNEL_RE = re.compile(
-    r"(?:__kernel|kernel)\s+(?:__attribute__\s*\(\(.*?\)\)\s*)?void\s+"
-    r"(?:__attribute__\s*\(\(.*?\)\)\s*)?(\w+)\s*\(([^)]*)\)",
-    re.S,
-)
+_QUALIFIERS = {
+    "__global",
+    "global",
+    "__constant",
+    "constant",
+    "const",
+    "__const",
+    "restrict",
+    "__restrict",
+    "__restrict__",
+    "volatile",
+    "__private",
+    "private",
+    "__read_only",
+    "__write_only",
+    "read_only",
+    "write_only",
+}
 _SIZE_NAMES = ("NX", "NY", "NZ")
+_WG_NAMES = ("WX", "WY", "WZ")
+# Scalar names that can only mean one problem size (compared case-insensitively).
+_SIZE_ALIASES = {
+    "NX": ("nx", "n_x", "width", "dimx", "dim_x", "sizex", "size_x"),
+    "NY": ("ny", "n_y", "height", "dimy", "dim_y", "sizey", "size_y"),
+    "NZ": ("nz", "n_z", "depth", "dimz", "dim_z", "sizez", "size_z"),
+}
+# Macros the OpenCL compiler predefines (OpenCL C 1.2), so #if on them reads as on a device.
+_OPENCL_DEFINES = {
+    "__OPENCL_VERSION__": "120",
+    "__OPENCL_C_VERSION__": "120",
+    "CL_VERSION_1_0": "100",
+    "CL_VERSION_1_1": "110",
+    "CL_VERSION_1_2": "120",
+    "__ENDIAN_LITTLE__": "1",
+    "__IMAGE_SUPPORT__": "1",
+    "cl_khr_fp64": "1",
+}
 
 
-def _strip_comments(source: str) -> str:
+# ---------------------------------------------------------------------------------
+# Preprocessing
+
+
+def strip_comments(source: str) -> str:
     source = re.sub(r"/\*.*?\*/", " ", source, flags=re.S)
     return re.sub(r"//[^\n]*", " ", source)
 
 
-def kernel_signatures(source: str) -> dict[str, list[str]]:
-    """Kernel function names and their raw parameter declarations."""
-    found = {}
-    for m in _KERNEL_RE.finditer(_strip_comments(source)):
-        params = [p.strip() for p in m.group(2).split(",") if p.strip()]
-        found[m.group(1)] = params
+def preprocess(
+    source: str,
+    defines: Mapping[str, Any],
+    *,
+    include_dirs: Sequence[str | Path] = (),
+    where: str = "",
+) -> str:
+    """``source`` after the C preprocessor, with ``defines`` as ``-DNAME=value``.
+
+    GCC's ``cpp`` in a mode that predefines nothing of the host (``-undef``) and reads
+    no system headers, plus the macros an OpenCL 1.2 compiler defines.
+    """
+    found = [
+        [path, *flags]
+        for name, flags in (("cpp", []), ("gcc", ["-E"]), ("clang", ["-E"]), ("cc", ["-E"]))
+        if (path := shutil.which(name)) is not None
+    ]
+    if not found:
+        raise EnvironmentProblem(
+            "the C preprocessor `cpp` is needed to read a plain kernel",
+            hint="install it (Debian/Ubuntu: apt-get install cpp; ./bootstrap.sh does this)",
+        )
+    cmd = [*found[0], "-P", "-undef", "-nostdinc", "-w", "-x", "c", "-std=c99"]
+    for name, value in {**_OPENCL_DEFINES, **{k: str(v) for k, v in defines.items()}}.items():
+        cmd.append(f"-D{name}={value}")
+    for d in include_dirs:
+        cmd += ["-I", str(d)]
+    cmd.append("-")
+    try:
+        done = subprocess.run(
+            cmd, input=source, capture_output=True, text=True, timeout=60, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise EnvironmentProblem(f"the C preprocessor failed to run: {exc}") from None
+    if done.returncode != 0:
+        lines = [ln.replace("<stdin>", where or "kernel") for ln in done.stderr.splitlines()]
+        raise InputError(
+            "the C preprocessor rejects the kernel: " + "; ".join(lines[:3]), source=where or None
+        )
+    return done.stdout
+
+
+# ---------------------------------------------------------------------------------
+# Finding kernels
+
+
+@dataclass
+class KernelDecl:
+    """One ``__kernel`` function: its name, parameter declarations, attributes and body."""
+
+    name: str
+    params: list[str]
+    attributes: str
+    body: str
+
+
+def _match(text: str, start: int, open_: str, close: str) -> int:
+    """Index just past the bracket matching the one at ``start``."""
+    depth = 0
+    for i in range(start, len(text)):
+        if text[i] == open_:
+            depth += 1
+        elif text[i] == close:
+            depth -= 1
+            if depth == 0:
+                return i + 1
+    return len(text)
+
+
+def _split_top(text: str) -> list[str]:
+    """Split on commas outside brackets."""
+    parts: list[str] = []
+    cur: list[str] = []
+    depth = 0
+    for ch in text:
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    parts.append("".join(cur))
+    return [p.strip() for p in parts if p.strip()]
+
+
+_KERNEL_START = re.compile(r"\b(?:__kernel|kernel)\b")
+_ATTRIBUTE = re.compile(r"__attribute__\s*\(\(")
+
+
+def find_kernels(text: str) -> dict[str, KernelDecl]:
+    """Every ``__kernel`` function in (comment-free) C text."""
+    found: dict[str, KernelDecl] = {}
+    for m in _KERNEL_START.finditer(text):
+        i = m.end()
+        attrs: list[str] = []
+        name = None
+        while i < len(text):
+            rest = text[i:]
+            ws = len(rest) - len(rest.lstrip())
+            i += ws
+            a = _ATTRIBUTE.match(text, i)
+            if a:
+                end = _match(text, a.end() - 2, "(", ")")
+                attrs.append(text[i:end])
+                i = end
+                continue
+            w = re.compile(r"[A-Za-z_]\w*").match(text, i)
+            if not w:
+                break
+            i = w.end()
+            if w.group() == "void":
+                continue
+            name = w.group()
+            break
+        if name is None:
+            continue
+        p = re.compile(r"\s*\(").match(text, i)
+        if not p:
+            continue
+        close = _match(text, p.end() - 1, "(", ")")
+        params = _split_top(text[p.end() : close - 1])
+        if params == ["void"]:
+            params = []
+        brace = text.find("{", close)
+        between = text[close:brace] if brace >= 0 else ""
+        if brace < 0 or ";" in between:
+            continue  # a declaration, not a definition
+        if _ATTRIBUTE.search(between):
+            attrs.append(between)
+        end = _match(text, brace, "{", "}")
+        found[name] = KernelDecl(name, params, " ".join(attrs), text[brace + 1 : end - 1])
     return found
 
 
-def _parse_param(decl: str, where: str) -> dict[str, Any]:
+def kernel_signatures(source: str) -> dict[str, list[str]]:
+    """Kernel function names and their raw parameter declarations."""
+    return {k: d.params for k, d in find_kernels(strip_comments(source)).items()}
+
+
+def typedefs(text: str) -> dict[str, str]:
+    """Simple ``typedef T name;`` aliases, resolved through each other."""
+    out: dict[str, str] = {}
+    for m in re.finditer(r"\btypedef\s+([A-Za-z_][\w\s]*?)\s+([A-Za-z_]\w*)\s*;", text):
+        out[m.group(2)] = " ".join(m.group(1).split())
+    for _ in range(8):
+        out = {k: out.get(v, v) for k, v in out.items()}
+    return out
+
+
+# ---------------------------------------------------------------------------------
+# How the body uses each array
+
+
+_ASSIGN = re.compile(r"\s*(<<=|>>=|[-+*/%&|^]=|=(?!=)|\+\+|--)")
+
+
+@dataclass
+class Use:
+    """How a kernel body uses one pointer argument."""
+
+    read: bool = False
+    written: bool = False
+    evidence: list[str] = field(default_factory=list)
+    constant_indices: list[int] | None = field(default_factory=list)
+
+    def note(self, what: str) -> None:
+        if what not in self.evidence and len(self.evidence) < 3:
+            self.evidence.append(what)
+
+
+def _enclosing_call(body: str, pos: int) -> str | None:
+    """The function whose argument list contains ``pos`` (innermost), if any."""
+    depth = 0
+    for i in range(pos - 1, -1, -1):
+        ch = body[i]
+        if ch in ")]":
+            depth += 1
+        elif ch in "([":
+            if depth == 0:
+                if ch == "[":
+                    return None
+                m = re.search(r"([A-Za-z_]\w*)\s*$", body[:i])
+                return m.group(1) if m else None
+            depth -= 1
+        elif ch in ";{}" and depth == 0:
+            return None
+    return None
+
+
+_C_KEYWORDS = {"if", "for", "while", "switch", "return", "sizeof", "do"}
+
+
+def array_uses(body: str, name: str) -> Use:
+    """Whether ``name`` (a pointer) is read, written or both in ``body``.
+
+    Reads every occurrence: ``a[i] = ...`` writes, ``a[i] += ...`` and ``a[i]++`` read and
+    write, ``vstoreN(.., a)`` writes, ``vloadN(.., a)`` reads, atomics do both, a pointer
+    declared from ``a`` is followed, and ``a`` handed to any other function is taken as
+    both (that function is not read).
+    """
+    use = Use()
+    pending, seen = [name], {name}
+    while pending:
+        cur = pending.pop()
+        for m in re.finditer(rf"(?<![\w.]){re.escape(cur)}\b", body):
+            start, end = m.start(), m.end()
+            before = body[:start].rstrip()
+            stmt_start = max(body.rfind(c, 0, start) for c in ";{}") + 1
+            alias = re.search(
+                r"\*\s*(?:const\s+|restrict\s+|__restrict\s+)*([A-Za-z_]\w*)\s*=\s*[^=;]*$",
+                body[stmt_start:start],
+            )
+            if alias and alias.group(1) not in seen:
+                seen.add(alias.group(1))
+                pending.append(alias.group(1))
+                continue
+            after = body[end:]
+            deref = re.search(r"(?<![\w)\]])\*\s*\(?\s*$", before) is not None
+            if re.match(r"\s*=(?!=)", after) and not deref:
+                continue  # the pointer itself is (re)assigned: no access to the data
+            address = before.endswith("&") and not before.endswith("&&")
+            if after.lstrip().startswith("[") and not address:
+                j = end + after.index("[")
+                close = _match(body, j, "[", "]")
+                index = body[j + 1 : close - 1].strip()
+                if use.constant_indices is not None:
+                    if re.fullmatch(r"\(?\s*\d+[uU]?\s*\)?", index):
+                        use.constant_indices.append(int(re.sub(r"\D", "", index)))
+                    else:
+                        use.constant_indices = None
+                tail = re.match(r"(\s*\.\s*\w+)?", body[close:])
+                k = close + (tail.end() if tail else 0)
+                op = _ASSIGN.match(body, k)
+                pre = before.endswith(("++", "--"))
+                if op and op.group(1) == "=":
+                    use.written = True
+                    use.note(f"{cur}[...] =")
+                elif op or pre:
+                    use.written = use.read = True
+                    use.note(f"{cur}[...] {op.group(1) if op else before[-2:]}")
+                else:
+                    use.read = True
+                    use.note(f"reads {cur}[...]")
+                continue
+            if deref:  # *a = ..., *(a + i) = ...
+                k = end
+                if body[start - 1 :].lstrip().startswith("(") or re.search(r"\(\s*$", before):
+                    k = _match(body, before.rfind("("), "(", ")")
+                op = _ASSIGN.match(body, k)
+                if op and op.group(1) == "=":
+                    use.written = True
+                    use.note(f"*{cur} =")
+                elif op:
+                    use.written = use.read = True
+                    use.note(f"*{cur} {op.group(1)}")
+                else:
+                    use.read = True
+                    use.note(f"reads *{cur}")
+                continue
+            func = _enclosing_call(body, start)
+            if func is None or func in _C_KEYWORDS:
+                use.read = True
+                use.note(f"reads {cur}")
+            elif func.startswith("vstore"):
+                use.written = True
+                use.note(f"{func}(.., {cur})")
+            elif func.startswith("vload") or func.startswith("prefetch"):
+                use.read = True
+                use.note(f"{func}(.., {cur})")
+            else:
+                use.read = use.written = True
+                use.note(f"{func}({cur}, ...) may read and write it")
+            if use.constant_indices is not None:
+                use.constant_indices = None
+    return use
+
+
+# ---------------------------------------------------------------------------------
+# The description
+
+
+@dataclass
+class _Param:
+    name: str
+    ctype: str
+    pointer: bool
+    space: str  # global, constant, local, private
+
+
+def _parse_param(decl: str, types: Mapping[str, str], where: str) -> _Param:
     words = decl.replace("*", " * ").split()
-    name = words[-1]
-    if not name.isidentifier():
+    if not words or not words[-1].isidentifier():
         raise InputError(f"cannot read the kernel parameter {decl!r}", source=where)
-    is_pointer = "*" in words
-    qualifiers = {"__global", "global", "const", "__const", "restrict", "__restrict", "volatile"}
-    type_words = [w for w in words[:-1] if w not in qualifiers and w != "*"]
+    name = words[-1]
+    pointer = "*" in words
+    space = "private"
+    for w, sp in (
+        ("__global", "global"),
+        ("global", "global"),
+        ("__constant", "constant"),
+        ("constant", "constant"),
+        ("__local", "local"),
+        ("local", "local"),
+    ):
+        if w in words:
+            space = sp
+    type_words = [w for w in words[:-1] if w not in _QUALIFIERS and w != "*" and w != space]
+    type_words = [w for w in type_words if w not in ("__local", "local")]
     ctype = " ".join(type_words)
-    if is_pointer:
-        if not ({"__global", "global"} & set(words)):
-            raise InputError(
-                f"parameter {name!r} is a {words[0]} pointer; only __global arrays can be "
-                "inferred (write a description for local or constant buffers)",
-                source=where,
-            )
-        base = re.sub(r"\d+$", "", ctype)
-        if base not in _CTYPES or base != ctype:
-            raise InputError(
-                f"parameter {name!r}: element type {ctype!r} is not supported for inference "
-                f"(supported: {', '.join(sorted(_CTYPES))})",
-                source=where,
-            )
-        const = "const" in words or "__const" in words
-        return {"name": name, "kind": "buffer", "dtype": _CTYPES[base], "const": const}
-    if ctype not in _CTYPES and ctype not in ("size_t", "unsigned long", "ulong"):
+    ctype = types.get(ctype, ctype)
+    return _Param(name, ctype, pointer, space)
+
+
+def _dtype(ctype: str, what: str, where: str) -> str:
+    if ctype in _CTYPES:
+        return _CTYPES[ctype]
+    base = re.sub(r"\d+$", "", ctype)
+    if base != ctype and base in _CTYPES:
         raise InputError(
-            f"parameter {name!r} has type {ctype!r}; images and structs need a description",
+            f"{what} has the vector type {ctype!r}; plain mode handles scalar element types "
+            "(write a description for vector arrays)",
             source=where,
         )
-    dtype = _CTYPES.get(ctype, "uint64")
-    return {"name": name, "kind": "scalar", "dtype": dtype}
+    raise InputError(
+        f"{what} has type {ctype!r}, which plain mode cannot infer "
+        f"(supported: {', '.join(sorted(_CTYPES))}); images and structs need a description",
+        source=where,
+    )
+
+
+def _expr(text: str, option: str, known: set[str]) -> Expr:
+    e = Expr(text, option)
+    e.check_names(known)
+    return e
+
+
+def _shape_text(exprs: Sequence[str]) -> list[str]:
+    """x-first command-line order to the description's C order (slowest first)."""
+    return [str(e).strip() for e in reversed(exprs)]
+
+
+def _attribute_sizes(attributes: str) -> list[str] | None:
+    m = re.search(r"reqd_work_group_size\s*\(", attributes)
+    if not m:
+        return None
+    end = _match(attributes, m.end() - 1, "(", ")")
+    return _split_top(attributes[m.end() : end - 1])
 
 
 def plain_kernel(
@@ -96,80 +453,286 @@ def plain_kernel(
     *,
     sizes: Sequence[int],
     kernel_name: str | None = None,
-    params: Mapping[str, Sequence[int]] | None = None,
+    params: Mapping[str, Sequence[int] | str] | None = None,
     global_size: Sequence[str] | None = None,
     scalars: Mapping[str, str] | None = None,
     max_wg: int = 1024,
+    default: Mapping[str, int] | None = None,
+    arrays: Mapping[str, Sequence[str]] | None = None,
+    defines: Mapping[str, str] | None = None,
+    reference: str | None = None,
 ) -> TunableKernel:
-    """A :class:`TunableKernel` for a bare OpenCL file, from the command line's facts."""
+    """A :class:`TunableKernel` for a bare OpenCL file, from the command line's facts.
+
+    ``params`` maps a macro to its tunable values, or to an expression of the sizes and
+    other parameters that it must equal (``{"block_size_x": "WX"}``). ``global_size`` is
+    per launch dimension (fewer than the problem's dimensions for kernels that loop over
+    the rest). ``default`` is the shipped configuration (speedups are reported over it;
+    it is also the reference unless ``reference`` names ``file.py:function``). ``arrays``
+    gives an array's shape, x first (``{"in": ["NX+2", "NY+2"]}``); ``defines`` fixed
+    macros (``{"DATA_TYPE": "float"}``).
+    """
     p = Path(path)
     where = str(p)
     try:
         source = p.read_text()
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", source=p) from None
-    sigs = kernel_signatures(source)
-    if not sigs:
-        raise InputError("no __kernel function found", source=where)
-    if kernel_name is None:
-        if len(sigs) > 1:
-            raise InputError(
-                f"several kernels ({', '.join(sigs)}); choose one with --kernel-name", source=where
-            )
-        kernel_name = next(iter(sigs))
-    if kernel_name not in sigs:
-        raise InputError(f"no kernel {kernel_name!r}; found {', '.join(sigs)}", source=where)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read: {getattr(exc, 'strerror', exc)}", source=p) from None
     if not 1 <= len(sizes) <= 3:
         raise InputError("give the problem size with --size, e.g. 1024x1024", source=where)
-    size_names = _SIZE_NAMES[: len(sizes)]
-    problem = dict(zip(size_names, sizes, strict=True))
-    shape = list(reversed(size_names))  # x fastest
-    scalars = dict(scalars or {})
-    arguments: list[dict[str, Any]] = []
-    first_input: str | None = None
-    for decl in sigs[kernel_name]:
-        info = _parse_param(decl, where)
-        if info["kind"] == "buffer":
-            role = "input" if info["const"] else "output"
-            arg = {"name": info["name"], "dtype": info["dtype"], "role": role, "shape": shape}
-            if role == "input":
-                first_input = first_input or info["name"]
-                arg["init"] = "random"
-            else:
-                arg["init"] = f"copy:{first_input}" if first_input else "zeros"
-            arguments.append(arg)
-            continue
-        name = info["name"]
-        if name in scalars:
-            value = scalars.pop(name)
-        elif name.upper() in problem:
-            value = name.upper()
-        elif name.lower() in ("n", "size", "count", "len", "length"):
-            value = " * ".join(size_names)
+    notes: list[str] = []
+    size_names = list(_SIZE_NAMES[: len(sizes)])
+    problem = dict(zip(size_names, (int(s) for s in sizes), strict=True))
+
+    # -- launch dimensions and parameters --------------------------------------------
+    glob = [g.strip() for g in global_size] if global_size else list(size_names)
+    if not 1 <= len(glob) <= len(sizes):
+        raise InputError(
+            f"{len(glob)} dimensions given but the problem has {len(sizes)}; "
+            "the launch may have fewer dimensions than the data, not more",
+            source="--global",
+        )
+    wg_names = list(_WG_NAMES[: len(glob)])
+    tunable: dict[str, list[int]] = {}
+    ties: dict[str, str] = {}
+    for name, values in (params or {}).items():
+        if name in wg_names or name in problem or name in _WG_NAMES:
+            raise InputError(f"--param {name} clashes with a built-in name", source="--param")
+        if isinstance(values, str):
+            ties[name] = values
         else:
+            if not values:
+                raise InputError(f"{name}: give at least one value", source="--param")
+            tunable[name] = [int(v) for v in values]
+    known = set(problem) | set(wg_names) | set(tunable)
+    tie_exprs = {n: _expr(t, f"--param {n}={t}", known | set(ties) - {n}) for n, t in ties.items()}
+    for n, e in tie_exprs.items():
+        if e.names & set(ties):
             raise InputError(
-                f"no value for the scalar parameter {name!r}: give --scalar {name}=VALUE",
+                f"{n}={e.text}: a tied macro may use sizes and tuned parameters, not another "
+                "tied macro",
+                source="--param",
+            )
+    for g in glob:
+        _expr(g, "--global", known)
+    extra_defines = dict(defines or {})
+
+    # -- the default configuration (also the reference) ------------------------------
+    default = dict(default or {})
+    unknown = sorted(set(default) - set(wg_names) - set(tunable))
+    if unknown:
+        raise InputError(
+            f"unknown parameter {unknown[0]!r}; tuned here: {', '.join(wg_names + list(tunable))}",
+            source="--default",
+        )
+
+    # A first reading with the default (or first) values finds the kernel and its
+    # reqd_work_group_size, which may itself give the default work-group.
+    def first_config() -> dict[str, int]:
+        cfg = {n: default.get(n, 1) for n in wg_names}
+        cfg.update({n: default.get(n, v[0]) for n, v in tunable.items()})
+        return cfg
+
+    def all_defines(cfg: Mapping[str, int]) -> dict[str, Any]:
+        env: dict[str, int | float | bool] = {**problem, **cfg}
+        out: dict[str, Any] = {**problem, **cfg}
+        out.update({n: e.evaluate_int(env) for n, e in tie_exprs.items()})
+        out.update(extra_defines)
+        return out
+
+    def given_defines() -> dict[str, Any]:
+        """Only what the user fixed: the kernel's own macro defaults show through."""
+        env: dict[str, int | float | bool] = {**problem, **default}
+        out: dict[str, Any] = dict(env)
+        out.update({n: e.evaluate_int(env) for n, e in tie_exprs.items() if e.names <= set(env)})
+        out.update(extra_defines)
+        return out
+
+    include = [p.resolve().parent]
+    raw_decls = find_kernels(strip_comments(source))
+    text = preprocess(source, given_defines(), include_dirs=include, where=where)
+    decls = find_kernels(text)
+    if not decls:
+        raise InputError("no __kernel function found", source=where)
+    if kernel_name is None:
+        if len(decls) > 1:
+            raise InputError(
+                f"several kernels ({', '.join(decls)}); choose one with --kernel-name",
                 source=where,
             )
-        arguments.append({"name": name, "kind": "scalar", "dtype": info["dtype"], "value": value})
-    if scalars:
-        raise InputError(f"--scalar names unknown parameter {next(iter(scalars))!r}", source=where)
+        kernel_name = next(iter(decls))
+    if kernel_name not in decls:
+        raise InputError(f"no kernel {kernel_name!r}; found {', '.join(decls)}", source=where)
+    decl = decls[kernel_name]
 
-    wg_names = ["WX", "WY", "WZ"][: len(sizes)]
-    parameters: dict[str, Any] = {
-        n: {"pow2": [1, f"min({s}, {max_wg})"]} for n, s in zip(wg_names, size_names, strict=True)
-    }
-    for name, values in (params or {}).items():
-        if name in parameters or name in problem:
-            raise InputError(f"--param {name} clashes with a built-in name", source=where)
-        parameters[name] = {"values": list(values)}
-    glob = list(global_size) if global_size else list(size_names)
-    if len(glob) != len(sizes):
+    fixed_wg: dict[str, int] = {}
+    attr = _attribute_sizes(decl.attributes)
+    raw_attr = (
+        _attribute_sizes(raw_decls[kernel_name].attributes) if kernel_name in raw_decls else None
+    )
+    if attr is not None:
+        req: list[int] = []
+        for a in attr:
+            try:
+                req.append(Expr(a.rstrip("uU"), "reqd_work_group_size").evaluate_int({}))
+            except ExpressionError:
+                req = []
+                break
+        if len(req) == 3:
+            raw_names: set[str] = set()
+            for a in raw_attr or []:
+                raw_names |= set(re.findall(r"[A-Za-z_]\w*", a))
+            tied = bool(raw_names & (set(wg_names) | set(tie_exprs) | set(tunable)))
+            shown = ", ".join(str(v) for v in req)
+            for n, v in zip(wg_names, req, strict=False):
+                if n in default and default[n] != v and not tied:
+                    raise InputError(
+                        f"{n}={default[n]} but the kernel requires reqd_work_group_size({shown})",
+                        source="--default",
+                    )
+                default.setdefault(n, v)
+                if not tied:
+                    fixed_wg[n] = v
+            if tied:
+                notes.append(
+                    f"work-group: the kernel's reqd_work_group_size({shown}) follows the tuned "
+                    f"parameters; its values give the default {_cfg_text(default, wg_names)}"
+                )
+            else:
+                notes.append(
+                    f"work-group: fixed at {shown} by the kernel's reqd_work_group_size "
+                    "(tie its macros to WX/WY/WZ with --param to tune it)"
+                )
+    # The body as the compiler sees it for the reference configuration.
+    text = preprocess(source, all_defines(first_config()), include_dirs=include, where=where)
+    decls = find_kernels(text)
+    if kernel_name not in decls:
         raise InputError(
-            f"--global has {len(glob)} dimensions but the problem has {len(sizes)}", source=where
+            f"kernel {kernel_name!r} disappears with the configuration "
+            f"{_cfg_text(first_config(), list(first_config()))} (#if on a parameter?)",
+            source=where,
         )
-    first = {n: 1 for n in wg_names}
-    first.update({n: int(v[0]) for n, v in (params or {}).items()})
+    decl = decls[kernel_name]
+    types = typedefs(text)
+
+    # -- arguments ------------------------------------------------------------------
+    scalars = dict(scalars or {})
+    array_shapes = {k: list(v) for k, v in (arrays or {}).items()}
+    data_shape = list(reversed(size_names))  # C order: x fastest
+    arguments: list[dict[str, Any]] = []
+    for d in decl.params:
+        info = _parse_param(d, types, where)
+        name = info.name
+        raw_type = _parse_param(d, {}, where).ctype
+        if info.pointer and info.space in ("global", "constant"):
+            dtype = _dtype(info.ctype, f"array {name!r}", where)
+            if raw_type != info.ctype:
+                notes.append(f"{name}: element type {raw_type} is {info.ctype} ({dtype})")
+            use = array_uses(decl.body, name)
+            if info.space == "constant":
+                role = "input"
+                why = "a __constant array"
+            elif use.written and use.read:
+                role, why = "inout", "read and written (" + "; ".join(use.evidence) + ")"
+            elif use.written:
+                role, why = "output", "written (" + "; ".join(use.evidence) + ")"
+            elif use.read:
+                role, why = "input", "only read"
+            else:
+                role, why = "input", "never used in the kernel body"
+            if name in array_shapes:
+                shape = _shape_text(array_shapes.pop(name))
+                for s in shape:
+                    _expr(s, f"--array {name}", set(problem))
+                shape_note = f"shape [{', '.join(shape)}] from --array"
+            elif info.space == "constant" and use.constant_indices:
+                shape = [str(max(use.constant_indices) + 1)]
+                shape_note = f"{shape[0]} elements (the largest constant index it reads, +1)"
+            elif info.space == "constant":
+                raise InputError(
+                    f"__constant array {name!r}: cannot tell its length; give it with "
+                    f"--array {name}=N",
+                    source=where,
+                )
+            else:
+                shape = data_shape
+                shape_note = (
+                    f"shape [{', '.join(shape)}] (the problem size; --array {name}=... to change)"
+                )
+            verified = " (compared with the reference)" if role != "input" else ""
+            notes.append(f"{name}: {role}{verified}: {why}; random {dtype} data; {shape_note}")
+            arguments.append(
+                {"name": name, "dtype": dtype, "role": role, "shape": shape, "init": "random"}
+            )
+            continue
+        if info.pointer:
+            raise InputError(
+                f"parameter {name!r} is a {info.space} pointer; plain mode handles __global "
+                "and __constant arrays (write a description for __local buffers)",
+                source=where,
+            )
+        dtype = _dtype(info.ctype, f"scalar {name!r}", where)
+        if name in scalars:
+            value = scalars.pop(name)
+            option = f"--scalar {name}={value}"
+            _expr(value, option, set(problem))
+            if dtype.startswith("float") and "/" in value:
+                notes.append(f"{name}: {value} is evaluated in floating point (a float argument)")
+        else:
+            matches = [s for s in size_names if name.lower() in _SIZE_ALIASES[s]]
+            if len(matches) != 1:
+                raise InputError(
+                    f"no value for the scalar parameter {name!r} ({info.ctype}): "
+                    f"give --scalar {name}=VALUE (an expression of {', '.join(size_names)})",
+                    source=where,
+                )
+            value = matches[0]
+            notes.append(f"{name}: scalar = {value} (named like that size)")
+        arguments.append({"name": name, "kind": "scalar", "dtype": dtype, "value": value})
+    if scalars:
+        raise InputError(
+            f"the kernel has no scalar parameter {next(iter(scalars))!r}", source="--scalar"
+        )
+    if array_shapes:
+        raise InputError(
+            f"the kernel has no array parameter {next(iter(array_shapes))!r}", source="--array"
+        )
+    if not any(a.get("role") in ("output", "inout") for a in arguments):
+        notes.append("no array is written by the kernel: there is nothing to verify")
+
+    # -- parameters, launch, reference -----------------------------------------------
+    parameters: dict[str, Any] = {}
+    for n, s in zip(wg_names, size_names, strict=False):
+        if n in fixed_wg:
+            parameters[n] = {"values": [fixed_wg[n]], "default": fixed_wg[n]}
+            continue
+        spec: dict[str, Any] = {"pow2": [1, f"min({s}, {max_wg})"]}
+        want = default.get(n)
+        if want is not None and (want & (want - 1) or want > min(problem[s], max_wg)):
+            v, pow2 = 1, []
+            while v <= min(problem[s], max_wg):
+                pow2.append(v)
+                v *= 2
+            spec = {"values": sorted({*pow2, want})}
+        parameters[n] = spec
+    for n, values in tunable.items():
+        parameters[n] = {"values": list(values)}
+    if default:
+        full = first_config()
+        for n, v in full.items():
+            parameters[n]["default"] = v
+        missing = [n for n in full if n not in default]
+        if missing:
+            notes.append(
+                "default: " + _cfg_text(full, list(full)) + f" ({', '.join(missing)} at "
+                "their first value)"
+            )
+    if ties:
+        notes.append(
+            "tied macros: " + ", ".join(f"{n} = {t}" for n, t in ties.items()) + " in every "
+            "configuration"
+        )
+    cfg = first_config()
     raw: dict[str, Any] = {
         "kernel": kernel_name,
         "source": p.name,
@@ -178,6 +741,80 @@ def plain_kernel(
         "parameters": parameters,
         "constraints": [" * ".join(wg_names) + " <= MAX_WORK_GROUP_SIZE"],
         "launch": {"global": glob, "local": wg_names},
-        "reference": {"config": first},
     }
+    if ties:
+        raw["defines"] = dict(ties)
+    if extra_defines:
+        raw["build_options"] = [f"-D{k}={v}" for k, v in extra_defines.items()]
+    if reference:
+        file, sep, func = reference.rpartition(":")
+        if not sep or not file or not func.isidentifier():
+            raise InputError(f"expected file.py:function, got {reference!r}", source="--reference")
+        if file.endswith(".py"):
+            ref_path = Path(file).resolve()
+            if not ref_path.exists():
+                raise InputError(f"reference file {file!r} not found", source="--reference")
+            file = str(ref_path)
+        raw["reference"] = {"python": f"{file}:{func}"}
+        notes.append(f"reference: {reference} (numpy)")
+    else:
+        raw["reference"] = {"config": cfg}
+        which = "default" if default else "first"
+        notes.append(
+            f"reference: the output of the {which} configuration "
+            f"{_cfg_text(cfg, list(cfg))} is taken as correct"
+        )
+    if global_size is None:
+        notes.append(f"global size: {', '.join(glob)} (one work-item per point)")
+    raw["inferred"] = notes
     return parse_description(raw, source=source, label=where, source_path=str(p.resolve()))
+
+
+def _cfg_text(cfg: Mapping[str, int], names: Sequence[str]) -> str:
+    return ", ".join(f"{n}={cfg[n]}" for n in names if n in cfg)
+
+
+def description_yaml(kernel: TunableKernel, directory: str | Path | None = None) -> str:
+    """The kernel's description as YAML to edit; paths relative to ``directory``
+    (where the file will be saved: beside the kernel unless told)."""
+    import yaml
+
+    raw = dict(kernel.raw)
+    base = Path(directory) if directory is not None else Path(kernel.source_path).parent
+    if kernel.source_path:
+        raw["source"] = os.path.relpath(kernel.source_path, base)
+    ref = raw.get("reference")
+    if isinstance(ref, dict) and "python" in ref:
+        file, _, func = str(ref["python"]).rpartition(":")
+        if file.endswith(".py"):
+            raw["reference"] = {**ref, "python": f"{os.path.relpath(file, base)}:{func}"}
+    order = [
+        "kernel",
+        "source",
+        "problem",
+        "arguments",
+        "parameters",
+        "defines",
+        "constraints",
+        "launch",
+        "reference",
+        "build_options",
+        "inferred",
+    ]
+    ordered = {k: raw[k] for k in order if k in raw}
+    ordered.update({k: v for k, v in raw.items() if k not in ordered})
+
+    class Dumper(yaml.SafeDumper):
+        def ignore_aliases(self, data: Any) -> bool:
+            return True
+
+    notes = ordered.pop("inferred", None)
+    header = (
+        f"# Description of {kernel.name}, inferred by gtune from {Path(kernel.source_path).name}.\n"
+        "# Edit it, save it beside the kernel (kernel.yaml) and gtune uses it instead of\n"
+        "# guessing; `inferred` lists what was guessed (docs/description.md).\n"
+    )
+    text = yaml.dump(ordered, Dumper=Dumper, sort_keys=False, default_flow_style=None, width=100)
+    if notes:
+        text += yaml.dump({"inferred": notes}, Dumper=Dumper, default_flow_style=False, width=100)
+    return header + text

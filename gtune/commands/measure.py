@@ -7,17 +7,18 @@ import itertools
 import json
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
 from gtune.commands._common import (
     REMEASURE_HELP,
     fmt_seconds,
-    open_kernel,
     open_store,
     parse_config,
     parse_remeasure,
 )
+from gtune.commands._plain import add_plain_arguments, open_tunable
 from gtune.device import DeviceLimits
 from gtune.exceptions import BuildError, InputError
 from gtune.kernel import TunableKernel
@@ -28,7 +29,9 @@ HELP = "measure one configuration of a kernel (default: the description's defaul
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("kernel", help="kernel.cl (with kernel.yaml beside it) or kernel.yaml")
+    p.add_argument(
+        "kernel", help="kernel.cl (with kernel.yaml beside it, or a plain .cl) or kernel.yaml"
+    )
     p.add_argument("--config", "-c", default="", help="parameter values, e.g. WX=32,WY=4,WZ=1")
     p.add_argument("--size", help="problem size, e.g. 256x256x256 or NX=256,NY=64")
     p.add_argument("--device", "-d", help="device: P:D index, identity or name substring")
@@ -45,14 +48,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--remeasure", metavar="STATUS,...", help=REMEASURE_HELP)
     p.add_argument("--json", action="store_true", help="print the result as JSON")
+    add_plain_arguments(p)
 
 
 def run(args: argparse.Namespace) -> int:
     from gtune.measure import OpenCLEvaluator, select_device
 
-    kernel = open_kernel(args.kernel, args.size)
+    kernel = open_tunable(args)
     remeasure = parse_remeasure(args.remeasure)
     config = kernel.default_config() or {}
+    if not config and kernel.reference.kind == "config" and kernel.inferred:
+        config = dict(kernel.reference.config)  # a plain kernel's first configuration
+    for note in kernel.inferred:
+        Console(stderr=True).print(f"inferred: {escape(note)}", highlight=False)
     config.update(parse_config(args.config))
     missing = [p for p in kernel.parameter_names if p not in config]
     if missing:
@@ -108,6 +116,8 @@ def run(args: argparse.Namespace) -> int:
     t.add_row("status", result.status.value + ("  (from the result store)" if reused else ""))
     if result.message:
         t.add_row("message", result.message[:500])
+    if result.extra.get("unverified"):
+        t.add_row("UNVERIFIED", escape(str(result.extra["unverified"])))
     t.add_row("compile", fmt_seconds(result.compile_s))
     if result.times_s:
         t.add_row("run (median)", fmt_seconds(result.median_s))

@@ -26,10 +26,11 @@ from rich.progress import (
 )
 
 from gtune.api import tune
-from gtune.commands._common import REMEASURE_HELP, open_store, parse_remeasure, parse_size
+from gtune.commands._common import REMEASURE_HELP, open_store, parse_remeasure
+from gtune.commands._plain import add_plain_arguments, open_tunable
+from gtune.commands._plain import is_plain as is_plain
 from gtune.exceptions import InputError
 from gtune.heuristics import Budget, shipped_specs
-from gtune.kernel import TunableKernel, load_kernel
 from gtune.report import confirmation_table, run_summary_table, seconds_text, technique_table
 from gtune.tuning import (
     AUTO,
@@ -96,101 +97,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="skip the confirmation round (report the searches' best; the default is not measured)",
     )
     p.add_argument("--json", metavar="FILE", help="write the full report (with the trace) here")
-    plain = p.add_argument_group("plain kernels (a .cl with no description beside it)")
-    plain.add_argument(
-        "--param",
-        action="append",
-        default=[],
-        metavar="NAME=V1,V2,...",
-        help="a compile-time macro to tune, with its values (repeatable)",
-    )
-    plain.add_argument(
-        "--global",
-        dest="global_size",
-        metavar="EXPR,...",
-        help="global size per dimension, e.g. NX,NY/ROWS (default: the problem size)",
-    )
-    plain.add_argument(
-        "--scalar",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="value (or expression) of a scalar kernel argument (repeatable)",
-    )
-    plain.add_argument("--kernel-name", help="the __kernel function, when the file has several")
-
-
-def is_plain(path: str) -> bool:
-    """A ``.cl`` with no description beside it is tuned from the command line's facts."""
-    p = Path(path)
-    return p.suffix == ".cl" and not any(p.with_suffix(s).exists() for s in (".yaml", ".yml"))
-
-
-def open_tunable(args: argparse.Namespace) -> TunableKernel:
-    """The kernel: from its description, or inferred for a plain ``.cl``."""
-    plain_opts = [
-        name
-        for name, given in (
-            ("--param", args.param),
-            ("--global", args.global_size),
-            ("--scalar", args.scalar),
-            ("--kernel-name", args.kernel_name),
-        )
-        if given
-    ]
-    if not Path(args.kernel).exists():
-        raise InputError("file not found", source=args.kernel)
-    if not is_plain(args.kernel):
-        if plain_opts:
-            raise InputError(
-                f"{plain_opts[0]} applies only to a plain .cl without a description; "
-                "this kernel has one (edit it instead)",
-                source=args.kernel,
-            )
-        kernel = load_kernel(args.kernel)
-        sizes = parse_size(args.size, kernel)
-        return kernel.with_sizes(sizes) if sizes else kernel
-    from gtune.plain import plain_kernel
-
-    if not args.size:
-        raise InputError(
-            "a plain kernel (no description beside it) needs the problem size: "
-            "give --size, e.g. --size 1024x1024",
-            source=args.kernel,
-        )
-    sizes = parse_size(args.size) or {}
-    return plain_kernel(
-        args.kernel,
-        sizes=list(sizes.values()),
-        kernel_name=args.kernel_name,
-        params=_params(args.param),
-        global_size=[g.strip() for g in args.global_size.split(",")] if args.global_size else None,
-        scalars=_pairs(args.scalar, "--scalar"),
-    )
-
-
-def _params(items: list[str]) -> dict[str, list[int]]:
-    out: dict[str, list[int]] = {}
-    for item in items:
-        name, sep, values = item.partition("=")
-        try:
-            parsed = [int(v) for v in values.split(",") if v.strip()]
-        except ValueError:
-            parsed = []
-        if not sep or not name.strip().isidentifier() or not parsed:
-            raise InputError(f"bad --param {item!r}; expected NAME=1,2,4", source="--param")
-        out[name.strip()] = parsed
-    return out
-
-
-def _pairs(items: list[str], option: str) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for item in items:
-        name, sep, value = item.partition("=")
-        if not sep or not name.strip().isidentifier() or not value.strip():
-            raise InputError(f"bad {option} {item!r}; expected NAME=VALUE", source=option)
-        out[name.strip()] = value.strip()
-    return out
+    add_plain_arguments(p)
 
 
 def strategy_and_spec(args: argparse.Namespace) -> tuple[str, str | None]:
@@ -321,6 +228,8 @@ def run(args: argparse.Namespace) -> int:
     store = open_store(args)
     err = Console(stderr=True)
     token = CancelToken()
+    for note in kernel.inferred:
+        err.print(f"inferred: {escape(note)}", highlight=False)
     interrupted = False
     try:
         with BarProgress(err) as bar, ctrl_c_cancels(token):
@@ -363,11 +272,17 @@ def show(report: TuningReport, console: Console) -> None:
         console.print(confirmation_table(report))
     for note in report.notes:
         console.print(f"note: {note}", highlight=False)
+    best = report.best_result
+    if best is not None and best.extra.get("unverified"):
+        console.print(f"UNVERIFIED: {escape(str(best.extra['unverified']))}", highlight=False)
 
 
 def write_json(report: TuningReport, path: Path) -> None:
+    data = report.to_dict()
+    best = report.best_result
+    data["unverified"] = best.extra.get("unverified") if best is not None else None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(report.to_dict(), indent=2) + "\n")
+        path.write_text(json.dumps(data, indent=2) + "\n")
     except OSError as exc:
         raise InputError(f"cannot write the report: {exc.strerror}", source=path) from None

@@ -28,6 +28,7 @@ from gtune.device import DeviceLimits
 from gtune.exceptions import EnvironmentProblem, GtuneError
 from gtune.kernel import TunableKernel
 from gtune.measure.evaluator import EvaluatorBase
+from gtune.measure.guard import failed_reference, reference_problems
 from gtune.measure.problem import tolerances, write_problem
 from gtune.measure.result import Result, Status
 
@@ -187,7 +188,10 @@ class OpenCLEvaluator(EvaluatorBase):
             "CUDA_CACHE_DISABLE": "0",
             "CUDA_CACHE_PATH": str(self.data_dir / "driver-cache"),
         }
-        refs = write_problem(kernel, self.data_dir)
+        problems: list[str] = []
+        refs = write_problem(kernel, self.data_dir, problems=problems)
+        #: Why results cannot be called verified (the reference could not fail), or None.
+        self.unverified: str | None = "; ".join(problems) or None
         self.rtol, self.atol = tolerances(kernel, refs)
         self._measure = Worker(
             "measure",
@@ -249,22 +253,32 @@ class OpenCLEvaluator(EvaluatorBase):
         cfg = dict(self.kernel.reference.config)
         result = self._call_measure({"config": cfg, "runs": 1, "verify": False})
         if not result.ok:
-            raise GtuneError(
-                f"the reference configuration {cfg} did not run: {result.status.value} "
-                f"{result.message[:500]}",
-                source=self.kernel.label,
-            )
-        refs = {}
+            self.unverified = failed_reference(result.status.value, result.message)
+            return
+        refs, initial = {}, {}
         for arg in self.kernel.arguments:
             if arg.kind == "buffer" and arg.role != "input":
                 out = self._measure.call("output", {"name": arg.name}, timeout_s=self.timeout_s)
                 np.save(self.data_dir / f"ref_{arg.name}.npy", out)
                 refs[arg.name] = out
+                initial[arg.name] = np.load(self.data_dir / f"{arg.name}.npy")
+        self.unverified = "; ".join(reference_problems(initial, refs)) or None
         self.rtol, self.atol = tolerances(self.kernel, refs)
         self._measure.call("reload_refs", None, timeout_s=self.timeout_s)
 
     # -- measuring ----------------------------------------------------------------
     def _call_measure(self, payload: dict[str, Any]) -> Result:
+        if getattr(self, "unverified", None):
+            return self._unverified(self._call_measure_checked({**payload, "verify": False}))
+        return self._call_measure_checked(payload)
+
+    def _unverified(self, result: Result) -> Result:
+        """Mark a result whose check could not have failed (see gtune.measure.guard)."""
+        return Result.from_dict(
+            {**result.to_dict(), "extra": {**result.extra, "unverified": self.unverified}}
+        )
+
+    def _call_measure_checked(self, payload: dict[str, Any]) -> Result:
         cfg = payload["config"]
         payload = {
             "runs": self.runs,
@@ -341,7 +355,7 @@ class OpenCLEvaluator(EvaluatorBase):
                 cfg = dict(configs[next_i])
                 next_i += 1
                 if isinstance(built, Result):
-                    yield built
+                    yield self._unverified(built) if self.unverified else built
                 elif built.status is not Status.OK:
                     yield Result(
                         cfg,

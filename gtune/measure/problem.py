@@ -140,8 +140,14 @@ def tolerances(kernel: TunableKernel, refs: dict[str, np.ndarray]) -> tuple[floa
     return float(rtol), float(atol)
 
 
-def write_problem(kernel: TunableKernel, directory: Path) -> dict[str, np.ndarray]:
-    """Write initial arrays (and the python reference when there is one)."""
+def write_problem(
+    kernel: TunableKernel, directory: Path, *, problems: list[str] | None = None
+) -> dict[str, np.ndarray]:
+    """Write initial arrays (and the python reference when there is one).
+
+    Reasons why checking against the reference could not fail (the verification guard,
+    :mod:`gtune.measure.guard`) are appended to ``problems`` when it is given.
+    """
     arrays = initial_arrays(kernel)
     for name, arr in arrays.items():
         np.save(directory / f"{name}.npy", arr)
@@ -150,4 +156,9 @@ def write_problem(kernel: TunableKernel, directory: Path) -> dict[str, np.ndarra
         refs = python_reference(kernel, arrays)
         for name, arr in refs.items():
             np.save(directory / f"ref_{name}.npy", arr)
+        if problems is not None:
+            from gtune.measure.guard import reference_problems
+
+            # a hand-written reference may leave much of an array alone on purpose
+            problems += reference_problems(arrays, refs, unchanged_limit=1.0)
     return refs

@@ -1,0 +1,188 @@
+"""Command-line options for plain kernels (a ``.cl`` with no description beside it).
+
+Shared by ``gtune run``, ``gtune measure`` and ``gtune describe``: each flag's value is
+checked here, and errors name the flag.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+
+from gtune.commands._common import parse_config, parse_size
+from gtune.exceptions import InputError
+from gtune.kernel import TunableKernel, load_kernel
+
+_FLAGS = (
+    ("--param", "param"),
+    ("--global", "global_size"),
+    ("--scalar", "scalar"),
+    ("--kernel-name", "kernel_name"),
+    ("--default", "default"),
+    ("--array", "array"),
+    ("--define", "define"),
+    ("--reference", "reference"),
+)
+
+
+def add_plain_arguments(p: argparse.ArgumentParser) -> None:
+    plain = p.add_argument_group("plain kernels (a .cl with no description beside it)")
+    plain.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=V1,V2,...|NAME=EXPR",
+        help="a compile-time macro to tune, with its values, or tied to other parameters "
+        "(block_size_x=WX) (repeatable)",
+    )
+    plain.add_argument(
+        "--global",
+        dest="global_size",
+        metavar="EXPR,...",
+        help="global size per launch dimension, x first, e.g. NX,NY/ROWS or "
+        "(NX+WX-1)/WX*WX,NY (default: the problem size); fewer dimensions than the data "
+        "for kernels that loop over the rest",
+    )
+    plain.add_argument(
+        "--scalar",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="value (an expression of the sizes) of a scalar kernel argument (repeatable)",
+    )
+    plain.add_argument("--kernel-name", help="the __kernel function, when the file has several")
+    plain.add_argument(
+        "--default",
+        metavar="NAME=V,...",
+        help="the kernel's shipped configuration, e.g. WX=16,WY=16: speedups are reported "
+        "over it, and it is the reference (default: the kernel's reqd_work_group_size)",
+    )
+    plain.add_argument(
+        "--array",
+        action="append",
+        default=[],
+        metavar="NAME=SHAPE",
+        help="an array's shape, x first, e.g. in=NX+2,NY+2 for a padded input or c=9 "
+        "(default: the problem size) (repeatable)",
+    )
+    plain.add_argument(
+        "--define",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a fixed macro for every build, e.g. DATA_TYPE=float (repeatable)",
+    )
+    plain.add_argument(
+        "--reference",
+        metavar="FILE.py:FUNCTION",
+        help="a numpy reference (docs/description.md) instead of the default "
+        "configuration's output",
+    )
+
+
+def is_plain(path: str) -> bool:
+    """A ``.cl`` with no description beside it is tuned from the command line's facts."""
+    p = Path(path)
+    return p.suffix == ".cl" and not any(p.with_suffix(s).exists() for s in (".yaml", ".yml"))
+
+
+def open_tunable(args: argparse.Namespace) -> TunableKernel:
+    """The kernel: from its description, or inferred for a plain ``.cl``."""
+    given = [flag for flag, dest in _FLAGS if getattr(args, dest, None)]
+    if not Path(args.kernel).exists():
+        raise InputError("file not found", source=args.kernel)
+    if not is_plain(args.kernel):
+        if given:
+            raise InputError(
+                f"{given[0]} applies only to a plain .cl without a description; "
+                "this kernel has one (edit it instead)",
+                source=args.kernel,
+            )
+        kernel = load_kernel(args.kernel)
+        sizes = parse_size(args.size, kernel)
+        return kernel.with_sizes(sizes) if sizes else kernel
+    from gtune.plain import plain_kernel
+
+    if not args.size:
+        raise InputError(
+            "a plain kernel (no description beside it) needs the problem size: "
+            "give --size, e.g. --size 1024x1024",
+            source=args.kernel,
+        )
+    sizes = parse_size(args.size) or {}
+    if list(sizes) != ["NX", "NY", "NZ"][: len(sizes)]:
+        raise InputError(
+            "a plain kernel's sizes are NX, NY, NZ in that order (e.g. 64x64x8)", source="--size"
+        )
+    default = getattr(args, "default", None)
+    return plain_kernel(
+        args.kernel,
+        sizes=list(sizes.values()),
+        kernel_name=args.kernel_name,
+        params=parse_params(args.param),
+        global_size=split_exprs(args.global_size, "--global") if args.global_size else None,
+        scalars=parse_pairs(args.scalar, "--scalar"),
+        default=_parse_default(default) if default else None,
+        arrays={
+            k: split_exprs(v, f"--array {k}")
+            for k, v in parse_pairs(getattr(args, "array", []), "--array").items()
+        },
+        defines=parse_pairs(getattr(args, "define", []), "--define"),
+        reference=getattr(args, "reference", None),
+    )
+
+
+def _parse_default(text: str) -> dict[str, int]:
+    try:
+        return parse_config(text)
+    except InputError as exc:
+        raise InputError(exc.message, source="--default") from None
+
+
+def split_exprs(text: str, option: str) -> list[str]:
+    """``a,b,c`` into expressions, splitting only on commas outside parentheses."""
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        depth += ch == "("
+        depth -= ch == ")"
+        if ch == "," and depth == 0:
+            parts.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    parts.append(cur.strip())
+    if not all(parts):
+        raise InputError(f"empty expression in {text!r}", source=option)
+    return parts
+
+
+def parse_params(items: list[str]) -> dict[str, list[int] | str]:
+    """``NAME=1,2,4`` (values to tune) or ``NAME=EXPR`` (tied to other parameters)."""
+    out: dict[str, list[int] | str] = {}
+    for item in items:
+        name, sep, values = item.partition("=")
+        name, values = name.strip(), values.strip()
+        if not sep or not name.isidentifier() or not values:
+            raise InputError(
+                f"bad --param {item!r}; expected NAME=1,2,4 or NAME=EXPR", source="--param"
+            )
+        if name in out:
+            raise InputError(f"{name} given twice", source="--param")
+        if re.fullmatch(r"-?\d+(\s*,\s*-?\d+)*\s*,?", values):
+            out[name] = [int(v) for v in values.split(",") if v.strip()]
+        else:
+            out[name] = values
+    return out
+
+
+def parse_pairs(items: list[str], option: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip().isidentifier() or not value.strip():
+            raise InputError(f"bad {option} {item!r}; expected NAME=VALUE", source=option)
+        if name.strip() in out:
+            raise InputError(f"{name.strip()} given twice", source=option)
+        out[name.strip()] = value.strip()
+    return out
