@@ -64,6 +64,7 @@ class ConfirmedConfig:
     status: Status = Status.OK
     message: str = ""
     rounds: int = 0
+    unverified: str = ""  # why the measurements could not be checked, if they could not
 
     @property
     def ok(self) -> bool:
@@ -83,7 +84,10 @@ class ConfirmedConfig:
             status=self.status,
             times_s=tuple(self.times_s),
             message=self.message,
-            extra={"confirmation_rounds": self.rounds},
+            extra={
+                "confirmation_rounds": self.rounds,
+                **({"unverified": self.unverified} if self.unverified else {}),
+            },
         )
 
     def to_dict(self, confidence: float) -> dict[str, Any]:
@@ -274,6 +278,8 @@ def _round(
             entry.rounds += 1
             if on_measured is not None:
                 on_measured(result)
+            if result.extra.get("unverified"):
+                entry.unverified = str(result.extra["unverified"])
             if result.ok:
                 entry.times_s.extend(result.times_s)
             else:
