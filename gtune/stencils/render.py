@@ -25,6 +25,11 @@ TEMPLATE = "stencil.cl"
 _MARKER = "/* STENCIL */"
 
 
+# Most partial sums a streaming work-item keeps (its outputs per plane times the queue
+# length 2*RZ+1): beyond about this many registers a GPU kernel spills to memory.
+STREAM_QUEUE_MAX = 128
+
+
 def template_source() -> str:
     """The template's text, found relative to the package (never the cwd)."""
     return (resources.files("gtune") / "data" / "templates" / TEMPLATE).read_text()
@@ -172,6 +177,7 @@ def describe(
         constraints += [
             "STREAM == 0 or (LOCAL == 0 and VX == 1 and WZ == 1 and CZ == 1)",
             "STREAM == 1 or ZC == 1",
+            f"STREAM == 0 or BX*CX*CY*{2 * rz + 1} <= {STREAM_QUEUE_MAX}",
             f"STREAM == 0 or {planes} <= LOCAL_MEM_SIZE",
         ]
     no_image = "IMAGE == 0" if image else None
