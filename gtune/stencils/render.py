@@ -148,9 +148,14 @@ def describe(
     rx, ry, rz = stencil.extent
     dims3 = stencil.array_dims == 3
     shape = ["NZ", "NY", "NX"] if dims3 else ["NY", "NX"]
-    tile = f"4 * (WX*BX + {2 * rx}) * (WY + {2 * ry})" + (f" * (WZ + {2 * rz})" if dims3 else "")
+    # A block (WX*BX) x WY x WZ is at most the array (NX % (WX*BX*CX) == 0 and so on);
+    # min() says so to the solver, whose integers would overflow on the product of the
+    # domains' bounds.
+    tile = f"4 * (min(WX*BX, NX) + {2 * rx}) * (WY + {2 * ry})" + (
+        f" * (WZ + {2 * rz})" if dims3 else ""
+    )
     # Streaming holds two planes of the work-group's x/y tile with its halo.
-    planes = f"8 * (WX*BX*CX + {2 * rx}) * (WY*CY + {2 * ry})"
+    planes = f"8 * (min(WX*BX*CX, NX) + {2 * rx}) * (min(WY*CY, NY) + {2 * ry})"
     src_arg: dict[str, Any] = {
         "name": "src",
         "dtype": "float32",
