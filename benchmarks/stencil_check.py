@@ -36,7 +36,7 @@ SHAPES = [
     StencilShape("no-corners", 3, "xyz", 2),
     StencilShape("dense", 1, "y", 5),
 ]
-TECHNIQUES = ("global", "vec", "local", "image")
+TECHNIQUES = ("global", "vec", "local", "image", "stream")
 
 
 def pow2s(hi: int) -> list[int]:
@@ -65,6 +65,9 @@ def sample(
     """The naive default adapted to the technique, then random valid configurations."""
     default = dict(kernel.default_config() or {})
     first = {**default, "LOCAL": int(technique == "local"), "IMAGE": int(technique == "image")}
+    stream = technique == "stream"
+    if "STREAM" in default:
+        first.update(STREAM=int(stream), ZC=16 if stream else 1)
     if technique == "vec":
         first.update(VX=4, BX=4, WX=max(1, default["WX"] // 4))
     out = [first] if valid(kernel, first, limits) else []
@@ -85,6 +88,10 @@ def sample(
             "LOCAL": first["LOCAL"],
             "IMAGE": first["IMAGE"],
         }
+        if "STREAM" in default:
+            cfg["STREAM"], cfg["ZC"] = int(stream), rng.choice(pow2s(64)) if stream else 1
+            if stream:
+                cfg.update(WZ=1, CZ=1, BX=rng.choice([1, 2, 4]))
         if cfg not in out and valid(kernel, cfg, limits):
             out.append(cfg)
     return out

@@ -12,6 +12,10 @@
  *              (WX*BX) x WY x WZ outputs, one after the other (round robin)
  *   LOCAL      1: cache each block's input tile and its halo in local memory
  *   IMAGE      1: read the input through a read-only image (texture cache)
+ *   STREAM     1: stream along z (2.5D blocking): a work-group walks ZC consecutive
+ *              output planes, loading each input plane once into local memory and
+ *              keeping the partial sums of the planes it feeds in registers
+ *   ZC         z-chunk: output planes per work-group when streaming (1 otherwise)
  *   NX NY NZ   array size (NZ absent for 2D arrays)
  *
  * The stencil itself (radius per dimension, offsets and weights, arithmetic
@@ -71,6 +75,12 @@
 #ifndef IMAGE
 #define IMAGE 0
 #endif
+#ifndef STREAM
+#define STREAM 0
+#endif
+#ifndef ZC
+#define ZC 1
+#endif
 #ifndef INTENSITY
 #define INTENSITY 1
 #endif
@@ -89,6 +99,15 @@
 #endif
 #if LOCAL && IMAGE
 #error "LOCAL and IMAGE are alternative data-loading techniques"
+#endif
+#if STREAM && (LOCAL || IMAGE || VX > 1)
+#error "streaming is a data-loading technique of its own: STREAM=1 needs LOCAL=0, IMAGE=0, VX=1"
+#endif
+#if STREAM && (ARRAY_DIMS != 3 || WZ != 1 || CZ != 1)
+#error "streaming walks z itself: STREAM=1 needs a 3D array and WZ=1, CZ=1"
+#endif
+#if !STREAM && ZC != 1
+#error "ZC (the z-chunk) applies to streaming only: ZC must be 1 when STREAM=0"
 #endif
 
 /* Linear index; 32-bit arithmetic while the array fits, as GPUs prefer. */
@@ -171,6 +190,157 @@ __constant sampler_t SMP = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_ED
     }
 #endif
 
+#if STREAM
+/*
+ * Streaming along z (2.5D blocking). A work-group owns a tile of SX x SY outputs in
+ * x and y (work-item lx computes the BX adjacent outputs lx*BX.. of each of its CX
+ * blocks in x, ly the rows ly + cy*WY) and the ZC output planes z0 .. z0+ZC-1. It
+ * walks the input planes z0-RZ .. z0+ZC+RZ-1 in order, loading each once, with its
+ * x/y halo, into local memory (consecutive work-items read consecutive x: coalesced).
+ * Input plane p feeds output planes p-RZ .. p+RZ; each work-item keeps, per output
+ * point, a queue of QZ = 2*RZ+1 partial sums for those planes in registers. Once
+ * plane p is added, the oldest sum (plane p-RZ) is complete: it is written and the
+ * queue moves on. The sums run over z in increasing order and, per plane, over the
+ * terms in their listed order: the reference's order, for offsets sorted by z.
+ *
+ * Two plane buffers alternate, so one barrier per plane suffices, and the next
+ * plane's global loads are issued into registers before the current plane is
+ * computed, so they are in flight while it is.
+ */
+#define SX (WX * BX * CX)
+#define SY (WY * CY)
+#define PX (SX + 2 * RX)
+#define PY (SY + 2 * RY)
+#define PLANE (PX * PY)
+#define GROUP (WX * WY)
+#define LOADS ((PLANE + GROUP - 1) / GROUP) /* plane elements per work-item */
+#define QZ (2 * RZ + 1)
+#define OUTS (CY * CX * BX) /* outputs per work-item and plane */
+
+#define STREAM_TERM(dx, dy, dz, w)                                                       \
+    {                                                                                    \
+        const float v_ = buf[(row + (dy)) * PX + col + (dx)];                            \
+        q[o][RZ - (dz)] += (w) * F(v_);                                                  \
+    }
+
+__kernel __attribute__((reqd_work_group_size(WX, WY, 1)))
+void stencil(SRC_ARG, __global float *restrict dst)
+{
+    __local float planes[2 * PLANE];
+    const int lx = (int)get_local_id(0);
+    const int ly = (int)get_local_id(1);
+    const int lid = ly * WX + lx;
+    const int gx0 = (int)get_group_id(0) * SX;
+    const int gy0 = (int)get_group_id(1) * SY;
+    const int z0 = (int)get_group_id(2) * ZC;
+
+    /* Where this work-item's share of a plane lies: fixed for every plane. */
+    int from[LOADS];
+    bool take[LOADS];
+#pragma unroll
+    for (int k = 0; k < LOADS; ++k) {
+        const int i = lid + k * GROUP;
+        const int xx = gx0 - RX + i % PX;
+        const int yy = gy0 - RY + i / PX;
+        take[k] = i < PLANE && xx >= 0 && xx < NX && yy >= 0 && yy < NY;
+        from[k] = yy * NX + xx;
+    }
+
+    float q[OUTS][QZ];
+#pragma unroll
+    for (int o = 0; o < OUTS; ++o) {
+#pragma unroll
+        for (int k = 0; k < QZ; ++k) {
+            q[o][k] = 0.0f;
+        }
+    }
+
+    /* The first plane inside the array, loaded before the walk starts. */
+    const int first = max(z0 - RZ, 0);
+    const int last = min(z0 + ZC + RZ, NZ); /* one past the last plane read */
+    float next[LOADS];
+#pragma unroll
+    for (int k = 0; k < LOADS; ++k) {
+        next[k] = take[k] ? src[(idx_t)first * (NX * NY) + from[k]] : 0.0f;
+    }
+#pragma unroll
+    for (int k = 0; k < LOADS; ++k) {
+        const int i = lid + k * GROUP;
+        if (i < PLANE) {
+            planes[i] = next[k];
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    for (int t = 0; t < ZC + 2 * RZ; ++t) {
+        const int p = z0 - RZ + t; /* the input plane of this step */
+        if (p >= first && p < last) {
+            __local const float *buf = planes + (p - first) % 2 * PLANE;
+            const bool more = p + 1 < last;
+            if (more) {
+#pragma unroll
+                for (int k = 0; k < LOADS; ++k) {
+                    next[k] = take[k] ? src[(idx_t)(p + 1) * (NX * NY) + from[k]] : 0.0f;
+                }
+            }
+#pragma unroll
+            for (int cy = 0; cy < CY; ++cy) {
+#pragma unroll
+                for (int cx = 0; cx < CX; ++cx) {
+#pragma unroll
+                    for (int b = 0; b < BX; ++b) {
+                        const int o = (cy * CX + cx) * BX + b;
+                        const int row = ly + cy * WY + RY;
+                        const int col = cx * (WX * BX) + lx * BX + b + RX;
+                        STENCIL_TERMS(STREAM_TERM)
+                    }
+                }
+            }
+            if (more) {
+                __local float *fill = planes + (p + 1 - first) % 2 * PLANE;
+#pragma unroll
+                for (int k = 0; k < LOADS; ++k) {
+                    const int i = lid + k * GROUP;
+                    if (i < PLANE) {
+                        fill[i] = next[k];
+                    }
+                }
+                barrier(CLK_LOCAL_MEM_FENCE);
+            }
+        }
+        /* Output plane p - RZ has every contribution: write it, advance the queue. */
+        if (t >= 2 * RZ) {
+            const int z = p - RZ;
+            if (z >= RZ && z < NZ - RZ) {
+#pragma unroll
+                for (int cy = 0; cy < CY; ++cy) {
+                    const int y = gy0 + cy * WY + ly;
+#pragma unroll
+                    for (int cx = 0; cx < CX; ++cx) {
+#pragma unroll
+                        for (int b = 0; b < BX; ++b) {
+                            const int x = gx0 + cx * (WX * BX) + lx * BX + b;
+                            if (y >= RY && y < NY - RY && x >= RX && x < NX - RX) {
+                                dst[IDX(z, y, x)] = q[(cy * CX + cx) * BX + b][0];
+                            }
+                        }
+                    }
+                }
+            }
+        }
+#pragma unroll
+        for (int o = 0; o < OUTS; ++o) {
+#pragma unroll
+            for (int k = 0; k + 1 < QZ; ++k) {
+                q[o][k] = q[o][k + 1];
+            }
+            q[o][QZ - 1] = 0.0f;
+        }
+    }
+}
+
+#else /* the four techniques of seed 001 */
+
 __kernel __attribute__((reqd_work_group_size(WX, WY, WZ)))
 void stencil(SRC_ARG, __global float *restrict dst)
 {
@@ -245,3 +415,4 @@ void stencil(SRC_ARG, __global float *restrict dst)
         }
     }
 }
+#endif /* STREAM */

@@ -4,8 +4,8 @@ The template (package data ``gtune/data/templates/stencil.cl``) holds every
 optimization of seed 001 Table 1 behind -D macros; rendering only writes the stencil:
 its extent per axis, the arithmetic intensity and an X-macro listing the offsets with
 their compile-time weights. The description carries the tunable parameters, their
-constraints, the launch geometry, the four data-loading techniques (§6.1), the static
-features and the numpy reference.
+constraints, the launch geometry, the data-loading techniques (seed 001 §6.1's four,
+plus streaming along z for 3D arrays), the static features and the numpy reference.
 """
 
 from __future__ import annotations
@@ -23,6 +23,11 @@ from gtune.exceptions import InputError
 Offset = tuple[int, int, int]
 TEMPLATE = "stencil.cl"
 _MARKER = "/* STENCIL */"
+
+
+# Most partial sums a streaming work-item keeps (its outputs per plane times the queue
+# length 2*RZ+1): beyond about this many registers a GPU kernel spills to memory.
+STREAM_QUEUE_MAX = 128
 
 
 def template_source() -> str:
@@ -122,6 +127,13 @@ def _parameters(dims3: bool, image: bool) -> dict[str, Any]:
     params["LOCAL"] = {"values": [0, 1], "default": 0, "doc": "cache input tiles in local memory"}
     if image:
         params["IMAGE"] = {"values": [0, 1], "default": 0, "doc": "read the input as an image"}
+    if dims3:
+        params["STREAM"] = {
+            "values": [0, 1],
+            "default": 0,
+            "doc": "stream along z: each input plane loaded once, z-neighbours in registers",
+        }
+        params["ZC"] = pow2("NZ", 1, "z-chunk: output planes per work-group when streaming")
     return params
 
 
@@ -136,7 +148,14 @@ def describe(
     rx, ry, rz = stencil.extent
     dims3 = stencil.array_dims == 3
     shape = ["NZ", "NY", "NX"] if dims3 else ["NY", "NX"]
-    tile = f"4 * (WX*BX + {2 * rx}) * (WY + {2 * ry})" + (f" * (WZ + {2 * rz})" if dims3 else "")
+    # A block (WX*BX) x WY x WZ is at most the array (NX % (WX*BX*CX) == 0 and so on);
+    # min() says so to the solver, whose integers would overflow on the product of the
+    # domains' bounds.
+    tile = f"4 * (min(WX*BX, NX) + {2 * rx}) * (WY + {2 * ry})" + (
+        f" * (WZ + {2 * rz})" if dims3 else ""
+    )
+    # Streaming holds two planes of the work-group's x/y tile with its halo.
+    planes = f"8 * (min(WX*BX*CX, NX) + {2 * rx}) * (min(WY*CY, NY) + {2 * ry})"
     src_arg: dict[str, Any] = {
         "name": "src",
         "dtype": "float32",
@@ -151,14 +170,21 @@ def describe(
         "NY % (WY*CY) == 0",
     ]
     if dims3:
-        constraints.append("NZ % (WZ*CZ) == 0")
+        constraints.append("NZ % (WZ*CZ*ZC) == 0")
     constraints += [
         "VX <= BX",
         "BX % VX == 0",
-        "BX == VX",
+        "BX == VX" + (" or STREAM == 1" if dims3 else ""),
         "VX == 1 or LOCAL == 0",
         f"LOCAL == 0 or {tile} <= LOCAL_MEM_SIZE",
     ]
+    if dims3:
+        constraints += [
+            "STREAM == 0 or (LOCAL == 0 and VX == 1 and WZ == 1 and CZ == 1)",
+            "STREAM == 1 or ZC == 1",
+            f"STREAM == 0 or BX*CX*CY*{2 * rz + 1} <= {STREAM_QUEUE_MAX}",
+            f"STREAM == 0 or {planes} <= LOCAL_MEM_SIZE",
+        ]
     no_image = "IMAGE == 0" if image else None
     if image:
         limits = (
@@ -171,14 +197,19 @@ def describe(
             "LOCAL == 0 or IMAGE == 0",
             f"IMAGE == 0 or (IMAGE_SUPPORT == 1 and {limits})",
         ]
+        if dims3:
+            constraints.append("STREAM == 0 or IMAGE == 0")
+    no_stream = "STREAM == 0" if dims3 else None
     techniques: dict[str, list[str]] = {
-        "global": [c for c in ("LOCAL == 0", no_image, "VX == 1") if c],
-        "vec": [c for c in ("VX > 1", "LOCAL == 0", no_image) if c],
-        "local": [c for c in ("LOCAL == 1", no_image, "VX == 1") if c],
+        "global": [c for c in ("LOCAL == 0", no_image, "VX == 1", no_stream) if c],
+        "vec": [c for c in ("VX > 1", "LOCAL == 0", no_image, no_stream) if c],
+        "local": [c for c in ("LOCAL == 1", no_image, "VX == 1", no_stream) if c],
     }
     if image:
-        techniques["image"] = ["IMAGE == 1", "LOCAL == 0", "VX == 1"]
-    global_size = ["NX / (BX*CX)", "NY / CY"] + (["NZ / CZ"] if dims3 else [])
+        techniques["image"] = [c for c in ("IMAGE == 1", "LOCAL == 0", "VX == 1", no_stream) if c]
+    if dims3:
+        techniques["stream"] = [c for c in ("STREAM == 1", "LOCAL == 0", no_image, "VX == 1") if c]
+    global_size = ["NX / (BX*CX)", "NY / CY"] + (["NZ / (CZ*ZC)"] if dims3 else [])
     local_size = ["WX", "WY"] + (["WZ"] if dims3 else [])
     features = {
         "size": len(stencil.offsets),
@@ -212,7 +243,8 @@ def describe(
             "launch": {
                 "global": global_size,
                 "local": local_size,
-                "local_memory_bytes": f"LOCAL * {tile}",
+                "local_memory_bytes": f"LOCAL * {tile}"
+                + (f" + STREAM * {planes}" if dims3 else ""),
             },
             "reference": {
                 "python": "gtune.stencils.reference:weighted_sum",

@@ -78,7 +78,7 @@ def test_shipped_specs_parse_and_bind() -> None:
 def test_two_dimensional_kernel_drops_z() -> None:
     bound = load_spec("hybrid").bind(["WX", "WY", "CX", "CY"], {"NX": 64, "NY": 64})
     assert [s.label for s in bound.steps] == ["x", "y", "work-group shape"]
-    assert bound.dropped_steps == ("z",)
+    assert bound.dropped_steps == ("z-chunk", "z")
     assert bound.constants["WZ"] == 1
 
 

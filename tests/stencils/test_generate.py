@@ -21,7 +21,7 @@ def test_generated_kernel_loads_with_all_techniques(tmp_path: Path) -> None:
     (g,) = generate([shape], tmp_path, size=(32, 16, 8))
     kernel = load_kernel(g.description)
     assert kernel.sizes == {"NX": 32, "NY": 16, "NZ": 8}
-    assert set(kernel.techniques) == {"global", "vec", "local", "image"}
+    assert set(kernel.techniques) == {"global", "vec", "local", "image", "stream"}
     assert kernel.features["size"] == shape.size
     assert kernel.features["unique_dim"] == "y"
     assert kernel.flops_per_point == 2 * shape.size
@@ -29,6 +29,11 @@ def test_generated_kernel_loads_with_all_techniques(tmp_path: Path) -> None:
     default = kernel.default_config()
     assert default is not None
     assert kernel.launch_sizes(default) == ((32, 16, 8), (16, 4, 1))
+    streaming = {**default, "STREAM": 1, "ZC": 4, "CX": 2}
+    assert kernel.launch_sizes(streaming) == ((16, 16, 2), (16, 4, 1))
+    assert kernel.launch.local_memory_bytes is not None
+    plane = (16 * 2 + 2 * shape.extent["x"]) * (4 + 2 * shape.extent["y"])
+    assert kernel.launch.local_memory_bytes.evaluate(kernel.env(streaming)) == 2 * 4 * plane
     assert f"#define RX {shape.extent['x']}" in kernel.source
 
 

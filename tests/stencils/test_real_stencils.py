@@ -42,6 +42,8 @@ def test_default_and_one_tuned_config_verify(name: str) -> None:
     configs = [default, {**default, "WX": 8, "WY": 2, "CX": 2, "CY": 2}]
     if "LOCAL" in default:
         configs.append({**configs[1], "LOCAL": 1})
+    if "STREAM" in default:
+        configs.append({**configs[1], "STREAM": 1, "ZC": 4, "BX": 2, "WY": 1})
     evaluator = OpenCLEvaluator(kernel, runs=1)
     try:
         for cfg in configs:

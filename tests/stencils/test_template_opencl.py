@@ -26,11 +26,12 @@ MAX_POINTS = 130  # bounds compile time on PoCL (a 3D dense radius-5 takes secon
 
 
 @st.composite
-def shapes(draw: st.DrawFn) -> StencilShape:
+def shapes(draw: st.DrawFn, min_radius: int = 0) -> StencilShape:
     pattern = draw(st.sampled_from(PATTERNS))
     dims = 3 if pattern == "thumbtack" else draw(st.sampled_from((1, 2, 3)))
     axes = ORIENTATIONS[1] if pattern == "thumbtack" else ORIENTATIONS[dims]
-    shape = StencilShape(pattern, dims, draw(st.sampled_from(axes)), draw(st.integers(0, 5)))
+    radius = draw(st.integers(min_radius, 5))
+    shape = StencilShape(pattern, dims, draw(st.sampled_from(axes)), radius)
     assume(shape.size <= MAX_POINTS)
     return shape
 
@@ -54,6 +55,7 @@ def draw_config(
         vx = data.draw(st.sampled_from([v for v in (2, 4, 8, 16) if nx % v == 0]), "VX")
     cfg = {"VX": vx, "BX": vx, "LOCAL": int(technique == "local")}
     cfg["IMAGE"] = int(technique == "image")
+    cfg["STREAM"], cfg["ZC"] = 0, 1
     group = min(MAX_GROUP, limits["MAX_WORK_GROUP_SIZE"])
     rest = nx // vx
     cfg["WX"] = data.draw(st.sampled_from(_pow2_dividing(rest, group)), "WX")
@@ -107,6 +109,57 @@ def test_every_technique_matches_the_reference(
             for cfg in configs:
                 result = evaluator.evaluate(cfg)
                 assert result.status is Status.OK, (shape.name, size, cfg, result.message)
+        finally:
+            evaluator.close()
+
+
+def draw_stream_config(
+    data: st.DataObject, kernel: TunableKernel, limits: Mapping[str, int]
+) -> dict[str, int]:
+    """A random valid configuration of the streaming technique (WZ = CZ = 1, any ZC)."""
+    nx, ny, nz = (kernel.sizes[n] for n in ("NX", "NY", "NZ"))
+    cfg = {"VX": 1, "LOCAL": 0, "IMAGE": 0, "STREAM": 1, "WZ": 1, "CZ": 1}
+    group = min(MAX_GROUP, limits["MAX_WORK_GROUP_SIZE"])
+    cfg["WX"] = data.draw(st.sampled_from(_pow2_dividing(nx, group)), "WX")
+    cfg["BX"] = data.draw(st.sampled_from(_pow2_dividing(nx // cfg["WX"], 4)), "BX")
+    cfg["CX"] = data.draw(st.sampled_from(_pow2_dividing(nx // (cfg["WX"] * cfg["BX"]), 4)), "CX")
+    cfg["WY"] = data.draw(st.sampled_from(_pow2_dividing(ny, group // cfg["WX"])), "WY")
+    cfg["CY"] = data.draw(st.sampled_from(_pow2_dividing(ny // cfg["WY"], 4)), "CY")
+    cfg["ZC"] = data.draw(st.sampled_from(_pow2_dividing(nz, nz)), "ZC")
+    env = {**kernel.env(cfg), **limits}
+    broken = [c.text for c in kernel.constraints if not c.evaluate(env)]
+    assume(not broken)
+    assert all(t.evaluate(env) for t in kernel.techniques["stream"])
+    return cfg
+
+
+@settings(
+    max_examples=10,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    shape=shapes(min_radius=1),
+    size=st.sampled_from(((16, 16, 16), (24, 20, 18))),
+    intensity=st.sampled_from((1, 2)),
+    data=st.data(),
+)
+def test_streaming_matches_the_reference(
+    limits: dict[str, int],
+    shape: StencilShape,
+    size: tuple[int, int, int],
+    intensity: int,
+    data: st.DataObject,
+) -> None:
+    """Streaming along z verifies for every pattern, radius 1-5 and awkward sizes."""
+    with tempfile.TemporaryDirectory() as tmp:
+        (g,) = generate([shape], Path(tmp), seed=0, size=size, intensity=intensity)
+        kernel = load_kernel(g.description)
+        cfg = draw_stream_config(data, kernel, limits)
+        evaluator = OpenCLEvaluator(kernel, runs=1)
+        try:
+            result = evaluator.evaluate(cfg)
+            assert result.status is Status.OK, (shape.name, size, cfg, result.message)
         finally:
             evaluator.close()
 
