@@ -57,6 +57,8 @@ def serve(conn: Connection) -> None:
                 data = session.measure(**payload).to_dict()
                 data["extra"]["worker_s"] = time.perf_counter() - start
                 conn.send(("ok", data))
+            elif verb == "settle":
+                conn.send(("ok", session.settle(payload["config"])))
             elif verb == "output":
                 conn.send(("ok", session.read_output(payload["name"])))
             elif verb == "reload_refs":

@@ -31,6 +31,7 @@ from gtune.measure.evaluator import EvaluatorBase
 from gtune.measure.guard import failed_reference, reference_problems
 from gtune.measure.problem import tolerances, write_problem
 from gtune.measure.result import Result, Status
+from gtune.measure.stats import TimingPolicy
 
 _PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
 
@@ -150,8 +151,13 @@ class OpenCLEvaluator(EvaluatorBase):
     """Measure configurations of ``kernel`` on one OpenCL device, for real.
 
     Each configuration is built with its parameters as ``-D`` defines, run once to warm
-    up and ``runs`` times timed with profiling events, and its outputs compared on the
-    device with the reference.
+    up, then timed with profiling events until ``timing`` says its median is known well
+    enough (or exactly ``runs`` times when only ``runs`` is given; with neither, the
+    default :class:`~gtune.measure.stats.TimingPolicy`), and its outputs compared on the
+    device with the reference. Every run time is kept in ``Result.times_s`` and
+    ``Result.extra["timing"]`` says whether the median converged. Before the first
+    configuration the device is warmed up (a configuration run until its times stop
+    falling, discarded), so the configurations measured first are not slower.
     """
 
     def __init__(
@@ -159,18 +165,28 @@ class OpenCLEvaluator(EvaluatorBase):
         kernel: TunableKernel,
         device: str | DeviceLimits | None = None,
         *,
-        runs: int = 3,
+        runs: int | None = None,
         timeout_s: float = 60.0,
         compile_workers: int | None = None,
         verify: bool = True,
+        timing: TimingPolicy | None = None,
     ) -> None:
         from gtune.measure import select_device
 
-        if runs < 1:
+        if runs is not None and runs < 1:
             raise GtuneError(f"runs must be at least 1, got {runs}")
         self.kernel = kernel
         self.device = device if isinstance(device, DeviceLimits) else select_device(device)
-        self.runs = runs
+        if timing is None:
+            timing = TimingPolicy(runs, runs) if runs is not None else TimingPolicy()
+        #: The timing rule every configuration is measured with.
+        self.timing = timing
+        self.runs = timing.min_runs
+        #: Configurations timed, and those whose median did not converge (noisy device).
+        self.timed = 0
+        self.unconverged = 0
+        self._settled = False
+        self._settle_tries = 0
         self.timeout_s = timeout_s
         self.verify = verify and kernel.reference.kind != "none"
         self.compile_workers = (
@@ -225,6 +241,7 @@ class OpenCLEvaluator(EvaluatorBase):
     def _restart_measure(self) -> None:
         self._measure.kill()
         self.restarts += 1
+        self._settled = False  # a fresh process: warm up again
         self._start_measure()
 
     def _compiler(self, i: int) -> Worker:
@@ -251,7 +268,9 @@ class OpenCLEvaluator(EvaluatorBase):
 
     def _reference_from_config(self) -> None:
         cfg = dict(self.kernel.reference.config)
-        result = self._call_measure({"config": cfg, "runs": 1, "verify": False})
+        result = self._call_measure(
+            {"config": cfg, "timing": TimingPolicy(1, 1).to_dict(), "verify": False}
+        )
         if not result.ok:
             self.unverified = failed_reference(result.status.value, result.message)
             return
@@ -281,13 +300,14 @@ class OpenCLEvaluator(EvaluatorBase):
     def _call_measure_checked(self, payload: dict[str, Any]) -> Result:
         cfg = payload["config"]
         payload = {
-            "runs": self.runs,
+            "timing": self.timing.to_dict(),
             "rtol": self.rtol,
             "atol": self.atol,
             "verify": self.verify,
             **payload,
         }
         try:
+            self._settle(cfg)
             data = self._measure.call("measure", payload, timeout_s=self.timeout_s)
         except WorkerTimeout:
             self._restart_measure()
@@ -299,7 +319,20 @@ class OpenCLEvaluator(EvaluatorBase):
         except WorkerDied as exc:
             self._restart_measure()
             return Result(cfg, Status.CRASHED, message=f"{exc}; worker restarted")
-        return Result.from_dict(data)
+        result = Result.from_dict(data)
+        timing = result.extra.get("timing")
+        if isinstance(timing, Mapping) and isinstance(timing.get("converged"), bool):
+            self.timed += 1
+            self.unconverged += 0 if timing["converged"] else 1
+        return result
+
+    def _settle(self, config: Mapping[str, int]) -> None:
+        """Warm the device up once, on the first configuration that launches."""
+        if self._settled or self._settle_tries >= 3:
+            return
+        self._settle_tries += 1
+        launches = self._measure.call("settle", {"config": dict(config)}, self.timeout_s)
+        self._settled = bool(launches)
 
     def evaluate(self, config: Mapping[str, int]) -> Result:
         return self._call_measure({"config": dict(config)})

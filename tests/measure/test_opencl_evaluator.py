@@ -62,7 +62,7 @@ def test_wrong_kernel_is_wrong_result(kernel_copy):
         r = ev.evaluate(GOOD)
     assert r.status is Status.WRONG_RESULT
     assert r.max_error is not None and r.max_error > 1e-3
-    assert len(r.times_s) == 3  # timing is kept even for wrong results
+    assert len(r.times_s) >= 3  # timing is kept even for wrong results
 
 
 def test_reference_from_a_configuration(kernel_copy):
