@@ -15,6 +15,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
@@ -74,7 +75,15 @@ class Worker:
         log = open(self.log_path, "ab") if self.log_path else None  # noqa: SIM115
         try:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "gtune.measure._worker", str(theirs.fileno())],
+                [
+                    sys.executable,
+                    "-m",
+                    "gtune.measure._worker",
+                    str(theirs.fileno()),
+                    str(os.getpid()),
+                    # the death signal follows the thread that starts the worker
+                    "main" if threading.current_thread() is threading.main_thread() else "thread",
+                ],
                 pass_fds=[theirs.fileno()],
                 env=env,
                 start_new_session=True,
