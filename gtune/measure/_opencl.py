@@ -220,6 +220,19 @@ class Compiler:
         elapsed = time.perf_counter() - start
         return program, Built(Status.OK, elapsed, _build_log(program, self.device))
 
+    def check(self, source: str, options: list[str], name: str) -> dict[str, Any]:
+        """Whether ``source`` builds with ``options`` and holds kernel ``name``: plain
+        data (``ok``, the OpenCL error ``code``, the build ``log``)."""
+        program, built = self.build(source, options)
+        if program is None:
+            return {"ok": False, "code": built.code, "log": built.log}
+        try:
+            cl.Kernel(program, name)
+        except (cl.Error, AttributeError) as exc:
+            code = error_code(exc) if isinstance(exc, cl.Error) else None
+            return {"ok": False, "code": code or CL_INVALID_KERNEL_NAME, "log": str(exc)}
+        return {"ok": True, "code": None, "log": built.log}
+
     def build_binary(self, source: str, options: list[str]) -> Built:
         """Build and finalise (create the kernels, which makes drivers that compile
         lazily do so now), then hand back the binary."""

@@ -100,6 +100,8 @@ def serve(conn: Connection) -> None:
                 data = session.measure(**payload).to_dict()
                 data["extra"]["worker_s"] = time.perf_counter() - start
                 conn.send(("ok", data))
+            elif verb == "check":
+                conn.send(("ok", session.check(**payload)))
             elif verb == "settle":
                 conn.send(("ok", session.settle(payload["config"])))
             elif verb == "output":

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -26,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from gtune.device import DeviceLimits
-from gtune.exceptions import EnvironmentProblem, GtuneError
+from gtune.exceptions import BuildError, EnvironmentProblem, GtuneError, InputError
 from gtune.kernel import TunableKernel
 from gtune.measure.evaluator import EvaluatorBase
 from gtune.measure.guard import failed_reference, reference_problems
@@ -35,6 +36,10 @@ from gtune.measure.result import Result, Status
 from gtune.measure.stats import TimingPolicy
 
 _PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
+
+# OpenCL error codes (cl.h) of a kernel that cannot build whatever its configuration.
+CL_INVALID_BUILD_OPTIONS = -43
+CL_INVALID_KERNEL_NAME = -46
 
 
 class WorkerTimeout(Exception):
@@ -151,6 +156,43 @@ class Worker:
         self.kill()
 
 
+_DRIVER_FILE = re.compile(r"(?m)(?:(?<=\s)|^)(?:<kernel>|<source>|input|[^\s:]*\.cl)(?=:\d+)")
+
+
+def user_build_log(log: str, source_path: str) -> str:
+    """A build log naming the user's file where the driver named its own temporary copy
+    (line and column numbers are those of the user's file)."""
+    return _DRIVER_FILE.sub(lambda m: source_path, log) if source_path else log
+
+
+def build_problem(
+    kernel: TunableKernel, config: Mapping[str, int], code: int | None, log: str
+) -> GtuneError:
+    """The error for a kernel that does not build as such (whatever its configuration)."""
+    where = kernel.source_path or kernel.label
+    log = user_build_log(log, kernel.source_path)
+    options = " ".join(kernel.build_options)
+    if code == CL_INVALID_BUILD_OPTIONS:
+        return InputError(
+            f"the OpenCL compiler refuses the build options {options or '(none)'}: "
+            f"{log.strip() or 'invalid build options'}",
+            source=f"{kernel.description_path}: build_options"
+            if kernel.description_path
+            else "build options",
+        )
+    if code == CL_INVALID_KERNEL_NAME:
+        return InputError(f"no kernel named {kernel.name!r} in the program", source=where)
+    located = re.search(re.escape(kernel.source_path) + r":(\d+):", log)
+    if kernel.source_path and located:
+        where = f"{where}:{located[1]}"  # the first error's line
+    settings = " ".join(f"{k}={v}" for k, v in config.items())
+    return BuildError(
+        f"kernel {kernel.name} does not compile (with {settings}; error {code})",
+        source=where,
+        log=log,
+    )
+
+
 def default_compile_workers() -> int:
     cores = os.cpu_count() or 1
     return max(0, min(cores - 1, 8))
@@ -234,6 +276,11 @@ class OpenCLEvaluator(EvaluatorBase):
         self._compilers: list[Worker] = []
         self.restarts = 0
         self._start_measure()
+        try:
+            self._check_build()
+        except GtuneError:
+            self.close()
+            raise
         if self.verify and kernel.reference.kind == "config":
             self._reference_from_config()
 
@@ -274,6 +321,27 @@ class OpenCLEvaluator(EvaluatorBase):
             except (WorkerTimeout, WorkerDied) as exc:
                 w.kill()
                 raise EnvironmentProblem(f"cannot start a compile worker: {exc}") from None
+
+    def _check_build(self) -> None:
+        """Fail once, early, when the kernel as such does not build: the reference or
+        default configuration is built first. Later configurations that fail to build
+        are recorded as ``build_failed`` as usual."""
+        kernel = self.kernel
+        cfg = dict(kernel.reference.config) if kernel.reference.kind == "config" else None
+        cfg = cfg or kernel.default_config()
+        if not cfg:
+            return
+        try:
+            answer = self._measure.call(
+                "check",
+                {"source": kernel.source, "options": kernel.defines(cfg), "name": kernel.name},
+                timeout_s=max(self.timeout_s, 120.0),
+            )
+        except (WorkerTimeout, WorkerDied):
+            self._restart_measure()  # measuring will say what goes wrong
+            return
+        if not answer["ok"]:
+            raise build_problem(kernel, cfg, answer["code"], str(answer["log"]))
 
     def _reference_from_config(self) -> None:
         cfg = dict(self.kernel.reference.config)

@@ -43,8 +43,12 @@ def test_ok_is_timed_and_verified(data_dir):
 
 
 def test_build_failure_keeps_the_log(kernel_copy):
-    with OpenCLEvaluator(_kernel(kernel_copy, "-DBROKEN"), compile_workers=0) as ev:
-        r = ev.evaluate(GOOD)
+    """A configuration that does not build (the kernel as such does) is build_failed."""
+    cl = kernel_copy("naive7")
+    cl.write_text("#if WX == 4\n#error no WX of 4\n#endif\n" + cl.read_text())
+    with OpenCLEvaluator(load_kernel(cl), compile_workers=0) as ev:
+        assert ev.evaluate(GOOD).ok
+        r = ev.evaluate({**GOOD, "WX": 4})
     assert r.status is Status.BUILD_FAILED
     assert r.error_code == -11
     assert "error" in r.message.lower()
