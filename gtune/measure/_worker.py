@@ -94,7 +94,19 @@ def serve(conn: Connection) -> None:
                 conn.send(("ok", None))
             elif verb == "build":
                 built = compiler.build_binary(payload["source"], payload["options"])
-                conn.send(("ok", built))
+                # plain data: the parent never unpickles anything of the backend's
+                conn.send(
+                    (
+                        "ok",
+                        {
+                            "status": built.status.value,
+                            "compile_s": built.compile_s,
+                            "log": built.log,
+                            "binary": built.binary,
+                            "code": built.code,
+                        },
+                    )
+                )
             elif verb == "measure":
                 start = time.perf_counter()
                 data = session.measure(**payload).to_dict()

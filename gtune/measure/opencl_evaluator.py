@@ -466,17 +466,17 @@ class OpenCLEvaluator(EvaluatorBase):
                 next_i += 1
                 if isinstance(built, Result):
                     yield self._unverified(built) if self.unverified else built
-                elif built.status is not Status.OK:
+                elif built["status"] != Status.OK.value:
                     yield Result(
                         cfg,
-                        built.status,
-                        built.compile_s,
-                        message=built.log[-4000:],
-                        error_code=built.code,
+                        Status(built["status"]),
+                        float(built["compile_s"]),
+                        message=str(built["log"])[-4000:],
+                        error_code=built["code"],
                     )
                 else:
                     yield self._call_measure(
-                        {"config": cfg, "binary": built.binary, "compile_s": built.compile_s}
+                        {"config": cfg, "binary": built["binary"], "compile_s": built["compile_s"]}
                     )
                 continue
             busy = [w for w in self._compilers[:n_workers] if w.task is not None]
