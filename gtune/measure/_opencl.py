@@ -11,6 +11,7 @@ listing, which is harmless in the parent.
 from __future__ import annotations
 
 import os
+import statistics
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from gtune.device import TUNING_EXTENSIONS, DeviceLimits
 from gtune.exceptions import EnvironmentProblem, InputError
 from gtune.kernel import Argument, TunableKernel
 from gtune.measure.result import Result, Status
+from gtune.measure.stats import TimingPolicy, relative_halfwidth
 
 # OpenCL error codes (cl.h). Classification uses these numbers, never message text.
 CL_OUT_OF_RESOURCES = -5
@@ -218,6 +220,19 @@ class Compiler:
         elapsed = time.perf_counter() - start
         return program, Built(Status.OK, elapsed, _build_log(program, self.device))
 
+    def check(self, source: str, options: list[str], name: str) -> dict[str, Any]:
+        """Whether ``source`` builds with ``options`` and holds kernel ``name``: plain
+        data (``ok``, the OpenCL error ``code``, the build ``log``)."""
+        program, built = self.build(source, options)
+        if program is None:
+            return {"ok": False, "code": built.code, "log": built.log}
+        try:
+            cl.Kernel(program, name)
+        except (cl.Error, AttributeError) as exc:
+            code = error_code(exc) if isinstance(exc, cl.Error) else None
+            return {"ok": False, "code": code or CL_INVALID_KERNEL_NAME, "log": str(exc)}
+        return {"ok": True, "code": None, "log": built.log}
+
     def build_binary(self, source: str, options: list[str]) -> Built:
         """Build and finalise (create the kernels, which makes drivers that compile
         lazily do so now), then hand back the binary."""
@@ -350,13 +365,22 @@ class Session(Compiler):
     def measure(
         self,
         config: Mapping[str, int],
-        runs: int,
+        runs: int | None = None,
         binary: bytes | None = None,
         compile_s: float | None = None,
         rtol: float = 1e-4,
         atol: float = 1e-5,
         verify: bool = True,
+        timing: Mapping[str, Any] | None = None,
     ) -> Result:
+        """Build, warm up, time and verify one configuration.
+
+        ``timing`` (a :class:`~gtune.measure.stats.TimingPolicy` as a dict) decides how
+        many timed runs; ``runs`` alone means exactly that many. The first launch's
+        excess over a normal run (drivers such as PoCL finish building then) counts as
+        compile time.
+        """
+        policy = _policy(runs, timing)
         cfg = dict(config)
         options = self.kernel.defines(cfg)
         extra: dict[str, Any] = {}
@@ -413,15 +437,29 @@ class Session(Compiler):
                     args.append(self.buffers[arg.name])
             knl.set_args(*args)
             self._restore_outputs()
+            start = time.perf_counter()  # one warm-up launch
+            cl.enqueue_nd_range_kernel(self.queue, knl, glob, loc).wait()
+            first_wall = time.perf_counter() - start
             times: list[float] = []
-            for i in range(runs + 1):  # one warm-up, then the timed runs
-                if i > 0:
-                    self._restore_outputs(only_inout=True)
+            walls: list[float] = []
+            while not policy.enough(times):
+                self._restore_outputs(only_inout=True)
+                start = time.perf_counter()
                 event = cl.enqueue_nd_range_kernel(self.queue, knl, glob, loc)
                 event.wait()
-                if i > 0:
-                    times.append((event.profile.end - event.profile.start) * 1e-9)
+                walls.append(time.perf_counter() - start)
+                times.append((event.profile.end - event.profile.start) * 1e-9)
             self.queue.finish()
+            # what the first launch took beyond a normal one was the driver building
+            late_compile = max(0.0, first_wall - statistics.median(walls))
+            built.compile_s += late_compile
+            extra["launch_compile_s"] = late_compile
+            extra["warmup_s"] = first_wall - late_compile
+            extra["timing"] = {
+                "converged": policy.converged(times),
+                "halfwidth": relative_halfwidth(times, policy.confidence),
+                "runs": len(times),
+            }
         except cl.Error as exc:
             code = error_code(exc)
             status = Status.LAUNCH_FAILED if code in LAUNCH_CODES else Status.CRASHED
@@ -433,7 +471,9 @@ class Session(Compiler):
                 cfg, Status.LAUNCH_FAILED, built.compile_s, message=str(exc)[:2000], extra=extra
             )
         if verify and self.refs:
+            start = time.perf_counter()
             bad, max_error = self.verify(rtol, atol)
+            extra["verify_s"] = time.perf_counter() - start
             if bad:
                 return Result(
                     cfg,
@@ -445,6 +485,45 @@ class Session(Compiler):
                     extra=extra,
                 )
         return Result(cfg, Status.OK, built.compile_s, tuple(times), extra=extra)
+
+    def settle(self, config: Mapping[str, int], max_seconds: float = 1.0) -> int:
+        """Run ``config`` until its run times stop falling (clocks up, caches and
+        thread pools warm), so that the first configurations measured are not slower
+        than later ones. Nothing is kept; returns the number of launches (0: it did not
+        build or launch, and nothing was warmed)."""
+        cfg = dict(config)
+        program, _ = self.build(self.kernel.source, self.kernel.defines(cfg))
+        if program is None:
+            return 0
+        glob, loc = self.kernel.launch_sizes(cfg)
+        try:
+            knl = cl.Kernel(program, self.kernel.name)
+            args: list[Any] = []
+            for arg in self.kernel.arguments:
+                if arg.kind == "scalar":
+                    args.append(self.scalars[arg.name])
+                elif self.kernel.uses_image(arg, cfg):
+                    args.append(self._image(arg))
+                else:
+                    args.append(self.buffers[arg.name])
+            knl.set_args(*args)
+            times: list[float] = []
+            start = time.perf_counter()
+            window = 5
+            while time.perf_counter() - start < max_seconds and len(times) < 200:
+                event = cl.enqueue_nd_range_kernel(self.queue, knl, glob, loc)
+                event.wait()
+                times.append((event.profile.end - event.profile.start) * 1e-9)
+                if len(times) >= 3 * window:
+                    last = statistics.median(times[-window:])
+                    before = statistics.median(times[-2 * window : -window])
+                    if last >= 0.97 * before:  # no longer getting faster
+                        break
+            self.queue.finish()
+            self._restore_outputs()
+        except (cl.Error, ValueError, AttributeError):
+            return 0
+        return len(times)
 
     def verify(self, rtol: float, atol: float) -> tuple[int, float | None]:
         """Count mismatching elements on the device; read back only on failure."""
@@ -496,6 +575,15 @@ class Session(Compiler):
         out = np.empty_like(self.host[name])
         cl.enqueue_copy(self.queue, out, self.buffers[name])
         return out
+
+
+def _policy(runs: int | None, timing: Mapping[str, Any] | None) -> TimingPolicy:
+    """The timing rule of one measurement: ``timing`` if given, else exactly ``runs``."""
+    if timing is not None:
+        return TimingPolicy(**timing)
+    if runs is not None:
+        return TimingPolicy(min_runs=runs, max_runs=runs)
+    return TimingPolicy()
 
 
 def _round_up(n: int, m: int) -> int:

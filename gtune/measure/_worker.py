@@ -1,7 +1,9 @@
 """Worker processes: isolation for builds and runs that may hang or crash the driver.
 
-Workers are fresh interpreters (``python -m gtune.measure._worker FD``; forking after the
-NVIDIA driver is initialised fails) and talk to the parent over a pipe with plain data. A *measure*
+Workers are fresh interpreters (``python -m gtune.measure._worker FD PARENT_PID``; forking
+after the NVIDIA driver is initialised fails) and talk to the parent over a pipe with plain
+data. A worker dies with its parent however the parent ends (see :func:`guard_parent`),
+even while a kernel hangs. A *measure*
 worker holds the problem data on the device and times configurations; *compile*
 workers only build programs and hand back binaries, so that compilation overlaps
 measurement.
@@ -9,13 +11,54 @@ measurement.
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import os
+import select
 import signal
+import threading
 import time
 import traceback
 import warnings
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
+
+_PR_SET_PDEATHSIG = 1
+
+
+def guard_parent(parent: int, fd: int | None = None, *, death_signal: bool = True) -> None:
+    """End this process when ``parent`` ends, on every path (SIGKILL included).
+
+    ``death_signal``: ask Linux for SIGKILL when the parent goes (``PR_SET_PDEATHSIG``;
+    it follows the parent *thread* that started us, so a parent that starts workers from
+    another thread asks for none). In any case a watchdog thread ends the process when
+    its parent changes (re-parented to init or a sub-reaper) or the parent's end of the
+    socket ``fd`` is closed: the main thread may be stuck in a kernel that never returns.
+    """
+    if death_signal:
+        with contextlib.suppress(OSError, AttributeError):
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:  # the parent died before we could ask
+        os._exit(1)
+    threading.Thread(target=_watch, args=(parent, fd), name="gtune-watchdog", daemon=True).start()
+
+
+def _watch(parent: int, fd: int | None) -> None:
+    poller = None
+    if fd is not None:
+        poller = select.poll()
+        poller.register(fd, getattr(select, "POLLRDHUP", 0) | select.POLLHUP)
+    while True:
+        if poller is not None:
+            with contextlib.suppress(OSError):
+                if poller.poll(500):  # only hang-up events are registered
+                    os._exit(1)
+        else:
+            time.sleep(0.5)
+        if os.getppid() != parent:
+            os._exit(1)
 
 
 def serve(conn: Connection) -> None:
@@ -51,12 +94,28 @@ def serve(conn: Connection) -> None:
                 conn.send(("ok", None))
             elif verb == "build":
                 built = compiler.build_binary(payload["source"], payload["options"])
-                conn.send(("ok", built))
+                # plain data: the parent never unpickles anything of the backend's
+                conn.send(
+                    (
+                        "ok",
+                        {
+                            "status": built.status.value,
+                            "compile_s": built.compile_s,
+                            "log": built.log,
+                            "binary": built.binary,
+                            "code": built.code,
+                        },
+                    )
+                )
             elif verb == "measure":
                 start = time.perf_counter()
                 data = session.measure(**payload).to_dict()
                 data["extra"]["worker_s"] = time.perf_counter() - start
                 conn.send(("ok", data))
+            elif verb == "check":
+                conn.send(("ok", session.check(**payload)))
+            elif verb == "settle":
+                conn.send(("ok", session.settle(payload["config"])))
             elif verb == "output":
                 conn.send(("ok", session.read_output(payload["name"])))
             elif verb == "reload_refs":
@@ -76,4 +135,6 @@ def serve(conn: Connection) -> None:
 if __name__ == "__main__":
     import sys
 
+    if len(sys.argv) > 2:
+        guard_parent(int(sys.argv[2]), int(sys.argv[1]), death_signal=sys.argv[3:] != ["thread"])
     serve(Connection(int(sys.argv[1])))

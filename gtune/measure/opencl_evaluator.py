@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
@@ -25,14 +27,19 @@ from typing import Any
 import numpy as np
 
 from gtune.device import DeviceLimits
-from gtune.exceptions import EnvironmentProblem, GtuneError
+from gtune.exceptions import BuildError, EnvironmentProblem, GtuneError, InputError
 from gtune.kernel import TunableKernel
 from gtune.measure.evaluator import EvaluatorBase
 from gtune.measure.guard import failed_reference, reference_problems
 from gtune.measure.problem import tolerances, write_problem
 from gtune.measure.result import Result, Status
+from gtune.measure.stats import TimingPolicy
 
 _PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
+
+# OpenCL error codes (cl.h) of a kernel that cannot build whatever its configuration.
+CL_INVALID_BUILD_OPTIONS = -43
+CL_INVALID_KERNEL_NAME = -46
 
 
 class WorkerTimeout(Exception):
@@ -73,7 +80,15 @@ class Worker:
         log = open(self.log_path, "ab") if self.log_path else None  # noqa: SIM115
         try:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "gtune.measure._worker", str(theirs.fileno())],
+                [
+                    sys.executable,
+                    "-m",
+                    "gtune.measure._worker",
+                    str(theirs.fileno()),
+                    str(os.getpid()),
+                    # the death signal follows the thread that starts the worker
+                    "main" if threading.current_thread() is threading.main_thread() else "thread",
+                ],
                 pass_fds=[theirs.fileno()],
                 env=env,
                 start_new_session=True,
@@ -141,6 +156,43 @@ class Worker:
         self.kill()
 
 
+_DRIVER_FILE = re.compile(r"(?m)(?:(?<=\s)|^)(?:<kernel>|<source>|input|[^\s:]*\.cl)(?=:\d+)")
+
+
+def user_build_log(log: str, source_path: str) -> str:
+    """A build log naming the user's file where the driver named its own temporary copy
+    (line and column numbers are those of the user's file)."""
+    return _DRIVER_FILE.sub(lambda m: source_path, log) if source_path else log
+
+
+def build_problem(
+    kernel: TunableKernel, config: Mapping[str, int], code: int | None, log: str
+) -> GtuneError:
+    """The error for a kernel that does not build as such (whatever its configuration)."""
+    where = kernel.source_path or kernel.label
+    log = user_build_log(log, kernel.source_path)
+    options = " ".join(kernel.build_options)
+    if code == CL_INVALID_BUILD_OPTIONS:
+        return InputError(
+            f"the OpenCL compiler refuses the build options {options or '(none)'}: "
+            f"{log.strip() or 'invalid build options'}",
+            source=f"{kernel.description_path}: build_options"
+            if kernel.description_path
+            else "build options",
+        )
+    if code == CL_INVALID_KERNEL_NAME:
+        return InputError(f"no kernel named {kernel.name!r} in the program", source=where)
+    located = re.search(re.escape(kernel.source_path) + r":(\d+):", log)
+    if kernel.source_path and located:
+        where = f"{where}:{located[1]}"  # the first error's line
+    settings = " ".join(f"{k}={v}" for k, v in config.items())
+    return BuildError(
+        f"kernel {kernel.name} does not compile (with {settings}; error {code})",
+        source=where,
+        log=log,
+    )
+
+
 def default_compile_workers() -> int:
     cores = os.cpu_count() or 1
     return max(0, min(cores - 1, 8))
@@ -150,8 +202,13 @@ class OpenCLEvaluator(EvaluatorBase):
     """Measure configurations of ``kernel`` on one OpenCL device, for real.
 
     Each configuration is built with its parameters as ``-D`` defines, run once to warm
-    up and ``runs`` times timed with profiling events, and its outputs compared on the
-    device with the reference.
+    up, then timed with profiling events until ``timing`` says its median is known well
+    enough (or exactly ``runs`` times when only ``runs`` is given; with neither, the
+    default :class:`~gtune.measure.stats.TimingPolicy`), and its outputs compared on the
+    device with the reference. Every run time is kept in ``Result.times_s`` and
+    ``Result.extra["timing"]`` says whether the median converged. Before the first
+    configuration the device is warmed up (a configuration run until its times stop
+    falling, discarded), so the configurations measured first are not slower.
     """
 
     def __init__(
@@ -159,18 +216,28 @@ class OpenCLEvaluator(EvaluatorBase):
         kernel: TunableKernel,
         device: str | DeviceLimits | None = None,
         *,
-        runs: int = 3,
+        runs: int | None = None,
         timeout_s: float = 60.0,
         compile_workers: int | None = None,
         verify: bool = True,
+        timing: TimingPolicy | None = None,
     ) -> None:
         from gtune.measure import select_device
 
-        if runs < 1:
+        if runs is not None and runs < 1:
             raise GtuneError(f"runs must be at least 1, got {runs}")
         self.kernel = kernel
         self.device = device if isinstance(device, DeviceLimits) else select_device(device)
-        self.runs = runs
+        if timing is None:
+            timing = TimingPolicy(runs, runs) if runs is not None else TimingPolicy()
+        #: The timing rule every configuration is measured with.
+        self.timing = timing
+        self.runs = timing.min_runs
+        #: Configurations timed, and those whose median did not converge (noisy device).
+        self.timed = 0
+        self.unconverged = 0
+        self._settled = False
+        self._settle_tries = 0
         self.timeout_s = timeout_s
         self.verify = verify and kernel.reference.kind != "none"
         self.compile_workers = (
@@ -209,6 +276,11 @@ class OpenCLEvaluator(EvaluatorBase):
         self._compilers: list[Worker] = []
         self.restarts = 0
         self._start_measure()
+        try:
+            self._check_build()
+        except GtuneError:
+            self.close()
+            raise
         if self.verify and kernel.reference.kind == "config":
             self._reference_from_config()
 
@@ -225,6 +297,7 @@ class OpenCLEvaluator(EvaluatorBase):
     def _restart_measure(self) -> None:
         self._measure.kill()
         self.restarts += 1
+        self._settled = False  # a fresh process: warm up again
         self._start_measure()
 
     def _compiler(self, i: int) -> Worker:
@@ -249,9 +322,32 @@ class OpenCLEvaluator(EvaluatorBase):
                 w.kill()
                 raise EnvironmentProblem(f"cannot start a compile worker: {exc}") from None
 
+    def _check_build(self) -> None:
+        """Fail once, early, when the kernel as such does not build: the reference or
+        default configuration is built first. Later configurations that fail to build
+        are recorded as ``build_failed`` as usual."""
+        kernel = self.kernel
+        cfg = dict(kernel.reference.config) if kernel.reference.kind == "config" else None
+        cfg = cfg or kernel.default_config()
+        if not cfg:
+            return
+        try:
+            answer = self._measure.call(
+                "check",
+                {"source": kernel.source, "options": kernel.defines(cfg), "name": kernel.name},
+                timeout_s=max(self.timeout_s, 120.0),
+            )
+        except (WorkerTimeout, WorkerDied):
+            self._restart_measure()  # measuring will say what goes wrong
+            return
+        if not answer["ok"]:
+            raise build_problem(kernel, cfg, answer["code"], str(answer["log"]))
+
     def _reference_from_config(self) -> None:
         cfg = dict(self.kernel.reference.config)
-        result = self._call_measure({"config": cfg, "runs": 1, "verify": False})
+        result = self._call_measure(
+            {"config": cfg, "timing": TimingPolicy(1, 1).to_dict(), "verify": False}
+        )
         if not result.ok:
             self.unverified = failed_reference(result.status.value, result.message)
             return
@@ -281,13 +377,14 @@ class OpenCLEvaluator(EvaluatorBase):
     def _call_measure_checked(self, payload: dict[str, Any]) -> Result:
         cfg = payload["config"]
         payload = {
-            "runs": self.runs,
+            "timing": self.timing.to_dict(),
             "rtol": self.rtol,
             "atol": self.atol,
             "verify": self.verify,
             **payload,
         }
         try:
+            self._settle(cfg)
             data = self._measure.call("measure", payload, timeout_s=self.timeout_s)
         except WorkerTimeout:
             self._restart_measure()
@@ -299,7 +396,20 @@ class OpenCLEvaluator(EvaluatorBase):
         except WorkerDied as exc:
             self._restart_measure()
             return Result(cfg, Status.CRASHED, message=f"{exc}; worker restarted")
-        return Result.from_dict(data)
+        result = Result.from_dict(data)
+        timing = result.extra.get("timing")
+        if isinstance(timing, Mapping) and isinstance(timing.get("converged"), bool):
+            self.timed += 1
+            self.unconverged += 0 if timing["converged"] else 1
+        return result
+
+    def _settle(self, config: Mapping[str, int]) -> None:
+        """Warm the device up once, on the first configuration that launches."""
+        if self._settled or self._settle_tries >= 3:
+            return
+        self._settle_tries += 1
+        launches = self._measure.call("settle", {"config": dict(config)}, self.timeout_s)
+        self._settled = bool(launches)
 
     def evaluate(self, config: Mapping[str, int]) -> Result:
         return self._call_measure({"config": dict(config)})
@@ -356,17 +466,17 @@ class OpenCLEvaluator(EvaluatorBase):
                 next_i += 1
                 if isinstance(built, Result):
                     yield self._unverified(built) if self.unverified else built
-                elif built.status is not Status.OK:
+                elif built["status"] != Status.OK.value:
                     yield Result(
                         cfg,
-                        built.status,
-                        built.compile_s,
-                        message=built.log[-4000:],
-                        error_code=built.code,
+                        Status(built["status"]),
+                        float(built["compile_s"]),
+                        message=str(built["log"])[-4000:],
+                        error_code=built["code"],
                     )
                 else:
                     yield self._call_measure(
-                        {"config": cfg, "binary": built.binary, "compile_s": built.compile_s}
+                        {"config": cfg, "binary": built["binary"], "compile_s": built["compile_s"]}
                     )
                 continue
             busy = [w for w in self._compilers[:n_workers] if w.task is not None]

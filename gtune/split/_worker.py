@@ -12,9 +12,6 @@ file, so gathering is the download itself.
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
-import os
 import signal
 import sys
 import time
@@ -24,14 +21,6 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 import numpy as np
-
-
-def _die_with_parent(parent: int) -> None:
-    with contextlib.suppress(OSError, AttributeError):
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    if os.getppid() != parent:  # the parent died before prctl took effect
-        os._exit(1)
 
 
 class _Slab:
@@ -133,5 +122,7 @@ def serve(conn: Connection) -> None:
 
 
 if __name__ == "__main__":
-    _die_with_parent(int(sys.argv[2]))
+    from gtune.measure._worker import guard_parent
+
+    guard_parent(int(sys.argv[2]), int(sys.argv[1]))
     serve(Connection(int(sys.argv[1])))

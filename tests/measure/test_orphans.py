@@ -1,0 +1,89 @@
+"""Workers die with gtune, however gtune ends, even while a kernel hangs."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.opencl
+
+
+def _children(pid: int) -> list[int]:
+    out: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        with contextlib.suppress(OSError):
+            out += [int(c) for c in (task / "children").read_text().split()]
+    return out
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")  # a zombie has ended; only its exit status is left
+
+
+def _hanging_gtune(kernel: Path, db: Path) -> tuple[subprocess.Popen[bytes], list[int]]:
+    """``gtune measure`` on a kernel that never returns, once its worker is running it."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    cmd = [sys.executable, "-m", "gtune", "--db", str(db), "measure", str(kernel)]
+    proc = subprocess.Popen(
+        [*cmd, "--config", "WX=8,WY=4,WZ=1", "--timeout", "300"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 120
+    workers: list[int] = []
+    while time.monotonic() < deadline and proc.poll() is None:
+        workers = [c for c in _children(proc.pid) if "gtune.measure._worker" in _cmdline(c)]
+        if workers:
+            break
+        time.sleep(0.2)
+    if not workers:
+        proc.kill()
+        proc.wait()
+        pytest.fail("gtune started no worker")
+    time.sleep(3.0)  # let the worker reach the hanging launch
+    return proc, workers
+
+
+@pytest.mark.parametrize(
+    "sig", [signal.SIGTERM, signal.SIGKILL, signal.SIGHUP, signal.SIGINT], ids=lambda s: s.name
+)
+def test_no_worker_survives_gtune(kernel_copy, tmp_path, sig):
+    kernel = kernel_copy("naive7", lambda t: t + "build_options: [-DHANG]\n")
+    proc, workers = _hanging_gtune(kernel, tmp_path / "r.db")
+    try:
+        assert all(_alive(w) for w in workers)
+        proc.send_signal(sig)
+        proc.wait(timeout=60)
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline and any(_alive(w) for w in workers):
+            time.sleep(0.1)
+        survivors = [w for w in workers if _alive(w)]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for w in workers:  # never leave a spinning worker behind, even when failing
+            if _alive(w) and "gtune.measure._worker" in _cmdline(w):
+                os.kill(w, signal.SIGKILL)
+    assert survivors == [], f"workers {survivors} outlived gtune ({sig.name})"
