@@ -86,7 +86,7 @@ def tune(
     sizes: Mapping[str, int] | None = None,
     spec: str | Path | HeuristicSpec | None = None,
     confirm: ConfirmPolicy | None = DEFAULT_CONFIRM,
-    runs: int = 3,
+    runs: int | None = None,
     timeout_s: float = 60.0,
     compile_workers: int | None = None,
     session: TuningSession | None = None,
@@ -225,7 +225,7 @@ class Sessions:
     """Open sessions by (kernel, device), and devices by selector, for reuse."""
 
     store: ResultStore | None = None
-    runs: int = 3
+    runs: int | None = None
     timeout_s: float = 60.0
     compile_workers: int | None = None
     timing: TimingPolicy | None = None
@@ -320,7 +320,7 @@ class Campaign:
         tasks: Iterable[TuningTask] = (),
         *,
         store: ResultStore | str | Path | None = None,
-        runs: int = 3,
+        runs: int | None = None,
         timeout_s: float = 60.0,
         compile_workers: int | None = None,
         timing: TimingPolicy | None = None,

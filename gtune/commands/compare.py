@@ -83,7 +83,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--budget", metavar="N|Ns", help="budget of every strategy on every kernel (none)"
     )
-    p.add_argument("--runs", type=int, default=3, help="timed runs after one warm-up (default 3)")
+    p.add_argument(
+        "--runs",
+        type=int,
+        default=None,
+        help="a fixed number of timed runs after the warm-up (default: adaptive, at least 3 "
+        "and more until the median is known within 3 %%)",
+    )
     p.add_argument(
         "--timeout", type=float, default=60.0, help="seconds before a configuration is abandoned"
     )
@@ -219,7 +225,7 @@ def run(args: argparse.Namespace) -> int:
     strategies = parse_strategies(args.strategies)
     if args.random_n < 1:
         raise InputError(f"must be at least 1, got {args.random_n}", source="--random-n")
-    if args.runs < 1:
+    if args.runs is not None and args.runs < 1:
         raise InputError(f"must be at least 1, got {args.runs}", source="--runs")
     if args.budget:
         Budget.parse(args.budget)

@@ -189,6 +189,7 @@ def suite_kernels(
             stencil = make()
             cl, _ = write_stencil(stencil, directory, sizes_for(stencil.array_dims, (64, 64, 64)))
             paths.append((stencil.name, cl, stencil.array_dims))
+    paths = _spread(paths)
     if names:
         wanted = list(names)
         unknown = [w for w in wanted if not any(fnmatch.fnmatch(n, w) for n, _, _ in paths)]
@@ -207,6 +208,27 @@ def suite_kernels(
             label = f"{name}@{tag}" if len(sizes) > 1 else name
             out.append(TrainingKernel(label, path, s))
     return out
+
+
+def _spread(paths: list[tuple[str, Path, int]]) -> list[tuple[str, Path, int]]:
+    """Round robin over patterns, small radii first: a collection cut short by a time
+    limit still covers every pattern, dimensionality and radius."""
+    groups: dict[str, list[tuple[str, Path, int]]] = {}
+    for p in paths:
+        groups.setdefault(p[0].split("_")[0], []).append(p)
+    for members in groups.values():
+        members.sort(key=lambda p: (_radius(p[0]), p[0]))
+    out: list[tuple[str, Path, int]] = []
+    while any(groups.values()):
+        for key in sorted(groups):
+            if groups[key]:
+                out.append(groups[key].pop(0))
+    return out
+
+
+def _radius(name: str) -> int:
+    tail = name.rsplit("_r", 1)
+    return int(tail[1]) if len(tail) == 2 and tail[1].isdigit() else 0
 
 
 def kernels_from_paths(

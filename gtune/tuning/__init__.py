@@ -103,7 +103,7 @@ def tune_kernel(
     technique: str | TechniquePolicy = AUTO,
     budget: Budget | None = None,
     store: ResultStore | None = None,
-    runs: int = 3,
+    runs: int | None = None,
     timeout_s: float = 60.0,
     compile_workers: int | None = None,
     progress: TuningProgress | None = None,

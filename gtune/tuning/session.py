@@ -71,7 +71,7 @@ class TuningSession:
         device: DeviceLimits,
         *,
         store: ResultStore | None = None,
-        runs: int = 3,
+        runs: int | None = None,
         timeout_s: float = 60.0,
         compile_workers: int | None = None,
         evaluator_factory: EvaluatorFactory | None = None,
@@ -79,7 +79,7 @@ class TuningSession:
         timing: Any = None,
         remeasure: Iterable[Status] = frozenset(),
     ) -> None:
-        if runs < 1:
+        if runs is not None and runs < 1:
             raise InputError(f"runs must be at least 1, got {runs}", source="runs")
         if timeout_s <= 0:
             raise InputError(f"timeout must be positive, got {timeout_s:g}", source="timeout")
