@@ -95,7 +95,7 @@ def collect(
             device,
             strategy=heuristic,
             technique=ALL,
-            budget=budget,
+            budget=_per_technique(budget, len(kernel.techniques)),
             store=store,
             compile_workers=compile_workers,
             measure_default=False,
@@ -111,6 +111,17 @@ def collect(
         if progress is not None:
             progress(i + 1, len(kernels), item, row)
     return run
+
+
+def _per_technique(budget: Budget | None, techniques: int) -> Budget | None:
+    """A budget for each technique's search, as one budget the techniques share."""
+    if budget is None:
+        return None
+    return Budget(
+        evaluations=None if budget.evaluations is None else budget.evaluations * techniques,
+        seconds=None if budget.seconds is None else budget.seconds * techniques,
+        wall_seconds=None if budget.wall_seconds is None else budget.wall_seconds * techniques,
+    )
 
 
 def fit_model(

@@ -42,6 +42,8 @@ def test_train_labels_kernels_resumes_and_installs(tmp_path: Path) -> None:
     for row in data.rows:
         assert set(row.times) >= {"global", "local"}
         assert row.label in row.times
+        # the budget is per technique: every technique's search got its share
+        assert max(row.configs.values()) >= 6
     cv = json.loads((out / "tiny.cv.json").read_text())
     assert cv["kernels"] == 2 and 0.0 <= cv["penalty_weighted_accuracy"] <= 1.0
     # a second run measures nothing new and gives the same dataset
