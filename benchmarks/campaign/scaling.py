@@ -65,7 +65,11 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("out", type=Path)
     ap.add_argument("--mode", choices=("gpus", "pocl", "mixed"), required=True)
-    ap.add_argument("--devices", default="", help="selectors, comma-separated")
+    ap.add_argument(
+        "--devices",
+        default="",
+        help="selectors: gpus mode: ONE,KIND (default 0:0,NVIDIA); else the devices",
+    )
     ap.add_argument(
         "--kernels", default="star_3d_xyz_r1,dense_3d_xyz_r1,star_2d_xy_r2,diamond_3d_xyz_r2"
     )
@@ -78,11 +82,13 @@ def main() -> int:
     devices = [d for d in args.devices.split(",") if d]
     rows = []
     if args.mode == "gpus":
-        devs = devices or ["0:0", "0:1"]
+        # the same tasks (kernels on one kind of GPU), run by one worker on one GPU,
+        # then by one worker per GPU of that kind
+        one, kind = devices[:2] if len(devices) >= 2 else ("0:0", "NVIDIA")
         rows.append(
             measure(
                 "1 GPU worker",
-                campaign(devs[:1], names, args.size, args.budget, args.compile_workers),
+                campaign([one], names, args.size, args.budget, args.compile_workers),
                 args.out / "one",
                 1,
             )
@@ -90,7 +96,7 @@ def main() -> int:
         rows.append(
             measure(
                 "2 GPU workers",
-                campaign(devs[:2], names, args.size, args.budget, args.compile_workers),
+                campaign([kind], names, args.size, args.budget, args.compile_workers),
                 args.out / "two",
                 1,
             )

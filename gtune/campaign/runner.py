@@ -29,6 +29,8 @@ from gtune.campaign.spec import CampaignSpec, CampaignTask, expand
 from gtune.campaign.task import PROGRESS_TOPIC, execute_task
 from gtune.exceptions import EnvironmentProblem, GtuneError, InputError
 
+BOUND_DEVICE = "GTUNE_WORKER_DEVICE"  # the device a worker process drives (P:D)
+
 
 def resource_name(selector: str) -> str:
     """The Dask resource a worker driving device ``selector`` advertises."""
@@ -107,28 +109,78 @@ def _store_url(spec: CampaignSpec, out_dir: Path, override: str | None) -> str:
     return url
 
 
+def physical_devices() -> list[dict[str, Any]]:
+    """The OpenCL devices of this machine, listed by a child process (``gtune devices
+    --json``) so that the campaign's own process never loads an OpenCL driver."""
+    import subprocess
+    import sys
+
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "gtune", "devices", "--json"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        devices: list[dict[str, Any]] = json.loads(proc.stdout)["devices"]
+    except (OSError, subprocess.TimeoutExpired, json.JSONDecodeError, KeyError, TypeError):
+        raise EnvironmentProblem("cannot list this machine's OpenCL devices") from None
+    return devices
+
+
+def matching(selector: str, devices: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every device a selector names (as ``--device`` does, but all of them)."""
+    if not selector:
+        gpus = [d for d in devices if "GPU" in str(d.get("type", ""))]
+        return (gpus or list(devices))[:1]
+    exact = [d for d in devices if selector in (d.get("selector"), d.get("identity"))]
+    if exact:
+        return exact
+    low = selector.lower()
+    return [
+        d
+        for d in devices
+        if low in str(d.get("name", "")).lower()
+        or low in str(d.get("platform", "")).lower()
+        or low == str(d.get("type", "")).lower()
+    ]
+
+
 def local_cluster(
-    devices: Sequence[str], workers_per_device: int = 1
+    devices: Sequence[str],
+    workers_per_device: int = 1,
+    machine: Sequence[dict[str, Any]] | None = None,
 ) -> Any:  # distributed.SpecCluster
-    """One worker process (one thread) per device, advertising that device."""
+    """One worker process (one thread) per physical device a selector names, bound to
+    that device and advertising the selector: a selector naming two identical GPUs
+    gets two workers, one per GPU, sharing its tasks."""
     try:
         from distributed import Nanny, Scheduler, SpecCluster
     except ImportError:
         raise EnvironmentProblem("campaigns need Dask: pip install 'dask[distributed]'") from None
+    found = list(machine) if machine is not None else physical_devices()
     workers: dict[str, dict[str, Any]] = {}
     for d in dict.fromkeys(devices):
-        for k in range(workers_per_device):
-            name = f"{resource_name(d)}-{k}"
-            workers[name] = {
-                "cls": Nanny,
-                "options": {
-                    "nthreads": 1,
-                    "resources": {resource_name(d): 1},
-                    "name": name,
-                    "memory_limit": 0,
-                    "env": {"DASK_LOGGING__DISTRIBUTED": "error"},
-                },
-            }
+        targets = matching(d, found)
+        if not targets:
+            names = "; ".join(f"{x.get('selector')} {x.get('name')}" for x in found)
+            raise InputError(f"no OpenCL device matches {d!r}; devices: {names}", source="devices")
+        for target in targets:
+            for k in range(workers_per_device):
+                name = f"{resource_name(d)}-{target.get('selector')}-{k}"
+                workers[name] = {
+                    "cls": Nanny,
+                    "options": {
+                        "nthreads": 1,
+                        "resources": {resource_name(d): 1},
+                        "name": name,
+                        "memory_limit": 0,
+                        "env": {
+                            "DASK_LOGGING__DISTRIBUTED": "error",
+                            BOUND_DEVICE: str(target.get("selector")),
+                        },
+                    },
+                }
     return SpecCluster(
         scheduler={"cls": Scheduler, "options": {"dashboard": False, "dashboard_address": None}},
         workers=workers,

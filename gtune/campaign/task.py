@@ -9,6 +9,7 @@ measured. Its result is a plain dict: the summary the campaign report is built f
 from __future__ import annotations
 
 import math
+import os
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -104,7 +105,9 @@ def execute_task(task_data: Mapping[str, Any], store_url: str | None) -> dict[st
     task = CampaignTask.from_dict(task_data)
     started = time.monotonic()
     kernel = load_kernel(task.kernel, dict(task.sizes) or None)
-    device = select_device(task.device or None)
+    # a worker bound to one device (one of several identical GPUs, say) drives that one
+    bound = os.environ.get("GTUNE_WORKER_DEVICE")
+    device = select_device(bound or task.device or None)
     events = _Events(task, device.identity)
     store = open_campaign_store(store_url)
     try:

@@ -165,3 +165,37 @@ def test_kernel_tuner_cache_with_foreign_parameters_is_refused(tmp_path: Path) -
     with pytest.raises(InputError) as err:
         kt_results(data, kernel, "kt.json")
     assert "block_size_x" in str(err.value)
+
+
+def test_a_selector_names_every_matching_device() -> None:
+    from gtune.campaign.runner import matching
+
+    devices = [
+        {
+            "selector": "0:0",
+            "identity": "h200-a",
+            "name": "NVIDIA H200",
+            "platform": "NVIDIA CUDA",
+            "type": "GPU",
+        },
+        {
+            "selector": "0:1",
+            "identity": "h200-a",
+            "name": "NVIDIA H200",
+            "platform": "NVIDIA CUDA",
+            "type": "GPU",
+        },
+        {
+            "selector": "1:0",
+            "identity": "cpu-x",
+            "name": "cpu-skylake",
+            "platform": "Portable Computing Language",
+            "type": "CPU",
+        },
+    ]
+    assert [d["selector"] for d in matching("NVIDIA", devices)] == ["0:0", "0:1"]
+    assert [d["selector"] for d in matching("0:1", devices)] == ["0:1"]
+    assert [d["selector"] for d in matching("portable", devices)] == ["1:0"]
+    assert [d["selector"] for d in matching("cpu", devices)] == ["1:0"]
+    assert [d["selector"] for d in matching("", devices)] == ["0:0"]
+    assert matching("AMD", devices) == []
