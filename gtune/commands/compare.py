@@ -193,7 +193,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"must be at least 1, got {args.random_n}", source="--random-n")
     if args.runs < 1:
         raise InputError(f"must be at least 1, got {args.runs}", source="--runs")
-    budget = Budget.parse(args.budget) if args.budget else None
+    budget = Budget.parse(args.budget) if args.budget is not None else None
     kernels = []
     for path in args.kernels:
         kernels.append(sized(load_kernel(path), args.size))

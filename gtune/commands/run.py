@@ -21,9 +21,9 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from gtune.commands._common import open_store, parse_size
+from gtune.commands._common import open_store, parse_size, writable_file
 from gtune.exceptions import InputError
-from gtune.heuristics import Budget, shipped_specs
+from gtune.heuristics import Budget, load_spec, shipped_specs
 from gtune.kernel import TunableKernel, load_kernel
 from gtune.measure.result import Result
 from gtune.report import run_summary_table, seconds_text, technique_table
@@ -238,7 +238,11 @@ def run(args: argparse.Namespace) -> int:
 
     kernel = open_tunable(args)
     strategy, spec = strategy_and_spec(args)
-    budget = Budget.parse(args.budget) if args.budget else None
+    budget = Budget.parse(args.budget) if args.budget is not None else None
+    if spec is not None:  # every mistake in the spec shows before anything runs
+        load_spec(spec).bind(kernel.parameter_names, kernel.sizes)
+    if args.json:
+        writable_file(args.json, "--json")
     if args.runs < 1:
         raise InputError(f"must be at least 1, got {args.runs}", source="--runs")
     device = select_device(args.device)
