@@ -159,6 +159,8 @@ def _os_message(exc: BaseException) -> str:
     if isinstance(exc, OSError):
         where = exc.filename if exc.filename is not None else None
         cause = exc.strerror or str(exc) or type(exc).__name__
+        if isinstance(exc, FileExistsError | NotADirectoryError):
+            cause = f"{cause} (a file stands where a directory is needed)"
         return f"{where}: {cause}" if where is not None else cause
     if isinstance(exc, MemoryError):
         return "out of memory (is an input far larger than it should be?)"
