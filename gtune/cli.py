@@ -146,7 +146,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (OSError, MemoryError, RecursionError, UnicodeError) as exc:
         if debug:
             traceback.print_exc()
-        _say(f"error: {_os_message(exc)}")
+        message = _os_message(exc)
+        store = os.environ.get("GTUNE_DB", "")
+        filename = str(getattr(exc, "filename", "") or "")
+        if not args.db and store and filename and store.startswith(filename):
+            message = f"$GTUNE_DB={store}: {message}"
+        _say(f"error: {message}")
         return EXIT_ERROR
 
 
