@@ -26,11 +26,11 @@ from rich.progress import (
 )
 
 from gtune.api import tune
-from gtune.commands._common import REMEASURE_HELP, open_store, parse_remeasure
+from gtune.commands._common import REMEASURE_HELP, open_store, parse_remeasure, writable_file
 from gtune.commands._plain import add_plain_arguments, open_tunable
 from gtune.commands._plain import is_plain as is_plain
 from gtune.exceptions import InputError
-from gtune.heuristics import Budget, shipped_specs
+from gtune.heuristics import Budget, load_spec, shipped_specs
 from gtune.report import confirmation_table, run_summary_table, seconds_text, technique_table
 from gtune.tuning import (
     AUTO,
@@ -225,8 +225,12 @@ def run(args: argparse.Namespace) -> int:
 
     kernel = open_tunable(args)
     strategy, spec = strategy_and_spec(args)
-    budget = Budget.parse(args.budget) if args.budget else None
+    budget = Budget.parse(args.budget) if args.budget is not None else None
     remeasure = parse_remeasure(args.remeasure)
+    if spec is not None:  # every mistake in the spec shows before anything runs
+        load_spec(spec).bind(kernel.parameter_names, kernel.sizes)
+    if args.json:
+        writable_file(args.json, "--json")
     if args.runs is not None and args.runs < 1:
         raise InputError(f"must be at least 1, got {args.runs}", source="--runs")
     options = parse_options(args.option)
