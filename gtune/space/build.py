@@ -34,16 +34,18 @@ def solve_space(
     workers: int | None = None,
     method: str = "fzn",
     allow_empty: bool = False,
+    timeout: float | None = None,
 ) -> SpaceBuild:
     """The valid configurations of ``kernel`` on ``device``, decided by MiniZinc.
 
     Raises :class:`~gtune.exceptions.UnsatisfiableSpace` naming the conflicting
-    constraints when nothing is valid (unless ``allow_empty``).
+    constraints when nothing is valid (unless ``allow_empty``). MiniZinc and Gecode run
+    under ``timeout`` seconds (default ``$GTUNE_SOLVE_TIMEOUT`` or 600).
     """
     model = build_model(kernel, device, min_groups=min_groups, extra=extra)
-    rows, info = solve(model, use_cache=use_cache, workers=workers, method=method)
+    rows, info = solve(model, use_cache=use_cache, workers=workers, method=method, timeout=timeout)
     if len(rows) == 0 and not allow_empty:
-        raise explain_unsatisfiable(model)
+        raise explain_unsatisfiable(model, timeout)
     exclusions = Exclusions()
     hook = None
     if remember_refusals:
