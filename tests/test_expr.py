@@ -54,7 +54,8 @@ def test_minizinc_translation_keeps_integer_semantics():
     text = e.to_minizinc()
     assert "div" in text and "mod" in text and "/\\" in text
     assert Expr("min(A, B, C)").to_minizinc() == "min([A, B, C])"
-    assert Expr("X if Y else 2").to_minizinc() == "(if Y then X else 2 endif)"
+    assert Expr("X if Y > 0 else 2").to_minizinc() == "(if (Y > 0) then X else 2 endif)"
+    assert Expr("X if Y else 2").to_minizinc() == "(if (Y != 0) then X else 2 endif)"
 
 
 def test_log2_not_allowed_in_minizinc():

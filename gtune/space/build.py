@@ -39,6 +39,7 @@ def solve_space(
     method: str = "fzn",
     allow_empty: bool = False,
     store: ResultStore | None = None,
+    timeout: float | None = None,
 ) -> SpaceBuild:
     """The valid configurations of ``kernel`` on ``device``, decided by MiniZinc.
 
@@ -46,11 +47,14 @@ def solve_space(
     refused in earlier runs are left out, and new refusals are recorded there.
 
     Raises :class:`~gtune.exceptions.UnsatisfiableSpace` naming the conflicting
-    constraints when nothing is valid (unless ``allow_empty``).
+    constraints when nothing is valid (unless ``allow_empty``). MiniZinc and Gecode run
+    under ``timeout`` seconds (default ``$GTUNE_SOLVE_TIMEOUT`` or 600).
     """
     model = build_model(kernel, device, min_groups=min_groups, extra=extra)
     solver_model, after = split_for_solver(model)
-    rows, info = solve(solver_model, use_cache=use_cache, workers=workers, method=method)
+    rows, info = solve(
+        solver_model, use_cache=use_cache, workers=workers, method=method, timeout=timeout
+    )
     if after and len(rows):
         env: dict[str, object] = dict(model.env)
         env.update({p: rows[:, i] for i, p in enumerate(model.parameters)})
@@ -59,7 +63,7 @@ def solve_space(
             keep &= holds(c.expr, env, len(rows))
         rows = rows[keep]
     if len(rows) == 0 and not allow_empty:
-        raise explain_unsatisfiable(model)
+        raise explain_unsatisfiable(model, timeout)
     exclusions = Exclusions()
     hook = None
     if remember_refusals and store is not None:

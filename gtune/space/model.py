@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from gtune.device import LIMIT_NAMES, DeviceLimits
-from gtune.exceptions import ExpressionError, InputError
+from gtune.exceptions import ExpressionError, InputError, UnsatisfiableSpace
 from gtune.expr import Expr, Value
 from gtune.kernel import TunableKernel, domain_values
 from gtune.space.constraints import NamedConstraint
@@ -136,13 +136,29 @@ def build_model(
         expr = _substitute(c, {LOCAL_MEM_BYTES: local_bytes})
         rules.append(NamedConstraint(f"constraints[{i}]: {c.text}", expr, "kernel"))
     rules += list(extra)
+    env: dict[str, Value] = {**limits, **kernel.sizes}
+    kept: list[NamedConstraint] = []
     for rule in rules:
         try:
             rule.expr.check_names(known)
+            rule.expr.check_defined(env)
+            fixed = rule.expr.names <= env.keys()
+            value = rule.expr.evaluate(env) if fixed else None
         except ExpressionError as exc:
             raise ExpressionError(
                 f"constraint {rule.name!r}: {exc.message}", source=kernel.label
             ) from None
+        if fixed and not value:
+            shown = ", ".join(f"{n}={env[n]}" for n in sorted(rule.expr.names))
+            raise UnsatisfiableSpace(
+                f"constraint {rule.name!r} is always false"
+                + (f" ({shown}, on device {device.name!r})" if shown else ""),
+                source=kernel.label,
+            )
+        if fixed and rule.origin != "platform":
+            continue  # always true: nothing for the solver to decide
+        kept.append(rule)
+    rules = kept
     wg = None
     if kernel.launch.local_size is not None:
         wg = _product(kernel.launch.local_size, "launch.local")
@@ -307,7 +323,7 @@ def model_mzn(model: SpaceModel, *, output: bool = True) -> str:
 
 def _constraint_line(c: NamedConstraint) -> str:
     try:
-        body = c.expr.to_minizinc(mzn_name)
+        body = c.expr.to_minizinc_bool(mzn_name)
     except ExpressionError as exc:
         raise ExpressionError(
             f"constraint {c.name!r}: {exc.message}", source=c.expr.source

@@ -25,13 +25,49 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from gtune.exceptions import EnvironmentProblem, GtuneError, UnsatisfiableSpace
+from gtune.exceptions import EnvironmentProblem, GtuneError, InputError, UnsatisfiableSpace
 from gtune.space.constraints import NamedConstraint
 from gtune.space.model import SpaceModel, device_dzn, model_mzn, mzn_name
 
 IntArray = npt.NDArray[np.int64]
 ROW = "gtune_row"
 _INSTALL_HINT = "install MiniZinc with Gecode: apt-get install minizinc (or minizinc.org)"
+TIMEOUT_VARIABLE = "GTUNE_SOLVE_TIMEOUT"
+DEFAULT_TIMEOUT = 600.0
+"""Seconds MiniZinc and Gecode may take on one space unless told otherwise."""
+
+
+def solve_timeout(timeout: float | None = None) -> float:
+    """``timeout`` if given, else ``$GTUNE_SOLVE_TIMEOUT``, else :data:`DEFAULT_TIMEOUT`."""
+    if timeout is None:
+        text = os.environ.get(TIMEOUT_VARIABLE, "").strip()
+        if not text:
+            return DEFAULT_TIMEOUT
+        try:
+            timeout = float(text)
+        except ValueError:
+            raise InputError(
+                f"must be a number of seconds, got {text!r}", source=TIMEOUT_VARIABLE
+            ) from None
+        where = TIMEOUT_VARIABLE
+    else:
+        where = "solve timeout"
+    if not (timeout > 0 and timeout != float("inf")):
+        raise InputError(f"must be a positive number of seconds, got {timeout!r}", source=where)
+    return float(timeout)
+
+
+def _timed_out(what: str, model: SpaceModel | None, timeout: float) -> GtuneError:
+    where = ""
+    if model is not None:
+        where = f" for kernel {model.kernel_label}" + (
+            f" on device {model.device_name!r}" if model.device_name else ""
+        )
+    return GtuneError(
+        f"{what}{where} took longer than {timeout:g} s",
+        hint=f"allow more time with {TIMEOUT_VARIABLE}=SECONDS (default {DEFAULT_TIMEOUT:g}), "
+        "or narrow the parameter domains",
+    )
 
 
 @dataclass
@@ -88,14 +124,30 @@ def model_key(model: SpaceModel) -> str:
     return h.hexdigest()[:24]
 
 
-_VERSION: list[str] = []
+_VERSIONS: dict[str, str] = {}
 
 
 def _solver_version() -> str:
-    if not _VERSION:
-        out = _run([minizinc_binary(), "--version"], "MiniZinc --version", timeout=30)
-        _VERSION.append(out.splitlines()[0] if out else "")
-    return _VERSION[0]
+    """MiniZinc's version line; refuses a ``minizinc`` that is not MiniZinc."""
+    binary = minizinc_binary()
+    if binary not in _VERSIONS:
+        try:
+            out = _run([binary, "--version"], "MiniZinc --version", timeout=30)
+        except _SolverFailed as exc:
+            raise exc.as_environment() from None
+        first = out.strip().splitlines()[0] if out.strip() else ""
+        if "minizinc" not in first.lower():
+            raise EnvironmentProblem(
+                f"{binary} does not behave like MiniZinc: `--version` printed {_snippet(out)!r}",
+                hint=_INSTALL_HINT,
+            )
+        _VERSIONS[binary] = first
+    return _VERSIONS[binary]
+
+
+def _snippet(text: str, limit: int = 120) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def solve(
@@ -112,6 +164,8 @@ def solve(
     (the ``minizinc`` Python package, much slower on large spaces; kept as a reference).
     """
     start = time.perf_counter()
+    timeout = solve_timeout(timeout)
+    _solver_version()  # a missing or broken MiniZinc is named before anything else
     info = SolveInfo(method=method)
     key = model_key(model) if use_cache else ""
     path = cache_dir() / "spaces" / f"{key}.npz"
@@ -147,15 +201,37 @@ def solve(
     return rows, info
 
 
-def _run(cmd: list[str], what: str, timeout: float | None, cwd: str | None = None) -> str:
+class _SolverFailed(GtuneError):
+    """The solver exited with an error; ``detail`` is its cleaned-up output."""
+
+    def __init__(self, binary: str, what: str, status: int, detail: str) -> None:
+        self.binary, self.detail = binary, detail
+        super().__init__(f"{what}: {binary} exited with status {status}:\n{detail}")
+
+    def as_environment(self) -> EnvironmentProblem:
+        return EnvironmentProblem(
+            f"{self.binary} failed (it should not on a model gtune wrote):\n{self.detail}",
+            hint="check the MiniZinc installation: " + _INSTALL_HINT,
+        )
+
+
+def _run(
+    cmd: list[str],
+    what: str,
+    timeout: float | None,
+    cwd: str | None = None,
+    model: SpaceModel | None = None,
+) -> str:
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=cwd)
-    except FileNotFoundError:
-        raise EnvironmentProblem(f"cannot run {cmd[0]}", hint=_INSTALL_HINT) from None
+        proc = subprocess.run(
+            cmd, capture_output=True, text=True, errors="replace", timeout=timeout, cwd=cwd
+        )
+    except (FileNotFoundError, PermissionError, OSError) as exc:
+        raise EnvironmentProblem(f"cannot run {cmd[0]}: {exc}", hint=_INSTALL_HINT) from None
     except subprocess.TimeoutExpired:
-        raise GtuneError(f"{what} took longer than {timeout} s") from None
+        raise _timed_out(what, model, timeout or 0.0) from None
     if proc.returncode != 0:
-        raise GtuneError(f"{what} failed:\n{_clean(proc.stderr or proc.stdout)}")
+        raise _SolverFailed(cmd[0], what, proc.returncode, _clean(proc.stderr or proc.stdout))
     return proc.stdout
 
 
@@ -175,22 +251,27 @@ def _compile(model: SpaceModel, work: Path, timeout: float | None) -> tuple[str,
         "--fzn", "model.fzn", "--ozn", "model.ozn",
     ]  # fmt: skip
     try:
-        _run(cmd, f"MiniZinc compiling the space of {model.kernel_label}", timeout, str(work))
-    except GtuneError as exc:
+        _run(cmd, "MiniZinc compiling the space", timeout, str(work), model)
+    except _SolverFailed as exc:
         raise _explain_failure(model, exc) from None
-    fzn = (work / "model.fzn").read_text()
-    ozn = (work / "model.ozn").read_text()
+    try:
+        fzn = (work / "model.fzn").read_text()
+        ozn = (work / "model.ozn").read_text()
+    except OSError:
+        raise EnvironmentProblem(
+            f"{cmd[0]} reported success but wrote no FlatZinc", hint=_INSTALL_HINT
+        ) from None
     return fzn, _output_sources(model, fzn, ozn)
 
 
-def _explain_failure(model: SpaceModel, exc: GtuneError) -> GtuneError:
-    if "invalid integer literal" in exc.message or "overflow" in exc.message.lower():
+def _explain_failure(model: SpaceModel, exc: _SolverFailed) -> GtuneError:
+    if "invalid integer literal" in exc.detail or "overflow" in exc.detail.lower():
         return GtuneError(
             "an intermediate value of a constraint exceeds the solver's integer range",
             source=model.kernel_label,
             hint="keep products in constraints small (e.g. compare quotients) ",
         )
-    return GtuneError(exc.message, source=model.kernel_label)
+    return exc.as_environment()
 
 
 _OZN_DEF = re.compile(r"^(?:var\s+)?int:\s*(\w+)\s*=\s*(-?\w+)\s*;\s*$", re.M)
@@ -257,14 +338,17 @@ def _solve_fzn(
             except subprocess.TimeoutExpired:
                 for p in procs:
                     p.kill()
-                raise GtuneError(
-                    f"Gecode took longer than {timeout} s on the space", source=model.kernel_label
-                ) from None
+                    p.wait()
+                raise _timed_out("Gecode enumerating the space", model, timeout or 0.0) from None
             if proc.returncode != 0:
+                for p in procs:
+                    p.kill()
+                    p.wait()
                 err_text = (work / f"part{i}.err").read_bytes().decode(errors="replace")
-                raise GtuneError(
-                    f"Gecode failed on the space:\n{_clean(err_text)}",
-                    source=model.kernel_label,
+                raise EnvironmentProblem(
+                    f"{gecode} failed on the space of {model.kernel_label} "
+                    f"(status {proc.returncode}):\n{_clean(err_text)}",
+                    hint="check the Gecode installation: " + _INSTALL_HINT,
                 )
             outputs.append((work / f"part{i}.out").read_bytes())
         info.seconds_search = time.perf_counter() - t1
@@ -277,8 +361,20 @@ def _solve_fzn(
     else:
         parsed = [parse_rows(o, width) for o in outputs]
     rows = np.concatenate(parsed)
+    _check_domains(model, rows, gecode)
     info.seconds_parse = time.perf_counter() - t2
     return rows
+
+
+def _check_domains(model: SpaceModel, rows: IntArray, binary: str) -> None:
+    """Every value a solver printed must lie in its parameter's domain."""
+    for j, p in enumerate(model.parameters):
+        if rows.size and not np.isin(rows[:, j], model.domains[p]).all():
+            raise EnvironmentProblem(
+                f"{binary} printed values outside the domain of {p}: its output is not "
+                "what MiniZinc/Gecode print",
+                hint=_INSTALL_HINT,
+            )
 
 
 def _insert_declaration(fzn: str, decl: str) -> str:
@@ -287,7 +383,9 @@ def _insert_declaration(fzn: str, decl: str) -> str:
         i = fzn.find(marker)
         if i >= 0:
             return fzn[: i + 1] + decl + fzn[i + 1 :]
-    raise GtuneError("unexpected FlatZinc from MiniZinc (no solve item)")
+    raise EnvironmentProblem(
+        "unexpected FlatZinc from MiniZinc (no solve item)", hint=_INSTALL_HINT
+    )
 
 
 def _split(fzn: str, model: SpaceModel, sources: dict[str, str], n: int) -> list[str]:
@@ -339,7 +437,10 @@ def parse_rows(output: bytes, width: int) -> IntArray:
     if end < 0:
         if b"=====UNSATISFIABLE=====" in output or not output.strip():
             return np.zeros((0, width), dtype=np.int64)
-        raise GtuneError("Gecode stopped before enumerating every solution")
+        raise EnvironmentProblem(
+            "Gecode stopped before enumerating every solution (or printed something else)",
+            hint=_INSTALL_HINT,
+        )
     buf = np.frombuffer(output[:end], dtype=np.uint8)
     if buf.size == 0:
         return np.zeros((0, width), dtype=np.int64)
@@ -362,7 +463,9 @@ def parse_rows(output: bytes, width: int) -> IntArray:
     lead = len(starts[starts < output.find(b"[")])  # numbers in "gtune_row = array1d(1..k, ["
     per_row = width + lead
     if len(values) % per_row:
-        raise GtuneError("unexpected solver output (rows of different lengths)")
+        raise EnvironmentProblem(
+            "unexpected solver output (rows of different lengths)", hint=_INSTALL_HINT
+        )
     rows: IntArray = values.reshape(-1, per_row)[:, lead:].copy()
     return rows
 
@@ -374,14 +477,26 @@ def _solve_cli(model: SpaceModel, info: SolveInfo, timeout: float | None) -> Int
         work = Path(tmp)
         (work / "model.mzn").write_text(model_mzn(model))
         (work / "device.dzn").write_text(device_dzn(model.limits, model.device_name))
-        cmd = [minizinc_binary(), "--solver", "gecode", "-O2", "-a", "model.mzn", "device.dzn"]
-        out = _run(cmd, f"MiniZinc solving the space of {model.kernel_label}", timeout, tmp)
+        binary = minizinc_binary()
+        cmd = [binary, "--solver", "gecode", "-O2", "-a", "model.mzn", "device.dzn"]
+        try:
+            out = _run(cmd, "MiniZinc solving the space", timeout, tmp, model)
+        except _SolverFailed as exc:
+            raise _explain_failure(model, exc) from None
     info.seconds_search = time.perf_counter() - t0
     info.method = "cli"
     lines = [ln for ln in out.splitlines() if ln and not ln.startswith(("---", "==="))]
-    return np.array([[int(v) for v in ln.split()] for ln in lines], dtype=np.int64).reshape(
-        -1, len(model.parameters)
-    )
+    try:
+        rows = np.array([[int(v) for v in ln.split()] for ln in lines], dtype=np.int64).reshape(
+            -1, len(model.parameters)
+        )
+    except ValueError:
+        raise EnvironmentProblem(
+            f"{binary} printed something other than solutions: {_snippet(out)!r}",
+            hint=_INSTALL_HINT,
+        ) from None
+    _check_domains(model, rows, binary)
+    return rows
 
 
 def _solve_python(model: SpaceModel, info: SolveInfo, timeout: float | None) -> IntArray:
@@ -398,7 +513,7 @@ def _solve_python(model: SpaceModel, info: SolveInfo, timeout: float | None) -> 
     m.add_string(device_dzn(model.limits, model.device_name))
     inst = minizinc.Instance(solver, m)
     limit = datetime.timedelta(seconds=timeout) if timeout else None
-    result = inst.solve(all_solutions=True, timeout=limit, optimisation_level=2)
+    result = inst.solve(all_solutions=True, time_limit=limit, optimisation_level=2)
     info.seconds_search = time.perf_counter() - t0
     sols = result.solution or []
     names = [mzn_name(p) for p in model.parameters]
@@ -411,30 +526,42 @@ def _solve_python(model: SpaceModel, info: SolveInfo, timeout: float | None) -> 
 
 
 def is_satisfiable(
-    model: SpaceModel, constraints: list[NamedConstraint], timeout: float = 60
+    model: SpaceModel, constraints: list[NamedConstraint], timeout: float | None = None
 ) -> bool:
     """Does MiniZinc find one solution with only ``constraints`` (domains always hold)?"""
     reduced = SpaceModel(**{**model.__dict__, "constraints": constraints})
+    binary = minizinc_binary()
     with tempfile.TemporaryDirectory(prefix="gtune-space-") as tmp:
         (Path(tmp) / "m.mzn").write_text(model_mzn(reduced))
         (Path(tmp) / "d.dzn").write_text(device_dzn(model.limits, model.device_name))
-        out = _run(
-            [minizinc_binary(), "--solver", "gecode", "-O2", "m.mzn", "d.dzn"],
-            "MiniZinc checking satisfiability",
-            timeout,
-            tmp,
-        )
-    return "=====UNSATISFIABLE=====" not in out
+        try:
+            out = _run(
+                [binary, "--solver", "gecode", "-O2", "m.mzn", "d.dzn"],
+                "MiniZinc checking satisfiability",
+                solve_timeout(timeout),
+                tmp,
+                model,
+            )
+        except _SolverFailed as exc:
+            raise _explain_failure(model, exc) from None
+    if "=====UNSATISFIABLE=====" in out:
+        return False
+    if "----------" in out:
+        return True
+    raise EnvironmentProblem(
+        f"{binary} printed neither a solution nor UNSATISFIABLE: {_snippet(out)!r}",
+        hint=_INSTALL_HINT,
+    )
 
 
-def explain_unsatisfiable(model: SpaceModel) -> UnsatisfiableSpace:
+def explain_unsatisfiable(model: SpaceModel, timeout: float | None = None) -> UnsatisfiableSpace:
     """Name a minimal set of constraints that cannot hold together (deletion filter:
     drop each constraint in turn, keep it out if the rest is still unsatisfiable)."""
     core = list(model.constraints)
-    if is_satisfiable(model, []):
+    if is_satisfiable(model, [], timeout):
         for c in list(core):
             trial = [x for x in core if x is not c]
-            if not is_satisfiable(model, trial):
+            if not is_satisfiable(model, trial, timeout):
                 core = trial
         what = "these constraints cannot hold together"
     else:

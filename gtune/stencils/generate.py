@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from gtune.exceptions import InputError
+from gtune.features import from_offsets
 from gtune.stencils.patterns import ORIENTATIONS, StencilShape
 from gtune.stencils.render import WeightedStencil, sizes_for, write_stencil
 
@@ -33,12 +34,13 @@ def random_weights(count: int, seed: int, name: str) -> tuple[float, ...]:
 def synthetic(shape: StencilShape, *, seed: int = 0, intensity: int = 1) -> WeightedStencil:
     """The shape with random compile-time weights and its static features."""
     name = shape.name + (f"_i{intensity}" if intensity != 1 else "")
+    f = from_offsets(shape.offsets, pattern=shape.pattern, orientation=shape.orientation)
     features = {
-        "pattern": shape.pattern,
-        "dims": shape.dims,
-        "orientation": shape.orientation,
-        "unique_dim": shape.unique_dim,
-        "density": round(shape.density, 6),
+        "pattern": f.pattern,
+        "dims": f.dims,
+        "orientation": f.orientation,
+        "unique_dim": f.unique_dim,
+        "density": round(f.density, 6),
     }
     return WeightedStencil(
         name=name,

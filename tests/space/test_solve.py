@@ -10,7 +10,7 @@ import pytest
 from space_helpers import h100_limits, stencil
 
 from gtune.device import DeviceLimits
-from gtune.exceptions import ExpressionError, GtuneError, UnsatisfiableSpace
+from gtune.exceptions import EnvironmentProblem, ExpressionError, UnsatisfiableSpace
 from gtune.expr import Expr
 from gtune.space import NamedConstraint
 from gtune.space.build import solve_space, technique_space
@@ -183,7 +183,7 @@ def test_failing_minizinc_is_reported(h100: DeviceLimits, tmp_path, monkeypatch)
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", str(fake.parent))
     model = build_model(stencil(16), h100)
-    with pytest.raises(GtuneError, match=r"(?s)stencil3d.yaml.*type error"):
+    with pytest.raises(EnvironmentProblem, match=rf"(?s){fake}.*type error"):
         solve(model, use_cache=False, method="fzn")
 
 

@@ -7,10 +7,13 @@ rather than a silently ignored setting.
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
+
+import yaml
 
 from gtune.exceptions import InputError
 from gtune.heuristics.search import (
@@ -48,12 +51,72 @@ class Option:
             raise InputError(
                 f"option {name!r} of strategy {strategy!r} must be {wanted}, got {value!r}"
             )
+        if isinstance(value, float) and not math.isfinite(value):
+            raise InputError(
+                f"option {name!r} of strategy {strategy!r} must be finite, got {value!r}"
+            )
         if self.choices and value not in self.choices:
             raise InputError(
                 f"option {name!r} of strategy {strategy!r} must be one of "
                 f"{', '.join(map(str, self.choices))}, got {value!r}"
             )
         return value
+
+    @property
+    def type_name(self) -> str:
+        return " or ".join("None" if t is type(None) else t.__name__ for t in self.types)
+
+    def parse(self, strategy: str, name: str, text: str) -> Any:
+        """``text`` (from ``--option name=text``) as the first declared type it reads as.
+
+        ``none``/``null`` for None; ``true``/``false`` (yes/no, on/off, 1/0) for a bool;
+        a list is ``[a, b]`` (YAML flow) or ``a; b``.
+        """
+        raw = text.strip()
+        for kind in self.types:
+            value = _read_as(kind, raw)
+            if value is not _NO:
+                return self.check(strategy, name, value)
+        raise InputError(
+            f"option {name!r} of strategy {strategy!r} must be {self.type_name}, got {text!r}"
+        )
+
+
+_NO = object()
+_TRUE = ("true", "yes", "on", "1")
+_FALSE = ("false", "no", "off", "0")
+
+
+def _read_as(kind: type, raw: str) -> Any:
+    low = raw.lower()
+    if kind is type(None):
+        return None if low in ("none", "null", "") else _NO
+    if kind is bool:
+        return True if low in _TRUE else False if low in _FALSE else _NO
+    if kind is int:
+        try:
+            return int(raw)
+        except ValueError:
+            return _NO
+    if kind is float:
+        try:
+            value = float(raw)
+        except ValueError:
+            return _NO
+        return value if math.isfinite(value) else _NO
+    if kind in (list, tuple):
+        if raw.startswith("["):
+            try:
+                items = yaml.safe_load(raw)
+            except yaml.YAMLError:
+                return _NO
+            if not isinstance(items, list):
+                return _NO
+            return kind(str(i) for i in items)
+        return kind(part.strip() for part in raw.split(";") if part.strip())
+    if kind is str:
+        return raw
+    return _NO
 
 
 class Strategy(ABC):
@@ -62,16 +125,36 @@ class Strategy(ABC):
     name: ClassVar[str]
     doc: ClassVar[str]
     options: ClassVar[Mapping[str, Option]]
+    bound: Mapping[str, Any] = {}
+    """Options fixed when the strategy was made (:meth:`bind`); ``tune(options=)`` wins."""
 
-    def configure(self, given: Mapping[str, Any] | None) -> dict[str, Any]:
-        """Defaults overridden by ``given``; unknown keys and wrong types are errors."""
-        given = dict(given or {})
+    def bind(self, given: Mapping[str, Any]) -> Strategy:
+        """Fix options for every later :meth:`tune`; strings are parsed to the declared
+        types (``--option n=50``). Unknown keys are errors listing the allowed ones."""
+        self._reject_unknown(given)
+        parsed: dict[str, Any] = dict(self.bound)
+        for key, value in given.items():
+            option = self.options[key]
+            if isinstance(value, str) and str not in option.types:
+                parsed[key] = option.parse(self.name, key, value)
+            else:
+                parsed[key] = option.check(self.name, key, value)
+        self.bound = parsed
+        return self
+
+    def _reject_unknown(self, given: Mapping[str, Any]) -> None:
         unknown = sorted(set(given) - set(self.options))
         if unknown:
             allowed = ", ".join(sorted(self.options)) or "none"
             raise InputError(
                 f"strategy {self.name!r} has no option {unknown[0]!r}; its options: {allowed}"
             )
+
+    def configure(self, given: Mapping[str, Any] | None) -> dict[str, Any]:
+        """Defaults, then bound options, then ``given``; unknown keys and wrong types are
+        errors."""
+        given = {**self.bound, **(given or {})}
+        self._reject_unknown(given)
         out = {k: o.default for k, o in self.options.items()}
         for k, v in given.items():
             out[k] = self.options[k].check(self.name, k, v)

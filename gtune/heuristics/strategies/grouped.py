@@ -42,7 +42,7 @@ class GroupedStrategy(Strategy):
 
     def configure(self, given: Mapping[str, Any] | None) -> dict[str, Any]:
         opts = super().configure(given)
-        if self.preset is not None and not (given and "spec" in given):
+        if self.preset is not None and "spec" not in {**self.bound, **(given or {})}:
             opts["spec"] = self.preset
         return opts
 
