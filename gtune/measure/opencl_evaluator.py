@@ -221,6 +221,7 @@ class OpenCLEvaluator(EvaluatorBase):
         compile_workers: int | None = None,
         verify: bool = True,
         timing: TimingPolicy | None = None,
+        seed: int = 1234,
     ) -> None:
         from gtune.measure import select_device
 
@@ -256,7 +257,7 @@ class OpenCLEvaluator(EvaluatorBase):
             "CUDA_CACHE_PATH": str(self.data_dir / "driver-cache"),
         }
         problems: list[str] = []
-        refs = write_problem(kernel, self.data_dir, problems=problems)
+        refs = write_problem(kernel, self.data_dir, problems=problems, seed=seed)
         #: Why results cannot be called verified (the reference could not fail), or None.
         self.unverified: str | None = "; ".join(problems) or None
         self.rtol, self.atol = tolerances(kernel, refs)

@@ -141,14 +141,18 @@ def tolerances(kernel: TunableKernel, refs: dict[str, np.ndarray]) -> tuple[floa
 
 
 def write_problem(
-    kernel: TunableKernel, directory: Path, *, problems: list[str] | None = None
+    kernel: TunableKernel,
+    directory: Path,
+    *,
+    problems: list[str] | None = None,
+    seed: int = 1234,
 ) -> dict[str, np.ndarray]:
     """Write initial arrays (and the python reference when there is one).
 
     Reasons why checking against the reference could not fail (the verification guard,
     :mod:`gtune.measure.guard`) are appended to ``problems`` when it is given.
     """
-    arrays = initial_arrays(kernel)
+    arrays = initial_arrays(kernel, seed)
     for name, arr in arrays.items():
         np.save(directory / f"{name}.npy", arr)
     refs: dict[str, np.ndarray] = {}
