@@ -323,7 +323,14 @@ def _write(
     notes = [
         f"device: {device.name}; kernels: {len(done)} of {len(names)}",
         f"technique: {args.technique} (heuristics: "
-        + ("every technique, best kept" if args.technique in (AUTO, ALL) else args.technique)
+        + (
+            "the load predictor's technique (every technique when no model fits); "
+            "oracle: every technique, best kept"
+            if args.technique == AUTO
+            else "every technique, best kept"
+            if args.technique == ALL
+            else args.technique
+        )
         + "; random and expert: "
         + ("the whole space" if args.technique in (AUTO, ALL) else args.technique)
         + ")",
