@@ -97,3 +97,17 @@ def test_campaign_command_writes_report_and_resumes(tmp_path: Path) -> None:
     assert second.returncode == 0 and "1 already finished" in second.stderr
     bad = run_gtune("campaign", "--suite", "garvey104:nothing*", "--out", str(out))
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
+
+
+def test_workers_share_a_postgresql_store(tmp_path: Path, pg_url: str) -> None:
+    spec = _spec(tmp_path, budget=6)
+    out = tmp_path / "pg"
+    first = run_campaign(spec, out, store=pg_url, workers_per_device=2)
+    assert first.complete and len(first.summaries) == 6
+    from gtune.store import open_store
+
+    with open_store(pg_url) as store:
+        rows = [(r.device, r.kernel_id, str(sorted(r.result.config.items()))) for r in store.rows()]
+    assert rows and len(rows) == len(set(rows))  # two workers, nothing measured twice
+    again = run_campaign(spec, out, store=pg_url, workers_per_device=2, force=True)
+    assert again.complete and sum(s["measured"] for s in again.summaries) == 0
