@@ -311,7 +311,13 @@ def from_dict(data: Mapping[str, Any]) -> TunableKernel:
         source=data["source"],
         label=data["description_path"] or data["source_path"],
         source_path=data["source_path"],
-        base_dir=Path(data["description_path"]).parent if data["description_path"] else None,
+        base_dir=(
+            Path(data["description_path"]).parent
+            if data["description_path"]
+            else Path(data["source_path"]).parent
+            if data["source_path"]
+            else None
+        ),
         trust_modules=[trusted] if trusted else (),
     )
     return kernel.with_sizes(data["sizes"])

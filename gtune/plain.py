@@ -767,7 +767,13 @@ def plain_kernel(
     if global_size is None:
         notes.append(f"global size: {', '.join(glob)} (one work-item per point)")
     raw["inferred"] = notes
-    return parse_description(raw, source=source, label=where, source_path=str(p.resolve()))
+    return parse_description(
+        raw,
+        source=source,
+        label=where,
+        source_path=str(p.resolve()),
+        base_dir=p.resolve().parent,  # a --reference file lies beside the kernel
+    )
 
 
 def _cfg_text(cfg: Mapping[str, int], names: Sequence[str]) -> str:

@@ -29,6 +29,13 @@ class SQLiteStore(SQLStore):
         memory = str(path) == ":memory:"
         if readonly and not memory:
             if not self.path.exists():
+                parent = self.path.parent
+                while not parent.exists() and parent != parent.parent:
+                    parent = parent.parent
+                if not parent.is_dir():
+                    raise StoreError(
+                        f"cannot be a store: {parent} is not a folder", source=self.path
+                    )
                 self._readonly = self._empty = True
                 return
             uri = self.path.resolve().as_uri()

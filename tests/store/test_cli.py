@@ -39,7 +39,7 @@ def test_run_and_results_on_postgresql(pg_url: str, tmp_path: Path):
     rows = json.loads(listed.stdout)["results"]
     assert len(rows) == report["measured"]
     assert len({(r["kernel"], r["kernel_id"]) for r in rows}) == 1
-    assert report["best_config"] in [r["config"] for r in rows]
+    assert report["search_best_config"] in [r["config"] for r in rows]
     again = run_gtune(*args, "--json", str(out), db=pg_url)  # type: ignore[arg-type]
     assert again.returncode == 0, again.stderr
     assert json.loads(out.read_text())["measured"] == 0
