@@ -12,17 +12,19 @@ processes and, later, to other machines as a dictionary.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import math
-from collections.abc import Mapping, Sequence
+import os
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-
-from gtune.exceptions import InputError
+from gtune.exceptions import ExpressionError, InputError
 from gtune.expr import Expr, Value
+from gtune.inputs import MAX_SOURCE_BYTES, read_text, read_yaml_file
 
 Config = dict[str, int]
 ArgKind = Literal["buffer", "scalar"]
@@ -42,6 +44,21 @@ DTYPES = (
 )
 INITS = ("random", "zeros", "ones", "arange", "random_int", "random_bits")
 
+MAX_DOMAIN_VALUES = 100_000
+"""Most values one parameter's domain may hold (a range of a billion would never finish)."""
+MAX_LIST_ITEMS = 10_000
+"""Most items an explicit list in a description may hold."""
+MAX_SIZE = 2**31 - 1
+"""Largest problem size and parameter value: kernels see them as ``int`` macros."""
+
+TRUST_ENV = "GTUNE_TRUST_MODULES"
+"""Comma-separated modules whose functions a description may name as its reference."""
+BUILTIN_TRUSTED_MODULES = ("gtune.stencils.reference",)
+
+
+class ReferenceCodeNotice(UserWarning):
+    """A description's Python reference is code that runs: said once per reference file."""
+
 
 @dataclass(frozen=True)
 class Domain:
@@ -59,25 +76,41 @@ class Domain:
 
     def values(self, env: Mapping[str, Value]) -> list[int]:
         if self.kind == "values":
-            return sorted({e.evaluate_int(env) for e in self.items})
-        assert self.lo is not None and self.hi is not None
+            return _bounded(sorted({e.evaluate_int(env) for e in self.items}))
+        if self.lo is None or self.hi is None:
+            raise InputError(f"a {self.kind} domain needs both bounds")
         lo, hi = self.lo.evaluate_int(env), self.hi.evaluate_int(env)
         if self.kind == "pow2":
-            start = 1 << max(0, math.ceil(math.log2(max(lo, 1))))
             out = []
-            v = start
-            while v <= hi:
+            v = 1
+            while v < lo:
+                v *= 2
+                if v > MAX_SIZE:
+                    break
+            while v <= hi and v <= MAX_SIZE:
                 out.append(v)
                 v *= 2
-            return out
+            return _bounded(out)
         step = self.step.evaluate_int(env) if self.step is not None else 1
         if step <= 0:
             raise InputError(f"range step must be positive, got {step}")
-        return list(range(lo, hi + 1, step))
+        if hi >= lo and (hi - lo) // step + 1 > MAX_DOMAIN_VALUES:
+            raise InputError(
+                f"range {lo}..{hi} step {step} holds {(hi - lo) // step + 1:,} values; "
+                f"a domain may hold at most {MAX_DOMAIN_VALUES:,} (use pow2 or a coarser step)"
+            )
+        return _bounded(list(range(lo, hi + 1, step)))
 
     def names(self) -> frozenset[str]:
         exprs = [e for e in (self.lo, self.hi, self.step) if e is not None] + list(self.items)
         return frozenset().union(*(e.names for e in exprs)) if exprs else frozenset()
+
+
+def _bounded(values: list[int]) -> list[int]:
+    for v in values:
+        if abs(v) > MAX_SIZE:
+            raise InputError(f"value {v} is out of range (at most {MAX_SIZE} in magnitude)")
+    return values
 
 
 @dataclass(frozen=True)
@@ -137,6 +170,8 @@ class Reference:
     args: Mapping[str, Any] = field(default_factory=dict)
     rtol: float | None = None
     atol: float | None = None
+    digest: str = field(default="", compare=False)
+    """Hash of the reference's code and the data files it names: part of the identity."""
 
 
 @dataclass(frozen=True)
@@ -225,11 +260,18 @@ class TunableKernel:
 
     # -- identity -----------------------------------------------------------------
     def identity(self) -> str:
-        """Hash of the source, the description and the problem size: a store key."""
+        """A store key: the hash of everything a result depends on besides the device.
+
+        The source, the description (build options included), the problem size and the
+        reference's code and data: fixing a wrong reference changes the identity, so
+        results verified against the old one are not served again.
+        """
         h = hashlib.sha256()
-        h.update(self.source.encode())
+        h.update(self.source.encode("utf-8", "surrogatepass"))
         h.update(json.dumps(self.raw, sort_keys=True, default=str).encode())
         h.update(json.dumps(dict(self.sizes), sort_keys=True).encode())
+        if self.reference.digest:
+            h.update(b"reference:" + self.reference.digest.encode())
         return h.hexdigest()[:20]
 
     def with_sizes(self, sizes: Mapping[str, int]) -> TunableKernel:
@@ -240,6 +282,12 @@ class TunableKernel:
                 f"the kernel's sizes are {', '.join(self.sizes)}",
                 source=self.label,
             )
+        for k, v in sizes.items():
+            if isinstance(v, bool) or not isinstance(v, int) or not 0 < v <= MAX_SIZE:
+                raise InputError(
+                    f"problem size {k}={v!r} must be an integer from 1 to {MAX_SIZE}",
+                    source=self.label,
+                )
         merged = dict(self.sizes)
         merged.update({k: int(v) for k, v in sizes.items()})
         return replace(self, sizes=merged)
@@ -252,18 +300,28 @@ class TunableKernel:
             "sizes": dict(self.sizes),
             "source_path": self.source_path,
             "description_path": self.description_path,
+            "trusted_module": _reference_module(self.reference),
         }
 
 
 def from_dict(data: Mapping[str, Any]) -> TunableKernel:
+    trusted = data.get("trusted_module")
     kernel = parse_description(
         data["raw"],
         source=data["source"],
         label=data["description_path"] or data["source_path"],
         source_path=data["source_path"],
         base_dir=Path(data["description_path"]).parent if data["description_path"] else None,
+        trust_modules=[trusted] if trusted else (),
     )
     return kernel.with_sizes(data["sizes"])
+
+
+def _reference_module(reference: Reference) -> str:
+    if reference.kind != "python":
+        return ""
+    module = reference.target.rpartition(":")[0]
+    return "" if module.endswith(".py") else module
 
 
 def _itemsize(dtype: str) -> int:
@@ -275,8 +333,18 @@ def _itemsize(dtype: str) -> int:
 # Loading
 
 
-def load_kernel(path: str | Path, sizes: Mapping[str, int] | None = None) -> TunableKernel:
-    """Load ``kernel.cl`` with its description, or a description naming its source."""
+def load_kernel(
+    path: str | Path,
+    sizes: Mapping[str, int] | None = None,
+    *,
+    trust_modules: Iterable[str] = (),
+) -> TunableKernel:
+    """Load ``kernel.cl`` with its description, or a description naming its source.
+
+    A description is data: its ``source`` must lie in the description's folder (or be
+    the ``path`` given here), and a Python reference must be a ``.py`` file beside it or
+    a function of a trusted module (:func:`trusted_modules`; ``trust_modules`` adds more).
+    """
     p = Path(path)
     if not p.exists():
         raise InputError("file not found", source=p)
@@ -297,29 +365,65 @@ def load_kernel(path: str | Path, sizes: Mapping[str, int] | None = None) -> Tun
     if not isinstance(raw, dict):
         raise InputError("a kernel description must be a mapping", source=desc_path)
     src_name = raw.get("source", desc_path.with_suffix(".cl").name)
-    src_path = (desc_path.parent / str(src_name)).resolve()
+    where = f"{desc_path}: source"
+    if not isinstance(src_name, str) or not src_name.strip():
+        raise InputError(f"must be the kernel source's file name, got {src_name!r}", source=where)
+    folder = desc_path.parent.resolve()
+    src_path = (desc_path.parent / src_name).resolve()
+    given = p.resolve() if p.suffix not in (".yaml", ".yml") else None
+    if not src_path.is_relative_to(folder) and src_path != given:
+        raise InputError(
+            f"kernel source {src_name!r} lies outside the description's folder; a description "
+            "may only name a source beside it (or give the source's path on the command line)",
+            source=where,
+        )
     if not src_path.exists():
-        raise InputError(f"kernel source {src_name!r} not found", source=f"{desc_path}: source")
+        raise InputError(f"kernel source {src_name!r} not found", source=where)
+    source = read_text(src_path, limit=MAX_SOURCE_BYTES, what="kernel source")
     kernel = parse_description(
         raw,
-        source=src_path.read_text(),
+        source=source,
         label=str(desc_path),
         source_path=str(src_path),
         base_dir=desc_path.parent,
+        trust_modules=trust_modules,
     )
+    _notice_python_reference(kernel)
     return kernel.with_sizes(sizes) if sizes else kernel
 
 
 def read_yaml(path: Path) -> Any:
-    try:
-        with open(path) as fh:
-            return yaml.safe_load(fh)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
-        raise InputError(f"malformed YAML: {getattr(exc, 'problem', exc)}", source=where) from None
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", source=path) from None
+    """A YAML file through the safe loader, within size, depth and alias limits."""
+    return read_yaml_file(path)
+
+
+def trusted_modules(extra: Iterable[str] = ()) -> tuple[str, ...]:
+    """Modules whose functions may serve as references: gtune's own, those listed in
+    ``$GTUNE_TRUST_MODULES`` (comma-separated) and ``extra``. A module trusts its
+    submodules."""
+    env = os.environ.get(TRUST_ENV, "")
+    listed = [n.strip() for n in env.replace(";", ",").split(",") if n.strip()]
+    return (*BUILTIN_TRUSTED_MODULES, *listed, *(str(e) for e in extra))
+
+
+_NOTICED: set[str] = set()
+
+
+def _notice_python_reference(kernel: TunableKernel) -> None:
+    """Say once per process and reference that the description runs Python code."""
+    ref = kernel.reference
+    if ref.kind != "python" or _reference_module(ref) in BUILTIN_TRUSTED_MODULES:
+        return
+    key = ref.target.rpartition(":")[0]
+    if key in _NOTICED:
+        return
+    _NOTICED.add(key)
+    warnings.warn(
+        f"{kernel.label}: the reference {key} is Python code and runs with your permissions; "
+        "tune descriptions only from sources you trust",
+        ReferenceCodeNotice,
+        stacklevel=3,
+    )
 
 
 _TOP_KEYS = {
@@ -348,15 +452,45 @@ def parse_description(
     label: str,
     source_path: str = "",
     base_dir: Path | None = None,
+    trust_modules: Iterable[str] = (),
 ) -> TunableKernel:
     """Validate a description mapping; every error names ``label`` and the key."""
+    try:
+        return _parse_description(
+            raw,
+            source=source,
+            label=label,
+            source_path=source_path,
+            base_dir=base_dir,
+            trust_modules=trust_modules,
+        )
+    except ExpressionError as exc:
+        if exc.source and exc.source.startswith(label):
+            raise
+        where = f"{label}: {exc.source}" if exc.source else label
+        raise ExpressionError(exc.message, source=where, hint=exc.hint) from None
+
+
+def _parse_description(
+    raw: Mapping[str, Any],
+    *,
+    source: str,
+    label: str,
+    source_path: str,
+    base_dir: Path | None,
+    trust_modules: Iterable[str],
+) -> TunableKernel:
+    """The body of :func:`parse_description`."""
 
     def err(key: str, message: str) -> InputError:
         return InputError(message, source=f"{label}: {key}")
 
+    if not isinstance(raw, Mapping):
+        raise InputError("a kernel description must be a mapping", source=label)
     unknown = set(raw) - _TOP_KEYS
     if unknown:
-        raise err(sorted(unknown)[0], f"unknown key; allowed: {', '.join(sorted(_TOP_KEYS))}")
+        first = sorted(unknown, key=str)[0]
+        raise err(str(first), f"unknown key; allowed: {', '.join(sorted(_TOP_KEYS))}")
     for key in ("kernel", "problem", "arguments", "launch"):
         if key not in raw:
             raise err(key, "missing required key")
@@ -369,9 +503,11 @@ def parse_description(
         raise err("problem", "must map size names to integers, e.g. {NX: 256, NY: 256}")
     sizes: dict[str, int] = {}
     for k, v in problem.items():
-        if not str(k).isidentifier() or not isinstance(v, int) or isinstance(v, bool) or v <= 0:
-            raise err(f"problem.{k}", f"must be a positive integer, got {v!r}")
-        sizes[str(k)] = v
+        if not isinstance(k, str) or not k.isidentifier():
+            raise err(f"problem.{k}", "size names must be identifiers such as NX")
+        if not isinstance(v, int) or isinstance(v, bool) or not 0 < v <= MAX_SIZE:
+            raise err(f"problem.{k}", f"must be a positive integer up to {MAX_SIZE}, got {v!r}")
+        sizes[k] = v
 
     params = _parse_parameters(raw.get("parameters") or {}, err)
     pnames = {p.name for p in params}
@@ -395,14 +531,17 @@ def parse_description(
         raise err("constraints", "must be a list of expressions")
     from gtune.device import LIMIT_NAMES
 
+    _check_length(craw, "constraints", err)
     for i, c in enumerate(craw):
-        e = Expr(str(c), source=f"{label}: constraints[{i}]")
+        e = Expr(_expr_text(c, f"constraints[{i}]", err), source=f"{label}: constraints[{i}]")
         e.check_names(known | set(LIMIT_NAMES) | {"LOCAL_MEM_BYTES"})
         constraints.append(e)
 
     derived = _parse_defines(raw.get("defines"), err, known)
     launch = _parse_launch(raw["launch"], err, known)
-    reference = _parse_reference(raw.get("reference"), err, pnames, base_dir)
+    reference = _parse_reference(
+        raw.get("reference"), err, pnames, base_dir, trusted_modules(trust_modules)
+    )
 
     techniques: dict[str, tuple[Expr, ...]] = {}
     traw = raw.get("techniques") or {}
@@ -410,7 +549,11 @@ def parse_description(
         raise err("techniques", "must map technique names to lists of constraints")
     for tname, tcons in traw.items():
         items = tcons if isinstance(tcons, list) else [tcons]
-        exprs = tuple(Expr(str(c), source=f"{label}: techniques.{tname}") for c in items)
+        _check_length(items, f"techniques.{tname}", err)
+        exprs = tuple(
+            Expr(_expr_text(c, f"techniques.{tname}", err), source=f"{label}: techniques.{tname}")
+            for c in items
+        )
         for e in exprs:
             e.check_names(known)
         techniques[str(tname)] = exprs
@@ -419,11 +562,18 @@ def parse_description(
     if not isinstance(features, dict):
         raise err("features", "must be a mapping of feature names to values")
     flops = raw.get("flops_per_point", features.get("flops_per_point", 0))
-    if not isinstance(flops, int | float):
-        raise err("flops_per_point", f"must be a number, got {flops!r}")
+    if (
+        isinstance(flops, bool)
+        or not isinstance(flops, int | float)
+        or not math.isfinite(flops)
+        or flops < 0
+    ):
+        raise err("flops_per_point", f"must be a non-negative number, got {flops!r}")
     opts = raw.get("build_options") or []
     if isinstance(opts, str):
         opts = opts.split()
+    if not isinstance(opts, list) or not all(isinstance(o, str | int | float) for o in opts):
+        raise err("build_options", "must be a list of compiler options (strings)")
     return TunableKernel(
         name=name,
         source=source,
@@ -447,16 +597,18 @@ def parse_description(
 def _parse_parameters(raw: Any, err: Any) -> list[Parameter]:
     if not isinstance(raw, dict):
         raise err("parameters", "must map parameter names to domains")
+    _check_length(raw, "parameters", err)
     out: list[Parameter] = []
     for name, spec in raw.items():
         key = f"parameters.{name}"
-        if not str(name).isidentifier():
+        if not isinstance(name, str) or not name.isidentifier():
             raise err(key, "parameter names must be identifiers")
         src = f"{key}"
         default = None
         doc = ""
         if isinstance(spec, list):
-            domain = Domain("values", items=tuple(Expr(str(v), src) for v in spec))
+            _check_length(spec, key, err)
+            domain = Domain("values", items=tuple(Expr(_expr_text(v, key, err), src) for v in spec))
         elif isinstance(spec, dict):
             spec = dict(spec)
             default = spec.pop("default", None)
@@ -470,14 +622,17 @@ def _parse_parameters(raw: Any, err: Any) -> list[Parameter]:
             val = spec[kind]
             if not isinstance(val, list) or not val:
                 raise err(f"{key}.{kind}", "must be a non-empty list")
+            _check_length(val, f"{key}.{kind}", err)
             if kind == "values":
-                domain = Domain("values", items=tuple(Expr(str(v), src) for v in val))
+                domain = Domain(
+                    "values", items=tuple(Expr(_expr_text(v, key, err), src) for v in val)
+                )
             else:
                 if len(val) not in ((2,) if kind == "pow2" else (2, 3)):
                     raise err(
                         f"{key}.{kind}", f"expected [lo, hi{', step' if kind == 'range' else ''}]"
                     )
-                exprs = [Expr(str(v), src) for v in val]
+                exprs = [Expr(_expr_text(v, f"{key}.{kind}", err), src) for v in val]
                 domain = Domain(
                     kind,  # type: ignore[arg-type]
                     lo=exprs[0],
@@ -485,8 +640,10 @@ def _parse_parameters(raw: Any, err: Any) -> list[Parameter]:
                     step=exprs[2] if len(exprs) > 2 else None,
                 )
         else:
-            domain = Domain("values", items=(Expr(str(spec), src),))
-        if default is not None and (not isinstance(default, int) or isinstance(default, bool)):
+            domain = Domain("values", items=(Expr(_expr_text(spec, key, err), src),))
+        if default is not None and (
+            not isinstance(default, int) or isinstance(default, bool) or abs(default) > MAX_SIZE
+        ):
             raise err(f"{key}.default", f"must be an integer, got {default!r}")
         out.append(Parameter(str(name), domain, default, doc))
     return out
@@ -495,6 +652,7 @@ def _parse_parameters(raw: Any, err: Any) -> list[Parameter]:
 def _parse_arguments(raw: Any, err: Any, known: set[str]) -> list[Argument]:
     if not isinstance(raw, list) or not raw:
         raise err("arguments", "must be a list of arguments in signature order")
+    _check_length(raw, "arguments", err)
     out: list[Argument] = []
     seen: set[str] = set()
     for i, a in enumerate(raw):
@@ -505,23 +663,26 @@ def _parse_arguments(raw: Any, err: Any, known: set[str]) -> list[Argument]:
         extra = set(a) - allowed
         if extra:
             raise err(
-                f"{key}.{sorted(extra)[0]}", f"unknown key; allowed: {', '.join(sorted(allowed))}"
+                f"{key}.{sorted(extra, key=str)[0]}",
+                f"unknown key; allowed: {', '.join(sorted(allowed))}",
             )
-        name = str(a["name"])
+        name = a["name"]
+        if not isinstance(name, str) or not name.isidentifier():
+            raise err(f"{key}.name", f"must be the argument's name (an identifier), got {name!r}")
         if name in seen:
             raise err(key, f"duplicate argument {name!r}")
         seen.add(name)
         kind = a.get("kind", "scalar" if "value" in a else "buffer")
-        if kind not in ("buffer", "scalar"):
+        if not isinstance(kind, str) or kind not in ("buffer", "scalar"):
             raise err(f"{key}.kind", f"must be buffer or scalar, got {kind!r}")
-        dtype = str(a.get("dtype", "float32"))
-        if dtype not in DTYPES:
+        dtype = a.get("dtype", "float32")
+        if not isinstance(dtype, str) or dtype not in DTYPES:
             raise err(f"{key}.dtype", f"unknown dtype {dtype!r}; allowed: {', '.join(DTYPES)}")
         src = f"{key}"
         if kind == "scalar":
             if "value" not in a:
                 raise err(f"{key}.value", "a scalar argument needs a value")
-            text = str(a["value"])
+            text = _expr_text(a["value"], f"{key}.value", err)
             if dtype.startswith("float"):  # 1/36 is a fraction here, not integer division
                 text = _float_literals(text, src)
             value = Expr(text, src)
@@ -529,26 +690,30 @@ def _parse_arguments(raw: Any, err: Any, known: set[str]) -> list[Argument]:
             out.append(Argument(name, "scalar", dtype, "input", value=value))
             continue
         role = a.get("role", "input")
-        if role not in ("input", "output", "inout"):
+        if not isinstance(role, str) or role not in ("input", "output", "inout"):
             raise err(f"{key}.role", f"must be input, output or inout, got {role!r}")
         shape = a.get("shape")
         if not isinstance(shape, list) or not shape:
             raise err(f"{key}.shape", "a buffer needs a shape, e.g. [NZ, NY, NX]")
-        shape_exprs = tuple(Expr(str(s), src) for s in shape)
+        if len(shape) > 8:
+            raise err(f"{key}.shape", "at most 8 dimensions")
+        shape_exprs = tuple(Expr(_expr_text(s, f"{key}.shape", err), src) for s in shape)
         for e in shape_exprs:
             e.check_names(known)
-        init = str(a.get("init", "random" if role != "output" else "zeros"))
-        if init not in INITS and not init.startswith("copy:"):
+        init = a.get("init", "random" if role != "output" else "zeros")
+        if not isinstance(init, str) or (init not in INITS and not init.startswith("copy:")):
             raise err(
                 f"{key}.init", f"unknown init {init!r}; allowed: {', '.join(INITS)}, copy:<arg>"
             )
         image_when = None
         if "image_when" in a:
-            image_when = Expr(str(a["image_when"]), src)
+            image_when = Expr(_expr_text(a["image_when"], f"{key}.image_when", err), src)
             image_when.check_names(known)
             if role != "input":
                 raise err(f"{key}.image_when", "only input arrays can be images")
-        out.append(Argument(name, "buffer", dtype, role, shape_exprs, init, None, image_when))
+        out.append(
+            Argument(name, "buffer", dtype, role, shape_exprs, init, None, image_when)  # type: ignore[arg-type]
+        )
     for a in out:
         if a.init.startswith("copy:") and a.init[5:] not in seen:
             raise err("arguments", f"{a.name}: init copies unknown argument {a.init[5:]!r}")
@@ -561,14 +726,15 @@ def _parse_launch(raw: Any, err: Any, known: set[str]) -> Launch:
     extra = set(raw) - {"global", "local", "local_memory_bytes"}
     if extra:
         raise err(
-            f"launch.{sorted(extra)[0]}", "unknown key; allowed: global, local, local_memory_bytes"
+            f"launch.{sorted(extra, key=str)[0]}",
+            "unknown key; allowed: global, local, local_memory_bytes",
         )
 
     def dims(key: str) -> tuple[Expr, ...]:
         val = raw[key]
         if not isinstance(val, list) or not 1 <= len(val) <= 3:
             raise err(f"launch.{key}", "must be a list of 1 to 3 expressions")
-        exprs = tuple(Expr(str(v), f"launch.{key}") for v in val)
+        exprs = tuple(Expr(_expr_text(v, f"launch.{key}", err), f"launch.{key}") for v in val)
         if key == "global":  # (N + W - 1) / W * W: a multiple of W by construction
             exprs = tuple(_round_up_form(e) for e in exprs)
         for e in exprs:
@@ -581,7 +747,10 @@ def _parse_launch(raw: Any, err: Any, known: set[str]) -> Launch:
         raise err("launch.local", "must have as many dimensions as launch.global")
     lmb = None
     if raw.get("local_memory_bytes") is not None:
-        lmb = Expr(str(raw["local_memory_bytes"]), "launch.local_memory_bytes")
+        lmb = Expr(
+            _expr_text(raw["local_memory_bytes"], "launch.local_memory_bytes", err),
+            "launch.local_memory_bytes",
+        )
         lmb.check_names(known)
     return Launch(glob, loc, lmb)
 
@@ -596,7 +765,7 @@ def _parse_defines(raw: Any, err: Any, known: set[str]) -> tuple[tuple[str, Expr
     for name, text in raw.items():
         if not str(name).isidentifier() or str(name) in known:
             raise err(f"defines.{name}", "must be a new identifier (not a size or parameter)")
-        e = Expr(str(text), f"defines.{name}")
+        e = Expr(_expr_text(text, f"defines.{name}", err), f"defines.{name}")
         e.check_names(known)
         out.append((str(name), e))
     return tuple(out)
@@ -673,40 +842,145 @@ def _round_up_form(expr: Expr) -> Expr:
     )
 
 
-def _parse_reference(raw: Any, err: Any, pnames: set[str], base_dir: Path | None) -> Reference:
+_REFERENCE_KEYS = ("python", "config", "none", "args", "rtol", "atol")
+
+
+def _parse_reference(
+    raw: Any,
+    err: Any,
+    pnames: set[str],
+    base_dir: Path | None,
+    trusted: Sequence[str],
+) -> Reference:
     if raw is None:
         return Reference("none")
     if not isinstance(raw, dict):
         raise err("reference", "must be a mapping: {python: file.py:function} or {config: {...}}")
-    rtol = raw.get("rtol")
-    atol = raw.get("atol")
+    extra = [k for k in raw if k not in _REFERENCE_KEYS]
+    if extra:
+        raise err(f"reference.{extra[0]}", f"unknown key; allowed: {', '.join(_REFERENCE_KEYS)}")
+    rtol = _tolerance(raw.get("rtol"), "reference.rtol", err)
+    atol = _tolerance(raw.get("atol"), "reference.atol", err)
     if "python" in raw:
-        target = str(raw["python"])
-        if ":" not in target:
+        target = raw["python"]
+        if not isinstance(target, str) or ":" not in target:
             raise err("reference.python", f"expected file.py:function, got {target!r}")
-        file = target.split(":", 1)[0]
+        file, _, func = target.rpartition(":")
+        file = file.strip()
+        if not func.isidentifier():
+            raise err("reference.python", f"{func!r} is not a function name")
         args = raw.get("args") or {}
-        if not isinstance(args, dict):
-            raise err("reference.args", "must be a mapping of keyword arguments")
-        if file.endswith(".py") and base_dir is not None:
+        if not isinstance(args, dict) or not all(
+            isinstance(k, str) and k.isidentifier() for k in args
+        ):
+            raise err("reference.args", "must map keyword argument names to values")
+        digest = hashlib.sha256()
+        if file.endswith(".py"):
+            if base_dir is None:
+                raise err(
+                    "reference.python",
+                    "a reference file needs the description's folder; load the description "
+                    "from its file",
+                )
+            folder = base_dir.resolve()
             full = (base_dir / file).resolve()
+            if not full.is_relative_to(folder):
+                raise err(
+                    "reference.python",
+                    f"reference file {file!r} lies outside the description's folder; a "
+                    "reference must be a .py file beside the description",
+                )
             if not full.exists():
                 raise err("reference.python", f"reference file {file!r} not found")
-            target = f"{full}:{target.split(':', 1)[1]}"
-        return Reference("python", target=target, args=args, rtol=rtol, atol=atol)
+            digest.update(_file_bytes(full, "reference.python", err))
+            target = f"{full}:{func}"
+        else:
+            if not all(part.isidentifier() for part in file.split(".")):
+                raise err(
+                    "reference.python",
+                    f"expected file.py:function or package.module:function, got {target!r}",
+                )
+            if not any(file == t or file.startswith(t + ".") for t in trusted):
+                raise err(
+                    "reference.python",
+                    f"module {file!r} is not trusted as a reference: a Python reference is "
+                    "code that runs. Put a .py file beside the description, or allow the "
+                    f"module with --trust-module {file} (or ${TRUST_ENV})",
+                )
+            digest.update(_module_bytes(file, err))
+            target = f"{file}:{func}"
+        for name, value in sorted(args.items()):
+            digest.update(f"{name}=".encode())
+            if isinstance(value, str) and base_dir is not None:
+                data = (base_dir / value).resolve()
+                if data.is_file() and data.is_relative_to(base_dir.resolve()):
+                    digest.update(_file_bytes(data, f"reference.args.{name}", err))
+        return Reference(
+            "python", target=target, args=args, rtol=rtol, atol=atol, digest=digest.hexdigest()
+        )
     if "config" in raw:
         cfg = raw["config"]
         if not isinstance(cfg, dict):
             raise err("reference.config", "must map parameter names to values")
-        bad = set(cfg) - pnames
-        if bad:
-            raise err("reference.config", f"unknown parameter {sorted(bad)[0]!r}")
-        return Reference(
-            "config", config={str(k): int(v) for k, v in cfg.items()}, rtol=rtol, atol=atol
-        )
+        config: dict[str, int] = {}
+        for k, v in cfg.items():
+            if k not in pnames:
+                raise err(f"reference.config.{k}", f"unknown parameter {k!r}")
+            if isinstance(v, bool) or not isinstance(v, int) or abs(v) > MAX_SIZE:
+                raise err(f"reference.config.{k}", f"must be an integer, got {v!r}")
+            config[str(k)] = v
+        return Reference("config", config=config, rtol=rtol, atol=atol)
     if raw.get("none") is True or raw == {}:
         return Reference("none")
     raise err("reference", "give python: file.py:function or config: {...}")
+
+
+def _tolerance(value: Any, key: str, err: Any) -> float | None:
+    if value is None:
+        return None
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or value < 0
+    ):
+        raise err(key, f"must be a non-negative number such as 1e-5, got {value!r}")
+    return float(value)
+
+
+def _file_bytes(path: Path, key: str, err: Any) -> bytes:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except OSError as exc:
+        raise err(key, f"cannot read {path}: {exc.strerror or exc}") from None
+
+
+def _module_bytes(module: str, err: Any) -> bytes:
+    """The source of a trusted reference module, for the identity (not executed here
+    beyond importing its parent packages)."""
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError) as exc:
+        raise err("reference.python", f"cannot find module {module!r}: {exc}") from None
+    if spec is None:
+        raise err("reference.python", f"cannot find module {module!r}")
+    origin = spec.origin
+    if origin and os.path.isfile(origin):
+        return _file_bytes(Path(origin), "reference.python", err)
+    return module.encode()
+
+
+def _expr_text(value: Any, key: str, err: Any) -> str:
+    """An expression given in YAML: a string or a number (never a list, mapping, null)."""
+    if isinstance(value, str | int | float):
+        return str(value)
+    raise err(key, f"expected an expression or a number, got {value!r}")
+
+
+def _check_length(items: Any, key: str, err: Any) -> None:
+    if isinstance(items, list | dict) and len(items) > MAX_LIST_ITEMS:
+        raise err(key, f"{len(items):,} items; at most {MAX_LIST_ITEMS:,} are allowed")
 
 
 def canonical_config(config: Mapping[str, int]) -> str:
@@ -722,10 +996,11 @@ def domain_values(kernel: TunableKernel) -> dict[str, list[int]]:
     for p in kernel.parameters:
         try:
             out[p.name] = p.domain.values(env)
-        except Exception as exc:
+        except (InputError, ArithmeticError, ValueError) as exc:
+            cause = exc.message if isinstance(exc, InputError) else str(exc)
             raise InputError(
-                f"domain of {p.name} cannot be evaluated from the problem size: {exc}",
-                source=kernel.label,
+                f"domain of {p.name} cannot be evaluated from the problem size: {cause}",
+                source=f"{kernel.label}: parameters.{p.name}",
             ) from None
         if not out[p.name]:
             raise InputError(

@@ -1,0 +1,153 @@
+"""Reading user files within limits: kernel sources, descriptions and specs.
+
+Descriptions and specs are data a user may have been handed; reading one must not cost
+more than its size suggests. Every reader here checks that the path is a regular file,
+reads at most a bounded number of bytes, decodes strict UTF-8 and, for YAML, walks the
+event stream first (PyYAML's parser is iterative) to bound nesting depth, node count
+and the size aliases expand to, before building any Python object. Only then does the
+safe loader construct the document. Every failure is an :class:`InputError` naming the
+file (and line where known).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from gtune.exceptions import InputError
+
+MAX_YAML_BYTES = 2 * 1024 * 1024
+"""Largest description or spec accepted (2 MiB: the shipped ones are a few KiB)."""
+MAX_SOURCE_BYTES = 8 * 1024 * 1024
+"""Largest kernel source accepted."""
+MAX_YAML_DEPTH = 64
+"""Deepest nesting of lists and mappings in a YAML document."""
+MAX_YAML_NODES = 250_000
+"""Most nodes a YAML document may hold once every alias is expanded."""
+
+
+def read_text(path: str | Path, *, limit: int = MAX_SOURCE_BYTES, what: str = "file") -> str:
+    """The UTF-8 text of a regular file of at most ``limit`` bytes."""
+    p = Path(path)
+    try:
+        if not p.exists():
+            raise InputError(f"{what} not found", source=p)
+        if p.is_dir():
+            raise InputError(f"is a directory, expected a {what}", source=p)
+        if not p.is_file():
+            raise InputError(f"not a regular file (expected a {what})", source=p)
+        with open(p, "rb") as fh:
+            data = fh.read(limit + 1)
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", source=p) from None
+    if len(data) > limit:
+        raise InputError(f"{what} is larger than the limit of {limit:,} bytes", source=p)
+    return decode(data, str(p))
+
+
+def decode(data: bytes, source: str) -> str:
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise InputError(
+            f"not UTF-8 text (byte 0x{data[exc.start]:02x} on line {line})", source=source
+        ) from None
+    if "\x00" in text:
+        raise InputError("contains a NUL byte: not a text file", source=source)
+    return text
+
+
+def read_yaml_file(path: str | Path) -> Any:
+    """A YAML description or spec file, read within the limits above."""
+    text = read_text(path, limit=MAX_YAML_BYTES, what="YAML file")
+    return load_yaml(text, str(path))
+
+
+def load_yaml(text: str, source: str) -> Any:
+    """Parse YAML text through the safe loader once its shape is known to be bounded."""
+    if len(text.encode("utf-8", "surrogatepass")) > MAX_YAML_BYTES:
+        raise InputError(
+            f"YAML document is larger than the limit of {MAX_YAML_BYTES:,} bytes", source=source
+        )
+    try:
+        check_yaml_shape(text, source)
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise InputError(f"malformed YAML: {_problem(exc)}", source=_where(exc, source)) from None
+    except RecursionError:
+        raise InputError("YAML nested too deeply", source=source) from None
+
+
+def check_yaml_shape(text: str, source: str) -> None:
+    """Bound depth, node count and alias expansion from the event stream alone.
+
+    Each anchored node's expanded size is remembered, so an alias costs its full size
+    at once: an alias bomb is refused after reading a few lines, not after expanding.
+    """
+    depth = 0
+    sizes: list[int] = []  # expanded size of each open collection
+    anchors: list[str | None] = []
+    anchored: dict[str, int] = {}
+    total = 0
+
+    def add(n: int, event: yaml.Event) -> None:
+        nonlocal total
+        total += n
+        if sizes:
+            sizes[-1] += n
+        if total > MAX_YAML_NODES:
+            raise InputError(
+                f"YAML document expands to more than {MAX_YAML_NODES:,} values "
+                "(aliases are expanded when counting)",
+                source=_at(event, source),
+            )
+
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_YAML_DEPTH:
+                raise InputError(
+                    f"YAML nested deeper than {MAX_YAML_DEPTH} levels", source=_at(event, source)
+                )
+            sizes.append(0)
+            anchors.append(event.anchor)
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+            inner = sizes.pop()
+            anchor = anchors.pop()
+            total -= inner  # counted as they came; now counted once as a whole
+            if anchor is not None:
+                anchored[anchor] = inner + 1
+            add(inner + 1, event)
+        elif isinstance(event, yaml.ScalarEvent):
+            if event.anchor is not None:
+                anchored[event.anchor] = 1
+            add(1, event)
+        elif isinstance(event, yaml.AliasEvent):
+            add(anchored.get(event.anchor or "", 1), event)
+
+
+def _at(event: yaml.Event, source: str) -> str:
+    mark = getattr(event, "start_mark", None)
+    return f"{source}:{mark.line + 1}" if mark is not None else source
+
+
+def _where(exc: yaml.YAMLError, source: str) -> str:
+    mark = getattr(exc, "problem_mark", None)
+    if mark is not None:
+        return f"{source}:{mark.line + 1}"
+    position = getattr(exc, "position", None)
+    return f"{source} (character {position})" if position is not None else source
+
+
+def _problem(exc: yaml.YAMLError) -> str:
+    problem = getattr(exc, "problem", None)
+    if problem:
+        return str(problem)
+    reason = getattr(exc, "reason", None)
+    if reason:
+        return f"{reason} (character {getattr(exc, 'character', '?')!r})"
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
