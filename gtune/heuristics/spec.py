@@ -10,6 +10,7 @@ checks every name against one kernel's parameters and problem sizes.
 
 from __future__ import annotations
 
+import math
 import random
 import re
 from collections.abc import Mapping, Sequence
@@ -19,10 +20,9 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-
-from gtune.exceptions import ExpressionError, InputError
+from gtune.exceptions import ExpressionError, GtuneError, InputError
 from gtune.expr import Expr, Value
+from gtune.inputs import MAX_YAML_BYTES, load_yaml, read_text
 
 Rounds = Literal["all", "first", "later"]
 
@@ -35,6 +35,12 @@ _BEST = re.compile(r"\bbest\.([A-Za-z_]\w*)")
 _SAMPLE = re.compile(r"^sample\s*\((?P<n>[^,]+),(?P<range>.+)\)$", re.DOTALL)
 _STEP_OP = re.compile(r"^(?P<op>[*+])(?P<step>.+)$", re.DOTALL)
 BEST_PREFIX = "best__"
+
+MAX_VALUES = 100_000
+"""Most values one range in a spec may produce."""
+MAX_LIST = 10_000
+"""Most items an explicit list in a spec may hold."""
+MAX_REPEAT = 1_000
 
 
 def best_name(parameter: str) -> str:
@@ -137,6 +143,13 @@ class RangeValues(ValueSpec):
         if self.op == "+":
             if step <= 0:
                 raise InputError(f"additive step must be positive, got {step}", source=self.source)
+            count = (hi - lo) // step + 1 if hi >= lo else 0
+            if count > MAX_VALUES:
+                raise InputError(
+                    f"range {self.text!r} holds {count:,} values here; at most {MAX_VALUES:,} "
+                    "are allowed (use a multiplicative step such as *2, or sample())",
+                    source=self.source,
+                )
             return list(range(lo, hi + 1, step))
         if step < 2 or lo < 1:
             raise InputError(
@@ -188,13 +201,21 @@ def parse_values(raw: Any, source: str) -> ValueSpec:
     if isinstance(raw, list):
         if not raw:
             raise InputError("an empty list of values tunes nothing", source=source)
+        if len(raw) > MAX_LIST:
+            raise InputError(
+                f"a list of {len(raw):,} values; at most {MAX_LIST:,} are allowed "
+                "(use a range such as 1:1024:*2)",
+                source=source,
+            )
         items = tuple(_scalar_expr(v, source) for v in raw)
-        return ListValues(str(raw), source, items)
+        return ListValues(_short(str(raw), 200), source, items)
     if isinstance(raw, int | float):
         return ListValues(str(raw), source, (SpecExpr(str(raw), source),))
     if not isinstance(raw, str):
         raise InputError(f"expected a value, range or expression, got {raw!r}", source=source)
     text = raw.strip()
+    if not text:
+        raise InputError("empty value: give a value, a range or an expression", source=source)
     if text in ("*", "any"):
         return AnyValue(text, source)
     m = _SAMPLE.match(text)
@@ -275,7 +296,7 @@ class Budget:
         try:
             if t and t[-1] in scale:
                 value = float(t[:-1]) * scale[t[-1]]
-                if value <= 0:
+                if not math.isfinite(value) or value <= 0:
                     raise ValueError
                 return cls(wall_seconds=value)
             n = int(t)
@@ -355,6 +376,8 @@ class HeuristicSpec:
         point_names = set(constants) | pset | {best_name(p) for p in params}
 
         def check_expr(e: SpecExpr, known: set[str], whole: str = "") -> None:
+            if e.names <= known:
+                return
             try:
                 e.expr.check_names(known)
             except ExpressionError:
@@ -363,7 +386,8 @@ class HeuristicSpec:
                 if unknown.startswith(BEST_PREFIX):
                     shown = "best." + unknown[len(BEST_PREFIX) :]
                 raise InputError(
-                    f"unknown name {shown!r} in {whole or repr(e.text)}; expressions may use the "
+                    f"unknown name {shown!r} in {_short(whole or e.text)!r}; expressions may "
+                    "use the "
                     f"parameters ({tunable}), best.PARAM and the problem sizes "
                     f"({', '.join(sizes) or 'none'})",
                     source=e.source,
@@ -380,6 +404,9 @@ class HeuristicSpec:
             start_env_names.add(name)
         for e in self.where:
             check_expr(e, set(constants) | pset)
+        start_env: dict[str, Value] = dict(constants)
+        for name, e in start.items():
+            start_env[name] = _constant(e, start_env, "start value")
 
         steps: list[Step] = []
         dropped: list[str] = []
@@ -390,7 +417,8 @@ class HeuristicSpec:
                 if name in absent:
                     continue  # may read sizes the kernel lacks too (NZ of a 2D kernel)
                 for e in _exprs_of(values):
-                    check_expr(e, point_names, repr(values.text))
+                    check_expr(e, point_names, values.text)
+                _try_constant(values, constants, self.seed)
                 tune[name] = values
             for e in (*step.keep_product, *step.where):
                 check_expr(e, point_names)
@@ -441,6 +469,37 @@ class BoundSpec:
         return [s for s in self.steps if s.active(round_index)]
 
 
+def _short(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _constant(e: SpecExpr, env: Mapping[str, Value], what: str) -> int:
+    """Evaluate an expression that reads only constants, naming it if that fails."""
+    try:
+        return e.evaluate_int(env)
+    except GtuneError:
+        raise
+    except (ArithmeticError, ValueError, TypeError) as exc:
+        raise InputError(
+            f"{what} {_short(e.text)!r} cannot be evaluated: {exc}", source=e.source
+        ) from None
+
+
+def _try_constant(values: ValueSpec, constants: Mapping[str, int], seed: int) -> None:
+    """Evaluate a value set that reads only constants (problem sizes, absent optional
+    parameters) now, so its mistakes show before anything is measured."""
+    if not values.names <= set(constants):
+        return
+    try:
+        values.values(dict(constants), seed)
+    except GtuneError:
+        raise
+    except (ArithmeticError, ValueError, TypeError) as exc:
+        raise InputError(
+            f"values {_short(values.text)!r} cannot be evaluated: {exc}", source=values.source
+        ) from None
+
+
 def _exprs_of(values: ValueSpec) -> list[SpecExpr]:
     if isinstance(values, ListValues):
         return list(values.items)
@@ -473,6 +532,8 @@ def parse_spec(raw: Any, source: str) -> HeuristicSpec:
     if not isinstance(doc, str):
         raise InputError("must be a string", source=at("doc"))
     repeat = _int(raw.get("repeat", 2), at("repeat"), minimum=0)
+    if repeat > MAX_REPEAT:
+        raise InputError(f"must be at most {MAX_REPEAT}, got {repeat}", source=at("repeat"))
     seed = _int(raw.get("seed", 0), at("seed"), minimum=0)
 
     optional_raw = raw.get("optional") or {}
@@ -579,16 +640,17 @@ def load_spec(name_or_path: str | Path) -> HeuristicSpec:
     if text in shipped and not Path(text).exists():
         resource = _specs_root().joinpath(shipped[text])
         return _parse_text(resource.read_text(), f"{text} (shipped spec {shipped[text]})")
+    if not text.strip():
+        raise InputError(
+            f"empty spec name; shipped specs: {', '.join(shipped)}", source=text or "spec"
+        )
     path = Path(text)
     if not path.exists():
         raise InputError(
             f"no such spec file, and not a shipped spec; shipped specs: {', '.join(shipped)}",
             source=text,
         )
-    try:
-        return _parse_text(path.read_text(), text)
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", source=text) from None
+    return _parse_text(read_text(path, limit=MAX_YAML_BYTES, what="spec file"), text)
 
 
 def shipped_specs() -> dict[str, str]:
@@ -615,13 +677,7 @@ SPEC_ALIASES = {
 
 
 def _parse_text(text: str, source: str) -> HeuristicSpec:
-    try:
-        raw = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{source}:{mark.line + 1}" if mark is not None else source
-        raise InputError(f"malformed YAML: {getattr(exc, 'problem', exc)}", source=where) from None
-    return parse_spec(raw, source)
+    return parse_spec(load_yaml(text, source), source)
 
 
 def _reject_unknown(raw: Mapping[Any, Any], allowed: Sequence[str], source: str, key: str) -> None:
@@ -648,7 +704,12 @@ def _int(value: Any, source: str, minimum: int | None = None) -> int:
 def _positive(value: Any, source: str) -> float | None:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or value <= 0
+    ):
         raise InputError(f"must be a positive number of seconds, got {value!r}", source=source)
     return float(value)
 
@@ -657,6 +718,8 @@ def _expr_list(raw: Any, source: str, forbid_best: bool = False) -> tuple[SpecEx
     if raw is None:
         return ()
     items = raw if isinstance(raw, list) else [raw]
+    if len(items) > MAX_LIST:
+        raise InputError(f"{len(items):,} items; at most {MAX_LIST:,} are allowed", source=source)
     out: list[SpecExpr] = []
     for i, item in enumerate(items):
         src = f"{source}[{i}]"
