@@ -3,18 +3,29 @@
 Each subcommand lives in ``gtune/commands/<name>.py`` and exposes ``HELP``,
 ``add_arguments(parser)`` and ``run(args) -> int``. Errors derived from
 :class:`~gtune.exceptions.GtuneError` become one message and exit status 2; tracebacks
-only with ``--debug``.
+only with ``--debug``. The same holds for the operating system's answers to user input
+(unreadable files, memory or recursion limits, undecodable text). SIGTERM and SIGHUP
+stop a run the way Ctrl-C does: every stored result is kept, workers are closed.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import math
+import os
+import signal
 import sys
 import traceback
-from collections.abc import Sequence
+import warnings
+from collections.abc import Iterator, Sequence
+from types import FrameType
+from typing import Any, TextIO
 
-from gtune.exceptions import GtuneError
+from gtune.commands._common import STOP_SIGNALS, received_signals
+from gtune.exceptions import GtuneError, InputError
+from gtune.kernel import TRUST_ENV, ReferenceCodeNotice
 
 COMMANDS = (
     "devices",
@@ -33,6 +44,23 @@ COMMANDS = (
     "import-kt",
 )
 
+EXIT_ERROR = 2
+EXIT_INTERRUPTED = 130
+
+# Options whose value may also come from the environment: errors name what was used.
+ENV_OPTIONS = {"--device": ("device", "GTUNE_DEVICE"), "--db": ("db", "GTUNE_DB")}
+
+# Numeric options that must be positive (every numeric option must be finite and >= 0).
+POSITIVE = frozenset(
+    {"timeout", "best", "max_minutes", "runs", "random_n", "compile_workers", "repeat"}
+)
+# Upper bounds where a large value would exhaust the machine rather than be slow.
+AT_MOST = {"compile_workers": 256, "runs": 100_000}
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised where Ctrl-C would be, so the same cleanup runs."""
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
@@ -46,6 +74,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="result store: a path, sqlite:///PATH or postgresql://...; "
         "default $GTUNE_DB or ./gtune-results.db",
     )
+    parser.add_argument(
+        "--trust-module",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="allow descriptions to name a function of this installed module as their "
+        f"Python reference (repeatable; also ${TRUST_ENV}, comma-separated)",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
         try:
@@ -56,8 +92,40 @@ def build_parser() -> argparse.ArgumentParser:
             raise
         p = sub.add_parser(name, help=module.HELP, description=module.HELP)
         module.add_arguments(p)
-        p.set_defaults(_run=module.run)
+        p.set_defaults(_run=module.run, _parser=p)
     return parser
+
+
+def check_options(parsers: Sequence[argparse.ArgumentParser], args: argparse.Namespace) -> None:
+    """Refuse option values no command can mean: empty text, NaN or infinite numbers,
+    negative counts and durations (zero where a positive value is needed)."""
+    for parser in parsers:
+        for action in parser._actions:
+            if action.dest in ("help", "_run", "_parser") or action.dest == argparse.SUPPRESS:
+                continue
+            value = getattr(args, action.dest, None)
+            if value is None or value is action.default:
+                continue
+            name = max(action.option_strings, key=len) if action.option_strings else action.dest
+            for item in value if isinstance(value, list) else [value]:
+                _check_value(name, action.dest, item)
+
+
+def _check_value(name: str, dest: str, value: Any) -> None:
+    if isinstance(value, str):
+        if not value.strip():
+            raise InputError("empty value", source=name)
+        return
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return
+    if not math.isfinite(value):
+        raise InputError(f"must be a finite number, got {value!r}", source=name)
+    if value < 0 or (value == 0 and dest in POSITIVE):
+        need = "positive" if dest in POSITIVE else "at least 0"
+        raise InputError(f"must be {need}, got {value!r}", source=name)
+    limit = AT_MOST.get(dest)
+    if limit is not None and value > limit:
+        raise InputError(f"must be at most {limit}, got {value!r}", source=name)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -65,21 +133,155 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not getattr(args, "_run", None):
         parser.print_help()
-        return 2
+        return EXIT_ERROR
+    debug = bool(args.debug)
+    received = received_signals
+    received.clear()
     try:
-        return int(args._run(args))
+        with _signals_as_interrupt(received), _notices(), _trusted(args.trust_module):
+            check_options([parser, args._parser], args)
+            status = int(args._run(args))
+            _flush(sys.stdout)
+        if received:
+            _say(f"stopped by {received[0]}; {_RESUME}")
+            return EXIT_ERROR
+        return status
+    except BrokenPipeError:
+        _silence_stdout()
+        return 0
     except GtuneError as exc:
-        if args.debug:
+        if debug:
             traceback.print_exc()
-        print(f"gtune: error: {exc.render()}", file=sys.stderr)
-        return 2
+        _name_environment(exc, args)
+        _say(f"error: {exc.render()}")
+        return EXIT_ERROR
     except KeyboardInterrupt:
-        print(
-            "gtune: interrupted; every result measured so far is in the result store "
-            "(run the same command again to resume)",
-            file=sys.stderr,
-        )
-        return 130
+        if received:
+            _say(f"stopped by {received[0]}; {_RESUME}")
+            return EXIT_ERROR
+        _say(f"interrupted; {_RESUME}")
+        return EXIT_INTERRUPTED
+    except (OSError, MemoryError, RecursionError, UnicodeError) as exc:
+        if debug:
+            traceback.print_exc()
+        _say(f"error: {_os_message(exc)}")
+        return EXIT_ERROR
+
+
+_RESUME = (
+    "every result measured so far is in the result store (run the same command again to resume)"
+)
+
+
+def _os_message(exc: BaseException) -> str:
+    if isinstance(exc, OSError):
+        where = exc.filename if exc.filename is not None else None
+        cause = exc.strerror or str(exc) or type(exc).__name__
+        return f"{where}: {cause}" if where is not None else cause
+    if isinstance(exc, MemoryError):
+        return "out of memory (is an input far larger than it should be?)"
+    if isinstance(exc, RecursionError):
+        return "an input is nested too deeply to process"
+    return f"text that cannot be decoded or encoded: {exc}"
+
+
+def _name_environment(exc: GtuneError, args: argparse.Namespace) -> None:
+    """An error about a value taken from the environment names the variable."""
+    if exc.source is None:
+        return
+    for flag, (dest, variable) in ENV_OPTIONS.items():
+        if (
+            exc.source.startswith(flag)
+            and not getattr(args, dest, None)
+            and os.environ.get(variable)
+        ):
+            exc.source = f"${variable}" + exc.source[len(flag) :]
+
+
+def _say(text: str) -> None:
+    stream = sys.stderr
+    line = f"gtune: {text}"
+    encoding = getattr(stream, "encoding", None) or "utf-8"
+    with contextlib.suppress(OSError, ValueError):
+        stream.write(line.encode(encoding, "backslashreplace").decode(encoding) + "\n")
+        stream.flush()
+
+
+def _flush(stream: TextIO) -> None:
+    stream.flush()
+
+
+def _silence_stdout() -> None:
+    """After the reader of a pipe has gone: drop whatever is still buffered."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+
+
+@contextlib.contextmanager
+def _signals_as_interrupt(received: list[str]) -> Iterator[None]:
+    """SIGTERM and SIGHUP raise :class:`Terminated` once; a second one is not caught."""
+    wanted = list(STOP_SIGNALS)
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        received.append(signal.Signals(signum).name)
+        for s in wanted:
+            signal.signal(s, signal.SIG_DFL)
+        raise Terminated()
+
+    previous: dict[int, Any] = {}
+    try:
+        for s in wanted:
+            previous[s] = signal.signal(s, handler)
+    except ValueError:  # not the main thread: leave signals alone
+        previous.clear()
+    try:
+        yield
+    finally:
+        for number, old in previous.items():
+            signal.signal(number, old)
+
+
+@contextlib.contextmanager
+def _notices() -> Iterator[None]:
+    """Library notices (a Python reference runs code) as one ``gtune: note:`` line."""
+    with warnings.catch_warnings():
+        original = warnings.showwarning
+
+        def show(
+            message: Warning | str,
+            category: type[Warning],
+            filename: str,
+            lineno: int,
+            file: TextIO | None = None,
+            line: str | None = None,
+        ) -> None:
+            if issubclass(category, ReferenceCodeNotice):
+                _say(f"note: {message}")
+            else:
+                original(message, category, filename, lineno, file, line)
+
+        warnings.simplefilter("always", ReferenceCodeNotice)
+        warnings.showwarning = show
+        yield
+
+
+@contextlib.contextmanager
+def _trusted(modules: Sequence[str]) -> Iterator[None]:
+    """``--trust-module`` extends ``$GTUNE_TRUST_MODULES`` (worker processes inherit it)."""
+    if not modules:
+        yield
+        return
+    before = os.environ.get(TRUST_ENV)
+    os.environ[TRUST_ENV] = ",".join([*filter(None, [before]), *modules])
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(TRUST_ENV, None)
+        else:
+            os.environ[TRUST_ENV] = before
 
 
 if __name__ == "__main__":

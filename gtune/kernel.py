@@ -348,6 +348,8 @@ def load_kernel(
     p = Path(path)
     if not p.exists():
         raise InputError("file not found", source=p)
+    if p.is_dir():
+        raise InputError("is a directory; give kernel.cl or its description .yaml", source=p)
     if p.suffix in (".yaml", ".yml"):
         desc_path = p
     else:

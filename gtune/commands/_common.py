@@ -3,33 +3,46 @@
 from __future__ import annotations
 
 import argparse
+import os
 import re
+import signal
+from pathlib import Path
 
 from gtune.exceptions import InputError
-from gtune.kernel import TunableKernel, load_kernel
+from gtune.kernel import MAX_SIZE, TunableKernel, load_kernel
 from gtune.result import ResultStore, Status
 from gtune.store import open_store as open_store_url
+
+STOP_SIGNALS: tuple[signal.Signals, ...] = tuple(
+    s for s in (signal.SIGTERM, getattr(signal, "SIGHUP", None)) if s is not None
+)
+"""Signals that stop gtune the way Ctrl-C does (a closed terminal, ``kill``)."""
+received_signals: list[str] = []
+"""Names of the stop signals this process received (the CLI reports them, exit 2)."""
 
 
 def parse_size(text: str | None, kernel: TunableKernel | None = None) -> dict[str, int] | None:
     """``256x256x256`` (in the order of the kernel's problem names) or ``NX=256,NY=64``."""
-    if not text:
+    if text is None:
         return None
+    if not text.strip():
+        raise InputError("empty size; expected e.g. 256x256x256 or NX=256,NY=128", source="--size")
     if "=" in text:
         out: dict[str, int] = {}
         for part in text.split(","):
             name, _, value = part.partition("=")
-            if not value.strip().isdigit():
+            name, value = name.strip(), value.strip()
+            if not name.isidentifier() or not re.fullmatch(r"[0-9]+", value, re.ASCII):
                 raise InputError(f"bad size {part!r}; expected NAME=integer", source="--size")
-            out[name.strip()] = int(value)
+            if name in out:
+                raise InputError(f"size {name} given twice", source="--size")
+            out[name] = _size_value(int(value), part)
         return out
-    if not re.fullmatch(r"\d+(x\d+)*", text):
+    if not re.fullmatch(r"[0-9]+(x[0-9]+)*", text, re.ASCII):
         raise InputError(
             f"bad size {text!r}; expected e.g. 256x256x256 or NX=256,NY=128", source="--size"
         )
-    values = [int(v) for v in text.split("x")]
-    if any(v <= 0 for v in values):
-        raise InputError(f"sizes must be positive, got {text!r}", source="--size")
+    values = [_size_value(int(v), text) for v in text.split("x")]
     names = list(kernel.sizes) if kernel is not None else ["NX", "NY", "NZ"]
     if len(values) > len(names):
         raise InputError(
@@ -39,12 +52,58 @@ def parse_size(text: str | None, kernel: TunableKernel | None = None) -> dict[st
     return dict(zip(names, values, strict=False))
 
 
+def _size_value(value: int, given: str) -> int:
+    if not 0 < value <= MAX_SIZE:
+        raise InputError(
+            f"bad size {given!r}: every size must be an integer from 1 to {MAX_SIZE}",
+            source="--size",
+        )
+    return value
+
+
+def writable_file(path: str | Path, option: str) -> Path:
+    """Refuse an output file that cannot be written before any work starts (its folder is
+    created now; a file that did not exist is not left behind)."""
+    p = Path(path)
+    where = f"{option} {p}"
+    if p.is_dir():
+        raise InputError("is a directory; give a file name", source=where)
+    existed = p.exists()
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        with open(p, "a"):
+            pass
+        if not existed:
+            p.unlink()
+    except FileExistsError:
+        raise InputError("cannot create it: a parent is not a directory", source=where) from None
+    except OSError as exc:
+        raise InputError(f"cannot write: {exc.strerror or exc}", source=where) from None
+    return p
+
+
+def writable_dir(path: str | Path, option: str) -> Path:
+    """Create an output directory now (or refuse it) rather than after the work."""
+    p = Path(path)
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise InputError("exists and is not a directory", source=f"{option} {p}") from None
+    except OSError as exc:
+        raise InputError(f"cannot create: {exc.strerror or exc}", source=f"{option} {p}") from None
+    if not os.access(p, os.W_OK):
+        raise InputError("directory is not writable", source=f"{option} {p}")
+    return p
+
+
 def parse_config(text: str) -> dict[str, int]:
     """``WX=32,WY=4`` into a configuration."""
     out: dict[str, int] = {}
     for part in filter(None, text.split(",")):
         name, _, value = part.partition("=")
         try:
+            if not name.strip().isidentifier():
+                raise ValueError(name)
             out[name.strip()] = int(value)
         except ValueError:
             raise InputError(

@@ -221,7 +221,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"must be at least 1, got {args.random_n}", source="--random-n")
     if args.runs < 1:
         raise InputError(f"must be at least 1, got {args.runs}", source="--runs")
-    if args.budget:
+    if args.budget is not None:
         Budget.parse(args.budget)
     options = strategy_options(args.option, strategies, args.random_n, bool(args.random_unpruned))
     kernels = []

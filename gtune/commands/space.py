@@ -8,9 +8,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from gtune.commands._common import fmt_seconds, open_kernel
+from gtune.commands._common import fmt_seconds, open_kernel, writable_dir
 from gtune.device import DeviceLimits
 from gtune.exceptions import InputError
+from gtune.inputs import MAX_YAML_BYTES, read_text
 from gtune.space.build import solve_space
 from gtune.space.model import build_model, device_dzn, model_mzn
 from gtune.space.report import constraint_cuts
@@ -40,14 +41,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def _devices(args: argparse.Namespace) -> list[DeviceLimits]:
     if args.limits:
+        text = read_text(args.limits, limit=MAX_YAML_BYTES, what="device limits file")
         try:
-            data = json.loads(Path(args.limits).read_text())
-        except (OSError, json.JSONDecodeError) as exc:
+            data = json.loads(text)
+        except (json.JSONDecodeError, RecursionError) as exc:
             raise InputError(f"cannot read device limits: {exc}", source=args.limits) from None
         items = data if isinstance(data, list) else [data]
         try:
             return [DeviceLimits.from_dict(d) for d in items]
-        except TypeError as exc:
+        except (TypeError, ValueError, AttributeError) as exc:
             raise InputError(f"not device limits: {exc}", source=args.limits) from None
     from gtune.measure import list_devices, select_device
 
@@ -56,6 +58,8 @@ def _devices(args: argparse.Namespace) -> list[DeviceLimits]:
 
 def run(args: argparse.Namespace) -> int:
     kernel = open_kernel(args.kernel, args.size)
+    if args.emit_mzn:
+        writable_dir(args.emit_mzn, "--emit-mzn")
     reports: list[dict[str, Any]] = []
     for device in _devices(args):
         start = time.perf_counter()
