@@ -164,7 +164,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (OSError, MemoryError, RecursionError, UnicodeError) as exc:
         if debug:
             traceback.print_exc()
-        _say(f"error: {_os_message(exc)}")
+        message = _os_message(exc)
+        store = os.environ.get("GTUNE_DB", "")
+        filename = str(getattr(exc, "filename", "") or "")
+        if not args.db and store and filename and store.startswith(filename):
+            message = f"$GTUNE_DB={store}: {message}"
+        _say(f"error: {message}")
         return EXIT_ERROR
 
 
@@ -177,6 +182,8 @@ def _os_message(exc: BaseException) -> str:
     if isinstance(exc, OSError):
         where = exc.filename if exc.filename is not None else None
         cause = exc.strerror or str(exc) or type(exc).__name__
+        if isinstance(exc, FileExistsError | NotADirectoryError):
+            cause = f"{cause} (a file stands where a directory is needed)"
         return f"{where}: {cause}" if where is not None else cause
     if isinstance(exc, MemoryError):
         return "out of memory (is an input far larger than it should be?)"
@@ -190,12 +197,13 @@ def _name_environment(exc: GtuneError, args: argparse.Namespace) -> None:
     if exc.source is None:
         return
     for flag, (dest, variable) in ENV_OPTIONS.items():
-        if (
-            exc.source.startswith(flag)
-            and not getattr(args, dest, None)
-            and os.environ.get(variable)
-        ):
+        value = os.environ.get(variable)
+        if getattr(args, dest, None) or not value:
+            continue
+        if exc.source.startswith(flag):
             exc.source = f"${variable}" + exc.source[len(flag) :]
+        elif exc.source.startswith(value):
+            exc.source = f"${variable}={exc.source}"
 
 
 def _say(text: str) -> None:

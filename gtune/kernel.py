@@ -381,7 +381,10 @@ def load_kernel(
         )
     if not src_path.exists():
         raise InputError(f"kernel source {src_name!r} not found", source=where)
-    source = read_text(src_path, limit=MAX_SOURCE_BYTES, what="kernel source")
+    try:
+        source = read_text(src_path, limit=MAX_SOURCE_BYTES, what="kernel source")
+    except InputError as exc:
+        raise InputError(f"{src_name!r}: {exc.message}", source=where) from None
     kernel = parse_description(
         raw,
         source=source,
@@ -466,6 +469,8 @@ def parse_description(
             base_dir=base_dir,
             trust_modules=trust_modules,
         )
+    except RecursionError:
+        raise InputError("an expression is nested too deeply to read", source=label) from None
     except ExpressionError as exc:
         if exc.source and exc.source.startswith(label):
             raise

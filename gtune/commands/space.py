@@ -46,6 +46,8 @@ def _devices(args: argparse.Namespace) -> list[DeviceLimits]:
             data = json.loads(text)
         except (json.JSONDecodeError, RecursionError) as exc:
             raise InputError(f"cannot read device limits: {exc}", source=args.limits) from None
+        if isinstance(data, dict) and isinstance(data.get("devices"), list):
+            data = data["devices"]  # the whole output of `gtune devices --json`
         items = data if isinstance(data, list) else [data]
         try:
             return [DeviceLimits.from_dict(d) for d in items]

@@ -538,6 +538,8 @@ def parse_spec(raw: Any, source: str) -> HeuristicSpec:
 
     optional_raw = raw.get("optional") or {}
     if isinstance(optional_raw, list):
+        for i, k in enumerate(optional_raw):
+            _identifier(k, at(f"optional[{i}]"))
         optional_raw = {k: 1 for k in optional_raw}
     if not isinstance(optional_raw, dict):
         raise InputError(
