@@ -62,10 +62,13 @@ class Terminated(KeyboardInterrupt):
     """SIGTERM or SIGHUP, raised where Ctrl-C would be, so the same cleanup runs."""
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole parser; with ``only``, the other subcommands are bare placeholders, so
+    one command starts without importing every other command's dependencies."""
     parser = argparse.ArgumentParser(
         prog="gtune",
         description="Autotune OpenCL stencil kernels on the devices you have.",
+        allow_abbrev=False,
     )
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     parser.add_argument(
@@ -84,6 +87,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
+        if only is not None and name != only:
+            sub.add_parser(name)
+            continue
         try:
             module = importlib.import_module(f"gtune.commands.{name.replace('-', '_')}")
         except ModuleNotFoundError as exc:
@@ -94,6 +100,22 @@ def build_parser() -> argparse.ArgumentParser:
         module.add_arguments(p)
         p.set_defaults(_run=module.run, _parser=p)
     return parser
+
+
+def _command_of(argv: Sequence[str]) -> str | None:
+    """The subcommand ``argv`` names, if it names one before any ambiguity."""
+    i = 0
+    while i < len(argv):
+        item = argv[i]
+        if item in ("--db", "--trust-module"):
+            i += 2
+        elif item.startswith("-"):
+            if item in ("-h", "--help"):
+                return None
+            i += 1
+        else:
+            return item if item in COMMANDS else None
+    return None
 
 
 def check_options(parsers: Sequence[argparse.ArgumentParser], args: argparse.Namespace) -> None:
@@ -129,8 +151,9 @@ def _check_value(name: str, dest: str, value: Any) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    given = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(_command_of(given))
+    args = parser.parse_args(given)
     if not getattr(args, "_run", None):
         parser.print_help()
         return EXIT_ERROR
