@@ -1,0 +1,704 @@
+"""Audit gtune against bad inputs and faults; count how each one ends.
+
+    python3 benchmarks/audit.py OUT [--generated N] [--seed S] [--skip-opencl]
+
+Runs a corpus of concrete bad inputs through ``python -m gtune`` (each in its own
+process, under a memory limit and a timeout, tagged through its environment so that any
+process it leaves behind is found): descriptions, specs, kernels, command-line flags,
+store and environment faults, and interruptions (SIGINT, SIGTERM, SIGHUP, SIGKILL during a
+tuning run). Every known defect class has at least one hand-written case; ``--generated``
+adds seeded random mutations of the shipped descriptions, specs and command lines.
+
+Outcomes: ``clean`` (exit 2 with a ``gtune: error:`` message naming the input), ``ok``
+(exit 0, the input was fine), ``expected`` (killed by SIGKILL, nothing left behind),
+``traceback``, ``hang``, ``orphan`` (a worker outlived gtune), ``stale`` (a stored result
+served although what it depends on changed) and ``other`` (any other status or an unclear
+message). Writes ``audit.json`` and ``audit.md`` to OUT. Needs no GPU; kernel and
+interruption cases run on whatever OpenCL device is the default (tiny sizes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import copy
+import json
+import os
+import random
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+STENCILS = ROOT / "stencils"
+SPECS = ROOT / "gtune" / "data" / "specs"
+NAIVE = ROOT / "tests" / "data"
+LIMITS = ROOT / "benchmarks" / "results" / "foundation" / "devices.json"
+TAG = "GTUNE_AUDIT_TAG"
+MEMORY = 3 * 1024**3
+NO_DEVICE = "__no_such_device__"
+
+
+@dataclass
+class Case:
+    klass: str
+    name: str
+    argv: list[str]
+    names: list[str] = field(default_factory=list)  # what a clean message may name
+    files: dict[str, bytes | str] = field(default_factory=dict)  # written into the case dir
+    env: dict[str, str] = field(default_factory=dict)
+    timeout: float = 60.0
+    interrupt: int | None = None  # signal sent once results are being stored
+    expect_ok: bool = False
+    check: Callable[[Path], str | None] | None = None  # extra verdict after the run
+
+
+@dataclass
+class Verdict:
+    klass: str
+    name: str
+    outcome: str
+    status: int | None
+    seconds: float
+    message: str
+
+
+# -------------------------------------------------------------------------------------
+# Running
+
+
+def run(case: Case, work: Path) -> Verdict:
+    tag = uuid.uuid4().hex
+    where = work / f"case-{tag[:8]}"
+    where.mkdir()
+    for name in ("naive7.cl", "naive7.yaml", "naive7_ref.py"):
+        shutil.copy(NAIVE / name, where / name)
+    for name in ("heat3d.cl", "heat3d.yaml"):
+        shutil.copy(STENCILS / name, where / name)
+    for name, content in case.files.items():
+        path = where / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(content.encode() if isinstance(content, str) else content)
+    env = dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="120", GTUNE_CACHE=str(where / "cache"))
+    env.setdefault("GTUNE_DB", str(where / "store.db"))
+    env.update(case.env)
+    env[TAG] = tag
+    code = (
+        "import resource, sys; "
+        f"resource.setrlimit(resource.RLIMIT_AS, ({MEMORY}, {MEMORY})); "
+        "from gtune.cli import main; sys.exit(main(sys.argv[1:]))"
+    )
+    start = time.monotonic()
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, *case.argv],
+        cwd=where,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    hung = False
+    if case.interrupt is not None:
+        _wait_for_results(where / "store.db", proc, 60)
+        if proc.poll() is None:
+            proc.send_signal(case.interrupt)
+    try:
+        _out, err = proc.communicate(timeout=case.timeout)
+    except subprocess.TimeoutExpired:
+        hung = True
+        os.killpg(proc.pid, signal.SIGKILL)
+        _out, err = proc.communicate()
+    seconds = time.monotonic() - start
+    text = err.decode(errors="backslashreplace")
+    time.sleep(1.0)
+    left = _tagged(tag)
+    for pid in left:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    outcome = _classify(case, proc.returncode, text, hung, bool(left))
+    if outcome in ("clean", "ok", "expected") and case.check is not None:
+        outcome = case.check(where) or outcome
+    last = [line for line in text.splitlines() if line.strip()]
+    message = last[-1][:300] if last else ""
+    shutil.rmtree(where, ignore_errors=True)
+    return Verdict(case.klass, case.name, outcome, proc.returncode, round(seconds, 2), message)
+
+
+def _classify(case: Case, status: int | None, err: str, hung: bool, orphan: bool) -> str:
+    if orphan:
+        return "orphan"
+    if hung:
+        return "hang"
+    if "Traceback (most recent call last)" in err or "MemoryError" in err:
+        return "traceback"
+    if case.interrupt == signal.SIGKILL:
+        return "expected" if status == -signal.SIGKILL else "other"
+    if status == 0:
+        return "ok"
+    if status == 2 and "error" in err:
+        if case.interrupt is not None:
+            return "clean" if "stopped by" in err or "interrupted" in err else "other"
+        if not case.names or any(n in err for n in case.names):
+            return "clean"
+    if status == 130 and case.interrupt == signal.SIGINT and "interrupted" in err:
+        return "clean"
+    return "other"
+
+
+def _wait_for_results(db: Path, proc: subprocess.Popen[bytes], limit: float) -> None:
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.3)
+        if not db.exists():
+            continue
+        try:
+            with sqlite3.connect(db) as con:
+                if con.execute("SELECT COUNT(*) FROM results").fetchone()[0] >= 2:
+                    return
+        except sqlite3.Error:
+            continue
+
+
+def _tagged(tag: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and int(entry.name) != os.getpid():
+            try:
+                if f"{TAG}={tag}".encode() in (entry / "environ").read_bytes():
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+# -------------------------------------------------------------------------------------
+# The corpus: one or more cases per known defect
+
+
+def naive_with(old: str, new: str) -> str:
+    text = (NAIVE / "naive7.yaml").read_text()
+    if old not in text:
+        raise ValueError(old)
+    return text.replace(old, new)
+
+
+def bomb() -> str:
+    lines = ['a0: &a0 ["x","x","x","x","x","x","x","x","x"]']
+    lines += [f"a{i}: &a{i} [{','.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 9)]
+    return "\n".join(lines) + "\n"
+
+
+SPACE = ["space", "naive7.yaml", "--limits", str(LIMITS), "--no-min-groups"]
+RUN_NO_DEVICE = ["run", "naive7.yaml", "--device", NO_DEVICE]
+REF = 'reference: {python: "naive7_ref.py:reference"}'
+
+
+def description_cases() -> list[Case]:
+    d = "descriptions"
+    edits = {
+        "reference config not an integer": (REF, "reference: {config: {WX: abc}}"),
+        "rtol not a number": (REF, REF[:-1] + ", rtol: tight}"),
+        "source is a directory": ("kernel: naive7", "kernel: naive7\nsource: ."),
+        "source outside the folder": ("kernel: naive7", "kernel: naive7\nsource: /etc/hostname"),
+        "reference os:system": (REF, 'reference: {python: "os:system"}'),
+        "reference outside the folder": (REF, 'reference: {python: "../x.py:f"}'),
+        "billion-value range domain": ("WX: {pow2: [1, NX], default: 8}", "WX: {range: [1, 1e9]}"),
+        "range 1..10**9": ("WX: {pow2: [1, NX], default: 8}", "WX: {range: [1, 10**9]}"),
+        "size zero": ("problem: {NX: 32", "problem: {NX: 0"),
+        "unknown key": ("launch:", "lunch: 1\nlaunch:"),
+        "non-string key": ("launch:", "1: 2\nlaunch:"),
+        "argument name a list": ("{name: in, role", "{name: [in], role"),
+        "constraint True": ("  - WX * WY * WZ <= MAX_WORK_GROUP_SIZE", "  - True"),
+        "constraint 0": ("  - WX * WY * WZ <= MAX_WORK_GROUP_SIZE", "  - 0"),
+        "division by zero": ("  - WX * WY * WZ <= MAX_WORK_GROUP_SIZE", "  - NX / 0 > 1"),
+        "flops nan": ("flops_per_point: 8", "flops_per_point: .nan"),
+    }
+    cases = [
+        Case(d, name, SPACE, ["naive7.yaml"], {"naive7.yaml": naive_with(old, new)})
+        for name, (old, new) in edits.items()
+    ]
+    cases += [
+        Case(d, "alias bomb (1 KB)", SPACE, ["naive7.yaml"], {"naive7.yaml": bomb()}),
+        Case(d, "500-deep nesting", SPACE, ["naive7.yaml"], {"naive7.yaml": "a: " + "[" * 500}),
+        Case(
+            d,
+            "non-UTF-8 description",
+            SPACE,
+            ["naive7.yaml"],
+            {
+                "naive7.yaml": naive_with("kernel: naive7", "kernel: naive7\ndoc: caf\xe9").encode(
+                    "latin-1"
+                )
+            },
+        ),
+        Case(d, "non-UTF-8 source", SPACE, ["naive7.cl"], {"naive7.cl": b"__kernel \xff\n"}),
+        Case(d, "description is a directory", ["space", "."], ["."]),
+        Case(
+            d,
+            "python tag",
+            SPACE,
+            ["naive7.yaml"],
+            {"naive7.yaml": "kernel: !!python/name:os.system\n"},
+        ),
+        Case(d, "empty file", SPACE, ["naive7.yaml"], {"naive7.yaml": ""}),
+        Case(
+            d,
+            "huge constraint",
+            SPACE,
+            ["naive7.yaml"],
+            {
+                "naive7.yaml": naive_with(
+                    "  - WX * WY * WZ <= MAX_WORK_GROUP_SIZE",
+                    "  - " + "+".join(["WX"] * 100_000) + " > 0",
+                )
+            },
+        ),
+        Case(
+            d,
+            "2**10**10",
+            SPACE,
+            ["naive7.yaml"],
+            {
+                "naive7.yaml": naive_with(
+                    "  - WX * WY * WZ <= MAX_WORK_GROUP_SIZE", "  - 2**10**10 > WX"
+                )
+            },
+        ),
+        Case(
+            d,
+            "10**400",
+            SPACE,
+            ["naive7.yaml"],
+            {
+                "naive7.yaml": naive_with(
+                    "  - WX * WY * WZ <= MAX_WORK_GROUP_SIZE", "  - 10**400 > WX"
+                )
+            },
+        ),
+    ]
+    return cases
+
+
+def spec_cases() -> list[Case]:
+    s = "specs"
+    texts = {
+        "200,000-value list": "steps: [{tune: {WX: [" + ",".join(map(str, range(200_000))) + "]}}]",
+        "range 1:10**9:+1": "steps: [{tune: {WX: '1:10**9:+1'}}]",
+        "unknown parameter": "steps: [{tune: {WQ: '1:4'}}]",
+        "zero step": "steps: [{tune: {WX: '1:NX:+0'}}]",
+        "alias bomb": bomb() + "steps: [{tune: {WX: '1:4'}}]",
+        "steps not a list": "steps: 3",
+        "repeat huge": "repeat: 1000000000\nsteps: [{tune: {WX: '1:4'}}]",
+        "budget nan": "budget: {seconds: .nan}\nsteps: [{tune: {WX: '1:4'}}]",
+    }
+    cases = [
+        Case(s, name, [*RUN_NO_DEVICE, "--spec", "bad.yaml"], ["bad.yaml"], {"bad.yaml": text})
+        for name, text in texts.items()
+    ]
+    cases.append(Case(s, "empty --spec", [*RUN_NO_DEVICE, "--spec", ""], ["--spec"]))
+    return cases
+
+
+def flag_cases() -> list[Case]:
+    f = "flags"
+    table = [
+        (["space", "naive7.yaml", "--size", "NX=²"], "--size"),
+        (["space", "naive7.yaml", "--size", ""], "--size"),
+        (["space", "naive7.yaml", "--size", "NX=0"], "--size"),
+        (["space", "naive7.yaml", "--size", "99999999999x2"], "--size"),
+        ([*RUN_NO_DEVICE, "--timeout", "nan"], "--timeout"),
+        ([*RUN_NO_DEVICE, "--budget", "nans"], "--budget"),
+        ([*RUN_NO_DEVICE, "--runs", "0"], "--runs"),
+        (["results", "--best", "-1"], "--best"),
+        (["compare", "naive7.yaml", "--max-minutes", "-1"], "--max-minutes"),
+        ([*RUN_NO_DEVICE, "--json", "naive7.cl/report.json"], "--json"),
+        (
+            ["space", "naive7.yaml", "--limits", str(LIMITS), "--emit-mzn", "naive7.cl"],
+            "--emit-mzn",
+        ),
+        (["space", "naive7.yaml", "--limits", "/dev/zero"], "/dev/zero"),
+        (["space", "naive7.yaml", "--limits", "naive7.cl"], "naive7.cl"),
+        (["run", "missing.cl"], "missing.cl"),
+        (["compare", "naive7.yaml", "--strategies", "hybrid"], "--strategies"),
+    ]
+    return [Case(f, " ".join(argv[2:]) or argv[0], argv, [name]) for argv, name in table]
+
+
+def store_cases() -> list[Case]:
+    st = "store and environment"
+    old_schema = str(Path(tempfile.mkdtemp(prefix="gtune-audit-")) / "old.db")
+    with sqlite3.connect(old_schema) as con:
+        con.execute("CREATE TABLE results (id INTEGER, junk TEXT)")
+        con.execute("INSERT INTO results VALUES (1, 'x')")
+    return [
+        Case(st, "--db under a file", ["--db", "naive7.cl/x.db", "results"], ["naive7.cl"]),
+        Case(st, "--db is a directory", ["--db", ".", "results"], ["."]),
+        Case(st, "--db not a database", ["--db", "naive7.cl", "results"], ["naive7.cl"]),
+        Case(st, "--db older schema", ["--db", old_schema, "results"], [old_schema]),
+        Case(st, "--db under /proc", ["--db", "/proc/gtune/x.db", "results"], ["/proc"]),
+        Case(
+            st, "$GTUNE_DB under a file", ["results"], ["GTUNE_DB"], env={"GTUNE_DB": "naive7.cl/x"}
+        ),
+        Case(
+            st,
+            "$GTUNE_DEVICE unknown",
+            ["space", "naive7.yaml"],
+            ["$GTUNE_DEVICE"],
+            env={"GTUNE_DEVICE": NO_DEVICE},
+        ),
+        Case(
+            st,
+            "$GTUNE_CACHE is a file",
+            [*SPACE],
+            ["naive7.cl", "GTUNE_CACHE", "cache"],
+            env={"GTUNE_CACHE": "naive7.cl"},
+        ),
+        Case(
+            st,
+            "no minizinc on PATH",
+            [*SPACE, "--no-cache"],
+            ["MiniZinc", "minizinc"],
+            env={"PATH": "/nonexistent"},
+        ),
+    ]
+
+
+def kernel_cases() -> list[Case]:
+    k = "kernels"
+    small = ["--size", "NX=8,NY=8,NZ=4", "--budget", "3", "--timeout", "5", "--technique", "all"]
+    cl = (NAIVE / "naive7.cl").read_text()
+    return [
+        Case(
+            k,
+            "does not compile",
+            ["run", "naive7.yaml", *small],
+            ["naive7.cl"],
+            {"naive7.cl": cl + "\n this is not C;\n"},
+            timeout=240,
+        ),
+        Case(
+            k,
+            "kernel name not in source",
+            ["run", "naive7.yaml", *small],
+            ["naive7"],
+            {"naive7.yaml": naive_with("kernel: naive7", "kernel: nope")},
+            timeout=240,
+        ),
+        Case(
+            k,
+            "bad build options",
+            ["run", "naive7.yaml", *small],
+            ["naive7"],
+            {
+                "naive7.yaml": naive_with(
+                    "flops_per_point: 8", "flops_per_point: 8\nbuild_options: [-bogus-option]"
+                )
+            },
+            timeout=240,
+        ),
+    ]
+
+
+def stale_case() -> Case:
+    """Fix a wrong reference between two runs: the second must not serve the first's rows."""
+
+    def check(where: Path) -> str | None:
+        db = where / "store.db"
+        ref = where / "naive7_ref.py"
+        ref.write_text(ref.read_text() + "\n# fixed\n")
+        env = dict(os.environ, PYTHONPATH=str(ROOT), GTUNE_CACHE=str(where / "cache"))
+        subprocess.run(
+            [sys.executable, "-m", "gtune", "--db", str(db), "run", "naive7.yaml", *SMALL_RUN],
+            cwd=where,
+            env=env,
+            capture_output=True,
+            timeout=240,
+        )
+        with sqlite3.connect(db) as con:
+            ids = {r[0] for r in con.execute("SELECT kernel_id FROM results")}
+        return None if len(ids) >= 2 else "stale"
+
+    return Case(
+        "interruptions and staleness",
+        "reference fixed between runs",
+        ["--db", "store.db", "run", "naive7.yaml", *SMALL_RUN],
+        timeout=240,
+        expect_ok=True,
+        check=check,
+    )
+
+
+SMALL_RUN = ["--size", "NX=16,NY=8,NZ=8", "--budget", "4", "--timeout", "20"]
+
+
+def interruption_cases() -> list[Case]:
+    i = "interruptions and staleness"
+    argv = [
+        "--db",
+        "store.db",
+        "run",
+        "naive7.yaml",
+        "--size",
+        "NX=32,NY=16,NZ=8",
+        "--budget",
+        "300",
+        "--timeout",
+        "20",
+    ]
+    return [
+        Case(i, f"{sig.name} during a run", argv, timeout=120, interrupt=sig)
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGKILL)
+    ]
+
+
+# -------------------------------------------------------------------------------------
+# Generated cases: seeded mutations of real inputs
+
+JUNK: list[Any] = [
+    None,
+    True,
+    -1,
+    0,
+    2**70,
+    1.5,
+    float("nan"),
+    "",
+    "abc",
+    "tight",
+    "os:system",
+    "NX/0",
+    "1:10**9:+1",
+    "²",
+    [],
+    [1, [2]],
+    {"a": 1},
+    "../x.py:f",
+    "1e400",
+]
+
+
+def mutate(tree: Any, rng: random.Random) -> Any:
+    tree = copy.deepcopy(tree)
+    for _ in range(rng.randint(1, 3)):
+        paths: list[tuple[Any, ...]] = []
+
+        def walk(node: Any, prefix: tuple[Any, ...], paths: list[tuple[Any, ...]] = paths) -> None:
+            paths.append(prefix)
+            if isinstance(node, dict):
+                for key, value in node.items():
+                    walk(value, (*prefix, key))
+            elif isinstance(node, list):
+                for index, value in enumerate(node):
+                    walk(value, (*prefix, index))
+
+        walk(tree, ())
+        path = rng.choice(paths[1:] or paths)
+        if not path:
+            return rng.choice(JUNK)
+        parent = tree
+        for p in path[:-1]:
+            parent = parent[p]
+        op = rng.choice(["junk", "delete", "wrap", "rename"])
+        if op == "junk":
+            parent[path[-1]] = rng.choice(JUNK)
+        elif op == "delete":
+            del parent[path[-1]]
+        elif op == "wrap":
+            parent[path[-1]] = [parent[path[-1]]]
+        elif isinstance(parent, dict):
+            parent[rng.choice(["bogus", "1", "", "kernel"])] = parent.pop(path[-1])
+    return tree
+
+
+def damage(text: str, rng: random.Random) -> bytes:
+    data = text.encode()
+    how = rng.choice(["none", "none", "bytes", "truncate", "nul", "latin1"])
+    if how == "bytes":
+        at = rng.randint(0, len(data))
+        data = data[:at] + bytes(rng.randrange(256) for _ in range(4)) + data[at:]
+    elif how == "truncate":
+        data = data[: rng.randint(0, len(data))]
+    elif how == "nul":
+        data += b"\x00"
+    elif how == "latin1":
+        data = (text + "doc: caf\xe9\n").encode("latin-1", "replace")
+    return data
+
+
+def dump(tree: Any) -> str:
+    try:
+        return yaml.safe_dump(tree, allow_unicode=True, sort_keys=False)
+    except (yaml.YAMLError, ValueError, TypeError):
+        return str(tree)
+
+
+def generated(n: int, seed: int) -> list[Case]:
+    rng = random.Random(seed)
+    descriptions = sorted(STENCILS.glob("*.yaml"))
+    specs = sorted(SPECS.glob("*.yaml"))
+    values = [
+        "",
+        "nan",
+        "-1",
+        "0",
+        "inf",
+        "1e400",
+        "abc",
+        "²",
+        "NX=²",
+        "NX=0",
+        "8x8x8",
+        "x",
+        "99999999999999999999",
+        "naive7.cl",
+        "naive7.cl/x",
+        "/dev/null",
+        "a" * 300,
+    ]
+    options = {
+        "space": ["--size", "--top", "--emit-mzn"],
+        "run": [
+            "--size",
+            "--budget",
+            "--runs",
+            "--timeout",
+            "--spec",
+            "--json",
+            "--technique",
+            "--strategy",
+        ],
+        "results": ["--best", "--kernel", "--format"],
+    }
+    out: list[Case] = []
+    for i in range(n):
+        kind = i % 3
+        if kind == 0:
+            desc = rng.choice(descriptions)
+            tree = yaml.safe_load(desc.read_text())
+            sizes = ",".join(f"{k}=8" for k in tree.get("problem", {}))
+            files: dict[str, bytes | str] = {desc.name: damage(dump(mutate(tree, rng)), rng)}
+            for extra in STENCILS.glob(desc.stem + ".*"):
+                if extra.suffix != ".yaml":
+                    files[extra.name] = extra.read_bytes()
+            argv = ["space", desc.name, "--limits", str(LIMITS), "--no-min-groups", "--size", sizes]
+            out.append(
+                Case(
+                    "descriptions",
+                    f"generated {desc.stem} #{i}",
+                    argv,
+                    [desc.name, "--size"],
+                    files,
+                )
+            )
+        elif kind == 1:
+            spec = rng.choice(specs)
+            text = damage(dump(mutate(yaml.safe_load(spec.read_text()), rng)), rng)
+            argv = [
+                "run",
+                "heat3d.yaml",
+                "--spec",
+                "g.yaml",
+                "--size",
+                "NX=8,NY=8,NZ=8",
+                "--device",
+                NO_DEVICE,
+            ]
+            out.append(
+                Case(
+                    "specs",
+                    f"generated {spec.stem} #{i}",
+                    argv,
+                    ["g.yaml", "--device"],
+                    {"g.yaml": text},
+                )
+            )
+        else:
+            command = rng.choice(sorted(options))
+            argv = [command] + (["naive7.yaml"] if command != "results" else [])
+            for _ in range(rng.randint(1, 3)):
+                argv += [rng.choice(options[command]), rng.choice(values)]
+            if command == "run":
+                argv += ["--device", NO_DEVICE]
+            if command == "space":
+                argv += ["--limits", str(LIMITS)]
+            names = [a for a in argv if a.startswith("--")] + ["naive7", "OpenCL"]
+            out.append(Case("flags", f"generated {' '.join(argv)[:80]}", argv, names))
+    return out
+
+
+# -------------------------------------------------------------------------------------
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("out", type=Path)
+    ap.add_argument("--generated", type=int, default=150, help="random mutations (150)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--skip-opencl", action="store_true", help="no kernel or interruption cases")
+    args = ap.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    cases = description_cases() + spec_cases() + flag_cases() + store_cases()
+    if not args.skip_opencl:
+        cases += [*kernel_cases(), stale_case(), *interruption_cases()]
+    cases += generated(args.generated, args.seed)
+    verdicts: list[Verdict] = []
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory() as tmp:
+        for n, case in enumerate(cases, 1):
+            v = run(case, Path(tmp))
+            if case.expect_ok and v.outcome == "clean":
+                v.outcome = "other"
+            verdicts.append(v)
+            print(f"[{n}/{len(cases)}] {v.outcome:9} {v.klass}: {v.name[:70]}", flush=True)
+    write(args.out, verdicts, time.monotonic() - started, sys.argv)
+    bad = [v for v in verdicts if v.outcome not in ("clean", "ok", "expected")]
+    return 1 if bad else 0
+
+
+def write(out: Path, verdicts: list[Verdict], seconds: float, argv: list[str]) -> None:
+    totals = Counter(v.outcome for v in verdicts)
+    by_class: dict[str, Counter[str]] = {}
+    for v in verdicts:
+        by_class.setdefault(v.klass, Counter())[v.outcome] += 1
+    payload = {
+        "command": "python3 benchmarks/audit.py " + " ".join(argv[1:]),
+        "cases": len(verdicts),
+        "seconds": round(seconds, 1),
+        "totals": dict(totals),
+        "by_class": {k: dict(c) for k, c in by_class.items()},
+        "verdicts": [asdict(v) for v in verdicts],
+    }
+    (out / "audit.json").write_text(json.dumps(payload, indent=1) + "\n")
+    outcomes = ["clean", "ok", "expected", "traceback", "hang", "orphan", "stale", "other"]
+    lines = [
+        "# gtune audit: bad inputs and faults",
+        "",
+        f"Command: `{payload['command']}` ({len(verdicts)} cases, {seconds:.0f} s).",
+        "",
+        "| class | " + " | ".join(outcomes) + " |",
+        "|---|" + "---:|" * len(outcomes),
+    ]
+    for klass, counts in by_class.items():
+        lines.append(f"| {klass} | " + " | ".join(str(counts[o]) for o in outcomes) + " |")
+    lines.append("| **all** | " + " | ".join(str(totals[o]) for o in outcomes) + " |")
+    bad = [v for v in verdicts if v.outcome not in ("clean", "ok", "expected")]
+    lines += ["", f"## Cases that did not end cleanly ({len(bad)})", ""]
+    for v in bad:
+        lines.append(f"- **{v.outcome}** {v.klass}: {v.name} (status {v.status}): `{v.message}`")
+    (out / "audit.md").write_text("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
