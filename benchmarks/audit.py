@@ -145,14 +145,12 @@ def _classify(case: Case, status: int | None, err: str, hung: bool, orphan: bool
         return "traceback"
     if case.interrupt == signal.SIGKILL:
         return "expected" if status == -signal.SIGKILL else "other"
+    if case.interrupt is not None:
+        stopped = "stopped by" in err or "interrupted" in err
+        return "clean" if status in (2, 130) and stopped else "other"
     if status == 0:
         return "ok"
-    if status == 2 and "error" in err:
-        if case.interrupt is not None:
-            return "clean" if "stopped by" in err or "interrupted" in err else "other"
-        if not case.names or any(n in err for n in case.names):
-            return "clean"
-    if status == 130 and case.interrupt == signal.SIGINT and "interrupted" in err:
+    if status == 2 and "error" in err and (not case.names or any(n in err for n in case.names)):
         return "clean"
     return "other"
 

@@ -293,6 +293,11 @@ def test_spec_constant_mistakes_show_when_binding() -> None:
         spec.bind(["WX"], {"NX": 8})
 
 
+def test_spec_optional_list_of_mappings() -> None:
+    with pytest.raises(InputError, match=r"s\.yaml: optional\[0\]"):
+        parse_spec({"optional": [{"WY": 1}], "steps": [{"tune": {"WX": "1:4"}}]}, "s.yaml")
+
+
 def test_spec_yaml_bomb(tmp_path: Path) -> None:
     path = tmp_path / "bomb.yaml"
     lines = ['a0: &a0 ["x","x","x","x","x","x","x","x","x"]']
