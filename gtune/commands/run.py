@@ -86,7 +86,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="N|Ns",
         help="configurations (500) or wall time (90s, 10m), shared by the techniques tried",
     )
-    p.add_argument("--runs", type=int, default=3, help="timed runs after one warm-up (default 3)")
+    p.add_argument(
+        "--runs",
+        type=int,
+        default=None,
+        help="a fixed number of timed runs after the warm-up (default: adaptive, at least 3 "
+        "and more until the median is known within 3 %%)",
+    )
     p.add_argument(
         "--timeout", type=float, default=60.0, help="seconds before a configuration is abandoned"
     )
@@ -240,7 +246,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         writable_file(args.json, "--json")
     remeasure = parse_remeasure(args.remeasure)
-    if args.runs < 1:
+    if args.runs is not None and args.runs < 1:
         raise InputError(f"must be at least 1, got {args.runs}", source="--runs")
     options = parse_options(args.option)
     device = select_device(args.device)
