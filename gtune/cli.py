@@ -23,6 +23,7 @@ from collections.abc import Iterator, Sequence
 from types import FrameType
 from typing import Any, TextIO
 
+from gtune.commands._common import STOP_SIGNALS, received_signals
 from gtune.exceptions import GtuneError, InputError
 from gtune.kernel import TRUST_ENV, ReferenceCodeNotice
 
@@ -61,10 +62,13 @@ class Terminated(KeyboardInterrupt):
     """SIGTERM or SIGHUP, raised where Ctrl-C would be, so the same cleanup runs."""
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole parser; with ``only``, the other subcommands are bare placeholders, so
+    one command starts without importing every other command's dependencies."""
     parser = argparse.ArgumentParser(
         prog="gtune",
         description="Autotune OpenCL stencil kernels on the devices you have.",
+        allow_abbrev=False,
     )
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     parser.add_argument(
@@ -83,6 +87,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
+        if only is not None and name != only:
+            sub.add_parser(name)
+            continue
         try:
             module = importlib.import_module(f"gtune.commands.{name.replace('-', '_')}")
         except ModuleNotFoundError as exc:
@@ -93,6 +100,22 @@ def build_parser() -> argparse.ArgumentParser:
         module.add_arguments(p)
         p.set_defaults(_run=module.run, _parser=p)
     return parser
+
+
+def _command_of(argv: Sequence[str]) -> str | None:
+    """The subcommand ``argv`` names, if it names one before any ambiguity."""
+    i = 0
+    while i < len(argv):
+        item = argv[i]
+        if item in ("--db", "--trust-module"):
+            i += 2
+        elif item.startswith("-"):
+            if item in ("-h", "--help"):
+                return None
+            i += 1
+        else:
+            return item if item in COMMANDS else None
+    return None
 
 
 def check_options(parsers: Sequence[argparse.ArgumentParser], args: argparse.Namespace) -> None:
@@ -128,13 +151,15 @@ def _check_value(name: str, dest: str, value: Any) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    given = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(_command_of(given))
+    args = parser.parse_args(given)
     if not getattr(args, "_run", None):
         parser.print_help()
         return EXIT_ERROR
     debug = bool(args.debug)
-    received: list[str] = []
+    received = received_signals
+    received.clear()
     try:
         with _signals_as_interrupt(received), _notices(), _trusted(args.trust_module):
             check_options([parser, args._parser], args)
@@ -195,12 +220,13 @@ def _name_environment(exc: GtuneError, args: argparse.Namespace) -> None:
     if exc.source is None:
         return
     for flag, (dest, variable) in ENV_OPTIONS.items():
-        if (
-            exc.source.startswith(flag)
-            and not getattr(args, dest, None)
-            and os.environ.get(variable)
-        ):
+        value = os.environ.get(variable)
+        if getattr(args, dest, None) or not value:
+            continue
+        if exc.source.startswith(flag):
             exc.source = f"${variable}" + exc.source[len(flag) :]
+        elif exc.source.startswith(value):
+            exc.source = f"${variable}={exc.source}"
 
 
 def _say(text: str) -> None:
@@ -227,7 +253,7 @@ def _silence_stdout() -> None:
 @contextlib.contextmanager
 def _signals_as_interrupt(received: list[str]) -> Iterator[None]:
     """SIGTERM and SIGHUP raise :class:`Terminated` once; a second one is not caught."""
-    wanted = [s for s in (signal.SIGTERM, getattr(signal, "SIGHUP", None)) if s is not None]
+    wanted = list(STOP_SIGNALS)
 
     def handler(signum: int, frame: FrameType | None) -> None:
         received.append(signal.Signals(signum).name)
@@ -244,8 +270,8 @@ def _signals_as_interrupt(received: list[str]) -> Iterator[None]:
     try:
         yield
     finally:
-        for s, old in previous.items():
-            signal.signal(s, old)
+        for number, old in previous.items():
+            signal.signal(number, old)
 
 
 @contextlib.contextmanager

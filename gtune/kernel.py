@@ -778,7 +778,7 @@ def _parse_defines(raw: Any, err: Any, known: set[str]) -> tuple[tuple[str, Expr
     for name, text in raw.items():
         if not str(name).isidentifier() or str(name) in known:
             raise err(f"defines.{name}", "must be a new identifier (not a size or parameter)")
-        e = Expr(str(text), f"defines.{name}")
+        e = Expr(_expr_text(text, f"defines.{name}", err), f"defines.{name}")
         e.check_names(known)
         out.append((str(name), e))
     return tuple(out)

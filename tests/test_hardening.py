@@ -396,8 +396,18 @@ def test_environment_variable_is_named(naive: Path, capsys, monkeypatch) -> None
 def test_os_errors_name_the_file(tmp_path: Path, capsys) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("")
-    code, err = gtune(capsys, "--db", str(blocker / "x.db"), "results")
+    code, err = gtune(capsys, "--db", str(blocker / "x.db"), "run", str(STENCILS / "heat3d.cl"))
     assert code == 2 and str(blocker) in err
+
+
+def test_store_from_the_environment_is_named_as_the_variable(
+    tmp_path: Path, capsys, monkeypatch
+) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    monkeypatch.setenv("GTUNE_DB", str(blocker / "x.db"))
+    code, err = gtune(capsys, "run", str(STENCILS / "heat3d.cl"))
+    assert code == 2 and "$GTUNE_DB" in err and str(blocker) in err
 
 
 def test_results_into_a_closed_pipe_is_quiet(tmp_path: Path) -> None:

@@ -5,12 +5,20 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import signal
 from pathlib import Path
 
 from gtune.exceptions import InputError
 from gtune.kernel import MAX_SIZE, TunableKernel, load_kernel
 from gtune.result import ResultStore, Status
 from gtune.store import open_store as open_store_url
+
+STOP_SIGNALS: tuple[signal.Signals, ...] = tuple(
+    s for s in (signal.SIGTERM, getattr(signal, "SIGHUP", None)) if s is not None
+)
+"""Signals that stop gtune the way Ctrl-C does (a closed terminal, ``kill``)."""
+received_signals: list[str] = []
+"""Names of the stop signals this process received (the CLI reports them, exit 2)."""
 
 
 def parse_size(text: str | None, kernel: TunableKernel | None = None) -> dict[str, int] | None:

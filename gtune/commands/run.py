@@ -26,7 +26,14 @@ from rich.progress import (
 )
 
 from gtune.api import tune
-from gtune.commands._common import REMEASURE_HELP, open_store, parse_remeasure, writable_file
+from gtune.commands._common import (
+    REMEASURE_HELP,
+    STOP_SIGNALS,
+    open_store,
+    parse_remeasure,
+    received_signals,
+    writable_file,
+)
 from gtune.commands._plain import add_plain_arguments, open_tunable
 from gtune.commands._plain import is_plain as is_plain
 from gtune.exceptions import InputError
@@ -133,22 +140,30 @@ def parse_options(items: list[str], flag: str = "--option") -> dict[str, str]:
 @contextlib.contextmanager
 def ctrl_c_cancels(token: CancelToken) -> Iterator[None]:
     """Ctrl-C asks the run to stop after the configuration being measured; a second
-    Ctrl-C stops at once (every result measured is in the store either way)."""
+    Ctrl-C stops at once (every result measured is in the store either way). SIGTERM
+    and SIGHUP take the same path; the command line then exits with status 2."""
 
     def handler(signum: int, frame: FrameType | None) -> None:
+        if signum != signal.SIGINT:
+            received_signals.append(signal.Signals(signum).name)
         if token.cancelled:
             raise KeyboardInterrupt
         token.cancel("interrupted")
 
+    previous: dict[int, Any] = {}
     try:
-        previous = signal.signal(signal.SIGINT, handler)
+        for s in (signal.SIGINT, *STOP_SIGNALS):
+            previous[s] = signal.signal(s, handler)
     except ValueError:  # not the main thread: leave signals alone
+        for number, old in previous.items():
+            signal.signal(number, old)
         yield
         return
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for number, old in previous.items():
+            signal.signal(number, old)
 
 
 class BarProgress:
@@ -226,11 +241,11 @@ def run(args: argparse.Namespace) -> int:
     kernel = open_tunable(args)
     strategy, spec = strategy_and_spec(args)
     budget = Budget.parse(args.budget) if args.budget is not None else None
-    remeasure = parse_remeasure(args.remeasure)
     if spec is not None:  # every mistake in the spec shows before anything runs
         load_spec(spec).bind(kernel.parameter_names, kernel.sizes)
     if args.json:
         writable_file(args.json, "--json")
+    remeasure = parse_remeasure(args.remeasure)
     if args.runs is not None and args.runs < 1:
         raise InputError(f"must be at least 1, got {args.runs}", source="--runs")
     options = parse_options(args.option)
@@ -269,7 +284,8 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         write_json(report, Path(args.json))
     if interrupted:
-        print(f"gtune: {RESUME_NOTE}", file=sys.stderr)
+        if not received_signals:  # a stop signal is reported by the command line
+            print(f"gtune: {RESUME_NOTE}", file=sys.stderr)
         return 130
     return 0 if report.best_result is not None else 1
 

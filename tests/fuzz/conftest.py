@@ -11,7 +11,7 @@ from tests.fuzz.harness import LONG
 
 settings.register_profile(
     "gtune-fuzz-fast",
-    max_examples=int(os.environ.get("GTUNE_FUZZ_EXAMPLES", "12")),
+    max_examples=int(os.environ.get("GTUNE_FUZZ_EXAMPLES", "6")),
     deadline=None,
     derandomize="GTUNE_FUZZ_EXAMPLES" not in os.environ,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
