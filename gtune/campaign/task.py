@@ -15,7 +15,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from gtune.campaign.spec import CampaignTask
-from gtune.exceptions import InputError
 from gtune.heuristics import Budget
 from gtune.measure.result import Result
 
@@ -24,20 +23,7 @@ BASELINES = ("random", "expert", "exhaustive")
 
 
 def parse_budget(text: str | None) -> Budget | None:
-    if not text:
-        return None
-    try:
-        if text.endswith("s"):
-            seconds = float(text[:-1])
-            if not (seconds > 0 and math.isfinite(seconds)):
-                raise ValueError
-            return Budget(wall_seconds=seconds)
-        n = int(text)
-        if n <= 0:
-            raise ValueError
-        return Budget(evaluations=n)
-    except ValueError:
-        raise InputError(f"bad budget {text!r}; expected a count or seconds (90s)") from None
+    return Budget.parse(text, source="budget") if text else None
 
 
 def technique_for(strategy: str, technique: str) -> str:

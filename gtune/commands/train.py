@@ -85,22 +85,7 @@ def _sizes(text: str) -> list[tuple[int, int, int]]:
 
 
 def _budget(text: str | None) -> Budget | None:
-    if not text:
-        return None
-    try:
-        if text.endswith("s"):
-            seconds = float(text[:-1])
-            if not (seconds > 0 and math.isfinite(seconds)):
-                raise ValueError
-            return Budget(wall_seconds=seconds)
-        n = int(text)
-        if n <= 0:
-            raise ValueError
-        return Budget(evaluations=n)
-    except ValueError:
-        raise InputError(
-            f"bad budget {text!r}; expected a count (200) or seconds (90s)", source="--budget"
-        ) from None
+    return Budget.parse(text) if text else None
 
 
 def run(args: argparse.Namespace) -> int:
