@@ -43,7 +43,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 STENCILS = ROOT / "stencils"
-SPECS = ROOT / "gtune" / "data" / "specs"
+SPECS = ROOT / "specs"
 NAIVE = ROOT / "tests" / "data"
 LIMITS = ROOT / "benchmarks" / "results" / "foundation" / "devices.json"
 TAG = "GTUNE_AUDIT_TAG"

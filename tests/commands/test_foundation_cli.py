@@ -96,8 +96,14 @@ def test_bad_input_exits_2_without_traceback(tmp_path: Path, args, message):
 
 
 def _rows(db: Path) -> list[tuple[str, str]]:
+    """The stored rows; none while the file exists but the schema is not written yet."""
     with sqlite3.connect(db) as c:
-        return c.execute("SELECT config, status FROM results").fetchall()
+        try:
+            return c.execute("SELECT config, status FROM results").fetchall()
+        except sqlite3.OperationalError as exc:
+            if "no such table" not in str(exc):
+                raise
+            return []
 
 
 def test_kill_9_mid_run_then_resume(tmp_path: Path, data_dir: Path):

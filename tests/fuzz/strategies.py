@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from tests.fuzz.harness import LONG, ROOT
 
 STENCILS = ROOT / "stencils"
-SPECS = ROOT / "gtune" / "data" / "specs"
+SPECS = ROOT / "specs"
 
 DESCRIPTIONS = sorted(STENCILS.glob("*.yaml"))
 SPEC_FILES = sorted(SPECS.glob("*.yaml"))
