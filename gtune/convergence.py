@@ -6,11 +6,14 @@ that failed). From it: the best kernel time after ``k`` evaluations or ``t`` sec
 the evaluations or seconds it took to come within a fraction of a target.
 
 Random search is the baseline every tuner must beat. Rather than one random run (whose
-luck would decide the comparison), the baseline is *calculated*: given the kernel times
-of a uniform sample of the space, :func:`expected_best_of` is the expected best of ``k``
-draws without replacement, exactly (order statistics of the sample), and
-:class:`RandomBaseline` turns evaluations into seconds with the random run's own mean
-cost per evaluation.
+luck would decide the comparison), the baseline is *calculated*: :func:`expected_best_of`
+is the expected best of ``k`` random draws, exactly, from order statistics. Given the
+kernel times of the whole space, draws are without replacement (random search never
+measures a configuration twice). Given only a uniform sample of the space, draws are
+with replacement from the sample (its empirical distribution): drawing without
+replacement would make the baseline reach the sample's best exactly after as many
+draws as the sample holds, as if that were the optimum. :class:`RandomBaseline` turns
+evaluations into seconds with the random run's own mean cost per evaluation.
 
 :func:`score` follows the autotuning-methodology literature: at each moment ``t`` of
 the tuning time, ``(B(t) - S(t)) / (B(t) - O)`` where ``B`` is the baseline's expected
@@ -131,19 +134,29 @@ def _log_comb(n: int, r: int) -> float:
     return math.lgamma(n + 1) - math.lgamma(r + 1) - math.lgamma(n - r + 1)
 
 
-def expected_best_of(values: Iterable[float], k: int) -> float:
-    """Expected minimum of ``k`` draws without replacement from ``values``.
+def expected_best_of(values: Iterable[float], k: int, *, replace: bool = False) -> float:
+    """Expected minimum of ``k`` random draws from ``values``.
 
-    ``values`` are the kernel times of a uniform sample of the space (``inf`` for
-    configurations that failed). With the sample sorted, ``v_1 <= ... <= v_N``, the
-    minimum of ``k`` draws is ``v_i`` with probability ``C(N-i, k-1) / C(N, k)``.
-    ``k`` beyond the sample is clamped to it (the sample's best); ``inf`` if a draw of
-    ``k`` may hold only failures.
+    ``values``: kernel times (``inf`` for configurations that failed). Sorted,
+    ``v_1 <= ... <= v_N``. Without replacement the minimum of ``k`` draws is ``v_i``
+    with probability ``C(N-i, k-1) / C(N, k)``, and ``k`` beyond ``N`` is clamped to
+    it; with replacement, ``((N-i+1)/N)^k - ((N-i)/N)^k``. ``inf`` if the draws may
+    hold only failures.
     """
     ordered = sorted(values)
     n = len(ordered)
     if n == 0 or k < 1:
         return INF
+    if replace:
+        expected = 0.0
+        for i, v in enumerate(ordered, start=1):
+            p = ((n - i + 1) / n) ** k - ((n - i) / n) ** k
+            if p == 0.0:
+                continue
+            if not math.isfinite(v):
+                return INF
+            expected += p * v
+        return expected
     k = min(k, n)
     total = _log_comb(n, k)
     expected = 0.0
@@ -163,13 +176,17 @@ def expected_best_of(values: Iterable[float], k: int) -> float:
 class RandomBaseline:
     """Random search, calculated from a uniform sample's times and its cost per evaluation."""
 
-    def __init__(self, values: Sequence[float], seconds_per_evaluation: float) -> None:
+    def __init__(
+        self, values: Sequence[float], seconds_per_evaluation: float, *, whole_space: bool = False
+    ) -> None:
+        """``values``: times of a uniform sample of the space, or of all of it (``whole_space``)."""
         if not values:
             raise ValueError("a random baseline needs at least one sampled time")
         if not seconds_per_evaluation > 0:
             raise ValueError("seconds per evaluation must be positive")
         self.values = sorted(values)
         self.seconds_per_evaluation = float(seconds_per_evaluation)
+        self.whole_space = whole_space
         self._cache: dict[int, float] = {}
 
     @classmethod
@@ -186,7 +203,7 @@ class RandomBaseline:
 
     def after_evaluations(self, k: int) -> float:
         if k not in self._cache:
-            self._cache[k] = expected_best_of(self.values, k)
+            self._cache[k] = expected_best_of(self.values, k, replace=not self.whole_space)
         return self._cache[k]
 
     def at(self, seconds: float) -> float:

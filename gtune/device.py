@@ -121,3 +121,39 @@ TUNING_EXTENSIONS = (
     "cl_khr_3d_image_writes",
     "cl_nv_device_attribute_query",
 )
+
+
+#: Names people call a platform by, matched like a substring of its full name.
+PLATFORM_ALIASES = {"pocl": "portable computing language"}
+
+
+def choose_device(devices: list[DeviceLimits], selector: str | None = None) -> DeviceLimits:
+    """Pick a device by ``P:D`` index, identity, or name/platform/type substring
+    (case-insensitive; ``pocl`` names PoCL's platform); default: ``$GTUNE_DEVICE``, else
+    the first GPU, else the first device."""
+    import os
+
+    from gtune.exceptions import InputError
+
+    if not devices:
+        raise InputError("no OpenCL device to choose from", source="--device")
+    selector = selector or os.environ.get("GTUNE_DEVICE") or None
+    if selector is None:
+        gpus = [d for d in devices if "GPU" in d.type]
+        return (gpus or devices)[0]
+    for d in devices:
+        if selector in (d.selector, d.identity):
+            return d
+    low = selector.lower()
+    platform = PLATFORM_ALIASES.get(low, low)
+    matches = [
+        d
+        for d in devices
+        if low in d.name.lower() or platform in d.platform.lower() or low == d.type.lower()
+    ]
+    if not matches:
+        names = "; ".join(f"{d.selector} {d.name} ({d.platform})" for d in devices)
+        raise InputError(
+            f"no OpenCL device matches {selector!r}; devices: {names}", source="--device"
+        )
+    return matches[0]

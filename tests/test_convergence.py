@@ -30,6 +30,24 @@ def test_expected_best_matches_enumerating_every_draw(values: list[float], k: in
         assert got == pytest.approx(brute, rel=1e-9)
 
 
+@given(times, st.integers(1, 4))
+@settings(max_examples=200, deadline=None)
+def test_with_replacement_matches_enumerating_every_draw(values: list[float], k: int) -> None:
+    draws = [min(c) for c in itertools.product(values, repeat=k)]
+    brute = math.inf if any(math.isinf(d) for d in draws) else statistics.fmean(draws)
+    got = expected_best_of(values, k, replace=True)
+    if math.isinf(brute):
+        assert math.isinf(got)
+    else:
+        assert got == pytest.approx(brute, rel=1e-9)
+
+
+def test_a_sample_baseline_never_claims_the_sample_best_as_certain() -> None:
+    sample = [float(v) for v in range(1, 61)]
+    assert RandomBaseline(sample, 1.0, whole_space=True).after_evaluations(60) == 1.0
+    assert RandomBaseline(sample, 1.0).after_evaluations(60) > 1.0
+
+
 @given(st.lists(st.floats(1e-6, 1.0, allow_nan=False), min_size=2, max_size=60))
 def test_expected_best_falls_with_more_draws_from_mean_to_minimum(values: list[float]) -> None:
     series = [expected_best_of(values, k) for k in range(1, len(values) + 1)]
@@ -75,7 +93,7 @@ def test_bad_observations_are_refused() -> None:
 
 def test_score_is_one_for_the_optimum_and_zero_for_the_baseline() -> None:
     sample = [float(v) for v in range(1, 101)]
-    base = RandomBaseline(sample, seconds_per_evaluation=1.0)
+    base = RandomBaseline(sample, seconds_per_evaluation=1.0, whole_space=True)
     perfect = _trace("perfect", [(0.0, 1.0)] + [(float(s), 5.0) for s in range(1, 50)])
     assert score(perfect, base, 1.0, 50.0) == pytest.approx(1.0)
     # a tracer that always has exactly the baseline's expected best
@@ -91,7 +109,7 @@ def test_score_is_one_for_the_optimum_and_zero_for_the_baseline() -> None:
 
 
 def test_a_tuner_with_nothing_yet_counts_as_one_random_draw() -> None:
-    base = RandomBaseline([1.0, 2.0, 3.0], seconds_per_evaluation=10.0)
+    base = RandomBaseline([1.0, 2.0, 3.0], seconds_per_evaluation=10.0, whole_space=True)
     late = _trace("late", [(25.0, 1.0)])
     # before 25 s: credited with the mean (2.0) while the baseline expects 2.0 then 1.33
     got = score(late, base, 1.0, 30.0, points=3)

@@ -92,6 +92,7 @@ def restriction_strings(kernel: TunableKernel, device: Any) -> list[str]:
             text = re.sub(rf"\b{re.escape(name)}\b", str(int(env[name])), text)
         # every operand is a positive integer: gtune's / is integer division
         text = re.sub(r"(?<!/)/(?!/)", "//", text)
+        text = re.sub(r"\((\d+)\)", r"\1", text)  # "(64)" reads as a call to Kernel Tuner
         out.append(text)
     return out
 

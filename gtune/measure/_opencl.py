@@ -10,7 +10,6 @@ listing, which is harmless in the parent.
 
 from __future__ import annotations
 
-import os
 import statistics
 import time
 from collections.abc import Mapping
@@ -21,7 +20,7 @@ from typing import Any
 import numpy as np
 import pyopencl as cl
 
-from gtune.device import TUNING_EXTENSIONS, DeviceLimits
+from gtune.device import TUNING_EXTENSIONS, DeviceLimits, choose_device
 from gtune.exceptions import EnvironmentProblem, InputError
 from gtune.kernel import Argument, TunableKernel
 from gtune.measure.result import Result, Status
@@ -152,28 +151,8 @@ def list_devices() -> list[DeviceLimits]:
 
 
 def select_device(selector: str | None = None) -> DeviceLimits:
-    """Pick a device by ``P:D`` index, identity, or name/type substring; default: the
-    first GPU, else the first device. ``$GTUNE_DEVICE`` sets the default."""
-    devices = list_devices()
-    selector = selector or os.environ.get("GTUNE_DEVICE") or None
-    if selector is None:
-        gpus = [d for d in devices if "GPU" in d.type]
-        return (gpus or devices)[0]
-    for d in devices:
-        if selector in (d.selector, d.identity):
-            return d
-    low = selector.lower()
-    matches = [
-        d
-        for d in devices
-        if low in d.name.lower() or low in d.platform.lower() or low == d.type.lower()
-    ]
-    if not matches:
-        names = "; ".join(f"{d.selector} {d.name} ({d.platform})" for d in devices)
-        raise InputError(
-            f"no OpenCL device matches {selector!r}; devices: {names}", source="--device"
-        )
-    return matches[0]
+    """Pick a device by ``P:D`` index, identity, or name/type substring (in this process)."""
+    return choose_device(list_devices(), selector)
 
 
 def _cl_device(limits: DeviceLimits) -> Any:

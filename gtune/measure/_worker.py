@@ -132,9 +132,34 @@ def serve(conn: Connection) -> None:
                 conn.send(("error", f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}"))
 
 
+def print_devices() -> None:
+    """``--devices``: every OpenCL device's limits as JSON on stdout, or the error."""
+    import json
+    import sys
+
+    from gtune.exceptions import GtuneError
+    from gtune.measure import _opencl
+
+    try:
+        data: dict[str, Any] = {"devices": [d.to_dict() for d in _opencl.list_devices()]}
+    except GtuneError as exc:
+        data = {
+            "error": {
+                "type": type(exc).__name__,
+                "message": exc.message,
+                "source": exc.source,
+                "hint": exc.hint,
+            }
+        }
+    sys.stdout.write(json.dumps(data))
+
+
 if __name__ == "__main__":
     import sys
 
+    if sys.argv[1:] == ["--devices"]:
+        print_devices()
+        sys.exit(0)
     if len(sys.argv) > 2:
         guard_parent(int(sys.argv[2]), int(sys.argv[1]), death_signal=sys.argv[3:] != ["thread"])
     serve(Connection(int(sys.argv[1])))
