@@ -14,6 +14,7 @@ from rich.console import Console
 from gtune.commands._common import open_store
 from gtune.exceptions import InputError
 from gtune.heuristics import Budget
+from gtune.kernel import load_kernel
 from gtune.loadpredict.dataset import Dataset, TrainingRow
 from gtune.loadpredict.models import user_model_dir
 from gtune.loadpredict.train import (
@@ -51,6 +52,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="problem sizes; each kernel is labelled at each (default 256x256x256)",
     )
     p.add_argument("--heuristic", default="hybrid", help="heuristic to run (default hybrid)")
+    p.add_argument(
+        "--techniques",
+        metavar="T,...",
+        help="search only these data-loading techniques (default: every one a kernel has); "
+        "the others are never predicted",
+    )
     p.add_argument("--device", "-d", help="device: P:D index, identity or name substring")
     p.add_argument("--out", default="gtune-model", metavar="DIR", help="dataset and model card")
     p.add_argument("--name", help="model name (default: device and heuristic)")
@@ -84,6 +91,25 @@ def _sizes(text: str) -> list[tuple[int, int, int]]:
     return out
 
 
+def _techniques(text: str | None, kernels: list[TrainingKernel]) -> list[str]:
+    """``--techniques``: names some kernel has, at least two of them."""
+    if text is None:
+        return []
+    names = [t.strip() for t in text.split(",") if t.strip()]
+    known: set[str] = set()
+    for k in kernels:
+        known.update(load_kernel(k.path, k.sizes).techniques)
+    unknown = [t for t in names if t not in known]
+    if unknown:
+        raise InputError(
+            f"unknown technique {unknown[0]!r}; the kernels have: {', '.join(sorted(known))}",
+            source="--techniques",
+        )
+    if len(set(names)) < 2:
+        raise InputError("name at least two techniques to choose between", source="--techniques")
+    return list(dict.fromkeys(names))
+
+
 def _budget(text: str | None) -> Budget | None:
     return Budget.parse(text) if text else None
 
@@ -112,6 +138,7 @@ def run(args: argparse.Namespace) -> int:
         )
     else:
         kernels = kernels_from_paths(args.kernel_files, sizes if args.sizes else [])
+    techniques = _techniques(args.techniques, kernels)
     slug = "-".join(filter(None, re.split(r"[^a-z0-9]+", device.name.lower())))[:40]
     name = args.name or f"{slug}-{args.heuristic}"
     dataset_file = f"{name}.csv"
@@ -141,6 +168,7 @@ def run(args: argparse.Namespace) -> int:
             max_seconds=args.max_minutes * 60 if args.max_minutes else None,
             compile_workers=args.compile_workers,
             progress=progress,
+            techniques=techniques,
         )
     finally:
         store.close()

@@ -167,20 +167,31 @@ def _radii(extent: Any, radius: int, dims: int, orientation: str) -> tuple[int, 
 
 
 def traits_of(kernel: TunableKernel) -> StencilTraits:
-    """The static traits of ``kernel`` from its description's ``features:``.
+    """The static traits of ``kernel`` from its description's ``features:``, or where
+    those are missing, derived from the offsets its reference reads
+    (``reference.args.offsets``: what each output point reads of the input).
 
     Raises :class:`FeaturesUnavailable` naming what is missing for kernels whose
-    description does not describe the stencil (plain ``.cl`` files).
+    description says neither (plain ``.cl`` files, whose reads gtune does not analyse
+    into a stencil shape).
     """
     f = dict(kernel.features)
     missing = [k for k in ("size", "dims") if k not in f]
     if missing:
-        raise FeaturesUnavailable(
-            "the description has no stencil features ("
-            + ", ".join(missing)
-            + " missing under features:); the technique cannot be predicted",
-            source=kernel.label,
+        offsets = (
+            kernel.reference.args.get("offsets") if kernel.reference.kind == "python" else None
         )
+        if not offsets:
+            raise FeaturesUnavailable(
+                "the description has no stencil features ("
+                + ", ".join(missing)
+                + " missing under features:, and no reference.args.offsets to derive them"
+                " from); the technique cannot be predicted",
+                source=kernel.label,
+            )
+        from gtune.features import kernel_features
+
+        f = {**kernel_features(kernel).to_dict(), **f}
     try:
         points = int(f["size"])
         dims = int(f["dims"])

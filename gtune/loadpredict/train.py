@@ -28,6 +28,7 @@ from gtune.loadpredict.models import ModelCard, device_card
 from gtune.loadpredict.validation import CrossValidation, leave_one_out
 from gtune.store import ResultStore
 from gtune.tuning import ALL, tune_kernel
+from gtune.tuning.techniques import OracleTechniquePolicy
 
 
 @dataclass(frozen=True)
@@ -67,8 +68,13 @@ def collect(
     max_seconds: float | None = None,
     compile_workers: int | None = None,
     progress: Progress | None = None,
+    techniques: Sequence[str] = (),
 ) -> TrainingRun:
-    """Label ``kernels`` on ``device``; append each row to ``dataset_path`` as it is made."""
+    """Label ``kernels`` on ``device``; append each row to ``dataset_path`` as it is made.
+
+    ``techniques``: search only these (default: every technique of each kernel); the
+    others are never labels, and their times in the dataset are missing.
+    """
     dataset = Dataset.read_csv(dataset_path) if dataset_path.exists() else Dataset([])
     have = {(r.kernel, r.device, r.heuristic) for r in dataset.rows}
     run = TrainingRun(dataset)
@@ -87,15 +93,16 @@ def collect(
         except InputError as exc:
             run.skipped.append((item.name, exc.message))
             continue
-        if len(kernel.techniques) < 2:
-            run.skipped.append((item.name, "fewer than two data-loading techniques"))
+        searched = [t for t in kernel.techniques if not techniques or t in techniques]
+        if len(searched) < 2:
+            run.skipped.append((item.name, "fewer than two data-loading techniques to search"))
             continue
         report = tune_kernel(
             kernel,
             device,
             strategy=heuristic,
-            technique=ALL,
-            budget=_per_technique(budget, len(kernel.techniques)),
+            technique=OracleTechniquePolicy(name=ALL, note="", only=tuple(searched)),
+            budget=_per_technique(budget, len(searched)),
             store=store,
             compile_workers=compile_workers,
             measure_default=False,

@@ -49,13 +49,15 @@ class TechniquePolicy(Protocol):
 
 @dataclass(frozen=True)
 class OracleTechniquePolicy:
-    """Every technique of the kernel, one search each; the best is kept."""
+    """Every technique of the kernel (or those of ``only`` it has), one search each;
+    the best is kept."""
 
     name: str = AUTO
     note: str = NO_PREDICTOR_NOTE
+    only: tuple[str, ...] = ()
 
     def choose(self, kernel: TunableKernel, device: DeviceLimits | None) -> TechniqueChoice:
-        names = tuple(kernel.techniques)
+        names = tuple(t for t in kernel.techniques if not self.only or t in self.only)
         if not names:
             return TechniqueChoice((None,))
         return TechniqueChoice(names, self.note if len(names) > 1 else "")

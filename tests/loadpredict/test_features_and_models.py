@@ -87,6 +87,27 @@ def test_real_stencils_have_traits() -> None:
     assert jac.dims == 2 and jac.radius_z == 0
 
 
+def test_traits_derive_from_reference_offsets_when_features_are_missing(tmp_path: Path) -> None:
+    import shutil
+
+    import yaml
+
+    for name in ("heat3d.cl", "heat3d.yaml"):
+        shutil.copy(ROOT / "stencils" / name, tmp_path / name)
+    raw = yaml.safe_load((tmp_path / "heat3d.yaml").read_text())
+    given = traits_of(load_kernel(tmp_path / "heat3d.cl"))
+    del raw["features"]
+    (tmp_path / "heat3d.yaml").write_text(yaml.safe_dump(raw))
+    derived = traits_of(load_kernel(tmp_path / "heat3d.cl"))
+    assert (derived.points, derived.dims, derived.density) == (
+        given.points,
+        given.dims,
+        given.density,
+    )
+    assert (derived.radius_x, derived.radius_y, derived.radius_z) == (1, 1, 1)
+    assert derived.unique_dim == given.unique_dim
+
+
 def test_plain_kernel_has_no_traits_and_says_why() -> None:
     from gtune.plain import plain_kernel
 
@@ -156,7 +177,11 @@ def test_kernel_without_features_falls_back_to_the_oracle(tmp_path, monkeypatch)
     dev = _device()
     _install_model(tmp_path, dev, "local")
     kernel = load_kernel(ROOT / "stencils" / "heat3d.cl")
-    stripped = dataclasses.replace(kernel, features={})
+    no_features = dataclasses.replace(kernel, features={})
+    assert choose_techniques(no_features, dev, "hybrid").predicted == "local"  # from offsets
+    stripped = dataclasses.replace(
+        no_features, reference=dataclasses.replace(kernel.reference, args={})
+    )
     choice = choose_techniques(stripped, dev, "hybrid")
     assert choice.oracle and "features" in choice.note
     plain = plain_kernel(
