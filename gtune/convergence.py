@@ -147,24 +147,20 @@ def expected_best_of(values: Iterable[float], k: int, *, replace: bool = False) 
     n = len(ordered)
     if n == 0 or k < 1:
         return INF
-    if replace:
-        expected = 0.0
-        for i, v in enumerate(ordered, start=1):
-            p = ((n - i + 1) / n) ** k - ((n - i) / n) ** k
-            if p == 0.0:
-                continue
-            if not math.isfinite(v):
-                return INF
-            expected += p * v
-        return expected
-    k = min(k, n)
+    if not replace:
+        k = min(k, n)
     total = _log_comb(n, k)
+
+    def p_min_at(i: int) -> float:
+        """Probability that the minimum of the draws is the ``i``-th smallest value."""
+        if replace:
+            return ((n - i + 1) / n) ** k - ((n - i) / n) ** k
+        weight = _log_comb(n - i, k - 1)  # -inf: no draw of k has its minimum this far down
+        return 0.0 if weight == -INF else math.exp(weight - total)
+
     expected = 0.0
     for i, v in enumerate(ordered, start=1):
-        weight = _log_comb(n - i, k - 1)
-        if weight == -INF:
-            break  # no draw of k has its minimum this far down the order
-        p = math.exp(weight - total)
+        p = p_min_at(i)
         if p == 0.0:
             continue
         if not math.isfinite(v):
