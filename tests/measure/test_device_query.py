@@ -18,6 +18,17 @@ from gtune.measure import _query, list_devices, select_device
 from tests.conftest import ROOT
 
 
+def _run_script(script: str, timeout: float) -> dict[str, object]:
+    """Run ``script`` in a fresh interpreter; its last line of output, as JSON."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=timeout
+    )
+    assert proc.returncode == 0, proc.stderr
+    out: dict[str, object] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return out
+
+
 def test_listing_devices_does_not_load_pyopencl_here() -> None:
     script = (
         "import json, sys\n"
@@ -26,12 +37,7 @@ def test_listing_devices_does_not_load_pyopencl_here() -> None:
         "select_device(None)\n"
         "print(json.dumps({'n': len(names), 'pyopencl': 'pyopencl' in sys.modules}))\n"
     )
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    proc = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120
-    )
-    assert proc.returncode == 0, proc.stderr
-    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    out = _run_script(script, timeout=120)
     assert out["n"] >= 1 and out["pyopencl"] is False
 
 
@@ -42,12 +48,7 @@ def test_a_whole_tuning_run_never_loads_pyopencl_in_the_parent(data_dir: Path) -
         f"report = gtune.tune({str(data_dir / 'naive7.cl')!r}, budget=4, strategy='generic')\n"
         "print(json.dumps({'measured': report.measured, 'pyopencl': 'pyopencl' in sys.modules}))\n"
     )
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    proc = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300
-    )
-    assert proc.returncode == 0, proc.stderr
-    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    out = _run_script(script, timeout=300)
     assert out["measured"] >= 1 and out["pyopencl"] is False
 
 
