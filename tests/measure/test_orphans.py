@@ -53,7 +53,12 @@ def _hanging_gtune(kernel: Path, db: Path) -> tuple[subprocess.Popen[bytes], lis
     deadline = time.monotonic() + 120
     workers: list[int] = []
     while time.monotonic() < deadline and proc.poll() is None:
-        workers = [c for c in _children(proc.pid) if "gtune.measure._worker" in _cmdline(c)]
+        # the short-lived ``--devices`` worker lists the devices and exits; wait for a measurer
+        workers = [
+            c
+            for c in _children(proc.pid)
+            if "gtune.measure._worker" in (cmd := _cmdline(c)) and "--devices" not in cmd
+        ]
         if workers:
             break
         time.sleep(0.2)
