@@ -212,3 +212,20 @@ def test_shipped_models_load_and_describe_their_device() -> None:
         assert {"vendor", "name", "type"} <= set(card.device)
         assert card.cv.get("kernels", 0) >= 2
         assert len(model.estimator.classes_) >= 1
+
+
+def test_shipped_cards_state_the_cross_validation_of_their_datasets() -> None:
+    """A shipped card's accuracies are what leave-one-out gives on its dataset today."""
+    from gtune.loadpredict.dataset import Dataset
+    from gtune.loadpredict.model import TechniqueForest
+    from gtune.loadpredict.models import shipped_model_dir
+    from gtune.loadpredict.validation import leave_one_out
+
+    cards = [ModelCard.read(p) for p in sorted(shipped_model_dir().glob("*.model.json"))]
+    assert cards
+    for card in cards:
+        assert card.path is not None
+        data = Dataset.read_csv(card.path.parent / card.dataset)
+        cv = leave_one_out(data, estimator=TechniqueForest(**card.estimator))
+        assert cv.absolute == pytest.approx(card.cv["absolute_accuracy"])
+        assert cv.penalty_weighted == pytest.approx(card.cv["penalty_weighted_accuracy"])
