@@ -24,7 +24,12 @@ from gtune.loadpredict.models import (
     user_model_dir,
 )
 from gtune.loadpredict.policy import TechniqueChoice, choose_techniques
-from gtune.loadpredict.validation import CrossValidation, leave_one_out, penalties
+from gtune.loadpredict.validation import (
+    CrossValidation,
+    held_out_devices,
+    leave_one_out,
+    penalties,
+)
 
 __all__ = [
     "CrossValidation",
@@ -40,6 +45,7 @@ __all__ = [
     "choose_techniques",
     "device_card",
     "find_model",
+    "held_out_devices",
     "installed_models",
     "leave_one_out",
     "penalties",

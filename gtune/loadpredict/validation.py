@@ -138,3 +138,61 @@ def leave_one_out(
         majority=majority,
         majority_share=float(counts.max() / counts.sum()),
     )
+
+
+def held_out_devices(
+    data: Dataset,
+    *,
+    estimator: TechniqueForest | None = None,
+    with_device: bool = True,
+) -> dict[str, CrossValidation]:
+    """Per device: train on every other device's kernels, predict this device's.
+
+    The question a cross-device model answers (a device it never saw). Each prediction
+    is the most probable technique the held-out kernel actually has (as ``gtune run``
+    chooses), so a technique missing on that device never counts against the model.
+    ``majority`` is the training devices' majority technique: the answer of a model
+    that ignores the device.
+    """
+    data = data.usable()
+    devices = sorted({r.device for r in data.rows})
+    if len(devices) < 2:
+        raise InputError(
+            f"a held-out device needs data from at least 2 devices, the dataset has {devices}"
+        )
+    est = estimator if estimator is not None else TechniqueForest()
+    X = data.X(with_device)
+    y = data.y()
+    techniques = data.techniques
+    index = {t: k for k, t in enumerate(techniques)}
+    names = data.feature_names(with_device)
+    out: dict[str, CrossValidation] = {}
+    for dev in devices:
+        held = np.array([r.device == dev for r in data.rows])
+        model = clone(est).fit(X[~held], y[~held])
+        classes = [str(c) for c in model.classes_]
+        preds: list[Prediction] = []
+        for i in np.flatnonzero(held):
+            row = data.rows[i]
+            proba = model.predict_proba(X[i : i + 1])[0]
+            ranked = sorted(zip(classes, proba, strict=True), key=lambda cp: -cp[1])
+            have = [t for t, _ in ranked if t in row.times]
+            guess = have[0] if have else ranked[0][0]
+            preds.append(Prediction(f"{row.kernel}@{row.device}", row.label, guess, penalties(row)))
+        confusion = [[0] * len(techniques) for _ in techniques]
+        for p in preds:
+            confusion[index[p.label]][index[p.predicted]] += 1
+        labels, counts = np.unique(y[~held], return_counts=True)
+        majority = str(labels[int(np.argmax(counts))])
+        importances = dict(zip(names, (float(v) for v in model.feature_importances_), strict=True))
+        out[dev] = CrossValidation(
+            heuristic=",".join(sorted({r.heuristic for r in data.rows})),
+            device=dev,
+            techniques=techniques,
+            predictions=preds,
+            confusion=confusion,
+            importances=dict(sorted(importances.items(), key=lambda kv: -kv[1])),
+            majority=majority,
+            majority_share=float(np.mean(y[held] == majority)),
+        )
+    return out

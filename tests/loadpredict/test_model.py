@@ -11,7 +11,14 @@ from hypothesis import strategies as st
 from sklearn.base import clone
 from sklearn.utils.estimator_checks import check_estimator
 
-from gtune.loadpredict import Dataset, StencilTraits, TechniqueForest, TrainingRow, leave_one_out
+from gtune.loadpredict import (
+    Dataset,
+    DeviceTraits,
+    StencilTraits,
+    TechniqueForest,
+    TrainingRow,
+    leave_one_out,
+)
 from gtune.loadpredict.validation import penalties
 
 
@@ -140,3 +147,68 @@ def test_malformed_csv_names_file_and_line(tmp_path) -> None:
     with pytest.raises(InputError) as err:
         Dataset.read_csv(path)
     assert "line 2" in str(err.value) and str(path) in str(err.value)
+
+
+def _device(gpu: bool, units: int) -> DeviceTraits:
+    return DeviceTraits(
+        is_gpu=int(gpu),
+        compute_units=units,
+        log2_local_mem=16.0 if gpu else 19.0,
+        log2_max_work_group=10.0 if gpu else 12.0,
+        clock_mhz=1800 if gpu else 2400,
+        log2_global_mem=36.0 if gpu else 33.0,
+        image_support=1,
+    )
+
+
+def _device_rows(dev: str, traits: DeviceTraits, n: int) -> list[TrainingRow]:
+    # on GPUs global wins, on CPUs vec wins: a rule only the device features carry
+    rows = []
+    for i in range(n):
+        times = {"global": 1.0, "vec": 1.5} if traits.is_gpu else {"global": 1.5, "vec": 1.0}
+        rows.append(TrainingRow(f"k{i}", dev, "hybrid", _traits(1 + i % 4), times, traits))
+    return rows
+
+
+def test_held_out_device_is_predicted_from_device_features() -> None:
+    from gtune.loadpredict import held_out_devices
+
+    rows = _device_rows("gpu-a", _device(True, 132), 8)
+    rows += _device_rows("gpu-b", _device(True, 108), 8)
+    rows += _device_rows("cpu", _device(False, 16), 8)
+    rows += _device_rows("cpu-b", _device(False, 64), 8)
+    est = TechniqueForest(n_estimators=30)
+    with_dev = held_out_devices(Dataset(rows), estimator=est, with_device=True)
+    assert set(with_dev) == {"gpu-a", "gpu-b", "cpu", "cpu-b"}
+    assert with_dev["gpu-b"].absolute == 1.0 and with_dev["cpu"].absolute == 1.0
+    assert all(p.kernel.endswith("@gpu-b") for p in with_dev["gpu-b"].predictions)
+    # without device features the held-out device gets the others' majority, or worse
+    blind = held_out_devices(Dataset(rows), estimator=est, with_device=False)
+    assert min(cv.absolute for cv in blind.values()) < 1.0
+    assert sum(map(sum, blind["cpu"].confusion)) == 8
+
+
+def test_held_out_device_never_predicts_a_missing_technique() -> None:
+    from gtune.loadpredict import held_out_devices
+
+    # the GPU rows teach image (mostly) and vec; the CPU has no images
+    gpu = [
+        TrainingRow(f"g{i}", "gpu", "hybrid", _traits(i), {"image": 1.0 + (i == 3), "vec": 1.5})
+        for i in range(1, 5)
+    ]
+    cpu = [
+        TrainingRow(f"c{i}", "cpu", "hybrid", _traits(1), {"global": 1.0, "vec": 2.0})
+        for i in range(4)
+    ]
+    cvs = held_out_devices(Dataset(gpu + cpu), with_device=False)
+    assert {p.predicted for p in cvs["cpu"].predictions} == {"vec"}
+    assert cvs["cpu"].penalty_weighted == 0.5
+    assert cvs["cpu"].majority == "image"
+
+
+def test_held_out_device_needs_two_devices() -> None:
+    from gtune.exceptions import InputError
+    from gtune.loadpredict import held_out_devices
+
+    with pytest.raises(InputError, match="2 devices"):
+        held_out_devices(Dataset(_device_rows("gpu", _device(True, 1), 3)))
