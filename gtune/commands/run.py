@@ -76,8 +76,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--technique",
         default=AUTO,
         metavar="auto|all|NAME",
-        help="data-loading technique (global, vec, local, image, ...); auto and all try each "
-        "and keep the best (default auto)",
+        help="data-loading technique (global, vec, local, image, stream); auto: the load "
+        "predictor's choice where a model fits the device (`gtune models`), else every "
+        "technique; all: every technique, keeping the best (default auto)",
     )
     p.add_argument("--device", "-d", help="device: P:D index, identity or name substring")
     p.add_argument("--size", metavar="NXxNYxNZ", help="problem size, e.g. 256x256x256")
