@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -46,6 +47,9 @@ def main() -> int:
     ap.add_argument("--technique", default="auto")
     ap.add_argument("--budget", default=None)
     args = ap.parse_args()
+    # Honest compile times: PoCL's on-disk kernel cache would serve builds of earlier
+    # runs (both tools' workers inherit this; NVIDIA's cache is private per evaluator).
+    os.environ.setdefault("POCL_KERNEL_CACHE", "0")
     args.out.mkdir(parents=True, exist_ok=True)
     state = args.out / "search_throughput.json"
     doc: dict[str, Any] = json.loads(state.read_text()) if state.exists() else {"runs": {}}

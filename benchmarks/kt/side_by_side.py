@@ -43,6 +43,7 @@ import copy
 import csv
 import json
 import math
+import os
 import re
 import statistics
 import sys
@@ -371,6 +372,9 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=5, help="re-measurement rounds")
     ap.add_argument("--report-only", action="store_true")
     args = ap.parse_args()
+    # Honest compile times: PoCL's on-disk kernel cache would serve builds of earlier
+    # runs (both tools' workers inherit this; NVIDIA's cache is private per evaluator).
+    os.environ.setdefault("POCL_KERNEL_CACHE", "0")
     args.out.mkdir(parents=True, exist_ok=True)
     state = args.out / "side_by_side.json"
     doc: dict[str, Any] = json.loads(state.read_text()) if state.exists() else {}
