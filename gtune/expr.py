@@ -335,12 +335,22 @@ def _v_fold(fn: Callable[[Operand, Operand], Operand]) -> Callable[..., Operand]
     return apply
 
 
+def _s_fold(fn: Callable[[Sequence[Value]], Value]) -> Callable[[Sequence[Value]], Value]:
+    """``min``/``max`` of scalars, promoted as numpy promotes columns: float if any is."""
+
+    def apply(args: Sequence[Value]) -> Value:
+        result = fn(args)
+        return float(result) if any(not _is_int(a) for a in args) else result
+
+    return apply
+
+
 FUNCTIONS: dict[str, Function] = {
     "min": Function(
-        "min", 2, None, lambda a: min(a), _v_fold(np.minimum), lambda a: f"min([{', '.join(a)}])"
+        "min", 2, None, _s_fold(min), _v_fold(np.minimum), lambda a: f"min([{', '.join(a)}])"
     ),
     "max": Function(
-        "max", 2, None, lambda a: max(a), _v_fold(np.maximum), lambda a: f"max([{', '.join(a)}])"
+        "max", 2, None, _s_fold(max), _v_fold(np.maximum), lambda a: f"max([{', '.join(a)}])"
     ),
     "abs": Function(
         "abs",
@@ -618,6 +628,33 @@ def _scalar(value: object) -> Value:
     return value  # type: ignore[return-value]  # reported by the operation that uses it
 
 
+def _floating(node: ast.expr, env: Mapping[str, Value]) -> bool:
+    """Whether ``node`` is float-typed, without evaluating it.
+
+    The type follows numpy's promotion of columns, so the scalar and vectorised
+    interpreters agree: a float literal or float name makes ``+ - * / // % **``,
+    ``min``, ``max``, ``abs``, ``log2`` and unary minus float; comparisons,
+    ``and``/``or``/``not``, ``ceil`` and ``floor`` are integers; ``a if c else b`` is
+    float if either branch is.
+    """
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, float)
+    if isinstance(node, ast.Name):
+        value = env.get(node.id)
+        return isinstance(value, float | np.floating)
+    if isinstance(node, ast.UnaryOp):
+        return not isinstance(node.op, ast.Not) and _floating(node.operand, env)
+    if isinstance(node, ast.BinOp):
+        return _floating(node.left, env) or _floating(node.right, env)
+    if isinstance(node, ast.IfExp):
+        return _floating(node.body, env) or _floating(node.orelse, env)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        if node.func.id in ("ceil", "floor"):
+            return False
+        return any(_floating(a, env) for a in node.args)
+    return False
+
+
 def _eval(node: ast.expr, env: Mapping[str, Value], expr: Expr) -> Value:
     if isinstance(node, ast.Constant):
         value = node.value
@@ -654,9 +691,10 @@ def _eval(node: ast.expr, env: Mapping[str, Value], expr: Expr) -> Value:
             left = right
         return True
     if isinstance(node, ast.IfExp):
-        if _eval(node.test, env, expr):
-            return _eval(node.body, env, expr)
-        return _eval(node.orelse, env, expr)
+        value = _eval(node.body if _eval(node.test, env, expr) else node.orelse, env, expr)
+        if _is_int(value) and (_floating(node.body, env) or _floating(node.orelse, env)):
+            return float(value)  # the branch not taken decides the type, as in a column
+        return value
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
         fn = FUNCTIONS[node.func.id]
         return fn.scalar([_eval(a, env, expr) for a in node.args])

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from gtune.exceptions import ExpressionError
@@ -87,6 +87,9 @@ def _same(a: object, b: object) -> bool:
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=_expressions(floats=True), envs=st.lists(ENV, min_size=1, max_size=8))
+# int and float mixed in min/max, and in the branches of an if: both are float
+@example(text="((-(min(A, 0.0) ** 0)) ** B)", envs=[{"A": 0, "B": -1, "C": 0}])
+@example(text="(1 if A else 0.0) ** B", envs=[{"A": -1, "B": -1, "C": 0}])
 def test_scalar_and_vectorised_evaluation_agree(text: str, envs: list[dict[str, int]]) -> None:
     expr = Expr(text)
     scalars = [_scalar(expr, env) for env in envs]
