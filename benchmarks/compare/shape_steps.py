@@ -2,7 +2,8 @@
 
     python3 benchmarks/compare/shape_steps.py OUT [--device 0:0] [--size 256x256x256]
         [--kernel NAME ...] [--specs hybrid,PATH.yaml,...] [--technique global]
-        [--rounds 7] [--max-minutes 9]
+        [--rounds 7] [--max-minutes 9] [--budget N] [--no-expert]
+    python3 benchmarks/compare/shape_steps.py OUT --report-only
 
 Section 16 of the report found, offline, that the hybrid heuristic loses to expert
 search where the y group takes the whole merge factor before z is tuned, and that a
@@ -12,6 +13,12 @@ its variants (``benchmarks/compare/specs/``) and expert search on garvey104 kern
 with one data-loading technique, then re-measures every strategy's best and the
 default side by side (interleaved over ``--rounds`` rounds in one evaluator), so the
 comparison does not depend on when each search happened to measure its best.
+
+The same script compares any specs under one technique and one budget: with
+``--technique stream --budget 100 --no-expert`` it measured the streaming steps of the
+shipped hybrid against the spec before them (``benchmarks/compare/specs/``); the report
+is then relative to the first spec. ``--kernel`` also takes the shipped stencils
+(``heat3d``, ``box27``, ...), run at ``--size``. ``--report-only`` rebuilds the report.
 
 Writes OUT/shape_steps.jsonl (one line per kernel, appended as each finishes),
 OUT/shape_steps.md and OUT/shape_steps.png. The searches share OUT/shape.db: a rerun
@@ -64,6 +71,8 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--max-minutes", type=float, default=9.0)
     ap.add_argument("--no-expert", action="store_true", help="leave expert search out")
+    ap.add_argument("--budget", type=int, default=None, help="evaluations per search")
+    ap.add_argument("--report-only", action="store_true", help="rebuild the report from OUT")
     args = ap.parse_args()
     os.environ.setdefault("POCL_KERNEL_CACHE", "0")
     started = time.monotonic()
@@ -77,6 +86,10 @@ def main() -> int:
     from gtune.stencils.generate import generate, parse_size, suite
 
     out: Path = args.out
+    if args.report_only:
+        saved = (out / "shape_steps.jsonl").read_text().splitlines()
+        write_report([json.loads(x) for x in saved if x.strip()], out)
+        return 0
     out.mkdir(parents=True, exist_ok=True)
     done = set()
     lines = out / "shape_steps.jsonl"
@@ -96,7 +109,13 @@ def main() -> int:
             if time.monotonic() > deadline:
                 status = 3
                 break
-            kernel = load_kernel(Path(tmp) / f"{name}.cl")
+            path = Path(tmp) / f"{name}.cl"
+            if path.exists():
+                kernel = load_kernel(path)
+            else:  # a shipped stencil (heat3d, box27, ...) at the same size
+                kernel = load_kernel(HERE.parents[1] / "stencils" / f"{name}.cl")
+                extents = [int(v) for v in args.size.split("x")]
+                kernel = kernel.with_sizes(dict(zip(kernel.sizes, extents, strict=False)))
             row: dict[str, Any] = {"kernel": name, "device": device.name, "strategies": {}}
             bests: dict[str, dict[str, int]] = {}
             for label, how in strategies:
@@ -107,6 +126,7 @@ def main() -> int:
                     technique=args.technique,
                     store=out / "shape.db",
                     confirm=None,
+                    budget=args.budget if how.get("spec") else None,
                     **how,
                 )
                 cfg = report.search_config
@@ -159,7 +179,9 @@ def write_report(rows: list[dict[str, Any]], out: Path) -> None:
     labels = list(rows[0]["strategies"])
     ref = "expert" if "expert" in labels else labels[0]
     md = [
-        f"# Shape steps against expert search ({rows[0]['device']})",
+        f"# Shape steps against expert search ({rows[0]['device']})"
+        if ref == "expert"
+        else f"# Heuristic specs side by side, relative to {ref} ({rows[0]['device']})",
         "",
         "Re-measured side by side: each strategy's best, time relative to "
         f"{ref}'s best (below 1 is faster); evaluations in brackets.",

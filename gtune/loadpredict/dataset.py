@@ -41,6 +41,15 @@ class TrainingRow:
         return min(sorted(finite), key=lambda t: finite[t])
 
     @property
+    def available(self) -> tuple[str, ...]:
+        """The techniques the kernel has: those searched (evaluations recorded), else
+        those with a time on record (older datasets)."""
+        searched = tuple(t for t in self.times if self.configs.get(t, 0) > 0)
+        if searched:
+            return searched
+        return tuple(t for t, s in self.times.items() if math.isfinite(s)) or tuple(self.times)
+
+    @property
     def best_s(self) -> float:
         return min(self.times.values())
 

@@ -16,6 +16,14 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 
+def sklearn_version() -> str:
+    """The installed scikit-learn's version: a forest's fit, and so its
+    cross-validation, can change between versions for the same data and seed."""
+    import sklearn
+
+    return str(sklearn.__version__)
+
+
 class TechniqueForest(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
     """Predicts a kernel's best data-loading technique from its static features.
 

@@ -23,7 +23,7 @@ from gtune.heuristics import Budget
 from gtune.kernel import TunableKernel, load_kernel
 from gtune.loadpredict.dataset import Dataset, TrainingRow, row_from_runs
 from gtune.loadpredict.features import DeviceTraits, traits_of
-from gtune.loadpredict.model import TechniqueForest
+from gtune.loadpredict.model import TechniqueForest, sklearn_version
 from gtune.loadpredict.models import ModelCard, device_card
 from gtune.loadpredict.validation import CrossValidation, leave_one_out
 from gtune.store import ResultStore
@@ -168,6 +168,8 @@ def fit_model(
                 "penalty_weighted_accuracy": cv.penalty_weighted,
                 "majority_technique": cv.majority,
                 "majority_share": cv.majority_share,
+                # a forest's leave-one-out depends on scikit-learn's version
+                "sklearn": sklearn_version(),
             }
             if cv is not None
             else {"kernels": len(rows)}

@@ -27,6 +27,8 @@ class Prediction:
     label: str
     predicted: str
     penalties: dict[str, float]  # technique -> oracle best / that technique's best
+    # the techniques the kernel has, as `gtune run` would choose among them
+    available: tuple[str, ...] = ()
 
     @property
     def penalty(self) -> float:
@@ -44,6 +46,8 @@ class CrossValidation:
     importances: dict[str, float]
     majority: str  # the technique that wins most kernels
     majority_share: float
+    # techniques by how many training kernels they win, most first
+    ranking: tuple[str, ...] = ()
 
     @property
     def absolute(self) -> float:
@@ -55,8 +59,16 @@ class CrossValidation:
 
     @property
     def majority_penalty_weighted(self) -> float:
-        """What always answering the majority technique would score (a baseline)."""
-        return float(np.mean([p.penalties.get(self.majority, 0.0) for p in self.predictions]))
+        """What always answering the majority technique would score (a baseline).
+
+        A kernel without that technique gets the most frequent winner it has, as a
+        model-free `gtune run` would choose."""
+        order = self.ranking or (self.majority,)
+        scores = []
+        for p in self.predictions:
+            have = [t for t in order if not p.available or t in p.available]
+            scores.append(p.penalties.get(have[0] if have else self.majority, 0.0))
+        return float(np.mean(scores))
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -112,8 +124,12 @@ def leave_one_out(
     for i, row in enumerate(data.rows):
         mask = np.arange(len(data)) != i
         model = clone(est).fit(X[mask], y[mask])
-        guess = str(model.predict(X[i : i + 1])[0])
-        preds.append(Prediction(f"{row.kernel}@{row.device}", row.label, guess, penalties(row)))
+        guess = _choose(model, X[i : i + 1], row)
+        preds.append(
+            Prediction(
+                f"{row.kernel}@{row.device}", row.label, guess, penalties(row), row.available
+            )
+        )
     index = {t: k for k, t in enumerate(techniques)}
     confusion = [[0] * len(techniques) for _ in techniques]
     for p in preds:
@@ -137,7 +153,25 @@ def leave_one_out(
         importances=dict(sorted(importances.items(), key=lambda kv: -kv[1])),
         majority=majority,
         majority_share=float(counts.max() / counts.sum()),
+        ranking=_ranking(y),
     )
+
+
+def _ranking(y: np.ndarray[Any, Any]) -> tuple[str, ...]:
+    labels, counts = np.unique(y, return_counts=True)
+    order = sorted(zip(labels, counts, strict=True), key=lambda lc: (-int(lc[1]), str(lc[0])))
+    return tuple(str(label) for label, _ in order)
+
+
+def _choose(model: TechniqueForest, x: np.ndarray[Any, Any], row: TrainingRow) -> str:
+    """The most probable technique the kernel has: what `gtune run` would search. A
+    model that knows none of them leaves `gtune run` to the oracle, which finds the
+    kernel's best technique."""
+    classes = [str(c) for c in model.classes_]
+    proba = model.predict_proba(x)[0]
+    ranked = [t for t, _ in sorted(zip(classes, proba, strict=True), key=lambda cp: -cp[1])]
+    have = [t for t in ranked if t in row.available]
+    return have[0] if have else row.label
 
 
 def held_out_devices(
@@ -170,15 +204,15 @@ def held_out_devices(
     for dev in devices:
         held = np.array([r.device == dev for r in data.rows])
         model = clone(est).fit(X[~held], y[~held])
-        classes = [str(c) for c in model.classes_]
         preds: list[Prediction] = []
         for i in np.flatnonzero(held):
             row = data.rows[i]
-            proba = model.predict_proba(X[i : i + 1])[0]
-            ranked = sorted(zip(classes, proba, strict=True), key=lambda cp: -cp[1])
-            have = [t for t, _ in ranked if t in row.times]
-            guess = have[0] if have else ranked[0][0]
-            preds.append(Prediction(f"{row.kernel}@{row.device}", row.label, guess, penalties(row)))
+            guess = _choose(model, X[i : i + 1], row)
+            preds.append(
+                Prediction(
+                    f"{row.kernel}@{row.device}", row.label, guess, penalties(row), row.available
+                )
+            )
         confusion = [[0] * len(techniques) for _ in techniques]
         for p in preds:
             confusion[index[p.label]][index[p.predicted]] += 1
@@ -194,5 +228,6 @@ def held_out_devices(
             importances=dict(sorted(importances.items(), key=lambda kv: -kv[1])),
             majority=majority,
             majority_share=float(np.mean(y[held] == majority)),
+            ranking=_ranking(y[~held]),
         )
     return out

@@ -354,6 +354,11 @@ def test_ask_tell_protocol(recorded: Recorded) -> None:
     evaluator = recorded.replay()
     searcher.tell(list(evaluator.evaluate_batch(batch.configs)))
     assert searcher.point == min(batch.configs, key=recorded.objective)
+    # Outside streaming, BX == VX: the x merge step holds the current point only.
+    merge = searcher.ask()
+    assert merge is not None and merge.step == "x merge"
+    assert merge.configs == [searcher.point]
+    searcher.tell(list(evaluator.evaluate_batch(merge.configs)))
     nxt = searcher.ask()
     assert nxt is not None and nxt.step == "y"
     # drive() finishes the same search from here.

@@ -77,9 +77,25 @@ def test_shipped_specs_parse_and_bind() -> None:
 
 def test_two_dimensional_kernel_drops_z() -> None:
     bound = load_spec("hybrid").bind(["WX", "WY", "CX", "CY"], {"NX": 64, "NY": 64})
-    assert [s.label for s in bound.steps] == ["x", "y", "work-group shape"]
-    assert bound.dropped_steps == ("z-chunk", "z")
+    assert [s.label for s in bound.steps] == ["x", "x merge", "y", "work-group shape"]
+    assert bound.dropped_steps == ("z-chunk", "z-chunk for the tile", "z")
     assert bound.constants["WZ"] == 1
+
+
+def test_hybrid_streaming_steps() -> None:
+    """The z-chunk is first kept short (tile still unknown), then searched in full."""
+    names = ["WX", "WY", "WZ", "BX", "CX", "CY", "CZ", "VX", "ZC"]
+    bound = load_spec("hybrid").bind(names, {"NX": 256, "NY": 256, "NZ": 256})
+    labels = [s.label for s in bound.steps]
+    assert labels.index("z-chunk") < labels.index("x") < labels.index("x merge")
+    assert labels.index("y") < labels.index("z-chunk for the tile") < labels.index("z")
+    steps = {s.label: s for s in bound.steps}
+    first, tile = steps["z-chunk"].tune["ZC"], steps["z-chunk for the tile"].tune["ZC"]
+    assert sorted(first.values({"NZ": 256}, 0) or ()) == [1, 2, 4, 8]
+    assert sorted(first.values({"NZ": 4}, 0) or ()) == [1, 2, 4]
+    assert sorted(tile.values({"NZ": 256}, 0) or ()) == [2**k for k in range(9)]
+    # the x group keeps BX tied to VX; the merge step alone trades BX for CX
+    assert [str(w) for w in steps["x"].where] and list(steps["x merge"].tune) == ["BX", "CX"]
 
 
 def test_optional_as_list_and_start_expressions() -> None:

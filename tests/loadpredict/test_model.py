@@ -112,6 +112,53 @@ def test_penalty_weighted_counts_what_a_mistake_costs() -> None:
     assert 0.97 < cv.penalty_weighted <= 1.0
 
 
+def test_leave_one_out_predicts_only_techniques_the_kernel_has() -> None:
+    # Stream wins every 3D kernel; a 2D kernel (no stream) looks like them, so the
+    # forest's first answer for it is stream. `gtune run` would search the best technique
+    # the kernel has, and so does leave-one-out: global, right, at no penalty.
+    rows = [
+        TrainingRow(
+            f"k{i}",
+            "dev-1",
+            "hybrid",
+            _traits(1),
+            {"global": 2.0, "stream": 1.0},
+            configs={"global": 100, "stream": 100},
+        )
+        for i in range(5)
+    ]
+    rows += [
+        TrainingRow(
+            f"wide{i}",
+            "dev-1",
+            "hybrid",
+            _traits(4),
+            {"global": 1.0, "stream": 2.0},
+            configs={"global": 100, "stream": 100},
+        )
+        for i in range(3)
+    ]
+    flat = TrainingRow(
+        "flat",
+        "dev-1",
+        "hybrid",
+        _traits(1),
+        {"global": 1.0, "vec": 3.0, "stream": math.inf},
+        configs={"global": 100, "vec": 100},
+    )
+    assert flat.available == ("global", "vec")
+    cv = leave_one_out(Dataset([*rows, flat]), estimator=TechniqueForest(n_estimators=20))
+    pred = {p.kernel.split("@")[0]: p for p in cv.predictions}
+    assert pred["flat"].predicted == "global" and pred["flat"].penalty == 1.0
+    # the majority baseline falls back the same way: stream where it exists, else global
+    assert cv.majority == "stream" and cv.ranking == ("stream", "global")
+    assert pred["flat"].penalties["stream"] == 0.0
+    assert cv.majority_penalty_weighted == pytest.approx((5 * 1.0 + 3 * 0.5 + 1.0) / 9)
+    # a forest that knows none of the kernel's techniques leaves gtune run to the oracle
+    alone = leave_one_out(Dataset([*rows[:5], flat]), estimator=TechniqueForest(n_estimators=5))
+    assert {p.kernel.split("@")[0]: p.predicted for p in alone.predictions}["flat"] == "global"
+
+
 def test_too_few_kernels_is_an_input_error() -> None:
     from gtune.exceptions import InputError
 
