@@ -112,40 +112,19 @@ def test_penalty_weighted_counts_what_a_mistake_costs() -> None:
     assert 0.97 < cv.penalty_weighted <= 1.0
 
 
+def _searched(name: str, radius: int, times: dict[str, float]) -> TrainingRow:
+    """A row whose finite-time techniques were searched (100 evaluations each)."""
+    searched = {t: 100 for t, s in times.items() if math.isfinite(s)}
+    return TrainingRow(name, "dev-1", "hybrid", _traits(radius), times, configs=searched)
+
+
 def test_leave_one_out_predicts_only_techniques_the_kernel_has() -> None:
     # Stream wins every 3D kernel; a 2D kernel (no stream) looks like them, so the
     # forest's first answer for it is stream. `gtune run` would search the best technique
     # the kernel has, and so does leave-one-out: global, right, at no penalty.
-    rows = [
-        TrainingRow(
-            f"k{i}",
-            "dev-1",
-            "hybrid",
-            _traits(1),
-            {"global": 2.0, "stream": 1.0},
-            configs={"global": 100, "stream": 100},
-        )
-        for i in range(5)
-    ]
-    rows += [
-        TrainingRow(
-            f"wide{i}",
-            "dev-1",
-            "hybrid",
-            _traits(4),
-            {"global": 1.0, "stream": 2.0},
-            configs={"global": 100, "stream": 100},
-        )
-        for i in range(3)
-    ]
-    flat = TrainingRow(
-        "flat",
-        "dev-1",
-        "hybrid",
-        _traits(1),
-        {"global": 1.0, "vec": 3.0, "stream": math.inf},
-        configs={"global": 100, "vec": 100},
-    )
+    rows = [_searched(f"k{i}", 1, {"global": 2.0, "stream": 1.0}) for i in range(5)]
+    rows += [_searched(f"wide{i}", 4, {"global": 1.0, "stream": 2.0}) for i in range(3)]
+    flat = _searched("flat", 1, {"global": 1.0, "vec": 3.0, "stream": math.inf})
     assert flat.available == ("global", "vec")
     cv = leave_one_out(Dataset([*rows, flat]), estimator=TechniqueForest(n_estimators=20))
     pred = {p.kernel.split("@")[0]: p for p in cv.predictions}
