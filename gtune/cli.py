@@ -23,7 +23,13 @@ from collections.abc import Iterator, Sequence
 from types import FrameType
 from typing import Any, TextIO
 
-from gtune.commands._common import STOP_SIGNALS, received_signals
+from gtune.commands._common import (
+    STOP_SIGNALS,
+    arm_exit_deadline,
+    disarm_exit_deadline,
+    exit_now,
+    received_signals,
+)
 from gtune.exceptions import GtuneError, InputError
 from gtune.kernel import TRUST_ENV, ReferenceCodeNotice
 
@@ -151,6 +157,17 @@ def _check_value(name: str, dest: str, value: Any) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The command line. Called as the program (``argv`` None), a stop signal also arms
+    a deadline that ends the process should cleanup or interpreter shutdown stall;
+    called in-process with ``argv``, the deadline is cancelled on return."""
+    try:
+        return _main(argv)
+    finally:
+        if argv is not None:
+            disarm_exit_deadline()
+
+
+def _main(argv: Sequence[str] | None) -> int:
     given = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(_command_of(given))
     args = parser.parse_args(given)
@@ -252,19 +269,34 @@ def _silence_stdout() -> None:
 
 @contextlib.contextmanager
 def _signals_as_interrupt(received: list[str]) -> Iterator[None]:
-    """SIGTERM and SIGHUP raise :class:`Terminated` once; a second one is not caught."""
+    """SIGTERM and SIGHUP raise :class:`Terminated` once; a second one is not caught.
+    Ctrl-C raises KeyboardInterrupt, as Python's own handler does; a second Ctrl-C ends
+    the process at once. Either way cleanup gets a bounded time (``arm_exit_deadline``).
+    Commands that stop cooperatively install their own handlers over these."""
     wanted = list(STOP_SIGNALS)
 
     def handler(signum: int, frame: FrameType | None) -> None:
-        received.append(signal.Signals(signum).name)
+        name = signal.Signals(signum).name
+        received.append(name)
         for s in wanted:
             signal.signal(s, signal.SIG_DFL)
+        arm_exit_deadline(EXIT_ERROR, f"stopped by {name}")
         raise Terminated()
+
+    interrupts: list[int] = []
+
+    def interrupt(signum: int, frame: FrameType | None) -> None:
+        interrupts.append(signum)
+        if len(interrupts) > 1:
+            exit_now(EXIT_INTERRUPTED, "interrupted again")
+        arm_exit_deadline(EXIT_INTERRUPTED, "interrupted")
+        raise KeyboardInterrupt
 
     previous: dict[int, Any] = {}
     try:
         for s in wanted:
             previous[s] = signal.signal(s, handler)
+        previous[signal.SIGINT] = signal.signal(signal.SIGINT, interrupt)
     except ValueError:  # not the main thread: leave signals alone
         previous.clear()
     try:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
 import signal
+import threading
 from pathlib import Path
 
 from gtune.exceptions import InputError
@@ -19,6 +21,49 @@ STOP_SIGNALS: tuple[signal.Signals, ...] = tuple(
 """Signals that stop gtune the way Ctrl-C does (a closed terminal, ``kill``)."""
 received_signals: list[str] = []
 """Names of the stop signals this process received (the CLI reports them, exit 2)."""
+
+EXIT_DEADLINE_S = 20.0
+"""How long cleanup may take once gtune has been told to stop (Ctrl-C, SIGTERM,
+SIGHUP) before the process ends regardless."""
+_deadline: list[threading.Timer] = []
+
+
+def arm_exit_deadline(status: int, why: str, seconds: float = EXIT_DEADLINE_S) -> None:
+    """End the process ``seconds`` from now, with ``status``, unless it has ended by then.
+
+    Stopping runs cleanup (workers asked to stop, then killed; the store closed). Should
+    that ever stall, a stop request must still end gtune: every measurement is committed
+    to the store as it is made, and workers die with their parent, so nothing is lost by
+    ending here. Armed once; later calls change nothing."""
+    if _deadline:
+        return
+
+    def expire() -> None:
+        with contextlib.suppress(OSError):
+            os.write(
+                2,
+                f"gtune: {why}: cleanup did not finish within {seconds:g} s; exiting "
+                "(every result measured so far is in the result store)\n".encode(),
+            )
+        os._exit(status)
+
+    timer = threading.Timer(seconds, expire)
+    timer.daemon = True
+    _deadline.append(timer)
+    timer.start()
+
+
+def disarm_exit_deadline() -> None:
+    """Cancel an armed deadline (``main`` called in-process, returning to its caller)."""
+    while _deadline:
+        _deadline.pop().cancel()
+
+
+def exit_now(status: int, why: str) -> None:
+    """End the process at once (a second Ctrl-C): results already stored are kept."""
+    with contextlib.suppress(OSError):
+        os.write(2, f"gtune: {why}: exiting now (results already stored are kept)\n".encode())
+    os._exit(status)
 
 
 def parse_size(text: str | None, kernel: TunableKernel | None = None) -> dict[str, int] | None:

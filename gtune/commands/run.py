@@ -29,6 +29,7 @@ from gtune.api import tune
 from gtune.commands._common import (
     REMEASURE_HELP,
     STOP_SIGNALS,
+    arm_exit_deadline,
     open_store,
     parse_remeasure,
     received_signals,
@@ -148,6 +149,8 @@ def ctrl_c_cancels(token: CancelToken) -> Iterator[None]:
         if signum != signal.SIGINT:
             received_signals.append(signal.Signals(signum).name)
         if token.cancelled:
+            # the second request: stop now, with cleanup given a bounded time
+            arm_exit_deadline(130 if signum == signal.SIGINT else 2, "stopped")
             raise KeyboardInterrupt
         token.cancel("interrupted")
 

@@ -92,3 +92,29 @@ def test_no_worker_survives_gtune(kernel_copy, tmp_path, sig):
             if _alive(w) and "gtune.measure._worker" in _cmdline(w):
                 os.kill(w, signal.SIGKILL)
     assert survivors == [], f"workers {survivors} outlived gtune ({sig.name})"
+
+
+def test_second_ctrl_c_ends_gtune_at_once(kernel_copy, tmp_path):
+    """Ctrl-C twice: the second one does not wait for cleanup, and no worker survives."""
+    kernel = kernel_copy("naive7", lambda t: t + "build_options: [-DHANG]\n")
+    proc, workers = _hanging_gtune(kernel, tmp_path / "r.db")
+    try:
+        proc.send_signal(signal.SIGINT)
+        proc.send_signal(signal.SIGINT)
+        started = time.monotonic()
+        status = proc.wait(timeout=60)
+        took = time.monotonic() - started
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline and any(_alive(w) for w in workers):
+            time.sleep(0.1)
+        survivors = [w for w in workers if _alive(w)]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for w in workers:
+            if _alive(w) and "gtune.measure._worker" in _cmdline(w):
+                os.kill(w, signal.SIGKILL)
+    assert status == 130
+    assert took < 20, f"gtune took {took:.1f} s to end after two Ctrl-C"
+    assert survivors == []
