@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -53,12 +54,35 @@ class SQLiteStore(SQLStore):
             self._db = self._connect(str(self.path), uri=False)
         try:
             if not memory and not readonly:
-                self._exec("PRAGMA journal_mode=WAL", doing="write")
+                self._write_ahead_log()
                 self._exec("PRAGMA synchronous=FULL", doing="write")
             self._setup(readonly=readonly)
         except BaseException:
             self.close()
             raise
+
+    def _write_ahead_log(self) -> None:
+        """Switch the file to write-ahead logging once. Processes that open a new store
+        at the same moment race for this switch, and SQLite answers the loser "locked"
+        at once (no busy handler covers it): retry for up to a minute."""
+        conn = self._conn()
+        deadline = time.monotonic() + 60.0
+        pause = 0.005
+        while True:
+            try:
+                mode = conn.execute("PRAGMA journal_mode").fetchone()
+                if mode and str(mode[0]).lower() == "wal":
+                    return
+                conn.execute("PRAGMA journal_mode=WAL").fetchall()
+                return
+            except sqlite3.OperationalError as exc:
+                text = str(exc).lower()
+                if ("locked" not in text and "busy" not in text) or time.monotonic() > deadline:
+                    raise self._fail(exc, "write") from None
+            except sqlite3.Error as exc:
+                raise self._fail(exc, "write") from None
+            time.sleep(pause)
+            pause = min(pause * 2, 0.25)
 
     def _check_path(self) -> None:
         parent = self.path.parent

@@ -82,3 +82,15 @@ def tune_process(url: str, log: str, order: list[int], batch: int, delay_s: floa
         return ev.measured
     finally:
         store.close()
+
+
+def open_together(urls: list[str], barrier: Any, wx: int) -> int:
+    """A process that, in step with the others (``barrier``), opens each store in
+    ``urls`` (creating it) and adds one result. Returns how many it added."""
+    added = 0
+    for url in urls:
+        barrier.wait(timeout=60)
+        with open_store(url) as store:
+            store.add(result(wx), device="dev", kernel_id="kid", kernel_name="k")
+            added += 1
+    return added

@@ -21,7 +21,7 @@ from gtune.measure import ReplayEvaluator, StoredEvaluator
 from gtune.result import ResultStore, Status, config_key
 from gtune.space.refusals import RefusalStore
 from gtune.store import SCHEMA_VERSION, StoreError, open_store
-from tests.store.helpers import raw_execute, result, tune_process
+from tests.store.helpers import open_together, raw_execute, result, tune_process
 
 
 def _add(store: ResultStore, wx: int, status: Status = Status.OK, **kw: object) -> None:
@@ -407,6 +407,24 @@ def test_two_processes_measure_each_configuration_once(store_url: str, tmp_path:
     with open_store(store_url) as store:
         assert store.count() == 40
         assert store.claimed("dev", "kid", [config_key({"WX": w, "WY": 1}) for w in forward]) == {}
+
+
+def test_processes_opening_a_new_store_together(store_url: str):
+    """Processes create and open a store at the same moment, again and again (on SQLite
+    each switches the new file to write-ahead logging): none fails, nothing is lost."""
+    rounds, procs = 15, 4
+    urls = [store_url] if store_url.startswith("postgresql") else []
+    if not urls:
+        base = store_url.removesuffix(".db")
+        urls = [f"{base}-{k}.db" for k in range(rounds)]
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Manager() as manager, ctx.Pool(procs) as pool:
+        barrier = manager.Barrier(procs)
+        added = pool.starmap(open_together, [(urls, barrier, w) for w in range(1, procs + 1)])
+    assert added == [len(urls)] * procs
+    for url in urls:
+        with open_store(url) as store:
+            assert store.count() == procs
 
 
 def test_errors_name_the_store(store_url: str):
