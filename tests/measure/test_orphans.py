@@ -70,37 +70,14 @@ def _hanging_gtune(kernel: Path, db: Path) -> tuple[subprocess.Popen[bytes], lis
     return proc, workers
 
 
-@pytest.mark.parametrize(
-    "sig", [signal.SIGTERM, signal.SIGKILL, signal.SIGHUP, signal.SIGINT], ids=lambda s: s.name
-)
-def test_no_worker_survives_gtune(kernel_copy, tmp_path, sig):
-    kernel = kernel_copy("naive7", lambda t: t + "build_options: [-DHANG]\n")
-    proc, workers = _hanging_gtune(kernel, tmp_path / "r.db")
+def _stop(
+    proc: subprocess.Popen[bytes], workers: list[int], signals: list[signal.Signals]
+) -> tuple[int, float, list[int]]:
+    """Send ``signals`` to gtune; return its exit status, how long it took to end after
+    them and the workers still alive 15 s later (they are killed before returning)."""
     try:
-        assert all(_alive(w) for w in workers)
-        proc.send_signal(sig)
-        proc.wait(timeout=60)
-        deadline = time.monotonic() + 15
-        while time.monotonic() < deadline and any(_alive(w) for w in workers):
-            time.sleep(0.1)
-        survivors = [w for w in workers if _alive(w)]
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        for w in workers:  # never leave a spinning worker behind, even when failing
-            if _alive(w) and "gtune.measure._worker" in _cmdline(w):
-                os.kill(w, signal.SIGKILL)
-    assert survivors == [], f"workers {survivors} outlived gtune ({sig.name})"
-
-
-def test_second_ctrl_c_ends_gtune_at_once(kernel_copy, tmp_path):
-    """Ctrl-C twice: the second one does not wait for cleanup, and no worker survives."""
-    kernel = kernel_copy("naive7", lambda t: t + "build_options: [-DHANG]\n")
-    proc, workers = _hanging_gtune(kernel, tmp_path / "r.db")
-    try:
-        proc.send_signal(signal.SIGINT)
-        proc.send_signal(signal.SIGINT)
+        for sig in signals:
+            proc.send_signal(sig)
         started = time.monotonic()
         status = proc.wait(timeout=60)
         took = time.monotonic() - started
@@ -112,9 +89,28 @@ def test_second_ctrl_c_ends_gtune_at_once(kernel_copy, tmp_path):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-        for w in workers:
+        for w in workers:  # never leave a spinning worker behind, even when failing
             if _alive(w) and "gtune.measure._worker" in _cmdline(w):
                 os.kill(w, signal.SIGKILL)
+    return status, took, survivors
+
+
+@pytest.mark.parametrize(
+    "sig", [signal.SIGTERM, signal.SIGKILL, signal.SIGHUP, signal.SIGINT], ids=lambda s: s.name
+)
+def test_no_worker_survives_gtune(kernel_copy, tmp_path, sig):
+    kernel = kernel_copy("naive7", lambda t: t + "build_options: [-DHANG]\n")
+    proc, workers = _hanging_gtune(kernel, tmp_path / "r.db")
+    assert all(_alive(w) for w in workers)
+    _, _, survivors = _stop(proc, workers, [sig])
+    assert survivors == [], f"workers {survivors} outlived gtune ({sig.name})"
+
+
+def test_second_ctrl_c_ends_gtune_at_once(kernel_copy, tmp_path):
+    """Ctrl-C twice: the second one does not wait for cleanup, and no worker survives."""
+    kernel = kernel_copy("naive7", lambda t: t + "build_options: [-DHANG]\n")
+    proc, workers = _hanging_gtune(kernel, tmp_path / "r.db")
+    status, took, survivors = _stop(proc, workers, [signal.SIGINT, signal.SIGINT])
     assert status == 130
     assert took < 20, f"gtune took {took:.1f} s to end after two Ctrl-C"
     assert survivors == []
