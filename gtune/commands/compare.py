@@ -3,21 +3,27 @@
 Every strategy tunes every kernel on one device; one evaluator per kernel serves all
 strategies, and the result store serves a configuration one strategy measured to every
 other (and to a later run of the same command, which so resumes where it stopped).
+Then the strategies' best configurations of the kernel are re-measured side by side,
+interleaved over a few rounds (:func:`gtune.tuning.confirm.side_by_side`): the table
+ranks strategies by these times, not by times measured minutes apart in different
+searches. ``--no-confirm`` ranks by the searches' own bests.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
-from gtune.api import Campaign, TuningTask
+from gtune.api import DEFAULT_CONFIRM, Campaign, TuningTask, as_kernel
 from gtune.commands._common import open_store, parse_size
 from gtune.commands.run import BarProgress, ctrl_c_cancels, parse_options
 from gtune.device import DeviceLimits
@@ -25,6 +31,7 @@ from gtune.exceptions import InputError
 from gtune.heuristics import Budget, available_strategies, get_strategy
 from gtune.heuristics.strategies.generic import GenericStrategy
 from gtune.kernel import TunableKernel, load_kernel
+from gtune.measure.evaluator import Evaluator
 from gtune.report import (
     BASELINE,
     CompareCell,
@@ -36,7 +43,10 @@ from gtune.report import (
     speedups_png,
     strategy_rows,
 )
+from gtune.result import config_key
 from gtune.tuning import ALL, AUTO, WHOLE, CancelToken, ResultMeasured, TuningEvent
+from gtune.tuning.confirm import Confirmation, ConfirmPolicy, side_by_side
+from gtune.tuning.report import TuningReport
 from gtune.tuning.strategy import GENERIC
 
 HELP = "compare strategies (heuristics, expert, random, oracle) over kernels: Table 3"
@@ -107,6 +117,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="[STRATEGY:]KEY=VALUE",
         help="a strategy option (repeatable): random:n=200 for one strategy, or seed=3 for "
         "every strategy that has that option",
+    )
+    p.add_argument(
+        "--no-confirm",
+        action="store_true",
+        help="rank strategies by their searches' own best times (default: each kernel's "
+        f"winners are re-measured side by side, interleaved over {DEFAULT_CONFIRM.rounds} rounds)",
     )
     p.add_argument(
         "--compile-workers",
@@ -246,6 +262,7 @@ def run(args: argparse.Namespace) -> int:
     token = CancelToken()
     cells: list[CompareCell] = []
     reports: dict[str, dict[str, Any]] = {}
+    confirmations: dict[str, dict[str, Any]] = {}
     done: list[str] = []
     stopped = ""
     started = time.monotonic()
@@ -277,20 +294,44 @@ def run(args: argparse.Namespace) -> int:
                     for s in strategies
                 ]
                 result = campaign.run(tasks, observer=bar, cancel=token)
-                campaign.sessions.close()  # this kernel's workers are no longer needed
                 if not result.complete:
                     stopped = "time limit" if token.reason == "time limit" else "interrupted"
                     break
                 mine = {s: r for s, (_, r) in zip(strategies, result.reports, strict=True)}
+                mine_cells = [cell(name, s, mine[s]) for s in strategies]
+                if not args.no_confirm:
+                    session = campaign.sessions.session(as_kernel(path, dict(kernel.sizes)), device)
+                    outcome, mine_cells = remeasure(
+                        mine, mine_cells, session.raw, DEFAULT_CONFIRM, bar, token
+                    )
+                    if token.cancelled:
+                        stopped = "time limit" if token.reason == "time limit" else "interrupted"
+                        break
+                    confirmations[name] = outcome.to_dict()
+                campaign.sessions.close()  # this kernel's workers are no longer needed
                 reports[name] = {s: r.to_dict() for s, r in mine.items()}
-                cells += [cell(name, s, mine[s]) for s in strategies]
+                cells += mine_cells
                 done.append(name)
-                _write(out, args, device, strategies, names, done, cells, reports, started, False)
+                _write(
+                    out,
+                    args,
+                    device,
+                    strategies,
+                    names,
+                    done,
+                    cells,
+                    reports,
+                    started,
+                    False,
+                    confirmations,
+                )
     finally:
         campaign.close()
         store.close()
     complete = len(done) == len(kernels)
-    rows = _write(out, args, device, strategies, names, done, cells, reports, started, complete)
+    rows = _write(
+        out, args, device, strategies, names, done, cells, reports, started, complete, confirmations
+    )
     title = f"{len(done)} kernel(s) on {device.name}"
     console.print(compare_table(rows, title=title))
     console.print(f"tables, per-kernel results and speedups.png in {out}/", highlight=False)
@@ -306,6 +347,47 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def remeasure(
+    reports: dict[str, TuningReport],
+    cells: list[CompareCell],
+    evaluator: Evaluator,
+    policy: ConfirmPolicy,
+    bar: BarProgress,
+    token: CancelToken,
+) -> tuple[Confirmation, list[CompareCell]]:
+    """Re-measure the strategies' winners of one kernel side by side; the cells with
+    ``remeasured_s`` set (or, when a winner failed now, ``remeasure_note`` saying so)."""
+    winners = {s: r.search_result for s, r in reports.items()}
+    n = len({config_key(r.config) for r in winners.values() if r is not None and r.ok})
+    if n:
+        bar.prefix = cells[0].kernel if cells else ""
+        bar.run_started("winners re-measured side by side", n * policy.rounds)
+        bar.batch_started(f"{n} configurations x {policy.rounds} rounds", 0)
+    outcome, entries = side_by_side(
+        winners,
+        evaluator,
+        policy,
+        cancel=token,
+        on_measured=lambda r: bar.on_event(ResultMeasured(r, True, math.inf)),
+    )
+    out = []
+    for c in cells:
+        entry = entries.get(c.strategy)
+        if entry is None:
+            out.append(c)
+        elif entry.ok:
+            out.append(replace(c, remeasured_s=entry.median_s))
+        else:
+            first = entry.message.strip().splitlines()[0][:160] if entry.message.strip() else ""
+            note = (
+                f"its best configuration failed when re-measured ({entry.status.value}"
+                + (f": {first}" if first else "")
+                + "); ranked by its search time"
+            )
+            out.append(replace(c, remeasure_note=note))
+    return outcome, out
+
+
 def _write(
     out: Path,
     args: argparse.Namespace,
@@ -317,6 +399,7 @@ def _write(
     reports: dict[str, dict[str, Any]],
     started: float,
     complete: bool,
+    confirmations: dict[str, dict[str, Any]],
 ) -> list[Any]:
     """Write every output for the kernels completed so far (after each kernel)."""
     rows = strategy_rows(cells, strategies)
@@ -336,6 +419,13 @@ def _write(
         + ")",
         f"random: {args.random_n} configurations"
         + (" drawn from the unpruned space" if args.random_unpruned else " of the pruned space"),
+        (
+            "times: the searches' own best times (--no-confirm)"
+            if args.no_confirm
+            else f"times: each kernel's winning configurations re-measured side by side, "
+            f"interleaved over {DEFAULT_CONFIRM.rounds} rounds (median of the pooled runs; "
+            "per_kernel.csv keeps each search's own best as best_s)"
+        ),
         "speedup: geometric mean over kernels of t_random / t_strategy; configs, compile s "
         "and run s: means per kernel over the configurations each strategy used "
         "(served by the store or measured); best count: kernels where the strategy's best "
@@ -343,6 +433,7 @@ def _write(
     ]
     if args.budget:
         notes.append(f"budget per strategy and kernel: {args.budget}")
+    notes += [f"{c.kernel} {c.strategy}: {c.remeasure_note}" for c in cells if c.remeasure_note]
     try:
         (out / "table.md").write_text(compare_markdown(rows, notes))
         (out / "table.csv").write_text(compare_csv(rows))
@@ -367,6 +458,7 @@ def _write(
             "rows": [r.to_dict() for r in rows],
             "cells": [c.to_dict() for c in cells],
             "reports": reports,
+            "confirmations": confirmations,
         }
         (out / "compare.json").write_text(json.dumps(data, indent=1, default=str) + "\n")
     except OSError as exc:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import statistics
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -293,10 +293,41 @@ def _round(
     return done
 
 
+def side_by_side(
+    winners: Mapping[str, Result | None],
+    evaluator: Evaluator,
+    policy: ConfirmPolicy,
+    *,
+    cancel: CancelToken | None = None,
+    on_measured: Callable[[Result], None] | None = None,
+) -> tuple[Confirmation, dict[str, ConfirmedConfig]]:
+    """Re-measure the winners of several searches (by name) interleaved, as
+    :func:`confirm` does; each distinct configuration once, however many searches found
+    it. Returns the round and, per name whose search found something, its entry."""
+    found = [r for r in winners.values() if r is not None and r.ok]
+    distinct = {canonical_config(r.config): r for r in found}
+    outcome = confirm(
+        list(distinct.values()),
+        None,
+        evaluator,
+        ConfirmPolicy(max(1, len(distinct)), policy.rounds, policy.confidence),
+        cancel=cancel,
+        on_measured=on_measured,
+    )
+    by_key = {canonical_config(e.config): e for e in outcome.entries}
+    mine = {
+        name: by_key[canonical_config(r.config)]
+        for name, r in winners.items()
+        if r is not None and canonical_config(r.config) in by_key
+    }
+    return outcome, mine
+
+
 __all__ = [
     "ConfirmPolicy",
     "Confirmation",
     "ConfirmedConfig",
     "confirm",
     "pick_candidates",
+    "side_by_side",
 ]

@@ -41,17 +41,31 @@ def test_compare_tables_agree_and_resume(tmp_path: Path):
     rows = {r["strategy"]: r for r in data["rows"]}
     cells = {(c["kernel"], c["strategy"]): c for c in data["cells"]}
     assert rows["random"]["speedup"] == pytest.approx(1.0)
+    # the table ranks by the winners re-measured side by side, one round-robin per kernel
+    for k in data["kernels"]:
+        confirmation = data["confirmations"][k]
+        assert confirmation["rounds"] == 3
+        timed = {json.dumps(e["config"], sort_keys=True): e for e in confirmation["entries"]}
+        for s in ("random", "hybrid"):
+            c = cells[(k, s)]
+            entry = timed[json.dumps(c["best_config"], sort_keys=True)]
+            assert c["remeasured_s"] == entry["median_s"] > 0
+            assert len(entry["times_s"]) >= 9  # three rounds of at least three runs
     per_kernel = [
-        cells[(k, "random")]["best_s"] / cells[(k, "hybrid")]["best_s"] for k in data["kernels"]
+        cells[(k, "random")]["remeasured_s"] / cells[(k, "hybrid")]["remeasured_s"]
+        for k in data["kernels"]
     ]
     assert rows["hybrid"]["speedup"] == pytest.approx(_geomean(per_kernel))
     for s in ("random", "hybrid"):
         mine = [cells[(k, s)] for k in data["kernels"]]
         assert rows[s]["configs"] == pytest.approx(sum(c["evaluations"] for c in mine) / 2)
         assert rows[s]["compile_s"] == pytest.approx(sum(c["compile_s"] for c in mine) / 2)
-        best = [min(cells[(k, t)]["best_s"] for t in ("random", "hybrid")) for k in data["kernels"]]
+        best = [
+            min(cells[(k, t)]["remeasured_s"] for t in ("random", "hybrid"))
+            for k in data["kernels"]
+        ]
         assert rows[s]["best_count"] == sum(
-            1 for c, b in zip(mine, best, strict=True) if c["best_s"] == b
+            1 for c, b in zip(mine, best, strict=True) if c["remeasured_s"] == b
         )
     assert all(cells[(k, "random")]["evaluations"] == 10 for k in data["kernels"])
     assert all(cells[(k, "hybrid")]["evaluations"] <= 12 for k in data["kernels"])
@@ -68,14 +82,26 @@ def test_compare_tables_agree_and_resume(tmp_path: Path):
     assert len(pk) == 4
     for r in pk:
         assert float(r["best_s"]) == cells[(r["kernel"], r["strategy"])]["best_s"]
+        assert float(r["remeasured_s"]) == cells[(r["kernel"], r["strategy"])]["remeasured_s"]
     md = (out / "table.md").read_text()
     assert f"| hybrid | {rows['hybrid']['speedup']:.3f} |" in md
 
-    again = run_gtune("compare", *KERNELS, *ARGS, "--out", str(out), db=db)
+    # again, ranked by the searches' own bests: every search is served by the store
+    again = run_gtune("compare", *KERNELS, *ARGS, "--out", str(out), "--no-confirm", db=db)
     assert again.returncode == 0, again.stderr
     redo = json.loads((out / "compare.json").read_text())
     assert all(c["measured"] == 0 for c in redo["cells"]), "everything comes from the store"
-    assert redo["rows"] == data["rows"]
+    assert redo["confirmations"] == {}
+    assert all(c["remeasured_s"] is None for c in redo["cells"])
+    assert [(c["best_s"], c["best_config"]) for c in redo["cells"]] == [
+        (c["best_s"], c["best_config"]) for c in data["cells"]
+    ]
+    redo_rows = {r["strategy"]: r for r in redo["rows"]}
+    searched = [
+        cells[(k, "random")]["best_s"] / cells[(k, "hybrid")]["best_s"] for k in data["kernels"]
+    ]
+    assert redo_rows["hybrid"]["speedup"] == pytest.approx(_geomean(searched))
+    assert any("--no-confirm" in n for n in redo["notes"])
 
 
 def test_compare_needs_random(tmp_path: Path):

@@ -6,7 +6,13 @@ from gtune.kernel import canonical_config
 from gtune.measure.result import Result
 from gtune.measure.stats import faster_beyond_noise
 from gtune.tuning import CancelToken, ConfirmPolicy, TuningSession, run_tuning
-from gtune.tuning.confirm import Confirmation, ConfirmedConfig, confirm, pick_candidates
+from gtune.tuning.confirm import (
+    Confirmation,
+    ConfirmedConfig,
+    confirm,
+    pick_candidates,
+    side_by_side,
+)
 from tests.heuristics.conftest import Recorded
 
 
@@ -86,3 +92,25 @@ def test_run_reports_the_confirmed_answer(replay_session: TuningSession):
     assert report.significant == c.significant
     assert any(n.startswith("confirmation round:") for n in report.notes)
     assert report.to_dict()["confirmation"]["entries"]
+
+
+def test_side_by_side_measures_each_winner_once_per_round(recorded: Recorded):
+    a, b = pick_candidates(recorded.results, 2)
+    broken = Result(config=dict(b.config), status=recorded.results[0].status.TIMEOUT)
+    replay = recorded.replay({canonical_config(broken.config): broken})
+    winners = {"hybrid": a, "expert": a, "random": b, "dims": None}
+    out, entries = side_by_side(winners, replay, ConfirmPolicy(rounds=3))
+    calls = [canonical_config(c) for c in replay.calls]
+    # a shared winner is measured once a round; the failed one leaves after its first
+    assert calls.count(canonical_config(a.config)) == 3
+    assert calls.count(canonical_config(b.config)) == 1
+    assert entries["hybrid"] is entries["expert"] and "dims" not in entries
+    assert entries["hybrid"].ok and not entries["random"].ok
+    assert sorted(entries["hybrid"].times_s) == sorted(list(a.times_s) * 3)
+    assert out.rounds_done == 3
+
+
+def test_side_by_side_with_nothing_found_measures_nothing(recorded: Recorded):
+    replay = recorded.replay()
+    out, entries = side_by_side({"hybrid": None}, replay, ConfirmPolicy())
+    assert entries == {} and replay.calls == [] and out.best is None
