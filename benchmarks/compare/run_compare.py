@@ -3,12 +3,13 @@
 Generates the paper's 104 synthetic kernels (``gtune stencils generate --suite
 garvey104``) into a temporary directory, picks ``--kernels`` of them spread over
 patterns, dimensionalities and radii (deterministically), and compares strategies on
-them through the library (a ``gtune.Campaign``, as ``gtune compare`` does) at 256³
-with the strategies hybrid, dims, opts, expert and random, the heuristics choosing the
-technique as the oracle does::
+them through the library (``gtune.comparison.compare_kernel``, as ``gtune compare``
+does) at 256³ with the strategies hybrid, dims, opts, expert and random, the heuristics
+choosing the technique as ``gtune compare --technique auto`` does; each kernel's
+winners are re-measured side by side and the tables rank by those times::
 
     python benchmarks/compare/run_compare.py OUTDIR [--device 0:0] [--kernels 12] \
-        [--kernel NAME ...] [--random-n 1000] [--max-minutes 8]
+        [--kernel NAME ...] [--random-n 1000] [--max-minutes 8] [--no-confirm]
 
 Everything lands in OUTDIR: ``results.db`` (the result store), ``table/`` (the tables,
 ``per_kernel.csv``, ``speedups.png``, ``compare.json``) and ``runs.jsonl`` (one line
@@ -82,6 +83,12 @@ def main(argv: list[str] | None = None) -> int:
         "--max-minutes", type=float, default=8.0, help="stop cleanly after this long (8)"
     )
     parser.add_argument("--budget", help="budget per strategy and kernel (none)")
+    parser.add_argument(
+        "--no-confirm",
+        action="store_true",
+        help="rank by the searches' own bests (default: each kernel's winners are "
+        "re-measured side by side)",
+    )
     args = parser.parse_args(argv)
 
     # Honest compile times: no driver cache reused across runs (NVIDIA's is private to
@@ -94,12 +101,12 @@ def run(args: argparse.Namespace) -> int:
     """Generate the suite, tune it through the library and write the tables."""
     import threading
 
-    from gtune import Campaign, CancelToken, TuningTask
-    from gtune.commands.compare import ORACLE, technique_for
+    from gtune import Campaign, CancelToken
+    from gtune.api import DEFAULT_CONFIRM
+    from gtune.comparison import compare_kernel
     from gtune.exceptions import GtuneError
     from gtune.measure import select_device
     from gtune.report import (
-        compare_cell,
         compare_csv,
         compare_markdown,
         per_kernel_csv,
@@ -116,6 +123,7 @@ def run(args: argparse.Namespace) -> int:
     timer = threading.Timer(60 * args.max_minutes, token.cancel, args=("time limit",))
     timer.daemon = True
     cells = []
+    confirmations: dict[str, object] = {}
     done: list[str] = []
     status = 0
     with tempfile.TemporaryDirectory(prefix="garvey104-") as tmp:
@@ -137,28 +145,22 @@ def run(args: argparse.Namespace) -> int:
         with Campaign(store=out / "results.db") as campaign:
             campaign.sessions.remember(device)
             for name in chosen:
-                tasks = [
-                    TuningTask(
-                        kernel=str(Path(tmp) / f"{name}.cl"),
-                        device=device.selector,
-                        strategy="hybrid" if s == ORACLE else s,
-                        technique=technique_for(s, "auto"),
-                        budget=args.budget,
-                        options=(("n", args.random_n),) if s == "random" else (),
-                        confirm=False,
-                        label=f"{name} {s}",
-                    )
-                    for s in strategies
-                ]
-                result = campaign.run(tasks, cancel=token)
-                campaign.sessions.close()
-                if not result.complete:
+                one = compare_kernel(
+                    campaign,
+                    Path(tmp) / f"{name}.cl",
+                    device,
+                    strategies,
+                    name=name,
+                    budget=args.budget,
+                    options={"random": {"n": args.random_n}},
+                    confirm=None if args.no_confirm else DEFAULT_CONFIRM,
+                    cancel=token,
+                )
+                if not one.complete:
                     status = 3
                     break
-                cells += [
-                    compare_cell(name, s, r)
-                    for s, (_, r) in zip(strategies, result.reports, strict=True)
-                ]
+                cells += one.cells
+                confirmations[name] = one.confirmation.to_dict() if one.confirmation else None
                 done.append(name)
                 print(f"done: {name} ({len(done)}/{len(chosen)})", flush=True)
         timer.cancel()
@@ -172,7 +174,13 @@ def run(args: argparse.Namespace) -> int:
     if cells:
         speedups_png(cells, strategies, table / "speedups.png", title=device.name)
     (table / "compare.json").write_text(
-        json.dumps({"rows": [r.to_dict() for r in rows], "cells": [c.to_dict() for c in cells]})
+        json.dumps(
+            {
+                "rows": [r.to_dict() for r in rows],
+                "cells": [c.to_dict() for c in cells],
+                "confirmations": confirmations,
+            }
+        )
     )
     record = {
         "when": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -185,6 +193,7 @@ def run(args: argparse.Namespace) -> int:
         "technique": "auto (oracle over every technique for the heuristics)",
         "random_n": args.random_n,
         "budget": args.budget,
+        "remeasured_side_by_side": not args.no_confirm,
         "max_minutes": args.max_minutes,
         "exit_status": status,
         "complete": status == 0,

@@ -17,20 +17,13 @@ from typing import Any
 from gtune.campaign.spec import CampaignTask
 from gtune.heuristics import Budget
 from gtune.measure.result import Result
+from gtune.tuning.techniques import technique_for
 
 PROGRESS_TOPIC = "gtune-progress"
-BASELINES = ("random", "expert", "exhaustive")
 
 
 def parse_budget(text: str | None) -> Budget | None:
     return Budget.parse(text, source="budget") if text else None
-
-
-def technique_for(strategy: str, technique: str) -> str:
-    """Baselines search the whole space unless a technique is named (as compare does)."""
-    if strategy in BASELINES and technique in ("auto", "all"):
-        return "whole"
-    return technique
 
 
 class _Events:

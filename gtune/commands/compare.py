@@ -13,25 +13,23 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
-from gtune.api import DEFAULT_CONFIRM, Campaign, TuningTask, as_kernel
+from gtune.api import DEFAULT_CONFIRM, Campaign
 from gtune.commands._common import open_store, parse_size
 from gtune.commands.run import BarProgress, ctrl_c_cancels, parse_options
+from gtune.comparison import ORACLE, compare_kernel
 from gtune.device import DeviceLimits
 from gtune.exceptions import InputError
 from gtune.heuristics import Budget, available_strategies, get_strategy
 from gtune.heuristics.strategies.generic import GenericStrategy
 from gtune.kernel import TunableKernel, load_kernel
-from gtune.measure.evaluator import Evaluator
 from gtune.report import (
     BASELINE,
     CompareCell,
@@ -43,16 +41,11 @@ from gtune.report import (
     speedups_png,
     strategy_rows,
 )
-from gtune.result import config_key
-from gtune.tuning import ALL, AUTO, WHOLE, CancelToken, ResultMeasured, TuningEvent
-from gtune.tuning.confirm import Confirmation, ConfirmPolicy, side_by_side
-from gtune.tuning.report import TuningReport
+from gtune.tuning import ALL, AUTO, CancelToken, ResultMeasured, TuningEvent
 from gtune.tuning.strategy import GENERIC
 
 HELP = "compare strategies (heuristics, expert, random, oracle) over kernels: Table 3"
 
-ORACLE = "oracle"
-BASELINES = ("random", "expert", "exhaustive")
 EXIT_INCOMPLETE = 3
 
 
@@ -149,17 +142,6 @@ def parse_strategies(text: str) -> list[str]:
             source="--strategies",
         )
     return names
-
-
-def technique_for(strategy: str, technique: str) -> str:
-    """What each strategy searches: see the module docs and docs/tuning.md."""
-    if strategy == ORACLE:
-        return ALL
-    named = technique not in (AUTO, ALL)
-    if strategy in BASELINES:
-        return technique if named else WHOLE
-    # heuristics: auto asks the load predictor (the oracle when no model fits)
-    return technique
 
 
 def kernel_names(kernels: Sequence[TunableKernel], paths: Sequence[str]) -> list[str]:
@@ -279,38 +261,27 @@ def run(args: argparse.Namespace) -> int:
                 if deadline is not None and time.monotonic() > deadline:
                     stopped = "time limit"
                     break
-                tasks = [
-                    TuningTask(
-                        kernel=path,
-                        sizes=tuple(kernel.sizes.items()),
-                        device=device.selector,
-                        strategy="hybrid" if s == ORACLE else s,
-                        technique=technique_for(s, args.technique),
-                        budget=args.budget,
-                        options=tuple(options[s].items()),
-                        confirm=False,
-                        label=f"{name} {s}",
-                    )
-                    for s in strategies
-                ]
-                result = campaign.run(tasks, observer=bar, cancel=token)
-                if not result.complete:
+                one = compare_kernel(
+                    campaign,
+                    path,
+                    device,
+                    strategies,
+                    sizes=kernel.sizes,
+                    name=name,
+                    technique=args.technique,
+                    budget=args.budget,
+                    options=options,
+                    confirm=None if args.no_confirm else DEFAULT_CONFIRM,
+                    observer=bar,
+                    cancel=token,
+                )
+                if not one.complete:
                     stopped = "time limit" if token.reason == "time limit" else "interrupted"
                     break
-                mine = {s: r for s, (_, r) in zip(strategies, result.reports, strict=True)}
-                mine_cells = [cell(name, s, mine[s]) for s in strategies]
-                if not args.no_confirm:
-                    session = campaign.sessions.session(as_kernel(path, dict(kernel.sizes)), device)
-                    outcome, mine_cells = remeasure(
-                        mine, mine_cells, session.raw, DEFAULT_CONFIRM, bar, token
-                    )
-                    if token.cancelled:
-                        stopped = "time limit" if token.reason == "time limit" else "interrupted"
-                        break
-                    confirmations[name] = outcome.to_dict()
-                campaign.sessions.close()  # this kernel's workers are no longer needed
-                reports[name] = {s: r.to_dict() for s, r in mine.items()}
-                cells += mine_cells
+                if one.confirmation is not None:
+                    confirmations[name] = one.confirmation.to_dict()
+                reports[name] = {s: r.to_dict() for s, r in one.reports.items()}
+                cells += one.cells
                 done.append(name)
                 _write(
                     out,
@@ -345,47 +316,6 @@ def run(args: argparse.Namespace) -> int:
         )
         return 130 if stopped == "interrupted" else EXIT_INCOMPLETE
     return 0
-
-
-def remeasure(
-    reports: dict[str, TuningReport],
-    cells: list[CompareCell],
-    evaluator: Evaluator,
-    policy: ConfirmPolicy,
-    bar: BarProgress,
-    token: CancelToken,
-) -> tuple[Confirmation, list[CompareCell]]:
-    """Re-measure the strategies' winners of one kernel side by side; the cells with
-    ``remeasured_s`` set (or, when a winner failed now, ``remeasure_note`` saying so)."""
-    winners = {s: r.search_result for s, r in reports.items()}
-    n = len({config_key(r.config) for r in winners.values() if r is not None and r.ok})
-    if n:
-        bar.prefix = cells[0].kernel if cells else ""
-        bar.run_started("winners re-measured side by side", n * policy.rounds)
-        bar.batch_started(f"{n} configurations x {policy.rounds} rounds", 0)
-    outcome, entries = side_by_side(
-        winners,
-        evaluator,
-        policy,
-        cancel=token,
-        on_measured=lambda r: bar.on_event(ResultMeasured(r, True, math.inf)),
-    )
-    out = []
-    for c in cells:
-        entry = entries.get(c.strategy)
-        if entry is None:
-            out.append(c)
-        elif entry.ok:
-            out.append(replace(c, remeasured_s=entry.median_s))
-        else:
-            first = entry.message.strip().splitlines()[0][:160] if entry.message.strip() else ""
-            note = (
-                f"its best configuration failed when re-measured ({entry.status.value}"
-                + (f": {first}" if first else "")
-                + "); ranked by its search time"
-            )
-            out.append(replace(c, remeasure_note=note))
-    return outcome, out
 
 
 def _write(

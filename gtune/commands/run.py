@@ -208,7 +208,7 @@ class BarProgress:
         elif isinstance(event, ResultMeasured):
             self.result(event.fresh, event.best_s)
         elif isinstance(event, ConfirmStarted):
-            self.run_started("confirmation round", event.configs * event.rounds)
+            self.run_started(event.label, event.configs * event.rounds)
             self.batch_started(f"{event.configs} configurations x {event.rounds} rounds", 0)
 
     def run_started(self, label: str, total: int | None) -> None:

@@ -71,6 +71,7 @@ class ConfirmStarted:
 
     configs: int
     rounds: int
+    label: str = "confirmation round"
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,20 @@ AUTO = "auto"
 ALL = "all"
 WHOLE = "whole"
 NO_PREDICTOR_NOTE = "no load predictor for this device yet: tried every technique (oracle)"
+ORACLE = "oracle"  # the strategy name for the hybrid over every technique
+BASELINES = ("random", "expert", "exhaustive")
+
+
+def technique_for(strategy: str, technique: str) -> str:
+    """What a strategy searches when ``technique`` is asked for (docs/tuning.md):
+    ``oracle`` is the hybrid over every technique; the baselines search the whole space
+    at once unless a technique is named; heuristics search what ``technique`` says
+    (``auto``: the load predictor's choice)."""
+    if strategy == ORACLE:
+        return ALL
+    if strategy in BASELINES and technique in (AUTO, ALL):
+        return WHOLE
+    return technique
 
 
 @dataclass(frozen=True)
@@ -146,13 +160,16 @@ def technique_of(kernel: TunableKernel, config: Mapping[str, int] | None) -> str
 __all__ = [
     "ALL",
     "AUTO",
+    "BASELINES",
     "NO_PREDICTOR_NOTE",
+    "ORACLE",
     "WHOLE",
     "FixedTechniquePolicy",
     "OracleTechniquePolicy",
     "PredictedTechniquePolicy",
     "TechniqueChoice",
     "TechniquePolicy",
+    "technique_for",
     "technique_of",
     "technique_policy",
     "techniques_to_run",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from pathlib import Path
@@ -185,3 +186,42 @@ def test_campaign_shares_one_session_per_kernel(tmp_path: Path):
     assert result.complete and [t.strategy for t, _ in result.reports] == ["random", "exhaustive"]
     for _, report in result.reports:
         assert 0 < report.evaluations <= 4 and report.best_result is not None
+
+
+@pytest.mark.opencl
+def test_compare_kernel_ranks_by_winners_measured_together(tmp_path: Path):
+    from gtune.comparison import compare_kernel
+
+    device: DeviceLimits = select_device(None)
+    with gtune.Campaign(store=tmp_path / "r.db", compile_workers=1) as campaign:
+        run = functools.partial(
+            compare_kernel,
+            campaign,
+            HEAT,
+            device,
+            ["random", "exhaustive"],
+            sizes={"NX": 16, "NY": 8, "NZ": 8},
+            technique="global",
+            options={"random": {"n": 3}},
+            budget="4",
+        )
+        one = run()
+        assert one.complete and one.name == "heat3d" and campaign.sessions._sessions == {}
+        assert one.confirmation is not None and one.confirmation.rounds_done == 3
+        timed = {json.dumps(e.config, sort_keys=True): e for e in one.confirmation.entries}
+        for c in one.cells:
+            search = one.reports[c.strategy].search_result
+            assert search is not None and c.best_s == search.median_s
+            entry = timed[json.dumps(search.config, sort_keys=True)]
+            assert c.remeasured_s == entry.median_s and c.time_s == c.remeasured_s
+        assert len(one.confirmation.entries) in (1, 2)  # each distinct winner once
+
+        plain = run(confirm=None)
+        assert plain.complete and plain.confirmation is None
+        assert all(c.remeasured_s is None and c.time_s == c.best_s for c in plain.cells)
+        assert all(r.measured == 0 for r in plain.reports.values()), "served by the store"
+
+        token = gtune.CancelToken()
+        token.cancel()
+        stopped = run(cancel=token)
+        assert not stopped.complete and stopped.cells == []
