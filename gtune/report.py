@@ -382,6 +382,29 @@ def compare_markdown(rows: Sequence[StrategyRow], notes: Sequence[str] = ()) -> 
     return text
 
 
+def per_kernel_markdown(cells: Sequence[CompareCell], strategies: Sequence[str]) -> str:
+    """Kernel × strategy as Markdown: each strategy's time (re-measured where it was)
+    and configurations used; the kernel's fastest in bold (ties in bold each)."""
+    best = best_times(cells)
+    by = {(c.kernel, c.strategy): c for c in cells}
+    kernels = list(dict.fromkeys(c.kernel for c in cells))
+    lines = [
+        "| kernel | " + " | ".join(strategies) + " |",
+        "|---|" + "---:|" * len(strategies),
+    ]
+    for k in kernels:
+        texts = []
+        for s in strategies:
+            c = by.get((k, s))
+            if c is None or not math.isfinite(c.time_s):
+                texts.append("-")
+                continue
+            t = seconds_text(c.time_s)
+            texts.append(f"{f'**{t}**' if c.time_s == best[k] else t} ({c.evaluations:,})")
+        lines.append(f"| {k} | " + " | ".join(texts) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def compare_csv(rows: Sequence[StrategyRow]) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")

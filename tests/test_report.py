@@ -19,6 +19,7 @@ from gtune.report import (
     compare_table,
     geomean,
     per_kernel_csv,
+    per_kernel_markdown,
     per_kernel_speedups,
     run_summary_rows,
     run_summary_table,
@@ -174,3 +175,15 @@ def test_seconds_text():
     assert seconds_text(2.5e-6) == "2.50 µs"
     assert seconds_text(0.0125) == "12.500 ms"
     assert seconds_text(math.inf) == "-"
+
+
+def test_per_kernel_markdown_bolds_each_kernels_fastest():
+    cells = [*_cells(), CompareCell("a", "expert", 9.0e-3, 5, 1.0, 0.1, remeasured_s=2.0e-3)]
+    md = per_kernel_markdown(cells, ["random", "hybrid", "expert"]).splitlines()
+    assert md[0] == "| kernel | random | hybrid | expert |"
+    rows = {line.split(" | ")[0].lstrip("| "): line for line in md[2:]}
+    assert set(rows) == {"a", "b", "c"}
+    # a: hybrid's search best and expert's re-measured time tie at 2 ms
+    assert rows["a"].count("**2.000 ms**") == 2 and "4.000 ms (10)" in rows["a"]
+    assert rows["b"].count("**1.000 ms**") == 2  # the same time: a tie
+    assert "| - |" in rows["c"] and "**5.000 ms** (10)" in rows["c"]

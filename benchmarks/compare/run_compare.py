@@ -110,6 +110,7 @@ def run(args: argparse.Namespace) -> int:
         compare_csv,
         compare_markdown,
         per_kernel_csv,
+        per_kernel_markdown,
         speedups_png,
         strategy_rows,
     )
@@ -168,7 +169,8 @@ def run(args: argparse.Namespace) -> int:
     table.mkdir(exist_ok=True)
     rows = strategy_rows(cells, strategies)
     notes = [f"device: {device.name}; kernels: {len(done)} of {len(chosen)}"]
-    (table / "table.md").write_text(compare_markdown(rows, notes))
+    per_kernel = per_kernel_markdown(cells, strategies) if cells else ""
+    (table / "table.md").write_text(compare_markdown(rows, notes) + "\n" + per_kernel)
     (table / "table.csv").write_text(compare_csv(rows))
     (table / "per_kernel.csv").write_text(per_kernel_csv(cells))
     if cells:

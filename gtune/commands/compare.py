@@ -38,6 +38,7 @@ from gtune.report import (
     compare_markdown,
     compare_table,
     per_kernel_csv,
+    per_kernel_markdown,
     speedups_png,
     strategy_rows,
 )
@@ -365,7 +366,11 @@ def _write(
         notes.append(f"budget per strategy and kernel: {args.budget}")
     notes += [f"{c.kernel} {c.strategy}: {c.remeasure_note}" for c in cells if c.remeasure_note]
     try:
-        (out / "table.md").write_text(compare_markdown(rows, notes))
+        per_kernel = per_kernel_markdown(cells, strategies) if cells else ""
+        (out / "table.md").write_text(
+            compare_markdown(rows, notes)
+            + (f"\nPer kernel (configurations in parentheses):\n\n{per_kernel}" if cells else "")
+        )
         (out / "table.csv").write_text(compare_csv(rows))
         (out / "per_kernel.csv").write_text(per_kernel_csv(cells))
         if cells:
