@@ -140,6 +140,8 @@ OPTIONS: dict[str, list[str]] = {
         "--global",
         "--scalar",
         "--kernel-name",
+        "--option",
+        "--no-confirm",
     ],
     "compare": [
         "--strategies",
@@ -152,10 +154,13 @@ OPTIONS: dict[str, list[str]] = {
         "--timeout",
         "--max-minutes",
         "--compile-workers",
+        "--option",
+        "--no-confirm",
+        "--random-unpruned",
     ],
     "results": ["--kernel", "--device", "--format", "--best"],
 }
-FLAGS = {"--all-devices", "--no-cache", "--json@space", "--random-unpruned"}
+FLAGS = {"--all-devices", "--no-cache", "--json@space", "--random-unpruned", "--no-confirm"}
 KERNELS = ["heat3d.yaml", "heat3d.cl", "plain_blur.cl", "", "missing.cl", "folder", "/dev/null"]
 
 
