@@ -209,6 +209,11 @@ class OpenCLEvaluator(EvaluatorBase):
     ``Result.extra["timing"]`` says whether the median converged. Before the first
     configuration the device is warmed up (a configuration run until its times stop
     falling, discarded), so the configurations measured first are not slower.
+
+    Compile workers build upcoming configurations while the device measures. On a CPU
+    device the two would share the same cores and a kernel timed during a build would
+    run slower, so there (``measure_alone``, the default for CPU devices) builds still
+    run side by side in the workers, but never while a configuration is timed.
     """
 
     def __init__(
@@ -222,6 +227,7 @@ class OpenCLEvaluator(EvaluatorBase):
         verify: bool = True,
         timing: TimingPolicy | None = None,
         seed: int = 1234,
+        measure_alone: bool | None = None,
     ) -> None:
         from gtune.measure import select_device
 
@@ -243,6 +249,10 @@ class OpenCLEvaluator(EvaluatorBase):
         self.verify = verify and kernel.reference.kind != "none"
         self.compile_workers = (
             default_compile_workers() if compile_workers is None else compile_workers
+        )
+        #: Whether no build runs while a configuration is timed (see the class docs).
+        self.measure_alone = (
+            "CPU" in self.device.type.upper() if measure_alone is None else measure_alone
         )
         self._tmp = tempfile.TemporaryDirectory(prefix="gtune-problem-")
         self.data_dir = Path(self._tmp.name)
@@ -451,8 +461,11 @@ class OpenCLEvaluator(EvaluatorBase):
         ready: dict[int, Any] = {}
         next_i = 0
         while next_i < len(configs):
-            # hand work to idle compilers, keeping a bounded look-ahead
-            for wi in range(n_workers):
+            busy_now = any(w.task is not None for w in self._compilers[:n_workers])
+            # measuring alone: time the next configuration only once no build runs, and
+            # start no build while one is ready to be timed
+            hand_out = not self.measure_alone or next_i not in ready
+            for wi in range(n_workers if hand_out else 0):
                 w = self._compiler(wi)
                 if w.task is None and pending and len(ready) < 2 * n_workers:
                     i = pending.popleft()
@@ -461,7 +474,7 @@ class OpenCLEvaluator(EvaluatorBase):
                     w.send(
                         "build", {"source": self.kernel.source, "options": self.kernel.defines(cfg)}
                     )
-            if next_i in ready:
+            if next_i in ready and not (self.measure_alone and busy_now):
                 built = ready.pop(next_i)
                 cfg = dict(configs[next_i])
                 next_i += 1

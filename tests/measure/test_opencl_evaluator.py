@@ -104,6 +104,38 @@ def test_pipelined_batch_matches_one_by_one(data_dir):
     assert all(r.compile_s > 0 for r in batch if r.ok)
 
 
+class _Watched(OpenCLEvaluator):
+    """The real evaluator, noting for each configuration it times whether a compile
+    worker was building at that moment."""
+
+    building_while_timed: list[bool]
+
+    def _call_measure(self, payload):  # type: ignore[no-untyped-def]
+        self.building_while_timed.append(any(w.task is not None for w in self._compilers))
+        return super()._call_measure(payload)
+
+
+@pytest.mark.parametrize("alone", [True, False])
+def test_measure_alone_times_no_configuration_during_a_build(data_dir, alone):
+    """On a CPU device a build would take cores from the kernel being timed: measuring
+    alone (the default there) times a configuration only while no build runs."""
+    kernel = load_kernel(data_dir / "naive7.cl")
+    configs = [{"WX": x, "WY": y, "WZ": 1} for x in (2, 8, 32) for y in (1, 2)]
+    with _Watched(kernel, compile_workers=1, measure_alone=alone) as ev:
+        ev.building_while_timed = []
+        batch = list(ev.evaluate_batch(configs))
+    assert [r.config for r in batch] == configs and all(r.ok for r in batch)
+    assert len(ev.building_while_timed) == len(configs)
+    # one compile worker builds the next configuration while this one is timed, unless
+    # measuring alone
+    assert any(ev.building_while_timed) is not alone
+
+
+def test_measure_alone_is_the_default_on_cpu_devices(data_dir):
+    with OpenCLEvaluator(load_kernel(data_dir / "naive7.cl"), compile_workers=0) as ev:
+        assert ev.measure_alone == ("CPU" in ev.device.type.upper())
+
+
 def test_abandoned_batch_leaves_no_stale_builds(data_dir):
     """A batch closed early (budget, Ctrl-C) must not hand its in-flight builds to the
     next batch: each binary carries its work-group size (reqd_work_group_size), so a
