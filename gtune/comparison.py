@@ -22,7 +22,6 @@ from gtune.device import DeviceLimits
 from gtune.kernel import TunableKernel
 from gtune.measure.evaluator import Evaluator
 from gtune.report import CompareCell, compare_cell
-from gtune.result import config_key
 from gtune.tuning import AUTO, CancelToken, Observer, ResultMeasured, TuningReport
 from gtune.tuning.confirm import Confirmation, ConfirmPolicy, side_by_side
 from gtune.tuning.events import ConfirmStarted, TaskStarted
@@ -113,15 +112,18 @@ def _remeasure(
     """Re-measure the winners side by side; the cells with ``remeasured_s`` set (or,
     when a winner failed now, ``remeasure_note`` saying so)."""
     winners = {s: r.search_result for s, r in reports.items()}
-    n = len({config_key(r.config) for r in winners.values() if r is not None and r.ok})
-    if observer is not None and n:
-        observer.on_event(TaskStarted(label, 0, 1))
-        observer.on_event(ConfirmStarted(n, policy.rounds, "winners re-measured side by side"))
+
+    def started(n: int) -> None:
+        if observer is not None and n:
+            observer.on_event(TaskStarted(label, 0, 1))
+            observer.on_event(ConfirmStarted(n, policy.rounds, "winners re-measured side by side"))
+
     outcome, entries = side_by_side(
         winners,
         evaluator,
         policy,
         cancel=cancel,
+        on_start=started,
         on_measured=(
             None
             if observer is None

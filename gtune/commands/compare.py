@@ -33,7 +33,6 @@ from gtune.kernel import TunableKernel, load_kernel
 from gtune.report import (
     BASELINE,
     CompareCell,
-    compare_cell,
     compare_csv,
     compare_markdown,
     compare_table,
@@ -161,9 +160,6 @@ def sized(kernel: TunableKernel, size: str | None) -> TunableKernel:
         parts = size.split("x")[: len(kernel.sizes)]
         sizes = parse_size("x".join(parts), kernel)
     return kernel.with_sizes(sizes) if sizes else kernel
-
-
-cell = compare_cell  # the name older callers import
 
 
 class _TimedBar(BarProgress):

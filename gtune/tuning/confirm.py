@@ -299,13 +299,17 @@ def side_by_side(
     policy: ConfirmPolicy,
     *,
     cancel: CancelToken | None = None,
+    on_start: Callable[[int], None] | None = None,
     on_measured: Callable[[Result], None] | None = None,
 ) -> tuple[Confirmation, dict[str, ConfirmedConfig]]:
     """Re-measure the winners of several searches (by name) interleaved, as
     :func:`confirm` does; each distinct configuration once, however many searches found
-    it. Returns the round and, per name whose search found something, its entry."""
+    it (``on_start`` is told how many, before any is measured). Returns the round and,
+    per name whose search found something, its entry."""
     found = [r for r in winners.values() if r is not None and r.ok]
     distinct = {canonical_config(r.config): r for r in found}
+    if on_start is not None:
+        on_start(len(distinct))
     outcome = confirm(
         list(distinct.values()),
         None,
