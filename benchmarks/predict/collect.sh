@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Continue the load predictor's labelling campaign on a GPU host, resumably.
+# Usage (project root, GPU bundle sourced):
+#   bash benchmarks/predict/collect.sh STORE_DIR OUT_DIR DEVICE MINUTES
+# STORE_DIR holds labels.db.gz (the result store, committed) and the dataset CSV; the
+# store is unpacked, `gtune train` labels kernels until MINUTES have passed (every
+# configuration lands in the store first, so nothing is lost at the limit), and the
+# grown store, dataset, model card and log are packed into OUT_DIR/collect.tar.gz.
+# Sizes: 256^3 and the flat 1024x1024x32 (2D-array stencils get a square of as many
+# points). Techniques: global, vec and stream; local memory and images never won on
+# the H100 (REPORT sections 6, 7: 33-40 % of copy where global reached 90 %).
+set -euo pipefail
+store_dir=$1 out=$2 device=$3 minutes=$4
+work=$(mktemp -d)
+gunzip -c "$store_dir/labels.db.gz" > "$work/labels.db"
+mkdir -p "$work/model"
+cp "$store_dir"/*.csv "$work/model/" 2>/dev/null || true
+set +e
+python3 -m gtune --db "$work/labels.db" train --suite garvey104 \
+  --sizes 256x256x256,1024x1024x32 --budget 100 --techniques global,vec,stream \
+  --device "$device" --out "$work/model" --max-minutes "$minutes" 2>&1 | tee "$work/model/collect.log"
+status=${PIPESTATUS[0]}
+set -e
+echo "train exit status $status" >> "$work/model/collect.log"
+gzip -9 "$work/labels.db"
+mv "$work/labels.db.gz" "$work/model/"
+tar -C "$work/model" -czf "$out/collect.tar.gz" .
