@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import math
 import os
 import re
@@ -30,6 +31,9 @@ from gtune.campaign.task import PROGRESS_TOPIC, execute_task
 from gtune.exceptions import EnvironmentProblem, GtuneError, InputError
 
 BOUND_DEVICE = "GTUNE_WORKER_DEVICE"  # the device a worker process drives (P:D)
+log = logging.getLogger("gtune.campaign")
+QUIET_WORKERS = {"DASK_LOGGING__DISTRIBUTED": "error"}
+"""Set in each local worker process before it starts: Dask's own INFO lines stay quiet."""
 
 
 def resource_name(selector: str) -> str:
@@ -181,11 +185,20 @@ def local_cluster(
                         },
                     },
                 }
-    return SpecCluster(
-        scheduler={"cls": Scheduler, "options": {"dashboard": False, "dashboard_address": None}},
-        workers=workers,
-        silence_logs=40,
-    )
+    import dask
+
+    # Dask reads its logging set-up when a worker process imports it, before the
+    # nanny's ``env`` is applied: only variables set before the spawn keep the
+    # workers' INFO lines off the terminal.
+    with dask.config.set({"distributed.nanny.pre-spawn-environ": QUIET_WORKERS}):
+        return SpecCluster(
+            scheduler={
+                "cls": Scheduler,
+                "options": {"dashboard": False, "dashboard_address": None},
+            },
+            workers=workers,
+            silence_logs=40,
+        )
 
 
 def run_campaign(
@@ -213,6 +226,13 @@ def run_campaign(
     show.started(len(tasks), len(tasks) - len(todo), list(dict.fromkeys(spec.devices)))
     summaries = [done[t.key] for t in tasks if t.key in done]
     failed: list[tuple[CampaignTask, str]] = []
+    log.info(
+        "campaign %s: %d tasks, %d already finished; store %s",
+        spec.name,
+        len(tasks),
+        len(tasks) - len(todo),
+        store_url,
+    )
     if not todo:
         return CampaignResult(out_dir, summaries, failed, len(tasks), time.monotonic() - started)
     from distributed import Client, as_completed
@@ -269,17 +289,22 @@ def run_campaign(
                 try:
                     summary = fut.result()
                 except GtuneError as exc:
+                    log.warning("task %s failed: %s", task.key, exc.render())
                     failed.append((task, exc.render()))
                     show.finished(task, None, exc.render())
                     continue
                 except Exception as exc:  # a task that died on every retry (KilledWorker, ...)
                     text = f"{type(exc).__name__}: {exc}"
+                    log.warning("task %s failed: %s", task.key, text)
                     failed.append((task, text))
                     show.finished(task, None, text)
                     continue
                 fh.write(json.dumps(summary, default=_json_default) + "\n")
                 fh.flush()
                 summaries.append(summary)
+                log.info(
+                    "task %s finished: %s configurations", task.key, summary.get("evaluations")
+                )
                 show.finished(task, summary, "")
     finally:
         with contextlib.suppress(Exception):

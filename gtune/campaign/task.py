@@ -16,7 +16,7 @@ from typing import Any
 
 from gtune.campaign.spec import CampaignTask
 from gtune.heuristics import Budget
-from gtune.measure.result import Result
+from gtune.tuning.events import ResultMeasured, SearchStarted, TuningEvent
 from gtune.tuning.techniques import technique_for
 
 PROGRESS_TOPIC = "gtune-progress"
@@ -60,18 +60,14 @@ class _Events:
             },
         )
 
-    # TuningProgress
-    def run_started(self, label: str, total: int | None) -> None:
-        self.emit()
-
-    def batch_started(self, step: str, size: int) -> None:
-        return None
-
-    def result(self, result: Result, fresh: bool, best_s: float) -> None:
-        self.done += 1
-        self.measured += int(fresh)
-        self.best_s = min(self.best_s, best_s)
-        self.emit()
+    def on_event(self, event: TuningEvent) -> None:
+        if isinstance(event, SearchStarted):
+            self.emit()
+        elif isinstance(event, ResultMeasured):
+            self.done += 1
+            self.measured += int(event.fresh)
+            self.best_s = min(self.best_s, event.best_s)
+            self.emit()
 
 
 def execute_task(task_data: Mapping[str, Any], store_url: str | None) -> dict[str, Any]:
@@ -99,7 +95,7 @@ def execute_task(task_data: Mapping[str, Any], store_url: str | None) -> dict[st
             store=store,
             timeout_s=task.timeout_s,
             compile_workers=task.compile_workers,
-            progress=events,
+            observer=events,
         )
     finally:
         store.close()

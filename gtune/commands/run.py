@@ -5,25 +5,15 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import math
 import signal
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
-from typing import Any, Self
+from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 
 from gtune.api import tune
 from gtune.commands._common import (
@@ -32,6 +22,7 @@ from gtune.commands._common import (
     arm_exit_deadline,
     open_store,
     parse_remeasure,
+    quiet_console,
     received_signals,
     writable_file,
 )
@@ -39,16 +30,11 @@ from gtune.commands._plain import add_plain_arguments, open_tunable
 from gtune.commands._plain import is_plain as is_plain
 from gtune.exceptions import InputError
 from gtune.heuristics import Budget, load_spec, shipped_specs
-from gtune.report import confirmation_table, run_summary_table, seconds_text, technique_table
+from gtune.progress import ProgressBar
+from gtune.report import confirmation_table, run_summary_table, technique_table
 from gtune.tuning import (
     AUTO,
-    BatchStarted,
     CancelToken,
-    ConfirmStarted,
-    ResultMeasured,
-    SearchStarted,
-    TaskStarted,
-    TuningEvent,
     TuningInterrupted,
     TuningReport,
 )
@@ -170,75 +156,6 @@ def ctrl_c_cancels(token: CancelToken) -> Iterator[None]:
             signal.signal(number, old)
 
 
-class BarProgress:
-    """A rich progress bar on stderr: the step, configurations done, ETA, best so far."""
-
-    def __init__(self, console: Console, prefix: str = "") -> None:
-        self.progress = Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            TimeRemainingColumn(),
-            TextColumn("{task.fields[best]}"),
-            console=console,
-            transient=False,
-        )
-        self.task: TaskID | None = None
-        self.label = ""
-        self.prefix = prefix
-        self.whole_run = False
-        self.fresh = 0
-        self.reused = 0
-
-    def __enter__(self) -> Self:
-        self.progress.__enter__()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.progress.__exit__(*exc)
-
-    def on_event(self, event: TuningEvent) -> None:
-        if isinstance(event, TaskStarted):
-            self.prefix = event.label
-        elif isinstance(event, SearchStarted):
-            self.run_started(event.label, event.total)
-        elif isinstance(event, BatchStarted):
-            self.batch_started(event.step, event.size)
-        elif isinstance(event, ResultMeasured):
-            self.result(event.fresh, event.best_s)
-        elif isinstance(event, ConfirmStarted):
-            self.run_started(event.label, event.configs * event.rounds)
-            self.batch_started(f"{event.configs} configurations x {event.rounds} rounds", 0)
-
-    def run_started(self, label: str, total: int | None) -> None:
-        if self.task is not None:
-            self.progress.stop_task(self.task)
-        self.label = escape(f"{self.prefix}: {label}" if self.prefix else label)
-        self.whole_run = total is not None
-        self.task = self.progress.add_task(self.label, total=total, best="")
-
-    def batch_started(self, step: str, size: int) -> None:
-        if self.task is None:
-            return
-        desc = f"{self.label} · {escape(step)}"
-        if self.whole_run:
-            self.progress.update(self.task, description=desc)
-        else:  # no total known in advance: the bar (and its ETA) covers the step
-            self.progress.reset(self.task, total=size, description=desc)
-
-    def result(self, fresh: bool, best_s: float) -> None:
-        if fresh:
-            self.fresh += 1
-        else:
-            self.reused += 1
-        if self.task is None:
-            return
-        best = f"best {seconds_text(best_s)}" if math.isfinite(best_s) else ""
-        store = f"  ({self.reused} from store)" if self.reused else ""
-        self.progress.update(self.task, advance=1, best=best + store)
-
-
 def run(args: argparse.Namespace) -> int:
     from gtune.measure import select_device
 
@@ -261,7 +178,7 @@ def run(args: argparse.Namespace) -> int:
         err.print(f"inferred: {escape(note)}", highlight=False)
     interrupted = False
     try:
-        with BarProgress(err) as bar, ctrl_c_cancels(token):
+        with ProgressBar(quiet_console(args, err)) as bar, ctrl_c_cancels(token):
             try:
                 report = tune(
                     kernel,

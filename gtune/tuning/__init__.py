@@ -22,12 +22,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from gtune.device import DeviceLimits
 from gtune.heuristics import Budget
 from gtune.kernel import TunableKernel
-from gtune.measure.result import Result, Status
+from gtune.measure.result import Status
 from gtune.store import ResultStore
 from gtune.tuning.budget import TimeBreakdown, share
 from gtune.tuning.confirm import Confirmation, ConfirmedConfig, ConfirmPolicy
@@ -66,34 +66,6 @@ from gtune.tuning.techniques import (
 _share = share  # the name older callers import
 
 
-class TuningProgress(Protocol):
-    """The older progress interface (three calls); see :class:`ProgressObserver`."""
-
-    def run_started(self, label: str, total: int | None) -> None: ...
-
-    def batch_started(self, step: str, size: int) -> None: ...
-
-    def result(self, result: Result, fresh: bool, best_s: float) -> None: ...
-
-
-class ProgressObserver:
-    """Turns events into the calls of a :class:`TuningProgress`."""
-
-    def __init__(self, progress: TuningProgress) -> None:
-        self.progress = progress
-
-    def on_event(self, event: TuningEvent) -> None:
-        if isinstance(event, SearchStarted):
-            self.progress.run_started(event.label, event.total)
-        elif isinstance(event, BatchStarted):
-            self.progress.batch_started(event.step, event.size)
-        elif isinstance(event, ResultMeasured):
-            self.progress.result(event.result, event.fresh, event.best_s)
-        elif isinstance(event, ConfirmStarted):
-            self.progress.run_started("confirmation round", event.configs * event.rounds)
-            self.progress.batch_started("confirm", event.configs)
-
-
 def tune_kernel(
     kernel: TunableKernel,
     device: DeviceLimits,
@@ -106,7 +78,6 @@ def tune_kernel(
     runs: int | None = None,
     timeout_s: float = 60.0,
     compile_workers: int | None = None,
-    progress: TuningProgress | None = None,
     options: dict[str, Any] | None = None,
     session: TuningSession | None = None,
     measure_default: bool = True,
@@ -117,13 +88,11 @@ def tune_kernel(
 ) -> TuningReport:
     """Tune ``kernel`` on ``device`` (the older entry point; see :func:`gtune.tune`).
 
-    ``measure_default=False`` skips the confirmation round (and so the default).
+    ``measure_default=False`` skips the confirmation round (and so the default);
+    without ``store`` the results are kept in memory.
     """
     from gtune.api import tune
 
-    watch = observer
-    if watch is None and progress is not None:
-        watch = ProgressObserver(progress)
     policy = (confirm or ConfirmPolicy()) if measure_default else None
     return tune(
         kernel,
@@ -132,8 +101,8 @@ def tune_kernel(
         spec=spec_path,
         technique=technique,
         budget=budget,
-        store=store,
-        observer=watch,
+        store=store if store is not None else "sqlite://",
+        observer=observer,
         cancel=cancel,
         strategy_options=options,
         remeasure=remeasure,
@@ -162,7 +131,6 @@ __all__ = [
     "Observer",
     "OracleTechniquePolicy",
     "PredictedTechniquePolicy",
-    "ProgressObserver",
     "ResultMeasured",
     "RunFinished",
     "RunStarted",
@@ -174,7 +142,6 @@ __all__ = [
     "TimeBreakdown",
     "TuningEvent",
     "TuningInterrupted",
-    "TuningProgress",
     "TuningReport",
     "TuningSession",
     "build_space",

@@ -39,7 +39,7 @@ from gtune.tuning.events import (
     CancelToken,
     Confirmed,
     ConfirmStarted,
-    NullObserver,
+    LoggedObserver,
     Observer,
     ResultMeasured,
     RunFinished,
@@ -128,7 +128,7 @@ def run_tuning(
     a cancelled token ends the run normally with ``report.interrupted`` set.
     """
     t0 = time.monotonic() if started is None else started
-    show: Observer = observer if observer is not None else NullObserver()
+    show: Observer = LoggedObserver(observer)
     token = cancel if cancel is not None else CancelToken()
     kernel, device = session.kernel, session.device
     resolved = resolve_strategy(kernel, strategy, spec, options)
