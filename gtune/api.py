@@ -92,6 +92,7 @@ def tune(
     session: TuningSession | None = None,
     evaluator_factory: EvaluatorFactory | None = None,
     remeasure: Iterable[Status] = frozenset(),
+    seed_default: bool = True,
 ) -> TuningReport:
     """Tune one kernel on one device and return what was found.
 
@@ -108,6 +109,8 @@ def tune(
     :class:`gtune.ProgressBar`) is told every event; ``cancel`` stops the
     run after the configuration being measured. ``confirm``: the confirmation round
     (None: the searches' best is the answer and the default is not measured).
+    ``seed_default``: each search first measures the kernel's default configuration
+    and the grouped searches start from it (False: from the spec's start values).
     ``session`` reuses a kernel's space and evaluator across calls (left open).
     """
     the_budget = as_budget(budget)
@@ -122,6 +125,7 @@ def tune(
             confirm_policy=confirm,
             observer=observer,
             cancel=cancel,
+            seed_default=seed_default,
         )
     k = as_kernel(kernel, sizes)
     dev = as_device(device)
@@ -149,6 +153,7 @@ def tune(
                 confirm_policy=confirm,
                 observer=observer,
                 cancel=cancel,
+                seed_default=seed_default,
             )
     finally:
         if own_store and the_store is not None:

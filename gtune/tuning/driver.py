@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 from collections.abc import Mapping
@@ -26,9 +27,11 @@ from gtune.heuristics import (
     HeuristicSpec,
     Searcher,
     SearchProblem,
+    Seeded,
     TraceEntry,
     TuningOutcome,
     drive,
+    nearest_config,
 )
 from gtune.measure.result import Result
 from gtune.space import EnumeratedSpace, technique_space
@@ -50,6 +53,8 @@ from gtune.tuning.report import TechniqueRun, TuningInterrupted, TuningReport
 from gtune.tuning.session import TuningSession
 from gtune.tuning.strategy import resolve_strategy
 from gtune.tuning.techniques import TechniquePolicy, technique_of, technique_policy
+
+log = logging.getLogger("gtune.tuning")
 
 
 @dataclass
@@ -121,8 +126,13 @@ def run_tuning(
     observer: Observer | None = None,
     cancel: CancelToken | None = None,
     started: float | None = None,
+    seed_default: bool = True,
 ) -> TuningReport:
     """Tune the session's kernel; see :func:`gtune.tune` for the parameters.
+
+    ``seed_default``: every search (but exhaustive ones) first measures the kernel's
+    default configuration (the nearest valid one in a technique's space) and the
+    grouped searches start from it.
 
     A KeyboardInterrupt raises :class:`TuningInterrupted` carrying the partial report;
     a cancelled token ends the run normally with ``report.interrupted`` set.
@@ -138,12 +148,15 @@ def run_tuning(
     problem = SearchProblem.from_kernel(kernel)
 
     plans: list[_Plan] = []
+    default = kernel.default_config() if seed_default else None
     for name in choice.techniques:
         sub = space if name is None else technique_space(space, kernel, name)
         if sub.size() == 0:
             plans.append(_Plan(name, sub, None, "no valid configuration on this device"))
             continue
-        plans.append(_Plan(name, sub, resolved.plugin.searcher(sub, problem, resolved.options)))
+        searcher = resolved.plugin.searcher(sub, problem, resolved.options)
+        start = nearest_config(sub, default) if default and resolved.plugin.seeded else None
+        plans.append(_Plan(name, sub, Seeded(searcher, start) if start else searcher))
     if all(p.searcher is None for p in plans):
         raise UnsatisfiableSpace(
             f"technique {choice.techniques[0]} has no valid configuration on {device.name}",
@@ -167,6 +180,10 @@ def run_tuning(
     report.notes += [n for n in (resolved.note, choice.note) if n]
     if budget is None:
         budget = resolved.plugin.default_budget(resolved.options)
+    short = _budget_too_short(plans, budget)
+    if short:
+        log.warning("%s", short)
+        report.notes.append(short)
     clock = Clock(budget.wall_seconds if budget is not None else None, t0)
     state = _Run(session, report, show, clock)
     measured0, reused0 = session.counts()
@@ -242,6 +259,33 @@ def run_tuning(
     _finish(report, session, measured0, reused0, t0)
     show.on_event(RunFinished(report))
     return report
+
+
+def _budget_too_short(plans: list[_Plan], budget: Budget | None) -> str:
+    """A warning when an evaluation budget, shared by the techniques, leaves a search
+    too few evaluations to finish its first group (after the default it starts from):
+    such a search cannot move past its starting point, and comparing techniques or
+    strategies on it says little."""
+    if budget is None or budget.evaluations is None:
+        return ""
+    searching = [p for p in plans if p.searcher is not None]
+    need: dict[str | None, int] = {}
+    for plan in searching:
+        first = getattr(plan.searcher, "first_step_size", None)
+        size = first() if callable(first) else None
+        if size is not None:
+            need[plan.technique] = size + int(isinstance(plan.searcher, Seeded))
+    each = budget.evaluations // max(1, len(searching))
+    short = [t for t, n in need.items() if n > each]
+    if not short:
+        return ""
+    names = ", ".join(t or "whole space" for t in short)
+    return (
+        f"a budget of {budget.evaluations} evaluations leaves each of the {len(searching)} "
+        f"searches about {each}, too few to finish its first group ({names}: "
+        f"{max(need[t] for t in short)} needed); give a budget of at least "
+        f"{max(need.values()) * len(searching)} evaluations, or one technique"
+    )
 
 
 def _why_stop(token: CancelToken, clock: Clock) -> str:
