@@ -15,7 +15,7 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-from gtune.api import tune
+from gtune.api import DEFAULT_CONFIRM, tune
 from gtune.commands._common import (
     REMEASURE_HELP,
     STOP_SIGNALS,
@@ -31,7 +31,7 @@ from gtune.commands._plain import is_plain as is_plain
 from gtune.exceptions import InputError
 from gtune.heuristics import Budget, load_spec, shipped_specs
 from gtune.progress import ProgressBar
-from gtune.report import confirmation_table, run_summary_table, technique_table
+from gtune.report import confirmation_table, convergence_png, run_summary_table, technique_table
 from gtune.tuning import (
     AUTO,
     CancelToken,
@@ -98,6 +98,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="skip the confirmation round (report the searches' best; the default is not measured)",
     )
     p.add_argument("--json", metavar="FILE", help="write the full report (with the trace) here")
+    p.add_argument(
+        "--plot",
+        metavar="FILE.png",
+        help="write a convergence plot here: best time so far against evaluations and "
+        "against seconds, one line per technique, the default as a dashed line",
+    )
     add_plain_arguments(p)
 
 
@@ -166,6 +172,8 @@ def run(args: argparse.Namespace) -> int:
         load_spec(spec).bind(kernel.parameter_names, kernel.sizes)
     if args.json:
         writable_file(args.json, "--json")
+    if args.plot:
+        writable_file(args.plot, "--plot")
     remeasure = parse_remeasure(args.remeasure)
     if args.runs is not None and args.runs < 1:
         raise InputError(f"must be at least 1, got {args.runs}", source="--runs")
@@ -194,7 +202,7 @@ def run(args: argparse.Namespace) -> int:
                     runs=args.runs,
                     timeout_s=args.timeout,
                     remeasure=remeasure,
-                    **({"confirm": None} if args.no_confirm else {}),
+                    confirm=None if args.no_confirm else DEFAULT_CONFIRM,
                 )
             except TuningInterrupted as stop:
                 report = stop.report
@@ -204,6 +212,8 @@ def run(args: argparse.Namespace) -> int:
     show(report, Console())
     if args.json:
         write_json(report, Path(args.json))
+    if args.plot:
+        convergence_png(report, args.plot)
     if interrupted:
         if not received_signals:  # a stop signal is reported by the command line
             print(f"gtune: {RESUME_NOTE}", file=sys.stderr)

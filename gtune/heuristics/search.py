@@ -88,12 +88,14 @@ class TraceEntry:
     result: Result
     step: str
     round: int
+    elapsed_s: float = 0.0  # seconds from the start of the search until it was recorded
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "index": self.index,
             "step": self.step,
             "round": self.round,
+            "elapsed_s": self.elapsed_s,
             **self.result.to_dict(),
         }
 
@@ -312,7 +314,14 @@ def drive(
 
     def record(config: Config, result: Result, batch: Batch) -> None:
         nonlocal best
-        entry = TraceEntry(len(trace), dict(config), result, batch.step, batch.round)
+        entry = TraceEntry(
+            len(trace),
+            dict(config),
+            result,
+            batch.step,
+            batch.round,
+            time.monotonic() - started,
+        )
         trace.append(entry)
         history[canonical_config(config)] = result
         if result.ok and (best is None or result.objective < best.objective):

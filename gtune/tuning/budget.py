@@ -113,8 +113,10 @@ class TimeBreakdown:
     ``run_s`` is timed runs plus warm-ups, ``verify_s`` the output checks; compiling
     overlapped with measuring (parallel builds) is not wall time of its own, so
     ``compile_s`` counts only the part that did not overlap and ``compile_hidden_s`` the
-    rest. ``overhead_s`` is everything else: starting workers, solving the space,
-    uploading data, the search itself.
+    rest. ``overhead_s`` is everything else, broken down into ``space_s`` (solving the
+    tuning space, or reading it from the cache), ``startup_s`` (starting the measuring
+    workers and putting the problem's data on the device) and ``other_s`` (the rest:
+    handing configurations to the workers and back, the store, the search itself).
     """
 
     wall_s: float = 0.0
@@ -124,6 +126,9 @@ class TimeBreakdown:
     overhead_s: float = 0.0
     compile_hidden_s: float = 0.0
     compile_total_s: float = 0.0
+    space_s: float = 0.0
+    startup_s: float = 0.0
+    other_s: float = 0.0
 
     def add(self, result: Result) -> None:
         self.compile_total_s += max(0.0, result.compile_s)
@@ -142,6 +147,12 @@ class TimeBreakdown:
         self.compile_s = min(self.compile_total_s, wall_s - serial)
         self.compile_hidden_s = self.compile_total_s - self.compile_s
         self.overhead_s = max(0.0, wall_s - serial - self.compile_s)
+        known = min(self.overhead_s, self.space_s + self.startup_s)
+        if known < self.space_s + self.startup_s:  # clocks of different processes
+            scale = known / (self.space_s + self.startup_s)
+            self.space_s *= scale
+            self.startup_s *= scale
+        self.other_s = self.overhead_s - known
 
     def to_dict(self) -> dict[str, float]:
         return {
@@ -151,6 +162,10 @@ class TimeBreakdown:
             "verify_s": self.verify_s,
             "overhead_s": self.overhead_s,
             "compile_hidden_s": self.compile_hidden_s,
+            "compile_total_s": self.compile_total_s,
+            "space_s": self.space_s,
+            "startup_s": self.startup_s,
+            "other_s": self.other_s,
         }
 
 

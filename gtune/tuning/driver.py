@@ -144,7 +144,9 @@ def run_tuning(
     resolved = resolve_strategy(kernel, strategy, spec, options)
     policy = technique_policy(technique, resolved.label)
     choice = policy.choose(kernel, device)
+    space_from, startup0 = time.monotonic(), session.startup_s
     space = session.space
+    space_s = time.monotonic() - space_from
     problem = SearchProblem.from_kernel(kernel)
 
     plans: list[_Plan] = []
@@ -178,6 +180,7 @@ def run_tuning(
         parameters=list(kernel.parameter_names),
     )
     report.notes += [n for n in (resolved.note, choice.note) if n]
+    report.time.space_s = space_s
     if budget is None:
         budget = resolved.plugin.default_budget(resolved.options)
     short = _budget_too_short(plans, budget)
@@ -210,7 +213,9 @@ def run_tuning(
             state.trace = []
             state.best_s = math.inf
             m0, r0 = session.counts()
-            current = TechniqueRun(plan.technique, plan.space.size(), None)
+            current = TechniqueRun(
+                plan.technique, plan.space.size(), None, started_s=time.monotonic() - t0
+            )
             outcome = drive(
                 plan.searcher,
                 evaluator,
@@ -251,12 +256,12 @@ def run_tuning(
             )
             report.runs.append(current)
         report.interrupted = True
-        _finish(report, session, measured0, reused0, t0)
+        _finish(report, session, measured0, reused0, t0, startup0)
         show.on_event(RunFinished(report))
         raise TuningInterrupted(report) from None
     finally:
         session.listener = None
-    _finish(report, session, measured0, reused0, t0)
+    _finish(report, session, measured0, reused0, t0, startup0)
     show.on_event(RunFinished(report))
     return report
 
@@ -360,11 +365,17 @@ def _partial(label: str, trace: list[TraceEntry], wall_s: float) -> TuningOutcom
 
 
 def _finish(
-    report: TuningReport, session: TuningSession, measured0: int, reused0: int, started: float
+    report: TuningReport,
+    session: TuningSession,
+    measured0: int,
+    reused0: int,
+    started: float,
+    startup0: float,
 ) -> None:
     m, r = session.counts()
     report.measured, report.reused = m - measured0, r - reused0
     report.wall_s = time.monotonic() - started
+    report.time.startup_s = session.startup_s - startup0
     report.time.close(report.wall_s)
     if report.confirmation is not None and report.confirmation.best is not None:
         report.notes.append(f"confirmation round: {report.confirmation.verdict}")

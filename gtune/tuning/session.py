@@ -9,6 +9,7 @@ later search. The evaluator starts on the first configuration the store cannot s
 from __future__ import annotations
 
 import inspect
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -37,10 +38,13 @@ class _Lazy:
     def __init__(self, make: Callable[[], Evaluator]) -> None:
         self._make = make
         self._inner: Evaluator | None = None
+        self.startup_s = 0.0  # seconds spent starting evaluators
 
     def _get(self) -> Evaluator:
         if self._inner is None:
+            t0 = time.monotonic()
             self._inner = self._make()
+            self.startup_s += time.monotonic() - t0
         return self._inner
 
     def evaluate(self, config: Mapping[str, int]) -> Result:
@@ -97,12 +101,20 @@ class TuningSession:
         self._raw = _Lazy(self._make_inner)
         self._evaluator: StoredEvaluator | None = None
         self.listener: Callable[[Result, bool], None] | None = None
+        self.space_s = 0.0  # seconds spent solving the space (0 when it was given)
 
     @property
     def space(self) -> EnumeratedSpace:
         if self._space is None:
+            t0 = time.monotonic()
             self._space = build_space(self.kernel, self.device, self.store)
+            self.space_s = time.monotonic() - t0
         return self._space
+
+    @property
+    def startup_s(self) -> float:
+        """Seconds spent so far starting the evaluator (workers, data on the device)."""
+        return self._raw.startup_s
 
     @property
     def raw(self) -> Evaluator:

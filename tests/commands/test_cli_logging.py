@@ -32,8 +32,10 @@ def test_quiet_and_verbose_together_are_refused(capsys: pytest.CaptureFixture[st
 @pytest.mark.opencl
 def test_verbose_logs_milestones_and_quiet_hides_the_progress(tmp_path: Path) -> None:
     args = ["run", HEAT, "--size", "16x16x16", "--technique", "global", "--budget", "4"]
-    loud = run_gtune("-v", *args, "--no-confirm", db=tmp_path / "a.db")
+    plot = tmp_path / "plots" / "convergence.png"
+    loud = run_gtune("-v", *args, "--no-confirm", "--plot", str(plot), db=tmp_path / "a.db")
     assert loud.returncode == 0, loud.stderr
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     info = [ln for ln in loud.stderr.splitlines() if ln.startswith("gtune: info: ")]
     assert info[0].startswith("gtune: info: tuning stencil on ")
     assert info[-1].startswith("gtune: info: finished ") and "after 4 configurations" in info[-1]

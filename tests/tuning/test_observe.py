@@ -4,6 +4,7 @@ the default store."""
 from __future__ import annotations
 
 import io
+import itertools
 import logging
 import re
 from pathlib import Path
@@ -137,3 +138,48 @@ def test_library_default_store_is_the_command_lines(
     with gtune.Campaign():
         pass
     assert (tmp_path / "gtune-results.db").exists()
+
+
+def test_convergence_traces_and_plot_follow_the_run(
+    replay_session: TuningSession, tmp_path: Path
+) -> None:
+    from gtune.report import convergence_png, convergence_traces
+
+    report = gtune.tune(
+        replay_session.kernel, session=replay_session, technique="all", budget=24, confirm=None
+    )
+    searched = [r for r in report.runs if r.outcome is not None and r.outcome.trace]
+    traces = convergence_traces(report)
+    assert [t.name for t in traces] == [r.technique for r in searched]
+    for trace, run in zip(traces, searched, strict=True):
+        assert run.outcome is not None
+        assert len(trace.observations) == run.outcome.evaluations
+        best = [b for _, _, b in trace.best_so_far()]
+        assert all(a >= b for a, b in itertools.pairwise(best))
+        assert best[-1] == pytest.approx(run.best_s)
+        secs = [o.elapsed_s for o in trace.observations]
+        assert secs == sorted(secs) and secs[0] >= run.started_s
+    # the searches follow one another on the run's clock
+    starts = [r.started_s for r in searched]
+    assert starts == sorted(starts)
+    png = convergence_png(report, tmp_path / "c.png")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_time_breakdown_splits_overhead_and_states_one_compile_total(
+    replay_session: TuningSession,
+) -> None:
+    from gtune.report import run_summary_rows
+
+    report = gtune.tune(
+        replay_session.kernel, session=replay_session, technique="global", budget=6, confirm=None
+    )
+    t = report.time
+    assert t.overhead_s == pytest.approx(t.space_s + t.startup_s + t.other_s)
+    assert min(t.space_s, t.startup_s, t.other_s) >= 0
+    assert t.wall_s == pytest.approx(t.compile_s + t.run_s + t.verify_s + t.overhead_s)
+    rows = dict(run_summary_rows(report))
+    assert rows["compile time"].startswith(f"{t.compile_total_s:.2f} s")
+    assert "compil" not in rows["wall time"].replace("compile ", "")  # no second total
+    if t.overhead_s > 0:
+        assert "solving the space" in rows["overhead"]
