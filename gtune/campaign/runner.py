@@ -43,6 +43,9 @@ def resource_name(selector: str) -> str:
 
 
 class CampaignObserver(Protocol):
+    """Told how a campaign goes: its size at the start, configurations measured per task
+    and device as they come in, and each task's summary (or error) when it ends."""
+
     def started(self, total: int, skipped: int, devices: Sequence[str]) -> None: ...
 
     def progress(self, task_key: str, device: str, configs: int, measured: int) -> None: ...
@@ -77,6 +80,10 @@ class CancelToken:
 
 @dataclass
 class CampaignResult:
+    """What :func:`run_campaign` did: every finished task's summary (this run's and
+    earlier ones'), the tasks that failed with why, how many were skipped as already
+    finished, the wall time, and whether it was cancelled."""
+
     out_dir: Path
     summaries: list[dict[str, Any]]
     failed: list[tuple[CampaignTask, str]]
