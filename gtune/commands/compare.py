@@ -267,7 +267,7 @@ def run(args: argparse.Namespace) -> int:
                     sizes=kernel.sizes,
                     name=name,
                     technique=args.technique,
-                    budget=args.budget,
+                    budget=args.budget or "none",  # none: as the paper, not the default
                     options=options,
                     confirm=None if args.no_confirm else DEFAULT_CONFIRM,
                     observer=bar,

@@ -72,7 +72,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--budget",
         metavar="N|Ns",
-        help="configurations (500) or wall time (90s, 10m), shared by the techniques tried",
+        help="configurations (500) or wall time (90s, 10m), shared by the techniques tried; "
+        "none: no limit (default: none, or 90s when every technique is searched because no "
+        "load-predictor model fits the device)",
     )
     p.add_argument(
         "--runs",

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +21,7 @@ from gtune.heuristics import Budget
 from gtune.measure.result import Result
 
 CONFIRM_RESERVE = 0.15  # share of a wall-time budget kept for the confirmation round
+SEGMENT_MIN = 3  # configurations a search measures before its own pace is used
 
 
 def share(budget: Budget | None, runs_left: int, spent_evals: int, spent_s: float) -> Budget | None:
@@ -44,6 +45,10 @@ class Clock:
         self.wall_seconds = wall_seconds
         self._fresh = 0
         self._pace_from: float | None = None
+        self.exclude: Callable[[], float] | None = None
+        self._seg_from: float | None = None
+        self._seg_fresh = 0
+        self._seg_excluded = 0.0
 
     def elapsed(self) -> float:
         return time.monotonic() - self.started
@@ -73,12 +78,29 @@ class Clock:
     def measured(self) -> None:
         """One more configuration measured now (not served by the store)."""
         self._fresh += 1
+        self._seg_fresh += 1
+
+    def segment(self) -> None:
+        """A new search begins: once it has measured a few configurations, its own pace
+        (techniques differ: streaming builds take longer) replaces the run's."""
+        self._seg_from = time.monotonic()
+        self._seg_fresh = 0
+        self._seg_excluded = self._excluded()
+
+    def _excluded(self) -> float:
+        return self.exclude() if self.exclude is not None else 0.0
 
     def per_config(self) -> float | None:
-        """Mean wall seconds per configuration measured so far (None before any)."""
+        """Mean wall seconds per configuration measured so far (None before any): the
+        current search's once it has measured ``SEGMENT_MIN``, else the run's; neither
+        counts the seconds ``exclude`` reports (starting the workers)."""
+        now = time.monotonic()
+        if self._seg_from is not None and self._seg_fresh >= SEGMENT_MIN:
+            spent = now - self._seg_from - (self._excluded() - self._seg_excluded)
+            return max(0.0, spent) / self._seg_fresh
         if not self._fresh or self._pace_from is None:
             return None
-        return (time.monotonic() - self._pace_from) / self._fresh
+        return max(0.0, now - self._pace_from - self._excluded()) / self._fresh
 
     def room_for(self, until: float) -> int | None:
         """How many more configurations fit before ``until`` (None: no limit known)."""

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import time
@@ -55,6 +56,11 @@ from gtune.tuning.strategy import resolve_strategy
 from gtune.tuning.techniques import TechniquePolicy, technique_of, technique_policy
 
 log = logging.getLogger("gtune.tuning")
+
+UNPREDICTED_BUDGET = Budget(wall_seconds=90.0)
+"""The budget of a run given none whose technique no model predicts: every technique is
+searched then, which on a small CPU takes several minutes without a limit; with this
+the first run of a newcomer (the README's quickstart) ends within about two minutes."""
 
 
 @dataclass
@@ -181,13 +187,21 @@ def run_tuning(
     )
     report.notes += [n for n in (resolved.note, choice.note) if n]
     report.time.space_s = space_s
-    if budget is None:
-        budget = resolved.plugin.default_budget(resolved.options)
+    if budget is None or budget.unlimited:  # a spec's own budget still holds
+        budget = resolved.plugin.default_budget(resolved.options) or budget
+    if budget is None and choice.unpredicted:
+        budget = UNPREDICTED_BUDGET
+        report.notes.append(
+            f"no budget given and every technique searched (no load-predictor model fits "
+            f"this device): the run was bounded to {UNPREDICTED_BUDGET.wall_seconds:g} s; "
+            "--budget none searches without a limit"
+        )
     short = _budget_too_short(plans, budget)
     if short:
         log.warning("%s", short)
         report.notes.append(short)
     clock = Clock(budget.wall_seconds if budget is not None else None, t0)
+    clock.exclude = lambda: session.startup_s - startup0  # the pace leaves start-up out
     state = _Run(session, report, show, clock)
     measured0, reused0 = session.counts()
     show.on_event(RunStarted(kernel.name, device.name, resolved.label, choice.techniques))
@@ -203,6 +217,11 @@ def run_tuning(
                 report.notes.append(f"technique {plan.technique}: {plan.note}; skipped")
                 continue
             part = share(budget, to_go, spent_evals, spent_s)
+            # a wall-time budget: this search gets an equal part of the time left (one
+            # that ends early leaves its rest to the next), so every technique is searched
+            until = clock.search_deadline
+            if math.isfinite(until):
+                until = time.monotonic() + max(0.0, until - time.monotonic()) / to_go
             to_go -= 1
             total = plan.searcher.expected_evaluations()
             if part is not None and part.evaluations is not None:
@@ -210,6 +229,7 @@ def run_tuning(
             label = resolved.label
             label += "" if plan.technique is None else f" [{plan.technique}]"
             show.on_event(SearchStarted(label, plan.technique, total))
+            clock.segment()
             state.trace = []
             state.best_s = math.inf
             m0, r0 = session.counts()
@@ -223,8 +243,8 @@ def run_tuning(
                 budget=part,
                 space=plan.space,
                 on_result=state.on_entry,
-                stop=lambda: _why_stop(token, clock),
-                room=lambda: clock.room_for(clock.search_deadline),
+                stop=functools.partial(_why_stop, token, clock, until),
+                room=functools.partial(clock.room_for, until),
                 on_batch=state.on_batch,
             )
             m1, r1 = session.counts()
@@ -293,11 +313,13 @@ def _budget_too_short(plans: list[_Plan], budget: Budget | None) -> str:
     )
 
 
-def _why_stop(token: CancelToken, clock: Clock) -> str:
+def _why_stop(token: CancelToken, clock: Clock, until: float = math.inf) -> str:
     if token.cancelled:
         return token.reason or "cancelled"
     if clock.wall_seconds is not None and clock.left(clock.search_deadline) <= 0:
         return f"budget of {clock.wall_seconds:g} s of wall time used"
+    if clock.wall_seconds is not None and time.monotonic() >= until:
+        return f"its share of the budget of {clock.wall_seconds:g} s of wall time used"
     return ""
 
 
@@ -323,6 +345,7 @@ def _confirm(state: _Run, policy: ConfirmPolicy, token: CancelToken) -> None:
     state.observer.on_event(ConfirmStarted(n, policy.rounds))
     clock = state.clock
     clock.start_pacing()
+    clock.segment()
     outcome = confirm(
         candidates,
         default,
