@@ -251,7 +251,7 @@ def configure_logging(verbose: int = 0, quiet: bool = False) -> None:
     for h in list(root.handlers):
         if getattr(h, _HANDLER_MARK, False):
             root.removeHandler(h)
-    handler = logging.StreamHandler(sys.stderr)
+    handler = _StderrHandler()
     handler.setFormatter(_LowerLevel(LOG_FORMAT))
     setattr(handler, _HANDLER_MARK, True)
     root.addHandler(handler)
@@ -261,6 +261,22 @@ def configure_logging(verbose: int = 0, quiet: bool = False) -> None:
         quiet_logger = logging.getLogger(name)
         if quiet_logger.getEffectiveLevel() < logging.WARNING:
             quiet_logger.setLevel(logging.WARNING)
+
+
+class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to the current ``sys.stderr``, so log lines go above a live progress
+    display (which redirects stderr while it runs) instead of through it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+
+    @property
+    def stream(self) -> TextIO:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: TextIO) -> None:
+        return None
 
 
 class _LowerLevel(logging.Formatter):
