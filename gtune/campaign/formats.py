@@ -166,7 +166,7 @@ def import_kt(
             r,
             device=device,
             kernel_id=kernel_id,
-            kernel_name=kernel.name,
+            kernel_name=kernel.store_name,
             problem=dict(kernel.sizes),
         ):
             added += 1
