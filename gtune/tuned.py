@@ -483,8 +483,9 @@ def _c_string(text: str) -> str:
 
 
 def write_tuned(tuned: TunedKernel, folder: Path, stem: str | None = None) -> list[Path]:
-    """Write ``STEM.cl``, ``STEM.json`` and ``STEM.h`` into ``folder``; their paths."""
-    base = stem or _c_name(tuned.name.replace(":", "_"))
+    """Write ``STEM.cl``, ``STEM.json`` and ``STEM.h`` into ``folder`` (``STEM``: the
+    kernel's file name by default); returns their paths."""
+    base = stem or _c_name(tuned.name.partition(":")[0])
     folder.mkdir(parents=True, exist_ok=True)
     paths = [folder / f"{base}.cl", folder / f"{base}.json", folder / f"{base}.h"]
     paths[0].write_text(tuned.source)
