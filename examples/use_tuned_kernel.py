@@ -74,7 +74,7 @@ def main() -> int:
         if arg["kind"] == "scalar":
             device_args.append(dtype.type(tuned.evaluate(arg["value"], sizes)))
             continue
-        shape = tuple(tuned.evaluate(e, sizes) for e in arg["shape"])
+        shape = tuple(int(tuned.evaluate(e, sizes)) for e in arg["shape"])
         init = str(arg.get("init", "random"))
         if init.startswith("copy:"):
             data = host[init.removeprefix("copy:")].copy()  # e.g. dst starts as src

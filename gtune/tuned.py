@@ -84,9 +84,10 @@ class TunedKernel:
         )
         return glob, loc
 
-    def evaluate(self, formula: str, sizes: Mapping[str, int] | None = None) -> int:
+    def evaluate(self, formula: str, sizes: Mapping[str, int] | None = None) -> int | float:
         """One of this kernel's formulas (a shape, a scalar's value) for ``sizes``."""
-        return parse(formula).evaluate_int(self._sizes(sizes))
+        value = parse(formula).evaluate(self._sizes(sizes))
+        return value if isinstance(value, float) else int(value)
 
     def violations(self, sizes: Mapping[str, int] | None = None) -> list[str]:
         """The conditions of :attr:`valid_when` that ``sizes`` breaks (those naming only
@@ -263,6 +264,11 @@ def tuned_kernel(
             raise InputError(
                 f"the configuration breaks the kernel's constraint {c}", source=kernel.label
             )
+    for g, loc in zip(global_size, local_size or (), strict=False):
+        # OpenCL 1.2 launches whole work-groups only
+        whole = specialise(parse(f"({g}) % ({loc}) == 0"), {})
+        if _constant(whole) is None and whole not in valid:
+            valid.append(whole)
     arguments = []
     for a in kernel.arguments:
         kind = "image" if a.kind == "buffer" and kernel.uses_image(a, values) else a.kind
@@ -373,6 +379,8 @@ def _fold(node: ast.expr) -> ast.expr:
         zero = isinstance(right, ast.Constant) and right.value == 0
         if isinstance(node.op, ast.Mult | ast.Div | ast.FloorDiv) and one:
             return left
+        if isinstance(node.op, ast.Mod) and one:
+            return ast.Constant(0)
         if isinstance(node.op, ast.Mult) and isinstance(left, ast.Constant) and left.value == 1:
             return right
         if isinstance(node.op, ast.Add | ast.Sub) and zero:

@@ -70,7 +70,9 @@ def test_launch_sizes_and_build_options_follow_the_problem_size() -> None:
         "-DNZ=32",
     ]
     assert "NX % 32 == 0" in tuned.valid_when
-    assert tuned.violations({"NX": 48, "NY": 64, "NZ": 32}) == ["NX % 32 == 0"]
+    assert "NX / 4 % 8 == 0" in tuned.valid_when  # whole work-groups
+    assert "NZ / 2 % 1 == 0" not in tuned.valid_when
+    assert "NX % 32 == 0" in tuned.violations({"NX": 48, "NY": 64, "NZ": 32})
     assert tuned.violations({"NX": 96, "NY": 64, "NZ": 32}) == []
 
 
