@@ -26,6 +26,7 @@ from gtune.exceptions import InputError
 from gtune.kernel import TunableKernel, canonical_config
 from gtune.measure.result import Result, Status
 from gtune.store import ResultStore, StoredRow
+from gtune.store.ranking import base_id
 
 T4_VERSION = "1.0.0"
 
@@ -102,7 +103,7 @@ def export_t4(rows: Iterable[StoredRow], *, device_name: str = "") -> dict[str, 
             device=device_name or first.device,
             device_identity=first.device,
             kernel=first.kernel_name,
-            kernel_id=first.kernel_id,
+            kernel_id=base_id(first.kernel_id),
             problem_size=dict(first.problem),
             timestamp=_iso(min(r.created for r in rows)),
         )
@@ -150,7 +151,7 @@ def export_t4_metadata(
                 {
                     "file": files[key],
                     "kernel": rows[0].kernel_name,
-                    "kernel_id": rows[0].kernel_id,
+                    "kernel_id": base_id(rows[0].kernel_id),
                     "device_identity": rows[0].device,
                     "problem_size": dict(rows[0].problem),
                     "count": len(rows),

@@ -15,7 +15,7 @@ from rich.table import Table
 from gtune.commands._common import fmt_seconds, open_store, selected_rows, size_text
 from gtune.exceptions import InputError
 from gtune.result import StoredRow
-from gtune.store.ranking import best_rows, confirmed_default, confirmed_role, groups
+from gtune.store.ranking import base_id, best_rows, confirmed_default, confirmed_role, groups
 
 HELP = "list or export stored measurements"
 
@@ -98,7 +98,7 @@ def _run(args: argparse.Namespace) -> int:
     Console().print(t)
     if args.best:
         for (device, kernel_id), default in defaults.items():
-            shown = [r for r in rows if (r.device, r.kernel_id) == (device, kernel_id)]
+            shown = [r for r in rows if (r.device, base_id(r.kernel_id)) == (device, kernel_id)]
             if default is None or not shown or not default.result.ok:
                 continue
             best = shown[0]
@@ -132,7 +132,7 @@ def write_csv(rows: list[StoredRow], stream: TextIO) -> None:
             [
                 r.device,
                 r.kernel_name,
-                r.kernel_id,
+                base_id(r.kernel_id),
                 size_text(r.problem),
                 *(res.config.get(p, "") for p in params),
                 res.status.value,

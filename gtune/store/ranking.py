@@ -17,6 +17,11 @@ from typing import Any
 
 from gtune.result import StoredRow
 
+CONFIRMED = "/confirmed"
+"""Suffix of the kernel identity confirmation-round rows are stored under: beside the
+kernel's own rows (a prefix lookup of the identity finds both), never served to a search
+in place of what it measured, so a repeated run replays exactly."""
+
 CONFIRMATION = "confirmation"
 """Key in a result's ``extra`` of a confirmation-round measurement: a mapping with
 ``round`` (the round's id), ``best`` and ``default`` (booleans) and ``rounds``."""
@@ -40,11 +45,22 @@ def confirmed_role(row: StoredRow) -> str:
     return ",".join(roles) or "candidate"
 
 
+def confirmed_id(kernel_id: str) -> str:
+    """The identity a kernel's confirmation-round rows are stored under."""
+    return kernel_id + CONFIRMED
+
+
+def base_id(kernel_id: str) -> str:
+    """The kernel identity of a row, confirmation-round rows included."""
+    return kernel_id.removesuffix(CONFIRMED)
+
+
 def groups(rows: Iterable[StoredRow]) -> dict[Group, list[StoredRow]]:
-    """Rows by (device, kernel identity), in first-seen order."""
+    """Rows by (device, kernel identity), confirmation rows with their kernel's, in
+    first-seen order."""
     out: dict[Group, list[StoredRow]] = {}
     for r in rows:
-        out.setdefault((r.device, r.kernel_id), []).append(r)
+        out.setdefault((r.device, base_id(r.kernel_id)), []).append(r)
     return out
 
 
@@ -96,9 +112,12 @@ def confirmed_default(rows: Iterable[StoredRow]) -> StoredRow | None:
 
 __all__ = [
     "CONFIRMATION",
+    "CONFIRMED",
+    "base_id",
     "best_rows",
     "confirmation",
     "confirmed_default",
+    "confirmed_id",
     "confirmed_role",
     "groups",
     "latest_round",

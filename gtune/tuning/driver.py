@@ -33,7 +33,7 @@ from gtune.heuristics import (
 from gtune.measure.result import Result
 from gtune.space import EnumeratedSpace, technique_space
 from gtune.store import owner_id
-from gtune.store.ranking import CONFIRMATION
+from gtune.store.ranking import CONFIRMATION, confirmed_id
 from gtune.tuning.budget import Clock, share
 from gtune.tuning.confirm import Confirmation, ConfirmPolicy, confirm, pick_candidates
 from gtune.tuning.events import (
@@ -304,7 +304,8 @@ def _confirm(state: _Run, policy: ConfirmPolicy, token: CancelToken) -> None:
 def _store_confirmation(session: TuningSession, outcome: Confirmation) -> None:
     """Write each configuration the round measured, its times pooled, to the store, so
     ``gtune results --best`` and ``gtune export`` name the best this run reports and
-    can show the default's time beside it (:mod:`gtune.store.ranking`)."""
+    can show the default's time beside it (:mod:`gtune.store.ranking`). They go under
+    their own identity, so a repeated run is served what its searches measured."""
     if outcome.rounds_done == 0:
         return
     best = outcome.best
@@ -323,7 +324,7 @@ def _store_confirmation(session: TuningSession, outcome: Confirmation) -> None:
         session.store.add(
             replace(result, extra={**dict(result.extra), CONFIRMATION: mark}),
             device=session.device.identity,
-            kernel_id=kernel.identity(),
+            kernel_id=confirmed_id(kernel.identity()),
             kernel_name=kernel.store_name,
             problem=dict(kernel.sizes),
         )
