@@ -65,6 +65,7 @@ class ConfirmedConfig:
     message: str = ""
     rounds: int = 0
     unverified: str = ""  # why the measurements could not be checked, if they could not
+    compile_s: float = 0.0  # the first round's build time
 
     @property
     def ok(self) -> bool:
@@ -82,6 +83,7 @@ class ConfirmedConfig:
         return Result(
             config=dict(self.config),
             status=self.status,
+            compile_s=self.compile_s,
             times_s=tuple(self.times_s),
             message=self.message,
             extra={
@@ -276,6 +278,8 @@ def _round(
         for entry, result in zip(order, results, strict=False):
             done += 1
             entry.rounds += 1
+            if entry.rounds == 1:
+                entry.compile_s = result.compile_s
             if on_measured is not None:
                 on_measured(result)
             if result.extra.get("unverified"):
