@@ -116,6 +116,8 @@ def run(args: argparse.Namespace) -> int:
     t.add_row("status", result.status.value + ("  (from the result store)" if reused else ""))
     if result.message:
         t.add_row("message", result.message[:500])
+    if result.extra.get("verification"):
+        t.add_row("verification", escape(str(result.extra["verification"])))
     if result.extra.get("unverified"):
         t.add_row("UNVERIFIED", escape(str(result.extra["unverified"])))
     t.add_row("compile", fmt_seconds(result.compile_s))
@@ -123,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
         t.add_row("run (median)", fmt_seconds(result.median_s))
         t.add_row("runs", ", ".join(fmt_seconds(x) for x in result.times_s))
         gbs = kernel.bytes_moved() / result.median_s / 1e9
-        t.add_row("bandwidth", f"{gbs:.1f} GB/s (arrays read and written once)")
+        t.add_row("bandwidth", f"{gbs:.1f} GB/s (if every array is read or written whole once)")
         if kernel.flops_per_point:
             t.add_row(
                 "compute",

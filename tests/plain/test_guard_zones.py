@@ -102,3 +102,20 @@ def test_a_write_past_the_end_is_caught_naming_the_array():
         assert r.message.startswith("writes past the end of 'out'")
     ev, results = _evaluate("shift.cl", [{"WX": 16}], sizes=[256], scalars={"n": "NX"})
     assert ev.unverified is None and results[0].status is Status.OK
+
+
+def test_a_run_where_nothing_ran_correctly_says_why():
+    from gtune.heuristics import Budget
+    from gtune.tuning import tune_kernel
+
+    kernel = plain_kernel(CORPUS / "shift_wrong.cl", sizes=[256], scalars={"n": "NX"})
+    from gtune.measure import select_device
+
+    report = tune_kernel(
+        kernel, select_device(None), budget=Budget.parse("4"), compile_workers=0, runs=1
+    )
+    assert report.best_result is None
+    assert report.status_counts == {"wrong_result": report.evaluations}
+    note = next(n for n in report.notes if n.startswith("no configuration ran correctly"))
+    assert f"({report.evaluations} wrong_result)" in note
+    assert "the first: wrong_result: writes past the end of 'out'" in note
