@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gtune.device import LIMIT_NAMES
 from gtune.exceptions import EnvironmentProblem, ExpressionError, InputError
 from gtune.expr import Expr
 from gtune.kernel import TunableKernel, parse_description
@@ -102,11 +103,14 @@ def preprocess(
     *,
     include_dirs: Sequence[str | Path] = (),
     where: str = "",
+    redefined: list[tuple[str, int]] | None = None,
 ) -> str:
     """``source`` after the C preprocessor, with ``defines`` as ``-DNAME=value``.
 
     GCC's ``cpp`` in a mode that predefines nothing of the host (``-undef``) and reads
-    no system headers, plus the macros an OpenCL 1.2 compiler defines.
+    no system headers, plus the macros an OpenCL 1.2 compiler defines. With
+    ``redefined``, the macros of ``defines`` that the source itself redefines are
+    appended to it as (name, line).
     """
     found = [
         [path, *flags]
@@ -118,7 +122,9 @@ def preprocess(
             "the C preprocessor `cpp` is needed to read a plain kernel",
             hint="install it (Debian/Ubuntu: apt-get install cpp; ./bootstrap.sh does this)",
         )
-    cmd = [*found[0], "-P", "-undef", "-nostdinc", "-w", "-x", "c", "-std=c99"]
+    cmd = [*found[0], "-P", "-undef", "-nostdinc", "-x", "c", "-std=c99"]
+    if redefined is None:
+        cmd.append("-w")
     for name, value in {**_OPENCL_DEFINES, **{k: str(v) for k, v in defines.items()}}.items():
         cmd.append(f"-D{name}={value}")
     for d in include_dirs:
@@ -135,6 +141,10 @@ def preprocess(
         raise InputError(
             "the C preprocessor rejects the kernel: " + "; ".join(lines[:3]), source=where or None
         )
+    if redefined is not None:
+        for m in re.finditer(r"<stdin>:(\d+)(?::\d+)?: warning: \"(\w+)\" redefined", done.stderr):
+            if m[2] in defines:
+                redefined.append((m[2], int(m[1])))
     return done.stdout
 
 
@@ -461,6 +471,10 @@ def plain_kernel(
     arrays: Mapping[str, Sequence[str]] | None = None,
     defines: Mapping[str, str] | None = None,
     reference: str | None = None,
+    local_size: Sequence[str] | None = None,
+    roles: Mapping[str, str] | None = None,
+    constraints: Sequence[str] | None = None,
+    include_dirs: Sequence[str | Path] = (),
 ) -> TunableKernel:
     """A :class:`TunableKernel` for a bare OpenCL file, from the command line's facts.
 
@@ -470,7 +484,14 @@ def plain_kernel(
     the rest). ``default`` is the shipped configuration (speedups are reported over it;
     it is also the reference unless ``reference`` names ``file.py:function``). ``arrays``
     gives an array's shape, x first (``{"in": ["NX+2", "NY+2"]}``); ``defines`` fixed
-    macros (``{"DATA_TYPE": "float"}``).
+    macros (``{"DATA_TYPE": "float"}``, function-like ``{"SQR(x)": "((x)*(x))"}``).
+
+    The work-group size is tuned as ``WX``/``WY``/``WZ``; ``local_size`` (or
+    ``params={"WY": "WX"}``) gives the local size per dimension as expressions instead
+    (``["WX", "WX"]``: square groups), and a work-group name no longer used is not tuned.
+    ``roles`` overrides the inferred role of an array (``{"aux": "input"}``);
+    ``constraints`` are extra expressions every configuration must satisfy;
+    ``include_dirs`` are searched for ``#include`` files after the kernel's own folder.
     """
     p = Path(path)
     where = str(p)
@@ -492,20 +513,60 @@ def plain_kernel(
             "the launch may have fewer dimensions than the data, not more",
             source="--global",
         )
-    wg_names = list(_WG_NAMES[: len(glob)])
+    all_wg = list(_WG_NAMES[: len(glob)])
     tunable: dict[str, list[int]] = {}
     ties: dict[str, str] = {}
     for name, values in (params or {}).items():
-        if name in wg_names or name in problem or name in _WG_NAMES:
-            raise InputError(f"--param {name} clashes with a built-in name", source="--param")
+        tied_wg = name in all_wg and isinstance(values, str)
+        if (name in all_wg and not tied_wg) or name in problem or name in _WG_NAMES[len(glob) :]:
+            raise InputError(
+                f"--param {name} clashes with a built-in name"
+                + (f" (tie it instead: --param {name}=WX)" if name in all_wg else ""),
+                source="--param",
+            )
         if isinstance(values, str):
             ties[name] = values
         else:
             if not values:
                 raise InputError(f"{name}: give at least one value", source="--param")
             tunable[name] = [int(v) for v in values]
+    # The local size per launch dimension: WX, WY, WZ unless tied or given.
+    local = list(all_wg)
+    if local_size is not None:
+        if len(local_size) != len(glob):
+            raise InputError(
+                f"{len(local_size)} local sizes for a {len(glob)}-dimensional launch",
+                source="--local",
+            )
+        local = [str(e).strip() for e in local_size]
+    for k, n in enumerate(all_wg):
+        if n in ties:
+            if local_size is not None:
+                raise InputError(
+                    f"give {n} with --local or with --param, not both", source="--param"
+                )
+            local[k] = ties[n]
+    mentioned: set[str] = set()
+    for text, option in [
+        *((t, f"--param {n}={t}") for n, t in ties.items()),
+        *((e, "--local") for e in local),
+        *((g, "--global") for g in glob),
+        *((c, "--constraint") for c in constraints or ()),
+    ]:
+        mentioned |= Expr(text, option).names
+    # a work-group name is tuned where the local size is itself, or another uses it
+    wg_names = [
+        n for k, n in enumerate(all_wg) if local[k] == n or (n in mentioned and n not in ties)
+    ]
+    wg_ties = {n: local[k] for k, n in enumerate(all_wg) if n not in wg_names}
+    ties = {**wg_ties, **{n: t for n, t in ties.items() if n not in all_wg}}
     known = set(problem) | set(wg_names) | set(tunable)
+    for k, text in enumerate(local):
+        _expr(text, "--local" if local_size is not None else f"--param {all_wg[k]}", known)
     tie_exprs = {n: _expr(t, f"--param {n}={t}", known | set(ties) - {n}) for n, t in ties.items()}
+    tie_exprs = {
+        n: _subst(e, {w: tie_exprs[w] for w in wg_ties if w != n}) for n, e in tie_exprs.items()
+    }
     for n, e in tie_exprs.items():
         if e.names & set(ties):
             raise InputError(
@@ -514,8 +575,14 @@ def plain_kernel(
                 source="--param",
             )
     for g in glob:
-        _expr(g, "--global", known)
-    extra_defines = dict(defines or {})
+        _expr(g, "--global", known | set(wg_ties))
+    glob = [_subst(Expr(g, "--global"), {w: tie_exprs[w] for w in wg_ties}).text for g in glob]
+    local = [_subst(Expr(t, "--local"), {w: tie_exprs[w] for w in wg_ties}).text for t in local]
+    extra_defines = {n: _define_value(n, v) for n, v in (defines or {}).items()}
+    extra_constraints: list[str] = []
+    for c in constraints or ():
+        checked = _expr(c, "--constraint", known | set(ties) | set(LIMIT_NAMES))
+        extra_constraints.append(_subst(checked, tie_exprs).text)
 
     # -- the default configuration (also the reference) ------------------------------
     default = dict(default or {})
@@ -549,6 +616,10 @@ def plain_kernel(
         return out
 
     include = [p.resolve().parent]
+    for d in include_dirs:
+        if not Path(d).is_dir():
+            raise InputError(f"include directory {str(d)!r} not found", source="-I")
+        include.append(Path(d).resolve())
     raw_decls = find_kernels(strip_comments(source))
     text = preprocess(source, given_defines(), include_dirs=include, where=where)
     decls = find_kernels(text)
@@ -584,7 +655,9 @@ def plain_kernel(
                 raw_names |= set(re.findall(r"[A-Za-z_]\w*", a))
             tied = bool(raw_names & (set(wg_names) | set(tie_exprs) | set(tunable)))
             shown = ", ".join(str(v) for v in req)
-            for n, v in zip(wg_names, req, strict=False):
+            for n, v in zip(all_wg, req, strict=False):
+                if n not in wg_names:
+                    continue
                 if n in default and default[n] != v and not tied:
                     raise InputError(
                         f"{n}={default[n]} but the kernel requires reqd_work_group_size({shown})",
@@ -604,7 +677,26 @@ def plain_kernel(
                     "(tie its macros to WX/WY/WZ with --param to tune it)"
                 )
     # The body as the compiler sees it for the reference configuration.
-    text = preprocess(source, all_defines(first_config()), include_dirs=include, where=where)
+    overridden: list[tuple[str, int]] = []
+    text = preprocess(
+        source,
+        all_defines(first_config()),
+        include_dirs=include,
+        where=where,
+        redefined=overridden,
+    )
+    for name, line in overridden:
+        given = (
+            f"--define {name}"
+            if name in extra_defines
+            else f"--param {name}"
+            if name in tunable or name in ties or name in wg_names
+            else f"the size {name}"
+        )
+        notes.append(
+            f"warning: the kernel's own #define {name} (line {line}) overrides {given}: the "
+            f"value gtune passes has no effect (guard it with #ifndef {name} ... #endif)"
+        )
     decls = find_kernels(text)
     if kernel_name not in decls:
         raise InputError(
@@ -617,6 +709,10 @@ def plain_kernel(
 
     # -- arguments ------------------------------------------------------------------
     scalars = dict(scalars or {})
+    given_roles = dict(roles or {})
+    for name, role in given_roles.items():
+        if role not in ("input", "output", "inout"):
+            raise InputError(f"{name}={role}: a role is input, output or inout", source="--role")
     array_shapes = {k: list(v) for k, v in (arrays or {}).items()}
     data_shape = list(reversed(size_names))  # C order: x fastest
     arguments: list[dict[str, Any]] = []
@@ -640,6 +736,15 @@ def plain_kernel(
                 role, why = "input", "only read"
             else:
                 role, why = "input", "never used in the kernel body"
+            if name in given_roles:
+                chosen = given_roles.pop(name)
+                if info.space == "constant" and chosen != "input":
+                    raise InputError(
+                        f"{name} is a __constant array: it can only be an input", source="--role"
+                    )
+                if chosen != role:
+                    why = f"from --role (inferred {role}: {why})"
+                role = chosen
             if name in array_shapes:
                 shape = _shape_text(array_shapes.pop(name))
                 for s in shape:
@@ -693,6 +798,10 @@ def plain_kernel(
         raise InputError(
             f"the kernel has no scalar parameter {next(iter(scalars))!r}", source="--scalar"
         )
+    if given_roles:
+        raise InputError(
+            f"the kernel has no array parameter {next(iter(given_roles))!r}", source="--role"
+        )
     if array_shapes:
         raise InputError(
             f"the kernel has no array parameter {next(iter(array_shapes))!r}", source="--array"
@@ -702,7 +811,9 @@ def plain_kernel(
 
     # -- parameters, launch, reference -----------------------------------------------
     parameters: dict[str, Any] = {}
-    for n, s in zip(wg_names, size_names, strict=False):
+    for n, s in zip(all_wg, size_names, strict=False):
+        if n not in wg_names:
+            continue
         if n in fixed_wg:
             parameters[n] = {"values": [fixed_wg[n]], "default": fixed_wg[n]}
             continue
@@ -727,6 +838,25 @@ def plain_kernel(
                 "default: " + _cfg_text(full, list(full)) + f" ({', '.join(missing)} at "
                 "their first value)"
             )
+    else:
+        notes.append(
+            "warning: no --default: speedups are reported over "
+            f"{_cfg_text(first_config(), list(first_config()))} (every parameter at its "
+            "first value: a 1-wide work-group), which is also the reference; give the "
+            "kernel's shipped launch with --default"
+        )
+    env0: dict[str, int | float | bool] = {**problem, **first_config()}
+    for k, (g, loc) in enumerate(zip(glob, local, strict=True)):
+        g_val, l_val = (
+            Expr(g, "--global").evaluate_int(env0),
+            Expr(loc, "--local").evaluate_int(env0),
+        )
+        if g_val < l_val:
+            notes.append(
+                f"warning: the global size {g} = {g_val} in dimension {'xyz'[k]} is smaller than "
+                f"the default work-group's {loc} = {l_val}: that configuration cannot launch "
+                "(a larger --size, or a smaller --default)"
+            )
     if ties:
         notes.append(
             "tied macros: " + ", ".join(f"{n} = {t}" for n, t in ties.items()) + " in every "
@@ -739,13 +869,21 @@ def plain_kernel(
         "problem": problem,
         "arguments": arguments,
         "parameters": parameters,
-        "constraints": [" * ".join(wg_names) + " <= MAX_WORK_GROUP_SIZE"],
-        "launch": {"global": glob, "local": wg_names},
+        "constraints": [
+            " * ".join(e if e.isidentifier() or e.isdigit() else f"({e})" for e in local)
+            + " <= MAX_WORK_GROUP_SIZE",
+            *extra_constraints,
+        ],
+        "launch": {"global": glob, "local": local},
     }
     if ties:
-        raw["defines"] = dict(ties)
-    if extra_defines:
-        raw["build_options"] = [f"-D{k}={v}" for k, v in extra_defines.items()]
+        raw["defines"] = {n: e.text for n, e in tie_exprs.items()}
+    options = [f"-D{k}={v}" for k, v in extra_defines.items()]
+    if re.search(r"(?m)^\s*#\s*include\b", strip_comments(source)):
+        # the compiler gets the source as text: headers are found where cpp found them
+        options += [f"-I{d}" for d in include]
+    if options:
+        raw["build_options"] = options
     if reference:
         file, sep, func = reference.rpartition(":")
         if not sep or not file or not func.isidentifier():
@@ -774,6 +912,67 @@ def plain_kernel(
         source_path=str(p.resolve()),
         base_dir=p.resolve().parent,  # a --reference file lies beside the kernel
     )
+
+
+def _subst(expr: Expr, names: Mapping[str, Expr]) -> Expr:
+    """``expr`` with each name in ``names`` replaced by its (parenthesised) expression."""
+    import ast
+
+    if not expr.names & set(names):
+        return expr
+    tree = ast.parse(expr.text.strip(), mode="eval")
+
+    class Swap(ast.NodeTransformer):
+        def visit_Name(self, node: ast.Name) -> ast.expr:
+            if node.id in names:
+                return ast.parse(names[node.id].text.strip(), mode="eval").body
+            return node
+
+    return Expr(ast.unparse(Swap().visit(tree)), expr.source)
+
+
+_MACRO_NAME = re.compile(r"[A-Za-z_]\w*(\(\s*(?:[A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)?\s*\))?")
+_WORD = re.compile(r"[\w.]")
+_MERGING = set("+-&|<>=!*/%^#:")
+
+
+def _define_value(name: str, value: str) -> str:
+    """The value of ``--define NAME=VALUE`` as one compiler option can carry it.
+
+    Compilers split build options on spaces, so spaces that separate nothing (around
+    brackets, commas, most operators) are dropped; a space that keeps two words or two
+    operator characters apart (``unsigned int``, ``x - -y``) cannot be dropped, and is
+    refused with advice."""
+    if not _MACRO_NAME.fullmatch(name):
+        raise InputError(f"bad macro name {name!r}; expected NAME or NAME(a, b)", source="--define")
+    out: list[str] = []
+    text = value.strip()
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch.isspace():
+            j = i
+            while j < len(text) and text[j].isspace():
+                j += 1
+            before, after = (out[-1] if out else ""), text[j] if j < len(text) else ""
+            words = _WORD.match(before) and _WORD.match(after)
+            ops = before in _MERGING and after in _MERGING
+            if words or ops:
+                raise InputError(
+                    f"{name}={value!r}: a compiler option cannot hold the space in "
+                    f"{(before + ' ' + after)!r}; write the value without it (or use a "
+                    "typedef or #define in the kernel)",
+                    source="--define",
+                )
+            i = j
+            continue
+        if ch in "\"'":
+            raise InputError(
+                f"{name}: quotes cannot be passed as a compiler option", source="--define"
+            )
+        out.append(ch)
+        i += 1
+    return "".join(out)
 
 
 def _cfg_text(cfg: Mapping[str, int], names: Sequence[str]) -> str:

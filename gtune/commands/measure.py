@@ -18,7 +18,7 @@ from gtune.commands._common import (
     parse_config,
     parse_remeasure,
 )
-from gtune.commands._plain import add_plain_arguments, open_tunable
+from gtune.commands._plain import add_plain_arguments, note_lines, open_tunable
 from gtune.device import DeviceLimits
 from gtune.exceptions import BuildError, InputError
 from gtune.kernel import TunableKernel
@@ -59,8 +59,8 @@ def run(args: argparse.Namespace) -> int:
     config = kernel.default_config() or {}
     if not config and kernel.reference.kind == "config" and kernel.inferred:
         config = dict(kernel.reference.config)  # a plain kernel's first configuration
-    for note in kernel.inferred:
-        Console(stderr=True).print(f"inferred: {escape(note)}", highlight=False)
+    for line in note_lines(kernel):
+        Console(stderr=True).print(escape(line), highlight=False)
     config.update(parse_config(args.config))
     missing = [p for p in kernel.parameter_names if p not in config]
     if missing:
