@@ -281,7 +281,15 @@ class Use:
 
 def _enclosing_call(body: str, pos: int) -> str | None:
     """The function whose argument list contains ``pos`` (innermost), if any."""
+    found = _call_at(body, pos)
+    return found[0] if found else None
+
+
+def _call_at(body: str, pos: int) -> tuple[str, int] | None:
+    """The function whose argument list contains ``pos`` (innermost), and the index of
+    the argument ``pos`` lies in."""
     depth = 0
+    commas = 0
     for i in range(pos - 1, -1, -1):
         ch = body[i]
         if ch in ")]":
@@ -291,23 +299,80 @@ def _enclosing_call(body: str, pos: int) -> str | None:
                 if ch == "[":
                     return None
                 m = re.search(r"([A-Za-z_]\w*)\s*$", body[:i])
-                return m.group(1) if m else None
+                return (m.group(1), commas) if m else None
             depth -= 1
+        elif ch == "," and depth == 0:
+            commas += 1
         elif ch in ";{}" and depth == 0:
             return None
     return None
 
 
+@dataclass
+class FunctionDecl:
+    """A function other than a kernel: its parameter declarations and body."""
+
+    name: str
+    params: list[str]
+    body: str
+
+
+def find_functions(text: str) -> dict[str, FunctionDecl]:
+    """Every function defined at the top level of (comment-free) C text, kernels too."""
+    found: dict[str, FunctionDecl] = {}
+    depth = 0
+    i = 0
+    call = re.compile(r"([A-Za-z_]\w*)\s*\(")
+    while i < len(text):
+        ch = text[i]
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+        elif (
+            depth == 0
+            and (m := call.match(text, i))
+            and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_"))
+        ):
+            close = _match(text, m.end() - 1, "(", ")")
+            rest = re.match(r"\s*(?:__attribute__\s*\(\(.*?\)\)\s*)*\{", text[close:], re.S)
+            if rest and m.group(1) not in _C_KEYWORDS:
+                brace = close + rest.end() - 1
+                end = _match(text, brace, "{", "}")
+                params = _split_top(text[m.end() : close - 1])
+                found[m.group(1)] = FunctionDecl(
+                    m.group(1), [] if params == ["void"] else params, text[brace + 1 : end - 1]
+                )
+                i = end
+                continue
+            i = m.end() - 1
+        i += 1
+    return found
+
+
+def _pointer_to_const(decl: str) -> bool:
+    """Whether a parameter declaration is a pointer to ``const`` data (``const float*``,
+    ``float const *``): nothing can be written through it without a cast."""
+    head = decl.split("*")[0] if "*" in decl else ""
+    return "*" in decl and re.search(r"\b(?:const|__constant|constant)\b", head) is not None
+
+
 _C_KEYWORDS = {"if", "for", "while", "switch", "return", "sizeof", "do"}
 
 
-def array_uses(body: str, name: str) -> Use:
+def array_uses(
+    body: str,
+    name: str,
+    functions: Mapping[str, FunctionDecl] | None = None,
+    _depth: int = 0,
+) -> Use:
     """Whether ``name`` (a pointer) is read, written or both in ``body``.
 
     Reads every occurrence: ``a[i] = ...`` writes, ``a[i] += ...`` and ``a[i]++`` read and
     write, ``vstoreN(.., a)`` writes, ``vloadN(.., a)`` reads, atomics do both, a pointer
-    declared from ``a`` is followed, and ``a`` handed to any other function is taken as
-    both (that function is not read).
+    declared from ``a`` is followed. ``a`` handed to a helper function of ``functions``
+    is read only where that parameter is a pointer to ``const``, else as the helper's
+    body uses it; handed to any other function it is taken as both.
     """
     use = Use()
     pending, seen = [name], {name}
@@ -368,7 +433,24 @@ def array_uses(body: str, name: str) -> Use:
                     use.read = True
                     use.note(f"reads *{cur}")
                 continue
-            func = _enclosing_call(body, start)
+            call = _call_at(body, start)
+            func = call[0] if call else None
+            helper = (functions or {}).get(func) if func else None
+            if call and helper is not None and call[1] < len(helper.params) and _depth < 4:
+                decl = helper.params[call[1]]
+                words = re.findall(r"[A-Za-z_]\w*", decl)
+                if _pointer_to_const(decl):
+                    use.read = True
+                    use.note(f"{func}(...) reads it through a const pointer")
+                elif words:
+                    inner = array_uses(helper.body, words[-1], functions, _depth + 1)
+                    use.read |= inner.read
+                    use.written |= inner.written
+                    what = "writes" if inner.written else "reads" if inner.read else "ignores"
+                    use.note(f"{func}(...) {what} it")
+                if use.constant_indices is not None:
+                    use.constant_indices = None
+                continue
             if func is None or func in _C_KEYWORDS:
                 use.read = True
                 use.note(f"reads {cur}")
@@ -706,6 +788,7 @@ def plain_kernel(
         )
     decl = decls[kernel_name]
     types = typedefs(text)
+    helpers = {n: f for n, f in find_functions(text).items() if n != kernel_name}
 
     # -- arguments ------------------------------------------------------------------
     scalars = dict(scalars or {})
@@ -724,7 +807,7 @@ def plain_kernel(
             dtype = _dtype(info.ctype, f"array {name!r}", where)
             if raw_type != info.ctype:
                 notes.append(f"{name}: element type {raw_type} is {info.ctype} ({dtype})")
-            use = array_uses(decl.body, name)
+            use = array_uses(decl.body, name, helpers)
             if info.space == "constant":
                 role = "input"
                 why = "a __constant array"

@@ -125,3 +125,49 @@ def test_cli_measure_accepts_plain_kernels(tmp_path: Path):
     data = json.loads(proc.stdout)
     assert data["status"] == "ok" and data["config"] == {"WX": 32, "WY": 1}
     assert "inferred: work-group" in proc.stderr
+
+
+# Kernels wrong only for some parameter values: name -> (flags, when a config is wrong)
+PARTLY: dict[str, tuple[dict[str, Any], Any]] = {
+    "smooth_vec": (
+        {
+            "sizes": [64, 8],
+            "params": {"VW": [1, 2, 4]},
+            "global_size": ["NX / VW", "NY"],
+            "scalars": {"debug": "0"},
+            "default": {"WX": 4, "WY": 2, "VW": 1},
+        },
+        lambda c: c["VW"] == 4,
+    ),
+    "tile_square": (
+        {
+            "sizes": [48, 44],
+            "params": {"TS": "WX", "WPT": [1, 2, 4, 8]},
+            "local_size": ["WX", "WX"],
+            "global_size": ["NX", "(NY+WPT-1)/WPT"],
+            "default": {"WX": 4, "WPT": 1},
+        },
+        lambda c: c["WPT"] > 1,
+    ),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(PARTLY))
+def test_partly_wrong_variants_are_caught_at_every_wrong_configuration(name: str, device):
+    from gtune.measure import OpenCLEvaluator
+    from gtune.tuning import build_space
+
+    flags, wrong_at = PARTLY[name]
+    report = _tune(CORPUS / f"{name}.cl", flags, device)
+    assert report.best_result is not None and report.speedup is not None
+    assert all(r.status is Status.OK for r in _results(report))
+    assert (report.verification or "").startswith("verified against the default configuration")
+    kernel = plain_kernel(CORPUS / f"{name}_wrong.cl", **flags)
+    configs = list(build_space(kernel, device).enumerate())
+    assert any(wrong_at(c) for c in configs) and not all(wrong_at(c) for c in configs)
+    with OpenCLEvaluator(kernel, device, runs=1, compile_workers=0) as ev:
+        for config in configs:
+            result = ev.evaluate(config)
+            expected = Status.WRONG_RESULT if wrong_at(config) else Status.OK
+            assert result.status is expected, (config, result.message)
