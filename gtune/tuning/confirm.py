@@ -169,8 +169,8 @@ class Confirmation:
         if got >= self.confidence - 1e-9:
             return f"{self.confidence:.0%} confidence"
         return (
-            f"{got:.0%} confidence: too few runs for {self.confidence:.0%} "
-            "(more confirmation rounds give more)"
+            f"{got:.0%} confidence: too few runs for {self.confidence:.0%}, more "
+            "confirmation rounds give more"
         )
 
     @property

@@ -171,3 +171,33 @@ def test_partly_wrong_variants_are_caught_at_every_wrong_configuration(name: str
             result = ev.evaluate(config)
             expected = Status.WRONG_RESULT if wrong_at(config) else Status.OK
             assert result.status is expected, (config, result.message)
+
+
+def test_cli_run_counts_wrong_results_and_names_the_verification(tmp_path: Path):
+    out = tmp_path / "r.json"
+    flags = ["--param", "block_size_x=WX", "--param", "block_size_y=WY", "--default", "WX=16,WY=1"]
+    proc = run_gtune(
+        "run",
+        str(CORPUS / "blur_block_wrong.cl"),
+        "--size",
+        "128x8",
+        *flags,
+        "--budget",
+        "8",
+        "--runs",
+        "1",
+        "--json",
+        str(out),
+        db=tmp_path / "r.db",
+    )
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(out.read_text())
+    statuses = data["statuses"]
+    assert sum(statuses.values()) == data["evaluations"] and statuses.get("wrong_result")
+    assert "wrong_result" in proc.stdout and "outcomes" in proc.stdout
+    assert data["verification"] == (
+        "verified against the default configuration's output (WX=16 WY=1): output"
+    )
+    most = 2 * (data["evaluations"] - statuses.get("ok", 0)) > data["evaluations"]
+    assert any(n.startswith("most configurations failed") for n in data["notes"]) == most
+    assert "if every array is read or written whole" in proc.stdout
