@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from gtune.device import LIMIT_NAMES
-from gtune.exceptions import EnvironmentProblem, ExpressionError, InputError
+from gtune.exceptions import EnvironmentProblem, ExpressionError, GtuneError, InputError
 from gtune.expr import Expr
 from gtune.kernel import TunableKernel, parse_description
 
@@ -1056,6 +1056,44 @@ def _define_value(name: str, value: str) -> str:
         out.append(ch)
         i += 1
     return "".join(out)
+
+
+def run_plain(
+    kernel: TunableKernel,
+    arrays: Mapping[str, Any],
+    config: Mapping[str, int] | None = None,
+    *,
+    device: str | None = None,
+    timeout_s: float = 60.0,
+) -> dict[str, Any]:
+    """Run ``kernel`` once on the given input data and return every array after it.
+
+    ``arrays`` maps argument names to numpy arrays (their shapes, or as many elements;
+    arrays not given start as the description says); ``config`` is the configuration
+    (default: the kernel's reference or default configuration). Runs in an OpenCL
+    worker process like every measurement, inside guard zones: a run that fails, or
+    writes before or past an array, raises :class:`~gtune.exceptions.GtuneError`
+    naming why. Returns ``{name: numpy array}`` for every buffer argument."""
+    from gtune.measure import OpenCLEvaluator
+
+    cfg = dict(config or {})
+    if not cfg:
+        ref = kernel.reference
+        cfg = dict(ref.config) if ref.kind == "config" else dict(kernel.default_config() or {})
+    ev = OpenCLEvaluator(
+        kernel, device, runs=1, timeout_s=timeout_s, compile_workers=0, verify=False, arrays=arrays
+    )
+    try:
+        result = ev.evaluate(cfg)
+        if not result.ok:
+            raise GtuneError(
+                f"{kernel.name} with {_cfg_text(cfg, list(cfg))}: {result.status.value}"
+                + (f": {result.message.splitlines()[0]}" if result.message.strip() else ""),
+                source=kernel.label,
+            )
+        return {a.name: ev.output(a.name) for a in kernel.arguments if a.kind == "buffer"}
+    finally:
+        ev.close()
 
 
 def _cfg_text(cfg: Mapping[str, int], names: Sequence[str]) -> str:

@@ -193,6 +193,23 @@ def build_problem(
     )
 
 
+def _given_array(kernel: TunableKernel, name: str, given: np.ndarray) -> np.ndarray:
+    """``given`` as the initial contents of buffer argument ``name``, checked against
+    its shape and converted to its element type."""
+    args = {a.name: a for a in kernel.arguments if a.kind == "buffer"}
+    if name not in args:
+        raise InputError(f"the kernel has no array argument {name!r}", source=kernel.label)
+    shape = tuple(args[name].shape_for(dict(kernel.sizes)))
+    arr = np.asarray(given)
+    if arr.shape != shape and arr.size == int(np.prod(shape)):
+        arr = arr.reshape(shape)
+    if arr.shape != shape:
+        raise InputError(
+            f"array {name!r} has shape {arr.shape}; the kernel's is {shape}", source=kernel.label
+        )
+    return np.ascontiguousarray(arr.astype(args[name].dtype))
+
+
 def default_compile_workers() -> int:
     cores = os.cpu_count() or 1
     return max(0, min(cores - 1, 8))
@@ -228,7 +245,11 @@ class OpenCLEvaluator(EvaluatorBase):
         timing: TimingPolicy | None = None,
         seed: int = 1234,
         measure_alone: bool | None = None,
+        arrays: Mapping[str, np.ndarray] | None = None,
     ) -> None:
+        """``arrays`` replaces the initial contents of those buffer arguments (by name;
+        the others start as the description says); results are then checked only
+        against a configuration reference, which runs on them too."""
         from gtune.measure import select_device
 
         if runs is not None and runs < 1:
@@ -267,6 +288,13 @@ class OpenCLEvaluator(EvaluatorBase):
             "CUDA_CACHE_PATH": str(self.data_dir / "driver-cache"),
         }
         refs = write_problem(kernel, self.data_dir, seed=seed)
+        for name, given in (arrays or {}).items():
+            np.save(self.data_dir / f"{name}.npy", _given_array(kernel, name, given))
+        if arrays and kernel.reference.kind == "python":
+            for name in refs:  # computed from other inputs: no longer a reference
+                (self.data_dir / f"ref_{name}.npy").unlink()
+            refs = {}
+            self.verify = False
         #: Why results cannot be called verified (no check could fail), or None.
         self.unverified: str | None = None
         #: What each result was verified against, per array (see gtune.measure.guard).

@@ -119,3 +119,20 @@ def test_a_run_where_nothing_ran_correctly_says_why():
     note = next(n for n in report.notes if n.startswith("no configuration ran correctly"))
     assert f"({report.evaluations} wrong_result)" in note
     assert "the first: wrong_result: writes past the end of 'out'" in note
+
+
+def test_run_plain_runs_once_on_given_inputs():
+    import numpy as np
+
+    from gtune.exceptions import GtuneError
+    from gtune.plain import run_plain
+
+    kernel = plain_kernel(CORPUS / "shift.cl", sizes=[64], scalars={"n": "NX"})
+    given = np.arange(64, dtype=np.float32)
+    out = run_plain(kernel, {"in": given, "out": np.full(64, -1.0)}, {"WX": 8})
+    assert np.array_equal(out["in"], given)
+    assert np.array_equal(out["out"][:-1], given[1:]) and out["out"][-1] == -1.0
+    with pytest.raises(GtuneError, match="writes past the end of 'out'"):
+        run_plain(plain_kernel(CORPUS / "shift_wrong.cl", sizes=[64], scalars={"n": "NX"}), {})
+    with pytest.raises(GtuneError, match="has shape"):
+        run_plain(kernel, {"in": np.zeros(3)})
