@@ -302,6 +302,8 @@ class Session(Compiler):
             arr = np.load(data_dir / f"{arg.name}.npy")
             self.host[arg.name] = arr
             guard = guard_bytes(arr, align)
+            if arr.nbytes + 2 * guard + align > int(self.device.max_mem_alloc_size):
+                guard = 0  # no room for guard zones: the array alone, unguarded
             whole = cl.Buffer(self.context, mf.READ_WRITE, guard * 2 + _round_up(arr.nbytes, align))
             self.guarded[arg.name] = (whole, guard)
             self.buffers[arg.name] = whole.get_sub_region(guard, arr.nbytes)
@@ -329,6 +331,8 @@ class Session(Compiler):
         for name in self.guarded if names is None else names:
             whole, _ = self.guarded[name]
             for _, offset, size in self._zones(name):
+                if size == 0:
+                    continue
                 fill = guard_pattern(self.host[name].dtype, size, pattern)
                 cl.enqueue_copy(self.queue, whole, fill, dst_offset=offset)
             self.guard_fill[name] = pattern
@@ -341,6 +345,8 @@ class Session(Compiler):
         for name, (whole, _) in self.guarded.items():
             dirty = False
             for where, offset, size in self._zones(name):
+                if size == 0:
+                    continue
                 want = guard_pattern(self.host[name].dtype, size, self.guard_fill[name])
                 got = np.empty(size, np.uint8)
                 cl.enqueue_copy(self.queue, got, whole, src_offset=offset)
