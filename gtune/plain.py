@@ -598,15 +598,15 @@ def plain_kernel(
     all_wg = list(_WG_NAMES[: len(glob)])
     tunable: dict[str, list[int]] = {}
     ties: dict[str, str] = {}
+    wg_values: dict[str, list[int]] = {}  # --param WX=16,32: the work-group values to try
     for name, values in (params or {}).items():
-        tied_wg = name in all_wg and isinstance(values, str)
-        if (name in all_wg and not tied_wg) or name in problem or name in _WG_NAMES[len(glob) :]:
-            raise InputError(
-                f"--param {name} clashes with a built-in name"
-                + (f" (tie it instead: --param {name}=WX)" if name in all_wg else ""),
-                source="--param",
-            )
-        if isinstance(values, str):
+        if name in problem or name in _WG_NAMES[len(glob) :]:
+            raise InputError(f"--param {name} clashes with a built-in name", source="--param")
+        if name in all_wg and not isinstance(values, str):
+            if not values or min(values) < 1:
+                raise InputError(f"{name}: give positive work-group sizes", source="--param")
+            wg_values[name] = sorted({int(v) for v in values})
+        elif isinstance(values, str):
             ties[name] = values
         else:
             if not values:
@@ -678,7 +678,7 @@ def plain_kernel(
     # A first reading with the default (or first) values finds the kernel and its
     # reqd_work_group_size, which may itself give the default work-group.
     def first_config() -> dict[str, int]:
-        cfg = {n: default.get(n, 1) for n in wg_names}
+        cfg = {n: default.get(n, wg_values.get(n, [1])[0]) for n in wg_names}
         cfg.update({n: default.get(n, v[0]) for n, v in tunable.items()})
         return cfg
 
@@ -902,7 +902,9 @@ def plain_kernel(
             continue
         spec: dict[str, Any] = {"pow2": [1, f"min({s}, {max_wg})"]}
         want = default.get(n)
-        if want is not None and (want & (want - 1) or want > min(problem[s], max_wg)):
+        if n in wg_values:
+            spec = {"values": sorted({*wg_values[n], *([want] if want is not None else [])})}
+        elif want is not None and (want & (want - 1) or want > min(problem[s], max_wg)):
             v, pow2 = 1, []
             while v <= min(problem[s], max_wg):
                 pow2.append(v)

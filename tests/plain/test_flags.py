@@ -182,3 +182,13 @@ def test_space_and_measure_take_the_plain_flags(tmp_path: Path):
     assert data["status"] == "ok" and data["extra"]["verification"].endswith(": out")
     bad = run_gtune("space", kernel, "--size", "48x40", "--role", "out=sideways")
     assert bad.returncode == 2 and "--role" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_work_group_values_from_param():
+    kernel = plain_kernel(
+        CORPUS / "shift.cl", sizes=[256], scalars={"n": "NX"}, params={"WX": [32, 64, 16]}
+    )
+    assert domain_values(kernel)["WX"] == [16, 32, 64]
+    assert kernel.reference.config == {"WX": 16}
+    with pytest.raises(InputError, match="positive work-group sizes"):
+        plain_kernel(CORPUS / "shift.cl", sizes=[256], scalars={"n": "NX"}, params={"WX": [0]})
