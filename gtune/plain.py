@@ -1043,10 +1043,13 @@ def _define_value(name: str, value: str) -> str:
             words = _WORD.match(before) and _WORD.match(after)
             ops = before in _MERGING and after in _MERGING
             if words or ops:
+                left = re.search(r"\S+$", text[:i])
+                right = re.match(r"\S+", text[j:])
+                shown = f"{left[0] if left else ''} {right[0] if right else ''}"
                 raise InputError(
                     f"{name}={value!r}: a compiler option cannot hold the space in "
-                    f"{(before + ' ' + after)!r}; write the value without it (or use a "
-                    "typedef or #define in the kernel)",
+                    f"{shown!r}; rewrite the value without it (brackets where operators "
+                    "meet: x-(-1)), or use a typedef or #define in the kernel",
                     source="--define",
                 )
             i = j
