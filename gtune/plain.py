@@ -16,6 +16,7 @@ the result is an ordinary description, validated like a hand-written one.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
@@ -104,13 +105,14 @@ def preprocess(
     include_dirs: Sequence[str | Path] = (),
     where: str = "",
     redefined: list[tuple[str, int]] | None = None,
+    headers: list[str] | None = None,
 ) -> str:
     """``source`` after the C preprocessor, with ``defines`` as ``-DNAME=value``.
 
     GCC's ``cpp`` in a mode that predefines nothing of the host (``-undef``) and reads
     no system headers, plus the macros an OpenCL 1.2 compiler defines. With
     ``redefined``, the macros of ``defines`` that the source itself redefines are
-    appended to it as (name, line).
+    appended to it as (name, line); with ``headers``, the files it includes.
     """
     found = [
         [path, *flags]
@@ -125,6 +127,8 @@ def preprocess(
     cmd = [*found[0], "-P", "-undef", "-nostdinc", "-x", "c", "-std=c99"]
     if redefined is None:
         cmd.append("-w")
+    if headers is not None:
+        cmd.append("-H")
     for name, value in {**_OPENCL_DEFINES, **{k: str(v) for k, v in defines.items()}}.items():
         cmd.append(f"-D{name}={value}")
     for d in include_dirs:
@@ -141,6 +145,8 @@ def preprocess(
         raise InputError(
             "the C preprocessor rejects the kernel: " + "; ".join(lines[:3]), source=where or None
         )
+    if headers is not None:
+        headers += [m[1] for m in re.finditer(r"(?m)^\.+ (.+)$", done.stderr)]
     if redefined is not None:
         for m in re.finditer(r"<stdin>:(\d+)(?::\d+)?: warning: \"(\w+)\" redefined", done.stderr):
             if m[2] in defines:
@@ -760,13 +766,22 @@ def plain_kernel(
                 )
     # The body as the compiler sees it for the reference configuration.
     overridden: list[tuple[str, int]] = []
+    headers: list[str] = []
     text = preprocess(
         source,
         all_defines(first_config()),
         include_dirs=include,
         where=where,
         redefined=overridden,
+        headers=headers,
     )
+    for header in dict.fromkeys(headers):
+        # recorded with a digest, so stored results are not served after a header changes
+        try:
+            digest = hashlib.sha256(Path(header).read_bytes()).hexdigest()[:12]
+        except OSError:
+            continue
+        notes.append(f"header: {header} (sha256 {digest})")
     for name, line in overridden:
         given = (
             f"--define {name}"

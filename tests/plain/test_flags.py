@@ -192,3 +192,14 @@ def test_work_group_values_from_param():
     assert kernel.reference.config == {"WX": 16}
     with pytest.raises(InputError, match="positive work-group sizes"):
         plain_kernel(CORPUS / "shift.cl", sizes=[256], scalars={"n": "NX"}, params={"WX": [0]})
+
+
+def test_headers_are_named_and_change_the_identity(tmp_path: Path):
+    (tmp_path / "k.cl").write_text((CORPUS / "tile_square.cl").read_text())
+    header = tmp_path / "tile_common.h"
+    header.write_text((CORPUS / "tile_common.h").read_text())
+    flags = {**TILE}
+    first = plain_kernel(tmp_path / "k.cl", **flags)
+    assert any(n.startswith(f"header: {tmp_path}/tile_common.h (sha256 ") for n in first.inferred)
+    header.write_text(header.read_text() + "// changed\n")
+    assert plain_kernel(tmp_path / "k.cl", **flags).identity() != first.identity()
