@@ -35,7 +35,7 @@ from gtune.commands._common import (
     received_signals,
     writable_file,
 )
-from gtune.commands._plain import add_plain_arguments, open_tunable
+from gtune.commands._plain import add_plain_arguments, note_lines, open_tunable
 from gtune.commands._plain import is_plain as is_plain
 from gtune.exceptions import InputError
 from gtune.heuristics import Budget, load_spec, shipped_specs
@@ -257,8 +257,8 @@ def run(args: argparse.Namespace) -> int:
     store = open_store(args)
     err = Console(stderr=True)
     token = CancelToken()
-    for note in kernel.inferred:
-        err.print(f"inferred: {escape(note)}", highlight=False)
+    for line in note_lines(kernel):
+        err.print(escape(line), highlight=False)
     interrupted = False
     try:
         with BarProgress(err) as bar, ctrl_c_cancels(token):

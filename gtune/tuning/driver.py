@@ -367,14 +367,28 @@ def _finish(
             "configurations did not converge to the stated precision; treat small "
             "differences between configurations with caution"
         )
+    counts = report.status_counts
+    what = ", ".join(f"{n} {s}" for s, n in counts.items()) or "nothing measured"
     if report.search_result is None and not report.interrupted:
-        failed: dict[str, int] = {}
-        for run in report.runs:
-            if run.outcome is not None:
-                for e in run.outcome.trace:
-                    failed[e.result.status.value] = failed.get(e.result.status.value, 0) + 1
-        what = ", ".join(f"{n} {s}" for s, n in sorted(failed.items())) or "nothing measured"
-        report.notes.append(f"no configuration ran correctly ({what})")
+        report.notes.append(f"no configuration ran correctly ({what})" + _first_failure(report))
+    elif report.mostly_failed:
+        total = sum(counts.values())
+        report.notes.append(
+            f"most configurations failed ({report.failed} of {total}: {what}); the best comes "
+            f"from the {total - report.failed} that ran correctly" + _first_failure(report)
+        )
+
+
+def _first_failure(report: TuningReport) -> str:
+    """The message of the first failed configuration, as ``: message`` (or "")."""
+    for run in report.runs:
+        for e in run.outcome.trace if run.outcome is not None else []:
+            msg = e.result.message.strip()
+            if not e.result.ok and msg:
+                first = msg.splitlines()[0]
+                short = first if len(first) <= 300 else first[:297] + "..."
+                return f"; the first: {e.result.status.value}: {short}"
+    return ""
 
 
 __all__ = ["run_tuning"]
