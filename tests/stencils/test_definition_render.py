@@ -202,3 +202,24 @@ def test_float32_interior_code_is_unchanged_after_preprocessing(tmp_path: Path) 
                 text = text.replace("; ;", ";").replace("} ;", "}")
             outs.append(text)
         assert outs[0] == outs[1], cfg
+
+
+def test_stencils_render_writes_a_loadable_kernel(tmp_path: Path) -> None:
+    r = run_gtune(
+        "stencils",
+        "render",
+        str(CORPUS / "thermal3d.stencil.yaml"),
+        str(tmp_path),
+        "--size",
+        "32x32x16",
+    )
+    assert r.returncode == 0, r.stderr
+    kernel = load_kernel(tmp_path / "thermal3d.yaml")
+    assert kernel.name == "thermal3d" and kernel.sizes == {"NX": 32, "NY": 32, "NZ": 16}
+    from_definition = load_kernel(CORPUS / "thermal3d.stencil.yaml", kernel.sizes)
+    assert kernel.source == from_definition.source
+    assert [a.name for a in kernel.arguments] == [a.name for a in from_definition.arguments]
+    r = run_gtune(
+        "stencils", "render", str(CORPUS / "box2d.stencil.yaml"), str(tmp_path), "--size", "8x8x8"
+    )
+    assert r.returncode == 2 and "a 2D stencil's sizes are NX, NY" in r.stderr
