@@ -109,8 +109,9 @@ def test_float64_excludes_images_and_needs_doubles() -> None:
     assert "image" not in kernel.techniques
     assert "float64" in kernel.parameter("IMAGE").doc
     assert "LOCAL == 0 or 8 * (min(WX*BX, NX) + 2)" in " ".join(texts)
-    with pytest.raises(UnsatisfiableSpace, match="DOUBLE_SUPPORT == 1"):
+    with pytest.raises(UnsatisfiableSpace, match="DOUBLE_SUPPORT == 1") as info:
         build_model(kernel, h100_limits())
+    assert "no cl_khr_fp64" in str(info.value)
     model = build_model(kernel, h100_limits(extensions=("cl_khr_fp64",)))
     assert model.constraints
 
