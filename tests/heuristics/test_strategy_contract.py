@@ -12,7 +12,7 @@ from gtune.heuristics.strategies import Strategy
 from gtune.testing import SearchCase, StrategyContract
 from tests.heuristics.conftest import Recorded
 
-ANY_PARAMETERS = ("exhaustive", "random")
+ANY_PARAMETERS = ("exhaustive", "random", "generic")
 # The paper's limits (WX >= 32) exclude every configuration of the 16-wide recording.
 OPTIONS = {"expert": {"limits": "VX <= 2; WX >= 4"}}
 
