@@ -25,8 +25,8 @@ from gtune.loadpredict.dataset import Dataset, TrainingRow, row_from_runs
 from gtune.loadpredict.features import DeviceTraits, traits_of
 from gtune.loadpredict.model import TechniqueForest, sklearn_version
 from gtune.loadpredict.models import ModelCard, device_card
-from gtune.loadpredict.validation import CrossValidation, leave_one_out
 from gtune.store import ResultStore
+from gtune.training.validation import CrossValidation, leave_one_out
 from gtune.tuning import ALL, tune_kernel
 from gtune.tuning.techniques import OracleTechniquePolicy
 
