@@ -4,7 +4,7 @@ In one run, on one device: the bandwidth of a copy kernel (each array read once 
 written once; its work-group size and vector width tuned exhaustively), then, for the
 real 3D stencils (heat3d, box27, laplacian4) and a spread of the garvey104 3D kernels
 (star and dense, radius 1-5), every data-loading technique of the description tuned
-with a spec through ``gtune.tuning.tune_kernel(technique=...)`` under a small budget.
+with a spec through ``gtune.tune(technique=...)`` under a small budget.
 Each technique's winner is re-measured (all winners of a kernel in one interleaved
 batch, by a fresh evaluator), and the copy kernel again at the end; the copy bandwidth
 is the better of its two measurements. Bandwidth counts every array read once and
@@ -40,12 +40,13 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from gtune.api import tune
 from gtune.device import DeviceLimits
 from gtune.heuristics.spec import Budget
 from gtune.kernel import TunableKernel, load_kernel
 from gtune.measure import OpenCLEvaluator, Result, select_device
 from gtune.stencils import StencilShape, generate
-from gtune.tuning import TuningSession, tune_kernel
+from gtune.tuning import TuningSession
 
 ROOT = Path(__file__).resolve().parents[1]
 REAL_3D = ("heat3d", "box27", "laplacian4")
@@ -137,7 +138,7 @@ class Capture:
 
 
 def copy_bandwidth(kernel: TunableKernel, device: DeviceLimits, runs: int) -> dict[str, Any]:
-    report = tune_kernel(kernel, device, strategy="exhaustive", runs=runs, measure_default=False)
+    report = tune(kernel, device=device, strategy="exhaustive", runs=runs, confirm=None)
     best = report.best_result
     return {
         "config": report.best_config,
@@ -167,14 +168,14 @@ def tune_stencil(
             if name not in kernel.techniques:
                 continue
             t0 = time.monotonic()
-            report = tune_kernel(
+            report = tune(
                 kernel,
-                device,
-                spec_path=spec,
+                device=device,
+                spec=spec,
                 technique=name,
                 budget=Budget(evaluations=budget),
                 session=session,
-                measure_default=False,
+                confirm=None,
             )
             best = report.best_result
             entry: dict[str, Any] = {

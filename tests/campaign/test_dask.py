@@ -15,7 +15,7 @@ import pytest
 from gtune.campaign import parse_campaign, run_campaign
 from tests.conftest import ROOT, run_gtune
 
-pytestmark = [pytest.mark.opencl, pytest.mark.slow]
+pytestmark = [pytest.mark.opencl, pytest.mark.dask, pytest.mark.slow]
 
 HEAT = str(ROOT / "stencils" / "heat3d.cl")
 

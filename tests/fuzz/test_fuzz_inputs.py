@@ -182,6 +182,7 @@ FLAGS = {"--all-devices", "--no-cache", "--json@space", "--random-unpruned", "--
 KERNELS = ["heat3d.yaml", "heat3d.cl", "plain_blur.cl", "", "missing.cl", "folder", "/dev/null"]
 
 
+@pytest.mark.slow
 @PROFILE
 @given(data=st.data())
 def test_mutated_command_lines(data: st.DataObject) -> None:
