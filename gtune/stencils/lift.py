@@ -892,3 +892,191 @@ def lift_kernel(
         )
     finally:
         evaluator.close()
+
+
+# ---------------------------------------------------------------------------------
+# Tuning a lifted definition: the original kernel is the reference and the baseline
+
+
+def _first_config(kernel: TunableKernel) -> dict[str, int]:
+    cfg = kernel.default_config()
+    if cfg is None:
+        cfg = {p.name: p.domain.values(dict(kernel.sizes))[0] for p in kernel.parameters}
+    return cfg
+
+
+def against_original(
+    kernel: TunableKernel,
+    definition: StencilDefinition,
+    original: TunableKernel,
+    device: Any,
+    workdir: Path,
+    *,
+    seed: int = 1234,
+    timeout_s: float = 60.0,
+) -> TunableKernel:
+    """``kernel`` (the template rendered for a lifted ``definition``) verified against
+    the original kernel's output instead of the definition's numpy reference.
+
+    The original runs once at its shipped launch on the very arrays the tuning evaluator
+    generates for ``kernel`` (same argument names, same ``seed``), with the definition's
+    coefficient values; its output, saved in ``workdir``, becomes the reference. The
+    definition's own reference must agree with it first: an edited definition, or an
+    original that computes something else at this size, is an error naming the file.
+    """
+    from gtune.kernel import parse_description
+    from gtune.measure.opencl_evaluator import OpenCLEvaluator
+    from gtune.measure.problem import initial_arrays
+
+    where = definition.source or kernel.label
+    arrays = initial_arrays(kernel, seed)
+    buffers = [a for a in original.arguments if a.kind == "buffer"]
+    missing = [a.name for a in buffers if a.name not in arrays]
+    if missing:
+        raise InputError(
+            f"original: the original kernel's array {missing[0]} is not an argument of the "
+            "definition's kernel",
+            source=where,
+        )
+    values = {c: float(definition.values[c]) for c in definition.coefficients}
+    evaluator = OpenCLEvaluator(
+        original, device, verify=False, compile_workers=0, timeout_s=timeout_s
+    )
+    try:
+        outputs = evaluator.run_once(
+            _first_config(original), {a.name: arrays[a.name] for a in buffers}, values
+        )
+    except GtuneError as exc:
+        raise InputError(
+            f"original: the original kernel {original.name} did not run: {exc.message}",
+            source=where,
+        ) from None
+    finally:
+        evaluator.close()
+    out = outputs[definition.output]
+    inputs = {f: arrays[f] for f in definition.fields}
+    ref = definition.reference(inputs, arrays[definition.output], values)
+    big = max(float(np.max(np.abs(a))) for a in inputs.values())
+    bad = ~(np.abs(out.astype(np.float64) - ref.astype(np.float64)) <= definition.tolerance(big))
+    if bad.any():
+        size = "x".join(str(kernel.sizes[n]) for n in ("NX", "NY", "NZ") if n in kernel.sizes)
+        raise InputError(
+            f"the original kernel {original.name} does not compute this definition at {size}: "
+            f"{int(bad.sum())} of {bad.size} points differ (edited terms or values, or an "
+            "original whose stencil depends on the size?); lift it again",
+            source=where,
+        )
+    path = (workdir / "original-output.npy").resolve()
+    np.save(path, out)
+    raw = dict(kernel.raw)
+    old = dict(raw.get("reference") or {})
+    raw["reference"] = {
+        "python": "gtune.stencils.reference:recorded_output",
+        "args": {"output": definition.output, "file": str(path)},
+        **{k: old[k] for k in ("rtol", "atol") if k in old},
+    }
+    return parse_description(
+        raw,
+        source=kernel.source,
+        label=kernel.label,
+        source_path=kernel.source_path,
+        base_dir=workdir,
+    ).with_sizes(dict(kernel.sizes))
+
+
+@dataclass(frozen=True)
+class OriginalComparison:
+    """The tuned kernel against the original at its shipped launch, measured
+    alternately in the same run."""
+
+    original: str  # the original kernel's name
+    original_config: dict[str, int]
+    tuned_config: dict[str, int]
+    original_s: float  # median over rounds of each round's median
+    tuned_s: float
+    rounds: int
+
+    @property
+    def speedup(self) -> float:
+        return self.original_s / self.tuned_s if self.tuned_s > 0 else math.inf
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "original": self.original,
+            "original_config": self.original_config,
+            "tuned_config": self.tuned_config,
+            "original_s": self.original_s,
+            "tuned_s": self.tuned_s,
+            "rounds": self.rounds,
+            "speedup": self.speedup,
+        }
+
+
+def compare_with_original(
+    kernel: TunableKernel,
+    config: Mapping[str, int],
+    original: TunableKernel,
+    device: Any,
+    *,
+    timing: Any = None,
+    rounds: int = 3,
+    timeout_s: float = 60.0,
+) -> OriginalComparison:
+    """Time ``config`` of ``kernel`` and the original at its shipped launch, one after
+    the other for ``rounds`` rounds (drift hits both alike); outputs are not checked
+    again here (tuning verified them)."""
+    import statistics
+    from dataclasses import replace
+
+    from gtune.kernel import Reference
+    from gtune.measure.opencl_evaluator import OpenCLEvaluator
+
+    cfg = _first_config(original)
+    quiet = replace(kernel, reference=Reference("none"))
+    times: dict[str, list[float]] = {"original": [], "tuned": []}
+    evaluators = {
+        "original": (
+            OpenCLEvaluator(
+                original,
+                device,
+                verify=False,
+                compile_workers=0,
+                timing=timing,
+                timeout_s=timeout_s,
+            ),
+            cfg,
+        ),
+        "tuned": (
+            OpenCLEvaluator(
+                quiet,
+                device,
+                verify=False,
+                compile_workers=0,
+                timing=timing,
+                timeout_s=timeout_s,
+            ),
+            dict(config),
+        ),
+    }
+    try:
+        for _ in range(rounds):
+            for which, (evaluator, c) in evaluators.items():
+                result = evaluator.evaluate(c)
+                if not result.ok:
+                    name = original.name if which == "original" else kernel.name
+                    raise GtuneError(
+                        f"the {which} kernel {name} failed at {c}: {result.status.value}: "
+                        f"{result.message[:300]}"
+                    )
+                times[which].append(result.median_s)
+    finally:
+        for evaluator, _ in evaluators.values():
+            evaluator.close()
+    return OriginalComparison(
+        original=original.name,
+        original_config=dict(cfg),
+        tuned_config=dict(config),
+        original_s=statistics.median(times["original"]),
+        tuned_s=statistics.median(times["tuned"]),
+        rounds=rounds,
+    )
