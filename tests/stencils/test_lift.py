@@ -550,3 +550,83 @@ def test_random_generated_kernels_lift(seed: int, device: Any, tmp_path: Path) -
     expected = "clamp" if boundary == "clamp" else ("interior" if any(reach) else "clamp")
     assert defn.boundary == expected
     _original_matches(kernel, defn, device, seed=seed)
+
+
+# -- tuning a lifted definition ---------------------------------------------------
+
+
+def _lift_cli(name: str, out: Path) -> None:
+    entry = MANIFEST[name]
+    args = ["lift", str(PLAIN / entry["source"]), "--size", entry["size"], *entry["flags"]]
+    done = run_gtune(*args, "-o", str(out))
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.opencl
+@pytest.mark.slow
+def test_run_on_a_lifted_definition_uses_the_original(tmp_path: Path) -> None:
+    import json
+
+    out = tmp_path / "star7.stencil.yaml"
+    _lift_cli("star7", out)
+    report = tmp_path / "report.json"
+    done = run_gtune(
+        "run",
+        str(out),
+        "--size",
+        "32x16x16",
+        "--budget",
+        "4",
+        "--technique",
+        "global",
+        "--runs",
+        "3",
+        "--json",
+        str(report),
+        db=tmp_path / "r.db",
+    )
+    assert done.returncode == 0, done.stderr
+    assert "output of the original kernel star7" in done.stderr
+    assert "over the original" in done.stdout
+    data = json.loads(report.read_text())
+    assert data["unverified"] is None
+    original = data["original"]
+    assert original["original"] == "star7" and original["original_config"] == {"WX": 256, "WY": 1}
+    assert original["original_s"] > 0 and original["tuned_s"] > 0
+    assert original["speedup"] == pytest.approx(original["original_s"] / original["tuned_s"])
+    results = [e for r in data["runs"] for e in r["outcome"]["trace"]]
+    assert results and all(r["status"] == "ok" for r in results)
+
+
+@pytest.mark.opencl
+def test_an_edited_lifted_definition_no_longer_matches_its_original(tmp_path: Path) -> None:
+    out = tmp_path / "jacobi.stencil.yaml"
+    _lift_cli("jacobi2d", out)
+    data = yaml.safe_load(out.read_text())
+    data["terms"][0]["coefficient"] = 0.3
+    out.write_text(yaml.safe_dump(data, sort_keys=False))
+    done = run_gtune("run", str(out), "--size", "32x32", "--budget", "2", db=tmp_path / "r.db")
+    assert done.returncode == 2
+    assert (
+        "jacobi.stencil.yaml" in done.stderr and "does not compute this definition" in done.stderr
+    )
+    assert "Traceback" not in done.stderr
+
+
+def test_original_flags_are_checked(tmp_path: Path) -> None:
+    from gtune.commands._plain import original_kernel
+
+    data = {
+        "dims": 2,
+        "fields": ["A"],
+        "output": "B",
+        "terms": [{"field": "A", "coefficient": 1}],
+        "original": {"source": "nowhere.cl", "kernel": "k", "flags": ["--bogus", "1"]},
+    }
+    defn = parse_definition(data, str(tmp_path / "k.stencil.yaml"))
+    with pytest.raises(InputError, match=r"original\.flags: not a plain-kernel flag: --bogus"):
+        original_kernel(defn, {"NX": 8, "NY": 8})
+    data["original"]["flags"] = []
+    defn = parse_definition(data, str(tmp_path / "k.stencil.yaml"))
+    with pytest.raises(InputError, match="file not found"):
+        original_kernel(defn, {"NX": 8, "NY": 8})
