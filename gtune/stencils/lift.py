@@ -29,7 +29,7 @@ import math
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -256,8 +256,6 @@ class Lifted:
     terms: dict[Slot, list[_Monomial]]
     constant: list[_Monomial]
     coefficients: tuple[str, ...]  # float scalars that are factors, signature order
-    launches: int = 0
-    notes: list[str] = field(default_factory=list)
 
 
 class _Lifter:
@@ -595,7 +593,6 @@ class _Lifter:
             terms={s: m for s, m in self.monomials.items() if s != CONSTANT},
             constant=self.monomials[CONSTANT],
             coefficients=self.used,
-            launches=self.launches,
         )
 
     # -- 4. the checks ---------------------------------------------------------------

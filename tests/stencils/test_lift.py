@@ -33,6 +33,8 @@ from tests.conftest import ROOT, run_gtune
 
 PLAIN = ROOT / "stencils" / "plain"
 MANIFEST = yaml.safe_load((PLAIN / "manifest.yaml").read_text())["kernels"]
+LIFTED = sorted(n for n, e in MANIFEST.items() if e.get("expect", "lift") == "lift")
+REFUSED = sorted(n for n, e in MANIFEST.items() if e.get("expect") == "refuse")
 
 
 # ---------------------------------------------------------------------------------
@@ -390,10 +392,6 @@ def _original_matches(kernel: Any, defn: StencilDefinition, device: Any, seed: i
         assert np.array_equal(got[edge], out0[edge])  # the boundary was left alone
 
 
-LIFTED = sorted(n for n, e in MANIFEST.items() if e.get("expect", "lift") == "lift")
-REFUSED = sorted(n for n, e in MANIFEST.items() if e.get("expect") == "refuse")
-
-
 @pytest.mark.opencl
 @pytest.mark.parametrize("name", LIFTED)
 def test_corpus_kernel_lifts_and_matches_its_original(name: str, device: Any, tmp_path: Path):
@@ -412,6 +410,32 @@ def test_corpus_kernel_lifts_and_matches_its_original(name: str, device: Any, tm
         PLAIN / MANIFEST[name]["source"]
     ).resolve()
     _original_matches(kernel, again, device, seed=7)
+
+
+@pytest.mark.opencl
+@pytest.mark.slow
+@pytest.mark.parametrize("name", LIFTED)
+def test_corpus_kernel_tunes_against_its_original(name: str, device: Any, tmp_path: Path):
+    from gtune.heuristics import Budget
+    from gtune.kernel import load_kernel
+    from gtune.measure import Status
+    from gtune.stencils.lift import against_original, lift_kernel
+    from gtune.tuning import tune_kernel
+
+    original = _open_plain(name)
+    out = tmp_path / f"{name}.stencil.yaml"
+    defn, _ = lift_kernel(original, device=device, output=out, flags=MANIFEST[name]["flags"])
+    out.write_text(defn.to_yaml())
+    template = load_kernel(out, dict(original.sizes))
+    checked = against_original(template, load_definition(out), original, device, tmp_path)
+    assert checked.reference.target == "gtune.stencils.reference:recorded_output"
+    report = tune_kernel(
+        checked, device, technique="global", budget=Budget.parse("3"), compile_workers=0, runs=1
+    )
+    results = [e.result for run in report.runs for e in run.outcome.trace]
+    assert report.best_result is not None and results
+    assert all(r.status is Status.OK for r in results), [r.message for r in results]
+    assert not any(r.extra.get("unverified") for r in results)
 
 
 @pytest.mark.opencl
