@@ -135,7 +135,7 @@ def interface(kernel: TunableKernel, label: str | None = None) -> Interface:
             raise refuse(
                 f"array {arg.name} has the shape {list(shape)}, not the problem's "
                 f"{list(data_shape)}: a definition's fields and output are arrays of the "
-                "problem's shape (no padding)"
+                "problem's shape (no padded arrays, no weights passed in an array)"
             )
         if arg.dtype not in _NP:
             raise refuse(f"array {arg.name} holds {arg.dtype}; a definition holds float32/float64")

@@ -282,7 +282,7 @@ def _plain(tmp_path: Path, body: str, size: list[int], **kw: Any) -> Any:
             "__kernel void k(__global const float* a, __global float* b)"
             " { int i = get_global_id(0); b[i] = a[i + 1]; }",
             {"arrays": {"a": ["NX+2", "NY"]}},
-            "no padding",
+            "no padded arrays",
         ),
         (
             "__kernel void k(__global const int* a, __global int* b)"
