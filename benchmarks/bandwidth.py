@@ -268,7 +268,8 @@ def summary(data: Mapping[str, Any], techniques: Sequence[str]) -> str:
     lines = [
         "# Tuned 3D stencils against copy bandwidth",
         "",
-        f"Device: {data['device']}; size {data['size']}³ float32; spec `{data['spec']}`, "
+        f"Device: {data['device']}; size {data['size']}³ (float32; a definition in its "
+        f"own dtype); spec `{data['spec']}`, "
         f"budget {data['budget']} configurations per technique; wall time "
         f"{data['wall_s']:.0f} s.",
         "",
@@ -329,7 +330,7 @@ def main(argv: list[str] | None = None) -> int:
         "--kernels",
         nargs="+",
         help="real stencils and garvey104 3D kernels by name (default: heat3d box27 "
-        "laplacian4, star r1-r5, dense r1-r3)",
+        "laplacian4, star r1-r5, dense r1-r3), or paths of 3D NAME.stencil.yaml definitions",
     )
     parser.add_argument("--techniques", nargs="+", help="default: every technique")
     parser.add_argument("--budget", type=int, help="configurations per technique (40)")
@@ -358,7 +359,7 @@ def main(argv: list[str] | None = None) -> int:
     kernels: dict[str, TunableKernel] = {}
     shapes = []
     for name in wanted:
-        if name in REAL_3D:
+        if name in REAL_3D or name.endswith(".stencil.yaml"):
             continue
         shape = garvey_by_name.get(name)
         if shape is None:
@@ -374,6 +375,8 @@ def main(argv: list[str] | None = None) -> int:
     for name in wanted:
         if name in REAL_3D:
             kernels[name] = load_kernel(ROOT / "stencils" / f"{name}.yaml", sizes=sizes)
+        elif name.endswith(".stencil.yaml"):  # a 3D stencil definition, by path
+            kernels[Path(name).name.removesuffix(".yaml")] = load_kernel(name, sizes=sizes)
         else:
             kernels[name] = load_kernel(generated[name].description)
 

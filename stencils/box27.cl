@@ -142,6 +142,7 @@
 #endif
 #ifndef EXTRA_TERMS
 #define EXTRA_TERMS(E)
+#define NO_EXTRA_TERMS
 #endif
 
 #if BX % VX != 0
@@ -443,10 +444,14 @@ void KERNEL_NAME(KERNEL_ARGS)
                         for (int b = 0; b < BX; ++b) {
                             const int x = gx0 + cx * (WX * BX) + lx * BX + b;
                             if (y >= LOY && y < HIY && x >= LOX && x < HIX) {
+#if defined(NO_EXTRA_TERMS) && !defined(CONSTANT_TERM)
+                                DST[IDX(z, y, x)] = q[(cy * CX + cx) * BX + b][0];
+#else
                                 REAL r = q[(cy * CX + cx) * BX + b][0];
                                 EXTRA_TERMS(STREAM_EXTRA)
                                 ADD_CONSTANT(r);
                                 DST[IDX(z, y, x)] = r;
+#endif
                             }
                         }
                     }

@@ -518,6 +518,19 @@ def definition_description(
     return render_source(d), describe(d, sizes or default_sizes(d), source=f"{d.name}.cl")
 
 
+def write_definition(
+    d: StencilDefinition, directory: Path, sizes: Mapping[str, int] | None = None
+) -> tuple[Path, Path]:
+    """Write ``NAME.cl`` and ``NAME.yaml`` of a definition into ``directory``."""
+    directory.mkdir(parents=True, exist_ok=True)
+    merged = {**default_sizes(d), **(sizes or {})}
+    source, description = definition_description(d, merged)
+    cl_path, yaml_path = directory / f"{d.name}.cl", directory / f"{d.name}.yaml"
+    cl_path.write_text(source)
+    yaml_path.write_text(dump_description(description))
+    return cl_path, yaml_path
+
+
 def definition_kernel(path: str | Path) -> Any:
     """A ``NAME.stencil.yaml`` as a :class:`~gtune.kernel.TunableKernel`: the template
     rendered for it with its derived description (nothing is written to disk)."""

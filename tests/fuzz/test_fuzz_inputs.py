@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from tests.fuzz.conftest import PROFILE
 from tests.fuzz.harness import NO_DEVICE, ROOT, run_case
 from tests.fuzz.strategies import (
+    DEFINITIONS,
     DESCRIPTIONS,
     HOSTILE_TEXT,
     SPEC_FILES,
@@ -67,6 +68,23 @@ def test_mutated_descriptions(data: st.DataObject) -> None:
         (where / desc.name).write_bytes(raw)
         argv = ["space", desc.name, "--limits", str(LIMITS), "--size", size, "--no-min-groups"]
         outcome = run_case(argv, [desc.name, "--size"], where)
+    assert outcome.kind in GOOD, outcome.explain()
+
+
+@PROFILE
+@given(data=st.data())
+def test_mutated_definitions(data: st.DataObject) -> None:
+    """A damaged stencil definition is refused in one message, never a traceback."""
+    path = data.draw(st.sampled_from(DEFINITIONS), label="definition")
+    tree = load(path)
+    names = ["NX", "NY", "NZ", *tree.get("coefficients", []), *tree["fields"], tree["output"]]
+    raw = data.draw(encoded(data.draw(mutated_tree(tree, names), label="mutated")))
+    size = "NX=8,NY=8" + (",NZ=8" if tree["dims"] == 3 else "")
+    with tempfile.TemporaryDirectory() as tmp:
+        where = Path(tmp)
+        (where / path.name).write_bytes(raw)
+        argv = ["space", path.name, "--limits", str(LIMITS), "--size", size, "--no-min-groups"]
+        outcome = run_case(argv, [path.name, "--size"], where)
     assert outcome.kind in GOOD, outcome.explain()
 
 

@@ -277,10 +277,9 @@ def random_definition(
     rng: np.random.Generator, dims: int, dtype: str, boundary: str
 ) -> StencilDefinition:
     radius = int(rng.integers(1, 4))
-    offsets = set()
+    offsets: set[tuple[int, ...]] = set()
     while len(offsets) < int(rng.integers(2, 8)):
-        o = [int(v) for v in rng.integers(-radius, radius + 1, size=dims)]
-        offsets.add(tuple(o))
+        offsets.add(tuple(int(v) for v in rng.integers(-radius, radius + 1, size=dims)))
     terms: list[dict[str, Any]] = []
     for o in sorted(offsets):
         coef: Any = float(rng.uniform(-1, 1))
