@@ -8,7 +8,6 @@ import json
 import math
 import signal
 import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
@@ -281,14 +280,13 @@ def run(args: argparse.Namespace) -> int:
     token = CancelToken()
     for note in kernel.inferred:
         err.print(f"inferred: {escape(note)}", highlight=False)
-    workdir = tempfile.TemporaryDirectory(prefix="gtune-original-") if lifted else None
-    if lifted is not None and workdir is not None:
-        from gtune.stencils.lift import against_original
+    recorded: Path | None = None
+    if lifted is not None:
+        from gtune.stencils.lift import against_original, original_output_file
 
         definition, original = lifted
-        kernel = against_original(
-            kernel, definition, original, device, Path(workdir.name), timeout_s=args.timeout
-        )
+        kernel = against_original(kernel, definition, original, device, timeout_s=args.timeout)
+        recorded = original_output_file(kernel)
         err.print(
             f"reference: the output of the original kernel {original.name} "
             f"({escape(original.source_path)}) at its shipped launch",
@@ -333,8 +331,8 @@ def run(args: argparse.Namespace) -> int:
                 timeout_s=args.timeout,
             )
     finally:
-        if workdir is not None:
-            workdir.cleanup()
+        if recorded is not None:
+            recorded.unlink(missing_ok=True)
     show(report, Console())
     if comparison is not None:
         show_original(comparison, Console())

@@ -24,10 +24,12 @@ file and the reason, never written as a wrong definition.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import math
 import os
 import re
+import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -907,7 +909,7 @@ def against_original(
     definition: StencilDefinition,
     original: TunableKernel,
     device: Any,
-    workdir: Path,
+    directory: Path | None = None,
     *,
     seed: int = 1234,
     timeout_s: float = 60.0,
@@ -917,7 +919,10 @@ def against_original(
 
     The original runs once at its shipped launch on the very arrays the tuning evaluator
     generates for ``kernel`` (same argument names, same ``seed``), with the definition's
-    coefficient values; its output, saved in ``workdir``, becomes the reference. The
+    coefficient values; its output, saved in ``directory`` (default: the temporary
+    folder) under a name made of its own hash -- the same output, the same kernel
+    identity, so a second run is served by the result store -- becomes the reference
+    (:func:`original_output_file` names the file, to delete after tuning). The
     definition's own reference must agree with it first: an edited definition, or an
     original that computes something else at this size, is an error naming the file.
     """
@@ -963,8 +968,13 @@ def against_original(
             "original whose stencil depends on the size?); lift it again",
             source=where,
         )
-    path = (workdir / "original-output.npy").resolve()
-    np.save(path, out)
+    folder = (directory or Path(tempfile.gettempdir())).resolve()
+    digest = hashlib.sha256(np.ascontiguousarray(out).tobytes()).hexdigest()[:20]
+    path = folder / f"gtune-original-{original.name}-{digest}.npy"
+    partial = folder / f".{path.name}.{os.getpid()}"
+    with open(partial, "wb") as f:
+        np.save(f, out)
+    os.replace(partial, path)
     raw = dict(kernel.raw)
     old = dict(raw.get("reference") or {})
     raw["reference"] = {
@@ -977,8 +987,15 @@ def against_original(
         source=kernel.source,
         label=kernel.label,
         source_path=kernel.source_path,
-        base_dir=workdir,
+        base_dir=folder,
     ).with_sizes(dict(kernel.sizes))
+
+
+def original_output_file(kernel: TunableKernel) -> Path | None:
+    """The recorded original output a kernel from :func:`against_original` reads."""
+    if kernel.reference.target != "gtune.stencils.reference:recorded_output":
+        return None
+    return Path(str(kernel.reference.args["file"]))
 
 
 @dataclass(frozen=True)

@@ -428,6 +428,8 @@ def test_corpus_kernel_tunes_against_its_original(name: str, device: Any, tmp_pa
     out.write_text(defn.to_yaml())
     template = load_kernel(out, dict(original.sizes))
     checked = against_original(template, load_definition(out), original, device, tmp_path)
+    recorded = tmp_path / Path(str(checked.reference.args["file"])).name
+    assert recorded.is_file() and recorded.name.startswith("gtune-original-")
     assert checked.reference.target == "gtune.stencils.reference:recorded_output"
     report = tune_kernel(
         checked, device, technique="global", budget=Budget.parse("3"), compile_workers=0, runs=1
