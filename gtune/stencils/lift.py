@@ -4,7 +4,8 @@ A black-box method, so it works for kernels gtune cannot parse, and it never gue
 names. The kernel runs (in a measurement worker, like any job) with chosen inputs:
 
 1. all inputs zero, twice, with two random initial outputs: which points it writes (the
-   rest must keep what the output held), and the constant term;
+   rest must keep what the output held), and the constant term; then random inputs
+   ``a``, ``b`` and ``a + b`` (uniform, and 0/1): the kernel is linear;
 2. an impulse (a single 1) in each input field at the centre: the offsets and weights;
 3. impulses of every field at once, on a lattice far enough apart that their responses
    do not overlap, with each float scalar doubled in turn (which coefficients it is a
@@ -12,10 +13,10 @@ names. The kernel runs (in a measurement worker, like any job) with chosen input
    every combination: each coefficient as a sum of products of scalars (a Moebius
    inversion over the subsets of the scalars it depends on);
 4. checks that may refuse: a lattice of impulses over the whole array (the response is
-   the same everywhere: shift invariance, and the boundary), random inputs (the kernel is
-   linear), and random inputs at the user's and at random scalar values, which the
-   definition must reproduce everywhere, boundary included, to the element type's
-   precision.
+   the same everywhere: shift invariance, and the boundary), and random inputs at the
+   user's and at random scalar values, which the definition must reproduce everywhere,
+   boundary included, to the element type's precision; an integer argument that is not
+   a size must not change the output.
 
 A kernel that is not such a stencil -- a min/max, a Game of Life, data-dependent branches,
 a product of inputs, a division by a scalar -- is refused with one message naming the
