@@ -814,7 +814,7 @@ def lift_with(
 def default_launch(kernel: TunableKernel) -> tuple[list[str], list[int] | None]:
     """The kernel's shipped launch: global sizes as expressions of the problem size,
     local sizes as numbers."""
-    cfg = kernel.default_config() or {}
+    cfg = _first_config(kernel)
     glob: list[str] = []
     for e in kernel.launch.global_size:
         text = str(e.text)
@@ -853,9 +853,7 @@ def lift_kernel(
         )
     src = Path(kernel.source_path)
     face = interface(kernel, str(src))
-    config = kernel.default_config()
-    if config is None:
-        config = {p.name: p.domain.values(dict(kernel.sizes))[0] for p in kernel.parameters}
+    config = _first_config(kernel)
     glob, loc = default_launch(kernel)
     original: dict[str, Any] = {
         "source": os.path.relpath(src.resolve(), out.resolve().parent),

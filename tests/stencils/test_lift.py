@@ -656,3 +656,18 @@ def test_original_flags_are_checked(tmp_path: Path) -> None:
     defn = parse_definition(data, str(tmp_path / "k.stencil.yaml"))
     with pytest.raises(InputError, match="file not found"):
         original_kernel(defn, {"NX": 8, "NY": 8})
+
+
+@pytest.mark.opencl
+def test_lift_without_a_shipped_launch_uses_the_first_configuration(
+    device: Any, tmp_path: Path
+) -> None:
+    from gtune.plain import plain_kernel
+    from gtune.stencils.lift import lift_kernel
+
+    blur = ROOT / "tests" / "data" / "plain_blur.cl"
+    kernel = plain_kernel(blur, sizes=[32, 16], scalars={"scale": "1/9"})
+    defn, _ = lift_kernel(kernel, device=device, output=tmp_path / "blur.stencil.yaml")
+    assert defn.original is not None and defn.original["local"] == [1, 1]
+    assert len(defn.terms) == 9 and defn.coefficients == ("scale",)
+    assert all(str(t.coefficient) == "scale" for t in defn.terms)
