@@ -15,15 +15,6 @@ HELP = (
     "and write it as NAME.stencil.yaml; refuses kernels that are not linear stencils"
 )
 
-# the plain flags, as recorded in the definition's `original.flags`
-_RECORDED = (
-    ("param", "--param"),
-    ("scalar", "--scalar"),
-    ("array", "--array"),
-    ("define", "--define"),
-)
-
-
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("kernel", help="a plain kernel.cl (no description beside it)")
     p.add_argument(
@@ -47,22 +38,28 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def recorded_flags(args: argparse.Namespace) -> list[str]:
-    """The plain flags given, in a form ``gtune run`` can give the original kernel again."""
-    flags: list[str] = []
-    if args.kernel_name:
-        flags += ["--kernel-name", args.kernel_name]
-    if args.global_size:
-        flags += ["--global", args.global_size]
-    if args.default:
-        flags += ["--default", args.default]
-    for dest, flag in _RECORDED:
-        for item in getattr(args, dest) or []:
-            flags += [flag, item]
+    """The plain-kernel flags given (every one ``add_plain_arguments`` defines), in a form
+    ``gtune run`` can give the original kernel again."""
     if args.reference:
         raise InputError(
             "lifting compares the kernel with what it finds; a --reference is not used",
             source="--reference",
         )
+    parser = argparse.ArgumentParser(add_help=False)
+    add_plain_arguments(parser)
+    flags: list[str] = []
+    for action in parser._actions:
+        value = getattr(args, action.dest, None)
+        if not action.option_strings or value is None or value == action.default:
+            continue
+        option = action.option_strings[0]
+        if isinstance(value, list):
+            for item in value:
+                flags += [option, str(item)]
+        elif value is True:
+            flags.append(option)
+        else:
+            flags += [option, str(value)]
     return flags
 
 
