@@ -65,9 +65,7 @@ class DeviceLimits:
         text = "|".join(
             [self.platform, self.vendor, self.name, self.driver_version, str(self.compute_units)]
         )
-        slug = "".join(c if c.isalnum() else "-" for c in self.name.lower()).strip("-")
-        slug = "-".join(filter(None, slug.split("-")))[:32]
-        return f"{slug}-{hashlib.sha256(text.encode()).hexdigest()[:8]}"
+        return f"{name_slug(self.name)}-{hashlib.sha256(text.encode()).hexdigest()[:8]}"
 
     @property
     def selector(self) -> str:
@@ -123,6 +121,12 @@ TUNING_EXTENSIONS = (
     "cl_khr_3d_image_writes",
     "cl_nv_device_attribute_query",
 )
+
+
+def name_slug(name: str) -> str:
+    """A device name as the readable part of its identity: ``nvidia-h100-80gb-hbm3``."""
+    slug = "".join(c if c.isalnum() else "-" for c in name.lower()).strip("-")
+    return "-".join(filter(None, slug.split("-")))[:32]
 
 
 #: Names people call a platform by, matched like a substring of its full name.

@@ -35,7 +35,7 @@ from gtune.commands._common import (
     received_signals,
     writable_file,
 )
-from gtune.commands._plain import add_plain_arguments, open_tunable
+from gtune.commands._plain import add_plain_arguments, note_lines, open_tunable
 from gtune.commands._plain import is_plain as is_plain
 from gtune.exceptions import InputError
 from gtune.heuristics import Budget, load_spec, shipped_specs
@@ -278,8 +278,8 @@ def run(args: argparse.Namespace) -> int:
     store = open_store(args)
     err = Console(stderr=True)
     token = CancelToken()
-    for note in kernel.inferred:
-        err.print(f"inferred: {escape(note)}", highlight=False)
+    for line in note_lines(kernel):
+        err.print(escape(line), highlight=False)
     recorded: Path | None = None
     if lifted is not None:
         from gtune.stencils.lift import against_original, original_output_file

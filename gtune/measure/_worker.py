@@ -121,6 +121,8 @@ def serve(conn: Connection) -> None:
                 conn.send(("ok", session.run_once(**payload)))
             elif verb == "output":
                 conn.send(("ok", session.read_output(payload["name"])))
+            elif verb == "guards":
+                conn.send(("ok", session.guards(**payload)))
             elif verb == "reload_refs":
                 session.load_references()
                 conn.send(("ok", None))

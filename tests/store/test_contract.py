@@ -60,6 +60,23 @@ def test_filters(store: ResultStore):
     assert list(store.rows(kernel="nothing")) == []
 
 
+def test_kernel_names_match_by_file_function_or_full_name(store: ResultStore):
+    _add(store, 1, kernel_id="k1", kernel_name="star_3d_xyz_r1:stencil")
+    _add(store, 2, kernel_id="k2", kernel_name="heat3d:stencil")
+    _add(store, 3, kernel_id="k3", kernel_name="starx3dxxyzxr1")
+    _add(store, 4, kernel_id="k4", kernel_name="life")
+
+    def wx(name: str) -> list[int]:
+        return [r.result.config["WX"] for r in store.rows(kernel=name)]
+
+    assert wx("star_3d_xyz_r1") == [1]  # "_" is no wildcard
+    assert wx("heat3d:stencil") == [2]
+    assert wx("stencil") == [1, 2]
+    assert wx("life") == [4]
+    assert wx("heat") == []  # names are whole words, not prefixes
+    assert wx("k%") == []  # "%" is no wildcard either
+
+
 def test_append_only_latest_wins(store_url: str):
     store = open_store(store_url)
     _add(store, 1, Status.TIMEOUT)
