@@ -32,7 +32,7 @@ import os
 import re
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -919,13 +919,12 @@ def against_original(
     The original runs once at its shipped launch on the very arrays the tuning evaluator
     generates for ``kernel`` (same argument names, same ``seed``), with the definition's
     coefficient values; its output, saved in ``directory`` (default: the temporary
-    folder) under a name made of its own hash -- the same output, the same kernel
-    identity, so a second run is served by the result store -- becomes the reference
+    folder) under a name made of its own hash, becomes the reference
     (:func:`original_output_file` names the file, to delete after tuning). The
     definition's own reference must agree with it first: an edited definition, or an
     original that computes something else at this size, is an error naming the file.
     """
-    from gtune.kernel import parse_description
+    from gtune.kernel import Reference
     from gtune.measure.opencl_evaluator import OpenCLEvaluator
     from gtune.measure.problem import initial_arrays
 
@@ -974,20 +973,19 @@ def against_original(
     with open(partial, "wb") as f:
         np.save(f, out)
     os.replace(partial, path)
-    raw = dict(kernel.raw)
-    old = dict(raw.get("reference") or {})
-    raw["reference"] = {
-        "python": "gtune.stencils.reference:recorded_output",
-        "args": {"output": definition.output, "file": str(path)},
-        **{k: old[k] for k in ("rtol", "atol") if k in old},
-    }
-    return parse_description(
-        raw,
-        source=kernel.source,
-        label=kernel.label,
-        source_path=kernel.source_path,
-        base_dir=folder,
-    ).with_sizes(dict(kernel.sizes))
+    # Only the reference's source changes: the kernel keeps its identity (the
+    # definition's), so its results are those of the definition -- `gtune export`,
+    # `gtune results` and a plain `gtune run` of it find them -- and the same run again
+    # is served by the result store.
+    reference = Reference(
+        "python",
+        target="gtune.stencils.reference:recorded_output",
+        args={"output": definition.output, "file": str(path)},
+        rtol=kernel.reference.rtol,
+        atol=kernel.reference.atol,
+        digest=kernel.reference.digest,
+    )
+    return replace(kernel, reference=reference)
 
 
 def original_output_file(kernel: TunableKernel) -> Path | None:
@@ -1039,7 +1037,6 @@ def compare_with_original(
     the other for ``rounds`` rounds (drift hits both alike); outputs are not checked
     again here (tuning verified them)."""
     import statistics
-    from dataclasses import replace
 
     from gtune.kernel import Reference
     from gtune.measure.opencl_evaluator import OpenCLEvaluator

@@ -8,7 +8,9 @@ lifted definition's reference against the original kernel's output on fresh inpu
 
 from __future__ import annotations
 
+import json
 import math
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -599,8 +601,6 @@ def _lift_cli(name: str, out: Path) -> None:
 @pytest.mark.opencl
 @pytest.mark.slow
 def test_run_on_a_lifted_definition_uses_the_original(tmp_path: Path) -> None:
-    import json
-
     out = tmp_path / "star7.stencil.yaml"
     _lift_cli("star7", out)
     report = tmp_path / "report.json"
@@ -679,3 +679,35 @@ def test_lift_without_a_shipped_launch_uses_the_first_configuration(
     assert defn.original is not None and defn.original["local"] == [1, 1]
     assert len(defn.terms) == 9 and defn.coefficients == ("scale",)
     assert all(str(t.coefficient) == "scale" for t in defn.terms)
+
+
+@pytest.mark.opencl
+@pytest.mark.slow
+def test_plain_kernel_to_drop_in_tuned_kernel(tmp_path: Path) -> None:
+    """lift -> run -> export -> the documented example, which checks the exported kernel
+    against the original plain kernel on fresh data, at the tuned size and a larger one."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "hot.stencil.yaml"
+    _lift_cli("hotspot3d", out)
+    db = tmp_path / "r.db"
+    size = "64x16x8"
+    ran = run_gtune("run", str(out), "--size", size, "--budget", "3", "--runs", "3", db=db)
+    assert ran.returncode == 0, ran.stderr
+    exported = run_gtune("export", str(out), "--size", size, "-o", str(tmp_path / "t"), db=db)
+    assert exported.returncode == 0, exported.stderr
+    tuned = tmp_path / "t" / "hot_tuned.json"
+    assert json.loads(tuned.read_text())["kernel"] == "hotspot3d"
+    example = ROOT / "examples" / "use_tuned_kernel.py"
+    env = dict(os.environ, PYTHONPATH=str(ROOT), PYOPENCL_CTX=os.environ.get("PYOPENCL_CTX", "0"))
+    for extra in ([], ["--size", "128x32x16"]):
+        done = subprocess.run(
+            [sys.executable, str(example), str(tuned), "--original", str(out), *extra],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "temp_out: max |tuned - original|" in done.stdout and "(ok)" in done.stdout
