@@ -211,8 +211,10 @@ __constant sampler_t SMP = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_ED
 #define TY (WY + 2 * RY)
 #define TZ (WZ + 2 * RZ)
 #define READ(zz, yy, xx) tile[(zz) - tz0][(yy) - ty0][(xx) - tx0]
+#define UNCLAMPED_READ(zz, yy, xx) READ(zz, yy, xx)
 #else
 #define READ(zz, yy, xx) CLAMPED_READ(zz, yy, xx)
+#define UNCLAMPED_READ(zz, yy, xx) GLOBAL_READ(zz, yy, xx)
 #endif
 
 #define SCALAR_TERM(dx, dy, dz, w)                                                       \
@@ -225,6 +227,23 @@ __constant sampler_t SMP = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_ED
         const REAL v_ = FIELD_AT(f, z + (dz), y + (dy), xs + (dx));                      \
         acc += (w) * F(v_);                                                              \
     }
+#if CLAMP
+/* A point at least the radius away from every edge reads no neighbour beyond one: it
+   takes the interior boundary's code, indices unclamped; only the rim clamps. */
+#define INSIDE(zz, yy, xx)                                                               \
+    ((zz) >= RZ && (zz) < NZ - RZ && (yy) >= RY && (yy) < NY - RY && (xx) >= RX &&       \
+     (xx) < NX - RX)
+#define INSIDE_TERM(dx, dy, dz, w)                                                       \
+    {                                                                                    \
+        const REAL v_ = UNCLAMPED_READ(z + (dz), y + (dy), xs + (dx));                   \
+        acc += (w) * F(v_);                                                              \
+    }
+#define INSIDE_EXTRA(f, dx, dy, dz, w)                                                   \
+    {                                                                                    \
+        const REAL v_ = (f)[IDX(z + (dz), y + (dy), xs + (dx))];                          \
+        acc += (w) * F(v_);                                                              \
+    }
+#endif
 #ifdef CONSTANT_TERM
 #define ADD_CONSTANT(acc) (acc) += CONSTANT_TERM
 #else
@@ -521,8 +540,18 @@ void KERNEL_NAME(KERNEL_ARGS)
                         const int xs = x;
                         if (xs >= LOX && xs < HIX) {
                             REAL acc = (REAL)0;
+#if CLAMP
+                            if (INSIDE(z, y, xs)) {
+                                STENCIL_TERMS(INSIDE_TERM)
+                                EXTRA_TERMS(INSIDE_EXTRA)
+                            } else {
+                                STENCIL_TERMS(SCALAR_TERM)
+                                EXTRA_TERMS(SCALAR_EXTRA)
+                            }
+#else
                             STENCIL_TERMS(SCALAR_TERM)
                             EXTRA_TERMS(SCALAR_EXTRA)
+#endif
                             ADD_CONSTANT(acc);
                             DST[IDX(z, y, xs)] = acc;
                         }

@@ -380,12 +380,11 @@ def _represent_list(dumper: yaml.SafeDumper, data: list[Any]) -> yaml.Node:
 
 
 def _represent_dict(dumper: yaml.SafeDumper, data: dict[str, Any]) -> yaml.Node:
-    flat = len(data) <= 5 and all(not isinstance(v, dict) for v in data.values())
-    flat = flat and all(not isinstance(v, list) or len(v) <= 3 for v in data.values())
-    flat = flat and not any(isinstance(v, str) and len(v) > 40 for v in data.values())
-    return dumper.represent_mapping(
-        "tag:yaml.org,2002:map", data, flow_style=flat and "field" in data
+    short = all(
+        not isinstance(v, dict) and (not isinstance(v, list) or len(v) <= 3) for v in data.values()
     )
+    flat = short and sum(len(str(k)) + len(str(v)) + 4 for k, v in data.items()) <= 90
+    return dumper.represent_mapping("tag:yaml.org,2002:map", data, flow_style=flat)
 
 
 _Dumper.add_representer(list, _represent_list)

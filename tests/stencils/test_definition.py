@@ -222,6 +222,10 @@ def test_yaml_round_trip(tmp_path: Path) -> None:
     path.write_text(d.to_yaml())
     again = load_definition(path)
     assert again == d
+    lifted = parse(HOTSPOT + "original: {source: h.cl, kernel: calc_temp, local: [16, 16]}\n")
+    assert lifted.original == {"source": "h.cl", "kernel": "calc_temp", "local": [16, 16]}
+    path.write_text(lifted.to_yaml())
+    assert load_definition(path) == lifted
     plain = parse(
         "dims: 2\nfields: [a]\noutput: b\nterms: [{field: a, offset: [1, 0]}]", "p.stencil.yaml"
     )

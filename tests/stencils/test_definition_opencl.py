@@ -177,3 +177,25 @@ def test_reference_is_not_trivial() -> None:
         out0 = rng.random(shape)
         out = d.reference({f: rng.random(shape) for f in d.fields}, out0)
         assert not np.array_equal(out, out0.astype(out.dtype)), path.name
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", CORPUS, ids=lambda p: p.name)
+def test_corpus_definition_tunes_briefly(path: Path, tmp_path: Path) -> None:
+    """Each corpus definition tunes like a generated kernel (every technique, a tiny
+    budget) and its best configuration is verified against the definition."""
+    import gtune
+
+    kernel = load_kernel(path)
+    report = gtune.tune(
+        kernel.with_sizes(small(kernel)),
+        technique="all",
+        budget=10,
+        store=tmp_path / "results.db",
+        confirm=None,
+        timeout_s=120,
+    )
+    best = report.best_result
+    assert best is not None and best.status is Status.OK, report
+    assert "unverified" not in (best.extra or {}), best.extra
+    assert report.measured >= 2
