@@ -88,16 +88,13 @@ def alternate(
 
     from gtune.kernel import Reference
 
-    evaluators = [
-        (
-            name,
-            OpenCLEvaluator(
-                replace(k, reference=Reference("none")), device, verify=False, compile_workers=0
-            ),
-            dict(cfg),
-        )
-        for name, k, cfg in runs
-    ]
+    made: dict[int, OpenCLEvaluator] = {}  # one evaluator per kernel
+    evaluators = []
+    for name, k, cfg in runs:
+        if id(k) not in made:
+            quiet = replace(k, reference=Reference("none"))
+            made[id(k)] = OpenCLEvaluator(quiet, device, verify=False, compile_workers=0)
+        evaluators.append((name, made[id(k)], dict(cfg)))
     times: dict[str, list[float]] = {name: [] for name, _, _ in runs}
     try:
         for _ in range(rounds):
@@ -107,7 +104,7 @@ def alternate(
                     raise GtuneError(f"{name} failed at {cfg}: {r.status.value} {r.message[:200]}")
                 times[name].append(r.median_s)
     finally:
-        for _, ev, _ in evaluators:
+        for ev in made.values():
             ev.close()
     return {name: statistics.median(ts) for name, ts in times.items()}
 
@@ -217,7 +214,7 @@ def summary(data: Mapping[str, Any]) -> str:
         f"# Lifted corpus kernels on {data['device']}",
         "",
         f"Budget {data['budget']} configurations per tuning (plain: work-group only; lifted: "
-        f"the template), {data['rounds']} alternating rounds for the times below. Copy: "
+        f"the template); times: medians of {data['rounds']} alternating round(s). Copy: "
         "the float4 copy kernel's best bandwidth per size (start and end of the run).",
         "",
         "| kernel | size | dtype | original (shipped) | plain tuned | lifted tuned | "
