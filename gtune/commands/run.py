@@ -275,12 +275,10 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"must be at least 1, got {args.runs}", source="--runs")
     options = parse_options(args.option)
     device = select_device(args.device)
-    store = open_store(args)
     err = Console(stderr=True)
-    token = CancelToken()
     for line in note_lines(kernel):
         err.print(escape(line), highlight=False)
-    recorded: Path | None = None
+    recorded: Path | None = None  # a lifted definition's original output
     if lifted is not None:
         from gtune.stencils.lift import against_original, original_output_file
 
@@ -292,6 +290,8 @@ def run(args: argparse.Namespace) -> int:
             f"({escape(original.source_path)}) at its shipped launch",
             highlight=False,
         )
+    store = open_store(args)
+    token = CancelToken()
     interrupted = False
     try:
         with BarProgress(err) as bar, ctrl_c_cancels(token):
@@ -315,6 +315,10 @@ def run(args: argparse.Namespace) -> int:
             except TuningInterrupted as stop:
                 report = stop.report
             interrupted = report.interrupted
+    except BaseException:
+        if recorded is not None:
+            recorded.unlink(missing_ok=True)
+        raise
     finally:
         store.close()
     comparison = None
