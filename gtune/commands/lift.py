@@ -7,13 +7,14 @@ import argparse
 import sys
 from pathlib import Path
 
-from gtune.commands._plain import add_plain_arguments, is_plain, open_tunable
+from gtune.commands._plain import add_plain_arguments, is_plain, note_lines, open_tunable
 from gtune.exceptions import InputError
 
 HELP = (
     "recover the linear stencil of a plain .cl by running it (impulses, random inputs) "
     "and write it as NAME.stencil.yaml; refuses kernels that are not linear stencils"
 )
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("kernel", help="a plain kernel.cl (no description beside it)")
@@ -75,6 +76,9 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.output)
     flags = recorded_flags(args)
     kernel = open_tunable(args)
+    for line in note_lines(kernel):  # plain mode's warnings (its guesses: gtune describe)
+        if line.startswith("warning: "):
+            print(line, file=sys.stderr)
     device = select_device(args.device)
     definition, launches = lift_kernel(
         kernel, device=device, output=out, flags=flags, timeout_s=args.timeout
