@@ -611,7 +611,6 @@ def parse_definition(data: Any, source: str) -> StencilDefinition:
         raise err("terms", "expected a non-empty list of terms")
     terms: list[Term] = []
     seen: dict[tuple[str, Offset], int] = {}
-    first: dict[tuple[str, Offset], int] = {}
     for i, raw in enumerate(raw_terms):
         key = f"terms[{i}]"
         if not isinstance(raw, dict):
@@ -629,18 +628,13 @@ def parse_definition(data: Any, source: str) -> StencilDefinition:
         offset = _offset(raw.get("offset"), f"{key}.offset", dims, err)
         coef = _coefficient(raw.get("coefficient", 1), f"{key}.coefficient", coefficients, err)
         at = seen.get((fname, offset))
-        if at is not None:
+        if at is not None and terms[at].coefficient.is_number and coef.is_number:
             prev = terms[at]
-            if not (prev.coefficient.is_number and coef.is_number):
-                raise err(
-                    key,
-                    f"repeats {fname}{list(offset[:dims])} of terms[{first[(fname, offset)]}] "
-                    "with a named coefficient: write one term with the product or numbers only",
-                )
             terms[at] = Term(fname, offset, Coefficient(prev.coefficient.factor + coef.factor))
             continue
+        # A repeat with a named coefficient stays a term of its own: a centre weight such
+        # as 1 - 6*alpha is the sum of the terms 1*u and -6*alpha*u.
         seen[(fname, offset)] = len(terms)
-        first[(fname, offset)] = i
         terms.append(Term(fname, offset, coef))
     for i, f in enumerate(fields):
         if not any(t.field == f for t in terms):

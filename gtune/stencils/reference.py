@@ -107,3 +107,20 @@ def definition_sum(
     values = {c: float(scalars[c]) for c in d.coefficients}
     inputs = {f: np.asarray(arrays[f]) for f in d.fields}
     return {d.output: d.reference(inputs, np.asarray(arrays[d.output]), values)}
+
+
+def recorded_output(
+    arrays: Mapping[str, np.ndarray],
+    sizes: Mapping[str, int],
+    scalars: Mapping[str, float | int],
+    *,
+    output: str,
+    file: str,
+) -> dict[str, np.ndarray]:
+    """An output recorded earlier, from a ``.npy`` file: for a lifted definition, the
+    original kernel's output on the same initial arrays (``gtune run`` records it)."""
+    out = np.load(file)
+    want = np.asarray(arrays[output])
+    if out.shape != want.shape:
+        raise ValueError(f"{file} holds the shape {out.shape}, not {want.shape}")
+    return {output: out}

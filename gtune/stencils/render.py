@@ -450,7 +450,8 @@ def _definition_parts(
     d: StencilDefinition, shape: list[str], image: bool
 ) -> tuple[dict[str, Any], int, list[dict[str, Any]], dict[str, Any]]:
     primary = d.primary_field
-    offsets = [list(t.offset) for t in d.terms_of(primary)]
+    # A repeated offset (a centre weight written 1 - 6*alpha) is one point of the stencil.
+    offsets = [list(o) for o in dict.fromkeys(t.offset for t in d.terms_of(primary))]
     arguments: list[dict[str, Any]] = []
     for a in d.arguments:
         arguments.append(_argument(d, a, shape, image and a.name == primary))

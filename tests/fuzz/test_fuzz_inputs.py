@@ -177,6 +177,16 @@ OPTIONS: dict[str, list[str]] = {
         "--random-unpruned",
     ],
     "results": ["--kernel", "--device", "--format", "--best"],
+    "lift": [
+        "--size",
+        "--output",
+        "--scalar",
+        "--global",
+        "--default",
+        "--kernel-name",
+        "--param",
+        "--timeout",
+    ],
 }
 FLAGS = {"--all-devices", "--no-cache", "--json@space", "--random-unpruned", "--no-confirm"}
 KERNELS = ["heat3d.yaml", "heat3d.cl", "plain_blur.cl", "", "missing.cl", "folder", "/dev/null"]
@@ -189,14 +199,14 @@ def test_mutated_command_lines(data: st.DataObject) -> None:
     command = data.draw(st.sampled_from(sorted(OPTIONS)), label="command")
     argv: list[str] = ["--db", data.draw(st.sampled_from(["store.db", "file.txt/x.db", "folder"]))]
     argv.append(command)
-    if command in ("space", "run", "compare"):
+    if command in ("space", "run", "compare", "lift"):
         argv.append(data.draw(st.sampled_from(KERNELS), label="kernel"))
     for option in data.draw(st.lists(st.sampled_from(OPTIONS[command]), max_size=4)):
         argv.append(option)
         if option in FLAGS or f"{option}@{command}" in FLAGS:
             continue
         argv.append(data.draw(VALUES))
-    if command in ("run", "compare"):
+    if command in ("run", "compare", "lift"):
         argv += ["--device", NO_DEVICE]
     if command == "space" and "--limits" not in argv and "--all-devices" not in argv:
         argv += ["--limits", str(LIMITS)]

@@ -197,7 +197,7 @@ def test_missing_required_keys() -> None:
         parse_definition([1], "x.stencil.yaml")
 
 
-def test_duplicates_merge_numbers_and_refuse_names() -> None:
+def test_duplicates_merge_numbers_and_keep_named_terms() -> None:
     data: dict[str, Any] = {
         "dims": 2,
         "fields": ["u"],
@@ -211,9 +211,13 @@ def test_duplicates_merge_numbers_and_refuse_names() -> None:
     }
     d = parse_definition(data, "d.stencil.yaml")
     assert len(d.terms) == 1 and d.terms[0].coefficient.factor == 0.75
-    data["terms"].append({"field": "u", "offset": [1, 0], "coefficient": "c"})
-    with pytest.raises(InputError, match=r"terms\[2\]: repeats u\[1, 0\] of terms\[0\]"):
-        parse_definition(data, "d.stencil.yaml")
+    # u + c*(... - 6u): the centre weight 1 - 6c is a number term plus a named one.
+    data["terms"].append({"field": "u", "offset": [1, 0], "coefficient": "-6*c"})
+    d = parse_definition(data, "d.stencil.yaml")
+    assert [t.offset for t in d.terms] == [(1, 0, 0), (1, 0, 0)]
+    u = np.arange(12.0, dtype=np.float32).reshape(3, 4)
+    out = d.reference({"u": u}, np.zeros_like(u), {"c": 0.5})
+    assert out[1, 1] == np.float32(0.75 * u[1, 2] - 3.0 * u[1, 2])
 
 
 def test_yaml_round_trip(tmp_path: Path) -> None:
