@@ -34,6 +34,7 @@ MODULES: list[tuple[str, list[str] | None]] = [
     ("gtune.measure", None),
     ("gtune.store", None),
     ("gtune.campaign", None),
+    ("gtune.testing", None),
     (
         "gtune.exceptions",
         [

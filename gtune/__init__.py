@@ -16,6 +16,7 @@ from gtune.kernel import TunableKernel, load_kernel
 from gtune.measure import Evaluator, ReplayEvaluator, Result, Status, StoredEvaluator
 from gtune.progress import ProgressBar
 from gtune.store import SQLiteStore
+from gtune.tuned import TunedKernel, tuned_kernel
 from gtune.tuning import (
     CancelToken,
     ConfirmPolicy,
@@ -54,10 +55,12 @@ __all__ = [
     "StoredEvaluator",
     "TechniquePolicy",
     "TunableKernel",
+    "TunedKernel",
     "TuningReport",
     "TuningTask",
     "__version__",
     "load_kernel",
     "run_task",
     "tune",
+    "tuned_kernel",
 ]

@@ -42,6 +42,7 @@ COMMANDS = (
     "stencils",
     "space",
     "describe",
+    "lift",
     "run",
     "compare",
     "split",

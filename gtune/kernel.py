@@ -213,6 +213,23 @@ class TunableKernel:
     def label(self) -> str:
         return self.description_path or self.source_path or self.name
 
+    @property
+    def store_name(self) -> str:
+        """The kernel's name in the result store: its file (definition, description or
+        source) without suffixes, with ``:function`` where the OpenCL function is named
+        otherwise. Template kernels all call their function ``stencil``; their files
+        tell them apart."""
+        path = self.description_path or self.source_path
+        if not path:
+            return self.name
+        stem = Path(path).name
+        for suffix in (".yaml", ".yml", ".cl"):
+            if stem.endswith(suffix):
+                stem = stem[: -len(suffix)]
+                break
+        stem = stem.removesuffix(".stencil") or self.name
+        return stem if stem == self.name else f"{stem}:{self.name}"
+
     def default_config(self) -> Config | None:
         if all(p.default is not None for p in self.parameters):
             return {p.name: int(p.default) for p in self.parameters if p.default is not None}
@@ -361,6 +378,11 @@ def load_kernel(
         raise InputError("file not found", source=p)
     if p.is_dir():
         raise InputError("is a directory; give kernel.cl or its description .yaml", source=p)
+    if p.name.endswith(".stencil.yaml"):  # a stencil definition: rendered, not read
+        from gtune.stencils.render import definition_kernel
+
+        kernel: TunableKernel = definition_kernel(p)
+        return kernel.with_sizes(sizes) if sizes else kernel
     if p.suffix in (".yaml", ".yml"):
         desc_path = p
     else:

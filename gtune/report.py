@@ -68,7 +68,7 @@ def _speedup_text(report: TuningReport) -> str:
     interval = c.speedup_interval
     span = f" [{interval[0]:.2f}-{interval[1]:.2f}]" if interval else ""
     if c.significant:
-        return f"{sp:.2f}x{span} ({c.confidence:.0%} confidence)"
+        return f"{sp:.2f}x{span} ({c.coverage_text})"
     return f"no significant speedup ({sp:.2f}x{span}, within the noise)"
 
 
@@ -118,7 +118,12 @@ def run_summary_rows(report: TuningReport) -> list[tuple[str, str]]:
         best += f"  [{seconds_text(lo)} - {seconds_text(hi)}], confirmed"
     rows.append(("best time", best))
     gbs, gflops = report.gbs(), report.gflops()
-    rows.append(("bandwidth", f"{gbs:.2f} GB/s" if gbs is not None else "-"))
+    rows.append(
+        (
+            "bandwidth",
+            f"{gbs:.2f} GB/s if every array is read or written whole once" if gbs else "-",
+        )
+    )
     rows.append(("compute", f"{gflops:.2f} GFLOP/s" if gflops is not None else "-"))
     if report.default_result is not None and report.default_result.ok:
         default = f"{seconds_text(report.default_s)}  ({config_text(report.default_config)})"
@@ -146,6 +151,15 @@ def run_summary_rows(report: TuningReport) -> list[tuple[str, str]]:
             ),
         )
     )
+    counts = report.status_counts
+    if counts:
+        failed = report.failed
+        text = ", ".join(f"{n} {s}" for s, n in counts.items())
+        if report.mostly_failed and report.best_result is not None:
+            text += f" (most failed: the best comes from the {sum(counts.values()) - failed} left)"
+        rows.append(("outcomes", text))
+    if report.verification:
+        rows.append(("verification", report.verification))
     rows.append(("compile time", _compile_text(report)))
     rows.append(("run time", f"{report.run_s:.4f} s (sum of timed runs)"))
     rows.append(("wall time", _time_text(report)))

@@ -19,6 +19,10 @@ ARGS = {
     "campaign_2d_and_3d.py": [*TINY, "--budget", "4"],
     "logging_and_stopping.py": [*TINY, "--seconds", "4"],
 }
+# examples that need files another test makes first, and the test that runs them
+ELSEWHERE = {
+    "use_tuned_kernel.py": ROOT / "tests" / "commands" / "test_export.py",  # an exported kernel
+}
 
 pytestmark = [pytest.mark.opencl, pytest.mark.slow]
 
@@ -29,7 +33,9 @@ def _env() -> dict[str, str]:
 
 def test_every_example_is_run_here() -> None:
     scripts = {p.name for p in EXAMPLES.glob("*.py")}
-    assert scripts == set(ARGS)
+    assert scripts == set(ARGS) | set(ELSEWHERE)
+    for name, test in ELSEWHERE.items():
+        assert f'"examples" / "{name}"' in test.read_text(), (name, test)
     assert (EXAMPLES / "tutorial.ipynb").exists()
 
 

@@ -205,3 +205,20 @@ def test_speedups_png_draws_few_kernels_as_bars(tmp_path: Path):
     hist = speedups_png(many, ["random", "hybrid"], tmp_path / "many.png")
     # the bar chart is one panel scaled to the kernels; the histograms one panel a strategy
     assert mpimg.imread(bars).shape != mpimg.imread(hist).shape
+
+
+def test_summary_counts_failures_and_says_when_most_failed():
+    r = _report(4e-6, 2e-6)  # one ok, one launch_failed: not most
+    rows = dict(run_summary_rows(r))
+    assert rows["outcomes"] == "1 launch_failed, 1 ok"
+    assert "GB/s if every array is read or written whole once" in rows["bandwidth"]
+    outcome = r.runs[0].outcome
+    assert outcome is not None
+    for i, status in enumerate([Status.WRONG_RESULT, Status.WRONG_RESULT]):
+        bad = Result({"WX": 2 + i, "WY": 1}, status, message="3 output elements differ")
+        outcome.trace.append(TraceEntry(2 + i, dict(bad.config), bad, "x", 0))
+    assert r.status_counts == {"wrong_result": 2, "launch_failed": 1, "ok": 1}
+    assert r.failed == 3 and r.mostly_failed
+    rows = dict(run_summary_rows(r))
+    assert rows["outcomes"].startswith("2 wrong_result, 1 launch_failed, 1 ok (most failed")
+    assert r.to_dict()["statuses"] == {"wrong_result": 2, "launch_failed": 1, "ok": 1}

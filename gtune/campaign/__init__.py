@@ -7,16 +7,16 @@ existing one, all writing to one shared store; :func:`write_report` writes its r
 Tuner caches.
 """
 
+from gtune.api import CampaignResult
 from gtune.campaign.report import write_report
 from gtune.campaign.runner import (
     CampaignObserver,
-    CampaignResult,
-    CancelToken,
     local_cluster,
     resource_name,
     run_campaign,
 )
 from gtune.campaign.spec import CampaignSpec, CampaignTask, expand, load_campaign, parse_campaign
+from gtune.tuning.events import CancelToken
 
 __all__ = [
     "CampaignObserver",

@@ -19,16 +19,16 @@ import logging
 import math
 import os
 import re
-import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from gtune.api import CampaignResult, TuningTask
 from gtune.campaign.spec import CampaignSpec, CampaignTask, expand
 from gtune.campaign.task import PROGRESS_TOPIC, execute_task
 from gtune.exceptions import EnvironmentProblem, GtuneError, InputError
+from gtune.tuning.events import CancelToken
 
 BOUND_DEVICE = "GTUNE_WORKER_DEVICE"  # the device a worker process drives (P:D)
 log = logging.getLogger("gtune.campaign")
@@ -62,38 +62,6 @@ class _Quiet:
 
     def finished(self, task: CampaignTask, summary: dict[str, Any] | None, error: str) -> None:
         return None
-
-
-@dataclass
-class CancelToken:
-    """Set from anywhere (a signal handler, another thread) to stop a campaign."""
-
-    _event: threading.Event = field(default_factory=threading.Event)
-
-    def cancel(self) -> None:
-        self._event.set()
-
-    @property
-    def cancelled(self) -> bool:
-        return self._event.is_set()
-
-
-@dataclass
-class CampaignResult:
-    """What :func:`run_campaign` did: every finished task's summary (this run's and
-    earlier ones'), the tasks that failed with why, how many were skipped as already
-    finished, the wall time, and whether it was cancelled."""
-
-    out_dir: Path
-    summaries: list[dict[str, Any]]
-    failed: list[tuple[CampaignTask, str]]
-    skipped: int
-    wall_s: float
-    cancelled: bool = False
-
-    @property
-    def complete(self) -> bool:
-        return not self.failed and not self.cancelled
 
 
 def _read_done(path: Path) -> dict[str, dict[str, Any]]:
@@ -232,7 +200,7 @@ def run_campaign(
     started = time.monotonic()
     show.started(len(tasks), len(tasks) - len(todo), list(dict.fromkeys(spec.devices)))
     summaries = [done[t.key] for t in tasks if t.key in done]
-    failed: list[tuple[CampaignTask, str]] = []
+    failed: list[tuple[TuningTask, str]] = []
     log.info(
         "campaign %s: %d tasks, %d already finished; store %s",
         spec.name,
@@ -241,7 +209,13 @@ def run_campaign(
         store_url,
     )
     if not todo:
-        return CampaignResult(out_dir, summaries, failed, len(tasks), time.monotonic() - started)
+        return CampaignResult(
+            summaries=summaries,
+            failed=failed,
+            skipped=len(tasks),
+            out_dir=out_dir,
+            wall_s=time.monotonic() - started,
+        )
     from distributed import Client, as_completed
 
     cluster = None
@@ -249,7 +223,7 @@ def run_campaign(
         if scheduler:
             client = Client(scheduler, timeout=30)
         else:
-            cluster = local_cluster([t.device for t in todo], workers_per_device)
+            cluster = local_cluster([t.device or "" for t in todo], workers_per_device)
             client = Client(cluster)
     except OSError as exc:
         raise EnvironmentProblem(
@@ -274,7 +248,7 @@ def run_campaign(
                 t.to_dict(),
                 store_url,
                 key=f"gtune-{t.key}",
-                resources={resource_name(t.device): 1},
+                resources={resource_name(t.device or ""): 1},
                 retries=spec.retries,
                 pure=False,
             ): t
@@ -320,11 +294,11 @@ def run_campaign(
             with contextlib.suppress(Exception):
                 cluster.close(timeout=10)
     return CampaignResult(
-        out_dir,
-        summaries,
-        failed,
-        len(tasks) - len(todo),
-        time.monotonic() - started,
+        summaries=summaries,
+        failed=failed,
+        skipped=len(tasks) - len(todo),
+        out_dir=out_dir,
+        wall_s=time.monotonic() - started,
         cancelled=token.cancelled,
     )
 
@@ -360,7 +334,7 @@ class _next_within:
 def _check_resources(client: Any, tasks: Sequence[CampaignTask]) -> None:
     """Every task's device must be advertised by at least one worker (or wait for one)."""
     deadline = time.monotonic() + 60
-    needed = {resource_name(t.device) for t in tasks}
+    needed = {resource_name(t.device or "") for t in tasks}
     while True:
         info = (
             client.scheduler_info(n_workers=-1)

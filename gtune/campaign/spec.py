@@ -1,8 +1,9 @@
 """A campaign: kernels × sizes × devices × strategies, as plain data.
 
 A campaign file (YAML) or the equivalent flags expand into :class:`CampaignTask`
-values -- frozen, JSON-serialisable, each one tuning run -- so that they can travel to
-any worker, local or remote, and be recognised again on a rerun.
+values -- each a :class:`gtune.TuningTask` (one tuning run, frozen, JSON-serialisable)
+with the measuring settings of the file -- so that they can travel to any worker, local
+or remote, and be recognised again on a rerun.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gtune.api import TuningTask
 from gtune.exceptions import InputError
 
 KNOWN_KEYS = {
@@ -33,33 +35,38 @@ KNOWN_KEYS = {
 }
 
 
-@dataclass(frozen=True)
-class CampaignTask:
-    """One tuning run: a kernel at a size on a device with a strategy."""
+# The fields a campaign task's key and its ledger line (tasks.jsonl) are made of.
+_LEDGER = (
+    "kernel",
+    "label",
+    "sizes",
+    "device",
+    "strategy",
+    "technique",
+    "budget",
+    "timeout_s",
+    "compile_workers",
+)
 
-    kernel: str  # path of the kernel (.cl with a description beside it, or .yaml)
-    label: str  # short name in reports
-    sizes: tuple[tuple[str, int], ...]  # problem size overrides, () for the kernel's own
-    device: str  # device selector (P:D, identity or name part)
-    strategy: str
-    technique: str = "auto"
-    budget: str | None = None  # "200" evaluations or "90s"
+
+@dataclass(frozen=True)
+class CampaignTask(TuningTask):
+    """A :class:`~gtune.TuningTask` of a campaign (``kernel`` a path, ``device`` a
+    selector, "" for the default) with how its worker measures: ``timeout_s`` per
+    configuration and ``compile_workers``."""
+
     timeout_s: float = 60.0
     compile_workers: int | None = None
 
     @property
     def key(self) -> str:
         """Stable across runs: what the task is, not when it ran."""
-        text = json.dumps(asdict(self), sort_keys=True)
+        text = json.dumps({k: v for k, v in asdict(self).items() if k in _LEDGER}, sort_keys=True)
         slug = re.sub(r"[^A-Za-z0-9]+", "-", f"{self.label}-{self.strategy}").strip("-")[:48]
         return f"{slug}-{hashlib.sha256(text.encode()).hexdigest()[:10]}"
 
-    @property
-    def size_text(self) -> str:
-        return "x".join(str(v) for _, v in self.sizes) if self.sizes else "default"
-
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
+        data = {k: v for k, v in asdict(self).items() if k in _LEDGER}
         data["sizes"] = [list(s) for s in self.sizes]
         return data
 
@@ -69,7 +76,7 @@ class CampaignTask:
             kernel=str(data["kernel"]),
             label=str(data["label"]),
             sizes=tuple((str(k), int(v)) for k, v in data.get("sizes") or ()),
-            device=str(data["device"]),
+            device=str(data["device"] or ""),
             strategy=str(data["strategy"]),
             technique=str(data.get("technique", "auto")),
             budget=None if data.get("budget") is None else str(data["budget"]),

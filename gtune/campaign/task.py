@@ -72,29 +72,35 @@ class _Events:
 
 def execute_task(task_data: Mapping[str, Any], store_url: str | None) -> dict[str, Any]:
     """Tune one task on this machine; every result goes to the shared store first."""
+    from gtune.api import DEFAULT_CONFIRM, as_kernel, tune
     from gtune.campaign.stores import open_campaign_store
     from gtune.kernel import load_kernel
     from gtune.measure import select_device
-    from gtune.tuning import tune_kernel
 
     task = CampaignTask.from_dict(task_data)
     started = time.monotonic()
-    kernel = load_kernel(task.kernel, dict(task.sizes) or None)
+    if isinstance(task.kernel, str):
+        kernel = load_kernel(task.kernel, dict(task.sizes) or None)
+    else:
+        kernel = as_kernel(task.kernel, dict(task.sizes))
     # a worker bound to one device (one of several identical GPUs, say) drives that one
     bound = os.environ.get("GTUNE_WORKER_DEVICE")
     device = select_device(bound or task.device or None)
     events = _Events(task, device.identity)
     store = open_campaign_store(store_url)
     try:
-        report = tune_kernel(
+        report = tune(
             kernel,
-            device,
+            device=device,
             strategy=task.strategy,
             technique=technique_for(task.strategy, task.technique),
             budget=parse_budget(task.budget),
             store=store,
             timeout_s=task.timeout_s,
             compile_workers=task.compile_workers,
+            strategy_options=dict(task.options),
+            spec=task.spec,
+            confirm=DEFAULT_CONFIRM if task.confirm else None,
             observer=events,
         )
     finally:

@@ -17,14 +17,14 @@ from gtune.heuristics import Budget
 from gtune.kernel import load_kernel
 from gtune.loadpredict.dataset import Dataset, TrainingRow
 from gtune.loadpredict.models import user_model_dir
-from gtune.loadpredict.train import (
+from gtune.measure import select_device
+from gtune.training.train import (
     TrainingKernel,
     collect,
     fit_model,
     kernels_from_paths,
     suite_kernels,
 )
-from gtune.measure import select_device
 
 HELP = "train a load predictor: run a heuristic once per technique on each kernel, fit a forest"
 

@@ -17,7 +17,7 @@ import logging
 import math
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -36,8 +36,10 @@ from gtune.heuristics import (
 )
 from gtune.measure.result import Result
 from gtune.space import EnumeratedSpace, technique_space
+from gtune.store import owner_id
+from gtune.store.ranking import CONFIRMATION, confirmed_id
 from gtune.tuning.budget import Clock, share
-from gtune.tuning.confirm import ConfirmPolicy, confirm, pick_candidates
+from gtune.tuning.confirm import Confirmation, ConfirmPolicy, confirm, pick_candidates
 from gtune.tuning.events import (
     BatchStarted,
     CancelToken,
@@ -357,6 +359,7 @@ def _confirm(state: _Run, policy: ConfirmPolicy, token: CancelToken) -> None:
     )
     report.confirmation = outcome
     report.notes += outcome.notes
+    _store_confirmation(session, outcome)
     entry = outcome.default
     if entry is not None and entry.rounds:
         report.default_result = entry.result()
@@ -368,6 +371,35 @@ def _confirm(state: _Run, policy: ConfirmPolicy, token: CancelToken) -> None:
         report.confirmation = None if outcome.best is None else outcome
     report.interrupted = report.interrupted or token.cancelled
     state.observer.on_event(Confirmed(outcome))
+
+
+def _store_confirmation(session: TuningSession, outcome: Confirmation) -> None:
+    """Write each configuration the round measured, its times pooled, to the store, so
+    ``gtune results --best`` and ``gtune export`` name the best this run reports and
+    can show the default's time beside it (:mod:`gtune.store.ranking`). They go under
+    their own identity, so a repeated run is served what its searches measured."""
+    if outcome.rounds_done == 0:
+        return
+    best = outcome.best
+    round_id = owner_id()
+    kernel = session.kernel
+    for entry in outcome.entries:
+        if not entry.rounds:
+            continue
+        result = entry.result()
+        mark = {
+            "round": round_id,
+            "best": entry is best,
+            "default": entry.is_default,
+            "rounds": entry.rounds,
+        }
+        session.store.add(
+            replace(result, extra={**dict(result.extra), CONFIRMATION: mark}),
+            device=session.device.identity,
+            kernel_id=confirmed_id(kernel.identity()),
+            kernel_name=kernel.store_name,
+            problem=dict(kernel.sizes),
+        )
 
 
 def _partial(label: str, trace: list[TraceEntry], wall_s: float) -> TuningOutcome:
@@ -413,14 +445,28 @@ def _finish(
             "configurations did not converge to the stated precision; treat small "
             "differences between configurations with caution"
         )
+    counts = report.status_counts
+    what = ", ".join(f"{n} {s}" for s, n in counts.items()) or "nothing measured"
     if report.search_result is None and not report.interrupted:
-        failed: dict[str, int] = {}
-        for run in report.runs:
-            if run.outcome is not None:
-                for e in run.outcome.trace:
-                    failed[e.result.status.value] = failed.get(e.result.status.value, 0) + 1
-        what = ", ".join(f"{n} {s}" for s, n in sorted(failed.items())) or "nothing measured"
-        report.notes.append(f"no configuration ran correctly ({what})")
+        report.notes.append(f"no configuration ran correctly ({what})" + _first_failure(report))
+    elif report.mostly_failed:
+        total = sum(counts.values())
+        report.notes.append(
+            f"most configurations failed ({report.failed} of {total}: {what}); the best comes "
+            f"from the {total - report.failed} that ran correctly" + _first_failure(report)
+        )
+
+
+def _first_failure(report: TuningReport) -> str:
+    """The message of the first failed configuration, as ``: message`` (or "")."""
+    for run in report.runs:
+        for e in run.outcome.trace if run.outcome is not None else []:
+            msg = e.result.message.strip()
+            if not e.result.ok and msg:
+                first = msg.splitlines()[0]
+                short = first if len(first) <= 300 else first[:297] + "..."
+                return f"; the first: {e.result.status.value}: {short}"
+    return ""
 
 
 __all__ = ["run_tuning"]

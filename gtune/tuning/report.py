@@ -125,6 +125,35 @@ class TuningReport:
         return sum(r.outcome.evaluations for r in self.runs if r.outcome is not None)
 
     @property
+    def status_counts(self) -> dict[str, int]:
+        """How many configurations the searches used ended in each status (ok,
+        wrong_result, build_failed, ...), most frequent first."""
+        counts: dict[str, int] = {}
+        for r in self.runs:
+            for e in r.outcome.trace if r.outcome is not None else []:
+                counts[e.result.status.value] = counts.get(e.result.status.value, 0) + 1
+        return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+    @property
+    def failed(self) -> int:
+        """Configurations the searches used that did not run correctly."""
+        return sum(n for s, n in self.status_counts.items() if s != "ok")
+
+    @property
+    def mostly_failed(self) -> bool:
+        """Most configurations failed: a best found among the few left is less sure."""
+        total = sum(self.status_counts.values())
+        return total > 0 and self.failed * 2 > total
+
+    @property
+    def verification(self) -> str | None:
+        """What the results were verified against, per array (None: not verified)."""
+        for r in (self.search_result, self.best_result):
+            if r is not None and r.extra.get("verification"):
+                return str(r.extra["verification"])
+        return None
+
+    @property
     def compile_s(self) -> float:
         """Compile seconds of every configuration the searches used (seed 001 Table 3)."""
         return sum(r.outcome.compile_s for r in self.runs if r.outcome is not None)
@@ -192,7 +221,8 @@ class TuningReport:
         return self.timed >= 3 and self.unconverged >= max(3, self.timed // 4)
 
     def gbs(self, seconds: float | None = None) -> float | None:
-        """Bandwidth in GB/s: every array read or written once, over the time."""
+        """Bandwidth in GB/s assuming every array is read or written whole, once (an
+        ``inout`` array both), over the time: a kernel that touches less moves less."""
         t = self.best_s if seconds is None else seconds
         return self.bytes_moved / t / 1e9 if math.isfinite(t) and t > 0 else None
 
@@ -219,6 +249,9 @@ class TuningReport:
             "best_from_default": self.best_from_default,
             "confirmed": self.confirmed,
             "gbs": self.gbs(),
+            "gbs_assumes": "every array read or written whole, once (inout: both)",
+            "statuses": self.status_counts,
+            "verification": self.verification,
             "gflops": self.gflops(),
             "default_config": self.ordered(self.default_config),
             "default_s": _finite(self.default_s),

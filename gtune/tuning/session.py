@@ -129,7 +129,7 @@ class TuningSession:
                 self.store,
                 device=self.device.identity,
                 kernel_id=self.kernel.identity(),
-                kernel_name=self.kernel.name,
+                kernel_name=self.kernel.store_name,
                 problem=self.kernel.sizes,
                 on_result=self._dispatch,
                 remeasure=self.remeasure,

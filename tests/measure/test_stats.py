@@ -82,3 +82,13 @@ def test_faster_beyond_noise_needs_separated_intervals() -> None:
     assert not faster_beyond_noise(slow, fast)
     assert not faster_beyond_noise(fast, overlapping)
     assert not faster_beyond_noise([], slow)
+
+
+def test_interval_coverage_is_what_the_runs_give():
+    from gtune.measure.stats import interval_coverage
+
+    assert interval_coverage(3, 0.95) == pytest.approx(0.75)  # min-max of three runs
+    assert interval_coverage(5, 0.95) == pytest.approx(1 - 2 / 32)
+    assert interval_coverage(6, 0.95) == pytest.approx(1 - 2 / 64)  # still min-max, enough
+    assert interval_coverage(30, 0.95) >= 0.95
+    assert interval_coverage(0, 0.95) == 0.0
