@@ -43,6 +43,9 @@ _MARKER = "/* STENCIL */"
 # length 2*RZ+1): beyond about this many registers a GPU kernel spills to memory.
 STREAM_QUEUE_MAX = 128
 
+TB_VALUES = (1, 2, 4, 8, 16)
+"""Time steps per launch the temporal technique tries (those that divide the steps)."""
+
 SIZE_3D = {"NX": 256, "NY": 256, "NZ": 256}
 SIZE_2D = {"NX": 4096, "NY": 4096}
 """Default problem sizes of a definition (``--size`` overrides them)."""
@@ -258,7 +261,7 @@ def render_source(stencil: Stencil) -> str:
 # Description
 
 
-def _parameters(dims3: bool, image: bool, image_doc: str) -> dict[str, Any]:
+def _parameters(dims3: bool, image: bool, image_doc: str, steps: int = 1) -> dict[str, Any]:
     def pow2(hi: str, default: int, doc: str) -> dict[str, Any]:
         return {"pow2": [1, hi], "default": default, "doc": doc}
 
@@ -284,6 +287,12 @@ def _parameters(dims3: bool, image: bool, image_doc: str) -> dict[str, Any]:
             "doc": "stream along z: each input plane loaded once, z-neighbours in registers",
         }
         params["ZC"] = pow2("NZ", 1, "z-chunk: output planes per work-group when streaming")
+    if steps > 1:
+        params["TB"] = {
+            "values": [t for t in TB_VALUES if steps % t == 0],
+            "default": 1,
+            "doc": "temporal blocking: time steps one launch advances",
+        }
     return params
 
 
@@ -303,6 +312,9 @@ def describe(
     """The description (as plain data) of ``stencil`` rendered into ``source``."""
     d, _ = _as_definition(stencil)
     generated = isinstance(stencil, WeightedStencil)
+    stepping = d.steps > 1
+    if stepping:  # an image holds the initial field only: the steps swap buffers
+        image = False
     rx, ry, rz = d.radius
     dims3 = d.dims == 3
     size = d.itemsize
@@ -358,6 +370,19 @@ def describe(
         if fp64:
             constraints.append("IMAGE == 0")
     no_stream = "STREAM == 0" if dims3 else None
+    # Temporal blocking: two tiles of the block with a halo of TB radii per side.
+    temporal_tile = f"{2 * size} * (min(WX, NX) + 2*TB*{rx}) * (min(WY, NY) + 2*TB*{ry})" + (
+        f" * (min(WZ, NZ) + 2*TB*{rz})" if dims3 else ""
+    )
+    if stepping:
+        single = ["LOCAL == 0", "VX == 1", "BX == 1", "CX == 1", "CY == 1"]
+        if dims3:
+            single += ["CZ == 1", "STREAM == 0"]
+        constraints += [
+            f"{d.steps} % TB == 0",
+            f"TB == 1 or ({' and '.join(single)})",
+            f"TB == 1 or {temporal_tile} <= LOCAL_MEM_SIZE",
+        ]
     techniques: dict[str, list[str]] = {
         "global": [c for c in ("LOCAL == 0", no_image, "VX == 1", no_stream) if c],
         "vec": [c for c in ("VX > 1", "LOCAL == 0", no_image, no_stream) if c],
@@ -367,6 +392,10 @@ def describe(
         techniques["image"] = [c for c in ("IMAGE == 1", "LOCAL == 0", "VX == 1", no_stream) if c]
     if dims3:
         techniques["stream"] = [c for c in ("STREAM == 1", "LOCAL == 0", no_image, "VX == 1") if c]
+    if stepping:
+        for cons in techniques.values():
+            cons.append("TB == 1")
+        techniques["temporal"] = [c for c in ("TB > 1", "LOCAL == 0", "VX == 1", no_stream) if c]
     global_size = ["NX / (BX*CX)", "NY / CY"] + (["NZ / (CZ*ZC)"] if dims3 else [])
     local_size = ["WX", "WY"] + (["WZ"] if dims3 else [])
     image_doc = (
@@ -391,13 +420,14 @@ def describe(
         {
             "problem": {k: int(v) for k, v in sizes.items()},
             "arguments": arguments,
-            "parameters": _parameters(dims3, image, image_doc),
+            "parameters": _parameters(dims3, image, image_doc, d.steps),
             "constraints": constraints,
             "launch": {
                 "global": global_size,
                 "local": local_size,
                 "local_memory_bytes": f"LOCAL * {tile}"
-                + (f" + STREAM * {planes}" if dims3 else ""),
+                + (f" + STREAM * {planes}" if dims3 else "")
+                + (f" + min(TB - 1, 1) * {temporal_tile}" if stepping else ""),
             },
             "reference": reference,
             "techniques": techniques,
@@ -405,6 +435,12 @@ def describe(
             "flops_per_point": flops,
         }
     )
+    if stepping:
+        description["steps"] = {
+            "count": d.steps,
+            "per_launch": "TB",
+            "swap": [d.primary_field, d.output],
+        }
     return description
 
 
@@ -498,6 +534,10 @@ def _argument(d: StencilDefinition, a: KernelArg, shape: list[str], image: bool)
         # interior: the output's prior contents are kept near the edge, so they are
         # random data distinct from every input (the reference receives them)
         init = "random" if d.boundary == "interior" else "zeros"
+        if d.steps > 1:
+            # the steps swap the primary field's buffer and the output's: both hold the
+            # same points near the edge, which keep their values every step (interior)
+            init = f"copy:{d.primary_field}"
         return {"name": a.name, "dtype": d.dtype, "role": "output", "shape": shape, "init": init}
     if a.kind == "coefficient":
         return {"name": a.name, "kind": "scalar", "dtype": d.dtype, "value": d.values[a.name]}
