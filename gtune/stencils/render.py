@@ -508,6 +508,8 @@ def _definition_parts(
         "terms": len(d.terms),
         "boundary": d.boundary,
     }
+    if d.steps > 1:
+        features["steps"] = d.steps
     reference: dict[str, Any] = {
         "python": "gtune.stencils.reference:definition_sum",
         "args": {"definition": d.to_dict(), "offsets": offsets},
