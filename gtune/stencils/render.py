@@ -576,17 +576,28 @@ def write_definition(
 def definition_kernel(path: str | Path) -> Any:
     """A ``NAME.stencil.yaml`` as a :class:`~gtune.kernel.TunableKernel`: the template
     rendered for it with its derived description (nothing is written to disk)."""
+    p = Path(path)
+    return definition_kernel_of(load_definition(p), label=str(p), base_dir=p.parent)
+
+
+def definition_kernel_of(
+    d: StencilDefinition,
+    sizes: Mapping[str, int] | None = None,
+    *,
+    label: str = "",
+    base_dir: Path | None = None,
+) -> Any:
+    """A definition (as data, e.g. one with ``steps`` set) as a
+    :class:`~gtune.kernel.TunableKernel` at ``sizes`` (default: the definition's)."""
     from gtune.kernel import parse_description
 
-    p = Path(path)
-    d = load_definition(p)
-    source, description = definition_description(d)
+    source, description = definition_description(d, {**default_sizes(d), **(sizes or {})})
     return parse_description(
         description,
         source=source,
-        label=str(p),
+        label=label or d.source or f"{d.name}.stencil.yaml",
         source_path="",
-        base_dir=p.parent,
+        base_dir=base_dir,
     )
 
 

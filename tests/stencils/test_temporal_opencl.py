@@ -145,3 +145,23 @@ def test_tunes_briefly_with_the_temporal_technique(tmp_path: Path) -> None:
     assert best is not None and best.status is Status.OK, report.notes
     tried = {e.config["TB"] for r in report.runs if r.outcome for e in r.outcome.trace}
     assert tried and tried <= {2, 4}
+
+
+@pytest.mark.slow
+def test_benchmark_script_runs_quick(tmp_path: Path) -> None:
+    """benchmarks/temporal.py (the GPU measurement) runs end to end on small sizes."""
+    import json
+    import subprocess
+    import sys
+
+    out = tmp_path / "out"
+    cmd = [sys.executable, str(ROOT / "benchmarks" / "temporal.py"), str(out), "--quick"]
+    cmd += ["--size", "16", "--size2d", "32", "--steps", "4", "--budget", "2", "--runs", "1"]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert r.returncode == 0, r.stderr[-2000:]
+    data = json.loads((out / "temporal.json").read_text())
+    assert set(data["kernels"]) == {"heat3d", "jacobi2d"} and data["steps"] == 4
+    for k in data["kernels"].values():
+        temporal = k["multi_step"]["techniques"]["temporal"]
+        assert temporal["remeasured_status"] == "ok" and temporal["config"]["TB"] in (2, 4)
+    assert (out / "temporal.md").exists() and (out / "temporal.png").exists()
