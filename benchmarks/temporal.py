@@ -6,9 +6,9 @@ then for each stencil definition (default: the real heat3d at N³ and jacobi2d a
 - **one step**: the definition as written, every one-step data-loading technique tuned
   with the focused spec of benchmarks/bandwidth.py;
 - **multi-step**: the same definition with ``steps: S``, the temporal technique (TB
-  time steps per launch, S/TB launches, buffers swapped between launches) tuned with a
-  small spec over TB and the tile, verified against the reference's loop of S single
-  steps.
+  time steps per launch, S/TB launches, buffers swapped between launches; 2D: tiles,
+  3D: streaming along z with TB time levels) tuned with a small spec over TB, the tile
+  and the z-chunk, verified against the reference's loop of S single steps.
 
 Times of multi-step kernels are per step; effective bandwidth is the bytes of one step
 (each array read once, written once) over the time per step, so a multi-step kernel
@@ -59,16 +59,20 @@ TEMPORAL_SPEC = """\
 name: temporal-focused
 doc: Time steps per launch, then the tile for them, then the time steps again.
 repeat: 1
-optional: {WY: 1, WZ: 1, TB: 1}
+optional: {WY: 1, WZ: 1, TB: 1, ZC: 1}
 start: {WX: 32, WY: 8, WZ: 1}
 where: ["WX >= 16", "WX*WY*WZ >= 64", "WX*WY*WZ <= 1024"]
 steps:
   - name: time steps per launch
     tune: {TB: "*"}
+  - name: z-chunk
+    tune: {ZC: "8:128:*2"}
   - name: tile
     tune: {WX: "16:256:*2", WY: "1:32:*2", WZ: "1:8:*2"}
   - name: time steps per launch for the tile
     tune: {TB: "*"}
+  - name: z-chunk for the tile
+    tune: {ZC: "8:512:*2"}
 """
 
 

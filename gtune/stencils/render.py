@@ -374,15 +374,26 @@ def describe(
     temporal_tile = f"{2 * size} * (min(WX, NX) + 2*TB*{rx}) * (min(WY, NY) + 2*TB*{ry})" + (
         f" * (min(WZ, NZ) + 2*TB*{rz})" if dims3 else ""
     )
+    # Temporal streaming (3D): a ring of 2*RZ+1 planes with a halo of TB radii per level
+    # below TB.
+    temporal_rings = (
+        f"TB * {(2 * rz + 1) * size} * (min(WX, NX) + 2*TB*{rx}) * (min(WY, NY) + 2*TB*{ry})"
+    )
     if stepping:
         single = ["LOCAL == 0", "VX == 1", "BX == 1", "CX == 1", "CY == 1"]
         if dims3:
-            single += ["CZ == 1", "STREAM == 0"]
+            single += ["CZ == 1"]
         constraints += [
             f"{d.steps} % TB == 0",
             f"TB == 1 or ({' and '.join(single)})",
-            f"TB == 1 or {temporal_tile} <= LOCAL_MEM_SIZE",
         ]
+        if dims3:
+            constraints += [
+                f"TB == 1 or STREAM == 1 or {temporal_tile} <= LOCAL_MEM_SIZE",
+                f"TB == 1 or STREAM == 0 or {temporal_rings} <= LOCAL_MEM_SIZE",
+            ]
+        else:
+            constraints.append(f"TB == 1 or {temporal_tile} <= LOCAL_MEM_SIZE")
     techniques: dict[str, list[str]] = {
         "global": [c for c in ("LOCAL == 0", no_image, "VX == 1", no_stream) if c],
         "vec": [c for c in ("VX > 1", "LOCAL == 0", no_image, no_stream) if c],
@@ -395,7 +406,11 @@ def describe(
     if stepping:
         for cons in techniques.values():
             cons.append("TB == 1")
-        techniques["temporal"] = [c for c in ("TB > 1", "LOCAL == 0", "VX == 1", no_stream) if c]
+        if dims3:  # streaming along z with TB time levels; tiles as an alternative
+            techniques["temporal"] = ["TB > 1", "STREAM == 1", "LOCAL == 0", "VX == 1"]
+            techniques["temporal-tile"] = ["TB > 1", "STREAM == 0", "LOCAL == 0", "VX == 1"]
+        else:
+            techniques["temporal"] = ["TB > 1", "LOCAL == 0", "VX == 1"]
     global_size = ["NX / (BX*CX)", "NY / CY"] + (["NZ / (CZ*ZC)"] if dims3 else [])
     local_size = ["WX", "WY"] + (["WZ"] if dims3 else [])
     image_doc = (
@@ -425,9 +440,9 @@ def describe(
             "launch": {
                 "global": global_size,
                 "local": local_size,
-                "local_memory_bytes": f"LOCAL * {tile}"
-                + (f" + STREAM * {planes}" if dims3 else "")
-                + (f" + min(TB - 1, 1) * {temporal_tile}" if stepping else ""),
+                "local_memory_bytes": _local_memory(
+                    tile, planes, temporal_tile, temporal_rings, dims3, stepping
+                ),
             },
             "reference": reference,
             "techniques": techniques,
@@ -442,6 +457,22 @@ def describe(
             "swap": [d.primary_field, d.output],
         }
     return description
+
+
+def _local_memory(
+    tile: str, planes: str, tiles: str, rings: str, dims3: bool, stepping: bool
+) -> str:
+    """``launch.local_memory_bytes``: the local-memory tile, the streamed planes, and
+    for time-stepping kernels (TB > 1) the temporal tiles or (streaming) rings."""
+    if not stepping:
+        return f"LOCAL * {tile}" + (f" + STREAM * {planes}" if dims3 else "")
+    more = "min(TB - 1, 1)"
+    if not dims3:
+        return f"LOCAL * {tile} + {more} * {tiles}"
+    return (
+        f"LOCAL * {tile} + STREAM * (1 - {more}) * {planes}"
+        f" + {more} * ((1 - STREAM) * {tiles} + STREAM * {rings})"
+    )
 
 
 def _generated_parts(

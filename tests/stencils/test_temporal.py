@@ -76,8 +76,9 @@ def test_stepping_description() -> None:
     assert "IMAGE" not in description["parameters"]  # an image cannot be swapped
     assert description["features"]["steps"] == 12
     techniques = description["techniques"]
-    assert techniques["temporal"][0] == "TB > 1"
-    assert all("TB == 1" in cons for name, cons in techniques.items() if name != "temporal")
+    assert techniques["temporal"][:2] == ["TB > 1", "STREAM == 1"]  # 3D: streaming
+    assert techniques["temporal-tile"][:2] == ["TB > 1", "STREAM == 0"]
+    assert all("TB == 1" in cons for name, cons in techniques.items() if "temporal" not in name)
     kernel = parse_description(description, source=source, label="h")
     assert kernel.step_count == 12
     assert kernel.launches({"TB": 4}) == 3 and kernel.launches({"TB": 1}) == 12

@@ -32,10 +32,31 @@ CASES: dict[str, tuple[Path, dict[str, int], list[dict[str, int]]]] = {
         {"NX": 32, "NY": 16},
         [{"WX": 4, "WY": 2}],
     ),
-    "heat3d": (ROOT / "stencils" / "heat3d.stencil.yaml", {"NX": 16, "NY": 8, "NZ": 8}, []),
-    "box3d": (DEFS / "box3d_c.stencil.yaml", {"NX": 16, "NY": 8, "NZ": 8}, [{"WZ": 2}]),
+    "heat3d": (
+        ROOT / "stencils" / "heat3d.stencil.yaml",
+        {"NX": 16, "NY": 8, "NZ": 16},
+        [{"STREAM": 1, "ZC": 4}, {"STREAM": 1, "ZC": 8, "WX": 8, "WY": 2}],
+    ),
+    "box3d": (
+        DEFS / "box3d_c.stencil.yaml",
+        {"NX": 16, "NY": 8, "NZ": 8},
+        [{"WZ": 2}, {"STREAM": 1, "ZC": 2, "WX": 4, "WY": 4}],
+    ),
+    "laplacian4": (
+        ROOT / "stencils" / "laplacian4.stencil.yaml",
+        {"NX": 16, "NY": 16, "NZ": 16},
+        [{"STREAM": 1, "ZC": 8, "WX": 8, "WY": 2}],
+    ),
     "hotspot": (ROOT / "stencils" / "hotspot.stencil.yaml", {"NX": 32, "NY": 16}, []),
+    "thermal3d": (
+        DEFS / "thermal3d.stencil.yaml",
+        {"NX": 16, "NY": 8, "NZ": 8},
+        [{"STREAM": 1, "ZC": 4, "WX": 8, "WY": 2}],
+    ),
 }
+"""3D cases run the temporal tiles (the defaults, STREAM=0) and streaming along z with
+TB time levels (STREAM=1); laplacian4 has radius 2, hotspot and thermal3d a second
+field that stays fixed."""
 
 
 def stepping(path: Path, tmp: Path, *, boundary: str, dtype: str | None = None) -> Path:
@@ -77,6 +98,8 @@ def test_tb_steps_per_launch_equal_single_steps(case: str, boundary: str, tmp_pa
     kernel = load_kernel(stepping(path, tmp_path, boundary=boundary), sizes)
     assert kernel.steps is not None and kernel.steps.count == STEPS
     assert "temporal" in kernel.techniques
+    if "NZ" in sizes:
+        assert "temporal-tile" in kernel.techniques
     configs = tb_configs(kernel, extra)
     for cfg, result in zip(configs, evaluate(kernel, configs), strict=True):
         assert result.status is Status.OK, (case, boundary, cfg, result.message)
@@ -89,9 +112,9 @@ def test_element_types_both_dims(dtype: str, tmp_path: Path) -> None:
     """The 2D star and 3D heat stencils in both element types (the cases above hold
     the element type their file gives)."""
     for name in ("star2d", "heat3d"):
-        path, sizes, _ = CASES[name]
+        path, sizes, extra = CASES[name]
         kernel = load_kernel(stepping(path, tmp_path, boundary="clamp", dtype=dtype), sizes)
-        configs = tb_configs(kernel, [])
+        configs = tb_configs(kernel, extra)
         for cfg, result in zip(configs, evaluate(kernel, configs), strict=True):
             assert result.status is Status.OK, (name, dtype, cfg, result.message)
 
