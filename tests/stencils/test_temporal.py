@@ -208,3 +208,15 @@ def test_a_model_without_temporal_still_searches_it(
     choice = choose_techniques(load_kernel(path), device, "hybrid")
     assert choice.techniques == ["local", "temporal"] and choice.predicted == "local"
     assert "temporal, which model m has not seen" in choice.note
+
+
+def test_a_stepping_kernel_is_not_split(tmp_path: Path) -> None:
+    from gtune.split import split_axis
+
+    path = tmp_path / "h.stencil.yaml"
+    path.write_text(yaml.safe_dump(with_steps(HEAT, 4)))
+    kernel = load_kernel(path, {"NX": 16, "NY": 16, "NZ": 16})
+    default = kernel.default_config()
+    assert default is not None
+    with pytest.raises(InputError, match=r"time steps \(4\) cannot be split"):
+        split_axis(kernel, default, None)
