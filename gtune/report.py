@@ -97,12 +97,13 @@ def run_summary_rows(report: TuningReport) -> list[tuple[str, str]]:
         rows.append(("technique", f"{report.technique} → {choice}"))
     rows.append(("best configuration", config_text(report.best_config)))
     best = seconds_text(report.best_s)
+    if report.steps > 1:
+        best += f" per step ({report.steps} steps)"
     c = report.confirmation
     if c is not None and c.best is not None:
         lo, hi = c.best.interval(c.confidence)
         best += f"  [{seconds_text(lo)} - {seconds_text(hi)}], confirmed"
-    per_step = f" per step ({report.steps} steps)" if report.steps > 1 else ""
-    rows.append(("best time", best + per_step))
+    rows.append(("best time", best))
     gbs, gflops = report.gbs(), report.gflops()
     once = "once" + (" per step" if report.steps > 1 else "")
     rows.append(
