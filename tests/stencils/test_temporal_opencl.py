@@ -164,6 +164,11 @@ def test_tunes_briefly_with_the_temporal_technique(tmp_path: Path) -> None:
         timeout_s=120,
     )
     assert report.steps == STEPS
+    from gtune.report import run_summary_rows
+
+    rows = dict(run_summary_rows(report))
+    assert f"per step ({STEPS} steps)" in rows["best time"]
+    assert "once per step" in rows["bandwidth"]
     best = report.best_result
     assert best is not None and best.status is Status.OK, report.notes
     tried = {e.config["TB"] for r in report.runs if r.outcome for e in r.outcome.trace}
