@@ -5,6 +5,7 @@ reference's steps loop."""
 
 from __future__ import annotations
 
+import tempfile
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -12,11 +13,14 @@ from typing import Any
 import numpy as np
 import pytest
 import yaml
+from hypothesis import HealthCheck, given, settings
 
 from gtune.kernel import TunableKernel, load_kernel, parse_description
 from gtune.measure import OpenCLEvaluator, Status, select_device
-from gtune.stencils.definition import load_definition
+from gtune.stencils.definition import load_definition, parse_definition
 from gtune.stencils.render import definition_description
+
+from .test_definition_opencl import definitions
 
 pytestmark = pytest.mark.opencl
 
@@ -193,3 +197,33 @@ def test_benchmark_script_runs_quick(tmp_path: Path) -> None:
         temporal = k["multi_step"]["techniques"]["temporal"]
         assert temporal["remeasured_status"] == "ok" and temporal["config"]["TB"] in (2, 4)
     assert (out / "temporal.md").exists() and (out / "temporal.png").exists()
+
+
+@pytest.mark.slow
+@settings(
+    max_examples=8,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(data=definitions())
+def test_random_definitions_step_exactly(data: dict[str, Any]) -> None:
+    """Random definitions (offsets up to radius 4, both boundaries and element types,
+    a second field) with 4 steps: TB = 2 and 4 in tiles, and for 3D also streaming."""
+    data = {**data, "steps": STEPS}
+    d = parse_definition(data, "random.stencil.yaml")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "random.stencil.yaml"
+        path.write_text(d.to_yaml())
+        sizes = {"NX": 32, "NY": 16} | ({"NZ": 32} if d.dims == 3 else {})
+        kernel = load_kernel(path, sizes)
+        extra = [{"WX": 8, "WY": 2, "STREAM": 1, "ZC": 8}] if d.dims == 3 else []
+        limits = select_device(None).limit_values()
+        configs = [
+            c
+            for c in tb_configs(kernel, extra)
+            if c["TB"] > 1
+            and all(x.evaluate({**kernel.env(c), **limits}) for x in kernel.constraints)
+        ]
+        assert configs, (d.radius, "no temporal configuration fits")
+        for cfg, result in zip(configs, evaluate(kernel, configs), strict=True):
+            assert result.status is Status.OK, (data, cfg, result.message)
