@@ -112,16 +112,19 @@ def run_summary_rows(report: TuningReport) -> list[tuple[str, str]]:
         rows.append(("technique", f"{report.technique} → {choice}"))
     rows.append(("best configuration", config_text(report.best_config)))
     best = seconds_text(report.best_s)
+    if report.steps > 1:
+        best += f" per step ({report.steps} steps)"
     c = report.confirmation
     if c is not None and c.best is not None:
         lo, hi = c.best.interval(c.confidence)
         best += f"  [{seconds_text(lo)} - {seconds_text(hi)}], confirmed"
     rows.append(("best time", best))
     gbs, gflops = report.gbs(), report.gflops()
+    once = "once" + (" per step" if report.steps > 1 else "")
     rows.append(
         (
             "bandwidth",
-            f"{gbs:.2f} GB/s if every array is read or written whole once" if gbs else "-",
+            f"{gbs:.2f} GB/s if every array is read or written whole {once}" if gbs else "-",
         )
     )
     rows.append(("compute", f"{gflops:.2f} GFLOP/s" if gflops is not None else "-"))

@@ -16,6 +16,9 @@
  *              output planes, loading each input plane once into local memory and
  *              keeping the partial sums of the planes it feeds in registers
  *   ZC         z-chunk: output planes per work-group when streaming (1 otherwise)
+ *   TB         temporal blocking: time steps one launch advances (1: one step, the
+ *              techniques above; > 1: the temporal kernel, tiles in local memory, or
+ *              with STREAM=1 (3D) streaming along z with TB time levels)
  *   NX NY NZ   array size (NZ absent for 2D arrays)
  *
  * The stencil itself (radius per dimension, the primary field's offsets and
@@ -113,6 +116,9 @@
 #ifndef ZC
 #define ZC 1
 #endif
+#ifndef TB
+#define TB 1
+#endif
 #ifndef INTENSITY
 #define INTENSITY 1
 #endif
@@ -163,6 +169,9 @@
 #endif
 #if !STREAM && ZC != 1
 #error "ZC (the z-chunk) applies to streaming only: ZC must be 1 when STREAM=0"
+#endif
+#if TB > 1 && (LOCAL || IMAGE || VX > 1 || BX > 1 || CX > 1 || CY > 1 || CZ > 1)
+#error "temporal blocking is a technique of its own: TB > 1 needs LOCAL=IMAGE=0, VX=BX=CX=CY=CZ=1"
 #endif
 
 /* Linear index; 32-bit arithmetic while the array fits, as GPUs prefer. */
@@ -309,7 +318,208 @@ __constant sampler_t SMP = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_ED
     }
 #endif
 
+#if TB > 1
+/*
+ * Temporal blocking: one launch advances TB time steps. A work-group owns a block of
+ * WX x WY x WZ outputs. It loads the block's input tile with a halo of TB radii per
+ * side into local memory (level 0), then computes level s = 1 .. TB of the points
+ * that level TB still needs: the block widened by TB - s radii per side, a region
+ * that shrinks by one radius per step. Two tile buffers alternate (level s reads
+ * level s - 1). Level TB is written to the output.
+ *
+ * Every step is exactly one step of the other techniques: the same terms in the same
+ * order in the element type. With the interior boundary, a point closer to an edge
+ * than the radius keeps its value every step (its level-0 value); with clamp, a
+ * neighbour beyond an edge reads the edge point of the previous level, which lies in
+ * the tile and was computed there. Other fields than the primary one are read from
+ * global memory: they do not evolve.
+ */
+#define HX (TB * RX) /* halo per side */
+#define HY (TB * RY)
+#define HZ (TB * RZ)
 #if STREAM
+/*
+ * Streaming along z with TB time levels (3D): a work-group owns WX x WY outputs in x
+ * and y and the ZC output planes z0 .. z0+ZC-1. It walks the input planes
+ * z0-TB*RZ .. z0+ZC+TB*RZ-1, loading each once with an x/y halo of TB radii into a
+ * ring of 2*RZ+1 planes (level 0). Once input plane p is loaded, level s = 1 .. TB
+ * computes its plane p - s*RZ (whose z-neighbours at level s - 1 are then all there)
+ * on the x/y region level TB still needs, the block widened by TB - s radii per side,
+ * into level s's ring; level TB is written to the output. Every level keeps a ring of
+ * 2*RZ+1 planes in local memory, one barrier per level and plane. Each step is
+ * exactly one step of the other techniques, boundary included (a neighbour index is
+ * clamped per axis with CLAMP; rim points keep their value with the interior
+ * boundary).
+ */
+#define PX (WX + 2 * HX)
+#define PY (WY + 2 * HY)
+#define PLANE (PX * PY)
+#define QZ (2 * RZ + 1)
+#define GROUP (WX * WY)
+/* the ring slot of plane q (0 <= q < NZ) at level s */
+#define RING(s, q) (levels + ((s) * QZ + (q) % QZ) * PLANE)
+#define LEVEL_AT(zz, yy, xx) RING(s - 1, zz)[((yy) - ty0) * PX + ((xx) - tx0)]
+#define TEMPORAL_TERM(dx, dy, dz, w)                                                     \
+    {                                                                                    \
+        const REAL v_ = LEVEL_AT(CLZ(z + (dz)), CLY(y + (dy)), CLX(x + (dx)));           \
+        acc += (w) * F(v_);                                                              \
+    }
+#define TEMPORAL_EXTRA(f, dx, dy, dz, w)                                                 \
+    {                                                                                    \
+        const REAL v_ = FIELD_AT(f, z + (dz), y + (dy), x + (dx));                       \
+        acc += (w) * F(v_);                                                              \
+    }
+
+__kernel __attribute__((reqd_work_group_size(WX, WY, 1)))
+void KERNEL_NAME(KERNEL_ARGS)
+{
+    __local REAL levels[TB * QZ * PLANE];
+    const int lid = (int)get_local_id(1) * WX + (int)get_local_id(0);
+    const int tx0 = (int)get_group_id(0) * WX - HX;
+    const int ty0 = (int)get_group_id(1) * WY - HY;
+    const int z0 = (int)get_group_id(2) * ZC;
+
+    for (int p = z0 - HZ; p < z0 + ZC + HZ; ++p) {
+        if (p >= 0 && p < NZ) { /* level 0: input plane p */
+            __local REAL *fill = RING(0, p);
+            for (int i = lid; i < PLANE; i += GROUP) {
+                const int xx = tx0 + i % PX;
+                const int yy = ty0 + i / PX;
+                const bool inside = xx >= 0 && xx < NX && yy >= 0 && yy < NY;
+                fill[i] = inside ? GLOBAL_READ(p, yy, xx) : (REAL)0;
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
+        for (int s = 1; s <= TB; ++s) {
+            const int z = p - s * RZ; /* level s's plane of this step */
+            const int mx = (TB - s) * RX;
+            const int my = (TB - s) * RY;
+            const int mz = (TB - s) * RZ;
+            if (z >= max(z0 - mz, 0) && z < min(z0 + ZC + mz, NZ)) {
+                const int ex = WX + 2 * mx;
+                const int ey = WY + 2 * my;
+                for (int i = lid; i < ex * ey; i += GROUP) {
+                    const int ix = HX - mx + i % ex;
+                    const int iy = HY - my + i / ex;
+                    const int x = tx0 + ix;
+                    const int y = ty0 + iy;
+                    if (x < 0 || x >= NX || y < 0 || y >= NY) {
+                        continue; /* beyond the array: never read */
+                    }
+                    const int at = iy * PX + ix;
+                    const bool written =
+                        x >= LOX && x < HIX && y >= LOY && y < HIY && z >= LOZ && z < HIZ;
+                    REAL v;
+                    if (written) {
+                        REAL acc = (REAL)0;
+                        STENCIL_TERMS(TEMPORAL_TERM)
+                        EXTRA_TERMS(TEMPORAL_EXTRA)
+                        ADD_CONSTANT(acc);
+                        v = acc;
+                    } else {
+                        v = RING(s - 1, z)[at]; /* interior boundary: the rim keeps it */
+                    }
+                    if (s == TB) {
+                        if (written) {
+                            DST[IDX(z, y, x)] = v;
+                        }
+                    } else {
+                        RING(s, z)[at] = v;
+                    }
+                }
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+    }
+}
+
+#else /* tiles */
+#define TTX (WX + 2 * HX)
+#define TTY (WY + 2 * HY)
+#define TTZ (WZ + 2 * HZ)
+#define TILE (TTX * TTY * TTZ)
+#define GROUP (WX * WY * WZ)
+/* level s - 1 at the global point (zz, yy, xx) of the tile */
+#define LEVEL_AT(zz, yy, xx) prev[(((zz) - tz0) * TTY + ((yy) - ty0)) * TTX + ((xx) - tx0)]
+#define TEMPORAL_TERM(dx, dy, dz, w)                                                     \
+    {                                                                                    \
+        const REAL v_ = LEVEL_AT(CLZ(z + (dz)), CLY(y + (dy)), CLX(x + (dx)));           \
+        acc += (w) * F(v_);                                                              \
+    }
+#define TEMPORAL_EXTRA(f, dx, dy, dz, w)                                                 \
+    {                                                                                    \
+        const REAL v_ = FIELD_AT(f, z + (dz), y + (dy), x + (dx));                       \
+        acc += (w) * F(v_);                                                              \
+    }
+
+__kernel __attribute__((reqd_work_group_size(WX, WY, WZ)))
+void KERNEL_NAME(KERNEL_ARGS)
+{
+    __local REAL levels[2 * TILE];
+    const int lid = ((int)get_local_id(2) * WY + (int)get_local_id(1)) * WX +
+                    (int)get_local_id(0);
+    const int tx0 = (int)get_group_id(0) * WX - HX;
+    const int ty0 = (int)get_group_id(1) * WY - HY;
+    const int tz0 = (int)get_group_id(2) * WZ - HZ;
+
+    /* Level 0: the input tile (zeros beyond the array, never read; clamp reads the
+       edge point of the tile instead). */
+    for (int i = lid; i < TILE; i += GROUP) {
+        const int xx = tx0 + i % TTX;
+        const int yy = ty0 + (i / TTX) % TTY;
+        const int zz = tz0 + i / (TTX * TTY);
+        const bool inside = xx >= 0 && xx < NX && yy >= 0 && yy < NY && zz >= 0 && zz < NZ;
+        levels[i] = inside ? GLOBAL_READ(zz, yy, xx) : (REAL)0;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+#pragma unroll
+    for (int s = 1; s <= TB; ++s) {
+        __local const REAL *prev = levels + ((s - 1) % 2) * TILE;
+        __local REAL *next = levels + (s % 2) * TILE;
+        /* the region of level s: the block widened by (TB - s) radii per side */
+        const int mx = (TB - s) * RX;
+        const int my = (TB - s) * RY;
+        const int mz = (TB - s) * RZ;
+        const int ex = WX + 2 * mx;
+        const int ey = WY + 2 * my;
+        const int ez = WZ + 2 * mz;
+        for (int i = lid; i < ex * ey * ez; i += GROUP) {
+            const int ix = HX - mx + i % ex; /* position in the tile */
+            const int iy = HY - my + (i / ex) % ey;
+            const int iz = HZ - mz + i / (ex * ey);
+            const int x = tx0 + ix;
+            const int y = ty0 + iy;
+            const int z = tz0 + iz;
+            if (x < 0 || x >= NX || y < 0 || y >= NY || z < 0 || z >= NZ) {
+                continue; /* beyond the array: never read */
+            }
+            const int at = (iz * TTY + iy) * TTX + ix;
+            REAL v;
+            if (x >= LOX && x < HIX && y >= LOY && y < HIY && z >= LOZ && z < HIZ) {
+                REAL acc = (REAL)0;
+                STENCIL_TERMS(TEMPORAL_TERM)
+                EXTRA_TERMS(TEMPORAL_EXTRA)
+                ADD_CONSTANT(acc);
+                v = acc;
+            } else {
+                v = prev[at]; /* interior boundary: the rim keeps its value */
+            }
+            if (s == TB) {
+                if (x >= LOX && x < HIX && y >= LOY && y < HIY && z >= LOZ && z < HIZ) {
+                    DST[IDX(z, y, x)] = v;
+                }
+            } else {
+                next[at] = v;
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+}
+#endif /* tiles */
+
+#elif STREAM
 /*
  * Streaming along z (2.5D blocking). A work-group owns a tile of SX x SY outputs in
  * x and y (work-item lx computes the BX adjacent outputs lx*BX.. of each of its CX
@@ -582,4 +792,4 @@ void KERNEL_NAME(KERNEL_ARGS)
         }
     }
 }
-#endif /* STREAM */
+#endif /* TB > 1, STREAM */

@@ -122,10 +122,16 @@ def run(args: argparse.Namespace) -> int:
         t.add_row("UNVERIFIED", escape(str(result.extra["unverified"])))
     t.add_row("compile", fmt_seconds(result.compile_s))
     if result.times_s:
-        t.add_row("run (median)", fmt_seconds(result.median_s))
+        if kernel.steps is not None:
+            n = kernel.launches(config)
+            t.add_row("time steps", f"{kernel.step_count} in {n} launch{'es' if n > 1 else ''}")
+        per_step = " per step" if kernel.steps is not None else ""
+        t.add_row("run (median)", fmt_seconds(result.median_s) + per_step)
         t.add_row("runs", ", ".join(fmt_seconds(x) for x in result.times_s))
         gbs = kernel.bytes_moved() / result.median_s / 1e9
-        t.add_row("bandwidth", f"{gbs:.1f} GB/s (if every array is read or written whole once)")
+        t.add_row(
+            "bandwidth", f"{gbs:.1f} GB/s (if every array is read or written whole once{per_step})"
+        )
         if kernel.flops_per_point:
             t.add_row(
                 "compute",

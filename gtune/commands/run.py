@@ -74,7 +74,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--technique",
         default=AUTO,
         metavar="auto|all|NAME",
-        help="data-loading technique (global, vec, local, image, stream); auto: the load "
+        help="technique (global, vec, local, image, stream; temporal: time steps); auto: the load "
         "predictor's choice where a model fits the device (`gtune models`), else every "
         "technique; all: every technique, keeping the best (default auto)",
     )

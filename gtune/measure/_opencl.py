@@ -309,7 +309,8 @@ class Session(Compiler):
             self.buffers[arg.name] = whole.get_sub_region(guard, arr.nbytes)
             cl.enqueue_copy(self.queue, self.buffers[arg.name], arr)
             self.fill_guards(GUARD_FILLS[0], [arg.name])
-            if arg.role != "input":
+            steps = kernel.steps
+            if arg.role != "input" or (steps is not None and arg.name == steps.input):
                 self.pristine[arg.name] = cl.Buffer(
                     self.context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=arr
                 )
@@ -398,9 +399,40 @@ class Session(Compiler):
         return self.images[arg.name]
 
     def _restore_outputs(self, only_inout: bool = False) -> None:
+        """Restore the outputs' initial contents (only the in-place ones: ``only_inout``;
+        a time-stepping kernel's swapped buffers always, every run starts at step 0)."""
+        stepping = self.kernel.steps is not None
         for arg in self.kernel.arguments:
-            if arg.name in self.pristine and (arg.role == "inout" or not only_inout):
+            if arg.name in self.pristine and (arg.role == "inout" or stepping or not only_inout):
                 cl.enqueue_copy(self.queue, self.buffers[arg.name], self.pristine[arg.name])
+
+    def _launch_steps(
+        self, knl: Any, args: list[Any], launches: int, glob: Any, loc: Any
+    ) -> tuple[float, float]:
+        """Run the launches of one measurement, swapping the time-stepping buffers
+        between launches; leave the result in the output buffer. Returns the device
+        seconds of all launches and their wall-clock seconds."""
+        steps = self.kernel.steps
+        swapped = list(args)
+        if steps is not None:
+            names = [a.name for a in self.kernel.arguments]
+            i, o = names.index(steps.input), names.index(steps.output)
+            swapped[i], swapped[o] = args[o], args[i]
+        device = 0.0
+        start = time.perf_counter()
+        for k in range(launches):
+            if launches > 1:
+                knl.set_args(*(swapped if k % 2 else args))
+            event = cl.enqueue_nd_range_kernel(self.queue, knl, glob, loc)
+            event.wait()
+            device += (event.profile.end - event.profile.start) * 1e-9
+        wall = time.perf_counter() - start
+        if launches > 1:
+            knl.set_args(*args)
+        if steps is not None and launches % 2 == 0:  # the last launch wrote the input's buffer
+            cl.enqueue_copy(self.queue, self.buffers[steps.output], self.buffers[steps.input])
+            self.queue.finish()
+        return device, wall
 
     def measure(
         self,
@@ -477,19 +509,20 @@ class Session(Compiler):
                     args.append(self.buffers[arg.name])
             knl.set_args(*args)
             self._restore_outputs()
-            start = time.perf_counter()  # one warm-up launch
-            cl.enqueue_nd_range_kernel(self.queue, knl, glob, loc).wait()
-            first_wall = time.perf_counter() - start
+            # time stepping: every run is all the launches of the steps; times per step
+            launches = self.kernel.launches(cfg)
+            per_step = 1.0 / self.kernel.step_count
+            _, first_wall = self._launch_steps(knl, args, launches, glob, loc)  # warm-up
             times: list[float] = []
             walls: list[float] = []
             while not policy.enough(times):
                 self._restore_outputs(only_inout=True)
-                start = time.perf_counter()
-                event = cl.enqueue_nd_range_kernel(self.queue, knl, glob, loc)
-                event.wait()
-                walls.append(time.perf_counter() - start)
-                times.append((event.profile.end - event.profile.start) * 1e-9)
+                device, wall = self._launch_steps(knl, args, launches, glob, loc)
+                walls.append(wall)
+                times.append(device * per_step)
             self.queue.finish()
+            if launches > 1:
+                extra["launches"] = launches
             # what the first launch took beyond a normal one was the driver building
             late_compile = max(0.0, first_wall - statistics.median(walls))
             built.compile_s += late_compile

@@ -33,6 +33,8 @@ from gtune.inputs import load_yaml, read_text
 SUFFIX = ".stencil.yaml"
 DTYPES = ("float32", "float64")
 BOUNDARIES = ("interior", "clamp")
+MAX_STEPS = 1_000_000
+"""Most time steps a definition may ask for."""
 MAX_OFFSET = 16
 """Largest |offset| along an axis: the template's halo grows with it."""
 
@@ -59,6 +61,7 @@ _TOP = (
     "terms",
     "constant",
     "values",
+    "steps",
     "kernel",
     "original",
 )
@@ -200,6 +203,9 @@ class StencilDefinition:
     arguments: tuple[KernelArg, ...]
     original: dict[str, Any] | None = None
     source: str = field(default="", compare=False)
+    steps: int = 1
+    """Time steps the application runs: step k + 1 reads step k's output as its primary
+    field (the other fields stay fixed)."""
 
     # -- shape ------------------------------------------------------------------------
     @property
@@ -301,15 +307,46 @@ class StencilDefinition:
         out3[z0:z1, lo[1] : hi[1], lo[2] : hi[2]] = acc
         return out
 
+    def reference_steps(
+        self,
+        inputs: Mapping[str, np.ndarray],
+        out_initial: np.ndarray,
+        values: Mapping[str, float] | None = None,
+    ) -> np.ndarray:
+        """The output after :attr:`steps` time steps, run as the kernel runs them: two
+        buffers, the primary field's and the output's, alternate; step k + 1 reads the
+        buffer step k wrote as its primary field and writes the other one (with the
+        interior boundary, that buffer's points near the edge keep their contents).
+        The other fields stay fixed. One step is :meth:`reference`."""
+        primary = self.primary_field
+        fields = dict(inputs)
+        read = np.asarray(inputs[primary])
+        write = np.asarray(out_initial)
+        for _ in range(self.steps):
+            fields[primary] = read
+            out = self.reference(fields, write, values)
+            read, write = out, read
+        return read
+
     def tolerance(self, max_abs_input: float, values: Mapping[str, float] | None = None) -> float:
-        """Absolute tolerance for comparing a kernel's output with :meth:`reference`:
-        the sum of |coefficient| times the largest |input| plus |constant|, times a few
-        ulps of the element type per term (a kernel may fuse or reorder a little)."""
+        """Absolute tolerance for comparing a kernel's output with :meth:`reference`
+        (after :attr:`steps` steps): the sum of |coefficient| times the largest |input|
+        plus |constant|, times a few ulps of the element type per term (a kernel may
+        fuse or reorder a little); over several steps, the bound of every step's values
+        (the primary field's terms scale the previous step's bound) and the sum of the
+        steps' tolerances (a step also carries the previous one's error forward,
+        scaled by the primary field's coefficients)."""
         vals = dict(self.values if values is None else values)
-        scale = sum(abs(t.coefficient.value(vals)) for t in self.terms) * max_abs_input
-        scale += abs(self.constant.value(vals))
-        eps = float(np.finfo(_NP[self.dtype]).eps)
-        return max(scale, 1e-30) * eps * 4 * (len(self.terms) + 1)
+        eps = float(np.finfo(_NP[self.dtype]).eps) * 4 * (len(self.terms) + 1)
+        primary = self.primary_field
+        gain = sum(abs(t.coefficient.value(vals)) for t in self.terms_of(primary))
+        rest = sum(abs(t.coefficient.value(vals)) for t in self.terms if t.field != primary)
+        bound, error = max_abs_input, 0.0
+        for _ in range(self.steps):
+            scale = gain * bound + rest * max_abs_input + abs(self.constant.value(vals))
+            error = gain * error + max(scale, 1e-30) * eps
+            bound = max(bound, scale)
+        return error
 
     # -- writing ------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
@@ -350,6 +387,8 @@ class StencilDefinition:
             kernel["arguments"] = [_arg_data(a) for a in self.arguments]
         if kernel:
             data["kernel"] = kernel
+        if self.steps != 1:
+            data["steps"] = self.steps
         if self.original is not None:
             data["original"] = self.original
         return data
@@ -659,6 +698,11 @@ def parse_definition(data: Any, source: str) -> StencilDefinition:
     kernel_name, arguments = _kernel(
         data.get("kernel"), name, dims, dtype, fields, output, coefficients, err
     )
+    steps = data.get("steps", 1)
+    if isinstance(steps, bool) or not isinstance(steps, int) or not 1 <= steps <= MAX_STEPS:
+        raise err(
+            "steps", f"expected a whole number of time steps from 1 to {MAX_STEPS}, got {steps!r}"
+        )
     original = data.get("original")
     if original is not None and not isinstance(original, dict):
         raise err("original", f"expected a mapping, got {original!r}")
@@ -678,6 +722,7 @@ def parse_definition(data: Any, source: str) -> StencilDefinition:
         arguments=arguments,
         original=dict(original) if original is not None else None,
         source=source,
+        steps=int(steps),
     )
 
 

@@ -99,14 +99,16 @@ def definition_sum(
 
     Coefficients take the values the kernel receives as scalar arguments; the output's
     initial contents are those the kernel finds (kept near the edge with the interior
-    boundary). ``offsets`` (the primary field's, for the predictor's features) is unused.
+    boundary). With ``steps`` in the definition, the output after that many steps
+    (:meth:`~gtune.stencils.definition.StencilDefinition.reference_steps`). ``offsets``
+    (the primary field's, for the predictor's features) is unused.
     """
     from gtune.stencils.definition import parse_definition
 
     d = parse_definition(dict(definition), "reference.args.definition")
     values = {c: float(scalars[c]) for c in d.coefficients}
     inputs = {f: np.asarray(arrays[f]) for f in d.fields}
-    return {d.output: d.reference(inputs, np.asarray(arrays[d.output]), values)}
+    return {d.output: d.reference_steps(inputs, np.asarray(arrays[d.output]), values)}
 
 
 def recorded_output(

@@ -43,6 +43,9 @@ _MARKER = "/* STENCIL */"
 # length 2*RZ+1): beyond about this many registers a GPU kernel spills to memory.
 STREAM_QUEUE_MAX = 128
 
+TB_VALUES = (1, 2, 4, 8, 16)
+"""Time steps per launch the temporal technique tries (those that divide the steps)."""
+
 SIZE_3D = {"NX": 256, "NY": 256, "NZ": 256}
 SIZE_2D = {"NX": 4096, "NY": 4096}
 """Default problem sizes of a definition (``--size`` overrides them)."""
@@ -258,7 +261,7 @@ def render_source(stencil: Stencil) -> str:
 # Description
 
 
-def _parameters(dims3: bool, image: bool, image_doc: str) -> dict[str, Any]:
+def _parameters(dims3: bool, image: bool, image_doc: str, steps: int = 1) -> dict[str, Any]:
     def pow2(hi: str, default: int, doc: str) -> dict[str, Any]:
         return {"pow2": [1, hi], "default": default, "doc": doc}
 
@@ -284,6 +287,12 @@ def _parameters(dims3: bool, image: bool, image_doc: str) -> dict[str, Any]:
             "doc": "stream along z: each input plane loaded once, z-neighbours in registers",
         }
         params["ZC"] = pow2("NZ", 1, "z-chunk: output planes per work-group when streaming")
+    if steps > 1:
+        params["TB"] = {
+            "values": [t for t in TB_VALUES if steps % t == 0],
+            "default": 1,
+            "doc": "temporal blocking: time steps one launch advances",
+        }
     return params
 
 
@@ -303,6 +312,9 @@ def describe(
     """The description (as plain data) of ``stencil`` rendered into ``source``."""
     d, _ = _as_definition(stencil)
     generated = isinstance(stencil, WeightedStencil)
+    stepping = d.steps > 1
+    if stepping:  # an image holds the initial field only: the steps swap buffers
+        image = False
     rx, ry, rz = d.radius
     dims3 = d.dims == 3
     size = d.itemsize
@@ -358,6 +370,30 @@ def describe(
         if fp64:
             constraints.append("IMAGE == 0")
     no_stream = "STREAM == 0" if dims3 else None
+    # Temporal blocking: two tiles of the block with a halo of TB radii per side.
+    temporal_tile = f"{2 * size} * (min(WX, NX) + 2*TB*{rx}) * (min(WY, NY) + 2*TB*{ry})" + (
+        f" * (min(WZ, NZ) + 2*TB*{rz})" if dims3 else ""
+    )
+    # Temporal streaming (3D): a ring of 2*RZ+1 planes with a halo of TB radii per level
+    # below TB.
+    temporal_rings = (
+        f"TB * {(2 * rz + 1) * size} * (min(WX, NX) + 2*TB*{rx}) * (min(WY, NY) + 2*TB*{ry})"
+    )
+    if stepping:
+        single = ["LOCAL == 0", "VX == 1", "BX == 1", "CX == 1", "CY == 1"]
+        if dims3:
+            single += ["CZ == 1"]
+        constraints += [
+            f"{d.steps} % TB == 0",
+            f"TB == 1 or ({' and '.join(single)})",
+        ]
+        if dims3:
+            constraints += [
+                f"TB == 1 or STREAM == 1 or {temporal_tile} <= LOCAL_MEM_SIZE",
+                f"TB == 1 or STREAM == 0 or {temporal_rings} <= LOCAL_MEM_SIZE",
+            ]
+        else:
+            constraints.append(f"TB == 1 or {temporal_tile} <= LOCAL_MEM_SIZE")
     techniques: dict[str, list[str]] = {
         "global": [c for c in ("LOCAL == 0", no_image, "VX == 1", no_stream) if c],
         "vec": [c for c in ("VX > 1", "LOCAL == 0", no_image, no_stream) if c],
@@ -367,6 +403,14 @@ def describe(
         techniques["image"] = [c for c in ("IMAGE == 1", "LOCAL == 0", "VX == 1", no_stream) if c]
     if dims3:
         techniques["stream"] = [c for c in ("STREAM == 1", "LOCAL == 0", no_image, "VX == 1") if c]
+    if stepping:
+        for cons in techniques.values():
+            cons.append("TB == 1")
+        if dims3:  # streaming along z with TB time levels; tiles as an alternative
+            techniques["temporal"] = ["TB > 1", "STREAM == 1", "LOCAL == 0", "VX == 1"]
+            techniques["temporal-tile"] = ["TB > 1", "STREAM == 0", "LOCAL == 0", "VX == 1"]
+        else:
+            techniques["temporal"] = ["TB > 1", "LOCAL == 0", "VX == 1"]
     global_size = ["NX / (BX*CX)", "NY / CY"] + (["NZ / (CZ*ZC)"] if dims3 else [])
     local_size = ["WX", "WY"] + (["WZ"] if dims3 else [])
     image_doc = (
@@ -391,13 +435,14 @@ def describe(
         {
             "problem": {k: int(v) for k, v in sizes.items()},
             "arguments": arguments,
-            "parameters": _parameters(dims3, image, image_doc),
+            "parameters": _parameters(dims3, image, image_doc, d.steps),
             "constraints": constraints,
             "launch": {
                 "global": global_size,
                 "local": local_size,
-                "local_memory_bytes": f"LOCAL * {tile}"
-                + (f" + STREAM * {planes}" if dims3 else ""),
+                "local_memory_bytes": _local_memory(
+                    tile, planes, temporal_tile, temporal_rings, dims3, stepping
+                ),
             },
             "reference": reference,
             "techniques": techniques,
@@ -405,7 +450,29 @@ def describe(
             "flops_per_point": flops,
         }
     )
+    if stepping:
+        description["steps"] = {
+            "count": d.steps,
+            "per_launch": "TB",
+            "swap": [d.primary_field, d.output],
+        }
     return description
+
+
+def _local_memory(
+    tile: str, planes: str, tiles: str, rings: str, dims3: bool, stepping: bool
+) -> str:
+    """``launch.local_memory_bytes``: the local-memory tile, the streamed planes, and
+    for time-stepping kernels (TB > 1) the temporal tiles or (streaming) rings."""
+    if not stepping:
+        return f"LOCAL * {tile}" + (f" + STREAM * {planes}" if dims3 else "")
+    more = "min(TB - 1, 1)"
+    if not dims3:
+        return f"LOCAL * {tile} + {more} * {tiles}"
+    return (
+        f"LOCAL * {tile} + STREAM * (1 - {more}) * {planes}"
+        f" + {more} * ((1 - STREAM) * {tiles} + STREAM * {rings})"
+    )
 
 
 def _generated_parts(
@@ -473,6 +540,8 @@ def _definition_parts(
         "terms": len(d.terms),
         "boundary": d.boundary,
     }
+    if d.steps > 1:
+        features["steps"] = d.steps
     reference: dict[str, Any] = {
         "python": "gtune.stencils.reference:definition_sum",
         "args": {"definition": d.to_dict(), "offsets": offsets},
@@ -499,6 +568,10 @@ def _argument(d: StencilDefinition, a: KernelArg, shape: list[str], image: bool)
         # interior: the output's prior contents are kept near the edge, so they are
         # random data distinct from every input (the reference receives them)
         init = "random" if d.boundary == "interior" else "zeros"
+        if d.steps > 1:
+            # the steps swap the primary field's buffer and the output's: both hold the
+            # same points near the edge, which keep their values every step (interior)
+            init = f"copy:{d.primary_field}"
         return {"name": a.name, "dtype": d.dtype, "role": "output", "shape": shape, "init": init}
     if a.kind == "coefficient":
         return {"name": a.name, "kind": "scalar", "dtype": d.dtype, "value": d.values[a.name]}
@@ -535,17 +608,28 @@ def write_definition(
 def definition_kernel(path: str | Path) -> Any:
     """A ``NAME.stencil.yaml`` as a :class:`~gtune.kernel.TunableKernel`: the template
     rendered for it with its derived description (nothing is written to disk)."""
+    p = Path(path)
+    return definition_kernel_of(load_definition(p), label=str(p), base_dir=p.parent)
+
+
+def definition_kernel_of(
+    d: StencilDefinition,
+    sizes: Mapping[str, int] | None = None,
+    *,
+    label: str = "",
+    base_dir: Path | None = None,
+) -> Any:
+    """A definition (as data, e.g. one with ``steps`` set) as a
+    :class:`~gtune.kernel.TunableKernel` at ``sizes`` (default: the definition's)."""
     from gtune.kernel import parse_description
 
-    p = Path(path)
-    d = load_definition(p)
-    source, description = definition_description(d)
+    source, description = definition_description(d, {**default_sizes(d), **(sizes or {})})
     return parse_description(
         description,
         source=source,
-        label=str(p),
+        label=label or d.source or f"{d.name}.stencil.yaml",
         source_path="",
-        base_dir=p.parent,
+        base_dir=base_dir,
     )
 
 

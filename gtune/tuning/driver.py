@@ -186,6 +186,7 @@ def run_tuning(
         flops_per_point=kernel.flops_per_point,
         space_size=space.size(),
         parameters=list(kernel.parameter_names),
+        steps=kernel.step_count,
     )
     report.notes += [n for n in (resolved.note, choice.note) if n]
     report.time.space_s = space_s

@@ -83,6 +83,7 @@ class TuningReport:
     parameters: list[str] = field(default_factory=list)  # the description's order
     unconverged: int = 0  # configurations measured now whose timing did not converge
     timed: int = 0  # configurations measured now that report whether they converged
+    steps: int = 1  # time steps per measurement: times and bandwidths are per step
 
     def ordered(self, config: Mapping[str, int] | None) -> Config | None:
         """``config`` in the description's parameter order (the store sorts names)."""
@@ -274,6 +275,7 @@ class TuningReport:
             "bytes_moved": self.bytes_moved,
             "points": self.points,
             "flops_per_point": self.flops_per_point,
+            "steps": self.steps,
             "notes": list(self.notes),
             "interrupted": self.interrupted,
             "runs": [r.to_dict() for r in self.runs],
