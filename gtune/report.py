@@ -75,7 +75,8 @@ def _time_text(report: TuningReport) -> str:
     t = report.time
     text = (
         f"{t.wall_s:.1f} s = compile {t.compile_s:.1f} + run {t.run_s:.1f} + verify "
-        f"{t.verify_s:.1f} + overhead {t.overhead_s:.1f}"
+        f"{t.verify_s:.1f} + space {t.space_s:.1f} + start {t.start_s:.1f} + store "
+        f"{t.store_s:.1f} + overhead {t.overhead_s:.1f}"
     )
     if t.compile_hidden_s > 0.05:
         text += f" (and {t.compile_hidden_s:.1f} s of compiling hidden behind runs)"

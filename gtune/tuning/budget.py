@@ -107,14 +107,16 @@ def _extra_s(result: Result, key: str) -> float:
 
 @dataclass
 class TimeBreakdown:
-    """Wall time split into compile, run, verify and overhead; the four sum to ``wall_s``.
+    """Wall time split into compile, run, verify, space, start, store and overhead; the
+    seven sum to ``wall_s``.
 
     Sums over the configurations measured now (those served by the store cost nothing):
     ``run_s`` is timed runs plus warm-ups, ``verify_s`` the output checks; compiling
     overlapped with measuring (parallel builds) is not wall time of its own, so
     ``compile_s`` counts only the part that did not overlap and ``compile_hidden_s`` the
-    rest. ``overhead_s`` is everything else: starting workers, solving the space,
-    uploading data, the search itself.
+    rest. ``space_s`` is solving (or loading) the space, ``start_s`` starting workers,
+    uploading the problem and making the reference, ``store_s`` reading and writing the
+    result store; ``overhead_s`` is everything else (the search itself, waiting).
     """
 
     wall_s: float = 0.0
@@ -124,6 +126,9 @@ class TimeBreakdown:
     overhead_s: float = 0.0
     compile_hidden_s: float = 0.0
     compile_total_s: float = 0.0
+    space_s: float = 0.0
+    start_s: float = 0.0
+    store_s: float = 0.0
 
     def add(self, result: Result) -> None:
         self.compile_total_s += max(0.0, result.compile_s)
@@ -141,7 +146,15 @@ class TimeBreakdown:
             serial = wall_s
         self.compile_s = min(self.compile_total_s, wall_s - serial)
         self.compile_hidden_s = self.compile_total_s - self.compile_s
-        self.overhead_s = max(0.0, wall_s - serial - self.compile_s)
+        left = max(0.0, wall_s - serial - self.compile_s)
+        fixed = self.space_s + self.start_s + self.store_s
+        if fixed > left:  # measured by other clocks around the same work: never negative
+            scale = left / fixed if fixed > 0 else 0.0
+            self.space_s *= scale
+            self.start_s *= scale
+            self.store_s *= scale
+            fixed = left
+        self.overhead_s = left - fixed
 
     def to_dict(self) -> dict[str, float]:
         return {
@@ -149,6 +162,9 @@ class TimeBreakdown:
             "compile_s": self.compile_s,
             "run_s": self.run_s,
             "verify_s": self.verify_s,
+            "space_s": self.space_s,
+            "start_s": self.start_s,
+            "store_s": self.store_s,
             "overhead_s": self.overhead_s,
             "compile_hidden_s": self.compile_hidden_s,
         }

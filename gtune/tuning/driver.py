@@ -133,6 +133,7 @@ def run_tuning(
     show: Observer = observer if observer is not None else NullObserver()
     token = cancel if cancel is not None else CancelToken()
     kernel, device = session.kernel, session.device
+    costs0 = session.costs()
     resolved = resolve_strategy(kernel, strategy, spec, options)
     policy = technique_policy(technique, resolved.label)
     choice = policy.choose(kernel, device)
@@ -236,12 +237,12 @@ def run_tuning(
             )
             report.runs.append(current)
         report.interrupted = True
-        _finish(report, session, measured0, reused0, t0)
+        _finish(report, session, measured0, reused0, t0, costs0)
         show.on_event(RunFinished(report))
         raise TuningInterrupted(report) from None
     finally:
         session.listener = None
-    _finish(report, session, measured0, reused0, t0)
+    _finish(report, session, measured0, reused0, t0, costs0)
     show.on_event(RunFinished(report))
     return report
 
@@ -348,11 +349,18 @@ def _partial(label: str, trace: list[TraceEntry], wall_s: float) -> TuningOutcom
 
 
 def _finish(
-    report: TuningReport, session: TuningSession, measured0: int, reused0: int, started: float
+    report: TuningReport,
+    session: TuningSession,
+    measured0: int,
+    reused0: int,
+    started: float,
+    costs0: tuple[float, float, float] = (0.0, 0.0, 0.0),
 ) -> None:
     m, r = session.counts()
     report.measured, report.reused = m - measured0, r - reused0
     report.wall_s = time.monotonic() - started
+    space_s, start_s, store_s = (b - a for a, b in zip(costs0, session.costs(), strict=True))
+    report.time.space_s, report.time.start_s, report.time.store_s = space_s, start_s, store_s
     report.time.close(report.wall_s)
     if report.confirmation is not None and report.confirmation.best is not None:
         report.notes.append(f"confirmation round: {report.confirmation.verdict}")

@@ -9,6 +9,7 @@ later search. The evaluator starts on the first configuration the store cannot s
 from __future__ import annotations
 
 import inspect
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -37,11 +38,22 @@ class _Lazy:
     def __init__(self, make: Callable[[], Evaluator]) -> None:
         self._make = make
         self._inner: Evaluator | None = None
+        self._made_s = 0.0  # making evaluators that say nothing of their start
+        self._closed_s = 0.0  # the start time of evaluators closed since
 
     def _get(self) -> Evaluator:
         if self._inner is None:
+            began = time.monotonic()
             self._inner = self._make()
+            if not hasattr(self._inner, "start_s"):
+                self._made_s += time.monotonic() - began
         return self._inner
+
+    @property
+    def start_s(self) -> float:
+        """Seconds spent starting the evaluator(s): workers, upload, reference."""
+        current = float(getattr(self._inner, "start_s", 0.0)) if self._inner is not None else 0.0
+        return self._made_s + self._closed_s + current
 
     def evaluate(self, config: Mapping[str, int]) -> Result:
         return self._get().evaluate(config)
@@ -52,6 +64,7 @@ class _Lazy:
 
     def close(self) -> None:
         if self._inner is not None:
+            self._closed_s += float(getattr(self._inner, "start_s", 0.0))
             self._inner.close()
             self._inner = None
 
@@ -97,12 +110,20 @@ class TuningSession:
         self._raw = _Lazy(self._make_inner)
         self._evaluator: StoredEvaluator | None = None
         self.listener: Callable[[Result, bool], None] | None = None
+        self._space_s = 0.0
 
     @property
     def space(self) -> EnumeratedSpace:
         if self._space is None:
+            began = time.monotonic()
             self._space = build_space(self.kernel, self.device, self.store)
+            self._space_s += time.monotonic() - began
         return self._space
+
+    def costs(self) -> tuple[float, float, float]:
+        """Seconds so far (solving the space, starting the evaluator, the store)."""
+        store_s = self._evaluator.store_s if self._evaluator is not None else 0.0
+        return self._space_s, self._raw.start_s, store_s
 
     @property
     def raw(self) -> Evaluator:
