@@ -20,11 +20,18 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from gtune.campaign.schedule import (
+    COMPILE_WORKERS_ENV,
+    Piece,
+    Queue,
+    compile_budget,
+    plan,
+)
 from gtune.campaign.spec import CampaignSpec, CampaignTask, expand
 from gtune.campaign.task import PROGRESS_TOPIC, execute_task
 from gtune.exceptions import EnvironmentProblem, GtuneError, InputError
@@ -181,6 +188,9 @@ def local_cluster(
                         },
                     },
                 }
+    helpers = str(compile_budget(len(workers), os.cpu_count() or 1))
+    for w in workers.values():
+        w["options"]["env"][COMPILE_WORKERS_ENV] = helpers
     return SpecCluster(
         scheduler={"cls": Scheduler, "options": {"dashboard": False, "dashboard_address": None}},
         workers=workers,
@@ -215,7 +225,7 @@ def run_campaign(
     failed: list[tuple[CampaignTask, str]] = []
     if not todo:
         return CampaignResult(out_dir, summaries, failed, len(tasks), time.monotonic() - started)
-    from distributed import Client, as_completed
+    from distributed import Client
 
     cluster = None
     try:
@@ -241,46 +251,42 @@ def run_campaign(
                 )
 
         client.subscribe_topic(PROGRESS_TOPIC, on_event)
-        futures = {
-            client.submit(
-                execute_task,
-                t.to_dict(),
-                store_url,
-                key=f"gtune-{t.key}",
-                resources={resource_name(t.device): 1},
-                retries=spec.retries,
-                pure=False,
-            ): t
-            for t in todo
-        }
-        pending = as_completed(list(futures), with_results=False)
-        with ledger.open("a") as fh:
+        pieces = plan(todo, _techniques_of)
+        stream = _Stream(client, pieces, store_url, spec.retries)
+        with ledger.open("a") as fh, (out_dir / "pieces.jsonl").open("a") as pieces_fh:
             while True:
                 if token.cancelled:
-                    client.cancel(list(futures))
+                    stream.cancel()
                     break
-                try:
-                    fut = next(_next_within(pending, 0.5))
-                except StopIteration:
+                stream.hand_out()
+                if stream.finished:
                     break
-                except TimeoutError:
+                fut = stream.next_done(0.5)
+                if fut is None:
                     continue
-                task = futures[fut]
+                piece = stream.settle(fut)
                 try:
                     summary = fut.result()
                 except GtuneError as exc:
-                    failed.append((task, exc.render()))
-                    show.finished(task, None, exc.render())
+                    if piece.final:
+                        failed.append((piece.task, exc.render()))
+                        show.finished(piece.task, None, exc.render())
                     continue
                 except Exception as exc:  # a task that died on every retry (KilledWorker, ...)
                     text = f"{type(exc).__name__}: {exc}"
-                    failed.append((task, text))
-                    show.finished(task, None, text)
+                    if piece.final:
+                        failed.append((piece.task, text))
+                        show.finished(piece.task, None, text)
+                    continue
+                stream.ran(piece, summary)
+                if not piece.final:
+                    pieces_fh.write(json.dumps(summary, default=_json_default) + "\n")
+                    pieces_fh.flush()
                     continue
                 fh.write(json.dumps(summary, default=_json_default) + "\n")
                 fh.flush()
                 summaries.append(summary)
-                show.finished(task, summary, "")
+                show.finished(piece.task, summary, "")
     finally:
         with contextlib.suppress(Exception):
             client.close(timeout=10)
@@ -297,32 +303,104 @@ def run_campaign(
     )
 
 
+def _techniques_of(task: CampaignTask) -> list[str]:
+    from gtune.kernel import load_kernel
+
+    return list(load_kernel(task.kernel, dict(task.sizes) or None).techniques)
+
+
+class _Stream:
+    """Pieces handed to workers one at a time as they free up (gtune.campaign.schedule):
+    each free worker gets the longest ready piece its devices can run, preferring one
+    of the kernel it ran last; nothing waits on a worker's own queue."""
+
+    def __init__(self, client: Any, pieces: Sequence[Piece], store_url: str, retries: int) -> None:
+        from distributed import as_completed
+
+        self.client = client
+        self.store_url = store_url
+        self.retries = retries
+        self.queues: dict[str, Queue] = {}
+        for res in dict.fromkeys(resource_name(p.task.device) for p in pieces):
+            self.queues[res] = Queue.of(p for p in pieces if resource_name(p.task.device) == res)
+        self.running: dict[Any, tuple[Piece, str]] = {}  # future -> (piece, worker)
+        self.last_group: dict[str, str] = {}  # worker -> group of its last piece
+        self.pending = as_completed([], with_results=False)
+
+    @property
+    def finished(self) -> bool:
+        return not self.running and not any(len(q) for q in self.queues.values())
+
+    def _workers(self) -> dict[str, dict[str, float]]:
+        info = (
+            self.client.scheduler_info(n_workers=-1)
+            if _accepts_n_workers(self.client)
+            else self.client.scheduler_info()
+        )
+        return {
+            addr: dict(w.get("resources", {}) or {}) for addr, w in info.get("workers", {}).items()
+        }
+
+    def hand_out(self) -> None:
+        if not any(q.ready for q in self.queues.values()):
+            return
+        busy: dict[str, int] = {}
+        for _, worker in self.running.values():
+            busy[worker] = busy.get(worker, 0) + 1
+        for addr, resources in sorted(self._workers().items()):
+            for res, amount in resources.items():
+                queue = self.queues.get(res)
+                while queue is not None and queue.ready and busy.get(addr, 0) < max(1, amount):
+                    elsewhere = {p.group for p, w in self.running.values() if w != addr}
+                    piece = queue.take(self.last_group.get(addr), elsewhere)
+                    assert piece is not None
+                    self._submit(piece, addr, res)
+                    busy[addr] = busy.get(addr, 0) + 1
+
+    def _submit(self, piece: Piece, worker: str, res: str) -> None:
+        fut = self.client.submit(
+            execute_task,
+            piece.task.to_dict(),
+            self.store_url,
+            key=f"gtune-{piece.key}",
+            resources={res: 1},
+            workers=[worker],
+            allow_other_workers=True,  # another worker with the device if this one dies
+            retries=self.retries,
+            pure=False,
+        )
+        self.running[fut] = (piece, worker)
+        self.last_group[worker] = piece.group
+        self.pending.add(fut)
+
+    def next_done(self, timeout: float) -> Any:
+        deadline = time.monotonic() + timeout
+        while True:
+            if self.pending.has_ready():
+                return next(self.pending)
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(0.02)
+
+    def settle(self, fut: Any) -> Piece:
+        """A future ended (well or not): pieces waiting on it may become ready."""
+        piece, _ = self.running.pop(fut)
+        self.queues[resource_name(piece.task.device)].done(piece.key)
+        return piece
+
+    def ran(self, piece: Piece, summary: Mapping[str, Any]) -> None:
+        worker = str(summary.get("worker") or "")
+        if worker:
+            self.last_group[worker] = piece.group
+
+    def cancel(self) -> None:
+        self.client.cancel(list(self.running))
+
+
 def _json_default(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return None
     return str(value)
-
-
-class _next_within:
-    """The next completed future within ``timeout`` seconds (TimeoutError otherwise)."""
-
-    def __init__(self, pending: Any, timeout: float) -> None:
-        self.pending = pending
-        self.timeout = timeout
-
-    def __iter__(self) -> _next_within:
-        return self
-
-    def __next__(self) -> Any:
-        deadline = time.monotonic() + self.timeout
-        while True:
-            if self.pending.is_empty():
-                raise StopIteration
-            if self.pending.has_ready():
-                return next(self.pending)
-            if time.monotonic() >= deadline:
-                raise TimeoutError
-            time.sleep(0.05)
 
 
 def _check_resources(client: Any, tasks: Sequence[CampaignTask]) -> None:

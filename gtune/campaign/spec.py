@@ -46,12 +46,19 @@ class CampaignTask:
     budget: str | None = None  # "200" evaluations or "90s"
     timeout_s: float = 60.0
     compile_workers: int | None = None
+    # one technique's search of a split task (gtune.campaign.schedule): no confirmation
+    # round, no row in the campaign's ledger
+    piece: bool = False
 
     @property
     def key(self) -> str:
         """Stable across runs: what the task is, not when it ran."""
-        text = json.dumps(asdict(self), sort_keys=True)
-        slug = re.sub(r"[^A-Za-z0-9]+", "-", f"{self.label}-{self.strategy}").strip("-")[:48]
+        data = asdict(self)
+        if not self.piece:
+            del data["piece"]  # keys of whole tasks stay those of earlier versions
+        text = json.dumps(data, sort_keys=True)
+        what = f"{self.label}-{self.strategy}" + (f"-{self.technique}" if self.piece else "")
+        slug = re.sub(r"[^A-Za-z0-9]+", "-", what).strip("-")[:48]
         return f"{slug}-{hashlib.sha256(text.encode()).hexdigest()[:10]}"
 
     @property
@@ -77,6 +84,7 @@ class CampaignTask:
             compile_workers=(
                 None if data.get("compile_workers") is None else int(data["compile_workers"])
             ),
+            piece=bool(data.get("piece", False)),
         )
 
 
