@@ -13,6 +13,7 @@ from gtune.campaign.runner import (
     local_cluster,
     resource_name,
     run_campaign,
+    run_tasks,
 )
 from gtune.campaign.spec import CampaignSpec, CampaignTask, expand, load_campaign, parse_campaign
 
@@ -28,4 +29,5 @@ __all__ = [
     "parse_campaign",
     "resource_name",
     "run_campaign",
+    "run_tasks",
 ]

@@ -92,7 +92,7 @@ class CampaignResult:
         return not self.failed and not self.cancelled
 
 
-def _read_done(path: Path) -> dict[str, dict[str, Any]]:
+def read_done(path: Path) -> dict[str, dict[str, Any]]:
     done: dict[str, dict[str, Any]] = {}
     if not path.exists():
         return done
@@ -211,16 +211,48 @@ def run_campaign(
     cluster_hook: Callable[[Any], None] | None = None,
 ) -> CampaignResult:
     """Run every task of ``spec`` not yet finished; return the summaries of all."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    return run_tasks(
+        expand(spec, out_dir / "kernels"),
+        out_dir,
+        store_url=_store_url(spec, out_dir, store),
+        scheduler=scheduler,
+        workers_per_device=workers_per_device,
+        retries=spec.retries,
+        force=force,
+        observer=observer,
+        cancel=cancel,
+        cluster_hook=cluster_hook,
+        devices=list(dict.fromkeys(spec.devices)),
+    )
+
+
+def run_tasks(
+    tasks: Sequence[CampaignTask],
+    out_dir: Path,
+    *,
+    store_url: str,
+    scheduler: str | None = None,
+    workers_per_device: int = 1,
+    retries: int = 2,
+    force: bool = False,
+    observer: CampaignObserver | None = None,
+    cancel: CancelToken | None = None,
+    cluster_hook: Callable[[Any], None] | None = None,
+    devices: Sequence[str] | None = None,
+) -> CampaignResult:
+    """Run ``tasks`` not yet in ``out_dir/tasks.jsonl`` on Dask workers (a local cluster,
+    or the scheduler at ``scheduler``), split and streamed as gtune.campaign.schedule
+    says; every summary is appended to the ledger as it comes."""
     show: CampaignObserver = observer if observer is not None else _Quiet()
     token = cancel if cancel is not None else CancelToken()
     out_dir.mkdir(parents=True, exist_ok=True)
-    tasks = expand(spec, out_dir / "kernels")
     ledger = out_dir / "tasks.jsonl"
-    done = {} if force else _read_done(ledger)
+    done = {} if force else read_done(ledger)
     todo = [t for t in tasks if t.key not in done]
-    store_url = _store_url(spec, out_dir, store)
     started = time.monotonic()
-    show.started(len(tasks), len(tasks) - len(todo), list(dict.fromkeys(spec.devices)))
+    shown = devices if devices is not None else list(dict.fromkeys(t.device for t in tasks))
+    show.started(len(tasks), len(tasks) - len(todo), shown)
     summaries = [done[t.key] for t in tasks if t.key in done]
     failed: list[tuple[CampaignTask, str]] = []
     if not todo:
@@ -252,7 +284,7 @@ def run_campaign(
 
         client.subscribe_topic(PROGRESS_TOPIC, on_event)
         pieces = plan(todo, _techniques_of)
-        stream = _Stream(client, pieces, store_url, spec.retries)
+        stream = _Stream(client, pieces, store_url, retries)
         with ledger.open("a") as fh, (out_dir / "pieces.jsonl").open("a") as pieces_fh:
             while True:
                 if token.cancelled:

@@ -170,6 +170,7 @@ def execute_task(task_data: Mapping[str, Any], store_url: str | None) -> dict[st
         "strategy": task.strategy,
         "device": device.name,
         "device_identity": device.identity,
+        "device_limits": device.to_dict(),
         "best_s": report.search_s if best is not None and math.isfinite(report.search_s) else None,
         "best_config": dict(best.config) if best is not None else None,
         "technique": report.technique_choice,

@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 from gtune.device import DeviceLimits
 
@@ -118,4 +119,19 @@ def reuse_workers(pools: dict[str, WorkerPool] | None = None) -> Iterator[dict[s
             mine.clear()
 
 
-__all__ = ["WARM_S", "WorkerPool", "pool_for", "reuse_workers"]
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def reusing_workers(fn: Callable[P, R]) -> Callable[P, R]:
+    """``fn`` runs inside :func:`reuse_workers` (kernels it tunes share workers)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        with reuse_workers():
+            return fn(*args, **kwargs)
+
+    return wrapper
+
+
+__all__ = ["WARM_S", "WorkerPool", "pool_for", "reuse_workers", "reusing_workers"]
