@@ -10,6 +10,11 @@ then run this with the exported JSON (and, optionally, another problem size):
     python examples/use_tuned_kernel.py tuned/heat3d_tuned.json [--size 128x64x64]
     python examples/use_tuned_kernel.py tuned/heat3d_tuned.json --original stencils/heat3d.cl
 
+For a kernel lifted from a plain kernel (``gtune lift``, docs/lift.md), give the
+definition: its ``original:`` names the plain kernel and the flags it runs with:
+
+    python examples/use_tuned_kernel.py tuned/star7_tuned.json --original star7.stencil.yaml
+
 It builds the exported source with the exported build options, launches it with the
 exported global and local sizes on random data, and compares its output with the
 original: by default a numpy version of heat3d (one explicit step of the 3D heat
@@ -108,11 +113,18 @@ def launch(
 def original_outputs(
     path: str, ctx: cl.Context, queue: cl.CommandQueue, sizes: Mapping[str, int], host: Any
 ) -> dict[str, np.ndarray]:
-    """The original kernel (a gtune kernel with its description) at its default
-    configuration on the same data."""
+    """The original kernel (a gtune kernel with its description, or the plain kernel a
+    lifted ``NAME.stencil.yaml`` came from) at its default configuration on the same
+    data."""
     from gtune.kernel import load_kernel
 
-    kernel = load_kernel(path, sizes)
+    if path.endswith(".stencil.yaml"):  # lifted: the original is recorded in the definition
+        from gtune.commands._plain import original_kernel
+        from gtune.stencils.definition import load_definition
+
+        kernel = original_kernel(load_definition(path), sizes)
+    else:
+        kernel = load_kernel(path, sizes)
     config = kernel.default_config() or {}
     glob, loc = kernel.launch_sizes(config)
     env = kernel.env(config)
@@ -133,7 +145,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("tuned", help="the .json written by `gtune export`")
     parser.add_argument("--size", help="problem size NXxNYxNZ (default: the tuned size)")
-    parser.add_argument("--original", metavar="KERNEL", help="compare with this kernel's output")
+    parser.add_argument(
+        "--original",
+        metavar="KERNEL",
+        help="compare with this kernel's output (a lifted NAME.stencil.yaml: its original)",
+    )
     args = parser.parse_args()
 
     tuned = TunedKernel.load(args.tuned)

@@ -189,6 +189,11 @@ class TuningTask:
         size = "x".join(str(v) for _, v in self.sizes)
         return " ".join(filter(None, [name, size, self.strategy, self.device or ""]))
 
+    @property
+    def size_text(self) -> str:
+        """The problem size as ``64x64x64``; "default" for the kernel's own."""
+        return "x".join(str(v) for _, v in self.sizes) if self.sizes else "default"
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "kernel": self.kernel if isinstance(self.kernel, str) else dict(self.kernel),
@@ -300,10 +305,26 @@ def run_task(
 
 @dataclass
 class CampaignResult:
-    """The tasks run and their reports, in order; ``complete`` unless cancelled."""
+    """What running a campaign gave, tasks in order; ``complete`` unless it was
+    cancelled or a task failed.
 
-    reports: list[tuple[TuningTask, TuningReport]]
-    complete: bool
+    In this process (:class:`Campaign`): ``reports``, each task with its report. On Dask
+    (:func:`gtune.campaign.run_campaign`): ``summaries`` (one plain dict per finished
+    task, earlier runs' included), ``failed`` (tasks with why), ``skipped`` (finished by
+    an earlier run), ``out_dir`` (the campaign's folder) and ``wall_s``.
+    """
+
+    reports: list[tuple[TuningTask, TuningReport]] = field(default_factory=list)
+    cancelled: bool = False
+    summaries: list[dict[str, Any]] = field(default_factory=list)
+    failed: list[tuple[TuningTask, str]] = field(default_factory=list)
+    skipped: int = 0
+    out_dir: Path | None = None
+    wall_s: float = 0.0
+
+    @property
+    def complete(self) -> bool:
+        return not self.failed and not self.cancelled
 
 
 class Campaign:
@@ -391,14 +412,14 @@ class Campaign:
         done: list[tuple[TuningTask, TuningReport]] = []
         for i, task in enumerate(todo):
             if cancel is not None and cancel.cancelled:
-                return CampaignResult(done, False)
+                return CampaignResult(done, cancelled=True)
             if observer is not None:
                 observer.on_event(TaskStarted(task.name, i, len(todo)))
             report = run_task(task, self.store, observer, cancel, sessions=self.sessions)
             if report.interrupted:
-                return CampaignResult(done, False)
+                return CampaignResult(done, cancelled=True)
             done.append((task, report))
-        return CampaignResult(done, True)
+        return CampaignResult(done)
 
     def close(self) -> None:
         self.sessions.close()

@@ -40,6 +40,7 @@ COMMANDS = (
     "stencils",
     "space",
     "describe",
+    "lift",
     "run",
     "compare",
     "split",

@@ -29,6 +29,7 @@ LIMIT_NAMES = (
     "IMAGE3D_MAX_DEPTH",
     "IMAGE_SUPPORT",
     "PREFERRED_VECTOR_WIDTH_FLOAT",
+    "DOUBLE_SUPPORT",
 )
 
 
@@ -92,6 +93,7 @@ class DeviceLimits:
             "IMAGE3D_MAX_DEPTH": self.image3d_max[2],
             "IMAGE_SUPPORT": int(self.image_support),
             "PREFERRED_VECTOR_WIDTH_FLOAT": self.preferred_vector_width_float,
+            "DOUBLE_SUPPORT": int(self.has_extension("cl_khr_fp64")),
         }
 
     def to_dict(self) -> dict[str, Any]:

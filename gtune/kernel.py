@@ -373,6 +373,11 @@ def load_kernel(
         raise InputError("file not found", source=p)
     if p.is_dir():
         raise InputError("is a directory; give kernel.cl or its description .yaml", source=p)
+    if p.name.endswith(".stencil.yaml"):  # a stencil definition: rendered, not read
+        from gtune.stencils.render import definition_kernel
+
+        kernel: TunableKernel = definition_kernel(p)
+        return kernel.with_sizes(sizes) if sizes else kernel
     if p.suffix in (".yaml", ".yml"):
         desc_path = p
     else:

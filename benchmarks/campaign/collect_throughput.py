@@ -7,7 +7,7 @@
         --setting 'Portable*2' --size 32x32x32 --budget 6
 
 Every setting labels the same kernels (each technique's search a campaign piece, see
-gtune.loadpredict.cluster) from an empty store, so everything is measured. After them
+gtune.training.cluster) from an empty store, so everything is measured. After them
 runs the baseline the issue compares with: direct tuning runs (as ``gtune run``: each
 kernel on its own, its techniques the same budget each, nothing kept between kernels)
 on the first setting's device. OUT/collect_throughput.json gets, per setting, configurations
@@ -28,9 +28,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 def main() -> int:
     from gtune.api import tune
-    from gtune.loadpredict.cluster import collect_on_cluster
-    from gtune.loadpredict.train import suite_kernels, time_line
     from gtune.measure import select_device
+    from gtune.training.cluster import collect_on_cluster
+    from gtune.training.train import suite_kernels, time_line
     from gtune.tuning.techniques import OracleTechniquePolicy
 
     ap = argparse.ArgumentParser()

@@ -6,16 +6,16 @@ existing one, all writing to one shared store; :mod:`gtune.campaign.formats` exp
 results to the T4 schema and imports Kernel Tuner caches.
 """
 
+from gtune.api import CampaignResult
 from gtune.campaign.runner import (
     CampaignObserver,
-    CampaignResult,
-    CancelToken,
     local_cluster,
     resource_name,
     run_campaign,
     run_tasks,
 )
 from gtune.campaign.spec import CampaignSpec, CampaignTask, expand, load_campaign, parse_campaign
+from gtune.tuning.events import CancelToken
 
 __all__ = [
     "CampaignObserver",

@@ -18,13 +18,12 @@ import json
 import math
 import os
 import re
-import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from gtune.api import CampaignResult, TuningTask
 from gtune.campaign.schedule import (
     COMPILE_WORKERS_ENV,
     Piece,
@@ -35,6 +34,7 @@ from gtune.campaign.schedule import (
 from gtune.campaign.spec import CampaignSpec, CampaignTask, expand
 from gtune.campaign.task import PROGRESS_TOPIC, execute_task
 from gtune.exceptions import EnvironmentProblem, GtuneError, InputError
+from gtune.tuning.events import CancelToken
 
 BOUND_DEVICE = "GTUNE_WORKER_DEVICE"  # the device a worker process drives (P:D)
 
@@ -62,34 +62,6 @@ class _Quiet:
 
     def finished(self, task: CampaignTask, summary: dict[str, Any] | None, error: str) -> None:
         return None
-
-
-@dataclass
-class CancelToken:
-    """Set from anywhere (a signal handler, another thread) to stop a campaign."""
-
-    _event: threading.Event = field(default_factory=threading.Event)
-
-    def cancel(self) -> None:
-        self._event.set()
-
-    @property
-    def cancelled(self) -> bool:
-        return self._event.is_set()
-
-
-@dataclass
-class CampaignResult:
-    out_dir: Path
-    summaries: list[dict[str, Any]]
-    failed: list[tuple[CampaignTask, str]]
-    skipped: int
-    wall_s: float
-    cancelled: bool = False
-
-    @property
-    def complete(self) -> bool:
-        return not self.failed and not self.cancelled
 
 
 def read_done(path: Path) -> dict[str, dict[str, Any]]:
@@ -251,12 +223,18 @@ def run_tasks(
     done = {} if force else read_done(ledger)
     todo = [t for t in tasks if t.key not in done]
     started = time.monotonic()
-    shown = devices if devices is not None else list(dict.fromkeys(t.device for t in tasks))
+    shown = devices if devices is not None else list(dict.fromkeys(t.device or "" for t in tasks))
     show.started(len(tasks), len(tasks) - len(todo), shown)
     summaries = [done[t.key] for t in tasks if t.key in done]
-    failed: list[tuple[CampaignTask, str]] = []
+    failed: list[tuple[TuningTask, str]] = []
     if not todo:
-        return CampaignResult(out_dir, summaries, failed, len(tasks), time.monotonic() - started)
+        return CampaignResult(
+            summaries=summaries,
+            failed=failed,
+            skipped=len(tasks),
+            out_dir=out_dir,
+            wall_s=time.monotonic() - started,
+        )
     from distributed import Client
 
     cluster = None
@@ -264,7 +242,7 @@ def run_tasks(
         if scheduler:
             client = Client(scheduler, timeout=30)
         else:
-            cluster = local_cluster([t.device for t in todo], workers_per_device)
+            cluster = local_cluster([t.device or "" for t in todo], workers_per_device)
             client = Client(cluster)
     except OSError as exc:
         raise EnvironmentProblem(
@@ -326,19 +304,22 @@ def run_tasks(
             with contextlib.suppress(Exception):
                 cluster.close(timeout=10)
     return CampaignResult(
-        out_dir,
-        summaries,
-        failed,
-        len(tasks) - len(todo),
-        time.monotonic() - started,
+        summaries=summaries,
+        failed=failed,
+        skipped=len(tasks) - len(todo),
+        out_dir=out_dir,
+        wall_s=time.monotonic() - started,
         cancelled=token.cancelled,
     )
 
 
 def _techniques_of(task: CampaignTask) -> list[str]:
+    from gtune.api import as_kernel
     from gtune.kernel import load_kernel
 
-    return list(load_kernel(task.kernel, dict(task.sizes) or None).techniques)
+    if isinstance(task.kernel, str):
+        return list(load_kernel(task.kernel, dict(task.sizes) or None).techniques)
+    return list(as_kernel(task.kernel, dict(task.sizes)).techniques)
 
 
 class _Stream:
@@ -353,8 +334,10 @@ class _Stream:
         self.store_url = store_url
         self.retries = retries
         self.queues: dict[str, Queue] = {}
-        for res in dict.fromkeys(resource_name(p.task.device) for p in pieces):
-            self.queues[res] = Queue.of(p for p in pieces if resource_name(p.task.device) == res)
+        for res in dict.fromkeys(resource_name(p.task.device or "") for p in pieces):
+            self.queues[res] = Queue.of(
+                p for p in pieces if resource_name(p.task.device or "") == res
+            )
         self.running: dict[Any, tuple[Piece, str]] = {}  # future -> (piece, worker)
         self.last_group: dict[str, str] = {}  # worker -> group of its last piece
         self.pending = as_completed([], with_results=False)
@@ -417,7 +400,7 @@ class _Stream:
     def settle(self, fut: Any) -> Piece:
         """A future ended (well or not): pieces waiting on it may become ready."""
         piece, _ = self.running.pop(fut)
-        self.queues[resource_name(piece.task.device)].done(piece.key)
+        self.queues[resource_name(piece.task.device or "")].done(piece.key)
         return piece
 
     def ran(self, piece: Piece, summary: Mapping[str, Any]) -> None:
@@ -438,7 +421,7 @@ def _json_default(value: Any) -> Any:
 def _check_resources(client: Any, tasks: Sequence[CampaignTask]) -> None:
     """Every task's device must be advertised by at least one worker (or wait for one)."""
     deadline = time.monotonic() + 60
-    needed = {resource_name(t.device) for t in tasks}
+    needed = {resource_name(t.device or "") for t in tasks}
     while True:
         info = (
             client.scheduler_info(n_workers=-1)

@@ -88,7 +88,7 @@ def split_budget(budget: str | None, parts: int) -> str | None:
 
 def splittable(task: CampaignTask) -> bool:
     """Whether the task searches every technique with a budget that splits evenly."""
-    if technique_for(task.strategy, task.technique) != ALL or task.piece:
+    if technique_for(task.strategy, task.technique) != ALL:
         return False
     if not task.budget:
         return True
@@ -114,7 +114,7 @@ def plan(
         part = split_budget(task.budget, len(names))
         pieces = [
             Piece(
-                replace(task, technique=name, budget=part, piece=True),
+                replace(task, technique=name, budget=part, confirm=False),
                 task.key,
                 group,
                 weight * expected_configs(part),

@@ -116,14 +116,15 @@ def _compile_workers(task: CampaignTask) -> int | None:
 def execute_task(task_data: Mapping[str, Any], store_url: str | None) -> dict[str, Any]:
     """Tune one task on this machine; every result goes to the shared store first.
 
-    A piece of a split task (``task.piece``) searches one technique with no confirmation
-    round. The process keeps the last kernel's session open for the next task of the
-    same kernel (see :class:`_Reuse`).
+    ``task.confirm=False`` (one technique's search of a split task) skips the
+    confirmation round. The process keeps the last kernel's session open for the next
+    task of the same kernel (see :class:`_Reuse`).
     """
+    from gtune.api import DEFAULT_CONFIRM, as_kernel, tune
     from gtune.kernel import load_kernel
     from gtune.measure import select_device
     from gtune.measure.pool import reuse_workers
-    from gtune.tuning import TuningSession, tune_kernel
+    from gtune.tuning import ProgressObserver, TuningSession
 
     task = CampaignTask.from_dict(task_data)
     started = time.monotonic()
@@ -136,7 +137,10 @@ def execute_task(task_data: Mapping[str, Any], store_url: str | None) -> dict[st
     with reuse_workers(_REUSE.pools):
         if _REUSE.session_key != key:
             _REUSE.drop_session()
-            kernel = load_kernel(task.kernel, dict(task.sizes) or None)
+            if isinstance(task.kernel, str):
+                kernel = load_kernel(task.kernel, dict(task.sizes) or None)
+            else:
+                kernel = as_kernel(task.kernel, dict(task.sizes))
             _REUSE.session = TuningSession(
                 kernel,
                 device,
@@ -145,17 +149,17 @@ def execute_task(task_data: Mapping[str, Any], store_url: str | None) -> dict[st
                 compile_workers=_compile_workers(task),
             )
             _REUSE.session_key = key
-        session = _REUSE.session
         try:
-            report = tune_kernel(
-                session.kernel,
-                device,
+            report = tune(
+                _REUSE.session.kernel,
                 strategy=task.strategy,
                 technique=technique_for(task.strategy, task.technique),
                 budget=parse_budget(task.budget),
-                session=session,
-                measure_default=not task.piece,
-                progress=events,
+                strategy_options=dict(task.options),
+                spec=task.spec,
+                confirm=DEFAULT_CONFIRM if task.confirm else None,
+                observer=ProgressObserver(events),
+                session=_REUSE.session,
             )
         except BaseException:
             _REUSE.drop_session()  # a failed session is not reused

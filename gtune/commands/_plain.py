@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import argparse
 import re
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from gtune.commands._common import parse_config, parse_size
 from gtune.exceptions import InputError
@@ -236,3 +238,33 @@ def parse_pairs(items: list[str], option: str, *, macros: bool = False) -> dict[
             raise InputError(f"{name.strip()} given twice", source=option)
         out[name.strip()] = value.strip()
     return out
+
+
+def original_kernel(definition: Any, sizes: Mapping[str, int]) -> TunableKernel:
+    """The original kernel of a lifted definition (its ``original:``: source, kernel and
+    plain flags, as ``gtune lift`` recorded them) at ``sizes``."""
+    where = definition.source
+    orig = definition.original
+    source, flags = orig.get("source"), orig.get("flags", [])
+    if not isinstance(source, str) or not source:
+        raise InputError("original.source: expected the original kernel's file", source=where)
+    if not isinstance(flags, list) or not all(isinstance(f, str) for f in flags):
+        raise InputError("original.flags: expected a list of plain-kernel flags", source=where)
+    parser = argparse.ArgumentParser(prog="original.flags", add_help=False, exit_on_error=False)
+    add_plain_arguments(parser)
+    try:
+        args, extra = parser.parse_known_args(flags)
+    except argparse.ArgumentError as exc:
+        raise InputError(f"original.flags: {exc}", source=where) from None
+    if extra:
+        raise InputError(f"original.flags: not a plain-kernel flag: {extra[0]}", source=where)
+    args.kernel = str(Path(where).parent / source)
+    args.size = "x".join(str(sizes[n]) for n in ("NX", "NY", "NZ") if n in sizes)
+    kernel = open_tunable(args)
+    if kernel.name != orig.get("kernel", kernel.name):
+        raise InputError(
+            f"original.kernel: {orig['kernel']} is not the kernel {args.kernel} holds "
+            f"({kernel.name}); add --kernel-name to original.flags",
+            source=where,
+        )
+    return kernel

@@ -11,7 +11,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from rich.console import Console
 from rich.markup import escape
@@ -39,6 +39,8 @@ from gtune.commands._plain import add_plain_arguments, note_lines, open_tunable
 from gtune.commands._plain import is_plain as is_plain
 from gtune.exceptions import InputError
 from gtune.heuristics import Budget, load_spec, shipped_specs
+from gtune.kernel import TunableKernel
+from gtune.measure.stats import TimingPolicy
 from gtune.report import confirmation_table, run_summary_table, seconds_text, technique_table
 from gtune.tuning import (
     AUTO,
@@ -52,6 +54,9 @@ from gtune.tuning import (
     TuningInterrupted,
     TuningReport,
 )
+
+if TYPE_CHECKING:
+    from gtune.stencils.lift import OriginalComparison
 
 HELP = "tune a kernel with a heuristic spec (every result goes to the store; resumable)"
 
@@ -239,10 +244,26 @@ class BarProgress:
         self.progress.update(self.task, advance=1, best=best + store)
 
 
+def lifted_original(path: str, kernel: TunableKernel) -> tuple[Any, TunableKernel] | None:
+    """For a lifted definition (one with ``original:``), the definition and its original
+    kernel at the tuning size; None for anything else."""
+    from gtune.stencils.definition import is_definition_path, load_definition
+
+    if not is_definition_path(path):
+        return None
+    definition = load_definition(path)
+    if definition.original is None:
+        return None
+    from gtune.commands._plain import original_kernel
+
+    return definition, original_kernel(definition, kernel.sizes)
+
+
 def run(args: argparse.Namespace) -> int:
     from gtune.measure import select_device
 
     kernel = open_tunable(args)
+    lifted = lifted_original(args.kernel, kernel)
     strategy, spec = strategy_and_spec(args)
     budget = Budget.parse(args.budget) if args.budget is not None else None
     if spec is not None:  # every mistake in the spec shows before anything runs
@@ -254,11 +275,23 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"must be at least 1, got {args.runs}", source="--runs")
     options = parse_options(args.option)
     device = select_device(args.device)
-    store = open_store(args)
     err = Console(stderr=True)
-    token = CancelToken()
     for line in note_lines(kernel):
         err.print(escape(line), highlight=False)
+    recorded: Path | None = None  # a lifted definition's original output
+    if lifted is not None:
+        from gtune.stencils.lift import against_original, original_output_file
+
+        definition, original = lifted
+        kernel = against_original(kernel, definition, original, device, timeout_s=args.timeout)
+        recorded = original_output_file(kernel)
+        err.print(
+            f"reference: the output of the original kernel {original.name} "
+            f"({escape(original.source_path)}) at its shipped launch",
+            highlight=False,
+        )
+    store = open_store(args)
+    token = CancelToken()
     interrupted = False
     try:
         with BarProgress(err) as bar, ctrl_c_cancels(token):
@@ -282,11 +315,33 @@ def run(args: argparse.Namespace) -> int:
             except TuningInterrupted as stop:
                 report = stop.report
             interrupted = report.interrupted
+    except BaseException:
+        if recorded is not None:
+            recorded.unlink(missing_ok=True)
+        raise
     finally:
         store.close()
+    comparison = None
+    try:
+        if lifted is not None and not interrupted and report.best_config is not None:
+            from gtune.stencils.lift import compare_with_original
+
+            comparison = compare_with_original(
+                kernel,
+                report.best_config,
+                lifted[1],
+                device,
+                timing=TimingPolicy(args.runs, args.runs) if args.runs else None,
+                timeout_s=args.timeout,
+            )
+    finally:
+        if recorded is not None:
+            recorded.unlink(missing_ok=True)
     show(report, Console())
+    if comparison is not None:
+        show_original(comparison, Console())
     if args.json:
-        write_json(report, Path(args.json))
+        write_json(report, Path(args.json), comparison)
     if interrupted:
         if not received_signals:  # a stop signal is reported by the command line
             print(f"gtune: {RESUME_NOTE}", file=sys.stderr)
@@ -307,8 +362,23 @@ def show(report: TuningReport, console: Console) -> None:
         console.print(f"UNVERIFIED: {escape(str(best.extra['unverified']))}", highlight=False)
 
 
-def write_json(report: TuningReport, path: Path) -> None:
+def show_original(comparison: OriginalComparison, console: Console) -> None:
+    c = comparison
+    launch = ", ".join(f"{k}={v}" for k, v in c.original_config.items())
+    console.print(
+        f"original kernel {c.original} at its shipped launch ({launch}): "
+        f"{seconds_text(c.original_s)}; tuned: {seconds_text(c.tuned_s)}; speedup "
+        f"{c.speedup:.2f}x over the original (measured alternately, {c.rounds} rounds)",
+        highlight=False,
+    )
+
+
+def write_json(
+    report: TuningReport, path: Path, comparison: OriginalComparison | None = None
+) -> None:
     data = report.to_dict()
+    if comparison is not None:
+        data["original"] = comparison.to_dict()
     best = report.best_result
     data["unverified"] = best.extra.get("unverified") if best is not None else None
     try:

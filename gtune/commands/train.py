@@ -18,7 +18,9 @@ from gtune.heuristics import Budget
 from gtune.kernel import load_kernel
 from gtune.loadpredict.dataset import Dataset, TrainingRow
 from gtune.loadpredict.models import user_model_dir
-from gtune.loadpredict.train import (
+from gtune.measure import select_device
+from gtune.store import default_url
+from gtune.training.train import (
     Progress,
     TrainingKernel,
     TrainingRun,
@@ -28,8 +30,6 @@ from gtune.loadpredict.train import (
     suite_kernels,
     time_line,
 )
-from gtune.measure import select_device
-from gtune.store import default_url
 
 HELP = "train a load predictor: run a heuristic once per technique on each kernel, fit a forest"
 
@@ -140,11 +140,11 @@ def _collect_on_cluster(
     techniques: list[str],
     progress: Progress,
 ) -> TrainingRun:
-    """The collection as campaign pieces on Dask workers (gtune.loadpredict.cluster)."""
+    """The collection as campaign pieces on Dask workers (gtune.training.cluster)."""
     import signal
 
     from gtune.campaign import CancelToken
-    from gtune.loadpredict.cluster import collect_on_cluster
+    from gtune.training.cluster import collect_on_cluster
 
     out = Path(args.out)
     url = args.db or default_url()

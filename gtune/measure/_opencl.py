@@ -317,6 +317,7 @@ class Session(Compiler):
         self.verify_float = cl.Kernel(verify_program, "gtune_verify_float")
         self.verify_bytes = cl.Kernel(verify_program, "gtune_verify_bytes")
         self.bad_count = cl.Buffer(self.context, mf.READ_WRITE, 4)
+        self._run_kernels: dict[tuple[str, ...], Any] = {}  # run_once's built program
         self.load_references()
 
     def _zones(self, name: str) -> list[tuple[str, int, int]]:
@@ -619,6 +620,62 @@ class Session(Compiler):
                 err = float(finite.max()) if finite.size == diff.size else float("inf")
                 worst = err if worst is None else max(worst, err)
         return total_bad, worst
+
+    def run_once(
+        self,
+        config: Mapping[str, int],
+        arrays: Mapping[str, np.ndarray],
+        scalars: Mapping[str, float | int] | None = None,
+    ) -> dict[str, Any]:
+        """One launch of ``config`` with these contents (buffers by name; any not given
+        keeps what it holds) and scalar values (any not given keeps its description
+        value); returns every written buffer afterwards, or the failure as plain data (a
+        write before or past an array, caught by its guard zones, included).
+
+        Probing a kernel (``gtune lift``) is many launches of one configuration with
+        other inputs: the program is built once and kept.
+        """
+        cfg = dict(config)
+        options = self.kernel.defines(cfg)
+        key = tuple(options)
+        knl = self._run_kernels.get(key)
+        if knl is None:
+            program, built = self.build(self.kernel.source, options)
+            if program is None:
+                return {"status": built.status.value, "message": built.log[-4000:]}
+            knl = cl.Kernel(program, self.kernel.name)
+            self._run_kernels = {key: knl}
+        glob, loc = self.kernel.launch_sizes(cfg)
+        try:
+            args: list[Any] = []
+            for arg in self.kernel.arguments:
+                if arg.kind == "scalar":
+                    value = (scalars or {}).get(arg.name)
+                    given = self.scalars[arg.name] if value is None else value
+                    args.append(np.dtype(arg.dtype).type(given))
+                    continue
+                if arg.name in arrays:
+                    host = np.ascontiguousarray(arrays[arg.name], dtype=self.host[arg.name].dtype)
+                    if host.shape != self.host[arg.name].shape:
+                        raise ValueError(
+                            f"{arg.name}: shape {host.shape}, expected {self.host[arg.name].shape}"
+                        )
+                    cl.enqueue_copy(self.queue, self.buffers[arg.name], host)
+                args.append(self.buffers[arg.name])
+            knl.set_args(*args)
+            cl.enqueue_nd_range_kernel(self.queue, knl, glob, loc).wait()
+            self.queue.finish()
+        except cl.Error as exc:
+            code = error_code(exc)
+            status = Status.LAUNCH_FAILED if code in LAUNCH_CODES else Status.CRASHED
+            return {"status": status.value, "message": str(exc)[:2000]}
+        stray = self.check_guards()
+        if stray:
+            return {"status": Status.WRONG_RESULT.value, "message": "; ".join(stray)}
+        written = [
+            a.name for a in self.kernel.arguments if a.kind == "buffer" and a.role != "input"
+        ]
+        return {"status": Status.OK.value, "outputs": {n: self.read_output(n) for n in written}}
 
     def _nan_hint(self) -> str:
         """Where a wrong output holds NaN the reference has not: the kernel read a

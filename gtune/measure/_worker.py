@@ -4,7 +4,8 @@ Workers are fresh interpreters (``python -m gtune.measure._worker FD PARENT_PID`
 after the NVIDIA driver is initialised fails) and talk to the parent over a pipe with plain
 data. A worker dies with its parent however the parent ends (see :func:`guard_parent`),
 even while a kernel hangs. A *measure*
-worker holds the problem data on the device and times configurations; *compile*
+worker holds the problem data on the device and times configurations (or runs one
+with other inputs and hands back its outputs: probing, ``gtune lift``); *compile*
 workers only build programs and hand back binaries, so that compilation overlaps
 measurement.
 """
@@ -120,6 +121,8 @@ def serve(conn: Connection) -> None:
                 conn.send(("ok", session.check(**payload)))
             elif verb == "settle":
                 conn.send(("ok", session.settle(payload["config"])))
+            elif verb == "run":
+                conn.send(("ok", session.run_once(**payload)))
             elif verb == "output":
                 conn.send(("ok", session.read_output(payload["name"])))
             elif verb == "guards":

@@ -666,6 +666,37 @@ class OpenCLEvaluator(EvaluatorBase):
                         message=f"build took over {self.timeout_s:g} s; compiler restarted",
                     )
 
+    def run_once(
+        self,
+        config: Mapping[str, int],
+        arrays: Mapping[str, np.ndarray],
+        scalars: Mapping[str, float | int] | None = None,
+    ) -> dict[str, np.ndarray]:
+        """Launch ``config`` once with these buffer contents (by argument name; others
+        keep theirs) and scalar values, and return every written buffer afterwards.
+
+        Nothing is timed or verified: this probes what a kernel computes. A build or
+        launch failure, a crash or a hang raises :class:`GtuneError` saying which (the
+        worker is restarted for the next call).
+        """
+        payload = {
+            "config": dict(config),
+            "arrays": {k: np.asarray(v) for k, v in arrays.items()},
+            "scalars": dict(scalars or {}),
+        }
+        try:
+            answer = self._measure.call("run", payload, timeout_s=self.timeout_s)
+        except WorkerTimeout:
+            self._restart_measure()
+            raise GtuneError(f"the kernel gave no answer within {self.timeout_s:g} s") from None
+        except WorkerDied as exc:
+            self._restart_measure()
+            raise GtuneError(f"the kernel crashed its worker ({exc})") from None
+        if answer["status"] != Status.OK.value:
+            raise GtuneError(f"the kernel did not run ({answer['status']}): {answer['message']}")
+        outputs: dict[str, np.ndarray] = answer["outputs"]
+        return outputs
+
     def output(self, name: str) -> np.ndarray:
         """The current contents of an output argument (after the last measurement)."""
         out: np.ndarray = self._measure.call("output", {"name": name}, timeout_s=self.timeout_s)

@@ -154,6 +154,12 @@ def build_model(
                 f"constraint {rule.name!r} is always false"
                 + (f" ({shown}, on device {device.name!r})" if shown else ""),
                 source=kernel.label,
+                hint=(
+                    "the kernel computes in double precision (float64) and the device has no "
+                    "cl_khr_fp64: choose a device with doubles or a float32 stencil"
+                    if "DOUBLE_SUPPORT" in rule.expr.names
+                    else ""
+                ),
             )
         if fixed and rule.origin != "platform":
             continue  # always true: nothing for the solver to decide

@@ -119,6 +119,8 @@ class PredictedTechniquePolicy:
             return TechniqueChoice((None,))
         if device is None or len(names) == 1:
             return OracleTechniquePolicy().choose(kernel, device)
+        # imported when asked: loading scikit-learn takes a second (no import cycle:
+        # gtune.loadpredict never imports tuning; training is gtune.training, above)
         from gtune.loadpredict.policy import choose_techniques
 
         choice = choose_techniques(kernel, device, self.heuristic)

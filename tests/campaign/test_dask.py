@@ -16,7 +16,7 @@ import pytest
 from gtune.campaign import parse_campaign, run_campaign
 from tests.conftest import ROOT, run_gtune
 
-pytestmark = [pytest.mark.opencl, pytest.mark.slow]
+pytestmark = [pytest.mark.opencl, pytest.mark.dask, pytest.mark.slow]
 
 HEAT = str(ROOT / "stencils" / "heat3d.cl")
 
@@ -143,7 +143,7 @@ def test_split_campaign_streams_technique_pieces_over_several_workers(tmp_path: 
     assert len(result.summaries) == 2  # one row per campaign task, as unsplit
     pieces = [json.loads(line) for line in (out / "pieces.jsonl").read_text().splitlines()]
     assert len(pieces) == sum(len(s["runs"]) for s in result.summaries) >= 6
-    assert all(p["task"]["piece"] and len(p["runs"]) == 1 for p in pieces)
+    assert all(p["task"]["confirm"] is False and len(p["runs"]) == 1 for p in pieces)
     assert len({p["worker"] for p in pieces}) >= 2  # the pieces spread over workers
     # a worker's next piece of the same kernel started nothing and solved nothing
     assert any(p["time"]["start_s"] == 0 and p["time"]["space_s"] == 0 for p in pieces)

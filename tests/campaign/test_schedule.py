@@ -37,7 +37,7 @@ def test_a_task_over_every_technique_splits_into_one_piece_each_then_itself() ->
     pieces = plan([task], lambda t: TECHS)
     parts, final = pieces[:-1], pieces[-1]
     assert [p.task.technique for p in parts] == list(TECHS)
-    assert all(p.task.piece and p.task.budget == "60" and not p.final for p in parts)
+    assert all(not p.task.confirm and p.task.budget == "60" and not p.final for p in parts)
     assert final.final and final.task == task and set(final.after) == {p.key for p in parts}
     assert len({p.key for p in pieces}) == len(pieces)  # every piece its own key
     assert {p.group for p in pieces} == {pieces[0].group}  # one kernel session serves all
@@ -54,9 +54,9 @@ def test_what_does_not_split_stays_one_piece() -> None:
     assert plan([_task("e")], lambda t: ("global",))[0].task.technique == "all"
 
 
-def test_whole_task_keys_do_not_change_with_the_piece_flag() -> None:
+def test_whole_task_keys_do_not_change_and_pieces_have_their_own() -> None:
     task = _task("a")
-    assert "piece" not in task.key and CampaignTask.from_dict(task.to_dict()) == task
+    assert "confirm" not in task.to_dict() and CampaignTask.from_dict(task.to_dict()) == task
     piece = plan([task], lambda t: TECHS)[0].task
     assert piece.key != task.key and CampaignTask.from_dict(piece.to_dict()) == piece
 

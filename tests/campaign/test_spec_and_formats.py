@@ -291,3 +291,34 @@ def test_a_selector_names_every_matching_device() -> None:
     assert [d["selector"] for d in matching("cpu", devices)] == ["1:0"]
     assert [d["selector"] for d in matching("", devices)] == ["0:0"]
     assert matching("AMD", devices) == []
+
+
+def test_one_vocabulary_for_tasks_results_and_cancelling() -> None:
+    """A campaign task is a TuningTask; the Dask campaign and gtune.Campaign share one
+    CampaignResult and one CancelToken; the older entry point is gone."""
+    import gtune
+    import gtune.campaign
+    import gtune.tuning
+
+    task = CampaignTask(kernel="k.cl", label="k", sizes=(("NX", 8),), device="", strategy="x")
+    assert isinstance(task, gtune.TuningTask)
+    assert task.size_text == "8" and task.name == "k"
+    assert gtune.campaign.CampaignResult is gtune.CampaignResult
+    assert gtune.campaign.CancelToken is gtune.CancelToken
+    assert not hasattr(gtune.tuning, "tune_kernel")
+    cancelled = gtune.CampaignResult(cancelled=True)
+    assert not cancelled.complete and gtune.CampaignResult().complete
+    failed = gtune.CampaignResult(failed=[(task, "lost")])
+    assert not failed.complete
+    # the key (a rerun's way to skip finished tasks) covers only the ledger's fields
+    assert set(task.to_dict()) == {
+        "kernel",
+        "label",
+        "sizes",
+        "device",
+        "strategy",
+        "technique",
+        "budget",
+        "timeout_s",
+        "compile_workers",
+    }

@@ -11,10 +11,11 @@ from typing import Any
 
 import pytest
 
+from gtune.api import tune
 from gtune.heuristics import Budget
 from gtune.measure import Status
 from gtune.plain import plain_kernel
-from gtune.tuning import TuningReport, tune_kernel
+from gtune.tuning import TuningReport
 from tests.conftest import run_gtune
 
 pytestmark = pytest.mark.opencl
@@ -59,7 +60,7 @@ def device():
 
 def _tune(path: Path, kwargs: Mapping[str, Any], device: Any) -> TuningReport:
     kernel = plain_kernel(path, **kwargs)
-    return tune_kernel(kernel, device, budget=Budget.parse("6"), compile_workers=0, runs=1)
+    return tune(kernel, device=device, budget=Budget.parse("6"), compile_workers=0, runs=1)
 
 
 def _results(report: TuningReport) -> list[Any]:

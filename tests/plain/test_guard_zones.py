@@ -105,14 +105,14 @@ def test_a_write_past_the_end_is_caught_naming_the_array():
 
 
 def test_a_run_where_nothing_ran_correctly_says_why():
+    from gtune import tune
     from gtune.heuristics import Budget
-    from gtune.tuning import tune_kernel
 
     kernel = plain_kernel(CORPUS / "shift_wrong.cl", sizes=[256], scalars={"n": "NX"})
     from gtune.measure import select_device
 
-    report = tune_kernel(
-        kernel, select_device(None), budget=Budget.parse("4"), compile_workers=0, runs=1
+    report = tune(
+        kernel, device=select_device(None), budget=Budget.parse("4"), compile_workers=0, runs=1
     )
     assert report.best_result is None
     assert report.status_counts == {"wrong_result": report.evaluations}

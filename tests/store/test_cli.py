@@ -12,8 +12,8 @@ import pytest
 
 from gtune.result import Result, Status
 from gtune.store import open_store
+from gtune.testing.store import result
 from tests.conftest import DATA, ROOT, run_gtune
-from tests.store.helpers import result
 
 HEAT = str(ROOT / "stencils" / "heat3d.cl")
 NAIVE = str(DATA / "naive7.cl")

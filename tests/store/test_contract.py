@@ -1,27 +1,22 @@
-"""One contract for every result store backend: SQLite and a real PostgreSQL server."""
+"""The store contract (:class:`gtune.testing.StoreContract`, shipped in the package) on
+each backend: SQLite and a real PostgreSQL server; then what is particular to each:
+schema versions and damaged rows (written behind gtune's back), read-only stores, URLs."""
 
 from __future__ import annotations
 
-import json
-import multiprocessing
 import os
 import shutil
-import socket
-import subprocess
-import sys
 import tempfile
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from gtune.exceptions import EnvironmentProblem, GtuneError, InputError
-from gtune.measure import ReplayEvaluator, StoredEvaluator
 from gtune.result import ResultStore, Status, config_key
-from gtune.space.refusals import RefusalStore
 from gtune.store import SCHEMA_VERSION, StoreError, open_store
-from tests.store.helpers import open_together, raw_execute, result, tune_process
+from gtune.testing.store import StoreContract, result
+from tests.store.helpers import raw_execute
 
 
 def _add(store: ResultStore, wx: int, status: Status = Status.OK, **kw: object) -> None:
@@ -34,127 +29,8 @@ def _add(store: ResultStore, wx: int, status: Status = Status.OK, **kw: object) 
     )
 
 
-def test_add_and_read_back_every_field(store: ResultStore):
-    r = result(4, 2e-3, extra_note="x")
-    assert store.add(r, device="gpu-1", kernel_id="kid-a", kernel_name="heat", problem={"NX": 8})
-    (row,) = store.rows()
-    assert row.result == r
-    assert (row.device, row.kernel_id, row.kernel_name) == ("gpu-1", "kid-a", "heat")
-    assert row.problem == {"NX": 8} and row.row_id > 0 and row.created > 0
-    assert row.to_dict()["median_s"] == pytest.approx(2e-3)
-    assert store.results(device="gpu-1", kernel_id="kid-a") == [r]
-    assert store.count() == 1
-
-
-def test_filters(store: ResultStore):
-    _add(store, 1)
-    _add(store, 2, device="gpu-2")
-    _add(store, 3, kernel_id="kid-b", kernel_name="box")
-    assert len(store.results()) == 3
-    assert [r.config["WX"] for r in store.results(device="gpu-2")] == [2]
-    assert [r.config["WX"] for r in store.results(kernel_id="kid-b")] == [3]
-    assert [r.result.config["WX"] for r in store.rows(device="gpu")] == [1, 2, 3]
-    assert [r.result.config["WX"] for r in store.rows(device="gpu-1")] == [1, 3]
-    assert [r.result.config["WX"] for r in store.rows(kernel="box")] == [3]
-    assert [r.result.config["WX"] for r in store.rows(kernel="kid-")] == [1, 2, 3]
-    assert list(store.rows(kernel="nothing")) == []
-
-
-def test_kernel_names_match_by_file_function_or_full_name(store: ResultStore):
-    _add(store, 1, kernel_id="k1", kernel_name="star_3d_xyz_r1:stencil")
-    _add(store, 2, kernel_id="k2", kernel_name="heat3d:stencil")
-    _add(store, 3, kernel_id="k3", kernel_name="starx3dxxyzxr1")
-    _add(store, 4, kernel_id="k4", kernel_name="life")
-
-    def wx(name: str) -> list[int]:
-        return [r.result.config["WX"] for r in store.rows(kernel=name)]
-
-    assert wx("star_3d_xyz_r1") == [1]  # "_" is no wildcard
-    assert wx("heat3d:stencil") == [2]
-    assert wx("stencil") == [1, 2]
-    assert wx("life") == [4]
-    assert wx("heat") == []  # names are whole words, not prefixes
-    assert wx("k%") == []  # "%" is no wildcard either
-
-
-def test_append_only_latest_wins(store_url: str):
-    store = open_store(store_url)
-    _add(store, 1, Status.TIMEOUT)
-    _add(store, 2)
-    _add(store, 1)  # re-measured: now ok
-    assert store.count() == 3
-    current = {r.config["WX"]: r.status for r in store.results(device="gpu-1")}
-    assert current == {1: Status.OK, 2: Status.OK}
-    history = [(r.result.config["WX"], r.result.status) for r in store.rows(history=True)]
-    assert history == [(1, Status.TIMEOUT), (2, Status.OK), (1, Status.OK)]
-    assert len(list(store.rows())) == 2
-    store.close()
-    with open_store(store_url) as again:
-        assert again.count() == 3
-        assert again.last_row_id() >= 3
-
-
-def test_batch_lookup(store: ResultStore):
-    for wx in range(1, 501):
-        _add(store, wx, Status.TIMEOUT if wx == 7 else Status.OK)
-    _add(store, 7)
-    keys = [config_key({"WX": w, "WY": 1}) for w in range(0, 520)]
-    got = store.latest("gpu-1", "kid-a", keys)
-    assert len(got) == 500 and config_key({"WX": 0, "WY": 1}) not in got
-    assert got[config_key({"WX": 7, "WY": 1})].result.status is Status.OK
-    assert store.latest("gpu-2", "kid-a", keys) == {}
-
-
-def test_claims(store: ResultStore):
-    keys = ["a", "b", "c"]
-    assert store.claim("d", "k", keys, "host/1/x", 60) == set(keys)
-    assert store.claim("d", "k", ["b", "c", "e"], "host/2/y", 60) == {"e"}
-    assert store.claimed("d", "k", ["a", "b", "e", "z"]) == {
-        "a": "host/1/x",
-        "b": "host/1/x",
-        "e": "host/2/y",
-    }
-    assert store.claim("d2", "k", ["a"], "host/2/y", 60) == {"a"}  # another device
-    store.release("d", "k", ["b"], "host/1/x")
-    store.release("d", "k", ["c"], "host/2/y")  # not its claim: no effect
-    assert store.claim("d", "k", ["b", "c"], "host/2/y", 60) == {"b"}
-    store.renew("d", "k", "host/1/x", 60)
-    assert store.claim("d", "k", ["a", "b"], "host/1/x", 60) == {"a"}  # its own again
-
-
-def test_expired_claim_is_taken_over(store: ResultStore):
-    assert store.claim("d", "k", ["a"], "host/1/x", 0.05) == {"a"}
-    time.sleep(0.1)
-    assert store.claimed("d", "k", ["a"]) == {}
-    assert store.claim("d", "k", ["a"], "host/2/y", 60) == {"a"}
-
-
-def test_claim_of_a_dead_process_is_taken_over(store: ResultStore):
-    child = subprocess.Popen([sys.executable, "-c", "pass"])
-    child.wait()
-    dead = f"{socket.gethostname()}/{child.pid}/x"
-    alive = f"{socket.gethostname()}/{os.getpid()}/y"
-    assert store.claim("d", "k", ["a", "b"], dead, 600) == {"a", "b"}
-    assert store.claimed("d", "k", ["a"]) == {}
-    assert store.claim("d", "k", ["a"], alive, 600) == {"a"}
-    assert store.claimed("d", "k", ["a", "b"]) == {"a": alive}
-
-
-def test_refusals_are_derived_from_results(store: ResultStore):
-    _add(store, 1, Status.LAUNCH_FAILED)
-    _add(store, 2, Status.BUILD_FAILED)
-    _add(store, 3, Status.TIMEOUT)
-    _add(store, 4, Status.LAUNCH_FAILED, device="gpu-2")
-    _add(store, 2)  # measured fine later: no longer refused
-    refused = store.refusals("gpu-1", "kid-a")
-    assert refused == [({"WX": 1, "WY": 1}, "launch_failed: launch_failed here")]
-    book = RefusalStore("gpu-1", store)
-    assert book.rows("kid-a", ["WY", "WX"]) == {(1, 1): "launch_failed: launch_failed here"}
-    assert book.rows("kid-a", ["WX"]) == {}  # other parameters: skipped
-    book.add("kid-a", {"WX": 1, "WY": 1}, "again")  # already refused: nothing written
-    book.add("kid-a", {"WX": 9, "WY": 1}, "too many registers")
-    assert store.count() == 6
-    assert ({"WX": 9, "WY": 1}, "launch_failed: too many registers") in book.load("kid-a")
+class TestStoreContract(StoreContract):
+    """Every backend of ``store_url`` (tests/store/conftest.py): SQLite, PostgreSQL."""
 
 
 def test_schema_version(store_url: str):
@@ -336,115 +212,3 @@ CREATE INDEX results_kernel ON results (kernel_name, device);
 
 
 # -- StoredEvaluator over each backend --------------------------------------------
-
-
-def _recording() -> ReplayEvaluator:
-    return ReplayEvaluator(
-        [result(1), result(2, status=Status.TIMEOUT), result(3, status=Status.CRASHED)]
-    )
-
-
-def _evaluator(store: ResultStore, inner: ReplayEvaluator, **kw: object) -> StoredEvaluator:
-    return StoredEvaluator(inner, store, device="dev", kernel_id="kid", **kw)  # type: ignore[arg-type]
-
-
-CONFIGS = [{"WX": w, "WY": 1} for w in (1, 2, 3)]
-
-
-def test_stored_evaluator_measures_once_and_serves_repeats(store: ResultStore):
-    inner = _recording()
-    ev = _evaluator(store, inner)
-    got = list(ev.evaluate_batch([*CONFIGS, CONFIGS[0]]))
-    assert [r.config["WX"] for r in got] == [1, 2, 3, 1]
-    assert (ev.measured, ev.reused) == (3, 1)
-    again = _evaluator(store, inner)
-    list(again.evaluate_batch(CONFIGS))
-    assert (again.measured, again.reused) == (0, 3)
-    assert len(inner.calls) == 3
-
-
-def test_results_are_looked_up_per_batch(store: ResultStore):
-    inner_a, inner_b = _recording(), _recording()
-    a, b = _evaluator(store, inner_a), _evaluator(store, inner_b)  # both exist before
-    a.evaluate(CONFIGS[0])
-    assert b.evaluate(CONFIGS[0]).ok and b.reused == 1 and inner_b.calls == []
-
-
-def test_remeasure_statuses(store: ResultStore):
-    list(_evaluator(store, _recording()).evaluate_batch(CONFIGS))
-    inner = _recording()
-    ev = _evaluator(store, inner, remeasure={Status.TIMEOUT, Status.CRASHED})
-    list(ev.evaluate_batch(CONFIGS))
-    assert sorted(c["WX"] for c in inner.calls) == [2, 3]
-    list(ev.evaluate_batch(CONFIGS))  # each re-measured once per run, not per batch
-    assert len(inner.calls) == 2
-    assert store.count() == 5
-    everything = _recording()
-    list(_evaluator(store, everything, remeasure=set(Status)).evaluate_batch(CONFIGS))
-    assert len(everything.calls) == 3
-
-
-def test_timeout_rows_remember_their_timeout(store: ResultStore):
-    short = _recording()
-    list(_evaluator(store, short, timeout_s=1.0).evaluate_batch(CONFIGS))
-    stored = {r.config["WX"]: r for r in store.results()}
-    assert stored[2].extra["timeout_s"] == 1.0 and "timeout_s" not in stored[1].extra
-    same = _recording()
-    list(_evaluator(store, same, timeout_s=1.0).evaluate_batch(CONFIGS))
-    assert same.calls == []
-    longer = _recording()
-    list(_evaluator(store, longer, timeout_s=5.0).evaluate_batch(CONFIGS))
-    assert longer.calls == [{"WX": 2, "WY": 1}]
-
-
-def test_interrupted_batch_releases_its_claims(store: ResultStore):
-    ev = _evaluator(store, _recording())
-    batch = ev.evaluate_batch(CONFIGS)
-    next(batch)
-    batch.close()  # a search stopping early
-    assert store.claimed("dev", "kid", [config_key(c) for c in CONFIGS]) == {}
-
-
-def test_two_processes_measure_each_configuration_once(store_url: str, tmp_path: Path):
-    """Two processes tune the same configurations (in different orders and batch sizes)
-    against one store: every configuration is measured by exactly one of them."""
-    log = tmp_path / "measured.log"
-    forward = list(range(1, 41))
-    backward = forward[::-1]
-    ctx = multiprocessing.get_context("spawn")
-    with ctx.Pool(2) as pool:
-        jobs = [
-            pool.apply_async(tune_process, (store_url, str(log), forward, 8, 0.02)),
-            pool.apply_async(tune_process, (store_url, str(log), backward, 5, 0.02)),
-        ]
-        counts = [j.get(timeout=120) for j in jobs]
-    measured = [json.loads(line)["WX"] for line in log.read_text().splitlines()]
-    assert sorted(measured) == forward, "each configuration measured exactly once"
-    assert sum(counts) == 40 and min(counts) > 0, counts
-    with open_store(store_url) as store:
-        assert store.count() == 40
-        assert store.claimed("dev", "kid", [config_key({"WX": w, "WY": 1}) for w in forward]) == {}
-
-
-def test_processes_opening_a_new_store_together(store_url: str):
-    """Processes create and open a store at the same moment, again and again (on SQLite
-    each switches the new file to write-ahead logging): none fails, nothing is lost."""
-    rounds, procs = 15, 4
-    urls = [store_url] if store_url.startswith("postgresql") else []
-    if not urls:
-        base = store_url.removesuffix(".db")
-        urls = [f"{base}-{k}.db" for k in range(rounds)]
-    ctx = multiprocessing.get_context("spawn")
-    with ctx.Manager() as manager, ctx.Pool(procs) as pool:
-        barrier = manager.Barrier(procs)
-        added = pool.starmap(open_together, [(urls, barrier, w) for w in range(1, procs + 1)])
-    assert added == [len(urls)] * procs
-    for url in urls:
-        with open_store(url) as store:
-            assert store.count() == procs
-
-
-def test_errors_name_the_store(store_url: str):
-    store = open_store(store_url, readonly=True)
-    with store, pytest.raises(GtuneError, match="read-only"):
-        _add(store, 1)

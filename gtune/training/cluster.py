@@ -1,6 +1,6 @@
 """Collecting training data on Dask workers: one GPU, several, or several hosts.
 
-The same labelling as :func:`gtune.loadpredict.train.collect` -- each kernel's heuristic
+The same labelling as :func:`gtune.training.train.collect` -- each kernel's heuristic
 run once per technique, the winner its label -- but every technique's search is a
 campaign piece (:mod:`gtune.campaign.schedule`): streamed to whichever worker is free,
 longest first, each worker keeping its kernel's session for that kernel's next piece.
@@ -16,14 +16,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from gtune.campaign.runner import CancelToken, read_done, run_tasks
+from gtune.campaign.runner import read_done, run_tasks
 from gtune.campaign.spec import CampaignTask
 from gtune.device import DeviceLimits
 from gtune.exceptions import InputError
 from gtune.kernel import load_kernel
 from gtune.loadpredict.dataset import Dataset, row_from_runs
 from gtune.loadpredict.features import DeviceTraits, StencilTraits, traits_of
-from gtune.loadpredict.train import Progress, TrainingKernel, TrainingRun
+from gtune.training.train import Progress, TrainingKernel, TrainingRun
+from gtune.tuning.events import CancelToken
 
 
 class _Rows:
@@ -139,7 +140,7 @@ def collect_on_cluster(
                 technique=name,
                 budget=budget,
                 compile_workers=compile_workers,
-                piece=True,  # one technique's search, no confirmation round
+                confirm=False,  # one technique's search, no confirmation round
             )
             for name in searched
         ]
@@ -160,8 +161,8 @@ def collect_on_cluster(
         cancel=cancel,
     )
     run.left = [name for name in wanted if name not in run.done]
-    for task, why in result.failed:
-        run.skipped.append((task.label, f"technique {task.technique}: {why.splitlines()[0]}"))
+    for failed, why in result.failed:
+        run.skipped.append((failed.label, f"technique {failed.technique}: {why.splitlines()[0]}"))
     return run
 
 

@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gtune.api import tune
 from gtune.device import DeviceLimits
 from gtune.exceptions import InputError
 from gtune.heuristics import Budget
@@ -25,10 +26,10 @@ from gtune.loadpredict.dataset import Dataset, TrainingRow, row_from_runs
 from gtune.loadpredict.features import DeviceTraits, traits_of
 from gtune.loadpredict.model import TechniqueForest, sklearn_version
 from gtune.loadpredict.models import ModelCard, device_card
-from gtune.loadpredict.validation import CrossValidation, leave_one_out
 from gtune.measure.pool import reusing_workers
 from gtune.store import ResultStore
-from gtune.tuning import ALL, tune_kernel
+from gtune.training.validation import CrossValidation, leave_one_out
+from gtune.tuning import ALL
 from gtune.tuning.techniques import OracleTechniquePolicy
 
 
@@ -107,15 +108,15 @@ def collect(
         if len(searched) < 2:
             run.skipped.append((item.name, "fewer than two data-loading techniques to search"))
             continue
-        report = tune_kernel(
+        report = tune(
             kernel,
-            device,
+            device=device,
             strategy=heuristic,
             technique=OracleTechniquePolicy(name=ALL, note="", only=tuple(searched)),
             budget=_per_technique(budget, len(searched)),
             store=store,
             compile_workers=compile_workers,
-            measure_default=False,
+            confirm=None,
         )
         run.add_time(report.time.to_dict(), report.measured)
         runs = [r.to_dict() for r in report.runs]
