@@ -19,7 +19,7 @@ import math
 import os
 import re
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -288,7 +288,7 @@ def run_tasks(
                         failed.append((piece.task, text))
                         show.finished(piece.task, None, text)
                     continue
-                stream.ran(piece, summary)
+                summary = stream.ran(piece, summary)
                 if not piece.final:
                     pieces_fh.write(json.dumps(summary, default=_json_default) + "\n")
                     pieces_fh.flush()
@@ -340,6 +340,7 @@ class _Stream:
             )
         self.running: dict[Any, tuple[Piece, str]] = {}  # future -> (piece, worker)
         self.last_group: dict[str, str] = {}  # worker -> group of its last piece
+        self.split: dict[str, list[dict[str, Any]]] = {}  # task key -> its pieces' summaries
         self.pending = as_completed([], with_results=False)
 
     @property
@@ -403,10 +404,30 @@ class _Stream:
         self.queues[resource_name(piece.task.device or "")].done(piece.key)
         return piece
 
-    def ran(self, piece: Piece, summary: Mapping[str, Any]) -> None:
+    def ran(self, piece: Piece, summary: dict[str, Any]) -> dict[str, Any]:
+        """Note where ``piece`` ran; a split task's summary gets its pieces' counts (what
+        the pieces measured, its own searches were served: as an unsplit run reports)."""
         worker = str(summary.get("worker") or "")
         if worker:
             self.last_group[worker] = piece.group
+        if not piece.final:
+            self.split.setdefault(piece.parent, []).append(summary)
+            return summary
+        parts = self.split.pop(piece.key, [])
+        if not parts:
+            return summary
+        measured = sum(int(p.get("measured") or 0) for p in parts)
+        own = int(summary.get("measured") or 0)
+        return {
+            **summary,
+            "measured": own + measured,
+            "reused": max(0, int(summary.get("reused") or 0) - measured),
+            "split": {
+                "pieces": len(parts),
+                "measured": measured,
+                "wall_s": sum(float(p.get("wall_s") or 0.0) for p in parts),
+            },
+        }
 
     def cancel(self) -> None:
         self.client.cancel(list(self.running))
