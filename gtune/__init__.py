@@ -7,11 +7,14 @@ The flow: a :class:`~gtune.kernel.TunableKernel` and a device's
 :mod:`gtune.store`. :func:`tune` and :class:`Campaign` are the library's entry points.
 """
 
+import logging
+
 from gtune.api import Campaign, CampaignResult, TuningTask, run_task, tune
 from gtune.device import DeviceLimits
 from gtune.exceptions import GtuneError, InputError
 from gtune.kernel import TunableKernel, load_kernel
 from gtune.measure import Evaluator, ReplayEvaluator, Result, Status, StoredEvaluator
+from gtune.progress import ProgressBar
 from gtune.store import SQLiteStore
 from gtune.tuned import TunedKernel, tuned_kernel
 from gtune.tuning import (
@@ -27,6 +30,10 @@ from gtune.tuning import (
 
 __version__ = "0.1.0"
 
+# gtune logs to the "gtune" logger hierarchy (gtune.tuning, gtune.store, gtune.campaign,
+# ...); an application decides whether and where the records go.
+logging.getLogger("gtune").addHandler(logging.NullHandler())
+
 __all__ = [
     "Campaign",
     "CampaignResult",
@@ -40,6 +47,7 @@ __all__ = [
     "Observer",
     "OracleTechniquePolicy",
     "PredictedTechniquePolicy",
+    "ProgressBar",
     "ReplayEvaluator",
     "Result",
     "SQLiteStore",

@@ -35,6 +35,10 @@ LIMIT_NAMES = (
 
 @dataclass(frozen=True)
 class DeviceLimits:
+    """What one OpenCL device allows a kernel, as queried from the driver: limits on
+    work-group sizes, local and global memory, images, vector widths; ``identity`` keys
+    it in the store, ``selector`` names it for ``--device``."""
+
     platform: str
     name: str
     vendor: str

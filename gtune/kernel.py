@@ -176,6 +176,11 @@ class Reference:
 
 @dataclass(frozen=True)
 class TunableKernel:
+    """A kernel with its description: the OpenCL source, the tunable parameters and
+    their domains, constraints, techniques, problem sizes, launch geometry, the default
+    configuration and the reference to verify against. Made by :func:`load_kernel`;
+    ``with_sizes`` gives the same kernel at another problem size."""
+
     name: str
     source: str
     sizes: Mapping[str, int]

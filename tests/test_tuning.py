@@ -14,11 +14,11 @@ from gtune.heuristics import Budget
 from gtune.kernel import TunableKernel, load_kernel
 from gtune.measure import OpenCLEvaluator, select_device
 from gtune.measure.evaluator import Evaluator
-from gtune.measure.result import Result
 from gtune.plain import plain_kernel
 from gtune.store import SQLiteStore
 from gtune.tuning import (
-    ProgressObserver,
+    ResultMeasured,
+    TuningEvent,
     TuningInterrupted,
     TuningSession,
     technique_of,
@@ -157,13 +157,9 @@ class _StopAfter:
         self.n = n
         self.seen = 0
 
-    def run_started(self, label: str, total: int | None) -> None:
-        return None
-
-    def batch_started(self, step: str, size: int) -> None:
-        return None
-
-    def result(self, result: Result, fresh: bool, best_s: float) -> None:
+    def on_event(self, event: TuningEvent) -> None:
+        if not isinstance(event, ResultMeasured):
+            return
         self.seen += 1
         if self.seen >= self.n:
             raise KeyboardInterrupt
@@ -181,7 +177,7 @@ def test_interrupt_keeps_partial_report_and_store(tmp_path: Path, device: Device
             technique="global",
             strategy_options={"n": 8},
             store=store,
-            observer=ProgressObserver(_StopAfter(4)),
+            observer=_StopAfter(4),
             confirm=None,
         )
     partial = stop.value.report

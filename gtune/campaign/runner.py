@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import math
 import os
 import re
@@ -37,6 +38,9 @@ from gtune.exceptions import EnvironmentProblem, GtuneError, InputError
 from gtune.tuning.events import CancelToken
 
 BOUND_DEVICE = "GTUNE_WORKER_DEVICE"  # the device a worker process drives (P:D)
+log = logging.getLogger("gtune.campaign")
+QUIET_WORKERS = {"DASK_LOGGING__DISTRIBUTED": "error"}
+"""Set in each local worker process before it starts: Dask's own INFO lines stay quiet."""
 
 
 def resource_name(selector: str) -> str:
@@ -46,6 +50,9 @@ def resource_name(selector: str) -> str:
 
 
 class CampaignObserver(Protocol):
+    """Told how a campaign goes: its size at the start, configurations measured per task
+    and device as they come in, and each task's summary (or error) when it ends."""
+
     def started(self, total: int, skipped: int, devices: Sequence[str]) -> None: ...
 
     def progress(self, task_key: str, device: str, configs: int, measured: int) -> None: ...
@@ -163,11 +170,20 @@ def local_cluster(
     helpers = str(compile_budget(len(workers), os.cpu_count() or 1))
     for w in workers.values():
         w["options"]["env"][COMPILE_WORKERS_ENV] = helpers
-    return SpecCluster(
-        scheduler={"cls": Scheduler, "options": {"dashboard": False, "dashboard_address": None}},
-        workers=workers,
-        silence_logs=40,
-    )
+    import dask
+
+    # Dask reads its logging set-up when a worker process imports it, before the
+    # nanny's ``env`` is applied: only variables set before the spawn keep the
+    # workers' INFO lines off the terminal.
+    with dask.config.set({"distributed.nanny.pre-spawn-environ": QUIET_WORKERS}):
+        return SpecCluster(
+            scheduler={
+                "cls": Scheduler,
+                "options": {"dashboard": False, "dashboard_address": None},
+            },
+            workers=workers,
+            silence_logs=40,
+        )
 
 
 def run_campaign(
@@ -196,6 +212,7 @@ def run_campaign(
         cancel=cancel,
         cluster_hook=cluster_hook,
         devices=list(dict.fromkeys(spec.devices)),
+        name=spec.name,
     )
 
 
@@ -212,6 +229,7 @@ def run_tasks(
     cancel: CancelToken | None = None,
     cluster_hook: Callable[[Any], None] | None = None,
     devices: Sequence[str] | None = None,
+    name: str = "campaign",
 ) -> CampaignResult:
     """Run ``tasks`` not yet in ``out_dir/tasks.jsonl`` on Dask workers (a local cluster,
     or the scheduler at ``scheduler``), split and streamed as gtune.campaign.schedule
@@ -227,6 +245,13 @@ def run_tasks(
     show.started(len(tasks), len(tasks) - len(todo), shown)
     summaries = [done[t.key] for t in tasks if t.key in done]
     failed: list[tuple[TuningTask, str]] = []
+    log.info(
+        "campaign %s: %d tasks, %d already finished; store %s",
+        name,
+        len(tasks),
+        len(tasks) - len(todo),
+        store_url,
+    )
     if not todo:
         return CampaignResult(
             summaries=summaries,
@@ -278,12 +303,14 @@ def run_tasks(
                 try:
                     summary = fut.result()
                 except GtuneError as exc:
+                    log.warning("task %s failed: %s", piece.key, exc.render())
                     if piece.final:
                         failed.append((piece.task, exc.render()))
                         show.finished(piece.task, None, exc.render())
                     continue
                 except Exception as exc:  # a task that died on every retry (KilledWorker, ...)
                     text = f"{type(exc).__name__}: {exc}"
+                    log.warning("task %s failed: %s", piece.key, text)
                     if piece.final:
                         failed.append((piece.task, text))
                         show.finished(piece.task, None, text)
@@ -296,6 +323,9 @@ def run_tasks(
                 fh.write(json.dumps(summary, default=_json_default) + "\n")
                 fh.flush()
                 summaries.append(summary)
+                log.info(
+                    "task %s finished: %s configurations", piece.key, summary.get("evaluations")
+                )
                 show.finished(piece.task, summary, "")
     finally:
         with contextlib.suppress(Exception):

@@ -107,6 +107,10 @@ class KernelSource:
 
 @dataclass(frozen=True)
 class CampaignSpec:
+    """A campaign file, parsed: kernels (files or generated suites) × sizes × devices ×
+    strategies, with the technique, budget, timeout, compile workers, retries and store
+    every task shares. :func:`expand` turns it into :class:`CampaignTask` records."""
+
     name: str
     kernels: tuple[KernelSource, ...]
     sizes: tuple[str, ...] = ()  # "256x256x256"; () = each kernel's own size
@@ -213,6 +217,7 @@ def parse_campaign(raw: Any, *, source: str, base_dir: Path) -> CampaignSpec:
 
 
 def load_campaign(path: str | Path) -> CampaignSpec:
+    """Read a campaign file (YAML; see docs/campaigns.md); paths in it are relative to it."""
     from gtune.kernel import read_yaml
 
     p = Path(path)

@@ -18,7 +18,7 @@ from typing import Any
 from gtune.campaign.schedule import COMPILE_WORKERS_ENV, group_of
 from gtune.campaign.spec import CampaignTask
 from gtune.heuristics import Budget
-from gtune.measure.result import Result
+from gtune.tuning.events import ResultMeasured, SearchStarted, TuningEvent
 from gtune.tuning.techniques import technique_for
 
 PROGRESS_TOPIC = "gtune-progress"
@@ -62,18 +62,14 @@ class _Events:
             },
         )
 
-    # TuningProgress
-    def run_started(self, label: str, total: int | None) -> None:
-        self.emit()
-
-    def batch_started(self, step: str, size: int) -> None:
-        return None
-
-    def result(self, result: Result, fresh: bool, best_s: float) -> None:
-        self.done += 1
-        self.measured += int(fresh)
-        self.best_s = min(self.best_s, best_s)
-        self.emit()
+    def on_event(self, event: TuningEvent) -> None:
+        if isinstance(event, SearchStarted):
+            self.emit()
+        elif isinstance(event, ResultMeasured):
+            self.done += 1
+            self.measured += int(event.fresh)
+            self.best_s = min(self.best_s, event.best_s)
+            self.emit()
 
 
 class _Reuse:
@@ -124,7 +120,7 @@ def execute_task(task_data: Mapping[str, Any], store_url: str | None) -> dict[st
     from gtune.kernel import load_kernel
     from gtune.measure import select_device
     from gtune.measure.pool import reuse_workers
-    from gtune.tuning import ProgressObserver, TuningSession
+    from gtune.tuning import TuningSession
 
     task = CampaignTask.from_dict(task_data)
     started = time.monotonic()
@@ -158,7 +154,7 @@ def execute_task(task_data: Mapping[str, Any], store_url: str | None) -> dict[st
                 strategy_options=dict(task.options),
                 spec=task.spec,
                 confirm=DEFAULT_CONFIRM if task.confirm else None,
-                observer=ProgressObserver(events),
+                observer=events,
                 session=_REUSE.session,
             )
         except BaseException:

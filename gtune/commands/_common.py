@@ -11,6 +11,8 @@ import threading
 from collections.abc import Mapping
 from pathlib import Path
 
+from rich.console import Console
+
 from gtune.exceptions import InputError
 from gtune.kernel import MAX_SIZE, TunableKernel, load_kernel
 from gtune.result import ResultStore, Status, StoredRow
@@ -195,6 +197,13 @@ def parse_remeasure(text: str | None) -> frozenset[Status]:
                 source="--remeasure",
             )
     return frozenset(known[n] for n in names)
+
+
+def quiet_console(args: argparse.Namespace, console: Console) -> Console:
+    """Where a progress display draws: ``console``, or nowhere with ``--quiet``."""
+    if getattr(args, "quiet", False):
+        return Console(file=console.file, quiet=True)
+    return console
 
 
 def fmt_seconds(s: float) -> str:

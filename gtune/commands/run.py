@@ -5,33 +5,24 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import math
 import signal
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 
-from gtune.api import tune
+from gtune.api import DEFAULT_CONFIRM, tune
 from gtune.commands._common import (
     REMEASURE_HELP,
     STOP_SIGNALS,
     arm_exit_deadline,
     open_store,
     parse_remeasure,
+    quiet_console,
     received_signals,
     writable_file,
 )
@@ -41,16 +32,17 @@ from gtune.exceptions import InputError
 from gtune.heuristics import Budget, load_spec, shipped_specs
 from gtune.kernel import TunableKernel
 from gtune.measure.stats import TimingPolicy
-from gtune.report import confirmation_table, run_summary_table, seconds_text, technique_table
+from gtune.progress import ProgressBar
+from gtune.report import (
+    confirmation_table,
+    convergence_png,
+    run_summary_table,
+    seconds_text,
+    technique_table,
+)
 from gtune.tuning import (
     AUTO,
-    BatchStarted,
     CancelToken,
-    ConfirmStarted,
-    ResultMeasured,
-    SearchStarted,
-    TaskStarted,
-    TuningEvent,
     TuningInterrupted,
     TuningReport,
 )
@@ -91,7 +83,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--budget",
         metavar="N|Ns",
-        help="configurations (500) or wall time (90s, 10m), shared by the techniques tried",
+        help="configurations (500) or wall time (90s, 10m), shared by the techniques tried; "
+        "none: no limit (default: none, or 90s when every technique is searched because no "
+        "load-predictor model fits the device)",
     )
     p.add_argument(
         "--runs",
@@ -117,6 +111,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="skip the confirmation round (report the searches' best; the default is not measured)",
     )
     p.add_argument("--json", metavar="FILE", help="write the full report (with the trace) here")
+    p.add_argument(
+        "--plot",
+        metavar="FILE.png",
+        help="write a convergence plot here: best time so far against evaluations and "
+        "against seconds, one line per technique, the default as a dashed line",
+    )
     add_plain_arguments(p)
 
 
@@ -175,75 +175,6 @@ def ctrl_c_cancels(token: CancelToken) -> Iterator[None]:
             signal.signal(number, old)
 
 
-class BarProgress:
-    """A rich progress bar on stderr: the step, configurations done, ETA, best so far."""
-
-    def __init__(self, console: Console, prefix: str = "") -> None:
-        self.progress = Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            TimeRemainingColumn(),
-            TextColumn("{task.fields[best]}"),
-            console=console,
-            transient=False,
-        )
-        self.task: TaskID | None = None
-        self.label = ""
-        self.prefix = prefix
-        self.whole_run = False
-        self.fresh = 0
-        self.reused = 0
-
-    def __enter__(self) -> Self:
-        self.progress.__enter__()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.progress.__exit__(*exc)
-
-    def on_event(self, event: TuningEvent) -> None:
-        if isinstance(event, TaskStarted):
-            self.prefix = event.label
-        elif isinstance(event, SearchStarted):
-            self.run_started(event.label, event.total)
-        elif isinstance(event, BatchStarted):
-            self.batch_started(event.step, event.size)
-        elif isinstance(event, ResultMeasured):
-            self.result(event.fresh, event.best_s)
-        elif isinstance(event, ConfirmStarted):
-            self.run_started(event.label, event.configs * event.rounds)
-            self.batch_started(f"{event.configs} configurations x {event.rounds} rounds", 0)
-
-    def run_started(self, label: str, total: int | None) -> None:
-        if self.task is not None:
-            self.progress.stop_task(self.task)
-        self.label = escape(f"{self.prefix}: {label}" if self.prefix else label)
-        self.whole_run = total is not None
-        self.task = self.progress.add_task(self.label, total=total, best="")
-
-    def batch_started(self, step: str, size: int) -> None:
-        if self.task is None:
-            return
-        desc = f"{self.label} · {escape(step)}"
-        if self.whole_run:
-            self.progress.update(self.task, description=desc)
-        else:  # no total known in advance: the bar (and its ETA) covers the step
-            self.progress.reset(self.task, total=size, description=desc)
-
-    def result(self, fresh: bool, best_s: float) -> None:
-        if fresh:
-            self.fresh += 1
-        else:
-            self.reused += 1
-        if self.task is None:
-            return
-        best = f"best {seconds_text(best_s)}" if math.isfinite(best_s) else ""
-        store = f"  ({self.reused} from store)" if self.reused else ""
-        self.progress.update(self.task, advance=1, best=best + store)
-
-
 def lifted_original(path: str, kernel: TunableKernel) -> tuple[Any, TunableKernel] | None:
     """For a lifted definition (one with ``original:``), the definition and its original
     kernel at the tuning size; None for anything else."""
@@ -270,6 +201,8 @@ def run(args: argparse.Namespace) -> int:
         load_spec(spec).bind(kernel.parameter_names, kernel.sizes)
     if args.json:
         writable_file(args.json, "--json")
+    if args.plot:
+        writable_file(args.plot, "--plot")
     remeasure = parse_remeasure(args.remeasure)
     if args.runs is not None and args.runs < 1:
         raise InputError(f"must be at least 1, got {args.runs}", source="--runs")
@@ -294,7 +227,7 @@ def run(args: argparse.Namespace) -> int:
     token = CancelToken()
     interrupted = False
     try:
-        with BarProgress(err) as bar, ctrl_c_cancels(token):
+        with ProgressBar(quiet_console(args, err)) as bar, ctrl_c_cancels(token):
             try:
                 report = tune(
                     kernel,
@@ -310,7 +243,7 @@ def run(args: argparse.Namespace) -> int:
                     runs=args.runs,
                     timeout_s=args.timeout,
                     remeasure=remeasure,
-                    **({"confirm": None} if args.no_confirm else {}),
+                    confirm=None if args.no_confirm else DEFAULT_CONFIRM,
                 )
             except TuningInterrupted as stop:
                 report = stop.report
@@ -342,6 +275,8 @@ def run(args: argparse.Namespace) -> int:
         show_original(comparison, Console())
     if args.json:
         write_json(report, Path(args.json), comparison)
+    if args.plot:
+        convergence_png(report, args.plot)
     if interrupted:
         if not received_signals:  # a stop signal is reported by the command line
             print(f"gtune: {RESUME_NOTE}", file=sys.stderr)

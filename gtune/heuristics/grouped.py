@@ -102,6 +102,7 @@ class GroupedSearch:
         self._started = False
         self._next: Batch | None = None
         self._point: Config | None = None
+        self._seed: Config | None = None
         self._best = math.inf
 
     # -- Searcher protocol -------------------------------------------------------------
@@ -137,9 +138,26 @@ class GroupedSearch:
         except StopIteration:
             self._next = None
 
+    def start_from(self, config: Mapping[str, int], result: Result) -> None:
+        """A configuration measured before the search (the kernel's default): when it ran
+        and the spec allows it, the search starts from it and must beat its time."""
+        if self._started or not result.ok or set(config) != set(self.space.parameters):
+            return
+        if self.space.is_valid(config) is None and self._holds_spec_where(dict(config)):
+            self._seed = dict(config)
+            self._best = result.objective
+
+    def first_step_size(self) -> int | None:
+        """How many configurations the first step proposes (None: no valid start)."""
+        point = self._seed or self._initial_point()
+        steps = self.spec.steps_for_round(0)
+        if point is None or not steps:
+            return None
+        return len(self._candidates(steps[0], point))
+
     # -- the plan ----------------------------------------------------------------------
     def _run(self) -> _Plan:
-        point = self._initial_point()
+        point = self._seed or self._initial_point()
         if point is None:
             self._notes.append("no valid configuration satisfies the spec's constraints")
             return

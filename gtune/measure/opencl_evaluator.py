@@ -253,15 +253,14 @@ class OpenCLEvaluator(EvaluatorBase):
         from gtune.measure import select_device
         from gtune.measure.pool import pool_for
 
-        started = time.monotonic()
         if runs is not None and runs < 1:
             raise GtuneError(f"runs must be at least 1, got {runs}")
         self.kernel = kernel
         self.device = device if isinstance(device, DeviceLimits) else select_device(device)
         #: Worker processes shared with earlier evaluators (see gtune.measure.pool).
         self._pool = pool_for(self.device)
-        #: Seconds spent starting workers, uploading the problem and making the reference.
-        self.start_s = 0.0
+        #: Seconds spent starting compile workers (they start on the first batch).
+        self.compilers_start_s = 0.0
         if timing is None:
             timing = TimingPolicy(runs, runs) if runs is not None else TimingPolicy()
         #: The timing rule every configuration is measured with.
@@ -345,7 +344,6 @@ class OpenCLEvaluator(EvaluatorBase):
             target = kernel.reference.target.rpartition(":")[2]
             checks = array_checks(self._initial(list(refs)), refs, unchanged_limit=1.0)
             self._apply_checks(checks, f"the numpy reference {target}()")
-        self.start_s += time.monotonic() - started
 
     # -- workers ------------------------------------------------------------------
     def _start_measure(self) -> None:
@@ -394,7 +392,7 @@ class OpenCLEvaluator(EvaluatorBase):
                 w.kill()
                 raise EnvironmentProblem(f"cannot start a compile worker: {exc}") from None
         if starting:
-            self.start_s += time.monotonic() - began
+            self.compilers_start_s += time.monotonic() - began
 
     def _check_build(self) -> None:
         """Fail once, early, when the kernel as such does not build: the reference or

@@ -20,9 +20,6 @@ The entry points are above this package: :func:`gtune.tune` and :func:`run_tunin
 
 from __future__ import annotations
 
-from typing import Protocol
-
-from gtune.measure.result import Result
 from gtune.tuning.budget import TimeBreakdown
 from gtune.tuning.confirm import Confirmation, ConfirmedConfig, ConfirmPolicy
 from gtune.tuning.driver import run_tuning
@@ -57,35 +54,6 @@ from gtune.tuning.techniques import (
     techniques_to_run,
 )
 
-
-class TuningProgress(Protocol):
-    """The older progress interface (three calls); see :class:`ProgressObserver`."""
-
-    def run_started(self, label: str, total: int | None) -> None: ...
-
-    def batch_started(self, step: str, size: int) -> None: ...
-
-    def result(self, result: Result, fresh: bool, best_s: float) -> None: ...
-
-
-class ProgressObserver:
-    """Turns events into the calls of a :class:`TuningProgress`."""
-
-    def __init__(self, progress: TuningProgress) -> None:
-        self.progress = progress
-
-    def on_event(self, event: TuningEvent) -> None:
-        if isinstance(event, SearchStarted):
-            self.progress.run_started(event.label, event.total)
-        elif isinstance(event, BatchStarted):
-            self.progress.batch_started(event.step, event.size)
-        elif isinstance(event, ResultMeasured):
-            self.progress.result(event.result, event.fresh, event.best_s)
-        elif isinstance(event, ConfirmStarted):
-            self.progress.run_started("confirmation round", event.configs * event.rounds)
-            self.progress.batch_started("confirm", event.configs)
-
-
 __all__ = [
     "ALL",
     "AUTO",
@@ -103,7 +71,6 @@ __all__ = [
     "Observer",
     "OracleTechniquePolicy",
     "PredictedTechniquePolicy",
-    "ProgressObserver",
     "ResultMeasured",
     "RunFinished",
     "RunStarted",
@@ -115,7 +82,6 @@ __all__ = [
     "TimeBreakdown",
     "TuningEvent",
     "TuningInterrupted",
-    "TuningProgress",
     "TuningReport",
     "TuningSession",
     "build_space",

@@ -31,6 +31,7 @@ class TechniqueRun:
     reused: int = 0  # configurations served by the result store
     note: str = ""
     best_technique: str | None = None  # the technique the best configuration uses
+    started_s: float = 0.0  # seconds from the start of the run until the search began
 
     @property
     def best_s(self) -> float:
@@ -44,6 +45,7 @@ class TechniqueRun:
             "reused": self.reused,
             "note": self.note,
             "best_technique": self.best_technique,
+            "started_s": self.started_s,
             "outcome": self.outcome.to_dict() if self.outcome is not None else None,
         }
 

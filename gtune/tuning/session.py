@@ -38,22 +38,22 @@ class _Lazy:
     def __init__(self, make: Callable[[], Evaluator]) -> None:
         self._make = make
         self._inner: Evaluator | None = None
-        self._made_s = 0.0  # making evaluators that say nothing of their start
-        self._closed_s = 0.0  # the start time of evaluators closed since
+        self._made_s = 0.0  # seconds spent making evaluators
+        self._closed_s = 0.0  # compile workers started by evaluators closed since
 
     def _get(self) -> Evaluator:
         if self._inner is None:
-            began = time.monotonic()
+            t0 = time.monotonic()
             self._inner = self._make()
-            if not hasattr(self._inner, "start_s"):
-                self._made_s += time.monotonic() - began
+            self._made_s += time.monotonic() - t0
         return self._inner
 
     @property
-    def start_s(self) -> float:
-        """Seconds spent starting the evaluator(s): workers, upload, reference."""
-        current = float(getattr(self._inner, "start_s", 0.0)) if self._inner is not None else 0.0
-        return self._made_s + self._closed_s + current
+    def startup_s(self) -> float:
+        """Seconds spent starting evaluators, their compile workers (started on the first
+        batch that builds ahead) included."""
+        current = getattr(self._inner, "compilers_start_s", 0.0) if self._inner else 0.0
+        return self._made_s + self._closed_s + float(current)
 
     def evaluate(self, config: Mapping[str, int]) -> Result:
         return self._get().evaluate(config)
@@ -64,7 +64,7 @@ class _Lazy:
 
     def close(self) -> None:
         if self._inner is not None:
-            self._closed_s += float(getattr(self._inner, "start_s", 0.0))
+            self._closed_s += float(getattr(self._inner, "compilers_start_s", 0.0))
             self._inner.close()
             self._inner = None
 
@@ -110,20 +110,25 @@ class TuningSession:
         self._raw = _Lazy(self._make_inner)
         self._evaluator: StoredEvaluator | None = None
         self.listener: Callable[[Result, bool], None] | None = None
-        self._space_s = 0.0
+        self.space_s = 0.0  # seconds spent solving the space (0 when it was given)
 
     @property
     def space(self) -> EnumeratedSpace:
         if self._space is None:
-            began = time.monotonic()
+            t0 = time.monotonic()
             self._space = build_space(self.kernel, self.device, self.store)
-            self._space_s += time.monotonic() - began
+            self.space_s = time.monotonic() - t0
         return self._space
 
-    def costs(self) -> tuple[float, float, float]:
-        """Seconds so far (solving the space, starting the evaluator, the store)."""
-        store_s = self._evaluator.store_s if self._evaluator is not None else 0.0
-        return self._space_s, self._raw.start_s, store_s
+    @property
+    def startup_s(self) -> float:
+        """Seconds spent so far starting the evaluator (workers, data on the device)."""
+        return self._raw.startup_s
+
+    @property
+    def store_s(self) -> float:
+        """Seconds spent so far reading and writing the store (0 before the evaluator)."""
+        return self._evaluator.store_s if self._evaluator is not None else 0.0
 
     @property
     def raw(self) -> Evaluator:

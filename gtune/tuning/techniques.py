@@ -46,6 +46,7 @@ class TechniqueChoice:
 
     techniques: tuple[str | None, ...]
     note: str = ""
+    unpredicted: bool = False  # every technique, because no model could predict one
 
 
 class TechniquePolicy(Protocol):
@@ -124,7 +125,8 @@ class PredictedTechniquePolicy:
         from gtune.loadpredict.policy import choose_techniques
 
         choice = choose_techniques(kernel, device, self.heuristic)
-        return TechniqueChoice(tuple(choice.techniques), choice.note)
+        unpredicted = choice.oracle and len(choice.techniques) > 1
+        return TechniqueChoice(tuple(choice.techniques), choice.note, unpredicted)
 
 
 def technique_policy(

@@ -221,7 +221,7 @@ def _nbrs(a: np.ndarray) -> list[np.ndarray]:
         (lambda a, s: np.maximum.reduce(_nbrs(a)), "not linear"),
         (lambda a, s: _nbrs(a)[0] * _nbrs(a)[1], "not linear"),
         (lambda a, s: np.where(_nbrs(a)[0] > 0, _nbrs(a)[1], _nbrs(a)[2]), "not linear"),
-        (lambda a, s: (1 + s["c"]) * _nbrs(a)[0] + _nbrs(a)[1] + _nbrs(a)[3], "one product"),
+        (lambda a, s: _nbrs(a)[1] + _nbrs(a)[3] + (1 + s["c"]), "constant is one product"),
         (lambda a, s: _nbrs(a)[1] / s["c"] + _nbrs(a)[3], "a scalar divides"),
         (lambda a, s: s["c"] * s["c"] * _nbrs(a)[1] + _nbrs(a)[3], "reproduce"),
     ],
@@ -231,6 +231,23 @@ def test_what_is_not_a_stencil_is_refused(fn: Any, why: str) -> None:
     with pytest.raises(NotAStencil, match=why) as info:
         lift_with(_face_plain((16, 16), scalars), _numpy_kernel(fn), name="k")
     assert info.value.source == "numpy.cl"
+
+
+def test_a_weight_that_is_a_sum_of_products_lifts_as_separate_terms() -> None:
+    scalars = (ScalarArg("c", "float32", 0.5),)
+
+    def fn(a: np.ndarray, s: Any) -> np.ndarray:
+        return (1 + s["c"]) * _nbrs(a)[0] + _nbrs(a)[1] + _nbrs(a)[3]
+
+    defn, _ = lift_with(_face_plain((16, 16), scalars), _numpy_kernel(fn), name="k")
+    centre = sorted((t.coefficient.factor, t.coefficient.names) for t in defn.terms if t.is_centre)
+    assert centre == [(1.0, ()), (1.0, ("c",))]
+    a = np.random.default_rng(3).random((16, 16), dtype=np.float32)
+    out = np.zeros_like(a)
+    want = out.copy()
+    want[1:-1, 1:-1] = fn(a, {"c": np.float32(0.25)})
+    got = defn.reference({"src": a}, out, {"c": 0.25})
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
 
 
 def test_position_dependent_output_is_refused() -> None:

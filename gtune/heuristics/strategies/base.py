@@ -128,6 +128,8 @@ class Strategy(ABC):
     name: ClassVar[str]
     doc: ClassVar[str]
     options: ClassVar[Mapping[str, Option]]
+    seeded: ClassVar[bool] = True
+    """Whether a tuning run measures the kernel's default first (see ``Seeded``)."""
     bound: Mapping[str, Any] = {}
     """Options fixed when the strategy was made (:meth:`bind`); ``tune(options=)`` wins."""
 
