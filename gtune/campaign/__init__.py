@@ -14,6 +14,7 @@ from gtune.campaign.runner import (
     local_cluster,
     resource_name,
     run_campaign,
+    run_tasks,
 )
 from gtune.campaign.spec import CampaignSpec, CampaignTask, expand, load_campaign, parse_campaign
 from gtune.tuning.events import CancelToken
@@ -30,5 +31,6 @@ __all__ = [
     "parse_campaign",
     "resource_name",
     "run_campaign",
+    "run_tasks",
     "write_report",
 ]

@@ -53,7 +53,8 @@ _LEDGER = (
 class CampaignTask(TuningTask):
     """A :class:`~gtune.TuningTask` of a campaign (``kernel`` a path, ``device`` a
     selector, "" for the default) with how its worker measures: ``timeout_s`` per
-    configuration and ``compile_workers``."""
+    configuration and ``compile_workers``. ``confirm=False``: no confirmation round (one
+    technique's search of a split task, see gtune.campaign.schedule)."""
 
     timeout_s: float = 60.0
     compile_workers: int | None = None
@@ -61,12 +62,19 @@ class CampaignTask(TuningTask):
     @property
     def key(self) -> str:
         """Stable across runs: what the task is, not when it ran."""
-        text = json.dumps({k: v for k, v in asdict(self).items() if k in _LEDGER}, sort_keys=True)
-        slug = re.sub(r"[^A-Za-z0-9]+", "-", f"{self.label}-{self.strategy}").strip("-")[:48]
+        text = json.dumps(
+            {k: v for k, v in asdict(self).items() if k in self._fields()}, sort_keys=True
+        )
+        what = f"{self.label}-{self.strategy}" + ("" if self.confirm else f"-{self.technique}")
+        slug = re.sub(r"[^A-Za-z0-9]+", "-", what).strip("-")[:48]
         return f"{slug}-{hashlib.sha256(text.encode()).hexdigest()[:10]}"
 
+    def _fields(self) -> tuple[str, ...]:
+        # tasks with a confirmation round keep the keys of earlier versions
+        return _LEDGER if self.confirm else (*_LEDGER, "confirm")
+
     def to_dict(self) -> dict[str, Any]:
-        data = {k: v for k, v in asdict(self).items() if k in _LEDGER}
+        data = {k: v for k, v in asdict(self).items() if k in self._fields()}
         data["sizes"] = [list(s) for s in self.sizes]
         return data
 
@@ -84,6 +92,7 @@ class CampaignTask(TuningTask):
             compile_workers=(
                 None if data.get("compile_workers") is None else int(data["compile_workers"])
             ),
+            confirm=bool(data.get("confirm", True)),
         )
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import gc
 import os
 import select
 import signal
@@ -85,6 +86,9 @@ def serve(conn: Connection) -> None:
 
                 limits = DeviceLimits.from_dict(payload["device"])
                 kernel = from_dict(payload["kernel"])
+                if session is not None:  # a pooled worker handed its next kernel
+                    session = None
+                    gc.collect()  # the last kernel's device buffers go before the new ones
                 session = Session(limits, kernel, Path(payload["data_dir"]))
                 conn.send(("ok", None))
             elif verb == "compiler":

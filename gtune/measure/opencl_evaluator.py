@@ -251,11 +251,16 @@ class OpenCLEvaluator(EvaluatorBase):
         the others start as the description says); results are then checked only
         against a configuration reference, which runs on them too."""
         from gtune.measure import select_device
+        from gtune.measure.pool import pool_for
 
         if runs is not None and runs < 1:
             raise GtuneError(f"runs must be at least 1, got {runs}")
         self.kernel = kernel
         self.device = device if isinstance(device, DeviceLimits) else select_device(device)
+        #: Worker processes shared with earlier evaluators (see gtune.measure.pool).
+        self._pool = pool_for(self.device)
+        #: Seconds spent starting compile workers (they start on the first batch).
+        self.compilers_start_s = 0.0
         if timing is None:
             timing = TimingPolicy(runs, runs) if runs is not None else TimingPolicy()
         #: The timing rule every configuration is measured with.
@@ -264,7 +269,7 @@ class OpenCLEvaluator(EvaluatorBase):
         #: Configurations timed, and those whose median did not converge (noisy device).
         self.timed = 0
         self.unconverged = 0
-        self._settled = False
+        self._settled = self._pool is not None and self._pool.warm
         self._settle_tries = 0
         self.timeout_s = timeout_s
         self.verify = verify and kernel.reference.kind != "none"
@@ -282,11 +287,16 @@ class OpenCLEvaluator(EvaluatorBase):
         # the compile workers finished, while nothing from earlier runs is reused: compile
         # times stay honest (the on-disk cache in ~/.nv stays untouched). PoCL's own
         # cache is left alone; benchmarks of tuning time set POCL_KERNEL_CACHE=0.
-        (self.data_dir / "driver-cache").mkdir()
-        self._worker_env = {
-            "CUDA_CACHE_DISABLE": "0",
-            "CUDA_CACHE_PATH": str(self.data_dir / "driver-cache"),
-        }
+        if self._pool is not None:
+            self._worker_env = dict(self._pool.env)
+            self._log_dir = self._pool.dir
+        else:
+            (self.data_dir / "driver-cache").mkdir()
+            self._worker_env = {
+                "CUDA_CACHE_DISABLE": "0",
+                "CUDA_CACHE_PATH": str(self.data_dir / "driver-cache"),
+            }
+            self._log_dir = self.data_dir
         refs = write_problem(kernel, self.data_dir, seed=seed)
         for name, given in (arrays or {}).items():
             np.save(self.data_dir / f"{name}.npy", _given_array(kernel, name, given))
@@ -304,20 +314,22 @@ class OpenCLEvaluator(EvaluatorBase):
         #: reads past an array), added to wrong results' messages.
         self._wrong_note = ""
         self.rtol, self.atol = tolerances(kernel, refs)
-        self._measure = Worker(
-            "measure",
-            (
-                "setup",
-                {
-                    "device": self.device.to_dict(),
-                    "kernel": kernel.to_dict(),
-                    "data_dir": str(self.data_dir),
-                },
-            ),
-            self._worker_env,
+        setup: tuple[str, dict[str, Any]] = (
+            "setup",
+            {
+                "device": self.device.to_dict(),
+                "kernel": kernel.to_dict(),
+                "data_dir": str(self.data_dir),
+            },
         )
-        self._measure.log_path = self.data_dir / "measure.log"
-        self._compilers: list[Worker] = []
+        lent = self._pool.take_measure() if self._pool is not None else None
+        if lent is not None:
+            lent.setup = setup  # the running worker is handed this kernel instead
+            self._measure = lent
+        else:
+            self._measure = Worker("measure", setup, self._worker_env)
+            self._measure.log_path = self._log_dir / "measure.log"
+        self._compilers: list[Worker] = self._pool.compilers if self._pool is not None else []
         self.restarts = 0
         self._start_measure()
         try:
@@ -335,6 +347,13 @@ class OpenCLEvaluator(EvaluatorBase):
 
     # -- workers ------------------------------------------------------------------
     def _start_measure(self) -> None:
+        w = self._measure
+        if w.process is not None and w.process.poll() is None:
+            try:  # a pool's running worker: only the set-up is new
+                w.call(*w.setup, timeout_s=max(self.timeout_s, 120.0))
+                return
+            except (WorkerTimeout, WorkerDied):
+                w.kill()
         try:
             self._measure.start(timeout_s=max(self.timeout_s, 120.0))
         except (WorkerTimeout, WorkerDied) as exc:
@@ -360,8 +379,10 @@ class OpenCLEvaluator(EvaluatorBase):
                 Worker("compile", ("compiler", {"device": self.device.to_dict()}), self._worker_env)
             )
         for i, w in enumerate(self._compilers):
-            w.log_path = self.data_dir / f"compile-{i}.log"
+            if w.process is None:
+                w.log_path = self._log_dir / f"compile-{i}.log"
         starting = [w for w in self._compilers[:n] if w.process is None]
+        began = time.monotonic()
         for w in starting:
             w.launch()
         for w in starting:
@@ -370,6 +391,8 @@ class OpenCLEvaluator(EvaluatorBase):
             except (WorkerTimeout, WorkerDied) as exc:
                 w.kill()
                 raise EnvironmentProblem(f"cannot start a compile worker: {exc}") from None
+        if starting:
+            self.compilers_start_s += time.monotonic() - began
 
     def _check_build(self) -> None:
         """Fail once, early, when the kernel as such does not build: the reference or
@@ -678,6 +701,13 @@ class OpenCLEvaluator(EvaluatorBase):
         return out
 
     def close(self) -> None:
+        if self._pool is not None:  # the workers go back to the pool, still running
+            self._drain_compilers()
+            alive = self._measure.process is not None and self._measure.process.poll() is None
+            if alive:
+                self._pool.give_back(self._measure)
+            self._tmp.cleanup()
+            return
         for w in self._compilers:
             w.stop()
         self._compilers.clear()
@@ -685,6 +715,8 @@ class OpenCLEvaluator(EvaluatorBase):
         self._tmp.cleanup()
 
     def __del__(self) -> None:
+        if getattr(self, "_pool", None) is not None:
+            return  # the pool's workers outlive this evaluator
         try:
             for w in self._compilers:
                 w.kill()

@@ -137,7 +137,8 @@ class TimeBreakdown:
     ``compile_s`` counts only the part that did not overlap and ``compile_hidden_s`` the
     rest. ``overhead_s`` is everything else, broken down into ``space_s`` (solving the
     tuning space, or reading it from the cache), ``startup_s`` (starting the measuring
-    workers and putting the problem's data on the device) and ``other_s`` (the rest:
+    workers and putting the problem's data on the device), ``store_s`` (reading and
+    writing the result store, claims included) and ``other_s`` (the rest:
     handing configurations to the workers and back, the store, the search itself).
     """
 
@@ -150,6 +151,7 @@ class TimeBreakdown:
     compile_total_s: float = 0.0
     space_s: float = 0.0
     startup_s: float = 0.0
+    store_s: float = 0.0
     other_s: float = 0.0
 
     def add(self, result: Result) -> None:
@@ -169,11 +171,13 @@ class TimeBreakdown:
         self.compile_s = min(self.compile_total_s, wall_s - serial)
         self.compile_hidden_s = self.compile_total_s - self.compile_s
         self.overhead_s = max(0.0, wall_s - serial - self.compile_s)
-        known = min(self.overhead_s, self.space_s + self.startup_s)
-        if known < self.space_s + self.startup_s:  # clocks of different processes
-            scale = known / (self.space_s + self.startup_s)
+        parts = self.space_s + self.startup_s + self.store_s
+        known = min(self.overhead_s, parts)
+        if known < parts:  # clocks of different processes
+            scale = known / parts
             self.space_s *= scale
             self.startup_s *= scale
+            self.store_s *= scale
         self.other_s = self.overhead_s - known
 
     def to_dict(self) -> dict[str, float]:
@@ -187,6 +191,7 @@ class TimeBreakdown:
             "compile_total_s": self.compile_total_s,
             "space_s": self.space_s,
             "startup_s": self.startup_s,
+            "store_s": self.store_s,
             "other_s": self.other_s,
         }
 

@@ -152,7 +152,7 @@ def run_tuning(
     resolved = resolve_strategy(kernel, strategy, spec, options)
     policy = technique_policy(technique, resolved.label)
     choice = policy.choose(kernel, device)
-    space_from, startup0 = time.monotonic(), session.startup_s
+    space_from, startup0, store0 = time.monotonic(), session.startup_s, session.store_s
     space = session.space
     space_s = time.monotonic() - space_from
     problem = SearchProblem.from_kernel(kernel)
@@ -279,12 +279,12 @@ def run_tuning(
             )
             report.runs.append(current)
         report.interrupted = True
-        _finish(report, session, measured0, reused0, t0, startup0)
+        _finish(report, session, measured0, reused0, t0, startup0, store0)
         show.on_event(RunFinished(report))
         raise TuningInterrupted(report) from None
     finally:
         session.listener = None
-    _finish(report, session, measured0, reused0, t0, startup0)
+    _finish(report, session, measured0, reused0, t0, startup0, store0)
     show.on_event(RunFinished(report))
     return report
 
@@ -427,11 +427,13 @@ def _finish(
     reused0: int,
     started: float,
     startup0: float,
+    store0: float = 0.0,
 ) -> None:
     m, r = session.counts()
     report.measured, report.reused = m - measured0, r - reused0
     report.wall_s = time.monotonic() - started
     report.time.startup_s = session.startup_s - startup0
+    report.time.store_s = session.store_s - store0
     report.time.close(report.wall_s)
     if report.confirmation is not None and report.confirmation.best is not None:
         report.notes.append(f"confirmation round: {report.confirmation.verdict}")
