@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -322,3 +323,66 @@ def test_one_vocabulary_for_tasks_results_and_cancelling() -> None:
         "timeout_s",
         "compile_workers",
     }
+
+
+def _kernel_tuner_t4() -> Any:
+    """Kernel Tuner's own T4 module (its schemas and writer), or skip with the reason."""
+    pytest.importorskip("jsonschema", reason="jsonschema is not installed")
+    return pytest.importorskip(
+        "kernel_tuner.file_utils", reason="Kernel Tuner (its T4 schemas) is not installed"
+    )
+
+
+def test_t4_export_validates_against_kernel_tuners_schemas(tmp_path: Path) -> None:
+    import jsonschema
+
+    kt = _kernel_tuner_t4()
+    db = tmp_path / "s.db"
+    store = _stored(tmp_path, db)
+    other = Result({"WX": 8}, Status.OK, 0.1, (2e-4,))
+    store.add(other, device="dev", kernel_id="kid2", kernel_name="jacobi2d:stencil",
+              problem={"NX": 64, "NY": 32})  # fmt: skip
+    store.close()
+    out = tmp_path / "t4"
+    assert run_gtune("export", "-o", str(out), db=db).returncode == 0
+    _, results_schema = kt.output_file_schema("results")
+    _, metadata_schema = kt.output_file_schema("metadata")
+    jsonschema.validate(json.loads((out / "metadata.json").read_text()), metadata_schema)
+    files = sorted(p for p in out.iterdir() if p.name != "metadata.json")
+    assert len(files) == 2
+    for file in files:
+        jsonschema.validate(json.loads(file.read_text()), results_schema)
+
+
+def test_t4_export_uses_the_keys_and_units_of_kernel_tuners_writer(tmp_path: Path) -> None:
+    kt = _kernel_tuner_t4()
+    ours = export_t4(_stored(tmp_path).rows())
+    # One configuration as Kernel Tuner's tune_kernel returns it (times in milliseconds).
+    theirs = kt.get_t4_results(
+        [
+            {
+                "WX": 16,
+                "time": 0.11,
+                "times": [0.1, 0.11, 0.12],
+                "compile_time": 200.0,
+                "benchmark_time": 0.33,
+                "framework_time": 1.0,
+                "strategy_time": 0.5,
+                "verification_time": 10.0,
+                "timestamp": "2026-11-25 12:00:00",
+            }
+        ],
+        {"WX": [16, 32]},
+    )
+    assert ours["metadata"]["timeunit"] == theirs["metadata"]["timeunit"]
+    assert ours["schema_version"] == theirs["schema_version"]
+    mine = next(r for r in ours["results"] if r["configuration"]["WX"] == 16)
+    kt_result = theirs["results"][0]
+    assert set(kt_result) <= set(mine)
+    assert set(mine["times"]) == set(kt_result["times"])
+    assert mine["objectives"] == kt_result["objectives"]
+    kt_units = {m["name"]: m["unit"] for m in kt_result["measurements"]}
+    assert {m["name"]: m["unit"] for m in mine["measurements"]} == {"time": kt_units["time"]}
+    # The same measured run gives the same numbers in both writers' units.
+    assert mine["times"]["runtimes"] == pytest.approx(kt_result["times"]["runtimes"])
+    assert mine["times"]["compilation"] == pytest.approx(kt_result["times"]["compilation"])
