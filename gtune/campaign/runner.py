@@ -146,15 +146,27 @@ def matching(selector: str, devices: Sequence[dict[str, Any]]) -> list[dict[str,
     ]
 
 
+LOOPBACK = "127.0.0.1"
+DASHBOARD_PORT = 8787
+
+
 def local_cluster(
     devices: Sequence[str],
     workers_per_device: int = 1,
     machine: Sequence[dict[str, Any]] | None = None,
+    *,
+    dashboard: bool = False,
 ) -> Any:  # distributed.SpecCluster
     """One worker process (one thread) per physical device a selector names, bound to
     that device and advertising the selector: a selector naming two identical GPUs
-    gets two workers, one per GPU, sharing its tasks."""
+    gets two workers, one per GPU, sharing its tasks.
+
+    Everything listens on the loopback interface only: whoever reaches a Dask
+    scheduler runs code in the process that holds it (docs/robustness.md, security
+    model). The scheduler's HTTP server serves only ``/health`` unless ``dashboard``
+    asks for the Dask dashboard (then on 127.0.0.1:8787, or another free port)."""
     try:
+        import dask
         from distributed import Nanny, Scheduler, SpecCluster
     except ImportError:
         raise EnvironmentProblem("campaigns need Dask: pip install 'dask[distributed]'") from None
@@ -171,6 +183,9 @@ def local_cluster(
                 workers[name] = {
                     "cls": Nanny,
                     "options": {
+                        "host": LOOPBACK,
+                        "dashboard": False,
+                        "dashboard_address": f"{LOOPBACK}:0",
                         "nthreads": 1,
                         "resources": {resource_name(d): 1},
                         "name": name,
@@ -181,11 +196,22 @@ def local_cluster(
                         },
                     },
                 }
-    return SpecCluster(
-        scheduler={"cls": Scheduler, "options": {"dashboard": False, "dashboard_address": None}},
-        workers=workers,
-        silence_logs=40,
-    )
+    port = DASHBOARD_PORT if dashboard else 0
+    scheduler = {
+        "cls": Scheduler,
+        "options": {
+            "host": LOOPBACK,
+            "dashboard": dashboard,
+            # Dask starts an HTTP server whatever ``dashboard`` says; without an
+            # address it listens on every interface (port 8787), so name one.
+            "dashboard_address": f"{LOOPBACK}:{port}",
+        },
+    }
+    routes = dask.config.get("distributed.scheduler.http.routes", default=[])
+    with dask.config.set(
+        {"distributed.scheduler.http.routes": routes if dashboard else ["distributed.http.health"]}
+    ):
+        return SpecCluster(scheduler=scheduler, workers=workers, silence_logs=40)
 
 
 def run_campaign(
@@ -199,8 +225,17 @@ def run_campaign(
     observer: CampaignObserver | None = None,
     cancel: CancelToken | None = None,
     cluster_hook: Callable[[Any], None] | None = None,
+    tls: SchedulerTls | None = None,
+    dashboard: bool = False,
+    connect_timeout: float = 30.0,
 ) -> CampaignResult:
-    """Run every task of ``spec`` not yet finished; return the summaries of all."""
+    """Run every task of ``spec`` not yet finished; return the summaries of all.
+
+    ``scheduler`` names an existing Dask scheduler (``tcp://`` or ``tls://``); without
+    it a local cluster listening on loopback only runs the tasks (``dashboard`` adds
+    the Dask dashboard there). ``tls`` gives the certificates for a ``tls://``
+    scheduler; without them Dask's own configuration (``distributed.comm.tls``) is
+    used."""
     show: CampaignObserver = observer if observer is not None else _Quiet()
     token = cancel if cancel is not None else CancelToken()
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -218,11 +253,23 @@ def run_campaign(
     from distributed import Client, as_completed
 
     cluster = None
+    security = _security(scheduler, tls) if scheduler else None
     try:
         if scheduler:
-            client = Client(scheduler, timeout=30)
+            client = _connect(scheduler, security, token, connect_timeout)
+            if client is None:  # cancelled while connecting
+                return CampaignResult(
+                    out_dir,
+                    summaries,
+                    failed,
+                    len(tasks) - len(todo),
+                    time.monotonic() - started,
+                    cancelled=True,
+                )
         else:
-            cluster = local_cluster([t.device for t in todo], workers_per_device)
+            cluster = local_cluster(
+                [t.device for t in todo], workers_per_device, dashboard=dashboard
+            )
             client = Client(cluster)
     except OSError as exc:
         raise EnvironmentProblem(
@@ -294,6 +341,92 @@ def run_campaign(
         len(tasks) - len(todo),
         time.monotonic() - started,
         cancelled=token.cancelled,
+    )
+
+
+@dataclass(frozen=True)
+class SchedulerTls:
+    """Dask TLS credentials for a ``tls://`` scheduler: the certificate authority that
+    signed the scheduler's certificate, and this client's certificate and key (``key``
+    may be inside ``cert``)."""
+
+    ca_file: str
+    cert: str
+    key: str | None = None
+
+
+def _security(scheduler: str, tls: SchedulerTls | None) -> Any:  # distributed.Security
+    from distributed import Security
+
+    secure = scheduler.startswith("tls://")
+    if tls is None:
+        security = Security()  # Dask's configuration: distributed.comm.tls.*
+        if secure and not (
+            getattr(security, "tls_ca_file", None) and getattr(security, "tls_client_cert", None)
+        ):
+            raise InputError(
+                "a tls:// scheduler needs certificates: give --tls-ca-file and --tls-cert "
+                "(and --tls-key), or set distributed.comm.tls in Dask's configuration",
+                source=scheduler,
+            )
+        return security
+    for what, path in (("CA file", tls.ca_file), ("certificate", tls.cert), ("key", tls.key)):
+        if path is not None and not Path(path).is_file():
+            raise InputError(f"TLS {what}: no such file", source=path)
+    if not secure:
+        raise InputError(
+            "TLS certificates were given but the scheduler address is not tls://",
+            source=scheduler,
+        )
+    return Security(
+        tls_ca_file=tls.ca_file,
+        tls_client_cert=tls.cert,
+        tls_client_key=tls.key,
+        require_encryption=True,
+    )
+
+
+def _connect(scheduler: str, security: Any, token: CancelToken, timeout: float) -> Any:
+    """A client of ``scheduler``, or None when ``token`` is cancelled first.
+
+    Dask's own connect timeout does not cover a peer that accepts the connection and
+    never answers the handshake, so the client is made on a helper thread and given
+    up on after ``timeout`` seconds (or at once on cancel)."""
+    from distributed import Client
+
+    made: list[Any] = []
+    error: list[BaseException] = []
+
+    def connect() -> None:
+        try:
+            made.append(Client(scheduler, timeout=timeout, security=security))
+        except BaseException as exc:  # handed to the waiting thread
+            error.append(exc)
+
+    helper = threading.Thread(target=connect, name="gtune-dask-connect", daemon=True)
+    helper.start()
+    deadline = time.monotonic() + timeout + 5.0
+    while helper.is_alive() and time.monotonic() < deadline and not token.cancelled:
+        helper.join(0.2)
+    if made:
+        if token.cancelled:
+            with contextlib.suppress(Exception):
+                made[0].close(timeout=5)
+            return None
+        return made[0]
+    if token.cancelled:
+        return None
+    if error:
+        exc = error[0]
+        if isinstance(exc, GtuneError):
+            raise exc
+        raise EnvironmentProblem(
+            f"cannot reach the Dask scheduler {scheduler}: {type(exc).__name__}: {exc}",
+            hint="check --scheduler (and --tls-* for a tls:// scheduler)",
+        ) from None
+    raise EnvironmentProblem(
+        f"the Dask scheduler {scheduler} did not answer within {timeout:.0f} s",
+        hint="check --scheduler: is a Dask scheduler listening there?",
     )
 
 
