@@ -113,11 +113,13 @@ def physical_devices() -> list[dict[str, Any]]:
     """The OpenCL devices of this machine, listed by a child process (``gtune devices
     --json``) so that the campaign's own process never loads an OpenCL driver."""
     import subprocess
-    import sys
+
+    from gtune.measure.launch import child_env, python_command
 
     try:
         proc = subprocess.run(
-            [sys.executable, "-m", "gtune", "devices", "--json"],
+            python_command("gtune", "devices", "--json"),
+            env=child_env(),
             capture_output=True,
             text=True,
             timeout=120,
@@ -196,6 +198,9 @@ def local_cluster(
                         },
                     },
                 }
+    # Dask's nanny starts each worker as ``python -c ...`` (multiprocessing's spawn),
+    # which would put the working directory first on the worker's sys.path.
+    os.environ["PYTHONSAFEPATH"] = "1"
     port = DASHBOARD_PORT if dashboard else 0
     scheduler = {
         "cls": Scheduler,

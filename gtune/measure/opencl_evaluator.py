@@ -12,11 +12,8 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import socket
 import subprocess
-import sys
 import tempfile
-import threading
 import time
 from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
@@ -31,11 +28,10 @@ from gtune.exceptions import BuildError, EnvironmentProblem, GtuneError, InputEr
 from gtune.kernel import TunableKernel
 from gtune.measure.evaluator import EvaluatorBase
 from gtune.measure.guard import failed_reference, reference_problems
+from gtune.measure.launch import spawn_worker
 from gtune.measure.problem import tolerances, write_problem
 from gtune.measure.result import Result, Status
 from gtune.measure.stats import TimingPolicy
-
-_PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
 
 # OpenCL error codes (cl.h) of a kernel that cannot build whatever its configuration.
 CL_INVALID_BUILD_OPTIONS = -43
@@ -52,6 +48,8 @@ class WorkerDied(Exception):
 
 class Worker:
     """One spawned worker process and its pipe."""
+
+    module = "gtune.measure._worker"  # what the process runs
 
     def __init__(
         self, role: str, setup: tuple[str, dict[str, Any]], env: dict[str, str] | None = None
@@ -71,35 +69,7 @@ class Worker:
 
     def launch(self) -> None:
         """Start the process and send its set-up; :meth:`receive` collects the answer."""
-        # A fresh interpreter (like multiprocessing's spawn, without re-importing the
-        # caller's __main__), in its own session so Ctrl-C reaches only the parent.
-        ours, theirs = socket.socketpair()
-        env = dict(os.environ)
-        env.update(self.env)
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [_PACKAGE_PARENT, env.get("PYTHONPATH")]))
-        log = open(self.log_path, "ab") if self.log_path else None  # noqa: SIM115
-        try:
-            self.process = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "gtune.measure._worker",
-                    str(theirs.fileno()),
-                    str(os.getpid()),
-                    # the death signal follows the thread that starts the worker
-                    "main" if threading.current_thread() is threading.main_thread() else "thread",
-                ],
-                pass_fds=[theirs.fileno()],
-                env=env,
-                start_new_session=True,
-                stdout=log,
-                stderr=log,
-            )
-        finally:
-            if log is not None:
-                log.close()
-        theirs.close()
-        self.conn = Connection(ours.detach())
+        self.process, self.conn = spawn_worker(self.module, env=self.env, log_path=self.log_path)
         self.send(*self.setup)
 
     def send(self, verb: str, payload: Any) -> None:

@@ -13,15 +13,11 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import socket
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
@@ -30,42 +26,19 @@ import numpy as np
 from gtune.device import DeviceLimits
 from gtune.exceptions import EnvironmentProblem, GtuneError
 from gtune.kernel import TunableKernel
+from gtune.measure.launch import spawn_worker
 from gtune.measure.opencl_evaluator import Worker, WorkerDied, WorkerTimeout
 from gtune.measure.problem import initial_arrays, tolerances
 from gtune.split.geometry import Slab, SplitAxis
-
-_PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
 
 
 class SlabWorker(Worker):
     """A :class:`~gtune.measure.opencl_evaluator.Worker` running the split worker."""
 
-    def launch(self) -> None:
-        ours, theirs = socket.socketpair()
-        env = dict(os.environ)
-        env.update(self.env)
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [_PACKAGE_PARENT, env.get("PYTHONPATH")]))
-        log = open(self.log_path, "ab") if self.log_path else None  # noqa: SIM115
-        try:
-            self.process = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "gtune.split._worker",
-                    str(theirs.fileno()),
-                    str(os.getpid()),
-                ],
-                pass_fds=[theirs.fileno()],
-                env=env,
-                start_new_session=True,
-                stdout=log,
-                stderr=log,
-            )
-        finally:
-            if log is not None:
-                log.close()
-        theirs.close()
-        self.conn = Connection(ours.detach())
+    module = "gtune.split._worker"
+
+    def launch(self) -> None:  # no set-up message: the slab comes with its first call
+        self.process, self.conn = spawn_worker(self.module, env=self.env, log_path=self.log_path)
 
 
 @dataclass(frozen=True)
