@@ -20,6 +20,7 @@ import sys
 import traceback
 import warnings
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from types import FrameType
 from typing import Any, TextIO
 
@@ -31,7 +32,7 @@ from gtune.commands._common import (
     received_signals,
 )
 from gtune.exceptions import GtuneError, InputError
-from gtune.kernel import TRUST_ENV, ReferenceCodeNotice
+from gtune.kernel import TRUST_ENV, ReferenceCodeNotice, is_path_entry
 
 COMMANDS = (
     "devices",
@@ -87,9 +88,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         "--trust-module",
         action="append",
         default=[],
-        metavar="MODULE",
-        help="allow descriptions to name a function of this installed module as their "
-        f"Python reference (repeatable; also ${TRUST_ENV}, comma-separated)",
+        metavar="MODULE|FILE",
+        help="let a description's Python reference run: a function of this installed "
+        "module, or a reference .py file (or a folder of them) "
+        f"(repeatable; also ${TRUST_ENV}, comma-separated)",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
@@ -337,7 +339,9 @@ def _trusted(modules: Sequence[str]) -> Iterator[None]:
         yield
         return
     before = os.environ.get(TRUST_ENV)
-    os.environ[TRUST_ENV] = ",".join([*filter(None, [before]), *modules])
+    # files and folders as absolute paths: worker processes must agree on them
+    entries = [str(Path(m).expanduser().resolve()) if is_path_entry(m) else m for m in modules]
+    os.environ[TRUST_ENV] = ",".join([*filter(None, [before]), *entries])
     try:
         yield
     finally:

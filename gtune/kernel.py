@@ -52,8 +52,13 @@ MAX_SIZE = 2**31 - 1
 """Largest problem size and parameter value: kernels see them as ``int`` macros."""
 
 TRUST_ENV = "GTUNE_TRUST_MODULES"
-"""Comma-separated modules whose functions a description may name as its reference."""
+"""Comma-separated modules whose functions a description may name as its reference, and
+reference files (or folders of them) that may run: a path is an entry holding a ``/``
+or ending in ``.py``."""
 BUILTIN_TRUSTED_MODULES = ("gtune.stencils.reference",)
+_GTUNE_ROOT = Path(__file__).resolve().parents[1]
+BUILTIN_TRUSTED_FOLDERS = (_GTUNE_ROOT / "stencils", Path(__file__).resolve().parent)
+"""Reference files that come with gtune (its ``stencils/`` folder and the package)."""
 
 
 class ReferenceCodeNotice(UserWarning):
@@ -300,7 +305,7 @@ class TunableKernel:
             "sizes": dict(self.sizes),
             "source_path": self.source_path,
             "description_path": self.description_path,
-            "trusted_module": _reference_module(self.reference),
+            "trusted_module": _reference_trust(self.reference),
         }
 
 
@@ -321,6 +326,27 @@ def from_dict(data: Mapping[str, Any]) -> TunableKernel:
         trust_modules=[trusted] if trusted else (),
     )
     return kernel.with_sizes(data["sizes"])
+
+
+def is_path_entry(entry: str) -> bool:
+    """Whether a trust entry names a file or folder (not a module)."""
+    return os.sep in entry or "/" in entry or entry.endswith(".py")
+
+
+def file_trusted(path: Path, trusted: Sequence[str]) -> bool:
+    """Whether the reference file ``path`` may run: it comes with gtune, or it or a
+    folder above it is a path entry of ``trusted``."""
+    full = path.resolve()
+    folders = [*BUILTIN_TRUSTED_FOLDERS]
+    folders += [Path(e).expanduser().resolve() for e in trusted if is_path_entry(e)]
+    return any(full == f or full.is_relative_to(f) for f in folders)
+
+
+def _reference_trust(reference: Reference) -> str:
+    """What a rebuilt kernel must trust to run its reference (module or file)."""
+    if reference.kind != "python":
+        return ""
+    return reference.target.rpartition(":")[0]
 
 
 def _reference_module(reference: Reference) -> str:
@@ -409,9 +435,9 @@ def read_yaml(path: Path) -> Any:
 
 
 def trusted_modules(extra: Iterable[str] = ()) -> tuple[str, ...]:
-    """Modules whose functions may serve as references: gtune's own, those listed in
-    ``$GTUNE_TRUST_MODULES`` (comma-separated) and ``extra``. A module trusts its
-    submodules."""
+    """Modules whose functions may serve as references, and reference files that may
+    run: gtune's own, those listed in ``$GTUNE_TRUST_MODULES`` (comma-separated) and
+    ``extra``. A module trusts its submodules, a folder the files below it."""
     env = os.environ.get(TRUST_ENV, "")
     listed = [n.strip() for n in env.replace(";", ",").split(",") if n.strip()]
     return (*BUILTIN_TRUSTED_MODULES, *listed, *(str(e) for e in extra))
@@ -905,6 +931,13 @@ def _parse_reference(
                 )
             if not full.exists():
                 raise err("reference.python", f"reference file {file!r} not found")
+            if not file_trusted(full, trusted):
+                raise err(
+                    "reference.python",
+                    f"reference file {file!r} is Python code that would run with your "
+                    "permissions, and it is not trusted; if you trust it, allow it with "
+                    f"--trust-module {full} (or its folder; also ${TRUST_ENV})",
+                )
             digest.update(_file_bytes(full, "reference.python", err))
             target = f"{full}:{func}"
         else:

@@ -746,6 +746,7 @@ def plain_kernel(
         raw["defines"] = dict(ties)
     if extra_defines:
         raw["build_options"] = [f"-D{k}={v}" for k, v in extra_defines.items()]
+    trusted: list[str] = []
     if reference:
         file, sep, func = reference.rpartition(":")
         if not sep or not file or not func.isidentifier():
@@ -755,6 +756,7 @@ def plain_kernel(
             if not ref_path.exists():
                 raise InputError(f"reference file {file!r} not found", source="--reference")
             file = str(ref_path)
+            trusted.append(file)  # named on the command line: trusted to run
         raw["reference"] = {"python": f"{file}:{func}"}
         notes.append(f"reference: {reference} (numpy)")
     else:
@@ -773,6 +775,7 @@ def plain_kernel(
         label=where,
         source_path=str(p.resolve()),
         base_dir=p.resolve().parent,  # a --reference file lies beside the kernel
+        trust_modules=trusted,
     )
 
 
