@@ -27,7 +27,7 @@ from gtune.device import DeviceLimits
 from gtune.exceptions import BuildError, EnvironmentProblem, GtuneError, InputError
 from gtune.kernel import TunableKernel
 from gtune.measure.evaluator import EvaluatorBase
-from gtune.measure.guard import failed_reference, reference_problems
+from gtune.measure.guard import failed_reference, reference_problems, tolerance_problems
 from gtune.measure.launch import spawn_worker
 from gtune.measure.problem import tolerances, write_problem
 from gtune.measure.result import Result, Status
@@ -238,9 +238,11 @@ class OpenCLEvaluator(EvaluatorBase):
         }
         problems: list[str] = []
         refs = write_problem(kernel, self.data_dir, problems=problems, seed=seed)
+        self.rtol, self.atol = tolerances(kernel, refs)
+        initial = {n: np.load(self.data_dir / f"{n}.npy", mmap_mode="r") for n in refs}
+        problems += tolerance_problems(initial, refs, self.rtol, self.atol)
         #: Why results cannot be called verified (the reference could not fail), or None.
         self.unverified: str | None = "; ".join(problems) or None
-        self.rtol, self.atol = tolerances(kernel, refs)
         self._measure = Worker(
             "measure",
             (
@@ -339,8 +341,10 @@ class OpenCLEvaluator(EvaluatorBase):
                 np.save(self.data_dir / f"ref_{arg.name}.npy", out)
                 refs[arg.name] = out
                 initial[arg.name] = np.load(self.data_dir / f"{arg.name}.npy")
-        self.unverified = "; ".join(reference_problems(initial, refs)) or None
         self.rtol, self.atol = tolerances(self.kernel, refs)
+        problems = reference_problems(initial, refs)
+        problems += tolerance_problems(initial, refs, self.rtol, self.atol)
+        self.unverified = "; ".join(problems) or None
         self._measure.call("reload_refs", None, timeout_s=self.timeout_s)
 
     # -- measuring ----------------------------------------------------------------
