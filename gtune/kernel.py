@@ -24,6 +24,7 @@ from typing import Any, Literal
 
 from gtune.exceptions import ExpressionError, InputError
 from gtune.expr import Expr, Value
+from gtune.includes import headers_digest, kernel_include_option
 from gtune.inputs import MAX_SOURCE_BYTES, read_text, read_yaml_file
 
 Config = dict[str, int]
@@ -197,6 +198,7 @@ class TunableKernel:
     source_path: str = ""
     description_path: str = ""
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    headers_digest: str = ""  # the headers the source includes (gtune.includes)
 
     # -- names --------------------------------------------------------------------
     @property
@@ -267,9 +269,10 @@ class TunableKernel:
     def identity(self) -> str:
         """A store key: the hash of everything a result depends on besides the device.
 
-        The source, the description (build options included), the problem size and the
-        reference's code and data: fixing a wrong reference changes the identity, so
-        results verified against the old one are not served again.
+        The source, the headers it includes (their contents), the description (build
+        options included), the problem size and the reference's code and data: fixing a
+        wrong reference or changing a header changes the identity, so results measured
+        with the old one are not served again.
         """
         h = hashlib.sha256()
         h.update(self.source.encode("utf-8", "surrogatepass"))
@@ -277,6 +280,8 @@ class TunableKernel:
         h.update(json.dumps(dict(self.sizes), sort_keys=True).encode())
         if self.reference.digest:
             h.update(b"reference:" + self.reference.digest.encode())
+        if self.headers_digest:
+            h.update(b"headers:" + self.headers_digest.encode())
         return h.hexdigest()[:20]
 
     def with_sizes(self, sizes: Mapping[str, int]) -> TunableKernel:
@@ -613,6 +618,8 @@ def _parse_description(
         opts = opts.split()
     if not isinstance(opts, list) or not all(isinstance(o, str | int | float) for o in opts):
         raise err("build_options", "must be a list of compiler options (strings)")
+    folder = Path(source_path).parent if source_path else base_dir
+    options = [*kernel_include_option(folder, source), *(str(o) for o in opts)]
     return TunableKernel(
         name=name,
         source=source,
@@ -625,11 +632,12 @@ def _parse_description(
         techniques=techniques,
         features=dict(features),
         flops_per_point=float(flops),
-        build_options=tuple(str(o) for o in opts),
+        build_options=tuple(options),
         derived=derived,
         source_path=source_path,
         description_path=label if label.endswith((".yaml", ".yml")) else "",
         raw=dict(raw),
+        headers_digest=headers_digest(source, folder, options),
     )
 
 
