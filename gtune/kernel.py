@@ -220,6 +220,22 @@ class TunableKernel:
             return {p.name: int(p.default) for p in self.parameters if p.default is not None}
         return None
 
+    def outside_domain(self, config: Mapping[str, int]) -> list[str]:
+        """``NAME=value`` of every value of ``config`` outside its parameter's domain
+        (domains may depend on the problem size and on other parameters)."""
+        env = self.env(config)
+        bad: list[str] = []
+        for p in self.parameters:
+            if p.name not in config:
+                continue
+            try:
+                allowed = p.domain.values(env)
+            except (InputError, ExpressionError, KeyError):
+                continue  # a domain that cannot be evaluated here is the space's to report
+            if config[p.name] not in allowed:
+                bad.append(f"{p.name}={config[p.name]}")
+        return bad
+
     # -- per-configuration geometry -------------------------------------------------
     def env(self, config: Mapping[str, int]) -> dict[str, Value]:
         env: dict[str, Value] = dict(self.sizes)

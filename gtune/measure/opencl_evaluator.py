@@ -33,6 +33,9 @@ from gtune.measure.problem import tolerances, write_problem
 from gtune.measure.result import Result, Status
 from gtune.measure.stats import TimingPolicy
 
+MAX_RUNS = 100_000
+"""Most timed runs of one configuration."""
+
 # OpenCL error codes (cl.h) of a kernel that cannot build whatever its configuration.
 CL_INVALID_BUILD_OPTIONS = -43
 CL_INVALID_KERNEL_NAME = -46
@@ -201,8 +204,10 @@ class OpenCLEvaluator(EvaluatorBase):
     ) -> None:
         from gtune.measure import select_device
 
-        if runs is not None and runs < 1:
-            raise GtuneError(f"runs must be at least 1, got {runs}")
+        if runs is not None and not 1 <= runs <= MAX_RUNS:
+            raise InputError(
+                f"timed runs must be from 1 to {MAX_RUNS:,}, got {runs}", source="runs"
+            )
         self.kernel = kernel
         self.device = device if isinstance(device, DeviceLimits) else select_device(device)
         if timing is None:

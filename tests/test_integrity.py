@@ -1,0 +1,68 @@
+"""Bad numbers are refused before anything is measured, and big ones do not overflow."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gtune.kernel import load_kernel
+from tests.conftest import ROOT, run_gtune
+
+HEAT = str(ROOT / "stencils" / "heat3d.cl")
+
+
+def test_values_outside_a_domain_are_named(data_dir: Path) -> None:
+    kernel = load_kernel(data_dir / "naive7.cl")
+    assert kernel.outside_domain({"WX": 8, "WY": 4, "WZ": 1}) == []
+    assert kernel.outside_domain({"WX": 0, "WY": 3, "WZ": 1}) == ["WX=0", "WY=3"]
+    # domains follow the problem size: WX may be 64 only where NX is at least 64
+    assert kernel.outside_domain({"WX": 64, "WY": 4, "WZ": 1}) == ["WX=64"]
+    assert kernel.with_sizes({"NX": 64}).outside_domain({"WX": 64, "WY": 4, "WZ": 1}) == []
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--config", "WX=0"], "WX=0"),
+        (["--config", "WX=-1"], "WX=-1"),
+        (["--sweep", f"WX={','.join(str(v) for v in range(1, 5001))}"], "WX=3"),
+    ],
+)
+def test_measure_refuses_values_outside_the_domain(
+    tmp_path: Path, args: list[str], needle: str
+) -> None:
+    db = tmp_path / "r.db"
+    done = run_gtune("measure", HEAT, "--size", "16x8x8", *args, db=db)
+    assert done.returncode == 2, done.stderr
+    assert "outside the parameter's domain" in done.stderr and needle in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not db.exists() or db.stat().st_size == 0 or "results" not in done.stdout
+
+
+@pytest.mark.parametrize("runs", ["0", "-3", "100001"])
+def test_measure_refuses_a_number_of_runs_out_of_range(tmp_path: Path, runs: str) -> None:
+    done = run_gtune("measure", HEAT, "--size", "16x8x8", "--runs", runs, db=tmp_path / "r.db")
+    assert done.returncode == 2, done.stderr
+    assert "--runs" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.opencl
+def test_a_thousand_runs_and_more_are_timed(tmp_path: Path) -> None:
+    done = run_gtune(
+        "measure", HEAT, "--size", "16x8x8", "--runs", "1100", "--json", db=tmp_path / "r.db"
+    )
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["status"] == "ok" and len(data["times_s"]) == 1100
+
+
+@pytest.mark.parametrize("runs", [0, -1, 100_001])
+def test_the_library_refuses_runs_out_of_range(data_dir: Path, runs: int) -> None:
+    from gtune.exceptions import InputError
+    from gtune.measure.opencl_evaluator import OpenCLEvaluator
+
+    with pytest.raises(InputError, match="timed runs must be from 1 to 100,000"):
+        OpenCLEvaluator(load_kernel(data_dir / "naive7.cl"), runs=runs)
