@@ -39,6 +39,7 @@ from gtune.commands._plain import add_plain_arguments, open_tunable
 from gtune.commands._plain import is_plain as is_plain
 from gtune.exceptions import InputError
 from gtune.heuristics import Budget, load_spec, shipped_specs
+from gtune.measure.launch import clear_stop, request_stop
 from gtune.report import confirmation_table, run_summary_table, seconds_text, technique_table
 from gtune.tuning import (
     AUTO,
@@ -153,6 +154,7 @@ def ctrl_c_cancels(token: CancelToken) -> Iterator[None]:
             arm_exit_deadline(130 if signum == signal.SIGINT else 2, "stopped")
             raise KeyboardInterrupt
         token.cancel("interrupted")
+        request_stop()  # a hanging kernel or a looping reference is not waited for
 
     previous: dict[int, Any] = {}
     try:
@@ -166,6 +168,7 @@ def ctrl_c_cancels(token: CancelToken) -> Iterator[None]:
     try:
         yield
     finally:
+        clear_stop()
         for number, old in previous.items():
             signal.signal(number, old)
 

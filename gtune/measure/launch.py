@@ -21,7 +21,8 @@ import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from multiprocessing.connection import Connection
 from pathlib import Path
 
@@ -77,3 +78,53 @@ def spawn_worker(
         if log is not None:
             log.close()
     return process, Connection(ours.detach())
+
+
+# -- stopping -------------------------------------------------------------------------
+
+STOP_GRACE_S = 2.0
+"""How long a wait on a child goes on after a stop was asked for: a measurement that
+ends within it is kept, one that hangs (or a reference that loops) is abandoned."""
+
+_stop_at: list[float] = []  # when a stop was asked for (monotonic), while one is
+
+
+def request_stop() -> None:
+    """Ask every wait on a gtune child in this process to give up :data:`STOP_GRACE_S`
+    from now: the command line's first Ctrl-C, SIGTERM or SIGHUP. Signal-safe."""
+    if not _stop_at:
+        _stop_at.append(time.monotonic())
+
+
+def clear_stop() -> None:
+    _stop_at.clear()
+
+
+def stop_requested() -> bool:
+    return bool(_stop_at)
+
+
+def stop_overdue() -> bool:
+    """Whether a stop was asked for more than :data:`STOP_GRACE_S` ago."""
+    return bool(_stop_at) and time.monotonic() >= _stop_at[0] + STOP_GRACE_S
+
+
+class Stopped(KeyboardInterrupt):
+    """A wait on a child given up because a stop was asked for."""
+
+
+def wait_stoppable(ready: Callable[[float], bool], timeout_s: float | None) -> bool:
+    """Call ``ready(slice)`` (which waits at most ``slice`` seconds) until it says True
+    or ``timeout_s`` passes (False); raise :class:`Stopped` once a stop is overdue
+    (:func:`stop_overdue`)."""
+    deadline = None if timeout_s is None else time.monotonic() + timeout_s
+    while True:
+        now = time.monotonic()
+        ends = [t for t in (deadline, _stop_at[0] + STOP_GRACE_S if _stop_at else None) if t]
+        step = min([0.25, *(max(0.0, t - now) for t in ends)])
+        if ready(step):
+            return True
+        if stop_overdue():
+            raise Stopped()
+        if deadline is not None and time.monotonic() >= deadline:
+            return False

@@ -28,7 +28,7 @@ from gtune.exceptions import BuildError, EnvironmentProblem, GtuneError, InputEr
 from gtune.kernel import TunableKernel
 from gtune.measure.evaluator import EvaluatorBase
 from gtune.measure.guard import failed_reference, reference_problems, tolerance_problems
-from gtune.measure.launch import spawn_worker
+from gtune.measure.launch import Stopped, spawn_worker, stop_overdue, wait_stoppable
 from gtune.measure.problem import tolerances, write_problem
 from gtune.measure.result import Result, Status
 from gtune.measure.stats import TimingPolicy
@@ -83,7 +83,7 @@ class Worker:
     def receive(self, timeout_s: float) -> Any:
         assert self.conn is not None
         try:
-            if not self.conn.poll(timeout_s):
+            if not wait_stoppable(self.conn.poll, timeout_s):
                 raise WorkerTimeout()
             status, payload = self.conn.recv()
         except (EOFError, ConnectionError, OSError):
@@ -124,7 +124,7 @@ class Worker:
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None and self.conn is not None:
-            with contextlib.suppress(WorkerTimeout, WorkerDied, GtuneError):
+            with contextlib.suppress(WorkerTimeout, WorkerDied, GtuneError, Stopped):
                 self.call("stop", None, timeout_s=2.0)
         self.kill()
 
@@ -475,6 +475,8 @@ class OpenCLEvaluator(EvaluatorBase):
             busy = [w for w in self._compilers[:n_workers] if w.task is not None]
             conns = [w.conn for w in busy if w.conn is not None]
             wait(conns, timeout=0.5)
+            if stop_overdue():
+                raise Stopped()
             now = time.monotonic()
             for w in busy:
                 i = w.task

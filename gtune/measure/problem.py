@@ -115,13 +115,20 @@ def python_reference(kernel: TunableKernel, arrays: dict[str, np.ndarray]) -> di
                 f"reference returned {name!r}, which is not an output argument", source=where
             )
         want = arrays[name]
-        arr = np.asarray(value)
-        if arr.shape != want.shape:
+        try:
+            arr = np.asarray(value)
+            if arr.dtype.kind not in "biuf":
+                raise TypeError(f"{arr.dtype} values")
+            if arr.shape != want.shape:
+                raise InputError(
+                    f"reference output {name!r} has shape {arr.shape}, expected {want.shape}",
+                    source=where,
+                )
+            refs[name] = arr.astype(want.dtype)
+        except (TypeError, ValueError, OverflowError) as exc:
             raise InputError(
-                f"reference output {name!r} has shape {arr.shape}, expected {want.shape}",
-                source=where,
-            )
-        refs[name] = arr.astype(want.dtype)
+                f"reference output {name!r} is not an array of numbers ({exc})", source=where
+            ) from None
     return refs
 
 
@@ -176,7 +183,8 @@ def write_problem(
     problems: list[str] | None = None,
     seed: int = 1234,
 ) -> dict[str, np.ndarray]:
-    """Write initial arrays (and the python reference when there is one).
+    """Write initial arrays (and the python reference's outputs when there is one,
+    computed in a process of its own: :mod:`gtune.measure._reference`).
 
     Reasons why checking against the reference could not fail (the verification guard,
     :mod:`gtune.measure.guard`) are appended to ``problems`` when it is given.
@@ -186,9 +194,9 @@ def write_problem(
         np.save(directory / f"{name}.npy", arr)
     refs: dict[str, np.ndarray] = {}
     if kernel.reference.kind == "python":
-        refs = python_reference(kernel, arrays)
-        for name, arr in refs.items():
-            np.save(directory / f"ref_{name}.npy", arr)
+        from gtune.measure._reference import run_reference
+
+        refs = run_reference(kernel, directory)  # in a process of its own
         if problems is not None:
             from gtune.measure.guard import reference_problems
 
