@@ -34,6 +34,7 @@ class PostgresStore(SQLStore):
 
     placeholder = "%s"
     id_column = "BIGSERIAL PRIMARY KEY"
+    lock_rows = " FOR UPDATE"
 
     def __init__(self, url: str, *, readonly: bool = False) -> None:
         self.url = url

@@ -6,6 +6,7 @@ import json
 import multiprocessing
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -121,6 +122,54 @@ def test_claim_of_a_dead_process_is_taken_over(store: ResultStore):
     assert store.claimed("d", "k", ["a"]) == {}
     assert store.claim("d", "k", ["a"], alive, 600) == {"a"}
     assert store.claimed("d", "k", ["a", "b"]) == {"a": alive}
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return ""
+
+
+def _until(check: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + 30
+    while not check():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.02)
+
+
+def test_claims_of_a_zombie_or_a_stopped_process_are_taken_over(store: ResultStore):
+    host = socket.gethostname()
+    zombie = subprocess.Popen([sys.executable, "-c", "pass"])  # ended, not reaped yet
+    stopped = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        os.kill(stopped.pid, signal.SIGSTOP)
+        _until(lambda: _state(zombie.pid) == "Z", "the child did not become a zombie")
+        _until(lambda: _state(stopped.pid) == "T", "the child did not stop")
+        for pid, key in ((zombie.pid, "a"), (stopped.pid, "b")):
+            owner = f"{host}/{pid}/x"
+            assert store.claim("d", "k", [key], owner, 600) == {key}
+            assert store.claimed("d", "k", [key]) == {}
+            assert store.claim("d", "k", [key], f"{host}/{os.getpid()}/y", 600) == {key}
+    finally:
+        stopped.kill()
+        stopped.wait()
+        zombie.wait()
+
+
+def test_only_the_claims_holder_writes_its_result(store: ResultStore):
+    r = result(4)
+    key = config_key(r.config)
+    kw = {"device": "d", "kernel_id": "k", "kernel_name": "heat"}
+    assert store.claim("d", "k", [key], "host/1/x", 0.05) == {key}
+    time.sleep(0.1)
+    assert store.claim("d", "k", [key], "host/2/y", 600) == {key}  # taken over
+    assert store.add(r, **kw, owner="host/1/x") is False
+    assert store.count() == 0
+    assert store.add(r, **kw, owner="host/2/y") is True
+    assert store.claimed("d", "k", [key]) == {}
+    assert store.add(r, **kw, owner="host/1/x") is False  # no claim at all: not its to write
+    assert store.count() == 1
 
 
 def test_refusals_are_derived_from_results(store: ResultStore):
@@ -407,6 +456,49 @@ def test_two_processes_measure_each_configuration_once(store_url: str, tmp_path:
     with open_store(store_url) as store:
         assert store.count() == 40
         assert store.claimed("dev", "kid", [config_key({"WX": w, "WY": 1}) for w in forward]) == {}
+
+
+def test_a_stopped_process_measures_nothing_twice(store_url: str, tmp_path: Path):
+    """A process holding claims is stopped (SIGSTOP): another takes its claims over at
+    once instead of waiting out the lease; when the first continues it checks its claims
+    before measuring and before writing, so no configuration is stored twice."""
+    log = tmp_path / "measured.log"
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).parents[2]))
+
+    def start(delay: float) -> subprocess.Popen[str]:
+        code = (
+            "from tests.store.helpers import tune_process; "
+            f"print(tune_process({store_url!r}, {str(log)!r}, list(range(1, 41)), 40, {delay}))"
+        )
+        return subprocess.Popen(
+            [sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, text=True
+        )
+
+    first = start(0.1)
+    try:
+        _until(lambda: log.exists() and len(log.read_text().splitlines()) >= 3, "no progress")
+        first.send_signal(signal.SIGSTOP)
+        _until(lambda: _state(first.pid) == "T", "the process did not stop")
+        started = time.monotonic()
+        second = start(0.01)
+        out, _ = second.communicate(timeout=120)
+        assert second.returncode == 0
+        assert time.monotonic() - started < 60, "the second waited for the stopped one"
+        assert int(out) >= 30  # it measured what the stopped one had claimed
+        first.send_signal(signal.SIGCONT)
+        out, _ = first.communicate(timeout=120)
+        assert first.returncode == 0
+    finally:
+        if first.poll() is None:
+            first.kill()
+    with open_store(store_url) as store:
+        rows = [(r.device, r.kernel_id, config_key(r.result.config)) for r in store.rows()]
+        assert store.count() == 40 and len(set(rows)) == 40, "a configuration stored twice"
+        assert (
+            store.claimed("dev", "kid", [config_key({"WX": w, "WY": 1}) for w in range(41)]) == {}
+        )
+    # at most the one it was measuring when it stopped was measured by both
+    assert len(log.read_text().splitlines()) <= 41
 
 
 def test_processes_opening_a_new_store_together(store_url: str):
