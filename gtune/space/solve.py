@@ -9,18 +9,22 @@ cores. The solved array is cached on disk keyed by the exact model and data text
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -223,16 +227,42 @@ def _run(
     model: SpaceModel | None = None,
 ) -> str:
     try:
-        proc = subprocess.run(
-            cmd, capture_output=True, text=True, errors="replace", timeout=timeout, cwd=cwd
+        # a session of its own: MiniZinc starts its solver as a child, and the whole
+        # group is ended with it, however the wait ends (a stop signal included)
+        proc = subprocess.Popen(
+            cmd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            errors="replace",
+            cwd=cwd,
+            start_new_session=True,
         )
     except (FileNotFoundError, PermissionError, OSError) as exc:
         raise EnvironmentProblem(f"cannot run {cmd[0]}: {exc}", hint=_INSTALL_HINT) from None
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         raise _timed_out(what, model, timeout or 0.0) from None
+    finally:
+        _end_all([proc])
     if proc.returncode != 0:
-        raise _SolverFailed(cmd[0], what, proc.returncode, _clean(proc.stderr or proc.stdout))
-    return proc.stdout
+        raise _SolverFailed(cmd[0], what, proc.returncode, _clean(stderr or stdout))
+    return stdout
+
+
+def _end_all(procs: Sequence[subprocess.Popen[Any]]) -> None:
+    """Kill each process (and the group of one started in a session of its own) that is
+    still running, and reap it."""
+    for p in procs:
+        if p.returncode is None:  # not reaped yet: the pid is still its own
+            with contextlib.suppress(OSError):
+                if os.getpgid(p.pid) == p.pid:
+                    os.killpg(p.pid, signal.SIGKILL)
+                else:
+                    p.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            p.wait(timeout=5)
 
 
 def _clean(text: str) -> str:
@@ -331,26 +361,25 @@ def _solve_fzn(
                 procs.append(subprocess.Popen([gecode, "-a", str(f)], stdout=out, stderr=err))
         deadline = None if timeout is None else time.monotonic() + timeout
         outputs: list[bytes] = []
-        for i, proc in enumerate(procs):
-            try:
-                left = None if deadline is None else max(0.0, deadline - time.monotonic())
-                proc.wait(timeout=left)
-            except subprocess.TimeoutExpired:
-                for p in procs:
-                    p.kill()
-                    p.wait()
-                raise _timed_out("Gecode enumerating the space", model, timeout or 0.0) from None
-            if proc.returncode != 0:
-                for p in procs:
-                    p.kill()
-                    p.wait()
-                err_text = (work / f"part{i}.err").read_bytes().decode(errors="replace")
-                raise EnvironmentProblem(
-                    f"{gecode} failed on the space of {model.kernel_label} "
-                    f"(status {proc.returncode}):\n{_clean(err_text)}",
-                    hint="check the Gecode installation: " + _INSTALL_HINT,
-                )
-            outputs.append((work / f"part{i}.out").read_bytes())
+        try:  # whatever ends the wait (a stop signal included), no solver outlives it
+            for i, proc in enumerate(procs):
+                try:
+                    left = None if deadline is None else max(0.0, deadline - time.monotonic())
+                    proc.wait(timeout=left)
+                except subprocess.TimeoutExpired:
+                    raise _timed_out(
+                        "Gecode enumerating the space", model, timeout or 0.0
+                    ) from None
+                if proc.returncode != 0:
+                    err_text = (work / f"part{i}.err").read_bytes().decode(errors="replace")
+                    raise EnvironmentProblem(
+                        f"{gecode} failed on the space of {model.kernel_label} "
+                        f"(status {proc.returncode}):\n{_clean(err_text)}",
+                        hint="check the Gecode installation: " + _INSTALL_HINT,
+                    )
+                outputs.append((work / f"part{i}.out").read_bytes())
+        finally:
+            _end_all(procs)
         info.seconds_search = time.perf_counter() - t1
         info.workers = len(parts)
     t2 = time.perf_counter()
