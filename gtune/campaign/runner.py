@@ -114,7 +114,7 @@ def physical_devices() -> list[dict[str, Any]]:
     --json``) so that the campaign's own process never loads an OpenCL driver."""
     import subprocess
 
-    from gtune.measure.launch import child_env, python_command
+    from gtune.processes import child_env, python_command
 
     try:
         proc = subprocess.run(

@@ -39,7 +39,7 @@ from gtune.commands._plain import add_plain_arguments, open_tunable
 from gtune.commands._plain import is_plain as is_plain
 from gtune.exceptions import InputError
 from gtune.heuristics import Budget, load_spec, shipped_specs
-from gtune.measure.launch import clear_stop, request_stop
+from gtune.processes import clear_stop, request_stop
 from gtune.report import confirmation_table, run_summary_table, seconds_text, technique_table
 from gtune.tuning import (
     AUTO,

@@ -24,8 +24,8 @@ from gtune.measure.evaluator import (
     StoredEvaluator,
     pruned,
 )
-from gtune.measure.launch import child_env, python_command
 from gtune.measure.result import Result, Status
+from gtune.processes import child_env, python_command
 
 if TYPE_CHECKING:
     from gtune.measure.opencl_evaluator import OpenCLEvaluator

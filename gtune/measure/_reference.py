@@ -21,7 +21,7 @@ import numpy as np
 
 from gtune.exceptions import InputError
 from gtune.kernel import TunableKernel
-from gtune.measure.launch import child_env, python_command, wait_stoppable
+from gtune.processes import child_env, python_command, wait_stoppable
 
 _DONE = "reference.done"
 _ERROR = "reference.error"

@@ -13,7 +13,6 @@ import contextlib
 import os
 import re
 import subprocess
-import tempfile
 import time
 from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
@@ -28,10 +27,10 @@ from gtune.exceptions import BuildError, EnvironmentProblem, GtuneError, InputEr
 from gtune.kernel import TunableKernel
 from gtune.measure.evaluator import EvaluatorBase
 from gtune.measure.guard import failed_reference, reference_problems, tolerance_problems
-from gtune.measure.launch import Stopped, spawn_worker, stop_overdue, wait_stoppable
 from gtune.measure.problem import tolerances, write_problem
 from gtune.measure.result import Result, Status
 from gtune.measure.stats import TimingPolicy
+from gtune.processes import Stopped, scratch_dir, spawn_worker, stop_overdue, wait_stoppable
 
 MAX_RUNS = 100_000
 """Most timed runs of one configuration."""
@@ -229,7 +228,7 @@ class OpenCLEvaluator(EvaluatorBase):
         self.measure_alone = (
             "CPU" in self.device.type.upper() if measure_alone is None else measure_alone
         )
-        self._tmp = tempfile.TemporaryDirectory(prefix="gtune-problem-")
+        self._tmp = scratch_dir("problem")
         self.data_dir = Path(self._tmp.name)
         # NVIDIA's driver finishes compilation (PTX to machine code) when a binary is
         # loaded. A cache private to this evaluator lets the measuring worker reuse what

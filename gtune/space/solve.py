@@ -18,7 +18,6 @@ import re
 import shutil
 import signal
 import subprocess
-import tempfile
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -30,6 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gtune.exceptions import EnvironmentProblem, GtuneError, InputError, UnsatisfiableSpace
+from gtune.processes import scratch_dir
 from gtune.space.constraints import NamedConstraint
 from gtune.space.model import SpaceModel, device_dzn, model_mzn, mzn_name
 
@@ -336,7 +336,7 @@ def _solve_fzn(
     if gecode is None:
         return _solve_cli(model, info, timeout)
     t0 = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="gtune-space-") as tmp:
+    with scratch_dir("space") as tmp:
         work = Path(tmp)
         try:
             fzn, sources = _compile(model, work, timeout)
@@ -502,7 +502,7 @@ def parse_rows(output: bytes, width: int) -> IntArray:
 def _solve_cli(model: SpaceModel, info: SolveInfo, timeout: float | None) -> IntArray:
     """Fallback: the ``minizinc`` executable with one line of integers per solution."""
     t0 = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="gtune-space-") as tmp:
+    with scratch_dir("space") as tmp:
         work = Path(tmp)
         (work / "model.mzn").write_text(model_mzn(model))
         (work / "device.dzn").write_text(device_dzn(model.limits, model.device_name))
@@ -560,7 +560,7 @@ def is_satisfiable(
     """Does MiniZinc find one solution with only ``constraints`` (domains always hold)?"""
     reduced = SpaceModel(**{**model.__dict__, "constraints": constraints})
     binary = minizinc_binary()
-    with tempfile.TemporaryDirectory(prefix="gtune-space-") as tmp:
+    with scratch_dir("space") as tmp:
         (Path(tmp) / "m.mzn").write_text(model_mzn(reduced))
         (Path(tmp) / "d.dzn").write_text(device_dzn(model.limits, model.device_name))
         try:

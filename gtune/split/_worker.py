@@ -1,6 +1,6 @@
 """A split worker: one device, its slab, in a fresh interpreter of its own.
 
-Started by :func:`gtune.measure.launch.spawn_worker` (a fresh interpreter, like
+Started by :func:`gtune.processes.spawn_worker` (a fresh interpreter, like
 ``gtune.measure._worker``: forking after a driver is initialised fails); it talks to the
 parent over the socket ``FD`` with plain data and dies with its parent (``PR_SET_PDEATHSIG``
 where Linux offers it, and at the latest when the socket closes).

@@ -14,7 +14,6 @@ import contextlib
 import os
 import shutil
 import statistics
-import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -26,9 +25,9 @@ import numpy as np
 from gtune.device import DeviceLimits
 from gtune.exceptions import EnvironmentProblem, GtuneError
 from gtune.kernel import TunableKernel
-from gtune.measure.launch import spawn_worker
 from gtune.measure.opencl_evaluator import Worker, WorkerDied, WorkerTimeout
 from gtune.measure.problem import initial_arrays, tolerances
+from gtune.processes import scratch_dir, spawn_worker
 from gtune.split.geometry import Slab, SplitAxis
 
 
@@ -107,7 +106,7 @@ class Executor:
         self.timeout_s = timeout_s
         # inputs, plus one output alone per device, one split: with room to spare
         need = 2 * kernel.bytes_moved() * (len(self.devices) + 2)
-        self._tmp = tempfile.TemporaryDirectory(prefix="gtune-split-", dir=_shared_tmp(need))
+        self._tmp = scratch_dir("split", _shared_tmp(need))
         self.dir = Path(self._tmp.name)
         self.inputs: dict[str, str] = {}
         self.shapes: dict[str, tuple[tuple[int, ...], np.dtype[Any]]] = {}

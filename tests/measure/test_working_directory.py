@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gtune.measure.launch import PACKAGE_PARENT, child_env, python_command
+from gtune.processes import PACKAGE_PARENT, child_env, python_command
 from tests.conftest import ROOT
 
 HEAT = str(ROOT / "stencils" / "heat3d.cl")

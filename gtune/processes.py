@@ -1,4 +1,5 @@
-"""Starting gtune's own Python processes: workers, device queries, helpers.
+"""gtune's own processes: starting Python children (workers, device queries, the
+reference), stopping waits on them, and scratch folders.
 
 Every Python process gtune starts runs this package, and nothing from the directory
 gtune was started in: ``python -m`` would put the working directory first on the
@@ -16,10 +17,13 @@ workers all start through it.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -128,3 +132,35 @@ def wait_stoppable(ready: Callable[[float], bool], timeout_s: float | None) -> b
             raise Stopped()
         if deadline is not None and time.monotonic() >= deadline:
             return False
+
+
+# -- scratch folders ------------------------------------------------------------------
+
+
+def scratch_dir(kind: str, parent: str | None = None) -> tempfile.TemporaryDirectory[str]:
+    """A temporary folder ``gtune-KIND-PID-...`` removed when done. A process killed
+    with SIGKILL cannot remove its own; folders of this kind whose process no longer
+    runs are removed here, when the next one is made."""
+    base = Path(parent or tempfile.gettempdir())
+    with contextlib.suppress(OSError):
+        for old in base.glob(f"gtune-{kind}-*-*"):
+            pid_text = old.name[len(f"gtune-{kind}-") :].partition("-")[0]
+            if pid_text.isdigit() and not _runs(int(pid_text)) and old.stat().st_uid == os.getuid():
+                shutil.rmtree(old, ignore_errors=True)
+    return tempfile.TemporaryDirectory(prefix=f"gtune-{kind}-{os.getpid()}-", dir=parent)
+
+
+def _runs(pid: int) -> bool:
+    """Whether process ``pid`` exists and has not ended (a zombie has)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            state = fh.read().rpartition(b")")[2].split()[:1]
+    except OSError:
+        return True
+    return state not in ([b"Z"], [b"X"])
