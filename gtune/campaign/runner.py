@@ -255,6 +255,7 @@ def run_campaign(
     failed: list[tuple[CampaignTask, str]] = []
     if not todo:
         return CampaignResult(out_dir, summaries, failed, len(tasks), time.monotonic() - started)
+    _check_before_start(spec, store_url)
     from distributed import Client, as_completed
 
     cluster = None
@@ -433,6 +434,23 @@ def _connect(scheduler: str, security: Any, token: CancelToken, timeout: float) 
         f"the Dask scheduler {scheduler} did not answer within {timeout:.0f} s",
         hint="check --scheduler: is a Dask scheduler listening there?",
     )
+
+
+def _check_before_start(spec: CampaignSpec, store_url: str) -> None:
+    """What every task needs and the client can check: the strategies exist and the
+    store opens. A mistake there is one message before any cluster starts, not a
+    failure of every task after it."""
+    from gtune.heuristics import get_strategy
+    from gtune.store import open_store
+    from gtune.tuning.strategy import GENERIC
+
+    for name in dict.fromkeys(spec.strategies):
+        if name != GENERIC:
+            try:
+                get_strategy(name)
+            except GtuneError as exc:
+                raise InputError(exc.message, source=f"{spec.name}: strategies") from None
+    open_store(store_url).close()
 
 
 def _json_default(value: Any) -> Any:

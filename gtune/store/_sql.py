@@ -176,7 +176,7 @@ class SQLStore:
         if "meta" in tables:
             rows = self._exec("SELECT value FROM meta WHERE key = 'version'")
             text = str(rows[0][0]) if rows else ""
-            if not text.isdigit():
+            if not (text.isascii() and text.isdigit() and len(text) <= 9):  # "²" is a digit
                 raise StoreError(
                     f"the meta table holds no valid schema version ({text!r})",
                     source=self.location,

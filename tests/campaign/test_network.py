@@ -208,3 +208,25 @@ def test_a_tls_scheduler_is_reached_with_certificates_and_refused_without(
             _connect(plain, _security(plain, None), CancelToken(), 5)
     finally:
         cluster.close(timeout=20)
+
+
+@pytest.mark.parametrize(
+    ("extra", "needle"),
+    [
+        (["--strategies", "no-such-strategy"], "no-such-strategy"),
+        (["--store", "mysql://db/x"], "mysql"),
+    ],
+)
+def test_a_campaign_mistake_is_named_before_any_cluster_starts(
+    tmp_path: Path, extra: list[str], needle: str
+) -> None:
+    from tests.conftest import run_gtune
+
+    heat = str(ROOT / "stencils" / "heat3d.cl")
+    started = time.monotonic()
+    done = run_gtune(
+        "campaign", "--kernels", heat, "--sizes", "8x8x8", "--out", str(tmp_path / "c"), *extra
+    )
+    assert done.returncode == 2, done.stderr
+    assert needle in done.stderr and "Traceback" not in done.stderr
+    assert time.monotonic() - started < 20
