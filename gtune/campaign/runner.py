@@ -120,6 +120,7 @@ def physical_devices() -> list[dict[str, Any]]:
         proc = subprocess.run(
             python_command("gtune", "devices", "--json"),
             env=child_env(),
+            start_new_session=True,  # Ctrl-C at the terminal is gtune's to handle
             capture_output=True,
             text=True,
             timeout=120,
@@ -256,7 +257,7 @@ def run_campaign(
     if not todo:
         return CampaignResult(out_dir, summaries, failed, len(tasks), time.monotonic() - started)
     _check_before_start(spec, store_url)
-    from distributed import Client, as_completed
+    from distributed import as_completed
 
     cluster = None
     security = _security(scheduler, tls) if scheduler else None
@@ -273,10 +274,18 @@ def run_campaign(
                     cancelled=True,
                 )
         else:
-            cluster = local_cluster(
-                [t.device for t in todo], workers_per_device, dashboard=dashboard
+            cluster, client = _start_local(
+                [t.device for t in todo], workers_per_device, dashboard, token
             )
-            client = Client(cluster)
+            if client is None:
+                return CampaignResult(
+                    out_dir,
+                    summaries,
+                    failed,
+                    len(tasks) - len(todo),
+                    time.monotonic() - started,
+                    cancelled=True,
+                )
     except OSError as exc:
         raise EnvironmentProblem(
             f"cannot reach the Dask scheduler: {exc}", hint="check --scheduler"
@@ -434,6 +443,51 @@ def _connect(scheduler: str, security: Any, token: CancelToken, timeout: float) 
         f"the Dask scheduler {scheduler} did not answer within {timeout:.0f} s",
         hint="check --scheduler: is a Dask scheduler listening there?",
     )
+
+
+def _start_local(
+    devices: list[str], workers_per_device: int, dashboard: bool, token: CancelToken
+) -> tuple[Any, Any]:
+    """A local cluster and its client; (None, None) when cancelled while starting.
+
+    Ctrl-C at a terminal reaches every process of its group: the cluster's processes are
+    started with SIGINT ignored (which they inherit, and Python keeps), so that only
+    gtune decides what it means. (A Ctrl-C in the second or two the cluster takes to
+    start is therefore not seen; one after it stops the campaign.)"""
+    import signal
+
+    from distributed import Client
+
+    machine = physical_devices()  # its own session: Ctrl-C meanwhile is gtune's
+    if token.cancelled:
+        return None, None
+    cluster = None
+    previous: Any = None
+    with contextlib.suppress(ValueError):  # not the main thread: signals are not ours
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        cluster = local_cluster(devices, workers_per_device, machine, dashboard=dashboard)
+        client = Client(cluster)
+    except GtuneError:
+        raise
+    except Exception as exc:
+        if cluster is not None:
+            with contextlib.suppress(Exception):
+                cluster.close(timeout=10)
+        if token.cancelled:
+            return None, None
+        raise EnvironmentProblem(
+            f"the local Dask cluster did not start: {type(exc).__name__}: {exc}"
+        ) from None
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+    if token.cancelled:
+        with contextlib.suppress(Exception):
+            client.close(timeout=10)
+            cluster.close(timeout=10)
+        return None, None
+    return cluster, client
 
 
 def _check_before_start(spec: CampaignSpec, store_url: str) -> None:

@@ -230,3 +230,32 @@ def test_a_campaign_mistake_is_named_before_any_cluster_starts(
     assert done.returncode == 2, done.stderr
     assert needle in done.stderr and "Traceback" not in done.stderr
     assert time.monotonic() - started < 20
+
+
+@pytest.mark.opencl
+@pytest.mark.parametrize("after", [1.0, 5.0])
+def test_ctrl_c_at_the_terminal_stops_a_campaign_without_a_traceback(
+    tmp_path: Path, after: float
+) -> None:
+    """SIGINT to the whole process group, as a terminal's Ctrl-C sends it."""
+    import os
+    import signal
+    import sys
+
+    heat = str(ROOT / "stencils" / "heat3d.cl")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    cmd = [sys.executable, "-m", "gtune", "campaign", "--kernels", heat, "--sizes", "16x16x16"]
+    proc = subprocess.Popen(
+        [*cmd, "--budget", "60", "--out", str(tmp_path / "c")],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    time.sleep(after)
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 2, err
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+    assert "interrupted" in err
