@@ -22,6 +22,7 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gtune.exceptions import EnvironmentProblem, GtuneError, InputError, UnsatisfiableSpace
-from gtune.processes import scratch_dir
+from gtune.processes import scratch_dir, wait_stoppable
 from gtune.space.constraints import NamedConstraint
 from gtune.space.model import SpaceModel, device_dzn, model_mzn, mzn_name
 
@@ -240,15 +241,32 @@ def _run(
         )
     except (FileNotFoundError, PermissionError, OSError) as exc:
         raise EnvironmentProblem(f"cannot run {cmd[0]}: {exc}", hint=_INSTALL_HINT) from None
-    try:
-        stdout, stderr = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        raise _timed_out(what, model, timeout or 0.0) from None
+    got: list[tuple[str, str]] = []
+
+    def done(wait_s: float) -> bool:
+        try:
+            got.append(proc.communicate(timeout=wait_s))
+        except subprocess.TimeoutExpired:
+            return False
+        return True
+
+    try:  # a stop asked for (the first Ctrl-C of a run) ends the wait, too
+        if not wait_stoppable(done, timeout):
+            raise _timed_out(what, model, timeout or 0.0)
     finally:
         _end_all([proc])
+    stdout, stderr = got[0]
     if proc.returncode != 0:
         raise _SolverFailed(cmd[0], what, proc.returncode, _clean(stderr or stdout))
     return stdout
+
+
+def _exited(proc: subprocess.Popen[Any], wait_s: float) -> bool:
+    try:
+        proc.wait(timeout=wait_s)
+    except subprocess.TimeoutExpired:
+        return False
+    return True
 
 
 def _end_all(procs: Sequence[subprocess.Popen[Any]]) -> None:
@@ -363,13 +381,9 @@ def _solve_fzn(
         outputs: list[bytes] = []
         try:  # whatever ends the wait (a stop signal included), no solver outlives it
             for i, proc in enumerate(procs):
-                try:
-                    left = None if deadline is None else max(0.0, deadline - time.monotonic())
-                    proc.wait(timeout=left)
-                except subprocess.TimeoutExpired:
-                    raise _timed_out(
-                        "Gecode enumerating the space", model, timeout or 0.0
-                    ) from None
+                left = None if deadline is None else max(0.0, deadline - time.monotonic())
+                if not wait_stoppable(partial(_exited, proc), left):
+                    raise _timed_out("Gecode enumerating the space", model, timeout or 0.0)
                 if proc.returncode != 0:
                     err_text = (work / f"part{i}.err").read_bytes().decode(errors="replace")
                     raise EnvironmentProblem(
