@@ -563,8 +563,8 @@ def _parse_description(
         raise err("problem", "must map size names to integers, e.g. {NX: 256, NY: 256}")
     sizes: dict[str, int] = {}
     for k, v in problem.items():
-        if not isinstance(k, str) or not k.isidentifier():
-            raise err(f"problem.{k}", "size names must be identifiers such as NX")
+        if not isinstance(k, str) or not (k.isidentifier() and k.isascii()):
+            raise err(f"problem.{k}", "size names must be ASCII identifiers such as NX")
         if not isinstance(v, int) or isinstance(v, bool) or not 0 < v <= MAX_SIZE:
             raise err(f"problem.{k}", f"must be a positive integer up to {MAX_SIZE}, got {v!r}")
         sizes[k] = v
@@ -582,6 +582,19 @@ def _parse_description(
                 f"parameters.{p.name}",
                 f"domain may only use problem sizes ({', '.join(sizes)}); got {bad[0]!r} "
                 "(express dependencies between parameters as constraints)",
+            )
+    for p in params:
+        if p.default is None:
+            continue
+        try:
+            allowed = p.domain.values(dict(sizes))
+        except (InputError, ExpressionError):
+            continue  # reported where the space is built
+        if p.default not in allowed:
+            shown = ", ".join(str(v) for v in allowed[:8]) + (", ..." if len(allowed) > 8 else "")
+            raise err(
+                f"parameters.{p.name}.default",
+                f"{p.default} is outside the domain at the problem size ({shown or 'empty'})",
             )
 
     args = _parse_arguments(raw["arguments"], err, known)
@@ -634,6 +647,18 @@ def _parse_description(
         opts = opts.split()
     if not isinstance(opts, list) or not all(isinstance(o, str | int | float) for o in opts):
         raise err("build_options", "must be a list of compiler options (strings)")
+    own = {*sizes, *(p.name for p in params), *(n for n, _ in derived)}
+    for i, opt in enumerate(str(o) for o in opts):
+        # the driver splits options at spaces: each piece is an option of its own
+        for piece in opt.split():
+            if piece.startswith("-D"):
+                macro = piece[2:].partition("=")[0]
+                if macro in own:
+                    raise err(
+                        f"build_options[{i}]",
+                        f"{piece!r} would redefine {macro}, which gtune defines itself "
+                        "(the problem size, a parameter or a defines: entry)",
+                    )
     folder = Path(source_path).parent if source_path else base_dir
     options = [*kernel_include_option(folder, source), *(str(o) for o in opts)]
     return TunableKernel(
@@ -664,8 +689,8 @@ def _parse_parameters(raw: Any, err: Any) -> list[Parameter]:
     out: list[Parameter] = []
     for name, spec in raw.items():
         key = f"parameters.{name}"
-        if not isinstance(name, str) or not name.isidentifier():
-            raise err(key, "parameter names must be identifiers")
+        if not isinstance(name, str) or not (name.isidentifier() and name.isascii()):
+            raise err(key, "parameter names must be identifiers of ASCII letters, digits and '_'")
         src = f"{key}"
         default = None
         doc = ""

@@ -516,6 +516,13 @@ def plain_kernel(
     for g in glob:
         _expr(g, "--global", known)
     extra_defines = dict(defines or {})
+    for name, value in extra_defines.items():
+        if not str(value).strip() or any(c.isspace() for c in str(value)):
+            raise InputError(
+                f"{name}={value!r}: a value holds no spaces (the compiler would read each "
+                "piece as an option of its own)",
+                source="defines",
+            )
 
     # -- the default configuration (also the reference) ------------------------------
     default = dict(default or {})

@@ -66,3 +66,43 @@ def test_the_library_refuses_runs_out_of_range(data_dir: Path, runs: int) -> Non
 
     with pytest.raises(InputError, match="timed runs must be from 1 to 100,000"):
         OpenCLEvaluator(load_kernel(data_dir / "naive7.cl"), runs=runs)
+
+
+def test_a_define_cannot_smuggle_in_compiler_options(tmp_path: Path, data_dir: Path) -> None:
+    plain = str(data_dir / "plain_blur.cl")
+    done = run_gtune(
+        "measure", plain, "--size", "64x32", "--scalar", "scale=0.1",
+        "--define", "X=1 -DNX=2", db=tmp_path / "r.db",
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert "holds no spaces" in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("option", ["-DNX=4", "-DWX=2", "-cl-mad-enable -DNY=3"])
+def test_build_options_cannot_redefine_what_gtune_defines(kernel_copy, option: str) -> None:
+    from gtune.exceptions import InputError
+
+    cl = kernel_copy("naive7", lambda t: t + f"build_options: [{option}]\n")
+    with pytest.raises(InputError, match="would redefine"):
+        load_kernel(cl)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "needle"),
+    [
+        ("WX: {pow2: [1, NX], default: 8}", "WX: {pow2: [1, NX], default: 3}", "default"),
+        ("WX: {pow2: [1, NX], default: 8}", "WX: {pow2: [1, NX], default: 64}", "outside"),
+        ("WX: {pow2: [1, NX], default: 8}", "WÜ: {pow2: [1, NX], default: 8}", "ASCII"),
+    ],
+)
+def test_descriptions_with_values_gtune_cannot_use_are_refused(
+    kernel_copy, old: str, new: str, needle: str
+) -> None:
+    from gtune.exceptions import InputError
+
+    def edit(text: str) -> str:
+        assert old in text
+        return text.replace(old, new)
+
+    with pytest.raises(InputError, match=needle):
+        load_kernel(kernel_copy("naive7", edit))
