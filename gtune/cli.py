@@ -250,6 +250,8 @@ def _name_environment(exc: GtuneError, args: argparse.Namespace) -> None:
 
 def _say(text: str) -> None:
     stream = sys.stderr
+    # text from inputs (a flag's value, a file name) may hold terminal escape sequences
+    text = "".join(c if c in "\n\t" or c.isprintable() else repr(c)[1:-1] for c in text)
     line = f"gtune: {text}"
     encoding = getattr(stream, "encoding", None) or "utf-8"
     with contextlib.suppress(OSError, ValueError):

@@ -11,6 +11,7 @@ file (and line where known).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -136,6 +137,13 @@ def check_yaml_shape(text: str, source: str) -> None:
                 anchored[anchor] = (inner + 1, inner_bytes)
             add(inner + 1, inner_bytes, event)
         elif isinstance(event, yaml.ScalarEvent):
+            bad = _CONTROL.search(event.value)
+            if bad is not None:
+                raise InputError(
+                    f"holds a control character ({bad.group()!r}): descriptions, specs and "
+                    "campaigns are text, and such characters would reach the terminal",
+                    source=_at(event, source),
+                )
             size = len(event.value.encode("utf-8", "surrogatepass"))
             if event.anchor is not None:
                 anchored[event.anchor] = (1, size)
@@ -149,6 +157,10 @@ def check_yaml_shape(text: str, source: str) -> None:
                 )
             n, b = anchored.get(event.anchor or "", (1, 0))
             add(n, b, event)
+
+
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+"""Control characters other than tab and line ends (escape sequences start with one)."""
 
 
 def _at(event: yaml.Event, source: str) -> str:

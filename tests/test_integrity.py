@@ -106,3 +106,15 @@ def test_descriptions_with_values_gtune_cannot_use_are_refused(
 
     with pytest.raises(InputError, match=needle):
         load_kernel(kernel_copy("naive7", edit))
+
+
+def test_terminal_escapes_never_reach_the_terminal(
+    kernel_copy, tmp_path: Path, data_dir: Path
+) -> None:
+    cl = kernel_copy("naive7", lambda t: t + 'doc: "\\e[2J\\e[31mred"\n')
+    done = run_gtune("space", str(cl))
+    assert done.returncode == 2 and "control character" in done.stderr
+    assert "\x1b" not in done.stderr + done.stdout
+    clean = str(data_dir / "naive7.cl")
+    bad = run_gtune("measure", clean, "--config", "\x1b[31mWX=1", db=tmp_path / "r.db")
+    assert bad.returncode == 2 and "\x1b" not in bad.stderr + bad.stdout, bad.stderr
