@@ -446,8 +446,29 @@ def load_kernel(
         base_dir=desc_path.parent,
         trust_modules=trust_modules,
     )
+    _check_argument_count(kernel, str(desc_path))
     _notice_python_reference(kernel)
     return kernel.with_sizes(sizes) if sizes else kernel
+
+
+def _check_argument_count(kernel: TunableKernel, where: str) -> None:
+    """The description lists as many arguments as the kernel function takes (read from
+    the source where no macro can change the signature)."""
+    from gtune.plain import kernel_signatures
+
+    if "#define" in kernel.source or "#include" in kernel.source:
+        return  # the signature may come from macros: the driver's check stands
+    try:
+        params = kernel_signatures(kernel.source).get(kernel.name)
+    except (InputError, ValueError, IndexError, RecursionError):
+        return
+    if params is not None and len(params) != len(kernel.arguments):
+        raise InputError(
+            f"kernel {kernel.name} takes {len(params)} argument(s) in "
+            f"{Path(kernel.source_path).name}, the description lists "
+            f"{len(kernel.arguments)}",
+            source=f"{where}: arguments",
+        )
 
 
 def read_yaml(path: Path) -> Any:

@@ -118,3 +118,15 @@ def test_terminal_escapes_never_reach_the_terminal(
     clean = str(data_dir / "naive7.cl")
     bad = run_gtune("measure", clean, "--config", "\x1b[31mWX=1", db=tmp_path / "r.db")
     assert bad.returncode == 2 and "\x1b" not in bad.stderr + bad.stdout, bad.stderr
+
+
+def test_a_description_and_kernel_disagreeing_on_arguments_is_refused(kernel_copy) -> None:
+    from gtune.exceptions import InputError
+
+    def drop_c1(text: str) -> str:
+        line = "  - {name: c1, kind: scalar, value: 0.1}\n"
+        assert line in text
+        return text.replace(line, "")
+
+    with pytest.raises(InputError, match=r"takes 4 argument\(s\).*lists 3"):
+        load_kernel(kernel_copy("naive7", drop_c1))
