@@ -44,3 +44,28 @@ def test_a_wait_gives_up_after_the_grace_once_a_stop_is_asked(
         assert time.monotonic() - started < 2
     finally:
         processes.clear_stop()
+
+
+@pytest.mark.opencl
+def test_a_worker_that_cannot_start_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, data_dir: Path
+) -> None:
+    """The worker's own last words (here: a full disk, said by a site hook that runs only
+    in measuring workers) are in the message."""
+    from gtune.exceptions import EnvironmentProblem
+    from gtune.kernel import load_kernel
+    from gtune.measure.opencl_evaluator import OpenCLEvaluator
+
+    hook = tmp_path / "site"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(
+        "import os, sys\n"
+        "if 'gtune-problem-' in os.environ.get('CUDA_CACHE_PATH', ''):\n"
+        "    sys.stderr.write('OSError: [Errno 28] No space left on device\\n')\n"
+        "    sys.stderr.flush()\n"
+        "    os._exit(1)\n"
+    )
+    monkeypatch.setenv("PYTHONPATH", f"{hook}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
+    with pytest.raises(EnvironmentProblem, match="No space left on device") as err:
+        OpenCLEvaluator(load_kernel(data_dir / "naive7.cl"), compile_workers=0)
+    assert "exited with status 1" in err.value.render()

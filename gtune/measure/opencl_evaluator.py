@@ -277,8 +277,16 @@ class OpenCLEvaluator(EvaluatorBase):
             self._measure.start(timeout_s=max(self.timeout_s, 120.0))
         except (WorkerTimeout, WorkerDied) as exc:
             self._measure.kill()
+            why = str(exc) or "it did not answer"
+            log = self._measure.log_path
+            with contextlib.suppress(OSError):  # what the worker said (a full disk, ...)
+                text = log.read_text(errors="replace") if log is not None else ""
+                said = [ln for ln in text.splitlines() if ln.strip()]
+                if said:
+                    why += ": " + " / ".join(said[-2:])[-400:]
             raise EnvironmentProblem(
-                f"cannot start an OpenCL worker on {self.device.name}: {exc}"
+                f"cannot start an OpenCL worker on {self.device.name}: {why}",
+                hint="the last words are the worker's own; a full disk or a broken driver stops it",
             ) from None
 
     def _restart_measure(self) -> None:
