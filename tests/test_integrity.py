@@ -130,3 +130,21 @@ def test_a_description_and_kernel_disagreeing_on_arguments_is_refused(kernel_cop
 
     with pytest.raises(InputError, match=r"takes 4 argument\(s\).*lists 3"):
         load_kernel(kernel_copy("naive7", drop_c1))
+
+
+def test_arrays_larger_than_the_device_allows_are_named(data_dir: Path) -> None:
+    from dataclasses import replace
+
+    from gtune.exceptions import InputError
+    from gtune.measure.opencl_evaluator import check_fits
+    from tests.space.space_helpers import h100_limits
+
+    kernel = load_kernel(data_dir / "naive7.cl", {"NX": 4096, "NY": 4096, "NZ": 1024})
+    h100 = h100_limits()
+    with pytest.raises(InputError, match=r"array 'in' needs 65,536 MiB") as err:
+        check_fits(kernel, h100)
+    assert "--size" in err.value.render()
+    roomy = replace(h100, max_mem_alloc_size=2**40)
+    with pytest.raises(InputError, match="the arrays need 131,072 MiB"):
+        check_fits(kernel, roomy)
+    check_fits(load_kernel(data_dir / "naive7.cl"), h100)  # the usual size fits

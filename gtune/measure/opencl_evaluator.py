@@ -40,6 +40,34 @@ CL_INVALID_BUILD_OPTIONS = -43
 CL_INVALID_KERNEL_NAME = -46
 
 
+def check_fits(kernel: TunableKernel, device: DeviceLimits) -> None:
+    """Every array fits one allocation on ``device``, and all of them its memory: said
+    before anything is allocated (on the host, too), naming the argument and the size."""
+    env = dict(kernel.sizes)
+    total = 0
+    sizes = ", ".join(f"{k}={v}" for k, v in kernel.sizes.items())
+    for arg in kernel.arguments:
+        if arg.kind != "buffer":
+            continue
+        n = int(np.prod(arg.shape_for(env), dtype=object)) * np.dtype(arg.dtype).itemsize
+        total += n
+        if device.max_mem_alloc_size and n > device.max_mem_alloc_size:
+            raise InputError(
+                f"array {arg.name!r} needs {n / 2**20:,.0f} MiB at the problem size {sizes}; "
+                f"{device.name} allocates at most {device.max_mem_alloc_size / 2**20:,.0f} MiB "
+                "at once",
+                source=f"{kernel.label}: arguments",
+                hint="choose a smaller problem size (--size)",
+            )
+    if device.global_mem_size and total > device.global_mem_size:
+        raise InputError(
+            f"the arrays need {total / 2**20:,.0f} MiB at the problem size {sizes}; "
+            f"{device.name} has {device.global_mem_size / 2**20:,.0f} MiB",
+            source=f"{kernel.label}: arguments",
+            hint="choose a smaller problem size (--size)",
+        )
+
+
 class WorkerTimeout(Exception):
     pass
 
@@ -209,6 +237,7 @@ class OpenCLEvaluator(EvaluatorBase):
             )
         self.kernel = kernel
         self.device = device if isinstance(device, DeviceLimits) else select_device(device)
+        check_fits(kernel, self.device)
         if timing is None:
             timing = TimingPolicy(runs, runs) if runs is not None else TimingPolicy()
         #: The timing rule every configuration is measured with.
