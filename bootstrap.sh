@@ -2,7 +2,7 @@
 # Set up gtune on a Debian/Ubuntu machine if needed, then run a command inside its
 # virtualenv.  Usage:
 #   ./bootstrap.sh gtune run stencils/heat3d.cl     # any command, run in .venv
-#   ./bootstrap.sh test [pytest args]                # the test suite
+#   ./bootstrap.sh test [pytest args]                # the test suite, every tier
 # Installs (as root, when missing) the system packages minizinc, pocl-opencl-icd,
 # ocl-icd-libopencl1, clinfo, python3-venv and postgresql (the tests start a throw-away
 # PostgreSQL server); creates .venv; installs gtune with its dev extras. Re-running is
@@ -56,6 +56,6 @@ if [ $# -eq 0 ]; then
 fi
 if [ "$1" = test ]; then
   shift
-  exec "$VENV/bin/python" -m pytest "$@"
+  exec "$VENV/bin/python" -m pytest --all-tiers "$@"
 fi
 exec "$@"

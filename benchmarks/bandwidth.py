@@ -4,7 +4,7 @@ In one run, on one device: the bandwidth of a copy kernel (each array read once 
 written once; its work-group size and vector width tuned exhaustively), then, for the
 real 3D stencils (heat3d, box27, laplacian4) and a spread of the garvey104 3D kernels
 (star and dense, radius 1-5), every data-loading technique of the description tuned
-with a spec through ``gtune.tuning.tune_kernel(technique=...)`` under a small budget.
+with a spec through ``gtune.tune(technique=...)`` under a small budget.
 Each technique's winner is re-measured (all winners of a kernel in one interleaved
 batch, by a fresh evaluator), and the copy kernel again at the end; the copy bandwidth
 is the better of its two measurements. Bandwidth counts every array read once and
@@ -40,12 +40,13 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from gtune.api import tune
 from gtune.device import DeviceLimits
 from gtune.heuristics.spec import Budget
 from gtune.kernel import TunableKernel, load_kernel
 from gtune.measure import OpenCLEvaluator, Result, select_device
 from gtune.stencils import StencilShape, generate
-from gtune.tuning import TuningSession, tune_kernel
+from gtune.tuning import TuningSession
 
 ROOT = Path(__file__).resolve().parents[1]
 REAL_3D = ("heat3d", "box27", "laplacian4")
@@ -137,7 +138,7 @@ class Capture:
 
 
 def copy_bandwidth(kernel: TunableKernel, device: DeviceLimits, runs: int) -> dict[str, Any]:
-    report = tune_kernel(kernel, device, strategy="exhaustive", runs=runs, measure_default=False)
+    report = tune(kernel, device=device, strategy="exhaustive", runs=runs, confirm=None)
     best = report.best_result
     return {
         "config": report.best_config,
@@ -167,14 +168,14 @@ def tune_stencil(
             if name not in kernel.techniques:
                 continue
             t0 = time.monotonic()
-            report = tune_kernel(
+            report = tune(
                 kernel,
-                device,
-                spec_path=spec,
+                device=device,
+                spec=spec,
                 technique=name,
                 budget=Budget(evaluations=budget),
                 session=session,
-                measure_default=False,
+                confirm=None,
             )
             best = report.best_result
             entry: dict[str, Any] = {
@@ -268,7 +269,8 @@ def summary(data: Mapping[str, Any], techniques: Sequence[str]) -> str:
     lines = [
         "# Tuned 3D stencils against copy bandwidth",
         "",
-        f"Device: {data['device']}; size {data['size']}³ float32; spec `{data['spec']}`, "
+        f"Device: {data['device']}; size {data['size']}³ (float32; a definition in its "
+        f"own dtype); spec `{data['spec']}`, "
         f"budget {data['budget']} configurations per technique; wall time "
         f"{data['wall_s']:.0f} s.",
         "",
@@ -329,7 +331,7 @@ def main(argv: list[str] | None = None) -> int:
         "--kernels",
         nargs="+",
         help="real stencils and garvey104 3D kernels by name (default: heat3d box27 "
-        "laplacian4, star r1-r5, dense r1-r3)",
+        "laplacian4, star r1-r5, dense r1-r3), or paths of 3D NAME.stencil.yaml definitions",
     )
     parser.add_argument("--techniques", nargs="+", help="default: every technique")
     parser.add_argument("--budget", type=int, help="configurations per technique (40)")
@@ -358,7 +360,7 @@ def main(argv: list[str] | None = None) -> int:
     kernels: dict[str, TunableKernel] = {}
     shapes = []
     for name in wanted:
-        if name in REAL_3D:
+        if name in REAL_3D or name.endswith(".stencil.yaml"):
             continue
         shape = garvey_by_name.get(name)
         if shape is None:
@@ -374,6 +376,8 @@ def main(argv: list[str] | None = None) -> int:
     for name in wanted:
         if name in REAL_3D:
             kernels[name] = load_kernel(ROOT / "stencils" / f"{name}.yaml", sizes=sizes)
+        elif name.endswith(".stencil.yaml"):  # a 3D stencil definition, by path
+            kernels[Path(name).name.removesuffix(".yaml")] = load_kernel(name, sizes=sizes)
         else:
             kernels[name] = load_kernel(generated[name].description)
 

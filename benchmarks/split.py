@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import logging
 import sys
 import time
 from pathlib import Path
@@ -92,6 +93,8 @@ def ms(x: Any) -> str:
 
 
 def main() -> int:
+    logging.basicConfig(format="   %(message)s")  # the splitter's stages, as it goes
+    logging.getLogger("gtune.split").setLevel(logging.INFO)
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out", type=Path)
     ap.add_argument("--devices", default="cpu,gpu", help="devices, CPU first (default cpu,gpu)")
@@ -127,7 +130,6 @@ def main() -> int:
                     force=True,
                     sweep=True,
                     sweep_points=args.sweep_points,
-                    progress=lambda line: print(f"   {line}", file=sys.stderr, flush=True),
                 )
                 wall = time.monotonic() - started
                 (args.out / f"split-{tag}.json").write_text(json.dumps(report.to_dict(), indent=2))

@@ -16,12 +16,16 @@ if _sys.argv[:1] == ["-m"] and not _sys.flags.safe_path and _sys.path[:1] == [_o
     # runs. A PYTHONPATH entry naming it stays (docs/robustness.md, security model).
     del _sys.path[0]
 
+import logging
+
 from gtune.api import Campaign, CampaignResult, TuningTask, run_task, tune
 from gtune.device import DeviceLimits
 from gtune.exceptions import GtuneError, InputError
 from gtune.kernel import TunableKernel, load_kernel
 from gtune.measure import Evaluator, ReplayEvaluator, Result, Status, StoredEvaluator
+from gtune.progress import ProgressBar
 from gtune.store import SQLiteStore
+from gtune.tuned import TunedKernel, tuned_kernel
 from gtune.tuning import (
     CancelToken,
     ConfirmPolicy,
@@ -34,6 +38,10 @@ from gtune.tuning import (
 )
 
 __version__ = "0.1.0"
+
+# gtune logs to the "gtune" logger hierarchy (gtune.tuning, gtune.store, gtune.campaign,
+# ...); an application decides whether and where the records go.
+logging.getLogger("gtune").addHandler(logging.NullHandler())
 
 __all__ = [
     "Campaign",
@@ -48,6 +56,7 @@ __all__ = [
     "Observer",
     "OracleTechniquePolicy",
     "PredictedTechniquePolicy",
+    "ProgressBar",
     "ReplayEvaluator",
     "Result",
     "SQLiteStore",
@@ -55,10 +64,12 @@ __all__ = [
     "StoredEvaluator",
     "TechniquePolicy",
     "TunableKernel",
+    "TunedKernel",
     "TuningReport",
     "TuningTask",
     "__version__",
     "load_kernel",
     "run_task",
     "tune",
+    "tuned_kernel",
 ]

@@ -92,6 +92,7 @@ def tune(
     session: TuningSession | None = None,
     evaluator_factory: EvaluatorFactory | None = None,
     remeasure: Iterable[Status] = frozenset(),
+    seed_default: bool = True,
 ) -> TuningReport:
     """Tune one kernel on one device and return what was found.
 
@@ -102,9 +103,14 @@ def tune(
     ``spec`` runs a spec file instead. ``technique``: ``auto``, ``all``, ``whole``, a
     technique name or a :class:`~gtune.tuning.TechniquePolicy`. ``budget``: covers the
     whole run (evaluations, or wall time such as ``"90s"``). ``store``: a result store or
-    a path (default: in memory). ``observer`` is told every event; ``cancel`` stops the
+    a path or URL; the default is the command line's (``$GTUNE_DB``, else
+    ``./gtune-results.db``), so the library and ``gtune run`` share what they measured,
+    and ``"sqlite://"`` keeps the results in memory. ``observer`` (e.g.
+    :class:`gtune.ProgressBar`) is told every event; ``cancel`` stops the
     run after the configuration being measured. ``confirm``: the confirmation round
     (None: the searches' best is the answer and the default is not measured).
+    ``seed_default``: each search first measures the kernel's default configuration
+    and the grouped searches start from it (False: from the spec's start values).
     ``session`` reuses a kernel's space and evaluator across calls (left open).
     """
     the_budget = as_budget(budget)
@@ -119,11 +125,12 @@ def tune(
             confirm_policy=confirm,
             observer=observer,
             cancel=cancel,
+            seed_default=seed_default,
         )
     k = as_kernel(kernel, sizes)
     dev = as_device(device)
-    own_store = isinstance(store, str | Path)
-    the_store: ResultStore | None = open_store(store) if isinstance(store, str | Path) else store
+    own_store = store is None or isinstance(store, str | Path)
+    the_store = open_store(store) if store is None or isinstance(store, str | Path) else store
     try:
         with TuningSession(
             k,
@@ -146,6 +153,7 @@ def tune(
                 confirm_policy=confirm,
                 observer=observer,
                 cancel=cancel,
+                seed_default=seed_default,
             )
     finally:
         if own_store and the_store is not None:
@@ -188,6 +196,11 @@ class TuningTask:
             name = Path(str(where)).stem if where else "kernel"
         size = "x".join(str(v) for _, v in self.sizes)
         return " ".join(filter(None, [name, size, self.strategy, self.device or ""]))
+
+    @property
+    def size_text(self) -> str:
+        """The problem size as ``64x64x64``; "default" for the kernel's own."""
+        return "x".join(str(v) for _, v in self.sizes) if self.sizes else "default"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -298,12 +311,66 @@ def run_task(
             pool.close()
 
 
+def _size_items(
+    size: Mapping[str, int] | str | None, names: Sequence[str]
+) -> tuple[tuple[str, int], ...]:
+    """A grid size as the task's (name, value) pairs for a kernel with size ``names``."""
+    if size is None:
+        return ()
+    if isinstance(size, str):
+        parts = size.split("x")
+        if not all(p.isascii() and p.isdigit() for p in parts):
+            raise InputError(f"bad size {size!r}; expected e.g. 256x256x256", source="sizes")
+        return tuple(zip(names, (int(p) for p in parts), strict=False))
+    return tuple(size.items())
+
+
+def check_tasks(tasks: Iterable[TuningTask]) -> None:
+    """Every mistake in ``tasks`` that can be found without a device, before any runs:
+    the kernel and its sizes, the strategy with its options or spec, the technique and
+    the budget. Raises :class:`~gtune.exceptions.InputError` naming the task."""
+    from gtune.tuning.strategy import resolve_strategy
+    from gtune.tuning.techniques import ALL, WHOLE, techniques_to_run
+
+    kernels: dict[str, TunableKernel] = {}
+    for task in tasks:
+        try:
+            key = task.kernel if isinstance(task.kernel, str) else repr(task.kernel)
+            if key not in kernels:
+                kernels[key] = as_kernel(task.kernel)
+            kernel = kernels[key].with_sizes(dict(task.sizes)) if task.sizes else kernels[key]
+            resolve_strategy(kernel, task.strategy, task.spec, dict(task.options))
+            if task.technique not in (AUTO, ALL, WHOLE):
+                techniques_to_run(kernel, task.technique)
+            as_budget(task.budget)
+        except InputError as exc:
+            raise type(exc)(
+                f"task {task.name}: {exc.message}", source=exc.source, hint=exc.hint
+            ) from None
+
+
 @dataclass
 class CampaignResult:
-    """The tasks run and their reports, in order; ``complete`` unless cancelled."""
+    """What running a campaign gave, tasks in order; ``complete`` unless it was
+    cancelled or a task failed.
 
-    reports: list[tuple[TuningTask, TuningReport]]
-    complete: bool
+    In this process (:class:`Campaign`): ``reports``, each task with its report. On Dask
+    (:func:`gtune.campaign.run_campaign`): ``summaries`` (one plain dict per finished
+    task, earlier runs' included), ``failed`` (tasks with why), ``skipped`` (finished by
+    an earlier run), ``out_dir`` (the campaign's folder) and ``wall_s``.
+    """
+
+    reports: list[tuple[TuningTask, TuningReport]] = field(default_factory=list)
+    cancelled: bool = False
+    summaries: list[dict[str, Any]] = field(default_factory=list)
+    failed: list[tuple[TuningTask, str]] = field(default_factory=list)
+    skipped: int = 0
+    out_dir: Path | None = None
+    wall_s: float = 0.0
+
+    @property
+    def complete(self) -> bool:
+        return not self.failed and not self.cancelled
 
 
 class Campaign:
@@ -313,6 +380,7 @@ class Campaign:
     solved once, the workers started once) and every result measured by one task is
     served from the store to the others. Build the tasks yourself or with
     :meth:`grid`; call :meth:`run` (as often as you like) and :meth:`close` at the end.
+    ``store``: as for :func:`tune` (default: the command line's store).
     """
 
     def __init__(
@@ -327,14 +395,10 @@ class Campaign:
         evaluator_factory: EvaluatorFactory | None = None,
     ) -> None:
         self.tasks = list(tasks)
-        self._own_store = isinstance(store, str | Path)
+        self._own_store = store is None or isinstance(store, str | Path)
         self.store: ResultStore = (
-            open_store(store)
-            if isinstance(store, str | Path)
-            else (store if store is not None else open_store("sqlite://"))
+            open_store(store) if store is None or isinstance(store, str | Path) else store
         )
-        if store is None:
-            self._own_store = True
         self.sessions = Sessions(
             store=self.store,
             runs=runs,
@@ -348,7 +412,7 @@ class Campaign:
     def grid(
         kernels: Sequence[str | Mapping[str, Any]],
         *,
-        sizes: Sequence[Mapping[str, int] | None] = (None,),
+        sizes: Sequence[Mapping[str, int] | str | None] = (None,),
         devices: Sequence[str | None] = (None,),
         strategies: Sequence[str] = ("hybrid",),
         technique: str = AUTO,
@@ -358,17 +422,23 @@ class Campaign:
     ) -> list[TuningTask]:
         """Every kernel × size × device × strategy (kernel-major, so sessions are shared).
 
-        ``options`` maps a strategy name to its options.
+        A size is a mapping (``{"NX": 256, "NY": 64}``, names the kernel must have) or a
+        text such as ``"256x256x256"`` that fills each kernel's sizes in order, so one
+        text serves 2D and 3D kernels alike (a 2D kernel takes the first two), as in
+        ``gtune campaign``. ``options`` maps a strategy name to its options. Every task
+        is checked before this returns (kernel, size, strategy and options, technique,
+        budget), so a mistake is reported before anything is measured.
         """
         tasks: list[TuningTask] = []
         for kernel in kernels:
+            names = list(as_kernel(kernel).sizes)
             for size in sizes:
                 for device in devices:
                     for strategy in strategies:
                         tasks.append(
                             TuningTask(
                                 kernel=kernel,
-                                sizes=tuple((size or {}).items()),
+                                sizes=_size_items(size, names),
                                 device=device,
                                 strategy=strategy,
                                 technique=technique,
@@ -377,6 +447,7 @@ class Campaign:
                                 confirm=confirm,
                             )
                         )
+        check_tasks(tasks)
         return tasks
 
     def run(
@@ -388,17 +459,18 @@ class Campaign:
     ) -> CampaignResult:
         """Run ``tasks`` (default: the campaign's) in order until done or cancelled."""
         todo = list(self.tasks if tasks is None else tasks)
+        check_tasks(todo)
         done: list[tuple[TuningTask, TuningReport]] = []
         for i, task in enumerate(todo):
             if cancel is not None and cancel.cancelled:
-                return CampaignResult(done, False)
+                return CampaignResult(done, cancelled=True)
             if observer is not None:
                 observer.on_event(TaskStarted(task.name, i, len(todo)))
             report = run_task(task, self.store, observer, cancel, sessions=self.sessions)
             if report.interrupted:
-                return CampaignResult(done, False)
+                return CampaignResult(done, cancelled=True)
             done.append((task, report))
-        return CampaignResult(done, True)
+        return CampaignResult(done)
 
     def close(self) -> None:
         self.sessions.close()
@@ -420,6 +492,7 @@ __all__ = [
     "as_budget",
     "as_device",
     "as_kernel",
+    "check_tasks",
     "run_task",
     "tune",
 ]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
+import logging
 import math
 import os
 import signal
@@ -24,6 +25,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any, TextIO
 
+from gtune import __version__
 from gtune.commands._common import (
     STOP_SIGNALS,
     arm_exit_deadline,
@@ -41,6 +43,7 @@ COMMANDS = (
     "stencils",
     "space",
     "describe",
+    "lift",
     "run",
     "compare",
     "split",
@@ -77,7 +80,21 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         description="Autotune OpenCL stencil kernels on the devices you have.",
         allow_abbrev=False,
     )
+    parser.add_argument("--version", action="version", version=f"gtune {__version__}")
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="count",
+        default=0,
+        help="log what gtune does on stderr (-v: milestones, -vv: every configuration)",
+    )
+    parser.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="no progress display and only errors in the log (results are still printed)",
+    )
     parser.add_argument(
         "--db",
         metavar="URL",
@@ -177,6 +194,10 @@ def _main(argv: Sequence[str] | None) -> int:
         parser.print_help()
         return EXIT_ERROR
     debug = bool(args.debug)
+    if args.quiet and args.verbose:
+        _say("error: --quiet and --verbose contradict each other")
+        return EXIT_ERROR
+    configure_logging(args.verbose, args.quiet)
     received = received_signals
     received.clear()
     try:
@@ -213,6 +234,60 @@ def _main(argv: Sequence[str] | None) -> int:
             message = f"$GTUNE_DB={store}: {message}"
         _say(f"error: {message}")
         return EXIT_ERROR
+
+
+LOG_FORMAT = "gtune: %(levelname)s: %(message)s"
+_HANDLER_MARK = "_gtune_cli"
+
+
+def configure_logging(verbose: int = 0, quiet: bool = False) -> None:
+    """The ``gtune`` loggers on stderr for the command line: warnings by default, INFO
+    with ``-v``, DEBUG with ``-vv``, errors only with ``--quiet``. Other libraries'
+    loggers (Dask's among them) stay at WARNING whatever the verbosity, so their INFO
+    lines never reach the terminal."""
+    level = (
+        logging.ERROR
+        if quiet
+        else {0: logging.WARNING, 1: logging.INFO}.get(verbose, logging.DEBUG)
+    )
+    root = logging.getLogger("gtune")
+    for h in list(root.handlers):
+        if getattr(h, _HANDLER_MARK, False):
+            root.removeHandler(h)
+    handler = _StderrHandler()
+    handler.setFormatter(_LowerLevel(LOG_FORMAT))
+    setattr(handler, _HANDLER_MARK, True)
+    root.addHandler(handler)
+    root.setLevel(level)
+    root.propagate = False
+    for name in ("distributed", "dask", "tornado", "asyncio"):
+        quiet_logger = logging.getLogger(name)
+        if quiet_logger.getEffectiveLevel() < logging.WARNING:
+            quiet_logger.setLevel(logging.WARNING)
+
+
+class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to the current ``sys.stderr``, so log lines go above a live progress
+    display (which redirects stderr while it runs) instead of through it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+
+    @property
+    def stream(self) -> TextIO:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: TextIO) -> None:
+        return None
+
+
+class _LowerLevel(logging.Formatter):
+    """``gtune: warning: ...``, as the command line's other messages read."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        record.levelname = record.levelname.lower()
+        return super().format(record)
 
 
 _RESUME = (

@@ -29,11 +29,16 @@ LIMIT_NAMES = (
     "IMAGE3D_MAX_DEPTH",
     "IMAGE_SUPPORT",
     "PREFERRED_VECTOR_WIDTH_FLOAT",
+    "DOUBLE_SUPPORT",
 )
 
 
 @dataclass(frozen=True)
 class DeviceLimits:
+    """What one OpenCL device allows a kernel, as queried from the driver: limits on
+    work-group sizes, local and global memory, images, vector widths; ``identity`` keys
+    it in the store, ``selector`` names it for ``--device``."""
+
     platform: str
     name: str
     vendor: str
@@ -64,9 +69,7 @@ class DeviceLimits:
         text = "|".join(
             [self.platform, self.vendor, self.name, self.driver_version, str(self.compute_units)]
         )
-        slug = "".join(c if c.isalnum() else "-" for c in self.name.lower()).strip("-")
-        slug = "-".join(filter(None, slug.split("-")))[:32]
-        return f"{slug}-{hashlib.sha256(text.encode()).hexdigest()[:8]}"
+        return f"{name_slug(self.name)}-{hashlib.sha256(text.encode()).hexdigest()[:8]}"
 
     @property
     def selector(self) -> str:
@@ -94,6 +97,7 @@ class DeviceLimits:
             "IMAGE3D_MAX_DEPTH": self.image3d_max[2],
             "IMAGE_SUPPORT": int(self.image_support),
             "PREFERRED_VECTOR_WIDTH_FLOAT": self.preferred_vector_width_float,
+            "DOUBLE_SUPPORT": int(self.has_extension("cl_khr_fp64")),
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -121,6 +125,12 @@ TUNING_EXTENSIONS = (
     "cl_khr_3d_image_writes",
     "cl_nv_device_attribute_query",
 )
+
+
+def name_slug(name: str) -> str:
+    """A device name as the readable part of its identity: ``nvidia-h100-80gb-hbm3``."""
+    slug = "".join(c if c.isalnum() else "-" for c in name.lower()).strip("-")
+    return "-".join(filter(None, slug.split("-")))[:32]
 
 
 #: Names people call a platform by, matched like a substring of its full name.

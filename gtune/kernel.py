@@ -159,6 +159,26 @@ class Launch:
 
 
 @dataclass(frozen=True)
+class Steps:
+    """Time stepping: the application runs ``count`` steps; one launch advances
+    ``per_launch`` of them (an expression of the parameters, such as ``TB``), so a
+    measurement is ``count / per_launch`` launches. Launch k + 1 reads what launch k
+    wrote: the buffers ``input`` and ``output`` swap between launches (ping-pong), and
+    the output after the last launch is verified. Times are reported per step."""
+
+    count: int
+    per_launch: Expr
+    input: str
+    output: str
+
+    def launches(self, env: Mapping[str, Value]) -> int:
+        per = self.per_launch.evaluate_int(env)
+        if per < 1 or self.count % per:
+            raise ValueError(f"{self.count} steps are not a whole number of launches of {per}")
+        return self.count // per
+
+
+@dataclass(frozen=True)
 class Reference:
     """How to obtain the correct output.
 
@@ -182,6 +202,11 @@ class Reference:
 
 @dataclass(frozen=True)
 class TunableKernel:
+    """A kernel with its description: the OpenCL source, the tunable parameters and
+    their domains, constraints, techniques, problem sizes, launch geometry, the default
+    configuration and the reference to verify against. Made by :func:`load_kernel`;
+    ``with_sizes`` gives the same kernel at another problem size."""
+
     name: str
     source: str
     sizes: Mapping[str, int]
@@ -195,6 +220,7 @@ class TunableKernel:
     flops_per_point: float = 0.0
     build_options: tuple[str, ...] = ()
     derived: tuple[tuple[str, Expr], ...] = ()
+    steps: Steps | None = None
     source_path: str = ""
     description_path: str = ""
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
@@ -214,6 +240,23 @@ class TunableKernel:
     @property
     def label(self) -> str:
         return self.description_path or self.source_path or self.name
+
+    @property
+    def store_name(self) -> str:
+        """The kernel's name in the result store: its file (definition, description or
+        source) without suffixes, with ``:function`` where the OpenCL function is named
+        otherwise. Template kernels all call their function ``stencil``; their files
+        tell them apart."""
+        path = self.description_path or self.source_path
+        if not path:
+            return self.name
+        stem = Path(path).name
+        for suffix in (".yaml", ".yml", ".cl"):
+            if stem.endswith(suffix):
+                stem = stem[: -len(suffix)]
+                break
+        stem = stem.removesuffix(".stencil") or self.name
+        return stem if stem == self.name else f"{stem}:{self.name}"
 
     def default_config(self) -> Config | None:
         if all(p.default is not None for p in self.parameters):
@@ -246,6 +289,15 @@ class TunableKernel:
         self, config: Mapping[str, int]
     ) -> tuple[tuple[int, ...], tuple[int, ...] | None]:
         return self.launch.sizes(self.env(config))
+
+    def launches(self, config: Mapping[str, int]) -> int:
+        """Launches of one measurement: 1, or the steps over the steps per launch."""
+        return 1 if self.steps is None else self.steps.launches(self.env(config))
+
+    @property
+    def step_count(self) -> int:
+        """Time steps of one measurement (times and bandwidths are per step)."""
+        return 1 if self.steps is None else self.steps.count
 
     def uses_image(self, arg: Argument, config: Mapping[str, int]) -> bool:
         return arg.image_when is not None and bool(arg.image_when.evaluate(self.env(config)))
@@ -403,6 +455,11 @@ def load_kernel(
         raise InputError("file not found", source=p)
     if p.is_dir():
         raise InputError("is a directory; give kernel.cl or its description .yaml", source=p)
+    if p.name.endswith(".stencil.yaml"):  # a stencil definition: rendered, not read
+        from gtune.stencils.render import definition_kernel
+
+        kernel: TunableKernel = definition_kernel(p)
+        return kernel.with_sizes(sizes) if sizes else kernel
     if p.suffix in (".yaml", ".yml"):
         desc_path = p
     else:
@@ -521,6 +578,7 @@ _TOP_KEYS = {
     "defines",
     "inferred",
     "doc",
+    "steps",
 }
 
 
@@ -633,6 +691,7 @@ def _parse_description(
 
     derived = _parse_defines(raw.get("defines"), err, known)
     launch = _parse_launch(raw["launch"], err, known)
+    steps = _parse_steps(raw.get("steps"), err, known, args)
     reference = _parse_reference(
         raw.get("reference"), err, pnames, base_dir, trusted_modules(trust_modules)
     )
@@ -696,6 +755,7 @@ def _parse_description(
         flops_per_point=float(flops),
         build_options=tuple(options),
         derived=derived,
+        steps=steps,
         source_path=source_path,
         description_path=label if label.endswith((".yaml", ".yml")) else "",
         raw=dict(raw),
@@ -862,6 +922,35 @@ def _parse_launch(raw: Any, err: Any, known: set[str]) -> Launch:
         )
         lmb.check_names(known)
     return Launch(glob, loc, lmb)
+
+
+def _parse_steps(raw: Any, err: Any, known: set[str], args: Sequence[Argument]) -> Steps | None:
+    """``steps: {count: 8, per_launch: TB, swap: [src, dst]}``."""
+    if raw is None:
+        return None
+    keys = {"count", "per_launch", "swap"}
+    if not isinstance(raw, dict) or set(raw) - keys or "count" not in raw or "swap" not in raw:
+        raise err("steps", "must be {count: N, per_launch: EXPR, swap: [INPUT, OUTPUT]}")
+    count = raw["count"]
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise err("steps.count", f"must be a positive whole number of steps, got {count!r}")
+    per = Expr(_expr_text(raw.get("per_launch", 1), "steps.per_launch", err), "steps.per_launch")
+    per.check_names(known)
+    swap = raw["swap"]
+    buffers = {a.name: a for a in args if a.kind == "buffer"}
+    if (
+        not isinstance(swap, list)
+        or len(swap) != 2
+        or not all(isinstance(n, str) and n in buffers for n in swap)
+    ):
+        raise err("steps.swap", f"must name two buffer arguments [input, output], got {swap!r}")
+    a, b = buffers[swap[0]], buffers[swap[1]]
+    if a.role != "input" or b.role != "output" or a.dtype != b.dtype:
+        raise err(
+            "steps.swap",
+            f"{a.name} must be an input and {b.name} an output of the same element type",
+        )
+    return Steps(int(count), per, a.name, b.name)
 
 
 def _parse_defines(raw: Any, err: Any, known: set[str]) -> tuple[tuple[str, Expr], ...]:

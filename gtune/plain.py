@@ -16,6 +16,7 @@ the result is an ordinary description, validated like a hand-written one.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
@@ -25,7 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gtune.exceptions import EnvironmentProblem, ExpressionError, InputError
+from gtune.device import LIMIT_NAMES
+from gtune.exceptions import EnvironmentProblem, ExpressionError, GtuneError, InputError
 from gtune.expr import Expr
 from gtune.kernel import TunableKernel, parse_description
 
@@ -102,11 +104,15 @@ def preprocess(
     *,
     include_dirs: Sequence[str | Path] = (),
     where: str = "",
+    redefined: list[tuple[str, int]] | None = None,
+    headers: list[str] | None = None,
 ) -> str:
     """``source`` after the C preprocessor, with ``defines`` as ``-DNAME=value``.
 
     GCC's ``cpp`` in a mode that predefines nothing of the host (``-undef``) and reads
-    no system headers, plus the macros an OpenCL 1.2 compiler defines.
+    no system headers, plus the macros an OpenCL 1.2 compiler defines. With
+    ``redefined``, the macros of ``defines`` that the source itself redefines are
+    appended to it as (name, line); with ``headers``, the files it includes.
     """
     found = [
         [path, *flags]
@@ -118,7 +124,11 @@ def preprocess(
             "the C preprocessor `cpp` is needed to read a plain kernel",
             hint="install it (Debian/Ubuntu: apt-get install cpp; ./bootstrap.sh does this)",
         )
-    cmd = [*found[0], "-P", "-undef", "-nostdinc", "-w", "-x", "c", "-std=c99"]
+    cmd = [*found[0], "-P", "-undef", "-nostdinc", "-x", "c", "-std=c99"]
+    if redefined is None:
+        cmd.append("-w")
+    if headers is not None:
+        cmd.append("-H")
     for name, value in {**_OPENCL_DEFINES, **{k: str(v) for k, v in defines.items()}}.items():
         cmd.append(f"-D{name}={value}")
     for d in include_dirs:
@@ -135,6 +145,12 @@ def preprocess(
         raise InputError(
             "the C preprocessor rejects the kernel: " + "; ".join(lines[:3]), source=where or None
         )
+    if headers is not None:
+        headers += [m[1] for m in re.finditer(r"(?m)^\.+ (.+)$", done.stderr)]
+    if redefined is not None:
+        for m in re.finditer(r"<stdin>:(\d+)(?::\d+)?: warning: \"(\w+)\" redefined", done.stderr):
+            if m[2] in defines:
+                redefined.append((m[2], int(m[1])))
     return done.stdout
 
 
@@ -271,7 +287,15 @@ class Use:
 
 def _enclosing_call(body: str, pos: int) -> str | None:
     """The function whose argument list contains ``pos`` (innermost), if any."""
+    found = _call_at(body, pos)
+    return found[0] if found else None
+
+
+def _call_at(body: str, pos: int) -> tuple[str, int] | None:
+    """The function whose argument list contains ``pos`` (innermost), and the index of
+    the argument ``pos`` lies in."""
     depth = 0
+    commas = 0
     for i in range(pos - 1, -1, -1):
         ch = body[i]
         if ch in ")]":
@@ -281,23 +305,80 @@ def _enclosing_call(body: str, pos: int) -> str | None:
                 if ch == "[":
                     return None
                 m = re.search(r"([A-Za-z_]\w*)\s*$", body[:i])
-                return m.group(1) if m else None
+                return (m.group(1), commas) if m else None
             depth -= 1
+        elif ch == "," and depth == 0:
+            commas += 1
         elif ch in ";{}" and depth == 0:
             return None
     return None
 
 
+@dataclass
+class FunctionDecl:
+    """A function other than a kernel: its parameter declarations and body."""
+
+    name: str
+    params: list[str]
+    body: str
+
+
+def find_functions(text: str) -> dict[str, FunctionDecl]:
+    """Every function defined at the top level of (comment-free) C text, kernels too."""
+    found: dict[str, FunctionDecl] = {}
+    depth = 0
+    i = 0
+    call = re.compile(r"([A-Za-z_]\w*)\s*\(")
+    while i < len(text):
+        ch = text[i]
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+        elif (
+            depth == 0
+            and (m := call.match(text, i))
+            and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_"))
+        ):
+            close = _match(text, m.end() - 1, "(", ")")
+            rest = re.match(r"\s*(?:__attribute__\s*\(\(.*?\)\)\s*)*\{", text[close:], re.S)
+            if rest and m.group(1) not in _C_KEYWORDS:
+                brace = close + rest.end() - 1
+                end = _match(text, brace, "{", "}")
+                params = _split_top(text[m.end() : close - 1])
+                found[m.group(1)] = FunctionDecl(
+                    m.group(1), [] if params == ["void"] else params, text[brace + 1 : end - 1]
+                )
+                i = end
+                continue
+            i = m.end() - 1
+        i += 1
+    return found
+
+
+def _pointer_to_const(decl: str) -> bool:
+    """Whether a parameter declaration is a pointer to ``const`` data (``const float*``,
+    ``float const *``): nothing can be written through it without a cast."""
+    head = decl.split("*")[0] if "*" in decl else ""
+    return "*" in decl and re.search(r"\b(?:const|__constant|constant)\b", head) is not None
+
+
 _C_KEYWORDS = {"if", "for", "while", "switch", "return", "sizeof", "do"}
 
 
-def array_uses(body: str, name: str) -> Use:
+def array_uses(
+    body: str,
+    name: str,
+    functions: Mapping[str, FunctionDecl] | None = None,
+    _depth: int = 0,
+) -> Use:
     """Whether ``name`` (a pointer) is read, written or both in ``body``.
 
     Reads every occurrence: ``a[i] = ...`` writes, ``a[i] += ...`` and ``a[i]++`` read and
     write, ``vstoreN(.., a)`` writes, ``vloadN(.., a)`` reads, atomics do both, a pointer
-    declared from ``a`` is followed, and ``a`` handed to any other function is taken as
-    both (that function is not read).
+    declared from ``a`` is followed. ``a`` handed to a helper function of ``functions``
+    is read only where that parameter is a pointer to ``const``, else as the helper's
+    body uses it; handed to any other function it is taken as both.
     """
     use = Use()
     pending, seen = [name], {name}
@@ -358,7 +439,24 @@ def array_uses(body: str, name: str) -> Use:
                     use.read = True
                     use.note(f"reads *{cur}")
                 continue
-            func = _enclosing_call(body, start)
+            call = _call_at(body, start)
+            func = call[0] if call else None
+            helper = (functions or {}).get(func) if func else None
+            if call and helper is not None and call[1] < len(helper.params) and _depth < 4:
+                decl = helper.params[call[1]]
+                words = re.findall(r"[A-Za-z_]\w*", decl)
+                if _pointer_to_const(decl):
+                    use.read = True
+                    use.note(f"{func}(...) reads it through a const pointer")
+                elif words:
+                    inner = array_uses(helper.body, words[-1], functions, _depth + 1)
+                    use.read |= inner.read
+                    use.written |= inner.written
+                    what = "writes" if inner.written else "reads" if inner.read else "ignores"
+                    use.note(f"{func}(...) {what} it")
+                if use.constant_indices is not None:
+                    use.constant_indices = None
+                continue
             if func is None or func in _C_KEYWORDS:
                 use.read = True
                 use.note(f"reads {cur}")
@@ -461,6 +559,10 @@ def plain_kernel(
     arrays: Mapping[str, Sequence[str]] | None = None,
     defines: Mapping[str, str] | None = None,
     reference: str | None = None,
+    local_size: Sequence[str] | None = None,
+    roles: Mapping[str, str] | None = None,
+    constraints: Sequence[str] | None = None,
+    include_dirs: Sequence[str | Path] = (),
 ) -> TunableKernel:
     """A :class:`TunableKernel` for a bare OpenCL file, from the command line's facts.
 
@@ -470,7 +572,14 @@ def plain_kernel(
     the rest). ``default`` is the shipped configuration (speedups are reported over it;
     it is also the reference unless ``reference`` names ``file.py:function``). ``arrays``
     gives an array's shape, x first (``{"in": ["NX+2", "NY+2"]}``); ``defines`` fixed
-    macros (``{"DATA_TYPE": "float"}``).
+    macros (``{"DATA_TYPE": "float"}``, function-like ``{"SQR(x)": "((x)*(x))"}``).
+
+    The work-group size is tuned as ``WX``/``WY``/``WZ``; ``local_size`` (or
+    ``params={"WY": "WX"}``) gives the local size per dimension as expressions instead
+    (``["WX", "WX"]``: square groups), and a work-group name no longer used is not tuned.
+    ``roles`` overrides the inferred role of an array (``{"aux": "input"}``);
+    ``constraints`` are extra expressions every configuration must satisfy;
+    ``include_dirs`` are searched for ``#include`` files after the kernel's own folder.
     """
     p = Path(path)
     where = str(p)
@@ -492,20 +601,60 @@ def plain_kernel(
             "the launch may have fewer dimensions than the data, not more",
             source="--global",
         )
-    wg_names = list(_WG_NAMES[: len(glob)])
+    all_wg = list(_WG_NAMES[: len(glob)])
     tunable: dict[str, list[int]] = {}
     ties: dict[str, str] = {}
+    wg_values: dict[str, list[int]] = {}  # --param WX=16,32: the work-group values to try
     for name, values in (params or {}).items():
-        if name in wg_names or name in problem or name in _WG_NAMES:
+        if name in problem or name in _WG_NAMES[len(glob) :]:
             raise InputError(f"--param {name} clashes with a built-in name", source="--param")
-        if isinstance(values, str):
+        if name in all_wg and not isinstance(values, str):
+            if not values or min(values) < 1:
+                raise InputError(f"{name}: give positive work-group sizes", source="--param")
+            wg_values[name] = sorted({int(v) for v in values})
+        elif isinstance(values, str):
             ties[name] = values
         else:
             if not values:
                 raise InputError(f"{name}: give at least one value", source="--param")
             tunable[name] = [int(v) for v in values]
+    # The local size per launch dimension: WX, WY, WZ unless tied or given.
+    local = list(all_wg)
+    if local_size is not None:
+        if len(local_size) != len(glob):
+            raise InputError(
+                f"{len(local_size)} local sizes for a {len(glob)}-dimensional launch",
+                source="--local",
+            )
+        local = [str(e).strip() for e in local_size]
+    for k, n in enumerate(all_wg):
+        if n in ties:
+            if local_size is not None:
+                raise InputError(
+                    f"give {n} with --local or with --param, not both", source="--param"
+                )
+            local[k] = ties[n]
+    mentioned: set[str] = set()
+    for text, option in [
+        *((t, f"--param {n}={t}") for n, t in ties.items()),
+        *((e, "--local") for e in local),
+        *((g, "--global") for g in glob),
+        *((c, "--constraint") for c in constraints or ()),
+    ]:
+        mentioned |= Expr(text, option).names
+    # a work-group name is tuned where the local size is itself, or another uses it
+    wg_names = [
+        n for k, n in enumerate(all_wg) if local[k] == n or (n in mentioned and n not in ties)
+    ]
+    wg_ties = {n: local[k] for k, n in enumerate(all_wg) if n not in wg_names}
+    ties = {**wg_ties, **{n: t for n, t in ties.items() if n not in all_wg}}
     known = set(problem) | set(wg_names) | set(tunable)
+    for k, text in enumerate(local):
+        _expr(text, "--local" if local_size is not None else f"--param {all_wg[k]}", known)
     tie_exprs = {n: _expr(t, f"--param {n}={t}", known | set(ties) - {n}) for n, t in ties.items()}
+    tie_exprs = {
+        n: _subst(e, {w: tie_exprs[w] for w in wg_ties if w != n}) for n, e in tie_exprs.items()
+    }
     for n, e in tie_exprs.items():
         if e.names & set(ties):
             raise InputError(
@@ -514,15 +663,14 @@ def plain_kernel(
                 source="--param",
             )
     for g in glob:
-        _expr(g, "--global", known)
-    extra_defines = dict(defines or {})
-    for name, value in extra_defines.items():
-        if not str(value).strip() or any(c.isspace() for c in str(value)):
-            raise InputError(
-                f"{name}={value!r}: a value holds no spaces (the compiler would read each "
-                "piece as an option of its own)",
-                source="defines",
-            )
+        _expr(g, "--global", known | set(wg_ties))
+    glob = [_subst(Expr(g, "--global"), {w: tie_exprs[w] for w in wg_ties}).text for g in glob]
+    local = [_subst(Expr(t, "--local"), {w: tie_exprs[w] for w in wg_ties}).text for t in local]
+    extra_defines = {n: _define_value(n, v) for n, v in (defines or {}).items()}
+    extra_constraints: list[str] = []
+    for c in constraints or ():
+        checked = _expr(c, "--constraint", known | set(ties) | set(LIMIT_NAMES))
+        extra_constraints.append(_subst(checked, tie_exprs).text)
 
     # -- the default configuration (also the reference) ------------------------------
     default = dict(default or {})
@@ -536,7 +684,7 @@ def plain_kernel(
     # A first reading with the default (or first) values finds the kernel and its
     # reqd_work_group_size, which may itself give the default work-group.
     def first_config() -> dict[str, int]:
-        cfg = {n: default.get(n, 1) for n in wg_names}
+        cfg = {n: default.get(n, wg_values.get(n, [1])[0]) for n in wg_names}
         cfg.update({n: default.get(n, v[0]) for n, v in tunable.items()})
         return cfg
 
@@ -556,6 +704,10 @@ def plain_kernel(
         return out
 
     include = [p.resolve().parent]
+    for d in include_dirs:
+        if not Path(d).is_dir():
+            raise InputError(f"include directory {str(d)!r} not found", source="-I")
+        include.append(Path(d).resolve())
     raw_decls = find_kernels(strip_comments(source))
     text = preprocess(source, given_defines(), include_dirs=include, where=where)
     decls = find_kernels(text)
@@ -591,7 +743,9 @@ def plain_kernel(
                 raw_names |= set(re.findall(r"[A-Za-z_]\w*", a))
             tied = bool(raw_names & (set(wg_names) | set(tie_exprs) | set(tunable)))
             shown = ", ".join(str(v) for v in req)
-            for n, v in zip(wg_names, req, strict=False):
+            for n, v in zip(all_wg, req, strict=False):
+                if n not in wg_names:
+                    continue
                 if n in default and default[n] != v and not tied:
                     raise InputError(
                         f"{n}={default[n]} but the kernel requires reqd_work_group_size({shown})",
@@ -611,7 +765,35 @@ def plain_kernel(
                     "(tie its macros to WX/WY/WZ with --param to tune it)"
                 )
     # The body as the compiler sees it for the reference configuration.
-    text = preprocess(source, all_defines(first_config()), include_dirs=include, where=where)
+    overridden: list[tuple[str, int]] = []
+    headers: list[str] = []
+    text = preprocess(
+        source,
+        all_defines(first_config()),
+        include_dirs=include,
+        where=where,
+        redefined=overridden,
+        headers=headers,
+    )
+    for header in dict.fromkeys(headers):
+        # recorded with a digest, so stored results are not served after a header changes
+        try:
+            digest = hashlib.sha256(Path(header).read_bytes()).hexdigest()[:12]
+        except OSError:
+            continue
+        notes.append(f"header: {header} (sha256 {digest})")
+    for name, line in overridden:
+        given = (
+            f"--define {name}"
+            if name in extra_defines
+            else f"--param {name}"
+            if name in tunable or name in ties or name in wg_names
+            else f"the size {name}"
+        )
+        notes.append(
+            f"warning: the kernel's own #define {name} (line {line}) overrides {given}: the "
+            f"value gtune passes has no effect (guard it with #ifndef {name} ... #endif)"
+        )
     decls = find_kernels(text)
     if kernel_name not in decls:
         raise InputError(
@@ -621,9 +803,14 @@ def plain_kernel(
         )
     decl = decls[kernel_name]
     types = typedefs(text)
+    helpers = {n: f for n, f in find_functions(text).items() if n != kernel_name}
 
     # -- arguments ------------------------------------------------------------------
     scalars = dict(scalars or {})
+    given_roles = dict(roles or {})
+    for name, role in given_roles.items():
+        if role not in ("input", "output", "inout"):
+            raise InputError(f"{name}={role}: a role is input, output or inout", source="--role")
     array_shapes = {k: list(v) for k, v in (arrays or {}).items()}
     data_shape = list(reversed(size_names))  # C order: x fastest
     arguments: list[dict[str, Any]] = []
@@ -635,7 +822,7 @@ def plain_kernel(
             dtype = _dtype(info.ctype, f"array {name!r}", where)
             if raw_type != info.ctype:
                 notes.append(f"{name}: element type {raw_type} is {info.ctype} ({dtype})")
-            use = array_uses(decl.body, name)
+            use = array_uses(decl.body, name, helpers)
             if info.space == "constant":
                 role = "input"
                 why = "a __constant array"
@@ -647,6 +834,15 @@ def plain_kernel(
                 role, why = "input", "only read"
             else:
                 role, why = "input", "never used in the kernel body"
+            if name in given_roles:
+                chosen = given_roles.pop(name)
+                if info.space == "constant" and chosen != "input":
+                    raise InputError(
+                        f"{name} is a __constant array: it can only be an input", source="--role"
+                    )
+                if chosen != role:
+                    why = f"from --role (inferred {role}: {why})"
+                role = chosen
             if name in array_shapes:
                 shape = _shape_text(array_shapes.pop(name))
                 for s in shape:
@@ -700,6 +896,10 @@ def plain_kernel(
         raise InputError(
             f"the kernel has no scalar parameter {next(iter(scalars))!r}", source="--scalar"
         )
+    if given_roles:
+        raise InputError(
+            f"the kernel has no array parameter {next(iter(given_roles))!r}", source="--role"
+        )
     if array_shapes:
         raise InputError(
             f"the kernel has no array parameter {next(iter(array_shapes))!r}", source="--array"
@@ -709,13 +909,17 @@ def plain_kernel(
 
     # -- parameters, launch, reference -----------------------------------------------
     parameters: dict[str, Any] = {}
-    for n, s in zip(wg_names, size_names, strict=False):
+    for n, s in zip(all_wg, size_names, strict=False):
+        if n not in wg_names:
+            continue
         if n in fixed_wg:
             parameters[n] = {"values": [fixed_wg[n]], "default": fixed_wg[n]}
             continue
         spec: dict[str, Any] = {"pow2": [1, f"min({s}, {max_wg})"]}
         want = default.get(n)
-        if want is not None and (want & (want - 1) or want > min(problem[s], max_wg)):
+        if n in wg_values:
+            spec = {"values": sorted({*wg_values[n], *([want] if want is not None else [])})}
+        elif want is not None and (want & (want - 1) or want > min(problem[s], max_wg)):
             v, pow2 = 1, []
             while v <= min(problem[s], max_wg):
                 pow2.append(v)
@@ -734,6 +938,25 @@ def plain_kernel(
                 "default: " + _cfg_text(full, list(full)) + f" ({', '.join(missing)} at "
                 "their first value)"
             )
+    else:
+        notes.append(
+            "warning: no --default: speedups are reported over "
+            f"{_cfg_text(first_config(), list(first_config()))} (every parameter at its "
+            "first value: a 1-wide work-group), which is also the reference; give the "
+            "kernel's shipped launch with --default"
+        )
+    env0: dict[str, int | float | bool] = {**problem, **first_config()}
+    for k, (g, loc) in enumerate(zip(glob, local, strict=True)):
+        g_val, l_val = (
+            Expr(g, "--global").evaluate_int(env0),
+            Expr(loc, "--local").evaluate_int(env0),
+        )
+        if g_val < l_val:
+            notes.append(
+                f"warning: the global size {g} = {g_val} in dimension {'xyz'[k]} is smaller than "
+                f"the default work-group's {loc} = {l_val}: that configuration cannot launch "
+                "(a larger --size, or a smaller --default)"
+            )
     if ties:
         notes.append(
             "tied macros: " + ", ".join(f"{n} = {t}" for n, t in ties.items()) + " in every "
@@ -746,13 +969,21 @@ def plain_kernel(
         "problem": problem,
         "arguments": arguments,
         "parameters": parameters,
-        "constraints": [" * ".join(wg_names) + " <= MAX_WORK_GROUP_SIZE"],
-        "launch": {"global": glob, "local": wg_names},
+        "constraints": [
+            " * ".join(e if e.isidentifier() or e.isdigit() else f"({e})" for e in local)
+            + " <= MAX_WORK_GROUP_SIZE",
+            *extra_constraints,
+        ],
+        "launch": {"global": glob, "local": local},
     }
     if ties:
-        raw["defines"] = dict(ties)
-    if extra_defines:
-        raw["build_options"] = [f"-D{k}={v}" for k, v in extra_defines.items()]
+        raw["defines"] = {n: e.text for n, e in tie_exprs.items()}
+    options = [f"-D{k}={v}" for k, v in extra_defines.items()]
+    if re.search(r"(?m)^\s*#\s*include\b", strip_comments(source)):
+        # the compiler gets the source as text: headers are found where cpp found them
+        options += [f"-I{d}" for d in include]
+    if options:
+        raw["build_options"] = options
     trusted: list[str] = []
     if reference:
         file, sep, func = reference.rpartition(":")
@@ -784,6 +1015,108 @@ def plain_kernel(
         base_dir=p.resolve().parent,  # a --reference file lies beside the kernel
         trust_modules=trusted,
     )
+
+
+def _subst(expr: Expr, names: Mapping[str, Expr]) -> Expr:
+    """``expr`` with each name in ``names`` replaced by its (parenthesised) expression."""
+    import ast
+
+    if not expr.names & set(names):
+        return expr
+    tree = ast.parse(expr.text.strip(), mode="eval")
+
+    class Swap(ast.NodeTransformer):
+        def visit_Name(self, node: ast.Name) -> ast.expr:
+            if node.id in names:
+                return ast.parse(names[node.id].text.strip(), mode="eval").body
+            return node
+
+    return Expr(ast.unparse(Swap().visit(tree)), expr.source)
+
+
+_MACRO_NAME = re.compile(r"[A-Za-z_]\w*(\(\s*(?:[A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)?\s*\))?")
+_WORD = re.compile(r"[\w.]")
+_MERGING = set("+-&|<>=!*/%^#:")
+
+
+def _define_value(name: str, value: str) -> str:
+    """The value of ``--define NAME=VALUE`` as one compiler option can carry it.
+
+    Compilers split build options on spaces, so spaces that separate nothing (around
+    brackets, commas, most operators) are dropped; a space that keeps two words or two
+    operator characters apart (``unsigned int``, ``x - -y``) cannot be dropped, and is
+    refused with advice."""
+    if not _MACRO_NAME.fullmatch(name):
+        raise InputError(f"bad macro name {name!r}; expected NAME or NAME(a, b)", source="--define")
+    out: list[str] = []
+    text = value.strip()
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch.isspace():
+            j = i
+            while j < len(text) and text[j].isspace():
+                j += 1
+            before, after = (out[-1] if out else ""), text[j] if j < len(text) else ""
+            words = _WORD.match(before) and _WORD.match(after)
+            ops = before in _MERGING and after in _MERGING
+            if words or ops:
+                left = re.search(r"\S+$", text[:i])
+                right = re.match(r"\S+", text[j:])
+                shown = f"{left[0] if left else ''} {right[0] if right else ''}"
+                raise InputError(
+                    f"{name}={value!r}: a compiler option cannot hold the space in "
+                    f"{shown!r}; rewrite the value without it (brackets where operators "
+                    "meet: x-(-1)), or use a typedef or #define in the kernel",
+                    source="--define",
+                )
+            i = j
+            continue
+        if ch in "\"'":
+            raise InputError(
+                f"{name}: quotes cannot be passed as a compiler option", source="--define"
+            )
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+def run_plain(
+    kernel: TunableKernel,
+    arrays: Mapping[str, Any],
+    config: Mapping[str, int] | None = None,
+    *,
+    device: str | None = None,
+    timeout_s: float = 60.0,
+) -> dict[str, Any]:
+    """Run ``kernel`` once on the given input data and return every array after it.
+
+    ``arrays`` maps argument names to numpy arrays (their shapes, or as many elements;
+    arrays not given start as the description says); ``config`` is the configuration
+    (default: the kernel's reference or default configuration). Runs in an OpenCL
+    worker process like every measurement, inside guard zones: a run that fails, or
+    writes before or past an array, raises :class:`~gtune.exceptions.GtuneError`
+    naming why. Returns ``{name: numpy array}`` for every buffer argument."""
+    from gtune.measure import OpenCLEvaluator
+
+    cfg = dict(config or {})
+    if not cfg:
+        ref = kernel.reference
+        cfg = dict(ref.config) if ref.kind == "config" else dict(kernel.default_config() or {})
+    ev = OpenCLEvaluator(
+        kernel, device, runs=1, timeout_s=timeout_s, compile_workers=0, verify=False, arrays=arrays
+    )
+    try:
+        result = ev.evaluate(cfg)
+        if not result.ok:
+            raise GtuneError(
+                f"{kernel.name} with {_cfg_text(cfg, list(cfg))}: {result.status.value}"
+                + (f": {result.message.splitlines()[0]}" if result.message.strip() else ""),
+                source=kernel.label,
+            )
+        return {a.name: ev.output(a.name) for a in kernel.arguments if a.kind == "buffer"}
+    finally:
+        ev.close()
 
 
 def _cfg_text(cfg: Mapping[str, int], names: Sequence[str]) -> str:

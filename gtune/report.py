@@ -23,6 +23,7 @@ from typing import Any
 
 from rich.table import Table
 
+from gtune.convergence import Trace
 from gtune.tuning import TuningReport
 
 BASELINE = "random"
@@ -67,18 +68,32 @@ def _speedup_text(report: TuningReport) -> str:
     interval = c.speedup_interval
     span = f" [{interval[0]:.2f}-{interval[1]:.2f}]" if interval else ""
     if c.significant:
-        return f"{sp:.2f}x{span} ({c.confidence:.0%} confidence)"
+        return f"{sp:.2f}x{span} ({c.coverage_text})"
     return f"no significant speedup ({sp:.2f}x{span}, within the noise)"
 
 
 def _time_text(report: TuningReport) -> str:
     t = report.time
-    text = (
+    return (
         f"{t.wall_s:.1f} s = compile {t.compile_s:.1f} + run {t.run_s:.1f} + verify "
         f"{t.verify_s:.1f} + overhead {t.overhead_s:.1f}"
     )
+
+
+def _overhead_text(report: TuningReport) -> str:
+    t = report.time
+    return (
+        f"{t.overhead_s:.1f} s = solving the space {t.space_s:.1f} + starting workers and "
+        f"uploading data {t.startup_s:.1f} + the store {t.store_s:.1f} + other "
+        f"{t.other_s:.1f} (handing configurations to workers, the search)"
+    )
+
+
+def _compile_text(report: TuningReport) -> str:
+    t = report.time
+    text = f"{t.compile_total_s:.2f} s building what this run measured"
     if t.compile_hidden_s > 0.05:
-        text += f" (and {t.compile_hidden_s:.1f} s of compiling hidden behind runs)"
+        text += f"; {t.compile_hidden_s:.2f} s of it overlapped with runs (not in wall time)"
     return text
 
 
@@ -97,13 +112,21 @@ def run_summary_rows(report: TuningReport) -> list[tuple[str, str]]:
         rows.append(("technique", f"{report.technique} → {choice}"))
     rows.append(("best configuration", config_text(report.best_config)))
     best = seconds_text(report.best_s)
+    if report.steps > 1:
+        best += f" per step ({report.steps} steps)"
     c = report.confirmation
     if c is not None and c.best is not None:
         lo, hi = c.best.interval(c.confidence)
         best += f"  [{seconds_text(lo)} - {seconds_text(hi)}], confirmed"
     rows.append(("best time", best))
     gbs, gflops = report.gbs(), report.gflops()
-    rows.append(("bandwidth", f"{gbs:.2f} GB/s" if gbs is not None else "-"))
+    once = "once" + (" per step" if report.steps > 1 else "")
+    rows.append(
+        (
+            "bandwidth",
+            f"{gbs:.2f} GB/s if every array is read or written whole {once}" if gbs else "-",
+        )
+    )
     rows.append(("compute", f"{gflops:.2f} GFLOP/s" if gflops is not None else "-"))
     if report.default_result is not None and report.default_result.ok:
         default = f"{seconds_text(report.default_s)}  ({config_text(report.default_config)})"
@@ -131,9 +154,20 @@ def run_summary_rows(report: TuningReport) -> list[tuple[str, str]]:
             ),
         )
     )
-    rows.append(("compile time", f"{report.compile_s:.2f} s (sum over configurations)"))
+    counts = report.status_counts
+    if counts:
+        failed = report.failed
+        text = ", ".join(f"{n} {s}" for s, n in counts.items())
+        if report.mostly_failed and report.best_result is not None:
+            text += f" (most failed: the best comes from the {sum(counts.values()) - failed} left)"
+        rows.append(("outcomes", text))
+    if report.verification:
+        rows.append(("verification", report.verification))
+    rows.append(("compile time", _compile_text(report)))
     rows.append(("run time", f"{report.run_s:.4f} s (sum of timed runs)"))
     rows.append(("wall time", _time_text(report)))
+    if report.time.overhead_s > 0:
+        rows.append(("overhead", _overhead_text(report)))
     return rows
 
 
@@ -466,6 +500,46 @@ def per_kernel_csv(cells: Sequence[CompareCell], baseline: str = BASELINE) -> st
     return buf.getvalue()
 
 
+FEW_KERNELS = 8
+"""Below this many kernels a histogram says little: the speedups are drawn per kernel."""
+
+
+def _speedup_bars(
+    speedups: Mapping[str, Mapping[str, float]],
+    shown: Sequence[str],
+    kernels: Sequence[str],
+    out: Path,
+    baseline: str,
+    title: str,
+) -> Path:
+    """Each kernel's speedup over the baseline, one bar per strategy, on a linear axis
+    from 0 with the baseline's 1.0 drawn across; the legend sits below the bars."""
+    import matplotlib.pyplot as plt
+
+    width = 0.8 / max(1, len(shown))
+    fig, ax = plt.subplots(figsize=(max(5.0, 1.2 * len(kernels) * max(1, len(shown)) / 2), 4))
+    for i, s in enumerate(shown):
+        xs = [k + (i - (len(shown) - 1) / 2) * width for k in range(len(kernels))]
+        ys = [speedups.get(s, {}).get(kern, math.nan) for kern in kernels]
+        g = geomean([y for y in ys if math.isfinite(y)])
+        label = f"{s} (geomean {g:.2f})" if g is not None else s
+        bars = ax.bar(xs, ys, width=width, label=label)
+        ax.bar_label(bars, fmt="%.2f", fontsize=7, padding=2)
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_xticks(range(len(kernels)))
+    ax.set_xticklabels(kernels, rotation=30, ha="right", fontsize=8)
+    ax.set_ylim(bottom=0)
+    ax.margins(y=0.15)
+    ax.set_ylabel(f"speedup over {baseline} (t_{baseline} / t_strategy)")
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.25), ncol=3)
+    if title:
+        ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(out, dpi=120, bbox_inches="tight")
+    plt.close(fig)
+    return out
+
+
 def speedups_png(
     cells: Sequence[CompareCell],
     strategies: Sequence[str],
@@ -482,6 +556,9 @@ def speedups_png(
 
     speedups = per_kernel_speedups(cells, baseline)
     shown = [s for s in strategies if s != baseline] or list(strategies)
+    kernels = sorted({k for s in shown for k in speedups.get(s, {})})
+    if len(kernels) < FEW_KERNELS:
+        return _speedup_bars(speedups, shown, kernels, Path(path), baseline, title)
     values = [v for s in shown for v in speedups.get(s, {}).values()]
     lo = min([*values, 1.0]) * 0.95
     hi = max([*values, 1.0]) * 1.05
@@ -500,6 +577,67 @@ def speedups_png(
     axes[-1, 0].set_xlabel("speedup over Rand (t_rand / t_strategy)")
     if title:
         fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    out = Path(path)
+    fig.savefig(out, dpi=120)
+    plt.close(fig)
+    return out
+
+
+# -------------------------------------------------------------------------------------
+# Convergence of one run
+
+
+def convergence_traces(report: TuningReport) -> list[Trace]:
+    """One :class:`~gtune.convergence.Trace` per search of the run (per technique), in
+    order: every configuration it used with the seconds since the run began and its
+    time (``inf`` when it did not run correctly)."""
+    traces: list[Trace] = []
+    for run in report.runs:
+        if run.outcome is None or not run.outcome.trace:
+            continue
+        trace = Trace(run.technique or "whole space")
+        for entry in run.outcome.trace:
+            if entry.result.status.value == "pruned":
+                continue
+            trace.add(run.started_s + entry.elapsed_s, entry.result.objective, entry.config)
+        traces.append(trace)
+    return traces
+
+
+def convergence_png(report: TuningReport, path: str | Path) -> Path:
+    """Best time so far against evaluations (left) and seconds of the run (right), one
+    line per technique, with the default's confirmed time as a dashed line."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
+
+    traces = convergence_traces(report)
+    fig, (by_count, by_time) = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
+    for trace in traces:
+        points = [(e, s, b) for e, s, b in trace.best_so_far() if math.isfinite(b)]
+        if not points:
+            continue
+        evals = [e for e, _, _ in points]
+        secs = [s for _, s, _ in points]
+        best = [b * 1e6 for _, _, b in points]
+        (line,) = by_count.step(evals, best, where="post", label=trace.name)
+        by_time.step(secs, best, where="post", color=line.get_color())
+    if report.default_result is not None and math.isfinite(report.default_s):
+        for ax in (by_count, by_time):
+            ax.axhline(report.default_s * 1e6, color="black", linestyle="--", linewidth=0.8)
+        by_count.plot([], [], color="black", linestyle="--", linewidth=0.8, label="default")
+    by_count.set_xlabel("evaluations (of this technique's search)")
+    by_time.set_xlabel("seconds since the run began")
+    by_count.set_ylabel("best kernel time so far (µs)")
+    by_count.set_ylim(bottom=0)
+    by_count.xaxis.set_major_locator(MaxNLocator(integer=True))
+    if traces:
+        by_count.legend(fontsize=8, loc="upper right")
+    name = Path(report.kernel_label).stem if report.kernel_label else report.kernel
+    fig.suptitle(f"{name} on {report.device}: {report.strategy}", fontsize=10)
     fig.tight_layout()
     out = Path(path)
     fig.savefig(out, dpi=120)

@@ -34,6 +34,10 @@ class Status(StrEnum):
 
 @dataclass(frozen=True)
 class Result:
+    """One configuration measured (or refused): its status, compile seconds, every timed
+    run's seconds, the verification's largest error and what the worker reported in
+    ``extra``. ``objective`` is what searches minimise (the median; inf unless ok)."""
+
     config: Mapping[str, int]
     status: Status
     compile_s: float = 0.0

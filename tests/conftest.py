@@ -13,6 +13,64 @@ from gtune.kernel import TRUST_ENV
 DATA = Path(__file__).parent / "data"
 ROOT = Path(__file__).parent.parent
 
+# The test tiers. Bare ``python -m pytest`` runs the fast tier: pure tests and tests that
+# replay recorded measurements, less those marked ``slow``. The real tiers run real
+# parts: OpenCL kernels on PoCL, the MiniZinc binary, a throw-away PostgreSQL server, a
+# Dask LocalCluster. They (and the slow tests) run
+# with ``--all-tiers`` (``./bootstrap.sh test`` and CI pass it), with ``-m`` naming
+# markers, or when test files or folders are named on the command line.
+REAL_TIERS = ("opencl", "minizinc", "postgres", "dask")
+# Fixtures that bring a real part with them: a test using one is in that tier.
+FIXTURE_TIERS = {"pg_cluster": "postgres", "pg_url": "postgres"}
+# Parametrized fixtures whose value picks a real part (the store backends).
+PARAM_TIERS = {("store_url", "postgresql"): "postgres"}
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--all-tiers",
+        action="store_true",
+        help="run every test tier: fast, plus OpenCL (PoCL), MiniZinc, PostgreSQL and Dask",
+    )
+
+
+def _fast_tier_only(config: pytest.Config) -> bool:
+    return not (
+        config.getoption("--all-tiers") or config.option.markexpr or config.option.file_or_dir
+    )
+
+
+def _mark_tiers(item: pytest.Item) -> None:
+    names = set(getattr(item, "fixturenames", ()))
+    for fixture, tier in FIXTURE_TIERS.items():
+        if fixture in names:
+            item.add_marker(tier)
+    callspec = getattr(item, "callspec", None)
+    if callspec is not None:
+        for (fixture, value), tier in PARAM_TIERS.items():
+            if callspec.params.get(fixture) == value:
+                item.add_marker(tier)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        _mark_tiers(item)
+    if not _fast_tier_only(config):
+        return
+    real = [any(i.get_closest_marker(t) for t in (*REAL_TIERS, "slow")) for i in items]
+    if any(real):
+        config.hook.pytest_deselected(items=[i for i, r in zip(items, real, strict=True) if r])
+        items[:] = [i for i, r in zip(items, real, strict=True) if not r]
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    if _fast_tier_only(config):
+        return (
+            "gtune: fast tier only (deselected: " + ", ".join((*REAL_TIERS, "slow")) + "); "
+            "--all-tiers or ./bootstrap.sh test runs every tier"
+        )
+    return "gtune: every tier selected (" + ", ".join(("fast", *REAL_TIERS)) + ")"
+
 
 @pytest.fixture(scope="session", autouse=True)
 def trusted_test_references(tmp_path_factory: pytest.TempPathFactory):

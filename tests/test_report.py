@@ -187,3 +187,38 @@ def test_per_kernel_markdown_bolds_each_kernels_fastest():
     assert rows["a"].count("**2.000 ms**") == 2 and "4.000 ms (10)" in rows["a"]
     assert rows["b"].count("**1.000 ms**") == 2  # the same time: a tie
     assert "| - |" in rows["c"] and "**5.000 ms** (10)" in rows["c"]
+
+
+def test_speedups_png_draws_few_kernels_as_bars(tmp_path: Path):
+    from gtune.report import FEW_KERNELS
+
+    few = _cells()
+    assert len({c.kernel for c in few}) < FEW_KERNELS
+    many = [
+        CompareCell(f"k{i}", s, t * (1 + i / 10), 10, 1.0, 0.1)
+        for i in range(FEW_KERNELS + 2)
+        for s, t in (("random", 4e-3), ("hybrid", 2e-3))
+    ]
+    import matplotlib.image as mpimg
+
+    bars = speedups_png(few, ["random", "hybrid"], tmp_path / "few.png")
+    hist = speedups_png(many, ["random", "hybrid"], tmp_path / "many.png")
+    # the bar chart is one panel scaled to the kernels; the histograms one panel a strategy
+    assert mpimg.imread(bars).shape != mpimg.imread(hist).shape
+
+
+def test_summary_counts_failures_and_says_when_most_failed():
+    r = _report(4e-6, 2e-6)  # one ok, one launch_failed: not most
+    rows = dict(run_summary_rows(r))
+    assert rows["outcomes"] == "1 launch_failed, 1 ok"
+    assert "GB/s if every array is read or written whole once" in rows["bandwidth"]
+    outcome = r.runs[0].outcome
+    assert outcome is not None
+    for i, status in enumerate([Status.WRONG_RESULT, Status.WRONG_RESULT]):
+        bad = Result({"WX": 2 + i, "WY": 1}, status, message="3 output elements differ")
+        outcome.trace.append(TraceEntry(2 + i, dict(bad.config), bad, "x", 0))
+    assert r.status_counts == {"wrong_result": 2, "launch_failed": 1, "ok": 1}
+    assert r.failed == 3 and r.mostly_failed
+    rows = dict(run_summary_rows(r))
+    assert rows["outcomes"].startswith("2 wrong_result, 1 launch_failed, 1 ok (most failed")
+    assert r.to_dict()["statuses"] == {"wrong_result": 2, "launch_failed": 1, "ok": 1}

@@ -1,4 +1,4 @@
-"""tune_kernel end to end on the real default OpenCL device (PoCL in CI), small problems."""
+"""gtune.tune end to end on the real default OpenCL device (PoCL in CI), small problems."""
 
 from __future__ import annotations
 
@@ -7,23 +7,24 @@ from pathlib import Path
 
 import pytest
 
+from gtune.api import tune
 from gtune.device import DeviceLimits
 from gtune.exceptions import InputError
 from gtune.heuristics import Budget
 from gtune.kernel import TunableKernel, load_kernel
 from gtune.measure import OpenCLEvaluator, select_device
 from gtune.measure.evaluator import Evaluator
-from gtune.measure.result import Result
 from gtune.plain import plain_kernel
 from gtune.store import SQLiteStore
 from gtune.tuning import (
+    ResultMeasured,
+    TuningEvent,
     TuningInterrupted,
     TuningSession,
-    _share,
     technique_of,
     techniques_to_run,
-    tune_kernel,
 )
+from gtune.tuning.budget import share
 from tests.conftest import DATA, ROOT
 
 HEAT = ROOT / "stencils" / "heat3d.cl"
@@ -62,20 +63,20 @@ def test_technique_of_classifies_configurations():
 
 def test_budget_is_shared_by_the_remaining_runs():
     b = Budget(evaluations=10)
-    first = _share(b, 4, 0, 0.0)
+    first = share(b, 4, 0, 0.0)
     assert first is not None and first.evaluations == 2
     # a run that used less leaves more for the others
-    later = _share(b, 2, 3, 0.0)
+    later = share(b, 2, 3, 0.0)
     assert later is not None and later.evaluations == 3
-    assert _share(None, 3, 0, 0.0) is None
+    assert share(None, 3, 0, 0.0) is None
 
 
 @pytest.mark.opencl
 def test_tune_resumes_from_the_store(tmp_path: Path, device: DeviceLimits):
     db = tmp_path / "r.db"
     with SQLiteStore(db) as store:
-        first = tune_kernel(
-            _heat(), device, technique="global", budget=Budget(evaluations=10), store=store
+        first = tune(
+            _heat(), device=device, technique="global", budget=Budget(evaluations=10), store=store
         )
     best = first.best_result
     assert best is not None and best.ok
@@ -90,8 +91,8 @@ def test_tune_resumes_from_the_store(tmp_path: Path, device: DeviceLimits):
         sum(e.result.compile_s for r in first.runs if r.outcome for e in r.outcome.trace)
     )
     with SQLiteStore(db) as store:
-        again = tune_kernel(
-            _heat(), device, technique="global", budget=Budget(evaluations=10), store=store
+        again = tune(
+            _heat(), device=device, technique="global", budget=Budget(evaluations=10), store=store
         )
     assert again.measured == 0 and again.reused == first.measured + first.reused
     assert again.search_config == first.search_config
@@ -114,17 +115,17 @@ def test_auto_tries_every_technique_with_one_evaluator(device: DeviceLimits):
 
     kernel = _heat()
     with TuningSession(kernel, device, evaluator_factory=factory) as session:
-        auto = tune_kernel(
-            kernel, device, technique="all", budget=Budget(evaluations=8), session=session
+        auto = tune(
+            kernel, device=device, technique="all", budget=Budget(evaluations=8), session=session
         )
-        rand = tune_kernel(
+        rand = tune(
             kernel,
-            device,
+            device=device,
             strategy="random",
             technique="whole",
-            options={"n": 4},
+            strategy_options={"n": 4},
             session=session,
-            measure_default=False,
+            confirm=None,
         )
     assert len(made) == 1, "the session's evaluator is shared by every search"
     assert [r.technique for r in auto.runs] == list(kernel.techniques)
@@ -140,7 +141,9 @@ def test_auto_tries_every_technique_with_one_evaluator(device: DeviceLimits):
 def test_invalid_default_is_reported(device: DeviceLimits):
     # the default WX=16 does not fit NX=8
     kernel = _heat({"NX": 8, "NY": 4, "NZ": 4})
-    report = tune_kernel(kernel, device, strategy="random", technique="global", options={"n": 3})
+    report = tune(
+        kernel, device=device, strategy="random", technique="global", strategy_options={"n": 3}
+    )
     assert report.default_result is None
     assert "not valid on this device" in report.default_note
     assert report.speedup is None
@@ -154,13 +157,9 @@ class _StopAfter:
         self.n = n
         self.seen = 0
 
-    def run_started(self, label: str, total: int | None) -> None:
-        return None
-
-    def batch_started(self, step: str, size: int) -> None:
-        return None
-
-    def result(self, result: Result, fresh: bool, best_s: float) -> None:
+    def on_event(self, event: TuningEvent) -> None:
+        if not isinstance(event, ResultMeasured):
+            return
         self.seen += 1
         if self.seen >= self.n:
             raise KeyboardInterrupt
@@ -171,28 +170,28 @@ def test_interrupt_keeps_partial_report_and_store(tmp_path: Path, device: Device
     db = tmp_path / "r.db"
     kernel = _heat()
     with SQLiteStore(db) as store, pytest.raises(TuningInterrupted) as stop:
-        tune_kernel(
+        tune(
             kernel,
-            device,
+            device=device,
             strategy="random",
             technique="global",
-            options={"n": 8},
+            strategy_options={"n": 8},
             store=store,
-            progress=_StopAfter(4),
-            measure_default=False,
+            observer=_StopAfter(4),
+            confirm=None,
         )
     partial = stop.value.report
     assert partial.interrupted and partial.measured == 4
     assert partial.runs and partial.runs[0].note == "interrupted"
     assert len(partial.runs[0].outcome.trace if partial.runs[0].outcome else []) == 3
     with SQLiteStore(db) as store:
-        done = tune_kernel(
+        done = tune(
             kernel,
-            device,
+            device=device,
             strategy="random",
             technique="global",
-            options={"n": 8},
+            strategy_options={"n": 8},
             store=store,
-            measure_default=False,
+            confirm=None,
         )
     assert done.reused == 4 and done.measured == 4 and done.evaluations == 8

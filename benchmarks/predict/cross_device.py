@@ -23,7 +23,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from gtune.loadpredict import Dataset, held_out_devices, leave_one_out
+from gtune.loadpredict import Dataset
+from gtune.training import held_out_devices, leave_one_out
 
 
 def _scores(cv: Any) -> dict[str, Any]:

@@ -18,8 +18,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from gtune.loadpredict import Dataset, leave_one_out
+from gtune.loadpredict import Dataset
 from gtune.loadpredict.model import sklearn_version
+from gtune.training import leave_one_out
 
 
 def main() -> int:

@@ -79,7 +79,7 @@ def main() -> int:
             strategy="hybrid",
             technique=args.technique,
             budget=args.budget,
-            store=None,  # in memory: every run starts empty
+            store="sqlite://",  # in memory: every run starts empty
         )
         row = {
             "run": i + 1,

@@ -2,20 +2,23 @@
 
 :func:`load_campaign` reads a campaign file, :func:`expand` turns it into plain-data
 tasks, :func:`run_campaign` runs them on a local cluster (one worker per device) or an
-existing one, all writing to one shared store; :mod:`gtune.campaign.formats` exports
-results to the T4 schema and imports Kernel Tuner caches.
+existing one, all writing to one shared store; :func:`write_report` writes its report;
+:mod:`gtune.campaign.formats` exports results to the T4 schema and imports Kernel
+Tuner caches.
 """
 
+from gtune.api import CampaignResult
+from gtune.campaign.report import write_report
 from gtune.campaign.runner import (
     CampaignObserver,
-    CampaignResult,
-    CancelToken,
     SchedulerTls,
     local_cluster,
     resource_name,
     run_campaign,
+    run_tasks,
 )
 from gtune.campaign.spec import CampaignSpec, CampaignTask, expand, load_campaign, parse_campaign
+from gtune.tuning.events import CancelToken
 
 __all__ = [
     "CampaignObserver",
@@ -30,4 +33,6 @@ __all__ = [
     "parse_campaign",
     "resource_name",
     "run_campaign",
+    "run_tasks",
+    "write_report",
 ]

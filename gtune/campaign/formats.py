@@ -14,9 +14,11 @@ names, so Kernel Tuner's measurements can sit beside gtune's in reports.
 from __future__ import annotations
 
 import datetime as _dt
+import importlib.metadata
 import json
 import math
-from collections.abc import Iterable, Mapping
+import platform
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +26,7 @@ from gtune.exceptions import InputError
 from gtune.kernel import TunableKernel, canonical_config
 from gtune.measure.result import Result, Status
 from gtune.store import ResultStore, StoredRow
+from gtune.store.ranking import base_id
 
 T4_VERSION = "1.0.0"
 
@@ -41,14 +44,24 @@ KT_INVALID = {
     "InvalidConfig": Status.PRUNED,
     "CompilationFailedConfig": Status.BUILD_FAILED,
     "RuntimeFailedConfig": Status.LAUNCH_FAILED,
+    "ErrorConfig": Status.CRASHED,
 }
+"""Kernel Tuner's error classes, as its caches write them: in ``time`` (before 1.4) or in
+``__error__`` (1.4 and later, where ``time`` is then absent)."""
 
 
 def _iso(ts: float) -> str:
     return _dt.datetime.fromtimestamp(ts, _dt.UTC).isoformat(timespec="seconds")
 
 
+def _ms(seconds: float) -> float:
+    return seconds * 1000.0
+
+
 def t4_result(row: StoredRow) -> dict[str, Any]:
+    """One stored result as a T4 result, in the keys and units (milliseconds) Kernel
+    Tuner's own T4 writer uses, so its tools and the autotuning-methodology tools read
+    it as they read Kernel Tuner's."""
     r = row.result
     extra = dict(r.extra)
     verify = float(extra.get("verify_s", 0.0) or 0.0)
@@ -56,30 +69,107 @@ def t4_result(row: StoredRow) -> dict[str, Any]:
     framework = max(0.0, worker - r.run_s - verify)
     measurements: list[dict[str, Any]] = []
     if r.ok:
-        measurements.append({"name": "time", "value": r.median_s, "unit": "s"})
-        measurements.append({"name": "times", "value": list(r.times_s), "unit": "s"})
+        measurements.append({"name": "time", "value": _ms(r.median_s), "unit": "ms"})
     return {
         "timestamp": _iso(row.created),
         "configuration": dict(r.config),
         "objectives": ["time"],
         "times": {
-            "compilation_time": r.compile_s,
-            "runtimes": list(r.times_s),
-            "framework": framework,
-            "search_algorithm": float(extra.get("search_s", 0.0) or 0.0),
-            "validation": verify,
+            "compilation": _ms(r.compile_s),
+            "benchmark": _ms(r.run_s),
+            "framework": _ms(framework),
+            "search_algorithm": _ms(float(extra.get("search_s", 0.0) or 0.0)),
+            "validation": _ms(verify),
+            "runtimes": [_ms(t) for t in r.times_s],
         },
         "invalidity": INVALIDITY[r.status],
-        "correctness": 1 if r.ok else 0,
+        "correctness": 0 if r.status is Status.WRONG_RESULT else 1,
         "measurements": measurements,
     }
 
 
-def export_t4(rows: Iterable[StoredRow]) -> dict[str, Any]:
-    return {"schema_version": T4_VERSION, "results": [t4_result(r) for r in rows]}
+def export_t4(rows: Iterable[StoredRow], *, device_name: str = "") -> dict[str, Any]:
+    """The rows of one kernel on one device as a T4 results document."""
+    rows = list(rows)
+    metadata: dict[str, Any] = {
+        "timeunit": "milliseconds",
+        "compute_api": "OpenCL",
+        "autotuner": "gtune",
+        "autotuner_version": _version("gtune"),
+    }
+    if rows:
+        first = rows[0]
+        metadata.update(
+            device=device_name or first.device,
+            device_identity=first.device,
+            kernel=first.kernel_name,
+            kernel_id=base_id(first.kernel_id),
+            problem_size=dict(first.problem),
+            timestamp=_iso(min(r.created for r in rows)),
+        )
+    return {
+        "schema_version": T4_VERSION,
+        "metadata": metadata,
+        "results": [t4_result(r) for r in rows],
+    }
 
 
-def _ms(value: Any, what: str, where: str) -> float:
+def t4_file_name(rows: Sequence[StoredRow]) -> str:
+    """A file name for one kernel on one device: ``heat3d_32x32x32_DEVICE.t4.json``."""
+    first = rows[0]
+    size = "x".join(str(v) for v in first.problem.values()) or "nosize"
+    parts = (first.kernel_name.replace(":", "-"), size, first.device)
+    return "_".join("".join(c if c.isalnum() or c in "-." else "-" for c in p) for p in parts) + (
+        ".t4.json"
+    )
+
+
+def export_t4_metadata(
+    groups: Mapping[tuple[str, str], Sequence[StoredRow]], files: Mapping[tuple[str, str], str]
+) -> dict[str, Any]:
+    """The T4 metadata document of an export: the machine, the software, and which
+    results file holds which kernel on which device."""
+    requirements = [
+        f"{name}=={_version(name)}"
+        for name in ("gtune", "numpy", "pyopencl", "scikit-learn", "psycopg")
+        if _version(name)
+    ]
+    devices = sorted({key[0] for key in groups})
+    return {
+        "schema_version": T4_VERSION,
+        "metadata": {
+            "hardware": {
+                "hardware_description": [{"device_identity": d} for d in devices],
+                "operating_system": platform.system() or "unidentified OS",
+            },
+            "environment": {
+                "device_query": {"opencl": {"devices": devices}},
+                "requirements": requirements,
+            },
+            "timeunit": "milliseconds",
+            "results": [
+                {
+                    "file": files[key],
+                    "kernel": rows[0].kernel_name,
+                    "kernel_id": base_id(rows[0].kernel_id),
+                    "device_identity": rows[0].device,
+                    "problem_size": dict(rows[0].problem),
+                    "count": len(rows),
+                }
+                for key, rows in groups.items()
+            ],
+        },
+    }
+
+
+def _version(package: str) -> str:
+    try:
+        return importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        return ""
+
+
+def _kt_ms(value: Any, what: str, where: str) -> float:
     try:
         v = float(value)
     except (TypeError, ValueError):
@@ -131,21 +221,28 @@ def kt_results(data: Mapping[str, Any], kernel: TunableKernel, source: str) -> l
             if p not in config and defaults is not None:
                 config[p] = int(defaults[p])
         time_value = entry.get("time")
-        compile_s = _ms(entry.get("compile_time", 0.0), "compile_time", where)
+        compile_s = _kt_ms(entry.get("compile_time") or 0.0, "compile_time", where)
         extra = {
             "imported_from": "kernel_tuner",
-            "verify_s": _ms(entry.get("verification_time", 0.0), "verification_time", where),
-            "search_s": _ms(entry.get("strategy_time", 0.0), "strategy_time", where),
-            "framework_s": _ms(entry.get("framework_time", 0.0), "framework_time", where),
+            "verify_s": _kt_ms(entry.get("verification_time") or 0.0, "verification_time", where),
+            "search_s": _kt_ms(entry.get("strategy_time") or 0.0, "strategy_time", where),
+            "framework_s": _kt_ms(entry.get("framework_time") or 0.0, "framework_time", where),
         }
-        if isinstance(time_value, str):
-            status = KT_INVALID.get(time_value)
+        error = entry.get("__error__")
+        if error is not None or isinstance(time_value, str):
+            name = str(error if error is not None else time_value)
+            key = "__error__" if error is not None else "time"
+            status = KT_INVALID.get(name)
             if status is None:
-                raise InputError(f"unknown time {time_value!r}", source=where)
-            results.append(Result(config, status, compile_s, message=time_value, extra=extra))
+                raise InputError(
+                    f"{key}: unknown Kernel Tuner error {name!r}; expected one of "
+                    f"{', '.join(KT_INVALID)}",
+                    source=where,
+                )
+            results.append(Result(config, status, compile_s, message=name, extra=extra))
             continue
         raw_times = entry.get("times") or [time_value]
-        times = tuple(_ms(t, "times", where) for t in raw_times)
+        times = tuple(_kt_ms(t, "times", where) for t in raw_times)
         results.append(Result(config, Status.OK, compile_s, times, extra=extra))
     return results
 
@@ -166,7 +263,7 @@ def import_kt(
             r,
             device=device,
             kernel_id=kernel_id,
-            kernel_name=kernel.name,
+            kernel_name=kernel.store_name,
             problem=dict(kernel.sizes),
         ):
             added += 1

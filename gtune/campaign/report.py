@@ -93,14 +93,17 @@ def _plot(table: list[dict[str, Any]], path: Path, title: str) -> bool:
                 ):
                     xs.append(k + i * width)
                     ys.append(float(r["best_s"]) * 1e6)
-        ax.bar(xs, ys, width=width, label=name)
+        bars = ax.bar(xs, ys, width=width, label=name)
+        ax.bar_label(bars, fmt="%.1f", fontsize=6, padding=1)
     ax.set_xticks([k + 0.4 - width / 2 for k in range(len(kernels))])
     ax.set_xticklabels(kernels, rotation=60, ha="right", fontsize=7)
-    ax.set_ylabel("best kernel time (µs, log)")
-    ax.set_yscale("log")
+    # a linear axis from zero: bar heights compare as the times do (a log axis with a cut
+    # baseline made 12 µs against 7 µs look like 10x); the legend sits beside the bars
+    ax.set_ylabel("best kernel time (µs)")
+    ax.set_ylim(bottom=0)
     ax.set_title(title)
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, dpi=120, bbox_inches="tight")
     plt.close(fig)
     return True

@@ -15,21 +15,34 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import math
 import os
 import re
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from gtune.api import CampaignResult, TuningTask
+from gtune.campaign.schedule import (
+    COMPILE_WORKERS_ENV,
+    Piece,
+    Queue,
+    compile_budget,
+    plan,
+)
 from gtune.campaign.spec import CampaignSpec, CampaignTask, expand
 from gtune.campaign.task import PROGRESS_TOPIC, execute_task
 from gtune.exceptions import EnvironmentProblem, GtuneError, InputError
+from gtune.tuning.events import CancelToken
 
 BOUND_DEVICE = "GTUNE_WORKER_DEVICE"  # the device a worker process drives (P:D)
+log = logging.getLogger("gtune.campaign")
+QUIET_WORKERS = {"DASK_LOGGING__DISTRIBUTED": "error"}
+"""Set in each local worker process before it starts: Dask's own INFO lines stay quiet."""
 
 
 def resource_name(selector: str) -> str:
@@ -39,6 +52,9 @@ def resource_name(selector: str) -> str:
 
 
 class CampaignObserver(Protocol):
+    """Told how a campaign goes: its size at the start, configurations measured per task
+    and device as they come in, and each task's summary (or error) when it ends."""
+
     def started(self, total: int, skipped: int, devices: Sequence[str]) -> None: ...
 
     def progress(self, task_key: str, device: str, configs: int, measured: int) -> None: ...
@@ -57,35 +73,7 @@ class _Quiet:
         return None
 
 
-@dataclass
-class CancelToken:
-    """Set from anywhere (a signal handler, another thread) to stop a campaign."""
-
-    _event: threading.Event = field(default_factory=threading.Event)
-
-    def cancel(self) -> None:
-        self._event.set()
-
-    @property
-    def cancelled(self) -> bool:
-        return self._event.is_set()
-
-
-@dataclass
-class CampaignResult:
-    out_dir: Path
-    summaries: list[dict[str, Any]]
-    failed: list[tuple[CampaignTask, str]]
-    skipped: int
-    wall_s: float
-    cancelled: bool = False
-
-    @property
-    def complete(self) -> bool:
-        return not self.failed and not self.cancelled
-
-
-def _read_done(path: Path) -> dict[str, dict[str, Any]]:
+def read_done(path: Path) -> dict[str, dict[str, Any]]:
     done: dict[str, dict[str, Any]] = {}
     if not path.exists():
         return done
@@ -199,6 +187,9 @@ def local_cluster(
                         },
                     },
                 }
+    helpers = str(compile_budget(len(workers), os.cpu_count() or 1))
+    for w in workers.values():
+        w["options"]["env"][COMPILE_WORKERS_ENV] = helpers
     # Dask's nanny starts each worker as ``python -c ...`` (multiprocessing's spawn),
     # which would put the working directory first on the worker's sys.path.
     os.environ["PYTHONSAFEPATH"] = "1"
@@ -214,8 +205,16 @@ def local_cluster(
         },
     }
     routes = dask.config.get("distributed.scheduler.http.routes", default=[])
+    # Dask reads its logging set-up when a worker process imports it, before the
+    # nanny's ``env`` is applied: only variables set before the spawn keep the
+    # workers' INFO lines off the terminal.
     with dask.config.set(
-        {"distributed.scheduler.http.routes": routes if dashboard else ["distributed.http.health"]}
+        {
+            "distributed.scheduler.http.routes": routes
+            if dashboard
+            else ["distributed.http.health"],
+            "distributed.nanny.pre-spawn-environ": {**QUIET_WORKERS, "PYTHONSAFEPATH": "1"},
+        }
     ):
         return SpecCluster(scheduler=scheduler, workers=workers, silence_logs=40)
 
@@ -242,22 +241,86 @@ def run_campaign(
     the Dask dashboard there). ``tls`` gives the certificates for a ``tls://``
     scheduler; without them Dask's own configuration (``distributed.comm.tls``) is
     used."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    return run_tasks(
+        expand(spec, out_dir / "kernels"),
+        out_dir,
+        store_url=_store_url(spec, out_dir, store),
+        scheduler=scheduler,
+        workers_per_device=workers_per_device,
+        retries=spec.retries,
+        force=force,
+        observer=observer,
+        cancel=cancel,
+        cluster_hook=cluster_hook,
+        devices=list(dict.fromkeys(spec.devices)),
+        name=spec.name,
+        tls=tls,
+        dashboard=dashboard,
+        connect_timeout=connect_timeout,
+    )
+
+
+def run_tasks(
+    tasks: Sequence[CampaignTask],
+    out_dir: Path,
+    *,
+    store_url: str,
+    scheduler: str | None = None,
+    workers_per_device: int = 1,
+    retries: int = 2,
+    force: bool = False,
+    observer: CampaignObserver | None = None,
+    cancel: CancelToken | None = None,
+    cluster_hook: Callable[[Any], None] | None = None,
+    devices: Sequence[str] | None = None,
+    name: str = "campaign",
+    tls: SchedulerTls | None = None,
+    dashboard: bool = False,
+    connect_timeout: float = 30.0,
+) -> CampaignResult:
+    """Run ``tasks`` not yet in ``out_dir/tasks.jsonl`` on Dask workers (a local cluster
+    listening on loopback only, or the scheduler at ``scheduler``: ``tcp://`` or
+    ``tls://``, with ``tls``'s certificates or Dask's own configuration), split and
+    streamed as gtune.campaign.schedule says; every summary is appended to the ledger
+    as it comes. ``dashboard`` adds the Dask dashboard to a local cluster."""
     show: CampaignObserver = observer if observer is not None else _Quiet()
     token = cancel if cancel is not None else CancelToken()
     out_dir.mkdir(parents=True, exist_ok=True)
-    tasks = expand(spec, out_dir / "kernels")
     ledger = out_dir / "tasks.jsonl"
-    done = {} if force else _read_done(ledger)
+    done = {} if force else read_done(ledger)
     todo = [t for t in tasks if t.key not in done]
-    store_url = _store_url(spec, out_dir, store)
     started = time.monotonic()
-    show.started(len(tasks), len(tasks) - len(todo), list(dict.fromkeys(spec.devices)))
+    shown = devices if devices is not None else list(dict.fromkeys(t.device or "" for t in tasks))
+    show.started(len(tasks), len(tasks) - len(todo), shown)
     summaries = [done[t.key] for t in tasks if t.key in done]
-    failed: list[tuple[CampaignTask, str]] = []
+    failed: list[tuple[TuningTask, str]] = []
+    log.info(
+        "campaign %s: %d tasks, %d already finished; store %s",
+        name,
+        len(tasks),
+        len(tasks) - len(todo),
+        store_url,
+    )
     if not todo:
-        return CampaignResult(out_dir, summaries, failed, len(tasks), time.monotonic() - started)
-    _check_before_start(spec, store_url)
-    from distributed import as_completed
+        return CampaignResult(
+            summaries=summaries,
+            failed=failed,
+            skipped=len(tasks),
+            out_dir=out_dir,
+            wall_s=time.monotonic() - started,
+        )
+    _check_before_start([t.strategy for t in todo], store_url, name)
+
+    def cancelled() -> CampaignResult:
+        return CampaignResult(
+            summaries=summaries,
+            failed=failed,
+            skipped=len(tasks) - len(todo),
+            out_dir=out_dir,
+            wall_s=time.monotonic() - started,
+            cancelled=True,
+        )
 
     cluster = None
     security = _security(scheduler, tls) if scheduler else None
@@ -265,27 +328,13 @@ def run_campaign(
         if scheduler:
             client = _connect(scheduler, security, token, connect_timeout)
             if client is None:  # cancelled while connecting
-                return CampaignResult(
-                    out_dir,
-                    summaries,
-                    failed,
-                    len(tasks) - len(todo),
-                    time.monotonic() - started,
-                    cancelled=True,
-                )
+                return cancelled()
         else:
             cluster, client = _start_local(
-                [t.device for t in todo], workers_per_device, dashboard, token
+                [t.device or "" for t in todo], workers_per_device, dashboard, token
             )
             if client is None:
-                return CampaignResult(
-                    out_dir,
-                    summaries,
-                    failed,
-                    len(tasks) - len(todo),
-                    time.monotonic() - started,
-                    cancelled=True,
-                )
+                return cancelled()
     except OSError as exc:
         raise EnvironmentProblem(
             f"cannot reach the Dask scheduler: {exc}", hint="check --scheduler"
@@ -303,46 +352,47 @@ def run_campaign(
                 )
 
         client.subscribe_topic(PROGRESS_TOPIC, on_event)
-        futures = {
-            client.submit(
-                execute_task,
-                t.to_dict(),
-                store_url,
-                key=f"gtune-{t.key}",
-                resources={resource_name(t.device): 1},
-                retries=spec.retries,
-                pure=False,
-            ): t
-            for t in todo
-        }
-        pending = as_completed(list(futures), with_results=False)
-        with ledger.open("a") as fh:
+        pieces = plan(todo, _techniques_of)
+        stream = _Stream(client, pieces, store_url, retries)
+        with ledger.open("a") as fh, (out_dir / "pieces.jsonl").open("a") as pieces_fh:
             while True:
                 if token.cancelled:
-                    client.cancel(list(futures))
+                    stream.cancel()
                     break
-                try:
-                    fut = next(_next_within(pending, 0.5))
-                except StopIteration:
+                stream.hand_out()
+                if stream.finished:
                     break
-                except TimeoutError:
+                fut = stream.next_done(0.5)
+                if fut is None:
                     continue
-                task = futures[fut]
+                piece = stream.settle(fut)
                 try:
                     summary = fut.result()
                 except GtuneError as exc:
-                    failed.append((task, exc.render()))
-                    show.finished(task, None, exc.render())
+                    log.warning("task %s failed: %s", piece.key, exc.render())
+                    if piece.final:
+                        failed.append((piece.task, exc.render()))
+                        show.finished(piece.task, None, exc.render())
                     continue
                 except Exception as exc:  # a task that died on every retry (KilledWorker, ...)
                     text = f"{type(exc).__name__}: {exc}"
-                    failed.append((task, text))
-                    show.finished(task, None, text)
+                    log.warning("task %s failed: %s", piece.key, text)
+                    if piece.final:
+                        failed.append((piece.task, text))
+                        show.finished(piece.task, None, text)
+                    continue
+                summary = stream.ran(piece, summary)
+                if not piece.final:
+                    pieces_fh.write(json.dumps(summary, default=_json_default) + "\n")
+                    pieces_fh.flush()
                     continue
                 fh.write(json.dumps(summary, default=_json_default) + "\n")
                 fh.flush()
                 summaries.append(summary)
-                show.finished(task, summary, "")
+                log.info(
+                    "task %s finished: %s configurations", piece.key, summary.get("evaluations")
+                )
+                show.finished(piece.task, summary, "")
     finally:
         with contextlib.suppress(Exception):
             client.close(timeout=10)
@@ -350,11 +400,11 @@ def run_campaign(
             with contextlib.suppress(Exception):
                 cluster.close(timeout=10)
     return CampaignResult(
-        out_dir,
-        summaries,
-        failed,
-        len(tasks) - len(todo),
-        time.monotonic() - started,
+        summaries=summaries,
+        failed=failed,
+        skipped=len(tasks) - len(todo),
+        out_dir=out_dir,
+        wall_s=time.monotonic() - started,
         cancelled=token.cancelled,
     )
 
@@ -490,7 +540,7 @@ def _start_local(
     return cluster, client
 
 
-def _check_before_start(spec: CampaignSpec, store_url: str) -> None:
+def _check_before_start(strategies: Sequence[str], store_url: str, campaign: str) -> None:
     """What every task needs and the client can check: the strategies exist and the
     store opens. A mistake there is one message before any cluster starts, not a
     failure of every task after it."""
@@ -498,13 +548,133 @@ def _check_before_start(spec: CampaignSpec, store_url: str) -> None:
     from gtune.store import open_store
     from gtune.tuning.strategy import GENERIC
 
-    for name in dict.fromkeys(spec.strategies):
+    for name in dict.fromkeys(strategies):
         if name != GENERIC:
             try:
                 get_strategy(name)
             except GtuneError as exc:
-                raise InputError(exc.message, source=f"{spec.name}: strategies") from None
+                raise InputError(exc.message, source=f"{campaign}: strategies") from None
     open_store(store_url).close()
+
+
+def _techniques_of(task: CampaignTask) -> list[str]:
+    from gtune.api import as_kernel
+    from gtune.kernel import load_kernel
+
+    if isinstance(task.kernel, str):
+        return list(load_kernel(task.kernel, dict(task.sizes) or None).techniques)
+    return list(as_kernel(task.kernel, dict(task.sizes)).techniques)
+
+
+class _Stream:
+    """Pieces handed to workers one at a time as they free up (gtune.campaign.schedule):
+    each free worker gets the longest ready piece its devices can run, preferring one
+    of the kernel it ran last; nothing waits on a worker's own queue."""
+
+    def __init__(self, client: Any, pieces: Sequence[Piece], store_url: str, retries: int) -> None:
+        from distributed import as_completed
+
+        self.client = client
+        self.store_url = store_url
+        self.retries = retries
+        self.queues: dict[str, Queue] = {}
+        for res in dict.fromkeys(resource_name(p.task.device or "") for p in pieces):
+            self.queues[res] = Queue.of(
+                p for p in pieces if resource_name(p.task.device or "") == res
+            )
+        self.running: dict[Any, tuple[Piece, str]] = {}  # future -> (piece, worker)
+        self.last_group: dict[str, str] = {}  # worker -> group of its last piece
+        self.split: dict[str, list[dict[str, Any]]] = {}  # task key -> its pieces' summaries
+        self.pending = as_completed([], with_results=False)
+
+    @property
+    def finished(self) -> bool:
+        return not self.running and not any(len(q) for q in self.queues.values())
+
+    def _workers(self) -> dict[str, dict[str, float]]:
+        info = (
+            self.client.scheduler_info(n_workers=-1)
+            if _accepts_n_workers(self.client)
+            else self.client.scheduler_info()
+        )
+        return {
+            addr: dict(w.get("resources", {}) or {}) for addr, w in info.get("workers", {}).items()
+        }
+
+    def hand_out(self) -> None:
+        if not any(q.ready for q in self.queues.values()):
+            return
+        busy: dict[str, int] = {}
+        for _, worker in self.running.values():
+            busy[worker] = busy.get(worker, 0) + 1
+        for addr, resources in sorted(self._workers().items()):
+            for res, amount in resources.items():
+                queue = self.queues.get(res)
+                while queue is not None and queue.ready and busy.get(addr, 0) < max(1, amount):
+                    elsewhere = {p.group for p, w in self.running.values() if w != addr}
+                    piece = queue.take(self.last_group.get(addr), elsewhere)
+                    assert piece is not None
+                    self._submit(piece, addr, res)
+                    busy[addr] = busy.get(addr, 0) + 1
+
+    def _submit(self, piece: Piece, worker: str, res: str) -> None:
+        fut = self.client.submit(
+            execute_task,
+            piece.task.to_dict(),
+            self.store_url,
+            key=f"gtune-{piece.key}",
+            resources={res: 1},
+            workers=[worker],
+            allow_other_workers=True,  # another worker with the device if this one dies
+            retries=self.retries,
+            pure=False,
+        )
+        self.running[fut] = (piece, worker)
+        self.last_group[worker] = piece.group
+        self.pending.add(fut)
+
+    def next_done(self, timeout: float) -> Any:
+        deadline = time.monotonic() + timeout
+        while True:
+            if self.pending.has_ready():
+                return next(self.pending)
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(0.02)
+
+    def settle(self, fut: Any) -> Piece:
+        """A future ended (well or not): pieces waiting on it may become ready."""
+        piece, _ = self.running.pop(fut)
+        self.queues[resource_name(piece.task.device or "")].done(piece.key)
+        return piece
+
+    def ran(self, piece: Piece, summary: dict[str, Any]) -> dict[str, Any]:
+        """Note where ``piece`` ran; a split task's summary gets its pieces' counts (what
+        the pieces measured, its own searches were served: as an unsplit run reports)."""
+        worker = str(summary.get("worker") or "")
+        if worker:
+            self.last_group[worker] = piece.group
+        if not piece.final:
+            self.split.setdefault(piece.parent, []).append(summary)
+            return summary
+        parts = self.split.pop(piece.key, [])
+        if not parts:
+            return summary
+        measured = sum(int(p.get("measured") or 0) for p in parts)
+        own = int(summary.get("measured") or 0)
+        return {
+            **summary,
+            "measured": own + measured,
+            "reused": max(0, int(summary.get("reused") or 0) - measured),
+            "split": {
+                "pieces": len(parts),
+                "measured": measured,
+                "wall_s": sum(float(p.get("wall_s") or 0.0) for p in parts),
+            },
+        }
+
+    def cancel(self) -> None:
+        self.client.cancel(list(self.running))
 
 
 def _json_default(value: Any) -> Any:
@@ -513,32 +683,10 @@ def _json_default(value: Any) -> Any:
     return str(value)
 
 
-class _next_within:
-    """The next completed future within ``timeout`` seconds (TimeoutError otherwise)."""
-
-    def __init__(self, pending: Any, timeout: float) -> None:
-        self.pending = pending
-        self.timeout = timeout
-
-    def __iter__(self) -> _next_within:
-        return self
-
-    def __next__(self) -> Any:
-        deadline = time.monotonic() + self.timeout
-        while True:
-            if self.pending.is_empty():
-                raise StopIteration
-            if self.pending.has_ready():
-                return next(self.pending)
-            if time.monotonic() >= deadline:
-                raise TimeoutError
-            time.sleep(0.05)
-
-
 def _check_resources(client: Any, tasks: Sequence[CampaignTask]) -> None:
     """Every task's device must be advertised by at least one worker (or wait for one)."""
     deadline = time.monotonic() + 60
-    needed = {resource_name(t.device) for t in tasks}
+    needed = {resource_name(t.device or "") for t in tasks}
     while True:
         info = (
             client.scheduler_info(n_workers=-1)

@@ -1,8 +1,9 @@
 """A campaign: kernels × sizes × devices × strategies, as plain data.
 
 A campaign file (YAML) or the equivalent flags expand into :class:`CampaignTask`
-values -- frozen, JSON-serialisable, each one tuning run -- so that they can travel to
-any worker, local or remote, and be recognised again on a rerun.
+values -- each a :class:`gtune.TuningTask` (one tuning run, frozen, JSON-serialisable)
+with the measuring settings of the file -- so that they can travel to any worker, local
+or remote, and be recognised again on a rerun.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gtune.api import TuningTask
 from gtune.exceptions import InputError
 
 KNOWN_KEYS = {
@@ -33,33 +35,46 @@ KNOWN_KEYS = {
 }
 
 
-@dataclass(frozen=True)
-class CampaignTask:
-    """One tuning run: a kernel at a size on a device with a strategy."""
+# The fields a campaign task's key and its ledger line (tasks.jsonl) are made of.
+_LEDGER = (
+    "kernel",
+    "label",
+    "sizes",
+    "device",
+    "strategy",
+    "technique",
+    "budget",
+    "timeout_s",
+    "compile_workers",
+)
 
-    kernel: str  # path of the kernel (.cl with a description beside it, or .yaml)
-    label: str  # short name in reports
-    sizes: tuple[tuple[str, int], ...]  # problem size overrides, () for the kernel's own
-    device: str  # device selector (P:D, identity or name part)
-    strategy: str
-    technique: str = "auto"
-    budget: str | None = None  # "200" evaluations or "90s"
+
+@dataclass(frozen=True)
+class CampaignTask(TuningTask):
+    """A :class:`~gtune.TuningTask` of a campaign (``kernel`` a path, ``device`` a
+    selector, "" for the default) with how its worker measures: ``timeout_s`` per
+    configuration and ``compile_workers``. ``confirm=False``: no confirmation round (one
+    technique's search of a split task, see gtune.campaign.schedule)."""
+
     timeout_s: float = 60.0
     compile_workers: int | None = None
 
     @property
     def key(self) -> str:
         """Stable across runs: what the task is, not when it ran."""
-        text = json.dumps(asdict(self), sort_keys=True)
-        slug = re.sub(r"[^A-Za-z0-9]+", "-", f"{self.label}-{self.strategy}").strip("-")[:48]
+        text = json.dumps(
+            {k: v for k, v in asdict(self).items() if k in self._fields()}, sort_keys=True
+        )
+        what = f"{self.label}-{self.strategy}" + ("" if self.confirm else f"-{self.technique}")
+        slug = re.sub(r"[^A-Za-z0-9]+", "-", what).strip("-")[:48]
         return f"{slug}-{hashlib.sha256(text.encode()).hexdigest()[:10]}"
 
-    @property
-    def size_text(self) -> str:
-        return "x".join(str(v) for _, v in self.sizes) if self.sizes else "default"
+    def _fields(self) -> tuple[str, ...]:
+        # tasks with a confirmation round keep the keys of earlier versions
+        return _LEDGER if self.confirm else (*_LEDGER, "confirm")
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
+        data = {k: v for k, v in asdict(self).items() if k in self._fields()}
         data["sizes"] = [list(s) for s in self.sizes]
         return data
 
@@ -69,7 +84,7 @@ class CampaignTask:
             kernel=str(data["kernel"]),
             label=str(data["label"]),
             sizes=tuple((str(k), int(v)) for k, v in data.get("sizes") or ()),
-            device=str(data["device"]),
+            device=str(data["device"] or ""),
             strategy=str(data["strategy"]),
             technique=str(data.get("technique", "auto")),
             budget=None if data.get("budget") is None else str(data["budget"]),
@@ -77,6 +92,7 @@ class CampaignTask:
             compile_workers=(
                 None if data.get("compile_workers") is None else int(data["compile_workers"])
             ),
+            confirm=bool(data.get("confirm", True)),
         )
 
 
@@ -91,6 +107,10 @@ class KernelSource:
 
 @dataclass(frozen=True)
 class CampaignSpec:
+    """A campaign file, parsed: kernels (files or generated suites) × sizes × devices ×
+    strategies, with the technique, budget, timeout, compile workers, retries and store
+    every task shares. :func:`expand` turns it into :class:`CampaignTask` records."""
+
     name: str
     kernels: tuple[KernelSource, ...]
     sizes: tuple[str, ...] = ()  # "256x256x256"; () = each kernel's own size
@@ -206,6 +226,7 @@ def parse_campaign(raw: Any, *, source: str, base_dir: Path) -> CampaignSpec:
 
 
 def load_campaign(path: str | Path) -> CampaignSpec:
+    """Read a campaign file (YAML; see docs/campaigns.md); paths in it are relative to it."""
     from gtune.kernel import read_yaml
 
     p = Path(path)

@@ -8,15 +8,17 @@ measured. Its result is a plain dict: the summary the campaign report is built f
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import time
 from collections.abc import Mapping
 from typing import Any
 
+from gtune.campaign.schedule import COMPILE_WORKERS_ENV, group_of
 from gtune.campaign.spec import CampaignTask
 from gtune.heuristics import Budget
-from gtune.measure.result import Result
+from gtune.tuning.events import ResultMeasured, SearchStarted, TuningEvent
 from gtune.tuning.techniques import technique_for
 
 PROGRESS_TOPIC = "gtune-progress"
@@ -60,49 +62,104 @@ class _Events:
             },
         )
 
-    # TuningProgress
-    def run_started(self, label: str, total: int | None) -> None:
-        self.emit()
+    def on_event(self, event: TuningEvent) -> None:
+        if isinstance(event, SearchStarted):
+            self.emit()
+        elif isinstance(event, ResultMeasured):
+            self.done += 1
+            self.measured += int(event.fresh)
+            self.best_s = min(self.best_s, event.best_s)
+            self.emit()
 
-    def batch_started(self, step: str, size: int) -> None:
-        return None
 
-    def result(self, result: Result, fresh: bool, best_s: float) -> None:
-        self.done += 1
-        self.measured += int(fresh)
-        self.best_s = min(self.best_s, best_s)
-        self.emit()
+class _Reuse:
+    """What a worker process keeps between tasks: worker pools per device, stores per
+    URL, and the session of the kernel it tuned last (space, evaluator, device data),
+    so the next piece of that kernel starts nothing and a new kernel starts no process."""
+
+    def __init__(self) -> None:
+        self.pools: dict[str, Any] = {}
+        self.stores: dict[str, Any] = {}
+        self.session: Any = None
+        self.session_key = ""
+
+    def store(self, url: str | None) -> Any:
+        from gtune.campaign.stores import open_campaign_store
+
+        key = url or ""
+        if key not in self.stores:
+            self.stores[key] = open_campaign_store(url)
+        return self.stores[key]
+
+    def drop_session(self) -> None:
+        if self.session is not None:
+            with contextlib.suppress(Exception):
+                self.session.close()
+        self.session, self.session_key = None, ""
+
+
+_REUSE = _Reuse()
+
+
+def _compile_workers(task: CampaignTask) -> int | None:
+    """The task's own setting, else this worker's share of the host's cores."""
+    if task.compile_workers is not None:
+        return task.compile_workers
+    text = os.environ.get(COMPILE_WORKERS_ENV, "")
+    return int(text) if text.isdigit() else None
 
 
 def execute_task(task_data: Mapping[str, Any], store_url: str | None) -> dict[str, Any]:
-    """Tune one task on this machine; every result goes to the shared store first."""
-    from gtune.campaign.stores import open_campaign_store
+    """Tune one task on this machine; every result goes to the shared store first.
+
+    ``task.confirm=False`` (one technique's search of a split task) skips the
+    confirmation round. The process keeps the last kernel's session open for the next
+    task of the same kernel (see :class:`_Reuse`).
+    """
+    from gtune.api import DEFAULT_CONFIRM, as_kernel, tune
     from gtune.kernel import load_kernel
     from gtune.measure import select_device
-    from gtune.tuning import tune_kernel
+    from gtune.measure.pool import reuse_workers
+    from gtune.tuning import TuningSession
 
     task = CampaignTask.from_dict(task_data)
     started = time.monotonic()
-    kernel = load_kernel(task.kernel, dict(task.sizes) or None)
     # a worker bound to one device (one of several identical GPUs, say) drives that one
     bound = os.environ.get("GTUNE_WORKER_DEVICE")
     device = select_device(bound or task.device or None)
     events = _Events(task, device.identity)
-    store = open_campaign_store(store_url)
-    try:
-        report = tune_kernel(
-            kernel,
-            device,
-            strategy=task.strategy,
-            technique=technique_for(task.strategy, task.technique),
-            budget=parse_budget(task.budget),
-            store=store,
-            timeout_s=task.timeout_s,
-            compile_workers=task.compile_workers,
-            progress=events,
-        )
-    finally:
-        store.close()
+    store = _REUSE.store(store_url)
+    key = f"{group_of(task)}|{device.identity}|{store_url}"
+    with reuse_workers(_REUSE.pools):
+        if _REUSE.session_key != key:
+            _REUSE.drop_session()
+            if isinstance(task.kernel, str):
+                kernel = load_kernel(task.kernel, dict(task.sizes) or None)
+            else:
+                kernel = as_kernel(task.kernel, dict(task.sizes))
+            _REUSE.session = TuningSession(
+                kernel,
+                device,
+                store=store,
+                timeout_s=task.timeout_s,
+                compile_workers=_compile_workers(task),
+            )
+            _REUSE.session_key = key
+        try:
+            report = tune(
+                _REUSE.session.kernel,
+                strategy=task.strategy,
+                technique=technique_for(task.strategy, task.technique),
+                budget=parse_budget(task.budget),
+                strategy_options=dict(task.options),
+                spec=task.spec,
+                confirm=DEFAULT_CONFIRM if task.confirm else None,
+                observer=events,
+                session=_REUSE.session,
+            )
+        except BaseException:
+            _REUSE.drop_session()  # a failed session is not reused
+            raise
     events.emit(final=True)
     best = report.search_result
     return {
@@ -113,6 +170,7 @@ def execute_task(task_data: Mapping[str, Any], store_url: str | None) -> dict[st
         "strategy": task.strategy,
         "device": device.name,
         "device_identity": device.identity,
+        "device_limits": device.to_dict(),
         "best_s": report.search_s if best is not None and math.isfinite(report.search_s) else None,
         "best_config": dict(best.config) if best is not None else None,
         "technique": report.technique_choice,
@@ -122,9 +180,31 @@ def execute_task(task_data: Mapping[str, Any], store_url: str | None) -> dict[st
         "compile_s": report.compile_s,
         "run_s": report.run_s,
         "wall_s": time.monotonic() - started,
+        "time": report.time.to_dict(),
+        "runs": [_run_summary(r.to_dict()) for r in report.runs],
         "gbs": report.gbs(report.search_s) if best is not None else None,
         "host": _host(),
+        "worker": _worker_address(),
     }
+
+
+def _run_summary(run: Mapping[str, Any]) -> dict[str, Any]:
+    """A technique's search without its trace (the store holds every result)."""
+    outcome = run.get("outcome") or {}
+    keep = ("best_s", "best_config", "evaluations", "stop_reason")
+    return {
+        **{k: v for k, v in run.items() if k != "outcome"},
+        "outcome": {k: outcome.get(k) for k in keep} if outcome else None,
+    }
+
+
+def _worker_address() -> str:
+    try:
+        from distributed import get_worker
+
+        return str(get_worker().address)
+    except (ImportError, ValueError):
+        return ""
 
 
 def _host() -> str:

@@ -8,11 +8,14 @@ import os
 import re
 import signal
 import threading
+from collections.abc import Mapping
 from pathlib import Path
+
+from rich.console import Console
 
 from gtune.exceptions import InputError
 from gtune.kernel import MAX_SIZE, TunableKernel, load_kernel
-from gtune.result import ResultStore, Status
+from gtune.result import ResultStore, Status, StoredRow
 from gtune.store import open_store as open_store_url
 
 STOP_SIGNALS: tuple[signal.Signals, ...] = tuple(
@@ -196,6 +199,13 @@ def parse_remeasure(text: str | None) -> frozenset[Status]:
     return frozenset(known[n] for n in names)
 
 
+def quiet_console(args: argparse.Namespace, console: Console) -> Console:
+    """Where a progress display draws: ``console``, or nowhere with ``--quiet``."""
+    if getattr(args, "quiet", False):
+        return Console(file=console.file, quiet=True)
+    return console
+
+
 def fmt_seconds(s: float) -> str:
     if s == float("inf"):
         return "-"
@@ -204,3 +214,42 @@ def fmt_seconds(s: float) -> str:
     if s < 1:
         return f"{s * 1e3:.3f} ms"
     return f"{s:.2f} s"
+
+
+def size_text(problem: Mapping[str, int]) -> str:
+    """A problem size as people write it: ``256x256x64``, else ``N=100,M=7``."""
+    axes = [n for n in ("NX", "NY", "NZ") if n in problem]
+    if problem and len(axes) == len(problem) and axes == ["NX", "NY", "NZ"][: len(axes)]:
+        return "x".join(str(problem[n]) for n in axes)
+    return ",".join(f"{k}={v}" for k, v in problem.items())
+
+
+def selected_rows(
+    store: ResultStore,
+    *,
+    kernel: str | None,
+    device: str | None,
+    history: bool = False,
+) -> list[StoredRow]:
+    """The rows ``--kernel`` and ``--device`` select; none is an error that says what
+    the store does hold (exit status 2), never an empty answer that looks like success."""
+    rows = list(store.rows(device=device, kernel=kernel, history=history))
+    if rows:
+        return rows
+    wanted = " and ".join(
+        f"{flag} {value}" for flag, value in (("--kernel", kernel), ("--device", device)) if value
+    )
+    held: dict[str, None] = {}
+    for r in store.rows():
+        held[f"{r.kernel_name} ({size_text(r.problem)}) on {r.device}"] = None
+        if len(held) > 12:
+            break
+    if not held:
+        raise InputError("holds no results yet", source=store.location)
+    listing = "; ".join(list(held)[:12]) + ("; ..." if len(held) > 12 else "")
+    raise InputError(
+        f"no results match {wanted or 'the selection'}; the store holds {listing}",
+        source=store.location,
+        hint="--kernel takes a kernel's file name (heat3d), its full name, its function "
+        "name or an identity prefix; --device an identity prefix",
+    )

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import argparse
 import re
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from gtune.commands._common import parse_config, parse_size
 from gtune.exceptions import InputError
@@ -23,6 +25,10 @@ _FLAGS = (
     ("--array", "array"),
     ("--define", "define"),
     ("--reference", "reference"),
+    ("--local", "local_size"),
+    ("--role", "role"),
+    ("--constraint", "constraint"),
+    ("-I", "include"),
 )
 
 
@@ -71,7 +77,37 @@ def add_plain_arguments(p: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="NAME=VALUE",
-        help="a fixed macro for every build, e.g. DATA_TYPE=float (repeatable)",
+        help="a fixed macro for every build, e.g. DATA_TYPE=float or "
+        "'SQR(x)=((x)*(x))' (repeatable)",
+    )
+    plain.add_argument(
+        "--local",
+        dest="local_size",
+        metavar="EXPR,...",
+        help="local size per launch dimension, e.g. WX,WX for square work-groups "
+        "(default: WX,WY,WZ); a work-group name it does not use is not tuned",
+    )
+    plain.add_argument(
+        "--role",
+        action="append",
+        default=[],
+        metavar="NAME=input|output|inout",
+        help="an array's role, where the kernel body says otherwise (repeatable)",
+    )
+    plain.add_argument(
+        "--constraint",
+        action="append",
+        default=[],
+        metavar="EXPR",
+        help="a rule every configuration must satisfy, e.g. 'WX * ROWS <= 256' (repeatable)",
+    )
+    plain.add_argument(
+        "-I",
+        dest="include",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a folder searched for #include files after the kernel's own (repeatable)",
     )
     plain.add_argument(
         "--reference",
@@ -79,6 +115,12 @@ def add_plain_arguments(p: argparse.ArgumentParser) -> None:
         help="a numpy reference (docs/description.md) instead of the default "
         "configuration's output",
     )
+
+
+def note_lines(kernel: TunableKernel) -> list[str]:
+    """What plain mode guessed, one line each (``inferred: ...``; warnings as
+    ``warning: ...``), as ``gtune run`` and ``gtune measure`` print them first."""
+    return [n if n.startswith("warning: ") else f"inferred: {n}" for n in kernel.inferred]
 
 
 def is_plain(path: str) -> bool:
@@ -128,8 +170,14 @@ def open_tunable(args: argparse.Namespace) -> TunableKernel:
             k: split_exprs(v, f"--array {k}")
             for k, v in parse_pairs(getattr(args, "array", []), "--array").items()
         },
-        defines=parse_pairs(getattr(args, "define", []), "--define"),
+        defines=parse_pairs(getattr(args, "define", []), "--define", macros=True),
         reference=getattr(args, "reference", None),
+        local_size=split_exprs(args.local_size, "--local")
+        if getattr(args, "local_size", None)
+        else None,
+        roles=parse_pairs(getattr(args, "role", []), "--role"),
+        constraints=list(getattr(args, "constraint", [])),
+        include_dirs=list(getattr(args, "include", [])),
     )
 
 
@@ -176,13 +224,47 @@ def parse_params(items: list[str]) -> dict[str, list[int] | str]:
     return out
 
 
-def parse_pairs(items: list[str], option: str) -> dict[str, str]:
+def parse_pairs(items: list[str], option: str, *, macros: bool = False) -> dict[str, str]:
+    """``NAME=VALUE`` items (with ``macros``, also function-like ``NAME(a,b)=VALUE``)."""
     out: dict[str, str] = {}
     for item in items:
         name, sep, value = item.partition("=")
-        if not sep or not name.strip().isidentifier() or not value.strip():
+        ok_name = name.strip().isidentifier() or (
+            macros and re.fullmatch(r"\s*[A-Za-z_]\w*\([\w\s,]*\)\s*", name) is not None
+        )
+        if not sep or not ok_name or not value.strip():
             raise InputError(f"bad {option} {item!r}; expected NAME=VALUE", source=option)
         if name.strip() in out:
             raise InputError(f"{name.strip()} given twice", source=option)
         out[name.strip()] = value.strip()
     return out
+
+
+def original_kernel(definition: Any, sizes: Mapping[str, int]) -> TunableKernel:
+    """The original kernel of a lifted definition (its ``original:``: source, kernel and
+    plain flags, as ``gtune lift`` recorded them) at ``sizes``."""
+    where = definition.source
+    orig = definition.original
+    source, flags = orig.get("source"), orig.get("flags", [])
+    if not isinstance(source, str) or not source:
+        raise InputError("original.source: expected the original kernel's file", source=where)
+    if not isinstance(flags, list) or not all(isinstance(f, str) for f in flags):
+        raise InputError("original.flags: expected a list of plain-kernel flags", source=where)
+    parser = argparse.ArgumentParser(prog="original.flags", add_help=False, exit_on_error=False)
+    add_plain_arguments(parser)
+    try:
+        args, extra = parser.parse_known_args(flags)
+    except argparse.ArgumentError as exc:
+        raise InputError(f"original.flags: {exc}", source=where) from None
+    if extra:
+        raise InputError(f"original.flags: not a plain-kernel flag: {extra[0]}", source=where)
+    args.kernel = str(Path(where).parent / source)
+    args.size = "x".join(str(sizes[n]) for n in ("NX", "NY", "NZ") if n in sizes)
+    kernel = open_tunable(args)
+    if kernel.name != orig.get("kernel", kernel.name):
+        raise InputError(
+            f"original.kernel: {orig['kernel']} is not the kernel {args.kernel} holds "
+            f"({kernel.name}); add --kernel-name to original.flags",
+            source=where,
+        )
+    return kernel

@@ -171,6 +171,7 @@ class _Display:
         self.console.print(
             f"[{self.done}/{self.total}] {what}: best {best_txt}, "
             f"{summary.get('evaluations')} configs ({summary.get('measured')} measured)"
+            + time_split(summary.get("time"))
         )
 
 
@@ -182,6 +183,35 @@ def _tls(args: argparse.Namespace) -> SchedulerTls | None:
     if not (args.tls_ca_file and args.tls_cert):
         raise InputError("give both --tls-ca-file and --tls-cert", source="--tls-cert")
     return SchedulerTls(args.tls_ca_file, args.tls_cert, args.tls_key)
+
+
+def time_split(t: Any) -> str:
+    """``; 12.0 s: compile 3.1, run 2.0, ...`` from a summary's time breakdown."""
+    if not isinstance(t, dict) or not t.get("wall_s"):
+        return ""
+    parts = ("compile", "run", "verify", "space", "startup", "store", "other")
+    split = ", ".join(f"{k} {float(t.get(k + '_s') or 0.0):.1f}" for k in parts)
+    return f"; {float(t['wall_s']):.1f} s: {split}"
+
+
+def throughput(result: Any) -> str:
+    """Configurations measured per second of the campaign, and per device worker."""
+    import json
+
+    rows = list(result.summaries)
+    pieces = result.out_dir / "pieces.jsonl"
+    if pieces.exists():
+        rows += [json.loads(line) for line in pieces.read_text().splitlines() if line.strip()]
+    measured = sum(int(r.get("measured") or 0) for r in rows)
+    if not measured or result.wall_s <= 0:
+        return ""
+    workers = {str(r.get("worker") or r.get("host")) for r in rows}
+    busy = sum(float(r.get("wall_s") or 0.0) for r in rows)
+    return (
+        f"{measured} configurations measured in {result.wall_s:.0f} s: "
+        f"{measured / result.wall_s:.1f}/s on {len(workers)} worker(s), "
+        f"{measured / busy if busy else 0:.1f}/s per busy worker"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -235,6 +265,9 @@ def run(args: argparse.Namespace) -> int:
         )
     Console().print(table)
     console.print(f"report: {', '.join(str(p) for p in paths)}")
+    rate = throughput(result)
+    if rate:
+        console.print(rate)
     for task, why in result.failed:
         console.print(f"failed: {task.label}@{task.size_text} {task.strategy}: {why}")
     if result.cancelled:

@@ -22,14 +22,15 @@ from typing import Any
 from rich.console import Console
 
 from gtune.api import DEFAULT_CONFIRM, Campaign
-from gtune.commands._common import open_store, parse_size
-from gtune.commands.run import BarProgress, ctrl_c_cancels, parse_options
+from gtune.commands._common import open_store, parse_size, quiet_console
+from gtune.commands.run import ctrl_c_cancels, parse_options
 from gtune.comparison import ORACLE, compare_kernel
 from gtune.device import DeviceLimits
 from gtune.exceptions import InputError
 from gtune.heuristics import Budget, available_strategies, get_strategy
 from gtune.heuristics.strategies.generic import GenericStrategy
 from gtune.kernel import TunableKernel, load_kernel
+from gtune.progress import ProgressBar
 from gtune.report import (
     BASELINE,
     CompareCell,
@@ -162,7 +163,7 @@ def sized(kernel: TunableKernel, size: str | None) -> TunableKernel:
     return kernel.with_sizes(sizes) if sizes else kernel
 
 
-class _TimedBar(BarProgress):
+class _TimedBar(ProgressBar):
     """The progress bar; past the deadline it asks the run to stop (results are kept)."""
 
     def __init__(self, console: Console, deadline: float | None, token: CancelToken) -> None:
@@ -253,7 +254,7 @@ def run(args: argparse.Namespace) -> int:
     )
     campaign.sessions.remember(device)
     try:
-        with _TimedBar(err, deadline, token) as bar, ctrl_c_cancels(token):
+        with _TimedBar(quiet_console(args, err), deadline, token) as bar, ctrl_c_cancels(token):
             for kernel, path, name in zip(kernels, args.kernels, names, strict=True):
                 if deadline is not None and time.monotonic() > deadline:
                     stopped = "time limit"
@@ -266,7 +267,7 @@ def run(args: argparse.Namespace) -> int:
                     sizes=kernel.sizes,
                     name=name,
                     technique=args.technique,
-                    budget=args.budget,
+                    budget=args.budget or "none",  # none: as the paper, not the default
                     options=options,
                     confirm=None if args.no_confirm else DEFAULT_CONFIRM,
                     observer=bar,

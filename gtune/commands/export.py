@@ -1,4 +1,12 @@
-"""``gtune export``: stored results in the T4 tuning-results schema."""
+"""``gtune export``: what the store holds, for an application or for other tools.
+
+Two formats. ``kernel`` (the default when a kernel file is given): the kernel's best
+configuration as an application takes it -- the source with the tuned parameters fixed,
+build options and launch sizes as formulas of the problem size, the argument list -- as
+``NAME_tuned.cl``, ``NAME_tuned.json`` and ``NAME_tuned.h``. ``t4``: stored results in
+the T4 tuning-results schema (Kernel Tuner / KTT tools), one results file per kernel
+(and size and device) plus ``metadata.json`` when writing into a folder.
+"""
 
 from __future__ import annotations
 
@@ -7,37 +15,207 @@ import json
 import sys
 from pathlib import Path
 
-from gtune.campaign.formats import export_t4
-from gtune.commands._common import open_store
+from gtune.campaign.formats import export_t4, export_t4_metadata, t4_file_name
+from gtune.commands._common import fmt_seconds, open_store, selected_rows, size_text
+from gtune.commands._plain import add_plain_arguments, open_tunable
 from gtune.exceptions import InputError
+from gtune.kernel import TunableKernel
+from gtune.result import StoredRow
+from gtune.store.ranking import confirmation, confirmed_default, groups, ranked
+from gtune.tuned import TunedKernel, tuned_kernel, write_tuned
 
-HELP = "export stored results in the T4 tuning-results schema (Kernel Tuner / KTT tools)"
+HELP = (
+    "write a kernel's best configuration for an application (source, JSON, C header), "
+    "or stored results in the T4 schema"
+)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--format", choices=("t4",), default="t4", help="output schema (t4)")
-    p.add_argument("--kernel", "-k", help="kernel name or identity prefix")
+    p.add_argument(
+        "kernel_file",
+        nargs="?",
+        metavar="KERNEL",
+        help="the kernel whose best configuration to export (kernel.cl with its description, "
+        "or a plain .cl with the flags `gtune run` was given)",
+    )
+    p.add_argument("--size", metavar="NXxNYxNZ", help="the problem size it was tuned at")
+    p.add_argument(
+        "--format",
+        choices=("kernel", "t4"),
+        help="kernel: the tuned kernel for an application (default with KERNEL); "
+        "t4: results in the T4 schema (default without KERNEL)",
+    )
+    p.add_argument(
+        "--kernel",
+        "-k",
+        help="t4: only this kernel (file name, full name, function name or identity prefix)",
+    )
     p.add_argument("--device", "-d", help="device identity (prefix)")
-    p.add_argument("--out", "-o", metavar="FILE", help="write here instead of standard output")
+    p.add_argument(
+        "--out",
+        "-o",
+        metavar="PATH",
+        help="kernel: the folder to write into (default: the current one); t4: a .json file, "
+        "or a folder for one results file per kernel plus metadata.json (default: standard "
+        "output)",
+    )
+    add_plain_arguments(p)
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.out:
-        out = Path(args.out)
-        if out.is_dir():
-            raise InputError("is a directory", source=f"--out {out}")
-        if not out.parent.exists():
-            raise InputError("its folder does not exist", source=f"--out {out}")
-    store = open_store(args)
+    fmt = args.format or ("kernel" if args.kernel_file else "t4")
+    if fmt == "kernel":
+        if not args.kernel_file:
+            raise InputError(
+                "the kernel format needs the kernel file, e.g. gtune export "
+                "stencils/heat3d.cl --size 64x64x64",
+                source="--format kernel",
+            )
+        if args.kernel:
+            raise InputError(
+                "give the kernel as a file (KERNEL) for the kernel format; --kernel selects "
+                "results for --format t4",
+                source="--kernel",
+            )
+        return _export_kernel(args)
+    return _export_t4(args)
+
+
+# -- the tuned kernel ------------------------------------------------------------------
+
+
+def _open(args: argparse.Namespace) -> TunableKernel:
+    view = argparse.Namespace(**vars(args))
+    view.kernel = args.kernel_file
+    return open_tunable(view)
+
+
+def best_for(
+    kernel: TunableKernel, rows: list[StoredRow], device: str | None, where: str
+) -> tuple[StoredRow, StoredRow | None]:
+    """The best stored row of ``kernel`` (one device) and its confirmed default."""
+    by_device = groups(rows)
+    if len(by_device) > 1:
+        listing = ", ".join(sorted(d for d, _ in by_device))
+        raise InputError(
+            f"{kernel.store_name} was tuned on several devices ({listing}); choose one with "
+            "--device",
+            source=where,
+        )
+    group = next(iter(by_device.values()))
+    best = ranked(group)
+    if not best:
+        raise InputError(
+            f"no stored configuration of {kernel.store_name} at {size_text(kernel.sizes)} "
+            f"ran correctly on {group[0].device}",
+            source=where,
+        )
+    return best[0], confirmed_default(group)
+
+
+def _export_kernel(args: argparse.Namespace) -> int:
+    kernel = _open(args)
+    folder = Path(args.out or ".")
+    if folder.exists() and not folder.is_dir():
+        raise InputError("the kernel format writes into a folder; this is a file", source=folder)
+    store = open_store(args, readonly=True)
     try:
-        rows = list(store.rows(device=args.device, kernel=args.kernel))
+        rows = list(store.rows(device=args.device, kernel=kernel.identity()))
+        if not rows:
+            others = sorted({size_text(r.problem) for r in store.rows(kernel=kernel.store_name)})
+            at = f" (it has results at {', '.join(others)}: give --size)" if others else ""
+            raise InputError(
+                f"no results for {kernel.store_name} at {size_text(kernel.sizes)}"
+                + (f" on {args.device}" if args.device else "")
+                + f" in the store{at}",
+                source=store.location,
+                hint=f"tune it first: gtune run {args.kernel_file} --size "
+                f"{size_text(kernel.sizes)}",
+            )
     finally:
         store.close()
-    doc = export_t4(rows)
-    text = json.dumps(doc, indent=1) + "\n"
-    if args.out:
-        Path(args.out).write_text(text)
-        print(f"{len(rows)} results written to {args.out}", file=sys.stderr)
-    else:
-        sys.stdout.write(text)
+    best, default = best_for(kernel, rows, args.device, store.location)
+    tuned = tuned_kernel(
+        kernel,
+        best.result.config,
+        device=best.device,
+        device_identity=best.device,
+        time_s=best.result.median_s,
+        confirmed=confirmation(best) is not None,
+        default_config=None if default is None else dict(default.result.config),
+        default_time_s=(
+            default.result.median_s if default is not None and default.result.ok else None
+        ),
+    )
+    stem = "".join(c if c.isalnum() else "_" for c in kernel.store_name.partition(":")[0])
+    stem = (stem or "kernel") + "_tuned"
+    target = (folder / f"{stem}.cl").resolve()
+    if kernel.source_path and target == Path(kernel.source_path).resolve():
+        raise InputError("would overwrite the kernel's own source", source=target)
+    paths = write_tuned(tuned, folder, stem)
+    print(_summary(tuned, paths), file=sys.stderr)
+    return 0
+
+
+def _summary(tuned: TunedKernel, paths: list[Path]) -> str:
+    config = " ".join(f"{k}={v}" for k, v in tuned.configuration.items())
+    line = f"{tuned.name} at {size_text(tuned.tuned_size)} on {tuned.device_identity}: {config}"
+    if tuned.time_s is not None:
+        line += f", {fmt_seconds(tuned.time_s)}"
+        line += " (confirmed)" if tuned.confirmed else " (not confirmed: --no-confirm run)"
+    if tuned.default_configuration == tuned.configuration:
+        line += "; the default configuration was the fastest"
+    elif tuned.default_time_s and tuned.time_s:
+        line += f", {tuned.default_time_s / tuned.time_s:.2f}x faster than the default"
+    return line + "\n  written: " + ", ".join(str(p) for p in paths)
+
+
+# -- T4 -------------------------------------------------------------------------------
+
+
+def _export_t4(args: argparse.Namespace) -> int:
+    kernel_filter = args.kernel
+    if args.kernel_file:
+        kernel_filter = _open(args).identity()
+    out = Path(args.out) if args.out else None
+    as_folder = out is not None and (out.is_dir() or out.suffix != ".json")
+    if out is not None and not as_folder and not out.parent.exists():
+        raise InputError("its folder does not exist", source=f"--out {out}")
+    store = open_store(args, readonly=True)
+    try:
+        rows = selected_rows(store, kernel=kernel_filter, device=args.device)
+    finally:
+        store.close()
+    by_group = groups(rows)
+    if out is None or not as_folder:
+        if len(by_group) > 1:
+            names = "; ".join(
+                f"{g[0].kernel_name} ({size_text(g[0].problem)}) on {g[0].device}"
+                for g in by_group.values()
+            )
+            raise InputError(
+                f"the selection holds {len(by_group)} kernels ({names}); T4 has one kernel "
+                "per results file",
+                source="--out" if out is not None else "gtune export",
+                hint="give a folder to --out (one results file per kernel plus "
+                "metadata.json), or select one kernel with --kernel and --device",
+            )
+        text = json.dumps(export_t4(rows), indent=1) + "\n"
+        if out is None:
+            sys.stdout.write(text)
+        else:
+            out.write_text(text)
+            print(f"{len(rows)} results written to {out}", file=sys.stderr)
+        return 0
+    out.mkdir(parents=True, exist_ok=True)
+    files = {key: t4_file_name(group) for key, group in by_group.items()}
+    for key, group in by_group.items():
+        (out / files[key]).write_text(json.dumps(export_t4(group), indent=1) + "\n")
+    meta = export_t4_metadata(by_group, files)
+    (out / "metadata.json").write_text(json.dumps(meta, indent=1) + "\n")
+    print(
+        f"{len(rows)} results written to {out}: {len(by_group)} results file(s), one per "
+        "kernel, size and device, and metadata.json",
+        file=sys.stderr,
+    )
     return 0

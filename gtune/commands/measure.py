@@ -18,7 +18,7 @@ from gtune.commands._common import (
     parse_config,
     parse_remeasure,
 )
-from gtune.commands._plain import add_plain_arguments, open_tunable
+from gtune.commands._plain import add_plain_arguments, note_lines, open_tunable
 from gtune.device import DeviceLimits
 from gtune.exceptions import BuildError, InputError
 from gtune.kernel import TunableKernel
@@ -59,8 +59,8 @@ def run(args: argparse.Namespace) -> int:
     config = kernel.default_config() or {}
     if not config and kernel.reference.kind == "config" and kernel.inferred:
         config = dict(kernel.reference.config)  # a plain kernel's first configuration
-    for note in kernel.inferred:
-        Console(stderr=True).print(f"inferred: {escape(note)}", highlight=False)
+    for line in note_lines(kernel):
+        Console(stderr=True).print(escape(line), highlight=False)
     config.update(parse_config(args.config))
     missing = [p for p in kernel.parameter_names if p not in config]
     if missing:
@@ -97,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
         store,
         device=device.identity,
         kernel_id=kernel.identity(),
-        kernel_name=kernel.name,
+        kernel_name=kernel.store_name,
         problem=kernel.sizes,
         remeasure=remeasure,
         timeout_s=args.timeout,
@@ -127,14 +127,22 @@ def run(args: argparse.Namespace) -> int:
     t.add_row("status", result.status.value + ("  (from the result store)" if reused else ""))
     if result.message:
         t.add_row("message", result.message[:500])
+    if result.extra.get("verification"):
+        t.add_row("verification", escape(str(result.extra["verification"])))
     if result.extra.get("unverified"):
         t.add_row("UNVERIFIED", escape(str(result.extra["unverified"])))
     t.add_row("compile", fmt_seconds(result.compile_s))
     if result.times_s:
-        t.add_row("run (median)", fmt_seconds(result.median_s))
+        if kernel.steps is not None:
+            n = kernel.launches(config)
+            t.add_row("time steps", f"{kernel.step_count} in {n} launch{'es' if n > 1 else ''}")
+        per_step = " per step" if kernel.steps is not None else ""
+        t.add_row("run (median)", fmt_seconds(result.median_s) + per_step)
         t.add_row("runs", ", ".join(fmt_seconds(x) for x in result.times_s))
         gbs = kernel.bytes_moved() / result.median_s / 1e9
-        t.add_row("bandwidth", f"{gbs:.1f} GB/s (arrays read and written once)")
+        t.add_row(
+            "bandwidth", f"{gbs:.1f} GB/s (if every array is read or written whole once{per_step})"
+        )
         if kernel.flops_per_point:
             t.add_row(
                 "compute",
@@ -203,7 +211,7 @@ def _sweep(
             store,
             device=device.identity,
             kernel_id=kernel.identity(),
-            kernel_name=kernel.name,
+            kernel_name=kernel.store_name,
             problem=kernel.sizes,
             on_result=seen,
             remeasure=remeasure,

@@ -5,54 +5,51 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import math
 import signal
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 
-from gtune.api import tune
+from gtune.api import DEFAULT_CONFIRM, tune
 from gtune.commands._common import (
     REMEASURE_HELP,
     STOP_SIGNALS,
     arm_exit_deadline,
     open_store,
     parse_remeasure,
+    quiet_console,
     received_signals,
     writable_file,
 )
-from gtune.commands._plain import add_plain_arguments, open_tunable
+from gtune.commands._plain import add_plain_arguments, note_lines, open_tunable
 from gtune.commands._plain import is_plain as is_plain
 from gtune.exceptions import InputError
 from gtune.heuristics import Budget, load_spec, shipped_specs
+from gtune.kernel import TunableKernel
+from gtune.measure.stats import TimingPolicy
 from gtune.processes import clear_stop, request_stop
-from gtune.report import confirmation_table, run_summary_table, seconds_text, technique_table
+from gtune.progress import ProgressBar
+from gtune.report import (
+    confirmation_table,
+    convergence_png,
+    run_summary_table,
+    seconds_text,
+    technique_table,
+)
 from gtune.tuning import (
     AUTO,
-    BatchStarted,
     CancelToken,
-    ConfirmStarted,
-    ResultMeasured,
-    SearchStarted,
-    TaskStarted,
-    TuningEvent,
     TuningInterrupted,
     TuningReport,
 )
+
+if TYPE_CHECKING:
+    from gtune.stencils.lift import OriginalComparison
 
 HELP = "tune a kernel with a heuristic spec (every result goes to the store; resumable)"
 
@@ -78,7 +75,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--technique",
         default=AUTO,
         metavar="auto|all|NAME",
-        help="data-loading technique (global, vec, local, image, stream); auto: the load "
+        help="technique (global, vec, local, image, stream; temporal: time steps); auto: the load "
         "predictor's choice where a model fits the device (`gtune models`), else every "
         "technique; all: every technique, keeping the best (default auto)",
     )
@@ -87,7 +84,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--budget",
         metavar="N|Ns",
-        help="configurations (500) or wall time (90s, 10m), shared by the techniques tried",
+        help="configurations (500) or wall time (90s, 10m), shared by the techniques tried; "
+        "none: no limit (default: none, or 90s when every technique is searched because no "
+        "load-predictor model fits the device)",
     )
     p.add_argument(
         "--runs",
@@ -113,6 +112,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="skip the confirmation round (report the searches' best; the default is not measured)",
     )
     p.add_argument("--json", metavar="FILE", help="write the full report (with the trace) here")
+    p.add_argument(
+        "--plot",
+        metavar="FILE.png",
+        help="write a convergence plot here: best time so far against evaluations and "
+        "against seconds, one line per technique, the default as a dashed line",
+    )
     add_plain_arguments(p)
 
 
@@ -173,98 +178,59 @@ def ctrl_c_cancels(token: CancelToken) -> Iterator[None]:
             signal.signal(number, old)
 
 
-class BarProgress:
-    """A rich progress bar on stderr: the step, configurations done, ETA, best so far."""
+def lifted_original(path: str, kernel: TunableKernel) -> tuple[Any, TunableKernel] | None:
+    """For a lifted definition (one with ``original:``), the definition and its original
+    kernel at the tuning size; None for anything else."""
+    from gtune.stencils.definition import is_definition_path, load_definition
 
-    def __init__(self, console: Console, prefix: str = "") -> None:
-        self.progress = Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            TimeRemainingColumn(),
-            TextColumn("{task.fields[best]}"),
-            console=console,
-            transient=False,
-        )
-        self.task: TaskID | None = None
-        self.label = ""
-        self.prefix = prefix
-        self.whole_run = False
-        self.fresh = 0
-        self.reused = 0
+    if not is_definition_path(path):
+        return None
+    definition = load_definition(path)
+    if definition.original is None:
+        return None
+    from gtune.commands._plain import original_kernel
 
-    def __enter__(self) -> Self:
-        self.progress.__enter__()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.progress.__exit__(*exc)
-
-    def on_event(self, event: TuningEvent) -> None:
-        if isinstance(event, TaskStarted):
-            self.prefix = event.label
-        elif isinstance(event, SearchStarted):
-            self.run_started(event.label, event.total)
-        elif isinstance(event, BatchStarted):
-            self.batch_started(event.step, event.size)
-        elif isinstance(event, ResultMeasured):
-            self.result(event.fresh, event.best_s)
-        elif isinstance(event, ConfirmStarted):
-            self.run_started(event.label, event.configs * event.rounds)
-            self.batch_started(f"{event.configs} configurations x {event.rounds} rounds", 0)
-
-    def run_started(self, label: str, total: int | None) -> None:
-        if self.task is not None:
-            self.progress.stop_task(self.task)
-        self.label = escape(f"{self.prefix}: {label}" if self.prefix else label)
-        self.whole_run = total is not None
-        self.task = self.progress.add_task(self.label, total=total, best="")
-
-    def batch_started(self, step: str, size: int) -> None:
-        if self.task is None:
-            return
-        desc = f"{self.label} · {escape(step)}"
-        if self.whole_run:
-            self.progress.update(self.task, description=desc)
-        else:  # no total known in advance: the bar (and its ETA) covers the step
-            self.progress.reset(self.task, total=size, description=desc)
-
-    def result(self, fresh: bool, best_s: float) -> None:
-        if fresh:
-            self.fresh += 1
-        else:
-            self.reused += 1
-        if self.task is None:
-            return
-        best = f"best {seconds_text(best_s)}" if math.isfinite(best_s) else ""
-        store = f"  ({self.reused} from store)" if self.reused else ""
-        self.progress.update(self.task, advance=1, best=best + store)
+    return definition, original_kernel(definition, kernel.sizes)
 
 
 def run(args: argparse.Namespace) -> int:
     from gtune.measure import select_device
 
     kernel = open_tunable(args)
+    lifted = lifted_original(args.kernel, kernel)
     strategy, spec = strategy_and_spec(args)
     budget = Budget.parse(args.budget) if args.budget is not None else None
     if spec is not None:  # every mistake in the spec shows before anything runs
         load_spec(spec).bind(kernel.parameter_names, kernel.sizes)
     if args.json:
         writable_file(args.json, "--json")
+    if args.plot:
+        writable_file(args.plot, "--plot")
     remeasure = parse_remeasure(args.remeasure)
     if args.runs is not None and args.runs < 1:
         raise InputError(f"must be at least 1, got {args.runs}", source="--runs")
     options = parse_options(args.option)
     device = select_device(args.device)
-    store = open_store(args)
     err = Console(stderr=True)
+    for line in note_lines(kernel):
+        err.print(escape(line), highlight=False)
+    recorded: Path | None = None  # a lifted definition's original output
+    if lifted is not None:
+        from gtune.stencils.lift import against_original, original_output_file
+
+        definition, original = lifted
+        kernel = against_original(kernel, definition, original, device, timeout_s=args.timeout)
+        recorded = original_output_file(kernel)
+        err.print(
+            f"reference: the output of the original kernel {original.name} "
+            f"({escape(original.source_path)}) at its shipped launch",
+            highlight=False,
+        )
+    store = open_store(args)
     token = CancelToken()
-    for note in kernel.inferred:
-        err.print(f"inferred: {escape(note)}", highlight=False)
     interrupted = False
     try:
-        with BarProgress(err) as bar, ctrl_c_cancels(token):
+        with ProgressBar(quiet_console(args, err)) as bar, ctrl_c_cancels(token):
             try:
                 report = tune(
                     kernel,
@@ -280,16 +246,40 @@ def run(args: argparse.Namespace) -> int:
                     runs=args.runs,
                     timeout_s=args.timeout,
                     remeasure=remeasure,
-                    **({"confirm": None} if args.no_confirm else {}),
+                    confirm=None if args.no_confirm else DEFAULT_CONFIRM,
                 )
             except TuningInterrupted as stop:
                 report = stop.report
             interrupted = report.interrupted
+    except BaseException:
+        if recorded is not None:
+            recorded.unlink(missing_ok=True)
+        raise
     finally:
         store.close()
+    comparison = None
+    try:
+        if lifted is not None and not interrupted and report.best_config is not None:
+            from gtune.stencils.lift import compare_with_original
+
+            comparison = compare_with_original(
+                kernel,
+                report.best_config,
+                lifted[1],
+                device,
+                timing=TimingPolicy(args.runs, args.runs) if args.runs else None,
+                timeout_s=args.timeout,
+            )
+    finally:
+        if recorded is not None:
+            recorded.unlink(missing_ok=True)
     show(report, Console())
+    if comparison is not None:
+        show_original(comparison, Console())
     if args.json:
-        write_json(report, Path(args.json))
+        write_json(report, Path(args.json), comparison)
+    if args.plot:
+        convergence_png(report, args.plot)
     if interrupted:
         if not received_signals:  # a stop signal is reported by the command line
             print(f"gtune: {RESUME_NOTE}", file=sys.stderr)
@@ -310,8 +300,23 @@ def show(report: TuningReport, console: Console) -> None:
         console.print(f"UNVERIFIED: {escape(str(best.extra['unverified']))}", highlight=False)
 
 
-def write_json(report: TuningReport, path: Path) -> None:
+def show_original(comparison: OriginalComparison, console: Console) -> None:
+    c = comparison
+    launch = ", ".join(f"{k}={v}" for k, v in c.original_config.items())
+    console.print(
+        f"original kernel {c.original} at its shipped launch ({launch}): "
+        f"{seconds_text(c.original_s)}; tuned: {seconds_text(c.tuned_s)}; speedup "
+        f"{c.speedup:.2f}x over the original (measured alternately, {c.rounds} rounds)",
+        highlight=False,
+    )
+
+
+def write_json(
+    report: TuningReport, path: Path, comparison: OriginalComparison | None = None
+) -> None:
     data = report.to_dict()
+    if comparison is not None:
+        data["original"] = comparison.to_dict()
     best = report.best_result
     data["unverified"] = best.extra.get("unverified") if best is not None else None
     try:

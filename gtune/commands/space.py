@@ -8,7 +8,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from gtune.commands._common import fmt_seconds, open_kernel, writable_dir
+from gtune.commands._common import fmt_seconds, writable_dir
+from gtune.commands._plain import add_plain_arguments, open_tunable
 from gtune.device import DeviceLimits
 from gtune.exceptions import InputError
 from gtune.inputs import MAX_YAML_BYTES, read_text
@@ -37,6 +38,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-cache", action="store_true", help="solve again, ignoring cached spaces")
     p.add_argument("--top", type=int, default=5, metavar="N", help="constraints shown (5)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    add_plain_arguments(p)
 
 
 def _devices(args: argparse.Namespace) -> list[DeviceLimits]:
@@ -59,7 +61,7 @@ def _devices(args: argparse.Namespace) -> list[DeviceLimits]:
 
 
 def run(args: argparse.Namespace) -> int:
-    kernel = open_kernel(args.kernel, args.size)
+    kernel = open_tunable(args)
     if args.emit_mzn:
         writable_dir(args.emit_mzn, "--emit-mzn")
     reports: list[dict[str, Any]] = []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
+import logging
 from pathlib import Path
 
 from gtune.commands._common import open_kernel, open_store
@@ -51,6 +51,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     kernel = open_kernel(args.kernel, args.size)
     store = open_store(args)
+    stages = logging.getLogger("gtune.split")  # each stage shows unless --quiet
+    before = stages.level
+    if not getattr(args, "quiet", False):
+        stages.setLevel(min(logging.INFO, logging.getLogger("gtune").getEffectiveLevel()))
     try:
         report = split_kernel(
             kernel,
@@ -65,9 +69,9 @@ def run(args: argparse.Namespace) -> int:
             force=args.force,
             sweep=args.sweep,
             sweep_points=args.sweep_points,
-            progress=lambda line: print(f"gtune split: {line}", file=sys.stderr),
         )
     finally:
+        stages.setLevel(before)
         store.close()
     plot = None
     if report.sweep:

@@ -18,7 +18,10 @@ from gtune.stencils.generate import (
 )
 from gtune.stencils.patterns import ORIENTATIONS, PATTERNS, StencilShape, parse_orientation
 
-HELP = "generate synthetic stencil kernels (a suite, or one pattern) with their descriptions"
+HELP = (
+    "generate synthetic stencil kernels (a suite, or one pattern) with their descriptions, "
+    "or render a stencil definition"
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -56,11 +59,53 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="problem size NXxNYxNZ written into the descriptions (default %(default)s)",
     )
 
+    ren = sub.add_parser(
+        "render",
+        help="write a stencil definition's kernel NAME.cl and description NAME.yaml into DIR",
+        description="Render NAME.stencil.yaml into the optimizing template: NAME.cl and its "
+        "derived description NAME.yaml (parameters, constraints, launch, reference, kernel "
+        "name and arguments). `gtune run NAME.stencil.yaml` does this in memory; render "
+        "to read or keep the files.",
+    )
+    ren.add_argument("definition", type=Path, help="NAME.stencil.yaml")
+    ren.add_argument("directory", metavar="DIR", type=Path, help="output directory")
+    ren.add_argument("--size", help="problem size written into the description, e.g. 256x256x256")
+
 
 def run(args: argparse.Namespace) -> int:
-    if getattr(args, "stencils_command", None) != "generate":
-        raise InputError("say what to do: gtune stencils generate DIR [...]")
+    command = getattr(args, "stencils_command", None)
+    if command == "render":
+        return _render(args)
+    if command != "generate":
+        raise InputError(
+            "say what to do: gtune stencils generate DIR [...] or gtune stencils render "
+            "NAME.stencil.yaml DIR"
+        )
     return _generate(args)
+
+
+def _render(args: argparse.Namespace) -> int:
+    from gtune.commands._common import parse_size as parse_problem_size
+    from gtune.commands._common import writable_dir
+    from gtune.stencils.definition import SUFFIX, load_definition
+    from gtune.stencils.render import write_definition
+
+    path: Path = args.definition
+    if not path.name.endswith(SUFFIX):
+        raise InputError(f"a stencil definition's name ends in {SUFFIX}", source=path)
+    definition = load_definition(path)
+    sizes = parse_problem_size(args.size)
+    if sizes is not None:
+        names = ["NX", "NY", "NZ"][: definition.dims]
+        unknown = sorted(set(sizes) - set(names))
+        if unknown or len(sizes) > definition.dims:
+            raise InputError(
+                f"a {definition.dims}D stencil's sizes are {', '.join(names)}", source="--size"
+            )
+    directory = writable_dir(args.directory, "DIR")
+    cl_path, yaml_path = write_definition(definition, directory, sizes)
+    print(f"wrote {cl_path} and {yaml_path}")
+    return 0
 
 
 def _shapes(args: argparse.Namespace) -> list[StencilShape]:

@@ -12,19 +12,24 @@ from pathlib import Path
 from rich.console import Console
 
 from gtune.commands._common import open_store
+from gtune.device import DeviceLimits
 from gtune.exceptions import InputError
 from gtune.heuristics import Budget
 from gtune.kernel import load_kernel
 from gtune.loadpredict.dataset import Dataset, TrainingRow
 from gtune.loadpredict.models import user_model_dir
-from gtune.loadpredict.train import (
+from gtune.measure import select_device
+from gtune.store import default_url
+from gtune.training.train import (
+    Progress,
     TrainingKernel,
+    TrainingRun,
     collect,
     fit_model,
     kernels_from_paths,
     suite_kernels,
+    time_line,
 )
-from gtune.measure import select_device
 
 HELP = "train a load predictor: run a heuristic once per technique on each kernel, fit a forest"
 
@@ -72,6 +77,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--compile-workers", type=int, metavar="N", help="compile processes")
     p.add_argument(
+        "--scheduler",
+        metavar="ADDR",
+        help="label on the workers of this Dask scheduler (tcp://HOST:PORT; see "
+        "docs/campaigns.md), each technique's search a task of its own",
+    )
+    p.add_argument(
+        "--workers-per-device",
+        type=int,
+        metavar="N",
+        help="label on a local Dask cluster: N workers per device the --device selector "
+        "names (every GPU it matches), each technique's search a task of its own",
+    )
+    p.add_argument(
         "--install",
         action="store_true",
         help=f"also install the model for gtune run ({user_model_dir()})",
@@ -112,6 +130,56 @@ def _techniques(text: str | None, kernels: list[TrainingKernel]) -> list[str]:
 
 def _budget(text: str | None) -> Budget | None:
     return Budget.parse(text) if text else None
+
+
+def _collect_on_cluster(
+    args: argparse.Namespace,
+    kernels: list[TrainingKernel],
+    device: DeviceLimits,
+    dataset_file: str,
+    techniques: list[str],
+    progress: Progress,
+) -> TrainingRun:
+    """The collection as campaign pieces on Dask workers (gtune.training.cluster)."""
+    import signal
+
+    from gtune.campaign import CancelToken
+    from gtune.training.cluster import collect_on_cluster
+
+    out = Path(args.out)
+    url = args.db or default_url()
+    if "://" not in url:
+        url = str(Path(url).resolve())
+    token = CancelToken()
+    previous = signal.signal(signal.SIGINT, lambda *_: token.cancel())
+    timer = None
+    if args.max_minutes:  # stop handing out searches; the same command continues
+        import threading
+
+        timer = threading.Timer(args.max_minutes * 60, token.cancel)
+        timer.daemon = True
+        timer.start()
+    try:
+        return collect_on_cluster(
+            kernels,
+            device,
+            selector=args.device or device.selector,
+            heuristic=args.heuristic,
+            store_url=url,
+            dataset_path=out / dataset_file,
+            work_dir=out / "collect",
+            budget=args.budget,
+            techniques=techniques,
+            compile_workers=args.compile_workers,
+            scheduler=args.scheduler,
+            workers_per_device=args.workers_per_device or 1,
+            progress=progress,
+            cancel=token,
+        )
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if timer is not None:
+            timer.cancel()
 
 
 def run(args: argparse.Namespace) -> int:
@@ -157,23 +225,31 @@ def run(args: argparse.Namespace) -> int:
         label = row.label if any(math.isfinite(s) for s in row.times.values()) else "none"
         console.print(f"[{i}/{n}] {item.name}: best {label} ({times})")
 
+    distributed = args.scheduler is not None or args.workers_per_device is not None
+    if args.workers_per_device is not None and not 1 <= args.workers_per_device <= 64:
+        raise InputError("must be between 1 and 64", source="--workers-per-device")
     try:
-        result = collect(
-            kernels,
-            device,
-            heuristic=args.heuristic,
-            store=store,
-            dataset_path=out / dataset_file,
-            budget=budget,
-            max_seconds=args.max_minutes * 60 if args.max_minutes else None,
-            compile_workers=args.compile_workers,
-            progress=progress,
-            techniques=techniques,
-        )
+        if distributed:
+            result = _collect_on_cluster(args, kernels, device, dataset_file, techniques, progress)
+        else:
+            result = collect(
+                kernels,
+                device,
+                heuristic=args.heuristic,
+                store=store,
+                dataset_path=out / dataset_file,
+                budget=budget,
+                max_seconds=args.max_minutes * 60 if args.max_minutes else None,
+                compile_workers=args.compile_workers,
+                progress=progress,
+                techniques=techniques,
+            )
     finally:
         store.close()
     for kernel, why in result.skipped:
         console.print(f"skipped {kernel}: {why}")
+    if result.measured:
+        console.print(time_line(result))
     dataset = result.dataset if len(result.dataset) else Dataset([])
     if not len(dataset):
         raise InputError("no kernel was labelled; nothing to train on", source="--kernels")

@@ -20,10 +20,12 @@ from gtune.heuristics.search import (
     ProgressHook,
     Searcher,
     SearchProblem,
+    Seeded,
     StepSummary,
     TraceEntry,
     TuningOutcome,
     drive,
+    nearest_config,
 )
 from gtune.heuristics.spec import (
     BoundSpec,
@@ -71,6 +73,7 @@ __all__ = [
     "ProgressHook",
     "SearchProblem",
     "Searcher",
+    "Seeded",
     "StepSummary",
     "Strategy",
     "TraceEntry",
@@ -79,6 +82,7 @@ __all__ = [
     "drive",
     "get_strategy",
     "load_spec",
+    "nearest_config",
     "parse_spec",
     "register_strategy",
     "shipped_specs",

@@ -13,6 +13,8 @@ from __future__ import annotations
 import math
 from collections.abc import Generator, Mapping, Sequence
 
+import numpy as np
+
 from gtune.exceptions import GtuneError
 from gtune.expr import Value
 from gtune.heuristics.search import Batch, SearchProblem
@@ -22,6 +24,43 @@ from gtune.measure.result import Result
 from gtune.space.base import Space
 
 _Plan = Generator[Batch, Sequence[Result], None]
+
+
+def tied_parameters(space: Space) -> dict[str, list[str]]:
+    """Parameters tied one to one in every valid configuration (``WX == WY``, ``TS ==
+    2 * WX``): each value of one goes with exactly one value of the other, both ways.
+    Maps each tied parameter to the others of its group. Changing one alone always
+    leaves the space, so a step that tunes one must move the others with it."""
+    rows = getattr(space, "array", None)
+    params = list(space.parameters)
+    if rows is None or len(rows) < 2:
+        return {}
+    rows = np.asarray(rows)
+    varying = [i for i in range(len(params)) if len(np.unique(rows[:, i])) > 1]
+    group = {i: i for i in varying}
+
+    def root(i: int) -> int:
+        while group[i] != i:
+            i = group[i]
+        return i
+
+    for a_pos, a in enumerate(varying):
+        n_a = len(np.unique(rows[:, a]))
+        for b in varying[a_pos + 1 :]:
+            if n_a != len(np.unique(rows[:, b])):
+                continue
+            head = rows[:1000]  # a cheap look first: most pairs are not tied
+            if len(np.unique(head[:, [a, b]], axis=0)) != len(np.unique(head[:, a])):
+                continue
+            pairs = len(np.unique(rows[:, [a, b]], axis=0))
+            if pairs == n_a:  # one to one: as many pairs as values of either
+                group[root(b)] = root(a)
+    out: dict[str, list[str]] = {}
+    for i in varying:
+        mates = [params[j] for j in varying if j != i and root(j) == root(i)]
+        if mates:
+            out[params[i]] = mates
+    return out
 
 
 class GroupedSearch:
@@ -51,11 +90,19 @@ class GroupedSearch:
             f"step {label!r} tunes only parameters this kernel lacks; dropped"
             for label in spec.dropped_steps
         ]
+        self._ties = tied_parameters(space)
+        if self._ties:
+            shown = sorted({", ".join(sorted([p, *m])) for p, m in self._ties.items()})
+            self._notes.append(
+                "parameters tied one to one in every valid configuration move together: "
+                + "; ".join(shown)
+            )
         self._plan = self._run()
         self._pending = False
         self._started = False
         self._next: Batch | None = None
         self._point: Config | None = None
+        self._seed: Config | None = None
         self._best = math.inf
 
     # -- Searcher protocol -------------------------------------------------------------
@@ -91,9 +138,26 @@ class GroupedSearch:
         except StopIteration:
             self._next = None
 
+    def start_from(self, config: Mapping[str, int], result: Result) -> None:
+        """A configuration measured before the search (the kernel's default): when it ran
+        and the spec allows it, the search starts from it and must beat its time."""
+        if self._started or not result.ok or set(config) != set(self.space.parameters):
+            return
+        if self.space.is_valid(config) is None and self._holds_spec_where(dict(config)):
+            self._seed = dict(config)
+            self._best = result.objective
+
+    def first_step_size(self) -> int | None:
+        """How many configurations the first step proposes (None: no valid start)."""
+        point = self._seed or self._initial_point()
+        steps = self.spec.steps_for_round(0)
+        if point is None or not steps:
+            return None
+        return len(self._candidates(steps[0], point))
+
     # -- the plan ----------------------------------------------------------------------
     def _run(self) -> _Plan:
-        point = self._initial_point()
+        point = self._seed or self._initial_point()
         if point is None:
             self._notes.append("no valid configuration satisfies the spec's constraints")
             return
@@ -158,7 +222,8 @@ class GroupedSearch:
     def _candidates(self, step: Step, point: Config) -> list[Config]:
         """The step's valid points, in lexicographic order of its parameters as listed."""
         free = list(step.tune)
-        fixed = {p: v for p, v in point.items() if p not in step.tune}
+        free += [m for p in step.tune for m in self._ties.get(p, []) if m not in free]
+        fixed = {p: v for p, v in point.items() if p not in free}
         base: dict[str, Value] = dict(self.spec.constants)
         base.update({best_name(p): v for p, v in point.items()})
         at_point = dict(base)
@@ -174,7 +239,7 @@ class GroupedSearch:
                 continue
             if not all(bool(e.evaluate(env)) for e in constraints):
                 continue
-            if all(self._allowed(step, p, config[p], env, cache) for p in free):
+            if all(self._allowed(step, p, config[p], env, cache) for p in step.tune):
                 out.append(config)
         out.sort(key=lambda c: tuple(c[p] for p in free))
         return out

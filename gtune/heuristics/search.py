@@ -88,12 +88,14 @@ class TraceEntry:
     result: Result
     step: str
     round: int
+    elapsed_s: float = 0.0  # seconds from the start of the search until it was recorded
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "index": self.index,
             "step": self.step,
             "round": self.round,
+            "elapsed_s": self.elapsed_s,
             **self.result.to_dict(),
         }
 
@@ -186,6 +188,69 @@ class TuningOutcome:
 
 ProgressHook = Callable[[TraceEntry, Result | None], None]
 
+SEED_STEP = "default"
+"""The step name of the seed batch: the kernel's default configuration, measured first."""
+
+
+class Seeded:
+    """A searcher that first measures one configuration (the kernel's default, so no
+    search reports a best slower than the untouched kernel), then runs ``inner``.
+
+    A searcher with a ``start_from(config, result)`` method is told the seed's result
+    before its first batch: the grouped search starts from the default when it ran.
+    """
+
+    def __init__(self, inner: Searcher, config: Mapping[str, int]) -> None:
+        self.inner = inner
+        self.config: Config = dict(config)
+        self._state = "fresh"  # -> "seeding" -> "inner"
+
+    @property
+    def notes(self) -> list[str]:
+        return self.inner.notes
+
+    def expected_evaluations(self) -> int | None:
+        n = self.inner.expected_evaluations()
+        return None if n is None else n + 1
+
+    def first_step_size(self) -> int | None:
+        """The inner searcher's first group, where it knows it (see :class:`GroupedSearch`)."""
+        size = getattr(self.inner, "first_step_size", None)
+        return size() if callable(size) else None
+
+    def ask(self) -> Batch | None:
+        if self._state == "fresh":
+            self._state = "seeding"
+            return Batch([dict(self.config)], SEED_STEP, 0)
+        return self.inner.ask()
+
+    def tell(self, results: Sequence[Result]) -> None:
+        if self._state == "seeding":
+            self._state = "inner"
+            start_from = getattr(self.inner, "start_from", None)
+            if results and callable(start_from):
+                start_from(self.config, results[0])
+            return
+        self.inner.tell(results)
+
+
+def nearest_config(space: Space, config: Mapping[str, int]) -> Config | None:
+    """The valid configuration of ``space`` that differs from ``config`` in the fewest
+    parameters (``config`` itself when valid); None for an empty space."""
+    if space.is_valid(config) is None:
+        return {p: int(config[p]) for p in space.parameters}
+    import numpy as np
+
+    params = list(space.parameters)
+    rows = getattr(space, "array", None)  # an enumerated space's valid rows
+    if not isinstance(rows, np.ndarray):
+        rows = np.array([[c[p] for p in params] for c in space.enumerate()], dtype=np.int64)
+    if rows.size == 0:
+        return None
+    target = np.array([config.get(p, -1) for p in params])
+    i = int(np.argmin((rows != target).sum(axis=1)))
+    return {p: int(v) for p, v in zip(params, rows[i], strict=True)}
+
 
 class _Spent:
     """Budget accounting for one search."""
@@ -249,7 +314,14 @@ def drive(
 
     def record(config: Config, result: Result, batch: Batch) -> None:
         nonlocal best
-        entry = TraceEntry(len(trace), dict(config), result, batch.step, batch.round)
+        entry = TraceEntry(
+            len(trace),
+            dict(config),
+            result,
+            batch.step,
+            batch.round,
+            time.monotonic() - started,
+        )
         trace.append(entry)
         history[canonical_config(config)] = result
         if result.ok and (best is None or result.objective < best.objective):

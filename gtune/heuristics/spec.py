@@ -290,9 +290,12 @@ class Budget:
 
     @classmethod
     def parse(cls, text: str, source: str = "--budget") -> Budget:
-        """``N`` evaluations, or wall time ``Ns`` / ``Nm`` / ``Nh``."""
+        """``N`` evaluations, wall time ``Ns`` / ``Nm`` / ``Nh``, or ``none`` (no limit:
+        not even the default a run without a budget may get)."""
         t = text.strip().lower()
         scale = {"s": 1.0, "m": 60.0, "h": 3600.0}
+        if t in ("none", "unlimited"):
+            return cls()
         try:
             if t and t[-1] in scale:
                 value = float(t[:-1]) * scale[t[-1]]
@@ -305,8 +308,8 @@ class Budget:
             return cls(evaluations=n)
         except ValueError:
             raise InputError(
-                f"expected a positive number of evaluations (500) or a time (90s, 10m, 1h), "
-                f"got {text!r}",
+                f"expected a positive number of evaluations (500), a time (90s, 10m, 1h) or "
+                f"none, got {text!r}",
                 source=source,
             ) from None
 

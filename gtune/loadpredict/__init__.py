@@ -5,6 +5,9 @@ and heuristic on which technique won each kernel predicts the technique before t
 search, so the heuristic runs once instead of once per technique.
 :func:`choose_techniques` is what tuning asks; it falls back to trying every technique
 (the oracle) when no model fits the device, saying so.
+
+This package is what tuning needs at run time and never imports :mod:`gtune.tuning`;
+training (collecting rows by tuning, cross-validation) is :mod:`gtune.training`, above.
 """
 
 from gtune.loadpredict.dataset import Dataset, TrainingRow, row_from_runs
@@ -24,15 +27,8 @@ from gtune.loadpredict.models import (
     user_model_dir,
 )
 from gtune.loadpredict.policy import TechniqueChoice, choose_techniques
-from gtune.loadpredict.validation import (
-    CrossValidation,
-    held_out_devices,
-    leave_one_out,
-    penalties,
-)
 
 __all__ = [
-    "CrossValidation",
     "Dataset",
     "DeviceTraits",
     "FeaturesUnavailable",
@@ -45,10 +41,7 @@ __all__ = [
     "choose_techniques",
     "device_card",
     "find_model",
-    "held_out_devices",
     "installed_models",
-    "leave_one_out",
-    "penalties",
     "row_from_runs",
     "traits_of",
     "user_model_dir",

@@ -39,6 +39,10 @@ def _load(card: ModelCard) -> LoadedModel:
     return _LOADED[key]
 
 
+TEMPORAL = "temporal"
+"""The temporal-blocking technique's name (the stencil template's time-stepping kernels)."""
+
+
 def choose_techniques(
     kernel: TunableKernel,
     device: DeviceLimits,
@@ -62,9 +66,8 @@ def choose_techniques(
     except FeaturesUnavailable as exc:
         return TechniqueChoice(names, f"{exc.message}: tried every technique (oracle)")
     model = _load(card)
-    ranked = [
-        (t, p) for t, p in model.rank(traits, DeviceTraits.of(device)) if t in kernel.techniques
-    ]
+    every = model.rank(traits, DeviceTraits.of(device))
+    ranked = [(t, p) for t, p in every if t in kernel.techniques]
     if not ranked:
         return TechniqueChoice(
             names,
@@ -80,4 +83,12 @@ def choose_techniques(
             f"model {card.name} unsure (p={prob:.2f} < {card.confidence:.2f}): "
             f"searched its two most likely, {' and '.join(chosen)}"
         )
+    # Temporal blocking (kernels with time steps) is a technique the model may never
+    # have been trained on, as its training kernels ran one step: then it cannot be
+    # ranked, and it is searched besides the prediction rather than never tried.
+    known = {t for t, _ in every}
+    unseen = [t for t in names if t == TEMPORAL and t not in known and t not in chosen]
+    if unseen:
+        chosen += unseen
+        how += f"; also {', '.join(unseen)}, which model {card.name} has not seen"
     return TechniqueChoice(chosen, how, predicted=best, probability=prob, model=card.name)

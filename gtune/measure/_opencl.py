@@ -289,6 +289,11 @@ class Session(Compiler):
         self.refs: dict[str, Any] = {}
         env = dict(kernel.sizes)
         self.scalars: dict[str, Any] = {}
+        # Each array lies inside a larger buffer, between two guard zones (see
+        # guard_bytes): the kernel gets the array's own region as a sub-buffer.
+        self.guarded: dict[str, tuple[Any, int]] = {}  # name -> (whole buffer, guard bytes)
+        self.guard_fill: dict[str, str] = {}  # name -> the pattern its guards hold now
+        align = max(1, int(self.device.mem_base_addr_align) // 8)
         for arg in kernel.arguments:
             if arg.kind == "scalar":
                 assert arg.value is not None
@@ -296,10 +301,16 @@ class Session(Compiler):
                 continue
             arr = np.load(data_dir / f"{arg.name}.npy")
             self.host[arg.name] = arr
-            self.buffers[arg.name] = cl.Buffer(
-                self.context, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=arr
-            )
-            if arg.role != "input":
+            guard = guard_bytes(arr, align)
+            if arr.nbytes + 2 * guard + align > int(self.device.max_mem_alloc_size):
+                guard = 0  # no room for guard zones: the array alone, unguarded
+            whole = cl.Buffer(self.context, mf.READ_WRITE, guard * 2 + _round_up(arr.nbytes, align))
+            self.guarded[arg.name] = (whole, guard)
+            self.buffers[arg.name] = whole.get_sub_region(guard, arr.nbytes)
+            cl.enqueue_copy(self.queue, self.buffers[arg.name], arr)
+            self.fill_guards(GUARD_FILLS[0], [arg.name])
+            steps = kernel.steps
+            if arg.role != "input" or (steps is not None and arg.name == steps.input):
                 self.pristine[arg.name] = cl.Buffer(
                     self.context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=arr
                 )
@@ -307,10 +318,61 @@ class Session(Compiler):
         self.verify_float = cl.Kernel(verify_program, "gtune_verify_float")
         self.verify_bytes = cl.Kernel(verify_program, "gtune_verify_bytes")
         self.bad_count = cl.Buffer(self.context, mf.READ_WRITE, 4)
+        self._run_kernels: dict[tuple[str, ...], Any] = {}  # run_once's built program
         self.load_references()
+
+    def _zones(self, name: str) -> list[tuple[str, int, int]]:
+        """(where, byte offset, size) of the two guard zones around array ``name``."""
+        whole, guard = self.guarded[name]
+        tail = guard + self.host[name].nbytes
+        return [("before the start of", 0, guard), ("past the end of", tail, whole.size - tail)]
+
+    def fill_guards(self, pattern: str, names: list[str] | None = None) -> None:
+        """Fill the guard zones of ``names`` (every array: None) with ``pattern``
+        (one of :data:`GUARD_FILLS`)."""
+        for name in self.guarded if names is None else names:
+            whole, _ = self.guarded[name]
+            for _, offset, size in self._zones(name):
+                if size == 0:
+                    continue
+                fill = guard_pattern(self.host[name].dtype, size, pattern)
+                cl.enqueue_copy(self.queue, whole, fill, dst_offset=offset)
+            self.guard_fill[name] = pattern
+        self.queue.finish()
+
+    def check_guards(self) -> list[str]:
+        """Arrays whose guard zones changed (a write before or past the array), as
+        messages naming the array; changed zones are filled again."""
+        problems: list[str] = []
+        for name, (whole, _) in self.guarded.items():
+            dirty = False
+            for where, offset, size in self._zones(name):
+                if size == 0:
+                    continue
+                want = guard_pattern(self.host[name].dtype, size, self.guard_fill[name])
+                got = np.empty(size, np.uint8)
+                cl.enqueue_copy(self.queue, got, whole, src_offset=offset)
+                changed = int(np.count_nonzero(got != want))
+                if changed:
+                    dirty = True
+                    problems.append(
+                        f"writes {where} {name!r} ({changed} bytes of its guard zone changed)"
+                    )
+            if dirty:
+                self.fill_guards(self.guard_fill[name], [name])
+        return problems
+
+    def guards(self, pattern: str | None = None, names: list[str] | None = None) -> list[str]:
+        """The worker's ``guards`` verb: check the guard zones (and fill them again),
+        then fill them with ``pattern`` if given."""
+        problems = self.check_guards()
+        if pattern is not None:
+            self.fill_guards(pattern, names)
+        return problems
 
     def load_references(self) -> None:
         mf = cl.mem_flags
+        self.refs = {}
         for arg in self.kernel.arguments:
             path = self.data_dir / f"ref_{arg.name}.npy"
             if arg.kind == "buffer" and arg.role != "input" and path.exists():
@@ -337,9 +399,40 @@ class Session(Compiler):
         return self.images[arg.name]
 
     def _restore_outputs(self, only_inout: bool = False) -> None:
+        """Restore the outputs' initial contents (only the in-place ones: ``only_inout``;
+        a time-stepping kernel's swapped buffers always, every run starts at step 0)."""
+        stepping = self.kernel.steps is not None
         for arg in self.kernel.arguments:
-            if arg.name in self.pristine and (arg.role == "inout" or not only_inout):
+            if arg.name in self.pristine and (arg.role == "inout" or stepping or not only_inout):
                 cl.enqueue_copy(self.queue, self.buffers[arg.name], self.pristine[arg.name])
+
+    def _launch_steps(
+        self, knl: Any, args: list[Any], launches: int, glob: Any, loc: Any
+    ) -> tuple[float, float]:
+        """Run the launches of one measurement, swapping the time-stepping buffers
+        between launches; leave the result in the output buffer. Returns the device
+        seconds of all launches and their wall-clock seconds."""
+        steps = self.kernel.steps
+        swapped = list(args)
+        if steps is not None:
+            names = [a.name for a in self.kernel.arguments]
+            i, o = names.index(steps.input), names.index(steps.output)
+            swapped[i], swapped[o] = args[o], args[i]
+        device = 0.0
+        start = time.perf_counter()
+        for k in range(launches):
+            if launches > 1:
+                knl.set_args(*(swapped if k % 2 else args))
+            event = cl.enqueue_nd_range_kernel(self.queue, knl, glob, loc)
+            event.wait()
+            device += (event.profile.end - event.profile.start) * 1e-9
+        wall = time.perf_counter() - start
+        if launches > 1:
+            knl.set_args(*args)
+        if steps is not None and launches % 2 == 0:  # the last launch wrote the input's buffer
+            cl.enqueue_copy(self.queue, self.buffers[steps.output], self.buffers[steps.input])
+            self.queue.finish()
+        return device, wall
 
     def measure(
         self,
@@ -416,19 +509,20 @@ class Session(Compiler):
                     args.append(self.buffers[arg.name])
             knl.set_args(*args)
             self._restore_outputs()
-            start = time.perf_counter()  # one warm-up launch
-            cl.enqueue_nd_range_kernel(self.queue, knl, glob, loc).wait()
-            first_wall = time.perf_counter() - start
+            # time stepping: every run is all the launches of the steps; times per step
+            launches = self.kernel.launches(cfg)
+            per_step = 1.0 / self.kernel.step_count
+            _, first_wall = self._launch_steps(knl, args, launches, glob, loc)  # warm-up
             times: list[float] = []
             walls: list[float] = []
             while not policy.enough(times):
                 self._restore_outputs(only_inout=True)
-                start = time.perf_counter()
-                event = cl.enqueue_nd_range_kernel(self.queue, knl, glob, loc)
-                event.wait()
-                walls.append(time.perf_counter() - start)
-                times.append((event.profile.end - event.profile.start) * 1e-9)
+                device, wall = self._launch_steps(knl, args, launches, glob, loc)
+                walls.append(wall)
+                times.append(device * per_step)
             self.queue.finish()
+            if launches > 1:
+                extra["launches"] = launches
             # what the first launch took beyond a normal one was the driver building
             late_compile = max(0.0, first_wall - statistics.median(walls))
             built.compile_s += late_compile
@@ -449,6 +543,16 @@ class Session(Compiler):
             return Result(
                 cfg, Status.LAUNCH_FAILED, built.compile_s, message=str(exc)[:2000], extra=extra
             )
+        stray = self.check_guards()
+        if stray:
+            return Result(
+                cfg,
+                Status.WRONG_RESULT,
+                built.compile_s,
+                tuple(times),
+                message="; ".join(stray),
+                extra={**extra, "out_of_bounds": stray},
+            )
         if verify and self.refs:
             start = time.perf_counter()
             bad, max_error = self.verify(rtol, atol)
@@ -459,7 +563,7 @@ class Session(Compiler):
                     Status.WRONG_RESULT,
                     built.compile_s,
                     tuple(times),
-                    message=f"{bad} output elements differ from the reference",
+                    message=f"{bad} output elements differ from the reference" + self._nan_hint(),
                     max_error=max_error,
                     extra=extra,
                 )
@@ -550,10 +654,111 @@ class Session(Compiler):
                 worst = err if worst is None else max(worst, err)
         return total_bad, worst
 
+    def run_once(
+        self,
+        config: Mapping[str, int],
+        arrays: Mapping[str, np.ndarray],
+        scalars: Mapping[str, float | int] | None = None,
+    ) -> dict[str, Any]:
+        """One launch of ``config`` with these contents (buffers by name; any not given
+        keeps what it holds) and scalar values (any not given keeps its description
+        value); returns every written buffer afterwards, or the failure as plain data (a
+        write before or past an array, caught by its guard zones, included).
+
+        Probing a kernel (``gtune lift``) is many launches of one configuration with
+        other inputs: the program is built once and kept.
+        """
+        cfg = dict(config)
+        options = self.kernel.defines(cfg)
+        key = tuple(options)
+        knl = self._run_kernels.get(key)
+        if knl is None:
+            program, built = self.build(self.kernel.source, options)
+            if program is None:
+                return {"status": built.status.value, "message": built.log[-4000:]}
+            knl = cl.Kernel(program, self.kernel.name)
+            self._run_kernels = {key: knl}
+        glob, loc = self.kernel.launch_sizes(cfg)
+        try:
+            args: list[Any] = []
+            for arg in self.kernel.arguments:
+                if arg.kind == "scalar":
+                    value = (scalars or {}).get(arg.name)
+                    given = self.scalars[arg.name] if value is None else value
+                    args.append(np.dtype(arg.dtype).type(given))
+                    continue
+                if arg.name in arrays:
+                    host = np.ascontiguousarray(arrays[arg.name], dtype=self.host[arg.name].dtype)
+                    if host.shape != self.host[arg.name].shape:
+                        raise ValueError(
+                            f"{arg.name}: shape {host.shape}, expected {self.host[arg.name].shape}"
+                        )
+                    cl.enqueue_copy(self.queue, self.buffers[arg.name], host)
+                args.append(self.buffers[arg.name])
+            knl.set_args(*args)
+            cl.enqueue_nd_range_kernel(self.queue, knl, glob, loc).wait()
+            self.queue.finish()
+        except cl.Error as exc:
+            code = error_code(exc)
+            status = Status.LAUNCH_FAILED if code in LAUNCH_CODES else Status.CRASHED
+            return {"status": status.value, "message": str(exc)[:2000]}
+        stray = self.check_guards()
+        if stray:
+            return {"status": Status.WRONG_RESULT.value, "message": "; ".join(stray)}
+        written = [
+            a.name for a in self.kernel.arguments if a.kind == "buffer" and a.role != "input"
+        ]
+        return {"status": Status.OK.value, "outputs": {n: self.read_output(n) for n in written}}
+
+    def _nan_hint(self) -> str:
+        """Where a wrong output holds NaN the reference has not: the kernel read a
+        guard zone, i.e. past the end (or before the start) of an array."""
+        found = []
+        for name in self.refs:
+            host = self.host[name]
+            if host.dtype.kind != "f":
+                continue
+            out = self.read_output(name)
+            ref = np.load(self.data_dir / f"ref_{name}.npy")
+            n = int(np.count_nonzero(np.isnan(out) & ~np.isnan(ref)))
+            if n:
+                found.append(f"{n} in {name!r}")
+        if not found:
+            return ""
+        return (
+            f"; NaN where the reference has none ({', '.join(found)}): it reads past the end "
+            "of an array (the guard zones around each array hold NaN)"
+        )
+
     def read_output(self, name: str) -> np.ndarray:
         out = np.empty_like(self.host[name])
         cl.enqueue_copy(self.queue, out, self.buffers[name])
         return out
+
+
+#: Guard-zone contents: the first (NaN for floating-point arrays, so a read past an
+#: array shows in the output) is the usual one; the second tells whether an output
+#: depends on a guard zone at all (integer arrays have no NaN).
+GUARD_FILLS = ("nan", "other")
+
+
+def guard_bytes(arr: np.ndarray, align: int) -> int:
+    """The size of the guard zone on each side of ``arr``: one slice along its slowest
+    dimension (a row or plane read past the end stays inside), at least 4 KiB and at
+    most 4 MiB, a multiple of the device's base-address alignment."""
+    slab = arr.nbytes // arr.shape[0] if arr.ndim > 1 and arr.shape[0] else arr.nbytes
+    return _round_up(min(max(slab, 4096), 4 << 20), align)
+
+
+def guard_pattern(dtype: np.dtype[Any], nbytes: int, pattern: str) -> np.ndarray:
+    """``nbytes`` bytes of the guard pattern ``pattern`` for an array of ``dtype``."""
+    dt = np.dtype(dtype)
+    if pattern == "nan" and dt.kind == "f":
+        count = -(-nbytes // dt.itemsize)
+        values = np.full(count, np.nan, dt).view(np.uint8)
+        return np.ascontiguousarray(values[:nbytes])
+    byte = 0xA5 if pattern == "nan" else 0x5A
+    return np.full(nbytes, byte, np.uint8)
 
 
 def _policy(runs: int | None, timing: Mapping[str, Any] | None) -> TimingPolicy:

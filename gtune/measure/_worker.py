@@ -4,7 +4,8 @@ Workers are fresh interpreters (started by :func:`gtune.processes.spawn_worker`;
 after the NVIDIA driver is initialised fails) and talk to the parent over a pipe with plain
 data. A worker dies with its parent however the parent ends (see :func:`guard_parent`),
 even while a kernel hangs. A *measure*
-worker holds the problem data on the device and times configurations; *compile*
+worker holds the problem data on the device and times configurations (or runs one
+with other inputs and hands back its outputs: probing, ``gtune lift``); *compile*
 workers only build programs and hand back binaries, so that compilation overlaps
 measurement.
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import gc
 import os
 import select
 import signal
@@ -84,6 +86,9 @@ def serve(conn: Connection) -> None:
 
                 limits = DeviceLimits.from_dict(payload["device"])
                 kernel = from_dict(payload["kernel"])
+                if session is not None:  # a pooled worker handed its next kernel
+                    session = None
+                    gc.collect()  # the last kernel's device buffers go before the new ones
                 session = Session(limits, kernel, Path(payload["data_dir"]))
                 conn.send(("ok", None))
             elif verb == "compiler":
@@ -116,8 +121,12 @@ def serve(conn: Connection) -> None:
                 conn.send(("ok", session.check(**payload)))
             elif verb == "settle":
                 conn.send(("ok", session.settle(payload["config"])))
+            elif verb == "run":
+                conn.send(("ok", session.run_once(**payload)))
             elif verb == "output":
                 conn.send(("ok", session.read_output(payload["name"])))
+            elif verb == "guards":
+                conn.send(("ok", session.guards(**payload)))
             elif verb == "reload_refs":
                 session.load_references()
                 conn.send(("ok", None))

@@ -151,6 +151,8 @@ class StoredEvaluator(EvaluatorBase):
         self._before = store.last_row_id() if self.remeasure else 0
         self._known: dict[str, Result] = {}
         self._renewed = 0.0  # when this process last extended its claims
+        #: Seconds spent reading and writing the store (claims included).
+        self.store_s = 0.0
 
     # -- what the store may serve ------------------------------------------------
 
@@ -166,9 +168,11 @@ class StoredEvaluator(EvaluatorBase):
         """Serve what the store holds for ``keys`` (one query)."""
         if not keys:
             return
+        began = time.monotonic()
         for key, row in self.store.latest(self.device, self.kernel_id, keys).items():
             if self._servable(row):
                 self._known[key] = row.result
+        self.store_s += time.monotonic() - began
 
     def known(self, config: Mapping[str, int]) -> Result | None:
         """The result the store would serve for ``config`` (None: it would be measured)."""
@@ -190,6 +194,7 @@ class StoredEvaluator(EvaluatorBase):
             and "timeout_s" not in result.extra
         ):
             result = replace(result, extra={**result.extra, "timeout_s": self.timeout_s})
+        began = time.monotonic()
         written = self.store.add(
             result,
             device=self.device,
@@ -198,6 +203,7 @@ class StoredEvaluator(EvaluatorBase):
             problem=self.problem,
             owner=self.owner,
         )
+        self.store_s += time.monotonic() - began
         if written:
             self._known[key] = result
         return written
@@ -209,7 +215,9 @@ class StoredEvaluator(EvaluatorBase):
         self._lookup([key])
         if key in self._known:
             return False
+        began = time.monotonic()
         held = self.store.claim(self.device, self.kernel_id, [key], self.owner, self.lease_s)
+        self.store_s += time.monotonic() - began
         return key in held
 
     def _fresh(self, result: Result) -> Result:
@@ -235,12 +243,16 @@ class StoredEvaluator(EvaluatorBase):
         written just before its claim was released), and the rest are returned."""
         if not keys:
             return []
+        began = time.monotonic()
         held = self.store.claim(self.device, self.kernel_id, keys, self.owner, self.lease_s)
         self._renewed = time.monotonic()
+        self.store_s += self._renewed - began
         mine = [k for k in keys if k in held]
         self._lookup(mine)
         served = [k for k in mine if k in self._known]
+        began = time.monotonic()
         self.store.release(self.device, self.kernel_id, served, self.owner)
+        self.store_s += time.monotonic() - began
         return [k for k in mine if k not in self._known]
 
     def evaluate_batch(self, configs: Sequence[Mapping[str, int]]) -> Iterator[Result]:

@@ -9,6 +9,7 @@ against it must not be called verified.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -108,3 +109,94 @@ def failed_reference(status: str, message: str) -> str:
     """The guard's reason when the reference configuration itself did not run."""
     first = message.strip().splitlines()[0][:300] if message.strip() else ""
     return f"the reference configuration failed ({status}{': ' + first if first else ''})"
+
+
+@dataclass(frozen=True)
+class ArrayCheck:
+    """How one written array is checked against the reference.
+
+    ``compared``: configurations are compared with the reference on this array (a
+    comparison that can fail). ``sound``: a right configuration and a wrong one can be
+    told apart by it. ``why`` says what weakens or prevents the check ("" when sound).
+    """
+
+    name: str
+    compared: bool
+    sound: bool
+    why: str = ""
+
+
+def array_checks(
+    initial: Mapping[str, np.ndarray],
+    reference: Mapping[str, np.ndarray],
+    *,
+    unchanged_limit: float = UNCHANGED_LIMIT,
+    reads_past: Mapping[str, str] | None = None,
+) -> list[ArrayCheck]:
+    """The verification guard per array: which arrays are compared, and which of those
+    comparisons can tell right from wrong (see :func:`reference_problems`).
+
+    An array the reference left exactly as initialised, or whose reference holds NaN
+    or infinite values, is not compared; every other array is, though a constant or
+    mostly unchanged reference makes its check weak. ``reads_past`` maps an array
+    whose reference came from reading past the end of another array (guard zones, see
+    the OpenCL backend) to that finding: it is compared (every configuration that reads
+    past the end fails) but is not sound.
+    """
+    out: list[ArrayCheck] = []
+    for name, ref in reference.items():
+        if reads_past and name in reads_past:
+            out.append(ArrayCheck(name, True, False, reads_past[name]))
+            continue
+        problems = reference_problems(
+            {name: initial[name]} if name in initial else {},
+            {name: ref},
+            unchanged_limit=unchanged_limit,
+        )
+        if not problems:
+            out.append(ArrayCheck(name, True, True))
+            continue
+        why = problems[0]
+        compared = not ("wrote nothing" in why or "NaN" in why or "empty" in why)
+        out.append(ArrayCheck(name, compared, False, why))
+    return out
+
+
+def describe_checks(checks: list[ArrayCheck], against: str) -> str:
+    """One line naming what was verified against what, e.g. ``verified against the
+    default configuration's output: out; not checked: aux, left as initialised``."""
+    sound = [c.name for c in checks if c.sound]
+    weak = [c for c in checks if c.compared and not c.sound]
+    skipped = [c for c in checks if not c.compared]
+    parts: list[str] = []
+    if sound:
+        parts.append(f"verified against {against}: {', '.join(sound)}")
+    if weak:
+        parts.append(
+            f"compared with {against}, but the check is weak: "
+            + "; ".join(f"{c.name} ({_short(c.why)})" for c in weak)
+        )
+    if skipped:
+        parts.append("not checked: " + "; ".join(f"{c.name}, {_short(c.why)}" for c in skipped))
+    return "; ".join(parts) if parts else "nothing to verify: no array is written"
+
+
+def _short(why: str) -> str:
+    """A reason of :func:`reference_problems` as a few words about one array."""
+    import re
+
+    if "wrote nothing" in why:
+        return "left as initialised"
+    if "reads past" in why:
+        return "the reference reads past an array"
+    if "tolerance" in why:
+        return "the tolerance accepts it as initialised"
+    if m := re.search(r"has (\d+) NaN", why):
+        return f"its reference holds {m[1]} NaN or infinite values"
+    if "constant" in why:
+        return "its reference is constant"
+    if m := re.search(r"left (\d+%) of", why):
+        return f"the reference left {m[1]} of it as initialised"
+    if "empty" in why:
+        return "empty"
+    return why

@@ -26,7 +26,13 @@ from gtune.device import DeviceLimits
 from gtune.exceptions import BuildError, EnvironmentProblem, GtuneError, InputError
 from gtune.kernel import TunableKernel
 from gtune.measure.evaluator import EvaluatorBase
-from gtune.measure.guard import failed_reference, reference_problems, tolerance_problems
+from gtune.measure.guard import (
+    ArrayCheck,
+    array_checks,
+    describe_checks,
+    failed_reference,
+    tolerance_problems,
+)
 from gtune.measure.problem import tolerances, write_problem
 from gtune.measure.result import Result, Status
 from gtune.measure.stats import TimingPolicy
@@ -193,6 +199,23 @@ def build_problem(
     )
 
 
+def _given_array(kernel: TunableKernel, name: str, given: np.ndarray) -> np.ndarray:
+    """``given`` as the initial contents of buffer argument ``name``, checked against
+    its shape and converted to its element type."""
+    args = {a.name: a for a in kernel.arguments if a.kind == "buffer"}
+    if name not in args:
+        raise InputError(f"the kernel has no array argument {name!r}", source=kernel.label)
+    shape = tuple(args[name].shape_for(dict(kernel.sizes)))
+    arr = np.asarray(given)
+    if arr.shape != shape and arr.size == int(np.prod(shape)):
+        arr = arr.reshape(shape)
+    if arr.shape != shape:
+        raise InputError(
+            f"array {name!r} has shape {arr.shape}; the kernel's is {shape}", source=kernel.label
+        )
+    return np.ascontiguousarray(arr.astype(args[name].dtype))
+
+
 def default_compile_workers() -> int:
     cores = os.cpu_count() or 1
     return max(0, min(cores - 1, 8))
@@ -228,8 +251,13 @@ class OpenCLEvaluator(EvaluatorBase):
         timing: TimingPolicy | None = None,
         seed: int = 1234,
         measure_alone: bool | None = None,
+        arrays: Mapping[str, np.ndarray] | None = None,
     ) -> None:
+        """``arrays`` replaces the initial contents of those buffer arguments (by name;
+        the others start as the description says); results are then checked only
+        against a configuration reference, which runs on them too."""
         from gtune.measure import select_device
+        from gtune.measure.pool import pool_for
 
         if runs is not None and not 1 <= runs <= MAX_RUNS:
             raise InputError(
@@ -238,6 +266,10 @@ class OpenCLEvaluator(EvaluatorBase):
         self.kernel = kernel
         self.device = device if isinstance(device, DeviceLimits) else select_device(device)
         check_fits(kernel, self.device)
+        #: Worker processes shared with earlier evaluators (see gtune.measure.pool).
+        self._pool = pool_for(self.device)
+        #: Seconds spent starting compile workers (they start on the first batch).
+        self.compilers_start_s = 0.0
         if timing is None:
             timing = TimingPolicy(runs, runs) if runs is not None else TimingPolicy()
         #: The timing rule every configuration is measured with.
@@ -246,7 +278,7 @@ class OpenCLEvaluator(EvaluatorBase):
         #: Configurations timed, and those whose median did not converge (noisy device).
         self.timed = 0
         self.unconverged = 0
-        self._settled = False
+        self._settled = self._pool is not None and self._pool.warm
         self._settle_tries = 0
         self.timeout_s = timeout_s
         self.verify = verify and kernel.reference.kind != "none"
@@ -264,32 +296,49 @@ class OpenCLEvaluator(EvaluatorBase):
         # the compile workers finished, while nothing from earlier runs is reused: compile
         # times stay honest (the on-disk cache in ~/.nv stays untouched). PoCL's own
         # cache is left alone; benchmarks of tuning time set POCL_KERNEL_CACHE=0.
-        (self.data_dir / "driver-cache").mkdir()
-        self._worker_env = {
-            "CUDA_CACHE_DISABLE": "0",
-            "CUDA_CACHE_PATH": str(self.data_dir / "driver-cache"),
-        }
-        problems: list[str] = []
-        refs = write_problem(kernel, self.data_dir, problems=problems, seed=seed)
+        if self._pool is not None:
+            self._worker_env = dict(self._pool.env)
+            self._log_dir = self._pool.dir
+        else:
+            (self.data_dir / "driver-cache").mkdir()
+            self._worker_env = {
+                "CUDA_CACHE_DISABLE": "0",
+                "CUDA_CACHE_PATH": str(self.data_dir / "driver-cache"),
+            }
+            self._log_dir = self.data_dir
+        refs = write_problem(kernel, self.data_dir, seed=seed)
+        for name, given in (arrays or {}).items():
+            np.save(self.data_dir / f"{name}.npy", _given_array(kernel, name, given))
+        if arrays and kernel.reference.kind == "python":
+            for name in refs:  # computed from other inputs: no longer a reference
+                (self.data_dir / f"ref_{name}.npy").unlink()
+            refs = {}
+            self.verify = False
+        #: Why results cannot be called verified (no check could fail), or None.
+        self.unverified: str | None = None
+        #: What each result was verified against, per array (see gtune.measure.guard).
+        self.verification: str | None = None
+        self.checks: list[ArrayCheck] = []
+        #: Why a wrong result may be wrong beyond the comparison (the reference's own
+        #: reads past an array), added to wrong results' messages.
+        self._wrong_note = ""
         self.rtol, self.atol = tolerances(kernel, refs)
-        initial = {n: np.load(self.data_dir / f"{n}.npy", mmap_mode="r") for n in refs}
-        problems += tolerance_problems(initial, refs, self.rtol, self.atol)
-        #: Why results cannot be called verified (the reference could not fail), or None.
-        self.unverified: str | None = "; ".join(problems) or None
-        self._measure = Worker(
-            "measure",
-            (
-                "setup",
-                {
-                    "device": self.device.to_dict(),
-                    "kernel": kernel.to_dict(),
-                    "data_dir": str(self.data_dir),
-                },
-            ),
-            self._worker_env,
+        setup: tuple[str, dict[str, Any]] = (
+            "setup",
+            {
+                "device": self.device.to_dict(),
+                "kernel": kernel.to_dict(),
+                "data_dir": str(self.data_dir),
+            },
         )
-        self._measure.log_path = self.data_dir / "measure.log"
-        self._compilers: list[Worker] = []
+        lent = self._pool.take_measure() if self._pool is not None else None
+        if lent is not None:
+            lent.setup = setup  # the running worker is handed this kernel instead
+            self._measure = lent
+        else:
+            self._measure = Worker("measure", setup, self._worker_env)
+            self._measure.log_path = self._log_dir / "measure.log"
+        self._compilers: list[Worker] = self._pool.compilers if self._pool is not None else []
         self.restarts = 0
         self._start_measure()
         try:
@@ -299,9 +348,23 @@ class OpenCLEvaluator(EvaluatorBase):
             raise
         if self.verify and kernel.reference.kind == "config":
             self._reference_from_config()
+        elif self.verify:
+            # a hand-written reference may leave much of an array alone on purpose
+            target = kernel.reference.target.rpartition(":")[2]
+            initial = self._initial(list(refs))
+            checks = array_checks(initial, refs, unchanged_limit=1.0)
+            checks = self._tolerance_checked(checks, initial, refs)
+            self._apply_checks(checks, f"the numpy reference {target}()")
 
     # -- workers ------------------------------------------------------------------
     def _start_measure(self) -> None:
+        w = self._measure
+        if w.process is not None and w.process.poll() is None:
+            try:  # a pool's running worker: only the set-up is new
+                w.call(*w.setup, timeout_s=max(self.timeout_s, 120.0))
+                return
+            except (WorkerTimeout, WorkerDied):
+                w.kill()
         try:
             self._measure.start(timeout_s=max(self.timeout_s, 120.0))
         except (WorkerTimeout, WorkerDied) as exc:
@@ -335,8 +398,10 @@ class OpenCLEvaluator(EvaluatorBase):
                 Worker("compile", ("compiler", {"device": self.device.to_dict()}), self._worker_env)
             )
         for i, w in enumerate(self._compilers):
-            w.log_path = self.data_dir / f"compile-{i}.log"
+            if w.process is None:
+                w.log_path = self._log_dir / f"compile-{i}.log"
         starting = [w for w in self._compilers[:n] if w.process is None]
+        began = time.monotonic()
         for w in starting:
             w.launch()
         for w in starting:
@@ -345,6 +410,8 @@ class OpenCLEvaluator(EvaluatorBase):
             except (WorkerTimeout, WorkerDied) as exc:
                 w.kill()
                 raise EnvironmentProblem(f"cannot start a compile worker: {exc}") from None
+        if starting:
+            self.compilers_start_s += time.monotonic() - began
 
     def _check_build(self) -> None:
         """Fail once, early, when the kernel as such does not build: the reference or
@@ -367,38 +434,147 @@ class OpenCLEvaluator(EvaluatorBase):
         if not answer["ok"]:
             raise build_problem(kernel, cfg, answer["code"], str(answer["log"]))
 
-    def _reference_from_config(self) -> None:
+    def _initial(self, names: list[str]) -> dict[str, np.ndarray]:
+        return {n: np.load(self.data_dir / f"{n}.npy") for n in names}
+
+    def _run_reference(self) -> tuple[Result, dict[str, np.ndarray]]:
+        """Run the reference configuration once, unverified; its written arrays."""
         cfg = dict(self.kernel.reference.config)
-        result = self._call_measure(
+        result = self._call_measure_checked(
             {"config": cfg, "timing": TimingPolicy(1, 1).to_dict(), "verify": False}
         )
+        outs: dict[str, np.ndarray] = {}
+        if result.ok:
+            for arg in self.kernel.arguments:
+                if arg.kind == "buffer" and arg.role != "input":
+                    outs[arg.name] = self.output(arg.name)
+        return result, outs
+
+    def _guards(self, pattern: str | None = None, names: list[str] | None = None) -> list[str]:
+        answer: list[str] = self._measure.call(
+            "guards", {"pattern": pattern, "names": names}, timeout_s=self.timeout_s
+        )
+        return answer
+
+    def _reference_from_config(self) -> None:
+        cfg = dict(self.kernel.reference.config)
+        result, refs = self._run_reference()
         if not result.ok:
             self.unverified = failed_reference(result.status.value, result.message)
+            self.verify = False
             return
-        refs, initial = {}, {}
-        for arg in self.kernel.arguments:
-            if arg.kind == "buffer" and arg.role != "input":
-                out = self._measure.call("output", {"name": arg.name}, timeout_s=self.timeout_s)
-                np.save(self.data_dir / f"ref_{arg.name}.npy", out)
-                refs[arg.name] = out
-                initial[arg.name] = np.load(self.data_dir / f"{arg.name}.npy")
-        self.rtol, self.atol = tolerances(self.kernel, refs)
-        problems = reference_problems(initial, refs)
-        problems += tolerance_problems(initial, refs, self.rtol, self.atol)
-        self.unverified = "; ".join(problems) or None
-        self._measure.call("reload_refs", None, timeout_s=self.timeout_s)
+        reads_past = self._probe_reads_past(refs)
+        for name, out in refs.items():
+            np.save(self.data_dir / f"ref_{name}.npy", out)
+        initial = self._initial(list(refs))
+        checks = array_checks(initial, refs, reads_past=reads_past)
+        self.rtol, self.atol = tolerances(
+            self.kernel, {c.name: refs[c.name] for c in checks if c.compared} or refs
+        )
+        checks = self._tolerance_checked(checks, initial, refs)
+        shown = " ".join(f"{k}={v}" for k, v in cfg.items())
+        which = "default" if cfg == (self.kernel.default_config() or {}) else "reference"
+        self._apply_checks(checks, f"the {which} configuration's output ({shown})")
+
+    def _tolerance_checked(
+        self,
+        checks: list[ArrayCheck],
+        initial: Mapping[str, np.ndarray],
+        refs: Mapping[str, np.ndarray],
+    ) -> list[ArrayCheck]:
+        """``checks`` with every sound check whose tolerance (``rtol``/``atol``) would
+        accept the array as initialised (a configuration that computes nothing) made
+        weak: compared still, but not sound."""
+        out = []
+        for c in checks:
+            problems = (
+                tolerance_problems(
+                    {c.name: initial[c.name]}, {c.name: refs[c.name]}, self.rtol, self.atol
+                )
+                if c.sound and c.name in initial
+                else []
+            )
+            out.append(ArrayCheck(c.name, c.compared, False, problems[0]) if problems else c)
+        return out
+
+    def _probe_reads_past(self, refs: Mapping[str, np.ndarray]) -> dict[str, str]:
+        """Whether the reference configuration reads the guard zones around the arrays
+        (past the end or before the start of one): it runs again with other guard
+        contents, and if an output changes, once per array to name the one read past.
+        Maps each output that changed to the finding."""
+        if not refs:
+            return {}
+
+        def changed_outputs() -> list[str]:
+            result, outs = self._run_reference()
+            if not result.ok:
+                return []
+            return [
+                n
+                for n, ref in refs.items()
+                if not np.array_equal(ref, outs[n], equal_nan=ref.dtype.kind == "f")
+            ]
+
+        self._guards("other")
+        changed = changed_outputs()
+        self._guards("nan")
+        if not changed:
+            return {}
+        buffers = [a.name for a in self.kernel.arguments if a.kind == "buffer"]
+        culprits = []
+        if len(buffers) > 1:
+            for name in buffers:
+                self._guards("other", [name])
+                if changed_outputs():
+                    culprits.append(name)
+                self._guards("nan", [name])
+        else:
+            culprits = buffers
+        arrays = ", ".join(repr(n) for n in culprits) or "an array"
+        finding = (
+            f"the reference configuration reads past the end (or before the start) of "
+            f"{arrays}: its output {', '.join(repr(n) for n in changed)} changes with the "
+            "contents of the guard zones around the arrays (give an array's true shape with "
+            "--array, or fix the kernel)"
+        )
+        self._wrong_note = finding
+        return {n: finding for n in changed}
+
+    def _apply_checks(self, checks: list[ArrayCheck], against: str, reload: bool = True) -> None:
+        """Compare only the arrays whose check can fail; name what is verified against
+        what; call results unverified when no array's check is sound."""
+        for c in checks:
+            if not c.compared:
+                (self.data_dir / f"ref_{c.name}.npy").unlink(missing_ok=True)
+        self.checks = checks
+        self.verify = any(c.compared for c in checks)
+        self.verification = describe_checks(checks, against)
+        if not any(c.sound for c in checks):
+            reasons = [c.why for c in checks if c.why]
+            self.unverified = "; ".join(reasons) or (
+                "no array is written by the kernel, so there is nothing to compare"
+            )
+        if reload:
+            self._measure.call("reload_refs", None, timeout_s=self.timeout_s)
 
     # -- measuring ----------------------------------------------------------------
     def _call_measure(self, payload: dict[str, Any]) -> Result:
-        if getattr(self, "unverified", None):
-            return self._unverified(self._call_measure_checked({**payload, "verify": False}))
-        return self._call_measure_checked(payload)
+        return self._mark(self._call_measure_checked(payload))
 
-    def _unverified(self, result: Result) -> Result:
-        """Mark a result whose check could not have failed (see gtune.measure.guard)."""
-        return Result.from_dict(
-            {**result.to_dict(), "extra": {**result.extra, "unverified": self.unverified}}
-        )
+    def _mark(self, result: Result) -> Result:
+        """Say what ``result`` was verified against, and whether its check could have
+        failed at all (see gtune.measure.guard)."""
+        extra = dict(result.extra)
+        message = result.message
+        if self.verification and self.verify:
+            extra["verification"] = self.verification
+        if self.unverified:
+            extra["unverified"] = self.unverified
+        if result.status is Status.WRONG_RESULT and self._wrong_note:
+            message = f"{message}; {self._wrong_note}" if message else self._wrong_note
+        if extra == result.extra and message == result.message:
+            return result
+        return Result.from_dict({**result.to_dict(), "message": message, "extra": extra})
 
     def _call_measure_checked(self, payload: dict[str, Any]) -> Result:
         cfg = payload["config"]
@@ -494,7 +670,7 @@ class OpenCLEvaluator(EvaluatorBase):
                 cfg = dict(configs[next_i])
                 next_i += 1
                 if isinstance(built, Result):
-                    yield self._unverified(built) if self.unverified else built
+                    yield self._mark(built)
                 elif built["status"] != Status.OK.value:
                     yield Result(
                         cfg,
@@ -532,12 +708,50 @@ class OpenCLEvaluator(EvaluatorBase):
                         message=f"build took over {self.timeout_s:g} s; compiler restarted",
                     )
 
+    def run_once(
+        self,
+        config: Mapping[str, int],
+        arrays: Mapping[str, np.ndarray],
+        scalars: Mapping[str, float | int] | None = None,
+    ) -> dict[str, np.ndarray]:
+        """Launch ``config`` once with these buffer contents (by argument name; others
+        keep theirs) and scalar values, and return every written buffer afterwards.
+
+        Nothing is timed or verified: this probes what a kernel computes. A build or
+        launch failure, a crash or a hang raises :class:`GtuneError` saying which (the
+        worker is restarted for the next call).
+        """
+        payload = {
+            "config": dict(config),
+            "arrays": {k: np.asarray(v) for k, v in arrays.items()},
+            "scalars": dict(scalars or {}),
+        }
+        try:
+            answer = self._measure.call("run", payload, timeout_s=self.timeout_s)
+        except WorkerTimeout:
+            self._restart_measure()
+            raise GtuneError(f"the kernel gave no answer within {self.timeout_s:g} s") from None
+        except WorkerDied as exc:
+            self._restart_measure()
+            raise GtuneError(f"the kernel crashed its worker ({exc})") from None
+        if answer["status"] != Status.OK.value:
+            raise GtuneError(f"the kernel did not run ({answer['status']}): {answer['message']}")
+        outputs: dict[str, np.ndarray] = answer["outputs"]
+        return outputs
+
     def output(self, name: str) -> np.ndarray:
         """The current contents of an output argument (after the last measurement)."""
         out: np.ndarray = self._measure.call("output", {"name": name}, timeout_s=self.timeout_s)
         return out
 
     def close(self) -> None:
+        if self._pool is not None:  # the workers go back to the pool, still running
+            self._drain_compilers()
+            alive = self._measure.process is not None and self._measure.process.poll() is None
+            if alive:
+                self._pool.give_back(self._measure)
+            self._tmp.cleanup()
+            return
         for w in self._compilers:
             w.stop()
         self._compilers.clear()
@@ -545,6 +759,8 @@ class OpenCLEvaluator(EvaluatorBase):
         self._tmp.cleanup()
 
     def __del__(self) -> None:
+        if getattr(self, "_pool", None) is not None:
+            return  # the pool's workers outlive this evaluator
         try:
             for w in self._compilers:
                 w.kill()

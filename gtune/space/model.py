@@ -154,6 +154,12 @@ def build_model(
                 f"constraint {rule.name!r} is always false"
                 + (f" ({shown}, on device {device.name!r})" if shown else ""),
                 source=kernel.label,
+                hint=(
+                    "the kernel computes in double precision (float64) and the device has no "
+                    "cl_khr_fp64: choose a device with doubles or a float32 stencil"
+                    if "DOUBLE_SUPPORT" in rule.expr.names
+                    else ""
+                ),
             )
         if fixed and rule.origin != "platform":
             continue  # always true: nothing for the solver to decide
@@ -263,13 +269,42 @@ def _product(exprs: Sequence[Expr], source: str) -> Expr:
 
 
 def _divisions(expr: Expr) -> list[tuple[str, str]]:
-    """Numerator and denominator text of every integer division in ``expr``."""
+    """Numerator and denominator text of every integer division in ``expr`` that must be
+    exact: a division rounded up on purpose, ``(N + D - 1) / D``, need not be."""
     tree = ast.parse(expr.text.strip(), mode="eval").body
     return [
         (ast.unparse(n.left), ast.unparse(n.right))
         for n in ast.walk(tree)
-        if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div | ast.FloorDiv)
+        if isinstance(n, ast.BinOp)
+        and isinstance(n.op, ast.Div | ast.FloorDiv)
+        and not _ceil_division(n)
     ]
+
+
+def _ceil_division(node: ast.BinOp) -> bool:
+    """Whether ``node`` is ``(N + D - 1) / D`` (or ``(D + N - 1) / D``,
+    ``(N + (D - 1)) / D``): the number of D-sized pieces that cover N."""
+    den = ast.dump(node.right)
+    top = node.left
+    if not isinstance(top, ast.BinOp):
+        return False
+
+    def is_one(x: ast.expr) -> bool:
+        return isinstance(x, ast.Constant) and x.value == 1
+
+    if isinstance(top.op, ast.Sub) and is_one(top.right) and isinstance(top.left, ast.BinOp):
+        add = top.left
+        return isinstance(add.op, ast.Add) and den in (ast.dump(add.left), ast.dump(add.right))
+    if isinstance(top.op, ast.Add):
+        for part in (top.left, top.right):
+            if (
+                isinstance(part, ast.BinOp)
+                and isinstance(part.op, ast.Sub)
+                and is_one(part.right)
+                and ast.dump(part.left) == den
+            ):
+                return True
+    return False
 
 
 def _substitute(expr: Expr, names: Mapping[str, Expr]) -> Expr:

@@ -63,6 +63,12 @@ class SplitAxis:
 
 def split_axis(kernel: TunableKernel, config: Mapping[str, int], dim: str | None) -> SplitAxis:
     """The split dimension (``x``, ``y`` or ``z``; default the outermost of the launch)."""
+    if kernel.steps is not None:
+        raise InputError(
+            f"a kernel with time steps ({kernel.steps.count}) cannot be split: each step "
+            "reads its neighbours' previous step across the cut",
+            source=kernel.label,
+        )
     ndims = len(kernel.launch.global_size)
     if dim is None:
         d = ndims - 1

@@ -10,8 +10,9 @@ verification against the fastest device's output alone.
 from __future__ import annotations
 
 import itertools
+import logging
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from gtune.device import DeviceLimits
@@ -32,6 +33,8 @@ from gtune.split.plan import (
 from gtune.split.report import DeviceEntry, SplitReport, SweepPoint
 from gtune.split.tuned import Tuned, best_config
 from gtune.store import ResultStore
+
+log = logging.getLogger("gtune.split")
 
 BALANCES = ("kernel", "end-to-end")
 _PART = re.compile(r"^(?P<sel>.+)@(?P<k>\d+)/(?P<n>\d+)$")
@@ -92,7 +95,6 @@ def split_kernel(
     sweep_points: int = 9,
     sweep_width: float = 0.2,
     timeout_s: float = 120.0,
-    progress: Callable[[str], None] | None = None,
 ) -> SplitReport:
     """Split ``kernel`` across ``devices`` along ``dim`` and measure it.
 
@@ -101,9 +103,9 @@ def split_kernel(
     ``kernel`` (eq. 4 on kernel times, as the paper) or ``end-to-end`` (on times with
     transfers). The split runs when it is predicted to beat the fastest device alone,
     or always with ``force``; ``sweep`` also measures split factors around the computed
-    one. ``progress`` receives one line per stage.
+    one. Each stage is logged at INFO on the ``gtune.split`` logger.
     """
-    say = progress or (lambda _line: None)
+    say = log.info
     if balance not in BALANCES:
         raise InputError(
             f"unknown balance {balance!r}; use {' or '.join(BALANCES)}", source="--balance"

@@ -53,7 +53,7 @@ def best_config(
     given: Mapping[str, int] | None = None,
 ) -> Tuned:
     """``given`` if any; else by ``source``: ``store`` (the best stored result),
-    ``tune`` (a search of ``budget`` evaluations through :func:`gtune.tuning.tune_kernel`,
+    ``tune`` (a search of ``budget`` evaluations through :func:`gtune.tune`,
     results written to ``store``), ``auto`` (the store, else tune), ``default`` (the
     description's default configuration)."""
     if given is not None:
@@ -81,18 +81,13 @@ def best_config(
             source=kernel.label,
             hint="tune it first (gtune run), or use --configs tune",
         )
+    from gtune.api import tune
     from gtune.heuristics import Budget
-    from gtune.tuning import tune_kernel
 
     if budget < 1:
         raise InputError(f"the tuning budget must be at least 1, got {budget}", source="--budget")
-    report = tune_kernel(
-        kernel,
-        device,
-        strategy=strategy,
-        budget=Budget(evaluations=budget),
-        store=store,
-        measure_default=True,
+    report = tune(
+        kernel, device=device, strategy=strategy, budget=Budget(evaluations=budget), store=store
     )
     if report.best_config is None:
         raise InputError(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import numpy as np
 
@@ -84,3 +85,44 @@ def weighted_sum(
 
 # Output points per block: the block's sums and a term's products stay in cache.
 _BLOCK = 1 << 16
+
+
+def definition_sum(
+    arrays: Mapping[str, np.ndarray],
+    sizes: Mapping[str, int],
+    scalars: Mapping[str, float | int],
+    *,
+    definition: Mapping[str, Any],
+    offsets: Sequence[Sequence[int]] = (),
+) -> dict[str, np.ndarray]:
+    """The reference of a stencil definition (``NAME.stencil.yaml``), given as plain data.
+
+    Coefficients take the values the kernel receives as scalar arguments; the output's
+    initial contents are those the kernel finds (kept near the edge with the interior
+    boundary). With ``steps`` in the definition, the output after that many steps
+    (:meth:`~gtune.stencils.definition.StencilDefinition.reference_steps`). ``offsets``
+    (the primary field's, for the predictor's features) is unused.
+    """
+    from gtune.stencils.definition import parse_definition
+
+    d = parse_definition(dict(definition), "reference.args.definition")
+    values = {c: float(scalars[c]) for c in d.coefficients}
+    inputs = {f: np.asarray(arrays[f]) for f in d.fields}
+    return {d.output: d.reference_steps(inputs, np.asarray(arrays[d.output]), values)}
+
+
+def recorded_output(
+    arrays: Mapping[str, np.ndarray],
+    sizes: Mapping[str, int],
+    scalars: Mapping[str, float | int],
+    *,
+    output: str,
+    file: str,
+) -> dict[str, np.ndarray]:
+    """An output recorded earlier, from a ``.npy`` file: for a lifted definition, the
+    original kernel's output on the same initial arrays (``gtune run`` records it)."""
+    out = np.load(file)
+    want = np.asarray(arrays[output])
+    if out.shape != want.shape:
+        raise ValueError(f"{file} holds the shape {out.shape}, not {want.shape}")
+    return {output: out}

@@ -1,17 +1,25 @@
-"""Render a weighted-sum stencil into the optimizing template and its description.
+"""Render a stencil into the optimizing template and derive its description.
 
 The template (package data ``gtune/data/templates/stencil.cl``) holds every
 optimization of seed 001 Table 1 behind -D macros; rendering only writes the stencil:
-its extent per axis, the arithmetic intensity and an X-macro listing the offsets with
-their compile-time weights. The description carries the tunable parameters, their
-constraints, the launch geometry, the data-loading techniques (seed 001 §6.1's four,
-plus streaming along z for 3D arrays), the static features and the numpy reference.
+its extent per axis, the element type, the boundary, the kernel's name and arguments, an
+X-macro listing the primary field's offsets with their coefficients (compile-time
+numbers or run-time scalar arguments), the other fields' terms and a constant. The
+description carries the tunable parameters, their constraints, the launch geometry, the
+data-loading techniques (seed 001 §6.1's four, plus streaming along z for 3D arrays),
+the static features and the numpy reference.
+
+A stencil is a :class:`~gtune.stencils.definition.StencilDefinition` (what a user writes
+in ``NAME.stencil.yaml``); :class:`WeightedStencil`, the generated suite's form, is one
+with a single field, constant weights and the interior boundary, plus the synthetic
+arithmetic intensity and the generator's features.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -19,15 +27,41 @@ from typing import Any
 import yaml
 
 from gtune.exceptions import InputError
+from gtune.features import from_offsets
+from gtune.stencils.definition import (
+    KernelArg,
+    StencilDefinition,
+    from_weights,
+    load_definition,
+)
 
 Offset = tuple[int, int, int]
 TEMPLATE = "stencil.cl"
 _MARKER = "/* STENCIL */"
 
-
 # Most partial sums a streaming work-item keeps (its outputs per plane times the queue
 # length 2*RZ+1): beyond about this many registers a GPU kernel spills to memory.
 STREAM_QUEUE_MAX = 128
+
+TB_VALUES = (1, 2, 4, 8, 16)
+"""Time steps per launch the temporal technique tries (those that divide the steps)."""
+
+SIZE_3D = {"NX": 256, "NY": 256, "NZ": 256}
+SIZE_2D = {"NX": 4096, "NY": 4096}
+"""Default problem sizes of a definition (``--size`` overrides them)."""
+
+_NUMPY_TYPE = {
+    "int": "int32",
+    "uint": "uint32",
+    "long": "int64",
+    "ulong": "uint64",
+    "short": "int16",
+    "ushort": "uint16",
+    "char": "int8",
+    "uchar": "uint8",
+    "float": "float32",
+    "double": "float64",
+}
 
 
 def template_source() -> str:
@@ -39,6 +73,9 @@ def template_source() -> str:
 class WeightedStencil:
     """``dst[p] = sum_k w_k * f(src[p + offset_k])`` over interior points ``p``.
 
+    The generated suite's stencils: a :class:`StencilDefinition` with one field ``src``,
+    output ``dst``, compile-time weights and the interior boundary (:attr:`definition`),
+    plus the synthetic arithmetic ``intensity`` and the generator's ``features``.
     ``weights`` are float32-exact (multiples of 2**-12 for generated stencils) so the
     OpenCL literal and the numpy reference hold the same number. ``array_dims`` is 3
     (``[NZ, NY, NX]``) or 2 (``[NY, NX]``, offsets with ``dz == 0``).
@@ -63,6 +100,12 @@ class WeightedStencil:
             raise InputError(f"stencil {self.name}: a 2D array has no z offsets")
 
     @property
+    def definition(self) -> StencilDefinition:
+        """The stencil as a definition (kernel ``stencil(src, dst)``)."""
+        d = from_weights(self.name, self.offsets, self.weights, dims=self.array_dims, doc=self.doc)
+        return replace(d, kernel_name="stencil")
+
+    @property
     def extent(self) -> tuple[int, int, int]:
         """Radius along x, y, z: the halo the kernel skips and local memory caches."""
         return (
@@ -77,38 +120,148 @@ class WeightedStencil:
         return 2 * self.intensity * len(self.offsets)
 
 
-def _literal(w: float) -> str:
-    text = repr(float(w))
-    if "e" not in text and "." not in text:
-        text += ".0"
-    return f"{text}f"
+Stencil = WeightedStencil | StencilDefinition
 
 
-def render_source(stencil: WeightedStencil) -> str:
+def _as_definition(stencil: Stencil) -> tuple[StencilDefinition, int]:
+    if isinstance(stencil, WeightedStencil):
+        return stencil.definition, stencil.intensity
+    return stencil, 1
+
+
+# ---------------------------------------------------------------------------------------
+# Source
+
+_OPENCL_WORDS = frozenset(
+    re.split(
+        r"\s+",
+        """auto break case char const continue default do double else enum extern float for goto
+    if inline int long register restrict return short signed sizeof static struct switch
+    typedef union unsigned void volatile bool half uchar ushort uint ulong size_t ptrdiff_t
+    intptr_t uintptr_t kernel __kernel global __global local __local constant __constant
+    private __private read_only __read_only write_only __write_only read_write image2d_t
+    image3d_t sampler_t event_t true false NULL min max clamp abs fabs mad fma sqrt exp log
+    pow sin cos select dot vload2 vload4 vload8 vload16 vstore2 vstore4 vstore8 vstore16
+    shuffle shuffle2 barrier get_global_id get_local_id get_group_id get_local_size
+    get_global_size get_num_groups read_imagef write_imagef convert_float convert_int""",
+    )
+)
+
+
+def c_names(d: StencilDefinition) -> dict[str, str]:
+    """The C identifier of every kernel argument: its own name unless the template or
+    OpenCL C uses it (then ``name_v``, made unique). Argument names in the description
+    stay the user's; OpenCL binds arguments by position."""
+    reserved = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", template_source())) | _OPENCL_WORDS
+    reserved -= {"src", "dst"}  # the template's own argument names, kept as they were
+    taken = {a.name for a in d.arguments}
+    out: dict[str, str] = {}
+    for a in d.arguments:
+        name = a.name
+        if name in reserved:
+            name = f"{a.name}_v"
+            k = 2
+            while name in reserved or name in taken:
+                name = f"{a.name}_v{k}"
+                k += 1
+            taken.add(name)
+        out[a.name] = name
+    return out
+
+
+def _kernel_args(d: StencilDefinition, names: Mapping[str, str]) -> list[str]:
+    primary = d.primary_field
+    args: list[str] = []
+    for a in d.arguments:
+        n = names[a.name]
+        if a.kind == "field":
+            args.append("SRC_ARG" if a.name == primary else f"__global const REAL *restrict {n}")
+        elif a.kind == "output":
+            args.append("__global REAL *restrict DST")
+        elif a.kind == "coefficient":
+            args.append(f"const REAL {n}")
+        else:
+            args.append(f"const {a.type} {n}")
+    return args
+
+
+def _xmacro(name: str, items: Sequence[str]) -> list[str]:
+    lines = [f"#define {name} \\"]
+    return lines + [f"    {t} \\" for t in items[:-1]] + [f"    {items[-1]}"]
+
+
+def render_source(stencil: Stencil) -> str:
     """The template with the stencil's definitions at the marker."""
-    rx, ry, rz = stencil.extent
+    d, intensity = _as_definition(stencil)
+    names = c_names(d)
+    rx, ry, rz = d.radius
+    primary = d.primary_field
+    head = (
+        f"/* stencil {d.name}: {len(d.terms)} points, extent x{rx} y{ry} z{rz}, "
+        f"intensity {intensity} (generated by gtune) */"
+    )
+    extra_notes = []
+    if len(d.fields) > 1:
+        extra_notes.append(f"fields {', '.join(d.fields)} (primary {primary})")
+    if d.dtype != "float32":
+        extra_notes.append(d.dtype)
+    if d.boundary != "interior":
+        extra_notes.append(f"{d.boundary} boundary")
+    if extra_notes:
+        head = head[:-3] + "; " + "; ".join(extra_notes) + " */"
     lines = [
-        f"/* stencil {stencil.name}: {len(stencil.offsets)} points, extent "
-        f"x{rx} y{ry} z{rz}, intensity {stencil.intensity} (generated by gtune) */",
+        head,
         f"#define RX {rx}",
         f"#define RY {ry}",
         f"#define RZ {rz}",
-        f"#define INTENSITY {stencil.intensity}",
-        f"#define ARRAY_DIMS {stencil.array_dims}",
-        "#define STENCIL_TERMS(T) \\",
+        f"#define INTENSITY {intensity}",
+        f"#define ARRAY_DIMS {d.dims}",
     ]
-    terms = [
-        f"    T({dx}, {dy}, {dz}, {_literal(w)})"
-        for (dx, dy, dz), w in zip(stencil.offsets, stencil.weights, strict=True)
+    if d.dtype == "float64":
+        lines += [
+            "#pragma OPENCL EXTENSION cl_khr_fp64 : enable",
+            "#define REAL double",
+            "#define UREAL ulong",
+        ]
+    if d.boundary == "clamp":
+        lines.append("#define CLAMP 1")
+    if d.kernel_name != "stencil":
+        lines.append(f"#define KERNEL_NAME {d.kernel_name}")
+    if names[primary] != "src":
+        lines.append(f"#define SRC {names[primary]}")
+    if names[d.output] != "dst":
+        lines.append(f"#define DST {names[d.output]}")
+    args = _kernel_args(d, names)
+    if args != ["SRC_ARG", "__global REAL *restrict DST"]:
+        lines += _xmacro("KERNEL_ARGS", [a + "," for a in args[:-1]] + [args[-1]])
+    dtype = d.dtype
+    main = [
+        f"T({dx}, {dy}, {dz}, {t.coefficient.render(names, dtype)})"
+        for t in d.terms_of(primary)
+        for dx, dy, dz in [t.offset]
     ]
-    lines += [t + " \\" for t in terms[:-1]] + [terms[-1]]
+    lines += _xmacro("STENCIL_TERMS(T)", main)
+    extra = [
+        f"E({names[t.field]}, {t.offset[0]}, {t.offset[1]}, {t.offset[2]}, "
+        f"{t.coefficient.render(names, dtype)})"
+        for t in d.terms
+        if t.field != primary
+    ]
+    if extra:
+        lines += _xmacro("EXTRA_TERMS(E)", extra)
+    if not d.constant.is_zero:
+        lines.append(f"#define CONSTANT_TERM {d.constant.render(names, dtype)}")
     text = template_source()
     if _MARKER not in text:
         raise InputError(f"template {TEMPLATE} lacks the {_MARKER} marker")
     return text.replace(_MARKER, "\n".join(lines), 1)
 
 
-def _parameters(dims3: bool, image: bool) -> dict[str, Any]:
+# ---------------------------------------------------------------------------------------
+# Description
+
+
+def _parameters(dims3: bool, image: bool, image_doc: str, steps: int = 1) -> dict[str, Any]:
     def pow2(hi: str, default: int, doc: str) -> dict[str, Any]:
         return {"pow2": [1, hi], "default": default, "doc": doc}
 
@@ -126,7 +279,7 @@ def _parameters(dims3: bool, image: bool) -> dict[str, Any]:
         params["CZ"] = pow2("NZ", 1, "cyclic merging in z")
     params["LOCAL"] = {"values": [0, 1], "default": 0, "doc": "cache input tiles in local memory"}
     if image:
-        params["IMAGE"] = {"values": [0, 1], "default": 0, "doc": "read the input as an image"}
+        params["IMAGE"] = {"values": [0, 1], "default": 0, "doc": image_doc}
     if dims3:
         params["STREAM"] = {
             "values": [0, 1],
@@ -134,37 +287,47 @@ def _parameters(dims3: bool, image: bool) -> dict[str, Any]:
             "doc": "stream along z: each input plane loaded once, z-neighbours in registers",
         }
         params["ZC"] = pow2("NZ", 1, "z-chunk: output planes per work-group when streaming")
+    if steps > 1:
+        params["TB"] = {
+            "values": [t for t in TB_VALUES if steps % t == 0],
+            "default": 1,
+            "doc": "temporal blocking: time steps one launch advances",
+        }
     return params
 
 
+NO_FP64_IMAGES = (
+    "IMAGE == 0 (float64: OpenCL images hold no 64-bit floats, so the image technique "
+    "cannot serve a double-precision stencil)"
+)
+
+
 def describe(
-    stencil: WeightedStencil,
+    stencil: Stencil,
     sizes: Mapping[str, int],
     *,
     source: str,
     image: bool = True,
 ) -> dict[str, Any]:
     """The description (as plain data) of ``stencil`` rendered into ``source``."""
-    rx, ry, rz = stencil.extent
-    dims3 = stencil.array_dims == 3
-    shape = ["NZ", "NY", "NX"] if dims3 else ["NY", "NX"]
+    d, _ = _as_definition(stencil)
+    generated = isinstance(stencil, WeightedStencil)
+    stepping = d.steps > 1
+    if stepping:  # an image holds the initial field only: the steps swap buffers
+        image = False
+    rx, ry, rz = d.radius
+    dims3 = d.dims == 3
+    size = d.itemsize
+    fp64 = d.dtype == "float64"
+    shape = list(d.shape_names)
     # A block (WX*BX) x WY x WZ is at most the array (NX % (WX*BX*CX) == 0 and so on);
     # min() says so to the solver, whose integers would overflow on the product of the
     # domains' bounds.
-    tile = f"4 * (min(WX*BX, NX) + {2 * rx}) * (WY + {2 * ry})" + (
+    tile = f"{size} * (min(WX*BX, NX) + {2 * rx}) * (WY + {2 * ry})" + (
         f" * (WZ + {2 * rz})" if dims3 else ""
     )
     # Streaming holds two planes of the work-group's x/y tile with its halo.
-    planes = f"8 * (min(WX*BX*CX, NX) + {2 * rx}) * (min(WY*CY, NY) + {2 * ry})"
-    src_arg: dict[str, Any] = {
-        "name": "src",
-        "dtype": "float32",
-        "role": "input",
-        "shape": shape,
-        "init": "random",
-    }
-    if image:
-        src_arg["image_when"] = "IMAGE == 1"
+    planes = f"{2 * size} * (min(WX*BX*CX, NX) + {2 * rx}) * (min(WY*CY, NY) + {2 * ry})"
     constraints = [
         "NX % (WX*BX*CX) == 0",
         "NY % (WY*CY) == 0",
@@ -178,6 +341,8 @@ def describe(
         "VX == 1 or LOCAL == 0",
         f"LOCAL == 0 or {tile} <= LOCAL_MEM_SIZE",
     ]
+    if fp64:
+        constraints.append("DOUBLE_SUPPORT == 1")
     if dims3:
         constraints += [
             "STREAM == 0 or (LOCAL == 0 and VX == 1 and WZ == 1 and CZ == 1)",
@@ -202,18 +367,131 @@ def describe(
         ]
         if dims3:
             constraints.append("STREAM == 0 or IMAGE == 0")
+        if fp64:
+            constraints.append("IMAGE == 0")
     no_stream = "STREAM == 0" if dims3 else None
+    # Temporal blocking: two tiles of the block with a halo of TB radii per side.
+    temporal_tile = f"{2 * size} * (min(WX, NX) + 2*TB*{rx}) * (min(WY, NY) + 2*TB*{ry})" + (
+        f" * (min(WZ, NZ) + 2*TB*{rz})" if dims3 else ""
+    )
+    # Temporal streaming (3D): a ring of 2*RZ+1 planes with a halo of TB radii per level
+    # below TB.
+    temporal_rings = (
+        f"TB * {(2 * rz + 1) * size} * (min(WX, NX) + 2*TB*{rx}) * (min(WY, NY) + 2*TB*{ry})"
+    )
+    if stepping:
+        single = ["LOCAL == 0", "VX == 1", "BX == 1", "CX == 1", "CY == 1"]
+        if dims3:
+            single += ["CZ == 1"]
+        constraints += [
+            f"{d.steps} % TB == 0",
+            f"TB == 1 or ({' and '.join(single)})",
+        ]
+        if dims3:
+            constraints += [
+                f"TB == 1 or STREAM == 1 or {temporal_tile} <= LOCAL_MEM_SIZE",
+                f"TB == 1 or STREAM == 0 or {temporal_rings} <= LOCAL_MEM_SIZE",
+            ]
+        else:
+            constraints.append(f"TB == 1 or {temporal_tile} <= LOCAL_MEM_SIZE")
     techniques: dict[str, list[str]] = {
         "global": [c for c in ("LOCAL == 0", no_image, "VX == 1", no_stream) if c],
         "vec": [c for c in ("VX > 1", "LOCAL == 0", no_image, no_stream) if c],
         "local": [c for c in ("LOCAL == 1", no_image, "VX == 1", no_stream) if c],
     }
-    if image:
+    if image and not fp64:
         techniques["image"] = [c for c in ("IMAGE == 1", "LOCAL == 0", "VX == 1", no_stream) if c]
     if dims3:
         techniques["stream"] = [c for c in ("STREAM == 1", "LOCAL == 0", no_image, "VX == 1") if c]
+    if stepping:
+        for cons in techniques.values():
+            cons.append("TB == 1")
+        if dims3:  # streaming along z with TB time levels; tiles as an alternative
+            techniques["temporal"] = ["TB > 1", "STREAM == 1", "LOCAL == 0", "VX == 1"]
+            techniques["temporal-tile"] = ["TB > 1", "STREAM == 0", "LOCAL == 0", "VX == 1"]
+        else:
+            techniques["temporal"] = ["TB > 1", "LOCAL == 0", "VX == 1"]
     global_size = ["NX / (BX*CX)", "NY / CY"] + (["NZ / (CZ*ZC)"] if dims3 else [])
     local_size = ["WX", "WY"] + (["WZ"] if dims3 else [])
+    image_doc = (
+        "read the input as an image"
+        if generated
+        else f"read {d.primary_field} as an image (clamp-to-edge sampler)"
+    )
+    if fp64:
+        image_doc = "never set: " + NO_FP64_IMAGES
+    description: dict[str, Any] = {
+        "kernel": d.kernel_name,
+        "source": source,
+    }
+    if d.doc:
+        description["doc"] = d.doc
+    if generated:
+        assert isinstance(stencil, WeightedStencil)
+        features, flops, arguments, reference = _generated_parts(stencil, shape, image)
+    else:
+        features, flops, arguments, reference = _definition_parts(d, shape, image and not fp64)
+    description.update(
+        {
+            "problem": {k: int(v) for k, v in sizes.items()},
+            "arguments": arguments,
+            "parameters": _parameters(dims3, image, image_doc, d.steps),
+            "constraints": constraints,
+            "launch": {
+                "global": global_size,
+                "local": local_size,
+                "local_memory_bytes": _local_memory(
+                    tile, planes, temporal_tile, temporal_rings, dims3, stepping
+                ),
+            },
+            "reference": reference,
+            "techniques": techniques,
+            "features": features,
+            "flops_per_point": flops,
+        }
+    )
+    if stepping:
+        description["steps"] = {
+            "count": d.steps,
+            "per_launch": "TB",
+            "swap": [d.primary_field, d.output],
+        }
+    return description
+
+
+def _local_memory(
+    tile: str, planes: str, tiles: str, rings: str, dims3: bool, stepping: bool
+) -> str:
+    """``launch.local_memory_bytes``: the local-memory tile, the streamed planes, and
+    for time-stepping kernels (TB > 1) the temporal tiles or (streaming) rings."""
+    if not stepping:
+        return f"LOCAL * {tile}" + (f" + STREAM * {planes}" if dims3 else "")
+    more = "min(TB - 1, 1)"
+    if not dims3:
+        return f"LOCAL * {tile} + {more} * {tiles}"
+    return (
+        f"LOCAL * {tile} + STREAM * (1 - {more}) * {planes}"
+        f" + {more} * ((1 - STREAM) * {tiles} + STREAM * {rings})"
+    )
+
+
+def _generated_parts(
+    stencil: WeightedStencil, shape: list[str], image: bool
+) -> tuple[dict[str, Any], int, list[dict[str, Any]], dict[str, Any]]:
+    rx, ry, rz = stencil.extent
+    src_arg: dict[str, Any] = {
+        "name": "src",
+        "dtype": "float32",
+        "role": "input",
+        "shape": shape,
+        "init": "random",
+    }
+    if image:
+        src_arg["image_when"] = "IMAGE == 1"
+    arguments = [
+        src_arg,
+        {"name": "dst", "dtype": "float32", "role": "output", "shape": shape, "init": "copy:src"},
+    ]
     features = {
         "size": len(stencil.offsets),
         "radius": max(stencil.extent),
@@ -222,49 +500,137 @@ def describe(
         "flops_per_point": stencil.flops_per_point,
         **dict(stencil.features),
     }
-    description: dict[str, Any] = {
-        "kernel": "stencil",
-        "source": source,
+    reference = {
+        "python": "gtune.stencils.reference:weighted_sum",
+        "args": {
+            "input": "src",
+            "output": "dst",
+            "intensity": stencil.intensity,
+            "offsets": [list(o) for o in stencil.offsets],
+            "weights": [float(w) for w in stencil.weights],
+        },
     }
-    if stencil.doc:
-        description["doc"] = stencil.doc
-    description.update(
-        {
-            "problem": {k: int(v) for k, v in sizes.items()},
-            "arguments": [
-                src_arg,
-                {
-                    "name": "dst",
-                    "dtype": "float32",
-                    "role": "output",
-                    "shape": shape,
-                    "init": "copy:src",
-                },
-            ],
-            "parameters": _parameters(dims3, image),
-            "constraints": constraints,
-            "launch": {
-                "global": global_size,
-                "local": local_size,
-                "local_memory_bytes": f"LOCAL * {tile}"
-                + (f" + STREAM * {planes}" if dims3 else ""),
-            },
-            "reference": {
-                "python": "gtune.stencils.reference:weighted_sum",
-                "args": {
-                    "input": "src",
-                    "output": "dst",
-                    "intensity": stencil.intensity,
-                    "offsets": [list(o) for o in stencil.offsets],
-                    "weights": [float(w) for w in stencil.weights],
-                },
-            },
-            "techniques": techniques,
-            "features": features,
-            "flops_per_point": stencil.flops_per_point,
+    return features, stencil.flops_per_point, arguments, reference
+
+
+def _definition_parts(
+    d: StencilDefinition, shape: list[str], image: bool
+) -> tuple[dict[str, Any], int, list[dict[str, Any]], dict[str, Any]]:
+    primary = d.primary_field
+    # A repeated offset (a centre weight written 1 - 6*alpha) is one point of the stencil.
+    offsets = [list(o) for o in dict.fromkeys(t.offset for t in d.terms_of(primary))]
+    arguments: list[dict[str, Any]] = []
+    for a in d.arguments:
+        arguments.append(_argument(d, a, shape, image and a.name == primary))
+    flops = 2 * len(d.terms) + (0 if d.constant.is_zero else 1)
+    f = from_offsets(offsets, dtype=d.dtype)
+    features: dict[str, Any] = {
+        "size": f.size,
+        "radius": f.radius,
+        "extent": list(f.extent),
+        "intensity": 1,
+        "flops_per_point": flops,
+        "pattern": "custom",
+        "dims": f.dims,
+        "orientation": f.orientation,
+        "unique_dim": f.unique_dim,
+        "density": f.density,
+        "dtype": d.dtype,
+        "fields": len(d.fields),
+        "terms": len(d.terms),
+        "boundary": d.boundary,
+    }
+    if d.steps > 1:
+        features["steps"] = d.steps
+    reference: dict[str, Any] = {
+        "python": "gtune.stencils.reference:definition_sum",
+        "args": {"definition": d.to_dict(), "offsets": offsets},
+        # inputs are uniform in [0, 1): the tolerance follows from the coefficients
+        "rtol": 0.0,
+        "atol": float(f"{d.tolerance(1.0):.3g}"),
+    }
+    return features, flops, arguments, reference
+
+
+def _argument(d: StencilDefinition, a: KernelArg, shape: list[str], image: bool) -> dict[str, Any]:
+    if a.kind == "field":
+        arg: dict[str, Any] = {
+            "name": a.name,
+            "dtype": d.dtype,
+            "role": "input",
+            "shape": shape,
+            "init": "random",
         }
+        if image:
+            arg["image_when"] = "IMAGE == 1"
+        return arg
+    if a.kind == "output":
+        # interior: the output's prior contents are kept near the edge, so they are
+        # random data distinct from every input (the reference receives them)
+        init = "random" if d.boundary == "interior" else "zeros"
+        if d.steps > 1:
+            # the steps swap the primary field's buffer and the output's: both hold the
+            # same points near the edge, which keep their values every step (interior)
+            init = f"copy:{d.primary_field}"
+        return {"name": a.name, "dtype": d.dtype, "role": "output", "shape": shape, "init": init}
+    if a.kind == "coefficient":
+        return {"name": a.name, "kind": "scalar", "dtype": d.dtype, "value": d.values[a.name]}
+    if a.kind == "size":
+        axis = {"x": "NX", "y": "NY", "z": "NZ"}[a.axis or "x"]
+        return {"name": a.name, "kind": "scalar", "dtype": _NUMPY_TYPE[a.type], "value": axis}
+    return {"name": a.name, "kind": "scalar", "dtype": _NUMPY_TYPE[a.type], "value": a.value}
+
+
+def default_sizes(d: StencilDefinition) -> dict[str, int]:
+    return dict(SIZE_3D if d.dims == 3 else SIZE_2D)
+
+
+def definition_description(
+    d: StencilDefinition, sizes: Mapping[str, int] | None = None
+) -> tuple[str, dict[str, Any]]:
+    """The rendered source and the description of a definition."""
+    return render_source(d), describe(d, sizes or default_sizes(d), source=f"{d.name}.cl")
+
+
+def write_definition(
+    d: StencilDefinition, directory: Path, sizes: Mapping[str, int] | None = None
+) -> tuple[Path, Path]:
+    """Write ``NAME.cl`` and ``NAME.yaml`` of a definition into ``directory``."""
+    directory.mkdir(parents=True, exist_ok=True)
+    merged = {**default_sizes(d), **(sizes or {})}
+    source, description = definition_description(d, merged)
+    cl_path, yaml_path = directory / f"{d.name}.cl", directory / f"{d.name}.yaml"
+    cl_path.write_text(source)
+    yaml_path.write_text(dump_description(description))
+    return cl_path, yaml_path
+
+
+def definition_kernel(path: str | Path) -> Any:
+    """A ``NAME.stencil.yaml`` as a :class:`~gtune.kernel.TunableKernel`: the template
+    rendered for it with its derived description (nothing is written to disk)."""
+    p = Path(path)
+    return definition_kernel_of(load_definition(p), label=str(p), base_dir=p.parent)
+
+
+def definition_kernel_of(
+    d: StencilDefinition,
+    sizes: Mapping[str, int] | None = None,
+    *,
+    label: str = "",
+    base_dir: Path | None = None,
+) -> Any:
+    """A definition (as data, e.g. one with ``steps`` set) as a
+    :class:`~gtune.kernel.TunableKernel` at ``sizes`` (default: the definition's)."""
+    from gtune.kernel import parse_description
+
+    source, description = definition_description(d, {**default_sizes(d), **(sizes or {})})
+    return parse_description(
+        description,
+        source=source,
+        label=label or d.source or f"{d.name}.stencil.yaml",
+        source_path="",
+        base_dir=base_dir,
     )
-    return description
 
 
 class _Dumper(yaml.SafeDumper):

@@ -31,6 +31,7 @@ def default_url() -> str:
 
 
 def default_path() -> Path:
+    """The default store's location: ``$GTUNE_DB``, else ``./gtune-results.db``."""
     return Path(default_url())
 
 

@@ -78,6 +78,11 @@ def _process_state(pid: int) -> str:
     return fields[0] if fields else ""
 
 
+def _like_escape(text: str) -> str:
+    """``text`` matched literally inside a LIKE pattern (``\\`` is the escape)."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
 def _chunks(keys: Sequence[str]) -> Iterator[Sequence[str]]:
     for i in range(0, len(keys), _CHUNK):
         yield keys[i : i + _CHUNK]
@@ -354,8 +359,13 @@ class SQLStore:
             where.append("device LIKE ?")
             args.append(device + "%")
         if kernel:
-            where.append("(kernel_name = ? OR kernel_id LIKE ?)")
-            args += [kernel, kernel + "%"]
+            # The name, its file part (before ``:``), its function part or an id prefix.
+            like = _like_escape(kernel)
+            where.append(
+                "(kernel_name = ? OR kernel_name LIKE ? ESCAPE '\\'"
+                " OR kernel_name LIKE ? ESCAPE '\\' OR kernel_id LIKE ? ESCAPE '\\')"
+            )
+            args += [kernel, like + ":%", "%:" + like, like + "%"]
         return iter(self._select(where, args))
 
     def latest(self, device: str, kernel_id: str, keys: Sequence[str]) -> dict[str, StoredRow]:

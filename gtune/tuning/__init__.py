@@ -15,21 +15,12 @@ Read in this order:
 - :mod:`~gtune.tuning.report` -- what a run found (``TuningReport``);
 - :mod:`~gtune.tuning.events` -- progress events and the cancel token.
 
-:func:`tune_kernel` is the older entry point, kept for callers that use it.
+The entry points are above this package: :func:`gtune.tune` and :func:`run_tuning`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from pathlib import Path
-from typing import Any, Protocol
-
-from gtune.device import DeviceLimits
-from gtune.heuristics import Budget
-from gtune.kernel import TunableKernel
-from gtune.measure.result import Result, Status
-from gtune.store import ResultStore
-from gtune.tuning.budget import TimeBreakdown, share
+from gtune.tuning.budget import TimeBreakdown
 from gtune.tuning.confirm import Confirmation, ConfirmedConfig, ConfirmPolicy
 from gtune.tuning.driver import run_tuning
 from gtune.tuning.events import (
@@ -63,88 +54,6 @@ from gtune.tuning.techniques import (
     techniques_to_run,
 )
 
-_share = share  # the name older callers import
-
-
-class TuningProgress(Protocol):
-    """The older progress interface (three calls); see :class:`ProgressObserver`."""
-
-    def run_started(self, label: str, total: int | None) -> None: ...
-
-    def batch_started(self, step: str, size: int) -> None: ...
-
-    def result(self, result: Result, fresh: bool, best_s: float) -> None: ...
-
-
-class ProgressObserver:
-    """Turns events into the calls of a :class:`TuningProgress`."""
-
-    def __init__(self, progress: TuningProgress) -> None:
-        self.progress = progress
-
-    def on_event(self, event: TuningEvent) -> None:
-        if isinstance(event, SearchStarted):
-            self.progress.run_started(event.label, event.total)
-        elif isinstance(event, BatchStarted):
-            self.progress.batch_started(event.step, event.size)
-        elif isinstance(event, ResultMeasured):
-            self.progress.result(event.result, event.fresh, event.best_s)
-        elif isinstance(event, ConfirmStarted):
-            self.progress.run_started("confirmation round", event.configs * event.rounds)
-            self.progress.batch_started("confirm", event.configs)
-
-
-def tune_kernel(
-    kernel: TunableKernel,
-    device: DeviceLimits,
-    *,
-    strategy: str = "hybrid",
-    spec_path: str | Path | None = None,
-    technique: str | TechniquePolicy = AUTO,
-    budget: Budget | None = None,
-    store: ResultStore | None = None,
-    runs: int | None = None,
-    timeout_s: float = 60.0,
-    compile_workers: int | None = None,
-    progress: TuningProgress | None = None,
-    options: dict[str, Any] | None = None,
-    session: TuningSession | None = None,
-    measure_default: bool = True,
-    confirm: ConfirmPolicy | None = None,
-    observer: Observer | None = None,
-    cancel: CancelToken | None = None,
-    remeasure: Iterable[Status] = frozenset(),
-) -> TuningReport:
-    """Tune ``kernel`` on ``device`` (the older entry point; see :func:`gtune.tune`).
-
-    ``measure_default=False`` skips the confirmation round (and so the default).
-    """
-    from gtune.api import tune
-
-    watch = observer
-    if watch is None and progress is not None:
-        watch = ProgressObserver(progress)
-    policy = (confirm or ConfirmPolicy()) if measure_default else None
-    return tune(
-        kernel,
-        device=device,
-        strategy=strategy,
-        spec=spec_path,
-        technique=technique,
-        budget=budget,
-        store=store,
-        observer=watch,
-        cancel=cancel,
-        strategy_options=options,
-        remeasure=remeasure,
-        runs=runs,
-        timeout_s=timeout_s,
-        compile_workers=compile_workers,
-        session=session,
-        confirm=policy,
-    )
-
-
 __all__ = [
     "ALL",
     "AUTO",
@@ -162,7 +71,6 @@ __all__ = [
     "Observer",
     "OracleTechniquePolicy",
     "PredictedTechniquePolicy",
-    "ProgressObserver",
     "ResultMeasured",
     "RunFinished",
     "RunStarted",
@@ -174,7 +82,6 @@ __all__ = [
     "TimeBreakdown",
     "TuningEvent",
     "TuningInterrupted",
-    "TuningProgress",
     "TuningReport",
     "TuningSession",
     "build_space",
@@ -182,5 +89,4 @@ __all__ = [
     "technique_of",
     "technique_policy",
     "techniques_to_run",
-    "tune_kernel",
 ]

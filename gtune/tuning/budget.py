@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +21,7 @@ from gtune.heuristics import Budget
 from gtune.measure.result import Result
 
 CONFIRM_RESERVE = 0.15  # share of a wall-time budget kept for the confirmation round
+SEGMENT_MIN = 3  # configurations a search measures before its own pace is used
 
 
 def share(budget: Budget | None, runs_left: int, spent_evals: int, spent_s: float) -> Budget | None:
@@ -44,6 +45,10 @@ class Clock:
         self.wall_seconds = wall_seconds
         self._fresh = 0
         self._pace_from: float | None = None
+        self.exclude: Callable[[], float] | None = None
+        self._seg_from: float | None = None
+        self._seg_fresh = 0
+        self._seg_excluded = 0.0
 
     def elapsed(self) -> float:
         return time.monotonic() - self.started
@@ -73,12 +78,29 @@ class Clock:
     def measured(self) -> None:
         """One more configuration measured now (not served by the store)."""
         self._fresh += 1
+        self._seg_fresh += 1
+
+    def segment(self) -> None:
+        """A new search begins: once it has measured a few configurations, its own pace
+        (techniques differ: streaming builds take longer) replaces the run's."""
+        self._seg_from = time.monotonic()
+        self._seg_fresh = 0
+        self._seg_excluded = self._excluded()
+
+    def _excluded(self) -> float:
+        return self.exclude() if self.exclude is not None else 0.0
 
     def per_config(self) -> float | None:
-        """Mean wall seconds per configuration measured so far (None before any)."""
+        """Mean wall seconds per configuration measured so far (None before any): the
+        current search's once it has measured ``SEGMENT_MIN``, else the run's; neither
+        counts the seconds ``exclude`` reports (starting the workers)."""
+        now = time.monotonic()
+        if self._seg_from is not None and self._seg_fresh >= SEGMENT_MIN:
+            spent = now - self._seg_from - (self._excluded() - self._seg_excluded)
+            return max(0.0, spent) / self._seg_fresh
         if not self._fresh or self._pace_from is None:
             return None
-        return (time.monotonic() - self._pace_from) / self._fresh
+        return max(0.0, now - self._pace_from - self._excluded()) / self._fresh
 
     def room_for(self, until: float) -> int | None:
         """How many more configurations fit before ``until`` (None: no limit known)."""
@@ -113,8 +135,11 @@ class TimeBreakdown:
     ``run_s`` is timed runs plus warm-ups, ``verify_s`` the output checks; compiling
     overlapped with measuring (parallel builds) is not wall time of its own, so
     ``compile_s`` counts only the part that did not overlap and ``compile_hidden_s`` the
-    rest. ``overhead_s`` is everything else: starting workers, solving the space,
-    uploading data, the search itself.
+    rest. ``overhead_s`` is everything else, broken down into ``space_s`` (solving the
+    tuning space, or reading it from the cache), ``startup_s`` (starting the measuring
+    workers and putting the problem's data on the device), ``store_s`` (reading and
+    writing the result store, claims included) and ``other_s`` (the rest:
+    handing configurations to the workers and back, the store, the search itself).
     """
 
     wall_s: float = 0.0
@@ -124,6 +149,10 @@ class TimeBreakdown:
     overhead_s: float = 0.0
     compile_hidden_s: float = 0.0
     compile_total_s: float = 0.0
+    space_s: float = 0.0
+    startup_s: float = 0.0
+    store_s: float = 0.0
+    other_s: float = 0.0
 
     def add(self, result: Result) -> None:
         self.compile_total_s += max(0.0, result.compile_s)
@@ -142,6 +171,14 @@ class TimeBreakdown:
         self.compile_s = min(self.compile_total_s, wall_s - serial)
         self.compile_hidden_s = self.compile_total_s - self.compile_s
         self.overhead_s = max(0.0, wall_s - serial - self.compile_s)
+        parts = self.space_s + self.startup_s + self.store_s
+        known = min(self.overhead_s, parts)
+        if known < parts:  # clocks of different processes
+            scale = known / parts
+            self.space_s *= scale
+            self.startup_s *= scale
+            self.store_s *= scale
+        self.other_s = self.overhead_s - known
 
     def to_dict(self) -> dict[str, float]:
         return {
@@ -151,6 +188,11 @@ class TimeBreakdown:
             "verify_s": self.verify_s,
             "overhead_s": self.overhead_s,
             "compile_hidden_s": self.compile_hidden_s,
+            "compile_total_s": self.compile_total_s,
+            "space_s": self.space_s,
+            "startup_s": self.startup_s,
+            "store_s": self.store_s,
+            "other_s": self.other_s,
         }
 
 

@@ -24,7 +24,7 @@ from gtune.exceptions import InputError
 from gtune.kernel import Config, canonical_config
 from gtune.measure.evaluator import Evaluator
 from gtune.measure.result import Result, Status
-from gtune.measure.stats import faster_beyond_noise, median_interval
+from gtune.measure.stats import faster_beyond_noise, interval_coverage, median_interval
 from gtune.tuning.events import CancelToken
 
 
@@ -65,6 +65,7 @@ class ConfirmedConfig:
     message: str = ""
     rounds: int = 0
     unverified: str = ""  # why the measurements could not be checked, if they could not
+    compile_s: float = 0.0  # the first round's build time
 
     @property
     def ok(self) -> bool:
@@ -82,6 +83,7 @@ class ConfirmedConfig:
         return Result(
             config=dict(self.config),
             status=self.status,
+            compile_s=self.compile_s,
             times_s=tuple(self.times_s),
             message=self.message,
             extra={
@@ -151,6 +153,29 @@ class Confirmation:
         return (d_lo / b_hi, d_hi / b_lo)
 
     @property
+    def coverage(self) -> float:
+        """The coverage the best's and the default's intervals actually have (the lower
+        of the two): the requested confidence, or less when there were too few runs
+        (one round of three runs gives a min-max interval of 75 %)."""
+        got = [
+            interval_coverage(len(e.times_s), self.confidence)
+            for e in (self.best, self.default)
+            if e is not None and e.ok
+        ]
+        return min(got) if got else 0.0
+
+    @property
+    def coverage_text(self) -> str:
+        """``95 % confidence``, or what was obtained when it falls short of that."""
+        got = self.coverage
+        if got >= self.confidence - 1e-9:
+            return f"{self.confidence:.0%} confidence"
+        return (
+            f"{got:.0%} confidence: too few runs for {self.confidence:.0%}, more "
+            "confirmation rounds give more"
+        )
+
+    @property
     def significant(self) -> bool:
         """Whether the best beats the default beyond the noise."""
         best, default = self.best, self.default
@@ -171,10 +196,10 @@ class Confirmation:
         interval = self.speedup_interval
         span = f" ({interval[0]:.2f}-{interval[1]:.2f}x)" if interval else ""
         if self.significant:
-            return f"{sp:.2f}x faster than the default{span}, {self.confidence:.0%} confidence"
+            return f"{sp:.2f}x faster than the default{span}, {self.coverage_text}"
         return (
             f"no significant speedup: {sp:.2f}x{span} does not beat the default beyond the "
-            f"noise ({self.confidence:.0%} confidence)"
+            f"noise ({self.coverage_text})"
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -183,6 +208,7 @@ class Confirmation:
         return {
             "rounds": self.rounds_done,
             "confidence": self.confidence,
+            "coverage": self.coverage,
             "wall_s": self.wall_s,
             "best_config": dict(best.config) if best else None,
             "best_is_default": self.best_is_default,
@@ -276,6 +302,8 @@ def _round(
         for entry, result in zip(order, results, strict=False):
             done += 1
             entry.rounds += 1
+            if entry.rounds == 1:
+                entry.compile_s = result.compile_s
             if on_measured is not None:
                 on_measured(result)
             if result.extra.get("unverified"):

@@ -12,10 +12,12 @@
 
 from __future__ import annotations
 
+import functools
+import logging
 import math
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -26,20 +28,24 @@ from gtune.heuristics import (
     HeuristicSpec,
     Searcher,
     SearchProblem,
+    Seeded,
     TraceEntry,
     TuningOutcome,
     drive,
+    nearest_config,
 )
 from gtune.measure.result import Result
 from gtune.space import EnumeratedSpace, technique_space
+from gtune.store import owner_id
+from gtune.store.ranking import CONFIRMATION, confirmed_id
 from gtune.tuning.budget import Clock, share
-from gtune.tuning.confirm import ConfirmPolicy, confirm, pick_candidates
+from gtune.tuning.confirm import Confirmation, ConfirmPolicy, confirm, pick_candidates
 from gtune.tuning.events import (
     BatchStarted,
     CancelToken,
     Confirmed,
     ConfirmStarted,
-    NullObserver,
+    LoggedObserver,
     Observer,
     ResultMeasured,
     RunFinished,
@@ -50,6 +56,13 @@ from gtune.tuning.report import TechniqueRun, TuningInterrupted, TuningReport
 from gtune.tuning.session import TuningSession
 from gtune.tuning.strategy import resolve_strategy
 from gtune.tuning.techniques import TechniquePolicy, technique_of, technique_policy
+
+log = logging.getLogger("gtune.tuning")
+
+UNPREDICTED_BUDGET = Budget(wall_seconds=90.0)
+"""The budget of a run given none whose technique no model predicts: every technique is
+searched then, which on a small CPU takes several minutes without a limit; with this
+the first run of a newcomer (the README's quickstart) ends within about two minutes."""
 
 
 @dataclass
@@ -121,29 +134,39 @@ def run_tuning(
     observer: Observer | None = None,
     cancel: CancelToken | None = None,
     started: float | None = None,
+    seed_default: bool = True,
 ) -> TuningReport:
     """Tune the session's kernel; see :func:`gtune.tune` for the parameters.
+
+    ``seed_default``: every search (but exhaustive ones) first measures the kernel's
+    default configuration (the nearest valid one in a technique's space) and the
+    grouped searches start from it.
 
     A KeyboardInterrupt raises :class:`TuningInterrupted` carrying the partial report;
     a cancelled token ends the run normally with ``report.interrupted`` set.
     """
     t0 = time.monotonic() if started is None else started
-    show: Observer = observer if observer is not None else NullObserver()
+    show: Observer = LoggedObserver(observer)
     token = cancel if cancel is not None else CancelToken()
     kernel, device = session.kernel, session.device
     resolved = resolve_strategy(kernel, strategy, spec, options)
     policy = technique_policy(technique, resolved.label)
     choice = policy.choose(kernel, device)
+    space_from, startup0, store0 = time.monotonic(), session.startup_s, session.store_s
     space = session.space
+    space_s = time.monotonic() - space_from
     problem = SearchProblem.from_kernel(kernel)
 
     plans: list[_Plan] = []
+    default = kernel.default_config() if seed_default else None
     for name in choice.techniques:
         sub = space if name is None else technique_space(space, kernel, name)
         if sub.size() == 0:
             plans.append(_Plan(name, sub, None, "no valid configuration on this device"))
             continue
-        plans.append(_Plan(name, sub, resolved.plugin.searcher(sub, problem, resolved.options)))
+        searcher = resolved.plugin.searcher(sub, problem, resolved.options)
+        start = nearest_config(sub, default) if default and resolved.plugin.seeded else None
+        plans.append(_Plan(name, sub, Seeded(searcher, start) if start else searcher))
     if all(p.searcher is None for p in plans):
         raise UnsatisfiableSpace(
             f"technique {choice.techniques[0]} has no valid configuration on {device.name}",
@@ -163,11 +186,25 @@ def run_tuning(
         flops_per_point=kernel.flops_per_point,
         space_size=space.size(),
         parameters=list(kernel.parameter_names),
+        steps=kernel.step_count,
     )
     report.notes += [n for n in (resolved.note, choice.note) if n]
-    if budget is None:
-        budget = resolved.plugin.default_budget(resolved.options)
+    report.time.space_s = space_s
+    if budget is None or budget.unlimited:  # a spec's own budget still holds
+        budget = resolved.plugin.default_budget(resolved.options) or budget
+    if budget is None and choice.unpredicted:
+        budget = UNPREDICTED_BUDGET
+        report.notes.append(
+            f"no budget given and every technique searched (no load-predictor model fits "
+            f"this device): the run was bounded to {UNPREDICTED_BUDGET.wall_seconds:g} s; "
+            "--budget none searches without a limit"
+        )
+    short = _budget_too_short(plans, budget)
+    if short:
+        log.warning("%s", short)
+        report.notes.append(short)
     clock = Clock(budget.wall_seconds if budget is not None else None, t0)
+    clock.exclude = lambda: session.startup_s - startup0  # the pace leaves start-up out
     state = _Run(session, report, show, clock)
     measured0, reused0 = session.counts()
     show.on_event(RunStarted(kernel.name, device.name, resolved.label, choice.techniques))
@@ -183,6 +220,11 @@ def run_tuning(
                 report.notes.append(f"technique {plan.technique}: {plan.note}; skipped")
                 continue
             part = share(budget, to_go, spent_evals, spent_s)
+            # a wall-time budget: this search gets an equal part of the time left (one
+            # that ends early leaves its rest to the next), so every technique is searched
+            until = clock.search_deadline
+            if math.isfinite(until):
+                until = time.monotonic() + max(0.0, until - time.monotonic()) / to_go
             to_go -= 1
             total = plan.searcher.expected_evaluations()
             if part is not None and part.evaluations is not None:
@@ -190,10 +232,13 @@ def run_tuning(
             label = resolved.label
             label += "" if plan.technique is None else f" [{plan.technique}]"
             show.on_event(SearchStarted(label, plan.technique, total))
+            clock.segment()
             state.trace = []
             state.best_s = math.inf
             m0, r0 = session.counts()
-            current = TechniqueRun(plan.technique, plan.space.size(), None)
+            current = TechniqueRun(
+                plan.technique, plan.space.size(), None, started_s=time.monotonic() - t0
+            )
             outcome = drive(
                 plan.searcher,
                 evaluator,
@@ -201,8 +246,8 @@ def run_tuning(
                 budget=part,
                 space=plan.space,
                 on_result=state.on_entry,
-                stop=lambda: _why_stop(token, clock),
-                room=lambda: clock.room_for(clock.search_deadline),
+                stop=functools.partial(_why_stop, token, clock, until),
+                room=functools.partial(clock.room_for, until),
                 on_batch=state.on_batch,
             )
             m1, r1 = session.counts()
@@ -234,21 +279,50 @@ def run_tuning(
             )
             report.runs.append(current)
         report.interrupted = True
-        _finish(report, session, measured0, reused0, t0)
+        _finish(report, session, measured0, reused0, t0, startup0, store0)
         show.on_event(RunFinished(report))
         raise TuningInterrupted(report) from None
     finally:
         session.listener = None
-    _finish(report, session, measured0, reused0, t0)
+    _finish(report, session, measured0, reused0, t0, startup0, store0)
     show.on_event(RunFinished(report))
     return report
 
 
-def _why_stop(token: CancelToken, clock: Clock) -> str:
+def _budget_too_short(plans: list[_Plan], budget: Budget | None) -> str:
+    """A warning when an evaluation budget, shared by the techniques, leaves a search
+    too few evaluations to finish its first group (after the default it starts from):
+    such a search cannot move past its starting point, and comparing techniques or
+    strategies on it says little."""
+    if budget is None or budget.evaluations is None:
+        return ""
+    searching = [p for p in plans if p.searcher is not None]
+    need: dict[str | None, int] = {}
+    for plan in searching:
+        first = getattr(plan.searcher, "first_step_size", None)
+        size = first() if callable(first) else None
+        if size is not None:
+            need[plan.technique] = size + int(isinstance(plan.searcher, Seeded))
+    each = budget.evaluations // max(1, len(searching))
+    short = [t for t, n in need.items() if n > each]
+    if not short:
+        return ""
+    names = ", ".join(t or "whole space" for t in short)
+    return (
+        f"a budget of {budget.evaluations} evaluations leaves each of the {len(searching)} "
+        f"searches about {each}, too few to finish its first group ({names}: "
+        f"{max(need[t] for t in short)} needed); give a budget of at least "
+        f"{max(need.values()) * len(searching)} evaluations, or one technique"
+    )
+
+
+def _why_stop(token: CancelToken, clock: Clock, until: float = math.inf) -> str:
     if token.cancelled:
         return token.reason or "cancelled"
     if clock.wall_seconds is not None and clock.left(clock.search_deadline) <= 0:
         return f"budget of {clock.wall_seconds:g} s of wall time used"
+    if clock.wall_seconds is not None and time.monotonic() >= until:
+        return f"its share of the budget of {clock.wall_seconds:g} s of wall time used"
     return ""
 
 
@@ -274,6 +348,7 @@ def _confirm(state: _Run, policy: ConfirmPolicy, token: CancelToken) -> None:
     state.observer.on_event(ConfirmStarted(n, policy.rounds))
     clock = state.clock
     clock.start_pacing()
+    clock.segment()
     outcome = confirm(
         candidates,
         default,
@@ -285,6 +360,7 @@ def _confirm(state: _Run, policy: ConfirmPolicy, token: CancelToken) -> None:
     )
     report.confirmation = outcome
     report.notes += outcome.notes
+    _store_confirmation(session, outcome)
     entry = outcome.default
     if entry is not None and entry.rounds:
         report.default_result = entry.result()
@@ -296,6 +372,35 @@ def _confirm(state: _Run, policy: ConfirmPolicy, token: CancelToken) -> None:
         report.confirmation = None if outcome.best is None else outcome
     report.interrupted = report.interrupted or token.cancelled
     state.observer.on_event(Confirmed(outcome))
+
+
+def _store_confirmation(session: TuningSession, outcome: Confirmation) -> None:
+    """Write each configuration the round measured, its times pooled, to the store, so
+    ``gtune results --best`` and ``gtune export`` name the best this run reports and
+    can show the default's time beside it (:mod:`gtune.store.ranking`). They go under
+    their own identity, so a repeated run is served what its searches measured."""
+    if outcome.rounds_done == 0:
+        return
+    best = outcome.best
+    round_id = owner_id()
+    kernel = session.kernel
+    for entry in outcome.entries:
+        if not entry.rounds:
+            continue
+        result = entry.result()
+        mark = {
+            "round": round_id,
+            "best": entry is best,
+            "default": entry.is_default,
+            "rounds": entry.rounds,
+        }
+        session.store.add(
+            replace(result, extra={**dict(result.extra), CONFIRMATION: mark}),
+            device=session.device.identity,
+            kernel_id=confirmed_id(kernel.identity()),
+            kernel_name=kernel.store_name,
+            problem=dict(kernel.sizes),
+        )
 
 
 def _partial(label: str, trace: list[TraceEntry], wall_s: float) -> TuningOutcome:
@@ -316,11 +421,19 @@ def _partial(label: str, trace: list[TraceEntry], wall_s: float) -> TuningOutcom
 
 
 def _finish(
-    report: TuningReport, session: TuningSession, measured0: int, reused0: int, started: float
+    report: TuningReport,
+    session: TuningSession,
+    measured0: int,
+    reused0: int,
+    started: float,
+    startup0: float,
+    store0: float = 0.0,
 ) -> None:
     m, r = session.counts()
     report.measured, report.reused = m - measured0, r - reused0
     report.wall_s = time.monotonic() - started
+    report.time.startup_s = session.startup_s - startup0
+    report.time.store_s = session.store_s - store0
     report.time.close(report.wall_s)
     if report.confirmation is not None and report.confirmation.best is not None:
         report.notes.append(f"confirmation round: {report.confirmation.verdict}")
@@ -335,14 +448,28 @@ def _finish(
             "configurations did not converge to the stated precision; treat small "
             "differences between configurations with caution"
         )
+    counts = report.status_counts
+    what = ", ".join(f"{n} {s}" for s, n in counts.items()) or "nothing measured"
     if report.search_result is None and not report.interrupted:
-        failed: dict[str, int] = {}
-        for run in report.runs:
-            if run.outcome is not None:
-                for e in run.outcome.trace:
-                    failed[e.result.status.value] = failed.get(e.result.status.value, 0) + 1
-        what = ", ".join(f"{n} {s}" for s, n in sorted(failed.items())) or "nothing measured"
-        report.notes.append(f"no configuration ran correctly ({what})")
+        report.notes.append(f"no configuration ran correctly ({what})" + _first_failure(report))
+    elif report.mostly_failed:
+        total = sum(counts.values())
+        report.notes.append(
+            f"most configurations failed ({report.failed} of {total}: {what}); the best comes "
+            f"from the {total - report.failed} that ran correctly" + _first_failure(report)
+        )
+
+
+def _first_failure(report: TuningReport) -> str:
+    """The message of the first failed configuration, as ``: message`` (or "")."""
+    for run in report.runs:
+        for e in run.outcome.trace if run.outcome is not None else []:
+            msg = e.result.message.strip()
+            if not e.result.ok and msg:
+                first = msg.splitlines()[0]
+                short = first if len(first) <= 300 else first[:297] + "..."
+                return f"; the first: {e.result.status.value}: {short}"
+    return ""
 
 
 __all__ = ["run_tuning"]

@@ -9,6 +9,8 @@ recorded, and everything measured until then is in the report and the store.
 
 from __future__ import annotations
 
+import logging
+import math
 import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
@@ -113,6 +115,63 @@ class NullObserver:
         return None
 
 
+log = logging.getLogger("gtune.tuning")
+
+
+def log_event(event: TuningEvent) -> None:
+    """Every event on the ``gtune.tuning`` logger: milestones at INFO, results at DEBUG."""
+    if isinstance(event, ResultMeasured):
+        if log.isEnabledFor(logging.DEBUG):
+            r = event.result
+            how = "measured" if event.fresh else "from the store"
+            time_s = f"{r.median_s:.4g} s" if math.isfinite(r.median_s) else "-"
+            log.debug("%s %s: %s, %s", how, dict(r.config), r.status.value, time_s)
+        return
+    if not log.isEnabledFor(logging.INFO):
+        return
+    if isinstance(event, TaskStarted):
+        log.info("task %d of %d: %s", event.index + 1, event.total, event.label)
+    elif isinstance(event, RunStarted):
+        which = ", ".join(t or "whole space" for t in event.techniques)
+        log.info(
+            "tuning %s on %s with %s (techniques: %s)",
+            event.kernel,
+            event.device,
+            event.strategy,
+            which,
+        )
+    elif isinstance(event, SearchStarted):
+        size = f" ({event.total} configurations)" if event.total is not None else ""
+        log.info("search %s%s", event.label, size)
+    elif isinstance(event, BatchStarted):
+        log.debug("step %s: %d configurations", event.step, event.size)
+    elif isinstance(event, ConfirmStarted):
+        log.info("%s: %d configurations x %d rounds", event.label, event.configs, event.rounds)
+    elif isinstance(event, RunFinished):
+        rep = event.report
+        best = f"{rep.best_s:.4g} s" if math.isfinite(rep.best_s) else "nothing valid"
+        log.info(
+            "finished %s: best %s after %d configurations (%d measured, %d from the store)",
+            rep.kernel_label or rep.kernel,
+            best,
+            rep.evaluations,
+            rep.measured,
+            rep.reused,
+        )
+
+
+class LoggedObserver:
+    """Logs every event (:func:`log_event`), then tells ``observer`` (if any)."""
+
+    def __init__(self, observer: Observer | None = None) -> None:
+        self.observer = observer
+
+    def on_event(self, event: TuningEvent) -> None:
+        log_event(event)
+        if self.observer is not None:
+            self.observer.on_event(event)
+
+
 class CancelToken:
     """Asks a running search to stop after the configuration it is measuring.
 
@@ -139,6 +198,7 @@ __all__ = [
     "CancelToken",
     "ConfirmStarted",
     "Confirmed",
+    "LoggedObserver",
     "NullObserver",
     "Observer",
     "ResultMeasured",
@@ -147,4 +207,5 @@ __all__ = [
     "SearchStarted",
     "TaskStarted",
     "TuningEvent",
+    "log_event",
 ]

@@ -31,6 +31,7 @@ class TechniqueRun:
     reused: int = 0  # configurations served by the result store
     note: str = ""
     best_technique: str | None = None  # the technique the best configuration uses
+    started_s: float = 0.0  # seconds from the start of the run until the search began
 
     @property
     def best_s(self) -> float:
@@ -44,6 +45,7 @@ class TechniqueRun:
             "reused": self.reused,
             "note": self.note,
             "best_technique": self.best_technique,
+            "started_s": self.started_s,
             "outcome": self.outcome.to_dict() if self.outcome is not None else None,
         }
 
@@ -81,6 +83,7 @@ class TuningReport:
     parameters: list[str] = field(default_factory=list)  # the description's order
     unconverged: int = 0  # configurations measured now whose timing did not converge
     timed: int = 0  # configurations measured now that report whether they converged
+    steps: int = 1  # time steps per measurement: times and bandwidths are per step
 
     def ordered(self, config: Mapping[str, int] | None) -> Config | None:
         """``config`` in the description's parameter order (the store sorts names)."""
@@ -121,6 +124,35 @@ class TuningReport:
     def evaluations(self) -> int:
         """Configurations the searches used (measured now or served by the store)."""
         return sum(r.outcome.evaluations for r in self.runs if r.outcome is not None)
+
+    @property
+    def status_counts(self) -> dict[str, int]:
+        """How many configurations the searches used ended in each status (ok,
+        wrong_result, build_failed, ...), most frequent first."""
+        counts: dict[str, int] = {}
+        for r in self.runs:
+            for e in r.outcome.trace if r.outcome is not None else []:
+                counts[e.result.status.value] = counts.get(e.result.status.value, 0) + 1
+        return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+    @property
+    def failed(self) -> int:
+        """Configurations the searches used that did not run correctly."""
+        return sum(n for s, n in self.status_counts.items() if s != "ok")
+
+    @property
+    def mostly_failed(self) -> bool:
+        """Most configurations failed: a best found among the few left is less sure."""
+        total = sum(self.status_counts.values())
+        return total > 0 and self.failed * 2 > total
+
+    @property
+    def verification(self) -> str | None:
+        """What the results were verified against, per array (None: not verified)."""
+        for r in (self.search_result, self.best_result):
+            if r is not None and r.extra.get("verification"):
+                return str(r.extra["verification"])
+        return None
 
     @property
     def compile_s(self) -> float:
@@ -190,7 +222,8 @@ class TuningReport:
         return self.timed >= 3 and self.unconverged >= max(3, self.timed // 4)
 
     def gbs(self, seconds: float | None = None) -> float | None:
-        """Bandwidth in GB/s: every array read or written once, over the time."""
+        """Bandwidth in GB/s assuming every array is read or written whole, once (an
+        ``inout`` array both), over the time: a kernel that touches less moves less."""
         t = self.best_s if seconds is None else seconds
         return self.bytes_moved / t / 1e9 if math.isfinite(t) and t > 0 else None
 
@@ -217,6 +250,9 @@ class TuningReport:
             "best_from_default": self.best_from_default,
             "confirmed": self.confirmed,
             "gbs": self.gbs(),
+            "gbs_assumes": "every array read or written whole, once (inout: both)",
+            "statuses": self.status_counts,
+            "verification": self.verification,
             "gflops": self.gflops(),
             "default_config": self.ordered(self.default_config),
             "default_s": _finite(self.default_s),
@@ -239,6 +275,7 @@ class TuningReport:
             "bytes_moved": self.bytes_moved,
             "points": self.points,
             "flops_per_point": self.flops_per_point,
+            "steps": self.steps,
             "notes": list(self.notes),
             "interrupted": self.interrupted,
             "runs": [r.to_dict() for r in self.runs],

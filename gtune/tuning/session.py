@@ -9,6 +9,7 @@ later search. The evaluator starts on the first configuration the store cannot s
 from __future__ import annotations
 
 import inspect
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -37,11 +38,22 @@ class _Lazy:
     def __init__(self, make: Callable[[], Evaluator]) -> None:
         self._make = make
         self._inner: Evaluator | None = None
+        self._made_s = 0.0  # seconds spent making evaluators
+        self._closed_s = 0.0  # compile workers started by evaluators closed since
 
     def _get(self) -> Evaluator:
         if self._inner is None:
+            t0 = time.monotonic()
             self._inner = self._make()
+            self._made_s += time.monotonic() - t0
         return self._inner
+
+    @property
+    def startup_s(self) -> float:
+        """Seconds spent starting evaluators, their compile workers (started on the first
+        batch that builds ahead) included."""
+        current = getattr(self._inner, "compilers_start_s", 0.0) if self._inner else 0.0
+        return self._made_s + self._closed_s + float(current)
 
     def evaluate(self, config: Mapping[str, int]) -> Result:
         return self._get().evaluate(config)
@@ -52,6 +64,7 @@ class _Lazy:
 
     def close(self) -> None:
         if self._inner is not None:
+            self._closed_s += float(getattr(self._inner, "compilers_start_s", 0.0))
             self._inner.close()
             self._inner = None
 
@@ -97,12 +110,25 @@ class TuningSession:
         self._raw = _Lazy(self._make_inner)
         self._evaluator: StoredEvaluator | None = None
         self.listener: Callable[[Result, bool], None] | None = None
+        self.space_s = 0.0  # seconds spent solving the space (0 when it was given)
 
     @property
     def space(self) -> EnumeratedSpace:
         if self._space is None:
+            t0 = time.monotonic()
             self._space = build_space(self.kernel, self.device, self.store)
+            self.space_s = time.monotonic() - t0
         return self._space
+
+    @property
+    def startup_s(self) -> float:
+        """Seconds spent so far starting the evaluator (workers, data on the device)."""
+        return self._raw.startup_s
+
+    @property
+    def store_s(self) -> float:
+        """Seconds spent so far reading and writing the store (0 before the evaluator)."""
+        return self._evaluator.store_s if self._evaluator is not None else 0.0
 
     @property
     def raw(self) -> Evaluator:
@@ -117,7 +143,7 @@ class TuningSession:
                 self.store,
                 device=self.device.identity,
                 kernel_id=self.kernel.identity(),
-                kernel_name=self.kernel.name,
+                kernel_name=self.kernel.store_name,
                 problem=self.kernel.sizes,
                 on_result=self._dispatch,
                 remeasure=self.remeasure,

@@ -65,39 +65,16 @@ def local_size_texts(kernel: TunableKernel) -> list[str] | None:
 
 
 def coerce_options(plugin: Strategy, given: Mapping[str, Any] | None) -> dict[str, Any]:
-    """Text values converted to the types the strategy declares (other values kept)."""
+    """Text values converted to the types the strategy declares (other values kept), by
+    :meth:`Option.parse` -- the one reader of ``--option`` text."""
     out: dict[str, Any] = {}
     for key, value in (given or {}).items():
         option = plugin.options.get(key)
         if option is None or not isinstance(value, str) or str in option.types:
             out[key] = value  # configure() names unknown keys and wrong types
             continue
-        out[key] = _convert(plugin.name, key, value, option.types)
+        out[key] = option.parse(plugin.name, key, value)
     return out
-
-
-def _convert(strategy: str, key: str, text: str, types: tuple[type, ...]) -> Any:
-    t = text.strip()
-    if type(None) in types and t.lower() in ("none", "null", ""):
-        return None
-    if bool in types and t.lower() in ("true", "false", "yes", "no", "1", "0"):
-        return t.lower() in ("true", "yes", "1")
-    if int in types:
-        try:
-            return int(t)
-        except ValueError:
-            pass
-    if float in types:
-        try:
-            return float(t)
-        except ValueError:
-            pass
-    if list in types or tuple in types:
-        return [part.strip() for part in t.split(";") if part.strip()]
-    wanted = " or ".join("none" if x is type(None) else x.__name__ for x in types)
-    raise InputError(
-        f"option {key!r} of strategy {strategy!r} must be {wanted}, got {text!r}", source="--option"
-    )
 
 
 def _generic(

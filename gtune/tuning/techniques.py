@@ -46,6 +46,7 @@ class TechniqueChoice:
 
     techniques: tuple[str | None, ...]
     note: str = ""
+    unpredicted: bool = False  # every technique, because no model could predict one
 
 
 class TechniquePolicy(Protocol):
@@ -119,10 +120,13 @@ class PredictedTechniquePolicy:
             return TechniqueChoice((None,))
         if device is None or len(names) == 1:
             return OracleTechniquePolicy().choose(kernel, device)
+        # imported when asked: loading scikit-learn takes a second (no import cycle:
+        # gtune.loadpredict never imports tuning; training is gtune.training, above)
         from gtune.loadpredict.policy import choose_techniques
 
         choice = choose_techniques(kernel, device, self.heuristic)
-        return TechniqueChoice(tuple(choice.techniques), choice.note)
+        unpredicted = choice.oracle and len(choice.techniques) > 1
+        return TechniqueChoice(tuple(choice.techniques), choice.note, unpredicted)
 
 
 def technique_policy(

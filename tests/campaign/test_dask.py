@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sqlite3
@@ -15,7 +16,7 @@ import pytest
 from gtune.campaign import parse_campaign, run_campaign
 from tests.conftest import ROOT, run_gtune
 
-pytestmark = [pytest.mark.opencl, pytest.mark.slow]
+pytestmark = [pytest.mark.opencl, pytest.mark.dask, pytest.mark.slow]
 
 HEAT = str(ROOT / "stencils" / "heat3d.cl")
 
@@ -38,8 +39,11 @@ def _spec(tmp_path: Path, budget: int = 10) -> Any:
 
 
 def _rows(db: Path) -> list[tuple[str, str, str]]:
+    """The searches' rows (a confirmation round re-measures on purpose, under the
+    kernel's identity + /confirmed)."""
     with sqlite3.connect(db) as con:
-        return list(con.execute("SELECT device, kernel_id, config FROM results"))
+        rows = list(con.execute("SELECT device, kernel_id, config FROM results"))
+    return [r for r in rows if not r[1].endswith("/confirmed")]
 
 
 def test_killed_worker_task_is_retried_nothing_lost_and_rerun_measures_nothing(
@@ -107,7 +111,49 @@ def test_workers_share_a_postgresql_store(tmp_path: Path, pg_url: str) -> None:
     from gtune.store import open_store
 
     with open_store(pg_url) as store:
-        rows = [(r.device, r.kernel_id, str(sorted(r.result.config.items()))) for r in store.rows()]
+        rows = [
+            (r.device, r.kernel_id, str(sorted(r.result.config.items())))
+            for r in store.rows()
+            if not r.kernel_id.endswith("/confirmed")
+        ]
     assert rows and len(rows) == len(set(rows))  # two workers, nothing measured twice
     again = run_campaign(spec, out, store=pg_url, workers_per_device=2, force=True)
     assert again.complete and sum(s["measured"] for s in again.summaries) == 0
+
+
+def test_split_campaign_streams_technique_pieces_over_several_workers(tmp_path: Path) -> None:
+    """Technique pieces spread over three workers, each keeps its kernel's session for
+    the next piece, and the tasks themselves are then served from the store."""
+    spec = parse_campaign(
+        {
+            "name": "split",
+            "kernels": [{"suite": "garvey104", "names": ["star_3d_xyz_r1", "dense_1d_x_r1"]}],
+            "sizes": ["16x16x16"],
+            "strategies": ["hybrid"],
+            "technique": "all",
+            "budget": 15,
+            "compile_workers": 0,
+        },
+        source="t.yaml",
+        base_dir=tmp_path,
+    )
+    out = tmp_path / "c"
+    result = run_campaign(spec, out, workers_per_device=3)
+    assert result.complete, result.failed
+    assert len(result.summaries) == 2  # one row per campaign task, as unsplit
+    pieces = [json.loads(line) for line in (out / "pieces.jsonl").read_text().splitlines()]
+    assert len(pieces) == sum(len(s["runs"]) for s in result.summaries) >= 6
+    assert all(p["task"]["confirm"] is False and len(p["runs"]) == 1 for p in pieces)
+    assert len({p["worker"] for p in pieces}) >= 2  # the pieces spread over workers
+    # a worker's next piece of the same kernel started nothing and solved nothing
+    assert any(p["time"]["startup_s"] == 0 and p["time"]["space_s"] < 0.01 for p in pieces)
+    for s in result.summaries:
+        # the task's own searches came from the store; it reports what its pieces measured
+        assert s["split"]["pieces"] == len(s["runs"]) and s["split"]["measured"] > 0
+        assert s["measured"] - s["split"]["measured"] <= s["evaluations"] // 2
+        assert s["measured"] + s["reused"] >= s["evaluations"]
+        assert {r["technique"] for r in s["runs"]} == {
+            p["task"]["technique"] for p in pieces if p["label"] == s["label"]
+        }
+    rows = _rows(out / "campaign.db")
+    assert len(rows) == len(set(rows))  # nothing measured twice

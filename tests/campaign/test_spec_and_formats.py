@@ -13,7 +13,7 @@ from gtune.exceptions import InputError
 from gtune.kernel import load_kernel
 from gtune.measure.result import Result, Status
 from gtune.store import SQLiteStore
-from tests.conftest import ROOT
+from tests.conftest import ROOT, run_gtune
 
 HEAT = str(ROOT / "stencils" / "heat3d.cl")
 
@@ -69,8 +69,8 @@ def test_unknown_suite_names_and_missing_files_are_clear(tmp_path: Path) -> None
             expand(spec, tmp_path / "k")
 
 
-def _stored(tmp_path: Path) -> SQLiteStore:
-    store = SQLiteStore(tmp_path / "s.db")
+def _stored(tmp_path: Path, path: Path | None = None) -> SQLiteStore:
+    store = SQLiteStore(path or tmp_path / "s.db")
     cfg = {
         "WX": 16,
         "WY": 4,
@@ -96,19 +96,72 @@ def _stored(tmp_path: Path) -> SQLiteStore:
     return store
 
 
+# What Kernel Tuner's own T4 writer puts under "times" (kernel_tuner/file_utils.py), in
+# milliseconds, and the invalidity classes of the T4 results schema 1.0.0.
+KT_TIMES = {"compilation", "benchmark", "framework", "search_algorithm", "validation", "runtimes"}
+T4_INVALIDITY = {"timeout", "compile", "runtime", "correctness", "constraints", "correct"}
+
+
+def _check_t4_results(doc: dict[str, object]) -> None:
+    """The T4 results schema 1.0.0 (required keys and types), plus the keys and units
+    Kernel Tuner writes and the metadata.timeunit the methodology tools read."""
+    assert isinstance(doc["schema_version"], str) and doc["schema_version"].count(".") == 2
+    meta = doc["metadata"]
+    assert isinstance(meta, dict) and meta["timeunit"] == "milliseconds"
+    results = doc["results"]
+    assert isinstance(results, list) and results
+    for r in results:
+        assert {"configuration", "times", "invalidity", "correctness"} <= set(r)
+        assert isinstance(r["configuration"], dict) and isinstance(r["timestamp"], str)
+        assert set(r["times"]) == KT_TIMES and "compilation_time" not in r["times"]
+        assert all(isinstance(v, int | float) for k, v in r["times"].items() if k != "runtimes")
+        assert r["invalidity"] in T4_INVALIDITY and r["correctness"] in (0, 1)
+        assert r["objectives"] == ["time"]
+        for m in r["measurements"]:
+            assert isinstance(m["name"], str) and m["unit"] == "ms"
+
+
 def test_t4_export_classifies_every_status(tmp_path: Path) -> None:
     store = _stored(tmp_path)
     doc = export_t4(store.rows())
+    _check_t4_results(doc)
     assert doc["schema_version"] == "1.0.0"
     got = {r["configuration"]["WX"]: r for r in doc["results"]}
     assert got[16]["invalidity"] == "correct" and got[16]["correctness"] == 1
-    assert got[16]["times"]["runtimes"] == [1e-4, 1.1e-4, 1.2e-4]
-    assert got[16]["times"]["validation"] == 0.01
+    assert got[16]["times"]["runtimes"] == pytest.approx([0.1, 0.11, 0.12])
+    assert got[16]["times"]["compilation"] == pytest.approx(200.0)
+    assert got[16]["times"]["validation"] == pytest.approx(10.0)
+    assert got[16]["measurements"] == [{"name": "time", "value": pytest.approx(0.11), "unit": "ms"}]
     assert got[32]["invalidity"] == "compile"
     assert got[64]["invalidity"] == "timeout"
     assert got[128]["invalidity"] == "correctness" and got[128]["correctness"] == 0
-    for r in doc["results"]:
-        assert {"configuration", "times", "invalidity", "correctness"} <= set(r)
+
+
+def test_t4_export_of_several_kernels_is_one_file_per_kernel_and_metadata(tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    store = _stored(tmp_path, db)
+    other = Result({"WX": 8}, Status.OK, 0.1, (2e-4,))
+    store.add(other, device="dev", kernel_id="kid2", kernel_name="jacobi2d:stencil",
+              problem={"NX": 64, "NY": 32})  # fmt: skip
+    store.close()
+    mixed = run_gtune("export", db=db)
+    assert mixed.returncode == 2 and "2 kernels" in mixed.stderr and "--out" in mixed.stderr
+    out = tmp_path / "t4"
+    assert run_gtune("export", "-o", str(out), db=db).returncode == 0
+    meta = json.loads((out / "metadata.json").read_text())
+    assert meta["schema_version"] == "1.0.0"
+    assert {"hardware", "environment"} <= set(meta["metadata"])
+    assert isinstance(meta["metadata"]["environment"]["requirements"], list)
+    files = {m["kernel"]: m["file"] for m in meta["metadata"]["results"]}
+    assert set(files) == {"stencil", "jacobi2d:stencil"}
+    assert sorted(p.name for p in out.iterdir()) == sorted([*files.values(), "metadata.json"])
+    for name, file in files.items():
+        doc = json.loads((out / file).read_text())
+        _check_t4_results(doc)
+        assert doc["metadata"]["kernel"] == name
+    one = run_gtune("export", "-k", "jacobi2d", "-o", str(tmp_path / "j.json"), db=db)
+    assert one.returncode == 0, one.stderr
+    assert len(json.loads((tmp_path / "j.json").read_text())["results"]) == 1
 
 
 def _kt_cache(kernel_params: dict[str, int]) -> dict[str, object]:
@@ -162,6 +215,45 @@ def test_kernel_tuner_cache_imports_with_units_and_statuses(tmp_path: Path) -> N
     assert by_wx[32].status is Status.BUILD_FAILED
 
 
+def test_kernel_tuner_15_cache_with_error_entries_imports_them_as_failed(tmp_path: Path) -> None:
+    """Kernel Tuner 1.4 and later mark a failed configuration with ``__error__`` and
+    write no ``time``."""
+    kernel = load_kernel(HEAT, {"NX": 16, "NY": 16, "NZ": 16})
+    params = dict(kernel.default_config() or {})
+    data = _kt_cache(params)
+    cache = data["cache"]
+    assert isinstance(cache, dict)
+    failed = {k: v for k, v in cache["b"].items() if k != "time"}
+    cache["b"] = {**failed, "__error__": "CompilationFailedConfig"}
+    cache["c"] = {**failed, "WX": 64, "__error__": "RuntimeFailedConfig", "compile_time": None}
+    cache["d"] = {**failed, "WX": 128, "__error__": "InvalidConfig"}
+    got = {r.config["WX"]: r for r in kt_results(data, kernel, "kt.json")}
+    assert got[32].status is Status.BUILD_FAILED and got[32].compile_s == pytest.approx(0.01)
+    assert got[64].status is Status.LAUNCH_FAILED and got[128].status is Status.PRUNED
+    assert got[params["WX"]].ok
+    cache["e"] = {**failed, "__error__": "Melted"}
+    with pytest.raises(InputError) as err:
+        kt_results(data, kernel, "kt.json")
+    assert "cache['e']" in str(err.value) and "__error__" in str(err.value)
+
+
+def test_kernel_tuner_import_lands_under_a_stored_device_of_that_name(tmp_path: Path) -> None:
+    from gtune.commands.import_kt import device_identity
+
+    store = _stored(tmp_path)
+    store.add(
+        Result({"WX": 4}, Status.OK, 0.1, (1e-4,)),
+        device="nvidia-h100-80gb-hbm3-0123abcd",
+        kernel_id="kid",
+        kernel_name="stencil",
+    )
+    data = {"device_name": "NVIDIA H100 80GB HBM3", "cache": {}}
+    # no OpenCL device of this machine has that name: the store's device is taken
+    assert device_identity(data, store, "kt.json") == ("nvidia-h100-80gb-hbm3-0123abcd", "")
+    ident, note = device_identity({"device_name": "Some GPU 9000"}, store, "kt.json")
+    assert ident == "kt-some-gpu-9000" and "--device-identity" in note
+
+
 def test_kernel_tuner_cache_with_foreign_parameters_is_refused(tmp_path: Path) -> None:
     kernel = load_kernel(HEAT)
     data = _kt_cache({"block_size_x": 16})
@@ -202,3 +294,34 @@ def test_a_selector_names_every_matching_device() -> None:
     assert [d["selector"] for d in matching("cpu", devices)] == ["1:0"]
     assert [d["selector"] for d in matching("", devices)] == ["0:0"]
     assert matching("AMD", devices) == []
+
+
+def test_one_vocabulary_for_tasks_results_and_cancelling() -> None:
+    """A campaign task is a TuningTask; the Dask campaign and gtune.Campaign share one
+    CampaignResult and one CancelToken; the older entry point is gone."""
+    import gtune
+    import gtune.campaign
+    import gtune.tuning
+
+    task = CampaignTask(kernel="k.cl", label="k", sizes=(("NX", 8),), device="", strategy="x")
+    assert isinstance(task, gtune.TuningTask)
+    assert task.size_text == "8" and task.name == "k"
+    assert gtune.campaign.CampaignResult is gtune.CampaignResult
+    assert gtune.campaign.CancelToken is gtune.CancelToken
+    assert not hasattr(gtune.tuning, "tune_kernel")
+    cancelled = gtune.CampaignResult(cancelled=True)
+    assert not cancelled.complete and gtune.CampaignResult().complete
+    failed = gtune.CampaignResult(failed=[(task, "lost")])
+    assert not failed.complete
+    # the key (a rerun's way to skip finished tasks) covers only the ledger's fields
+    assert set(task.to_dict()) == {
+        "kernel",
+        "label",
+        "sizes",
+        "device",
+        "strategy",
+        "technique",
+        "budget",
+        "timeout_s",
+        "compile_workers",
+    }

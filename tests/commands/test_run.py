@@ -48,8 +48,11 @@ def test_run_heat3d_then_resume(tmp_path: Path):
     assert len(trace) == data["evaluations"]
     assert min(e["median_s"] for e in trace if e["status"] == "ok") == data["search_best_s"]
     with sqlite3.connect(db) as con:
-        stored = con.execute("SELECT COUNT(*) FROM results").fetchone()[0]
-    assert stored == data["measured"]
+        ids = [row[0] for row in con.execute("SELECT kernel_id FROM results")]
+    # the search's results, and the confirmation round's under an identity of their own
+    searched = [i for i in ids if not i.endswith("/confirmed")]
+    assert len(searched) == data["measured"]
+    assert len(ids) - len(searched) == len(data["confirmation"]["entries"])
 
     second = run_gtune(*args, "--json", str(out2), db=db)
     assert second.returncode == 0, second.stderr
@@ -69,6 +72,9 @@ def test_run_heat3d_then_resume(tmp_path: Path):
     parts = t["compile_s"] + t["run_s"] + t["verify_s"] + t["overhead_s"]
     assert parts == pytest.approx(t["wall_s"])
     assert min(t["compile_s"], t["run_s"], t["verify_s"], t["overhead_s"]) >= 0
+    overhead = ("space_s", "startup_s", "store_s", "other_s")
+    assert sum(t[k] for k in overhead) == pytest.approx(t["overhead_s"])
+    assert t["startup_s"] > 0 and t["store_s"] > 0  # workers started, results stored
 
 
 def test_run_plain_kernel(tmp_path: Path):

@@ -15,7 +15,8 @@ from tests.fuzz.harness import LONG, ROOT
 STENCILS = ROOT / "stencils"
 SPECS = ROOT / "specs"
 
-DESCRIPTIONS = sorted(STENCILS.glob("*.yaml"))
+DESCRIPTIONS = sorted(p for p in STENCILS.glob("*.yaml") if not p.name.endswith(".stencil.yaml"))
+DEFINITIONS = sorted(STENCILS.glob("*.stencil.yaml"))
 SPEC_FILES = sorted(SPECS.glob("*.yaml"))
 
 HOSTILE_TEXT = [

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from tests.fuzz.conftest import PROFILE
 from tests.fuzz.harness import NO_DEVICE, ROOT, run_case
 from tests.fuzz.strategies import (
+    DEFINITIONS,
     DESCRIPTIONS,
     HOSTILE_TEXT,
     SPEC_FILES,
@@ -67,6 +68,23 @@ def test_mutated_descriptions(data: st.DataObject) -> None:
         (where / desc.name).write_bytes(raw)
         argv = ["space", desc.name, "--limits", str(LIMITS), "--size", size, "--no-min-groups"]
         outcome = run_case(argv, [desc.name, "--size"], where)
+    assert outcome.kind in GOOD, outcome.explain()
+
+
+@PROFILE
+@given(data=st.data())
+def test_mutated_definitions(data: st.DataObject) -> None:
+    """A damaged stencil definition is refused in one message, never a traceback."""
+    path = data.draw(st.sampled_from(DEFINITIONS), label="definition")
+    tree = load(path)
+    names = ["NX", "NY", "NZ", *tree.get("coefficients", []), *tree["fields"], tree["output"]]
+    raw = data.draw(encoded(data.draw(mutated_tree(tree, names), label="mutated")))
+    size = "NX=8,NY=8" + (",NZ=8" if tree["dims"] == 3 else "")
+    with tempfile.TemporaryDirectory() as tmp:
+        where = Path(tmp)
+        (where / path.name).write_bytes(raw)
+        argv = ["space", path.name, "--limits", str(LIMITS), "--size", size, "--no-min-groups"]
+        outcome = run_case(argv, [path.name, "--size"], where)
     assert outcome.kind in GOOD, outcome.explain()
 
 
@@ -159,25 +177,36 @@ OPTIONS: dict[str, list[str]] = {
         "--random-unpruned",
     ],
     "results": ["--kernel", "--device", "--format", "--best"],
+    "lift": [
+        "--size",
+        "--output",
+        "--scalar",
+        "--global",
+        "--default",
+        "--kernel-name",
+        "--param",
+        "--timeout",
+    ],
 }
 FLAGS = {"--all-devices", "--no-cache", "--json@space", "--random-unpruned", "--no-confirm"}
 KERNELS = ["heat3d.yaml", "heat3d.cl", "plain_blur.cl", "", "missing.cl", "folder", "/dev/null"]
 
 
+@pytest.mark.slow
 @PROFILE
 @given(data=st.data())
 def test_mutated_command_lines(data: st.DataObject) -> None:
     command = data.draw(st.sampled_from(sorted(OPTIONS)), label="command")
     argv: list[str] = ["--db", data.draw(st.sampled_from(["store.db", "file.txt/x.db", "folder"]))]
     argv.append(command)
-    if command in ("space", "run", "compare"):
+    if command in ("space", "run", "compare", "lift"):
         argv.append(data.draw(st.sampled_from(KERNELS), label="kernel"))
     for option in data.draw(st.lists(st.sampled_from(OPTIONS[command]), max_size=4)):
         argv.append(option)
         if option in FLAGS or f"{option}@{command}" in FLAGS:
             continue
         argv.append(data.draw(VALUES))
-    if command in ("run", "compare"):
+    if command in ("run", "compare", "lift"):
         argv += ["--device", NO_DEVICE]
     if command == "space" and "--limits" not in argv and "--all-devices" not in argv:
         argv += ["--limits", str(LIMITS)]

@@ -149,3 +149,38 @@ def test_every_strategy_describes_its_options() -> None:
     for name in available_strategies():
         for key, kind, _default, doc in describe_options(get_strategy(name)):
             assert key and kind and doc
+
+
+@pytest.mark.parametrize(
+    ("strategy", "options"),
+    [
+        ("random", {"unpruned": "on", "n": "12"}),
+        ("random", {"unpruned": "off"}),
+        ("expert", {"limits": "[WX >= 16, VX == 1]"}),
+        ("expert", {"limits": "VX <= 2; WX >= 8"}),
+        ("generic", {"local": "none", "repeat": "1"}),
+        ("generic", {"local": "[WX, WY]"}),
+    ],
+)
+def test_one_parser_for_command_line_and_library(strategy: str, options: dict[str, str]) -> None:
+    """``--option`` text reads the same through get_strategy (the command line) and
+    through gtune.tune's strategy_options (tuning.strategy.coerce_options)."""
+    from gtune.tuning.strategy import coerce_options
+
+    by_cli = get_strategy(strategy, options).configure({})
+    plugin = get_strategy(strategy)
+    by_library = plugin.configure(coerce_options(plugin, options))
+    assert by_cli == by_library
+
+
+def test_option_text_reads_as_declared() -> None:
+    assert get_strategy("random", {"unpruned": "on"}).configure({})["unpruned"] is True
+    assert get_strategy("generic", {"local": "none"}).configure({})["local"] is None
+    assert get_strategy("generic", {"local": "[WX, WY]"}).configure({})["local"] == ["WX", "WY"]
+
+
+def test_generic_is_registered_like_the_others() -> None:
+    assert "generic" in available_strategies()
+    generic = get_strategy("generic", {"repeat": "3"})
+    assert generic.name == "generic"
+    assert generic.configure({})["repeat"] == 3

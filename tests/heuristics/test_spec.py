@@ -78,8 +78,25 @@ def test_shipped_specs_parse_and_bind() -> None:
 def test_two_dimensional_kernel_drops_z() -> None:
     bound = load_spec("hybrid").bind(["WX", "WY", "CX", "CY"], {"NX": 64, "NY": 64})
     assert [s.label for s in bound.steps] == ["x", "x merge", "y", "work-group shape"]
-    assert bound.dropped_steps == ("z-chunk", "z-chunk for the tile", "z")
+    assert bound.dropped_steps == ("z-chunk", "z-chunk for the tile", "z", "time steps per launch")
     assert bound.constants["WZ"] == 1
+
+
+@pytest.mark.parametrize("name", ["hybrid", "hybrid-restricted", "dims", "opts"])
+def test_time_steps_per_launch_step(name: str) -> None:
+    """Every shipped spec tunes TB (temporal blocking) once the tile is known; kernels
+    without TB drop the step."""
+    names = ["WX", "WY", "CX", "CY", "TB"]
+    bound = load_spec(name).bind(names, {"NX": 64, "NY": 64})
+    labels = [s.label for s in bound.steps]
+    assert "time steps per launch" in labels
+    assert labels.index("time steps per launch") > labels.index("x" if "x" in labels else labels[0])
+    step = bound.steps[labels.index("time steps per launch")]
+    assert list(step.tune) == ["TB"]
+    assert (
+        "time steps per launch"
+        in load_spec(name).bind(names[:-1], {"NX": 64, "NY": 64}).dropped_steps
+    )
 
 
 def test_hybrid_streaming_steps() -> None:

@@ -219,7 +219,7 @@ def test_shipped_cards_state_the_cross_validation_of_their_datasets() -> None:
     from gtune.loadpredict.dataset import Dataset
     from gtune.loadpredict.model import TechniqueForest, sklearn_version
     from gtune.loadpredict.models import shipped_model_dir
-    from gtune.loadpredict.validation import leave_one_out
+    from gtune.training.validation import leave_one_out
 
     cards = [ModelCard.read(p) for p in sorted(shipped_model_dir().glob("*.model.json"))]
     assert cards

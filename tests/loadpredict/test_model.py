@@ -17,9 +17,8 @@ from gtune.loadpredict import (
     StencilTraits,
     TechniqueForest,
     TrainingRow,
-    leave_one_out,
 )
-from gtune.loadpredict.validation import penalties
+from gtune.training import leave_one_out, penalties
 
 
 def test_passes_scikit_learn_estimator_checks() -> None:
@@ -197,7 +196,7 @@ def _device_rows(dev: str, traits: DeviceTraits, n: int) -> list[TrainingRow]:
 
 
 def test_held_out_device_is_predicted_from_device_features() -> None:
-    from gtune.loadpredict import held_out_devices
+    from gtune.training import held_out_devices
 
     rows = _device_rows("gpu-a", _device(True, 132), 8)
     rows += _device_rows("gpu-b", _device(True, 108), 8)
@@ -215,7 +214,7 @@ def test_held_out_device_is_predicted_from_device_features() -> None:
 
 
 def test_held_out_device_never_predicts_a_missing_technique() -> None:
-    from gtune.loadpredict import held_out_devices
+    from gtune.training import held_out_devices
 
     # the GPU rows teach image (mostly) and vec; the CPU has no images
     gpu = [
@@ -234,7 +233,7 @@ def test_held_out_device_never_predicts_a_missing_technique() -> None:
 
 def test_held_out_device_needs_two_devices() -> None:
     from gtune.exceptions import InputError
-    from gtune.loadpredict import held_out_devices
+    from gtune.training import held_out_devices
 
     with pytest.raises(InputError, match="2 devices"):
         held_out_devices(Dataset(_device_rows("gpu", _device(True, 1), 3)))

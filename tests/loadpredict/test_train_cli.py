@@ -77,3 +77,53 @@ def test_train_rejects_bad_flags_with_one_message(tmp_path: Path) -> None:
         )
         assert proc.returncode == 2, (bad, proc.stderr)
         assert "Traceback" not in proc.stderr and "gtune: error" in proc.stderr
+
+
+def test_train_on_a_dask_cluster_labels_the_same_and_resumes(tmp_path: Path) -> None:
+    """Each technique's search a task on one of two local workers: the dataset has the
+    rows an in-process collection makes, from the same searches, and a second call
+    finds everything done."""
+    db = tmp_path / "t.db"
+    common = [
+        "train",
+        "--suite",
+        "garvey104",
+        "--kernels",
+        "star_3d_xyz_r1,dense_1d_x_r1",
+        "--no-real",
+        "--sizes",
+        "16x16x16",
+        "--budget",
+        "6",
+        "--name",
+        "tiny",
+        "--compile-workers",
+        "1",
+        "--techniques",
+        "global,local,vec",
+    ]
+    spread = run_gtune(*common, "--out", str(tmp_path / "a"), "--workers-per-device", "2", db=db)
+    assert spread.returncode == 0, spread.stderr
+    assert "configurations measured in" in spread.stderr  # where the time went
+    pieces = [
+        json.loads(line)
+        for line in (tmp_path / "a" / "collect" / "tasks.jsonl").read_text().splitlines()
+    ]
+    assert len(pieces) == 6 and len({p["worker"] for p in pieces}) == 2
+    cluster_rows = Dataset.read_csv(tmp_path / "a" / "tiny.csv").rows
+    assert sorted(r.kernel for r in cluster_rows) == ["dense_1d_x_r1", "star_3d_xyz_r1"]
+    # in this process, on the same store: the same searches, every result served
+    local = run_gtune(*common, "--out", str(tmp_path / "b"), db=db)
+    assert local.returncode == 0, local.stderr
+    local_rows = Dataset.read_csv(tmp_path / "b" / "tiny.csv").rows
+    assert {(r.kernel, r.label) for r in local_rows} == {(r.kernel, r.label) for r in cluster_rows}
+    for a, b in zip(
+        sorted(cluster_rows, key=lambda r: r.kernel),
+        sorted(local_rows, key=lambda r: r.kernel),
+        strict=True,
+    ):
+        assert a.times == b.times
+    again = run_gtune(*common, "--out", str(tmp_path / "a"), "--workers-per-device", "2", db=db)
+    assert again.returncode == 0, again.stderr
+    assert "configurations measured" not in again.stderr  # nothing left to measure
+    assert Dataset.read_csv(tmp_path / "a" / "tiny.csv").rows == cluster_rows

@@ -45,7 +45,7 @@ def test_a_whole_tuning_run_never_loads_pyopencl_in_the_parent(data_dir: Path) -
     script = (
         "import json, sys\n"
         "import gtune\n"
-        f"report = gtune.tune({str(data_dir / 'naive7.cl')!r}, budget=4, strategy='generic')\n"
+        f"report = gtune.tune({str(data_dir / 'naive7.cl')!r}, budget=4, strategy='generic', store='sqlite://')\n"
         "print(json.dumps({'measured': report.measured, 'pyopencl': 'pyopencl' in sys.modules}))\n"
     )
     out = _run_script(script, timeout=300)

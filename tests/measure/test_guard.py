@@ -6,7 +6,12 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gtune.measure.guard import failed_reference, reference_problems
+from gtune.measure.guard import (
+    array_checks,
+    describe_checks,
+    failed_reference,
+    reference_problems,
+)
 
 
 def test_sound_reference_passes():
@@ -36,3 +41,29 @@ def test_vacuous_references_are_named():
 def test_unchanged_reference_is_always_refused(n: int, seed: int):
     init = np.random.default_rng(seed).integers(0, 100, n).astype(np.int32)
     assert reference_problems({"b": init}, {"b": init.copy()})
+
+
+def test_checks_act_per_array():
+    init = np.arange(16, dtype=np.float32).reshape(4, 4)
+    part = init.copy()
+    part[0, :] += 1
+    checks = {
+        c.name: c
+        for c in array_checks(
+            {"out": init, "aux": init, "part": init},
+            {"out": init + 1, "aux": init.copy(), "part": part},
+        )
+    }
+    assert checks["out"].compared and checks["out"].sound
+    assert not checks["aux"].compared  # left as initialised: no other array is switched off
+    assert checks["part"].compared and not checks["part"].sound
+    text = describe_checks(list(checks.values()), "the default configuration's output")
+    assert text.startswith("verified against the default configuration's output: out;")
+    assert "not checked: aux, left as initialised" in text
+    assert "part (the reference left 75% of it as initialised)" in text
+    nan = init.copy()
+    nan[0, 0] = np.nan
+    past = array_checks({"out": init}, {"out": nan}, reads_past={"out": "reads past 'in'"})
+    assert past[0].compared and not past[0].sound  # every configuration reading past fails
+    assert not array_checks({"out": init}, {"out": nan})[0].compared
+    assert describe_checks([], "x") == "nothing to verify: no array is written"

@@ -105,3 +105,13 @@ def test_the_order_statistics_match_the_binomial_sums() -> None:
         k = lo + 1  # 1-based rank of the lower end
         assert 1.0 - 2.0 * _binom_cdf_half(k - 1, n) >= 0.95 or k == 1
         assert k == n // 2 or 1.0 - 2.0 * _binom_cdf_half(k, n) < 0.95
+
+
+def test_interval_coverage_is_what_the_runs_give():
+    from gtune.measure.stats import interval_coverage
+
+    assert interval_coverage(3, 0.95) == pytest.approx(0.75)  # min-max of three runs
+    assert interval_coverage(5, 0.95) == pytest.approx(1 - 2 / 32)
+    assert interval_coverage(6, 0.95) == pytest.approx(1 - 2 / 64)  # still min-max, enough
+    assert interval_coverage(30, 0.95) >= 0.95
+    assert interval_coverage(0, 0.95) == 0.0

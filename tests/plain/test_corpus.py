@@ -11,10 +11,11 @@ from typing import Any
 
 import pytest
 
+from gtune.api import tune
 from gtune.heuristics import Budget
 from gtune.measure import Status
 from gtune.plain import plain_kernel
-from gtune.tuning import TuningReport, tune_kernel
+from gtune.tuning import TuningReport
 from tests.conftest import run_gtune
 
 pytestmark = pytest.mark.opencl
@@ -59,7 +60,7 @@ def device():
 
 def _tune(path: Path, kwargs: Mapping[str, Any], device: Any) -> TuningReport:
     kernel = plain_kernel(path, **kwargs)
-    return tune_kernel(kernel, device, budget=Budget.parse("6"), compile_workers=0, runs=1)
+    return tune(kernel, device=device, budget=Budget.parse("6"), compile_workers=0, runs=1)
 
 
 def _results(report: TuningReport) -> list[Any]:
@@ -125,3 +126,79 @@ def test_cli_measure_accepts_plain_kernels(tmp_path: Path):
     data = json.loads(proc.stdout)
     assert data["status"] == "ok" and data["config"] == {"WX": 32, "WY": 1}
     assert "inferred: work-group" in proc.stderr
+
+
+# Kernels wrong only for some parameter values: name -> (flags, when a config is wrong)
+PARTLY: dict[str, tuple[dict[str, Any], Any]] = {
+    "smooth_vec": (
+        {
+            "sizes": [64, 8],
+            "params": {"VW": [1, 2, 4]},
+            "global_size": ["NX / VW", "NY"],
+            "scalars": {"debug": "0"},
+            "default": {"WX": 4, "WY": 2, "VW": 1},
+        },
+        lambda c: c["VW"] == 4,
+    ),
+    "tile_square": (
+        {
+            "sizes": [48, 44],
+            "params": {"TS": "WX", "WPT": [1, 2, 4, 8]},
+            "local_size": ["WX", "WX"],
+            "global_size": ["NX", "(NY+WPT-1)/WPT"],
+            "default": {"WX": 4, "WPT": 1},
+        },
+        lambda c: c["WPT"] > 1,
+    ),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(PARTLY))
+def test_partly_wrong_variants_are_caught_at_every_wrong_configuration(name: str, device):
+    from gtune.measure import OpenCLEvaluator
+    from gtune.tuning import build_space
+
+    flags, wrong_at = PARTLY[name]
+    report = _tune(CORPUS / f"{name}.cl", flags, device)
+    assert report.best_result is not None and report.speedup is not None
+    assert all(r.status is Status.OK for r in _results(report))
+    assert (report.verification or "").startswith("verified against the default configuration")
+    kernel = plain_kernel(CORPUS / f"{name}_wrong.cl", **flags)
+    configs = list(build_space(kernel, device).enumerate())
+    assert any(wrong_at(c) for c in configs) and not all(wrong_at(c) for c in configs)
+    with OpenCLEvaluator(kernel, device, runs=1, compile_workers=0) as ev:
+        for config in configs:
+            result = ev.evaluate(config)
+            expected = Status.WRONG_RESULT if wrong_at(config) else Status.OK
+            assert result.status is expected, (config, result.message)
+
+
+def test_cli_run_counts_wrong_results_and_names_the_verification(tmp_path: Path):
+    out = tmp_path / "r.json"
+    flags = ["--param", "block_size_x=WX", "--param", "block_size_y=WY", "--default", "WX=16,WY=1"]
+    proc = run_gtune(
+        "run",
+        str(CORPUS / "blur_block_wrong.cl"),
+        "--size",
+        "128x8",
+        *flags,
+        "--budget",
+        "8",
+        "--runs",
+        "1",
+        "--json",
+        str(out),
+        db=tmp_path / "r.db",
+    )
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(out.read_text())
+    statuses = data["statuses"]
+    assert sum(statuses.values()) == data["evaluations"] and statuses.get("wrong_result")
+    assert "wrong_result" in proc.stdout and "outcomes" in proc.stdout
+    assert data["verification"] == (
+        "verified against the default configuration's output (WX=16 WY=1): output"
+    )
+    most = 2 * (data["evaluations"] - statuses.get("ok", 0)) > data["evaluations"]
+    assert any(n.startswith("most configurations failed") for n in data["notes"]) == most
+    assert "if every array is read or written whole" in proc.stdout

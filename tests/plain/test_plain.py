@@ -58,7 +58,7 @@ def test_signature_inference(data_dir: Path):
         ),
         ({"sizes": [64, 32], "scalars": {"scale": "1"}, "kernel_name": "nope"}, "no kernel 'nope'"),
         ({"sizes": [64], "scalars": {"scale": "1"}, "global_size": ["NX", "NY"]}, "not more"),
-        ({"sizes": [64, 32], "scalars": {"scale": "1"}, "params": {"WX": [1]}}, "clashes"),
+        ({"sizes": [64, 32], "scalars": {"scale": "1"}, "params": {"NX": [1]}}, "clashes"),
         ({"sizes": [64, 32], "scalars": {"scale": "1"}, "default": {"Q": 1}}, "unknown parameter"),
         ({"sizes": [64, 32], "scalars": {"scale": "1"}, "arrays": {"zz": ["NX"]}}, "no array"),
     ],

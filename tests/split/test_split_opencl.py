@@ -113,6 +113,10 @@ def test_cli_takes_configurations_from_the_store(tmp_path: Path) -> None:
     for d in data["devices"]:
         assert d["config_source"] == "store" and d["config"] == best.config
     assert data["decision"]["reason"]
+    # each stage is logged (gtune.split at INFO), shown by the command unless --quiet
+    stages = [ln for ln in proc.stderr.splitlines() if ln.startswith("gtune: info: ")]
+    assert any(ln.startswith("gtune: info: configuration for ") for ln in stages), proc.stderr
+    assert any(ln.startswith("gtune: info: split: ") for ln in stages), proc.stderr
 
     empty = run_gtune("split", str(HEAT), "--configs", "store", db=tmp_path / "none.db")
     assert empty.returncode == 2 and "holds no successful measurement" in empty.stderr

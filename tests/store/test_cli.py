@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import subprocess
 import sys
@@ -9,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from gtune.result import Status
+from gtune.result import Result, Status
 from gtune.store import open_store
+from gtune.testing.store import result
 from tests.conftest import DATA, ROOT, run_gtune
-from tests.store.helpers import result
 
 HEAT = str(ROOT / "stencils" / "heat3d.cl")
 NAIVE = str(DATA / "naive7.cl")
@@ -37,8 +38,11 @@ def test_run_and_results_on_postgresql(pg_url: str, tmp_path: Path):
     listed = run_gtune("results", "--format", "json", db=pg_url)  # type: ignore[arg-type]
     assert listed.returncode == 0, listed.stderr
     rows = json.loads(listed.stdout)["results"]
-    assert len(rows) == report["measured"]
-    assert len({(r["kernel"], r["kernel_id"]) for r in rows}) == 1
+    # the search's results, and beside them the confirmation round's
+    assert len([r for r in rows if not r["confirmed"]]) == report["measured"]
+    assert [r["config"] for r in rows if "best" in r["confirmed"]] == [report["best_config"]]
+    assert any("default" in r["confirmed"] for r in rows)
+    assert len({(r["kernel"], r["kernel_id"].removesuffix("/confirmed")) for r in rows}) == 1
     assert report["search_best_config"] in [r["config"] for r in rows]
     again = run_gtune(*args, "--json", str(out), db=pg_url)  # type: ignore[arg-type]
     assert again.returncode == 0, again.stderr
@@ -86,11 +90,74 @@ def test_results_of_an_unreachable_server(tmp_path: Path):
     assert "cannot connect" in line and str(tmp_path) in line
 
 
-def test_results_of_a_missing_store_lists_nothing(tmp_path: Path):
-    proc = run_gtune("results", "--format", "json", db=tmp_path / "none.db")
-    assert proc.returncode == 0 and json.loads(proc.stdout) == {"results": []}
+def test_results_of_a_missing_store_is_an_empty_selection(tmp_path: Path):
+    line = _one_error(run_gtune("results", "--format", "json", db=tmp_path / "none.db"))
+    assert "holds no results" in line and str(tmp_path / "none.db") in line
     assert not (tmp_path / "none.db").exists()
     _one_error(run_gtune("results", "--best", "0", db=tmp_path / "none.db"))
+
+
+def _named_store(db: Path) -> None:
+    """Two template kernels (both functions are ``stencil``) and a plain one."""
+    with open_store(db) as store:
+        for wx, name, kid, size in (
+            (8, "heat3d:stencil", "k-heat", {"NX": 32, "NY": 32, "NZ": 32}),
+            (16, "heat3d:stencil", "k-heat", {"NX": 32, "NY": 32, "NZ": 32}),
+            (4, "jacobi2d:stencil", "k-jac", {"NX": 128, "NY": 128}),
+        ):
+            store.add(result(wx), device="dev-1", kernel_id=kid, kernel_name=name, problem=size)
+        plain = Result({"BS": 64}, Status.OK, 0.1, (2e-3,))
+        store.add(plain, device="dev-1", kernel_id="k-life", kernel_name="life", problem={"N": 9})
+
+
+def test_results_tell_kernels_apart_by_file_and_size(tmp_path: Path):
+    db = tmp_path / "r.db"
+    _named_store(db)
+    table = run_gtune("results", db=db)
+    assert table.returncode == 0, table.stderr
+    assert "heat3d:stencil" in table.stdout and "32x32x32" in table.stdout
+    assert "jacobi2d:stencil" in table.stdout and "128x128" in table.stdout
+    listed = json.loads(run_gtune("results", "-k", "jacobi2d", "--format", "json", db=db).stdout)
+    assert [(r["kernel"], r["size"]) for r in listed["results"]] == [
+        ("jacobi2d:stencil", "128x128")
+    ]
+    rows = list(csv.reader(run_gtune("results", "--format", "csv", db=db).stdout.splitlines()))
+    header = rows[0]
+    assert header[:4] == ["device", "kernel", "kernel_id", "size"]
+    assert "config" not in header and {"WX", "WY", "BS"} <= set(header)
+    by_kernel = {r[1]: dict(zip(header, r, strict=True)) for r in rows[1:]}
+    assert by_kernel["life"]["BS"] == "64" and by_kernel["life"]["WX"] == ""
+    assert by_kernel["life"]["size"] == "N=9"
+    assert by_kernel["jacobi2d:stencil"]["WX"] == "4"
+
+
+@pytest.mark.parametrize("command", ["results", "export"])
+def test_an_empty_selection_exits_non_zero_naming_what_is_stored(tmp_path: Path, command: str):
+    db = tmp_path / "r.db"
+    _named_store(db)
+    line = _one_error(run_gtune(command, "-k", "star_3d_xyz_r1", db=db))
+    assert "--kernel star_3d_xyz_r1" in line and "heat3d:stencil (32x32x32)" in line
+    line = _one_error(run_gtune(command, "-d", "nowhere", db=db))
+    assert "--device nowhere" in line
+
+
+def test_best_is_the_confirmed_best_with_the_default_beside_it(tmp_path: Path):
+    """A search row faster by luck does not displace what the confirmation round chose."""
+    db = tmp_path / "r.db"
+    mark = {"round": "r1", "rounds": 3}
+    with open_store(db) as store:
+        kw = {"device": "dev-1", "kernel_id": "k-heat", "kernel_name": "heat3d:stencil"}
+        store.add(result(2, 0.5e-3), **kw)  # the search's lucky fastest, not confirmed
+        store.add(result(8, 1e-3), **kw)
+        kw["kernel_id"] = "k-heat/confirmed"
+        store.add(result(8, 0.9e-3, confirmation={**mark, "best": True, "default": False}), **kw)
+        store.add(result(4, 2e-3, confirmation={**mark, "best": False, "default": True}), **kw)
+    best = json.loads(run_gtune("results", "--best", "1", "--format", "json", db=db).stdout)
+    assert [(r["config"]["WX"], r["confirmed"]) for r in best["results"]] == [(8, "best")]
+    two = json.loads(run_gtune("results", "--best", "2", "--format", "json", db=db).stdout)
+    assert [r["config"]["WX"] for r in two["results"]] == [8, 4]
+    table = run_gtune("results", "--best", "1", db=db).stdout
+    assert "default configuration took" in table and "2.22x faster" in table
 
 
 def test_results_into_a_closed_pipe(tmp_path: Path):

@@ -10,7 +10,7 @@ import pytest
 from gtune.exceptions import RecordingMissing
 from gtune.measure import ReplayEvaluator
 from gtune.result import Status
-from tests.store.helpers import result
+from gtune.testing.store import result
 
 
 def test_replay_refuses_unrecorded_configurations():

@@ -114,3 +114,20 @@ def test_side_by_side_with_nothing_found_measures_nothing(recorded: Recorded):
     replay = recorded.replay()
     out, entries = side_by_side({"hybrid": None}, replay, ConfirmPolicy())
     assert entries == {} and replay.calls == [] and out.best is None
+
+
+def test_the_verdict_states_the_coverage_obtained():
+    fast = ConfirmedConfig({"WX": 8}, times_s=[1.0, 1.01, 1.02])
+    slow = ConfirmedConfig({"WX": 1}, is_default=True, times_s=[2.0, 2.01, 2.02])
+    c = Confirmation([slow, fast], confidence=0.95, rounds_done=1)
+    assert c.significant and c.coverage == 0.75
+    assert "75% confidence: too few runs for 95%" in c.verdict and "95% confidence" not in c.verdict
+    more = Confirmation(
+        [
+            ConfirmedConfig({"WX": 8}, times_s=[1.0 + i / 100 for i in range(9)]),
+            ConfirmedConfig({"WX": 1}, is_default=True, times_s=[2.0 + i / 100 for i in range(9)]),
+        ],
+        confidence=0.95,
+        rounds_done=3,
+    )
+    assert more.coverage >= 0.95 and more.verdict.endswith(", 95% confidence")

@@ -96,7 +96,7 @@ def test_shipped_specs_fit_the_template_and_not_other_kernels(smooth: Path):
 
 @pytest.mark.opencl
 def test_block_size_kernel_tunes_every_parameter(smooth: Path):
-    report = gtune.tune(smooth, device=select_device(None), budget=40)
+    report = gtune.tune(smooth, device=select_device(None), budget=40, store="sqlite://")
     assert report.strategy == "generic"
     (run,) = report.runs
     assert run.outcome is not None

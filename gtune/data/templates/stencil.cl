@@ -16,14 +16,29 @@
  *              output planes, loading each input plane once into local memory and
  *              keeping the partial sums of the planes it feeds in registers
  *   ZC         z-chunk: output planes per work-group when streaming (1 otherwise)
+ *   TB         temporal blocking: time steps one launch advances (1: one step, the
+ *              techniques above; > 1: the temporal kernel, tiles in local memory, or
+ *              with STREAM=1 (3D) streaming along z with TB time levels)
  *   NX NY NZ   array size (NZ absent for 2D arrays)
  *
- * The stencil itself (radius per dimension, offsets and weights, arithmetic
- * intensity) is written by gtune.stencils where the STENCIL marker stands.
+ * The stencil itself (radius per dimension, the primary field's offsets and
+ * coefficients, other fields' terms, a constant, the element type, the boundary, the
+ * kernel's name and arguments, arithmetic intensity) is written by gtune.stencils where
+ * the STENCIL marker stands:
  *
- * Boundary convention: only interior points, every coordinate d in [R_d, N_d - R_d),
- * are written; the output buffer starts as a copy of the input, so the boundary keeps
- * the input's values.
+ *   RX RY RZ       radius per axis
+ *   STENCIL_TERMS  T(dx, dy, dz, coefficient) per term of the primary field, the one
+ *                  the data-loading techniques optimise (SRC, default src)
+ *   EXTRA_TERMS    E(field, dx, dy, dz, coefficient) per term of another field, read
+ *                  from global memory (optional)
+ *   CONSTANT_TERM  added after the terms (optional)
+ *   REAL UREAL     element type and the unsigned type of its width (float, uint)
+ *   CLAMP          0: interior boundary; 1: clamp boundary
+ *   KERNEL_NAME KERNEL_ARGS DST   the kernel's name, parameters and output buffer
+ *
+ * Boundary: with CLAMP=0 only interior points, every coordinate d in [R_d, N_d - R_d),
+ * are written and the rest of the output keeps its prior contents; with CLAMP=1 every
+ * point is written and a neighbour beyond an edge reads the edge value (per axis).
  */
 
 /* STENCIL */
@@ -70,11 +85,37 @@
 #ifndef ZC
 #define ZC 1
 #endif
+#ifndef TB
+#define TB 1
+#endif
 #ifndef INTENSITY
 #define INTENSITY 1
 #endif
 #ifndef ARRAY_DIMS
 #define ARRAY_DIMS 3
+#endif
+#ifndef REAL
+#define REAL float
+#define UREAL uint
+#endif
+#ifndef CLAMP
+#define CLAMP 0
+#endif
+#ifndef SRC
+#define SRC src
+#endif
+#ifndef DST
+#define DST dst
+#endif
+#ifndef KERNEL_NAME
+#define KERNEL_NAME stencil
+#endif
+#ifndef KERNEL_ARGS
+#define KERNEL_ARGS SRC_ARG, __global REAL *restrict DST
+#endif
+#ifndef EXTRA_TERMS
+#define EXTRA_TERMS(E)
+#define NO_EXTRA_TERMS
 #endif
 
 #if BX % VX != 0
@@ -98,6 +139,9 @@
 #if !STREAM && ZC != 1
 #error "ZC (the z-chunk) applies to streaming only: ZC must be 1 when STREAM=0"
 #endif
+#if TB > 1 && (LOCAL || IMAGE || VX > 1 || BX > 1 || CX > 1 || CY > 1 || CZ > 1)
+#error "temporal blocking is a technique of its own: TB > 1 needs LOCAL=IMAGE=0, VX=BX=CX=CY=CZ=1"
+#endif
 
 /* Linear index; 32-bit arithmetic while the array fits, as GPUs prefer. */
 #if (NX * NY * NZ) < 2147483647
@@ -106,6 +150,32 @@ typedef int idx_t;
 typedef long idx_t;
 #endif
 #define IDX(zz, yy, xx) ((((idx_t)(zz)) * NY + (idx_t)(yy)) * NX + (idx_t)(xx))
+
+/* The points written, per axis [LO, HI), and where a neighbour index lands. */
+#if CLAMP
+#define LOX 0
+#define LOY 0
+#define LOZ 0
+#define HIX NX
+#define HIY NY
+#define HIZ NZ
+#define CLX(i) min(max((i), 0), NX - 1)
+#define CLY(i) min(max((i), 0), NY - 1)
+#define CLZ(i) min(max((i), 0), NZ - 1)
+#else
+#define LOX RX
+#define LOY RY
+#define LOZ RZ
+#define HIX (NX - RX)
+#define HIY (NY - RY)
+#define HIZ (NZ - RZ)
+#define CLX(i) (i)
+#define CLY(i) (i)
+#define CLZ(i) (i)
+#endif
+
+/* A term of another field, read from global memory at (zz, yy, xx). */
+#define FIELD_AT(f, zz, yy, xx) (f)[IDX(CLZ(zz), CLY(yy), CLX(xx))]
 
 /* Work per read element: intensity 2 adds and multiplies each element with itself
    once more, so the compiler cannot fold the extra operations away. */
@@ -119,15 +189,18 @@ typedef long idx_t;
 #if IMAGE
 __constant sampler_t SMP = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_EDGE | CLK_FILTER_NEAREST;
 #if ARRAY_DIMS == 3
-#define SRC_ARG __read_only image3d_t src
-#define GLOBAL_READ(zz, yy, xx) read_imagef(src, SMP, (int4)((xx), (yy), (zz), 0)).x
+#define SRC_ARG __read_only image3d_t SRC
+#define GLOBAL_READ(zz, yy, xx) read_imagef(SRC, SMP, (int4)((xx), (yy), (zz), 0)).x
 #else
-#define SRC_ARG __read_only image2d_t src
-#define GLOBAL_READ(zz, yy, xx) read_imagef(src, SMP, (int2)((xx), (yy))).x
+#define SRC_ARG __read_only image2d_t SRC
+#define GLOBAL_READ(zz, yy, xx) read_imagef(SRC, SMP, (int2)((xx), (yy))).x
 #endif
+/* the clamp-to-edge sampler clamps every neighbour itself */
+#define CLAMPED_READ(zz, yy, xx) GLOBAL_READ(zz, yy, xx)
 #else
-#define SRC_ARG __global const float *restrict src
-#define GLOBAL_READ(zz, yy, xx) src[IDX(zz, yy, xx)]
+#define SRC_ARG __global const REAL *restrict SRC
+#define GLOBAL_READ(zz, yy, xx) SRC[IDX(zz, yy, xx)]
+#define CLAMPED_READ(zz, yy, xx) GLOBAL_READ(CLZ(zz), CLY(yy), CLX(xx))
 #endif
 
 #if LOCAL
@@ -136,21 +209,50 @@ __constant sampler_t SMP = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_ED
 #define TY (WY + 2 * RY)
 #define TZ (WZ + 2 * RZ)
 #define READ(zz, yy, xx) tile[(zz) - tz0][(yy) - ty0][(xx) - tx0]
+#define UNCLAMPED_READ(zz, yy, xx) READ(zz, yy, xx)
 #else
-#define READ(zz, yy, xx) GLOBAL_READ(zz, yy, xx)
+#define READ(zz, yy, xx) CLAMPED_READ(zz, yy, xx)
+#define UNCLAMPED_READ(zz, yy, xx) GLOBAL_READ(zz, yy, xx)
 #endif
 
 #define SCALAR_TERM(dx, dy, dz, w)                                                       \
     {                                                                                    \
-        const float v_ = READ(z + (dz), y + (dy), xs + (dx));                            \
+        const REAL v_ = READ(z + (dz), y + (dy), xs + (dx));                             \
         acc += (w) * F(v_);                                                              \
     }
+#define SCALAR_EXTRA(f, dx, dy, dz, w)                                                   \
+    {                                                                                    \
+        const REAL v_ = FIELD_AT(f, z + (dz), y + (dy), xs + (dx));                      \
+        acc += (w) * F(v_);                                                              \
+    }
+#if CLAMP
+/* A point at least the radius away from every edge reads no neighbour beyond one: it
+   takes the interior boundary's code, indices unclamped; only the rim clamps. */
+#define INSIDE(zz, yy, xx)                                                               \
+    ((zz) >= RZ && (zz) < NZ - RZ && (yy) >= RY && (yy) < NY - RY && (xx) >= RX &&       \
+     (xx) < NX - RX)
+#define INSIDE_TERM(dx, dy, dz, w)                                                       \
+    {                                                                                    \
+        const REAL v_ = UNCLAMPED_READ(z + (dz), y + (dy), xs + (dx));                   \
+        acc += (w) * F(v_);                                                              \
+    }
+#define INSIDE_EXTRA(f, dx, dy, dz, w)                                                   \
+    {                                                                                    \
+        const REAL v_ = (f)[IDX(z + (dz), y + (dy), xs + (dx))];                          \
+        acc += (w) * F(v_);                                                              \
+    }
+#endif
+#ifdef CONSTANT_TERM
+#define ADD_CONSTANT(acc) (acc) += CONSTANT_TERM
+#else
+#define ADD_CONSTANT(acc)
+#endif
 
 #if VX > 1
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
-#define VT CAT(float, VX)
-#define VUT CAT(uint, VX)
+#define VT CAT(REAL, VX)
+#define VUT CAT(UREAL, VX)
 #define VLOAD CAT(vload, VX)
 #define VSTORE CAT(vstore, VX)
 #if VX == 2
@@ -166,20 +268,227 @@ __constant sampler_t SMP = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_ED
    Aligned offsets are one vector load; the others are two aligned loads and a
    composition (the shift is a compile-time constant). */
 #define SHIFT(dx) ((((dx) % VX) + VX) % VX)
-#define VREAD(zz, yy, dx)                                                                \
+#define VREADP(p, zz, yy, dx)                                                            \
     (SHIFT(dx) == 0                                                                      \
-         ? VLOAD((x + (dx)) / VX, src + IDX(zz, yy, 0))                                  \
-         : shuffle2(VLOAD((x + (dx)) / VX, src + IDX(zz, yy, 0)),                        \
-                    VLOAD((x + (dx)) / VX + 1, src + IDX(zz, yy, 0)),                    \
-                    IOTA + (uint)SHIFT(dx)))
+         ? VLOAD((x + (dx)) / VX, (p) + IDX(zz, yy, 0))                                  \
+         : shuffle2(VLOAD((x + (dx)) / VX, (p) + IDX(zz, yy, 0)),                        \
+                    VLOAD((x + (dx)) / VX + 1, (p) + IDX(zz, yy, 0)),                    \
+                    IOTA + (UREAL)SHIFT(dx)))
+#define VREAD(zz, yy, dx) VREADP(SRC, zz, yy, dx)
 #define VECTOR_TERM(dx, dy, dz, w)                                                       \
     {                                                                                    \
-        const VT v_ = VREAD(z + (dz), y + (dy), dx);                                     \
+        const VT v_ = VREAD(CLZ(z + (dz)), CLY(y + (dy)), dx);                           \
+        acc += (w) * F(v_);                                                              \
+    }
+#define VECTOR_EXTRA(f, dx, dy, dz, w)                                                   \
+    {                                                                                    \
+        const VT v_ = VREADP(f, CLZ(z + (dz)), CLY(y + (dy)), dx);                       \
         acc += (w) * F(v_);                                                              \
     }
 #endif
 
+#if TB > 1
+/*
+ * Temporal blocking: one launch advances TB time steps. A work-group owns a block of
+ * WX x WY x WZ outputs. It loads the block's input tile with a halo of TB radii per
+ * side into local memory (level 0), then computes level s = 1 .. TB of the points
+ * that level TB still needs: the block widened by TB - s radii per side, a region
+ * that shrinks by one radius per step. Two tile buffers alternate (level s reads
+ * level s - 1). Level TB is written to the output.
+ *
+ * Every step is exactly one step of the other techniques: the same terms in the same
+ * order in the element type. With the interior boundary, a point closer to an edge
+ * than the radius keeps its value every step (its level-0 value); with clamp, a
+ * neighbour beyond an edge reads the edge point of the previous level, which lies in
+ * the tile and was computed there. Other fields than the primary one are read from
+ * global memory: they do not evolve.
+ */
+#define HX (TB * RX) /* halo per side */
+#define HY (TB * RY)
+#define HZ (TB * RZ)
 #if STREAM
+/*
+ * Streaming along z with TB time levels (3D): a work-group owns WX x WY outputs in x
+ * and y and the ZC output planes z0 .. z0+ZC-1. It walks the input planes
+ * z0-TB*RZ .. z0+ZC+TB*RZ-1, loading each once with an x/y halo of TB radii into a
+ * ring of 2*RZ+1 planes (level 0). Once input plane p is loaded, level s = 1 .. TB
+ * computes its plane p - s*RZ (whose z-neighbours at level s - 1 are then all there)
+ * on the x/y region level TB still needs, the block widened by TB - s radii per side,
+ * into level s's ring; level TB is written to the output. Every level keeps a ring of
+ * 2*RZ+1 planes in local memory, one barrier per level and plane. Each step is
+ * exactly one step of the other techniques, boundary included (a neighbour index is
+ * clamped per axis with CLAMP; rim points keep their value with the interior
+ * boundary).
+ */
+#define PX (WX + 2 * HX)
+#define PY (WY + 2 * HY)
+#define PLANE (PX * PY)
+#define QZ (2 * RZ + 1)
+#define GROUP (WX * WY)
+/* the ring slot of plane q (0 <= q < NZ) at level s */
+#define RING(s, q) (levels + ((s) * QZ + (q) % QZ) * PLANE)
+#define LEVEL_AT(zz, yy, xx) RING(s - 1, zz)[((yy) - ty0) * PX + ((xx) - tx0)]
+#define TEMPORAL_TERM(dx, dy, dz, w)                                                     \
+    {                                                                                    \
+        const REAL v_ = LEVEL_AT(CLZ(z + (dz)), CLY(y + (dy)), CLX(x + (dx)));           \
+        acc += (w) * F(v_);                                                              \
+    }
+#define TEMPORAL_EXTRA(f, dx, dy, dz, w)                                                 \
+    {                                                                                    \
+        const REAL v_ = FIELD_AT(f, z + (dz), y + (dy), x + (dx));                       \
+        acc += (w) * F(v_);                                                              \
+    }
+
+__kernel __attribute__((reqd_work_group_size(WX, WY, 1)))
+void KERNEL_NAME(KERNEL_ARGS)
+{
+    __local REAL levels[TB * QZ * PLANE];
+    const int lid = (int)get_local_id(1) * WX + (int)get_local_id(0);
+    const int tx0 = (int)get_group_id(0) * WX - HX;
+    const int ty0 = (int)get_group_id(1) * WY - HY;
+    const int z0 = (int)get_group_id(2) * ZC;
+
+    for (int p = z0 - HZ; p < z0 + ZC + HZ; ++p) {
+        if (p >= 0 && p < NZ) { /* level 0: input plane p */
+            __local REAL *fill = RING(0, p);
+            for (int i = lid; i < PLANE; i += GROUP) {
+                const int xx = tx0 + i % PX;
+                const int yy = ty0 + i / PX;
+                const bool inside = xx >= 0 && xx < NX && yy >= 0 && yy < NY;
+                fill[i] = inside ? GLOBAL_READ(p, yy, xx) : (REAL)0;
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
+        for (int s = 1; s <= TB; ++s) {
+            const int z = p - s * RZ; /* level s's plane of this step */
+            const int mx = (TB - s) * RX;
+            const int my = (TB - s) * RY;
+            const int mz = (TB - s) * RZ;
+            if (z >= max(z0 - mz, 0) && z < min(z0 + ZC + mz, NZ)) {
+                const int ex = WX + 2 * mx;
+                const int ey = WY + 2 * my;
+                for (int i = lid; i < ex * ey; i += GROUP) {
+                    const int ix = HX - mx + i % ex;
+                    const int iy = HY - my + i / ex;
+                    const int x = tx0 + ix;
+                    const int y = ty0 + iy;
+                    if (x < 0 || x >= NX || y < 0 || y >= NY) {
+                        continue; /* beyond the array: never read */
+                    }
+                    const int at = iy * PX + ix;
+                    const bool written =
+                        x >= LOX && x < HIX && y >= LOY && y < HIY && z >= LOZ && z < HIZ;
+                    REAL v;
+                    if (written) {
+                        REAL acc = (REAL)0;
+                        STENCIL_TERMS(TEMPORAL_TERM)
+                        EXTRA_TERMS(TEMPORAL_EXTRA)
+                        ADD_CONSTANT(acc);
+                        v = acc;
+                    } else {
+                        v = RING(s - 1, z)[at]; /* interior boundary: the rim keeps it */
+                    }
+                    if (s == TB) {
+                        if (written) {
+                            DST[IDX(z, y, x)] = v;
+                        }
+                    } else {
+                        RING(s, z)[at] = v;
+                    }
+                }
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+    }
+}
+
+#else /* tiles */
+#define TTX (WX + 2 * HX)
+#define TTY (WY + 2 * HY)
+#define TTZ (WZ + 2 * HZ)
+#define TILE (TTX * TTY * TTZ)
+#define GROUP (WX * WY * WZ)
+/* level s - 1 at the global point (zz, yy, xx) of the tile */
+#define LEVEL_AT(zz, yy, xx) prev[(((zz) - tz0) * TTY + ((yy) - ty0)) * TTX + ((xx) - tx0)]
+#define TEMPORAL_TERM(dx, dy, dz, w)                                                     \
+    {                                                                                    \
+        const REAL v_ = LEVEL_AT(CLZ(z + (dz)), CLY(y + (dy)), CLX(x + (dx)));           \
+        acc += (w) * F(v_);                                                              \
+    }
+#define TEMPORAL_EXTRA(f, dx, dy, dz, w)                                                 \
+    {                                                                                    \
+        const REAL v_ = FIELD_AT(f, z + (dz), y + (dy), x + (dx));                       \
+        acc += (w) * F(v_);                                                              \
+    }
+
+__kernel __attribute__((reqd_work_group_size(WX, WY, WZ)))
+void KERNEL_NAME(KERNEL_ARGS)
+{
+    __local REAL levels[2 * TILE];
+    const int lid = ((int)get_local_id(2) * WY + (int)get_local_id(1)) * WX +
+                    (int)get_local_id(0);
+    const int tx0 = (int)get_group_id(0) * WX - HX;
+    const int ty0 = (int)get_group_id(1) * WY - HY;
+    const int tz0 = (int)get_group_id(2) * WZ - HZ;
+
+    /* Level 0: the input tile (zeros beyond the array, never read; clamp reads the
+       edge point of the tile instead). */
+    for (int i = lid; i < TILE; i += GROUP) {
+        const int xx = tx0 + i % TTX;
+        const int yy = ty0 + (i / TTX) % TTY;
+        const int zz = tz0 + i / (TTX * TTY);
+        const bool inside = xx >= 0 && xx < NX && yy >= 0 && yy < NY && zz >= 0 && zz < NZ;
+        levels[i] = inside ? GLOBAL_READ(zz, yy, xx) : (REAL)0;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+#pragma unroll
+    for (int s = 1; s <= TB; ++s) {
+        __local const REAL *prev = levels + ((s - 1) % 2) * TILE;
+        __local REAL *next = levels + (s % 2) * TILE;
+        /* the region of level s: the block widened by (TB - s) radii per side */
+        const int mx = (TB - s) * RX;
+        const int my = (TB - s) * RY;
+        const int mz = (TB - s) * RZ;
+        const int ex = WX + 2 * mx;
+        const int ey = WY + 2 * my;
+        const int ez = WZ + 2 * mz;
+        for (int i = lid; i < ex * ey * ez; i += GROUP) {
+            const int ix = HX - mx + i % ex; /* position in the tile */
+            const int iy = HY - my + (i / ex) % ey;
+            const int iz = HZ - mz + i / (ex * ey);
+            const int x = tx0 + ix;
+            const int y = ty0 + iy;
+            const int z = tz0 + iz;
+            if (x < 0 || x >= NX || y < 0 || y >= NY || z < 0 || z >= NZ) {
+                continue; /* beyond the array: never read */
+            }
+            const int at = (iz * TTY + iy) * TTX + ix;
+            REAL v;
+            if (x >= LOX && x < HIX && y >= LOY && y < HIY && z >= LOZ && z < HIZ) {
+                REAL acc = (REAL)0;
+                STENCIL_TERMS(TEMPORAL_TERM)
+                EXTRA_TERMS(TEMPORAL_EXTRA)
+                ADD_CONSTANT(acc);
+                v = acc;
+            } else {
+                v = prev[at]; /* interior boundary: the rim keeps its value */
+            }
+            if (s == TB) {
+                if (x >= LOX && x < HIX && y >= LOY && y < HIY && z >= LOZ && z < HIZ) {
+                    DST[IDX(z, y, x)] = v;
+                }
+            } else {
+                next[at] = v;
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+}
+#endif /* tiles */
+
+#elif STREAM
 /*
  * Streaming along z (2.5D blocking). A work-group owns a tile of SX x SY outputs in
  * x and y (work-item lx computes the BX adjacent outputs lx*BX.. of each of its CX
@@ -208,14 +517,24 @@ __constant sampler_t SMP = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_ED
 
 #define STREAM_TERM(dx, dy, dz, w)                                                       \
     {                                                                                    \
-        const float v_ = buf[(row + (dy)) * PX + col + (dx)];                            \
+        const REAL v_ = buf[(row + (dy)) * PX + col + (dx)];                             \
         q[o][RZ - (dz)] += (w) * F(v_);                                                  \
     }
+#define STREAM_EXTRA(f, dx, dy, dz, w)                                                   \
+    {                                                                                    \
+        const REAL v_ = FIELD_AT(f, z + (dz), y + (dy), x + (dx));                       \
+        r += (w) * F(v_);                                                                \
+    }
+#if CLAMP /* planes beyond an edge are the edge plane, loaded again */
+#define PLANE_AT(p) min(max((p), 0), NZ - 1)
+#else
+#define PLANE_AT(p) (p)
+#endif
 
 __kernel __attribute__((reqd_work_group_size(WX, WY, 1)))
-void stencil(SRC_ARG, __global float *restrict dst)
+void KERNEL_NAME(KERNEL_ARGS)
 {
-    __local float planes[2 * PLANE];
+    __local REAL planes[2 * PLANE];
     const int lx = (int)get_local_id(0);
     const int ly = (int)get_local_id(1);
     const int lid = ly * WX + lx;
@@ -231,26 +550,36 @@ void stencil(SRC_ARG, __global float *restrict dst)
         const int i = lid + k * GROUP;
         const int xx = gx0 - RX + i % PX;
         const int yy = gy0 - RY + i / PX;
+#if CLAMP
+        take[k] = i < PLANE;
+        from[k] = CLY(yy) * NX + CLX(xx);
+#else
         take[k] = i < PLANE && xx >= 0 && xx < NX && yy >= 0 && yy < NY;
         from[k] = yy * NX + xx;
+#endif
     }
 
-    float q[OUTS][QZ];
+    REAL q[OUTS][QZ];
 #pragma unroll
     for (int o = 0; o < OUTS; ++o) {
 #pragma unroll
         for (int k = 0; k < QZ; ++k) {
-            q[o][k] = 0.0f;
+            q[o][k] = (REAL)0;
         }
     }
 
-    /* The first plane inside the array, loaded before the walk starts. */
+    /* The first plane read, loaded before the walk starts. */
+#if CLAMP
+    const int first = z0 - RZ;
+    const int last = z0 + ZC + RZ; /* one past the last plane read */
+#else
     const int first = max(z0 - RZ, 0);
     const int last = min(z0 + ZC + RZ, NZ); /* one past the last plane read */
-    float next[LOADS];
+#endif
+    REAL next[LOADS];
 #pragma unroll
     for (int k = 0; k < LOADS; ++k) {
-        next[k] = take[k] ? src[(idx_t)first * (NX * NY) + from[k]] : 0.0f;
+        next[k] = take[k] ? SRC[(idx_t)PLANE_AT(first) * (NX * NY) + from[k]] : (REAL)0;
     }
 #pragma unroll
     for (int k = 0; k < LOADS; ++k) {
@@ -264,12 +593,13 @@ void stencil(SRC_ARG, __global float *restrict dst)
     for (int t = 0; t < ZC + 2 * RZ; ++t) {
         const int p = z0 - RZ + t; /* the input plane of this step */
         if (p >= first && p < last) {
-            __local const float *buf = planes + (p - first) % 2 * PLANE;
+            __local const REAL *buf = planes + (p - first) % 2 * PLANE;
             const bool more = p + 1 < last;
             if (more) {
 #pragma unroll
                 for (int k = 0; k < LOADS; ++k) {
-                    next[k] = take[k] ? src[(idx_t)(p + 1) * (NX * NY) + from[k]] : 0.0f;
+                    next[k] =
+                        take[k] ? SRC[(idx_t)PLANE_AT(p + 1) * (NX * NY) + from[k]] : (REAL)0;
                 }
             }
 #pragma unroll
@@ -286,7 +616,7 @@ void stencil(SRC_ARG, __global float *restrict dst)
                 }
             }
             if (more) {
-                __local float *fill = planes + (p + 1 - first) % 2 * PLANE;
+                __local REAL *fill = planes + (p + 1 - first) % 2 * PLANE;
 #pragma unroll
                 for (int k = 0; k < LOADS; ++k) {
                     const int i = lid + k * GROUP;
@@ -300,7 +630,7 @@ void stencil(SRC_ARG, __global float *restrict dst)
         /* Output plane p - RZ has every contribution: write it, advance the queue. */
         if (t >= 2 * RZ) {
             const int z = p - RZ;
-            if (z >= RZ && z < NZ - RZ) {
+            if (z >= LOZ && z < HIZ) {
 #pragma unroll
                 for (int cy = 0; cy < CY; ++cy) {
                     const int y = gy0 + cy * WY + ly;
@@ -309,8 +639,15 @@ void stencil(SRC_ARG, __global float *restrict dst)
 #pragma unroll
                         for (int b = 0; b < BX; ++b) {
                             const int x = gx0 + cx * (WX * BX) + lx * BX + b;
-                            if (y >= RY && y < NY - RY && x >= RX && x < NX - RX) {
-                                dst[IDX(z, y, x)] = q[(cy * CX + cx) * BX + b][0];
+                            if (y >= LOY && y < HIY && x >= LOX && x < HIX) {
+#if defined(NO_EXTRA_TERMS) && !defined(CONSTANT_TERM)
+                                DST[IDX(z, y, x)] = q[(cy * CX + cx) * BX + b][0];
+#else
+                                REAL r = q[(cy * CX + cx) * BX + b][0];
+                                EXTRA_TERMS(STREAM_EXTRA)
+                                ADD_CONSTANT(r);
+                                DST[IDX(z, y, x)] = r;
+#endif
                             }
                         }
                     }
@@ -323,7 +660,7 @@ void stencil(SRC_ARG, __global float *restrict dst)
             for (int k = 0; k + 1 < QZ; ++k) {
                 q[o][k] = q[o][k + 1];
             }
-            q[o][QZ - 1] = 0.0f;
+            q[o][QZ - 1] = (REAL)0;
         }
     }
 }
@@ -331,7 +668,7 @@ void stencil(SRC_ARG, __global float *restrict dst)
 #else /* the four techniques of seed 001 */
 
 __kernel __attribute__((reqd_work_group_size(WX, WY, WZ)))
-void stencil(SRC_ARG, __global float *restrict dst)
+void KERNEL_NAME(KERNEL_ARGS)
 {
     const int lx = (int)get_local_id(0);
     const int ly = (int)get_local_id(1);
@@ -341,7 +678,7 @@ void stencil(SRC_ARG, __global float *restrict dst)
     const int gy0 = (int)get_group_id(1) * (WY * CY);
     const int gz0 = (int)get_group_id(2) * (WZ * CZ);
 #if LOCAL
-    __local float tile[TZ][TY][TX];
+    __local REAL tile[TZ][TY][TX];
     const int lid = (lz * WY + ly) * WX + lx;
 #endif
 
@@ -365,37 +702,57 @@ void stencil(SRC_ARG, __global float *restrict dst)
                     const int xx = tx0 + ix;
                     const int yy = ty0 + iy;
                     const int zz = tz0 + iz;
+#if CLAMP
+                    tile[iz][iy][ix] = GLOBAL_READ(CLZ(zz), CLY(yy), CLX(xx));
+#else
                     const bool inside =
                         xx >= 0 && xx < NX && yy >= 0 && yy < NY && zz >= 0 && zz < NZ;
-                    tile[iz][iy][ix] = inside ? GLOBAL_READ(zz, yy, xx) : 0.0f;
+                    tile[iz][iy][ix] = inside ? GLOBAL_READ(zz, yy, xx) : (REAL)0;
+#endif
                 }
                 barrier(CLK_LOCAL_MEM_FENCE);
 #endif
-                if (z >= RZ && z < NZ - RZ && y >= RY && y < NY - RY) {
+                if (z >= LOZ && z < HIZ && y >= LOY && y < HIY) {
                     for (int b = 0; b < BX; b += VX) {
                         const int x = bx0 + lx * BX + b;
 #if VX > 1
                         if (x >= RX && x + VX <= NX - RX) {
-                            VT acc = (VT)(0.0f);
+                            VT acc = (VT)((REAL)0);
                             STENCIL_TERMS(VECTOR_TERM)
-                            VSTORE(acc, x / VX, dst + IDX(z, y, 0));
+                            EXTRA_TERMS(VECTOR_EXTRA)
+                            ADD_CONSTANT(acc);
+                            VSTORE(acc, x / VX, DST + IDX(z, y, 0));
                         } else {
                             /* a vector that touches the boundary: lane by lane */
                             for (int lane = 0; lane < VX; ++lane) {
                                 const int xs = x + lane;
-                                if (xs >= RX && xs < NX - RX) {
-                                    float acc = 0.0f;
+                                if (xs >= LOX && xs < HIX) {
+                                    REAL acc = (REAL)0;
                                     STENCIL_TERMS(SCALAR_TERM)
-                                    dst[IDX(z, y, xs)] = acc;
+                                    EXTRA_TERMS(SCALAR_EXTRA)
+                                    ADD_CONSTANT(acc);
+                                    DST[IDX(z, y, xs)] = acc;
                                 }
                             }
                         }
 #else
                         const int xs = x;
-                        if (xs >= RX && xs < NX - RX) {
-                            float acc = 0.0f;
+                        if (xs >= LOX && xs < HIX) {
+                            REAL acc = (REAL)0;
+#if CLAMP
+                            if (INSIDE(z, y, xs)) {
+                                STENCIL_TERMS(INSIDE_TERM)
+                                EXTRA_TERMS(INSIDE_EXTRA)
+                            } else {
+                                STENCIL_TERMS(SCALAR_TERM)
+                                EXTRA_TERMS(SCALAR_EXTRA)
+                            }
+#else
                             STENCIL_TERMS(SCALAR_TERM)
-                            dst[IDX(z, y, xs)] = acc;
+                            EXTRA_TERMS(SCALAR_EXTRA)
+#endif
+                            ADD_CONSTANT(acc);
+                            DST[IDX(z, y, xs)] = acc;
                         }
 #endif
                     }
@@ -404,4 +761,4 @@ void stencil(SRC_ARG, __global float *restrict dst)
         }
     }
 }
-#endif /* STREAM */
+#endif /* TB > 1, STREAM */

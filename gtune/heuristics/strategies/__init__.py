@@ -15,7 +15,9 @@ returning a :class:`Strategy`). gtune's own strategies are declared the same way
 was never installed. A plugin cannot take the name of a built-in strategy or a shipped
 spec; the first distribution that declares a name wins.
 
-Built in: ``exhaustive``, ``expert``, ``random``, ``grouped`` (any spec file) and one
+Built in: ``exhaustive``, ``expert``, ``random``, ``grouped`` (any spec file),
+``generic`` (groups built from the kernel's launch geometry; also the automatic fallback
+when a shipped spec does not fit the kernel's parameters) and one
 strategy per shipped spec (``hybrid``, ``dims``, ``opts``, ``hybrid-restricted``, ...).
 """
 
@@ -30,6 +32,7 @@ from gtune.heuristics.spec import shipped_specs
 from gtune.heuristics.strategies.base import Option, Strategy
 from gtune.heuristics.strategies.exhaustive import ExhaustiveStrategy
 from gtune.heuristics.strategies.expert import ExpertStrategy
+from gtune.heuristics.strategies.generic import GenericStrategy
 from gtune.heuristics.strategies.grouped import GroupedStrategy
 from gtune.heuristics.strategies.random_sampling import RandomStrategy
 
@@ -44,6 +47,7 @@ _BUILTIN: dict[str, Factory] = {
     "expert": ExpertStrategy,
     "random": RandomStrategy,
     "grouped": GroupedStrategy,
+    "generic": GenericStrategy,
 }
 _REGISTERED: dict[str, Factory] = {}
 
@@ -137,6 +141,7 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "ExhaustiveStrategy",
     "ExpertStrategy",
+    "GenericStrategy",
     "GroupedStrategy",
     "Option",
     "RandomStrategy",

@@ -67,13 +67,16 @@ class Option:
         return " or ".join("None" if t is type(None) else t.__name__ for t in self.types)
 
     def parse(self, strategy: str, name: str, text: str) -> Any:
-        """``text`` (from ``--option name=text``) as the first declared type it reads as.
+        """``text`` (from ``--option name=text``) as the first declared type it reads as
+        (None first, where declared). The one parser of option text: the command line
+        and the library (:func:`gtune.tune`'s ``strategy_options``) both use it.
 
         ``none``/``null`` for None; ``true``/``false`` (yes/no, on/off, 1/0) for a bool;
         a list is ``[a, b]`` (YAML flow) or ``a; b``.
         """
         raw = text.strip()
-        for kind in self.types:
+        kinds = sorted(self.types, key=lambda t: t is not type(None))  # none/null first
+        for kind in kinds:
             value = _read_as(kind, raw)
             if value is not _NO:
                 return self.check(strategy, name, value)
@@ -125,6 +128,8 @@ class Strategy(ABC):
     name: ClassVar[str]
     doc: ClassVar[str]
     options: ClassVar[Mapping[str, Option]]
+    seeded: ClassVar[bool] = True
+    """Whether a tuning run measures the kernel's default first (see ``Seeded``)."""
     bound: Mapping[str, Any] = {}
     """Options fixed when the strategy was made (:meth:`bind`); ``tune(options=)`` wins."""
 

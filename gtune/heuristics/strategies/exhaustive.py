@@ -14,6 +14,7 @@ class ExhaustiveStrategy(Strategy):
     """Measure the whole (pruned) space in its deterministic order."""
 
     name: ClassVar[str] = "exhaustive"
+    seeded: ClassVar[bool] = False  # measures every configuration, the default among them
     doc: ClassVar[str] = "every valid configuration of the space"
     options: ClassVar[Mapping[str, Option]] = {"batch": BATCH_OPTION}
 

@@ -26,6 +26,7 @@ from gtune.space.base import Space
 class RandomStrategy(Strategy):
     name: ClassVar[str] = "random"
     doc: ClassVar[str] = "best of N configurations drawn at random (Rand)"
+    seeded: ClassVar[bool] = False  # the baseline: N uniform draws, the default not added
     options: ClassVar[Mapping[str, Option]] = {
         "n": Option(1000, "how many configurations to draw", (int,)),
         "seed": Option(0, "random seed", (int,)),

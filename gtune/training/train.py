@@ -13,10 +13,11 @@ from __future__ import annotations
 import datetime as _dt
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gtune.api import tune
 from gtune.device import DeviceLimits
 from gtune.exceptions import InputError
 from gtune.heuristics import Budget
@@ -25,9 +26,10 @@ from gtune.loadpredict.dataset import Dataset, TrainingRow, row_from_runs
 from gtune.loadpredict.features import DeviceTraits, traits_of
 from gtune.loadpredict.model import TechniqueForest, sklearn_version
 from gtune.loadpredict.models import ModelCard, device_card
-from gtune.loadpredict.validation import CrossValidation, leave_one_out
+from gtune.measure.pool import reusing_workers
 from gtune.store import ResultStore
-from gtune.tuning import ALL, tune_kernel
+from gtune.training.validation import CrossValidation, leave_one_out
+from gtune.tuning import ALL
 from gtune.tuning.techniques import OracleTechniquePolicy
 
 
@@ -48,6 +50,14 @@ class TrainingRun:
     done: list[str] = field(default_factory=list)  # labelled now (or found labelled)
     left: list[str] = field(default_factory=list)  # not reached within the time limit
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (kernel, why)
+    measured: int = 0  # configurations measured now
+    time: dict[str, float] = field(default_factory=dict)  # where the time went, summed
+
+    def add_time(self, breakdown: Mapping[str, float], measured: int) -> None:
+        """One search's time breakdown (``TimeBreakdown.to_dict()``) into the totals."""
+        self.measured += measured
+        for key, value in breakdown.items():
+            self.time[key] = self.time.get(key, 0.0) + float(value or 0.0)
 
     @property
     def complete(self) -> bool:
@@ -57,6 +67,7 @@ class TrainingRun:
 Progress = Callable[[int, int, TrainingKernel, TrainingRow | None], None]
 
 
+@reusing_workers  # one measure worker and one set of compile workers for every kernel
 def collect(
     kernels: Sequence[TrainingKernel],
     device: DeviceLimits,
@@ -97,16 +108,17 @@ def collect(
         if len(searched) < 2:
             run.skipped.append((item.name, "fewer than two data-loading techniques to search"))
             continue
-        report = tune_kernel(
+        report = tune(
             kernel,
-            device,
+            device=device,
             strategy=heuristic,
             technique=OracleTechniquePolicy(name=ALL, note="", only=tuple(searched)),
             budget=_per_technique(budget, len(searched)),
             store=store,
             compile_workers=compile_workers,
-            measure_default=False,
+            confirm=None,
         )
+        run.add_time(report.time.to_dict(), report.measured)
         runs = [r.to_dict() for r in report.runs]
         row = row_from_runs(item.name, device.identity, heuristic, traits, runs, dev_traits)
         if not any(math.isfinite(s) for s in row.times.values()):
@@ -118,6 +130,16 @@ def collect(
         if progress is not None:
             progress(i + 1, len(kernels), item, row)
     return run
+
+
+def time_line(run: TrainingRun) -> str:
+    """Configurations per second and where the searches' time went."""
+    t = run.time
+    wall = t.get("wall_s", 0.0)
+    rate = f" ({run.measured / wall:.1f}/s of search time)" if wall > 0 else ""
+    parts = ("compile", "run", "verify", "space", "startup", "store", "other")
+    split = ", ".join(f"{k} {t.get(k + '_s', 0.0):.1f}" for k in parts)
+    return f"{run.measured} configurations measured in {wall:.1f} s{rate}: {split} s"
 
 
 def _per_technique(budget: Budget | None, techniques: int) -> Budget | None:

@@ -1,0 +1,343 @@
+"""The plain-kernel corpus, lifted and tuned in the template, against the same kernels tuned
+as plain kernels (work-group only) with the same budget, and against a float4 copy.
+
+For each kernel of ``stencils/plain/manifest.yaml`` that lifts: ``gtune lift`` at the
+manifest's small size (on the benchmark device), then at the GPU size (``bench``):
+
+* *plain*: the original kernel tuned as a plain kernel (its work-group size; hybrid
+  strategy, ``--budget`` configurations);
+* *lifted*: the lifted definition rendered in the template and tuned with ``gtune run``'s
+  defaults (hybrid strategy, the load predictor's technique where a model fits the
+  device), the same budget, verified against the original kernel's output;
+* the original at its shipped launch, the plain winner and the lifted winner re-measured
+  alternately (``--rounds`` rounds, medians), and the copy kernel (float4 among its
+  vector widths, tuned exhaustively) measured at the start and the end of the run, the
+  better counted. Bandwidth counts every array read once and written once.
+
+The kernels marked ``expect: refuse`` are lifted too and must be refused.
+
+Writes into OUT: ``lift_corpus.json`` (everything), ``lift_corpus.md`` (tables: time,
+bandwidth, fraction of copy, speedups, geometric means against the 1.3x and 85 % targets)
+and ``definitions/`` (the lifted definitions).
+
+    python3 benchmarks/lift_corpus.py OUT [--device 0:0] [--budget 60] [--rounds 3]
+        [--kernels star7 hotspot3d ...] [--small]
+
+``--small`` runs at the manifest's small sizes (a smoke test on PoCL).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import platform
+import sys
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import yaml
+from bandwidth import COPY_CL, COPY_YAML, copy_bandwidth
+
+from gtune.api import tune
+from gtune.commands._plain import add_plain_arguments, open_tunable
+from gtune.device import DeviceLimits
+from gtune.exceptions import GtuneError
+from gtune.heuristics.spec import Budget
+from gtune.kernel import TunableKernel, load_kernel
+from gtune.measure import OpenCLEvaluator, select_device
+from gtune.stencils.definition import load_definition
+from gtune.stencils.lift import against_original, lift_kernel
+
+ROOT = Path(__file__).resolve().parents[1]
+PLAIN = ROOT / "stencils" / "plain"
+SPEEDUP_TARGET = 1.3
+COPY_TARGET = 0.85
+
+
+def log(*parts: object) -> None:
+    print(*parts, flush=True)
+
+
+def sizes_of(text: str) -> dict[str, int]:
+    return dict(zip(("NX", "NY", "NZ"), (int(v) for v in text.split("x")), strict=False))
+
+
+def plain(entry: Mapping[str, Any], size: str) -> TunableKernel:
+    """The corpus kernel as ``gtune run`` reads it from its flags."""
+    parser = argparse.ArgumentParser(add_help=False)
+    add_plain_arguments(parser)
+    args = parser.parse_args(list(entry["flags"]))
+    args.kernel = str(PLAIN / entry["source"])
+    args.size = size
+    return open_tunable(args)
+
+
+def alternate(
+    device: DeviceLimits, runs: Sequence[tuple[str, TunableKernel, Mapping[str, int]]], rounds: int
+) -> dict[str, float]:
+    """Median over ``rounds`` of each configuration's median, measured one after another."""
+    import statistics
+    from dataclasses import replace
+
+    from gtune.kernel import Reference
+
+    made: dict[int, OpenCLEvaluator] = {}  # one evaluator per kernel
+    evaluators = []
+    for name, k, cfg in runs:
+        if id(k) not in made:
+            quiet = replace(k, reference=Reference("none"))
+            made[id(k)] = OpenCLEvaluator(quiet, device, verify=False, compile_workers=0)
+        evaluators.append((name, made[id(k)], dict(cfg)))
+    times: dict[str, list[float]] = {name: [] for name, _, _ in runs}
+    try:
+        for _ in range(rounds):
+            for name, ev, cfg in evaluators:
+                r = ev.evaluate(cfg)
+                if not r.ok:
+                    raise GtuneError(f"{name} failed at {cfg}: {r.status.value} {r.message[:200]}")
+                times[name].append(r.median_s)
+    finally:
+        for ev in made.values():
+            ev.close()
+    return {name: statistics.median(ts) for name, ts in times.items()}
+
+
+def geomean(values: Sequence[float]) -> float | None:
+    vals = [v for v in values if v and v > 0]
+    return math.exp(sum(math.log(v) for v in vals) / len(vals)) if vals else None
+
+
+def bench_kernel(
+    name: str,
+    entry: Mapping[str, Any],
+    device: DeviceLimits,
+    out: Path,
+    budget: int,
+    rounds: int,
+    small: bool,
+) -> dict[str, Any]:
+    started = time.monotonic()
+    size = entry["size"] if small else entry["bench"]
+    definition_path = out / "definitions" / f"{name}.stencil.yaml"
+    t0 = time.monotonic()
+    defn, launches = lift_kernel(
+        plain(entry, entry["size"]), device=device, output=definition_path, flags=entry["flags"]
+    )
+    definition_path.write_text(defn.to_yaml())
+    lift_s = time.monotonic() - t0
+    log(
+        f"  lifted in {lift_s:.1f} s ({launches} launches): {len(defn.terms)} terms, "
+        f"{defn.boundary}, {defn.dtype}"
+    )
+    original = plain(entry, size)
+    the_budget = Budget(evaluations=budget)
+
+    t0 = time.monotonic()
+    plain_report = tune(original, device=device, budget=the_budget, confirm=None)
+    plain_s = time.monotonic() - t0
+    log(
+        f"  plain: {plain_report.best_config} {plain_report.best_s * 1e3:.3f} ms "
+        f"({plain_report.evaluations} configs, {plain_s:.0f} s)"
+    )
+
+    with tempfile.TemporaryDirectory(prefix="gtune-lift-bench-") as tmp:
+        template = load_kernel(definition_path, sizes_of(size))
+        checked = against_original(
+            template, load_definition(definition_path), original, device, Path(tmp)
+        )
+        t0 = time.monotonic()
+        lifted_report = tune(checked, device=device, budget=the_budget, confirm=None)
+        lifted_s = time.monotonic() - t0
+    log(
+        f"  lifted: {lifted_report.best_config} {lifted_report.best_s * 1e3:.3f} ms "
+        f"({lifted_report.evaluations} configs, {lifted_s:.0f} s)"
+    )
+    if plain_report.best_config is None or lifted_report.best_config is None:
+        raise GtuneError(f"{name}: a tuning found nothing that runs")
+    shipped = original.default_config() or {}
+    times = alternate(
+        device,
+        [
+            ("original", original, shipped),
+            ("plain", original, plain_report.best_config),
+            ("lifted", template, lifted_report.best_config),
+        ],
+        rounds,
+    )
+    bytes_moved = original.bytes_moved()
+    return {
+        "size": size,
+        "dtype": defn.dtype,
+        "terms": len(defn.terms),
+        "boundary": defn.boundary,
+        "lift_s": lift_s,
+        "lift_launches": launches,
+        "bytes_moved": bytes_moved,
+        "shipped_config": shipped,
+        "plain_config": plain_report.best_config,
+        "lifted_config": lifted_report.best_config,
+        "lifted_technique": lifted_report.technique_choice,
+        "plain_evaluations": plain_report.evaluations,
+        "lifted_evaluations": lifted_report.evaluations,
+        "plain_tuning_s": plain_s,
+        "lifted_tuning_s": lifted_s,
+        "times_s": times,
+        "gbs": {k: bytes_moved / v / 1e9 for k, v in times.items()},
+        "lifted_over_plain": times["plain"] / times["lifted"],
+        "lifted_over_original": times["original"] / times["lifted"],
+        "unverified": [
+            str(e.result.extra["unverified"])
+            for run in lifted_report.runs
+            for e in run.outcome.trace
+            if e.result.extra.get("unverified")
+        ][:1],
+        "wall_s": time.monotonic() - started,
+    }
+
+
+def copy_gbs(device: DeviceLimits, sizes: Mapping[str, int], work: Path) -> dict[str, Any]:
+    (work / "copy.cl").write_text(COPY_CL)
+    (work / "copy.yaml").write_text(COPY_YAML)
+    full = {"NX": sizes["NX"], "NY": sizes["NY"], "NZ": sizes.get("NZ", 1)}
+    return copy_bandwidth(load_kernel(work / "copy.yaml", sizes=full), device, runs=5)
+
+
+def summary(data: Mapping[str, Any]) -> str:
+    lines = [
+        f"# Lifted corpus kernels on {data['device']}",
+        "",
+        f"Budget {data['budget']} configurations per tuning (plain: work-group only; lifted: "
+        f"the template); times: medians of {data['rounds']} alternating round(s). Copy: "
+        "the float4 copy kernel's best bandwidth per size (start and end of the run).",
+        "",
+        "| kernel | size | dtype | original (shipped) | plain tuned | lifted tuned | "
+        "lifted / plain | lifted / original | lifted GB/s | of copy |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for name, k in data["kernels"].items():
+        if "error" in k:
+            lines.append(f"| {name} | | | error: {k['error']} | | | | | | |")
+            continue
+        t = k["times_s"]
+        lines.append(
+            f"| {name} | {k['size']} | {k['dtype']} | {t['original'] * 1e3:.3f} ms | "
+            f"{t['plain'] * 1e3:.3f} ms | {t['lifted'] * 1e3:.3f} ms | "
+            f"{k['lifted_over_plain']:.2f}x | {k['lifted_over_original']:.2f}x | "
+            f"{k['gbs']['lifted']:.0f} | {k['fraction_of_copy'] * 100:.1f} % |"
+        )
+    ok = [k for k in data["kernels"].values() if "error" not in k]
+    g_speed = geomean([k["lifted_over_plain"] for k in ok])
+    g_copy = geomean([k["fraction_of_copy"] for k in ok])
+    lines += [
+        "",
+        f"Geometric mean, lifted over plain: {g_speed:.2f}x (target {SPEEDUP_TARGET}x); "
+        f"fraction of copy: {g_copy * 100:.1f} % (target {COPY_TARGET * 100:.0f} %); "
+        f"lowest fraction: {min(k['fraction_of_copy'] for k in ok) * 100:.1f} %."
+        if ok and g_speed and g_copy
+        else "No kernel completed.",
+        "",
+        "## Refused (must be)",
+        "",
+    ]
+    for name, why in data["refused"].items():
+        lines.append(f"- {name}: {why}")
+    lines += ["", "## Copy bandwidth", ""]
+    for size, c in data["copy"].items():
+        lines.append(f"- {size}: {c['gbs']:.0f} GB/s {c['config']}")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("outdir", type=Path)
+    parser.add_argument("--device", help="P:D, identity or name (default: the first GPU)")
+    parser.add_argument("--kernels", nargs="+", help="manifest names (default: all)")
+    parser.add_argument("--budget", type=int, default=60, help="configurations per tuning")
+    parser.add_argument("--rounds", type=int, default=3, help="alternating re-measurements")
+    parser.add_argument("--small", action="store_true", help="the manifest's small sizes")
+    args = parser.parse_args(argv)
+    started = time.monotonic()
+    out: Path = args.outdir
+    (out / "definitions").mkdir(parents=True, exist_ok=True)
+    manifest = yaml.safe_load((PLAIN / "manifest.yaml").read_text())["kernels"]
+    names = args.kernels or list(manifest)
+    device = select_device(args.device)
+    log(f"device: {device.name}; budget {args.budget}")
+    work = out / "copy"
+    work.mkdir(exist_ok=True)
+
+    refused: dict[str, str] = {}
+    lifted_names = []
+    for name in names:
+        entry = manifest[name]
+        if entry.get("expect") != "refuse":
+            lifted_names.append(name)
+            continue
+        try:
+            lift_kernel(
+                plain(entry, entry["size"]),
+                device=device,
+                output=out / "definitions" / f"{name}.stencil.yaml",
+            )
+            refused[name] = "NOT REFUSED (a definition was found)"
+        except GtuneError as exc:
+            refused[name] = exc.render()
+        log(f"{name}: {refused[name]}")
+
+    size_key = "size" if args.small else "bench"
+    copy_sizes = {manifest[n][size_key] for n in lifted_names}
+    copies: dict[str, list[dict[str, Any]]] = {}
+    for s in sorted(copy_sizes):
+        copies[s] = [copy_gbs(device, sizes_of(s), work)]
+        log(f"copy {s}: {copies[s][0]['gbs']:.0f} GB/s")
+
+    kernels: dict[str, Any] = {}
+    for name in lifted_names:
+        log(f"{name}:")
+        try:
+            kernels[name] = bench_kernel(
+                name, manifest[name], device, out, args.budget, args.rounds, args.small
+            )
+        except GtuneError as exc:
+            kernels[name] = {"error": exc.render()}
+            log(f"  error: {exc.render()}")
+        (out / "lift_corpus.partial.json").write_text(json.dumps(kernels, indent=1, default=str))
+    for s in sorted(copy_sizes):
+        copies[s].append(copy_gbs(device, sizes_of(s), work))
+        log(f"copy {s} again: {copies[s][1]['gbs']:.0f} GB/s")
+    best_copy = {s: max(copies[s], key=lambda c: c["gbs"] or 0.0) for s in copies}
+    for k in kernels.values():
+        if "error" not in k:
+            k["copy_gbs"] = best_copy[k["size"]]["gbs"]
+            k["fraction_of_copy"] = k["gbs"]["lifted"] / k["copy_gbs"]
+            k["plain_fraction_of_copy"] = k["gbs"]["plain"] / k["copy_gbs"]
+    data = {
+        "device": device.name,
+        "device_identity": device.identity,
+        "driver": device.driver_version,
+        "host": platform.node(),
+        "budget": args.budget,
+        "rounds": args.rounds,
+        "copy": best_copy,
+        "copy_all": copies,
+        "kernels": kernels,
+        "refused": refused,
+        "command": " ".join(sys.argv),
+    }
+    data["wall_s"] = time.monotonic() - started
+    (out / "lift_corpus.json").write_text(json.dumps(data, indent=1, default=str))
+    (out / "lift_corpus.md").write_text(summary(data))
+    (out / "lift_corpus.partial.json").unlink(missing_ok=True)
+    log(summary(data))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

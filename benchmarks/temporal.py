@@ -1,0 +1,262 @@
+"""One-step and multi-step (temporal blocking) stencils against an OpenCL copy kernel.
+
+In one run, on one device: the copy kernel's bandwidth (as in benchmarks/bandwidth.py),
+then for each stencil definition (default: the real heat3d at N³ and jacobi2d at M²):
+
+- **one step**: the definition as written, every one-step data-loading technique tuned
+  with the focused spec of benchmarks/bandwidth.py;
+- **multi-step**: the same definition with ``steps: S``, the temporal technique (TB
+  time steps per launch, S/TB launches, buffers swapped between launches; 2D: tiles,
+  3D: streaming along z with TB time levels) tuned with a small spec over TB, the tile
+  and the z-chunk, verified against the reference's loop of S single steps.
+
+Times of multi-step kernels are per step; effective bandwidth is the bytes of one step
+(each array read once, written once) over the time per step, so a multi-step kernel
+may exceed the copy kernel. The copy is measured again at the end; the better of its
+two measurements is the yardstick.
+
+Writes into OUT: ``temporal.json`` (everything), ``temporal.csv`` (one row per kernel
+and technique), ``temporal.md`` (tables: fraction of copy per kernel, one step and
+multi-step, against the 1.5x multi-step target) and ``temporal.png``.
+
+    python3 benchmarks/temporal.py OUT [--size 512] [--size2d 8192] [--steps 8]
+        [--device 0:0] [--kernels heat3d jacobi2d path/x.stencil.yaml ...]
+        [--budget 40] [--quick]
+
+``--quick``: a budget of 12 configurations per technique and only the one-step
+techniques the predictor usually picks (global, vec, stream).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import dataclasses
+import json
+import os
+import platform
+import sys
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import bandwidth as bw
+
+from gtune.kernel import TunableKernel, load_kernel
+from gtune.measure import select_device
+from gtune.stencils.definition import StencilDefinition, load_definition
+from gtune.stencils.render import definition_kernel_of
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_KERNELS = ("heat3d", "jacobi2d")
+TARGET_MULTI = 1.5  # effective bandwidth over copy, issue 27
+
+TEMPORAL_SPEC = """\
+name: temporal-focused
+doc: Time steps per launch, then the tile for them, then the time steps again.
+repeat: 1
+optional: {WY: 1, WZ: 1, TB: 1, ZC: 1}
+start: {WX: 32, WY: 8, WZ: 1}
+where: ["WX >= 16", "WX*WY*WZ >= 64", "WX*WY*WZ <= 1024"]
+steps:
+  - name: time steps per launch
+    tune: {TB: "*"}
+  - name: z-chunk
+    tune: {ZC: "8:128:*2"}
+  - name: tile
+    tune: {WX: "16:256:*2", WY: "1:32:*2", WZ: "1:8:*2"}
+  - name: time steps per launch for the tile
+    tune: {TB: "*"}
+  - name: z-chunk for the tile
+    tune: {ZC: "8:512:*2"}
+"""
+
+
+def definition(name: str) -> StencilDefinition:
+    path = (
+        Path(name) if name.endswith(".stencil.yaml") else ROOT / "stencils" / f"{name}.stencil.yaml"
+    )
+    return load_definition(path)
+
+
+def entry_rows(
+    kname: str, mode: str, result: Mapping[str, Any], copy_gbs: float
+) -> list[dict[str, Any]]:
+    rows = []
+    for tech, e in result["techniques"].items():
+        s = e.get("remeasured_s") or e.get("tuned_s")
+        gbs = result["bytes_moved"] / s / 1e9 if s else None
+        e["gbs"] = gbs
+        e["fraction_of_copy"] = gbs / copy_gbs if gbs and copy_gbs else None
+        rows.append(
+            {
+                "kernel": kname,
+                "mode": mode,
+                "technique": tech,
+                "time_per_step_s": s,
+                "gbs": gbs,
+                "fraction_of_copy": e["fraction_of_copy"],
+                "status": e.get("remeasured_status", ""),
+                "evaluations": e.get("evaluations"),
+                "config": json.dumps(e.get("config")),
+            }
+        )
+    return rows
+
+
+def best_of(result: Mapping[str, Any]) -> tuple[str | None, float | None]:
+    best: tuple[str | None, float | None] = (None, None)
+    for tech, e in result["techniques"].items():
+        f = e.get("fraction_of_copy")
+        if f and (best[1] is None or f > best[1]):
+            best = (tech, f)
+    return best
+
+
+def plot(path: Path, data: Mapping[str, Any]) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(data["kernels"])
+    one = [best_of(data["kernels"][k]["one_step"])[1] or 0.0 for k in names]
+    multi = [best_of(data["kernels"][k]["multi_step"])[1] or 0.0 for k in names]
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.6 * len(names) + 2), 4.5))
+    xs = range(len(names))
+    ax.bar([x - 0.2 for x in xs], one, 0.4, label="one step (best technique)")
+    ax.bar([x + 0.2 for x in xs], multi, 0.4, label=f"{data['steps']} steps, temporal")
+    ax.axhline(1.0, color="black", linewidth=1, label="copy")
+    ax.axhline(TARGET_MULTI, color="black", linestyle="--", linewidth=1, label="1.5x target")
+    ax.set_xticks(list(xs))
+    ax.set_xticklabels(names)
+    ax.set_ylabel("effective bandwidth / copy bandwidth")
+    ax.set_title(f"{data['device']}: one step and temporal blocking against copy")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=130)
+    plt.close(fig)
+
+
+def summary(data: Mapping[str, Any]) -> str:
+    lines = [
+        f"# Temporal blocking against copy on {data['device']}",
+        "",
+        f"Copy: {data['copy_gbs']:.1f} GB/s (the better of two measurements, "
+        f"{data['size']}³ floats). Multi-step: {data['steps']} steps, times per step, "
+        "effective bandwidth = bytes of one step / time per step.",
+        "",
+        "| kernel | size | one step: best technique | of copy | multi-step: config | of copy | "
+        "speedup per step |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name, k in data["kernels"].items():
+        t1, f1 = best_of(k["one_step"])
+        tm, fm = best_of(k["multi_step"])
+        cfg = (k["multi_step"]["techniques"].get(tm or "", {}) or {}).get("config")
+        tb = f"TB={cfg.get('TB')}" if cfg else "-"
+        speed = f"{fm / f1:.2f}x" if f1 and fm else "-"
+        lines.append(
+            f"| {name} | {k['size']} | {t1 or '-'} | {f'{f1:.1%}' if f1 else '-'} | "
+            f"{tm or '-'} {tb} | {f'{fm:.1%}' if fm else '-'} | {speed} |"
+        )
+    lines += ["", f"Target (issue 27): multi-step ≥ {TARGET_MULTI}x copy for heat3d and jacobi2d."]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("outdir", type=Path)
+    parser.add_argument("--size", type=int, default=512, help="3D cube side (default 512)")
+    parser.add_argument("--size2d", type=int, default=8192, help="2D square side (default 8192)")
+    parser.add_argument("--steps", type=int, default=8, help="time steps (default 8)")
+    parser.add_argument("--device", help="P:D, identity or name (default: the first GPU)")
+    parser.add_argument(
+        "--kernels", nargs="+", help="real stencils by name or NAME.stencil.yaml paths"
+    )
+    parser.add_argument("--budget", type=int, help="configurations per technique (40)")
+    parser.add_argument("--runs", type=int, default=5, help="timed runs per configuration")
+    parser.add_argument("--quick", action="store_true", help="budget 12, fewer techniques")
+    args = parser.parse_args(argv)
+    if args.steps < 2:
+        parser.error("--steps must be at least 2")
+
+    started = time.monotonic()
+    out: Path = args.outdir
+    work = out / "kernels"
+    work.mkdir(parents=True, exist_ok=True)
+    budget = args.budget or (12 if args.quick else 40)
+    focused = out / "bandwidth-focused.yaml"
+    focused.write_text(bw.FOCUSED_SPEC)
+    temporal_spec = out / "temporal-focused.yaml"
+    temporal_spec.write_text(TEMPORAL_SPEC)
+    one_step_techniques = ["global", "vec", "stream"] if args.quick else None
+
+    device = select_device(args.device)
+    n, m = args.size, args.size2d
+    log = bw.log
+    log(f"device: {device.name}; {n}³ / {m}²; {args.steps} steps; budget {budget}")
+    (work / "copy.cl").write_text(bw.COPY_CL)
+    (work / "copy.yaml").write_text(bw.COPY_YAML)
+    copy_kernel = load_kernel(work / "copy.yaml", sizes={"NX": n, "NY": n, "NZ": n})
+    copies = [bw.copy_bandwidth(copy_kernel, device, args.runs)]
+    log(f"copy: {copies[0]['gbs']:.1f} GB/s {copies[0]['config']}")
+
+    results: dict[str, Any] = {}
+    for name in args.kernels or DEFAULT_KERNELS:
+        d = definition(name)
+        sizes = {"NX": n, "NY": n, "NZ": n} if d.dims == 3 else {"NX": m, "NY": m}
+        one: TunableKernel = definition_kernel_of(d, sizes)
+        multi: TunableKernel = definition_kernel_of(dataclasses.replace(d, steps=args.steps), sizes)
+        log(f"{d.name} ({'x'.join(str(v) for v in sizes.values())}), one step:")
+        r1 = bw.tune_stencil(one, device, str(focused), budget, args.runs, one_step_techniques)
+        log(f"{d.name}, {args.steps} steps:")
+        rm = bw.tune_stencil(multi, device, str(temporal_spec), budget, args.runs, ["temporal"])
+        results[d.name] = {
+            "size": "x".join(str(v) for v in sizes.values()),
+            "one_step": r1,
+            "multi_step": rm,
+        }
+    copies.append(bw.copy_bandwidth(copy_kernel, device, args.runs))
+    log(f"copy again: {copies[1]['gbs']:.1f} GB/s {copies[1]['config']}")
+    copy_gbs = max(c["gbs"] or 0.0 for c in copies)
+    rows: list[dict[str, Any]] = []
+    for name, k in results.items():
+        rows += entry_rows(name, "one_step", k["one_step"], copy_gbs)
+        rows += entry_rows(name, "multi_step", k["multi_step"], copy_gbs)
+
+    data: dict[str, Any] = {
+        "device": device.name,
+        "device_identity": device.identity,
+        "driver": device.driver_version,
+        "size": n,
+        "size2d": m,
+        "steps": args.steps,
+        "budget": budget,
+        "runs": args.runs,
+        "host": platform.node(),
+        "cpus": os.cpu_count(),
+        "copy": copies,
+        "copy_gbs": copy_gbs,
+        "kernels": results,
+        "wall_s": time.monotonic() - started,
+    }
+    md = summary(data)
+    (out / "temporal.md").write_text(md)
+    (out / "temporal.json").write_text(json.dumps(data, indent=1, default=str))
+    with open(out / "temporal.csv", "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]) if rows else ["kernel"])
+        writer.writeheader()
+        writer.writerows(rows)
+    plot(out / "temporal.png", data)
+    log(md)
+    log(f"wall time {data['wall_s']:.0f} s; results in {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,196 @@
+"""Use a kernel tuned by gtune in a pyopencl application, and check its output.
+
+First tune and export (any problem size the tuned configuration divides works later):
+
+    gtune run stencils/heat3d.cl --size 64x64x64
+    gtune export stencils/heat3d.cl --size 64x64x64 -o tuned/
+
+then run this with the exported JSON (and, optionally, another problem size):
+
+    python examples/use_tuned_kernel.py tuned/heat3d_tuned.json [--size 128x64x64]
+    python examples/use_tuned_kernel.py tuned/heat3d_tuned.json --original stencils/heat3d.cl
+
+For a kernel lifted from a plain kernel (``gtune lift``, docs/lift.md), give the
+definition: its ``original:`` names the plain kernel and the flags it runs with:
+
+    python examples/use_tuned_kernel.py tuned/star7_tuned.json --original star7.stencil.yaml
+
+It builds the exported source with the exported build options, launches it with the
+exported global and local sizes on random data, and compares its output with the
+original: by default a numpy version of heat3d (one explicit step of the 3D heat
+equation: u' = u + 1/8 * (sum of the 6 neighbours - 6u) on interior points; the boundary
+keeps the input), or, with ``--original KERNEL``, that kernel (with its description) at
+its default configuration on the same data. Exit status 0 when the outputs match.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pyopencl as cl
+
+from gtune.tuned import TunedKernel
+
+
+def heat3d_reference(src: np.ndarray) -> np.ndarray:
+    """The original heat3d stencil in numpy: what the tuned kernel must compute."""
+    out = src.copy()
+    c = src[1:-1, 1:-1, 1:-1]
+    neighbours = (
+        src[1:-1, 1:-1, :-2]
+        + src[1:-1, 1:-1, 2:]
+        + src[1:-1, :-2, 1:-1]
+        + src[1:-1, 2:, 1:-1]
+        + src[:-2, 1:-1, 1:-1]
+        + src[2:, 1:-1, 1:-1]
+    )
+    out[1:-1, 1:-1, 1:-1] = np.float32(0.25) * c + np.float32(0.125) * neighbours
+    return out
+
+
+def make_inputs(tuned: TunedKernel, sizes: Mapping[str, int]) -> dict[str, np.ndarray]:
+    """Every array argument's initial contents: random inputs, outputs as described
+    (``copy:src``: the output starts as a copy of ``src``, whose boundary it keeps)."""
+    rng = np.random.default_rng(0)
+    host: dict[str, np.ndarray] = {}
+    for arg in tuned.arguments:
+        if arg["kind"] == "scalar":
+            continue
+        shape = tuple(int(tuned.evaluate(e, sizes)) for e in arg["shape"])
+        dtype = np.dtype(arg["dtype"])
+        init = str(arg.get("init", "random"))
+        if init.startswith("copy:"):
+            host[arg["name"]] = host[init.removeprefix("copy:")].copy()
+        elif init == "zeros":
+            host[arg["name"]] = np.zeros(shape, dtype)
+        else:
+            host[arg["name"]] = rng.random(shape, dtype=np.float64).astype(dtype)
+    return host
+
+
+def launch(
+    ctx: cl.Context,
+    queue: cl.CommandQueue,
+    source: str,
+    name: str,
+    options: Sequence[str],
+    global_size: tuple[int, ...],
+    local_size: tuple[int, ...] | None,
+    arguments: Sequence[Mapping[str, Any]],
+    host: Mapping[str, np.ndarray],
+    scalars: Mapping[str, float],
+) -> dict[str, np.ndarray]:
+    """Build ``source``, launch kernel ``name`` once on copies of ``host``; the outputs."""
+    kernel = getattr(cl.Program(ctx, source).build(options=list(options)), name)
+    mf = cl.mem_flags
+    device_args: list[Any] = []
+    for arg in arguments:
+        if arg["kind"] == "scalar":
+            device_args.append(np.dtype(arg["dtype"]).type(scalars[arg["name"]]))
+        elif arg["kind"] == "image":  # the tuned configuration reads this input as an image
+            data = host[arg["name"]]
+            fmt = cl.ImageFormat(cl.channel_order.R, cl.channel_type.FLOAT)
+            flags = mf.READ_ONLY | mf.COPY_HOST_PTR
+            shape = data.shape[::-1]
+            device_args.append(cl.create_image(ctx, flags, fmt, shape=shape, hostbuf=data))
+        else:
+            data = host[arg["name"]].copy()
+            device_args.append(cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=data))
+    kernel(queue, global_size, local_size, *device_args)
+    outputs = {}
+    for arg, buf in zip(arguments, device_args, strict=True):
+        if arg["kind"] == "buffer" and arg.get("role") != "input":
+            outputs[arg["name"]] = np.empty_like(host[arg["name"]])
+            cl.enqueue_copy(queue, outputs[arg["name"]], buf)
+    queue.finish()
+    return outputs
+
+
+def original_outputs(
+    path: str, ctx: cl.Context, queue: cl.CommandQueue, sizes: Mapping[str, int], host: Any
+) -> dict[str, np.ndarray]:
+    """The original kernel (a gtune kernel with its description, or the plain kernel a
+    lifted ``NAME.stencil.yaml`` came from) at its default configuration on the same
+    data."""
+    from gtune.kernel import load_kernel
+
+    if path.endswith(".stencil.yaml"):  # lifted: the original is recorded in the definition
+        from gtune.commands._plain import original_kernel
+        from gtune.stencils.definition import load_definition
+
+        kernel = original_kernel(load_definition(path), sizes)
+    else:
+        kernel = load_kernel(path, sizes)
+    config = kernel.default_config() or {}
+    glob, loc = kernel.launch_sizes(config)
+    env = kernel.env(config)
+    arguments = []
+    scalars = {}
+    for a in kernel.arguments:
+        kind = "image" if kernel.uses_image(a, config) else a.kind
+        arguments.append({"name": a.name, "kind": kind, "dtype": a.dtype, "role": a.role})
+        if a.kind == "scalar" and a.value is not None:
+            scalars[a.name] = a.value.evaluate(env)
+    options = kernel.defines(config)
+    return launch(
+        ctx, queue, kernel.source, kernel.name, options, glob, loc, arguments, host, scalars
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("tuned", help="the .json written by `gtune export`")
+    parser.add_argument("--size", help="problem size NXxNYxNZ (default: the tuned size)")
+    parser.add_argument(
+        "--original",
+        metavar="KERNEL",
+        help="compare with this kernel's output (a lifted NAME.stencil.yaml: its original)",
+    )
+    args = parser.parse_args()
+
+    tuned = TunedKernel.load(args.tuned)
+    sizes = dict(tuned.tuned_size)
+    if args.size:
+        sizes = dict(zip(tuned.size_names, map(int, args.size.split("x")), strict=True))
+    broken = tuned.violations(sizes)
+    if broken:
+        print(f"the tuned configuration does not fit this size: {broken}", file=sys.stderr)
+        return 2
+
+    ctx = cl.create_some_context(interactive=False)
+    queue = cl.CommandQueue(ctx)
+    host = make_inputs(tuned, sizes)
+    scalars = {
+        a["name"]: tuned.evaluate(a["value"], sizes)
+        for a in tuned.arguments
+        if a["kind"] == "scalar" and a.get("value") is not None
+    }
+    # The exported source, built with the exported options, launched with the exported sizes.
+    global_size, local_size = tuned.launch_sizes(sizes)
+    options = tuned.compile_options(sizes)
+    got = launch(
+        ctx, queue, tuned.source, tuned.kernel, options, global_size, local_size,
+        tuned.arguments, host, scalars,
+    )  # fmt: skip
+
+    if args.original:
+        want = original_outputs(args.original, ctx, queue, sizes, host)
+    else:
+        want = {name: heat3d_reference(host["src"]) for name in got}
+    ok = True
+    for name, out in got.items():
+        err = float(np.max(np.abs(out - want[name])))
+        close = bool(np.allclose(out, want[name], rtol=1e-5, atol=1e-6))
+        print(f"{name}: max |tuned - original| = {err:.3g} ({'ok' if close else 'WRONG'})")
+        ok = ok and close
+    config = " ".join(f"{k}={v}" for k, v in tuned.configuration.items())
+    print(f"{tuned.name} at {'x'.join(map(str, sizes.values()))} with {config}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,254 @@
+"""Which piece of work runs next, and where: the campaign's scheduling, as pure logic.
+
+A campaign task that searches every technique (``technique: all``, the oracle, a
+load-predictor collection) is split into *pieces*: one search per technique, each a
+task of its own that any worker with the device can run, with no confirmation round.
+The task itself runs last, once its pieces are done: its searches are then served from
+the shared store (the same searches ask for the same configurations) and it only
+confirms the best, so its summary is what an unsplit run would have written.
+
+Pieces are handed out by the client one at a time, as workers free up (streamed, never
+queued on a worker in advance), the longest expected first (longest-processing-time
+list scheduling: the long ones start early and short ones fill the gaps at the end).
+Among pieces about as long as the longest, a worker gets one of the kernel it ran last,
+so it reuses that kernel's open session (space, evaluator, data on the device).
+
+:func:`simulate` runs the same rules on made-up durations, so that the effect of the
+order on the time all workers take can be checked without a device.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from collections.abc import Callable, Collection, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+
+from gtune.campaign.spec import CampaignTask
+from gtune.heuristics import Budget
+from gtune.tuning.techniques import ALL, technique_for
+
+TIE = 0.9  # pieces at least this share of the longest ready one count as "as long"
+DEFAULT_EVALUATIONS = 200.0  # what a search without a count budget is assumed to take
+
+
+COMPILE_WORKERS_ENV = "GTUNE_COMPILE_WORKERS"  # a worker's compile helpers (set per worker)
+MAX_COMPILE_WORKERS = 8
+
+
+def compile_budget(device_workers: int, cores: int) -> int:
+    """Compile helpers per device worker so that all of a host's device workers together
+    use its cores: one core each for the device workers themselves, the rest shared
+    (at least one helper each, at most eight)."""
+    workers = max(1, device_workers)
+    return max(1, min(MAX_COMPILE_WORKERS, (cores - workers) // workers))
+
+
+@dataclass(frozen=True)
+class Piece:
+    """A unit of work for one worker: a task, or one technique's search of a task."""
+
+    task: CampaignTask
+    parent: str  # key of the campaign task this belongs to
+    group: str  # pieces of one group share a kernel session on a worker
+    cost: float  # expected length, in configurations (only the order matters)
+    final: bool  # the campaign task itself (its summary goes into the ledger)
+    after: tuple[str, ...] = ()  # keys of the pieces that must finish first
+
+    @property
+    def key(self) -> str:
+        return self.task.key
+
+
+def group_of(task: CampaignTask) -> str:
+    """Kernel × size × device: what a worker's open session serves."""
+    sizes = ",".join(f"{k}={v}" for k, v in task.sizes)
+    return f"{task.kernel}|{sizes}|{task.device}|{task.timeout_s:g}|{task.compile_workers}"
+
+
+def expected_configs(budget: str | None) -> float:
+    """How many configurations a search with ``budget`` is expected to measure."""
+    if not budget:
+        return DEFAULT_EVALUATIONS
+    b = Budget.parse(budget, source="budget")
+    if b.evaluations is not None:
+        return float(b.evaluations)
+    return DEFAULT_EVALUATIONS
+
+
+def split_budget(budget: str | None, parts: int) -> str | None:
+    """One technique's share of a task's count budget (wall-time budgets don't split)."""
+    if not budget or parts <= 1:
+        return budget
+    b = Budget.parse(budget, source="budget")
+    if b.evaluations is None:
+        return budget
+    return str(max(1, b.evaluations // parts))
+
+
+def splittable(task: CampaignTask) -> bool:
+    """Whether the task searches every technique with a budget that splits evenly."""
+    if technique_for(task.strategy, task.technique) != ALL:
+        return False
+    if not task.budget:
+        return True
+    return Budget.parse(task.budget, source="budget").evaluations is not None
+
+
+def plan(
+    tasks: Sequence[CampaignTask],
+    techniques_of: Callable[[CampaignTask], Sequence[str]],
+    *,
+    weight_of: Callable[[CampaignTask], float] | None = None,
+) -> list[Piece]:
+    """Every piece of ``tasks``; ``techniques_of`` names a task's techniques (loading
+    its kernel), ``weight_of`` scales a task's cost (e.g. by its problem size)."""
+    out: list[Piece] = []
+    for task in tasks:
+        group = group_of(task)
+        weight = weight_of(task) if weight_of is not None else 1.0
+        names = list(techniques_of(task)) if splittable(task) else []
+        if len(names) < 2:
+            out.append(Piece(task, task.key, group, weight * expected_configs(task.budget), True))
+            continue
+        part = split_budget(task.budget, len(names))
+        pieces = [
+            Piece(
+                replace(task, technique=name, budget=part, confirm=False),
+                task.key,
+                group,
+                weight * expected_configs(part),
+                False,
+            )
+            for name in names
+        ]
+        out += pieces
+        # the task itself: served from the store, then its confirmation round
+        final = Piece(task, task.key, group, 0.0, True, tuple(p.key for p in pieces))
+        out.append(final)
+    return out
+
+
+@dataclass
+class Queue:
+    """Pieces not yet handed out: ready ones by length, the others waiting on theirs."""
+
+    _ready: list[tuple[float, int, Piece]] = field(default_factory=list)
+    _waiting: dict[str, tuple[Piece, set[str]]] = field(default_factory=dict)
+    _order: itertools.count[int] = field(default_factory=itertools.count)
+
+    @classmethod
+    def of(cls, pieces: Iterable[Piece]) -> Queue:
+        q = cls()
+        for p in pieces:
+            if p.after:
+                q._waiting[p.key] = (p, set(p.after))
+            else:
+                q.push(p)
+        return q
+
+    def push(self, piece: Piece) -> None:
+        heapq.heappush(self._ready, (-piece.cost, next(self._order), piece))
+
+    def done(self, key: str) -> None:
+        """Piece ``key`` finished (or failed): pieces waiting on it may become ready."""
+        for wkey, (piece, deps) in list(self._waiting.items()):
+            deps.discard(key)
+            if not deps:
+                del self._waiting[wkey]
+                self.push(piece)
+
+    def __len__(self) -> int:
+        return len(self._ready) + len(self._waiting)
+
+    @property
+    def ready(self) -> int:
+        return len(self._ready)
+
+    def take(self, last_group: str | None = None, elsewhere: Collection[str] = ()) -> Piece | None:
+        """The longest ready piece. Among those about as long: one of ``last_group`` (the
+        worker's open session), else one of a kernel no other worker is on (``elsewhere``:
+        the groups running there), so that workers start on different kernels and each
+        kernel's space is solved once; the pieces of one kernel spread over several
+        workers only when nothing else is left."""
+        if not self._ready:
+            return None
+        longest = -self._ready[0][0]
+        near = sorted((o, i) for i, (neg, o, _) in enumerate(self._ready) if -neg >= TIE * longest)
+        for wanted in (lambda g: g == last_group, lambda g: g not in elsewhere):
+            for _, i in near:
+                piece = self._ready[i][2]
+                if wanted(piece.group):
+                    self._ready[i] = self._ready[-1]
+                    self._ready.pop()
+                    heapq.heapify(self._ready)
+                    return piece
+        return heapq.heappop(self._ready)[2]
+
+
+@dataclass(frozen=True)
+class Simulated:
+    """What :func:`simulate` found: when everything ended, and each worker's busy time."""
+
+    makespan: float
+    busy: tuple[float, ...]
+
+    @property
+    def utilisation(self) -> float:
+        """Busy time over workers × makespan (1.0: no worker ever idle)."""
+        if self.makespan <= 0:
+            return 1.0
+        return sum(self.busy) / (len(self.busy) * self.makespan)
+
+
+def simulate(
+    pieces: Sequence[Piece],
+    duration: Callable[[Piece], float],
+    workers: int,
+    *,
+    longest_first: bool = True,
+) -> Simulated:
+    """Run the scheduling rules on ``workers`` identical workers with made-up durations
+    (``longest_first=False``: in the given order, as submitting everything at once)."""
+    # arrival order: with equal costs the queue keeps the order pieces were given in
+    queue = Queue.of(pieces if longest_first else (replace(p, cost=0.0) for p in pieces))
+    clock: list[tuple[float, int, str | None]] = [(0.0, w, None) for w in range(workers)]
+    heapq.heapify(clock)
+    busy = [0.0] * workers
+    running: list[tuple[float, str]] = []
+    group_of_key = {p.key: p.group for p in pieces}
+    end = 0.0
+    while len(queue) or running:
+        now, w, last = heapq.heappop(clock)
+        # pieces that ended by now release the ones waiting on them
+        for t, key in sorted(r for r in running if r[0] <= now):
+            queue.done(key)
+            running.remove((t, key))
+        piece = queue.take(last, {group_of_key[k] for _, k in running})
+        if piece is None:
+            if not running:
+                break
+            nxt = min(t for t, _ in running)  # idle until the next piece ends
+            heapq.heappush(clock, (max(nxt, now), w, last))
+            continue
+        d = duration(piece)
+        busy[w] += d
+        running.append((now + d, piece.key))
+        end = max(end, now + d)
+        heapq.heappush(clock, (now + d, w, piece.group))
+    return Simulated(end, tuple(busy))
+
+
+__all__ = [
+    "COMPILE_WORKERS_ENV",
+    "Piece",
+    "Queue",
+    "Simulated",
+    "compile_budget",
+    "expected_configs",
+    "group_of",
+    "plan",
+    "simulate",
+    "split_budget",
+    "splittable",
+]

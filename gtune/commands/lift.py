@@ -1,0 +1,98 @@
+"""``gtune lift``: recover the stencil a plain kernel computes, by running it, as a
+stencil definition (``NAME.stencil.yaml``) that ``gtune run`` tunes in the template."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from gtune.commands._plain import add_plain_arguments, is_plain, note_lines, open_tunable
+from gtune.exceptions import InputError
+
+HELP = (
+    "recover the linear stencil of a plain .cl by running it (impulses, random inputs) "
+    "and write it as NAME.stencil.yaml; refuses kernels that are not linear stencils"
+)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("kernel", help="a plain kernel.cl (no description beside it)")
+    p.add_argument(
+        "--size",
+        metavar="NXxNYxNZ",
+        help="problem size to probe at, e.g. 64x64x32 (small is enough: a few times the "
+        "stencil's reach, and what the shipped launch accepts)",
+    )
+    p.add_argument(
+        "--output",
+        "-o",
+        required=True,
+        metavar="NAME.stencil.yaml",
+        help="the definition to write (NAME becomes the stencil's name)",
+    )
+    p.add_argument("--device", "-d", help="device: P:D index, identity or name substring")
+    p.add_argument(
+        "--timeout", type=float, default=60.0, help="seconds before a probe launch is abandoned"
+    )
+    add_plain_arguments(p)
+
+
+def recorded_flags(args: argparse.Namespace) -> list[str]:
+    """The plain-kernel flags given (every one ``add_plain_arguments`` defines), in a form
+    ``gtune run`` can give the original kernel again."""
+    if args.reference:
+        raise InputError(
+            "lifting compares the kernel with what it finds; a --reference is not used",
+            source="--reference",
+        )
+    parser = argparse.ArgumentParser(add_help=False)
+    add_plain_arguments(parser)
+    flags: list[str] = []
+    for action in parser._actions:
+        value = getattr(args, action.dest, None)
+        if not action.option_strings or value is None or value == action.default:
+            continue
+        option = action.option_strings[0]
+        if isinstance(value, list):
+            for item in value:
+                flags += [option, str(item)]
+        elif value is True:
+            flags.append(option)
+        else:
+            flags += [option, str(value)]
+    return flags
+
+
+def run(args: argparse.Namespace) -> int:
+    from gtune.measure import select_device
+    from gtune.stencils.lift import lift_kernel
+
+    if not is_plain(args.kernel):
+        raise InputError(
+            "lift reads a plain .cl (a kernel with a description beside it is tuned as it is)",
+            source=args.kernel,
+        )
+    out = Path(args.output)
+    flags = recorded_flags(args)
+    kernel = open_tunable(args)
+    for line in note_lines(kernel):  # plain mode's warnings (its guesses: gtune describe)
+        if line.startswith("warning: "):
+            print(line, file=sys.stderr)
+    device = select_device(args.device)
+    definition, launches = lift_kernel(
+        kernel, device=device, output=out, flags=flags, timeout_s=args.timeout
+    )
+    try:
+        out.write_text(definition.to_yaml())
+    except OSError as exc:
+        raise InputError(f"cannot write: {exc.strerror}", source=out) from None
+    terms = len(definition.terms)
+    coefs = ", ".join(definition.coefficients) or "none"
+    print(
+        f"{out}: {definition.name}: {definition.dims}D {definition.dtype}, {terms} terms, "
+        f"fields {', '.join(definition.fields)}, coefficients {coefs}, boundary "
+        f"{definition.boundary} (checked against {launches} launches of {kernel.name})",
+        file=sys.stderr,
+    )
+    return 0

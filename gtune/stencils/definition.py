@@ -1,0 +1,850 @@
+"""Stencil definitions: the linear stencil a user writes in ``NAME.stencil.yaml``.
+
+A definition says what a stencil computes, never how: dimensions and element type, the
+input fields and the output, the update as a sum of ``coefficient * field[offset]`` terms
+plus a constant, the boundary handling and, optionally, the kernel interface the rendered
+kernel must present. ``gtune.stencils.render`` turns it into the optimizing template and a
+description; :meth:`StencilDefinition.reference` is its numpy reference. The format is
+documented in ``docs/stencils.md``.
+
+Everything is validated up front; every error names the file and the key path
+(``heat.stencil.yaml: terms[3].offset: expected 3 integers for dims 3, got [1, 0]``).
+Coefficient expressions are products of numbers and names, read by a small parser here,
+never by ``eval``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import yaml
+
+from gtune.exceptions import InputError
+from gtune.inputs import load_yaml, read_text
+
+SUFFIX = ".stencil.yaml"
+DTYPES = ("float32", "float64")
+BOUNDARIES = ("interior", "clamp")
+MAX_STEPS = 1_000_000
+"""Most time steps a definition may ask for."""
+MAX_OFFSET = 16
+"""Largest |offset| along an axis: the template's halo grows with it."""
+
+Offset = tuple[int, int, int]
+ArgKind = Literal["field", "output", "coefficient", "size", "ignored"]
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_DECIMAL = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\Z")
+_RATIONAL = re.compile(r"([+-]?\d+)\s*/\s*(\d+)\Z")
+_CTYPE = {"float32": "float", "float64": "double"}
+_NP: dict[str, type[np.floating[Any]]] = {"float32": np.float32, "float64": np.float64}
+SIZE_TYPES = ("int", "uint", "long", "ulong")
+IGNORED_TYPES = (*SIZE_TYPES, "short", "ushort", "char", "uchar", "float", "double")
+
+_TOP = (
+    "name",
+    "doc",
+    "dims",
+    "dtype",
+    "boundary",
+    "fields",
+    "output",
+    "coefficients",
+    "terms",
+    "constant",
+    "values",
+    "steps",
+    "kernel",
+    "original",
+)
+_TERM_KEYS = ("field", "offset", "coefficient")
+_KERNEL_KEYS = ("name", "arguments")
+_ARG_KEYS = ("name", "type", "size", "ignored", "value")
+
+
+@dataclass(frozen=True)
+class Coefficient:
+    """``factor * prod(names)``: a number, a run-time scalar, or a product of those.
+
+    ``names`` are sorted, so equal products compare equal.
+    """
+
+    factor: float = 1.0
+    names: tuple[str, ...] = ()
+
+    @property
+    def is_number(self) -> bool:
+        return not self.names
+
+    @property
+    def is_zero(self) -> bool:
+        return self.factor == 0.0
+
+    def value(self, values: Mapping[str, float]) -> float:
+        """The coefficient's value in double precision."""
+        out = float(self.factor)
+        for n in self.names:
+            out *= float(values[n])
+        return out
+
+    def typed_value(self, values: Mapping[str, float], dtype: str) -> np.floating[Any]:
+        """The value as the kernel computes it: in ``dtype``, factor first, then each
+        name in order (the order :meth:`render` writes)."""
+        t = _NP[dtype]
+        if not self.names:
+            return t(self.factor)
+        out = t(values[self.names[0]]) if self.factor == 1.0 else t(self.factor)
+        rest = self.names[1:] if self.factor == 1.0 else self.names
+        for n in rest:
+            out = t(out * t(values[n]))
+        return out
+
+    def render(self, rename: Mapping[str, str] | None = None, dtype: str | None = None) -> str:
+        """An OpenCL expression: ``((REAL)0.5*cc)``, ``(cc)``, ``((REAL)0.25)``.
+
+        With ``dtype`` a number alone is a typed literal (``0.25f`` for float32, ``0.25``
+        for float64), as the template's constant weights have always been written.
+        """
+        names = [(rename or {}).get(n, n) for n in self.names]
+        if not names:
+            if dtype is not None:
+                return literal(self.factor, dtype)
+            return f"((REAL){_number(self.factor)})"
+        if self.factor == 1.0:
+            return "(" + "*".join(names) + ")"
+        return f"((REAL){_number(self.factor)}*" + "*".join(names) + ")"
+
+    def text(self) -> float | int | str:
+        """The definition-file form: a YAML number, or ``"0.5*cc"``."""
+        if not self.names:
+            return _yaml_number(self.factor)
+        if self.factor == 1.0:
+            return "*".join(self.names)
+        return f"{_number(self.factor)}*" + "*".join(self.names)
+
+    def __str__(self) -> str:
+        return str(self.text())
+
+
+def literal(value: float, dtype: str) -> str:
+    """A typed OpenCL literal that holds ``value`` rounded to ``dtype``."""
+    text = _number(value)
+    return f"{text}f" if dtype == "float32" else text
+
+
+def _number(value: float) -> str:
+    text = repr(float(value))
+    if "e" not in text and "." not in text and "n" not in text:
+        text += ".0"
+    return text
+
+
+def _yaml_number(value: float) -> float | int:
+    v = float(value)
+    if v.is_integer() and abs(v) < 2**53:
+        return int(v)
+    return v
+
+
+@dataclass(frozen=True)
+class Term:
+    """``coefficient * field[p + offset]``; ``offset`` is ``(dx, dy, dz)``, x fastest."""
+
+    field: str
+    offset: Offset
+    coefficient: Coefficient
+
+    @property
+    def is_centre(self) -> bool:
+        return self.offset == (0, 0, 0)
+
+
+@dataclass(frozen=True)
+class KernelArg:
+    """One argument of the rendered kernel, in order.
+
+    ``kind``: a ``field`` (input buffer), the ``output`` buffer, a run-time
+    ``coefficient``, an integer ``size`` (``axis`` x/y/z: its value is NX/NY/NZ) or an
+    ``ignored`` scalar (accepted and unused; ``value`` is what gtune passes). ``type`` is
+    the OpenCL C type.
+    """
+
+    name: str
+    kind: ArgKind
+    type: str
+    axis: str | None = None
+    value: float | int | None = None
+
+
+@dataclass(frozen=True)
+class StencilDefinition:
+    """A linear stencil: ``out[p] = constant + sum(c_k * field_k[p + offset_k])``."""
+
+    name: str
+    doc: str
+    dims: int
+    dtype: str
+    boundary: str
+    fields: tuple[str, ...]
+    output: str
+    coefficients: tuple[str, ...]
+    terms: tuple[Term, ...]
+    constant: Coefficient
+    values: dict[str, float]
+    kernel_name: str
+    arguments: tuple[KernelArg, ...]
+    original: dict[str, Any] | None = None
+    source: str = field(default="", compare=False)
+    steps: int = 1
+    """Time steps the application runs: step k + 1 reads step k's output as its primary
+    field (the other fields stay fixed)."""
+
+    # -- shape ------------------------------------------------------------------------
+    @property
+    def radius(self) -> tuple[int, int, int]:
+        """Radius per axis (x, y, z) over the terms of every field."""
+        return (
+            max(abs(t.offset[0]) for t in self.terms),
+            max(abs(t.offset[1]) for t in self.terms),
+            max(abs(t.offset[2]) for t in self.terms),
+        )
+
+    @property
+    def primary_field(self) -> str:
+        """The first field with a non-centre offset (the first field if none has one):
+        the field the data-loading techniques optimise."""
+        for f in self.fields:
+            if any(t.field == f and not t.is_centre for t in self.terms):
+                return f
+        return self.fields[0]
+
+    def terms_of(self, name: str) -> tuple[Term, ...]:
+        return tuple(t for t in self.terms if t.field == name)
+
+    @property
+    def secondary_fields(self) -> tuple[str, ...]:
+        return tuple(f for f in self.fields if f != self.primary_field)
+
+    @property
+    def shape_names(self) -> tuple[str, ...]:
+        """Array shape as size names, slowest axis first."""
+        return ("NZ", "NY", "NX") if self.dims == 3 else ("NY", "NX")
+
+    @property
+    def ctype(self) -> str:
+        return _CTYPE[self.dtype]
+
+    @property
+    def itemsize(self) -> int:
+        return 8 if self.dtype == "float64" else 4
+
+    # -- semantics ----------------------------------------------------------------------
+    def reference(
+        self,
+        inputs: Mapping[str, np.ndarray],
+        out_initial: np.ndarray,
+        values: Mapping[str, float] | None = None,
+    ) -> np.ndarray:
+        """The output the kernel must produce, computed in the element type.
+
+        Terms accumulate in file order from zero, then the constant is added. With
+        ``interior``, points closer to an edge than the radius keep ``out_initial``; with
+        ``clamp``, every point is written and neighbour indices are clamped per axis.
+        """
+        vals = dict(self.values if values is None else values)
+        t = _NP[self.dtype]
+        out = np.array(out_initial, dtype=t, copy=True)
+        if out.ndim != self.dims:
+            raise ValueError(f"{self.name}: output has {out.ndim} dimensions, expected {self.dims}")
+        out3 = out if self.dims == 3 else out[np.newaxis]
+        nz, ny, nx = out3.shape
+        rx, ry, rz = self.radius
+        clamp = self.boundary == "clamp"
+        sources: dict[str, np.ndarray] = {}
+        for f in self.fields:
+            a = np.asarray(inputs[f]).astype(t, copy=False)
+            if a.shape != out.shape:
+                raise ValueError(f"{self.name}: field {f} has shape {a.shape}, not {out.shape}")
+            a3 = a if self.dims == 3 else a[np.newaxis]
+            if clamp and any(not term.is_centre for term in self.terms_of(f)):
+                a3 = np.pad(a3, ((rz, rz), (ry, ry), (rx, rx)), mode="edge")
+                sources[f] = a3
+            else:
+                sources[f] = a3
+        padded = {f for f in self.fields if sources[f].shape != out3.shape}
+        if clamp:
+            lo, hi = (0, 0, 0), (nz, ny, nx)
+        else:
+            lo, hi = (rz, ry, rx), (nz - rz, ny - ry, nx - rx)
+            if any(b <= a for a, b in zip(lo, hi, strict=True)):
+                return out
+        coefs = [term.coefficient.typed_value(vals, self.dtype) for term in self.terms]
+        constant = self.constant.typed_value(vals, self.dtype)
+        z0, z1 = lo[0], hi[0]
+        acc = np.zeros((z1 - z0, hi[1] - lo[1], hi[2] - lo[2]), dtype=t)
+        tmp = np.empty_like(acc)
+        for term, c in zip(self.terms, coefs, strict=True):
+            dx, dy, dz = term.offset
+            src = sources[term.field]
+            sh = (rz, ry, rx) if term.field in padded else (0, 0, 0)
+            v = src[
+                z0 + dz + sh[0] : z1 + dz + sh[0],
+                lo[1] + dy + sh[1] : hi[1] + dy + sh[1],
+                lo[2] + dx + sh[2] : hi[2] + dx + sh[2],
+            ]
+            np.multiply(v, c, out=tmp)
+            np.add(acc, tmp, out=acc)
+        if not self.constant.is_zero:
+            np.add(acc, constant, out=acc)
+        out3[z0:z1, lo[1] : hi[1], lo[2] : hi[2]] = acc
+        return out
+
+    def reference_steps(
+        self,
+        inputs: Mapping[str, np.ndarray],
+        out_initial: np.ndarray,
+        values: Mapping[str, float] | None = None,
+    ) -> np.ndarray:
+        """The output after :attr:`steps` time steps, run as the kernel runs them: two
+        buffers, the primary field's and the output's, alternate; step k + 1 reads the
+        buffer step k wrote as its primary field and writes the other one (with the
+        interior boundary, that buffer's points near the edge keep their contents).
+        The other fields stay fixed. One step is :meth:`reference`."""
+        primary = self.primary_field
+        fields = dict(inputs)
+        read = np.asarray(inputs[primary])
+        write = np.asarray(out_initial)
+        for _ in range(self.steps):
+            fields[primary] = read
+            out = self.reference(fields, write, values)
+            read, write = out, read
+        return read
+
+    def tolerance(self, max_abs_input: float, values: Mapping[str, float] | None = None) -> float:
+        """Absolute tolerance for comparing a kernel's output with :meth:`reference`
+        (after :attr:`steps` steps): the sum of |coefficient| times the largest |input|
+        plus |constant|, times a few ulps of the element type per term (a kernel may
+        fuse or reorder a little); over several steps, the bound of every step's values
+        (the primary field's terms scale the previous step's bound) and the sum of the
+        steps' tolerances (a step also carries the previous one's error forward,
+        scaled by the primary field's coefficients)."""
+        vals = dict(self.values if values is None else values)
+        eps = float(np.finfo(_NP[self.dtype]).eps) * 4 * (len(self.terms) + 1)
+        primary = self.primary_field
+        gain = sum(abs(t.coefficient.value(vals)) for t in self.terms_of(primary))
+        rest = sum(abs(t.coefficient.value(vals)) for t in self.terms if t.field != primary)
+        bound, error = max_abs_input, 0.0
+        for _ in range(self.steps):
+            scale = gain * bound + rest * max_abs_input + abs(self.constant.value(vals))
+            error = gain * error + max(scale, 1e-30) * eps
+            bound = max(bound, scale)
+        return error
+
+    # -- writing ------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data in the definition-file form (round-trips through
+        :func:`parse_definition`)."""
+        data: dict[str, Any] = {"name": self.name}
+        if self.doc:
+            data["doc"] = self.doc
+        data.update(
+            {
+                "dims": self.dims,
+                "dtype": self.dtype,
+                "boundary": self.boundary,
+                "fields": list(self.fields),
+                "output": self.output,
+            }
+        )
+        if self.coefficients:
+            data["coefficients"] = list(self.coefficients)
+        terms: list[dict[str, Any]] = []
+        for t in self.terms:
+            item: dict[str, Any] = {"field": t.field}
+            if not t.is_centre:
+                item["offset"] = list(t.offset[: self.dims])
+            item["coefficient"] = t.coefficient.text()
+            terms.append(item)
+        data["terms"] = terms
+        if not self.constant.is_zero:
+            data["constant"] = self.constant.text()
+        if self.values:
+            data["values"] = {k: _yaml_number(v) for k, v in self.values.items()}
+        kernel: dict[str, Any] = {}
+        if self.kernel_name != self.name:
+            kernel["name"] = self.kernel_name
+        if self.arguments != default_arguments(
+            self.fields, self.output, self.coefficients, self.dtype
+        ):
+            kernel["arguments"] = [_arg_data(a) for a in self.arguments]
+        if kernel:
+            data["kernel"] = kernel
+        if self.steps != 1:
+            data["steps"] = self.steps
+        if self.original is not None:
+            data["original"] = self.original
+        return data
+
+    def to_yaml(self) -> str:
+        """The definition as YAML (round-trips through :func:`load_definition`)."""
+        return yaml.dump(self.to_dict(), Dumper=_Dumper, sort_keys=False, width=100)
+
+
+def _arg_data(a: KernelArg) -> str | dict[str, Any]:
+    if a.kind in ("field", "output", "coefficient"):
+        return a.name
+    if a.kind == "size":
+        return {"name": a.name, "type": a.type, "size": a.axis}
+    return {"name": a.name, "type": a.type, "ignored": True, "value": a.value}
+
+
+class _Dumper(yaml.SafeDumper):
+    """Definitions as people write them: terms and short lists on one line."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
+def _represent_list(dumper: yaml.SafeDumper, data: list[Any]) -> yaml.Node:
+    flat = all(not isinstance(v, dict | list) for v in data)
+    return dumper.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=flat)
+
+
+def _represent_dict(dumper: yaml.SafeDumper, data: dict[str, Any]) -> yaml.Node:
+    short = all(
+        not isinstance(v, dict) and (not isinstance(v, list) or len(v) <= 3) for v in data.values()
+    )
+    flat = short and sum(len(str(k)) + len(str(v)) + 4 for k, v in data.items()) <= 90
+    return dumper.represent_mapping("tag:yaml.org,2002:map", data, flow_style=flat)
+
+
+_Dumper.add_representer(list, _represent_list)
+_Dumper.add_representer(dict, _represent_dict)
+
+
+def default_arguments(
+    fields: Sequence[str], output: str, coefficients: Sequence[str], dtype: str
+) -> tuple[KernelArg, ...]:
+    """Fields, then the output, then the coefficients."""
+    return tuple(
+        [_named_arg(f, "field", dtype) for f in fields]
+        + [_named_arg(output, "output", dtype)]
+        + [_named_arg(c, "coefficient", dtype) for c in coefficients]
+    )
+
+
+def _named_arg(name: str, kind: ArgKind, dtype: str) -> KernelArg:
+    ctype = _CTYPE[dtype]
+    if kind == "field":
+        return KernelArg(name, "field", f"__global const {ctype}*")
+    if kind == "output":
+        return KernelArg(name, "output", f"__global {ctype}*")
+    return KernelArg(name, "coefficient", ctype)
+
+
+# ---------------------------------------------------------------------------------------
+# Reading
+
+
+def load_definition(path: str | Path) -> StencilDefinition:
+    """Read and validate ``NAME.stencil.yaml``; errors name the file and the key."""
+    p = Path(path)
+    data = load_yaml(read_text(p, what="stencil definition"), str(p))
+    return parse_definition(data, str(p))
+
+
+def is_definition_path(path: str | Path) -> bool:
+    return str(path).endswith(SUFFIX)
+
+
+def default_name(source: str) -> str:
+    base = Path(source).name
+    for suffix in (SUFFIX, ".yaml", ".yml"):
+        if base.endswith(suffix):
+            return base[: -len(suffix)]
+    return base
+
+
+class _Err:
+    def __init__(self, source: str) -> None:
+        self.source = source
+
+    def __call__(self, key: str, message: str) -> InputError:
+        return InputError(f"{key}: {message}" if key else message, source=self.source)
+
+
+def _suggest(word: str, known: Sequence[str]) -> str:
+    close = difflib.get_close_matches(word, known, n=1, cutoff=0.5)
+    return f" (did you mean {close[0]}?)" if close else f" (known keys: {', '.join(known)})"
+
+
+def _check_keys(data: Mapping[Any, Any], known: Sequence[str], where: str, err: _Err) -> None:
+    for k in data:
+        if k not in known:
+            key = f"{where}.{k}" if where else str(k)
+            raise err(key, f"unknown key{_suggest(str(k), known)}")
+
+
+def _ident(value: Any, key: str, err: _Err, what: str = "a name") -> str:
+    if not isinstance(value, str) or not _IDENT.match(value):
+        raise err(
+            key, f"expected {what} (letters, digits, _; not starting with a digit), got {value!r}"
+        )
+    return value
+
+
+def _names(value: Any, key: str, err: _Err, *, empty: bool) -> tuple[str, ...]:
+    if value is None and empty:
+        return ()
+    if not isinstance(value, list):
+        raise err(key, f"expected a list of names, got {value!r}")
+    if not value and not empty:
+        raise err(key, "expected at least one name")
+    out: list[str] = []
+    for i, v in enumerate(value):
+        name = _ident(v, f"{key}[{i}]", err)
+        if name in out:
+            raise err(f"{key}[{i}]", f"{name} is listed twice")
+        out.append(name)
+    return tuple(out)
+
+
+def _number_value(value: Any, key: str, err: _Err) -> float:
+    if isinstance(value, bool):
+        raise err(key, f"expected a number, got {value!r}")
+    if isinstance(value, int | float):
+        v = float(value)
+    elif isinstance(value, str):
+        parsed = _parse_number(value.strip())
+        if parsed is None:
+            raise err(key, f"expected a number, got {value!r}")
+        v = parsed
+    else:
+        raise err(key, f"expected a number, got {value!r}")
+    if not math.isfinite(v):
+        raise err(key, f"expected a finite number, got {value!r}")
+    return v
+
+
+def _parse_number(text: str) -> float | None:
+    if _DECIMAL.match(text):
+        return float(text)
+    m = _RATIONAL.match(text)
+    if m:
+        den = int(m.group(2))
+        if den == 0:
+            return None
+        return float(Fraction(int(m.group(1)), den))
+    return None
+
+
+def parse_coefficient(
+    value: Any, key: str, known: Sequence[str], source: str = "<definition>"
+) -> Coefficient:
+    """A number, a name from ``known``, a product ``"0.5*cc"`` or a factor list."""
+    return _coefficient(value, key, known, _Err(source))
+
+
+def _coefficient(value: Any, key: str, known: Sequence[str], err: _Err) -> Coefficient:
+    if isinstance(value, bool) or value is None:
+        raise err(key, f"expected a number, a coefficient name or a product, got {value!r}")
+    if isinstance(value, int | float):
+        return Coefficient(_number_value(value, key, err), ())
+    if isinstance(value, str):
+        factors: list[Any] = [f.strip() for f in value.split("*")]
+    elif isinstance(value, list) and value:
+        factors = list(value)
+    else:
+        raise err(key, f"expected a number, a coefficient name or a product, got {value!r}")
+    factor = 1.0
+    names: list[str] = []
+    for f in factors:
+        if isinstance(f, str):
+            text = f.strip()
+            sign = 1.0
+            if text.startswith("-") and _IDENT.match(text[1:].strip()):
+                sign, text = -1.0, text[1:].strip()
+            if _IDENT.match(text):
+                if text not in known:
+                    hint = difflib.get_close_matches(text, known, n=1, cutoff=0.5)
+                    more = f" (did you mean {hint[0]}?)" if hint else ""
+                    raise err(
+                        key,
+                        f"unknown coefficient {text!r}{more}; declare it under coefficients",
+                    )
+                names.append(text)
+                factor *= sign
+                continue
+            number = _parse_number(text)
+            if number is None or not math.isfinite(number):
+                raise err(
+                    key,
+                    f"{value!r} is not a product of numbers and coefficient names "
+                    "(only * between factors; no +, -, calls)",
+                )
+            factor *= number
+        else:
+            factor *= _number_value(f, key, err)
+    if not math.isfinite(factor):
+        raise err(key, f"{value!r} overflows")
+    return Coefficient(factor, tuple(sorted(names)))
+
+
+def _offset(value: Any, key: str, dims: int, err: _Err) -> Offset:
+    if value is None:
+        return (0, 0, 0)
+    if (
+        not isinstance(value, list)
+        or len(value) != dims
+        or any(isinstance(v, bool) or not isinstance(v, int) for v in value)
+    ):
+        raise err(key, f"expected {dims} integers for dims {dims}, got {value!r}")
+    if any(abs(v) > MAX_OFFSET for v in value):
+        raise err(key, f"offsets reach at most {MAX_OFFSET} along an axis, got {value!r}")
+    dx, dy = int(value[0]), int(value[1])
+    dz = int(value[2]) if dims == 3 else 0
+    return (dx, dy, dz)
+
+
+def parse_definition(data: Any, source: str) -> StencilDefinition:
+    """Validate plain data (a parsed ``.stencil.yaml``) into a definition."""
+    err = _Err(source)
+    if not isinstance(data, dict):
+        raise err("", "a stencil definition must be a mapping")
+    _check_keys(data, _TOP, "", err)
+    for required in ("dims", "fields", "output", "terms"):
+        if required not in data:
+            raise err(required, "missing (required)")
+    name = _ident(data.get("name", default_name(source)), "name", err)
+    doc = data.get("doc", "")
+    if not isinstance(doc, str):
+        raise err("doc", f"expected text, got {doc!r}")
+    dims = data["dims"]
+    if isinstance(dims, bool) or dims not in (2, 3):
+        raise err("dims", f"expected 2 or 3, got {dims!r}")
+    dtype = data.get("dtype", "float32")
+    if dtype not in DTYPES:
+        raise err("dtype", f"expected one of {', '.join(DTYPES)}, got {dtype!r}")
+    boundary = data.get("boundary", "interior")
+    if boundary not in BOUNDARIES:
+        raise err("boundary", f"expected one of {', '.join(BOUNDARIES)}, got {boundary!r}")
+    fields = _names(data["fields"], "fields", err, empty=False)
+    output = _ident(data["output"], "output", err)
+    if output in fields:
+        raise err("output", f"{output} is also an input field; the output is a distinct buffer")
+    coefficients = _names(data.get("coefficients"), "coefficients", err, empty=True)
+    for i, c in enumerate(coefficients):
+        if c in fields or c == output:
+            raise err(f"coefficients[{i}]", f"{c} is also a field; a name is one or the other")
+
+    raw_terms = data["terms"]
+    if not isinstance(raw_terms, list) or not raw_terms:
+        raise err("terms", "expected a non-empty list of terms")
+    terms: list[Term] = []
+    seen: dict[tuple[str, Offset], int] = {}
+    for i, raw in enumerate(raw_terms):
+        key = f"terms[{i}]"
+        if not isinstance(raw, dict):
+            raise err(key, f"expected a mapping with field, offset, coefficient; got {raw!r}")
+        _check_keys(raw, _TERM_KEYS, key, err)
+        if "field" not in raw:
+            raise err(f"{key}.field", "missing (required)")
+        fname = raw["field"]
+        if fname not in fields:
+            hint = "; the output is not read" if fname == output else ""
+            raise err(
+                f"{key}.field",
+                f"{fname!r} is not a field (fields: {', '.join(fields)}){hint}",
+            )
+        offset = _offset(raw.get("offset"), f"{key}.offset", dims, err)
+        coef = _coefficient(raw.get("coefficient", 1), f"{key}.coefficient", coefficients, err)
+        at = seen.get((fname, offset))
+        if at is not None and terms[at].coefficient.is_number and coef.is_number:
+            prev = terms[at]
+            terms[at] = Term(fname, offset, Coefficient(prev.coefficient.factor + coef.factor))
+            continue
+        # A repeat with a named coefficient stays a term of its own: a centre weight such
+        # as 1 - 6*alpha is the sum of the terms 1*u and -6*alpha*u.
+        seen[(fname, offset)] = len(terms)
+        terms.append(Term(fname, offset, coef))
+    for i, f in enumerate(fields):
+        if not any(t.field == f for t in terms):
+            raise err(f"fields[{i}]", f"{f} is read by no term")
+
+    constant = _coefficient(data.get("constant", 0), "constant", coefficients, err)
+
+    raw_values = data.get("values", {})
+    if raw_values is None:
+        raw_values = {}
+    if not isinstance(raw_values, dict):
+        raise err("values", f"expected a mapping of coefficient values, got {raw_values!r}")
+    values: dict[str, float] = {}
+    for k, v in raw_values.items():
+        if k not in coefficients:
+            raise err(f"values.{k}", f"not a coefficient{_suggest(str(k), coefficients)}")
+        values[str(k)] = _number_value(v, f"values.{k}", err)
+    for c in coefficients:
+        if c not in values:
+            raise err("values", f"{c} needs a value (every coefficient is given one to tune with)")
+
+    kernel_name, arguments = _kernel(
+        data.get("kernel"), name, dims, dtype, fields, output, coefficients, err
+    )
+    steps = data.get("steps", 1)
+    if isinstance(steps, bool) or not isinstance(steps, int) or not 1 <= steps <= MAX_STEPS:
+        raise err(
+            "steps", f"expected a whole number of time steps from 1 to {MAX_STEPS}, got {steps!r}"
+        )
+    original = data.get("original")
+    if original is not None and not isinstance(original, dict):
+        raise err("original", f"expected a mapping, got {original!r}")
+    return StencilDefinition(
+        name=name,
+        doc=doc,
+        dims=int(dims),
+        dtype=str(dtype),
+        boundary=str(boundary),
+        fields=fields,
+        output=output,
+        coefficients=coefficients,
+        terms=tuple(terms),
+        constant=constant,
+        values=values,
+        kernel_name=kernel_name,
+        arguments=arguments,
+        original=dict(original) if original is not None else None,
+        source=source,
+        steps=int(steps),
+    )
+
+
+def _kernel(
+    raw: Any,
+    name: str,
+    dims: int,
+    dtype: str,
+    fields: tuple[str, ...],
+    output: str,
+    coefficients: tuple[str, ...],
+    err: _Err,
+) -> tuple[str, tuple[KernelArg, ...]]:
+    default = default_arguments(fields, output, coefficients, dtype)
+    if raw is None:
+        return name, default
+    if not isinstance(raw, dict):
+        raise err("kernel", f"expected a mapping with name and arguments, got {raw!r}")
+    _check_keys(raw, _KERNEL_KEYS, "kernel", err)
+    kernel_name = _ident(raw.get("name", name), "kernel.name", err)
+    if "arguments" not in raw:
+        return kernel_name, default
+    items = raw["arguments"]
+    if not isinstance(items, list) or not items:
+        raise err("kernel.arguments", "expected a non-empty list of arguments")
+    by_name = {a.name: a for a in default}
+    out: list[KernelArg] = []
+    used: set[str] = set()
+    axes = ("x", "y", "z")[:dims]
+    for i, item in enumerate(items):
+        key = f"kernel.arguments[{i}]"
+        if isinstance(item, str):
+            if item not in by_name:
+                raise err(
+                    key,
+                    f"{item!r} is not a field, the output or a coefficient; give extra "
+                    "arguments as {name: ..., type: int, size: x} or {name: ..., type: ..., "
+                    "ignored: true, value: ...}",
+                )
+            arg = by_name[item]
+        elif isinstance(item, dict):
+            _check_keys(item, _ARG_KEYS, key, err)
+            aname = _ident(item.get("name"), f"{key}.name", err)
+            if aname in by_name:
+                raise err(
+                    f"{key}.name",
+                    f"{aname} is a field, output or coefficient: list it by name alone",
+                )
+            if "size" in item and item.get("ignored"):
+                raise err(key, "an argument is either a size or ignored, not both")
+            if "size" in item:
+                axis = item["size"]
+                if axis not in axes:
+                    raise err(f"{key}.size", f"expected one of {', '.join(axes)}, got {axis!r}")
+                atype = item.get("type", "int")
+                if atype not in SIZE_TYPES:
+                    raise err(
+                        f"{key}.type",
+                        f"a size argument is one of {', '.join(SIZE_TYPES)}, got {atype!r}",
+                    )
+                if "value" in item:
+                    raise err(f"{key}.value", "a size argument's value is the problem size")
+                arg = KernelArg(aname, "size", str(atype), str(axis), None)
+            elif item.get("ignored") is True:
+                atype = item.get("type")
+                if atype not in IGNORED_TYPES:
+                    raise err(
+                        f"{key}.type", f"expected one of {', '.join(IGNORED_TYPES)}, got {atype!r}"
+                    )
+                value = _number_value(item.get("value", 0), f"{key}.value", err)
+                if atype in ("float", "double"):
+                    arg = KernelArg(aname, "ignored", str(atype), None, value)
+                else:
+                    if not value.is_integer():
+                        raise err(f"{key}.value", f"expected an integer for {atype}, got {value}")
+                    arg = KernelArg(aname, "ignored", str(atype), None, int(value))
+            else:
+                raise err(key, "an extra argument needs size: x|y|z or ignored: true")
+        else:
+            raise err(key, f"expected a name or a mapping, got {item!r}")
+        if arg.name in used:
+            raise err(key, f"{arg.name} is listed twice")
+        used.add(arg.name)
+        out.append(arg)
+    missing = [a.name for a in default if a.name not in used]
+    if missing:
+        raise err(
+            "kernel.arguments",
+            f"missing {', '.join(missing)} (every field, the output "
+            "and every coefficient is an argument)",
+        )
+    return kernel_name, tuple(out)
+
+
+# ---------------------------------------------------------------------------------------
+# Building definitions in code
+
+
+def from_weights(
+    name: str,
+    offsets: Sequence[Sequence[int]],
+    weights: Sequence[float],
+    *,
+    dims: int = 3,
+    dtype: str = "float32",
+    boundary: str = "interior",
+    doc: str = "",
+    field_name: str = "src",
+    output: str = "dst",
+) -> StencilDefinition:
+    """A single-field stencil with constant weights (the generated suite's form)."""
+    data = {
+        "name": name,
+        "doc": doc,
+        "dims": dims,
+        "dtype": dtype,
+        "boundary": boundary,
+        "fields": [field_name],
+        "output": output,
+        "terms": [
+            {"field": field_name, "offset": [int(v) for v in o][:dims], "coefficient": float(w)}
+            for o, w in zip(offsets, weights, strict=True)
+        ],
+    }
+    return parse_definition(data, f"<stencil {name}>")

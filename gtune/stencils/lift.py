@@ -1,0 +1,1092 @@
+"""Lifting a plain kernel: recover the linear stencil it computes by running it.
+
+A black-box method, so it works for kernels gtune cannot parse, and it never guesses from
+names. The kernel runs (in a measurement worker, like any job) with chosen inputs:
+
+1. all inputs zero, twice, with two random initial outputs: which points it writes (the
+   rest must keep what the output held), and the constant term; then random inputs
+   ``a``, ``b`` and ``a + b`` (uniform, and 0/1): the kernel is linear;
+2. an impulse (a single 1) in each input field at the centre: the offsets and weights;
+3. impulses of every field at once, on a lattice far enough apart that their responses
+   do not overlap, with each float scalar doubled in turn (which coefficients it is a
+   factor of) and then with the relevant scalars set to zero or their base value in
+   every combination: each coefficient as a sum of products of scalars (a Moebius
+   inversion over the subsets of the scalars it depends on);
+4. checks that may refuse: a lattice of impulses over the whole array (the response is
+   the same everywhere: shift invariance, and the boundary), and random inputs at the
+   user's and at random scalar values, which the definition must reproduce everywhere,
+   boundary included, to the element type's precision; an integer argument that is not
+   a size must not change the output.
+
+A kernel that is not such a stencil -- a min/max, a Game of Life, data-dependent branches,
+a product of inputs, a division by a scalar -- is refused with one message naming the
+file and the reason, never written as a wrong definition.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import math
+import os
+import re
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gtune.exceptions import GtuneError, InputError
+from gtune.kernel import TunableKernel
+from gtune.stencils.definition import (
+    SUFFIX,
+    StencilDefinition,
+    default_name,
+    parse_definition,
+)
+
+#: A probe: one launch with these input fields (by name; a field not given is zero), this
+#: initial output and these scalar values (by name, every scalar); returns the output.
+Probe = Callable[[Mapping[str, np.ndarray], np.ndarray, Mapping[str, float | int]], np.ndarray]
+
+_NP: dict[str, type[np.floating[Any]]] = {"float32": np.float32, "float64": np.float64}
+_SIZE_TYPES = {"int32": "int", "uint32": "uint", "int64": "long", "uint64": "ulong"}
+_INT_TYPES = {**_SIZE_TYPES, "int16": "short", "uint16": "ushort", "int8": "char", "uint8": "uchar"}
+_AXES = ("x", "y", "z")
+#: Most scalars one coefficient may depend on (2**n probe launches).
+MAX_INTERACTING = 6
+#: Largest |offset| along an axis a definition accepts.
+MAX_OFFSET = 16
+Slot = tuple[str, tuple[int, ...]]  # (field, offset in array axis order); ("", ()) = constant
+CONSTANT: Slot = ("", ())
+
+
+class NotAStencil(InputError):
+    """The kernel is not a linear stencil a definition can express (exit status 2)."""
+
+
+@dataclass(frozen=True)
+class ScalarArg:
+    name: str
+    dtype: str  # numpy name
+    value: float | int  # the user's value (from the plain flags)
+    axis: str | None = None  # an integer size argument: x, y or z
+
+
+@dataclass(frozen=True)
+class Interface:
+    """What lifting needs of the kernel: its arrays and scalars, in signature order."""
+
+    label: str  # the kernel file, for messages
+    kernel_name: str
+    shape: tuple[int, ...]  # C order (slowest first)
+    dtype: str  # float32 or float64
+    fields: tuple[str, ...]
+    output: str
+    order: tuple[str, ...]  # every argument, in signature order
+    scalars: tuple[ScalarArg, ...]
+
+    @property
+    def dims(self) -> int:
+        return len(self.shape)
+
+    @property
+    def float_scalars(self) -> tuple[ScalarArg, ...]:
+        return tuple(s for s in self.scalars if s.dtype.startswith("float"))
+
+    def refuse(self, why: str) -> NotAStencil:
+        return NotAStencil(
+            f"kernel {self.kernel_name} is not a linear stencil that a definition can "
+            f"express: {why}",
+            source=self.label,
+        )
+
+
+def interface(kernel: TunableKernel, label: str | None = None) -> Interface:
+    """The arrays and scalars of a plain kernel's description, checked for lifting."""
+    from gtune.measure.problem import scalar_values
+
+    where = label or kernel.source_path or kernel.label
+    sizes = dict(kernel.sizes)
+
+    def refuse(why: str) -> InputError:
+        return InputError(f"cannot lift kernel {kernel.name}: {why}", source=where)
+
+    data_shape = tuple(sizes[n] for n in ("NZ", "NY", "NX") if n in sizes)
+    if len(data_shape) not in (2, 3):
+        raise refuse(f"a definition is 2D or 3D; the problem size has {len(data_shape)} dims")
+    values = scalar_values(kernel)
+    fields: list[str] = []
+    outputs: list[str] = []
+    dtypes: set[str] = set()
+    scalars: list[ScalarArg] = []
+    for arg in kernel.arguments:
+        if arg.kind == "scalar":
+            axis = None
+            text = str(arg.value.text).strip() if arg.value is not None else ""
+            if arg.dtype in _SIZE_TYPES and text in ("NX", "NY", "NZ"):
+                axis = _AXES[("NX", "NY", "NZ").index(text)]
+            elif arg.dtype not in _INT_TYPES and not arg.dtype.startswith("float"):
+                raise refuse(f"scalar {arg.name} has the type {arg.dtype}")
+            scalars.append(ScalarArg(arg.name, arg.dtype, values[arg.name], axis))
+            continue
+        shape = arg.shape_for(sizes)
+        if shape != data_shape:
+            raise refuse(
+                f"array {arg.name} has the shape {list(shape)}, not the problem's "
+                f"{list(data_shape)}: a definition's fields and output are arrays of the "
+                "problem's shape (no padded arrays, no weights passed in an array)"
+            )
+        if arg.dtype not in _NP:
+            raise refuse(f"array {arg.name} holds {arg.dtype}; a definition holds float32/float64")
+        dtypes.add(arg.dtype)
+        if arg.role == "input":
+            fields.append(arg.name)
+        elif arg.role == "output":
+            outputs.append(arg.name)
+        else:
+            raise refuse(
+                f"array {arg.name} is read and written; a stencil reads its fields and writes "
+                "a distinct output"
+            )
+    if len(outputs) != 1:
+        raise refuse(
+            f"a stencil writes one output array; this kernel writes {len(outputs)}"
+            + (f" ({', '.join(outputs)})" if outputs else "")
+        )
+    if not fields:
+        raise refuse("it reads no input array")
+    if len(dtypes) != 1:
+        raise refuse(f"its arrays mix element types ({', '.join(sorted(dtypes))})")
+    return Interface(
+        label=where,
+        kernel_name=kernel.name,
+        shape=data_shape,
+        dtype=dtypes.pop(),
+        fields=tuple(fields),
+        output=outputs[0],
+        order=tuple(a.name for a in kernel.arguments),
+        scalars=tuple(scalars),
+    )
+
+
+# ---------------------------------------------------------------------------------
+# Numbers
+
+
+def _base_values(n: int) -> list[float]:
+    """Distinct scalar values exact in binary (products and doublings stay exact)."""
+    first = [1.25, 0.75, 1.375, 0.625, 1.125, 0.875, 1.5, 0.5625, 1.1875, 0.8125]
+    out = first[:n]
+    k = 0
+    while len(out) < n:
+        out.append(1.0 + (2 * k + 1) / 64.0)
+        k += 1
+    return out
+
+
+def nice_number(x: float, tol: float) -> float:
+    """The simplest number within ``tol`` of ``x``: a small fraction, else the shortest
+    decimal (a kernel's ``0.2f`` reads back as 0.2 plus rounding)."""
+    if abs(x) <= tol:
+        return 0.0
+    for den in range(1, 65):
+        num = round(x * den)
+        if num != 0 and abs(num / den - x) <= tol:
+            return num / den
+    for digits in range(1, 18):
+        v = float(f"{x:.{digits}g}")
+        if abs(v - x) <= tol:
+            return v
+    return float(x)
+
+
+def _number_text(x: float) -> str:
+    frac = Fraction(x).limit_denominator(64)
+    if float(frac) == x and frac.denominator > 1 and frac.denominator not in (2, 4, 5, 8):
+        return f"{frac.numerator}/{frac.denominator}"
+    if float(x).is_integer():
+        return str(int(x))
+    return repr(float(x))
+
+
+def _coefficient_text(k: float, names: Sequence[str]) -> int | float | str:
+    if not names:
+        text = _number_text(k)
+        if "/" in text:
+            return text
+        return int(text) if re.fullmatch(r"-?\d+", text) else float(text)
+    if k == 1.0:
+        return "*".join(names)
+    if k == -1.0:
+        return "-" + "*".join(names)
+    return _number_text(k) + "*" + "*".join(names)
+
+
+@dataclass
+class _Monomial:
+    factor: float
+    names: tuple[str, ...]
+
+
+def _sum_text(monomials: Sequence[_Monomial]) -> str:
+    """``1 - 6*dt*nu``: a sum of products as a person writes it."""
+    text = ""
+    for m in monomials:
+        part = str(_coefficient_text(m.factor, m.names))
+        if not text:
+            text = part
+        elif part.startswith("-"):
+            text += " - " + part[1:]
+        else:
+            text += " + " + part
+    return text
+
+
+# ---------------------------------------------------------------------------------
+# The probing
+
+
+@dataclass
+class Lifted:
+    """What probing found (before it becomes a definition)."""
+
+    boundary: str
+    radius: tuple[int, ...]  # per array axis (C order)
+    terms: dict[Slot, list[_Monomial]]
+    constant: list[_Monomial]
+    coefficients: tuple[str, ...]  # float scalars that are factors, signature order
+
+
+class _Lifter:
+    def __init__(self, face: Interface, probe: Probe, seed: int) -> None:
+        self.face = face
+        self._probe = probe
+        self.rng = np.random.default_rng(seed)
+        self.t = _NP[face.dtype]
+        self.eps = float(np.finfo(self.t).eps)
+        self.launches = 0
+        floats = face.float_scalars
+        self.base: dict[str, float | int] = {s.name: s.value for s in face.scalars}
+        self.base.update(
+            {s.name: v for s, v in zip(floats, _base_values(len(floats)), strict=True)}
+        )
+        self.user: dict[str, float | int] = {s.name: s.value for s in face.scalars}
+
+    # -- running ------------------------------------------------------------------
+    def run(
+        self,
+        inputs: Mapping[str, np.ndarray],
+        out_init: np.ndarray,
+        scalars: Mapping[str, float | int],
+    ) -> np.ndarray:
+        full = {f: inputs.get(f, np.zeros(self.face.shape, self.t)) for f in self.face.fields}
+        self.launches += 1
+        out = np.asarray(self._probe(full, out_init, scalars))
+        if out.shape != self.face.shape:
+            raise GtuneError(f"a probe returned the shape {out.shape}, not {self.face.shape}")
+        return out
+
+    def random(self, wide: bool = False, kind: str = "uniform") -> np.ndarray:
+        """Uniform in [-1, 1); ``wide``: times 10**[-3, 3); ``kind="bits"``: 0 or 1."""
+        if kind == "bits":
+            return self.rng.integers(0, 2, self.face.shape).astype(self.t)
+        a = self.rng.uniform(-1.0, 1.0, self.face.shape)
+        if wide:
+            a *= 10.0 ** self.rng.uniform(-3.0, 3.0, self.face.shape)
+        return a.astype(self.t)
+
+    def impulses(self, points: Sequence[tuple[int, ...]]) -> np.ndarray:
+        a = np.zeros(self.face.shape, self.t)
+        for p in points:
+            a[p] = 1.0
+        return a
+
+    def refuse(self, why: str) -> NotAStencil:
+        return self.face.refuse(why)
+
+    def where(self, p: Sequence[int]) -> str:
+        """A point as the user writes it: x first."""
+        return (
+            "(" + ", ".join(f"{a}={int(v)}" for a, v in zip(_AXES, reversed(p), strict=False)) + ")"
+        )
+
+    def offset_text(self, field_name: str, off: Sequence[int]) -> str:
+        return f"{field_name}[{', '.join(str(int(v)) for v in reversed(off))}]"
+
+    # -- 1. what it writes ----------------------------------------------------------
+    def written_region(self) -> None:
+        face = self.face
+        self.r1, r2 = self.random(), self.random()
+        self.zero_out = self.run({}, self.r1, self.base)
+        o2 = self.run({}, r2, self.base)
+        untouched = (self.zero_out == self.r1) & (o2 == r2)
+        written = ~untouched
+        if not written.any():
+            raise self.refuse(f"it leaves its output {face.output} as it was (writes nothing)")
+        if not np.isfinite(self.zero_out[written]).all():
+            raise self.refuse("with every input zero it writes NaN or infinity")
+        depends = written & ~(self.zero_out == o2)
+        if depends.any():
+            p = tuple(np.argwhere(depends)[0])
+            raise self.refuse(
+                f"what it writes depends on what {face.output} held before the launch (at "
+                f"{self.where(p)}): it reads its output"
+            )
+        idx = np.argwhere(written)
+        lo, hi = idx.min(axis=0), idx.max(axis=0) + 1
+        box = np.zeros_like(written)
+        box[tuple(slice(int(a), int(b)) for a, b in zip(lo, hi, strict=True))] = True
+        if not np.array_equal(box, written):
+            p = tuple(np.argwhere(box & ~written)[0])
+            raise self.refuse(
+                f"the points it writes are not a box (e.g. {self.where(p)} is skipped): "
+                "neither the interior nor every point"
+            )
+        shape = np.array(face.shape)
+        if not np.array_equal(lo, shape - hi):
+            axis = _AXES[face.dims - 1 - int(np.argmax(lo != shape - hi))]
+            raise self.refuse(
+                f"it writes an off-centre band along {axis} ({self._band(lo, hi)}); a definition "
+                "writes every point or the interior"
+            )
+        self.lo, self.hi = tuple(int(v) for v in lo), tuple(int(v) for v in hi)
+        self.written = written
+        values = self.zero_out[written]
+        if not (values == values.flat[0]).all():
+            p = tuple(np.argwhere(written & (self.zero_out != values.flat[0]))[0])
+            raise self.refuse(
+                "with every input zero its output differs from point to point (e.g. at "
+                f"{self.where(p)}): it depends on the position, not only on the neighbours"
+            )
+
+    def _band(self, lo: np.ndarray, hi: np.ndarray) -> str:
+        return ", ".join(
+            f"{a} {int(lo[d])}..{int(hi[d]) - 1}"
+            for d, a in zip(reversed(range(self.face.dims)), _AXES, strict=False)
+        )
+
+    # -- 1b. linearity ----------------------------------------------------------------
+    def linearity(self) -> None:
+        """out(a + b) = out(a) + out(b) - out(0) for random a, b (at the base scalars):
+        uniform values, then 0/1 values (which a rule on counts, like Life's, reacts to)."""
+        face = self.face
+        z = self.zero_out.astype(np.float64)
+        for kind in ("uniform", "bits"):
+            x = {f: self.random(kind=kind) for f in face.fields}
+            y = {f: self.random(kind=kind) for f in face.fields}
+            xy = {f: (x[f] + y[f]).astype(self.t) for f in face.fields}
+            ox, oy, oxy = (self.run(v, self.r1, self.base).astype(np.float64) for v in (x, y, xy))
+            if not (np.isfinite(ox).all() and np.isfinite(oy).all() and np.isfinite(oxy).all()):
+                raise self.refuse("with random inputs it writes NaN or infinity")
+            scale = sum(float(np.max(np.abs(a))) for a in (ox, oy, oxy, z))
+            off = ~(np.abs(oxy - (ox + oy - z)) <= 256 * self.eps * scale)
+            if off.any():
+                p = tuple(np.argwhere(off)[0])
+                raise self.refuse(
+                    "it is not linear in its inputs: out(a + b) differs from out(a) + out(b) "
+                    f"- out(0) at {int(off.sum())} of {off.size} points (e.g. {self.where(p)}; "
+                    f"{'random' if kind == 'uniform' else 'random 0/1'} inputs): min/max, "
+                    "products of inputs, thresholds or data-dependent branches"
+                )
+
+    # -- 2. the footprint of each field -----------------------------------------------
+    def footprints(self) -> None:
+        face = self.face
+        centre = tuple(n // 2 for n in face.shape)
+        self.offsets: dict[str, list[tuple[int, ...]]] = {}
+        for f in face.fields:
+            out = self.run({f: self.impulses([centre])}, self.r1, self.base)
+            changed = ~(out == self.zero_out)
+            outside = changed & ~self.written
+            if outside.any():
+                p = tuple(np.argwhere(outside)[0])
+                raise self.refuse(
+                    f"an impulse in {f} changes {self.where(p)}, a point it does not write "
+                    "when every input is zero: the points it writes depend on the data"
+                )
+            points = [tuple(int(v) for v in p) for p in np.argwhere(changed)]
+            if not points:
+                moved = [
+                    self.run({f: self.random(kind=k)}, self.r1, self.base)
+                    for k in ("uniform", "bits")
+                ]
+                if any(not np.array_equal(m, self.zero_out) for m in moved):
+                    raise self.refuse(
+                        f"an impulse in {f} changes nothing but random values in it do: a "
+                        "threshold or rule, not a weighted sum"
+                    )
+                raise self.refuse(
+                    f"its output does not depend on {f}; every field of a definition is read"
+                )
+            for p in points:
+                for d in range(face.dims):
+                    if p[d] != centre[d] and p[d] in (self.lo[d], self.hi[d] - 1):
+                        raise InputError(
+                            f"cannot lift kernel {face.kernel_name}: an impulse in {f} at the "
+                            f"centre reaches the edge of the {self._shape_text()} array; lift "
+                            "with a larger --size",
+                            source=face.label,
+                        )
+            offs = sorted({tuple(c - v for c, v in zip(centre, p, strict=True)) for p in points})
+            big = [o for o in offs if max(abs(v) for v in o) > MAX_OFFSET]
+            if big:
+                raise self.refuse(
+                    f"it reads {self.offset_text(f, big[0])}, beyond the largest offset a "
+                    f"definition holds ({MAX_OFFSET})"
+                )
+            self.offsets[f] = offs
+        self.radius = tuple(
+            max(abs(o[d]) for offs in self.offsets.values() for o in offs) for d in range(face.dims)
+        )
+        margin = self.lo
+        if all(m == 0 for m in margin):
+            self.boundary = "clamp"
+        elif tuple(margin) == self.radius:
+            self.boundary = "interior"
+        else:
+            rad = ", ".join(
+                f"{a} {self.radius[d]}"
+                for d, a in zip(reversed(range(face.dims)), _AXES, strict=False)
+            )
+            raise self.refuse(
+                f"it writes {self._band(np.array(self.lo), np.array(self.hi))} but its stencil "
+                f"reaches {rad}: a definition writes every point (clamp) or exactly the points "
+                "at least the radius from each edge (interior)"
+            )
+
+    def _shape_text(self) -> str:
+        return "x".join(str(n) for n in reversed(self.face.shape))
+
+    # -- 3. coefficients as functions of the scalars -----------------------------------
+    def slots(self) -> list[Slot]:
+        return [(f, o) for f in self.face.fields for o in self.offsets[f]] + [CONSTANT]
+
+    def _cells(self) -> list[tuple[int, ...]] | None:
+        """Impulse positions, one per field plus a blank one, whose responses neither
+        overlap nor reach the edge of the written region; None if they do not fit."""
+        axes = []
+        for d in range(self.face.dims):
+            r = self.radius[d]
+            axes.append(range(self.lo[d] + r, self.hi[d] - r, 2 * r + 2))
+        cells = list(itertools.islice(itertools.product(*axes), len(self.face.fields) + 1))
+        return cells if len(cells) == len(self.face.fields) + 1 else None
+
+    def slot_values(self, scalars: Mapping[str, float | int]) -> dict[Slot, float]:
+        """Every coefficient and the constant at these scalar values."""
+        face = self.face
+        cells = self._cells()
+        values: dict[Slot, float] = {}
+        if cells is not None:
+            inputs = {f: self.impulses([c]) for f, c in zip(face.fields, cells, strict=False)}
+            out = self.run(inputs, self.r1, scalars).astype(np.float64)
+            const = float(out[cells[-1]])
+            values[CONSTANT] = const
+            for f, c in zip(face.fields, cells, strict=False):
+                for o in self.offsets[f]:
+                    p = tuple(ci - oi for ci, oi in zip(c, o, strict=True))
+                    values[(f, o)] = float(out[p]) - const
+        else:
+            zero = self.run({}, self.r1, scalars).astype(np.float64)
+            centre = tuple(n // 2 for n in face.shape)
+            const = float(zero[centre])
+            values[CONSTANT] = const
+            for f in face.fields:
+                out = self.run({f: self.impulses([centre])}, self.r1, scalars).astype(np.float64)
+                for o in self.offsets[f]:
+                    p = tuple(ci - oi for ci, oi in zip(centre, o, strict=True))
+                    values[(f, o)] = float(out[p]) - const
+        bad = [s for s, v in values.items() if not math.isfinite(v)]
+        if bad:
+            changed = {k: v for k, v in scalars.items() if v != self.base.get(k)}
+            shown = ", ".join(f"{k}={v:g}" for k, v in changed.items()) or "its base values"
+            raise self.refuse(
+                f"with {shown} it writes NaN or infinity: a scalar divides, or enters "
+                "otherwise than as a factor"
+            )
+        return values
+
+    def noise(self, *values: float) -> float:
+        return 64 * self.eps * (sum(abs(v) for v in values) + 1e-30)
+
+    def coefficients(self) -> None:
+        slots = self.slots()
+        base = self.slot_values(self.base)
+        # the base probe must agree with the footprints found one field at a time
+        for f in self.face.fields:
+            for o in self.offsets[f]:
+                if base[(f, o)] == 0.0:
+                    raise self.refuse(
+                        f"the weight of {self.offset_text(f, o)} changes with the position of "
+                        "the impulse: not shift-invariant"
+                    )
+        relevant: dict[Slot, set[str]] = {s: set() for s in slots}
+        for s in self.face.float_scalars:
+            doubled = dict(self.base)
+            doubled[s.name] = 2 * float(self.base[s.name])
+            vals = self.slot_values(doubled)
+            for slot in slots:
+                around = (base[slot], vals[slot], base[CONSTANT], vals[CONSTANT])
+                if abs(vals[slot] - base[slot]) > self.noise(*around):
+                    relevant[slot].add(s.name)
+        order = [s.name for s in self.face.float_scalars]
+        cache: dict[frozenset[str], dict[Slot, float]] = {}
+
+        def at(subset: frozenset[str]) -> dict[Slot, float]:
+            if subset not in cache:
+                scalars = dict(self.base)
+                for name in order:
+                    if name not in subset:
+                        scalars[name] = 0.0
+                cache[subset] = self.slot_values(scalars)
+            return cache[subset]
+
+        self.monomials: dict[Slot, list[_Monomial]] = {}
+        for slot in slots:
+            names = [n for n in order if n in relevant[slot]]
+            if len(names) > MAX_INTERACTING:
+                raise self.refuse(
+                    f"{self._slot_text(slot)} depends on {len(names)} scalars "
+                    f"({', '.join(names)}); at most {MAX_INTERACTING} can be told apart"
+                )
+            terms: list[_Monomial] = []
+            for k in range(len(names) + 1):
+                for subset in itertools.combinations(names, k):
+                    total, scale = 0.0, 0.0
+                    for j in range(len(subset) + 1):
+                        for sub in itertools.combinations(subset, j):
+                            v = at(frozenset(sub))[slot]
+                            c = at(frozenset(sub))[CONSTANT]
+                            total += (-1) ** (len(subset) - j) * v
+                            scale += abs(v) + abs(c)
+                    prod = math.prod(float(self.base[n]) for n in subset)
+                    # zero below the noise; snapped to a simple number within rounding
+                    if abs(total) <= self.noise(scale):
+                        continue
+                    factor = nice_number(total / prod, 4 * self.eps * scale / prod)
+                    if factor != 0.0:
+                        terms.append(_Monomial(factor, tuple(subset)))
+            if slot != CONSTANT and not terms:
+                raise self.refuse(
+                    f"the weight of {self._slot_text(slot)} vanishes when the scalars are "
+                    "taken apart: it is not a sum of products of scalars"
+                )
+            self.monomials[slot] = terms
+        used = {n for ms in self.monomials.values() for m in ms for n in m.names}
+        self.used = tuple(n for n in order if n in used)
+        for s in self.face.float_scalars:
+            if s.name in used and s.dtype != self.face.dtype:
+                raise self.refuse(
+                    f"scalar {s.name} is a {s.dtype} factor of the weights but the arrays hold "
+                    f"{self.face.dtype}; a definition's coefficients have the element type"
+                )
+
+    def _slot_text(self, slot: Slot) -> str:
+        if slot == CONSTANT:
+            return "the constant term"
+        return f"the weight of {self.offset_text(slot[0], slot[1])}"
+
+    def lifted(self) -> Lifted:
+        return Lifted(
+            boundary=self.boundary,
+            radius=self.radius,
+            terms={s: m for s, m in self.monomials.items() if s != CONSTANT},
+            constant=self.monomials[CONSTANT],
+            coefficients=self.used,
+        )
+
+    # -- 4. the checks ---------------------------------------------------------------
+    def check(self, definition: StencilDefinition) -> None:
+        face = self.face
+        values = {n: float(self.user[n]) for n in definition.coefficients}
+        base = {n: float(self.base[n]) for n in definition.coefficients}
+
+        def compare(
+            inputs: Mapping[str, np.ndarray],
+            scalars: Mapping[str, float | int],
+            vals: Mapping[str, float],
+        ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            out = self.run(inputs, self.r1, scalars)
+            ref = definition.reference(dict(inputs), self.r1, vals)
+            big = max((float(np.max(np.abs(a))) for a in inputs.values()), default=0.0)
+            tol = definition.tolerance(big, vals)
+            bad = ~(np.abs(out.astype(np.float64) - ref.astype(np.float64)) <= tol)
+            return out, ref, bad
+
+        # shift invariance and the boundary: impulses over the whole array
+        steps = [2 * r + 2 for r in self.radius]
+        for f in face.fields:
+            for phase in (0, 1):
+                grid = tuple(slice(phase * (s // 2), None, s) for s in steps)
+                inputs = {g: np.zeros(face.shape, self.t) for g in face.fields}
+                inputs[f][grid] = 1.0
+                _, _, bad = compare(inputs, self.base, base)
+                if bad.any():
+                    p = tuple(np.argwhere(bad)[0])
+                    near_edge = any(
+                        p[d] < self.radius[d] or p[d] >= face.shape[d] - self.radius[d]
+                        for d in range(face.dims)
+                    )
+                    if near_edge and self.boundary == "clamp":
+                        raise self.refuse(
+                            f"near the edges (e.g. at {self.where(p)}) its output matches "
+                            "neither clamped neighbours nor an untouched border (zero padding, "
+                            "periodic or mirrored boundaries cannot be expressed)"
+                        )
+                    raise self.refuse(
+                        f"impulses in {f} away from the centre give another response (e.g. at "
+                        f"{self.where(p)}): not shift-invariant"
+                    )
+        # the definition reproduces the kernel everywhere
+        settings: list[tuple[str, dict[str, float | int], dict[str, float]]] = [
+            ("the given scalar values", dict(self.user), values)
+        ]
+        if face.float_scalars:
+            rand = dict(self.user)
+            for s in face.float_scalars:
+                rand[s.name] = float(self.t(self.rng.uniform(0.5, 1.5) * self.rng.choice([-1, 1])))
+            settings.append(
+                ("random scalar values", rand, {n: float(rand[n]) for n in definition.coefficients})
+            )
+        for what, scalars, vals in settings:
+            for wide in (False, True):
+                inputs = {f: self.random(wide) for f in face.fields}
+                out, ref, bad = compare(inputs, scalars, vals)
+                if bad.any():
+                    p = tuple(np.argwhere(bad)[0])
+                    raise self.refuse(
+                        f"with random inputs and {what} the stencil found by impulses does not "
+                        f"reproduce its output at {int(bad.sum())} of {bad.size} points (e.g. "
+                        f"{self.where(p)}: {float(out[p]):.7g}, the definition gives "
+                        f"{float(ref[p]):.7g}); data-dependent branches, nonlinear terms, or "
+                        "a scalar that is not a factor of the weights?"
+                    )
+        # integer scalars other than sizes must not matter
+        inputs = {f: self.random() for f in face.fields}
+        plain = self.run(inputs, self.r1, self.user)
+        for s in face.scalars:
+            if s.axis is not None or s.dtype.startswith("float"):
+                continue
+            other = dict(self.user)
+            other[s.name] = int(s.value) - 1 if int(s.value) > 1 else int(s.value) + 1
+            try:
+                changed = self.run(inputs, self.r1, other)
+            except GtuneError:
+                changed = None
+            if changed is None or not np.array_equal(changed, plain, equal_nan=True):
+                raise self.refuse(
+                    f"the integer argument {s.name} (given {s.value}) changes the output; "
+                    "an integer argument of a definition is a size (--scalar "
+                    f"{s.name}=NX, NY or NZ) or unused"
+                )
+
+
+# ---------------------------------------------------------------------------------
+# From probes to a definition
+
+
+def lift_probe(face: Interface, probe: Probe, *, seed: int = 1) -> tuple[Lifted, _Lifter]:
+    """Probe a kernel and return what it computes (not yet checked)."""
+    lifter = _Lifter(face, probe, seed)
+    lifter.written_region()
+    lifter.linearity()
+    lifter.footprints()
+    lifter.coefficients()
+    return lifter.lifted(), lifter
+
+
+def definition_data(
+    face: Interface,
+    lifted: Lifted,
+    *,
+    name: str,
+    doc: str = "",
+    original: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The definition file's data for what probing found."""
+    dims = face.dims
+
+    def xyz(off: Sequence[int]) -> list[int]:
+        return [int(v) for v in reversed(off)]
+
+    terms: list[dict[str, Any]] = []
+    for (f, off), monomials in lifted.terms.items():
+        for m in monomials:
+            item: dict[str, Any] = {"field": f}
+            if any(off):
+                item["offset"] = xyz(off)[:dims]
+            item["coefficient"] = _coefficient_text(m.factor, m.names)
+            terms.append(item)
+    data: dict[str, Any] = {"name": name}
+    if doc:
+        data["doc"] = doc
+    data.update(
+        {
+            "dims": dims,
+            "dtype": face.dtype,
+            "boundary": lifted.boundary,
+            "fields": list(face.fields),
+            "output": face.output,
+        }
+    )
+    if lifted.coefficients:
+        data["coefficients"] = list(lifted.coefficients)
+    data["terms"] = terms
+    if len(lifted.constant) > 1:
+        raise face.refuse(
+            "its constant term is a sum of products of scalars ("
+            + _sum_text(lifted.constant)
+            + "); a definition's constant is one product"
+        )
+    if lifted.constant:
+        m = lifted.constant[0]
+        data["constant"] = _coefficient_text(m.factor, m.names)
+    by_name = {s.name: s for s in face.scalars}
+    if lifted.coefficients:
+        data["values"] = {n: float(by_name[n].value) for n in lifted.coefficients}
+    arguments: list[Any] = []
+    for arg in face.order:
+        s = by_name.get(arg)
+        if s is None or arg in lifted.coefficients:
+            arguments.append(arg)
+        elif s.axis is not None:
+            arguments.append({"name": arg, "type": _SIZE_TYPES[s.dtype], "size": s.axis})
+        else:
+            ctype = (
+                ("float" if s.dtype == "float32" else "double")
+                if s.dtype.startswith("float")
+                else _INT_TYPES[s.dtype]
+            )
+            value: float | int = float(s.value) if s.dtype.startswith("float") else int(s.value)
+            arguments.append({"name": arg, "type": ctype, "ignored": True, "value": value})
+    data["kernel"] = {"name": face.kernel_name, "arguments": arguments}
+    if original is not None:
+        data["original"] = dict(original)
+    return data
+
+
+def build_definition(
+    face: Interface, lifted: Lifted, *, name: str, source: str, **kw: Any
+) -> StencilDefinition:
+    data = definition_data(face, lifted, name=name, **kw)
+    sums = [
+        (slot, ms) for slot, ms in lifted.terms.items() if len(ms) > 1 and any(m.names for m in ms)
+    ]
+    try:
+        return parse_definition(data, source)
+    except InputError:
+        if not sums:
+            raise
+        (f, off), ms = sums[0]
+        shown = _sum_text(ms)
+        raise face.refuse(
+            f"the weight of {f}[{', '.join(str(v) for v in reversed(off))}] is {shown}, a sum "
+            "of products of scalars; a definition's coefficient is one product"
+        ) from None
+
+
+def lift_with(
+    face: Interface,
+    probe: Probe,
+    *,
+    name: str,
+    source: str = "<lifted>",
+    doc: str = "",
+    original: Mapping[str, Any] | None = None,
+    seed: int = 1,
+) -> tuple[StencilDefinition, int]:
+    """Probe, build the definition and check it: (definition, launches used)."""
+    lifted, lifter = lift_probe(face, probe, seed=seed)
+    definition = build_definition(
+        face, lifted, name=name, source=source, doc=doc, original=original
+    )
+    lifter.check(definition)
+    return definition, lifter.launches
+
+
+# ---------------------------------------------------------------------------------
+# A real kernel
+
+
+def default_launch(kernel: TunableKernel) -> tuple[list[str], list[int] | None]:
+    """The kernel's shipped launch: global sizes as expressions of the problem size,
+    local sizes as numbers."""
+    cfg = _first_config(kernel)
+    glob: list[str] = []
+    for e in kernel.launch.global_size:
+        text = str(e.text)
+        for k, v in cfg.items():
+            text = re.sub(rf"\b{re.escape(k)}\b", str(v), text)
+        glob.append(text)
+    _, loc = kernel.launch_sizes(cfg)
+    return glob, list(loc) if loc is not None else None
+
+
+def lift_kernel(
+    kernel: TunableKernel,
+    *,
+    device: Any = None,
+    output: str | Path,
+    flags: Sequence[str] = (),
+    timeout_s: float = 60.0,
+    seed: int = 1,
+) -> tuple[StencilDefinition, int]:
+    """Lift a plain kernel (its description from the plain flags) on ``device``.
+
+    Returns the checked definition (``original:`` records the source relative to
+    ``output``'s folder, the kernel, the flags and the shipped launch) and the number of
+    launches it took; refuses with :class:`NotAStencil` (an :class:`InputError`).
+    """
+    from gtune.measure.opencl_evaluator import OpenCLEvaluator
+
+    out = Path(output)
+    if not out.name.endswith(SUFFIX):
+        raise InputError(f"a definition's file name ends in {SUFFIX}", source=out)
+    name = default_name(str(out))
+    if not re.fullmatch(r"[A-Za-z_]\w*", name):
+        raise InputError(
+            f"the name {name!r} (the file name without {SUFFIX}) must be letters, digits and _",
+            source=out,
+        )
+    src = Path(kernel.source_path)
+    face = interface(kernel, str(src))
+    config = _first_config(kernel)
+    glob, loc = default_launch(kernel)
+    original: dict[str, Any] = {
+        "source": os.path.relpath(src.resolve(), out.resolve().parent),
+        "kernel": kernel.name,
+        "flags": list(flags),
+        "size": [int(kernel.sizes[n]) for n in ("NX", "NY", "NZ") if n in kernel.sizes],
+        "global": glob,
+    }
+    if loc is not None:
+        original["local"] = loc
+    doc = (
+        f"Lifted by gtune from {src.name} (kernel {kernel.name}) by running it at "
+        f"{'x'.join(str(v) for v in original['size'])}."
+    )
+    evaluator = OpenCLEvaluator(
+        kernel, device, verify=False, compile_workers=0, timeout_s=timeout_s
+    )
+    try:
+
+        def probe(
+            inputs: Mapping[str, np.ndarray],
+            out_init: np.ndarray,
+            scalars: Mapping[str, float | int],
+        ) -> np.ndarray:
+            arrays = {**inputs, face.output: out_init}
+            try:
+                outputs = evaluator.run_once(config, arrays, scalars)
+            except GtuneError as exc:
+                raise face.refuse(f"a probe launch failed: {exc.message}") from None
+            return outputs[face.output]
+
+        return lift_with(
+            face, probe, name=name, source=str(out), doc=doc, original=original, seed=seed
+        )
+    finally:
+        evaluator.close()
+
+
+# ---------------------------------------------------------------------------------
+# Tuning a lifted definition: the original kernel is the reference and the baseline
+
+
+def _first_config(kernel: TunableKernel) -> dict[str, int]:
+    cfg = kernel.default_config()
+    if cfg is None:
+        cfg = {p.name: p.domain.values(dict(kernel.sizes))[0] for p in kernel.parameters}
+    return cfg
+
+
+def against_original(
+    kernel: TunableKernel,
+    definition: StencilDefinition,
+    original: TunableKernel,
+    device: Any,
+    directory: Path | None = None,
+    *,
+    seed: int = 1234,
+    timeout_s: float = 60.0,
+) -> TunableKernel:
+    """``kernel`` (the template rendered for a lifted ``definition``) verified against
+    the original kernel's output instead of the definition's numpy reference.
+
+    The original runs once at its shipped launch on the very arrays the tuning evaluator
+    generates for ``kernel`` (same argument names, same ``seed``), with the definition's
+    coefficient values; its output, saved in ``directory`` (default: the temporary
+    folder) under a name made of its own hash, becomes the reference
+    (:func:`original_output_file` names the file, to delete after tuning). The
+    definition's own reference must agree with it first: an edited definition, or an
+    original that computes something else at this size, is an error naming the file.
+    """
+    from gtune.kernel import Reference
+    from gtune.measure.opencl_evaluator import OpenCLEvaluator
+    from gtune.measure.problem import initial_arrays
+
+    where = definition.source or kernel.label
+    arrays = initial_arrays(kernel, seed)
+    buffers = [a for a in original.arguments if a.kind == "buffer"]
+    missing = [a.name for a in buffers if a.name not in arrays]
+    if missing:
+        raise InputError(
+            f"original: the original kernel's array {missing[0]} is not an argument of the "
+            "definition's kernel",
+            source=where,
+        )
+    values = {c: float(definition.values[c]) for c in definition.coefficients}
+    evaluator = OpenCLEvaluator(
+        original, device, verify=False, compile_workers=0, timeout_s=timeout_s
+    )
+    try:
+        outputs = evaluator.run_once(
+            _first_config(original), {a.name: arrays[a.name] for a in buffers}, values
+        )
+    except GtuneError as exc:
+        raise InputError(
+            f"original: the original kernel {original.name} did not run: {exc.message}",
+            source=where,
+        ) from None
+    finally:
+        evaluator.close()
+    out = outputs[definition.output]
+    inputs = {f: arrays[f] for f in definition.fields}
+    ref = definition.reference(inputs, arrays[definition.output], values)
+    big = max(float(np.max(np.abs(a))) for a in inputs.values())
+    bad = ~(np.abs(out.astype(np.float64) - ref.astype(np.float64)) <= definition.tolerance(big))
+    if bad.any():
+        size = "x".join(str(kernel.sizes[n]) for n in ("NX", "NY", "NZ") if n in kernel.sizes)
+        raise InputError(
+            f"the original kernel {original.name} does not compute this definition at {size}: "
+            f"{int(bad.sum())} of {bad.size} points differ (edited terms or values, or an "
+            "original whose stencil depends on the size?); lift it again",
+            source=where,
+        )
+    folder = (directory or Path(tempfile.gettempdir())).resolve()
+    digest = hashlib.sha256(np.ascontiguousarray(out).tobytes()).hexdigest()[:20]
+    path = folder / f"gtune-original-{original.name}-{digest}.npy"
+    partial = folder / f".{path.name}.{os.getpid()}"
+    with open(partial, "wb") as f:
+        np.save(f, out)
+    os.replace(partial, path)
+    # Only the reference's source changes: the kernel keeps its identity (the
+    # definition's), so its results are those of the definition -- `gtune export`,
+    # `gtune results` and a plain `gtune run` of it find them -- and the same run again
+    # is served by the result store.
+    reference = Reference(
+        "python",
+        target="gtune.stencils.reference:recorded_output",
+        args={"output": definition.output, "file": str(path)},
+        rtol=kernel.reference.rtol,
+        atol=kernel.reference.atol,
+        digest=kernel.reference.digest,
+    )
+    return replace(kernel, reference=reference)
+
+
+def original_output_file(kernel: TunableKernel) -> Path | None:
+    """The recorded original output a kernel from :func:`against_original` reads."""
+    if kernel.reference.target != "gtune.stencils.reference:recorded_output":
+        return None
+    return Path(str(kernel.reference.args["file"]))
+
+
+@dataclass(frozen=True)
+class OriginalComparison:
+    """The tuned kernel against the original at its shipped launch, measured
+    alternately in the same run."""
+
+    original: str  # the original kernel's name
+    original_config: dict[str, int]
+    tuned_config: dict[str, int]
+    original_s: float  # median over rounds of each round's median
+    tuned_s: float
+    rounds: int
+
+    @property
+    def speedup(self) -> float:
+        return self.original_s / self.tuned_s if self.tuned_s > 0 else math.inf
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "original": self.original,
+            "original_config": self.original_config,
+            "tuned_config": self.tuned_config,
+            "original_s": self.original_s,
+            "tuned_s": self.tuned_s,
+            "rounds": self.rounds,
+            "speedup": self.speedup,
+        }
+
+
+def compare_with_original(
+    kernel: TunableKernel,
+    config: Mapping[str, int],
+    original: TunableKernel,
+    device: Any,
+    *,
+    timing: Any = None,
+    rounds: int = 3,
+    timeout_s: float = 60.0,
+) -> OriginalComparison:
+    """Time ``config`` of ``kernel`` and the original at its shipped launch, one after
+    the other for ``rounds`` rounds (drift hits both alike); outputs are not checked
+    again here (tuning verified them)."""
+    import statistics
+
+    from gtune.kernel import Reference
+    from gtune.measure.opencl_evaluator import OpenCLEvaluator
+
+    cfg = _first_config(original)
+    quiet = replace(kernel, reference=Reference("none"))
+    times: dict[str, list[float]] = {"original": [], "tuned": []}
+    evaluators = {
+        "original": (
+            OpenCLEvaluator(
+                original,
+                device,
+                verify=False,
+                compile_workers=0,
+                timing=timing,
+                timeout_s=timeout_s,
+            ),
+            cfg,
+        ),
+        "tuned": (
+            OpenCLEvaluator(
+                quiet,
+                device,
+                verify=False,
+                compile_workers=0,
+                timing=timing,
+                timeout_s=timeout_s,
+            ),
+            dict(config),
+        ),
+    }
+    try:
+        for _ in range(rounds):
+            for which, (evaluator, c) in evaluators.items():
+                result = evaluator.evaluate(c)
+                if not result.ok:
+                    name = original.name if which == "original" else kernel.name
+                    raise GtuneError(
+                        f"the {which} kernel {name} failed at {c}: {result.status.value}: "
+                        f"{result.message[:300]}"
+                    )
+                times[which].append(result.median_s)
+    finally:
+        for evaluator, _ in evaluators.values():
+            evaluator.close()
+    return OriginalComparison(
+        original=original.name,
+        original_config=dict(cfg),
+        tuned_config=dict(config),
+        original_s=statistics.median(times["original"]),
+        tuned_s=statistics.median(times["tuned"]),
+        rounds=rounds,
+    )

@@ -1,0 +1,18 @@
+"""Training the data-loading technique predictor: what runs above tuning.
+
+:mod:`gtune.loadpredict` is what tuning needs at run time (stencil and device traits,
+the model, model cards, the policy that answers ``--technique auto``) and sits below
+:mod:`gtune.tuning`. Training tunes kernels to label them, so it sits above: collecting
+labelled rows by tuning every technique (:mod:`~gtune.training.train`, ``gtune
+train``) and the leave-one-out cross-validation a model card states
+(:mod:`~gtune.training.validation`).
+"""
+
+from gtune.training.validation import (
+    CrossValidation,
+    held_out_devices,
+    leave_one_out,
+    penalties,
+)
+
+__all__ = ["CrossValidation", "held_out_devices", "leave_one_out", "penalties"]

@@ -1,0 +1,169 @@
+"""Collecting training data on Dask workers: one GPU, several, or several hosts.
+
+The same labelling as :func:`gtune.training.train.collect` -- each kernel's heuristic
+run once per technique, the winner its label -- but every technique's search is a
+campaign piece (:mod:`gtune.campaign.schedule`): streamed to whichever worker is free,
+longest first, each worker keeping its kernel's session for that kernel's next piece.
+The results land in the shared store and each finished search in the collection's
+ledger (``tasks.jsonl`` in ``work_dir``), so a collection cut short continues where it
+stopped; a kernel's row is written to the dataset once all its techniques are in.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from gtune.campaign.runner import read_done, run_tasks
+from gtune.campaign.spec import CampaignTask
+from gtune.device import DeviceLimits
+from gtune.exceptions import InputError
+from gtune.kernel import load_kernel
+from gtune.loadpredict.dataset import Dataset, row_from_runs
+from gtune.loadpredict.features import DeviceTraits, StencilTraits, traits_of
+from gtune.training.train import Progress, TrainingKernel, TrainingRun
+from gtune.tuning.events import CancelToken
+
+
+class _Rows:
+    """Builds a kernel's row as soon as its last technique's search is in."""
+
+    def __init__(
+        self,
+        wanted: Mapping[str, tuple[TrainingKernel, StencilTraits, int]],
+        heuristic: str,
+        dataset_path: Path,
+        run: TrainingRun,
+        progress: Progress | None,
+        total: int,
+    ) -> None:
+        self.wanted = wanted
+        self.heuristic = heuristic
+        self.dataset_path = dataset_path
+        self.run = run
+        self.on_row = progress
+        self.total = total
+        self.runs: dict[str, list[dict[str, Any]]] = {}
+        self.device: dict[str, Any] = {}
+        self.labelled = 0
+
+    # CampaignObserver
+    def started(self, total: int, skipped: int, devices: Sequence[str]) -> None:
+        return None
+
+    def progress(self, task_key: str, device: str, configs: int, measured: int) -> None:
+        return None
+
+    def finished(self, task: CampaignTask, summary: dict[str, Any] | None, error: str) -> None:
+        if summary is None or task.label not in self.wanted:
+            return
+        self.add(task.label, summary)
+
+    def add(self, label: str, summary: Mapping[str, Any]) -> None:
+        item, traits, n = self.wanted[label]
+        self.run.add_time(summary.get("time") or {}, int(summary.get("measured") or 0))
+        self.runs.setdefault(label, []).extend(summary.get("runs") or [])
+        self.device = dict(summary.get("device_limits") or self.device)
+        if len(self.runs[label]) < n:
+            return
+        limits = DeviceLimits.from_dict(self.device)
+        row = row_from_runs(
+            item.name,
+            limits.identity,
+            self.heuristic,
+            traits,
+            self.runs[label],
+            DeviceTraits.of(limits),
+        )
+        if not any(math.isfinite(s) for s in row.times.values()):
+            self.run.skipped.append((item.name, "no technique produced a valid configuration"))
+        else:
+            self.run.dataset = self.run.dataset.merged([row])
+            self.run.dataset.write_csv(self.dataset_path)
+        self.run.done.append(item.name)
+        self.labelled += 1
+        if self.on_row is not None:
+            self.on_row(self.labelled, self.total, item, row)
+
+
+def collect_on_cluster(
+    kernels: Sequence[TrainingKernel],
+    device: DeviceLimits,
+    *,
+    selector: str,
+    heuristic: str,
+    store_url: str,
+    dataset_path: Path,
+    work_dir: Path,
+    budget: str | None = None,
+    techniques: Sequence[str] = (),
+    compile_workers: int | None = None,
+    scheduler: str | None = None,
+    workers_per_device: int = 1,
+    progress: Progress | None = None,
+    cancel: CancelToken | None = None,
+) -> TrainingRun:
+    """Label ``kernels`` on the workers driving ``selector`` (see the module's docs).
+
+    ``device`` is the device the dataset is for (its identity keys the rows);
+    ``budget`` is each technique's search (a count, or wall time such as ``90s``).
+    """
+    dataset = Dataset.read_csv(dataset_path) if dataset_path.exists() else Dataset([])
+    have = {(r.kernel, r.device, r.heuristic) for r in dataset.rows}
+    run = TrainingRun(dataset)
+    wanted: dict[str, tuple[TrainingKernel, StencilTraits, int]] = {}
+    tasks: list[CampaignTask] = []
+    for item in kernels:
+        if (item.name, device.identity, heuristic) in have:
+            run.done.append(item.name)
+            continue
+        kernel = load_kernel(item.path, item.sizes)
+        try:
+            traits = traits_of(kernel)
+        except InputError as exc:
+            run.skipped.append((item.name, exc.message))
+            continue
+        searched = [t for t in kernel.techniques if not techniques or t in techniques]
+        if len(searched) < 2:
+            run.skipped.append((item.name, "fewer than two data-loading techniques to search"))
+            continue
+        wanted[item.name] = (item, traits, len(searched))
+        tasks += [
+            CampaignTask(
+                kernel=str(Path(item.path).resolve()),
+                label=item.name,
+                sizes=tuple(item.sizes.items()),
+                device=selector,
+                strategy=heuristic,
+                technique=name,
+                budget=budget,
+                compile_workers=compile_workers,
+                confirm=False,  # one technique's search, no confirmation round
+            )
+            for name in searched
+        ]
+    if not tasks:
+        return run
+    rows = _Rows(wanted, heuristic, dataset_path, run, progress, len(wanted))
+    done = read_done(work_dir / "tasks.jsonl")  # searches an earlier call finished
+    for task in tasks:
+        if task.key in done:
+            rows.add(task.label, done[task.key])
+    result = run_tasks(
+        tasks,
+        work_dir,
+        store_url=store_url,
+        scheduler=scheduler,
+        workers_per_device=workers_per_device,
+        observer=rows,
+        cancel=cancel,
+    )
+    run.left = [name for name in wanted if name not in run.done]
+    for failed, why in result.failed:
+        run.skipped.append((failed.label, f"technique {failed.technique}: {why.splitlines()[0]}"))
+    return run
+
+
+__all__ = ["collect_on_cluster"]

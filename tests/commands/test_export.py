@@ -1,0 +1,101 @@
+"""From a tuning run to a drop-in kernel, for real on PoCL: ``gtune run``, ``gtune results
+--best``, ``gtune export`` and the pyopencl example that launches the exported kernel and
+checks it against the reference."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gtune.kernel import load_kernel
+from gtune.tuned import tuned_kernel, write_tuned
+from tests.conftest import ROOT, run_gtune
+
+pytestmark = [pytest.mark.opencl, pytest.mark.slow]
+
+HEAT = str(ROOT / "stencils" / "heat3d.cl")
+EXAMPLE = ROOT / "examples" / "use_tuned_kernel.py"
+SIZE = "32x16x8"
+
+
+def _example(tuned_json: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, PYTHONPATH=str(ROOT), PYOPENCL_CTX=os.environ.get("PYOPENCL_CTX", "0"))
+    return subprocess.run(
+        [sys.executable, str(EXAMPLE), str(tuned_json), *extra],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+
+
+def test_run_results_export_and_the_example_agree(tmp_path: Path) -> None:
+    db = tmp_path / "r.db"
+    report_path = tmp_path / "run.json"
+    ran = run_gtune(
+        "run", HEAT, "--size", SIZE, "--technique", "global", "--budget", "10",
+        "--json", str(report_path), db=db,
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    report = json.loads(report_path.read_text())
+    assert report["confirmed"]
+
+    # results --best 1 names the configuration run reported, with its confirmed time
+    best = json.loads(
+        run_gtune("results", "-k", "heat3d", "--best", "1", "--format", "json", db=db).stdout
+    )["results"]
+    assert len(best) == 1 and best[0]["config"] == report["best_config"]
+    assert best[0]["median_s"] == pytest.approx(report["best_s"])
+    assert best[0]["kernel"] == "heat3d:stencil" and best[0]["size"] == SIZE
+    rows = json.loads(run_gtune("results", "-k", "heat3d", "--format", "json", db=db).stdout)
+    default = [r for r in rows["results"] if "default" in r["confirmed"]]
+    assert len(default) == 1 and default[0]["median_s"] == pytest.approx(report["default_s"])
+
+    # the exported kernel is that configuration, and the example checks it
+    out = tmp_path / "tuned"
+    exported = run_gtune("export", HEAT, "--size", SIZE, "-o", str(out), db=db)
+    assert exported.returncode == 0, exported.stderr
+    data = json.loads((out / "heat3d_tuned.json").read_text())
+    assert data["configuration"] == report["best_config"] and data["confirmed"] is True
+    assert data["default_time_s"] == pytest.approx(report["default_s"])
+    assert (out / "heat3d_tuned.h").read_text().count("#define HEAT3D_STENCIL_") > 5
+    for size in ([], ["--size", "64x32x16"]):
+        checked = _example(out / "heat3d_tuned.json", *size)
+        assert checked.returncode == 0, checked.stdout + checked.stderr
+        assert "dst: max |tuned - original|" in checked.stdout and "(ok)" in checked.stdout
+    # the same against the original kernel at its default configuration, on the same data
+    checked = _example(out / "heat3d_tuned.json", "--original", HEAT)
+    assert checked.returncode == 0 and "(ok)" in checked.stdout, checked.stdout + checked.stderr
+
+    # a size the store has no results for is one clear error naming the sizes it has
+    missing = run_gtune("export", HEAT, "--size", "64x64x64", "-o", str(out), db=db)
+    assert missing.returncode == 2 and "32x16x8" in missing.stderr
+    assert "Traceback" not in missing.stderr
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        {"VX": 4, "BX": 4, "WX": 4},  # vec
+        {"LOCAL": 1, "WX": 8, "WY": 2, "WZ": 2},  # local
+        {"STREAM": 1, "WX": 8, "ZC": 4, "BX": 2, "CY": 2},  # stream
+        {"CX": 2, "CY": 2, "CZ": 2, "WX": 4},  # cyclic merging
+        {"IMAGE": 1},  # the input read through an image
+    ],
+    ids=["vec", "local", "stream", "cyclic", "image"],
+)
+def test_every_technique_exports_a_kernel_that_computes_the_stencil(
+    tmp_path: Path, config: dict[str, int]
+) -> None:
+    kernel = load_kernel(HEAT, {"NX": 32, "NY": 16, "NZ": 16})
+    values = {**(kernel.default_config() or {}), **config}
+    paths = write_tuned(tuned_kernel(kernel, values), tmp_path)
+    for against in ([], ["--original", HEAT]):
+        checked = _example(paths[1], "--size", "64x32x32", *against)
+        assert checked.returncode == 0, checked.stdout + checked.stderr
+        assert "(ok)" in checked.stdout

@@ -1,0 +1,344 @@
+"""Stencil definitions: parsing, validation messages, YAML round trip, numpy reference."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import yaml
+
+from gtune.exceptions import InputError
+from gtune.stencils.definition import (
+    Coefficient,
+    StencilDefinition,
+    from_weights,
+    load_definition,
+    parse_coefficient,
+    parse_definition,
+)
+
+HOTSPOT = """
+name: hotspot
+doc: One step of a thermal simulation.
+dims: 2
+dtype: float32
+boundary: clamp
+fields: [temp, power]
+output: dst
+coefficients: [cc, rx, ry, amb]
+terms:
+  - {field: temp, offset: [0, 0], coefficient: cc}
+  - {field: temp, offset: [1, 0], coefficient: rx}
+  - {field: temp, offset: [-1, 0], coefficient: rx}
+  - {field: temp, offset: [0, 1], coefficient: ry}
+  - {field: temp, offset: [0, -1], coefficient: ry}
+  - {field: power, coefficient: "0.5*cc"}
+constant: "amb*2"
+values: {cc: 0.5, rx: 0.25, ry: 0.25, amb: 0.3}
+kernel:
+  name: calc_temp
+  arguments:
+    - power
+    - temp
+    - dst
+    - {name: nx, type: int, size: x}
+    - {name: ny, type: int, size: y}
+    - {name: steps, type: int, ignored: true, value: 1}
+    - cc
+    - rx
+    - ry
+    - amb
+"""
+
+
+def parse(text: str, source: str = "t.stencil.yaml") -> StencilDefinition:
+    return parse_definition(yaml.safe_load(text), source)
+
+
+def test_hotspot_example_parses() -> None:
+    d = parse(HOTSPOT)
+    assert d.name == "hotspot" and d.dims == 2 and d.boundary == "clamp"
+    assert d.radius == (1, 1, 0)
+    assert d.primary_field == "temp"
+    assert d.secondary_fields == ("power",)
+    assert d.terms[5].coefficient == Coefficient(0.5, ("cc",))
+    assert d.terms[1].offset == (1, 0, 0)
+    assert d.constant == Coefficient(2.0, ("amb",))
+    assert d.kernel_name == "calc_temp"
+    kinds = [(a.name, a.kind) for a in d.arguments]
+    assert kinds[:4] == [("power", "field"), ("temp", "field"), ("dst", "output"), ("nx", "size")]
+    assert d.arguments[3].axis == "x" and d.arguments[5].value == 1
+    assert d.arguments[5].kind == "ignored"
+
+
+def test_defaults() -> None:
+    d = parse(
+        "dims: 3\nfields: [u]\noutput: v\nterms: [{field: u, offset: [0, 0, 1]}]",
+        "dir/heat.stencil.yaml",
+    )
+    assert d.name == "heat" and d.dtype == "float32" and d.boundary == "interior"
+    assert d.kernel_name == "heat"
+    assert [a.name for a in d.arguments] == ["u", "v"]
+    assert d.terms[0].coefficient == Coefficient(1.0, ())
+    assert d.constant.is_zero
+
+
+@pytest.mark.parametrize(
+    ("text", "factor", "names"),
+    [
+        (0.25, 0.25, ()),
+        ("1/8", 0.125, ()),
+        ("-3/4", -0.75, ()),
+        ("0.5*cc", 0.5, ("cc",)),
+        ("dt*cc*2", 2.0, ("cc", "dt")),
+        ([0.5, "dt"], 0.5, ("dt",)),
+        ("-cc", -1.0, ("cc",)),
+        ("1e-3 * dt", 1e-3, ("dt",)),
+    ],
+)
+def test_coefficients(text: Any, factor: float, names: tuple[str, ...]) -> None:
+    c = parse_coefficient(text, "k", ["cc", "dt"])
+    assert c.factor == pytest.approx(factor) and c.names == names
+
+
+@pytest.mark.parametrize("text", ["cc+1", "sin(cc)", "1/0", "", "2**3", True, None, "nan"])
+def test_bad_coefficients(text: Any) -> None:
+    with pytest.raises(InputError, match="k"):
+        parse_coefficient(text, "k", ["cc"])
+
+
+def test_coefficient_render() -> None:
+    assert Coefficient(0.5, ("cc",)).render() == "((REAL)0.5*cc)"
+    assert Coefficient(1.0, ("cc", "dt")).render() == "(cc*dt)"
+    assert Coefficient(0.25).render() == "((REAL)0.25)"
+    assert Coefficient(0.25).render(dtype="float32") == "0.25f"
+    assert Coefficient(2.0).render(dtype="float64") == "2.0"
+    assert Coefficient(1.0, ("p",)).render({"p": "p_"}) == "(p_)"
+    assert Coefficient(0.5, ("cc", "dt")).value({"cc": 2.0, "dt": 3.0}) == 3.0
+
+
+ERRORS = [
+    ("terms[0].offset: [1, 0]", "terms[0].offset: expected 3 integers for dims 3, got [1, 0]"),
+    ("terms[0].coef: 1", "terms[0].coef: unknown key (did you mean coefficient?)"),
+    ("dim: 3", "dim: unknown key (did you mean dims?)"),
+    ("dims: 4", "dims: expected 2 or 3"),
+    ("dtype: float16", "dtype: expected one of float32, float64"),
+    ("boundary: wrap", "boundary: expected one of interior, clamp"),
+    (
+        "terms[0].coefficient: c1",
+        "terms[0].coefficient: unknown coefficient 'c1' (did you mean c0?)",
+    ),
+    ("coefficients: [c0, u]", "coefficients[1]: u is also a field"),
+    ("output: u", "output: u is also an input field"),
+    ("terms[1].field: v", "terms[1].field: 'v' is not a field"),
+    ("values: {}", "values: c0 needs a value"),
+    ("values.c9: 1", "values.c9: not a coefficient"),
+    ("terms[0].offset: [0, 0, 99]", "terms[0].offset: offsets reach at most"),
+    ("fields: [u, w]", "fields[1]: w is read by no term"),
+    ("kernel.arguments: [u]", "kernel.arguments: missing v, c0"),
+    ("kernel.arguments: [u, v, c0, zz]", "kernel.arguments[3]: 'zz' is not a field"),
+    (
+        "kernel.arguments: [u, v, c0, {name: n, size: w}]",
+        "kernel.arguments[3].size: expected one of x, y, z",
+    ),
+    ("kernel.nam: k", "kernel.nam: unknown key (did you mean name?)"),
+    ("name: 9x", "name: expected a name"),
+]
+
+BASE = {
+    "dims": 3,
+    "fields": ["u"],
+    "output": "v",
+    "coefficients": ["c0"],
+    "values": {"c0": 0.5},
+    "terms": [
+        {"field": "u", "offset": [0, 0, 0], "coefficient": "c0"},
+        {"field": "u", "offset": [1, 0, 0], "coefficient": 0.25},
+    ],
+}
+
+
+def _edit(data: dict[str, Any], path: str, value: Any) -> None:
+    keys: list[Any] = []
+    for part in path.split("."):
+        if "[" in part:
+            name, idx = part[:-1].split("[")
+            keys += [name, int(idx)]
+        else:
+            keys.append(part)
+    node: Any = data
+    for k in keys[:-1]:
+        if isinstance(node, dict) and k not in node:
+            node[k] = {}
+        node = node[k]
+    node[keys[-1]] = value
+
+
+@pytest.mark.parametrize(("edit", "message"), ERRORS)
+def test_errors_name_file_and_key(edit: str, message: str) -> None:
+    import copy
+
+    data = copy.deepcopy(BASE)
+    path, _, value = edit.partition(": ")
+    _edit(data, path, yaml.safe_load(value))
+    with pytest.raises(InputError) as info:
+        parse_definition(data, "heat.stencil.yaml")
+    assert str(info.value).startswith("heat.stencil.yaml: ")
+    assert message in str(info.value)
+
+
+def test_missing_required_keys() -> None:
+    with pytest.raises(InputError, match=r"x\.stencil\.yaml: terms: missing"):
+        parse_definition({"dims": 2, "fields": ["a"], "output": "b"}, "x.stencil.yaml")
+    with pytest.raises(InputError, match="must be a mapping"):
+        parse_definition([1], "x.stencil.yaml")
+
+
+def test_duplicates_merge_numbers_and_keep_named_terms() -> None:
+    data: dict[str, Any] = {
+        "dims": 2,
+        "fields": ["u"],
+        "output": "v",
+        "coefficients": ["c"],
+        "values": {"c": 1.0},
+        "terms": [
+            {"field": "u", "offset": [1, 0], "coefficient": 0.25},
+            {"field": "u", "offset": [1, 0], "coefficient": 0.5},
+        ],
+    }
+    d = parse_definition(data, "d.stencil.yaml")
+    assert len(d.terms) == 1 and d.terms[0].coefficient.factor == 0.75
+    # u + c*(... - 6u): the centre weight 1 - 6c is a number term plus a named one.
+    data["terms"].append({"field": "u", "offset": [1, 0], "coefficient": "-6*c"})
+    d = parse_definition(data, "d.stencil.yaml")
+    assert [t.offset for t in d.terms] == [(1, 0, 0), (1, 0, 0)]
+    u = np.arange(12.0, dtype=np.float32).reshape(3, 4)
+    out = d.reference({"u": u}, np.zeros_like(u), {"c": 0.5})
+    assert out[1, 1] == np.float32(0.75 * u[1, 2] - 3.0 * u[1, 2])
+
+
+def test_yaml_round_trip(tmp_path: Path) -> None:
+    d = parse(HOTSPOT)
+    path = tmp_path / "hotspot.stencil.yaml"
+    path.write_text(d.to_yaml())
+    again = load_definition(path)
+    assert again == d
+    lifted = parse(HOTSPOT + "original: {source: h.cl, kernel: calc_temp, local: [16, 16]}\n")
+    assert lifted.original == {"source": "h.cl", "kernel": "calc_temp", "local": [16, 16]}
+    path.write_text(lifted.to_yaml())
+    assert load_definition(path) == lifted
+    plain = parse(
+        "dims: 2\nfields: [a]\noutput: b\nterms: [{field: a, offset: [1, 0]}]", "p.stencil.yaml"
+    )
+    path.write_text(plain.to_yaml())
+    assert load_definition(path) == plain
+
+
+def test_load_definition_errors(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="not found"):
+        load_definition(tmp_path / "none.stencil.yaml")
+    bad = tmp_path / "bad.stencil.yaml"
+    bad.write_text("dims: [\n")
+    with pytest.raises(InputError, match=r"bad\.stencil\.yaml"):
+        load_definition(bad)
+
+
+# ---------------------------------------------------------------------------------------
+# the reference against a direct loop
+
+
+def loop_reference(
+    d: StencilDefinition,
+    inputs: dict[str, np.ndarray],
+    out0: np.ndarray,
+) -> np.ndarray:
+    """Point by point, in the element type: the semantics written out plainly."""
+    t = np.float32 if d.dtype == "float32" else np.float64
+    out = out0.astype(t).copy()
+    shape = out.shape if d.dims == 3 else (1, *out.shape)
+    nz, ny, nx = shape
+    rx, ry, rz = d.radius
+    arrays = {k: (v if d.dims == 3 else v[np.newaxis]).astype(t) for k, v in inputs.items()}
+    o3 = out if d.dims == 3 else out[np.newaxis]
+    for z, y, x in itertools.product(range(nz), range(ny), range(nx)):
+        inside = rz <= z < nz - rz and ry <= y < ny - ry and rx <= x < nx - rx
+        if d.boundary == "interior" and not inside:
+            continue
+        acc = t(0)
+        for term in d.terms:
+            dx, dy, dz = term.offset
+            zz = min(max(z + dz, 0), nz - 1)
+            yy = min(max(y + dy, 0), ny - 1)
+            xx = min(max(x + dx, 0), nx - 1)
+            c = term.coefficient.typed_value(d.values, d.dtype)
+            acc = t(acc + t(c * arrays[term.field][zz, yy, xx]))
+        if not d.constant.is_zero:
+            acc = t(acc + d.constant.typed_value(d.values, d.dtype))
+        o3[z, y, x] = acc
+    return out
+
+
+def random_definition(
+    rng: np.random.Generator, dims: int, dtype: str, boundary: str
+) -> StencilDefinition:
+    radius = int(rng.integers(1, 4))
+    offsets: set[tuple[int, ...]] = set()
+    while len(offsets) < int(rng.integers(2, 8)):
+        offsets.add(tuple(int(v) for v in rng.integers(-radius, radius + 1, size=dims)))
+    terms: list[dict[str, Any]] = []
+    for o in sorted(offsets):
+        coef: Any = float(rng.uniform(-1, 1))
+        if rng.random() < 0.3:
+            coef = f"{coef}*a"
+        terms.append({"field": "u", "offset": list(o), "coefficient": coef})
+    terms.append({"field": "p", "coefficient": "b"})
+    return parse_definition(
+        {
+            "dims": dims,
+            "dtype": dtype,
+            "boundary": boundary,
+            "fields": ["u", "p"],
+            "output": "out",
+            "coefficients": ["a", "b"],
+            "values": {"a": float(rng.uniform(0.5, 2)), "b": float(rng.uniform(-1, 1))},
+            "terms": terms,
+            "constant": "0.5*a",
+        },
+        "r.stencil.yaml",
+    )
+
+
+@pytest.mark.parametrize("dims", [2, 3])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("boundary", ["interior", "clamp"])
+def test_reference_matches_a_direct_loop(dims: int, dtype: str, boundary: str) -> None:
+    rng = np.random.default_rng(dims * 100 + len(dtype) * 10 + len(boundary))
+    for _ in range(3):
+        d = random_definition(rng, dims, dtype, boundary)
+        shape = (7, 9, 11) if dims == 3 else (9, 13)
+        inputs = {f: rng.random(shape) for f in d.fields}
+        out0 = rng.random(shape)
+        got = d.reference(inputs, out0)
+        want = loop_reference(d, inputs, out0)
+        assert got.dtype == np.dtype(dtype)
+        np.testing.assert_array_equal(got, want)
+
+
+def test_interior_keeps_the_prior_output() -> None:
+    d = from_weights("s", [(0, 0, 0), (2, 0, 0)], [1.0, 1.0], dims=2)
+    u = np.arange(30, dtype=np.float32).reshape(5, 6)
+    out0 = np.full((5, 6), -7, dtype=np.float32)
+    got = d.reference({"src": u}, out0)
+    assert (got[:, :2] == -7).all() and (got[:, 4:] == -7).all()
+    np.testing.assert_array_equal(got[:, 2:4], u[:, 2:4] + u[:, 4:6])
+    assert d.radius == (2, 0, 0)
+
+
+def test_tolerance_scales_with_dtype_and_terms() -> None:
+    d = parse(HOTSPOT)
+    t32 = d.tolerance(1.0)
+    d64 = parse(HOTSPOT.replace("float32", "float64"))
+    assert 0 < d64.tolerance(1.0) < t32 < 1e-4

@@ -1,0 +1,201 @@
+"""Stencil definitions rendered into the template, run on real OpenCL (PoCL in CI).
+
+Every corpus definition (``tests/data/definitions``) and every converted real stencil
+(``stencils/*.stencil.yaml``) verifies against its numpy reference in one configuration
+of each technique; random definitions (offsets up to radius 4, random weights and
+coefficients, both boundaries, both element types, a second field) do the same.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from gtune.kernel import TunableKernel, load_kernel
+from gtune.measure import OpenCLEvaluator, Status, select_device
+from gtune.stencils.definition import parse_definition
+
+pytestmark = pytest.mark.opencl
+
+ROOT = Path(__file__).resolve().parents[2]
+CORPUS = sorted((ROOT / "tests" / "data" / "definitions").glob("*.stencil.yaml"))
+REAL = sorted((ROOT / "stencils").glob("*.stencil.yaml"))
+
+
+@pytest.fixture(scope="module")
+def limits() -> dict[str, int]:
+    return select_device(None).limit_values()
+
+
+def technique_configs(
+    kernel: TunableKernel, limits: Mapping[str, int]
+) -> dict[str, dict[str, int]]:
+    """One valid configuration per technique: the defaults with that technique on."""
+    default = kernel.default_config()
+    assert default is not None
+    wanted: dict[str, dict[str, int]] = {
+        "global": {},
+        "vec": {"VX": 4, "BX": 4, "WX": 4},
+        "local": {"LOCAL": 1, "WX": 8},
+        "image": {"IMAGE": 1},
+        "stream": {"STREAM": 1, "ZC": 4, "WZ": 1, "BX": 2, "WX": 8, "WY": 2},
+    }
+    out: dict[str, dict[str, int]] = {}
+    for name, change in wanted.items():
+        if name not in kernel.techniques:
+            continue
+        cfg = {**default, **change}
+        env = {**kernel.env(cfg), **limits}
+        broken = [c.text for c in kernel.constraints if not c.evaluate(env)]
+        assert not broken, (name, cfg, broken)
+        assert all(t.evaluate(env) for t in kernel.techniques[name]), name
+        out[name] = cfg
+    return out
+
+
+def verify_all(kernel: TunableKernel, limits: Mapping[str, int]) -> list[str]:
+    configs = technique_configs(kernel, limits)
+    evaluator = OpenCLEvaluator(kernel, runs=1)
+    try:
+        for name, cfg in configs.items():
+            result = evaluator.evaluate(cfg)
+            assert result.status is Status.OK, (kernel.label, name, cfg, result.message)
+    finally:
+        evaluator.close()
+    return list(configs)
+
+
+def small(kernel: TunableKernel) -> dict[str, int]:
+    return {"NX": 32, "NY": 16, "NZ": 16} if "NZ" in kernel.sizes else {"NX": 32, "NY": 16}
+
+
+@pytest.mark.parametrize("path", CORPUS + REAL, ids=lambda p: p.name)
+def test_definition_verifies_in_every_technique(path: Path, limits: dict[str, int]) -> None:
+    kernel = load_kernel(path)
+    kernel = kernel.with_sizes(small(kernel))
+    done = verify_all(kernel, limits)
+    dims3 = "NZ" in kernel.sizes
+    expected = {"global", "vec", "local"} | ({"stream"} if dims3 else set())
+    if "float64" not in kernel.features.get("dtype", ""):
+        expected.add("image")
+    assert set(done) == expected
+
+
+def test_a_wrong_kernel_is_caught(tmp_path: Path) -> None:
+    """A rendered kernel that differs from its definition fails verification."""
+    text = (ROOT / "tests" / "data" / "definitions" / "thermal2d.stencil.yaml").read_text()
+    path = tmp_path / "t.stencil.yaml"
+    path.write_text(text)
+    kernel = load_kernel(path).with_sizes({"NX": 32, "NY": 16})
+    from dataclasses import replace
+
+    # the same kernel, but its source computes the power term twice
+    bad = replace(
+        kernel,
+        source=kernel.source.replace(
+            "E(power, 0, 0, 0, (step_div_cap))", "E(power, 0, 0, 0, ((REAL)2*step_div_cap))"
+        ),
+    )
+    assert bad.source != kernel.source
+    evaluator = OpenCLEvaluator(bad, runs=1)
+    try:
+        default = kernel.default_config()
+        assert default is not None
+        for name, cfg in technique_configs(kernel, select_device(None).limit_values()).items():
+            assert evaluator.evaluate(cfg).status is Status.WRONG_RESULT, name
+    finally:
+        evaluator.close()
+
+
+@st.composite
+def definitions(draw: st.DrawFn) -> dict[str, Any]:
+    dims = draw(st.sampled_from((2, 3)))
+    radius = draw(st.integers(1, 4))
+    coord = st.integers(-radius, radius)
+    offsets = draw(st.lists(st.tuples(*[coord] * dims), min_size=1, max_size=8, unique=True))
+    weight = st.floats(-1, 1, allow_nan=False).map(lambda w: round(w, 3)).filter(lambda w: w != 0)
+    terms: list[dict[str, Any]] = []
+    for o in offsets:
+        coef: Any = draw(weight)
+        if draw(st.booleans()):
+            coef = f"{coef}*a"
+        terms.append({"field": "u", "offset": list(o), "coefficient": coef})
+    fields = ["u"]
+    if draw(st.booleans()):
+        fields.append("p")
+        terms.append({"field": "p", "coefficient": "b"})
+        if draw(st.booleans()):
+            terms.append({"field": "p", "offset": [1] + [0] * (dims - 1), "coefficient": 0.5})
+    data: dict[str, Any] = {
+        "dims": dims,
+        "dtype": draw(st.sampled_from(("float32", "float64"))),
+        "boundary": draw(st.sampled_from(("interior", "clamp"))),
+        "fields": fields,
+        "output": "out",
+        "coefficients": ["a", "b"],
+        "values": {"a": draw(st.sampled_from((0.5, 1.5))), "b": draw(weight)},
+        "terms": terms,
+    }
+    if draw(st.booleans()):
+        data["constant"] = "0.25*b"
+    return data
+
+
+@pytest.mark.slow
+@settings(
+    max_examples=12,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(data=definitions())
+def test_random_definitions_verify(data: dict[str, Any], limits: dict[str, int]) -> None:
+    d = parse_definition(data, "random.stencil.yaml")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "random.stencil.yaml"
+        path.write_text(d.to_yaml())
+        kernel = load_kernel(path)
+        sizes = {"NX": 32, "NY": 16}
+        if d.dims == 3:
+            sizes["NZ"] = 16
+        verify_all(kernel.with_sizes(sizes), limits)
+
+
+def test_reference_is_not_trivial() -> None:
+    """The corpus' references change the output (the verification has teeth)."""
+    for path in CORPUS:
+        kernel = load_kernel(path)
+        d = parse_definition(kernel.reference.args["definition"], str(path))
+        shape = (8, 8, 8)[: d.dims]
+        rng = np.random.default_rng(0)
+        out0 = rng.random(shape)
+        out = d.reference({f: rng.random(shape) for f in d.fields}, out0)
+        assert not np.array_equal(out, out0.astype(out.dtype)), path.name
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", CORPUS, ids=lambda p: p.name)
+def test_corpus_definition_tunes_briefly(path: Path, tmp_path: Path) -> None:
+    """Each corpus definition tunes like a generated kernel (every technique, a tiny
+    budget) and its best configuration is verified against the definition."""
+    import gtune
+
+    kernel = load_kernel(path)
+    report = gtune.tune(
+        kernel.with_sizes(small(kernel)),
+        technique="all",
+        budget=10,
+        store=tmp_path / "results.db",
+        confirm=None,
+        timeout_s=120,
+    )
+    best = report.best_result
+    assert best is not None and best.status is Status.OK, report
+    assert "unverified" not in (best.extra or {}), best.extra
+    assert report.measured >= 2

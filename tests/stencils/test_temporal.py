@@ -1,0 +1,222 @@
+"""Time steps in definitions and descriptions, and the temporal technique's space (no
+OpenCL: tests/stencils/test_temporal_opencl.py runs the kernels)."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from gtune.exceptions import InputError
+from gtune.kernel import load_kernel, parse_description
+from gtune.stencils.definition import load_definition, parse_definition
+from gtune.stencils.render import definition_description, render_source
+
+from ..conftest import run_gtune
+
+ROOT = Path(__file__).resolve().parents[2]
+HEAT = ROOT / "stencils" / "heat3d.stencil.yaml"
+STAR = ROOT / "tests" / "data" / "definitions" / "star2d_c.stencil.yaml"
+
+
+def with_steps(path: Path, steps: Any) -> dict[str, Any]:
+    data: dict[str, Any] = yaml.safe_load(path.read_text())
+    data["steps"] = steps
+    return data
+
+
+def test_steps_round_trip_and_default() -> None:
+    assert load_definition(HEAT).steps == 1
+    assert "steps" not in load_definition(HEAT).to_dict()
+    d = parse_definition(with_steps(HEAT, 8), "h.stencil.yaml")
+    assert d.steps == 8 and d.to_dict()["steps"] == 8
+    assert parse_definition(yaml.safe_load(d.to_yaml()), "again").steps == 8
+
+
+@pytest.mark.parametrize("bad", [0, -2, 1.5, True, "8"])
+def test_bad_steps_name_file_and_key(bad: Any) -> None:
+    with pytest.raises(InputError) as info:
+        parse_definition(with_steps(HEAT, bad), "h.stencil.yaml")
+    assert str(info.value).startswith("h.stencil.yaml: steps: expected a whole number")
+
+
+def test_bad_steps_on_the_command_line_is_one_message(tmp_path: Path) -> None:
+    path = tmp_path / "h.stencil.yaml"
+    path.write_text(yaml.safe_dump(with_steps(HEAT, 0)))
+    r = run_gtune("space", str(path), "--size", "16x16x16")
+    assert r.returncode == 2
+    assert f"{path}: steps: expected a whole number" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_one_step_description_is_unchanged() -> None:
+    """Without steps (or with steps: 1) nothing of the temporal technique appears."""
+    d = load_definition(HEAT)
+    source, description = definition_description(d)
+    one = dataclasses.replace(d, steps=1)
+    assert definition_description(one) == (source, description)
+    assert "TB" not in description["parameters"] and "steps" not in description
+    assert "temporal" not in description["techniques"]
+    assert not any("TB" in c for c in description["constraints"])
+
+
+def test_stepping_description() -> None:
+    d = parse_definition(with_steps(HEAT, 12), "h.stencil.yaml")
+    source, description = definition_description(d, {"NX": 32, "NY": 32, "NZ": 32})
+    assert source == render_source(load_definition(HEAT))  # one template for every TB
+    assert description["parameters"]["TB"]["values"] == [1, 2, 4]  # those dividing 12
+    assert description["steps"] == {"count": 12, "per_launch": "TB", "swap": ["u", "u_next"]}
+    assert "12 % TB == 0" in description["constraints"]
+    out = next(a for a in description["arguments"] if a["name"] == "u_next")
+    assert out["init"] == "copy:u"  # both buffers hold the same rim
+    assert "IMAGE" not in description["parameters"]  # an image cannot be swapped
+    assert description["features"]["steps"] == 12
+    techniques = description["techniques"]
+    assert techniques["temporal"][:2] == ["TB > 1", "STREAM == 1"]  # 3D: streaming
+    assert techniques["temporal-tile"][:2] == ["TB > 1", "STREAM == 0"]
+    assert all("TB == 1" in cons for name, cons in techniques.items() if "temporal" not in name)
+    kernel = parse_description(description, source=source, label="h")
+    assert kernel.step_count == 12
+    assert kernel.launches({"TB": 4}) == 3 and kernel.launches({"TB": 1}) == 12
+
+
+def _valid(kernel: Any, cfg: dict[str, int], limits: dict[str, int]) -> bool:
+    env = {**kernel.env(cfg), **limits}
+    return all(c.evaluate(env) for c in kernel.constraints)
+
+
+def test_temporal_constraints_and_local_memory() -> None:
+    """TB divides the steps, excludes the other data-loading techniques, and its two
+    tiles (element size included) fit in local memory."""
+    data = with_steps(STAR, 8)
+    limits = {"LOCAL_MEM_SIZE": 4096, "DOUBLE_SUPPORT": 1}
+    fits: dict[str, set[tuple[int, int, int]]] = {}
+    for dtype, size in (("float32", 4), ("float64", 8)):
+        data["dtype"] = dtype
+        d = parse_definition(copy.deepcopy(data), "s.stencil.yaml")
+        source, description = definition_description(d, {"NX": 64, "NY": 64})
+        kernel = parse_description(description, source=source, label="s")
+        default = kernel.default_config()
+        assert default is not None
+        temporal = kernel.techniques["temporal"]
+        fits[dtype] = set()
+        for tb in kernel.parameter("TB").domain.values(kernel.sizes):
+            for wx in (4, 16, 64):
+                for wy in (1, 4, 16):
+                    cfg = {**default, "WX": wx, "WY": wy, "TB": tb}
+                    tile = 2 * size * (wx + 2 * tb) * (wy + 2 * tb)
+                    ok = _valid(kernel, cfg, limits)
+                    assert ok == (tb == 1 or tile <= 4096), (dtype, cfg)
+                    assert all(t.evaluate(kernel.env(cfg)) for t in temporal) == (tb > 1)
+                    if ok and tb > 1:
+                        fits[dtype].add((wx, wy, tb))
+                        for other in ({"LOCAL": 1}, {"VX": 2, "BX": 2}, {"CX": 2}):
+                            assert not _valid(kernel, {**cfg, **other}, limits), other
+        assert kernel.parameter("TB").domain.values(kernel.sizes) == [1, 2, 4, 8]
+    assert fits["float64"] and fits["float64"] < fits["float32"]
+
+
+@pytest.mark.parametrize(
+    ("steps", "message"),
+    [
+        ({"count": 0, "swap": ["u", "u_next"]}, "steps.count: must be a positive"),
+        ({"count": 4, "swap": ["u_next", "u"]}, "steps.swap: u_next must be an input"),
+        ({"count": 4, "swap": ["u"]}, "steps.swap: must name two buffer"),
+        ({"count": 4, "per_launch": "TB"}, "steps: must be {count"),
+        ({"count": 4, "per_launch": "TQ", "swap": ["u", "u_next"]}, "TQ"),
+    ],
+)
+def test_description_steps_errors(steps: dict[str, Any], message: str) -> None:
+    d = parse_definition(with_steps(HEAT, 4), "h.stencil.yaml")
+    source, description = definition_description(d)
+    description["steps"] = steps
+    with pytest.raises(InputError) as info:
+        parse_description(description, source=source, label="h.yaml")
+    assert message in str(info.value)
+
+
+def test_definition_with_steps_loads_through_load_kernel(tmp_path: Path) -> None:
+    path = tmp_path / "h.stencil.yaml"
+    path.write_text(yaml.safe_dump(with_steps(HEAT, 4)))
+    kernel = load_kernel(path, {"NX": 16, "NY": 16, "NZ": 16})
+    assert kernel.steps is not None and kernel.steps.input == "u"
+    assert [p.name for p in kernel.parameters][-1] == "TB"
+
+
+def test_a_model_without_temporal_still_searches_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A load-predictor model trained on one-step kernels knows no temporal blocking:
+    for a kernel with time steps the policy searches it besides the prediction."""
+    from gtune.device import DeviceLimits
+    from gtune.loadpredict import (
+        Dataset,
+        ModelCard,
+        TrainingRow,
+        choose_techniques,
+        device_card,
+        traits_of,
+    )
+    from gtune.loadpredict.features import DeviceTraits
+
+    monkeypatch.setenv("GTUNE_MODELS", str(tmp_path))
+    device = DeviceLimits(
+        platform="Acme OpenCL",
+        name="Test GPU",
+        vendor="Acme",
+        type="GPU",
+        driver_version="1.0",
+        opencl_version="OpenCL 3.0",
+        opencl_c_version="OpenCL C 1.2",
+        compute_units=8,
+        max_work_group_size=256,
+        max_work_item_sizes=(256, 256, 64),
+        local_mem_size=48 * 1024,
+        local_mem_type="LOCAL",
+        max_mem_alloc_size=1 << 30,
+        global_mem_size=1 << 32,
+        max_clock_mhz=1000,
+        image_support=True,
+        image2d_max=(16384, 16384),
+        image3d_max=(2048, 2048, 2048),
+        preferred_vector_width_float=1,
+        native_vector_width_float=1,
+    )
+    heat = traits_of(load_kernel(ROOT / "stencils" / "heat3d.cl"))
+    rows = [
+        TrainingRow(
+            f"k{i}",
+            device.identity,
+            "hybrid",
+            heat,
+            {"global": 2.0, "local": 1.0},
+            DeviceTraits.of(device),
+        )
+        for i in range(3)
+    ]
+    Dataset(rows).write_csv(tmp_path / "m.csv")
+    card = ModelCard(name="m", heuristic="hybrid", device=device_card(device), dataset="m.csv")
+    card.write(tmp_path)
+    one_step = load_kernel(HEAT)
+    assert choose_techniques(one_step, device, "hybrid").techniques == ["local"]
+    path = tmp_path / "h.stencil.yaml"
+    path.write_text(yaml.safe_dump(with_steps(HEAT, 4)))
+    choice = choose_techniques(load_kernel(path), device, "hybrid")
+    assert choice.techniques == ["local", "temporal"] and choice.predicted == "local"
+    assert "temporal, which model m has not seen" in choice.note
+
+
+def test_a_stepping_kernel_is_not_split(tmp_path: Path) -> None:
+    from gtune.split import split_axis
+
+    path = tmp_path / "h.stencil.yaml"
+    path.write_text(yaml.safe_dump(with_steps(HEAT, 4)))
+    kernel = load_kernel(path, {"NX": 16, "NY": 16, "NZ": 16})
+    default = kernel.default_config()
+    assert default is not None
+    with pytest.raises(InputError, match=r"time steps \(4\) cannot be split"):
+        split_axis(kernel, default, None)

@@ -1,0 +1,229 @@
+"""Temporal blocking on real OpenCL (PoCL in CI): a kernel advancing TB time steps per
+launch gives what TB single steps give, for 2D and 3D stencils, both boundaries, both
+element types and a stencil with a second (fixed) field, checked against the numpy
+reference's steps loop."""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+
+from gtune.kernel import TunableKernel, load_kernel, parse_description
+from gtune.measure import OpenCLEvaluator, Status, select_device
+from gtune.stencils.definition import load_definition, parse_definition
+from gtune.stencils.render import definition_description
+
+from .test_definition_opencl import definitions
+
+pytestmark = pytest.mark.opencl
+
+ROOT = Path(__file__).resolve().parents[2]
+DEFS = ROOT / "tests" / "data" / "definitions"
+STEPS = 4
+
+# (definition file, sizes, configurations beside the defaults that the TB values run in)
+CASES: dict[str, tuple[Path, dict[str, int], list[dict[str, int]]]] = {
+    "star2d": (DEFS / "star2d_c.stencil.yaml", {"NX": 48, "NY": 24}, [{"WX": 8, "WY": 8}]),
+    "jacobi2d_f64": (
+        DEFS / "jacobi2d_clamp_f64.stencil.yaml",
+        {"NX": 32, "NY": 16},
+        [{"WX": 4, "WY": 2}],
+    ),
+    "heat3d": (
+        ROOT / "stencils" / "heat3d.stencil.yaml",
+        {"NX": 16, "NY": 8, "NZ": 16},
+        [{"STREAM": 1, "ZC": 4}, {"STREAM": 1, "ZC": 8, "WX": 8, "WY": 2}],
+    ),
+    "box3d": (
+        DEFS / "box3d_c.stencil.yaml",
+        {"NX": 16, "NY": 8, "NZ": 8},
+        [{"WZ": 2}, {"STREAM": 1, "ZC": 2, "WX": 4, "WY": 4}],
+    ),
+    "laplacian4": (
+        ROOT / "stencils" / "laplacian4.stencil.yaml",
+        {"NX": 16, "NY": 16, "NZ": 16},
+        [{"STREAM": 1, "ZC": 8, "WX": 8, "WY": 2}],
+    ),
+    "hotspot": (ROOT / "stencils" / "hotspot.stencil.yaml", {"NX": 32, "NY": 16}, []),
+    "thermal3d": (
+        DEFS / "thermal3d.stencil.yaml",
+        {"NX": 16, "NY": 8, "NZ": 8},
+        [{"STREAM": 1, "ZC": 4, "WX": 8, "WY": 2}],
+    ),
+}
+"""3D cases run the temporal tiles (the defaults, STREAM=0) and streaming along z with
+TB time levels (STREAM=1); laplacian4 has radius 2, hotspot and thermal3d a second
+field that stays fixed."""
+
+
+def stepping(path: Path, tmp: Path, *, boundary: str, dtype: str | None = None) -> Path:
+    """The definition at ``path`` with ``steps``, the boundary and element type given."""
+    data: dict[str, Any] = yaml.safe_load(path.read_text())
+    data.update({"steps": STEPS, "boundary": boundary})
+    if dtype is not None:
+        data["dtype"] = dtype
+    out = tmp / f"{path.name.split('.')[0]}_{boundary}.stencil.yaml"
+    out.write_text(yaml.safe_dump(data))
+    return out
+
+
+def evaluate(kernel: TunableKernel, configs: list[dict[str, int]]) -> list[Any]:
+    limits = select_device(None).limit_values()
+    evaluator = OpenCLEvaluator(kernel, runs=1)
+    try:
+        results = []
+        for cfg in configs:
+            env = {**kernel.env(cfg), **limits}
+            broken = [c.text for c in kernel.constraints if not c.evaluate(env)]
+            assert not broken, (cfg, broken)
+            results.append(evaluator.evaluate(cfg))
+        return results
+    finally:
+        evaluator.close()
+
+
+def tb_configs(kernel: TunableKernel, extra: list[dict[str, int]]) -> list[dict[str, int]]:
+    default = kernel.default_config()
+    assert default is not None
+    return [{**default, **change, "TB": tb} for tb in (1, 2, 4) for change in [{}, *extra]]
+
+
+@pytest.mark.parametrize("boundary", ["interior", "clamp"])
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_tb_steps_per_launch_equal_single_steps(case: str, boundary: str, tmp_path: Path) -> None:
+    path, sizes, extra = CASES[case]
+    kernel = load_kernel(stepping(path, tmp_path, boundary=boundary), sizes)
+    assert kernel.steps is not None and kernel.steps.count == STEPS
+    assert "temporal" in kernel.techniques
+    if "NZ" in sizes:
+        assert "temporal-tile" in kernel.techniques
+    configs = tb_configs(kernel, extra)
+    for cfg, result in zip(configs, evaluate(kernel, configs), strict=True):
+        assert result.status is Status.OK, (case, boundary, cfg, result.message)
+        assert result.extra.get("launches", 1) == STEPS // cfg["TB"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_element_types_both_dims(dtype: str, tmp_path: Path) -> None:
+    """The 2D star and 3D heat stencils in both element types (the cases above hold
+    the element type their file gives)."""
+    for name in ("star2d", "heat3d"):
+        path, sizes, extra = CASES[name]
+        kernel = load_kernel(stepping(path, tmp_path, boundary="clamp", dtype=dtype), sizes)
+        configs = tb_configs(kernel, extra)
+        for cfg, result in zip(configs, evaluate(kernel, configs), strict=True):
+            assert result.status is Status.OK, (name, dtype, cfg, result.message)
+
+
+def test_a_wrong_step_count_is_caught(tmp_path: Path) -> None:
+    """The verification tells the steps apart: a kernel checked against a reference of
+    one step fewer fails in every TB (the reference loop has teeth)."""
+    path, sizes, _ = CASES["heat3d"]
+    d = load_definition(stepping(path, tmp_path, boundary="interior"))
+    source, description = definition_description(d, sizes)
+    description["reference"]["args"]["definition"]["steps"] = STEPS - 1
+    kernel = parse_description(description, source=source, label="heat3d-wrong-steps")
+    results = evaluate(kernel, tb_configs(kernel, []))
+    assert [r.status for r in results] == [Status.WRONG_RESULT] * 3
+
+
+def test_steps_loop_of_the_reference_is_repeated_single_steps() -> None:
+    """The reference's steps loop is single steps with the buffers swapped, the
+    secondary field fixed (computed here step by step)."""
+    d = load_definition(ROOT / "stencils" / "hotspot.stencil.yaml")
+    stepped = replace(d, steps=3)
+    rng = np.random.default_rng(1)
+    temp, power = rng.random((12, 10), dtype=np.float32), rng.random((12, 10), dtype=np.float32)
+    out0 = temp.copy()
+    a, b = temp, out0
+    for _ in range(3):
+        new = d.reference({"temp": a, "power": power}, b)
+        a, b = new, a
+    got = stepped.reference_steps({"temp": temp, "power": power}, out0)
+    assert np.array_equal(got, a)
+    assert not np.array_equal(got, d.reference({"temp": temp, "power": power}, out0))
+    assert stepped.tolerance(1.0) > d.tolerance(1.0)
+
+
+@pytest.mark.slow
+def test_tunes_briefly_with_the_temporal_technique(tmp_path: Path) -> None:
+    import gtune
+
+    path, sizes, _ = CASES["star2d"]
+    kernel = load_kernel(stepping(path, tmp_path, boundary="interior"), sizes)
+    report = gtune.tune(
+        kernel,
+        technique="temporal",
+        budget=6,
+        store=tmp_path / "results.db",
+        confirm=None,
+        timeout_s=120,
+    )
+    assert report.steps == STEPS
+    from gtune.report import run_summary_rows
+
+    rows = dict(run_summary_rows(report))
+    assert f"per step ({STEPS} steps)" in rows["best time"]
+    assert "once per step" in rows["bandwidth"]
+    best = report.best_result
+    assert best is not None and best.status is Status.OK, report.notes
+    tried = {e.config["TB"] for r in report.runs if r.outcome for e in r.outcome.trace}
+    assert tried and tried <= {2, 4}
+
+
+@pytest.mark.slow
+def test_benchmark_script_runs_quick(tmp_path: Path) -> None:
+    """benchmarks/temporal.py (the GPU measurement) runs end to end on small sizes."""
+    import json
+    import subprocess
+    import sys
+
+    out = tmp_path / "out"
+    cmd = [sys.executable, str(ROOT / "benchmarks" / "temporal.py"), str(out), "--quick"]
+    cmd += ["--size", "16", "--size2d", "32", "--steps", "4", "--budget", "2", "--runs", "1"]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert r.returncode == 0, r.stderr[-2000:]
+    data = json.loads((out / "temporal.json").read_text())
+    assert set(data["kernels"]) == {"heat3d", "jacobi2d"} and data["steps"] == 4
+    for k in data["kernels"].values():
+        temporal = k["multi_step"]["techniques"]["temporal"]
+        assert temporal["remeasured_status"] == "ok" and temporal["config"]["TB"] in (2, 4)
+    assert (out / "temporal.md").exists() and (out / "temporal.png").exists()
+
+
+@pytest.mark.slow
+@settings(
+    max_examples=8,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(data=definitions())
+def test_random_definitions_step_exactly(data: dict[str, Any]) -> None:
+    """Random definitions (offsets up to radius 4, both boundaries and element types,
+    a second field) with 4 steps: TB = 2 and 4 in tiles, and for 3D also streaming."""
+    data = {**data, "steps": STEPS}
+    d = parse_definition(data, "random.stencil.yaml")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "random.stencil.yaml"
+        path.write_text(d.to_yaml())
+        sizes = {"NX": 32, "NY": 16} | ({"NZ": 32} if d.dims == 3 else {})
+        kernel = load_kernel(path, sizes)
+        extra = [{"WX": 8, "WY": 2, "STREAM": 1, "ZC": 8}] if d.dims == 3 else []
+        limits = select_device(None).limit_values()
+        configs = [
+            c
+            for c in tb_configs(kernel, extra)
+            if c["TB"] > 1
+            and all(x.evaluate({**kernel.env(c), **limits}) for x in kernel.constraints)
+        ]
+        assert configs, (d.radius, "no temporal configuration fits")
+        for cfg, result in zip(configs, evaluate(kernel, configs), strict=True):
+            assert result.status is Status.OK, (data, cfg, result.message)

@@ -1,0 +1,75 @@
+"""docs/architecture.md names every module of the package, and the layers it draws hold:
+nothing imports upward (found by reading every module's imports, lazy ones included)."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGE = ROOT / "docs" / "architecture.md"
+PACKAGE = ROOT / "gtune"
+
+
+def _modules() -> list[Path]:
+    return sorted(p.relative_to(ROOT) for p in PACKAGE.rglob("*.py"))
+
+
+def _paragraphs(text: str) -> list[str]:
+    """Paragraphs and list items: a module may be named in one by its package's path
+    and its file name (``gtune/space/`` ... ``solve.py``)."""
+    return [p for p in re.split(r"\n\s*\n|\n(?=- )", text) if p.strip()]
+
+
+def _named(module: Path, text: str, paragraphs: list[str]) -> bool:
+    path = module.as_posix()
+    package = module.parent.as_posix() + "/"
+    if module.name == "__init__.py":
+        return package in text
+    if path in text:
+        return True
+    return any(package in p and f"`{module.name}`" in p for p in paragraphs)
+
+
+def test_every_module_is_named_on_the_architecture_page() -> None:
+    text = PAGE.read_text()
+    paragraphs = _paragraphs(text)
+    missing = [m.as_posix() for m in _modules() if not _named(m, text, paragraphs)]
+    assert not missing, f"docs/architecture.md does not name: {', '.join(missing)}"
+
+
+def _imports(path: Path) -> set[str]:
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("gtune"):
+            found.add(node.module)
+            if node.module == "gtune":
+                found.update(f"gtune.{a.name}" for a in node.names)
+        elif isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.startswith("gtune"))
+    return found
+
+
+# What each lower layer must never import (the page's "Layers", bottom to top).
+ABOVE_TUNING = ("gtune.api", "gtune.campaign", "gtune.training", "gtune.comparison")
+FORBIDDEN = {
+    "gtune/tuning": (*ABOVE_TUNING, "gtune.commands", "gtune.cli"),
+    "gtune/heuristics": (*ABOVE_TUNING, "gtune.tuning"),
+    "gtune/space": (*ABOVE_TUNING, "gtune.tuning", "gtune.heuristics"),
+    "gtune/measure": (*ABOVE_TUNING, "gtune.tuning", "gtune.heuristics"),
+    "gtune/store": (*ABOVE_TUNING, "gtune.tuning", "gtune.heuristics"),
+    "gtune/loadpredict": (*ABOVE_TUNING, "gtune.tuning", "gtune.heuristics"),
+}
+
+
+@pytest.mark.parametrize("layer", sorted(FORBIDDEN))
+def test_no_upward_imports(layer: str) -> None:
+    bad = []
+    for path in sorted((ROOT / layer).rglob("*.py")):
+        for name in _imports(path):
+            if any(name == f or name.startswith(f + ".") for f in FORBIDDEN[layer]):
+                bad.append(f"{path.relative_to(ROOT)} imports {name}")
+    assert not bad, "; ".join(bad)
