@@ -93,10 +93,12 @@ def run(case: Case, work: Path) -> Verdict:
         path.write_bytes(content.encode() if isinstance(content, str) else content)
     env = dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="120", GTUNE_CACHE=str(where / "cache"))
     env.setdefault("GTUNE_DB", str(where / "store.db"))
+    env["GTUNE_TRUST_MODULES"] = str(where)  # the case's own reference files run
     env.update(case.env)
     env[TAG] = tag
-    code = (
-        "import resource, sys; "
+    code = (  # as the gtune command starts: the working directory is not on the path
+        "import sys; sys.path[:] = [p for p in sys.path if p not in ('', '.')]; "
+        "import resource; "
         f"resource.setrlimit(resource.RLIMIT_AS, ({MEMORY}, {MEMORY})); "
         "from gtune.cli import main; sys.exit(main(sys.argv[1:]))"
     )
@@ -222,6 +224,19 @@ def description_cases() -> list[Case]:
         "constraint 0": ("  - WX * WY * WZ <= MAX_WORK_GROUP_SIZE", "  - 0"),
         "division by zero": ("  - WX * WY * WZ <= MAX_WORK_GROUP_SIZE", "  - NX / 0 > 1"),
         "flops nan": ("flops_per_point: 8", "flops_per_point: .nan"),
+        "default outside its domain": (
+            "WX: {pow2: [1, NX], default: 8}",
+            "WX: {pow2: [1, NX], default: 3}",
+        ),
+        "non-ASCII parameter name": (
+            "WX: {pow2: [1, NX], default: 8}",
+            "WX: {pow2: [1, NX], default: 8}\n  WÄ: {pow2: [1, NX], default: 1}",
+        ),
+        "build_options redefine a size": (
+            "flops_per_point: 8",
+            "flops_per_point: 8\nbuild_options: [-DNX=4]",
+        ),
+        "terminal escape in doc": ("kernel: naive7", 'kernel: naive7\ndoc: "\\e[2Jcleared"'),
     }
     cases = [
         Case(d, name, SPACE, ["naive7.yaml"], {"naive7.yaml": naive_with(old, new)})
@@ -230,6 +245,21 @@ def description_cases() -> list[Case]:
     cases += [
         Case(d, "alias bomb (1 KB)", SPACE, ["naive7.yaml"], {"naive7.yaml": bomb()}),
         Case(d, "500-deep nesting", SPACE, ["naive7.yaml"], {"naive7.yaml": "a: " + "[" * 500}),
+        Case(d, "recursive alias", SPACE, ["naive7.yaml"], {"naive7.yaml": "a: &a [1, *a]\n"}),
+        Case(
+            d,
+            "1.5 MB string aliased 2,000 times",
+            SPACE,
+            ["naive7.yaml"],
+            {"naive7.yaml": f"doc: &s {'x' * 1_500_000}\nn: [{', '.join(['*s'] * 2000)}]\n"},
+        ),
+        Case(
+            d,
+            "untrusted reference file",
+            SPACE,
+            ["naive7.yaml", "--trust-module"],
+            env={"GTUNE_TRUST_MODULES": ""},
+        ),
         Case(
             d,
             "non-UTF-8 description",
@@ -330,6 +360,11 @@ def flag_cases() -> list[Case]:
         (["space", "naive7.yaml", "--limits", "naive7.cl"], "naive7.cl"),
         (["run", "missing.cl"], "missing.cl"),
         (["compare", "naive7.yaml", "--strategies", "hybrid"], "--strategies"),
+        (["measure", "naive7.yaml", "--config", "WX=0"], "--config"),
+        (["measure", "naive7.yaml", "--config", "WX=-1"], "--config"),
+        (["measure", "naive7.yaml", "--sweep", "WX=" + ",".join(map(str, range(5000)))], "--sweep"),
+        (["campaign", "--kernels", "naive7.cl", "--strategies", "nonesuch"], "nonesuch"),
+        (["campaign", "--kernels", "naive7.cl", "--store", "mysql://x/y"], "mysql"),
     ]
     return [Case(f, " ".join(argv[2:]) or argv[0], argv, [name]) for argv, name in table]
 
@@ -416,7 +451,12 @@ def stale_case() -> Case:
         db = where / "store.db"
         ref = where / "naive7_ref.py"
         ref.write_text(ref.read_text() + "\n# fixed\n")
-        env = dict(os.environ, PYTHONPATH=str(ROOT), GTUNE_CACHE=str(where / "cache"))
+        env = dict(
+            os.environ,
+            PYTHONPATH=str(ROOT),
+            GTUNE_CACHE=str(where / "cache"),
+            GTUNE_TRUST_MODULES=str(where),
+        )
         subprocess.run(
             [sys.executable, "-m", "gtune", "--db", str(db), "run", "naive7.yaml", *SMALL_RUN],
             cwd=where,
@@ -439,6 +479,61 @@ def stale_case() -> Case:
 
 
 SMALL_RUN = ["--size", "NX=16,NY=8,NZ=8", "--budget", "4", "--timeout", "20"]
+
+
+def header_case() -> Case:
+    """Change a header the kernel includes between two runs: the second measures anew."""
+
+    def check(where: Path) -> str | None:
+        db = where / "store.db"
+        (where / "scale.h").write_text("#define SCALE 2.0f\n")
+        env = dict(
+            os.environ,
+            PYTHONPATH=str(ROOT),
+            GTUNE_CACHE=str(where / "cache"),
+            GTUNE_TRUST_MODULES=str(where),
+        )
+        subprocess.run(
+            [sys.executable, "-m", "gtune", "--db", str(db), "run", "naive7.yaml", *SMALL_RUN],
+            cwd=where,
+            env=env,
+            capture_output=True,
+            timeout=240,
+        )
+        with sqlite3.connect(db) as con:
+            ids = {r[0] for r in con.execute("SELECT kernel_id FROM results")}
+        return None if len(ids) >= 2 else "stale"
+
+    cl = (NAIVE / "naive7.cl").read_text()
+    scaled = '#include "scale.h"\n' + cl.replace(
+        "out[i] = c0 * in[i] + c1", "out[i] = SCALE * c0 * in[i] + c1"
+    )
+    return Case(
+        "interruptions and staleness",
+        "header changed between runs",
+        ["--db", "store.db", "run", "naive7.yaml", *SMALL_RUN],
+        files={"naive7.cl": scaled, "scale.h": "#define SCALE 1.0f\n"},
+        timeout=240,
+        expect_ok=True,
+        check=check,
+    )
+
+
+def working_directory_case() -> Case:
+    """A module planted where gtune runs must never be imported, in any process."""
+
+    def check(where: Path) -> str | None:
+        return "planted module ran" if (where / "PLANTED").exists() else None
+
+    return Case(
+        "working directory",
+        "numpy.py in the working directory",
+        ["measure", "naive7.yaml", "--config", "WX=8,WY=4,WZ=1", "--timeout", "20"],
+        files={"numpy.py": "open('PLANTED', 'w').write('ran')\nraise SystemExit(9)\n"},
+        timeout=240,
+        expect_ok=True,
+        check=check,
+    )
 
 
 def interruption_cases() -> list[Case]:
@@ -649,7 +744,8 @@ def main() -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     cases = description_cases() + spec_cases() + flag_cases() + store_cases()
     if not args.skip_opencl:
-        cases += [*kernel_cases(), stale_case(), *interruption_cases()]
+        cases += [*kernel_cases(), stale_case(), header_case(), working_directory_case()]
+        cases += interruption_cases()
     cases += generated(args.generated, args.seed)
     verdicts: list[Verdict] = []
     started = time.monotonic()

@@ -7,6 +7,15 @@ The flow: a :class:`~gtune.kernel.TunableKernel` and a device's
 :mod:`gtune.store`. :func:`tune` and :class:`Campaign` are the library's entry points.
 """
 
+import os as _os
+import sys as _sys
+
+if _sys.argv[:1] == ["-m"] and not _sys.flags.safe_path and _sys.path[:1] == [_os.getcwd()]:
+    # ``python -m gtune`` put the working directory first on sys.path: take it off
+    # before anything is imported, so that no module lying there (a ``numpy.py``)
+    # runs. A PYTHONPATH entry naming it stays (docs/robustness.md, security model).
+    del _sys.path[0]
+
 import logging
 
 from gtune.api import Campaign, CampaignResult, TuningTask, run_task, tune

@@ -21,6 +21,7 @@ import sys
 import traceback
 import warnings
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from types import FrameType
 from typing import Any, TextIO
 
@@ -33,7 +34,7 @@ from gtune.commands._common import (
     received_signals,
 )
 from gtune.exceptions import GtuneError, InputError
-from gtune.kernel import TRUST_ENV, ReferenceCodeNotice
+from gtune.kernel import TRUST_ENV, ReferenceCodeNotice, is_path_entry
 
 COMMANDS = (
     "devices",
@@ -104,9 +105,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         "--trust-module",
         action="append",
         default=[],
-        metavar="MODULE",
-        help="allow descriptions to name a function of this installed module as their "
-        f"Python reference (repeatable; also ${TRUST_ENV}, comma-separated)",
+        metavar="MODULE|FILE",
+        help="let a description's Python reference run: a function of this installed "
+        "module, or a reference .py file (or a folder of them) "
+        f"(repeatable; also ${TRUST_ENV}, comma-separated)",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
@@ -323,6 +325,8 @@ def _name_environment(exc: GtuneError, args: argparse.Namespace) -> None:
 
 def _say(text: str) -> None:
     stream = sys.stderr
+    # text from inputs (a flag's value, a file name) may hold terminal escape sequences
+    text = "".join(c if c in "\n\t" or c.isprintable() else repr(c)[1:-1] for c in text)
     line = f"gtune: {text}"
     encoding = getattr(stream, "encoding", None) or "utf-8"
     with contextlib.suppress(OSError, ValueError):
@@ -412,7 +416,9 @@ def _trusted(modules: Sequence[str]) -> Iterator[None]:
         yield
         return
     before = os.environ.get(TRUST_ENV)
-    os.environ[TRUST_ENV] = ",".join([*filter(None, [before]), *modules])
+    # files and folders as absolute paths: worker processes must agree on them
+    entries = [str(Path(m).expanduser().resolve()) if is_path_entry(m) else m for m in modules]
+    os.environ[TRUST_ENV] = ",".join([*filter(None, [before]), *entries])
     try:
         yield
     finally:

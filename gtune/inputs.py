@@ -11,6 +11,7 @@ file (and line where known).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,9 @@ MAX_YAML_DEPTH = 64
 """Deepest nesting of lists and mappings in a YAML document."""
 MAX_YAML_NODES = 250_000
 """Most nodes a YAML document may hold once every alias is expanded."""
+MAX_YAML_EXPANDED_BYTES = 4 * MAX_YAML_BYTES
+"""Most bytes of scalar text a YAML document may hold once every alias is expanded
+(a long string aliased many times is few nodes but much text to handle and print)."""
 
 
 def read_text(path: str | Path, *, limit: int = MAX_SOURCE_BYTES, what: str = "file") -> str:
@@ -82,26 +86,35 @@ def load_yaml(text: str, source: str) -> Any:
 
 
 def check_yaml_shape(text: str, source: str) -> None:
-    """Bound depth, node count and alias expansion from the event stream alone.
+    """Bound depth, node count, expanded text and alias expansion from the event stream.
 
-    Each anchored node's expanded size is remembered, so an alias costs its full size
-    at once: an alias bomb is refused after reading a few lines, not after expanding.
+    Each anchored node's expanded size (nodes and bytes) is remembered, so an alias
+    costs its full size at once: an alias bomb is refused after reading a few lines,
+    not after expanding. An alias inside the collection it names (a recursive
+    structure) is refused too: no description or spec is recursive.
     """
     depth = 0
-    sizes: list[int] = []  # expanded size of each open collection
+    sizes: list[list[int]] = []  # expanded [nodes, bytes] of each open collection
     anchors: list[str | None] = []
-    anchored: dict[str, int] = {}
-    total = 0
+    anchored: dict[str, tuple[int, int]] = {}
+    total = [0, 0]
 
-    def add(n: int, event: yaml.Event) -> None:
-        nonlocal total
-        total += n
+    def add(n: int, b: int, event: yaml.Event) -> None:
+        total[0] += n
+        total[1] += b
         if sizes:
-            sizes[-1] += n
-        if total > MAX_YAML_NODES:
+            sizes[-1][0] += n
+            sizes[-1][1] += b
+        if total[0] > MAX_YAML_NODES:
             raise InputError(
                 f"YAML document expands to more than {MAX_YAML_NODES:,} values "
                 "(aliases are expanded when counting)",
+                source=_at(event, source),
+            )
+        if total[1] > MAX_YAML_EXPANDED_BYTES:
+            raise InputError(
+                f"YAML document expands to more than {MAX_YAML_EXPANDED_BYTES:,} bytes of "
+                "text (aliases are expanded when counting)",
                 source=_at(event, source),
             )
 
@@ -112,22 +125,42 @@ def check_yaml_shape(text: str, source: str) -> None:
                 raise InputError(
                     f"YAML nested deeper than {MAX_YAML_DEPTH} levels", source=_at(event, source)
                 )
-            sizes.append(0)
+            sizes.append([0, 0])
             anchors.append(event.anchor)
         elif isinstance(event, yaml.CollectionEndEvent):
             depth -= 1
-            inner = sizes.pop()
+            inner, inner_bytes = sizes.pop()
             anchor = anchors.pop()
-            total -= inner  # counted as they came; now counted once as a whole
+            total[0] -= inner  # counted as they came; now counted once as a whole
+            total[1] -= inner_bytes
             if anchor is not None:
-                anchored[anchor] = inner + 1
-            add(inner + 1, event)
+                anchored[anchor] = (inner + 1, inner_bytes)
+            add(inner + 1, inner_bytes, event)
         elif isinstance(event, yaml.ScalarEvent):
+            bad = _CONTROL.search(event.value)
+            if bad is not None:
+                raise InputError(
+                    f"holds a control character ({bad.group()!r}): descriptions, specs and "
+                    "campaigns are text, and such characters would reach the terminal",
+                    source=_at(event, source),
+                )
+            size = len(event.value.encode("utf-8", "surrogatepass"))
             if event.anchor is not None:
-                anchored[event.anchor] = 1
-            add(1, event)
+                anchored[event.anchor] = (1, size)
+            add(1, size, event)
         elif isinstance(event, yaml.AliasEvent):
-            add(anchored.get(event.anchor or "", 1), event)
+            if event.anchor in anchors:
+                raise InputError(
+                    f"YAML alias *{event.anchor} refers to a collection that contains it "
+                    "(a recursive structure)",
+                    source=_at(event, source),
+                )
+            n, b = anchored.get(event.anchor or "", (1, 0))
+            add(n, b, event)
+
+
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+"""Control characters other than tab and line ends (escape sequences start with one)."""
 
 
 def _at(event: yaml.Event, source: str) -> str:

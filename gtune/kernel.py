@@ -24,6 +24,7 @@ from typing import Any, Literal
 
 from gtune.exceptions import ExpressionError, InputError
 from gtune.expr import Expr, Value
+from gtune.includes import headers_digest, kernel_include_option
 from gtune.inputs import MAX_SOURCE_BYTES, read_text, read_yaml_file
 
 Config = dict[str, int]
@@ -52,8 +53,13 @@ MAX_SIZE = 2**31 - 1
 """Largest problem size and parameter value: kernels see them as ``int`` macros."""
 
 TRUST_ENV = "GTUNE_TRUST_MODULES"
-"""Comma-separated modules whose functions a description may name as its reference."""
+"""Comma-separated modules whose functions a description may name as its reference, and
+reference files (or folders of them) that may run: a path is an entry holding a ``/``
+or ending in ``.py``."""
 BUILTIN_TRUSTED_MODULES = ("gtune.stencils.reference",)
+_GTUNE_ROOT = Path(__file__).resolve().parents[1]
+BUILTIN_TRUSTED_FOLDERS = (_GTUNE_ROOT / "stencils", Path(__file__).resolve().parent)
+"""Reference files that come with gtune (its ``stencils/`` folder and the package)."""
 
 
 class ReferenceCodeNotice(UserWarning):
@@ -218,6 +224,7 @@ class TunableKernel:
     source_path: str = ""
     description_path: str = ""
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    headers_digest: str = ""  # the headers the source includes (gtune.includes)
 
     # -- names --------------------------------------------------------------------
     @property
@@ -255,6 +262,22 @@ class TunableKernel:
         if all(p.default is not None for p in self.parameters):
             return {p.name: int(p.default) for p in self.parameters if p.default is not None}
         return None
+
+    def outside_domain(self, config: Mapping[str, int]) -> list[str]:
+        """``NAME=value`` of every value of ``config`` outside its parameter's domain
+        (domains may depend on the problem size and on other parameters)."""
+        env = self.env(config)
+        bad: list[str] = []
+        for p in self.parameters:
+            if p.name not in config:
+                continue
+            try:
+                allowed = p.domain.values(env)
+            except (InputError, ExpressionError, KeyError):
+                continue  # a domain that cannot be evaluated here is the space's to report
+            if config[p.name] not in allowed:
+                bad.append(f"{p.name}={config[p.name]}")
+        return bad
 
     # -- per-configuration geometry -------------------------------------------------
     def env(self, config: Mapping[str, int]) -> dict[str, Value]:
@@ -314,9 +337,10 @@ class TunableKernel:
     def identity(self) -> str:
         """A store key: the hash of everything a result depends on besides the device.
 
-        The source, the description (build options included), the problem size and the
-        reference's code and data: fixing a wrong reference changes the identity, so
-        results verified against the old one are not served again.
+        The source, the headers it includes (their contents), the description (build
+        options included), the problem size and the reference's code and data: fixing a
+        wrong reference or changing a header changes the identity, so results measured
+        with the old one are not served again.
         """
         h = hashlib.sha256()
         h.update(self.source.encode("utf-8", "surrogatepass"))
@@ -324,6 +348,8 @@ class TunableKernel:
         h.update(json.dumps(dict(self.sizes), sort_keys=True).encode())
         if self.reference.digest:
             h.update(b"reference:" + self.reference.digest.encode())
+        if self.headers_digest:
+            h.update(b"headers:" + self.headers_digest.encode())
         return h.hexdigest()[:20]
 
     def with_sizes(self, sizes: Mapping[str, int]) -> TunableKernel:
@@ -352,7 +378,7 @@ class TunableKernel:
             "sizes": dict(self.sizes),
             "source_path": self.source_path,
             "description_path": self.description_path,
-            "trusted_module": _reference_module(self.reference),
+            "trusted_module": _reference_trust(self.reference),
         }
 
 
@@ -373,6 +399,27 @@ def from_dict(data: Mapping[str, Any]) -> TunableKernel:
         trust_modules=[trusted] if trusted else (),
     )
     return kernel.with_sizes(data["sizes"])
+
+
+def is_path_entry(entry: str) -> bool:
+    """Whether a trust entry names a file or folder (not a module)."""
+    return os.sep in entry or "/" in entry or entry.endswith(".py")
+
+
+def file_trusted(path: Path, trusted: Sequence[str]) -> bool:
+    """Whether the reference file ``path`` may run: it comes with gtune, or it or a
+    folder above it is a path entry of ``trusted``."""
+    full = path.resolve()
+    folders = [*BUILTIN_TRUSTED_FOLDERS]
+    folders += [Path(e).expanduser().resolve() for e in trusted if is_path_entry(e)]
+    return any(full == f or full.is_relative_to(f) for f in folders)
+
+
+def _reference_trust(reference: Reference) -> str:
+    """What a rebuilt kernel must trust to run its reference (module or file)."""
+    if reference.kind != "python":
+        return ""
+    return reference.target.rpartition(":")[0]
 
 
 def _reference_module(reference: Reference) -> str:
@@ -456,8 +503,29 @@ def load_kernel(
         base_dir=desc_path.parent,
         trust_modules=trust_modules,
     )
+    _check_argument_count(kernel, str(desc_path))
     _notice_python_reference(kernel)
     return kernel.with_sizes(sizes) if sizes else kernel
+
+
+def _check_argument_count(kernel: TunableKernel, where: str) -> None:
+    """The description lists as many arguments as the kernel function takes (read from
+    the source where no macro can change the signature)."""
+    from gtune.plain import kernel_signatures
+
+    if "#define" in kernel.source or "#include" in kernel.source:
+        return  # the signature may come from macros: the driver's check stands
+    try:
+        params = kernel_signatures(kernel.source).get(kernel.name)
+    except (InputError, ValueError, IndexError, RecursionError):
+        return
+    if params is not None and len(params) != len(kernel.arguments):
+        raise InputError(
+            f"kernel {kernel.name} takes {len(params)} argument(s) in "
+            f"{Path(kernel.source_path).name}, the description lists "
+            f"{len(kernel.arguments)}",
+            source=f"{where}: arguments",
+        )
 
 
 def read_yaml(path: Path) -> Any:
@@ -466,9 +534,9 @@ def read_yaml(path: Path) -> Any:
 
 
 def trusted_modules(extra: Iterable[str] = ()) -> tuple[str, ...]:
-    """Modules whose functions may serve as references: gtune's own, those listed in
-    ``$GTUNE_TRUST_MODULES`` (comma-separated) and ``extra``. A module trusts its
-    submodules."""
+    """Modules whose functions may serve as references, and reference files that may
+    run: gtune's own, those listed in ``$GTUNE_TRUST_MODULES`` (comma-separated) and
+    ``extra``. A module trusts its submodules, a folder the files below it."""
     env = os.environ.get(TRUST_ENV, "")
     listed = [n.strip() for n in env.replace(";", ",").split(",") if n.strip()]
     return (*BUILTIN_TRUSTED_MODULES, *listed, *(str(e) for e in extra))
@@ -574,8 +642,8 @@ def _parse_description(
         raise err("problem", "must map size names to integers, e.g. {NX: 256, NY: 256}")
     sizes: dict[str, int] = {}
     for k, v in problem.items():
-        if not isinstance(k, str) or not k.isidentifier():
-            raise err(f"problem.{k}", "size names must be identifiers such as NX")
+        if not isinstance(k, str) or not (k.isidentifier() and k.isascii()):
+            raise err(f"problem.{k}", "size names must be ASCII identifiers such as NX")
         if not isinstance(v, int) or isinstance(v, bool) or not 0 < v <= MAX_SIZE:
             raise err(f"problem.{k}", f"must be a positive integer up to {MAX_SIZE}, got {v!r}")
         sizes[k] = v
@@ -593,6 +661,19 @@ def _parse_description(
                 f"parameters.{p.name}",
                 f"domain may only use problem sizes ({', '.join(sizes)}); got {bad[0]!r} "
                 "(express dependencies between parameters as constraints)",
+            )
+    for p in params:
+        if p.default is None:
+            continue
+        try:
+            allowed = p.domain.values(dict(sizes))
+        except (InputError, ExpressionError):
+            continue  # reported where the space is built
+        if p.default not in allowed:
+            shown = ", ".join(str(v) for v in allowed[:8]) + (", ..." if len(allowed) > 8 else "")
+            raise err(
+                f"parameters.{p.name}.default",
+                f"{p.default} is outside the domain at the problem size ({shown or 'empty'})",
             )
 
     args = _parse_arguments(raw["arguments"], err, known)
@@ -646,6 +727,20 @@ def _parse_description(
         opts = opts.split()
     if not isinstance(opts, list) or not all(isinstance(o, str | int | float) for o in opts):
         raise err("build_options", "must be a list of compiler options (strings)")
+    own = {*sizes, *(p.name for p in params), *(n for n, _ in derived)}
+    for i, opt in enumerate(str(o) for o in opts):
+        # the driver splits options at spaces: each piece is an option of its own
+        for piece in opt.split():
+            if piece.startswith("-D"):
+                macro = piece[2:].partition("=")[0]
+                if macro in own:
+                    raise err(
+                        f"build_options[{i}]",
+                        f"{piece!r} would redefine {macro}, which gtune defines itself "
+                        "(the problem size, a parameter or a defines: entry)",
+                    )
+    folder = Path(source_path).parent if source_path else base_dir
+    options = [*kernel_include_option(folder, source), *(str(o) for o in opts)]
     return TunableKernel(
         name=name,
         source=source,
@@ -658,12 +753,13 @@ def _parse_description(
         techniques=techniques,
         features=dict(features),
         flops_per_point=float(flops),
-        build_options=tuple(str(o) for o in opts),
+        build_options=tuple(options),
         derived=derived,
         steps=steps,
         source_path=source_path,
         description_path=label if label.endswith((".yaml", ".yml")) else "",
         raw=dict(raw),
+        headers_digest=headers_digest(source, folder, options),
     )
 
 
@@ -674,8 +770,8 @@ def _parse_parameters(raw: Any, err: Any) -> list[Parameter]:
     out: list[Parameter] = []
     for name, spec in raw.items():
         key = f"parameters.{name}"
-        if not isinstance(name, str) or not name.isidentifier():
-            raise err(key, "parameter names must be identifiers")
+        if not isinstance(name, str) or not (name.isidentifier() and name.isascii()):
+            raise err(key, "parameter names must be identifiers of ASCII letters, digits and '_'")
         src = f"{key}"
         default = None
         doc = ""
@@ -994,6 +1090,13 @@ def _parse_reference(
                 )
             if not full.exists():
                 raise err("reference.python", f"reference file {file!r} not found")
+            if not file_trusted(full, trusted):
+                raise err(
+                    "reference.python",
+                    f"reference file {file!r} is Python code that would run with your "
+                    "permissions, and it is not trusted; if you trust it, allow it with "
+                    f"--trust-module {full} (or its folder; also ${TRUST_ENV})",
+                )
             digest.update(_file_bytes(full, "reference.python", err))
             target = f"{full}:{func}"
         else:

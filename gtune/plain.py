@@ -984,6 +984,7 @@ def plain_kernel(
         options += [f"-I{d}" for d in include]
     if options:
         raw["build_options"] = options
+    trusted: list[str] = []
     if reference:
         file, sep, func = reference.rpartition(":")
         if not sep or not file or not func.isidentifier():
@@ -993,6 +994,7 @@ def plain_kernel(
             if not ref_path.exists():
                 raise InputError(f"reference file {file!r} not found", source="--reference")
             file = str(ref_path)
+            trusted.append(file)  # named on the command line: trusted to run
         raw["reference"] = {"python": f"{file}:{func}"}
         notes.append(f"reference: {reference} (numpy)")
     else:
@@ -1011,6 +1013,7 @@ def plain_kernel(
         label=where,
         source_path=str(p.resolve()),
         base_dir=p.resolve().parent,  # a --reference file lies beside the kernel
+        trust_modules=trusted,
     )
 
 

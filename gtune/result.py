@@ -158,7 +158,8 @@ class ResultStore(Protocol):
         owner: str | None = None,
     ) -> bool:
         """Append one result (it becomes the configuration's current result); with
-        ``owner``, drop that owner's claim on the configuration in the same transaction."""
+        ``owner``, only while ``owner`` holds the claim on the configuration, dropping it
+        in the same transaction (False, nothing written: the claim was taken over)."""
         ...
 
     def results(self, *, device: str | None = None, kernel_id: str | None = None) -> list[Result]:

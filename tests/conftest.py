@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from gtune.kernel import TRUST_ENV
+
 DATA = Path(__file__).parent / "data"
 ROOT = Path(__file__).parent.parent
 
@@ -68,6 +70,20 @@ def pytest_report_header(config: pytest.Config) -> str:
             "--all-tiers or ./bootstrap.sh test runs every tier"
         )
     return "gtune: every tier selected (" + ", ".join(("fast", *REAL_TIERS)) + ")"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def trusted_test_references(tmp_path_factory: pytest.TempPathFactory):
+    """The tests' own Python references run: those in tests/data and their copies in
+    the session's temporary folders (a reference file runs only when trusted)."""
+    before = os.environ.get(TRUST_ENV)
+    trusted = [str(DATA), str(tmp_path_factory.getbasetemp().resolve())]
+    os.environ[TRUST_ENV] = ",".join(filter(None, [before, *trusted]))
+    yield
+    if before is None:
+        os.environ.pop(TRUST_ENV, None)
+    else:
+        os.environ[TRUST_ENV] = before
 
 
 @pytest.fixture

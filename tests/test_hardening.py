@@ -24,7 +24,7 @@ from gtune.exceptions import InputError
 from gtune.heuristics.spec import Budget, load_spec, parse_spec
 from gtune.kernel import ReferenceCodeNotice, domain_values, from_dict, load_kernel
 
-from .conftest import DATA, ROOT
+from .conftest import DATA, ROOT, run_gtune
 
 STENCILS = ROOT / "stencils"
 
@@ -179,6 +179,26 @@ def test_alias_bomb_fails_fast(naive: Path) -> None:
     with pytest.raises(InputError, match="expands to more than"):
         load_kernel(naive)
     assert time.monotonic() - start < 5  # a sanity bound, not a benchmark
+
+
+def test_a_long_string_aliased_many_times_is_refused(naive: Path, tmp_path: Path) -> None:
+    text = "x" * 1_500_000
+    naive.write_text(f"doc: &s {text}\nnotes: [{', '.join(['*s'] * 2000)}]\n")
+    with pytest.raises(InputError, match="bytes of text"):
+        load_kernel(naive)
+    done = run_gtune("space", str(naive))
+    assert done.returncode == 2 and "bytes of text" in done.stderr
+    assert len(done.stdout) + len(done.stderr) < 10_000  # one message, not the text
+
+
+@pytest.mark.parametrize(
+    "doc",
+    ["a: &a [1, *a]\n", "a: &a {b: *a}\n", "kernel: &k\n  x: [*k]\n"],
+)
+def test_a_recursive_alias_is_refused(naive: Path, doc: str) -> None:
+    naive.write_text(doc)
+    with pytest.raises(InputError, match="recursive structure"):
+        load_kernel(naive)
 
 
 def test_deep_nesting_is_refused(naive: Path) -> None:

@@ -11,6 +11,7 @@ from gtune.api import CampaignResult
 from gtune.campaign.report import write_report
 from gtune.campaign.runner import (
     CampaignObserver,
+    SchedulerTls,
     local_cluster,
     resource_name,
     run_campaign,
@@ -25,6 +26,7 @@ __all__ = [
     "CampaignSpec",
     "CampaignTask",
     "CancelToken",
+    "SchedulerTls",
     "expand",
     "load_campaign",
     "local_cluster",

@@ -19,8 +19,10 @@ import logging
 import math
 import os
 import re
+import threading
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -99,11 +101,14 @@ def physical_devices() -> list[dict[str, Any]]:
     """The OpenCL devices of this machine, listed by a child process (``gtune devices
     --json``) so that the campaign's own process never loads an OpenCL driver."""
     import subprocess
-    import sys
+
+    from gtune.processes import child_env, python_command
 
     try:
         proc = subprocess.run(
-            [sys.executable, "-m", "gtune", "devices", "--json"],
+            python_command("gtune", "devices", "--json"),
+            env=child_env(),
+            start_new_session=True,  # Ctrl-C at the terminal is gtune's to handle
             capture_output=True,
             text=True,
             timeout=120,
@@ -132,15 +137,27 @@ def matching(selector: str, devices: Sequence[dict[str, Any]]) -> list[dict[str,
     ]
 
 
+LOOPBACK = "127.0.0.1"
+DASHBOARD_PORT = 8787
+
+
 def local_cluster(
     devices: Sequence[str],
     workers_per_device: int = 1,
     machine: Sequence[dict[str, Any]] | None = None,
+    *,
+    dashboard: bool = False,
 ) -> Any:  # distributed.SpecCluster
     """One worker process (one thread) per physical device a selector names, bound to
     that device and advertising the selector: a selector naming two identical GPUs
-    gets two workers, one per GPU, sharing its tasks."""
+    gets two workers, one per GPU, sharing its tasks.
+
+    Everything listens on the loopback interface only: whoever reaches a Dask
+    scheduler runs code in the process that holds it (docs/robustness.md, security
+    model). The scheduler's HTTP server serves only ``/health`` unless ``dashboard``
+    asks for the Dask dashboard (then on 127.0.0.1:8787, or another free port)."""
     try:
+        import dask
         from distributed import Nanny, Scheduler, SpecCluster
     except ImportError:
         raise EnvironmentProblem("campaigns need Dask: pip install 'dask[distributed]'") from None
@@ -157,6 +174,9 @@ def local_cluster(
                 workers[name] = {
                     "cls": Nanny,
                     "options": {
+                        "host": LOOPBACK,
+                        "dashboard": False,
+                        "dashboard_address": f"{LOOPBACK}:0",
                         "nthreads": 1,
                         "resources": {resource_name(d): 1},
                         "name": name,
@@ -170,20 +190,33 @@ def local_cluster(
     helpers = str(compile_budget(len(workers), os.cpu_count() or 1))
     for w in workers.values():
         w["options"]["env"][COMPILE_WORKERS_ENV] = helpers
-    import dask
-
+    # Dask's nanny starts each worker as ``python -c ...`` (multiprocessing's spawn),
+    # which would put the working directory first on the worker's sys.path.
+    os.environ["PYTHONSAFEPATH"] = "1"
+    port = DASHBOARD_PORT if dashboard else 0
+    scheduler = {
+        "cls": Scheduler,
+        "options": {
+            "host": LOOPBACK,
+            "dashboard": dashboard,
+            # Dask starts an HTTP server whatever ``dashboard`` says; without an
+            # address it listens on every interface (port 8787), so name one.
+            "dashboard_address": f"{LOOPBACK}:{port}",
+        },
+    }
+    routes = dask.config.get("distributed.scheduler.http.routes", default=[])
     # Dask reads its logging set-up when a worker process imports it, before the
     # nanny's ``env`` is applied: only variables set before the spawn keep the
     # workers' INFO lines off the terminal.
-    with dask.config.set({"distributed.nanny.pre-spawn-environ": QUIET_WORKERS}):
-        return SpecCluster(
-            scheduler={
-                "cls": Scheduler,
-                "options": {"dashboard": False, "dashboard_address": None},
-            },
-            workers=workers,
-            silence_logs=40,
-        )
+    with dask.config.set(
+        {
+            "distributed.scheduler.http.routes": routes
+            if dashboard
+            else ["distributed.http.health"],
+            "distributed.nanny.pre-spawn-environ": {**QUIET_WORKERS, "PYTHONSAFEPATH": "1"},
+        }
+    ):
+        return SpecCluster(scheduler=scheduler, workers=workers, silence_logs=40)
 
 
 def run_campaign(
@@ -197,8 +230,17 @@ def run_campaign(
     observer: CampaignObserver | None = None,
     cancel: CancelToken | None = None,
     cluster_hook: Callable[[Any], None] | None = None,
+    tls: SchedulerTls | None = None,
+    dashboard: bool = False,
+    connect_timeout: float = 30.0,
 ) -> CampaignResult:
-    """Run every task of ``spec`` not yet finished; return the summaries of all."""
+    """Run every task of ``spec`` not yet finished; return the summaries of all.
+
+    ``scheduler`` names an existing Dask scheduler (``tcp://`` or ``tls://``); without
+    it a local cluster listening on loopback only runs the tasks (``dashboard`` adds
+    the Dask dashboard there). ``tls`` gives the certificates for a ``tls://``
+    scheduler; without them Dask's own configuration (``distributed.comm.tls``) is
+    used."""
     out_dir.mkdir(parents=True, exist_ok=True)
     return run_tasks(
         expand(spec, out_dir / "kernels"),
@@ -213,6 +255,9 @@ def run_campaign(
         cluster_hook=cluster_hook,
         devices=list(dict.fromkeys(spec.devices)),
         name=spec.name,
+        tls=tls,
+        dashboard=dashboard,
+        connect_timeout=connect_timeout,
     )
 
 
@@ -230,10 +275,15 @@ def run_tasks(
     cluster_hook: Callable[[Any], None] | None = None,
     devices: Sequence[str] | None = None,
     name: str = "campaign",
+    tls: SchedulerTls | None = None,
+    dashboard: bool = False,
+    connect_timeout: float = 30.0,
 ) -> CampaignResult:
-    """Run ``tasks`` not yet in ``out_dir/tasks.jsonl`` on Dask workers (a local cluster,
-    or the scheduler at ``scheduler``), split and streamed as gtune.campaign.schedule
-    says; every summary is appended to the ledger as it comes."""
+    """Run ``tasks`` not yet in ``out_dir/tasks.jsonl`` on Dask workers (a local cluster
+    listening on loopback only, or the scheduler at ``scheduler``: ``tcp://`` or
+    ``tls://``, with ``tls``'s certificates or Dask's own configuration), split and
+    streamed as gtune.campaign.schedule says; every summary is appended to the ledger
+    as it comes. ``dashboard`` adds the Dask dashboard to a local cluster."""
     show: CampaignObserver = observer if observer is not None else _Quiet()
     token = cancel if cancel is not None else CancelToken()
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -260,15 +310,31 @@ def run_tasks(
             out_dir=out_dir,
             wall_s=time.monotonic() - started,
         )
-    from distributed import Client
+    _check_before_start([t.strategy for t in todo], store_url, name)
+
+    def cancelled() -> CampaignResult:
+        return CampaignResult(
+            summaries=summaries,
+            failed=failed,
+            skipped=len(tasks) - len(todo),
+            out_dir=out_dir,
+            wall_s=time.monotonic() - started,
+            cancelled=True,
+        )
 
     cluster = None
+    security = _security(scheduler, tls) if scheduler else None
     try:
         if scheduler:
-            client = Client(scheduler, timeout=30)
+            client = _connect(scheduler, security, token, connect_timeout)
+            if client is None:  # cancelled while connecting
+                return cancelled()
         else:
-            cluster = local_cluster([t.device or "" for t in todo], workers_per_device)
-            client = Client(cluster)
+            cluster, client = _start_local(
+                [t.device or "" for t in todo], workers_per_device, dashboard, token
+            )
+            if client is None:
+                return cancelled()
     except OSError as exc:
         raise EnvironmentProblem(
             f"cannot reach the Dask scheduler: {exc}", hint="check --scheduler"
@@ -341,6 +407,154 @@ def run_tasks(
         wall_s=time.monotonic() - started,
         cancelled=token.cancelled,
     )
+
+
+@dataclass(frozen=True)
+class SchedulerTls:
+    """Dask TLS credentials for a ``tls://`` scheduler: the certificate authority that
+    signed the scheduler's certificate, and this client's certificate and key (``key``
+    may be inside ``cert``)."""
+
+    ca_file: str
+    cert: str
+    key: str | None = None
+
+
+def _security(scheduler: str, tls: SchedulerTls | None) -> Any:  # distributed.Security
+    from distributed import Security
+
+    secure = scheduler.startswith("tls://")
+    if tls is None:
+        security = Security()  # Dask's configuration: distributed.comm.tls.*
+        if secure and not (
+            getattr(security, "tls_ca_file", None) and getattr(security, "tls_client_cert", None)
+        ):
+            raise InputError(
+                "a tls:// scheduler needs certificates: give --tls-ca-file and --tls-cert "
+                "(and --tls-key), or set distributed.comm.tls in Dask's configuration",
+                source=scheduler,
+            )
+        return security
+    for what, path in (("CA file", tls.ca_file), ("certificate", tls.cert), ("key", tls.key)):
+        if path is not None and not Path(path).is_file():
+            raise InputError(f"TLS {what}: no such file", source=path)
+    if not secure:
+        raise InputError(
+            "TLS certificates were given but the scheduler address is not tls://",
+            source=scheduler,
+        )
+    return Security(
+        tls_ca_file=tls.ca_file,
+        tls_client_cert=tls.cert,
+        tls_client_key=tls.key,
+        require_encryption=True,
+    )
+
+
+def _connect(scheduler: str, security: Any, token: CancelToken, timeout: float) -> Any:
+    """A client of ``scheduler``, or None when ``token`` is cancelled first.
+
+    Dask's own connect timeout does not cover a peer that accepts the connection and
+    never answers the handshake, so the client is made on a helper thread and given
+    up on after ``timeout`` seconds (or at once on cancel)."""
+    from distributed import Client
+
+    made: list[Any] = []
+    error: list[BaseException] = []
+
+    def connect() -> None:
+        try:
+            made.append(Client(scheduler, timeout=timeout, security=security))
+        except BaseException as exc:  # handed to the waiting thread
+            error.append(exc)
+
+    helper = threading.Thread(target=connect, name="gtune-dask-connect", daemon=True)
+    helper.start()
+    deadline = time.monotonic() + timeout + 5.0
+    while helper.is_alive() and time.monotonic() < deadline and not token.cancelled:
+        helper.join(0.2)
+    if made:
+        if token.cancelled:
+            with contextlib.suppress(Exception):
+                made[0].close(timeout=5)
+            return None
+        return made[0]
+    if token.cancelled:
+        return None
+    if error:
+        exc = error[0]
+        if isinstance(exc, GtuneError):
+            raise exc
+        raise EnvironmentProblem(
+            f"cannot reach the Dask scheduler {scheduler}: {type(exc).__name__}: {exc}",
+            hint="check --scheduler (and --tls-* for a tls:// scheduler)",
+        ) from None
+    raise EnvironmentProblem(
+        f"the Dask scheduler {scheduler} did not answer within {timeout:.0f} s",
+        hint="check --scheduler: is a Dask scheduler listening there?",
+    )
+
+
+def _start_local(
+    devices: list[str], workers_per_device: int, dashboard: bool, token: CancelToken
+) -> tuple[Any, Any]:
+    """A local cluster and its client; (None, None) when cancelled while starting.
+
+    Ctrl-C at a terminal reaches every process of its group: the cluster's processes are
+    started with SIGINT ignored (which they inherit, and Python keeps), so that only
+    gtune decides what it means. (A Ctrl-C in the second or two the cluster takes to
+    start is therefore not seen; one after it stops the campaign.)"""
+    import signal
+
+    from distributed import Client
+
+    machine = physical_devices()  # its own session: Ctrl-C meanwhile is gtune's
+    if token.cancelled:
+        return None, None
+    cluster = None
+    previous: Any = None
+    with contextlib.suppress(ValueError):  # not the main thread: signals are not ours
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        cluster = local_cluster(devices, workers_per_device, machine, dashboard=dashboard)
+        client = Client(cluster)
+    except GtuneError:
+        raise
+    except Exception as exc:
+        if cluster is not None:
+            with contextlib.suppress(Exception):
+                cluster.close(timeout=10)
+        if token.cancelled:
+            return None, None
+        raise EnvironmentProblem(
+            f"the local Dask cluster did not start: {type(exc).__name__}: {exc}"
+        ) from None
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+    if token.cancelled:
+        with contextlib.suppress(Exception):
+            client.close(timeout=10)
+            cluster.close(timeout=10)
+        return None, None
+    return cluster, client
+
+
+def _check_before_start(strategies: Sequence[str], store_url: str, campaign: str) -> None:
+    """What every task needs and the client can check: the strategies exist and the
+    store opens. A mistake there is one message before any cluster starts, not a
+    failure of every task after it."""
+    from gtune.heuristics import get_strategy
+    from gtune.store import open_store
+    from gtune.tuning.strategy import GENERIC
+
+    for name in dict.fromkeys(strategies):
+        if name != GENERIC:
+            try:
+                get_strategy(name)
+            except GtuneError as exc:
+                raise InputError(exc.message, source=f"{campaign}: strategies") from None
+    open_store(store_url).close()
 
 
 def _techniques_of(task: CampaignTask) -> list[str]:

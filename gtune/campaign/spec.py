@@ -198,7 +198,16 @@ def parse_campaign(raw: Any, *, source: str, base_dir: Path) -> CampaignSpec:
         raise InputError(
             f"compile_workers: expected an integer 0-64, got {workers!r}", source=source
         )
-    name = str(raw.get("name") or Path(source).stem)
+    given = raw.get("name")
+    if given is not None and not (
+        isinstance(given, str) and re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}", given)
+    ):
+        raise InputError(
+            f"name: expected letters, digits, '.', '_' or '-' (it names the campaign's "
+            f"folder), got {given!r}",
+            source=source,
+        )
+    name = given or re.sub(r"[^A-Za-z0-9._-]+", "-", Path(source).stem).strip(".-") or "campaign"
     store = raw.get("store")
     return CampaignSpec(
         name=name,

@@ -74,9 +74,20 @@ def run(args: argparse.Namespace) -> int:
             f"unknown parameter {unknown[0]!r}; the kernel has {', '.join(kernel.parameter_names)}",
             source="--config",
         )
+    configs = _sweep_configs(args, kernel, config) if args.sweep else [config]
+    outside = list(dict.fromkeys(v for c in configs for v in kernel.outside_domain(c)))
+    if outside:
+        shown = ", ".join(outside[:8]) + (
+            f" and {len(outside) - 8} more" if len(outside) > 8 else ""
+        )
+        raise InputError(
+            f"outside the parameter's domain in {kernel.label}: {shown}",
+            source="--sweep" if args.sweep else "--config",
+            hint="`gtune space` lists the values each parameter may take",
+        )
     device = select_device(args.device)
     if args.sweep:
-        return _sweep(args, kernel, config, device, remeasure)
+        return _sweep(args, kernel, configs, device, remeasure)
     store = open_store(args)
     inner = OpenCLEvaluator(
         kernel, device, runs=args.runs, timeout_s=args.timeout, compile_workers=0
@@ -141,16 +152,10 @@ def run(args: argparse.Namespace) -> int:
     return 0 if result.ok else 1
 
 
-def _sweep(
-    args: argparse.Namespace,
-    kernel: TunableKernel,
-    base: dict[str, int],
-    device: DeviceLimits,
-    remeasure: frozenset[Status],
-) -> int:
-    """Measure a Cartesian product of values, resumably, with progress."""
-    from gtune.measure import OpenCLEvaluator
-
+def _sweep_configs(
+    args: argparse.Namespace, kernel: TunableKernel, base: dict[str, int]
+) -> list[dict[str, int]]:
+    """The Cartesian product ``--sweep`` asks for, over ``base``."""
     axes: dict[str, list[int]] = {}
     for item in args.sweep:
         name, _, values = item.partition("=")
@@ -162,10 +167,22 @@ def _sweep(
             raise InputError(
                 f"bad values in {item!r}; expected NAME=1,2,4", source="--sweep"
             ) from None
-    configs = [
+    return [
         {**base, **dict(zip(axes, combo, strict=True))}
         for combo in itertools.product(*axes.values())
     ]
+
+
+def _sweep(
+    args: argparse.Namespace,
+    kernel: TunableKernel,
+    configs: list[dict[str, int]],
+    device: DeviceLimits,
+    remeasure: frozenset[Status],
+) -> int:
+    """Measure a Cartesian product of values, resumably, with progress."""
+    from gtune.measure import OpenCLEvaluator
+
     store = open_store(args)
     inner = OpenCLEvaluator(kernel, device, runs=args.runs, timeout_s=args.timeout)
     counts: dict[str, int] = {}

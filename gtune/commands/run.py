@@ -32,6 +32,7 @@ from gtune.exceptions import InputError
 from gtune.heuristics import Budget, load_spec, shipped_specs
 from gtune.kernel import TunableKernel
 from gtune.measure.stats import TimingPolicy
+from gtune.processes import clear_stop, request_stop
 from gtune.progress import ProgressBar
 from gtune.report import (
     confirmation_table,
@@ -158,6 +159,7 @@ def ctrl_c_cancels(token: CancelToken) -> Iterator[None]:
             arm_exit_deadline(130 if signum == signal.SIGINT else 2, "stopped")
             raise KeyboardInterrupt
         token.cancel("interrupted")
+        request_stop()  # a hanging kernel or a looping reference is not waited for
 
     previous: dict[int, Any] = {}
     try:
@@ -171,6 +173,7 @@ def ctrl_c_cancels(token: CancelToken) -> Iterator[None]:
     try:
         yield
     finally:
+        clear_stop()
         for number, old in previous.items():
             signal.signal(number, old)
 

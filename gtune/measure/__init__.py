@@ -12,8 +12,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gtune import exceptions
@@ -27,24 +25,22 @@ from gtune.measure.evaluator import (
     pruned,
 )
 from gtune.measure.result import Result, Status
+from gtune.processes import child_env, python_command
 
 if TYPE_CHECKING:
     from gtune.measure.opencl_evaluator import OpenCLEvaluator
 
-_PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
 _ENV_KEYS = ("OCL_ICD_VENDORS", "OCL_ICD_FILENAMES", "POCL_DEVICES", "CUDA_VISIBLE_DEVICES")
 _cache: dict[tuple[str | None, ...], list[DeviceLimits]] = {}
 QUERY_TIMEOUT_S = 120.0
 
 
 def _query() -> list[DeviceLimits]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [_PACKAGE_PARENT, env.get("PYTHONPATH")]))
     hint = "`gtune devices --debug` shows the driver's output"
     try:
         proc = subprocess.run(
-            [sys.executable, "-m", "gtune.measure._worker", "--devices"],
-            env=env,
+            python_command("gtune.measure._worker", "--devices"),
+            env=child_env(),
             capture_output=True,
             timeout=QUERY_TIMEOUT_S,
             check=False,

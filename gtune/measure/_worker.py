@@ -1,6 +1,6 @@
 """Worker processes: isolation for builds and runs that may hang or crash the driver.
 
-Workers are fresh interpreters (``python -m gtune.measure._worker FD PARENT_PID``; forking
+Workers are fresh interpreters (started by :func:`gtune.processes.spawn_worker`; forking
 after the NVIDIA driver is initialised fails) and talk to the parent over a pipe with plain
 data. A worker dies with its parent however the parent ends (see :func:`guard_parent`),
 even while a kernel hangs. A *measure*

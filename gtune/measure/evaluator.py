@@ -183,7 +183,9 @@ class StoredEvaluator(EvaluatorBase):
 
     # -- writing ------------------------------------------------------------------
 
-    def _write(self, key: str, result: Result) -> Result:
+    def _write(self, key: str, result: Result) -> bool:
+        """Store ``result`` as ``key``'s; False (nothing stored) when this process no
+        longer holds the claim: another took it over and its result counts."""
         if config_key(result.config) != key:
             raise RuntimeError("evaluator returned results out of order")
         if (
@@ -193,7 +195,7 @@ class StoredEvaluator(EvaluatorBase):
         ):
             result = replace(result, extra={**result.extra, "timeout_s": self.timeout_s})
         began = time.monotonic()
-        self.store.add(
+        written = self.store.add(
             result,
             device=self.device,
             kernel_id=self.kernel_id,
@@ -202,8 +204,21 @@ class StoredEvaluator(EvaluatorBase):
             owner=self.owner,
         )
         self.store_s += time.monotonic() - began
-        self._known[key] = result
-        return result
+        if written:
+            self._known[key] = result
+        return written
+
+    def _still_mine(self, key: str) -> bool:
+        """Whether ``key`` is still this process's to measure: no result was stored for
+        it meanwhile and this process holds its claim (claimed again). A claim taken
+        over while this process was stopped or slow is not measured a second time."""
+        self._lookup([key])
+        if key in self._known:
+            return False
+        began = time.monotonic()
+        held = self.store.claim(self.device, self.kernel_id, [key], self.owner, self.lease_s)
+        self.store_s += time.monotonic() - began
+        return key in held
 
     def _fresh(self, result: Result) -> Result:
         self.measured += 1
@@ -256,12 +271,21 @@ class StoredEvaluator(EvaluatorBase):
             if own is None:
                 raise RuntimeError("evaluator returned fewer results than asked for")
             key = pending[0]
+            if not self._still_mine(key):  # taken over: the other process measures it
+                pending.popleft()
+                fresh_now.discard(key)
+                _close(own)
+                own = (
+                    self.inner.evaluate_batch([config_of[k] for k in pending]) if pending else None
+                )
+                return
             try:
                 result = next(own)
             except StopIteration:
                 raise RuntimeError("evaluator returned fewer results than asked for") from None
             pending.popleft()
-            self._write(key, result)
+            if not self._write(key, result):
+                fresh_now.discard(key)  # taken over while it was measured: await that
             if pending:
                 if time.monotonic() - self._renewed > self.lease_s / 10:
                     self.store.renew(self.device, self.kernel_id, self.owner, self.lease_s)
@@ -273,8 +297,9 @@ class StoredEvaluator(EvaluatorBase):
         try:
             for key in keys:
                 if key in fresh_now:
-                    while key not in self._known:
+                    while key in fresh_now and key not in self._known:
                         measure_next()
+                if key in fresh_now:
                     fresh_now.discard(key)
                     yield self._fresh(self._known[key])
                 elif key in self._known:
@@ -308,11 +333,13 @@ class StoredEvaluator(EvaluatorBase):
             if key not in self.store.claimed(self.device, self.kernel_id, [key]):
                 if self._claim([key]):
                     try:
-                        result = self._write(key, self.inner.evaluate(config))
+                        result = self.inner.evaluate(config)
+                        written = self._write(key, result)
                     except BaseException:
                         self.store.release(self.device, self.kernel_id, [key], self.owner)
                         raise
-                    return result, True
+                    if written:
+                        return result, True
                 continue
             time.sleep(self.poll_s)
 

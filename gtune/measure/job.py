@@ -26,7 +26,7 @@ from typing import Any
 import yaml
 
 from gtune.exceptions import GtuneError, InputError
-from gtune.kernel import TunableKernel, canonical_config, load_kernel
+from gtune.kernel import TunableKernel, canonical_config, is_path_entry, load_kernel
 from gtune.measure.result import Result
 from gtune.measure.stats import TimingPolicy
 
@@ -78,6 +78,7 @@ class MeasureJob:
                 if base is None or not (base / module).is_file():
                     raise InputError(f"reference file {module} not found", source=kernel.label)
                 files[Path(module).name] = _encode((base / module).read_bytes())
+                trusted = (Path(module).name,)  # the sender trusted it to run
             else:
                 trusted = (module,)
             for value in ref.args.values():
@@ -156,7 +157,13 @@ class MeasureJob:
             (directory / name).write_bytes(base64.b64decode(content))
         desc = directory / "job-description.yaml"
         desc.write_text(yaml.safe_dump(dict(self.description), sort_keys=False))
-        return load_kernel(desc, dict(self.sizes), trust_modules=self.trust_modules)
+        # a reference file the job carries, trusted by its sender, is trusted where it lands
+        trusted = [
+            str(directory / t) if t.endswith(".py") and t in self.files else t
+            for t in self.trust_modules
+            if not is_path_entry(t) or (t.endswith(".py") and t in self.files)
+        ]
+        return load_kernel(desc, dict(self.sizes), trust_modules=trusted)
 
 
 @dataclass(frozen=True)

@@ -12,11 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import socket
 import subprocess
-import sys
-import tempfile
-import threading
 import time
 from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
@@ -30,16 +26,52 @@ from gtune.device import DeviceLimits
 from gtune.exceptions import BuildError, EnvironmentProblem, GtuneError, InputError
 from gtune.kernel import TunableKernel
 from gtune.measure.evaluator import EvaluatorBase
-from gtune.measure.guard import ArrayCheck, array_checks, describe_checks, failed_reference
+from gtune.measure.guard import (
+    ArrayCheck,
+    array_checks,
+    describe_checks,
+    failed_reference,
+    tolerance_problems,
+)
 from gtune.measure.problem import tolerances, write_problem
 from gtune.measure.result import Result, Status
 from gtune.measure.stats import TimingPolicy
+from gtune.processes import Stopped, scratch_dir, spawn_worker, stop_overdue, wait_stoppable
 
-_PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
+MAX_RUNS = 100_000
+"""Most timed runs of one configuration."""
 
 # OpenCL error codes (cl.h) of a kernel that cannot build whatever its configuration.
 CL_INVALID_BUILD_OPTIONS = -43
 CL_INVALID_KERNEL_NAME = -46
+
+
+def check_fits(kernel: TunableKernel, device: DeviceLimits) -> None:
+    """Every array fits one allocation on ``device``, and all of them its memory: said
+    before anything is allocated (on the host, too), naming the argument and the size."""
+    env = dict(kernel.sizes)
+    total = 0
+    sizes = ", ".join(f"{k}={v}" for k, v in kernel.sizes.items())
+    for arg in kernel.arguments:
+        if arg.kind != "buffer":
+            continue
+        n = int(np.prod(arg.shape_for(env), dtype=object)) * np.dtype(arg.dtype).itemsize
+        total += n
+        if device.max_mem_alloc_size and n > device.max_mem_alloc_size:
+            raise InputError(
+                f"array {arg.name!r} needs {n / 2**20:,.0f} MiB at the problem size {sizes}; "
+                f"{device.name} allocates at most {device.max_mem_alloc_size / 2**20:,.0f} MiB "
+                "at once",
+                source=f"{kernel.label}: arguments",
+                hint="choose a smaller problem size (--size)",
+            )
+    if device.global_mem_size and total > device.global_mem_size:
+        raise InputError(
+            f"the arrays need {total / 2**20:,.0f} MiB at the problem size {sizes}; "
+            f"{device.name} has {device.global_mem_size / 2**20:,.0f} MiB",
+            source=f"{kernel.label}: arguments",
+            hint="choose a smaller problem size (--size)",
+        )
 
 
 class WorkerTimeout(Exception):
@@ -52,6 +84,8 @@ class WorkerDied(Exception):
 
 class Worker:
     """One spawned worker process and its pipe."""
+
+    module = "gtune.measure._worker"  # what the process runs
 
     def __init__(
         self, role: str, setup: tuple[str, dict[str, Any]], env: dict[str, str] | None = None
@@ -71,35 +105,7 @@ class Worker:
 
     def launch(self) -> None:
         """Start the process and send its set-up; :meth:`receive` collects the answer."""
-        # A fresh interpreter (like multiprocessing's spawn, without re-importing the
-        # caller's __main__), in its own session so Ctrl-C reaches only the parent.
-        ours, theirs = socket.socketpair()
-        env = dict(os.environ)
-        env.update(self.env)
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [_PACKAGE_PARENT, env.get("PYTHONPATH")]))
-        log = open(self.log_path, "ab") if self.log_path else None  # noqa: SIM115
-        try:
-            self.process = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "gtune.measure._worker",
-                    str(theirs.fileno()),
-                    str(os.getpid()),
-                    # the death signal follows the thread that starts the worker
-                    "main" if threading.current_thread() is threading.main_thread() else "thread",
-                ],
-                pass_fds=[theirs.fileno()],
-                env=env,
-                start_new_session=True,
-                stdout=log,
-                stderr=log,
-            )
-        finally:
-            if log is not None:
-                log.close()
-        theirs.close()
-        self.conn = Connection(ours.detach())
+        self.process, self.conn = spawn_worker(self.module, env=self.env, log_path=self.log_path)
         self.send(*self.setup)
 
     def send(self, verb: str, payload: Any) -> None:
@@ -110,7 +116,7 @@ class Worker:
     def receive(self, timeout_s: float) -> Any:
         assert self.conn is not None
         try:
-            if not self.conn.poll(timeout_s):
+            if not wait_stoppable(self.conn.poll, timeout_s):
                 raise WorkerTimeout()
             status, payload = self.conn.recv()
         except (EOFError, ConnectionError, OSError):
@@ -151,7 +157,7 @@ class Worker:
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None and self.conn is not None:
-            with contextlib.suppress(WorkerTimeout, WorkerDied, GtuneError):
+            with contextlib.suppress(WorkerTimeout, WorkerDied, GtuneError, Stopped):
                 self.call("stop", None, timeout_s=2.0)
         self.kill()
 
@@ -253,10 +259,13 @@ class OpenCLEvaluator(EvaluatorBase):
         from gtune.measure import select_device
         from gtune.measure.pool import pool_for
 
-        if runs is not None and runs < 1:
-            raise GtuneError(f"runs must be at least 1, got {runs}")
+        if runs is not None and not 1 <= runs <= MAX_RUNS:
+            raise InputError(
+                f"timed runs must be from 1 to {MAX_RUNS:,}, got {runs}", source="runs"
+            )
         self.kernel = kernel
         self.device = device if isinstance(device, DeviceLimits) else select_device(device)
+        check_fits(kernel, self.device)
         #: Worker processes shared with earlier evaluators (see gtune.measure.pool).
         self._pool = pool_for(self.device)
         #: Seconds spent starting compile workers (they start on the first batch).
@@ -280,7 +289,7 @@ class OpenCLEvaluator(EvaluatorBase):
         self.measure_alone = (
             "CPU" in self.device.type.upper() if measure_alone is None else measure_alone
         )
-        self._tmp = tempfile.TemporaryDirectory(prefix="gtune-problem-")
+        self._tmp = scratch_dir("problem")
         self.data_dir = Path(self._tmp.name)
         # NVIDIA's driver finishes compilation (PTX to machine code) when a binary is
         # loaded. A cache private to this evaluator lets the measuring worker reuse what
@@ -342,7 +351,9 @@ class OpenCLEvaluator(EvaluatorBase):
         elif self.verify:
             # a hand-written reference may leave much of an array alone on purpose
             target = kernel.reference.target.rpartition(":")[2]
-            checks = array_checks(self._initial(list(refs)), refs, unchanged_limit=1.0)
+            initial = self._initial(list(refs))
+            checks = array_checks(initial, refs, unchanged_limit=1.0)
+            checks = self._tolerance_checked(checks, initial, refs)
             self._apply_checks(checks, f"the numpy reference {target}()")
 
     # -- workers ------------------------------------------------------------------
@@ -358,8 +369,16 @@ class OpenCLEvaluator(EvaluatorBase):
             self._measure.start(timeout_s=max(self.timeout_s, 120.0))
         except (WorkerTimeout, WorkerDied) as exc:
             self._measure.kill()
+            why = str(exc) or "it did not answer"
+            log = self._measure.log_path
+            with contextlib.suppress(OSError):  # what the worker said (a full disk, ...)
+                text = log.read_text(errors="replace") if log is not None else ""
+                said = [ln for ln in text.splitlines() if ln.strip()]
+                if said:
+                    why += ": " + " / ".join(said[-2:])[-400:]
             raise EnvironmentProblem(
-                f"cannot start an OpenCL worker on {self.device.name}: {exc}"
+                f"cannot start an OpenCL worker on {self.device.name}: {why}",
+                hint="the last words are the worker's own; a full disk or a broken driver stops it",
             ) from None
 
     def _restart_measure(self) -> None:
@@ -447,13 +466,36 @@ class OpenCLEvaluator(EvaluatorBase):
         reads_past = self._probe_reads_past(refs)
         for name, out in refs.items():
             np.save(self.data_dir / f"ref_{name}.npy", out)
-        checks = array_checks(self._initial(list(refs)), refs, reads_past=reads_past)
-        shown = " ".join(f"{k}={v}" for k, v in cfg.items())
-        which = "default" if cfg == (self.kernel.default_config() or {}) else "reference"
-        self._apply_checks(checks, f"the {which} configuration's output ({shown})")
+        initial = self._initial(list(refs))
+        checks = array_checks(initial, refs, reads_past=reads_past)
         self.rtol, self.atol = tolerances(
             self.kernel, {c.name: refs[c.name] for c in checks if c.compared} or refs
         )
+        checks = self._tolerance_checked(checks, initial, refs)
+        shown = " ".join(f"{k}={v}" for k, v in cfg.items())
+        which = "default" if cfg == (self.kernel.default_config() or {}) else "reference"
+        self._apply_checks(checks, f"the {which} configuration's output ({shown})")
+
+    def _tolerance_checked(
+        self,
+        checks: list[ArrayCheck],
+        initial: Mapping[str, np.ndarray],
+        refs: Mapping[str, np.ndarray],
+    ) -> list[ArrayCheck]:
+        """``checks`` with every sound check whose tolerance (``rtol``/``atol``) would
+        accept the array as initialised (a configuration that computes nothing) made
+        weak: compared still, but not sound."""
+        out = []
+        for c in checks:
+            problems = (
+                tolerance_problems(
+                    {c.name: initial[c.name]}, {c.name: refs[c.name]}, self.rtol, self.atol
+                )
+                if c.sound and c.name in initial
+                else []
+            )
+            out.append(ArrayCheck(c.name, c.compared, False, problems[0]) if problems else c)
+        return out
 
     def _probe_reads_past(self, refs: Mapping[str, np.ndarray]) -> dict[str, str]:
         """Whether the reference configuration reads the guard zones around the arrays
@@ -645,6 +687,8 @@ class OpenCLEvaluator(EvaluatorBase):
             busy = [w for w in self._compilers[:n_workers] if w.task is not None]
             conns = [w.conn for w in busy if w.conn is not None]
             wait(conns, timeout=0.5)
+            if stop_overdue():
+                raise Stopped()
             now = time.monotonic()
             for w in busy:
                 i = w.task

@@ -18,13 +18,13 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import functools
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 from gtune.device import DeviceLimits
+from gtune.processes import scratch_dir
 
 if TYPE_CHECKING:
     from gtune.measure.opencl_evaluator import Worker
@@ -37,7 +37,7 @@ class WorkerPool:
 
     def __init__(self, device: DeviceLimits) -> None:
         self.device = device
-        self._tmp = tempfile.TemporaryDirectory(prefix="gtune-pool-")
+        self._tmp = scratch_dir("pool")  # removed by a successor if this process is killed
         self.dir = Path(self._tmp.name)
         # the driver's compile cache (see OpenCLEvaluator) lives as long as the workers
         (self.dir / "driver-cache").mkdir()

@@ -115,21 +115,57 @@ def python_reference(kernel: TunableKernel, arrays: dict[str, np.ndarray]) -> di
                 f"reference returned {name!r}, which is not an output argument", source=where
             )
         want = arrays[name]
-        arr = np.asarray(value)
-        if arr.shape != want.shape:
+        try:
+            arr = np.asarray(value)
+            if arr.dtype.kind not in "biuf":
+                raise TypeError(f"{arr.dtype} values")
+            if arr.shape != want.shape:
+                raise InputError(
+                    f"reference output {name!r} has shape {arr.shape}, expected {want.shape}",
+                    source=where,
+                )
+            refs[name] = arr.astype(want.dtype)
+        except (TypeError, ValueError, OverflowError) as exc:
             raise InputError(
-                f"reference output {name!r} has shape {arr.shape}, expected {want.shape}",
-                source=where,
-            )
-        refs[name] = arr.astype(want.dtype)
+                f"reference output {name!r} is not an array of numbers ({exc})", source=where
+            ) from None
     return refs
 
 
+MAX_TOLERANCE_TERMS = 1000
+"""Most terms per output point a default tolerance allows for: a 9×9×9 box, nearly."""
+DEFAULT_TERMS = 27
+
+
+def summed_terms(kernel: TunableKernel) -> int:
+    """Terms summed per output point, for the default tolerance.
+
+    Counted from the offsets the reference itself sums where the description gives them
+    (generated and shipped stencils); else the description's ``features.size`` (27 when
+    it gives none), which is typed in, not computed: it is held within
+    [1, :data:`MAX_TOLERANCE_TERMS`], so that no number written there widens the
+    tolerance until a wrong kernel passes."""
+    offsets = kernel.reference.args.get("offsets") if kernel.reference.kind == "python" else None
+    count: float
+    if isinstance(offsets, list) and offsets:
+        try:
+            count = len({tuple(int(v) for v in o) for o in offsets})
+            count *= max(1, int(kernel.reference.args.get("intensity", 1)))
+        except (TypeError, ValueError, OverflowError):
+            count = DEFAULT_TERMS
+    else:
+        given = kernel.features.get("size", kernel.features.get("points", DEFAULT_TERMS))
+        ok = isinstance(given, int | float) and not isinstance(given, bool)
+        count = float(given) if ok and math.isfinite(given) else DEFAULT_TERMS
+    return int(min(max(count, 1), MAX_TOLERANCE_TERMS))
+
+
 def tolerances(kernel: TunableKernel, refs: dict[str, np.ndarray]) -> tuple[float, float]:
-    """(rtol, atol) for verification: scaled to the data type, the reference's magnitude
-    and the number of terms summed per point, so reordered float sums still pass."""
+    """(rtol, atol) for verification: from the data type, the reference's magnitude and
+    the number of terms summed per point (:func:`summed_terms`), so reordered float sums
+    still pass; the description's ``reference: {rtol, atol}`` override them."""
     ref = kernel.reference
-    terms = float(kernel.features.get("size", kernel.features.get("points", 27)) or 27)
+    terms = float(summed_terms(kernel))
     if any(np.dtype(r.dtype).kind in "iub" for r in refs.values()) and refs:
         return (ref.rtol or 0.0, ref.atol or 0.0)
     is_double = any(r.dtype == np.float64 for r in refs.values())
@@ -147,7 +183,8 @@ def write_problem(
     problems: list[str] | None = None,
     seed: int = 1234,
 ) -> dict[str, np.ndarray]:
-    """Write initial arrays (and the python reference when there is one).
+    """Write initial arrays (and the python reference's outputs when there is one,
+    computed in a process of its own: :mod:`gtune.measure._reference`).
 
     Reasons why checking against the reference could not fail (the verification guard,
     :mod:`gtune.measure.guard`) are appended to ``problems`` when it is given.
@@ -157,9 +194,9 @@ def write_problem(
         np.save(directory / f"{name}.npy", arr)
     refs: dict[str, np.ndarray] = {}
     if kernel.reference.kind == "python":
-        refs = python_reference(kernel, arrays)
-        for name, arr in refs.items():
-            np.save(directory / f"ref_{name}.npy", arr)
+        from gtune.measure._reference import run_reference
+
+        refs = run_reference(kernel, directory)  # in a process of its own
         if problems is not None:
             from gtune.measure.guard import reference_problems
 

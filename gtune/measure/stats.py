@@ -21,7 +21,8 @@ def _binom_cdf_half(k: int, n: int) -> float:
     """P(Binomial(n, 1/2) <= k)."""
     if k < 0:
         return 0.0
-    return sum(math.comb(n, i) for i in range(min(k, n) + 1)) / 2.0**n
+    # integer over integer: exact for any n (2.0**n overflows from n = 1024)
+    return sum(math.comb(n, i) for i in range(min(k, n) + 1)) / (1 << n)
 
 
 def median_interval(times: Sequence[float], confidence: float = 0.95) -> tuple[float, float]:
@@ -36,9 +37,13 @@ def median_interval(times: Sequence[float], confidence: float = 0.95) -> tuple[f
     xs = sorted(times)
     n = len(xs)
     best = (xs[0], xs[-1])
-    # the largest k whose interval [x_k, x_{n-k+1}] (1-based) still has the coverage
+    # the largest k whose interval [x_k, x_{n-k+1}] (1-based) still has the coverage;
+    # P(Binomial(n, 1/2) <= k - 1) summed as k grows, in integers
+    below, term, whole = 0, 1, 1 << n  # term: comb(n, k - 1)
     for k in range(1, n // 2 + 1):
-        coverage = 1.0 - 2.0 * _binom_cdf_half(k - 1, n)
+        below += term
+        term = term * (n - k + 1) // k
+        coverage = 1.0 - 2.0 * (below / whole)
         if coverage < confidence:
             break
         best = (xs[k - 1], xs[n - k])

@@ -226,6 +226,12 @@ def _platform_rules(
                 "at least one work-group per compute unit (turn off with --no-min-groups)",
             )
     add("local_memory", f"({local_bytes.text}) <= LOCAL_MEM_SIZE", "CL_DEVICE_LOCAL_MEM_SIZE")
+    if kernel.launch.local_memory_bytes is not None:
+        add(
+            "local_memory_not_negative",
+            f"({local_bytes.text}) >= 0",
+            "launch.local_memory_bytes must not be negative",
+        )
     for arg in kernel.arguments:
         if arg.image_when is None:
             continue

@@ -9,23 +9,28 @@ cores. The solved array is cached on disk keyed by the exact model and data text
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import json
 import os
 import re
 import shutil
+import signal
 import subprocess
-import tempfile
 import time
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from gtune.exceptions import EnvironmentProblem, GtuneError, InputError, UnsatisfiableSpace
+from gtune.processes import scratch_dir, wait_stoppable
 from gtune.space.constraints import NamedConstraint
 from gtune.space.model import SpaceModel, device_dzn, model_mzn, mzn_name
 
@@ -223,16 +228,59 @@ def _run(
     model: SpaceModel | None = None,
 ) -> str:
     try:
-        proc = subprocess.run(
-            cmd, capture_output=True, text=True, errors="replace", timeout=timeout, cwd=cwd
+        # a session of its own: MiniZinc starts its solver as a child, and the whole
+        # group is ended with it, however the wait ends (a stop signal included)
+        proc = subprocess.Popen(
+            cmd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            errors="replace",
+            cwd=cwd,
+            start_new_session=True,
         )
     except (FileNotFoundError, PermissionError, OSError) as exc:
         raise EnvironmentProblem(f"cannot run {cmd[0]}: {exc}", hint=_INSTALL_HINT) from None
-    except subprocess.TimeoutExpired:
-        raise _timed_out(what, model, timeout or 0.0) from None
+    got: list[tuple[str, str]] = []
+
+    def done(wait_s: float) -> bool:
+        try:
+            got.append(proc.communicate(timeout=wait_s))
+        except subprocess.TimeoutExpired:
+            return False
+        return True
+
+    try:  # a stop asked for (the first Ctrl-C of a run) ends the wait, too
+        if not wait_stoppable(done, timeout):
+            raise _timed_out(what, model, timeout or 0.0)
+    finally:
+        _end_all([proc])
+    stdout, stderr = got[0]
     if proc.returncode != 0:
-        raise _SolverFailed(cmd[0], what, proc.returncode, _clean(proc.stderr or proc.stdout))
-    return proc.stdout
+        raise _SolverFailed(cmd[0], what, proc.returncode, _clean(stderr or stdout))
+    return stdout
+
+
+def _exited(proc: subprocess.Popen[Any], wait_s: float) -> bool:
+    try:
+        proc.wait(timeout=wait_s)
+    except subprocess.TimeoutExpired:
+        return False
+    return True
+
+
+def _end_all(procs: Sequence[subprocess.Popen[Any]]) -> None:
+    """Kill each process (and the group of one started in a session of its own) that is
+    still running, and reap it."""
+    for p in procs:
+        if p.returncode is None:  # not reaped yet: the pid is still its own
+            with contextlib.suppress(OSError):
+                if os.getpgid(p.pid) == p.pid:
+                    os.killpg(p.pid, signal.SIGKILL)
+                else:
+                    p.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            p.wait(timeout=5)
 
 
 def _clean(text: str) -> str:
@@ -306,7 +354,7 @@ def _solve_fzn(
     if gecode is None:
         return _solve_cli(model, info, timeout)
     t0 = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="gtune-space-") as tmp:
+    with scratch_dir("space") as tmp:
         work = Path(tmp)
         try:
             fzn, sources = _compile(model, work, timeout)
@@ -331,26 +379,21 @@ def _solve_fzn(
                 procs.append(subprocess.Popen([gecode, "-a", str(f)], stdout=out, stderr=err))
         deadline = None if timeout is None else time.monotonic() + timeout
         outputs: list[bytes] = []
-        for i, proc in enumerate(procs):
-            try:
+        try:  # whatever ends the wait (a stop signal included), no solver outlives it
+            for i, proc in enumerate(procs):
                 left = None if deadline is None else max(0.0, deadline - time.monotonic())
-                proc.wait(timeout=left)
-            except subprocess.TimeoutExpired:
-                for p in procs:
-                    p.kill()
-                    p.wait()
-                raise _timed_out("Gecode enumerating the space", model, timeout or 0.0) from None
-            if proc.returncode != 0:
-                for p in procs:
-                    p.kill()
-                    p.wait()
-                err_text = (work / f"part{i}.err").read_bytes().decode(errors="replace")
-                raise EnvironmentProblem(
-                    f"{gecode} failed on the space of {model.kernel_label} "
-                    f"(status {proc.returncode}):\n{_clean(err_text)}",
-                    hint="check the Gecode installation: " + _INSTALL_HINT,
-                )
-            outputs.append((work / f"part{i}.out").read_bytes())
+                if not wait_stoppable(partial(_exited, proc), left):
+                    raise _timed_out("Gecode enumerating the space", model, timeout or 0.0)
+                if proc.returncode != 0:
+                    err_text = (work / f"part{i}.err").read_bytes().decode(errors="replace")
+                    raise EnvironmentProblem(
+                        f"{gecode} failed on the space of {model.kernel_label} "
+                        f"(status {proc.returncode}):\n{_clean(err_text)}",
+                        hint="check the Gecode installation: " + _INSTALL_HINT,
+                    )
+                outputs.append((work / f"part{i}.out").read_bytes())
+        finally:
+            _end_all(procs)
         info.seconds_search = time.perf_counter() - t1
         info.workers = len(parts)
     t2 = time.perf_counter()
@@ -473,7 +516,7 @@ def parse_rows(output: bytes, width: int) -> IntArray:
 def _solve_cli(model: SpaceModel, info: SolveInfo, timeout: float | None) -> IntArray:
     """Fallback: the ``minizinc`` executable with one line of integers per solution."""
     t0 = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="gtune-space-") as tmp:
+    with scratch_dir("space") as tmp:
         work = Path(tmp)
         (work / "model.mzn").write_text(model_mzn(model))
         (work / "device.dzn").write_text(device_dzn(model.limits, model.device_name))
@@ -531,7 +574,7 @@ def is_satisfiable(
     """Does MiniZinc find one solution with only ``constraints`` (domains always hold)?"""
     reduced = SpaceModel(**{**model.__dict__, "constraints": constraints})
     binary = minizinc_binary()
-    with tempfile.TemporaryDirectory(prefix="gtune-space-") as tmp:
+    with scratch_dir("space") as tmp:
         (Path(tmp) / "m.mzn").write_text(model_mzn(reduced))
         (Path(tmp) / "d.dzn").write_text(device_dzn(model.limits, model.device_name))
         try:

@@ -1,6 +1,6 @@
 """A split worker: one device, its slab, in a fresh interpreter of its own.
 
-Started as ``python -m gtune.split._worker FD PARENT_PID`` (a fresh interpreter, like
+Started by :func:`gtune.processes.spawn_worker` (a fresh interpreter, like
 ``gtune.measure._worker``: forking after a driver is initialised fails); it talks to the
 parent over the socket ``FD`` with plain data and dies with its parent (``PR_SET_PDEATHSIG``
 where Linux offers it, and at the latest when the socket closes).
@@ -124,5 +124,5 @@ def serve(conn: Connection) -> None:
 if __name__ == "__main__":
     from gtune.measure._worker import guard_parent
 
-    guard_parent(int(sys.argv[2]), int(sys.argv[1]))
+    guard_parent(int(sys.argv[2]), int(sys.argv[1]), death_signal=sys.argv[3:] != ["thread"])
     serve(Connection(int(sys.argv[1])))

@@ -13,15 +13,10 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import socket
 import statistics
-import subprocess
-import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
@@ -32,40 +27,17 @@ from gtune.exceptions import EnvironmentProblem, GtuneError
 from gtune.kernel import TunableKernel
 from gtune.measure.opencl_evaluator import Worker, WorkerDied, WorkerTimeout
 from gtune.measure.problem import initial_arrays, tolerances
+from gtune.processes import scratch_dir, spawn_worker
 from gtune.split.geometry import Slab, SplitAxis
-
-_PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
 
 
 class SlabWorker(Worker):
     """A :class:`~gtune.measure.opencl_evaluator.Worker` running the split worker."""
 
-    def launch(self) -> None:
-        ours, theirs = socket.socketpair()
-        env = dict(os.environ)
-        env.update(self.env)
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [_PACKAGE_PARENT, env.get("PYTHONPATH")]))
-        log = open(self.log_path, "ab") if self.log_path else None  # noqa: SIM115
-        try:
-            self.process = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "gtune.split._worker",
-                    str(theirs.fileno()),
-                    str(os.getpid()),
-                ],
-                pass_fds=[theirs.fileno()],
-                env=env,
-                start_new_session=True,
-                stdout=log,
-                stderr=log,
-            )
-        finally:
-            if log is not None:
-                log.close()
-        theirs.close()
-        self.conn = Connection(ours.detach())
+    module = "gtune.split._worker"
+
+    def launch(self) -> None:  # no set-up message: the slab comes with its first call
+        self.process, self.conn = spawn_worker(self.module, env=self.env, log_path=self.log_path)
 
 
 @dataclass(frozen=True)
@@ -134,7 +106,7 @@ class Executor:
         self.timeout_s = timeout_s
         # inputs, plus one output alone per device, one split: with room to spare
         need = 2 * kernel.bytes_moved() * (len(self.devices) + 2)
-        self._tmp = tempfile.TemporaryDirectory(prefix="gtune-split-", dir=_shared_tmp(need))
+        self._tmp = scratch_dir("split", _shared_tmp(need))
         self.dir = Path(self._tmp.name)
         self.inputs: dict[str, str] = {}
         self.shapes: dict[str, tuple[tuple[int, ...], np.dtype[Any]]] = {}

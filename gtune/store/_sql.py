@@ -45,7 +45,11 @@ def owner_id() -> str:
 
 
 def _owner_dead(owner: str) -> bool:
-    """The owner is a process of this host that no longer exists."""
+    """The owner is a process of this host that cannot measure now: it no longer
+    exists, has ended but is not yet reaped (a zombie, which ``kill(pid, 0)`` still
+    finds), or is stopped (SIGSTOP, Ctrl-Z). Its claims may be taken over at once: a
+    stopped owner that continues checks its claims before measuring and before writing
+    (``StoredEvaluator``), so nothing is measured into the store twice."""
     host, _, rest = owner.partition("/")
     pid_text = rest.partition("/")[0]
     if host != socket.gethostname() or not pid_text.isdigit():
@@ -58,8 +62,20 @@ def _owner_dead(owner: str) -> bool:
     except ProcessLookupError:
         return True
     except PermissionError:
-        return False
-    return False
+        pass
+    return _process_state(pid) in ("Z", "X", "T")
+
+
+def _process_state(pid: int) -> str:
+    """The state letter Linux gives the process (``R``, ``S``, ``T``, ``Z``, ...), or
+    an empty string where ``/proc`` does not say."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat = fh.read().decode("ascii", "replace")
+    except OSError:
+        return ""
+    fields = stat.rpartition(")")[2].split()
+    return fields[0] if fields else ""
 
 
 def _like_escape(text: str) -> str:
@@ -77,6 +93,7 @@ class SQLStore:
 
     placeholder = "?"
     id_column = "INTEGER PRIMARY KEY AUTOINCREMENT"
+    lock_rows = ""  # what locks selected rows until the transaction ends, where needed
     errors: tuple[type[Exception], ...] = ()
     _readonly = False
     _empty = False
@@ -164,7 +181,7 @@ class SQLStore:
         if "meta" in tables:
             rows = self._exec("SELECT value FROM meta WHERE key = 'version'")
             text = str(rows[0][0]) if rows else ""
-            if not text.isdigit():
+            if not (text.isascii() and text.isdigit() and len(text) <= 9):  # "²" is a digit
                 raise StoreError(
                     f"the meta table holds no valid schema version ({text!r})",
                     source=self.location,
@@ -266,6 +283,14 @@ class SQLStore:
         )
         marks = ", ".join("?" * len(values))
         with self._write_txn():
+            if owner is not None:
+                holder = self._exec(
+                    "SELECT owner FROM claims WHERE device = ? AND kernel_id = ? AND config = ?"
+                    + self.lock_rows,
+                    (device, kernel_id, values[4]),
+                )
+                if not holder or str(holder[0][0]) != owner:
+                    return False  # the claim was taken over: the new owner's result counts
             self._exec(f"INSERT INTO results ({_RESULT_COLUMNS}) VALUES ({marks})", values, "write")
             if owner is not None:
                 self._exec(

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import contextlib
+import time
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from gtune.exceptions import EnvironmentProblem
-from gtune.store._sql import SQLStore
+from gtune.store._sql import SQLStore, StoreError
 
 _SETUP_LOCK = 0x67_74_75_6E_65  # pg_advisory_xact_lock key serialising schema set-up
+RECONNECT_S = 30.0
+"""How long operations are retried on new connections after the server went away."""
 
 
 def redact(url: str) -> str:
@@ -34,6 +38,7 @@ class PostgresStore(SQLStore):
 
     placeholder = "%s"
     id_column = "BIGSERIAL PRIMARY KEY"
+    lock_rows = " FOR UPDATE"
 
     def __init__(self, url: str, *, readonly: bool = False) -> None:
         self.url = url
@@ -107,6 +112,83 @@ class PostgresStore(SQLStore):
             " COALESCE((SELECT MAX(id) FROM results), 0) + 1, false)",
             doing="write",
         )
+
+    # -- a server that restarts ----------------------------------------------------
+    # Every operation is retried on a new connection while the old one is lost (a
+    # server restart, a dropped network), for up to RECONNECT_S seconds. Operations are
+    # safe to repeat: a result whose commit was lost with the connection is not written
+    # twice (its claim is gone, so ``add`` declines), claims are idempotent.
+
+    def _lost(self) -> bool:
+        db = self._db
+        return db is None or bool(getattr(db, "closed", False) or getattr(db, "broken", False))
+
+    def _reconnect(self) -> None:
+        import psycopg
+
+        try:
+            fresh = psycopg.connect(self.url, autocommit=True, connect_timeout=5)
+        except psycopg.Error:
+            return  # still down: the next try says so
+        with contextlib.suppress(Exception):
+            self._db.close()
+        self._db = fresh
+
+    def _retry(self, method: Callable[..., Any], *args: Any, **kw: Any) -> Any:
+        deadline: float | None = None
+        while True:
+            try:
+                return method(self, *args, **kw)
+            except StoreError as exc:
+                if not self._lost():
+                    raise
+                now = time.monotonic()
+                deadline = deadline or now + RECONNECT_S
+                if now >= deadline:
+                    raise StoreError(
+                        f"lost the connection to the result store and could not reconnect "
+                        f"within {RECONNECT_S:.0f} s ({exc.message})",
+                        source=self.location,
+                        hint="is the server running?",
+                    ) from None
+                time.sleep(0.5)
+                self._reconnect()
+
+    def schema_version(self, *args: Any, **kw: Any) -> Any:
+        return self._retry(SQLStore.schema_version, *args, **kw)
+
+    def add(self, *args: Any, **kw: Any) -> Any:
+        return self._retry(SQLStore.add, *args, **kw)
+
+    def results(self, *args: Any, **kw: Any) -> Any:
+        return self._retry(SQLStore.results, *args, **kw)
+
+    def rows(self, *args: Any, **kw: Any) -> Any:
+        return self._retry(SQLStore.rows, *args, **kw)
+
+    def latest(self, *args: Any, **kw: Any) -> Any:
+        return self._retry(SQLStore.latest, *args, **kw)
+
+    def last_row_id(self, *args: Any, **kw: Any) -> Any:
+        return self._retry(SQLStore.last_row_id, *args, **kw)
+
+    def refusals(self, *args: Any, **kw: Any) -> Any:
+        return self._retry(SQLStore.refusals, *args, **kw)
+
+    def count(self, *args: Any, **kw: Any) -> Any:
+        return self._retry(SQLStore.count, *args, **kw)
+
+    def claim(self, *args: Any, **kw: Any) -> Any:
+        return self._retry(SQLStore.claim, *args, **kw)
+
+    def claimed(self, *args: Any, **kw: Any) -> Any:
+        return self._retry(SQLStore.claimed, *args, **kw)
+
+    def release(self, *args: Any, **kw: Any) -> Any:
+        return self._retry(SQLStore.release, *args, **kw)
+
+    def renew(self, *args: Any, **kw: Any) -> Any:
+        return self._retry(SQLStore.renew, *args, **kw)
 
     def close(self) -> None:
         if self._db is not None:

@@ -3,8 +3,9 @@
 Subclass :class:`StoreContract` and provide a ``store_url`` fixture: the URL of a fresh,
 empty store of the backend (:func:`gtune.store.open_store` opens it). The suite checks
 reading back, filters and kernel names, the append-only history, batch lookups, claims
-(expiry, dead processes), refusals, :class:`~gtune.measure.StoredEvaluator` over the
-store, and several processes sharing it. The helpers here are importable by the worker
+(expiry; dead, zombie and stopped holders; only the holder writes), refusals,
+:class:`~gtune.measure.StoredEvaluator` over the store, and several processes sharing
+it. The helpers here are importable by the worker
 processes the suite starts.
 """
 
@@ -13,11 +14,12 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import signal
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import Generator, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -25,6 +27,7 @@ import pytest
 
 from gtune.exceptions import GtuneError
 from gtune.measure import ReplayEvaluator, StoredEvaluator
+from gtune.processes import child_env
 from gtune.result import Result, ResultStore, Status, config_key
 from gtune.space.refusals import RefusalStore
 from gtune.store import open_store
@@ -120,6 +123,21 @@ def _evaluator(store: ResultStore, inner: ReplayEvaluator, **kw: Any) -> StoredE
 
 
 CONFIGS = [{"WX": w, "WY": 1} for w in (1, 2, 3)]
+
+
+def _state(pid: int) -> str:
+    """A process's state letter from ``/proc`` (Linux): ``Z`` zombie, ``T`` stopped."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return ""
+
+
+def _until(check: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + 30
+    while not check():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.02)
 
 
 class StoreContract:
@@ -233,6 +251,42 @@ class StoreContract:
         assert store.claim("d", "k", ["a"], alive, 600) == {"a"}
         assert store.claimed("d", "k", ["a", "b"]) == {"a": alive}
 
+    def test_claims_of_a_zombie_or_a_stopped_process_are_taken_over(
+        self, store: ResultStore
+    ) -> None:
+        if not Path("/proc/self/stat").exists():
+            pytest.skip("needs /proc to see a process's state")
+        host = socket.gethostname()
+        zombie = subprocess.Popen([sys.executable, "-c", "pass"])  # ended, not reaped yet
+        stopped = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+        try:
+            os.kill(stopped.pid, signal.SIGSTOP)
+            _until(lambda: _state(zombie.pid) == "Z", "the child did not become a zombie")
+            _until(lambda: _state(stopped.pid) == "T", "the child did not stop")
+            for pid, key in ((zombie.pid, "a"), (stopped.pid, "b")):
+                owner = f"{host}/{pid}/x"
+                assert store.claim("d", "k", [key], owner, 600) == {key}
+                assert store.claimed("d", "k", [key]) == {}
+                assert store.claim("d", "k", [key], f"{host}/{os.getpid()}/y", 600) == {key}
+        finally:
+            stopped.kill()
+            stopped.wait()
+            zombie.wait()
+
+    def test_only_the_claims_holder_writes_its_result(self, store: ResultStore) -> None:
+        r = result(4)
+        key = config_key(r.config)
+        kw: dict[str, Any] = {"device": "d", "kernel_id": "k", "kernel_name": "heat"}
+        assert store.claim("d", "k", [key], "host/1/x", 0.05) == {key}
+        time.sleep(0.1)
+        assert store.claim("d", "k", [key], "host/2/y", 600) == {key}  # taken over
+        assert store.add(r, **kw, owner="host/1/x") is False
+        assert store.count() == 0
+        assert store.add(r, **kw, owner="host/2/y") is True
+        assert store.claimed("d", "k", [key]) == {}
+        assert store.add(r, **kw, owner="host/1/x") is False  # no claim at all: not its
+        assert store.count() == 1
+
     def test_refusals_are_derived_from_results(self, store: ResultStore) -> None:
         _add(store, 1, Status.LAUNCH_FAILED)
         _add(store, 2, Status.BUILD_FAILED)
@@ -321,6 +375,53 @@ class StoreContract:
             assert (
                 store.claimed("dev", "kid", [config_key({"WX": w, "WY": 1}) for w in forward]) == {}
             )
+
+    def test_a_stopped_process_measures_nothing_twice(self, store_url: str, tmp_path: Path) -> None:
+        """A process holding claims is stopped (SIGSTOP): another takes its claims over
+        at once instead of waiting out the lease; when the first continues it checks its
+        claims before measuring and before writing, so no configuration is stored twice."""
+        if not Path("/proc/self/stat").exists():
+            pytest.skip("needs /proc to see a process's state")
+        log = tmp_path / "measured.log"
+        env = child_env()  # this gtune first on the path
+
+        def start(delay: float) -> subprocess.Popen[str]:
+            code = (
+                "from gtune.testing.store import tune_process; "
+                f"print(tune_process({store_url!r}, {str(log)!r}, list(range(1, 41)), 40, {delay}))"
+            )
+            return subprocess.Popen(
+                [sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, text=True
+            )
+
+        first = start(0.8)
+        try:
+            _until(lambda: log.exists() and len(log.read_text().splitlines()) >= 2, "no progress")
+            # stopped while it measures: well after the writes that follow a measurement
+            # (a SQLite writer stopped inside its write would hold the file's lock: that
+            # is SQLite's, and nothing gtune can take over)
+            time.sleep(0.4)
+            first.send_signal(signal.SIGSTOP)
+            _until(lambda: _state(first.pid) == "T", "the process did not stop")
+            started = time.monotonic()
+            second = start(0.01)
+            out, _ = second.communicate(timeout=120)
+            assert second.returncode == 0
+            assert time.monotonic() - started < 60, "the second waited for the stopped one"
+            assert int(out) >= 30  # it measured what the stopped one had claimed
+            first.send_signal(signal.SIGCONT)
+            out, _ = first.communicate(timeout=120)
+            assert first.returncode == 0
+        finally:
+            if first.poll() is None:
+                first.kill()
+        with open_store(store_url) as store:
+            rows = [(r.device, r.kernel_id, config_key(r.result.config)) for r in store.rows()]
+            assert store.count() == 40 and len(set(rows)) == 40, "a configuration stored twice"
+            keys = [config_key({"WX": w, "WY": 1}) for w in range(1, 41)]
+            assert store.claimed("dev", "kid", keys) == {}
+        # at most the one it was measuring when it stopped was measured by both
+        assert len(log.read_text().splitlines()) <= 41
 
     def test_processes_opening_a_new_store_together(self, store_url: str) -> None:
         """Processes create and open a store at the same moment, again and again (on SQLite

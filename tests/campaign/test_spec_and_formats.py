@@ -52,6 +52,9 @@ def test_expansion_is_the_full_product_in_a_stable_order(tmp_path: Path) -> None
         ({"kernels": [HEAT], "retries": -1}, "retries"),
         ({"kernels": [{"suite": "garvey104", "bogus": 1}]}, "bogus"),
         ({"kernels": [{"other": 1}]}, "expected"),
+        ({"kernels": [HEAT], "name": "../../escape"}, "name"),
+        ({"kernels": [HEAT], "name": "a/b"}, "name"),
+        ({"kernels": [HEAT], "name": ".hidden"}, "name"),
     ],
 )
 def test_bad_campaigns_name_the_key(raw: object, needle: str, tmp_path: Path) -> None:

@@ -56,6 +56,10 @@ HOSTILE_TEXT = [
     "best.NOPE",
     "min(NX, 4)",
     "log2(0)",
+    "\x1b[2J\x1b[31m",
+    "WÄ",
+    "-DNX=2",
+    "1 -DNX=2",
 ]
 if LONG:
     HOSTILE_TEXT += ["2**10**10", "10**400", "+".join(["WX"] * 100_000), "9" * 5000]
@@ -153,7 +157,19 @@ def mutated_tree(draw: st.DrawFn, tree: Any, names: list[str]) -> Any:
     return tree
 
 
-ENCODINGS = ["none", "bytes", "truncate", "bom", "latin1", "nul", "tabs", "deep", "bomb"]
+ENCODINGS = [
+    "none",
+    "bytes",
+    "truncate",
+    "bom",
+    "latin1",
+    "nul",
+    "tabs",
+    "deep",
+    "bomb",
+    "recursive",
+    "long_alias",
+]
 
 
 @st.composite
@@ -185,6 +201,10 @@ def encoded(draw: st.DrawFn, tree: Any) -> bytes:
         lines = ['b0: &b0 ["x","x","x","x","x","x","x","x","x"]']
         lines += [f"b{i}: &b{i} [{','.join([f'*b{i - 1}'] * 9)}]" for i in range(1, 9)]
         data = data + ("\n".join(lines) + "\n").encode()
+    elif how == "recursive":
+        data = data + b"r: &r [1, *r]\n"
+    elif how == "long_alias":  # few values, much text: 300 KB aliased 100 times
+        data = data + f"s: &s {'x' * 300_000}\nt: [{', '.join(['*s'] * 100)}]\n".encode()
     return data
 
 

@@ -84,6 +84,29 @@ def test_faster_beyond_noise_needs_separated_intervals() -> None:
     assert not faster_beyond_noise([], slow)
 
 
+@pytest.mark.parametrize("n", [1023, 1024, 1025, 5000])
+def test_many_runs_give_an_interval_not_an_overflow(n: int) -> None:
+    rng = random.Random(n)
+    xs = [1.0 + rng.random() for _ in range(n)]
+    lo, hi = median_interval(xs)
+    assert lo <= statistics.median(xs) <= hi
+    assert hi - lo < 0.2  # thousands of runs pin the median down
+    assert TimingPolicy(n, n).enough(xs)
+    assert math.isfinite(relative_halfwidth(xs))
+
+
+def test_the_order_statistics_match_the_binomial_sums() -> None:
+    """The running sum agrees with the direct one where floats suffice."""
+    from gtune.measure.stats import _binom_cdf_half
+
+    for n in (5, 17, 60):
+        xs = list(range(n))
+        lo, _ = median_interval(xs)
+        k = lo + 1  # 1-based rank of the lower end
+        assert 1.0 - 2.0 * _binom_cdf_half(k - 1, n) >= 0.95 or k == 1
+        assert k == n // 2 or 1.0 - 2.0 * _binom_cdf_half(k, n) < 0.95
+
+
 def test_interval_coverage_is_what_the_runs_give():
     from gtune.measure.stats import interval_coverage
 

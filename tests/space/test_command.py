@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -92,3 +94,80 @@ def test_real_device_space() -> None:
     assert space.size() > 0
     for config in space.sample(50):
         assert config["WX"] * config["WY"] * config["WZ"] <= device.max_work_group_size
+
+
+def _sleeping_minizinc(tmp_path: Path) -> tuple[dict[str, str], Path]:
+    """A stand-in MiniZinc whose solver (a child) sleeps; its pid lands in a file."""
+    fake = tmp_path / "bin" / "minizinc"
+    fake.parent.mkdir()
+    pids = tmp_path / "solver.pid"
+    fake.write_text(
+        "#!/bin/sh\n"
+        '[ "$1" = --version ] && { echo "MiniZinc to FlatZinc converter, version 2.6.4"; '
+        "exit 0; }\n"
+        f"sleep 120 & echo $! > {pids}\nwait\n"
+    )
+    fake.chmod(0o755)
+    env = {
+        **os.environ,
+        "GTUNE_CACHE": str(tmp_path / "cache"),
+        "PATH": f"{fake.parent}:/usr/bin:/bin",
+    }
+    return env, pids
+
+
+@pytest.mark.opencl
+def test_ctrl_c_during_the_solve_of_a_run_stops_it_at_once(tmp_path: Path) -> None:
+    env, pids = _sleeping_minizinc(tmp_path)
+    heat = str(Path(__file__).parents[2] / "stencils" / "heat3d.cl")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gtune", "--db", str(tmp_path / "r.db"), "run", heat],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 120
+    while not (pids.exists() and pids.read_text().strip()):
+        assert time.monotonic() < deadline and proc.poll() is None, "the solver did not start"
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    sent = time.monotonic()
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert time.monotonic() - sent < 10 and "Traceback" not in err
+    assert not _running(int(pids.read_text()))
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
+def test_no_solver_outlives_a_stopped_space_solve(tmp_path: Path, sig: signal.Signals) -> None:
+    """The solver MiniZinc starts (here a stand-in that sleeps) ends with gtune."""
+    env, pids = _sleeping_minizinc(tmp_path)
+    desc = str(DATA / "stencil3d.yaml")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gtune", "space", desc, "--limits", limits_file(tmp_path)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while not (pids.exists() and pids.read_text().strip()):
+        assert time.monotonic() < deadline and proc.poll() is None, "the solver did not start"
+        time.sleep(0.05)
+    solver = int(pids.read_text())
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode in (2, 130) and "Traceback" not in err, err
+    deadline = time.monotonic() + 5
+    while _running(solver):
+        assert time.monotonic() < deadline, "the solver outlived gtune"
+        time.sleep(0.05)
+
+
+def _running(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")

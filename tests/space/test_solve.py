@@ -209,3 +209,17 @@ def test_constraints_beyond_solver_integers_are_applied_after_enumeration() -> N
     for c in model.constraints:
         assert holds(c.expr, env, len(rows)).all(), c.name
     assert space.size() > 0
+
+
+def test_negative_local_memory_is_cut_by_a_named_rule(h100: DeviceLimits) -> None:
+    from dataclasses import replace
+
+    kernel = stencil(16)
+    minus = Expr(f"({kernel.launch.local_memory_bytes.text}) - 1", "launch.local_memory_bytes")
+    odd = replace(kernel, launch=replace(kernel.launch, local_memory_bytes=minus))
+    model = build_model(odd, h100)
+    assert "local_memory_not_negative" in [c.name for c in model.constraints]
+    space = solve_space(odd, h100, use_cache=False).space
+    for config in itertools.islice(space.enumerate(), 2000):
+        assert int(minus.evaluate({**odd.sizes, **config})) >= 0
+    assert space.size() < solve_space(kernel, h100, use_cache=False).space.size()

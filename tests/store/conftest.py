@@ -80,13 +80,22 @@ class Cluster:
         )
         options = f"-k {self.dir} -c listen_addresses= -F -c max_connections=50"
         start = [pg_ctl, "-D", str(self.data), "-o", options, "-l", str(self.dir / "log")]
+        self.start_cmd = as_user([*start, "-w", "start"])
+        self.env = env
+        subprocess.run(self.start_cmd, check=True, capture_output=True, env=env)
+        self.url = f"postgresql:///postgres?host={self.dir}&user=postgres"
+
+    def restart(self, down_s: float) -> None:
+        """Stop the server, wait ``down_s`` seconds, start it again."""
+        import time
+
         subprocess.run(
-            as_user([*start, "-w", "start"]),
+            as_user([self.pg_ctl, "-D", str(self.data), "-m", "fast", "-w", "stop"]),
             check=True,
             capture_output=True,
-            env=env,
         )
-        self.url = f"postgresql:///postgres?host={self.dir}&user=postgres"
+        time.sleep(down_s)
+        subprocess.run(self.start_cmd, check=True, capture_output=True, env=self.env)
 
     def stop(self) -> None:
         subprocess.run(

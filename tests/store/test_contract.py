@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -211,4 +213,33 @@ CREATE INDEX results_kernel ON results (kernel_name, device);
 """
 
 
-# -- StoredEvaluator over each backend --------------------------------------------
+# -- PostgreSQL going away ---------------------------------------------------------
+
+
+def test_a_postgresql_restart_does_not_stop_a_run() -> None:
+    """The server goes away for a few seconds (a restart): every operation meanwhile
+    waits for it and goes on, on a new connection; nothing is lost or doubled."""
+    import threading
+
+    from tests.store.conftest import Cluster, pg_binary
+
+    if pg_binary("pg_ctl") is None:
+        pytest.skip("needs PostgreSQL's pg_ctl")
+    cluster = Cluster()
+    try:
+        store = open_store(cluster.url)
+        owner = f"{socket.gethostname()}/{os.getpid()}/r"
+        keys = [config_key({"WX": w, "WY": 1}) for w in range(1, 21)]
+        assert store.claim("dev", "kid", keys, owner, 600) == set(keys)
+        restart = threading.Thread(target=cluster.restart, args=(2.5,))
+        restart.start()
+        for w in range(1, 21):  # one result every 0.25 s, across the restart
+            assert store.add(result(w), device="dev", kernel_id="kid", owner=owner)
+            time.sleep(0.25)
+        restart.join()
+        assert store.count() == 20
+        assert len(store.latest("dev", "kid", keys)) == 20
+        assert store.claimed("dev", "kid", keys) == {}
+        store.close()
+    finally:
+        cluster.stop()

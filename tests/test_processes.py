@@ -1,0 +1,71 @@
+"""Scratch folders of a killed process do not pile up; waits end when a stop is asked."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from gtune import processes
+from gtune.processes import Stopped, scratch_dir, wait_stoppable
+
+
+def test_scratch_folders_of_ended_processes_are_removed(tmp_path: Path) -> None:
+    ended = subprocess.Popen([sys.executable, "-c", "pass"])
+    ended.wait()
+    stale = tmp_path / f"gtune-problem-{ended.pid}-abc"
+    (stale / "inner").mkdir(parents=True)
+    (stale / "inner" / "a.npy").write_bytes(b"x")
+    alive = tmp_path / f"gtune-problem-{os.getpid()}-def"
+    alive.mkdir()
+    other_kind = tmp_path / f"gtune-space-{ended.pid}-ghi"
+    other_kind.mkdir()
+    with scratch_dir("problem", str(tmp_path)) as made:
+        assert Path(made).name.startswith(f"gtune-problem-{os.getpid()}-")
+        assert not stale.exists() and alive.exists() and other_kind.exists()
+    assert not Path(made).exists()
+
+
+def test_a_wait_gives_up_after_the_grace_once_a_stop_is_asked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(processes, "STOP_GRACE_S", 0.3)
+    assert wait_stoppable(lambda s: True, 10) is True
+    assert wait_stoppable(lambda s: time.sleep(s) or False, 0.2) is False
+    processes.request_stop()
+    try:
+        started = time.monotonic()
+        with pytest.raises(Stopped):
+            wait_stoppable(lambda s: time.sleep(s) or False, 60)
+        assert time.monotonic() - started < 2
+    finally:
+        processes.clear_stop()
+
+
+@pytest.mark.opencl
+def test_a_worker_that_cannot_start_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, data_dir: Path
+) -> None:
+    """The worker's own last words (here: a full disk, said by a site hook that runs only
+    in measuring workers) are in the message."""
+    from gtune.exceptions import EnvironmentProblem
+    from gtune.kernel import load_kernel
+    from gtune.measure.opencl_evaluator import OpenCLEvaluator
+
+    hook = tmp_path / "site"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(
+        "import os, sys\n"
+        "if 'gtune-problem-' in os.environ.get('CUDA_CACHE_PATH', ''):\n"
+        "    sys.stderr.write('OSError: [Errno 28] No space left on device\\n')\n"
+        "    sys.stderr.flush()\n"
+        "    os._exit(1)\n"
+    )
+    monkeypatch.setenv("PYTHONPATH", f"{hook}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
+    with pytest.raises(EnvironmentProblem, match="No space left on device") as err:
+        OpenCLEvaluator(load_kernel(data_dir / "naive7.cl"), compile_workers=0)
+    assert "exited with status 1" in err.value.render()

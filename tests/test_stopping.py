@@ -1,0 +1,138 @@
+"""gtune stops when asked, whatever it is waiting for: a reference that loops, a kernel
+that hangs; a reference that exits or returns nonsense is an error with a message."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from gtune.kernel import TRUST_ENV
+from tests.conftest import DATA, ROOT, run_gtune
+
+pytestmark = pytest.mark.opencl
+
+
+def _naive7(folder: Path, reference: str | None = None, option: str | None = None) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for f in DATA.glob("naive7*"):
+        shutil.copy(f, folder / f.name)
+    if reference is not None:
+        (folder / "naive7_ref.py").write_text(reference)
+    if option is not None:
+        with open(folder / "naive7.yaml", "a") as fh:
+            fh.write(f"build_options: [{option}]\n")
+    return folder / "naive7.cl"
+
+
+def _descendants(pid: int) -> list[int]:
+    out: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            kids = [int(c) for c in (task / "children").read_text().split()]
+        except OSError:
+            continue
+        for kid in kids:
+            out += [kid, *_descendants(kid)]
+    return out
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
+
+def _stop_when(
+    args: list[str], child: str, sig: signal.Signals, tmp_path: Path
+) -> tuple[int, float, list[int]]:
+    """Start gtune, wait until a child whose command line holds ``child`` runs (not the
+    device query; and a moment more), send ``sig``; the exit status, seconds to exit, and
+    the children."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT), **{TRUST_ENV: str(tmp_path)})
+    cmd = [sys.executable, "-m", "gtune", "--db", str(tmp_path / "r.db"), *args]
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    seen: list[int] = []
+    while time.monotonic() < deadline and proc.poll() is None and not seen:
+        lines = {p: _cmdline(p) for p in _descendants(proc.pid)}
+        seen = [p for p, c in lines.items() if child in c and "--devices" not in c]
+        time.sleep(0.2)
+    assert seen, f"no {child} started: {proc.stderr.read().decode() if proc.stderr else ''}"
+    time.sleep(2.0)
+    children = _descendants(proc.pid)
+    proc.send_signal(sig)
+    sent = time.monotonic()
+    try:
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    return proc.returncode, time.monotonic() - sent, children
+
+
+LOOP = "def reference(arrays, sizes, scalars):\n    while True:\n        pass\n"
+
+
+@pytest.mark.parametrize(("sig", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 2)])
+def test_a_reference_that_loops_stops_with_the_run(
+    tmp_path: Path, sig: signal.Signals, status: int
+) -> None:
+    kernel = _naive7(tmp_path / "k", LOOP)
+    code, took, children = _stop_when(
+        ["run", str(kernel)], "gtune.measure._reference", sig, tmp_path
+    )
+    assert code == status
+    assert took < 10, f"took {took:.1f} s to stop"
+    time.sleep(0.5)
+    assert not [c for c in children if _alive(c)], "a child outlived gtune"
+
+
+def test_ctrl_c_does_not_wait_for_a_hanging_kernel(tmp_path: Path) -> None:
+    kernel = _naive7(tmp_path / "k", option="-DHANG")
+    code, took, children = _stop_when(
+        ["run", str(kernel), "--timeout", "300", "--budget", "5"],
+        "gtune.measure._worker",
+        signal.SIGINT,
+        tmp_path,
+    )
+    assert code == 130
+    assert took < 15, f"took {took:.1f} s to stop"
+    time.sleep(0.5)
+    assert not [c for c in children if _alive(c)], "a worker outlived gtune"
+
+
+@pytest.mark.parametrize(
+    ("body", "needle"),
+    [
+        ("import sys\n    sys.exit(0)", "exited with status 0 without returning"),
+        ("import os\n    os._exit(5)", "exited with status 5"),
+        ("return {'out': 'not numbers'}", "not an array of numbers"),
+        ("return {'out': [['a'] * 32] * 16}", "not an array of numbers"),
+    ],
+)
+def test_a_reference_that_exits_or_returns_nonsense_is_an_error(
+    tmp_path: Path, body: str, needle: str
+) -> None:
+    kernel = _naive7(tmp_path / "k", f"def reference(arrays, sizes, scalars):\n    {body}\n")
+    done = run_gtune(
+        "measure", str(kernel), db=tmp_path / "r.db", env_extra={TRUST_ENV: str(tmp_path)}
+    )
+    assert done.returncode == 2, done.stderr
+    assert needle in done.stderr and "reference" in done.stderr
+    assert "Traceback" not in done.stderr
