@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 import time
 from collections.abc import Iterator, Sequence
@@ -10,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from gtune.store._sql import SQLStore, StoreError
+
+_log = logging.getLogger("gtune.store")
 
 
 class SQLiteStore(SQLStore):
@@ -28,6 +31,14 @@ class SQLiteStore(SQLStore):
         self.path = Path(path) if path is not None else default_path()
         self._db: sqlite3.Connection | None = None
         memory = str(path) == ":memory:"
+        if not memory and self.path.is_file() and self.path.stat().st_size == 0:
+            # Not silent: an empty file may be a store whose contents were lost (a copy
+            # cut short, a disk that filled up), not only one another process is creating.
+            _log.warning(
+                "%s is an empty file: it holds no results; a new result store %s",
+                self.path,
+                "is read as empty" if readonly else "is created in it",
+            )
         if readonly and not memory:
             if not self.path.exists():
                 parent = self.path.parent
