@@ -10,6 +10,7 @@ import signal
 import threading
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 
@@ -17,6 +18,9 @@ from gtune.exceptions import InputError
 from gtune.kernel import MAX_SIZE, TunableKernel, load_kernel
 from gtune.result import ResultStore, Status, StoredRow
 from gtune.store import open_store as open_store_url
+
+if TYPE_CHECKING:
+    from gtune.campaign import SchedulerTls
 
 STOP_SIGNALS: tuple[signal.Signals, ...] = tuple(
     s for s in (signal.SIGTERM, getattr(signal, "SIGHUP", None)) if s is not None
@@ -252,4 +256,40 @@ def selected_rows(
         source=store.location,
         hint="--kernel takes a kernel's file name (heat3d), its full name, its function "
         "name or an identity prefix; --device an identity prefix",
+    )
+
+
+def add_scheduler_tls_arguments(p: argparse.ArgumentParser) -> None:
+    """``--tls-ca-file``/``--tls-cert``/``--tls-key`` for a ``tls://`` Dask scheduler."""
+    p.add_argument(
+        "--tls-ca-file",
+        metavar="FILE",
+        help="for a tls:// scheduler: the CA certificate that signed the scheduler's",
+    )
+    p.add_argument("--tls-cert", metavar="FILE", help="for a tls:// scheduler: this client's")
+    p.add_argument("--tls-key", metavar="FILE", help="the key of --tls-cert (if not inside it)")
+
+
+def scheduler_tls(args: argparse.Namespace) -> SchedulerTls | None:
+    """The :class:`~gtune.campaign.SchedulerTls` the flags name (None without them);
+    refuses certificates without a scheduler, or half a pair."""
+    if not (args.tls_ca_file or args.tls_cert or args.tls_key):
+        return None
+    if not args.scheduler:
+        raise InputError("TLS certificates are for a remote scheduler", source="--tls-cert")
+    if not (args.tls_ca_file and args.tls_cert):
+        raise InputError("give both --tls-ca-file and --tls-cert", source="--tls-cert")
+    from gtune.campaign import SchedulerTls
+
+    return SchedulerTls(args.tls_ca_file, args.tls_cert, args.tls_key)
+
+
+def unencrypted_scheduler_note(scheduler: str | None) -> str | None:
+    """What a plain ``tcp://`` scheduler exposes, said once before connecting."""
+    if not scheduler or scheduler.startswith("tls://"):
+        return None
+    return (
+        f"note: {scheduler} is reached without encryption or authentication; whoever "
+        "can reach that scheduler runs code on every worker and in this process "
+        "(see docs/campaigns.md, Security)"
     )

@@ -17,12 +17,16 @@ from gtune.campaign import (
     CampaignSpec,
     CampaignTask,
     CancelToken,
-    SchedulerTls,
     load_campaign,
     run_campaign,
 )
 from gtune.campaign.report import write_report
 from gtune.campaign.spec import parse_campaign
+from gtune.commands._common import (
+    add_scheduler_tls_arguments,
+    scheduler_tls,
+    unencrypted_scheduler_note,
+)
 from gtune.exceptions import InputError
 
 HELP = "run a campaign (kernels x sizes x devices x strategies) on Dask workers, shared store"
@@ -48,13 +52,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--scheduler", metavar="ADDR", help="an existing Dask scheduler, tcp://HOST:PORT"
     )
-    p.add_argument(
-        "--tls-ca-file",
-        metavar="FILE",
-        help="for a tls:// scheduler: the CA certificate that signed the scheduler's",
-    )
-    p.add_argument("--tls-cert", metavar="FILE", help="for a tls:// scheduler: this client's")
-    p.add_argument("--tls-key", metavar="FILE", help="the key of --tls-cert (if not inside it)")
+    add_scheduler_tls_arguments(p)
     p.add_argument(
         "--dashboard",
         action="store_true",
@@ -175,16 +173,6 @@ class _Display:
         )
 
 
-def _tls(args: argparse.Namespace) -> SchedulerTls | None:
-    if not (args.tls_ca_file or args.tls_cert or args.tls_key):
-        return None
-    if not args.scheduler:
-        raise InputError("TLS certificates are for a remote scheduler", source="--tls-cert")
-    if not (args.tls_ca_file and args.tls_cert):
-        raise InputError("give both --tls-ca-file and --tls-cert", source="--tls-cert")
-    return SchedulerTls(args.tls_ca_file, args.tls_cert, args.tls_key)
-
-
 def time_split(t: Any) -> str:
     """``; 12.0 s: compile 3.1, run 2.0, ...`` from a summary's time breakdown."""
     if not isinstance(t, dict) or not t.get("wall_s"):
@@ -222,13 +210,10 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out or f"campaign-{spec.name}")
     if out.exists() and not out.is_dir():
         raise InputError("exists and is not a directory", source=f"--out {out}")
-    tls = _tls(args)
-    if args.scheduler and not args.scheduler.startswith("tls://"):
-        console.print(
-            f"note: {args.scheduler} is reached without encryption or authentication; whoever "
-            "can reach that scheduler runs code on every worker and in this process "
-            "(see docs/campaigns.md, Security)"
-        )
+    tls = scheduler_tls(args)
+    note = unencrypted_scheduler_note(args.scheduler)
+    if note:
+        console.print(note)
     token = CancelToken()
     previous = signal.signal(signal.SIGINT, lambda *_: token.cancel())
     try:

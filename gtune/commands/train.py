@@ -11,7 +11,12 @@ from pathlib import Path
 
 from rich.console import Console
 
-from gtune.commands._common import open_store
+from gtune.commands._common import (
+    add_scheduler_tls_arguments,
+    open_store,
+    scheduler_tls,
+    unencrypted_scheduler_note,
+)
 from gtune.device import DeviceLimits
 from gtune.exceptions import InputError
 from gtune.heuristics import Budget
@@ -79,9 +84,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--scheduler",
         metavar="ADDR",
-        help="label on the workers of this Dask scheduler (tcp://HOST:PORT; see "
-        "docs/campaigns.md), each technique's search a task of its own",
+        help="label on the workers of this Dask scheduler (tcp://HOST:PORT or "
+        "tls://HOST:PORT with --tls-*; see docs/campaigns.md), each technique's search a "
+        "task of its own",
     )
+    add_scheduler_tls_arguments(p)
     p.add_argument(
         "--workers-per-device",
         type=int,
@@ -150,6 +157,10 @@ def _collect_on_cluster(
     url = args.db or default_url()
     if "://" not in url:
         url = str(Path(url).resolve())
+    tls = scheduler_tls(args)
+    note = unencrypted_scheduler_note(args.scheduler)
+    if note:
+        print(note, file=sys.stderr)
     token = CancelToken()
     previous = signal.signal(signal.SIGINT, lambda *_: token.cancel())
     timer = None
@@ -172,6 +183,7 @@ def _collect_on_cluster(
             techniques=techniques,
             compile_workers=args.compile_workers,
             scheduler=args.scheduler,
+            tls=tls,
             workers_per_device=args.workers_per_device or 1,
             progress=progress,
             cancel=token,
@@ -190,6 +202,7 @@ def run(args: argparse.Namespace) -> int:
         args.max_minutes > 0 and math.isfinite(args.max_minutes)
     ):
         raise InputError("must be a positive number of minutes", source="--max-minutes")
+    scheduler_tls(args)  # certificates without a scheduler, or half a pair: refused now
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise InputError("exists and is not a directory", source=f"--out {out}")

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from gtune.campaign.runner import read_done, run_tasks
+from gtune.campaign.runner import SchedulerTls, read_done, run_tasks
 from gtune.campaign.spec import CampaignTask
 from gtune.device import DeviceLimits
 from gtune.exceptions import InputError
@@ -101,6 +101,7 @@ def collect_on_cluster(
     techniques: Sequence[str] = (),
     compile_workers: int | None = None,
     scheduler: str | None = None,
+    tls: SchedulerTls | None = None,
     workers_per_device: int = 1,
     progress: Progress | None = None,
     cancel: CancelToken | None = None,
@@ -156,6 +157,7 @@ def collect_on_cluster(
         work_dir,
         store_url=store_url,
         scheduler=scheduler,
+        tls=tls,
         workers_per_device=workers_per_device,
         observer=rows,
         cancel=cancel,
