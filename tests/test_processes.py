@@ -41,7 +41,7 @@ def test_a_wait_gives_up_after_the_grace_once_a_stop_is_asked(
         started = time.monotonic()
         with pytest.raises(Stopped):
             wait_stoppable(lambda s: time.sleep(s) or False, 60)
-        assert time.monotonic() - started < 2
+        assert time.monotonic() - started < 10  # the grace, not the 60 s wait
     finally:
         processes.clear_stop()
 

@@ -4,8 +4,6 @@ kernel still gets its own data and reference."""
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from gtune.kernel import load_kernel
@@ -26,16 +24,14 @@ def test_evaluators_in_a_pool_share_workers_and_keep_their_own_problem(data_dir)
     small = load_kernel(data_dir / "naive7.cl")
     large = small.with_sizes({k: v * 2 for k, v in small.sizes.items()})
     with reuse_workers() as pools:
-        began = time.monotonic()
         first = OpenCLEvaluator(small, runs=1, compile_workers=1)
-        first_s = time.monotonic() - began
         results = list(first.evaluate_batch([GOOD, OTHER]))
         measure, compilers = first._measure.process, [w.process for w in first._compilers]
         first.close()
         assert _alive(measure) and all(_alive(c) for c in compilers)  # kept for the next
-        began = time.monotonic()
+        # No timing here (a loaded CI machine makes any time comparison flaky): the
+        # same process objects and the pool's counts say that nothing was started again.
         second = OpenCLEvaluator(large, runs=1, compile_workers=1)
-        assert time.monotonic() - began < first_s  # no interpreter, no pyopencl import
         again = list(second.evaluate_batch([GOOD, OTHER]))
         assert second._measure.process is measure  # the same process, handed a new kernel
         assert [w.process for w in second._compilers] == compilers
