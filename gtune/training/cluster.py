@@ -19,11 +19,9 @@ from typing import Any
 from gtune.campaign.runner import SchedulerTls, read_done, run_tasks
 from gtune.campaign.spec import CampaignTask
 from gtune.device import DeviceLimits
-from gtune.exceptions import InputError
-from gtune.kernel import load_kernel
 from gtune.loadpredict.dataset import Dataset, row_from_runs
-from gtune.loadpredict.features import DeviceTraits, StencilTraits, traits_of
-from gtune.training.train import Progress, TrainingKernel, TrainingRun
+from gtune.loadpredict.features import DeviceTraits, StencilTraits
+from gtune.training.train import Progress, TrainingKernel, TrainingRun, labelable_kernel
 from gtune.tuning.events import CancelToken
 
 
@@ -120,16 +118,11 @@ def collect_on_cluster(
         if (item.name, device.identity, heuristic) in have:
             run.done.append(item.name)
             continue
-        kernel = load_kernel(item.path, item.sizes)
-        try:
-            traits = traits_of(kernel)
-        except InputError as exc:
-            run.skipped.append((item.name, exc.message))
+        labelable = labelable_kernel(item, techniques)
+        if isinstance(labelable, str):
+            run.skipped.append((item.name, labelable))
             continue
-        searched = [t for t in kernel.techniques if not techniques or t in techniques]
-        if len(searched) < 2:
-            run.skipped.append((item.name, "fewer than two data-loading techniques to search"))
-            continue
+        _, traits, searched = labelable
         wanted[item.name] = (item, traits, len(searched))
         tasks += [
             CampaignTask(

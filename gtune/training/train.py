@@ -23,7 +23,7 @@ from gtune.exceptions import InputError
 from gtune.heuristics import Budget
 from gtune.kernel import TunableKernel, load_kernel
 from gtune.loadpredict.dataset import Dataset, TrainingRow, row_from_runs
-from gtune.loadpredict.features import DeviceTraits, traits_of
+from gtune.loadpredict.features import DeviceTraits, StencilTraits, traits_of
 from gtune.loadpredict.model import TechniqueForest, sklearn_version
 from gtune.loadpredict.models import ModelCard, device_card
 from gtune.measure.pool import reusing_workers
@@ -68,6 +68,22 @@ Progress = Callable[[int, int, TrainingKernel, TrainingRow | None], None]
 
 
 @reusing_workers  # one measure worker and one set of compile workers for every kernel
+def labelable_kernel(
+    item: TrainingKernel, techniques: Sequence[str]
+) -> tuple[TunableKernel, StencilTraits, list[str]] | str:
+    """``item`` loaded, its stencil traits and the techniques a label is chosen among
+    (``techniques``, or all of the kernel's), or why it cannot be labelled."""
+    kernel = load_kernel(item.path, item.sizes)
+    try:
+        traits = traits_of(kernel)
+    except InputError as exc:
+        return exc.message
+    searched = [t for t in kernel.techniques if not techniques or t in techniques]
+    if len(searched) < 2:
+        return "fewer than two data-loading techniques to search"
+    return kernel, traits, searched
+
+
 def collect(
     kernels: Sequence[TrainingKernel],
     device: DeviceLimits,
@@ -98,16 +114,11 @@ def collect(
         if max_seconds is not None and time.monotonic() - started >= max_seconds:
             run.left.extend(k.name for k in kernels[i:] if k.name not in run.done)
             break
-        kernel = load_kernel(item.path, item.sizes)
-        try:
-            traits = traits_of(kernel)
-        except InputError as exc:
-            run.skipped.append((item.name, exc.message))
+        labelable = labelable_kernel(item, techniques)
+        if isinstance(labelable, str):
+            run.skipped.append((item.name, labelable))
             continue
-        searched = [t for t in kernel.techniques if not techniques or t in techniques]
-        if len(searched) < 2:
-            run.skipped.append((item.name, "fewer than two data-loading techniques to search"))
-            continue
+        kernel, traits, searched = labelable
         report = tune(
             kernel,
             device=device,
