@@ -122,6 +122,7 @@ def bench_kernel(
     budget: int,
     rounds: int,
     small: bool,
+    store: str | None = None,
 ) -> dict[str, Any]:
     started = time.monotonic()
     size = entry["size"] if small else entry["bench"]
@@ -140,7 +141,7 @@ def bench_kernel(
     the_budget = Budget(evaluations=budget)
 
     t0 = time.monotonic()
-    plain_report = tune(original, device=device, budget=the_budget, confirm=None)
+    plain_report = tune(original, device=device, budget=the_budget, confirm=None, store=store)
     plain_s = time.monotonic() - t0
     log(
         f"  plain: {plain_report.best_config} {plain_report.best_s * 1e3:.3f} ms "
@@ -153,7 +154,7 @@ def bench_kernel(
             template, load_definition(definition_path), original, device, Path(tmp)
         )
         t0 = time.monotonic()
-        lifted_report = tune(checked, device=device, budget=the_budget, confirm=None)
+        lifted_report = tune(checked, device=device, budget=the_budget, confirm=None, store=store)
         lifted_s = time.monotonic() - t0
     log(
         f"  lifted: {lifted_report.best_config} {lifted_report.best_s * 1e3:.3f} ms "
@@ -262,6 +263,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--budget", type=int, default=60, help="configurations per tuning")
     parser.add_argument("--rounds", type=int, default=3, help="alternating re-measurements")
     parser.add_argument("--small", action="store_true", help="the manifest's small sizes")
+    parser.add_argument(
+        "--store", help="keep every measured configuration in this store (default: none kept)"
+    )
     args = parser.parse_args(argv)
     started = time.monotonic()
     out: Path = args.outdir
@@ -303,7 +307,14 @@ def main(argv: list[str] | None = None) -> int:
         log(f"{name}:")
         try:
             kernels[name] = bench_kernel(
-                name, manifest[name], device, out, args.budget, args.rounds, args.small
+                name,
+                manifest[name],
+                device,
+                out,
+                args.budget,
+                args.rounds,
+                args.small,
+                args.store,
             )
         except GtuneError as exc:
             kernels[name] = {"error": exc.render()}
