@@ -177,7 +177,7 @@ def time_split(t: Any) -> str:
     """``; 12.0 s: compile 3.1, run 2.0, ...`` from a summary's time breakdown."""
     if not isinstance(t, dict) or not t.get("wall_s"):
         return ""
-    parts = ("compile", "run", "verify", "space", "startup", "store", "other")
+    parts = ("compile", "run", "verify", "space", "startup", "store", "wait", "other")
     split = ", ".join(f"{k} {float(t.get(k + '_s') or 0.0):.1f}" for k in parts)
     return f"; {float(t['wall_s']):.1f} s: {split}"
 
