@@ -217,6 +217,8 @@ def test_two_searches_on_one_device_never_time_at_once(tmp_path: Path) -> None:
     for results in outs:
         assert [r["status"] for r in results] == ["ok"] * 9
         assert all(isinstance(r["wait_s"], float) and r["wait_s"] >= 0 for r in results)
+    # they did share the device: one waited for the other at least once, and said so
+    assert sum(r["wait_s"] for results in outs for r in results) > 0
     held = _intervals(log)
     assert len(held) == 2  # each search's measuring worker (pids of their own)
     assert sum(len(v) for v in held.values()) >= 2 * 9  # settle + every measurement
