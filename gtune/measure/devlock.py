@@ -240,5 +240,9 @@ class DeviceLock:
                 os.close(fd)
         self._fds.clear()
 
+    def __del__(self) -> None:  # a pooled worker makes one per kernel: no fd left open
+        with contextlib.suppress(Exception):
+            self.close()
+
 
 __all__ = ["LOCK_DIR_ENV", "LOCK_LOG_ENV", "DeviceLock", "lock_dir", "lock_name"]
