@@ -133,6 +133,31 @@ def test_a_killed_holder_leaves_nothing_locked_and_a_wait_times_out(tmp_path: Pa
         lock.close()
 
 
+def test_ctrl_c_of_a_holder_and_kill_of_a_waiter_leave_nothing_locked(tmp_path: Path) -> None:
+    holder = _holder(tmp_path, 60)
+    waiter = subprocess.Popen(  # blocks on the lock: never prints
+        [sys.executable, "-c", HOLDER.format(mode="exclusive"), str(tmp_path), "60"],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    lock = DeviceLock(_limits(), tmp_path)
+    try:
+        time.sleep(1.0)
+        assert waiter.poll() is None and lock.busy()
+        os.kill(waiter.pid, signal.SIGKILL)  # killed while waiting
+        waiter.wait(10)
+        holder.send_signal(signal.SIGINT)  # Ctrl-C while holding
+        assert holder.wait(10) != 0
+        with lock.exclusive(2.0) as waited:
+            assert waited < 1.0
+    finally:
+        holder.kill()
+        waiter.kill()
+        lock.close()
+
+
 def test_builds_share_the_device_but_not_with_a_measurement(tmp_path: Path) -> None:
     builder = _holder(tmp_path, 60, "shared")
     lock = DeviceLock(_limits(), tmp_path)
