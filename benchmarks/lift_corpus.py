@@ -24,6 +24,12 @@ and ``definitions/`` (the lifted definitions).
         [--kernels star7 hotspot3d ...] [--small]
 
 ``--small`` runs at the manifest's small sizes (a smoke test on PoCL).
+
+A run cut short (a time limit) leaves ``lift_corpus.partial.json`` (every finished
+kernel) and ``run.log`` (the copy measurements). Runs split across several commands
+combine into one report, copy taken per size as the best any run measured:
+
+    python3 benchmarks/lift_corpus.py OUT --merge RUN_DIR [RUN_DIR ...]
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ import argparse
 import json
 import math
 import platform
+import re
 import sys
 import tempfile
 import time
@@ -255,6 +262,52 @@ def summary(data: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def merge(out: Path, runs: Sequence[Path]) -> dict[str, Any]:
+    """One report from several (possibly cut short) runs' results."""
+    kernels: dict[str, Any] = {}
+    copies: dict[str, list[dict[str, Any]]] = {}
+    meta: dict[str, Any] = {}
+    for run in runs:
+        whole = run / "lift_corpus.json"
+        if whole.exists():
+            data = json.loads(whole.read_text())
+            kernels.update(data["kernels"])
+            for size, measured in data["copy_all"].items():
+                copies.setdefault(size, []).extend(measured)
+            meta = {k: data[k] for k in ("device", "device_identity", "driver", "budget")}
+            meta["rounds"] = data["rounds"]
+            continue
+        kernels.update(json.loads((run / "lift_corpus.partial.json").read_text()))
+        for line in (run / "run.log").read_text().splitlines():
+            m = re.match(r"copy (\S+)(?: again)?: (\d+) GB/s", line)
+            if m:
+                copies.setdefault(m[1], []).append({"gbs": float(m[2]), "config": None})
+            m = re.match(r"device: (.*); budget (\d+)", line)
+            if m:
+                meta.setdefault("device", m[1])
+                meta.setdefault("budget", int(m[2]))
+    best_copy = {s: max(c, key=lambda c: c["gbs"] or 0.0) for s, c in copies.items()}
+    for k in kernels.values():
+        if "error" not in k and k["size"] in best_copy:
+            k["copy_gbs"] = best_copy[k["size"]]["gbs"]
+            k["fraction_of_copy"] = k["gbs"]["lifted"] / k["copy_gbs"]
+            k["plain_fraction_of_copy"] = k["gbs"]["plain"] / k["copy_gbs"]
+    data = {
+        "device": meta.get("device"),
+        "budget": meta.get("budget"),
+        "rounds": meta.get("rounds", 3),
+        "copy": best_copy,
+        "copy_all": copies,
+        "kernels": kernels,
+        "refused": {},
+        "merged_from": [str(r) for r in runs],
+    }
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "lift_corpus.json").write_text(json.dumps(data, indent=1, default=str))
+    (out / "lift_corpus.md").write_text(summary(data))
+    return data
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("outdir", type=Path)
@@ -266,7 +319,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--store", help="keep every measured configuration in this store (default: none kept)"
     )
+    parser.add_argument(
+        "--merge", nargs="+", type=Path, metavar="RUN_DIR", help="combine these runs' results"
+    )
     args = parser.parse_args(argv)
+    if args.merge:
+        log(summary(merge(args.outdir, args.merge)))
+        return 0
     started = time.monotonic()
     out: Path = args.outdir
     (out / "definitions").mkdir(parents=True, exist_ok=True)
