@@ -267,6 +267,21 @@ __kernel void gtune_verify_bytes(__global const uchar* out, __global const uchar
 }
 """
 
+# Built only where the device has double precision (cl_khr_fp64); elsewhere float64
+# outputs are compared on the host, which reads every output back (seconds for a large
+# array, on every configuration).
+_VERIFY_DOUBLE_SOURCE = """
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+__kernel void gtune_verify_double(__global const double* out, __global const double* ref,
+                                  const uint n, const double rtol, const double atol,
+                                  __global uint* bad) {
+    uint i = get_global_id(0);
+    if (i >= n) return;
+    double o = out[i], r = ref[i];
+    if (!(fabs(o - r) <= atol + rtol * fabs(r))) atomic_inc(bad);
+}
+"""
+
 
 class Session(Compiler):
     """One device, one kernel, one problem: data uploaded once, configurations measured.
@@ -317,6 +332,10 @@ class Session(Compiler):
         verify_program = cl.Program(self.context, _VERIFY_SOURCE).build()
         self.verify_float = cl.Kernel(verify_program, "gtune_verify_float")
         self.verify_bytes = cl.Kernel(verify_program, "gtune_verify_bytes")
+        self.verify_double: Any = None
+        if self.limits.has_extension("cl_khr_fp64"):
+            double_program = cl.Program(self.context, _VERIFY_DOUBLE_SOURCE).build()
+            self.verify_double = cl.Kernel(double_program, "gtune_verify_double")
         self.bad_count = cl.Buffer(self.context, mf.READ_WRITE, 4)
         self._run_kernels: dict[tuple[str, ...], Any] = {}  # run_once's built program
         self.load_references()
@@ -616,7 +635,7 @@ class Session(Compiler):
             if arg.name not in self.refs:
                 continue
             host = self.host[arg.name]
-            if host.dtype == np.float64:  # no double kernel: compare on the host
+            if host.dtype == np.float64 and self.verify_double is None:  # on the host
                 out, ref = (
                     self.read_output(arg.name),
                     np.load(self.data_dir / f"ref_{arg.name}.npy"),
@@ -626,10 +645,13 @@ class Session(Compiler):
                     total_bad += int(bad_mask.sum())
                     worst = max(worst or 0.0, float(np.nanmax(np.abs(out - ref))))
                 continue
-            is_float = host.dtype == np.float32
+            is_float = host.dtype in (np.float32, np.float64)
             n = host.size if is_float else host.nbytes
             cl.enqueue_fill_buffer(self.queue, self.bad_count, np.zeros(1, np.uint32), 0, 4)
+            tol: type[np.floating[Any]] = np.float32
             knl = self.verify_float if is_float else self.verify_bytes
+            if host.dtype == np.float64:
+                knl, tol = self.verify_double, np.float64
             knl(
                 self.queue,
                 (_round_up(n, 256),),
@@ -637,8 +659,8 @@ class Session(Compiler):
                 self.buffers[arg.name],
                 self.refs[arg.name],
                 np.uint32(n),
-                np.float32(rtol),
-                np.float32(atol),
+                tol(rtol),
+                tol(atol),
                 self.bad_count,
             )
             bad = np.zeros(1, np.uint32)
