@@ -35,6 +35,9 @@ _BEST = re.compile(r"\bbest\.([A-Za-z_]\w*)")
 _SAMPLE = re.compile(r"^sample\s*\((?P<n>[^,]+),(?P<range>.+)\)$", re.DOTALL)
 _STEP_OP = re.compile(r"^(?P<op>[*+])(?P<step>.+)$", re.DOTALL)
 BEST_PREFIX = "best__"
+DIMS = "DIMS"
+"""The name under which spec expressions read the problem's dimensions: how many problem
+sizes it has (2 for NX, NY; 3 for NX, NY, NZ), as a stencil definition's ``dims``."""
 
 MAX_VALUES = 100_000
 """Most values one range in a spec may produce."""
@@ -359,11 +362,13 @@ class HeuristicSpec:
         """
         params = list(parameters)
         pset = set(params)
-        clash = pset & set(sizes)
+        clash = pset & (set(sizes) | {DIMS})
         if clash:
-            raise InputError(f"{sorted(clash)[0]!r} is both a parameter and a problem size")
+            what = "the problem's dimensions" if DIMS in clash else "a problem size"
+            raise InputError(f"{sorted(clash)[0]!r} is both a parameter and {what}")
         absent = {k: v for k, v in self.optional.items() if k not in pset}
         constants: dict[str, int] = dict(sizes)
+        constants[DIMS] = len(sizes)
         constants.update(absent)
         tunable = ", ".join(params) or "(none)"
 
@@ -391,8 +396,8 @@ class HeuristicSpec:
                 raise InputError(
                     f"unknown name {shown!r} in {_short(whole or e.text)!r}; expressions may "
                     "use the "
-                    f"parameters ({tunable}), best.PARAM and the problem sizes "
-                    f"({', '.join(sizes) or 'none'})",
+                    f"parameters ({tunable}), best.PARAM, the problem sizes "
+                    f"({', '.join(sizes) or 'none'}) and {DIMS} (how many there are)",
                     source=e.source,
                 ) from None
 
@@ -454,7 +459,7 @@ class BoundSpec:
 
     spec: HeuristicSpec
     parameters: tuple[str, ...]
-    constants: Mapping[str, int]  # problem sizes and absent optional parameters
+    constants: Mapping[str, int]  # problem sizes, DIMS and absent optional parameters
     start: Mapping[str, SpecExpr]
     steps: tuple[Step, ...]
     dropped_steps: tuple[str, ...] = ()

@@ -115,6 +115,39 @@ def test_hybrid_streaming_steps() -> None:
     assert [str(w) for w in steps["x"].where] and list(steps["x merge"].tune) == ["BX", "CX"]
 
 
+def test_dims_reads_how_many_problem_sizes() -> None:
+    spec = spec_from('steps: [{tune: {WX: "1:(4 if DIMS == 2 else 64):*2"}}]')
+    two = spec.bind(["WX", "WY"], {"NX": 64, "NY": 64})
+    three = spec.bind(["WX", "WY"], SIZES)
+    assert two.constants["DIMS"] == 2 and three.constants["DIMS"] == 3
+    bounded = "1:(4 if DIMS == 2 else 64):*2"
+    assert values(bounded, dict(two.constants)) == [1, 2, 4]
+    assert values(bounded, dict(three.constants)) == [1, 2, 4, 8, 16, 32, 64]
+    with pytest.raises(InputError, match="'DIMS' is both a parameter and the problem's"):
+        spec.bind(["WX", "DIMS"], SIZES)
+
+
+def _merge_bounds(sizes: dict[str, int], wx: int, wy: int) -> tuple[int, int]:
+    """The largest CX of hybrid's x group and CY of its y group at WX, WY (BX = BY = 1)."""
+    names = ["WX", "WY", "BX", "CX", "CY", "VX"] + (["WZ", "CZ", "ZC"] if "NZ" in sizes else [])
+    bound = load_spec("hybrid").bind(names, sizes)
+    steps = {s.label: s for s in bound.steps}
+    env = {**bound.constants, "WX": wx, "WY": wy, "BX": 1, "BY": 1}
+    cx = steps["x"].tune["CX"].values(env, 0) or ()
+    cy = steps["y"].tune["CY"].values(env, 0) or ()
+    return max(cx), max(cy)
+
+
+def test_hybrid_bounds_merging_on_2d_arrays_only() -> None:
+    """2D rows are long: merging up to the whole row made hybrid's x group 90 candidates
+    at 8192^2, more than a budget of 60 (benchmarks/results/spec_replay). 3D arrays keep
+    the whole-row range, which streaming at 512^3 uses."""
+    assert _merge_bounds({"NX": 8192, "NY": 8192}, 1, 1) == (16, 32)
+    assert _merge_bounds({"NX": 8192, "NY": 8192}, 1024, 1024) == (8, 8)
+    assert _merge_bounds({"NX": 512, "NY": 512, "NZ": 512}, 16, 1) == (32, 512)
+    assert _merge_bounds({"NX": 256, "NY": 256, "NZ": 256}, 1, 1) == (256, 256)
+
+
 def test_optional_as_list_and_start_expressions() -> None:
     spec = spec_from(
         """
