@@ -97,7 +97,7 @@ def test_description_of_a_definition() -> None:
     assert desc["features"]["size"] == 5 and desc["features"]["terms"] == 6
     assert desc["reference"]["python"] == "gtune.stencils.reference:definition_sum"
     assert desc["reference"]["rtol"] == 0.0 and 0 < desc["reference"]["atol"] < 1e-4
-    assert set(desc["techniques"]) == {"global", "vec", "local", "image"}
+    assert set(desc["techniques"]) == {"global", "vec", "local", "image", "stream"}
 
 
 def test_float64_excludes_images_and_needs_doubles() -> None:
