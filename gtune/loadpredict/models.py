@@ -15,10 +15,10 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
