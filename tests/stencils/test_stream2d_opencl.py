@@ -8,6 +8,7 @@ through :class:`OpenCLEvaluator`, which checks the output against the numpy refe
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -144,3 +145,37 @@ def test_a_wrong_streaming_kernel_is_caught(limits: dict[str, int]) -> None:
         assert evaluator.evaluate(cfg).status is Status.WRONG_RESULT
     finally:
         evaluator.close()
+
+
+@pytest.mark.slow
+def test_gtune_run_streams_a_2d_definition(tmp_path: Path) -> None:
+    """``gtune run X.stencil.yaml --technique stream`` on a 2D definition: the chunk step
+    is kept (not dropped as a z-only step), every configuration streams and verifies."""
+    import json
+
+    from tests.conftest import ROOT, run_gtune
+
+    report = tmp_path / "report.json"
+    done = run_gtune(
+        "run",
+        str(ROOT / "tests" / "data" / "definitions" / "thermal2d.stencil.yaml"),
+        "--size",
+        "64x40",
+        "--technique",
+        "stream",
+        "--budget",
+        "8",
+        "--runs",
+        "3",
+        "--no-confirm",
+        "--json",
+        str(report),
+        db=tmp_path / "r.db",
+    )
+    assert done.returncode == 0, done.stderr
+    assert "'chunk' tunes only parameters" not in done.stderr
+    data = json.loads(report.read_text())
+    results = [e for r in data["runs"] for e in r["outcome"]["trace"]]
+    assert results and all(r["status"] == "ok" for r in results), results
+    assert all(r["config"]["STREAM"] == 1 for r in results)
+    assert len({r["config"]["ZC"] for r in results}) > 1  # the chunk step ran
