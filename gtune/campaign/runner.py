@@ -32,6 +32,7 @@ from gtune.campaign.schedule import (
     Piece,
     Queue,
     compile_budget,
+    device_workers,
     plan,
 )
 from gtune.campaign.spec import CampaignSpec, CampaignTask, expand
@@ -143,14 +144,17 @@ DASHBOARD_PORT = 8787
 
 def local_cluster(
     devices: Sequence[str],
-    workers_per_device: int = 1,
+    workers_per_device: int | None = None,
     machine: Sequence[dict[str, Any]] | None = None,
     *,
     dashboard: bool = False,
 ) -> Any:  # distributed.SpecCluster
     """One worker process (one thread) per physical device a selector names, bound to
     that device and advertising the selector: a selector naming two identical GPUs
-    gets two workers, one per GPU, sharing its tasks.
+    gets two workers, one per GPU, sharing its tasks. ``workers_per_device`` workers
+    share each device (their timings kept apart by the device lock); None: as
+    :func:`gtune.campaign.schedule.device_workers` decides from the device's type and
+    the host's cores.
 
     Everything listens on the loopback interface only: whoever reaches a Dask
     scheduler runs code in the process that holds it (docs/robustness.md, security
@@ -163,31 +167,38 @@ def local_cluster(
         raise EnvironmentProblem("campaigns need Dask: pip install 'dask[distributed]'") from None
     found = list(machine) if machine is not None else physical_devices()
     workers: dict[str, dict[str, Any]] = {}
+    chosen: list[tuple[str, dict[str, Any]]] = []
     for d in dict.fromkeys(devices):
         targets = matching(d, found)
         if not targets:
             names = "; ".join(f"{x.get('selector')} {x.get('name')}" for x in found)
             raise InputError(f"no OpenCL device matches {d!r}; devices: {names}", source="devices")
-        for target in targets:
-            for k in range(workers_per_device):
-                name = f"{resource_name(d)}-{target.get('selector')}-{k}"
-                workers[name] = {
-                    "cls": Nanny,
-                    "options": {
-                        "host": LOOPBACK,
-                        "dashboard": False,
-                        "dashboard_address": f"{LOOPBACK}:0",
-                        "nthreads": 1,
-                        "resources": {resource_name(d): 1},
-                        "name": name,
-                        "memory_limit": 0,
-                        "env": {
-                            "DASK_LOGGING__DISTRIBUTED": "error",
-                            BOUND_DEVICE: str(target.get("selector")),
-                        },
+        chosen += [(d, t) for t in targets]
+    cores = os.cpu_count() or 1
+    physical = len({str(t.get("selector")) for _, t in chosen})
+    for d, target in chosen:
+        per_device = workers_per_device or device_workers(
+            str(target.get("type", "")), physical, cores
+        )
+        for k in range(per_device):
+            name = f"{resource_name(d)}-{target.get('selector')}-{k}"
+            workers[name] = {
+                "cls": Nanny,
+                "options": {
+                    "host": LOOPBACK,
+                    "dashboard": False,
+                    "dashboard_address": f"{LOOPBACK}:0",
+                    "nthreads": 1,
+                    "resources": {resource_name(d): 1},
+                    "name": name,
+                    "memory_limit": 0,
+                    "env": {
+                        "DASK_LOGGING__DISTRIBUTED": "error",
+                        BOUND_DEVICE: str(target.get("selector")),
                     },
-                }
-    helpers = str(compile_budget(len(workers), os.cpu_count() or 1))
+                },
+            }
+    helpers = str(compile_budget(len(workers), cores))
     for w in workers.values():
         w["options"]["env"][COMPILE_WORKERS_ENV] = helpers
     # Dask's nanny starts each worker as ``python -c ...`` (multiprocessing's spawn),
@@ -225,7 +236,7 @@ def run_campaign(
     *,
     scheduler: str | None = None,
     store: str | None = None,
-    workers_per_device: int = 1,
+    workers_per_device: int | None = None,
     force: bool = False,
     observer: CampaignObserver | None = None,
     cancel: CancelToken | None = None,
@@ -267,7 +278,7 @@ def run_tasks(
     *,
     store_url: str,
     scheduler: str | None = None,
-    workers_per_device: int = 1,
+    workers_per_device: int | None = None,
     retries: int = 2,
     force: bool = False,
     observer: CampaignObserver | None = None,
@@ -496,7 +507,7 @@ def _connect(scheduler: str, security: Any, token: CancelToken, timeout: float) 
 
 
 def _start_local(
-    devices: list[str], workers_per_device: int, dashboard: bool, token: CancelToken
+    devices: list[str], workers_per_device: int | None, dashboard: bool, token: CancelToken
 ) -> tuple[Any, Any]:
     """A local cluster and its client; (None, None) when cancelled while starting.
 

@@ -61,9 +61,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--workers-per-device",
         type=int,
-        default=1,
         metavar="N",
-        help="local worker processes per device (default 1)",
+        help="local worker processes per device (default: 2 per GPU when the cores allow, "
+        "1 per CPU device); they share the device, never timing on it at once",
     )
     p.add_argument("--force", action="store_true", help="run finished tasks again")
 
@@ -177,7 +177,7 @@ def time_split(t: Any) -> str:
     """``; 12.0 s: compile 3.1, run 2.0, ...`` from a summary's time breakdown."""
     if not isinstance(t, dict) or not t.get("wall_s"):
         return ""
-    parts = ("compile", "run", "verify", "space", "startup", "store", "other")
+    parts = ("compile", "run", "verify", "space", "startup", "store", "wait", "other")
     split = ", ".join(f"{k} {float(t.get(k + '_s') or 0.0):.1f}" for k in parts)
     return f"; {float(t['wall_s']):.1f} s: {split}"
 
@@ -205,7 +205,7 @@ def throughput(result: Any) -> str:
 def run(args: argparse.Namespace) -> int:
     console = Console(stderr=True)
     spec = _spec(args)
-    if args.workers_per_device < 1 or args.workers_per_device > 64:
+    if args.workers_per_device is not None and not 1 <= args.workers_per_device <= 64:
         raise InputError("must be between 1 and 64", source="--workers-per-device")
     out = Path(args.out or f"campaign-{spec.name}")
     if out.exists() and not out.is_dir():

@@ -44,6 +44,12 @@ _MARKER = "/* STENCIL */"
 # queue length 2*RZ+1 or 2*RY+1): beyond about this many registers a GPU kernel spills to
 # memory.
 STREAM_QUEUE_MAX = 128
+# Most outputs per plane (3D) or row (2D) a streaming work-item computes (BX*CX*CY, or
+# BX*CX): every one is unrolled, so NVIDIA's compiler took 8-40 s per configuration
+# beyond 32 (2D stencils in 3D arrays, whose queue is one plane long), and no streaming
+# configuration with more ever won in the H100 stores under benchmarks/results (55
+# kernel-shapes).
+STREAM_OUTS_MAX = 32
 
 TB_VALUES = (1, 2, 4, 8, 16)
 """Time steps per launch the temporal technique tries (those that divide the steps)."""
@@ -360,6 +366,7 @@ def describe(
             # and PoCL hangs on it for work-groups four or more deep: left out
             "STREAM == 0 or WX >= 2",
             f"STREAM == 0 or BX*CX*CY*{2 * rz + 1} <= {STREAM_QUEUE_MAX}",
+            f"STREAM == 0 or BX*CX*CY <= {STREAM_OUTS_MAX}",
             f"STREAM == 0 or {planes} <= LOCAL_MEM_SIZE",
         ]
     else:  # streaming along y keeps its rows in registers: no local memory
@@ -367,6 +374,7 @@ def describe(
             "STREAM == 0 or (LOCAL == 0 and VX == 1 and CY == 1)",
             "STREAM == 1 or ZC == 1",
             f"STREAM == 0 or BX*CX*{2 * ry + 1} <= {STREAM_QUEUE_MAX}",
+            f"STREAM == 0 or BX*CX <= {STREAM_OUTS_MAX}",
         ]
     no_image = "IMAGE == 0" if image else None
     if image:

@@ -100,7 +100,7 @@ def collect_on_cluster(
     compile_workers: int | None = None,
     scheduler: str | None = None,
     tls: SchedulerTls | None = None,
-    workers_per_device: int = 1,
+    workers_per_device: int | None = None,
     progress: Progress | None = None,
     cancel: CancelToken | None = None,
 ) -> TrainingRun:

@@ -148,7 +148,7 @@ def time_line(run: TrainingRun) -> str:
     t = run.time
     wall = t.get("wall_s", 0.0)
     rate = f" ({run.measured / wall:.1f}/s of search time)" if wall > 0 else ""
-    parts = ("compile", "run", "verify", "space", "startup", "store", "other")
+    parts = ("compile", "run", "verify", "space", "startup", "store", "wait", "other")
     split = ", ".join(f"{k} {t.get(k + '_s', 0.0):.1f}" for k in parts)
     return f"{run.measured} configurations measured in {wall:.1f} s{rate}: {split} s"
 

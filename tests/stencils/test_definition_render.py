@@ -245,7 +245,7 @@ def test_2d_streaming_description_and_space() -> None:
     space = technique_space(build_space(kernel, h100_limits()), kernel, "stream")
     configs = list(space.enumerate())
     assert configs and all(c["STREAM"] == 1 and c["CY"] == 1 and c["VX"] == 1 for c in configs)
-    assert all(c["BX"] * c["CX"] * 3 <= 128 for c in configs)
+    assert all(c["BX"] * c["CX"] * 3 <= 128 and c["BX"] * c["CX"] <= 32 for c in configs)
     partial = [c for c in configs if 1000 % c["ZC"]]
     assert {c["ZC"] for c in partial} >= {16, 32}  # a partial chunk: 1000 = 62.5 * 16
     for c in partial[:5] + configs[:5]:
@@ -259,3 +259,42 @@ def test_2d_streaming_description_and_space() -> None:
     default = kernel.default_config()
     assert default is not None and default["STREAM"] == 0 and default["ZC"] == 1
     assert kernel.launch_sizes(default)[0] == (512, 1000)  # unchanged without streaming
+
+
+def test_streaming_outputs_per_work_item_are_bounded() -> None:
+    """A streaming work-item computes at most STREAM_OUTS_MAX outputs per plane, also
+    where its queue is one plane long (no z-radius) and the queue bound alone allows more."""
+    from gtune.kernel import parse_description
+    from gtune.stencils.definition import parse_definition
+    from gtune.stencils.render import STREAM_OUTS_MAX, definition_description
+
+    flat = parse_definition(
+        {
+            "dims": 3,
+            "dtype": "float32",
+            "boundary": "interior",
+            "fields": ["a"],
+            "output": "b",
+            "terms": [
+                {"field": "a", "offset": [0, 0, 0], "coefficient": 0.5},
+                {"field": "a", "offset": [1, 0, 0], "coefficient": 0.125},
+                {"field": "a", "offset": [-1, 0, 0], "coefficient": 0.125},
+                {"field": "a", "offset": [0, 1, 0], "coefficient": 0.25},
+            ],
+        },
+        "flat.stencil.yaml",
+    )
+    source, description = definition_description(flat, {"NX": 1024, "NY": 64, "NZ": 64})
+    kernel = parse_description(description, source=source, label="flat")
+    limits = {"LOCAL_MEM_SIZE": 1 << 20, "MAX_WORK_GROUP_SIZE": 1024, "DOUBLE_SUPPORT": 1}
+    base = {"WX": 8, "WY": 1, "WZ": 1, "VX": 1, "BX": 1, "CZ": 1, "LOCAL": 0, "STREAM": 1}
+    base |= {"ZC": 4, "IMAGE": 0}
+
+    def valid(cx: int, cy: int) -> bool:
+        names = {p.name for p in kernel.parameters}
+        cfg = {k: v for k, v in {**base, "CX": cx, "CY": cy}.items() if k in names}
+        env = {**kernel.env(cfg), **limits}
+        return all(c.evaluate(env) for c in kernel.constraints)
+
+    assert valid(4, 8) and valid(STREAM_OUTS_MAX, 1)
+    assert not valid(8, 8) and not valid(2 * STREAM_OUTS_MAX, 1)
