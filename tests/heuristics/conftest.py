@@ -36,6 +36,10 @@ class Recorded:
         self.sizes: dict[str, int] = self.data["kernel"]["sizes"]
         self.kernel = load_kernel(ROOT / self.data["kernel"]["description"], self.sizes)
         self.by_key = {canonical_config(r.config): r for r in self.results}
+        # parameters the kernel gained after the recording (STREAM of a 2D kernel) read
+        # as their defaults, the value every recorded configuration ran with
+        default = self.kernel.default_config() or {}
+        self.absent = {p: default[p] for p in default if p not in self.parameters}
 
     @property
     def configs(self) -> list[Config]:
@@ -43,7 +47,8 @@ class Recorded:
 
     def space(self, technique: str | None = None) -> EnumeratedSpace:
         rows = [[c[p] for p in self.parameters] for c in self.configs]
-        space = EnumeratedSpace(self.parameters, rows, domains=self.domains, env=self.sizes)
+        env = {**self.sizes, **self.absent}
+        space = EnumeratedSpace(self.parameters, rows, domains=self.domains, env=env)
         if technique is None:
             return space
         return space.restrict(list(self.kernel.techniques[technique]), label=technique)
@@ -63,7 +68,7 @@ class Recorded:
 
     def technique_of(self, technique: str) -> Callable[[Mapping[str, int]], bool]:
         exprs: list[Expr] = list(self.kernel.techniques[technique])
-        return lambda c: all(bool(e.evaluate({**self.sizes, **c})) for e in exprs)
+        return lambda c: all(bool(e.evaluate({**self.sizes, **self.absent, **c})) for e in exprs)
 
 
 @pytest.fixture(scope="session")

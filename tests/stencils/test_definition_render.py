@@ -97,7 +97,7 @@ def test_description_of_a_definition() -> None:
     assert desc["features"]["size"] == 5 and desc["features"]["terms"] == 6
     assert desc["reference"]["python"] == "gtune.stencils.reference:definition_sum"
     assert desc["reference"]["rtol"] == 0.0 and 0 < desc["reference"]["atol"] < 1e-4
-    assert set(desc["techniques"]) == {"global", "vec", "local", "image"}
+    assert set(desc["techniques"]) == {"global", "vec", "local", "image", "stream"}
 
 
 def test_float64_excludes_images_and_needs_doubles() -> None:
@@ -224,6 +224,41 @@ def test_stencils_render_writes_a_loadable_kernel(tmp_path: Path) -> None:
         "stencils", "render", str(CORPUS / "box2d.stencil.yaml"), str(tmp_path), "--size", "8x8x8"
     )
     assert r.returncode == 2 and "a 2D stencil's sizes are NX, NY" in r.stderr
+
+
+def test_2d_streaming_description_and_space() -> None:
+    """A 2D definition has the stream technique (along y): ZC over NY, no local memory,
+    the register queue bounded, and a chunk that need not divide NY (the launch rounds
+    the rows' work-items up to the work-group)."""
+    from gtune.space.build import build_space, technique_space
+
+    # NY = 1000: most chunks leave a partial one; big enough for the H100's 132 groups
+    kernel = load_kernel(CORPUS / "box2d.stencil.yaml").with_sizes({"NX": 512, "NY": 1000})
+    assert kernel.techniques["stream"][0].text == "STREAM == 1"
+    assert "STREAM == 0" in [e.text for e in kernel.techniques["global"]]
+    zc = kernel.parameter("ZC")
+    assert max(zc.domain.values(kernel.sizes)) == 512 and "rows" in zc.doc  # pow2 to NY
+    texts = [c.text for c in kernel.constraints]
+    assert "STREAM == 0 or (LOCAL == 0 and VX == 1 and CY == 1)" in texts
+    assert any(t.startswith("STREAM == 0 or BX*CX*3 <= ") for t in texts)
+    assert not any("ZC" in t and "%" in t for t in texts)  # no divisibility by the chunk
+    space = technique_space(build_space(kernel, h100_limits()), kernel, "stream")
+    configs = list(space.enumerate())
+    assert configs and all(c["STREAM"] == 1 and c["CY"] == 1 and c["VX"] == 1 for c in configs)
+    assert all(c["BX"] * c["CX"] * 3 <= 128 and c["BX"] * c["CX"] <= 32 for c in configs)
+    partial = [c for c in configs if 1000 % c["ZC"]]
+    assert {c["ZC"] for c in partial} >= {16, 32}  # a partial chunk: 1000 = 62.5 * 16
+    for c in partial[:5] + configs[:5]:
+        glob, loc = kernel.launch_sizes(c)
+        assert loc is not None and glob[1] % loc[1] == 0
+        # every row covered, no work-group wholly idle
+        assert glob[1] * c["ZC"] >= 1000 > (glob[1] - loc[1]) * c["ZC"]
+        assert kernel.launch.local_memory_bytes is None or (
+            kernel.launch.local_memory_bytes.evaluate({**kernel.env(c)}) == 0
+        )
+    default = kernel.default_config()
+    assert default is not None and default["STREAM"] == 0 and default["ZC"] == 1
+    assert kernel.launch_sizes(default)[0] == (512, 1000)  # unchanged without streaming
 
 
 def test_streaming_outputs_per_work_item_are_bounded() -> None:
