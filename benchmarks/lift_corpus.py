@@ -46,10 +46,10 @@ import yaml
 from bandwidth import COPY_CL, COPY_YAML, copy_bandwidth
 
 from gtune.api import tune
+from gtune.budget import Budget
 from gtune.commands._plain import add_plain_arguments, open_tunable
 from gtune.device import DeviceLimits
 from gtune.exceptions import GtuneError
-from gtune.heuristics.spec import Budget
 from gtune.kernel import TunableKernel, load_kernel
 from gtune.measure import OpenCLEvaluator, select_device
 from gtune.stencils.definition import load_definition

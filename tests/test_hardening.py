@@ -17,11 +17,12 @@ from pathlib import Path
 
 import pytest
 
+from gtune.budget import Budget
 from gtune.cli import main
 from gtune.commands._common import parse_size
 from gtune.device import DeviceLimits
 from gtune.exceptions import InputError
-from gtune.heuristics.spec import Budget, load_spec, parse_spec
+from gtune.heuristics.spec import load_spec, parse_spec
 from gtune.kernel import ReferenceCodeNotice, domain_values, from_dict, load_kernel
 
 from .conftest import DATA, ROOT, run_gtune

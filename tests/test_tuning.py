@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from gtune.api import tune
+from gtune.budget import Budget
 from gtune.device import DeviceLimits
 from gtune.exceptions import InputError
-from gtune.heuristics import Budget
 from gtune.kernel import TunableKernel, load_kernel
 from gtune.measure import OpenCLEvaluator, select_device
 from gtune.measure.evaluator import Evaluator

@@ -15,9 +15,9 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from gtune.budget import Budget
 from gtune.campaign.schedule import COMPILE_WORKERS_ENV, group_of
 from gtune.campaign.spec import CampaignTask
-from gtune.heuristics import Budget
 from gtune.tuning.events import ResultMeasured, SearchStarted, TuningEvent
 from gtune.tuning.techniques import technique_for
 

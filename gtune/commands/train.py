@@ -11,6 +11,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from gtune.budget import Budget
 from gtune.commands._common import (
     add_scheduler_tls_arguments,
     open_store,
@@ -19,7 +20,6 @@ from gtune.commands._common import (
 )
 from gtune.device import DeviceLimits
 from gtune.exceptions import InputError
-from gtune.heuristics import Budget
 from gtune.kernel import load_kernel
 from gtune.loadpredict.dataset import Dataset, TrainingRow
 from gtune.loadpredict.models import user_model_dir

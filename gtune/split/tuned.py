@@ -82,7 +82,7 @@ def best_config(
             hint="tune it first (gtune run), or use --configs tune",
         )
     from gtune.api import tune
-    from gtune.heuristics import Budget
+    from gtune.budget import Budget
 
     if budget < 1:
         raise InputError(f"the tuning budget must be at least 1, got {budget}", source="--budget")

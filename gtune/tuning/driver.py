@@ -21,10 +21,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from gtune.budget import Budget
 from gtune.exceptions import UnsatisfiableSpace
 from gtune.heuristics import (
     Batch,
-    Budget,
     HeuristicSpec,
     Searcher,
     SearchProblem,

@@ -7,8 +7,9 @@ import textwrap
 import pytest
 import yaml
 
+from gtune.budget import Budget
 from gtune.exceptions import InputError
-from gtune.heuristics import Budget, load_spec, parse_spec, shipped_specs
+from gtune.heuristics import load_spec, parse_spec, shipped_specs
 from gtune.heuristics.spec import RangeValues, SampleValues, best_name, parse_values
 
 PARAMS = ["WX", "WY", "WZ", "BX", "CX", "CY", "CZ", "VX", "LOCAL", "IMAGE"]
