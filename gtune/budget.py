@@ -31,7 +31,7 @@ class Budget:
         return self.evaluations is None and self.seconds is None and self.wall_seconds is None
 
     @classmethod
-    def parse(cls, text: str, source: str = "--budget") -> Budget:
+    def parse(cls, text: str, source: str = "budget") -> Budget:
         """``N`` evaluations, wall time ``Ns`` / ``Nm`` / ``Nh``, or ``none`` (no limit:
         not even the default a run without a budget may get)."""
         t = text.strip().lower()

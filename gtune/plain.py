@@ -588,7 +588,9 @@ def plain_kernel(
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read: {getattr(exc, 'strerror', exc)}", source=p) from None
     if not 1 <= len(sizes) <= 3:
-        raise InputError("give the problem size with --size, e.g. 1024x1024", source=where)
+        raise InputError(
+            f"{where}: give the problem size, 1 to 3 dimensions (1024x1024)", source="sizes"
+        )
     notes: list[str] = []
     size_names = list(_SIZE_NAMES[: len(sizes)])
     problem = dict(zip(size_names, (int(s) for s in sizes), strict=True))
@@ -599,7 +601,7 @@ def plain_kernel(
         raise InputError(
             f"{len(glob)} dimensions given but the problem has {len(sizes)}; "
             "the launch may have fewer dimensions than the data, not more",
-            source="--global",
+            source="global_size",
         )
     all_wg = list(_WG_NAMES[: len(glob)])
     tunable: dict[str, list[int]] = {}
@@ -607,16 +609,16 @@ def plain_kernel(
     wg_values: dict[str, list[int]] = {}  # --param WX=16,32: the work-group values to try
     for name, values in (params or {}).items():
         if name in problem or name in _WG_NAMES[len(glob) :]:
-            raise InputError(f"--param {name} clashes with a built-in name", source="--param")
+            raise InputError(f"{name} clashes with a built-in name", source=f"params[{name}]")
         if name in all_wg and not isinstance(values, str):
             if not values or min(values) < 1:
-                raise InputError(f"{name}: give positive work-group sizes", source="--param")
+                raise InputError("give positive work-group sizes", source=f"params[{name}]")
             wg_values[name] = sorted({int(v) for v in values})
         elif isinstance(values, str):
             ties[name] = values
         else:
             if not values:
-                raise InputError(f"{name}: give at least one value", source="--param")
+                raise InputError("give at least one value", source=f"params[{name}]")
             tunable[name] = [int(v) for v in values]
     # The local size per launch dimension: WX, WY, WZ unless tied or given.
     local = list(all_wg)
@@ -624,22 +626,23 @@ def plain_kernel(
         if len(local_size) != len(glob):
             raise InputError(
                 f"{len(local_size)} local sizes for a {len(glob)}-dimensional launch",
-                source="--local",
+                source="local_size",
             )
         local = [str(e).strip() for e in local_size]
     for k, n in enumerate(all_wg):
         if n in ties:
             if local_size is not None:
                 raise InputError(
-                    f"give {n} with --local or with --param, not both", source="--param"
+                    f"{n} is tied here and also set by the local size; give it once",
+                    source=f"params[{n}]",
                 )
             local[k] = ties[n]
     mentioned: set[str] = set()
     for text, option in [
-        *((t, f"--param {n}={t}") for n, t in ties.items()),
-        *((e, "--local") for e in local),
-        *((g, "--global") for g in glob),
-        *((c, "--constraint") for c in constraints or ()),
+        *((t, f"params[{n}]") for n, t in ties.items()),
+        *((e, "local_size") for e in local),
+        *((g, "global_size") for g in glob),
+        *((c, "constraints") for c in constraints or ()),
     ]:
         mentioned |= Expr(text, option).names
     # a work-group name is tuned where the local size is itself, or another uses it
@@ -650,8 +653,8 @@ def plain_kernel(
     ties = {**wg_ties, **{n: t for n, t in ties.items() if n not in all_wg}}
     known = set(problem) | set(wg_names) | set(tunable)
     for k, text in enumerate(local):
-        _expr(text, "--local" if local_size is not None else f"--param {all_wg[k]}", known)
-    tie_exprs = {n: _expr(t, f"--param {n}={t}", known | set(ties) - {n}) for n, t in ties.items()}
+        _expr(text, "local_size" if local_size is not None else f"params[{all_wg[k]}]", known)
+    tie_exprs = {n: _expr(t, f"params[{n}]", known | set(ties) - {n}) for n, t in ties.items()}
     tie_exprs = {
         n: _subst(e, {w: tie_exprs[w] for w in wg_ties if w != n}) for n, e in tie_exprs.items()
     }
@@ -660,16 +663,16 @@ def plain_kernel(
             raise InputError(
                 f"{n}={e.text}: a tied macro may use sizes and tuned parameters, not another "
                 "tied macro",
-                source="--param",
+                source=f"params[{n}]",
             )
     for g in glob:
-        _expr(g, "--global", known | set(wg_ties))
-    glob = [_subst(Expr(g, "--global"), {w: tie_exprs[w] for w in wg_ties}).text for g in glob]
-    local = [_subst(Expr(t, "--local"), {w: tie_exprs[w] for w in wg_ties}).text for t in local]
+        _expr(g, "global_size", known | set(wg_ties))
+    glob = [_subst(Expr(g, "global_size"), {w: tie_exprs[w] for w in wg_ties}).text for g in glob]
+    local = [_subst(Expr(t, "local_size"), {w: tie_exprs[w] for w in wg_ties}).text for t in local]
     extra_defines = {n: _define_value(n, v) for n, v in (defines or {}).items()}
     extra_constraints: list[str] = []
     for c in constraints or ():
-        checked = _expr(c, "--constraint", known | set(ties) | set(LIMIT_NAMES))
+        checked = _expr(c, "constraints", known | set(ties) | set(LIMIT_NAMES))
         extra_constraints.append(_subst(checked, tie_exprs).text)
 
     # -- the default configuration (also the reference) ------------------------------
@@ -678,7 +681,7 @@ def plain_kernel(
     if unknown:
         raise InputError(
             f"unknown parameter {unknown[0]!r}; tuned here: {', '.join(wg_names + list(tunable))}",
-            source="--default",
+            source="default",
         )
 
     # A first reading with the default (or first) values finds the kernel and its
@@ -749,7 +752,7 @@ def plain_kernel(
                 if n in default and default[n] != v and not tied:
                     raise InputError(
                         f"{n}={default[n]} but the kernel requires reqd_work_group_size({shown})",
-                        source="--default",
+                        source="default",
                     )
                 default.setdefault(n, v)
                 if not tied:
@@ -810,7 +813,7 @@ def plain_kernel(
     given_roles = dict(roles or {})
     for name, role in given_roles.items():
         if role not in ("input", "output", "inout"):
-            raise InputError(f"{name}={role}: a role is input, output or inout", source="--role")
+            raise InputError(f"{role!r}: a role is input, output or inout", source=f"roles[{name}]")
     array_shapes = {k: list(v) for k, v in (arrays or {}).items()}
     data_shape = list(reversed(size_names))  # C order: x fastest
     arguments: list[dict[str, Any]] = []
@@ -838,7 +841,8 @@ def plain_kernel(
                 chosen = given_roles.pop(name)
                 if info.space == "constant" and chosen != "input":
                     raise InputError(
-                        f"{name} is a __constant array: it can only be an input", source="--role"
+                        f"{name} is a __constant array: it can only be an input",
+                        source=f"roles[{name}]",
                     )
                 if chosen != role:
                     why = f"from --role (inferred {role}: {why})"
@@ -846,16 +850,15 @@ def plain_kernel(
             if name in array_shapes:
                 shape = _shape_text(array_shapes.pop(name))
                 for s in shape:
-                    _expr(s, f"--array {name}", set(problem))
+                    _expr(s, f"arrays[{name}]", set(problem))
                 shape_note = f"shape [{', '.join(shape)}] from --array"
             elif info.space == "constant" and use.constant_indices:
                 shape = [str(max(use.constant_indices) + 1)]
                 shape_note = f"{shape[0]} elements (the largest constant index it reads, +1)"
             elif info.space == "constant":
                 raise InputError(
-                    f"__constant array {name!r}: cannot tell its length; give it with "
-                    f"--array {name}=N",
-                    source=where,
+                    f"__constant array {name!r} of {where}: cannot tell its length; give its shape",
+                    source=f"arrays[{name}]",
                 )
             else:
                 shape = data_shape
@@ -877,32 +880,31 @@ def plain_kernel(
         dtype = _dtype(info.ctype, f"scalar {name!r}", where)
         if name in scalars:
             value = scalars.pop(name)
-            option = f"--scalar {name}={value}"
-            _expr(value, option, set(problem))
+            _expr(value, f"scalars[{name}]", set(problem))
             if dtype.startswith("float") and "/" in value:
                 notes.append(f"{name}: {value} is evaluated in floating point (a float argument)")
         else:
             matches = [s for s in size_names if name.lower() in _SIZE_ALIASES[s]]
             if len(matches) != 1:
                 raise InputError(
-                    f"no value for the scalar parameter {name!r} ({info.ctype}): "
-                    f"give --scalar {name}=VALUE (an expression of {', '.join(size_names)})",
-                    source=where,
+                    f"no value for the scalar parameter {name!r} ({info.ctype}) of {where}: "
+                    f"give one, an expression of {', '.join(size_names)}",
+                    source=f"scalars[{name}]",
                 )
             value = matches[0]
             notes.append(f"{name}: scalar = {value} (named like that size)")
         arguments.append({"name": name, "kind": "scalar", "dtype": dtype, "value": value})
     if scalars:
         raise InputError(
-            f"the kernel has no scalar parameter {next(iter(scalars))!r}", source="--scalar"
+            f"the kernel has no scalar parameter {next(iter(scalars))!r}", source="scalars"
         )
     if given_roles:
         raise InputError(
-            f"the kernel has no array parameter {next(iter(given_roles))!r}", source="--role"
+            f"the kernel has no array parameter {next(iter(given_roles))!r}", source="roles"
         )
     if array_shapes:
         raise InputError(
-            f"the kernel has no array parameter {next(iter(array_shapes))!r}", source="--array"
+            f"the kernel has no array parameter {next(iter(array_shapes))!r}", source="arrays"
         )
     if not any(a.get("role") in ("output", "inout") for a in arguments):
         notes.append("no array is written by the kernel: there is nothing to verify")
@@ -948,8 +950,8 @@ def plain_kernel(
     env0: dict[str, int | float | bool] = {**problem, **first_config()}
     for k, (g, loc) in enumerate(zip(glob, local, strict=True)):
         g_val, l_val = (
-            Expr(g, "--global").evaluate_int(env0),
-            Expr(loc, "--local").evaluate_int(env0),
+            Expr(g, "global_size").evaluate_int(env0),
+            Expr(loc, "local_size").evaluate_int(env0),
         )
         if g_val < l_val:
             notes.append(
@@ -988,11 +990,11 @@ def plain_kernel(
     if reference:
         file, sep, func = reference.rpartition(":")
         if not sep or not file or not func.isidentifier():
-            raise InputError(f"expected file.py:function, got {reference!r}", source="--reference")
+            raise InputError(f"expected file.py:function, got {reference!r}", source="reference")
         if file.endswith(".py"):
             ref_path = Path(file).resolve()
             if not ref_path.exists():
-                raise InputError(f"reference file {file!r} not found", source="--reference")
+                raise InputError(f"reference file {file!r} not found", source="reference")
             file = str(ref_path)
             trusted.append(file)  # named on the command line: trusted to run
         raw["reference"] = {"python": f"{file}:{func}"}
@@ -1040,14 +1042,16 @@ _MERGING = set("+-&|<>=!*/%^#:")
 
 
 def _define_value(name: str, value: str) -> str:
-    """The value of ``--define NAME=VALUE`` as one compiler option can carry it.
+    """The value of a fixed macro (``defines``) as one compiler option can carry it.
 
     Compilers split build options on spaces, so spaces that separate nothing (around
     brackets, commas, most operators) are dropped; a space that keeps two words or two
     operator characters apart (``unsigned int``, ``x - -y``) cannot be dropped, and is
     refused with advice."""
     if not _MACRO_NAME.fullmatch(name):
-        raise InputError(f"bad macro name {name!r}; expected NAME or NAME(a, b)", source="--define")
+        raise InputError(
+            f"bad macro name {name!r}; expected NAME or NAME(a, b)", source=f"defines[{name}]"
+        )
     out: list[str] = []
     text = value.strip()
     i = 0
@@ -1068,13 +1072,13 @@ def _define_value(name: str, value: str) -> str:
                     f"{name}={value!r}: a compiler option cannot hold the space in "
                     f"{shown!r}; rewrite the value without it (brackets where operators "
                     "meet: x-(-1)), or use a typedef or #define in the kernel",
-                    source="--define",
+                    source=f"defines[{name}]",
                 )
             i = j
             continue
         if ch in "\"'":
             raise InputError(
-                f"{name}: quotes cannot be passed as a compiler option", source="--define"
+                "quotes cannot be passed as a compiler option", source=f"defines[{name}]"
             )
         out.append(ch)
         i += 1

@@ -53,7 +53,7 @@ def parse_devices(text: str | Sequence[str] | None) -> list[DeviceRef]:
     refs = []
     for item in items:
         if not item:
-            raise InputError("empty device selector", source="--devices")
+            raise InputError("empty device selector", source="devices")
         m = _PART.match(item)
         part = None
         if m:
@@ -61,12 +61,12 @@ def parse_devices(text: str | Sequence[str] | None) -> list[DeviceRef]:
             part = (int(m.group("k")), int(m.group("n")))
             if part[1] < 1 or part[0] >= part[1]:
                 raise InputError(
-                    f"part {part[0]} of {part[1]}: K must be below N", source="--devices"
+                    f"part {part[0]} of {part[1]}: K must be below N", source="devices"
                 )
         try:
             limits = select_device(item)
         except InputError as exc:
-            raise InputError(exc.message, source="--devices", hint=exc.hint) from None
+            raise InputError(exc.message, source="devices", hint=exc.hint) from None
         refs.append(DeviceRef(limits, part))
     return refs
 
@@ -108,13 +108,13 @@ def split_kernel(
     say = log.info
     if balance not in BALANCES:
         raise InputError(
-            f"unknown balance {balance!r}; use {' or '.join(BALANCES)}", source="--balance"
+            f"unknown balance {balance!r}; use {' or '.join(BALANCES)}", source="balance"
         )
     if runs < 1:
-        raise InputError(f"runs must be at least 1, got {runs}", source="--runs")
+        raise InputError(f"runs must be at least 1, got {runs}", source="runs")
     refs = _refs(devices)
     if not refs:
-        raise InputError("no device to split onto", source="--devices")
+        raise InputError("no device to split onto", source="devices")
 
     # 1. Each device's configuration (one search per physical device).
     tuned: list[Tuned] = []

@@ -247,7 +247,7 @@ def suite_kernels(
         wanted = list(names)
         unknown = [w for w in wanted if not any(fnmatch.fnmatch(n, w) for n, _, _ in paths)]
         if unknown:
-            raise InputError(f"no kernel matches {', '.join(unknown)}", source="--kernels")
+            raise InputError(f"no kernel matches {', '.join(unknown)}", source="names")
         paths = [p for p in paths if any(fnmatch.fnmatch(p[0], w) for w in wanted)]
     out: list[TrainingKernel] = []
     for size in sizes:
