@@ -34,8 +34,8 @@ from gtune.commands._common import (
     exit_now,
     received_signals,
 )
+from gtune.description import TRUST_ENV, ReferenceCodeNotice, is_path_entry
 from gtune.exceptions import GtuneError, InputError
-from gtune.kernel import TRUST_ENV, ReferenceCodeNotice, is_path_entry
 
 COMMANDS = (
     "devices",

@@ -26,10 +26,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gtune.description import parse_description
 from gtune.device import LIMIT_NAMES
 from gtune.exceptions import EnvironmentProblem, ExpressionError, GtuneError, InputError
 from gtune.expr import Expr
-from gtune.kernel import TunableKernel, parse_description
+from gtune.kernel import TunableKernel
 
 _CTYPES = {
     "float": "float32",

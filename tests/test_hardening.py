@@ -20,10 +20,11 @@ import pytest
 from gtune.budget import Budget
 from gtune.cli import main
 from gtune.commands._common import parse_size
+from gtune.description import ReferenceCodeNotice, from_dict, load_kernel
 from gtune.device import DeviceLimits
 from gtune.exceptions import InputError
 from gtune.heuristics.spec import load_spec, parse_spec
-from gtune.kernel import ReferenceCodeNotice, domain_values, from_dict, load_kernel
+from gtune.kernel import domain_values
 from gtune.store import open_store
 
 from .conftest import DATA, ROOT, run_gtune
@@ -160,7 +161,7 @@ def test_source_given_on_the_command_line_is_allowed(tmp_path: Path) -> None:
 
 
 def test_python_reference_notice(naive: Path) -> None:
-    from gtune import kernel as kmod
+    from gtune import description as kmod
 
     kmod._NOTICED.clear()
     with pytest.warns(ReferenceCodeNotice, match="Python code"):

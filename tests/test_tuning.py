@@ -9,9 +9,10 @@ import pytest
 
 from gtune.api import tune
 from gtune.budget import Budget
+from gtune.description import load_kernel
 from gtune.device import DeviceLimits
 from gtune.exceptions import InputError
-from gtune.kernel import TunableKernel, load_kernel
+from gtune.kernel import TunableKernel
 from gtune.measure import OpenCLEvaluator, select_device
 from gtune.measure.evaluator import Evaluator
 from gtune.plain import plain_kernel

@@ -559,7 +559,7 @@ def _check_before_start(strategies: Sequence[str], store_url: str, campaign: str
 
 def _techniques_of(task: CampaignTask) -> list[str]:
     from gtune.api import as_kernel
-    from gtune.kernel import load_kernel
+    from gtune.description import load_kernel
 
     if isinstance(task.kernel, str):
         return list(load_kernel(task.kernel, dict(task.sizes) or None).techniques)

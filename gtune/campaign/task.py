@@ -117,7 +117,7 @@ def execute_task(task_data: Mapping[str, Any], store_url: str | None) -> dict[st
     task of the same kernel (see :class:`_Reuse`).
     """
     from gtune.api import DEFAULT_CONFIRM, as_kernel, tune
-    from gtune.kernel import load_kernel
+    from gtune.description import load_kernel
     from gtune.measure import select_device
     from gtune.measure.pool import reuse_workers
     from gtune.tuning import TuningSession

@@ -18,9 +18,9 @@ from gtune.commands._common import (
     scheduler_tls,
     unencrypted_scheduler_note,
 )
+from gtune.description import load_kernel
 from gtune.device import DeviceLimits
 from gtune.exceptions import InputError
-from gtune.kernel import load_kernel
 from gtune.loadpredict.dataset import Dataset, TrainingRow
 from gtune.loadpredict.models import user_model_dir
 from gtune.measure import select_device

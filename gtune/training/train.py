@@ -19,9 +19,10 @@ from pathlib import Path
 
 from gtune.api import tune
 from gtune.budget import Budget
+from gtune.description import load_kernel
 from gtune.device import DeviceLimits
 from gtune.exceptions import InputError
-from gtune.kernel import TunableKernel, load_kernel
+from gtune.kernel import TunableKernel
 from gtune.loadpredict.dataset import Dataset, TrainingRow, row_from_runs
 from gtune.loadpredict.features import DeviceTraits, StencilTraits, traits_of
 from gtune.loadpredict.model import TechniqueForest, sklearn_version

@@ -9,8 +9,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gtune.cli import main
+from gtune.description import load_kernel
 from gtune.exceptions import ExpressionError, InputError
-from gtune.kernel import Expr, domain_values, load_kernel
+from gtune.kernel import Expr, domain_values
 from gtune.plain import (
     array_uses,
     find_kernels,
@@ -231,7 +232,7 @@ def test_round_up_global_and_fewer_launch_dimensions():
 
 @given(st.integers(1, 5000), st.integers(1, 1024))
 def test_round_up_form_keeps_the_value_without_division(n: int, w: int):
-    from gtune.kernel import _round_up_form
+    from gtune.description import _round_up_form
 
     e = _round_up_form(Expr("(N + W - 1) / W * W"))
     assert "/" not in e.text

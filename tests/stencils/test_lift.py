@@ -443,7 +443,7 @@ def test_corpus_kernel_lifts_and_matches_its_original(name: str, device: Any, tm
 def test_corpus_kernel_tunes_against_its_original(name: str, device: Any, tmp_path: Path):
     from gtune import tune
     from gtune.budget import Budget
-    from gtune.kernel import load_kernel
+    from gtune.description import load_kernel
     from gtune.measure import Status
     from gtune.stencils.lift import against_original, lift_kernel
 
