@@ -401,6 +401,7 @@ def test_bad_flags_are_refused_up_front(naive: Path, capsys, argv: list[str], fl
         (["--scalar", "scale=1", "--role", "out=sideways"], "--role out: "),
         (["--scalar", "scale=1", "--define", "T=unsigned int"], "--define T: "),
         (["--scalar", "scale=1", "--constraint", "Q < 2"], "--constraint: "),
+        (["--scalar", "scale=1", "-I", "/no/such/folder"], "-I: include directory"),
     ],
 )
 def test_plain_errors_name_the_flag_typed(
