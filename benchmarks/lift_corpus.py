@@ -53,11 +53,12 @@ import yaml
 from bandwidth import COPY_CL, COPY_YAML, copy_bandwidth
 
 from gtune.api import tune
+from gtune.budget import Budget
 from gtune.commands._plain import add_plain_arguments, open_tunable
+from gtune.description import load_kernel
 from gtune.device import DeviceLimits
 from gtune.exceptions import GtuneError
-from gtune.heuristics.spec import Budget
-from gtune.kernel import TunableKernel, load_kernel
+from gtune.kernel import TunableKernel
 from gtune.measure import OpenCLEvaluator, select_device
 from gtune.stencils.definition import load_definition
 from gtune.stencils.lift import against_original, lift_kernel

@@ -43,11 +43,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from gtune.budget import Budget
+from gtune.description import load_kernel
 from gtune.device import DeviceLimits
 from gtune.heuristics import SearchProblem, get_strategy
 from gtune.heuristics.search import Seeded, drive, nearest_config
-from gtune.heuristics.spec import Budget
-from gtune.kernel import TunableKernel, load_kernel
+from gtune.kernel import TunableKernel
 from gtune.measure import ReplayEvaluator, Result
 from gtune.space import EnumeratedSpace, solve_space
 from gtune.space.build import technique_space

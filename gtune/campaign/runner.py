@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from gtune.api import CampaignResult, TuningTask
 from gtune.campaign.schedule import (
@@ -38,7 +38,14 @@ from gtune.campaign.schedule import (
 from gtune.campaign.spec import CampaignSpec, CampaignTask, expand
 from gtune.campaign.task import PROGRESS_TOPIC, execute_task
 from gtune.exceptions import EnvironmentProblem, GtuneError, InputError
-from gtune.tuning.events import CancelToken
+from gtune.tuning.events import (
+    CampaignStarted,
+    CancelToken,
+    NullObserver,
+    Observer,
+    TaskFinished,
+    TaskProgress,
+)
 
 BOUND_DEVICE = "GTUNE_WORKER_DEVICE"  # the device a worker process drives (P:D)
 log = logging.getLogger("gtune.campaign")
@@ -52,26 +59,16 @@ def resource_name(selector: str) -> str:
     return f"gtune-{slug or 'default'}"
 
 
-class CampaignObserver(Protocol):
-    """Told how a campaign goes: its size at the start, configurations measured per task
-    and device as they come in, and each task's summary (or error) when it ends."""
-
-    def started(self, total: int, skipped: int, devices: Sequence[str]) -> None: ...
-
-    def progress(self, task_key: str, device: str, configs: int, measured: int) -> None: ...
-
-    def finished(self, task: CampaignTask, summary: dict[str, Any] | None, error: str) -> None: ...
-
-
-class _Quiet:
-    def started(self, total: int, skipped: int, devices: Sequence[str]) -> None:
-        return None
-
-    def progress(self, task_key: str, device: str, configs: int, measured: int) -> None:
-        return None
-
-    def finished(self, task: CampaignTask, summary: dict[str, Any] | None, error: str) -> None:
-        return None
+def _finished(task: CampaignTask, summary: dict[str, Any] | None, error: str = "") -> TaskFinished:
+    return TaskFinished(
+        key=task.key,
+        label=task.label,
+        size=task.size_text,
+        strategy=task.strategy,
+        device=task.device or "",
+        summary=summary,
+        error=error,
+    )
 
 
 def read_done(path: Path) -> dict[str, dict[str, Any]]:
@@ -238,7 +235,7 @@ def run_campaign(
     store: str | None = None,
     workers_per_device: int | None = None,
     force: bool = False,
-    observer: CampaignObserver | None = None,
+    observer: Observer | None = None,
     cancel: CancelToken | None = None,
     cluster_hook: Callable[[Any], None] | None = None,
     tls: SchedulerTls | None = None,
@@ -281,7 +278,7 @@ def run_tasks(
     workers_per_device: int | None = None,
     retries: int = 2,
     force: bool = False,
-    observer: CampaignObserver | None = None,
+    observer: Observer | None = None,
     cancel: CancelToken | None = None,
     cluster_hook: Callable[[Any], None] | None = None,
     devices: Sequence[str] | None = None,
@@ -295,7 +292,7 @@ def run_tasks(
     ``tls://``, with ``tls``'s certificates or Dask's own configuration), split and
     streamed as gtune.campaign.schedule says; every summary is appended to the ledger
     as it comes. ``dashboard`` adds the Dask dashboard to a local cluster."""
-    show: CampaignObserver = observer if observer is not None else _Quiet()
+    show: Observer = observer if observer is not None else NullObserver()
     token = cancel if cancel is not None else CancelToken()
     out_dir.mkdir(parents=True, exist_ok=True)
     ledger = out_dir / "tasks.jsonl"
@@ -303,7 +300,7 @@ def run_tasks(
     todo = [t for t in tasks if t.key not in done]
     started = time.monotonic()
     shown = devices if devices is not None else list(dict.fromkeys(t.device or "" for t in tasks))
-    show.started(len(tasks), len(tasks) - len(todo), shown)
+    show.on_event(CampaignStarted(len(tasks), len(tasks) - len(todo), tuple(shown)))
     summaries = [done[t.key] for t in tasks if t.key in done]
     failed: list[tuple[TuningTask, str]] = []
     log.info(
@@ -358,8 +355,13 @@ def run_tasks(
         def on_event(event: tuple[float, dict[str, Any]]) -> None:
             msg = event[1]
             with contextlib.suppress(Exception):
-                show.progress(
-                    str(msg["task"]), str(msg["device"]), int(msg["configs"]), int(msg["measured"])
+                show.on_event(
+                    TaskProgress(
+                        str(msg["task"]),
+                        str(msg["device"]),
+                        int(msg["configs"]),
+                        int(msg["measured"]),
+                    )
                 )
 
         client.subscribe_topic(PROGRESS_TOPIC, on_event)
@@ -383,14 +385,14 @@ def run_tasks(
                     log.warning("task %s failed: %s", piece.key, exc.render())
                     if piece.final:
                         failed.append((piece.task, exc.render()))
-                        show.finished(piece.task, None, exc.render())
+                        show.on_event(_finished(piece.task, None, exc.render()))
                     continue
                 except Exception as exc:  # a task that died on every retry (KilledWorker, ...)
                     text = f"{type(exc).__name__}: {exc}"
                     log.warning("task %s failed: %s", piece.key, text)
                     if piece.final:
                         failed.append((piece.task, text))
-                        show.finished(piece.task, None, text)
+                        show.on_event(_finished(piece.task, None, text))
                     continue
                 summary = stream.ran(piece, summary)
                 if not piece.final:
@@ -403,7 +405,7 @@ def run_tasks(
                 log.info(
                     "task %s finished: %s configurations", piece.key, summary.get("evaluations")
                 )
-                show.finished(piece.task, summary, "")
+                show.on_event(_finished(piece.task, summary))
     finally:
         with contextlib.suppress(Exception):
             client.close(timeout=10)
@@ -570,7 +572,7 @@ def _check_before_start(strategies: Sequence[str], store_url: str, campaign: str
 
 def _techniques_of(task: CampaignTask) -> list[str]:
     from gtune.api import as_kernel
-    from gtune.kernel import load_kernel
+    from gtune.description import load_kernel
 
     if isinstance(task.kernel, str):
         return list(load_kernel(task.kernel, dict(task.sizes) or None).techniques)

@@ -24,8 +24,8 @@ import itertools
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
+from gtune.budget import Budget
 from gtune.campaign.spec import CampaignTask
-from gtune.heuristics import Budget
 from gtune.tuning.techniques import ALL, technique_for
 
 TIE = 0.9  # pieces at least this share of the longest ready one count as "as long"

@@ -11,16 +11,16 @@ from pathlib import Path
 
 from rich.console import Console
 
+from gtune.budget import Budget
 from gtune.commands._common import (
     add_scheduler_tls_arguments,
     open_store,
     scheduler_tls,
     unencrypted_scheduler_note,
 )
+from gtune.description import load_kernel
 from gtune.device import DeviceLimits
 from gtune.exceptions import InputError
-from gtune.heuristics import Budget
-from gtune.kernel import load_kernel
 from gtune.loadpredict.dataset import Dataset, TrainingRow
 from gtune.loadpredict.models import user_model_dir
 from gtune.measure import select_device

@@ -874,7 +874,7 @@ def split_device(limits: DeviceLimits, part: tuple[int, int] | None = None) -> A
     if n < 1 or not 0 <= k < n or units < n:
         raise InputError(
             f"cannot make part {k} of {n} of {limits.name} ({units} compute units)",
-            source="--devices",
+            source="devices",
         )
     try:
         subs = device.create_sub_devices([cl.device_partition_property.EQUALLY, units // n])
@@ -884,7 +884,7 @@ def split_device(limits: DeviceLimits, part: tuple[int, int] | None = None) -> A
         ) from None
     if len(subs) <= k:
         raise InputError(
-            f"{limits.name} gave {len(subs)} sub-devices, part {k} asked for", source="--devices"
+            f"{limits.name} gave {len(subs)} sub-devices, part {k} asked for", source="devices"
         )
     return subs[k]
 

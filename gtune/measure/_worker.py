@@ -86,8 +86,8 @@ def serve(conn: Connection) -> None:
                 conn.send(("ok", None))
                 return
             if verb == "setup":
+                from gtune.description import from_dict
                 from gtune.device import DeviceLimits
-                from gtune.kernel import from_dict
                 from gtune.measure._opencl import Session
 
                 limits = DeviceLimits.from_dict(payload["device"])

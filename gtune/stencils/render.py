@@ -649,7 +649,7 @@ def definition_kernel_of(
 ) -> Any:
     """A definition (as data, e.g. one with ``steps`` set) as a
     :class:`~gtune.kernel.TunableKernel` at ``sizes`` (default: the definition's)."""
-    from gtune.kernel import parse_description
+    from gtune.description import parse_description
 
     source, description = definition_description(d, {**default_sizes(d), **(sizes or {})})
     return parse_description(

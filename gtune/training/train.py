@@ -18,10 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gtune.api import tune
+from gtune.budget import Budget
+from gtune.description import load_kernel
 from gtune.device import DeviceLimits
 from gtune.exceptions import InputError
-from gtune.heuristics import Budget
-from gtune.kernel import TunableKernel, load_kernel
+from gtune.kernel import TunableKernel
 from gtune.loadpredict.dataset import Dataset, TrainingRow, row_from_runs
 from gtune.loadpredict.features import DeviceTraits, StencilTraits, traits_of
 from gtune.loadpredict.model import TechniqueForest, sklearn_version
@@ -247,7 +248,7 @@ def suite_kernels(
         wanted = list(names)
         unknown = [w for w in wanted if not any(fnmatch.fnmatch(n, w) for n, _, _ in paths)]
         if unknown:
-            raise InputError(f"no kernel matches {', '.join(unknown)}", source="--kernels")
+            raise InputError(f"no kernel matches {', '.join(unknown)}", source="names")
         paths = [p for p in paths if any(fnmatch.fnmatch(p[0], w) for w in wanted)]
     out: list[TrainingKernel] = []
     for size in sizes:

@@ -1,6 +1,6 @@
 """Budgets across the searches of a run, the run's clock, and where the time went.
 
-A budget (:class:`~gtune.heuristics.Budget`) covers the whole run. Its evaluations and
+A budget (:class:`~gtune.budget.Budget`) covers the whole run. Its evaluations and
 measured seconds are shared by the technique searches (each gets an equal part of what
 the earlier ones left). Its wall time is one deadline for everything, from the moment
 the run starts: the searches may use it up to a reserve kept for the confirmation
@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gtune.heuristics import Budget
+from gtune.budget import Budget
 from gtune.measure.result import Result
 
 CONFIRM_RESERVE = 0.15  # share of a wall-time budget kept for the confirmation round

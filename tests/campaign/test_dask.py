@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from gtune.campaign import parse_campaign, run_campaign
+from gtune.tuning import CampaignStarted, TaskFinished, TuningEvent
 from tests.conftest import ROOT, run_gtune
 
 pytestmark = [pytest.mark.opencl, pytest.mark.dask, pytest.mark.slow]
@@ -138,9 +139,20 @@ def test_split_campaign_streams_technique_pieces_over_several_workers(tmp_path: 
         base_dir=tmp_path,
     )
     out = tmp_path / "c"
-    result = run_campaign(spec, out, workers_per_device=3)
+    events: list[TuningEvent] = []
+
+    class Collect:
+        def on_event(self, event: TuningEvent) -> None:
+            events.append(event)
+
+    result = run_campaign(spec, out, workers_per_device=3, observer=Collect())
     assert result.complete, result.failed
     assert len(result.summaries) == 2  # one row per campaign task, as unsplit
+    # the campaign's progress comes as events of the one Observer interface
+    assert events[0] == CampaignStarted(total=2, skipped=0, devices=("",))
+    finished = [e for e in events if isinstance(e, TaskFinished)]
+    assert sorted(e.label for e in finished) == sorted(s["label"] for s in result.summaries)
+    assert all(e.summary is not None and e.error == "" for e in finished)
     pieces = [json.loads(line) for line in (out / "pieces.jsonl").read_text().splitlines()]
     assert len(pieces) == sum(len(s["runs"]) for s in result.summaries) >= 6
     assert all(p["task"]["confirm"] is False and len(p["runs"]) == 1 for p in pieces)

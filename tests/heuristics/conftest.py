@@ -14,9 +14,10 @@ from typing import Any
 
 import pytest
 
+from gtune.description import load_kernel
 from gtune.expr import Expr
 from gtune.heuristics import SearchProblem
-from gtune.kernel import Config, canonical_config, load_kernel
+from gtune.kernel import Config, canonical_config
 from gtune.measure import ReplayEvaluator, Result
 from gtune.space import EnumeratedSpace
 

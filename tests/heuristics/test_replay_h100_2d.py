@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
+from gtune.budget import Budget
 from gtune.heuristics import SearchProblem, get_strategy
 from gtune.heuristics.search import Seeded, TuningOutcome, drive
-from gtune.heuristics.spec import Budget
 from gtune.measure import ReplayEvaluator, Result
 from gtune.space import EnumeratedSpace
 

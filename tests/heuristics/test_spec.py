@@ -7,8 +7,9 @@ import textwrap
 import pytest
 import yaml
 
+from gtune.budget import Budget
 from gtune.exceptions import InputError
-from gtune.heuristics import Budget, load_spec, parse_spec, shipped_specs
+from gtune.heuristics import load_spec, parse_spec, shipped_specs
 from gtune.heuristics.spec import RangeValues, SampleValues, best_name, parse_values
 
 PARAMS = ["WX", "WY", "WZ", "BX", "CX", "CY", "CZ", "VX", "LOCAL", "IMAGE"]
@@ -178,7 +179,7 @@ def test_budget_parsing() -> None:
     assert Budget.parse("90s") == Budget(wall_seconds=90.0)
     assert Budget.parse("2m") == Budget(wall_seconds=120.0)
     for bad in ("0", "-3", "ten", "5x", "0s"):
-        with pytest.raises(InputError, match="--budget: expected a positive number"):
+        with pytest.raises(InputError, match=r"^budget: expected a positive number"):
             Budget.parse(bad)
     spec = spec_from("budget: {evaluations: 40, seconds: 2.5}\nsteps: [{tune: {WX: 1}}]")
     assert spec.budget == Budget(evaluations=40, seconds=2.5)

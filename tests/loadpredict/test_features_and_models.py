@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from gtune.description import load_kernel
 from gtune.device import DeviceLimits
-from gtune.kernel import load_kernel
 from gtune.loadpredict import (
     Dataset,
     FeaturesUnavailable,

@@ -193,7 +193,7 @@ def test_a_waiting_measurement_gets_the_device_the_moment_it_is_free(tmp_path: P
 
 SEARCH = """
 import json, sys
-from gtune.kernel import load_kernel
+from gtune.description import load_kernel
 from gtune.measure import OpenCLEvaluator
 kernel = load_kernel(sys.argv[1])
 configs = [{"WX": x, "WY": y, "WZ": 1} for x in (4, 8, 16) for y in (1, 2, 4)]
@@ -268,7 +268,7 @@ def _device_holder(folder: Path, device: DeviceLimits, seconds: float) -> subpro
 def test_waiting_for_the_device_is_reported_and_not_counted_in_the_time_limit(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from gtune.kernel import load_kernel
+    from gtune.description import load_kernel
     from gtune.measure import OpenCLEvaluator, Status
 
     monkeypatch.setenv(LOCK_DIR_ENV, str(tmp_path))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gtune.kernel import load_kernel
+from gtune.description import load_kernel
 from gtune.measure import OpenCLEvaluator, Status
 
 pytestmark = pytest.mark.opencl
@@ -165,7 +165,7 @@ def test_parent_never_imports_pyopencl(data_dir, tmp_path):
     script = f"""
 import json, sys
 from gtune.device import DeviceLimits
-from gtune.kernel import load_kernel
+from gtune.description import load_kernel
 from gtune.measure.opencl_evaluator import OpenCLEvaluator
 device = DeviceLimits.from_dict(json.loads(sys.argv[1]))
 kernel = load_kernel({str(data_dir / "naive7.cl")!r})

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 import yaml
 
+from gtune.description import load_kernel
 from gtune.exceptions import UnsatisfiableSpace
-from gtune.kernel import load_kernel
 from gtune.space.model import build_model
 from gtune.stencils.definition import load_definition, parse_definition
 from gtune.stencils.real import REAL
@@ -117,7 +117,7 @@ def test_float64_excludes_images_and_needs_doubles() -> None:
 
 
 def test_definition_kernel_round_trips_through_workers() -> None:
-    from gtune.kernel import from_dict
+    from gtune.description import from_dict
 
     kernel = load_kernel(CORPUS / "thermal3d.stencil.yaml", {"NX": 32, "NY": 32, "NZ": 16})
     again = from_dict(kernel.to_dict())
@@ -264,7 +264,7 @@ def test_2d_streaming_description_and_space() -> None:
 def test_streaming_outputs_per_work_item_are_bounded() -> None:
     """A streaming work-item computes at most STREAM_OUTS_MAX outputs per plane, also
     where its queue is one plane long (no z-radius) and the queue bound alone allows more."""
-    from gtune.kernel import parse_description
+    from gtune.description import parse_description
     from gtune.stencils.definition import parse_definition
     from gtune.stencils.render import STREAM_OUTS_MAX, definition_description
 

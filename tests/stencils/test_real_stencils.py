@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from gtune.kernel import load_kernel
+from gtune.description import load_kernel
 from gtune.measure import OpenCLEvaluator, Status
 from gtune.stencils.real import REAL, write_real
 

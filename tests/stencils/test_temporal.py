@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 import yaml
 
+from gtune.description import load_kernel, parse_description
 from gtune.exceptions import InputError
-from gtune.kernel import load_kernel, parse_description
 from gtune.stencils.definition import load_definition, parse_definition
 from gtune.stencils.render import definition_description, render_source
 

@@ -12,9 +12,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import gtune
+from gtune.budget import Budget
 from gtune.device import DeviceLimits
 from gtune.exceptions import InputError
-from gtune.heuristics import Budget
 from gtune.measure import select_device
 from gtune.measure.result import Result, Status
 from gtune.tuning import (
