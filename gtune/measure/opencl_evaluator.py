@@ -236,7 +236,9 @@ class OpenCLEvaluator(EvaluatorBase):
     Compile workers build upcoming configurations while the device measures. On a CPU
     device the two would share the same cores and a kernel timed during a build would
     run slower, so there (``measure_alone``, the default for CPU devices) builds still
-    run side by side in the workers, but never while a configuration is timed.
+    run side by side in the workers, but never while a configuration is timed; where
+    that leaves a single compile worker (two cores), its builds would overlap nothing,
+    and by default the measuring worker builds itself.
     """
 
     def __init__(
@@ -289,6 +291,11 @@ class OpenCLEvaluator(EvaluatorBase):
         self.measure_alone = (
             "CPU" in self.device.type.upper() if measure_alone is None else measure_alone
         )
+        if compile_workers is None and self.measure_alone and self.compile_workers < 2:
+            # Measured alone, a single helper's builds overlap nothing: the measuring
+            # worker builds each configuration itself, and no binary is fetched and
+            # handed over (fetching PoCL's takes a further compile, some 0.15 s each).
+            self.compile_workers = 0
         self._tmp = scratch_dir("problem")
         self.data_dir = Path(self._tmp.name)
         # NVIDIA's driver finishes compilation (PTX to machine code) when a binary is
