@@ -95,22 +95,24 @@ class _Run:
         self.clock = clock
         self.best_s = math.inf
         self.trace: list[TraceEntry] = []
-        #: Configurations this run measured, and how many of them the store served back
-        #: to a search that continued (a replay is neither a measurement nor a reuse).
-        self.measured_now: set[str] = set()
+        #: Configurations this run's searches were given (measured or served), and how
+        #: many of them the store served again to a search that continued (a replay is
+        #: neither a measurement nor a reuse); ``replaying`` while one continues.
+        self.seen: set[str] = set()
         self.replayed = 0
+        self.replaying = False
         #: Where the current search started: the session's counts, replays, and seconds.
         self.counts0: tuple[int, int, int] = (0, 0, 0)
         self.began = 0.0
 
     def on_result(self, result: Result, fresh: bool) -> None:
         key = canonical_config(result.config)
+        if not fresh and self.replaying and key in self.seen:
+            self.replayed += 1
+        self.seen.add(key)
         if fresh:
-            self.measured_now.add(key)
             self.clock.measured()
             self.count(result)
-        elif key in self.measured_now:
-            self.replayed += 1
         if result.ok and result.median_s < self.best_s:
             self.best_s = result.median_s
         self.observer.on_event(ResultMeasured(result, fresh, self.best_s))
@@ -241,6 +243,7 @@ def run_tuning(
         state.best_s = current.best_s
         m0, r0, again0 = state.counts0 = (*session.counts(), state.replayed)
         began = state.began = time.monotonic() - t0
+        state.replaying = current.outcome is not None
         outcome = drive(
             searcher,
             session.evaluator,

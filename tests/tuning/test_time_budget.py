@@ -126,6 +126,15 @@ def test_after_scouting_the_rest_goes_to_the_leading_technique(recorded: Recorde
         report = gtune.tune(
             recorded.kernel, session=session, technique="all", budget="3s", confirm=None
         )
+        # the same run again on the same store: what the store serves is counted once,
+        # though the continued search is served it a second time
+        again = gtune.tune(
+            recorded.kernel, session=session, technique="all", budget="3s", confirm=None
+        )
+    assert again.reused >= report.measured
+    assert again.measured + again.reused == again.evaluations
+    for run in again.runs:
+        assert run.measured + run.reused == (run.outcome.evaluations if run.outcome else 0)
     runs = {r.technique: r for r in report.runs}
     glob, local = runs["global"], runs["local"]
     assert glob.outcome is not None and local.outcome is not None
