@@ -244,6 +244,13 @@ def run_tuning(
         m0, r0, again0 = state.counts0 = (*session.counts(), state.replayed)
         began = state.began = time.monotonic() - t0
         state.replaying = current.outcome is not None
+        starting = session.startup_s
+
+        def deadline() -> float:
+            """``until``, later by the start-up this search paid (starting the workers
+            is the run's cost, not its part's), never past the searches' deadline."""
+            return min(until + session.startup_s - starting, clock.search_deadline)
+
         outcome = drive(
             searcher,
             session.evaluator,
@@ -251,8 +258,8 @@ def run_tuning(
             budget=part,
             space=plan.space,
             on_result=state.on_entry,
-            stop=functools.partial(_why_stop, token, clock, until),
-            room=functools.partial(clock.room_for, until),
+            stop=lambda: _why_stop(token, clock, deadline()),
+            room=lambda: clock.room_for(deadline()),
             on_batch=state.on_batch,
         )
         m1, r1 = session.counts()

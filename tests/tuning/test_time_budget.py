@@ -169,3 +169,28 @@ def test_no_scouting_without_a_wall_time_budget_or_with_one_technique(
     for report in (counted, alone):
         assert not _continued(report)
         assert not any("scouted" in n for n in report.notes)
+
+
+def test_starting_the_workers_does_not_eat_the_first_search_s_part(recorded: Recorded) -> None:
+    def slow_start(kernel: object, dev: object) -> Evaluator:
+        time.sleep(0.6)  # workers and data on the device, as on a slow CPU
+        return _Paced(recorded.replay(), 0.05)
+
+    with TuningSession(
+        recorded.kernel,
+        DeviceLimits.from_dict(recorded.data["device"]),
+        space=recorded.space(),
+        evaluator_factory=slow_start,
+    ) as session:
+        report = gtune.tune(
+            recorded.kernel, session=session, technique="all", budget="3s", confirm=None
+        )
+        assert session.startup_s >= 0.6
+    runs = {r.technique: r for r in report.runs}
+    first, second = runs["global"], runs["local"]
+    assert first.outcome is not None and second.outcome is not None
+    # the scouting part of each: 3 s x 85 % x 40 % / 2 = 0.51 s, shorter than the start;
+    # the first search still measured its part's worth after it
+    scouted = [e for e in first.outcome.trace if first.started_s + e.elapsed_s <= second.started_s]
+    assert len(scouted) >= 5
+    assert second.started_s - first.started_s >= 0.6 + 0.3
