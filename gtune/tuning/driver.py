@@ -274,7 +274,7 @@ def run_tuning(
     try:
         spent_evals, spent_s = 0, 0.0
         to_go = sum(1 for p in plans if p.searcher is not None)
-        scouting = _scouts(budget, to_go)
+        scouting = _scouts(budget, to_go) and not choice.equal
         scout_end = clock.search_deadline
         if scouting:
             scout_end = time.monotonic() + SCOUT_SHARE * max(0.0, clock.left(scout_end))

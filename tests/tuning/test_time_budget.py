@@ -18,7 +18,7 @@ from gtune.measure.result import Result
 from gtune.tuning import TuningSession
 from gtune.tuning.budget import CONFIRM_RESERVE, LEAD_FACTOR, SCOUT_SHARE
 from gtune.tuning.driver import UNPREDICTED_BUDGET
-from gtune.tuning.techniques import technique_of
+from gtune.tuning.techniques import OracleTechniquePolicy, technique_of
 from tests.heuristics.conftest import Recorded
 
 
@@ -169,6 +169,23 @@ def test_no_scouting_without_a_wall_time_budget_or_with_one_technique(
     for report in (counted, alone):
         assert not _continued(report)
         assert not any("scouted" in n for n in report.notes)
+
+
+def test_labelling_techniques_gives_each_an_equal_part(recorded: Recorded) -> None:
+    # gtune train compares the techniques: a wall-time budget is shared equally
+    policy = OracleTechniquePolicy(name="all", note="", equal=True)
+    with _paced_session(recorded, 0.1) as session:
+        report = gtune.tune(
+            recorded.kernel, session=session, technique=policy, budget="3s", confirm=None
+        )
+    searched = [r for r in report.runs if r.outcome is not None]
+    assert len(searched) == 2 and not _continued(report)
+    assert not any("scouted" in n for n in report.notes)
+    part = 3.0 * (1 - CONFIRM_RESERVE) / 2
+    for run in searched:
+        assert run.outcome is not None
+        assert run.outcome.wall_s <= part + 0.2
+        assert run.outcome.evaluations >= 0.5 * part / 0.1
 
 
 def test_starting_the_workers_does_not_eat_the_first_search_s_part(recorded: Recorded) -> None:
