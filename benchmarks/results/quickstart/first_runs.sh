@@ -13,11 +13,12 @@ for i in $(seq 1 "$n"); do
   d="$out/run$i"; mkdir -p "$d/pocl"
   for k in 1 $([ "$again" = 1 ] && echo 2); do
     uptime > "$d/load$k.txt"
-    start=$(date +%s.%N)
+    start=$(date +%s%N)
     GTUNE_CACHE="$d/gcache" POCL_CACHE_DIR="$d/pocl" XDG_DATA_HOME="$d/data" \
       XDG_CACHE_HOME="$d/cache" MPLCONFIGDIR="$d/mpl" \
       $GTUNE --db "$d/store.db" run stencils/heat3d.cl --size 64x64x64 \
       --json "$d/run$k.json" > "$d/run$k.out" 2>&1
-    echo "run$i.$k: $(echo "$(date +%s.%N) - $start" | bc) s wall (process)" | tee -a "$out/walls.txt"
+    ms=$(( ($(date +%s%N) - start) / 1000000 ))
+    echo "run$i.$k: $((ms / 1000)).$(printf %03d $((ms % 1000))) s wall (process)" | tee -a "$out/walls.txt"
   done
 done
