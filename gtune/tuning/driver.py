@@ -289,6 +289,8 @@ def run_tuning(
             # that ends early leaves its rest to the next), so every technique is searched;
             # while scouting, an equal part of the scouting time
             until = scout_end
+            if scouting:  # scouting begins once the workers run: the start-up moves its end
+                until += session.startup_s - startup0
             if math.isfinite(until):
                 until = time.monotonic() + max(0.0, until - time.monotonic()) / to_go
             to_go -= 1

@@ -211,3 +211,6 @@ def test_starting_the_workers_does_not_eat_the_first_search_s_part(recorded: Rec
     scouted = [e for e in first.outcome.trace if first.started_s + e.elapsed_s <= second.started_s]
     assert len(scouted) >= 5
     assert second.started_s - first.started_s >= 0.6 + 0.3
+    # nor the later searches' parts: local (not continued) still scouted its part's worth
+    assert _continued(report) == [first]
+    assert second.outcome.evaluations >= 3
