@@ -21,9 +21,15 @@ bandwidth, fraction of copy, speedups, geometric means against the 1.3x and 85 %
 and ``definitions/`` (the lifted definitions).
 
     python3 benchmarks/lift_corpus.py OUT [--device 0:0] [--budget 60] [--rounds 3]
-        [--kernels star7 hotspot3d ...] [--small]
+        [--kernels star7 hotspot3d ...] [--small] [--technique auto|all|NAME]
 
 ``--small`` runs at the manifest's small sizes (a smoke test on PoCL).
+
+A run cut short (a time limit) leaves ``lift_corpus.partial.json`` (every finished
+kernel) and ``run.log`` (the copy measurements). Runs split across several commands
+combine into one report, copy taken per size as the best any run measured:
+
+    python3 benchmarks/lift_corpus.py OUT --merge RUN_DIR [RUN_DIR ...]
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ import argparse
 import json
 import math
 import platform
+import re
 import sys
 import tempfile
 import time
@@ -46,11 +53,12 @@ import yaml
 from bandwidth import COPY_CL, COPY_YAML, copy_bandwidth
 
 from gtune.api import tune
+from gtune.budget import Budget
 from gtune.commands._plain import add_plain_arguments, open_tunable
+from gtune.description import load_kernel
 from gtune.device import DeviceLimits
 from gtune.exceptions import GtuneError
-from gtune.heuristics.spec import Budget
-from gtune.kernel import TunableKernel, load_kernel
+from gtune.kernel import TunableKernel
 from gtune.measure import OpenCLEvaluator, select_device
 from gtune.stencils.definition import load_definition
 from gtune.stencils.lift import against_original, lift_kernel
@@ -122,6 +130,8 @@ def bench_kernel(
     budget: int,
     rounds: int,
     small: bool,
+    store: str | None = None,
+    technique: str = "auto",
 ) -> dict[str, Any]:
     started = time.monotonic()
     size = entry["size"] if small else entry["bench"]
@@ -140,7 +150,7 @@ def bench_kernel(
     the_budget = Budget(evaluations=budget)
 
     t0 = time.monotonic()
-    plain_report = tune(original, device=device, budget=the_budget, confirm=None)
+    plain_report = tune(original, device=device, budget=the_budget, confirm=None, store=store)
     plain_s = time.monotonic() - t0
     log(
         f"  plain: {plain_report.best_config} {plain_report.best_s * 1e3:.3f} ms "
@@ -153,7 +163,14 @@ def bench_kernel(
             template, load_definition(definition_path), original, device, Path(tmp)
         )
         t0 = time.monotonic()
-        lifted_report = tune(checked, device=device, budget=the_budget, confirm=None)
+        lifted_report = tune(
+            checked,
+            device=device,
+            budget=the_budget,
+            confirm=None,
+            store=store,
+            technique=technique,
+        )
         lifted_s = time.monotonic() - t0
     log(
         f"  lifted: {lifted_report.best_config} {lifted_report.best_s * 1e3:.3f} ms "
@@ -254,6 +271,52 @@ def summary(data: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def merge(out: Path, runs: Sequence[Path]) -> dict[str, Any]:
+    """One report from several (possibly cut short) runs' results."""
+    kernels: dict[str, Any] = {}
+    copies: dict[str, list[dict[str, Any]]] = {}
+    meta: dict[str, Any] = {}
+    for run in runs:
+        whole = run / "lift_corpus.json"
+        if whole.exists():
+            data = json.loads(whole.read_text())
+            kernels.update(data["kernels"])
+            for size, measured in data["copy_all"].items():
+                copies.setdefault(size, []).extend(measured)
+            meta = {k: data[k] for k in ("device", "device_identity", "driver", "budget")}
+            meta["rounds"] = data["rounds"]
+            continue
+        kernels.update(json.loads((run / "lift_corpus.partial.json").read_text()))
+        for line in (run / "run.log").read_text().splitlines():
+            m = re.match(r"copy (\S+)(?: again)?: (\d+) GB/s", line)
+            if m:
+                copies.setdefault(m[1], []).append({"gbs": float(m[2]), "config": None})
+            m = re.match(r"device: (.*); budget (\d+)", line)
+            if m:
+                meta.setdefault("device", m[1])
+                meta.setdefault("budget", int(m[2]))
+    best_copy = {s: max(c, key=lambda c: c["gbs"] or 0.0) for s, c in copies.items()}
+    for k in kernels.values():
+        if "error" not in k and k["size"] in best_copy:
+            k["copy_gbs"] = best_copy[k["size"]]["gbs"]
+            k["fraction_of_copy"] = k["gbs"]["lifted"] / k["copy_gbs"]
+            k["plain_fraction_of_copy"] = k["gbs"]["plain"] / k["copy_gbs"]
+    data = {
+        "device": meta.get("device"),
+        "budget": meta.get("budget"),
+        "rounds": meta.get("rounds", 3),
+        "copy": best_copy,
+        "copy_all": copies,
+        "kernels": kernels,
+        "refused": {},
+        "merged_from": [str(r) for r in runs],
+    }
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "lift_corpus.json").write_text(json.dumps(data, indent=1, default=str))
+    (out / "lift_corpus.md").write_text(summary(data))
+    return data
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("outdir", type=Path)
@@ -262,7 +325,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--budget", type=int, default=60, help="configurations per tuning")
     parser.add_argument("--rounds", type=int, default=3, help="alternating re-measurements")
     parser.add_argument("--small", action="store_true", help="the manifest's small sizes")
+    parser.add_argument(
+        "--store", help="keep every measured configuration in this store (default: none kept)"
+    )
+    parser.add_argument(
+        "--technique",
+        default="auto",
+        help="the lifted kernels' technique, as gtune run --technique: auto (the load "
+        "predictor's choice, default), all, or a name (stream, global, ...); a kernel "
+        "without that technique is an error in its row",
+    )
+    parser.add_argument(
+        "--merge", nargs="+", type=Path, metavar="RUN_DIR", help="combine these runs' results"
+    )
     args = parser.parse_args(argv)
+    if args.merge:
+        log(summary(merge(args.outdir, args.merge)))
+        return 0
     started = time.monotonic()
     out: Path = args.outdir
     (out / "definitions").mkdir(parents=True, exist_ok=True)
@@ -303,7 +382,15 @@ def main(argv: list[str] | None = None) -> int:
         log(f"{name}:")
         try:
             kernels[name] = bench_kernel(
-                name, manifest[name], device, out, args.budget, args.rounds, args.small
+                name,
+                manifest[name],
+                device,
+                out,
+                args.budget,
+                args.rounds,
+                args.small,
+                args.store,
+                args.technique,
             )
         except GtuneError as exc:
             kernels[name] = {"error": exc.render()}
@@ -325,6 +412,7 @@ def main(argv: list[str] | None = None) -> int:
         "host": platform.node(),
         "budget": args.budget,
         "rounds": args.rounds,
+        "technique": args.technique,
         "copy": best_copy,
         "copy_all": copies,
         "kernels": kernels,

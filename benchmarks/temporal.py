@@ -46,7 +46,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bandwidth as bw
 
-from gtune.kernel import TunableKernel, load_kernel
+from gtune.description import load_kernel
+from gtune.kernel import TunableKernel
 from gtune.measure import select_device
 from gtune.stencils.definition import StencilDefinition, load_definition
 from gtune.stencils.render import definition_kernel_of

@@ -2,6 +2,9 @@
 
     # one GPU against all GPUs of the host (a selector matching each, one worker each):
     python3 benchmarks/campaign/collect_throughput.py OUT --setting '0:0*1' --setting 'NVIDIA*1'
+    # one GPU, one worker against two sharing it (the device lock keeps their timings apart):
+    python3 benchmarks/campaign/collect_throughput.py OUT --setting '0:0*1' --setting '0:0*2' \
+        --kernels star_2d_xy_r2,star_3d_xyz_r2 --budget 60
     # the CPU through PoCL, one and two workers:
     python3 benchmarks/campaign/collect_throughput.py OUT --setting 'Portable*1' \
         --setting 'Portable*2' --size 32x32x32 --budget 6
@@ -12,13 +15,17 @@ runs the baseline the issue compares with: direct tuning runs (as ``gtune run``:
 kernel on its own, its techniques the same budget each, nothing kept between kernels)
 on the first setting's device. OUT/collect_throughput.json gets, per setting, configurations
 measured, wall time, configurations per second overall and per worker, and the summed
-time breakdown (compile, run, verify, space, start, store, overhead).
+time breakdown (compile, run, verify, space, start, store, overhead). Each setting
+and the baseline start with an empty space cache (GTUNE_CACHE), and NVIDIA's compile
+cache is private to each evaluator's workers (gtune.measure), so no setting reuses
+another's work.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -51,6 +58,8 @@ def main() -> int:
         selector, _, n = setting.partition("*")
         device = select_device(selector or None)
         work = args.out / f"setting-{i}"
+        # every setting solves its spaces itself: none finds another's in the cache
+        os.environ["GTUNE_CACHE"] = str((work / "space-cache").resolve())
         t0 = time.monotonic()
         run = collect_on_cluster(
             kernels,
@@ -90,6 +99,7 @@ def main() -> int:
     device = select_device(args.setting[0].partition("*")[0] or None)
     per_technique = args.budget
     whole = str(int(per_technique) * len(techniques)) if per_technique.isdigit() else None
+    os.environ["GTUNE_CACHE"] = str((args.out / "direct-space-cache").resolve())
     measured, t0, split = 0, time.monotonic(), {}
     for k in kernels:
         report = tune(

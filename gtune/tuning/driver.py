@@ -21,10 +21,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from gtune.budget import Budget
 from gtune.exceptions import UnsatisfiableSpace
 from gtune.heuristics import (
     Batch,
-    Budget,
     HeuristicSpec,
     Searcher,
     SearchProblem,
@@ -55,8 +55,13 @@ from gtune.tuning.events import (
 )
 from gtune.tuning.report import TechniqueRun, TuningInterrupted, TuningReport
 from gtune.tuning.session import TuningSession
-from gtune.tuning.strategy import resolve_strategy
-from gtune.tuning.techniques import TechniquePolicy, technique_of, technique_policy
+from gtune.tuning.strategy import ResolvedStrategy, resolve_strategy
+from gtune.tuning.techniques import (
+    TechniqueChoice,
+    TechniquePolicy,
+    technique_of,
+    technique_policy,
+)
 
 log = logging.getLogger("gtune.tuning")
 
@@ -95,6 +100,7 @@ class _Run:
         self.clock = clock
         self.best_s = math.inf
         self.trace: list[TraceEntry] = []
+        self.current: TechniqueRun | None = None  # the search under way
         #: Configurations this run's searches were given (measured or served), and how
         #: many of them the store served again to a search that continued (a replay is
         #: neither a measurement nor a reuse); ``replaying`` while one continues.
@@ -170,8 +176,50 @@ def run_tuning(
     space_from, startup0, store0 = time.monotonic(), session.startup_s, session.store_s
     space = session.space
     space_s = time.monotonic() - space_from
-    problem = SearchProblem.from_kernel(kernel)
+    plans = _plans(session, space, choice, resolved, seed_default)
+    report = _new_report(session, space, resolved, policy)
+    report.notes += [n for n in (resolved.note, choice.note) if n]
+    report.time.space_s = space_s
+    budget = _run_budget(budget, resolved, choice, plans, report)
+    clock = Clock(budget.wall_seconds if budget is not None else None, t0)
+    clock.exclude = lambda: session.startup_s - startup0  # the pace leaves start-up out
+    state = _Run(session, report, show, clock)
+    measured0, reused0 = session.counts()
+    show.on_event(RunStarted(kernel.name, device.name, resolved.label, choice.techniques))
+    session.listener = state.on_result
+    try:
+        _search_all(
+            state, plans, resolved.label, budget, token, t0, equal=choice.equal, startup0=startup0
+        )
+        report.interrupted = token.cancelled
+        if confirm_policy is not None and not token.cancelled:
+            _confirm(state, confirm_policy, token)
+        elif token.cancelled:
+            report.notes.append("cancelled: the best found so far is not confirmed")
+    except KeyboardInterrupt:
+        _keep_interrupted_search(state, resolved.label, t0)
+        report.interrupted = True
+        _finish(report, session, measured0, reused0 + state.replayed, t0, startup0, store0)
+        show.on_event(RunFinished(report))
+        raise TuningInterrupted(report) from None
+    finally:
+        session.listener = None
+    _finish(report, session, measured0, reused0 + state.replayed, t0, startup0, store0)
+    show.on_event(RunFinished(report))
+    return report
 
+
+def _plans(
+    session: TuningSession,
+    space: EnumeratedSpace,
+    choice: TechniqueChoice,
+    resolved: ResolvedStrategy,
+    seed_default: bool,
+) -> list[_Plan]:
+    """One search per technique chosen: its space and searcher (seeded with the
+    default configuration's nearest valid one), or why it has none."""
+    kernel = session.kernel
+    problem = SearchProblem.from_kernel(kernel)
     plans: list[_Plan] = []
     default = kernel.default_config() if seed_default else None
     for name in choice.techniques:
@@ -184,10 +232,21 @@ def run_tuning(
         plans.append(_Plan(name, sub, fresh(), fresh=fresh))
     if all(p.searcher is None for p in plans):
         raise UnsatisfiableSpace(
-            f"technique {choice.techniques[0]} has no valid configuration on {device.name}",
+            f"technique {choice.techniques[0]} has no valid configuration on {session.device.name}",
             source=kernel.label,
         )
-    report = TuningReport(
+    return plans
+
+
+def _new_report(
+    session: TuningSession,
+    space: EnumeratedSpace,
+    resolved: ResolvedStrategy,
+    policy: TechniquePolicy,
+) -> TuningReport:
+    """The run's report before any search: the kernel, device, strategy and space."""
+    kernel, device = session.kernel, session.device
+    return TuningReport(
         kernel=kernel.name,
         kernel_label=kernel.label,
         sizes=dict(kernel.sizes),
@@ -203,8 +262,17 @@ def run_tuning(
         parameters=list(kernel.parameter_names),
         steps=kernel.step_count,
     )
-    report.notes += [n for n in (resolved.note, choice.note) if n]
-    report.time.space_s = space_s
+
+
+def _run_budget(
+    budget: Budget | None,
+    resolved: ResolvedStrategy,
+    choice: TechniqueChoice,
+    plans: list[_Plan],
+    report: TuningReport,
+) -> Budget | None:
+    """The run's budget: the one given, else the strategy's own (a spec's), else a
+    bound when no model predicts the technique; a budget too short is noted."""
     if budget is None or budget.unlimited:  # a spec's own budget still holds
         budget = resolved.plugin.default_budget(resolved.options) or budget
     if budget is None and choice.unpredicted:
@@ -212,150 +280,178 @@ def run_tuning(
         report.notes.append(
             f"no budget given and every technique searched (no load-predictor model fits "
             f"this device): the run was bounded to {UNPREDICTED_BUDGET.wall_seconds:g} s; "
-            "--budget none searches without a limit"
+            "a budget of none searches without a limit"
         )
     short = _budget_too_short(plans, budget)
     if short:
         log.warning("%s", short)
         report.notes.append(short)
-    clock = Clock(budget.wall_seconds if budget is not None else None, t0)
-    clock.exclude = lambda: session.startup_s - startup0  # the pace leaves start-up out
-    state = _Run(session, report, show, clock)
-    measured0, reused0 = session.counts()
-    show.on_event(RunStarted(kernel.name, device.name, resolved.label, choice.techniques))
-    session.listener = state.on_result
-    current: TechniqueRun | None = None
+    return budget
 
-    def search(
-        plan: _Plan, searcher: Searcher, part: Budget | None, until: float, more: str
-    ) -> TuningOutcome:
-        """Drive one search of ``plan`` until ``until``; its outcome goes into ``current``
-        (merged with what an earlier search of the same technique found)."""
-        assert current is not None
-        total = searcher.expected_evaluations()
-        if part is not None and part.evaluations is not None:
-            total = part.evaluations if total is None else min(total, part.evaluations)
-        label = resolved.label
-        label += "" if plan.technique is None else f" [{plan.technique}]"
-        show.on_event(SearchStarted(label + more, plan.technique, total))
-        clock.segment()
-        state.trace = []
-        state.best_s = current.best_s
-        m0, r0, again0 = state.counts0 = (*session.counts(), state.replayed)
-        began = state.began = time.monotonic() - t0
-        state.replaying = current.outcome is not None
-        starting = session.startup_s
 
-        def deadline() -> float:
-            """``until``, later by the start-up this search paid (starting the workers
-            is the run's cost, not its part's), never past the searches' deadline."""
-            return min(until + session.startup_s - starting, clock.search_deadline)
-
-        outcome = drive(
-            searcher,
-            session.evaluator,
-            strategy=resolved.label,
-            budget=part,
-            space=plan.space,
-            on_result=state.on_entry,
-            stop=lambda: _why_stop(token, clock, deadline()),
-            room=lambda: clock.room_for(deadline()),
-            on_batch=state.on_batch,
+def _search_all(
+    state: _Run,
+    plans: list[_Plan],
+    strategy: str,
+    budget: Budget | None,
+    token: CancelToken,
+    t0: float,
+    *,
+    equal: bool = False,
+    startup0: float = 0.0,
+) -> None:
+    """Each technique's search in turn, sharing the budget; a technique without a
+    space is noted and skipped. Several searches sharing a wall-time budget alone scout
+    first, each an equal part of ``SCOUT_SHARE`` of the search time (which begins once
+    the workers run: the start-up since ``startup0`` moves its end); the rest goes to
+    those that lead (:func:`_continue_leaders`). ``equal``: no scouting, each search
+    an equal part of the time left. Stops after the search during which ``token`` is
+    cancelled; the searches' notes follow in the report."""
+    session, report, clock = state.session, state.report, state.clock
+    spent_evals, spent_s = 0, 0.0
+    to_go = sum(1 for p in plans if p.searcher is not None)
+    scouting = _scouts(budget, to_go) and not equal
+    scout_end = clock.search_deadline
+    if scouting:
+        scout_end = time.monotonic() + SCOUT_SHARE * max(0.0, clock.left(scout_end))
+    searched: list[tuple[_Plan, TechniqueRun]] = []
+    for plan in plans:
+        if plan.searcher is None:
+            report.runs.append(TechniqueRun(plan.technique, 0, None, note=plan.note))
+            report.notes.append(f"technique {plan.technique}: {plan.note}; skipped")
+            continue
+        part = share(budget, to_go, spent_evals, spent_s)
+        # a wall-time budget: this search gets an equal part of the time left (one
+        # that ends early leaves its rest to the next), so every technique is searched;
+        # while scouting, an equal part of the scouting time
+        until = scout_end
+        if scouting:  # scouting begins once the workers run: the start-up moves its end
+            until += session.startup_s - startup0
+        if math.isfinite(until):
+            until = time.monotonic() + max(0.0, until - time.monotonic()) / to_go
+        to_go -= 1
+        current = state.current = TechniqueRun(
+            plan.technique, plan.space.size(), None, started_s=time.monotonic() - t0
         )
-        m1, r1 = session.counts()
-        if current.outcome is not None:
-            outcome = _merged(current.outcome, outcome, began - current.started_s)
-        current.outcome = outcome
-        current.measured += m1 - m0
-        current.reused += (r1 - r0) - (state.replayed - again0)
-        current.best_technique = plan.technique or technique_of(kernel, outcome.best_config)
-        return outcome
+        outcome = _search(state, plan, plan.searcher, part, until, strategy, token, t0)
+        report.runs.append(current)
+        searched.append((plan, current))
+        state.current = None
+        spent_evals += outcome.evaluations
+        spent_s += outcome.compile_s + outcome.run_s
+        if token.cancelled:
+            break
+    if scouting and not token.cancelled:
+        _continue_leaders(state, searched, strategy, token, t0)
+    for plan, run in searched:
+        if run.outcome is None:
+            continue
+        where = f"technique {plan.technique}: " if plan.technique else ""
+        report.notes += [where + note for note in run.outcome.notes]
+        if run.outcome.stop_reason != "search finished":
+            report.notes.append(where + run.outcome.stop_reason)
 
-    try:
-        spent_evals, spent_s = 0, 0.0
-        to_go = sum(1 for p in plans if p.searcher is not None)
-        scouting = _scouts(budget, to_go) and not choice.equal
-        scout_end = clock.search_deadline
-        if scouting:
-            scout_end = time.monotonic() + SCOUT_SHARE * max(0.0, clock.left(scout_end))
-        searched: list[tuple[_Plan, TechniqueRun]] = []
-        for plan in plans:
-            if plan.searcher is None:
-                report.runs.append(TechniqueRun(plan.technique, 0, None, note=plan.note))
-                report.notes.append(f"technique {plan.technique}: {plan.note}; skipped")
-                continue
-            part = share(budget, to_go, spent_evals, spent_s)
-            # a wall-time budget: this search gets an equal part of the time left (one
-            # that ends early leaves its rest to the next), so every technique is searched;
-            # while scouting, an equal part of the scouting time
-            until = scout_end
-            if scouting:  # scouting begins once the workers run: the start-up moves its end
-                until += session.startup_s - startup0
-            if math.isfinite(until):
-                until = time.monotonic() + max(0.0, until - time.monotonic()) / to_go
-            to_go -= 1
-            current = TechniqueRun(
-                plan.technique, plan.space.size(), None, started_s=time.monotonic() - t0
-            )
-            outcome = search(plan, plan.searcher, part, until, "")
-            report.runs.append(current)
-            searched.append((plan, current))
-            current = None
-            spent_evals += outcome.evaluations
-            spent_s += outcome.compile_s + outcome.run_s
-            if token.cancelled:
-                break
-        if scouting and not token.cancelled:
-            leaders = _leaders([run for _, run in searched])
-            if leaders:
-                report.notes.append(_scouting_note(leaders, searched, clock))
-            for k, run in enumerate(leaders):
-                plan = next(p for p, r in searched if r is run)
-                if plan.fresh is None or clock.left(clock.search_deadline) <= 0:
-                    break
-                until = time.monotonic() + clock.left(clock.search_deadline) / (len(leaders) - k)
-                current = run
-                search(plan, plan.fresh(), None, until, " (continued)")
-                current = None
-                if token.cancelled:
-                    break
-        for plan, run in searched:
-            if run.outcome is None:
-                continue
-            where = f"technique {plan.technique}: " if plan.technique else ""
-            report.notes += [where + note for note in run.outcome.notes]
-            if run.outcome.stop_reason != "search finished":
-                report.notes.append(where + run.outcome.stop_reason)
-        report.interrupted = token.cancelled
-        if confirm_policy is not None and not token.cancelled:
-            _confirm(state, confirm_policy, token)
-        elif token.cancelled:
-            report.notes.append("cancelled: the best found so far is not confirmed")
-    except KeyboardInterrupt:
-        if current is not None:
-            partial = _partial(resolved.label, state.trace, time.monotonic() - t0)
-            m0, r0, again0 = state.counts0
-            m1, r1 = session.counts()
-            current.measured += m1 - m0
-            current.reused += (r1 - r0) - (state.replayed - again0)
-            if current.outcome is not None:
-                partial = _merged(current.outcome, partial, state.began - current.started_s)
-            current.outcome = partial
-            current.note = "interrupted"
-            current.best_technique = current.technique or technique_of(
-                kernel, current.outcome.best_config
-            )
-            if current not in report.runs:
-                report.runs.append(current)
-        report.interrupted = True
-        _finish(report, session, measured0, reused0 + state.replayed, t0, startup0, store0)
-        show.on_event(RunFinished(report))
-        raise TuningInterrupted(report) from None
-    finally:
-        session.listener = None
-    _finish(report, session, measured0, reused0 + state.replayed, t0, startup0, store0)
-    show.on_event(RunFinished(report))
-    return report
+
+def _search(
+    state: _Run,
+    plan: _Plan,
+    searcher: Searcher,
+    part: Budget | None,
+    until: float,
+    strategy: str,
+    token: CancelToken,
+    t0: float,
+    more: str = "",
+) -> TuningOutcome:
+    """Drive one search of ``plan`` until ``until``; its outcome goes into
+    ``state.current`` (merged with what an earlier search of the same technique found)."""
+    current = state.current
+    assert current is not None
+    session, clock = state.session, state.clock
+    total = searcher.expected_evaluations()
+    if part is not None and part.evaluations is not None:
+        total = part.evaluations if total is None else min(total, part.evaluations)
+    label = strategy + ("" if plan.technique is None else f" [{plan.technique}]")
+    state.observer.on_event(SearchStarted(label + more, plan.technique, total))
+    clock.segment()
+    state.trace = []
+    state.best_s = current.best_s
+    m0, r0, again0 = state.counts0 = (*session.counts(), state.replayed)
+    began = state.began = time.monotonic() - t0
+    state.replaying = current.outcome is not None
+    starting = session.startup_s
+
+    def deadline() -> float:
+        """``until``, later by the start-up this search paid (starting the workers
+        is the run's cost, not its part's), never past the searches' deadline."""
+        return min(until + session.startup_s - starting, clock.search_deadline)
+
+    outcome = drive(
+        searcher,
+        session.evaluator,
+        strategy=strategy,
+        budget=part,
+        space=plan.space,
+        on_result=state.on_entry,
+        stop=lambda: _why_stop(token, clock, deadline()),
+        room=lambda: clock.room_for(deadline()),
+        on_batch=state.on_batch,
+    )
+    m1, r1 = session.counts()
+    if current.outcome is not None:
+        outcome = _merged(current.outcome, outcome, began - current.started_s)
+    current.outcome = outcome
+    current.measured += m1 - m0
+    current.reused += (r1 - r0) - (state.replayed - again0)
+    current.best_technique = plan.technique or technique_of(session.kernel, outcome.best_config)
+    return outcome
+
+
+def _continue_leaders(
+    state: _Run,
+    searched: list[tuple[_Plan, TechniqueRun]],
+    strategy: str,
+    token: CancelToken,
+    t0: float,
+) -> None:
+    """After scouting: the searches that lead continue, each an equal part of the
+    search time left, from their start again (the store replays what they measured)."""
+    report, clock = state.report, state.clock
+    leaders = _leaders([run for _, run in searched])
+    if leaders:
+        report.notes.append(_scouting_note(leaders, searched, clock))
+    for k, run in enumerate(leaders):
+        plan = next(p for p, r in searched if r is run)
+        if plan.fresh is None or clock.left(clock.search_deadline) <= 0:
+            break
+        until = time.monotonic() + clock.left(clock.search_deadline) / (len(leaders) - k)
+        state.current = run
+        _search(state, plan, plan.fresh(), None, until, strategy, token, t0, " (continued)")
+        state.current = None
+        if token.cancelled:
+            break
+
+
+def _keep_interrupted_search(state: _Run, strategy: str, t0: float) -> None:
+    """The search a KeyboardInterrupt stopped, with what it measured, in the report
+    (a continued search: merged with what it found before)."""
+    current = state.current
+    if current is None:
+        return
+    partial = _partial(strategy, state.trace, time.monotonic() - t0)
+    m0, r0, again0 = state.counts0
+    m1, r1 = state.session.counts()
+    current.measured += m1 - m0
+    current.reused += (r1 - r0) - (state.replayed - again0)
+    if current.outcome is not None:
+        partial = _merged(current.outcome, partial, state.began - current.started_s)
+    current.outcome = partial
+    current.note = "interrupted"
+    current.best_technique = current.technique or technique_of(
+        state.session.kernel, current.outcome.best_config
+    )
+    if current not in state.report.runs:
+        state.report.runs.append(current)
 
 
 def _searcher(

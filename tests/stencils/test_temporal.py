@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import shutil
+import subprocess
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
+from gtune.description import load_kernel, parse_description
 from gtune.exceptions import InputError
-from gtune.kernel import load_kernel, parse_description
 from gtune.stencils.definition import load_definition, parse_definition
 from gtune.stencils.render import definition_description, render_source
 
@@ -82,6 +85,31 @@ def test_stepping_description() -> None:
     kernel = parse_description(description, source=source, label="h")
     assert kernel.step_count == 12
     assert kernel.launches({"TB": 4}) == 3 and kernel.launches({"TB": 1}) == 12
+
+
+def test_stepping_2d_description_streams_one_step_only() -> None:
+    """A 2D array's temporal technique uses tiles (STREAM == 0); streaming along y is a
+    one-step technique there (TB == 1), and the template refuses both at once."""
+    d = parse_definition(with_steps(STAR, 4), "s.stencil.yaml")
+    source, description = definition_description(d, {"NX": 32, "NY": 32})
+    techniques = description["techniques"]
+    assert techniques["temporal"][:2] == ["TB > 1", "STREAM == 0"]
+    assert "TB == 1" in techniques["stream"] and "STREAM == 1" in techniques["stream"]
+    assert "TB == 1 or STREAM == 0" in description["constraints"]
+    if shutil.which("cpp") is None:
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "k.cl"
+        src.write_text(source)
+        for flags, ok in (("-DSTREAM=1 -DZC=4", True), ("-DSTREAM=1 -DZC=4 -DTB=2", False)):
+            pre = subprocess.run(
+                ["cpp", "-P", "-undef", "-DNX=32", "-DNY=32", *flags.split(), str(src)],
+                capture_output=True,
+                text=True,
+            )
+            assert (pre.returncode == 0) is ok, pre.stderr
+            if not ok:
+                assert "STREAM=1 needs CY=1 and TB=1 for a 2D array" in pre.stderr
 
 
 def _valid(kernel: Any, cfg: dict[str, int], limits: dict[str, int]) -> bool:

@@ -15,7 +15,8 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 
-from gtune.kernel import TunableKernel, load_kernel, parse_description
+from gtune.description import load_kernel, parse_description
+from gtune.kernel import TunableKernel
 from gtune.measure import OpenCLEvaluator, Status, select_device
 from gtune.stencils.definition import load_definition, parse_definition
 from gtune.stencils.render import definition_description

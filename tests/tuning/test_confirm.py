@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from gtune.budget import Budget
 from gtune.exceptions import InputError
-from gtune.heuristics import Budget
 from gtune.kernel import canonical_config
 from gtune.measure.result import Result
 from gtune.measure.stats import faster_beyond_noise
