@@ -363,9 +363,11 @@ def drive(
             todo = todo[:left]
         fits = room() if room is not None and todo else None
         cut = ""
-        if fits is not None and len(todo) > fits:
-            todo = todo[:fits]
-            cut = "the time left has no room for another configuration"
+        if fits is not None:
+            keep = _within_room(evaluator, [batch.configs[i] for i in todo], fits)
+            if keep < len(todo):
+                todo = todo[:keep]
+                cut = "the time left has no room for another configuration"
         evaluated = 0
         if on_batch is not None:
             on_batch(batch, len(todo))
@@ -412,6 +414,22 @@ def drive(
         stop_reason=stop_reason,
         wall_s=time.monotonic() - started,
     )
+
+
+def _within_room(evaluator: Evaluator, configs: Sequence[Config], fits: int) -> int:
+    """How many of ``configs`` (a prefix) to hand out when ``fits`` more measurements fit
+    in the time left: those the evaluator serves from a result store (its ``known``) cost
+    nothing and do not count, so a resumed search replays what it measured before."""
+    known = getattr(evaluator, "known", None)
+    if not callable(known):
+        return min(len(configs), fits)
+    measured = 0
+    for n, config in enumerate(configs):
+        if known(config) is None:
+            if measured >= fits:
+                return n
+            measured += 1
+    return len(configs)
 
 
 def _evaluate(evaluator: Evaluator, configs: Sequence[Config]) -> Generator[Result, None, None]:

@@ -254,7 +254,9 @@ class OpenCLEvaluator(EvaluatorBase):
     Compile workers build upcoming configurations while the device measures. On a CPU
     device the two would share the same cores and a kernel timed during a build would
     run slower, so there (``measure_alone``, the default for CPU devices) builds still
-    run side by side in the workers, but never while a configuration is timed.
+    run side by side in the workers, but never while a configuration is timed; where
+    that leaves a single compile worker (two cores), its builds would overlap nothing,
+    and by default the measuring worker builds itself.
 
     Other processes may measure on the same device (two searches sharing a GPU): the
     device lock (:mod:`gtune.measure.devlock`) lets only one of them time at a time;
@@ -315,6 +317,11 @@ class OpenCLEvaluator(EvaluatorBase):
         self.measure_alone = (
             "CPU" in self.device.type.upper() if measure_alone is None else measure_alone
         )
+        if compile_workers is None and self.measure_alone and self.compile_workers < 2:
+            # Measured alone, a single helper's builds overlap nothing: the measuring
+            # worker builds each configuration itself, and no binary is fetched and
+            # handed over (fetching PoCL's takes a further compile, some 0.15 s each).
+            self.compile_workers = 0
         #: How long a measurement waits for the device while another process measures.
         self.lock_wait_s = max(600.0, 10 * timeout_s) if lock_wait_s is None else lock_wait_s
         # builds on a CPU device hold the lock shared, waiting at most this long for it

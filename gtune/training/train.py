@@ -124,7 +124,8 @@ def collect(
             kernel,
             device=device,
             strategy=heuristic,
-            technique=OracleTechniquePolicy(name=ALL, note="", only=tuple(searched)),
+            # the techniques are compared: each gets the same budget (no scouting)
+            technique=OracleTechniquePolicy(name=ALL, note="", only=tuple(searched), equal=True),
             budget=_per_technique(budget, len(searched)),
             store=store,
             compile_workers=compile_workers,

@@ -22,6 +22,13 @@ from gtune.measure.result import Result
 
 CONFIRM_RESERVE = 0.15  # share of a wall-time budget kept for the confirmation round
 SEGMENT_MIN = 3  # configurations a search measures before its own pace is used
+SCOUT_SHARE = 0.4
+"""Share of a wall-time budget's search time in which several searches (one per
+technique) each scout, equally; the rest goes to the searches whose best leads."""
+SPARE_ROUNDS = 6
+"""Confirmation rounds beyond the policy's that a wall-time budget's reserve may hold."""
+LEAD_FACTOR = 1.25
+"""A scouted search leads when its best is within this factor of the fastest's."""
 
 
 def share(budget: Budget | None, runs_left: int, spent_evals: int, spent_s: float) -> Budget | None:
@@ -201,4 +208,12 @@ class TimeBreakdown:
         }
 
 
-__all__ = ["CONFIRM_RESERVE", "Clock", "TimeBreakdown", "share"]
+__all__ = [
+    "CONFIRM_RESERVE",
+    "LEAD_FACTOR",
+    "SCOUT_SHARE",
+    "SPARE_ROUNDS",
+    "Clock",
+    "TimeBreakdown",
+    "share",
+]

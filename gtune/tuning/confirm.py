@@ -30,16 +30,27 @@ from gtune.tuning.events import CancelToken
 
 @dataclass(frozen=True)
 class ConfirmPolicy:
-    """How many candidates (besides the default) and how many interleaved rounds."""
+    """How many candidates (besides the default) and how many interleaved rounds.
+
+    ``spare_rounds`` more rounds follow while the time left has room for them (only
+    when a time limit is known: a wall-time budget's reserve for this round): more
+    rounds make the medians robust to a burst of other work on the machine.
+    """
 
     candidates: int = 3
     rounds: int = 3
     confidence: float = 0.95
+    spare_rounds: int = 0
 
     def __post_init__(self) -> None:
         if self.candidates < 1:
             raise InputError(
                 f"the confirmation round needs at least 1 candidate, got {self.candidates}",
+                source="confirm",
+            )
+        if self.spare_rounds < 0:
+            raise InputError(
+                f"spare confirmation rounds cannot be negative, got {self.spare_rounds}",
                 source="confirm",
             )
         if self.rounds < 1:
@@ -248,6 +259,7 @@ def confirm(
     """Re-measure ``candidates`` and ``default`` interleaved for ``policy.rounds`` rounds.
 
     ``room()`` says how many more configurations fit in the time left (None: no limit);
+    ``policy.spare_rounds`` more rounds are measured while it has room for a whole one.
     ``cancel`` is checked between configurations. A configuration that fails in a round
     (timeout, wrong result, ...) is dropped from later rounds and from the answer.
     """
@@ -265,13 +277,15 @@ def confirm(
         entries.append(ConfirmedConfig(dict(r.config), search_s=r.median_s))
         index[key] = entries[-1]
     out = Confirmation(entries, policy.confidence)
-    for rnd in range(policy.rounds):
+    for rnd in range(policy.rounds + policy.spare_rounds):
         live = [e for e in entries if e.status is Status.OK]
         if not live:
             break
         shift = rnd % len(live)
         order = live[shift:] + live[:shift]
         limit = room() if room is not None else None
+        if rnd >= policy.rounds and (limit is None or limit < len(order)):
+            break  # a spare round: only where the time left is known to hold it
         if limit is not None and limit < len(order):
             if rnd == 0:
                 out.notes.append("the budget left no time for the confirmation round")

@@ -16,7 +16,7 @@ import functools
 import logging
 import math
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -34,11 +34,12 @@ from gtune.heuristics import (
     drive,
     nearest_config,
 )
+from gtune.kernel import canonical_config
 from gtune.measure.result import Result
 from gtune.space import EnumeratedSpace, technique_space
 from gtune.store import owner_id
 from gtune.store.ranking import CONFIRMATION, confirmed_id
-from gtune.tuning.budget import Clock, share
+from gtune.tuning.budget import LEAD_FACTOR, SCOUT_SHARE, SPARE_ROUNDS, Clock, share
 from gtune.tuning.confirm import Confirmation, ConfirmPolicy, confirm, pick_candidates
 from gtune.tuning.events import (
     BatchStarted,
@@ -76,6 +77,7 @@ class _Plan:
     space: EnumeratedSpace
     searcher: Searcher | None
     note: str = ""
+    fresh: Callable[[], Searcher] | None = None  # the same search again, from its start
 
 
 def _converged(result: Result) -> bool | None:
@@ -99,9 +101,21 @@ class _Run:
         self.best_s = math.inf
         self.trace: list[TraceEntry] = []
         self.current: TechniqueRun | None = None  # the search under way
-        self.counts0 = (0, 0)  # the session's counts when it started
+        #: Configurations this run's searches were given (measured or served), and how
+        #: many of them the store served again to a search that continued (a replay is
+        #: neither a measurement nor a reuse); ``replaying`` while one continues.
+        self.seen: set[str] = set()
+        self.replayed = 0
+        self.replaying = False
+        #: Where the current search started: the session's counts, replays, and seconds.
+        self.counts0: tuple[int, int, int] = (0, 0, 0)
+        self.began = 0.0
 
     def on_result(self, result: Result, fresh: bool) -> None:
+        key = canonical_config(result.config)
+        if not fresh and self.replaying and key in self.seen:
+            self.replayed += 1
+        self.seen.add(key)
         if fresh:
             self.clock.measured()
             self.count(result)
@@ -174,7 +188,9 @@ def run_tuning(
     show.on_event(RunStarted(kernel.name, device.name, resolved.label, choice.techniques))
     session.listener = state.on_result
     try:
-        _search_all(state, plans, resolved.label, budget, token, t0)
+        _search_all(
+            state, plans, resolved.label, budget, token, t0, equal=choice.equal, startup0=startup0
+        )
         report.interrupted = token.cancelled
         if confirm_policy is not None and not token.cancelled:
             _confirm(state, confirm_policy, token)
@@ -183,12 +199,12 @@ def run_tuning(
     except KeyboardInterrupt:
         _keep_interrupted_search(state, resolved.label, t0)
         report.interrupted = True
-        _finish(report, session, measured0, reused0, t0, startup0, store0)
+        _finish(report, session, measured0, reused0 + state.replayed, t0, startup0, store0)
         show.on_event(RunFinished(report))
         raise TuningInterrupted(report) from None
     finally:
         session.listener = None
-    _finish(report, session, measured0, reused0, t0, startup0, store0)
+    _finish(report, session, measured0, reused0 + state.replayed, t0, startup0, store0)
     show.on_event(RunFinished(report))
     return report
 
@@ -211,9 +227,9 @@ def _plans(
         if sub.size() == 0:
             plans.append(_Plan(name, sub, None, "no valid configuration on this device"))
             continue
-        searcher = resolved.plugin.searcher(sub, problem, resolved.options)
         start = nearest_config(sub, default) if default and resolved.plugin.seeded else None
-        plans.append(_Plan(name, sub, Seeded(searcher, start) if start else searcher))
+        fresh = functools.partial(_searcher, resolved.plugin, sub, problem, resolved.options, start)
+        plans.append(_Plan(name, sub, fresh(), fresh=fresh))
     if all(p.searcher is None for p in plans):
         raise UnsatisfiableSpace(
             f"technique {choice.techniques[0]} has no valid configuration on {session.device.name}",
@@ -280,15 +296,25 @@ def _search_all(
     budget: Budget | None,
     token: CancelToken,
     t0: float,
+    *,
+    equal: bool = False,
+    startup0: float = 0.0,
 ) -> None:
     """Each technique's search in turn, sharing the budget; a technique without a
-    space is noted and skipped. Stops after the search during which ``token`` is
-    cancelled."""
+    space is noted and skipped. Several searches sharing a wall-time budget alone scout
+    first, each an equal part of ``SCOUT_SHARE`` of the search time (which begins once
+    the workers run: the start-up since ``startup0`` moves its end); the rest goes to
+    those that lead (:func:`_continue_leaders`). ``equal``: no scouting, each search
+    an equal part of the time left. Stops after the search during which ``token`` is
+    cancelled; the searches' notes follow in the report."""
     session, report, clock = state.session, state.report, state.clock
-    kernel = session.kernel
-    evaluator = session.evaluator
     spent_evals, spent_s = 0, 0.0
     to_go = sum(1 for p in plans if p.searcher is not None)
+    scouting = _scouts(budget, to_go) and not equal
+    scout_end = clock.search_deadline
+    if scouting:
+        scout_end = time.monotonic() + SCOUT_SHARE * max(0.0, clock.left(scout_end))
+    searched: list[tuple[_Plan, TechniqueRun]] = []
     for plan in plans:
         if plan.searcher is None:
             report.runs.append(TechniqueRun(plan.technique, 0, None, note=plan.note))
@@ -296,62 +322,215 @@ def _search_all(
             continue
         part = share(budget, to_go, spent_evals, spent_s)
         # a wall-time budget: this search gets an equal part of the time left (one
-        # that ends early leaves its rest to the next), so every technique is searched
-        until = clock.search_deadline
+        # that ends early leaves its rest to the next), so every technique is searched;
+        # while scouting, an equal part of the scouting time
+        until = scout_end
+        if scouting:  # scouting begins once the workers run: the start-up moves its end
+            until += session.startup_s - startup0
         if math.isfinite(until):
             until = time.monotonic() + max(0.0, until - time.monotonic()) / to_go
         to_go -= 1
-        total = plan.searcher.expected_evaluations()
-        if part is not None and part.evaluations is not None:
-            total = part.evaluations if total is None else min(total, part.evaluations)
-        label = strategy + ("" if plan.technique is None else f" [{plan.technique}]")
-        state.observer.on_event(SearchStarted(label, plan.technique, total))
-        clock.segment()
-        state.trace = []
-        state.best_s = math.inf
-        state.counts0 = session.counts()
         current = state.current = TechniqueRun(
             plan.technique, plan.space.size(), None, started_s=time.monotonic() - t0
         )
-        outcome = drive(
-            plan.searcher,
-            evaluator,
-            strategy=strategy,
-            budget=part,
-            space=plan.space,
-            on_result=state.on_entry,
-            stop=functools.partial(_why_stop, token, clock, until),
-            room=functools.partial(clock.room_for, until),
-            on_batch=state.on_batch,
-        )
-        (m0, r0), (m1, r1) = state.counts0, session.counts()
-        current.outcome, current.measured, current.reused = outcome, m1 - m0, r1 - r0
-        current.best_technique = plan.technique or technique_of(kernel, outcome.best_config)
+        outcome = _search(state, plan, plan.searcher, part, until, strategy, token, t0)
         report.runs.append(current)
+        searched.append((plan, current))
         state.current = None
         spent_evals += outcome.evaluations
         spent_s += outcome.compile_s + outcome.run_s
+        if token.cancelled:
+            break
+    if scouting and not token.cancelled:
+        _continue_leaders(state, searched, strategy, token, t0)
+    for plan, run in searched:
+        if run.outcome is None:
+            continue
         where = f"technique {plan.technique}: " if plan.technique else ""
-        report.notes += [where + note for note in outcome.notes]
-        if outcome.stop_reason != "search finished":
-            report.notes.append(where + outcome.stop_reason)
+        report.notes += [where + note for note in run.outcome.notes]
+        if run.outcome.stop_reason != "search finished":
+            report.notes.append(where + run.outcome.stop_reason)
+
+
+def _search(
+    state: _Run,
+    plan: _Plan,
+    searcher: Searcher,
+    part: Budget | None,
+    until: float,
+    strategy: str,
+    token: CancelToken,
+    t0: float,
+    more: str = "",
+) -> TuningOutcome:
+    """Drive one search of ``plan`` until ``until``; its outcome goes into
+    ``state.current`` (merged with what an earlier search of the same technique found)."""
+    current = state.current
+    assert current is not None
+    session, clock = state.session, state.clock
+    total = searcher.expected_evaluations()
+    if part is not None and part.evaluations is not None:
+        total = part.evaluations if total is None else min(total, part.evaluations)
+    label = strategy + ("" if plan.technique is None else f" [{plan.technique}]")
+    state.observer.on_event(SearchStarted(label + more, plan.technique, total))
+    clock.segment()
+    state.trace = []
+    state.best_s = current.best_s
+    m0, r0, again0 = state.counts0 = (*session.counts(), state.replayed)
+    began = state.began = time.monotonic() - t0
+    state.replaying = current.outcome is not None
+    starting = session.startup_s
+
+    def deadline() -> float:
+        """``until``, later by the start-up this search paid (starting the workers
+        is the run's cost, not its part's), never past the searches' deadline."""
+        return min(until + session.startup_s - starting, clock.search_deadline)
+
+    outcome = drive(
+        searcher,
+        session.evaluator,
+        strategy=strategy,
+        budget=part,
+        space=plan.space,
+        on_result=state.on_entry,
+        stop=lambda: _why_stop(token, clock, deadline()),
+        room=lambda: clock.room_for(deadline()),
+        on_batch=state.on_batch,
+    )
+    m1, r1 = session.counts()
+    if current.outcome is not None:
+        outcome = _merged(current.outcome, outcome, began - current.started_s)
+    current.outcome = outcome
+    current.measured += m1 - m0
+    current.reused += (r1 - r0) - (state.replayed - again0)
+    current.best_technique = plan.technique or technique_of(session.kernel, outcome.best_config)
+    return outcome
+
+
+def _continue_leaders(
+    state: _Run,
+    searched: list[tuple[_Plan, TechniqueRun]],
+    strategy: str,
+    token: CancelToken,
+    t0: float,
+) -> None:
+    """After scouting: the searches that lead continue, each an equal part of the
+    search time left, from their start again (the store replays what they measured)."""
+    report, clock = state.report, state.clock
+    leaders = _leaders([run for _, run in searched])
+    if leaders:
+        report.notes.append(_scouting_note(leaders, searched, clock))
+    for k, run in enumerate(leaders):
+        plan = next(p for p, r in searched if r is run)
+        if plan.fresh is None or clock.left(clock.search_deadline) <= 0:
+            break
+        until = time.monotonic() + clock.left(clock.search_deadline) / (len(leaders) - k)
+        state.current = run
+        _search(state, plan, plan.fresh(), None, until, strategy, token, t0, " (continued)")
+        state.current = None
         if token.cancelled:
             break
 
 
 def _keep_interrupted_search(state: _Run, strategy: str, t0: float) -> None:
-    """The search a KeyboardInterrupt stopped, with what it measured, in the report."""
+    """The search a KeyboardInterrupt stopped, with what it measured, in the report
+    (a continued search: merged with what it found before)."""
     current = state.current
     if current is None:
         return
-    current.outcome = _partial(strategy, state.trace, time.monotonic() - t0)
-    (m0, r0), (m1, r1) = state.counts0, state.session.counts()
-    current.measured, current.reused = m1 - m0, r1 - r0
+    partial = _partial(strategy, state.trace, time.monotonic() - t0)
+    m0, r0, again0 = state.counts0
+    m1, r1 = state.session.counts()
+    current.measured += m1 - m0
+    current.reused += (r1 - r0) - (state.replayed - again0)
+    if current.outcome is not None:
+        partial = _merged(current.outcome, partial, state.began - current.started_s)
+    current.outcome = partial
     current.note = "interrupted"
     current.best_technique = current.technique or technique_of(
         state.session.kernel, current.outcome.best_config
     )
-    state.report.runs.append(current)
+    if current not in state.report.runs:
+        state.report.runs.append(current)
+
+
+def _searcher(
+    plugin: Any,
+    space: EnumeratedSpace,
+    problem: SearchProblem,
+    options: Mapping[str, Any],
+    start: Mapping[str, int] | None,
+) -> Searcher:
+    """A new searcher of ``plugin`` on ``space``, seeded with ``start`` when given."""
+    searcher: Searcher = plugin.searcher(space, problem, options)
+    return Seeded(searcher, start) if start else searcher
+
+
+def _scouts(budget: Budget | None, searches: int) -> bool:
+    """Whether the searches scout first: several of them share a wall-time budget (and
+    nothing else bounds them)."""
+    return (
+        searches > 1
+        and budget is not None
+        and budget.wall_seconds is not None
+        and budget.evaluations is None
+        and budget.seconds is None
+    )
+
+
+def _leaders(runs: list[TechniqueRun]) -> list[TechniqueRun]:
+    """The searches worth continuing after scouting, fastest first: those whose best is
+    within ``LEAD_FACTOR`` of the fastest and that stopped before their search finished."""
+    found = [r for r in runs if r.outcome is not None and math.isfinite(r.best_s)]
+    if not found:
+        return []
+    best = min(r.best_s for r in found)
+    close = sorted((r for r in found if r.best_s <= LEAD_FACTOR * best), key=lambda r: r.best_s)
+    return [
+        r for r in close if r.outcome is not None and r.outcome.stop_reason != "search finished"
+    ]
+
+
+def _scouting_note(
+    leaders: list[TechniqueRun], searched: list[tuple[_Plan, TechniqueRun]], clock: Clock
+) -> str:
+    names = ", ".join(str(r.technique) for r in leaders)
+    dropped = [str(r.technique) for _, r in searched if r not in leaders]
+    return (
+        f"every technique was scouted in the first {SCOUT_SHARE:.0%} of the search time; "
+        f"the rest ({clock.left(clock.search_deadline):.0f} s) went to the fastest "
+        f"({names}: within {LEAD_FACTOR:g}x of the best scouted)"
+        + (f", not to {', '.join(dropped)}" if dropped else "")
+    )
+
+
+def _merged(first: TuningOutcome, then: TuningOutcome, offset_s: float) -> TuningOutcome:
+    """One search's outcome from an earlier part (``first``) and the same search run
+    again from its start (``then``, ``offset_s`` seconds after ``first`` began), which
+    replayed ``first``'s configurations from the store and went on: the configurations
+    ``first`` measured keep their entries, the new ones follow."""
+    seen = {canonical_config(e.config) for e in first.trace}
+    trace = list(first.trace)
+    for e in then.trace:
+        key = canonical_config(e.config)
+        if key not in seen:
+            seen.add(key)
+            trace.append(replace(e, index=len(trace), elapsed_s=e.elapsed_s + offset_s))
+    best = first.best_result
+    if then.best_result is not None and (
+        best is None or then.best_result.objective < best.objective
+    ):
+        best = then.best_result
+    return TuningOutcome(
+        strategy=then.strategy,
+        best_config=dict(best.config) if best is not None else None,
+        best_result=best,
+        trace=trace,
+        steps=then.steps,
+        notes=list(dict.fromkeys([*first.notes, *then.notes])),
+        stop_reason=then.stop_reason,
+        wall_s=offset_s + then.wall_s,
+    )
 
 
 def _budget_too_short(plans: list[_Plan], budget: Budget | None) -> str:
@@ -414,6 +593,9 @@ def _confirm(state: _Run, policy: ConfirmPolicy, token: CancelToken) -> None:
     clock = state.clock
     clock.start_pacing()
     clock.segment()
+    if clock.wall_seconds is not None and not policy.spare_rounds:
+        # the budget keeps a reserve for this round: what it has room for is measured
+        policy = replace(policy, spare_rounds=SPARE_ROUNDS)
     outcome = confirm(
         candidates,
         default,

@@ -47,6 +47,7 @@ class TechniqueChoice:
     techniques: tuple[str | None, ...]
     note: str = ""
     unpredicted: bool = False  # every technique, because no model could predict one
+    equal: bool = False  # the searches share a wall-time budget equally: no scouting
 
 
 class TechniquePolicy(Protocol):
@@ -65,17 +66,19 @@ class TechniquePolicy(Protocol):
 @dataclass(frozen=True)
 class OracleTechniquePolicy:
     """Every technique of the kernel (or those of ``only`` it has), one search each;
-    the best is kept."""
+    the best is kept. ``equal``: under a wall-time budget each search gets an equal part
+    (no scouting, see :mod:`gtune.tuning.driver`), as labelling techniques needs."""
 
     name: str = AUTO
     note: str = NO_PREDICTOR_NOTE
     only: tuple[str, ...] = ()
+    equal: bool = False
 
     def choose(self, kernel: TunableKernel, device: DeviceLimits | None) -> TechniqueChoice:
         names = tuple(t for t in kernel.techniques if not self.only or t in self.only)
         if not names:
             return TechniqueChoice((None,))
-        return TechniqueChoice(names, self.note if len(names) > 1 else "")
+        return TechniqueChoice(names, self.note if len(names) > 1 else "", equal=self.equal)
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ import pytest
 
 from gtune.description import load_kernel
 from gtune.measure import OpenCLEvaluator, Status
+from gtune.measure.opencl_evaluator import default_compile_workers
 
 pytestmark = pytest.mark.opencl
 
@@ -134,6 +135,23 @@ def test_measure_alone_times_no_configuration_during_a_build(data_dir, alone):
 def test_measure_alone_is_the_default_on_cpu_devices(data_dir):
     with OpenCLEvaluator(load_kernel(data_dir / "naive7.cl"), compile_workers=0) as ev:
         assert ev.measure_alone == ("CPU" in ev.device.type.upper())
+
+
+@pytest.mark.parametrize("alone", [True, False])
+def test_a_single_compile_worker_measured_alone_is_left_out(data_dir, alone):
+    """Measuring alone, one compile worker's builds overlap nothing: by default the
+    measuring worker builds itself then (no binary fetched and handed over); a number
+    asked for is kept, and with measure_alone off the helpers run as before."""
+    kernel = load_kernel(data_dir / "naive7.cl")
+    with OpenCLEvaluator(kernel, measure_alone=alone) as ev:
+        helpers = default_compile_workers()
+        assert ev.compile_workers == (0 if alone and helpers < 2 else helpers)
+        configs = [{"WX": x, "WY": 1, "WZ": 1} for x in (4, 16)]
+        batch = list(ev.evaluate_batch(configs))
+        assert [r.config for r in batch] == configs and all(r.ok for r in batch)
+        assert all(r.compile_s > 0 for r in batch)
+    with OpenCLEvaluator(kernel, compile_workers=1, measure_alone=alone) as ev:
+        assert ev.compile_workers == 1
 
 
 def test_abandoned_batch_leaves_no_stale_builds(data_dir):

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import pytest
+
+from gtune.budget import Budget
+from gtune.exceptions import InputError
 from gtune.kernel import canonical_config
 from gtune.measure.result import Result
 from gtune.measure.stats import faster_beyond_noise
 from gtune.tuning import CancelToken, ConfirmPolicy, TuningSession, run_tuning
+from gtune.tuning.budget import SPARE_ROUNDS
 from gtune.tuning.confirm import (
     Confirmation,
     ConfirmedConfig,
@@ -80,6 +85,40 @@ def test_room_and_cancel_limit_the_round(recorded: Recorded):
     token.cancel()
     stopped = confirm(candidates, None, recorded.replay(), ConfirmPolicy(), cancel=token)
     assert stopped.rounds_done == 0
+
+
+def test_spare_rounds_fill_only_the_time_known_to_be_left(recorded: Recorded):
+    candidates = pick_candidates(recorded.results, 2)
+    policy = ConfirmPolicy(candidates=2, rounds=3, spare_rounds=4)
+    n = len(candidates)
+    # room for everything: the asked rounds and every spare one
+    full = confirm(candidates, None, recorded.replay(), policy, room=lambda: 10 * n * 7)
+    assert full.rounds_done == 7 and not full.notes
+    # no time limit known: the asked rounds only
+    unbounded = confirm(candidates, None, recorded.replay(), policy)
+    assert unbounded.rounds_done == 3 and not unbounded.notes
+    # room shrinking by one round each time: two spare rounds fit, then no note (the
+    # asked rounds were all measured)
+    left = iter(range(5 * n, -1, -n))
+    some = confirm(candidates, None, recorded.replay(), policy, room=lambda: next(left))
+    assert some.rounds_done == 5 and not some.notes
+    for e in some.entries:
+        assert e.rounds == 5
+    with pytest.raises(InputError, match="spare"):
+        ConfirmPolicy(spare_rounds=-1)
+
+
+def test_a_wall_time_budget_spends_its_reserve_on_spare_rounds(replay_session: TuningSession):
+    timed = run_tuning(
+        replay_session,
+        technique="global",
+        budget=Budget(wall_seconds=60.0),
+        confirm_policy=ConfirmPolicy(rounds=3),
+    )
+    assert timed.confirmation is not None
+    assert timed.confirmation.rounds_done == 3 + SPARE_ROUNDS
+    plain = run_tuning(replay_session, technique="global", confirm_policy=ConfirmPolicy(rounds=3))
+    assert plain.confirmation is not None and plain.confirmation.rounds_done == 3
 
 
 def test_run_reports_the_confirmed_answer(replay_session: TuningSession):
