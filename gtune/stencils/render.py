@@ -350,7 +350,10 @@ def describe(
             # a tile one work-item wide reads its planes column by column (never fast),
             # and PoCL hangs on it for work-groups four or more deep: left out
             "STREAM == 0 or WX >= 2",
-            f"STREAM == 0 or BX*CX*CY*{2 * rz + 1} <= {STREAM_QUEUE_MAX}",
+            # (the registers of one-step streaming; temporal streaming keeps its levels
+            # in local memory)
+            f"STREAM == 0 or {'TB > 1 or ' if stepping else ''}"
+            f"BX*CX*CY*{2 * rz + 1} <= {STREAM_QUEUE_MAX}",
             f"STREAM == 0 or {planes} <= LOCAL_MEM_SIZE",
         ]
     no_image = "IMAGE == 0" if image else None
@@ -370,19 +373,19 @@ def describe(
         if fp64:
             constraints.append("IMAGE == 0")
     no_stream = "STREAM == 0" if dims3 else None
-    # Temporal blocking: two tiles of the block with a halo of TB radii per side.
-    temporal_tile = f"{2 * size} * (min(WX, NX) + 2*TB*{rx}) * (min(WY, NY) + 2*TB*{ry})" + (
-        f" * (min(WZ, NZ) + 2*TB*{rz})" if dims3 else ""
+    # Temporal blocking: two tiles of the work-group's block (its work-group size times
+    # the merge factors) with a halo of TB radii per side.
+    temporal_tile = f"{2 * size} * (min(WX*CX, NX) + 2*TB*{rx}) * (min(WY*CY, NY) + 2*TB*{ry})" + (
+        f" * (min(WZ*CZ, NZ) + 2*TB*{rz})" if dims3 else ""
     )
-    # Temporal streaming (3D): a ring of 2*RZ+1 planes with a halo of TB radii per level
-    # below TB.
+    # Temporal streaming (3D): a ring of 2*RZ+1 planes of the block with a halo of TB
+    # radii per level below TB.
     temporal_rings = (
-        f"TB * {(2 * rz + 1) * size} * (min(WX, NX) + 2*TB*{rx}) * (min(WY, NY) + 2*TB*{ry})"
+        f"TB * {(2 * rz + 1) * size} * (min(WX*CX, NX) + 2*TB*{rx}) * (min(WY*CY, NY) + 2*TB*{ry})"
     )
     if stepping:
-        single = ["LOCAL == 0", "VX == 1", "BX == 1", "CX == 1", "CY == 1"]
-        if dims3:
-            single += ["CZ == 1"]
+        # merging (CX, CY, CZ) makes the temporal block larger than the work-group
+        single = ["LOCAL == 0", "VX == 1", "BX == 1"]
         constraints += [
             f"{d.steps} % TB == 0",
             f"TB == 1 or ({' and '.join(single)})",

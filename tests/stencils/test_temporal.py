@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import itertools
 from pathlib import Path
 from typing import Any
 
@@ -91,7 +92,7 @@ def _valid(kernel: Any, cfg: dict[str, int], limits: dict[str, int]) -> bool:
 
 def test_temporal_constraints_and_local_memory() -> None:
     """TB divides the steps, excludes the other data-loading techniques, and its two
-    tiles (element size included) fit in local memory."""
+    tiles (element size included, the block merged by CX and CY) fit in local memory."""
     data = with_steps(STAR, 8)
     limits = {"LOCAL_MEM_SIZE": 4096, "DOUBLE_SUPPORT": 1}
     fits: dict[str, set[tuple[int, int, int]]] = {}
@@ -105,17 +106,18 @@ def test_temporal_constraints_and_local_memory() -> None:
         temporal = kernel.techniques["temporal"]
         fits[dtype] = set()
         for tb in kernel.parameter("TB").domain.values(kernel.sizes):
-            for wx in (4, 16, 64):
-                for wy in (1, 4, 16):
-                    cfg = {**default, "WX": wx, "WY": wy, "TB": tb}
-                    tile = 2 * size * (wx + 2 * tb) * (wy + 2 * tb)
-                    ok = _valid(kernel, cfg, limits)
-                    assert ok == (tb == 1 or tile <= 4096), (dtype, cfg)
-                    assert all(t.evaluate(kernel.env(cfg)) for t in temporal) == (tb > 1)
-                    if ok and tb > 1:
-                        fits[dtype].add((wx, wy, tb))
-                        for other in ({"LOCAL": 1}, {"VX": 2, "BX": 2}, {"CX": 2}):
-                            assert not _valid(kernel, {**cfg, **other}, limits), other
+            for wx, wy, cx, cy in itertools.product((4, 16, 64), (1, 4, 16), (1, 2), (1, 4)):
+                cfg = {**default, "WX": wx, "WY": wy, "CX": cx, "CY": cy, "TB": tb}
+                if 64 % (wx * cx) or 64 % (wy * cy):
+                    continue
+                tile = 2 * size * (wx * cx + 2 * tb) * (wy * cy + 2 * tb)
+                ok = _valid(kernel, cfg, limits)
+                assert ok == (tb == 1 or tile <= 4096), (dtype, cfg)
+                assert all(t.evaluate(kernel.env(cfg)) for t in temporal) == (tb > 1)
+                if ok and tb > 1:
+                    fits[dtype].add((wx * cx, wy * cy, tb))
+                    for other in ({"LOCAL": 1}, {"VX": 2, "BX": 2}, {"BX": 2}):
+                        assert not _valid(kernel, {**cfg, **other}, limits), other
         assert kernel.parameter("TB").domain.values(kernel.sizes) == [1, 2, 4, 8]
     assert fits["float64"] and fits["float64"] < fits["float32"]
 

@@ -30,37 +30,67 @@ STEPS = 4
 
 # (definition file, sizes, configurations beside the defaults that the TB values run in)
 CASES: dict[str, tuple[Path, dict[str, int], list[dict[str, int]]]] = {
-    "star2d": (DEFS / "star2d_c.stencil.yaml", {"NX": 48, "NY": 24}, [{"WX": 8, "WY": 8}]),
+    "star2d": (
+        DEFS / "star2d_c.stencil.yaml",
+        {"NX": 48, "NY": 24},
+        [
+            {"WX": 8, "WY": 8},
+            {"WX": 4, "WY": 4, "CX": 4, "CY": 2},
+            {"WX": 8, "WY": 1, "CX": 2, "CY": 8},
+        ],
+    ),
     "jacobi2d_f64": (
         DEFS / "jacobi2d_clamp_f64.stencil.yaml",
         {"NX": 32, "NY": 16},
-        [{"WX": 4, "WY": 2}],
+        [{"WX": 4, "WY": 2}, {"WX": 4, "WY": 2, "CX": 2, "CY": 4}],
     ),
     "heat3d": (
         ROOT / "stencils" / "heat3d.stencil.yaml",
         {"NX": 16, "NY": 8, "NZ": 16},
-        [{"STREAM": 1, "ZC": 4}, {"STREAM": 1, "ZC": 8, "WX": 8, "WY": 2}],
+        [
+            {"STREAM": 1, "ZC": 4},
+            {"STREAM": 1, "ZC": 8, "WX": 8, "WY": 2},
+            {"STREAM": 1, "ZC": 4, "WX": 4, "WY": 2, "CX": 2, "CY": 2},
+            {"WX": 4, "WY": 2, "WZ": 2, "CX": 2, "CY": 2, "CZ": 2},
+        ],
     ),
     "box3d": (
         DEFS / "box3d_c.stencil.yaml",
         {"NX": 16, "NY": 8, "NZ": 8},
-        [{"WZ": 2}, {"STREAM": 1, "ZC": 2, "WX": 4, "WY": 4}],
+        [
+            {"WZ": 2},
+            {"STREAM": 1, "ZC": 2, "WX": 4, "WY": 4},
+            {"STREAM": 1, "ZC": 4, "WX": 4, "WY": 2, "CX": 4, "CY": 2},
+            {"WX": 4, "WY": 2, "CX": 2, "CZ": 2},
+        ],
     ),
     "laplacian4": (
         ROOT / "stencils" / "laplacian4.stencil.yaml",
         {"NX": 16, "NY": 16, "NZ": 16},
-        [{"STREAM": 1, "ZC": 8, "WX": 8, "WY": 2}],
+        [
+            {"STREAM": 1, "ZC": 8, "WX": 8, "WY": 2},
+            {"STREAM": 1, "ZC": 8, "WX": 4, "WY": 2, "CX": 2, "CY": 4},
+        ],
     ),
-    "hotspot": (ROOT / "stencils" / "hotspot.stencil.yaml", {"NX": 32, "NY": 16}, []),
+    "hotspot": (
+        ROOT / "stencils" / "hotspot.stencil.yaml",
+        {"NX": 32, "NY": 16},
+        [{"WX": 8, "WY": 2, "CX": 2, "CY": 4}],
+    ),
     "thermal3d": (
         DEFS / "thermal3d.stencil.yaml",
         {"NX": 16, "NY": 8, "NZ": 8},
-        [{"STREAM": 1, "ZC": 4, "WX": 8, "WY": 2}],
+        [
+            {"STREAM": 1, "ZC": 4, "WX": 8, "WY": 2},
+            {"STREAM": 1, "ZC": 4, "WX": 4, "WY": 2, "CX": 2, "CY": 2},
+        ],
     ),
 }
 """3D cases run the temporal tiles (the defaults, STREAM=0) and streaming along z with
 TB time levels (STREAM=1); laplacian4 has radius 2, hotspot and thermal3d a second
-field that stays fixed."""
+field that stays fixed. Configurations with CX, CY (CZ) merge blocks: a work-group's
+block is larger than the work-group, each work-item computes several points per level
+(star2d's 48 x 24 is no power of two)."""
 
 
 def stepping(path: Path, tmp: Path, *, boundary: str, dtype: str | None = None) -> Path:

@@ -18,7 +18,8 @@
  *   ZC         z-chunk: output planes per work-group when streaming (1 otherwise)
  *   TB         temporal blocking: time steps one launch advances (1: one step, the
  *              techniques above; > 1: the temporal kernel, tiles in local memory, or
- *              with STREAM=1 (3D) streaming along z with TB time levels)
+ *              with STREAM=1 (3D) streaming along z with TB time levels; CX CY CZ
+ *              then merge blocks into one larger block per work-group)
  *   NX NY NZ   array size (NZ absent for 2D arrays)
  *
  * The stencil itself (radius per dimension, the primary field's offsets and
@@ -139,8 +140,8 @@
 #if !STREAM && ZC != 1
 #error "ZC (the z-chunk) applies to streaming only: ZC must be 1 when STREAM=0"
 #endif
-#if TB > 1 && (LOCAL || IMAGE || VX > 1 || BX > 1 || CX > 1 || CY > 1 || CZ > 1)
-#error "temporal blocking is a technique of its own: TB > 1 needs LOCAL=IMAGE=0, VX=BX=CX=CY=CZ=1"
+#if TB > 1 && (LOCAL || IMAGE || VX > 1 || BX > 1)
+#error "temporal blocking is a technique of its own: TB > 1 needs LOCAL=IMAGE=0, VX=BX=1"
 #endif
 
 /* Linear index; 32-bit arithmetic while the array fits, as GPUs prefer. */
@@ -290,11 +291,14 @@ __constant sampler_t SMP = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_ED
 #if TB > 1
 /*
  * Temporal blocking: one launch advances TB time steps. A work-group owns a block of
- * WX x WY x WZ outputs. It loads the block's input tile with a halo of TB radii per
- * side into local memory (level 0), then computes level s = 1 .. TB of the points
- * that level TB still needs: the block widened by TB - s radii per side, a region
- * that shrinks by one radius per step. Two tile buffers alternate (level s reads
- * level s - 1). Level TB is written to the output.
+ * SBX x SBY x SBZ = (WX*CX) x (WY*CY) x (WZ*CZ) outputs: with merging (CX, CY, CZ > 1)
+ * each work-item computes several points of every level, and the block is larger
+ * than the work-group, so the halo that is loaded and computed again by the
+ * neighbouring work-groups is a smaller share of it. It loads the block's input tile
+ * with a halo of TB radii per side into local memory (level 0), then computes level
+ * s = 1 .. TB of the points that level TB still needs: the block widened by TB - s
+ * radii per side, a region that shrinks by one radius per step. Two tile buffers
+ * alternate (level s reads level s - 1). Level TB is written to the output.
  *
  * Every step is exactly one step of the other techniques: the same terms in the same
  * order in the element type. With the interior boundary, a point closer to an edge
@@ -306,9 +310,12 @@ __constant sampler_t SMP = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_ED
 #define HX (TB * RX) /* halo per side */
 #define HY (TB * RY)
 #define HZ (TB * RZ)
+#define SBX (WX * CX) /* the block of one work-group */
+#define SBY (WY * CY)
+#define SBZ (WZ * CZ)
 #if STREAM
 /*
- * Streaming along z with TB time levels (3D): a work-group owns WX x WY outputs in x
+ * Streaming along z with TB time levels (3D): a work-group owns SBX x SBY outputs in x
  * and y and the ZC output planes z0 .. z0+ZC-1. It walks the input planes
  * z0-TB*RZ .. z0+ZC+TB*RZ-1, loading each once with an x/y halo of TB radii into a
  * ring of 2*RZ+1 planes (level 0). Once input plane p is loaded, level s = 1 .. TB
@@ -320,8 +327,8 @@ __constant sampler_t SMP = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_ED
  * clamped per axis with CLAMP; rim points keep their value with the interior
  * boundary).
  */
-#define PX (WX + 2 * HX)
-#define PY (WY + 2 * HY)
+#define PX (SBX + 2 * HX)
+#define PY (SBY + 2 * HY)
 #define PLANE (PX * PY)
 #define QZ (2 * RZ + 1)
 #define GROUP (WX * WY)
@@ -344,8 +351,8 @@ void KERNEL_NAME(KERNEL_ARGS)
 {
     __local REAL levels[TB * QZ * PLANE];
     const int lid = (int)get_local_id(1) * WX + (int)get_local_id(0);
-    const int tx0 = (int)get_group_id(0) * WX - HX;
-    const int ty0 = (int)get_group_id(1) * WY - HY;
+    const int tx0 = (int)get_group_id(0) * SBX - HX;
+    const int ty0 = (int)get_group_id(1) * SBY - HY;
     const int z0 = (int)get_group_id(2) * ZC;
 
     for (int p = z0 - HZ; p < z0 + ZC + HZ; ++p) {
@@ -366,8 +373,8 @@ void KERNEL_NAME(KERNEL_ARGS)
             const int my = (TB - s) * RY;
             const int mz = (TB - s) * RZ;
             if (z >= max(z0 - mz, 0) && z < min(z0 + ZC + mz, NZ)) {
-                const int ex = WX + 2 * mx;
-                const int ey = WY + 2 * my;
+                const int ex = SBX + 2 * mx;
+                const int ey = SBY + 2 * my;
                 for (int i = lid; i < ex * ey; i += GROUP) {
                     const int ix = HX - mx + i % ex;
                     const int iy = HY - my + i / ex;
@@ -404,9 +411,9 @@ void KERNEL_NAME(KERNEL_ARGS)
 }
 
 #else /* tiles */
-#define TTX (WX + 2 * HX)
-#define TTY (WY + 2 * HY)
-#define TTZ (WZ + 2 * HZ)
+#define TTX (SBX + 2 * HX)
+#define TTY (SBY + 2 * HY)
+#define TTZ (SBZ + 2 * HZ)
 #define TILE (TTX * TTY * TTZ)
 #define GROUP (WX * WY * WZ)
 /* level s - 1 at the global point (zz, yy, xx) of the tile */
@@ -428,9 +435,9 @@ void KERNEL_NAME(KERNEL_ARGS)
     __local REAL levels[2 * TILE];
     const int lid = ((int)get_local_id(2) * WY + (int)get_local_id(1)) * WX +
                     (int)get_local_id(0);
-    const int tx0 = (int)get_group_id(0) * WX - HX;
-    const int ty0 = (int)get_group_id(1) * WY - HY;
-    const int tz0 = (int)get_group_id(2) * WZ - HZ;
+    const int tx0 = (int)get_group_id(0) * SBX - HX;
+    const int ty0 = (int)get_group_id(1) * SBY - HY;
+    const int tz0 = (int)get_group_id(2) * SBZ - HZ;
 
     /* Level 0: the input tile (zeros beyond the array, never read; clamp reads the
        edge point of the tile instead). */
@@ -451,9 +458,9 @@ void KERNEL_NAME(KERNEL_ARGS)
         const int mx = (TB - s) * RX;
         const int my = (TB - s) * RY;
         const int mz = (TB - s) * RZ;
-        const int ex = WX + 2 * mx;
-        const int ey = WY + 2 * my;
-        const int ez = WZ + 2 * mz;
+        const int ex = SBX + 2 * mx;
+        const int ey = SBY + 2 * my;
+        const int ez = SBZ + 2 * mz;
         for (int i = lid; i < ex * ey * ez; i += GROUP) {
             const int ix = HX - mx + i % ex; /* position in the tile */
             const int iy = HY - my + (i / ex) % ey;
