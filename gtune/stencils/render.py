@@ -287,6 +287,13 @@ def _parameters(dims3: bool, image: bool, image_doc: str, steps: int = 1) -> dic
             "doc": "stream along z: each input plane loaded once, z-neighbours in registers",
         }
         params["ZC"] = pow2("NZ", 1, "z-chunk: output planes per work-group when streaming")
+    elif steps > 1:  # a 2D array streams along y with temporal blocking
+        params["STREAM"] = {
+            "values": [0, 1],
+            "default": 0,
+            "doc": "temporal blocking streams along y: each input row loaded once per chunk",
+        }
+        params["YC"] = pow2("NY", 1, "y-chunk: output rows per work-group when streaming")
     if steps > 1:
         params["TB"] = {
             "values": [t for t in TB_VALUES if steps % t == 0],
@@ -328,9 +335,10 @@ def describe(
     )
     # Streaming holds two planes of the work-group's x/y tile with its halo.
     planes = f"{2 * size} * (min(WX*BX*CX, NX) + {2 * rx}) * (min(WY*CY, NY) + {2 * ry})"
+    stream2d = stepping and not dims3  # temporal blocking streaming along y
     constraints = [
         "NX % (WX*BX*CX) == 0",
-        "NY % (WY*CY) == 0",
+        "NY % (WY*CY*YC) == 0" if stream2d else "NY % (WY*CY) == 0",
     ]
     if dims3:
         constraints.append("NZ % (WZ*CZ*ZC) == 0")
@@ -378,10 +386,12 @@ def describe(
     temporal_tile = f"{2 * size} * (min(WX*CX, NX) + 2*TB*{rx}) * (min(WY*CY, NY) + 2*TB*{ry})" + (
         f" * (min(WZ*CZ, NZ) + 2*TB*{rz})" if dims3 else ""
     )
-    # Temporal streaming (3D): a ring of 2*RZ+1 planes of the block with a halo of TB
-    # radii per level below TB.
+    # Temporal streaming: per level below TB a ring of 2*RZ+1 planes of the block with a
+    # halo of TB radii (3D), or of 2*RY+1 rows of the strip (2D).
     temporal_rings = (
         f"TB * {(2 * rz + 1) * size} * (min(WX*CX, NX) + 2*TB*{rx}) * (min(WY*CY, NY) + 2*TB*{ry})"
+        if dims3
+        else f"TB * {(2 * ry + 1) * size} * (min(WX*CX, NX) + 2*TB*{rx})"
     )
     if stepping:
         # merging (CX, CY, CZ) makes the temporal block larger than the work-group
@@ -396,7 +406,12 @@ def describe(
                 f"TB == 1 or STREAM == 0 or {temporal_rings} <= LOCAL_MEM_SIZE",
             ]
         else:
-            constraints.append(f"TB == 1 or {temporal_tile} <= LOCAL_MEM_SIZE")
+            constraints += [
+                "STREAM == 0 or (TB > 1 and WY == 1 and CY == 1)",
+                "STREAM == 1 or YC == 1",
+                f"TB == 1 or STREAM == 1 or {temporal_tile} <= LOCAL_MEM_SIZE",
+                f"TB == 1 or STREAM == 0 or {temporal_rings} <= LOCAL_MEM_SIZE",
+            ]
     techniques: dict[str, list[str]] = {
         "global": [c for c in ("LOCAL == 0", no_image, "VX == 1", no_stream) if c],
         "vec": [c for c in ("VX > 1", "LOCAL == 0", no_image, no_stream) if c],
@@ -412,9 +427,11 @@ def describe(
         if dims3:  # streaming along z with TB time levels; tiles as an alternative
             techniques["temporal"] = ["TB > 1", "STREAM == 1", "LOCAL == 0", "VX == 1"]
             techniques["temporal-tile"] = ["TB > 1", "STREAM == 0", "LOCAL == 0", "VX == 1"]
-        else:
+        else:  # tiles or streaming along y (STREAM), the spec picks
             techniques["temporal"] = ["TB > 1", "LOCAL == 0", "VX == 1"]
-    global_size = ["NX / (BX*CX)", "NY / CY"] + (["NZ / (CZ*ZC)"] if dims3 else [])
+    global_size = ["NX / (BX*CX)", "NY / (CY*YC)" if stream2d else "NY / CY"] + (
+        ["NZ / (CZ*ZC)"] if dims3 else []
+    )
     local_size = ["WX", "WY"] + (["WZ"] if dims3 else [])
     image_doc = (
         "read the input as an image"
@@ -471,7 +488,7 @@ def _local_memory(
         return f"LOCAL * {tile}" + (f" + STREAM * {planes}" if dims3 else "")
     more = "min(TB - 1, 1)"
     if not dims3:
-        return f"LOCAL * {tile} + {more} * {tiles}"
+        return f"LOCAL * {tile} + {more} * ((1 - STREAM) * {tiles} + STREAM * {rings})"
     return (
         f"LOCAL * {tile} + STREAM * (1 - {more}) * {planes}"
         f" + {more} * ((1 - STREAM) * {tiles} + STREAM * {rings})"

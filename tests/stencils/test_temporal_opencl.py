@@ -37,12 +37,18 @@ CASES: dict[str, tuple[Path, dict[str, int], list[dict[str, int]]]] = {
             {"WX": 8, "WY": 8},
             {"WX": 4, "WY": 4, "CX": 4, "CY": 2},
             {"WX": 8, "WY": 1, "CX": 2, "CY": 8},
+            {"STREAM": 1, "WX": 8, "WY": 1, "CX": 2, "YC": 8},
+            {"STREAM": 1, "WX": 16, "WY": 1, "YC": 2},
         ],
     ),
     "jacobi2d_f64": (
         DEFS / "jacobi2d_clamp_f64.stencil.yaml",
         {"NX": 32, "NY": 16},
-        [{"WX": 4, "WY": 2}, {"WX": 4, "WY": 2, "CX": 2, "CY": 4}],
+        [
+            {"WX": 4, "WY": 2},
+            {"WX": 4, "WY": 2, "CX": 2, "CY": 4},
+            {"STREAM": 1, "WX": 8, "WY": 1, "CX": 2, "YC": 4},
+        ],
     ),
     "heat3d": (
         ROOT / "stencils" / "heat3d.stencil.yaml",
@@ -75,7 +81,7 @@ CASES: dict[str, tuple[Path, dict[str, int], list[dict[str, int]]]] = {
     "hotspot": (
         ROOT / "stencils" / "hotspot.stencil.yaml",
         {"NX": 32, "NY": 16},
-        [{"WX": 8, "WY": 2, "CX": 2, "CY": 4}],
+        [{"WX": 8, "WY": 2, "CX": 2, "CY": 4}, {"STREAM": 1, "WX": 4, "WY": 1, "CX": 4, "YC": 16}],
     ),
     "thermal3d": (
         DEFS / "thermal3d.stencil.yaml",
@@ -90,7 +96,8 @@ CASES: dict[str, tuple[Path, dict[str, int], list[dict[str, int]]]] = {
 TB time levels (STREAM=1); laplacian4 has radius 2, hotspot and thermal3d a second
 field that stays fixed. Configurations with CX, CY (CZ) merge blocks: a work-group's
 block is larger than the work-group, each work-item computes several points per level
-(star2d's 48 x 24 is no power of two)."""
+(star2d's 48 x 24 is no power of two). 2D configurations with YC stream along y
+(temporal blocking only: TB = 1 leaves them out)."""
 
 
 def stepping(path: Path, tmp: Path, *, boundary: str, dtype: str | None = None) -> Path:
@@ -122,7 +129,12 @@ def evaluate(kernel: TunableKernel, configs: list[dict[str, int]]) -> list[Any]:
 def tb_configs(kernel: TunableKernel, extra: list[dict[str, int]]) -> list[dict[str, int]]:
     default = kernel.default_config()
     assert default is not None
-    return [{**default, **change, "TB": tb} for tb in (1, 2, 4) for change in [{}, *extra]]
+    return [
+        {**default, **change, "TB": tb}
+        for tb in (1, 2, 4)
+        for change in [{}, *extra]
+        if tb > 1 or "YC" not in change
+    ]
 
 
 @pytest.mark.parametrize("boundary", ["interior", "clamp"])
@@ -238,7 +250,8 @@ def test_benchmark_script_runs_quick(tmp_path: Path) -> None:
 @given(data=definitions())
 def test_random_definitions_step_exactly(data: dict[str, Any]) -> None:
     """Random definitions (offsets up to radius 4, both boundaries and element types,
-    a second field) with 4 steps: TB = 2 and 4 in tiles, and for 3D also streaming."""
+    a second field) with 4 steps: TB = 2 and 4 in tiles, merged tiles, and streaming
+    (along z in 3D, along y in 2D)."""
     data = {**data, "steps": STEPS}
     d = parse_definition(data, "random.stencil.yaml")
     with tempfile.TemporaryDirectory() as tmp:
@@ -246,7 +259,11 @@ def test_random_definitions_step_exactly(data: dict[str, Any]) -> None:
         path.write_text(d.to_yaml())
         sizes = {"NX": 32, "NY": 16} | ({"NZ": 32} if d.dims == 3 else {})
         kernel = load_kernel(path, sizes)
-        extra = [{"WX": 8, "WY": 2, "STREAM": 1, "ZC": 8}] if d.dims == 3 else []
+        extra = (
+            [{"WX": 8, "WY": 2, "STREAM": 1, "ZC": 8}, {"WX": 4, "WY": 2, "CX": 2, "CY": 2}]
+            if d.dims == 3
+            else [{"WX": 8, "WY": 1, "STREAM": 1, "YC": 4}, {"WX": 4, "WY": 2, "CX": 2}]
+        )
         limits = select_device(None).limit_values()
         configs = [
             c
