@@ -6,9 +6,10 @@ then for each stencil definition (default: the real heat3d at N³ and jacobi2d a
 - **one step**: the definition as written, every one-step data-loading technique tuned
   with the focused spec of benchmarks/bandwidth.py;
 - **multi-step**: the same definition with ``steps: S``, the temporal technique (TB
-  time steps per launch, S/TB launches, buffers swapped between launches; 2D: tiles,
-  3D: streaming along z with TB time levels) tuned with a small spec over TB, the tile
-  and the z-chunk, verified against the reference's loop of S single steps.
+  time steps per launch, S/TB launches, buffers swapped between launches; 2D: merged
+  tiles or streaming along y, 3D: streaming along z with TB time levels, merged plane
+  tiles) tuned with a small spec over the block, TB, the chunk and the work-group,
+  verified against the reference's loop of S single steps.
 
 Times of multi-step kernels are per step; effective bandwidth is the bytes of one step
 (each array read once, written once) over the time per step, so a multi-step kernel
@@ -57,22 +58,30 @@ TARGET_MULTI = 1.5  # effective bandwidth over copy, issue 27
 
 TEMPORAL_SPEC = """\
 name: temporal-focused
-doc: Time steps per launch, then the tile for them, then the time steps again.
+doc: >
+  Large temporal blocks first: the merge factors make a work-group's block several
+  times its work-group, so the halo loaded and computed again is a small share of it.
+  Then the time steps per launch for that block, the z-chunk (3D), streaming along y
+  (2D: a strip of columns marched in chunks of rows), and the work-group's shape.
 repeat: 1
-optional: {WY: 1, WZ: 1, TB: 1, ZC: 1}
-start: {WX: 32, WY: 8, WZ: 1}
-where: ["WX >= 16", "WX*WY*WZ >= 64", "WX*WY*WZ <= 1024"]
+optional: {WY: 1, WZ: 1, CX: 1, CY: 1, CZ: 1, TB: 1, ZC: 1, YC: 1, STREAM: 0}
+start: {WX: 32, WY: 8, WZ: 1, CX: 2, CY: 2, CZ: 1, TB: 2, ZC: "min(64, NX)", YC: 1}
+# at least 128 work-items: the kernel's default work-group (64) fails this, so the
+# search begins at the start values (large blocks), not at the default
+where: ["WX >= 16", "WX*WY*WZ >= 128", "WX*WY*WZ <= 1024"]
 steps:
+  - name: block
+    tune: {CX: "2:8:*2", CY: "1:8:*2"}
   - name: time steps per launch
     tune: {TB: "*"}
   - name: z-chunk
-    tune: {ZC: "8:128:*2"}
-  - name: tile
-    tune: {WX: "16:256:*2", WY: "1:32:*2", WZ: "1:8:*2"}
-  - name: time steps per launch for the tile
-    tune: {TB: "*"}
-  - name: z-chunk for the tile
-    tune: {ZC: "8:512:*2"}
+    tune: {ZC: "16:256:*2"}
+  - name: streaming along y
+    tune: {STREAM: "*", WX: "64:256:*2", WY: 1, CX: "2:8:*2", CY: 1, YC: "64:128:*2"}
+    where: ["YC > 1"]
+  - name: work-group shape
+    tune: {WX: "16:256:*2", WY: "1:16:*2"}
+    keep_product: ["WX*WY"]
 """
 
 
