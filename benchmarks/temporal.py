@@ -76,9 +76,16 @@ steps:
     tune: {TB: "*"}
   - name: z-chunk
     tune: {ZC: "16:256:*2"}
+  # 2D only (3D kernels lack YC, which then reads 1): strips of 128 to 512 columns,
+  # WY rows per iteration, 256 rows per work-group
   - name: streaming along y
-    tune: {STREAM: "*", WX: "64:256:*2", WY: 1, CX: "2:8:*2", CY: 1, YC: "64:128:*2"}
+    tune: {STREAM: "*", WX: "64:128:*2", WY: [4, 8], CX: [2, 4], CY: 1, YC: "256/WY"}
     where: ["YC > 1"]
+  # 3D only (2D kernels lack ZC, which then reads 1): the rings of TB = 2 fill local
+  # memory with a large block already, so deeper time needs a smaller block
+  - name: deeper in time, smaller block
+    tune: {TB: "4:8:*2", CX: "1:4:*2", CY: "1:4:*2"}
+    where: ["ZC > 1"]
   - name: work-group shape
     tune: {WX: "16:256:*2", WY: "1:16:*2"}
     keep_product: ["WX*WY"]

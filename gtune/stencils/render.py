@@ -387,11 +387,11 @@ def describe(
         f" * (min(WZ*CZ, NZ) + 2*TB*{rz})" if dims3 else ""
     )
     # Temporal streaming: per level below TB a ring of 2*RZ+1 planes of the block with a
-    # halo of TB radii (3D), or of 2*RY+1 rows of the strip (2D).
+    # halo of TB radii (3D), or of 2*RY+WY rows of the strip (2D, WY rows per iteration).
     temporal_rings = (
         f"TB * {(2 * rz + 1) * size} * (min(WX*CX, NX) + 2*TB*{rx}) * (min(WY*CY, NY) + 2*TB*{ry})"
         if dims3
-        else f"TB * {(2 * ry + 1) * size} * (min(WX*CX, NX) + 2*TB*{rx})"
+        else f"TB * {size} * ({2 * ry} + min(WY, NY)) * (min(WX*CX, NX) + 2*TB*{rx})"
     )
     if stepping:
         # merging (CX, CY, CZ) makes the temporal block larger than the work-group
@@ -407,7 +407,7 @@ def describe(
             ]
         else:
             constraints += [
-                "STREAM == 0 or (TB > 1 and WY == 1 and CY == 1)",
+                "STREAM == 0 or (TB > 1 and CY == 1)",
                 "STREAM == 1 or YC == 1",
                 f"TB == 1 or STREAM == 1 or {temporal_tile} <= LOCAL_MEM_SIZE",
                 f"TB == 1 or STREAM == 0 or {temporal_rings} <= LOCAL_MEM_SIZE",

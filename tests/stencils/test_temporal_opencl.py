@@ -39,6 +39,7 @@ CASES: dict[str, tuple[Path, dict[str, int], list[dict[str, int]]]] = {
             {"WX": 8, "WY": 1, "CX": 2, "CY": 8},
             {"STREAM": 1, "WX": 8, "WY": 1, "CX": 2, "YC": 8},
             {"STREAM": 1, "WX": 16, "WY": 1, "YC": 2},
+            {"STREAM": 1, "WX": 4, "WY": 4, "CX": 2, "YC": 2},
         ],
     ),
     "jacobi2d_f64": (
@@ -48,6 +49,7 @@ CASES: dict[str, tuple[Path, dict[str, int], list[dict[str, int]]]] = {
             {"WX": 4, "WY": 2},
             {"WX": 4, "WY": 2, "CX": 2, "CY": 4},
             {"STREAM": 1, "WX": 8, "WY": 1, "CX": 2, "YC": 4},
+            {"STREAM": 1, "WX": 4, "WY": 8, "CX": 2, "YC": 2},
         ],
     ),
     "heat3d": (
@@ -81,7 +83,7 @@ CASES: dict[str, tuple[Path, dict[str, int], list[dict[str, int]]]] = {
     "hotspot": (
         ROOT / "stencils" / "hotspot.stencil.yaml",
         {"NX": 32, "NY": 16},
-        [{"WX": 8, "WY": 2, "CX": 2, "CY": 4}, {"STREAM": 1, "WX": 4, "WY": 1, "CX": 4, "YC": 16}],
+        [{"WX": 8, "WY": 2, "CX": 2, "CY": 4}, {"STREAM": 1, "WX": 4, "WY": 2, "CX": 4, "YC": 4}],
     ),
     "thermal3d": (
         DEFS / "thermal3d.stencil.yaml",
@@ -96,8 +98,9 @@ CASES: dict[str, tuple[Path, dict[str, int], list[dict[str, int]]]] = {
 TB time levels (STREAM=1); laplacian4 has radius 2, hotspot and thermal3d a second
 field that stays fixed. Configurations with CX, CY (CZ) merge blocks: a work-group's
 block is larger than the work-group, each work-item computes several points per level
-(star2d's 48 x 24 is no power of two). 2D configurations with YC stream along y
-(temporal blocking only: TB = 1 leaves them out)."""
+(star2d's 48 x 24 is no power of two). 2D configurations with YC stream along y, WY rows
+per iteration (temporal blocking only: TB = 1 leaves them out; jacobi2d's WY = 8 does
+not divide the rows walked, WY·YC + 2·TB·RY)."""
 
 
 def stepping(path: Path, tmp: Path, *, boundary: str, dtype: str | None = None) -> Path:
@@ -262,7 +265,11 @@ def test_random_definitions_step_exactly(data: dict[str, Any]) -> None:
         extra = (
             [{"WX": 8, "WY": 2, "STREAM": 1, "ZC": 8}, {"WX": 4, "WY": 2, "CX": 2, "CY": 2}]
             if d.dims == 3
-            else [{"WX": 8, "WY": 1, "STREAM": 1, "YC": 4}, {"WX": 4, "WY": 2, "CX": 2}]
+            else [
+                {"WX": 8, "WY": 1, "STREAM": 1, "YC": 4},
+                {"WX": 4, "WY": 4, "STREAM": 1, "YC": 2},
+                {"WX": 4, "WY": 2, "CX": 2},
+            ]
         )
         limits = select_device(None).limit_values()
         configs = [

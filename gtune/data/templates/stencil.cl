@@ -16,8 +16,8 @@
  *              output planes, loading each input plane once into local memory and
  *              keeping the partial sums of the planes it feeds in registers
  *   ZC         z-chunk: output planes per work-group when streaming (1 otherwise)
- *   YC         y-chunk: output rows per work-group when a 2D array streams along y
- *              (temporal blocking only; 1 otherwise)
+ *   YC         y-chunk: a 2D array streaming along y (temporal blocking only) gives
+ *              each work-group WY*YC output rows, WY per iteration (1 otherwise)
  *   TB         temporal blocking: time steps one launch advances (1: one step, the
  *              techniques above; > 1: the temporal kernel, tiles in local memory, or
  *              with STREAM=1 (3D) streaming along z with TB time levels; CX CY CZ
@@ -142,8 +142,8 @@
 #if STREAM && ARRAY_DIMS == 3 && (WZ != 1 || CZ != 1)
 #error "streaming walks z itself: STREAM=1 needs WZ=1, CZ=1"
 #endif
-#if STREAM && ARRAY_DIMS != 3 && (TB == 1 || WY != 1 || CY != 1)
-#error "a 2D array streams along y with temporal blocking only: STREAM=1 needs TB > 1, WY=CY=1"
+#if STREAM && ARRAY_DIMS != 3 && (TB == 1 || CY != 1)
+#error "a 2D array streams along y with temporal blocking only: STREAM=1 needs TB > 1, CY=1"
 #endif
 #if (!STREAM || ARRAY_DIMS == 3) && YC != 1
 #error "YC (the y-chunk) applies to 2D streaming only: YC must be 1 otherwise"
@@ -327,18 +327,19 @@ __constant sampler_t SMP = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_ED
 #if STREAM && ARRAY_DIMS == 2
 /*
  * Streaming along y with TB time levels (2D, as the 3D kernel streams along z): a
- * work-group owns a strip of SBX columns and the YC output rows y0 .. y0+YC-1. It
- * walks the input rows y0-TB*RY .. y0+YC+TB*RY-1, loading each once with an x halo
- * of TB radii into a ring of 2*RY+1 rows (level 0). Once input row p is loaded, level
- * s = 1 .. TB computes its row p - s*RY (whose y-neighbours at level s - 1 are then
- * all there) on the columns level TB still needs, the strip widened by TB - s radii
- * per side, into level s's ring; level TB is written to the output. Only the x halo
- * (TB radii per side of a strip of SBX columns) is computed twice, by the
- * neighbouring strip too, and the y halo once per chunk. Each step is exactly one step
- * of the other techniques, boundary included.
+ * work-group owns a strip of SBX columns and the WY*YC output rows y0 .. y0+WY*YC-1.
+ * It walks the input rows y0-TB*RY .. y0+WY*YC+TB*RY-1, WY rows per iteration, loading
+ * each once with an x halo of TB radii into a ring of 2*RY+WY rows (level 0). Once
+ * rows p .. p+WY-1 are loaded, level s = 1 .. TB computes its rows p-s*RY ..
+ * p+WY-1-s*RY (whose y-neighbours at level s - 1 are then all there) on the columns
+ * level TB still needs, the strip widened by TB - s radii per side, into level s's
+ * ring; level TB is written to the output. Only the x halo (TB radii per side of a
+ * strip of SBX columns) is computed twice, by the neighbouring strip too, and the y
+ * halo once per chunk; one barrier per level and WY rows. Each step is exactly one
+ * step of the other techniques, boundary included.
  */
 #define PX (SBX + 2 * HX)
-#define QY (2 * RY + 1)
+#define QY (2 * RY + WY)
 #define GROUP (WX * WY)
 /* the ring slot of row q (0 <= q < NY) at level s */
 #define RING(s, q) (levels + ((s) * QY + (q) % QY) * PX)
@@ -353,6 +354,7 @@ __constant sampler_t SMP = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_ED
         const REAL v_ = FIELD_AT(f, 0, y + (dy), x + (dx));                              \
         acc += (w) * F(v_);                                                              \
     }
+#define ROWS (WY * YC) /* output rows of one work-group */
 
 __kernel __attribute__((reqd_work_group_size(WX, WY, 1)))
 void KERNEL_NAME(KERNEL_ARGS)
@@ -360,48 +362,51 @@ void KERNEL_NAME(KERNEL_ARGS)
     __local REAL levels[TB * QY * PX];
     const int lid = (int)get_local_id(1) * WX + (int)get_local_id(0);
     const int tx0 = (int)get_group_id(0) * SBX - HX;
-    const int y0 = (int)get_group_id(1) * YC;
+    const int y0 = (int)get_group_id(1) * ROWS;
+    const int first = max(y0 - HY, 0);        /* the input rows read */
+    const int last = min(y0 + ROWS + HY, NY); /* one past the last */
 
-    for (int p = y0 - HY; p < y0 + YC + HY; ++p) {
-        if (p >= 0 && p < NY) { /* level 0: input row p */
-            __local REAL *fill = RING(0, p);
-            for (int i = lid; i < PX; i += GROUP) {
-                const int xx = tx0 + i;
-                fill[i] = xx >= 0 && xx < NX ? GLOBAL_READ(0, p, xx) : (REAL)0;
+    for (int p = y0 - HY; p < y0 + ROWS + HY; p += WY) {
+        /* level 0: input rows p .. p+WY-1 */
+        for (int i = lid; i < WY * PX; i += GROUP) {
+            const int q = p + i / PX;
+            const int xx = tx0 + i % PX;
+            if (q >= first && q < last) {
+                RING(0, q)[i % PX] = xx >= 0 && xx < NX ? GLOBAL_READ(0, q, xx) : (REAL)0;
             }
         }
         barrier(CLK_LOCAL_MEM_FENCE);
 #pragma unroll
         for (int s = 1; s <= TB; ++s) {
-            const int y = p - s * RY; /* level s's row of this step */
             const int mx = (TB - s) * RX;
             const int my = (TB - s) * RY;
-            if (y >= max(y0 - my, 0) && y < min(y0 + YC + my, NY)) {
-                const int ex = SBX + 2 * mx;
-                for (int i = lid; i < ex; i += GROUP) {
-                    const int ix = HX - mx + i;
-                    const int x = tx0 + ix;
-                    if (x < 0 || x >= NX) {
-                        continue; /* beyond the array: never read */
-                    }
-                    const bool written = x >= LOX && x < HIX && y >= LOY && y < HIY;
-                    REAL v;
+            const int lo = max(y0 - my, 0); /* the rows of level s */
+            const int hi = min(y0 + ROWS + my, NY);
+            const int ex = SBX + 2 * mx;
+            for (int i = lid; i < WY * ex; i += GROUP) {
+                const int y = p - s * RY + i / ex; /* level s's rows of this iteration */
+                const int ix = HX - mx + i % ex;
+                const int x = tx0 + ix;
+                if (y < lo || y >= hi || x < 0 || x >= NX) {
+                    continue; /* not needed, or beyond the array: never read */
+                }
+                const bool written = x >= LOX && x < HIX && y >= LOY && y < HIY;
+                REAL v;
+                if (written) {
+                    REAL acc = (REAL)0;
+                    STENCIL_TERMS(TEMPORAL_TERM)
+                    EXTRA_TERMS(TEMPORAL_EXTRA)
+                    ADD_CONSTANT(acc);
+                    v = acc;
+                } else {
+                    v = RING(s - 1, y)[ix]; /* interior boundary: the rim keeps it */
+                }
+                if (s == TB) {
                     if (written) {
-                        REAL acc = (REAL)0;
-                        STENCIL_TERMS(TEMPORAL_TERM)
-                        EXTRA_TERMS(TEMPORAL_EXTRA)
-                        ADD_CONSTANT(acc);
-                        v = acc;
-                    } else {
-                        v = RING(s - 1, y)[ix]; /* interior boundary: the rim keeps it */
+                        DST[IDX(0, y, x)] = v;
                     }
-                    if (s == TB) {
-                        if (written) {
-                            DST[IDX(0, y, x)] = v;
-                        }
-                    } else {
-                        RING(s, y)[ix] = v;
-                    }
+                } else {
+                    RING(s, y)[ix] = v;
                 }
             }
             barrier(CLK_LOCAL_MEM_FENCE);
