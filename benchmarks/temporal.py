@@ -158,6 +158,18 @@ def plot(path: Path, data: Mapping[str, Any]) -> None:
     plt.close(fig)
 
 
+def shape(cfg: Mapping[str, int]) -> str:
+    """A temporal configuration in brief: TB, the block (work-group times merging), and
+    the streaming chunk."""
+    block = [cfg.get("WX", 1) * cfg.get("CX", 1), cfg.get("WY", 1) * cfg.get("CY", 1)]
+    if "WZ" in cfg and not cfg.get("STREAM"):
+        block.append(cfg["WZ"] * cfg.get("CZ", 1))
+    text = f"TB={cfg.get('TB')} block {'x'.join(str(v) for v in block)}"
+    if cfg.get("STREAM"):
+        text += f" ZC={cfg['ZC']}" if "ZC" in cfg else f" YC={cfg.get('YC')}"
+    return text + f" wg {cfg.get('WX')}x{cfg.get('WY')}"
+
+
 def summary(data: Mapping[str, Any]) -> str:
     lines = [
         f"# Temporal blocking against copy on {data['device']}",
@@ -174,7 +186,7 @@ def summary(data: Mapping[str, Any]) -> str:
         t1, f1 = best_of(k["one_step"])
         tm, fm = best_of(k["multi_step"])
         cfg = (k["multi_step"]["techniques"].get(tm or "", {}) or {}).get("config")
-        tb = f"TB={cfg.get('TB')}" if cfg else "-"
+        tb = shape(cfg) if cfg else "-"
         speed = f"{fm / f1:.2f}x" if f1 and fm else "-"
         lines.append(
             f"| {name} | {k['size']} | {t1 or '-'} | {f'{f1:.1%}' if f1 else '-'} | "
