@@ -222,3 +222,73 @@ def test_a_stepping_kernel_is_not_split(tmp_path: Path) -> None:
     assert default is not None
     with pytest.raises(InputError, match=r"time steps \(4\) cannot be split"):
         split_axis(kernel, default, None)
+
+
+@pytest.mark.parametrize(
+    ("name", "sizes", "cfg", "rows", "cols", "depth"),
+    [
+        # 2D tiles: 128 x 32 outputs per 256 work-items, two tiles with a TB halo
+        ("jacobi2d", {"NX": 8192, "NY": 8192}, {"WX": 32, "WY": 8, "CX": 4, "CY": 4}, 32, 128, 1),
+        # 2D streaming along y: a 256-column strip, 4 rows per iteration, 256 rows
+        (
+            "jacobi2d",
+            {"NX": 8192, "NY": 8192},
+            {"WX": 64, "WY": 4, "CX": 4, "STREAM": 1},
+            256,
+            256,
+            1,
+        ),
+        # 3D streaming along z: 64 x 16 plane blocks, 64 planes per work-group
+        (
+            "heat3d",
+            {"NX": 512, "NY": 512, "NZ": 512},
+            {"WX": 32, "WY": 8, "CX": 2, "CY": 2, "STREAM": 1, "ZC": 64},
+            16,
+            64,
+            64,
+        ),
+    ],
+)
+@pytest.mark.parametrize("tb", [2, 4])
+def test_large_temporal_blocks_fit_a_gpu(
+    name: str,
+    sizes: dict[str, int],
+    cfg: dict[str, int],
+    rows: int,
+    cols: int,
+    depth: int,
+    tb: int,
+) -> None:
+    """At a GPU's 48 KiB of local memory the space holds large merged temporal blocks;
+    the launch covers the array with them, and the local memory counted is what the
+    template declares (tiles: two of the block with its halo; streaming: TB rings)."""
+    d = parse_definition(with_steps(ROOT / "stencils" / f"{name}.stencil.yaml", 8), "x")
+    source, description = definition_description(d, sizes)
+    kernel = parse_description(description, source=source, label=name)
+    default = kernel.default_config()
+    assert default is not None
+    config = {**default, **cfg, "TB": tb}
+    if name == "jacobi2d" and cfg.get("STREAM"):
+        config["YC"] = rows // cfg["WY"]
+    sx, sy = cfg["WX"] * cfg.get("CX", 1), cfg["WY"] * cfg.get("CY", 1)
+    if "NZ" in sizes:
+        declared = tb * 3 * 4 * (sx + 2 * tb) * (sy + 2 * tb)  # rings of 3 planes
+    elif cfg.get("STREAM"):
+        declared = tb * (2 + cfg["WY"]) * 4 * (sx + 2 * tb)  # rings of 2 + WY rows
+    else:
+        declared = 2 * 4 * (sx + 2 * tb) * (sy + 2 * tb)  # two tiles
+    env = {**kernel.env(config), "LOCAL_MEM_SIZE": 48 * 1024, "DOUBLE_SUPPORT": 1}
+    assert kernel.launch.local_memory_bytes is not None
+    assert kernel.launch.local_memory_bytes.evaluate_int(env) == declared
+    fits = declared <= 48 * 1024
+    valid = all(c.evaluate(env) for c in kernel.constraints)
+    assert valid == fits, (config, declared)
+    assert all(t.evaluate(env) for t in kernel.techniques["temporal"])
+    glob, loc = kernel.launch_sizes(config)
+    assert loc is not None
+    groups = [g // w for g, w in zip(glob, loc, strict=True)]
+    assert groups[0] * cols == sizes["NX"] and groups[1] * rows == sizes["NY"]
+    if "NZ" in sizes:
+        assert groups[2] * depth == sizes["NZ"]
+    if tb == 2:
+        assert fits  # at TB = 2 every one of these fits

@@ -544,8 +544,13 @@ void KERNEL_NAME(KERNEL_ARGS)
        edge point of the tile instead). */
     for (int i = lid; i < TILE; i += GROUP) {
         const int xx = tx0 + i % TTX;
+#if ARRAY_DIMS == 3
         const int yy = ty0 + (i / TTX) % TTY;
         const int zz = tz0 + i / (TTX * TTY);
+#else /* one plane: no division by the plane */
+        const int yy = ty0 + i / TTX;
+        const int zz = 0;
+#endif
         const bool inside = xx >= 0 && xx < NX && yy >= 0 && yy < NY && zz >= 0 && zz < NZ;
         levels[i] = inside ? GLOBAL_READ(zz, yy, xx) : (REAL)0;
     }
@@ -564,8 +569,13 @@ void KERNEL_NAME(KERNEL_ARGS)
         const int ez = SBZ + 2 * mz;
         for (int i = lid; i < ex * ey * ez; i += GROUP) {
             const int ix = HX - mx + i % ex; /* position in the tile */
+#if ARRAY_DIMS == 3
             const int iy = HY - my + (i / ex) % ey;
             const int iz = HZ - mz + i / (ex * ey);
+#else
+            const int iy = HY - my + i / ex;
+            const int iz = 0;
+#endif
             const int x = tx0 + ix;
             const int y = ty0 + iy;
             const int z = tz0 + iz;
