@@ -335,8 +335,10 @@ __constant sampler_t SMP = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_ED
  * level TB still needs, the strip widened by TB - s radii per side, into level s's
  * ring; level TB is written to the output. Only the x halo (TB radii per side of a
  * strip of SBX columns) is computed twice, by the neighbouring strip too, and the y
- * halo once per chunk; one barrier per level and WY rows. Each step is exactly one
- * step of the other techniques, boundary included.
+ * halo once per chunk; one barrier per level and WY rows. The next rows' global loads
+ * are issued into registers before the levels are computed and stored into level 0's
+ * ring after them (the rows they replace are no longer read). Each step is exactly
+ * one step of the other techniques, boundary included.
  */
 #define PX (SBX + 2 * HX)
 #define QY (2 * RY + WY)
@@ -355,6 +357,26 @@ __constant sampler_t SMP = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_ED
         acc += (w) * F(v_);                                                              \
     }
 #define ROWS (WY * YC) /* output rows of one work-group */
+#define LOADS ((WY * PX + GROUP - 1) / GROUP) /* input elements per work-item and iteration */
+/* Rows pp .. pp+WY-1 of the input into registers (issued before the levels are
+   computed, so the loads are in flight meanwhile), then into level 0's ring. */
+#define LOAD_ROWS(pp)                                                                    \
+    for (int k = 0; k < LOADS; ++k) {                                                    \
+        const int i = lid + k * GROUP;                                                   \
+        const int q = (pp) + i / PX;                                                     \
+        const int xx = tx0 + i % PX;                                                     \
+        next[k] = i < WY * PX && q >= first && q < last && xx >= 0 && xx < NX            \
+                      ? GLOBAL_READ(0, q, xx)                                            \
+                      : (REAL)0;                                                         \
+    }
+#define STORE_ROWS(pp)                                                                   \
+    for (int k = 0; k < LOADS; ++k) {                                                    \
+        const int i = lid + k * GROUP;                                                   \
+        const int q = (pp) + i / PX;                                                     \
+        if (i < WY * PX && q >= first && q < last) {                                     \
+            RING(0, q)[i % PX] = next[k];                                                \
+        }                                                                                \
+    }
 
 __kernel __attribute__((reqd_work_group_size(WX, WY, 1)))
 void KERNEL_NAME(KERNEL_ARGS)
@@ -366,16 +388,15 @@ void KERNEL_NAME(KERNEL_ARGS)
     const int first = max(y0 - HY, 0);        /* the input rows read */
     const int last = min(y0 + ROWS + HY, NY); /* one past the last */
 
+    REAL next[LOADS];
+    LOAD_ROWS(y0 - HY) /* level 0: the first iteration's input rows */
+    STORE_ROWS(y0 - HY)
+    barrier(CLK_LOCAL_MEM_FENCE);
     for (int p = y0 - HY; p < y0 + ROWS + HY; p += WY) {
-        /* level 0: input rows p .. p+WY-1 */
-        for (int i = lid; i < WY * PX; i += GROUP) {
-            const int q = p + i / PX;
-            const int xx = tx0 + i % PX;
-            if (q >= first && q < last) {
-                RING(0, q)[i % PX] = xx >= 0 && xx < NX ? GLOBAL_READ(0, q, xx) : (REAL)0;
-            }
+        const bool more = p + WY < y0 + ROWS + HY;
+        if (more) {
+            LOAD_ROWS(p + WY)
         }
-        barrier(CLK_LOCAL_MEM_FENCE);
 #pragma unroll
         for (int s = 1; s <= TB; ++s) {
             const int mx = (TB - s) * RX;
@@ -409,6 +430,10 @@ void KERNEL_NAME(KERNEL_ARGS)
                     RING(s, y)[ix] = v;
                 }
             }
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        if (more) { /* the rows the next iteration's level 1 reads replace older ones */
+            STORE_ROWS(p + WY)
             barrier(CLK_LOCAL_MEM_FENCE);
         }
     }
