@@ -448,7 +448,8 @@ void KERNEL_NAME(KERNEL_ARGS)
  * computes its plane p - s*RZ (whose z-neighbours at level s - 1 are then all there)
  * on the x/y region level TB still needs, the block widened by TB - s radii per side,
  * into level s's ring; level TB is written to the output. Every level keeps a ring of
- * 2*RZ+1 planes in local memory, one barrier per level and plane. Each step is
+ * 2*RZ+1 planes in local memory, one barrier per level and plane. The next plane's
+ * global loads are issued into registers before the levels are computed. Each step is
  * exactly one step of the other techniques, boundary included (a neighbour index is
  * clamped per axis with CLAMP; rim points keep their value with the interior
  * boundary).
@@ -458,6 +459,28 @@ void KERNEL_NAME(KERNEL_ARGS)
 #define PLANE (PX * PY)
 #define QZ (2 * RZ + 1)
 #define GROUP (WX * WY)
+#define LOADS ((PLANE + GROUP - 1) / GROUP) /* input elements per work-item and plane */
+/* Input plane pp into registers (issued before the levels are computed, so the loads
+   are in flight meanwhile), then into level 0's ring. */
+#define LOAD_PLANE(pp)                                                                   \
+    for (int k = 0; k < LOADS; ++k) {                                                    \
+        const int i = lid + k * GROUP;                                                   \
+        const int xx = tx0 + i % PX;                                                     \
+        const int yy = ty0 + i / PX;                                                     \
+        next[k] = i < PLANE && (pp) >= 0 && (pp) < NZ && xx >= 0 && xx < NX && yy >= 0 &&  \
+                          yy < NY                                                        \
+                      ? GLOBAL_READ(pp, yy, xx)                                          \
+                      : (REAL)0;                                                         \
+    }
+#define STORE_PLANE(pp)                                                                  \
+    if ((pp) >= 0 && (pp) < NZ) {                                                        \
+        for (int k = 0; k < LOADS; ++k) {                                                \
+            const int i = lid + k * GROUP;                                               \
+            if (i < PLANE) {                                                             \
+                RING(0, pp)[i] = next[k];                                                \
+            }                                                                            \
+        }                                                                                \
+    }
 /* the ring slot of plane q (0 <= q < NZ) at level s */
 #define RING(s, q) (levels + ((s) * QZ + (q) % QZ) * PLANE)
 #define LEVEL_AT(zz, yy, xx) RING(s - 1, zz)[((yy) - ty0) * PX + ((xx) - tx0)]
@@ -481,17 +504,15 @@ void KERNEL_NAME(KERNEL_ARGS)
     const int ty0 = (int)get_group_id(1) * SBY - HY;
     const int z0 = (int)get_group_id(2) * ZC;
 
+    REAL next[LOADS];
+    LOAD_PLANE(z0 - HZ) /* level 0: the first input plane */
+    STORE_PLANE(z0 - HZ)
+    barrier(CLK_LOCAL_MEM_FENCE);
     for (int p = z0 - HZ; p < z0 + ZC + HZ; ++p) {
-        if (p >= 0 && p < NZ) { /* level 0: input plane p */
-            __local REAL *fill = RING(0, p);
-            for (int i = lid; i < PLANE; i += GROUP) {
-                const int xx = tx0 + i % PX;
-                const int yy = ty0 + i / PX;
-                const bool inside = xx >= 0 && xx < NX && yy >= 0 && yy < NY;
-                fill[i] = inside ? GLOBAL_READ(p, yy, xx) : (REAL)0;
-            }
+        const bool more = p + 1 < z0 + ZC + HZ;
+        if (more) {
+            LOAD_PLANE(p + 1)
         }
-        barrier(CLK_LOCAL_MEM_FENCE);
 #pragma unroll
         for (int s = 1; s <= TB; ++s) {
             const int z = p - s * RZ; /* level s's plane of this step */
@@ -531,6 +552,10 @@ void KERNEL_NAME(KERNEL_ARGS)
                     }
                 }
             }
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        if (more) { /* plane p + 1 replaces plane p - 2*RZ, no longer read */
+            STORE_PLANE(p + 1)
             barrier(CLK_LOCAL_MEM_FENCE);
         }
     }
