@@ -361,7 +361,7 @@ __constant sampler_t SMP = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_ED
 /* Rows pp .. pp+WY-1 of the input into registers (issued before the levels are
    computed, so the loads are in flight meanwhile), then into level 0's ring. */
 #define LOAD_ROWS(pp)                                                                    \
-    for (int k = 0; k < LOADS; ++k) {                                                    \
+    _Pragma("unroll") for (int k = 0; k < LOADS; ++k) {                                  \
         const int i = lid + k * GROUP;                                                   \
         const int q = (pp) + i / PX;                                                     \
         const int xx = tx0 + i % PX;                                                     \
@@ -370,7 +370,7 @@ __constant sampler_t SMP = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_ED
                       : (REAL)0;                                                         \
     }
 #define STORE_ROWS(pp)                                                                   \
-    for (int k = 0; k < LOADS; ++k) {                                                    \
+    _Pragma("unroll") for (int k = 0; k < LOADS; ++k) {                                  \
         const int i = lid + k * GROUP;                                                   \
         const int q = (pp) + i / PX;                                                     \
         if (i < WY * PX && q >= first && q < last) {                                     \
@@ -463,7 +463,7 @@ void KERNEL_NAME(KERNEL_ARGS)
 /* Input plane pp into registers (issued before the levels are computed, so the loads
    are in flight meanwhile), then into level 0's ring. */
 #define LOAD_PLANE(pp)                                                                   \
-    for (int k = 0; k < LOADS; ++k) {                                                    \
+    _Pragma("unroll") for (int k = 0; k < LOADS; ++k) {                                  \
         const int i = lid + k * GROUP;                                                   \
         const int xx = tx0 + i % PX;                                                     \
         const int yy = ty0 + i / PX;                                                     \
@@ -474,7 +474,7 @@ void KERNEL_NAME(KERNEL_ARGS)
     }
 #define STORE_PLANE(pp)                                                                  \
     if ((pp) >= 0 && (pp) < NZ) {                                                        \
-        for (int k = 0; k < LOADS; ++k) {                                                \
+        _Pragma("unroll") for (int k = 0; k < LOADS; ++k) {                              \
             const int i = lid + k * GROUP;                                               \
             if (i < PLANE) {                                                             \
                 RING(0, pp)[i] = next[k];                                                \
