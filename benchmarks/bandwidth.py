@@ -41,9 +41,10 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from gtune.api import tune
+from gtune.budget import Budget
+from gtune.description import load_kernel
 from gtune.device import DeviceLimits
-from gtune.heuristics.spec import Budget
-from gtune.kernel import TunableKernel, load_kernel
+from gtune.kernel import TunableKernel
 from gtune.measure import OpenCLEvaluator, Result, select_device
 from gtune.stencils import StencilShape, generate
 from gtune.tuning import TuningSession

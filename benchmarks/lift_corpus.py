@@ -21,7 +21,7 @@ bandwidth, fraction of copy, speedups, geometric means against the 1.3x and 85 %
 and ``definitions/`` (the lifted definitions).
 
     python3 benchmarks/lift_corpus.py OUT [--device 0:0] [--budget 60] [--rounds 3]
-        [--kernels star7 hotspot3d ...] [--small]
+        [--kernels star7 hotspot3d ...] [--small] [--technique auto|all|NAME]
 
 ``--small`` runs at the manifest's small sizes (a smoke test on PoCL).
 
@@ -53,11 +53,12 @@ import yaml
 from bandwidth import COPY_CL, COPY_YAML, copy_bandwidth
 
 from gtune.api import tune
+from gtune.budget import Budget
 from gtune.commands._plain import add_plain_arguments, open_tunable
+from gtune.description import load_kernel
 from gtune.device import DeviceLimits
 from gtune.exceptions import GtuneError
-from gtune.heuristics.spec import Budget
-from gtune.kernel import TunableKernel, load_kernel
+from gtune.kernel import TunableKernel
 from gtune.measure import OpenCLEvaluator, select_device
 from gtune.stencils.definition import load_definition
 from gtune.stencils.lift import against_original, lift_kernel
@@ -130,6 +131,7 @@ def bench_kernel(
     rounds: int,
     small: bool,
     store: str | None = None,
+    technique: str = "auto",
 ) -> dict[str, Any]:
     started = time.monotonic()
     size = entry["size"] if small else entry["bench"]
@@ -161,7 +163,14 @@ def bench_kernel(
             template, load_definition(definition_path), original, device, Path(tmp)
         )
         t0 = time.monotonic()
-        lifted_report = tune(checked, device=device, budget=the_budget, confirm=None, store=store)
+        lifted_report = tune(
+            checked,
+            device=device,
+            budget=the_budget,
+            confirm=None,
+            store=store,
+            technique=technique,
+        )
         lifted_s = time.monotonic() - t0
     log(
         f"  lifted: {lifted_report.best_config} {lifted_report.best_s * 1e3:.3f} ms "
@@ -320,6 +329,13 @@ def main(argv: list[str] | None = None) -> int:
         "--store", help="keep every measured configuration in this store (default: none kept)"
     )
     parser.add_argument(
+        "--technique",
+        default="auto",
+        help="the lifted kernels' technique, as gtune run --technique: auto (the load "
+        "predictor's choice, default), all, or a name (stream, global, ...); a kernel "
+        "without that technique is an error in its row",
+    )
+    parser.add_argument(
         "--merge", nargs="+", type=Path, metavar="RUN_DIR", help="combine these runs' results"
     )
     args = parser.parse_args(argv)
@@ -374,6 +390,7 @@ def main(argv: list[str] | None = None) -> int:
                 args.rounds,
                 args.small,
                 args.store,
+                args.technique,
             )
         except GtuneError as exc:
             kernels[name] = {"error": exc.render()}
@@ -395,6 +412,7 @@ def main(argv: list[str] | None = None) -> int:
         "host": platform.node(),
         "budget": args.budget,
         "rounds": args.rounds,
+        "technique": args.technique,
         "copy": best_copy,
         "copy_all": copies,
         "kernels": kernels,

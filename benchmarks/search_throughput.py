@@ -26,7 +26,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import gtune
-from gtune.kernel import load_kernel
+from gtune.description import load_kernel
 
 ROOT = Path(__file__).resolve().parents[1]
 PAPER_RATE = 2.4

@@ -28,7 +28,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from gtune.kernel import TunableKernel, load_kernel
+from gtune.description import load_kernel
+from gtune.kernel import TunableKernel
 from gtune.split import SplitReport, split_kernel
 from gtune.stencils import StencilShape, generate
 from gtune.stencils.generate import garvey104

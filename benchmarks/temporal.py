@@ -5,11 +5,12 @@ then for each stencil definition (default: the real heat3d at N³ and jacobi2d a
 
 - **one step**: the definition as written, every one-step data-loading technique tuned
   with the focused spec of benchmarks/bandwidth.py;
-- **multi-step**: the same definition with ``steps: S``, the temporal technique (TB
-  time steps per launch, S/TB launches, buffers swapped between launches; 2D: merged
-  tiles or streaming along y, 3D: streaming along z with TB time levels, merged plane
-  tiles) tuned with a small spec over the block, TB, the chunk and the work-group,
-  verified against the reference's loop of S single steps.
+- **multi-step**: the same definition with ``steps: S``, temporal blocking (TB time
+  steps per launch, S/TB launches, buffers swapped between launches; 2D: streaming
+  along y (technique ``temporal``) and merged tiles (``temporal-tile``), 3D: streaming
+  along z with TB time levels, merged plane tiles (``temporal``)) tuned with a small
+  spec over the block, TB, the chunk and the work-group, verified against the
+  reference's loop of S single steps.
 
 Times of multi-step kernels are per step; effective bandwidth is the bytes of one step
 (each array read once, written once) over the time per step, so a multi-step kernel
@@ -47,7 +48,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bandwidth as bw
 
-from gtune.kernel import TunableKernel, load_kernel
+from gtune.description import load_kernel
+from gtune.kernel import TunableKernel
 from gtune.measure import select_device
 from gtune.stencils.definition import StencilDefinition, load_definition
 from gtune.stencils.render import definition_kernel_of
@@ -61,11 +63,12 @@ name: temporal-focused
 doc: >
   Large temporal blocks first: the merge factors make a work-group's block several
   times its work-group, so the halo loaded and computed again is a small share of it.
-  Then the time steps per launch for that block, the z-chunk (3D), streaming along y
-  (2D: a strip of columns marched in chunks of rows), and the work-group's shape.
+  Then the time steps per launch for that block, the chunk (planes along z in 3D, rows
+  along y in 2D: a strip of columns marched in chunks of rows), and the work-group's
+  shape.
 repeat: 1
-optional: {WY: 1, WZ: 1, CX: 1, CY: 1, CZ: 1, TB: 1, ZC: 1, YC: 1, STREAM: 0}
-start: {WX: 32, WY: 8, WZ: 1, CX: 2, CY: 2, CZ: 1, TB: 2, ZC: "min(64, NX)", YC: 1}
+optional: {WY: 1, WZ: 1, CX: 1, CY: 1, CZ: 1, TB: 1, ZC: 1, STREAM: 0}
+start: {WX: 32, WY: 8, WZ: 1, CX: 2, CY: 2, CZ: 1, TB: 2, ZC: "min(64, NX)"}
 # at least 128 work-items: the kernel's default work-group (64) fails this, so the
 # search begins at the start values (large blocks), not at the default
 where: ["WX >= 16", "WX*WY*WZ >= 128", "WX*WY*WZ <= 1024"]
@@ -74,18 +77,19 @@ steps:
     tune: {CX: "2:8:*2", CY: "1:8:*2"}
   - name: time steps per launch
     tune: {TB: "*"}
-  - name: z-chunk
+  - name: chunk
     tune: {ZC: "16:256:*2"}
-  # 2D only (3D kernels lack YC, which then reads 1): strips of 128 to 512 columns,
-  # WY rows per iteration, 256 rows per work-group
-  - name: streaming along y
-    tune: {STREAM: "*", WX: "64:128:*2", WY: [4, 8], CX: [2, 4], CY: 1, YC: "256/WY"}
-    where: ["YC > 1"]
-  # 3D only (2D kernels lack ZC, which then reads 1): the rings of TB = 2 fill local
-  # memory with a large block already, so deeper time needs a smaller block
+    where: ["DIMS == 3"]
+  # 2D streaming (the temporal technique; temporal-tile keeps ZC at 1 and skips it):
+  # strips of 128 to 512 columns, WY rows per iteration, 256 rows per work-group
+  - name: strip
+    tune: {WX: "64:128:*2", WY: [4, 8], CX: [2, 4], CY: 1, ZC: "256/WY"}
+    where: ["DIMS == 2"]
+  # 3D streaming: the rings of TB = 2 fill local memory with a large block already, so
+  # deeper time needs a smaller block
   - name: deeper in time, smaller block
     tune: {TB: "4:8:*2", CX: "1:4:*2", CY: "1:4:*2"}
-    where: ["ZC > 1"]
+    where: ["DIMS == 3", "ZC > 1"]
   - name: work-group shape
     tune: {WX: "16:256:*2", WY: "1:16:*2"}
     keep_product: ["WX*WY"]
@@ -166,7 +170,7 @@ def shape(cfg: Mapping[str, int]) -> str:
         block.append(cfg["WZ"] * cfg.get("CZ", 1))
     text = f"TB={cfg.get('TB')} block {'x'.join(str(v) for v in block)}"
     if cfg.get("STREAM"):
-        text += f" ZC={cfg['ZC']}" if "ZC" in cfg else f" YC={cfg.get('YC')}"
+        text += f" ZC={cfg.get('ZC')}"
     return text + f" wg {cfg.get('WX')}x{cfg.get('WY')}"
 
 
@@ -243,7 +247,9 @@ def main(argv: list[str] | None = None) -> int:
         log(f"{d.name} ({'x'.join(str(v) for v in sizes.values())}), one step:")
         r1 = bw.tune_stencil(one, device, str(focused), budget, args.runs, one_step_techniques)
         log(f"{d.name}, {args.steps} steps:")
-        rm = bw.tune_stencil(multi, device, str(temporal_spec), budget, args.runs, ["temporal"])
+        # 3D: streaming along z (temporal); 2D: streaming along y and tiles (temporal-tile)
+        multi_techniques = ["temporal"] if d.dims == 3 else ["temporal", "temporal-tile"]
+        rm = bw.tune_stencil(multi, device, str(temporal_spec), budget, args.runs, multi_techniques)
         results[d.name] = {
             "size": "x".join(str(v) for v in sizes.values()),
             "one_step": r1,

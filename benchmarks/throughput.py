@@ -24,7 +24,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from gtune.commands._common import parse_size  # noqa: E402
-from gtune.kernel import TunableKernel, domain_values, load_kernel  # noqa: E402
+from gtune.description import load_kernel  # noqa: E402
+from gtune.kernel import TunableKernel, domain_values  # noqa: E402
 from gtune.measure import select_device  # noqa: E402
 from gtune.measure.opencl_evaluator import OpenCLEvaluator  # noqa: E402
 

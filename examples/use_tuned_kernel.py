@@ -116,7 +116,7 @@ def original_outputs(
     """The original kernel (a gtune kernel with its description, or the plain kernel a
     lifted ``NAME.stencil.yaml`` came from) at its default configuration on the same
     data."""
-    from gtune.kernel import load_kernel
+    from gtune.description import load_kernel
 
     if path.endswith(".stencil.yaml"):  # lifted: the original is recorded in the definition
         from gtune.commands._plain import original_kernel

@@ -19,9 +19,10 @@ if _sys.argv[:1] == ["-m"] and not _sys.flags.safe_path and _sys.path[:1] == [_o
 import logging
 
 from gtune.api import Campaign, CampaignResult, TuningTask, run_task, tune
+from gtune.description import load_kernel
 from gtune.device import DeviceLimits
 from gtune.exceptions import GtuneError, InputError
-from gtune.kernel import TunableKernel, load_kernel
+from gtune.kernel import TunableKernel
 from gtune.measure import Evaluator, ReplayEvaluator, Result, Status, StoredEvaluator
 from gtune.progress import ProgressBar
 from gtune.store import SQLiteStore

@@ -21,10 +21,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gtune.budget import Budget
+from gtune.description import from_dict, load_kernel
 from gtune.device import DeviceLimits
 from gtune.exceptions import InputError
-from gtune.heuristics import Budget, HeuristicSpec
-from gtune.kernel import TunableKernel, from_dict, load_kernel
+from gtune.heuristics import HeuristicSpec
+from gtune.kernel import TunableKernel
 from gtune.measure.result import Status
 from gtune.measure.stats import TimingPolicy
 from gtune.store import ResultStore, open_store

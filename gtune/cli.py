@@ -16,6 +16,7 @@ import importlib
 import logging
 import math
 import os
+import re
 import signal
 import sys
 import traceback
@@ -33,8 +34,8 @@ from gtune.commands._common import (
     exit_now,
     received_signals,
 )
+from gtune.description import TRUST_ENV, ReferenceCodeNotice, is_path_entry
 from gtune.exceptions import GtuneError, InputError
-from gtune.kernel import TRUST_ENV, ReferenceCodeNotice, is_path_entry
 
 COMMANDS = (
     "devices",
@@ -59,6 +60,24 @@ EXIT_INTERRUPTED = 130
 
 # Options whose value may also come from the environment: errors name what was used.
 ENV_OPTIONS = {"--device": ("device", "GTUNE_DEVICE"), "--db": ("db", "GTUNE_DB")}
+
+# Library errors name the parameter they are about (``balance``, ``params[WX]``); the
+# command line names the flag the user typed instead. A parameter maps to the option of
+# the same name or argparse destination, else to the flag below, where the command has it.
+PARAMETER_FLAGS = {
+    "params": "--param",
+    "scalars": "--scalar",
+    "arrays": "--array",
+    "defines": "--define",
+    "roles": "--role",
+    "constraints": "--constraint",
+    "include_dirs": "-I",
+    "sizes": "--size",
+    "store": "--db",
+    "names": "--kernels",
+    "source": "--configs",
+}
+_PARAMETER = re.compile(r"(?P<name>[a-z_][a-z0-9_]*)(?:\[(?P<key>[^\]]*)\])?(?P<rest> .*)?", re.S)
 
 # Numeric options that must be positive (every numeric option must be finite and >= 0).
 POSITIVE = frozenset(
@@ -215,6 +234,7 @@ def _main(argv: Sequence[str] | None) -> int:
     except GtuneError as exc:
         if debug:
             traceback.print_exc()
+        _name_flag(exc, [args._parser, parser] if getattr(args, "_parser", None) else [parser])
         _name_environment(exc, args)
         _say(f"error: {exc.render()}")
         return EXIT_ERROR
@@ -307,6 +327,29 @@ def _os_message(exc: BaseException) -> str:
     if isinstance(exc, RecursionError):
         return "an input is nested too deeply to process"
     return f"text that cannot be decoded or encoded: {exc}"
+
+
+def _name_flag(exc: GtuneError, parsers: Sequence[argparse.ArgumentParser]) -> None:
+    """An error about a library parameter (``balance``, ``params[WX]``) names the flag
+    of this command that gave it (``--balance``, ``--param WX``)."""
+    m = _PARAMETER.fullmatch(exc.source or "")
+    if m is None:
+        return
+    flags: dict[str, str] = {}
+    for parser in parsers:
+        for action in parser._actions:
+            options = [o for o in action.option_strings if o.startswith("--")]
+            options = options or list(action.option_strings)
+            if options:
+                flags.setdefault(action.dest, options[0])
+                for option in options:
+                    flags.setdefault(option.lstrip("-").replace("-", "_"), option)
+    typed = set(flags.values())
+    flag = flags.get(m["name"])
+    if flag is None and PARAMETER_FLAGS.get(m["name"]) in typed:
+        flag = PARAMETER_FLAGS[m["name"]]
+    if flag is not None:
+        exc.source = flag + (f" {m['key']}" if m["key"] else "") + (m["rest"] or "")
 
 
 def _name_environment(exc: GtuneError, args: argparse.Namespace) -> None:

@@ -146,7 +146,8 @@ def choose_device(devices: list[DeviceLimits], selector: str | None = None) -> D
     from gtune.exceptions import InputError
 
     if not devices:
-        raise InputError("no OpenCL device to choose from", source="--device")
+        raise InputError("no OpenCL device to choose from", source="device")
+    origin = "device" if selector else "$GTUNE_DEVICE"
     selector = selector or os.environ.get("GTUNE_DEVICE") or None
     if selector is None:
         gpus = [d for d in devices if "GPU" in d.type]
@@ -163,7 +164,5 @@ def choose_device(devices: list[DeviceLimits], selector: str | None = None) -> D
     ]
     if not matches:
         names = "; ".join(f"{d.selector} {d.name} ({d.platform})" for d in devices)
-        raise InputError(
-            f"no OpenCL device matches {selector!r}; devices: {names}", source="--device"
-        )
+        raise InputError(f"no OpenCL device matches {selector!r}; devices: {names}", source=origin)
     return matches[0]

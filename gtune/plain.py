@@ -26,10 +26,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gtune.description import parse_description
 from gtune.device import LIMIT_NAMES
 from gtune.exceptions import EnvironmentProblem, ExpressionError, GtuneError, InputError
 from gtune.expr import Expr
-from gtune.kernel import TunableKernel, parse_description
+from gtune.kernel import TunableKernel
 
 _CTYPES = {
     "float": "float32",
@@ -588,35 +589,152 @@ def plain_kernel(
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read: {getattr(exc, 'strerror', exc)}", source=p) from None
     if not 1 <= len(sizes) <= 3:
-        raise InputError("give the problem size with --size, e.g. 1024x1024", source=where)
+        raise InputError(
+            f"{where}: give the problem size, 1 to 3 dimensions (1024x1024)", source="sizes"
+        )
     notes: list[str] = []
+    t = _tuning(
+        sizes,
+        params=params,
+        global_size=global_size,
+        local_size=local_size,
+        defines=defines,
+        constraints=constraints,
+        default=default,
+    )
+    include = _include_folders(p, include_dirs)
+    kernel_name, decl, raw_decls = _find_kernel(source, t, include, kernel_name, where)
+    fixed_wg = _fixed_work_group(decl, raw_decls.get(kernel_name), t, notes)
+    decl, types, helpers = _reference_reading(source, t, include, kernel_name, where, notes)
+    arguments = _arguments(
+        decl,
+        types,
+        helpers,
+        t,
+        scalars=scalars,
+        roles=roles,
+        arrays=arrays,
+        where=where,
+        notes=notes,
+    )
+    parameters = _parameters(t, fixed_wg, max_wg, notes)
+    _launch_notes(t, notes)
+    raw: dict[str, Any] = {
+        "kernel": kernel_name,
+        "source": p.name,
+        "problem": t.problem,
+        "arguments": arguments,
+        "parameters": parameters,
+        "constraints": [
+            " * ".join(e if e.isidentifier() or e.isdigit() else f"({e})" for e in t.local)
+            + " <= MAX_WORK_GROUP_SIZE",
+            *t.extra_constraints,
+        ],
+        "launch": {"global": t.glob, "local": t.local},
+    }
+    if t.ties:
+        raw["defines"] = {n: e.text for n, e in t.tie_exprs.items()}
+    options = [f"-D{k}={v}" for k, v in t.extra_defines.items()]
+    if re.search(r"(?m)^\s*#\s*include\b", strip_comments(source)):
+        # the compiler gets the source as text: headers are found where cpp found them
+        options += [f"-I{d}" for d in include]
+    if options:
+        raw["build_options"] = options
+    trusted = _reference(raw, reference, t, notes)
+    if global_size is None:
+        notes.append(f"global size: {', '.join(t.glob)} (one work-item per point)")
+    raw["inferred"] = notes
+    return parse_description(
+        raw,
+        source=source,
+        label=where,
+        source_path=str(p.resolve()),
+        base_dir=p.resolve().parent,  # a reference file lies beside the kernel
+        trust_modules=trusted,
+    )
+
+
+@dataclass
+class _Tuning:
+    """What the options say about the launch and the tuned parameters, checked."""
+
+    problem: dict[str, int]
+    size_names: list[str]
+    glob: list[str]  # global size per launch dimension, tied work-group names replaced
+    local: list[str]  # local size per launch dimension, likewise
+    all_wg: list[str]  # WX, WY, WZ up to the launch's dimensions
+    wg_names: list[str]  # the work-group names that are tuned
+    wg_values: dict[str, list[int]]  # params WX=16,32: the work-group values to try
+    tunable: dict[str, list[int]]
+    ties: dict[str, str]
+    wg_ties: dict[str, str]
+    tie_exprs: dict[str, Expr]
+    extra_defines: dict[str, str]
+    extra_constraints: list[str]
+    default: dict[str, int]
+
+    def first_config(self) -> dict[str, int]:
+        """The default (or first) values: the first reading of the kernel, and its
+        reference unless a reference function is given."""
+        cfg = {n: self.default.get(n, self.wg_values.get(n, [1])[0]) for n in self.wg_names}
+        cfg.update({n: self.default.get(n, v[0]) for n, v in self.tunable.items()})
+        return cfg
+
+    def all_defines(self, cfg: Mapping[str, int]) -> dict[str, Any]:
+        env: dict[str, int | float | bool] = {**self.problem, **cfg}
+        out: dict[str, Any] = {**self.problem, **cfg}
+        out.update({n: e.evaluate_int(env) for n, e in self.tie_exprs.items()})
+        out.update(self.extra_defines)
+        return out
+
+    def given_defines(self) -> dict[str, Any]:
+        """Only what the user fixed: the kernel's own macro defaults show through."""
+        env: dict[str, int | float | bool] = {**self.problem, **self.default}
+        out: dict[str, Any] = dict(env)
+        out.update(
+            {n: e.evaluate_int(env) for n, e in self.tie_exprs.items() if e.names <= set(env)}
+        )
+        out.update(self.extra_defines)
+        return out
+
+
+def _tuning(
+    sizes: Sequence[int],
+    *,
+    params: Mapping[str, Sequence[int] | str] | None,
+    global_size: Sequence[str] | None,
+    local_size: Sequence[str] | None,
+    defines: Mapping[str, str] | None,
+    constraints: Sequence[str] | None,
+    default: Mapping[str, int] | None,
+) -> _Tuning:
+    """Launch dimensions, tuned and tied parameters, fixed macros, constraints and the
+    default configuration, each checked against the others."""
     size_names = list(_SIZE_NAMES[: len(sizes)])
     problem = dict(zip(size_names, (int(s) for s in sizes), strict=True))
-
-    # -- launch dimensions and parameters --------------------------------------------
     glob = [g.strip() for g in global_size] if global_size else list(size_names)
     if not 1 <= len(glob) <= len(sizes):
         raise InputError(
             f"{len(glob)} dimensions given but the problem has {len(sizes)}; "
             "the launch may have fewer dimensions than the data, not more",
-            source="--global",
+            source="global_size",
         )
     all_wg = list(_WG_NAMES[: len(glob)])
     tunable: dict[str, list[int]] = {}
     ties: dict[str, str] = {}
-    wg_values: dict[str, list[int]] = {}  # --param WX=16,32: the work-group values to try
+    wg_values: dict[str, list[int]] = {}
     for name, values in (params or {}).items():
         if name in problem or name in _WG_NAMES[len(glob) :]:
-            raise InputError(f"--param {name} clashes with a built-in name", source="--param")
+            raise InputError(f"{name} clashes with a built-in name", source=f"params[{name}]")
         if name in all_wg and not isinstance(values, str):
             if not values or min(values) < 1:
-                raise InputError(f"{name}: give positive work-group sizes", source="--param")
+                raise InputError("give positive work-group sizes", source=f"params[{name}]")
             wg_values[name] = sorted({int(v) for v in values})
         elif isinstance(values, str):
             ties[name] = values
         else:
             if not values:
-                raise InputError(f"{name}: give at least one value", source="--param")
+                raise InputError("give at least one value", source=f"params[{name}]")
             tunable[name] = [int(v) for v in values]
     # The local size per launch dimension: WX, WY, WZ unless tied or given.
     local = list(all_wg)
@@ -624,22 +742,23 @@ def plain_kernel(
         if len(local_size) != len(glob):
             raise InputError(
                 f"{len(local_size)} local sizes for a {len(glob)}-dimensional launch",
-                source="--local",
+                source="local_size",
             )
         local = [str(e).strip() for e in local_size]
     for k, n in enumerate(all_wg):
         if n in ties:
             if local_size is not None:
                 raise InputError(
-                    f"give {n} with --local or with --param, not both", source="--param"
+                    f"{n} is tied here and also set by the local size; give it once",
+                    source=f"params[{n}]",
                 )
             local[k] = ties[n]
     mentioned: set[str] = set()
     for text, option in [
-        *((t, f"--param {n}={t}") for n, t in ties.items()),
-        *((e, "--local") for e in local),
-        *((g, "--global") for g in glob),
-        *((c, "--constraint") for c in constraints or ()),
+        *((t, f"params[{n}]") for n, t in ties.items()),
+        *((e, "local_size") for e in local),
+        *((g, "global_size") for g in glob),
+        *((c, "constraints") for c in constraints or ()),
     ]:
         mentioned |= Expr(text, option).names
     # a work-group name is tuned where the local size is itself, or another uses it
@@ -650,8 +769,8 @@ def plain_kernel(
     ties = {**wg_ties, **{n: t for n, t in ties.items() if n not in all_wg}}
     known = set(problem) | set(wg_names) | set(tunable)
     for k, text in enumerate(local):
-        _expr(text, "--local" if local_size is not None else f"--param {all_wg[k]}", known)
-    tie_exprs = {n: _expr(t, f"--param {n}={t}", known | set(ties) - {n}) for n, t in ties.items()}
+        _expr(text, "local_size" if local_size is not None else f"params[{all_wg[k]}]", known)
+    tie_exprs = {n: _expr(t, f"params[{n}]", known | set(ties) - {n}) for n, t in ties.items()}
     tie_exprs = {
         n: _subst(e, {w: tie_exprs[w] for w in wg_ties if w != n}) for n, e in tie_exprs.items()
     }
@@ -660,116 +779,133 @@ def plain_kernel(
             raise InputError(
                 f"{n}={e.text}: a tied macro may use sizes and tuned parameters, not another "
                 "tied macro",
-                source="--param",
+                source=f"params[{n}]",
             )
     for g in glob:
-        _expr(g, "--global", known | set(wg_ties))
-    glob = [_subst(Expr(g, "--global"), {w: tie_exprs[w] for w in wg_ties}).text for g in glob]
-    local = [_subst(Expr(t, "--local"), {w: tie_exprs[w] for w in wg_ties}).text for t in local]
+        _expr(g, "global_size", known | set(wg_ties))
+    glob = [_subst(Expr(g, "global_size"), {w: tie_exprs[w] for w in wg_ties}).text for g in glob]
+    local = [_subst(Expr(t, "local_size"), {w: tie_exprs[w] for w in wg_ties}).text for t in local]
     extra_defines = {n: _define_value(n, v) for n, v in (defines or {}).items()}
     extra_constraints: list[str] = []
     for c in constraints or ():
-        checked = _expr(c, "--constraint", known | set(ties) | set(LIMIT_NAMES))
+        checked = _expr(c, "constraints", known | set(ties) | set(LIMIT_NAMES))
         extra_constraints.append(_subst(checked, tie_exprs).text)
-
-    # -- the default configuration (also the reference) ------------------------------
-    default = dict(default or {})
-    unknown = sorted(set(default) - set(wg_names) - set(tunable))
+    # the default configuration (also the reference)
+    chosen = dict(default or {})
+    unknown = sorted(set(chosen) - set(wg_names) - set(tunable))
     if unknown:
         raise InputError(
             f"unknown parameter {unknown[0]!r}; tuned here: {', '.join(wg_names + list(tunable))}",
-            source="--default",
+            source="default",
         )
+    return _Tuning(
+        problem=problem,
+        size_names=size_names,
+        glob=glob,
+        local=local,
+        all_wg=all_wg,
+        wg_names=wg_names,
+        wg_values=wg_values,
+        tunable=tunable,
+        ties=ties,
+        wg_ties=wg_ties,
+        tie_exprs=tie_exprs,
+        extra_defines=extra_defines,
+        extra_constraints=extra_constraints,
+        default=chosen,
+    )
 
-    # A first reading with the default (or first) values finds the kernel and its
-    # reqd_work_group_size, which may itself give the default work-group.
-    def first_config() -> dict[str, int]:
-        cfg = {n: default.get(n, wg_values.get(n, [1])[0]) for n in wg_names}
-        cfg.update({n: default.get(n, v[0]) for n, v in tunable.items()})
-        return cfg
 
-    def all_defines(cfg: Mapping[str, int]) -> dict[str, Any]:
-        env: dict[str, int | float | bool] = {**problem, **cfg}
-        out: dict[str, Any] = {**problem, **cfg}
-        out.update({n: e.evaluate_int(env) for n, e in tie_exprs.items()})
-        out.update(extra_defines)
-        return out
-
-    def given_defines() -> dict[str, Any]:
-        """Only what the user fixed: the kernel's own macro defaults show through."""
-        env: dict[str, int | float | bool] = {**problem, **default}
-        out: dict[str, Any] = dict(env)
-        out.update({n: e.evaluate_int(env) for n, e in tie_exprs.items() if e.names <= set(env)})
-        out.update(extra_defines)
-        return out
-
+def _include_folders(p: Path, include_dirs: Sequence[str | Path]) -> list[Path]:
+    """The kernel's own folder, then the extra folders searched for ``#include``."""
     include = [p.resolve().parent]
     for d in include_dirs:
         if not Path(d).is_dir():
-            raise InputError(f"include directory {str(d)!r} not found", source="-I")
+            raise InputError(f"include directory {str(d)!r} not found", source="include_dirs")
         include.append(Path(d).resolve())
+    return include
+
+
+def _find_kernel(
+    source: str, t: _Tuning, include: list[Path], kernel_name: str | None, where: str
+) -> tuple[str, KernelDecl, dict[str, KernelDecl]]:
+    """The kernel function as the user's macros leave it (and as written, for its
+    attributes before macros)."""
     raw_decls = find_kernels(strip_comments(source))
-    text = preprocess(source, given_defines(), include_dirs=include, where=where)
+    text = preprocess(source, t.given_defines(), include_dirs=include, where=where)
     decls = find_kernels(text)
     if not decls:
         raise InputError("no __kernel function found", source=where)
     if kernel_name is None:
         if len(decls) > 1:
             raise InputError(
-                f"several kernels ({', '.join(decls)}); choose one with --kernel-name",
-                source=where,
+                f"{where}: several kernels ({', '.join(decls)}); choose one",
+                source="kernel_name",
             )
         kernel_name = next(iter(decls))
     if kernel_name not in decls:
         raise InputError(f"no kernel {kernel_name!r}; found {', '.join(decls)}", source=where)
-    decl = decls[kernel_name]
+    return kernel_name, decls[kernel_name], raw_decls
 
+
+def _fixed_work_group(
+    decl: KernelDecl, raw_decl: KernelDecl | None, t: _Tuning, notes: list[str]
+) -> dict[str, int]:
+    """The work-group a kernel's ``reqd_work_group_size`` fixes (none where it follows
+    the tuned parameters); its values also give the default work-group."""
     fixed_wg: dict[str, int] = {}
     attr = _attribute_sizes(decl.attributes)
-    raw_attr = (
-        _attribute_sizes(raw_decls[kernel_name].attributes) if kernel_name in raw_decls else None
-    )
-    if attr is not None:
-        req: list[int] = []
-        for a in attr:
-            try:
-                req.append(Expr(a.rstrip("uU"), "reqd_work_group_size").evaluate_int({}))
-            except ExpressionError:
-                req = []
-                break
-        if len(req) == 3:
-            raw_names: set[str] = set()
-            for a in raw_attr or []:
-                raw_names |= set(re.findall(r"[A-Za-z_]\w*", a))
-            tied = bool(raw_names & (set(wg_names) | set(tie_exprs) | set(tunable)))
-            shown = ", ".join(str(v) for v in req)
-            for n, v in zip(all_wg, req, strict=False):
-                if n not in wg_names:
-                    continue
-                if n in default and default[n] != v and not tied:
-                    raise InputError(
-                        f"{n}={default[n]} but the kernel requires reqd_work_group_size({shown})",
-                        source="--default",
-                    )
-                default.setdefault(n, v)
-                if not tied:
-                    fixed_wg[n] = v
-            if tied:
-                notes.append(
-                    f"work-group: the kernel's reqd_work_group_size({shown}) follows the tuned "
-                    f"parameters; its values give the default {_cfg_text(default, wg_names)}"
-                )
-            else:
-                notes.append(
-                    f"work-group: fixed at {shown} by the kernel's reqd_work_group_size "
-                    "(tie its macros to WX/WY/WZ with --param to tune it)"
-                )
-    # The body as the compiler sees it for the reference configuration.
+    raw_attr = _attribute_sizes(raw_decl.attributes) if raw_decl is not None else None
+    if attr is None:
+        return fixed_wg
+    req: list[int] = []
+    for a in attr:
+        try:
+            req.append(Expr(a.rstrip("uU"), "reqd_work_group_size").evaluate_int({}))
+        except ExpressionError:
+            return fixed_wg
+    if len(req) != 3:
+        return fixed_wg
+    raw_names: set[str] = set()
+    for a in raw_attr or []:
+        raw_names |= set(re.findall(r"[A-Za-z_]\w*", a))
+    tied = bool(raw_names & (set(t.wg_names) | set(t.tie_exprs) | set(t.tunable)))
+    shown = ", ".join(str(v) for v in req)
+    for n, v in zip(t.all_wg, req, strict=False):
+        if n not in t.wg_names:
+            continue
+        if n in t.default and t.default[n] != v and not tied:
+            raise InputError(
+                f"{n}={t.default[n]} but the kernel requires reqd_work_group_size({shown})",
+                source="default",
+            )
+        t.default.setdefault(n, v)
+        if not tied:
+            fixed_wg[n] = v
+    if tied:
+        notes.append(
+            f"work-group: the kernel's reqd_work_group_size({shown}) follows the tuned "
+            f"parameters; its values give the default {_cfg_text(t.default, t.wg_names)}"
+        )
+    else:
+        notes.append(
+            f"work-group: fixed at {shown} by the kernel's reqd_work_group_size "
+            "(tie its macros to WX/WY/WZ with --param to tune it)"
+        )
+    return fixed_wg
+
+
+def _reference_reading(
+    source: str, t: _Tuning, include: list[Path], kernel_name: str, where: str, notes: list[str]
+) -> tuple[KernelDecl, dict[str, str], dict[str, FunctionDecl]]:
+    """The body as the compiler sees it for the reference configuration: the kernel,
+    its typedefs and helper functions; the headers it includes and the macros it
+    redefines are noted."""
     overridden: list[tuple[str, int]] = []
     headers: list[str] = []
     text = preprocess(
         source,
-        all_defines(first_config()),
+        t.all_defines(t.first_config()),
         include_dirs=include,
         where=where,
         redefined=overridden,
@@ -785,9 +921,9 @@ def plain_kernel(
     for name, line in overridden:
         given = (
             f"--define {name}"
-            if name in extra_defines
+            if name in t.extra_defines
             else f"--param {name}"
-            if name in tunable or name in ties or name in wg_names
+            if name in t.tunable or name in t.ties or name in t.wg_names
             else f"the size {name}"
         )
         notes.append(
@@ -796,76 +932,57 @@ def plain_kernel(
         )
     decls = find_kernels(text)
     if kernel_name not in decls:
+        first = t.first_config()
         raise InputError(
             f"kernel {kernel_name!r} disappears with the configuration "
-            f"{_cfg_text(first_config(), list(first_config()))} (#if on a parameter?)",
+            f"{_cfg_text(first, list(first))} (#if on a parameter?)",
             source=where,
         )
     decl = decls[kernel_name]
-    types = typedefs(text)
     helpers = {n: f for n, f in find_functions(text).items() if n != kernel_name}
+    return decl, typedefs(text), helpers
 
-    # -- arguments ------------------------------------------------------------------
-    scalars = dict(scalars or {})
+
+def _arguments(
+    decl: KernelDecl,
+    types: Mapping[str, str],
+    helpers: Mapping[str, FunctionDecl],
+    t: _Tuning,
+    *,
+    scalars: Mapping[str, str] | None,
+    roles: Mapping[str, str] | None,
+    arrays: Mapping[str, Sequence[str]] | None,
+    where: str,
+    notes: list[str],
+) -> list[dict[str, Any]]:
+    """The kernel's arguments: each array's role (from the body, or ``roles``), element
+    type and shape (the problem size, or ``arrays``); each scalar's value (``scalars``,
+    or the size it is named like)."""
+    given_scalars = dict(scalars or {})
     given_roles = dict(roles or {})
     for name, role in given_roles.items():
         if role not in ("input", "output", "inout"):
-            raise InputError(f"{name}={role}: a role is input, output or inout", source="--role")
+            raise InputError(f"{role!r}: a role is input, output or inout", source=f"roles[{name}]")
     array_shapes = {k: list(v) for k, v in (arrays or {}).items()}
-    data_shape = list(reversed(size_names))  # C order: x fastest
+    data_shape = list(reversed(t.size_names))  # C order: x fastest
     arguments: list[dict[str, Any]] = []
     for d in decl.params:
         info = _parse_param(d, types, where)
         name = info.name
-        raw_type = _parse_param(d, {}, where).ctype
         if info.pointer and info.space in ("global", "constant"):
-            dtype = _dtype(info.ctype, f"array {name!r}", where)
-            if raw_type != info.ctype:
-                notes.append(f"{name}: element type {raw_type} is {info.ctype} ({dtype})")
-            use = array_uses(decl.body, name, helpers)
-            if info.space == "constant":
-                role = "input"
-                why = "a __constant array"
-            elif use.written and use.read:
-                role, why = "inout", "read and written (" + "; ".join(use.evidence) + ")"
-            elif use.written:
-                role, why = "output", "written (" + "; ".join(use.evidence) + ")"
-            elif use.read:
-                role, why = "input", "only read"
-            else:
-                role, why = "input", "never used in the kernel body"
-            if name in given_roles:
-                chosen = given_roles.pop(name)
-                if info.space == "constant" and chosen != "input":
-                    raise InputError(
-                        f"{name} is a __constant array: it can only be an input", source="--role"
-                    )
-                if chosen != role:
-                    why = f"from --role (inferred {role}: {why})"
-                role = chosen
-            if name in array_shapes:
-                shape = _shape_text(array_shapes.pop(name))
-                for s in shape:
-                    _expr(s, f"--array {name}", set(problem))
-                shape_note = f"shape [{', '.join(shape)}] from --array"
-            elif info.space == "constant" and use.constant_indices:
-                shape = [str(max(use.constant_indices) + 1)]
-                shape_note = f"{shape[0]} elements (the largest constant index it reads, +1)"
-            elif info.space == "constant":
-                raise InputError(
-                    f"__constant array {name!r}: cannot tell its length; give it with "
-                    f"--array {name}=N",
-                    source=where,
-                )
-            else:
-                shape = data_shape
-                shape_note = (
-                    f"shape [{', '.join(shape)}] (the problem size; --array {name}=... to change)"
-                )
-            verified = " (compared with the reference)" if role != "input" else ""
-            notes.append(f"{name}: {role}{verified}: {why}; random {dtype} data; {shape_note}")
             arguments.append(
-                {"name": name, "dtype": dtype, "role": role, "shape": shape, "init": "random"}
+                _array_argument(
+                    info,
+                    _parse_param(d, {}, where).ctype,
+                    decl,
+                    helpers,
+                    t,
+                    given_roles,
+                    array_shapes,
+                    data_shape,
+                    where,
+                    notes,
+                )
             )
             continue
         if info.pointer:
@@ -875,50 +992,117 @@ def plain_kernel(
                 source=where,
             )
         dtype = _dtype(info.ctype, f"scalar {name!r}", where)
-        if name in scalars:
-            value = scalars.pop(name)
-            option = f"--scalar {name}={value}"
-            _expr(value, option, set(problem))
+        if name in given_scalars:
+            value = given_scalars.pop(name)
+            _expr(value, f"scalars[{name}]", set(t.problem))
             if dtype.startswith("float") and "/" in value:
                 notes.append(f"{name}: {value} is evaluated in floating point (a float argument)")
         else:
-            matches = [s for s in size_names if name.lower() in _SIZE_ALIASES[s]]
+            matches = [s for s in t.size_names if name.lower() in _SIZE_ALIASES[s]]
             if len(matches) != 1:
                 raise InputError(
-                    f"no value for the scalar parameter {name!r} ({info.ctype}): "
-                    f"give --scalar {name}=VALUE (an expression of {', '.join(size_names)})",
-                    source=where,
+                    f"no value for the scalar parameter {name!r} ({info.ctype}) of {where}: "
+                    f"give one, an expression of {', '.join(t.size_names)}",
+                    source=f"scalars[{name}]",
                 )
             value = matches[0]
             notes.append(f"{name}: scalar = {value} (named like that size)")
         arguments.append({"name": name, "kind": "scalar", "dtype": dtype, "value": value})
-    if scalars:
+    if given_scalars:
         raise InputError(
-            f"the kernel has no scalar parameter {next(iter(scalars))!r}", source="--scalar"
+            f"the kernel has no scalar parameter {next(iter(given_scalars))!r}", source="scalars"
         )
     if given_roles:
         raise InputError(
-            f"the kernel has no array parameter {next(iter(given_roles))!r}", source="--role"
+            f"the kernel has no array parameter {next(iter(given_roles))!r}", source="roles"
         )
     if array_shapes:
         raise InputError(
-            f"the kernel has no array parameter {next(iter(array_shapes))!r}", source="--array"
+            f"the kernel has no array parameter {next(iter(array_shapes))!r}", source="arrays"
         )
     if not any(a.get("role") in ("output", "inout") for a in arguments):
         notes.append("no array is written by the kernel: there is nothing to verify")
+    return arguments
 
-    # -- parameters, launch, reference -----------------------------------------------
+
+def _array_argument(
+    info: _Param,
+    raw_type: str,
+    decl: KernelDecl,
+    helpers: Mapping[str, FunctionDecl],
+    t: _Tuning,
+    given_roles: dict[str, str],
+    array_shapes: dict[str, list[str]],
+    data_shape: list[str],
+    where: str,
+    notes: list[str],
+) -> dict[str, Any]:
+    """One __global or __constant array: its role, element type and shape (the given
+    role and shape are taken out of ``given_roles`` and ``array_shapes``)."""
+    name = info.name
+    dtype = _dtype(info.ctype, f"array {name!r}", where)
+    if raw_type != info.ctype:
+        notes.append(f"{name}: element type {raw_type} is {info.ctype} ({dtype})")
+    use = array_uses(decl.body, name, helpers)
+    if info.space == "constant":
+        role = "input"
+        why = "a __constant array"
+    elif use.written and use.read:
+        role, why = "inout", "read and written (" + "; ".join(use.evidence) + ")"
+    elif use.written:
+        role, why = "output", "written (" + "; ".join(use.evidence) + ")"
+    elif use.read:
+        role, why = "input", "only read"
+    else:
+        role, why = "input", "never used in the kernel body"
+    if name in given_roles:
+        chosen = given_roles.pop(name)
+        if info.space == "constant" and chosen != "input":
+            raise InputError(
+                f"{name} is a __constant array: it can only be an input",
+                source=f"roles[{name}]",
+            )
+        if chosen != role:
+            why = f"from --role (inferred {role}: {why})"
+        role = chosen
+    if name in array_shapes:
+        shape = _shape_text(array_shapes.pop(name))
+        for s in shape:
+            _expr(s, f"arrays[{name}]", set(t.problem))
+        shape_note = f"shape [{', '.join(shape)}] from --array"
+    elif info.space == "constant" and use.constant_indices:
+        shape = [str(max(use.constant_indices) + 1)]
+        shape_note = f"{shape[0]} elements (the largest constant index it reads, +1)"
+    elif info.space == "constant":
+        raise InputError(
+            f"__constant array {name!r} of {where}: cannot tell its length; give its shape",
+            source=f"arrays[{name}]",
+        )
+    else:
+        shape = data_shape
+        shape_note = f"shape [{', '.join(shape)}] (the problem size; --array {name}=... to change)"
+    verified = " (compared with the reference)" if role != "input" else ""
+    notes.append(f"{name}: {role}{verified}: {why}; random {dtype} data; {shape_note}")
+    return {"name": name, "dtype": dtype, "role": role, "shape": shape, "init": "random"}
+
+
+def _parameters(
+    t: _Tuning, fixed_wg: Mapping[str, int], max_wg: int, notes: list[str]
+) -> dict[str, Any]:
+    """The description's ``parameters``: work-group sizes (powers of two up to the size
+    and ``max_wg``, the given values, or fixed), the tuned macros, and the default."""
     parameters: dict[str, Any] = {}
-    for n, s in zip(all_wg, size_names, strict=False):
-        if n not in wg_names:
+    problem, default = t.problem, t.default
+    for n, s in zip(t.all_wg, t.size_names, strict=False):
+        if n not in t.wg_names:
             continue
         if n in fixed_wg:
             parameters[n] = {"values": [fixed_wg[n]], "default": fixed_wg[n]}
             continue
         spec: dict[str, Any] = {"pow2": [1, f"min({s}, {max_wg})"]}
         want = default.get(n)
-        if n in wg_values:
-            spec = {"values": sorted({*wg_values[n], *([want] if want is not None else [])})}
+        if n in t.wg_values:
+            spec = {"values": sorted({*t.wg_values[n], *([want] if want is not None else [])})}
         elif want is not None and (want & (want - 1) or want > min(problem[s], max_wg)):
             v, pow2 = 1, []
             while v <= min(problem[s], max_wg):
@@ -926,30 +1110,35 @@ def plain_kernel(
                 v *= 2
             spec = {"values": sorted({*pow2, want})}
         parameters[n] = spec
-    for n, values in tunable.items():
+    for n, values in t.tunable.items():
         parameters[n] = {"values": list(values)}
+    first = t.first_config()
     if default:
-        full = first_config()
-        for n, v in full.items():
+        for n, v in first.items():
             parameters[n]["default"] = v
-        missing = [n for n in full if n not in default]
+        missing = [n for n in first if n not in default]
         if missing:
             notes.append(
-                "default: " + _cfg_text(full, list(full)) + f" ({', '.join(missing)} at "
+                "default: " + _cfg_text(first, list(first)) + f" ({', '.join(missing)} at "
                 "their first value)"
             )
     else:
         notes.append(
             "warning: no --default: speedups are reported over "
-            f"{_cfg_text(first_config(), list(first_config()))} (every parameter at its "
+            f"{_cfg_text(first, list(first))} (every parameter at its "
             "first value: a 1-wide work-group), which is also the reference; give the "
             "kernel's shipped launch with --default"
         )
-    env0: dict[str, int | float | bool] = {**problem, **first_config()}
-    for k, (g, loc) in enumerate(zip(glob, local, strict=True)):
+    return parameters
+
+
+def _launch_notes(t: _Tuning, notes: list[str]) -> None:
+    """Warn where the default configuration cannot launch; name the tied macros."""
+    env0: dict[str, int | float | bool] = {**t.problem, **t.first_config()}
+    for k, (g, loc) in enumerate(zip(t.glob, t.local, strict=True)):
         g_val, l_val = (
-            Expr(g, "--global").evaluate_int(env0),
-            Expr(loc, "--local").evaluate_int(env0),
+            Expr(g, "global_size").evaluate_int(env0),
+            Expr(loc, "local_size").evaluate_int(env0),
         )
         if g_val < l_val:
             notes.append(
@@ -957,64 +1146,41 @@ def plain_kernel(
                 f"the default work-group's {loc} = {l_val}: that configuration cannot launch "
                 "(a larger --size, or a smaller --default)"
             )
-    if ties:
+    if t.ties:
         notes.append(
-            "tied macros: " + ", ".join(f"{n} = {t}" for n, t in ties.items()) + " in every "
+            "tied macros: " + ", ".join(f"{n} = {e}" for n, e in t.ties.items()) + " in every "
             "configuration"
         )
-    cfg = first_config()
-    raw: dict[str, Any] = {
-        "kernel": kernel_name,
-        "source": p.name,
-        "problem": problem,
-        "arguments": arguments,
-        "parameters": parameters,
-        "constraints": [
-            " * ".join(e if e.isidentifier() or e.isdigit() else f"({e})" for e in local)
-            + " <= MAX_WORK_GROUP_SIZE",
-            *extra_constraints,
-        ],
-        "launch": {"global": glob, "local": local},
-    }
-    if ties:
-        raw["defines"] = {n: e.text for n, e in tie_exprs.items()}
-    options = [f"-D{k}={v}" for k, v in extra_defines.items()]
-    if re.search(r"(?m)^\s*#\s*include\b", strip_comments(source)):
-        # the compiler gets the source as text: headers are found where cpp found them
-        options += [f"-I{d}" for d in include]
-    if options:
-        raw["build_options"] = options
+
+
+def _reference(
+    raw: dict[str, Any], reference: str | None, t: _Tuning, notes: list[str]
+) -> list[str]:
+    """The description's ``reference``: a numpy function (``file.py:function``, trusted
+    to run since it was named), else the default configuration's output. Returns what
+    the description must trust."""
     trusted: list[str] = []
     if reference:
         file, sep, func = reference.rpartition(":")
         if not sep or not file or not func.isidentifier():
-            raise InputError(f"expected file.py:function, got {reference!r}", source="--reference")
+            raise InputError(f"expected file.py:function, got {reference!r}", source="reference")
         if file.endswith(".py"):
             ref_path = Path(file).resolve()
             if not ref_path.exists():
-                raise InputError(f"reference file {file!r} not found", source="--reference")
+                raise InputError(f"reference file {file!r} not found", source="reference")
             file = str(ref_path)
             trusted.append(file)  # named on the command line: trusted to run
         raw["reference"] = {"python": f"{file}:{func}"}
         notes.append(f"reference: {reference} (numpy)")
     else:
+        cfg = t.first_config()
         raw["reference"] = {"config": cfg}
-        which = "default" if default else "first"
+        which = "default" if t.default else "first"
         notes.append(
             f"reference: the output of the {which} configuration "
             f"{_cfg_text(cfg, list(cfg))} is taken as correct"
         )
-    if global_size is None:
-        notes.append(f"global size: {', '.join(glob)} (one work-item per point)")
-    raw["inferred"] = notes
-    return parse_description(
-        raw,
-        source=source,
-        label=where,
-        source_path=str(p.resolve()),
-        base_dir=p.resolve().parent,  # a --reference file lies beside the kernel
-        trust_modules=trusted,
-    )
+    return trusted
 
 
 def _subst(expr: Expr, names: Mapping[str, Expr]) -> Expr:
@@ -1040,14 +1206,16 @@ _MERGING = set("+-&|<>=!*/%^#:")
 
 
 def _define_value(name: str, value: str) -> str:
-    """The value of ``--define NAME=VALUE`` as one compiler option can carry it.
+    """The value of a fixed macro (``defines``) as one compiler option can carry it.
 
     Compilers split build options on spaces, so spaces that separate nothing (around
     brackets, commas, most operators) are dropped; a space that keeps two words or two
     operator characters apart (``unsigned int``, ``x - -y``) cannot be dropped, and is
     refused with advice."""
     if not _MACRO_NAME.fullmatch(name):
-        raise InputError(f"bad macro name {name!r}; expected NAME or NAME(a, b)", source="--define")
+        raise InputError(
+            f"bad macro name {name!r}; expected NAME or NAME(a, b)", source=f"defines[{name}]"
+        )
     out: list[str] = []
     text = value.strip()
     i = 0
@@ -1068,13 +1236,13 @@ def _define_value(name: str, value: str) -> str:
                     f"{name}={value!r}: a compiler option cannot hold the space in "
                     f"{shown!r}; rewrite the value without it (brackets where operators "
                     "meet: x-(-1)), or use a typedef or #define in the kernel",
-                    source="--define",
+                    source=f"defines[{name}]",
                 )
             i = j
             continue
         if ch in "\"'":
             raise InputError(
-                f"{name}: quotes cannot be passed as a compiler option", source="--define"
+                "quotes cannot be passed as a compiler option", source=f"defines[{name}]"
             )
         out.append(ch)
         i += 1

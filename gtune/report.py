@@ -84,7 +84,8 @@ def _overhead_text(report: TuningReport) -> str:
     t = report.time
     return (
         f"{t.overhead_s:.1f} s = solving the space {t.space_s:.1f} + starting workers and "
-        f"uploading data {t.startup_s:.1f} + the store {t.store_s:.1f} + other "
+        f"uploading data {t.startup_s:.1f} + the store {t.store_s:.1f} + waiting for the "
+        f"device {t.wait_s:.1f} + other "
         f"{t.other_s:.1f} (handing configurations to workers, the search)"
     )
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gtune.kernel import TRUST_ENV
+from gtune.description import TRUST_ENV
 
 DATA = Path(__file__).parent / "data"
 ROOT = Path(__file__).parent.parent

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from gtune.description import load_kernel
 from gtune.exceptions import InputError
 from gtune.features import StencilFeatures, from_offsets, kernel_features
-from gtune.kernel import load_kernel
 from gtune.stencils.generate import garvey104
 from gtune.stencils.patterns import StencilShape
 

@@ -17,12 +17,15 @@ from pathlib import Path
 
 import pytest
 
+from gtune.budget import Budget
 from gtune.cli import main
 from gtune.commands._common import parse_size
+from gtune.description import ReferenceCodeNotice, from_dict, load_kernel
 from gtune.device import DeviceLimits
 from gtune.exceptions import InputError
-from gtune.heuristics.spec import Budget, load_spec, parse_spec
-from gtune.kernel import ReferenceCodeNotice, domain_values, from_dict, load_kernel
+from gtune.heuristics.spec import load_spec, parse_spec
+from gtune.kernel import domain_values
+from gtune.store import open_store
 
 from .conftest import DATA, ROOT, run_gtune
 
@@ -158,7 +161,7 @@ def test_source_given_on_the_command_line_is_allowed(tmp_path: Path) -> None:
 
 
 def test_python_reference_notice(naive: Path) -> None:
-    from gtune import kernel as kmod
+    from gtune import description as kmod
 
     kmod._NOTICED.clear()
     with pytest.warns(ReferenceCodeNotice, match="Python code"):
@@ -338,8 +341,9 @@ def test_spec_errors_come_before_measuring(naive: Path, tmp_path: Path, capsys) 
 
 @pytest.mark.parametrize("text", ["nans", "infs", "nan", "-1", "0", "0s", ""])
 def test_bad_budgets(text: str) -> None:
-    with pytest.raises(InputError, match="--budget"):
+    with pytest.raises(InputError, match=r"^budget: ") as info:
         Budget.parse(text)
+    assert info.value.source == "budget"
 
 
 # -- flags -----------------------------------------------------------------------------
@@ -385,6 +389,38 @@ def test_bad_flags_are_refused_up_front(naive: Path, capsys, argv: list[str], fl
     code, err = gtune(capsys, *[a.replace("{k}", str(naive)) for a in argv])
     assert code == 2
     assert err.splitlines()[-1].startswith(f"gtune: error: {flag}")
+
+
+@pytest.mark.parametrize(
+    ("flags", "shown"),
+    [
+        (["--scalar", "scale=1 +"], "--scalar scale: "),
+        (["--scalar", "scale=1", "--global", "NX,NY/Q"], "--global: "),
+        (["--scalar", "scale=1", "--param", "B=WX +"], "--param B: "),
+        (["--scalar", "scale=1", "--array", "in=NX+Z"], "--array in: "),
+        (["--scalar", "scale=1", "--role", "out=sideways"], "--role out: "),
+        (["--scalar", "scale=1", "--define", "T=unsigned int"], "--define T: "),
+        (["--scalar", "scale=1", "--constraint", "Q < 2"], "--constraint: "),
+        (["--scalar", "scale=1", "-I", "/no/such/folder"], "-I: include directory"),
+    ],
+)
+def test_plain_errors_name_the_flag_typed(
+    data_dir: Path, capsys, flags: list[str], shown: str
+) -> None:
+    """The library names plain_kernel's parameter (scalars[scale]); the command line
+    names the flag the user typed."""
+    kernel = str(data_dir / "plain_blur.cl")
+    code, err = gtune(capsys, "describe", kernel, "--size", "64x32", *flags)
+    assert code == 2
+    assert err.splitlines()[-1].startswith(f"gtune: error: {shown}"), err
+
+
+def test_store_errors_name_the_flag_typed(tmp_path: Path, capsys) -> None:
+    code, err = gtune(capsys, "--db", "sqlite:nowhere.db", "results")
+    assert code == 2 and err.splitlines()[-1].startswith("gtune: error: --db: bad store URL")
+    with pytest.raises(InputError) as info:
+        open_store("sqlite:nowhere.db")
+    assert info.value.source == "store"
 
 
 def test_unwritable_json_is_refused_before_the_run(naive: Path, tmp_path: Path, capsys) -> None:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from gtune.description import load_kernel
 from gtune.includes import include_dirs, included_names
-from gtune.kernel import load_kernel
 from tests.conftest import run_gtune
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from gtune.kernel import load_kernel
+from gtune.description import load_kernel
 from tests.conftest import ROOT, run_gtune
 
 HEAT = str(ROOT / "stencils" / "heat3d.cl")

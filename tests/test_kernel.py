@@ -2,8 +2,9 @@ from pathlib import Path
 
 import pytest
 
+from gtune.description import from_dict, load_kernel
 from gtune.exceptions import ExpressionError, InputError
-from gtune.kernel import canonical_config, domain_values, from_dict, load_kernel
+from gtune.kernel import canonical_config, domain_values
 
 
 def test_load_description_beside_kernel(data_dir: Path):

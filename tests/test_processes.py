@@ -52,8 +52,8 @@ def test_a_worker_that_cannot_start_says_why(
 ) -> None:
     """The worker's own last words (here: a full disk, said by a site hook that runs only
     in measuring workers) are in the message."""
+    from gtune.description import load_kernel
     from gtune.exceptions import EnvironmentProblem
-    from gtune.kernel import load_kernel
     from gtune.measure.opencl_evaluator import OpenCLEvaluator
 
     hook = tmp_path / "site"

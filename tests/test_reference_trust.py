@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from gtune.description import TRUST_ENV, from_dict, load_kernel
 from gtune.exceptions import InputError
-from gtune.kernel import TRUST_ENV, from_dict, load_kernel
 from tests.conftest import DATA, ROOT, run_gtune
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from gtune.kernel import TRUST_ENV
+from gtune.description import TRUST_ENV
 from tests.conftest import DATA, ROOT, run_gtune
 
 pytestmark = pytest.mark.opencl

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from gtune.description import load_kernel
 from gtune.exceptions import InputError
 from gtune.expr import parse
-from gtune.kernel import load_kernel
 from gtune.tuned import TunedKernel, specialise, tuned_kernel, write_tuned
 from tests.conftest import ROOT
 

@@ -8,10 +8,11 @@ from pathlib import Path
 import pytest
 
 from gtune.api import tune
+from gtune.budget import Budget
+from gtune.description import load_kernel
 from gtune.device import DeviceLimits
 from gtune.exceptions import InputError
-from gtune.heuristics import Budget
-from gtune.kernel import TunableKernel, load_kernel
+from gtune.kernel import TunableKernel
 from gtune.measure import OpenCLEvaluator, select_device
 from gtune.measure.evaluator import Evaluator
 from gtune.plain import plain_kernel

@@ -2,6 +2,9 @@
 
     # one GPU against all GPUs of the host (a selector matching each, one worker each):
     python3 benchmarks/campaign/collect_throughput.py OUT --setting '0:0*1' --setting 'NVIDIA*1'
+    # one GPU, one worker against two sharing it (the device lock keeps their timings apart):
+    python3 benchmarks/campaign/collect_throughput.py OUT --setting '0:0*1' --setting '0:0*2' \
+        --kernels star_2d_xy_r2,star_3d_xyz_r2 --budget 60
     # the CPU through PoCL, one and two workers:
     python3 benchmarks/campaign/collect_throughput.py OUT --setting 'Portable*1' \
         --setting 'Portable*2' --size 32x32x32 --budget 6

@@ -23,10 +23,11 @@ from pathlib import Path
 
 import numpy as np
 
+from gtune.description import load_kernel
 from gtune.device import DeviceLimits
 from gtune.exceptions import GtuneError
 from gtune.expr import Expr
-from gtune.kernel import TunableKernel, load_kernel
+from gtune.kernel import TunableKernel
 from gtune.measure import OpenCLEvaluator, select_device
 from gtune.space import EnumeratedSpace, solve_space
 

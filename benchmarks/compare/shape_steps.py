@@ -79,7 +79,8 @@ def main() -> int:
     deadline = started + 60 * args.max_minutes
 
     import gtune
-    from gtune.kernel import canonical_config, load_kernel
+    from gtune.description import load_kernel
+    from gtune.kernel import canonical_config
     from gtune.measure import select_device
     from gtune.measure.opencl_evaluator import OpenCLEvaluator
     from gtune.measure.stats import median_interval

@@ -58,7 +58,8 @@ import numpy as np
 
 import gtune
 from gtune.convergence import RandomBaseline, Trace, summary
-from gtune.kernel import TunableKernel, domain_values, from_dict, load_kernel
+from gtune.description import from_dict, load_kernel
+from gtune.kernel import TunableKernel, domain_values
 from gtune.tuning.events import ConfirmStarted, ResultMeasured, TuningEvent
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -27,7 +27,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import gtune
-from gtune.kernel import canonical_config, load_kernel
+from gtune.description import load_kernel
+from gtune.kernel import canonical_config
 from gtune.measure import select_device
 from gtune.measure.stats import median_interval
 

@@ -33,8 +33,8 @@ sys.path.insert(0, str(ROOT / "tests" / "space"))
 
 from space_helpers import DATA, h100_limits  # noqa: E402
 
+from gtune.description import load_kernel  # noqa: E402
 from gtune.device import DeviceLimits  # noqa: E402
-from gtune.kernel import load_kernel  # noqa: E402
 from gtune.space import build_model, solve_space  # noqa: E402
 from gtune.space.solve import solve  # noqa: E402
 

@@ -4,13 +4,14 @@
 tasks, :func:`run_campaign` runs them on a local cluster (one worker per device) or an
 existing one, all writing to one shared store; :func:`write_report` writes its report;
 :mod:`gtune.campaign.formats` exports results to the T4 schema and imports Kernel
-Tuner caches.
+Tuner caches. Progress is told to the one :class:`~gtune.tuning.Observer` interface, as
+:class:`~gtune.tuning.CampaignStarted`, :class:`~gtune.tuning.TaskProgress` and
+:class:`~gtune.tuning.TaskFinished` events.
 """
 
 from gtune.api import CampaignResult
 from gtune.campaign.report import write_report
 from gtune.campaign.runner import (
-    CampaignObserver,
     SchedulerTls,
     local_cluster,
     resource_name,
@@ -21,7 +22,6 @@ from gtune.campaign.spec import CampaignSpec, CampaignTask, expand, load_campaig
 from gtune.tuning.events import CancelToken
 
 __all__ = [
-    "CampaignObserver",
     "CampaignResult",
     "CampaignSpec",
     "CampaignTask",

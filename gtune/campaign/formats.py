@@ -66,7 +66,8 @@ def t4_result(row: StoredRow) -> dict[str, Any]:
     extra = dict(r.extra)
     verify = float(extra.get("verify_s", 0.0) or 0.0)
     worker = float(extra.get("worker_s", 0.0) or 0.0)
-    framework = max(0.0, worker - r.run_s - verify)
+    wait = float(extra.get("wait_s", 0.0) or 0.0)  # the device lock: not gtune's work
+    framework = max(0.0, worker - r.run_s - verify - wait)
     measurements: list[dict[str, Any]] = []
     if r.ok:
         measurements.append({"name": "time", "value": _ms(r.median_s), "unit": "ms"})

@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from gtune.api import CampaignResult, TuningTask
 from gtune.campaign.schedule import (
@@ -32,12 +32,20 @@ from gtune.campaign.schedule import (
     Piece,
     Queue,
     compile_budget,
+    device_workers,
     plan,
 )
 from gtune.campaign.spec import CampaignSpec, CampaignTask, expand
 from gtune.campaign.task import PROGRESS_TOPIC, execute_task
 from gtune.exceptions import EnvironmentProblem, GtuneError, InputError
-from gtune.tuning.events import CancelToken
+from gtune.tuning.events import (
+    CampaignStarted,
+    CancelToken,
+    NullObserver,
+    Observer,
+    TaskFinished,
+    TaskProgress,
+)
 
 BOUND_DEVICE = "GTUNE_WORKER_DEVICE"  # the device a worker process drives (P:D)
 log = logging.getLogger("gtune.campaign")
@@ -51,26 +59,16 @@ def resource_name(selector: str) -> str:
     return f"gtune-{slug or 'default'}"
 
 
-class CampaignObserver(Protocol):
-    """Told how a campaign goes: its size at the start, configurations measured per task
-    and device as they come in, and each task's summary (or error) when it ends."""
-
-    def started(self, total: int, skipped: int, devices: Sequence[str]) -> None: ...
-
-    def progress(self, task_key: str, device: str, configs: int, measured: int) -> None: ...
-
-    def finished(self, task: CampaignTask, summary: dict[str, Any] | None, error: str) -> None: ...
-
-
-class _Quiet:
-    def started(self, total: int, skipped: int, devices: Sequence[str]) -> None:
-        return None
-
-    def progress(self, task_key: str, device: str, configs: int, measured: int) -> None:
-        return None
-
-    def finished(self, task: CampaignTask, summary: dict[str, Any] | None, error: str) -> None:
-        return None
+def _finished(task: CampaignTask, summary: dict[str, Any] | None, error: str = "") -> TaskFinished:
+    return TaskFinished(
+        key=task.key,
+        label=task.label,
+        size=task.size_text,
+        strategy=task.strategy,
+        device=task.device or "",
+        summary=summary,
+        error=error,
+    )
 
 
 def read_done(path: Path) -> dict[str, dict[str, Any]]:
@@ -143,14 +141,17 @@ DASHBOARD_PORT = 8787
 
 def local_cluster(
     devices: Sequence[str],
-    workers_per_device: int = 1,
+    workers_per_device: int | None = None,
     machine: Sequence[dict[str, Any]] | None = None,
     *,
     dashboard: bool = False,
 ) -> Any:  # distributed.SpecCluster
     """One worker process (one thread) per physical device a selector names, bound to
     that device and advertising the selector: a selector naming two identical GPUs
-    gets two workers, one per GPU, sharing its tasks.
+    gets two workers, one per GPU, sharing its tasks. ``workers_per_device`` workers
+    share each device (their timings kept apart by the device lock); None: as
+    :func:`gtune.campaign.schedule.device_workers` decides from the device's type and
+    the host's cores.
 
     Everything listens on the loopback interface only: whoever reaches a Dask
     scheduler runs code in the process that holds it (docs/robustness.md, security
@@ -163,31 +164,38 @@ def local_cluster(
         raise EnvironmentProblem("campaigns need Dask: pip install 'dask[distributed]'") from None
     found = list(machine) if machine is not None else physical_devices()
     workers: dict[str, dict[str, Any]] = {}
+    chosen: list[tuple[str, dict[str, Any]]] = []
     for d in dict.fromkeys(devices):
         targets = matching(d, found)
         if not targets:
             names = "; ".join(f"{x.get('selector')} {x.get('name')}" for x in found)
             raise InputError(f"no OpenCL device matches {d!r}; devices: {names}", source="devices")
-        for target in targets:
-            for k in range(workers_per_device):
-                name = f"{resource_name(d)}-{target.get('selector')}-{k}"
-                workers[name] = {
-                    "cls": Nanny,
-                    "options": {
-                        "host": LOOPBACK,
-                        "dashboard": False,
-                        "dashboard_address": f"{LOOPBACK}:0",
-                        "nthreads": 1,
-                        "resources": {resource_name(d): 1},
-                        "name": name,
-                        "memory_limit": 0,
-                        "env": {
-                            "DASK_LOGGING__DISTRIBUTED": "error",
-                            BOUND_DEVICE: str(target.get("selector")),
-                        },
+        chosen += [(d, t) for t in targets]
+    cores = os.cpu_count() or 1
+    physical = len({str(t.get("selector")) for _, t in chosen})
+    for d, target in chosen:
+        per_device = workers_per_device or device_workers(
+            str(target.get("type", "")), physical, cores
+        )
+        for k in range(per_device):
+            name = f"{resource_name(d)}-{target.get('selector')}-{k}"
+            workers[name] = {
+                "cls": Nanny,
+                "options": {
+                    "host": LOOPBACK,
+                    "dashboard": False,
+                    "dashboard_address": f"{LOOPBACK}:0",
+                    "nthreads": 1,
+                    "resources": {resource_name(d): 1},
+                    "name": name,
+                    "memory_limit": 0,
+                    "env": {
+                        "DASK_LOGGING__DISTRIBUTED": "error",
+                        BOUND_DEVICE: str(target.get("selector")),
                     },
-                }
-    helpers = str(compile_budget(len(workers), os.cpu_count() or 1))
+                },
+            }
+    helpers = str(compile_budget(len(workers), cores))
     for w in workers.values():
         w["options"]["env"][COMPILE_WORKERS_ENV] = helpers
     # Dask's nanny starts each worker as ``python -c ...`` (multiprocessing's spawn),
@@ -225,9 +233,9 @@ def run_campaign(
     *,
     scheduler: str | None = None,
     store: str | None = None,
-    workers_per_device: int = 1,
+    workers_per_device: int | None = None,
     force: bool = False,
-    observer: CampaignObserver | None = None,
+    observer: Observer | None = None,
     cancel: CancelToken | None = None,
     cluster_hook: Callable[[Any], None] | None = None,
     tls: SchedulerTls | None = None,
@@ -267,10 +275,10 @@ def run_tasks(
     *,
     store_url: str,
     scheduler: str | None = None,
-    workers_per_device: int = 1,
+    workers_per_device: int | None = None,
     retries: int = 2,
     force: bool = False,
-    observer: CampaignObserver | None = None,
+    observer: Observer | None = None,
     cancel: CancelToken | None = None,
     cluster_hook: Callable[[Any], None] | None = None,
     devices: Sequence[str] | None = None,
@@ -284,7 +292,7 @@ def run_tasks(
     ``tls://``, with ``tls``'s certificates or Dask's own configuration), split and
     streamed as gtune.campaign.schedule says; every summary is appended to the ledger
     as it comes. ``dashboard`` adds the Dask dashboard to a local cluster."""
-    show: CampaignObserver = observer if observer is not None else _Quiet()
+    show: Observer = observer if observer is not None else NullObserver()
     token = cancel if cancel is not None else CancelToken()
     out_dir.mkdir(parents=True, exist_ok=True)
     ledger = out_dir / "tasks.jsonl"
@@ -292,7 +300,7 @@ def run_tasks(
     todo = [t for t in tasks if t.key not in done]
     started = time.monotonic()
     shown = devices if devices is not None else list(dict.fromkeys(t.device or "" for t in tasks))
-    show.started(len(tasks), len(tasks) - len(todo), shown)
+    show.on_event(CampaignStarted(len(tasks), len(tasks) - len(todo), tuple(shown)))
     summaries = [done[t.key] for t in tasks if t.key in done]
     failed: list[tuple[TuningTask, str]] = []
     log.info(
@@ -347,8 +355,13 @@ def run_tasks(
         def on_event(event: tuple[float, dict[str, Any]]) -> None:
             msg = event[1]
             with contextlib.suppress(Exception):
-                show.progress(
-                    str(msg["task"]), str(msg["device"]), int(msg["configs"]), int(msg["measured"])
+                show.on_event(
+                    TaskProgress(
+                        str(msg["task"]),
+                        str(msg["device"]),
+                        int(msg["configs"]),
+                        int(msg["measured"]),
+                    )
                 )
 
         client.subscribe_topic(PROGRESS_TOPIC, on_event)
@@ -372,14 +385,14 @@ def run_tasks(
                     log.warning("task %s failed: %s", piece.key, exc.render())
                     if piece.final:
                         failed.append((piece.task, exc.render()))
-                        show.finished(piece.task, None, exc.render())
+                        show.on_event(_finished(piece.task, None, exc.render()))
                     continue
                 except Exception as exc:  # a task that died on every retry (KilledWorker, ...)
                     text = f"{type(exc).__name__}: {exc}"
                     log.warning("task %s failed: %s", piece.key, text)
                     if piece.final:
                         failed.append((piece.task, text))
-                        show.finished(piece.task, None, text)
+                        show.on_event(_finished(piece.task, None, text))
                     continue
                 summary = stream.ran(piece, summary)
                 if not piece.final:
@@ -392,7 +405,7 @@ def run_tasks(
                 log.info(
                     "task %s finished: %s configurations", piece.key, summary.get("evaluations")
                 )
-                show.finished(piece.task, summary, "")
+                show.on_event(_finished(piece.task, summary))
     finally:
         with contextlib.suppress(Exception):
             client.close(timeout=10)
@@ -496,7 +509,7 @@ def _connect(scheduler: str, security: Any, token: CancelToken, timeout: float) 
 
 
 def _start_local(
-    devices: list[str], workers_per_device: int, dashboard: bool, token: CancelToken
+    devices: list[str], workers_per_device: int | None, dashboard: bool, token: CancelToken
 ) -> tuple[Any, Any]:
     """A local cluster and its client; (None, None) when cancelled while starting.
 
@@ -559,7 +572,7 @@ def _check_before_start(strategies: Sequence[str], store_url: str, campaign: str
 
 def _techniques_of(task: CampaignTask) -> list[str]:
     from gtune.api import as_kernel
-    from gtune.kernel import load_kernel
+    from gtune.description import load_kernel
 
     if isinstance(task.kernel, str):
         return list(load_kernel(task.kernel, dict(task.sizes) or None).techniques)

@@ -24,8 +24,8 @@ import itertools
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
+from gtune.budget import Budget
 from gtune.campaign.spec import CampaignTask
-from gtune.heuristics import Budget
 from gtune.tuning.techniques import ALL, technique_for
 
 TIE = 0.9  # pieces at least this share of the longest ready one count as "as long"
@@ -42,6 +42,18 @@ def compile_budget(device_workers: int, cores: int) -> int:
     (at least one helper each, at most eight)."""
     workers = max(1, device_workers)
     return max(1, min(MAX_COMPILE_WORKERS, (cores - workers) // workers))
+
+
+def device_workers(device_type: str, devices: int, cores: int) -> int:
+    """Worker processes per device of a local cluster by default: two per GPU (or other
+    accelerator) when the host's cores give each of them at least two compile helpers
+    (:func:`compile_budget`), else one. A search spends most of its time waiting for
+    its builds, so two searches per GPU keep it busier; the device lock
+    (gtune.measure.devlock) keeps their timings apart. A CPU device measures on the
+    cores that build: one worker."""
+    if "CPU" in device_type.upper():
+        return 1
+    return 2 if compile_budget(2 * max(1, devices), cores) >= 2 else 1
 
 
 @dataclass(frozen=True)
@@ -245,6 +257,7 @@ __all__ = [
     "Queue",
     "Simulated",
     "compile_budget",
+    "device_workers",
     "expected_configs",
     "group_of",
     "plan",

@@ -227,7 +227,7 @@ def parse_campaign(raw: Any, *, source: str, base_dir: Path) -> CampaignSpec:
 
 def load_campaign(path: str | Path) -> CampaignSpec:
     """Read a campaign file (YAML; see docs/campaigns.md); paths in it are relative to it."""
-    from gtune.kernel import read_yaml
+    from gtune.description import read_yaml
 
     p = Path(path)
     return parse_campaign(read_yaml(p), source=str(p), base_dir=p.resolve().parent)
@@ -242,7 +242,7 @@ def _size_map(text: str, names: Sequence[str]) -> tuple[tuple[str, int], ...]:
 
 def expand(spec: CampaignSpec, work_dir: Path) -> list[CampaignTask]:
     """Every task of the campaign, suites rendered into ``work_dir``, in a stable order."""
-    from gtune.kernel import load_kernel
+    from gtune.description import load_kernel
 
     files: list[tuple[str, Path]] = []
     for src in spec.kernels:

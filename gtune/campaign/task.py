@@ -15,9 +15,9 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from gtune.budget import Budget
 from gtune.campaign.schedule import COMPILE_WORKERS_ENV, group_of
 from gtune.campaign.spec import CampaignTask
-from gtune.heuristics import Budget
 from gtune.tuning.events import ResultMeasured, SearchStarted, TuningEvent
 from gtune.tuning.techniques import technique_for
 
@@ -117,7 +117,7 @@ def execute_task(task_data: Mapping[str, Any], store_url: str | None) -> dict[st
     task of the same kernel (see :class:`_Reuse`).
     """
     from gtune.api import DEFAULT_CONFIRM, as_kernel, tune
-    from gtune.kernel import load_kernel
+    from gtune.description import load_kernel
     from gtune.measure import select_device
     from gtune.measure.pool import reuse_workers
     from gtune.tuning import TuningSession

@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING
 
 from rich.console import Console
 
+from gtune.description import load_kernel
 from gtune.exceptions import InputError
-from gtune.kernel import MAX_SIZE, TunableKernel, load_kernel
+from gtune.kernel import MAX_SIZE, TunableKernel
 from gtune.result import ResultStore, Status, StoredRow
 from gtune.store import open_store as open_store_url
 

@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from gtune.commands._common import parse_config, parse_size
+from gtune.description import load_kernel
 from gtune.exceptions import InputError
-from gtune.kernel import TunableKernel, load_kernel
+from gtune.kernel import TunableKernel
 
 _FLAGS = (
     ("--param", "param"),

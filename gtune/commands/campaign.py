@@ -6,7 +6,6 @@ import argparse
 import math
 import signal
 import time
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +14,6 @@ from rich.table import Table
 
 from gtune.campaign import (
     CampaignSpec,
-    CampaignTask,
     CancelToken,
     load_campaign,
     run_campaign,
@@ -28,6 +26,7 @@ from gtune.commands._common import (
     unencrypted_scheduler_note,
 )
 from gtune.exceptions import InputError
+from gtune.tuning.events import CampaignStarted, TaskFinished, TaskProgress, TuningEvent
 
 HELP = "run a campaign (kernels x sizes x devices x strategies) on Dask workers, shared store"
 
@@ -61,9 +60,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--workers-per-device",
         type=int,
-        default=1,
         metavar="N",
-        help="local worker processes per device (default 1)",
+        help="local worker processes per device (default: 2 per GPU when the cores allow, "
+        "1 per CPU device); they share the device, never timing on it at once",
     )
     p.add_argument("--force", action="store_true", help="run finished tasks again")
 
@@ -132,16 +131,25 @@ class _Display:
         self.configs: dict[str, dict[str, int]] = {}
         self.last_line = 0.0
 
-    def started(self, total: int, skipped: int, devices: Sequence[str]) -> None:
-        self.total = total
-        self.done = skipped
+    def on_event(self, event: TuningEvent) -> None:
+        if isinstance(event, CampaignStarted):
+            self.started(event)
+        elif isinstance(event, TaskProgress):
+            self.progress(event)
+        elif isinstance(event, TaskFinished):
+            self.finished(event)
+
+    def started(self, event: CampaignStarted) -> None:
+        self.total = event.total
+        self.done = event.skipped
         self.started_at = time.monotonic()
         self.console.print(
-            f"campaign: {total} tasks on {len(devices)} device(s); {skipped} already finished"
+            f"campaign: {event.total} tasks on {len(event.devices)} device(s); "
+            f"{event.skipped} already finished"
         )
 
-    def progress(self, task_key: str, device: str, configs: int, measured: int) -> None:
-        self.configs.setdefault(device, {})[task_key] = configs
+    def progress(self, event: TaskProgress) -> None:
+        self.configs.setdefault(event.device, {})[event.task] = event.configs
         now = time.monotonic()
         if now - self.last_line > 5.0:
             self.last_line = now
@@ -156,11 +164,12 @@ class _Display:
         rate = elapsed / finished_now
         return f"ETA {rate * (self.total - self.done):.0f} s"
 
-    def finished(self, task: CampaignTask, summary: dict[str, Any] | None, error: str) -> None:
+    def finished(self, event: TaskFinished) -> None:
         self.done += 1
-        what = f"{task.label}@{task.size_text} {task.strategy} on {task.device or 'default'}"
+        what = f"{event.label}@{event.size} {event.strategy} on {event.device or 'default'}"
+        summary = event.summary
         if summary is None:
-            self.console.print(f"[{self.done}/{self.total}] {what}: FAILED: {error}")
+            self.console.print(f"[{self.done}/{self.total}] {what}: FAILED: {event.error}")
             return
         best = summary.get("best_s")
         best_txt = (
@@ -177,7 +186,7 @@ def time_split(t: Any) -> str:
     """``; 12.0 s: compile 3.1, run 2.0, ...`` from a summary's time breakdown."""
     if not isinstance(t, dict) or not t.get("wall_s"):
         return ""
-    parts = ("compile", "run", "verify", "space", "startup", "store", "other")
+    parts = ("compile", "run", "verify", "space", "startup", "store", "wait", "other")
     split = ", ".join(f"{k} {float(t.get(k + '_s') or 0.0):.1f}" for k in parts)
     return f"; {float(t['wall_s']):.1f} s: {split}"
 
@@ -205,7 +214,7 @@ def throughput(result: Any) -> str:
 def run(args: argparse.Namespace) -> int:
     console = Console(stderr=True)
     spec = _spec(args)
-    if args.workers_per_device < 1 or args.workers_per_device > 64:
+    if args.workers_per_device is not None and not 1 <= args.workers_per_device <= 64:
         raise InputError("must be between 1 and 64", source="--workers-per-device")
     out = Path(args.out or f"campaign-{spec.name}")
     if out.exists() and not out.is_dir():

@@ -22,14 +22,16 @@ from typing import Any
 from rich.console import Console
 
 from gtune.api import DEFAULT_CONFIRM, Campaign
+from gtune.budget import Budget
 from gtune.commands._common import open_store, parse_size, quiet_console
 from gtune.commands.run import ctrl_c_cancels, parse_options
 from gtune.comparison import ORACLE, compare_kernel
+from gtune.description import load_kernel
 from gtune.device import DeviceLimits
 from gtune.exceptions import InputError
-from gtune.heuristics import Budget, available_strategies, get_strategy
+from gtune.heuristics import available_strategies, get_strategy
 from gtune.heuristics.strategies.generic import GenericStrategy
-from gtune.kernel import TunableKernel, load_kernel
+from gtune.kernel import TunableKernel
 from gtune.progress import ProgressBar
 from gtune.report import (
     BASELINE,

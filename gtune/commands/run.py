@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from gtune.api import DEFAULT_CONFIRM, tune
+from gtune.budget import Budget
 from gtune.commands._common import (
     REMEASURE_HELP,
     STOP_SIGNALS,
@@ -29,7 +30,7 @@ from gtune.commands._common import (
 from gtune.commands._plain import add_plain_arguments, note_lines, open_tunable
 from gtune.commands._plain import is_plain as is_plain
 from gtune.exceptions import InputError
-from gtune.heuristics import Budget, load_spec, shipped_specs
+from gtune.heuristics import load_spec, shipped_specs
 from gtune.kernel import TunableKernel
 from gtune.measure.stats import TimingPolicy
 from gtune.processes import clear_stop, request_stop

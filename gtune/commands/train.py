@@ -11,16 +11,16 @@ from pathlib import Path
 
 from rich.console import Console
 
+from gtune.budget import Budget
 from gtune.commands._common import (
     add_scheduler_tls_arguments,
     open_store,
     scheduler_tls,
     unencrypted_scheduler_note,
 )
+from gtune.description import load_kernel
 from gtune.device import DeviceLimits
 from gtune.exceptions import InputError
-from gtune.heuristics import Budget
-from gtune.kernel import load_kernel
 from gtune.loadpredict.dataset import Dataset, TrainingRow
 from gtune.loadpredict.models import user_model_dir
 from gtune.measure import select_device
@@ -94,7 +94,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         type=int,
         metavar="N",
         help="label on a local Dask cluster: N workers per device the --device selector "
-        "names (every GPU it matches), each technique's search a task of its own",
+        "names (every GPU it matches), each technique's search a task of its own; 0: as "
+        "many as a campaign starts by default (2 per GPU when the cores allow)",
     )
     p.add_argument(
         "--install",
@@ -184,7 +185,7 @@ def _collect_on_cluster(
             compile_workers=args.compile_workers,
             scheduler=args.scheduler,
             tls=tls,
-            workers_per_device=args.workers_per_device or 1,
+            workers_per_device=args.workers_per_device or None,  # 0: the default
             progress=progress,
             cancel=token,
         )
@@ -239,8 +240,8 @@ def run(args: argparse.Namespace) -> int:
         console.print(f"[{i}/{n}] {item.name}: best {label} ({times})")
 
     distributed = args.scheduler is not None or args.workers_per_device is not None
-    if args.workers_per_device is not None and not 1 <= args.workers_per_device <= 64:
-        raise InputError("must be between 1 and 64", source="--workers-per-device")
+    if args.workers_per_device is not None and not 0 <= args.workers_per_device <= 64:
+        raise InputError("must be between 0 and 64", source="--workers-per-device")
     try:
         if distributed:
             result = _collect_on_cluster(args, kernels, device, dataset_file, techniques, progress)

@@ -5,8 +5,9 @@ Public API: :func:`tune` (run a strategy by name), :func:`get_strategy` /
 :func:`load_spec` / :func:`parse_spec` / :func:`shipped_specs` (spec files),
 :class:`GroupedSearch` and :func:`drive` (the ask/tell loop for callers that evaluate
 batches themselves), and the data they exchange: :class:`SearchProblem`,
-:class:`Budget`, :class:`Batch`, :class:`TuningOutcome`, :class:`TraceEntry`,
-:class:`StepSummary`. Nothing here imports OpenCL or the result store.
+:class:`Budget` (defined in ``gtune/budget.py``), :class:`Batch`,
+:class:`TuningOutcome`, :class:`TraceEntry`, :class:`StepSummary`. Nothing here imports
+OpenCL or the result store.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from gtune.budget import Budget
 from gtune.heuristics.grouped import GroupedSearch
 from gtune.heuristics.search import (
     Batch,
@@ -29,7 +31,6 @@ from gtune.heuristics.search import (
 )
 from gtune.heuristics.spec import (
     BoundSpec,
-    Budget,
     HeuristicSpec,
     load_spec,
     parse_spec,

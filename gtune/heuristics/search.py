@@ -16,7 +16,7 @@ from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from gtune.heuristics.spec import Budget
+from gtune.budget import Budget
 from gtune.kernel import Config, TunableKernel, canonical_config, domain_values
 from gtune.measure.evaluator import Evaluator
 from gtune.measure.result import Result

@@ -20,6 +20,7 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any, Literal
 
+from gtune.budget import Budget
 from gtune.exceptions import ExpressionError, GtuneError, InputError
 from gtune.expr import Expr, Value
 from gtune.inputs import MAX_YAML_BYTES, load_yaml, read_text
@@ -35,6 +36,9 @@ _BEST = re.compile(r"\bbest\.([A-Za-z_]\w*)")
 _SAMPLE = re.compile(r"^sample\s*\((?P<n>[^,]+),(?P<range>.+)\)$", re.DOTALL)
 _STEP_OP = re.compile(r"^(?P<op>[*+])(?P<step>.+)$", re.DOTALL)
 BEST_PREFIX = "best__"
+DIMS = "DIMS"
+"""The name under which spec expressions read the problem's dimensions: how many problem
+sizes it has (2 for NX, NY; 3 for NX, NY, NZ), as a stencil definition's ``dims``."""
 
 MAX_VALUES = 100_000
 """Most values one range in a spec may produce."""
@@ -272,49 +276,6 @@ def _scalar_expr(raw: Any, source: str) -> SpecExpr:
 
 
 @dataclass(frozen=True)
-class Budget:
-    """Limits on a search; ``None`` means unlimited.
-
-    ``evaluations`` counts distinct configurations measured, ``seconds`` the measured
-    tuning cost (compile plus run seconds, as seed 001 Table 3 counts it; deterministic
-    under replay) and ``wall_seconds`` elapsed time.
-    """
-
-    evaluations: int | None = None
-    seconds: float | None = None
-    wall_seconds: float | None = None
-
-    @property
-    def unlimited(self) -> bool:
-        return self.evaluations is None and self.seconds is None and self.wall_seconds is None
-
-    @classmethod
-    def parse(cls, text: str, source: str = "--budget") -> Budget:
-        """``N`` evaluations, wall time ``Ns`` / ``Nm`` / ``Nh``, or ``none`` (no limit:
-        not even the default a run without a budget may get)."""
-        t = text.strip().lower()
-        scale = {"s": 1.0, "m": 60.0, "h": 3600.0}
-        if t in ("none", "unlimited"):
-            return cls()
-        try:
-            if t and t[-1] in scale:
-                value = float(t[:-1]) * scale[t[-1]]
-                if not math.isfinite(value) or value <= 0:
-                    raise ValueError
-                return cls(wall_seconds=value)
-            n = int(t)
-            if n <= 0:
-                raise ValueError
-            return cls(evaluations=n)
-        except ValueError:
-            raise InputError(
-                f"expected a positive number of evaluations (500), a time (90s, 10m, 1h) or "
-                f"none, got {text!r}",
-                source=source,
-            ) from None
-
-
-@dataclass(frozen=True)
 class Step:
     index: int
     label: str
@@ -359,11 +320,13 @@ class HeuristicSpec:
         """
         params = list(parameters)
         pset = set(params)
-        clash = pset & set(sizes)
+        clash = pset & (set(sizes) | {DIMS})
         if clash:
-            raise InputError(f"{sorted(clash)[0]!r} is both a parameter and a problem size")
+            what = "the problem's dimensions" if DIMS in clash else "a problem size"
+            raise InputError(f"{sorted(clash)[0]!r} is both a parameter and {what}")
         absent = {k: v for k, v in self.optional.items() if k not in pset}
         constants: dict[str, int] = dict(sizes)
+        constants[DIMS] = len(sizes)
         constants.update(absent)
         tunable = ", ".join(params) or "(none)"
 
@@ -391,8 +354,8 @@ class HeuristicSpec:
                 raise InputError(
                     f"unknown name {shown!r} in {_short(whole or e.text)!r}; expressions may "
                     "use the "
-                    f"parameters ({tunable}), best.PARAM and the problem sizes "
-                    f"({', '.join(sizes) or 'none'})",
+                    f"parameters ({tunable}), best.PARAM, the problem sizes "
+                    f"({', '.join(sizes) or 'none'}) and {DIMS} (how many there are)",
                     source=e.source,
                 ) from None
 
@@ -454,7 +417,7 @@ class BoundSpec:
 
     spec: HeuristicSpec
     parameters: tuple[str, ...]
-    constants: Mapping[str, int]  # problem sizes and absent optional parameters
+    constants: Mapping[str, int]  # problem sizes, DIMS and absent optional parameters
     start: Mapping[str, SpecExpr]
     steps: tuple[Step, ...]
     dropped_steps: tuple[str, ...] = ()

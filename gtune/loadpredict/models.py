@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -124,13 +125,36 @@ class ModelCard:
         except TypeError as exc:
             raise InputError(f"bad estimator parameters: {exc}", source=self.path) from None
         est.fit(data.X(self.with_device), data.y())
-        return LoadedModel(self, est)
+        seen: dict[int, set[str]] = {}
+        for r in data.rows:
+            seen.setdefault(array_dims(r.traits), set()).update(r.available)
+        return LoadedModel(self, est, {k: frozenset(v) for k, v in seen.items()})
+
+
+def array_dims(traits: StencilTraits) -> int:
+    """The array's dimensionality as the traits tell it: 2 for an ``NY x NX`` array (no
+    z extent, ``log2_nz == 0``), else 3. Not the stencil's own ``dims``: a 2D stencil
+    over a 3D array is a 3D array's kernel."""
+    return 2 if traits.log2_nz <= 0 else 3
 
 
 @dataclass
 class LoadedModel:
     card: ModelCard
     estimator: TechniqueForest
+    # per array dimensionality (2, 3): the techniques some training kernel of that kind
+    # had (searched)
+    seen: Mapping[int, frozenset[str]] = field(default_factory=dict)
+
+    def unseen(self, traits: StencilTraits, techniques: Sequence[str]) -> list[str]:
+        """Those of ``techniques`` the model learned on one kind of array only, never on
+        the kind ``traits`` has (streaming: trained on 3D arrays, new for 2D ones). The
+        model may rank such a technique, but its probability there is uninformed.
+        Techniques no training kernel had at all are not listed: the model never ranks
+        them."""
+        known = self.seen.get(array_dims(traits), frozenset())
+        learned = frozenset().union(*self.seen.values())
+        return [t for t in techniques if t in learned and t not in known]
 
     def rank(
         self, traits: StencilTraits, device: DeviceTraits | None = None

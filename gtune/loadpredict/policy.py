@@ -67,7 +67,11 @@ def choose_techniques(
         return TechniqueChoice(names, f"{exc.message}: tried every technique (oracle)")
     model = _load(card)
     every = model.rank(traits, DeviceTraits.of(device))
-    ranked = [(t, p) for t, p in every if t in kernel.techniques]
+    # A technique the model never saw compete on this kind of array (streaming along y
+    # for 2D arrays: its training kernels had none) has an uninformed probability: it
+    # is not ranked, and is searched besides the prediction, as temporal blocking is.
+    new_here = set(model.unseen(traits, names))
+    ranked = [(t, p) for t, p in every if t in kernel.techniques and t not in new_here]
     if not ranked:
         return TechniqueChoice(
             names,
@@ -87,7 +91,11 @@ def choose_techniques(
     # have been trained on, as its training kernels ran one step: then it cannot be
     # ranked, and it is searched besides the prediction rather than never tried.
     known = {t for t, _ in every}
-    unseen = [t for t in names if t == TEMPORAL and t not in known and t not in chosen]
+    unseen = [
+        t
+        for t in names
+        if t not in chosen and ((t == TEMPORAL and t not in known) or t in new_here)
+    ]
     if unseen:
         chosen += unseen
         how += f"; also {', '.join(unseen)}, which model {card.name} has not seen"

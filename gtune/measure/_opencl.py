@@ -10,9 +10,10 @@ listing, which is harmless in the parent.
 
 from __future__ import annotations
 
+import contextlib
 import statistics
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ import pyopencl as cl
 from gtune.device import TUNING_EXTENSIONS, DeviceLimits, choose_device
 from gtune.exceptions import EnvironmentProblem, InputError
 from gtune.kernel import Argument, TunableKernel
+from gtune.measure.devlock import DeviceLock
 from gtune.measure.result import Result, Status
 from gtune.measure.stats import TimingPolicy, relative_halfwidth
 
@@ -180,12 +182,23 @@ class Built:
 class Compiler:
     """Builds programs for one device; also used alone in compile workers."""
 
-    def __init__(self, limits: DeviceLimits) -> None:
+    def __init__(self, limits: DeviceLimits, build_lock_s: float | None = None) -> None:
+        """``build_lock_s``: builds hold the device lock shared (a CPU device, where a
+        build would slow down a kernel timed on the same cores), waiting at most that
+        long for it before building unlocked; None: builds take no lock."""
         self.limits = limits
         self.device = _cl_device(limits)
         self.context = cl.Context([self.device])
+        self.lock = DeviceLock(limits)
+        self.build_lock_s = build_lock_s
 
     def build(self, source: str, options: list[str]) -> tuple[Any, Built]:
+        if self.build_lock_s is None:
+            return self._build(source, options)
+        with self.lock.shared(self.build_lock_s):
+            return self._build(source, options)
+
+    def _build(self, source: str, options: list[str]) -> tuple[Any, Built]:
         program = cl.Program(self.context, source)
         start = time.perf_counter()
         try:
@@ -215,7 +228,13 @@ class Compiler:
     def build_binary(self, source: str, options: list[str]) -> Built:
         """Build and finalise (create the kernels, which makes drivers that compile
         lazily do so now), then hand back the binary."""
-        program, built = self.build(source, options)
+        if self.build_lock_s is None:
+            return self._build_binary(source, options)
+        with self.lock.shared(self.build_lock_s):
+            return self._build_binary(source, options)
+
+    def _build_binary(self, source: str, options: list[str]) -> Built:
+        program, built = self._build(source, options)
         if program is not None:
             start = time.perf_counter()
             try:
@@ -267,6 +286,21 @@ __kernel void gtune_verify_bytes(__global const uchar* out, __global const uchar
 }
 """
 
+# Built only where the device has double precision (cl_khr_fp64); elsewhere float64
+# outputs are compared on the host, which reads every output back (seconds for a large
+# array, on every configuration).
+_VERIFY_DOUBLE_SOURCE = """
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+__kernel void gtune_verify_double(__global const double* out, __global const double* ref,
+                                  const uint n, const double rtol, const double atol,
+                                  __global uint* bad) {
+    uint i = get_global_id(0);
+    if (i >= n) return;
+    double o = out[i], r = ref[i];
+    if (!(fabs(o - r) <= atol + rtol * fabs(r))) atomic_inc(bad);
+}
+"""
+
 
 class Session(Compiler):
     """One device, one kernel, one problem: data uploaded once, configurations measured.
@@ -275,8 +309,24 @@ class Session(Compiler):
     outputs written by the parent, so a restarted worker reloads them cheaply.
     """
 
-    def __init__(self, limits: DeviceLimits, kernel: TunableKernel, data_dir: Path) -> None:
-        super().__init__(limits)
+    def __init__(
+        self,
+        limits: DeviceLimits,
+        kernel: TunableKernel,
+        data_dir: Path,
+        *,
+        build_lock_s: float | None = None,
+        lock_wait_s: float | None = None,
+        notify: Callable[[bool], None] | None = None,
+    ) -> None:
+        """``lock_wait_s``: how long a measurement waits for the device while another
+        process measures on it (None: as long as it takes); ``notify(True)`` is called
+        when it starts waiting, ``notify(False)`` when it holds the device after a wait
+        (the worker tells its parent, whose time limit then starts)."""
+        super().__init__(limits, build_lock_s)
+        self.lock_wait_s = lock_wait_s
+        self.notify = notify
+        self.unreported_wait_s = 0.0  # waits of settle and run_once, told with a measure
         props = cl.command_queue_properties.PROFILING_ENABLE
         self.queue = cl.CommandQueue(self.context, self.device, properties=props)
         self.kernel = kernel
@@ -317,6 +367,10 @@ class Session(Compiler):
         verify_program = cl.Program(self.context, _VERIFY_SOURCE).build()
         self.verify_float = cl.Kernel(verify_program, "gtune_verify_float")
         self.verify_bytes = cl.Kernel(verify_program, "gtune_verify_bytes")
+        self.verify_double: Any = None
+        if self.limits.has_extension("cl_khr_fp64"):
+            double_program = cl.Program(self.context, _VERIFY_DOUBLE_SOURCE).build()
+            self.verify_double = cl.Kernel(double_program, "gtune_verify_double")
         self.bad_count = cl.Buffer(self.context, mf.READ_WRITE, 4)
         self._run_kernels: dict[tuple[str, ...], Any] = {}  # run_once's built program
         self.load_references()
@@ -497,7 +551,31 @@ class Session(Compiler):
             )
         except cl.Error:
             pass
+        with self.alone() as waited:
+            extra["wait_s"] = waited + self.unreported_wait_s
+            self.unreported_wait_s = 0.0
+            return self._timed(knl, cfg, policy, built, extra, rtol, atol, verify)
+
+    @contextlib.contextmanager
+    def alone(self) -> Iterator[float]:
+        """Hold the device alone (the device lock): yields the seconds waited for it."""
+        with self.lock.exclusive(self.lock_wait_s, self.notify) as waited:
+            yield waited
+
+    def _timed(
+        self,
+        knl: Any,
+        cfg: dict[str, int],
+        policy: TimingPolicy,
+        built: Built,
+        extra: dict[str, Any],
+        rtol: float,
+        atol: float,
+        verify: bool,
+    ) -> Result:
+        """Warm up, time and verify one built configuration (the device held alone)."""
         glob, loc = self.kernel.launch_sizes(cfg)
+        times: list[float] = []
         try:
             args: list[Any] = []
             for arg in self.kernel.arguments:
@@ -513,7 +591,6 @@ class Session(Compiler):
             launches = self.kernel.launches(cfg)
             per_step = 1.0 / self.kernel.step_count
             _, first_wall = self._launch_steps(knl, args, launches, glob, loc)  # warm-up
-            times: list[float] = []
             walls: list[float] = []
             while not policy.enough(times):
                 self._restore_outputs(only_inout=True)
@@ -591,18 +668,20 @@ class Session(Compiler):
                     args.append(self.buffers[arg.name])
             knl.set_args(*args)
             times: list[float] = []
-            start = time.perf_counter()
-            window = 5
-            while time.perf_counter() - start < max_seconds and len(times) < 200:
-                event = cl.enqueue_nd_range_kernel(self.queue, knl, glob, loc)
-                event.wait()
-                times.append((event.profile.end - event.profile.start) * 1e-9)
-                if len(times) >= 3 * window:
-                    last = statistics.median(times[-window:])
-                    before = statistics.median(times[-2 * window : -window])
-                    if last >= 0.97 * before:  # no longer getting faster
-                        break
-            self.queue.finish()
+            with self.alone() as waited:
+                self.unreported_wait_s += waited
+                start = time.perf_counter()
+                window = 5
+                while time.perf_counter() - start < max_seconds and len(times) < 200:
+                    event = cl.enqueue_nd_range_kernel(self.queue, knl, glob, loc)
+                    event.wait()
+                    times.append((event.profile.end - event.profile.start) * 1e-9)
+                    if len(times) >= 3 * window:
+                        last = statistics.median(times[-window:])
+                        before = statistics.median(times[-2 * window : -window])
+                        if last >= 0.97 * before:  # no longer getting faster
+                            break
+                self.queue.finish()
             self._restore_outputs()
         except (cl.Error, ValueError, AttributeError):
             return 0
@@ -616,7 +695,7 @@ class Session(Compiler):
             if arg.name not in self.refs:
                 continue
             host = self.host[arg.name]
-            if host.dtype == np.float64:  # no double kernel: compare on the host
+            if host.dtype == np.float64 and self.verify_double is None:  # on the host
                 out, ref = (
                     self.read_output(arg.name),
                     np.load(self.data_dir / f"ref_{arg.name}.npy"),
@@ -626,10 +705,13 @@ class Session(Compiler):
                     total_bad += int(bad_mask.sum())
                     worst = max(worst or 0.0, float(np.nanmax(np.abs(out - ref))))
                 continue
-            is_float = host.dtype == np.float32
+            is_float = host.dtype in (np.float32, np.float64)
             n = host.size if is_float else host.nbytes
             cl.enqueue_fill_buffer(self.queue, self.bad_count, np.zeros(1, np.uint32), 0, 4)
+            tol: type[np.floating[Any]] = np.float32
             knl = self.verify_float if is_float else self.verify_bytes
+            if host.dtype == np.float64:
+                knl, tol = self.verify_double, np.float64
             knl(
                 self.queue,
                 (_round_up(n, 256),),
@@ -637,8 +719,8 @@ class Session(Compiler):
                 self.buffers[arg.name],
                 self.refs[arg.name],
                 np.uint32(n),
-                np.float32(rtol),
-                np.float32(atol),
+                tol(rtol),
+                tol(atol),
                 self.bad_count,
             )
             bad = np.zeros(1, np.uint32)
@@ -696,8 +778,10 @@ class Session(Compiler):
                     cl.enqueue_copy(self.queue, self.buffers[arg.name], host)
                 args.append(self.buffers[arg.name])
             knl.set_args(*args)
-            cl.enqueue_nd_range_kernel(self.queue, knl, glob, loc).wait()
-            self.queue.finish()
+            with self.alone() as waited:  # no timing is kept, but another's would suffer
+                self.unreported_wait_s += waited
+                cl.enqueue_nd_range_kernel(self.queue, knl, glob, loc).wait()
+                self.queue.finish()
         except cl.Error as exc:
             code = error_code(exc)
             status = Status.LAUNCH_FAILED if code in LAUNCH_CODES else Status.CRASHED
@@ -790,7 +874,7 @@ def split_device(limits: DeviceLimits, part: tuple[int, int] | None = None) -> A
     if n < 1 or not 0 <= k < n or units < n:
         raise InputError(
             f"cannot make part {k} of {n} of {limits.name} ({units} compute units)",
-            source="--devices",
+            source="devices",
         )
     try:
         subs = device.create_sub_devices([cl.device_partition_property.EQUALLY, units // n])
@@ -800,7 +884,7 @@ def split_device(limits: DeviceLimits, part: tuple[int, int] | None = None) -> A
         ) from None
     if len(subs) <= k:
         raise InputError(
-            f"{limits.name} gave {len(subs)} sub-devices, part {k} asked for", source="--devices"
+            f"{limits.name} gave {len(subs)} sub-devices, part {k} asked for", source="devices"
         )
     return subs[k]
 

@@ -80,8 +80,8 @@ def _exited(proc: subprocess.Popen[bytes], wait_s: float) -> bool:
 
 
 def _main(directory: Path) -> int:
+    from gtune.description import from_dict
     from gtune.exceptions import GtuneError
-    from gtune.kernel import from_dict
     from gtune.measure.problem import python_reference
 
     with open(directory / "kernel.pickle", "rb") as fh:

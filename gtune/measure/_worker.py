@@ -28,6 +28,12 @@ from typing import Any
 
 _PR_SET_PDEATHSIG = 1
 
+# Notices a measuring worker sends before its answer (see gtune.measure.devlock): it
+# waits for the device while another process measures on it, then holds it. The
+# parent's time limit for the answer starts only once the device is held.
+WAITING = "waiting"
+HOLDING = "holding"
+
 
 def guard_parent(parent: int, fd: int | None = None, *, death_signal: bool = True) -> None:
     """End this process when ``parent`` ends, on every path (SIGKILL included).
@@ -80,8 +86,8 @@ def serve(conn: Connection) -> None:
                 conn.send(("ok", None))
                 return
             if verb == "setup":
+                from gtune.description import from_dict
                 from gtune.device import DeviceLimits
-                from gtune.kernel import from_dict
                 from gtune.measure._opencl import Session
 
                 limits = DeviceLimits.from_dict(payload["device"])
@@ -89,13 +95,22 @@ def serve(conn: Connection) -> None:
                 if session is not None:  # a pooled worker handed its next kernel
                     session = None
                     gc.collect()  # the last kernel's device buffers go before the new ones
-                session = Session(limits, kernel, Path(payload["data_dir"]))
+                session = Session(
+                    limits,
+                    kernel,
+                    Path(payload["data_dir"]),
+                    build_lock_s=payload.get("build_lock_s"),
+                    lock_wait_s=payload.get("lock_wait_s"),
+                    notify=lambda waiting: conn.send((WAITING if waiting else HOLDING, None)),
+                )
                 conn.send(("ok", None))
             elif verb == "compiler":
                 from gtune.device import DeviceLimits
                 from gtune.measure._opencl import Compiler
 
-                compiler = Compiler(DeviceLimits.from_dict(payload["device"]))
+                compiler = Compiler(
+                    DeviceLimits.from_dict(payload["device"]), payload.get("build_lock_s")
+                )
                 conn.send(("ok", None))
             elif verb == "build":
                 built = compiler.build_binary(payload["source"], payload["options"])

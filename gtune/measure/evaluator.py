@@ -14,7 +14,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 from gtune.exceptions import InputError, RecordingMissing
 from gtune.kernel import Config, canonical_config
@@ -56,16 +56,31 @@ class EvaluatorBase:
 
 
 class ReplayEvaluator(EvaluatorBase):
-    """Serves recorded real measurements; an unrecorded configuration is an error.
+    """Serves recorded real measurements.
 
     Deterministic and instant: for testing search logic and offline experiments.
-    ``calls`` lists the configurations asked for, in order.
+    ``calls`` lists the configurations asked for, in order. An unrecorded configuration
+    is an error (``unrecorded="raise"``), or, with ``unrecorded="fail"``, answered as a
+    configuration that did not run (status ``crashed``, message ``not recorded``), so a
+    search replayed on a partial recording spends its budget as it would on the device
+    but never takes an unmeasured configuration as its best; ``unrecorded_calls`` lists
+    those configurations.
     """
 
-    def __init__(self, results: Iterable[Result], *, source: str = "recording") -> None:
+    def __init__(
+        self,
+        results: Iterable[Result],
+        *,
+        source: str = "recording",
+        unrecorded: Literal["raise", "fail"] = "raise",
+    ) -> None:
+        if unrecorded not in ("raise", "fail"):
+            raise InputError(f"unrecorded must be 'raise' or 'fail', got {unrecorded!r}")
         self._results = {canonical_config(r.config): r for r in results}
         self.source = source
+        self.unrecorded = unrecorded
         self.calls: list[Config] = []
+        self.unrecorded_calls: list[Config] = []
 
     @classmethod
     def from_json(cls, path: str | Path) -> ReplayEvaluator:
@@ -90,6 +105,9 @@ class ReplayEvaluator(EvaluatorBase):
         try:
             return self._results[key]
         except KeyError:
+            if self.unrecorded == "fail":
+                self.unrecorded_calls.append(dict(config))
+                return Result(dict(config), Status.CRASHED, message="not recorded")
             raise RecordingMissing(
                 f"configuration {key} was never measured", source=self.source
             ) from None

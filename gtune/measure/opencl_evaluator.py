@@ -10,6 +10,7 @@ configurations in separate processes while the device measures the current one.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import re
 import subprocess
@@ -25,6 +26,7 @@ import numpy as np
 from gtune.device import DeviceLimits
 from gtune.exceptions import BuildError, EnvironmentProblem, GtuneError, InputError
 from gtune.kernel import TunableKernel
+from gtune.measure._worker import HOLDING, WAITING
 from gtune.measure.evaluator import EvaluatorBase
 from gtune.measure.guard import (
     ArrayCheck,
@@ -98,6 +100,7 @@ class Worker:
         self.conn: Connection | None = None
         self.busy_since: float | None = None
         self.task: Any = None
+        self.wait_limit_s: float | None = None  # see receive()
 
     def start(self, timeout_s: float) -> None:
         self.launch()
@@ -114,11 +117,26 @@ class Worker:
         self.busy_since = time.monotonic()
 
     def receive(self, timeout_s: float) -> Any:
+        """The answer to the last verb, within ``timeout_s`` seconds; time a measuring
+        worker waits for the device (while another process measures on it: it says
+        so, see gtune.measure.devlock) is not counted: the limit starts again once it
+        holds the device. It waits at most ``wait_limit_s`` (then it answers with an
+        error itself; a worker silent for a minute beyond that is timed out)."""
         assert self.conn is not None
+        deadline = time.monotonic() + timeout_s
         try:
-            if not wait_stoppable(self.conn.poll, timeout_s):
-                raise WorkerTimeout()
-            status, payload = self.conn.recv()
+            while True:
+                left = deadline - time.monotonic()
+                if not wait_stoppable(self.conn.poll, max(0.0, left)):
+                    raise WorkerTimeout()
+                status, payload = self.conn.recv()
+                if status == WAITING:
+                    limit = self.wait_limit_s
+                    deadline = math.inf if limit is None else time.monotonic() + limit + 60.0
+                elif status == HOLDING:
+                    deadline = time.monotonic() + timeout_s
+                else:
+                    break
         except (EOFError, ConnectionError, OSError):
             raise WorkerDied(self._exit_text()) from None
         finally:
@@ -237,6 +255,13 @@ class OpenCLEvaluator(EvaluatorBase):
     device the two would share the same cores and a kernel timed during a build would
     run slower, so there (``measure_alone``, the default for CPU devices) builds still
     run side by side in the workers, but never while a configuration is timed.
+
+    Other processes may measure on the same device (two searches sharing a GPU): the
+    device lock (:mod:`gtune.measure.devlock`) lets only one of them time at a time;
+    waiting for it is in each result's ``extra["wait_s"]``, never in its times, and
+    not in ``timeout_s`` (``lock_wait_s`` bounds it: default ten times ``timeout_s``,
+    at least ten minutes). On a CPU device (``measure_alone``) builds hold the lock
+    shared, so no other process builds while this one times either.
     """
 
     def __init__(
@@ -252,6 +277,7 @@ class OpenCLEvaluator(EvaluatorBase):
         seed: int = 1234,
         measure_alone: bool | None = None,
         arrays: Mapping[str, np.ndarray] | None = None,
+        lock_wait_s: float | None = None,
     ) -> None:
         """``arrays`` replaces the initial contents of those buffer arguments (by name;
         the others start as the description says); results are then checked only
@@ -289,6 +315,11 @@ class OpenCLEvaluator(EvaluatorBase):
         self.measure_alone = (
             "CPU" in self.device.type.upper() if measure_alone is None else measure_alone
         )
+        #: How long a measurement waits for the device while another process measures.
+        self.lock_wait_s = max(600.0, 10 * timeout_s) if lock_wait_s is None else lock_wait_s
+        # builds on a CPU device hold the lock shared, waiting at most this long for it
+        build_lock_s = max(1.0, timeout_s / 4) if self.measure_alone else None
+        self._compile_setup = {"device": self.device.to_dict(), "build_lock_s": build_lock_s}
         self._tmp = scratch_dir("problem")
         self.data_dir = Path(self._tmp.name)
         # NVIDIA's driver finishes compilation (PTX to machine code) when a binary is
@@ -329,6 +360,8 @@ class OpenCLEvaluator(EvaluatorBase):
                 "device": self.device.to_dict(),
                 "kernel": kernel.to_dict(),
                 "data_dir": str(self.data_dir),
+                "lock_wait_s": self.lock_wait_s,
+                "build_lock_s": build_lock_s,
             },
         )
         lent = self._pool.take_measure() if self._pool is not None else None
@@ -338,6 +371,7 @@ class OpenCLEvaluator(EvaluatorBase):
         else:
             self._measure = Worker("measure", setup, self._worker_env)
             self._measure.log_path = self._log_dir / "measure.log"
+        self._measure.wait_limit_s = self.lock_wait_s
         self._compilers: list[Worker] = self._pool.compilers if self._pool is not None else []
         self.restarts = 0
         self._start_measure()
@@ -395,7 +429,7 @@ class OpenCLEvaluator(EvaluatorBase):
         """Start compile workers side by side (each start creates a driver context)."""
         while len(self._compilers) < n:
             self._compilers.append(
-                Worker("compile", ("compiler", {"device": self.device.to_dict()}), self._worker_env)
+                Worker("compile", ("compiler", dict(self._compile_setup)), self._worker_env)
             )
         for i, w in enumerate(self._compilers):
             if w.process is None:

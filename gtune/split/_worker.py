@@ -27,8 +27,8 @@ class _Slab:
     """The worker's state for one sub-problem."""
 
     def __init__(self, payload: dict[str, Any]) -> None:
+        from gtune.description import from_dict
         from gtune.device import DeviceLimits
-        from gtune.kernel import from_dict
         from gtune.measure._opencl import SlabRunner
 
         kernel = from_dict(payload["kernel"])

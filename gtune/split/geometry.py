@@ -74,12 +74,12 @@ def split_axis(kernel: TunableKernel, config: Mapping[str, int], dim: str | None
         d = ndims - 1
     else:
         if dim not in DIMS:
-            raise InputError(f"unknown dimension {dim!r}; use x, y or z", source="--dim")
+            raise InputError(f"unknown dimension {dim!r}; use x, y or z", source="dim")
         d = DIMS.index(dim)
         if d >= ndims:
             raise InputError(
                 f"the kernel launches a {ndims}D range; it has no {dim} dimension",
-                source="--dim",
+                source="dim",
             )
     glob, _ = kernel.launch_sizes(config)
     candidates = []
@@ -150,7 +150,7 @@ def halo_of(kernel: TunableKernel, axis: SplitAxis, halo: int | None = None) -> 
     template's ``#define RX/RY/RZ``."""
     if halo is not None:
         if halo < 0:
-            raise InputError(f"the halo must be non-negative, got {halo}", source="--halo")
+            raise InputError(f"the halo must be non-negative, got {halo}", source="halo")
         return halo
     extent = kernel.features.get("extent")
     if isinstance(extent, list | tuple) and len(extent) > axis.dim:

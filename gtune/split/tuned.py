@@ -61,7 +61,7 @@ def best_config(
     if source not in SOURCES:
         raise InputError(
             f"unknown configuration source {source!r}; use {', '.join(SOURCES)}",
-            source="--configs",
+            source="source",
         )
     if source == "default":
         default = kernel.default_config()
@@ -82,10 +82,10 @@ def best_config(
             hint="tune it first (gtune run), or use --configs tune",
         )
     from gtune.api import tune
-    from gtune.heuristics import Budget
+    from gtune.budget import Budget
 
     if budget < 1:
-        raise InputError(f"the tuning budget must be at least 1, got {budget}", source="--budget")
+        raise InputError(f"the tuning budget must be at least 1, got {budget}", source="budget")
     report = tune(
         kernel, device=device, strategy=strategy, budget=Budget(evaluations=budget), store=store
     )

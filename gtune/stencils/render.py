@@ -6,7 +6,8 @@ its extent per axis, the element type, the boundary, the kernel's name and argum
 X-macro listing the primary field's offsets with their coefficients (compile-time
 numbers or run-time scalar arguments), the other fields' terms and a constant. The
 description carries the tunable parameters, their constraints, the launch geometry, the
-data-loading techniques (seed 001 §6.1's four, plus streaming along z for 3D arrays),
+data-loading techniques (seed 001 §6.1's four, plus streaming: along z through local
+memory for 3D arrays, along y through registers for 2D arrays),
 the static features and the numpy reference.
 
 A stencil is a :class:`~gtune.stencils.definition.StencilDefinition` (what a user writes
@@ -39,9 +40,16 @@ Offset = tuple[int, int, int]
 TEMPLATE = "stencil.cl"
 _MARKER = "/* STENCIL */"
 
-# Most partial sums a streaming work-item keeps (its outputs per plane times the queue
-# length 2*RZ+1): beyond about this many registers a GPU kernel spills to memory.
+# Most partial sums a streaming work-item keeps (its outputs per plane or row times the
+# queue length 2*RZ+1 or 2*RY+1): beyond about this many registers a GPU kernel spills to
+# memory.
 STREAM_QUEUE_MAX = 128
+# Most outputs per plane (3D) or row (2D) a streaming work-item computes (BX*CX*CY, or
+# BX*CX): every one is unrolled, so NVIDIA's compiler took 8-40 s per configuration
+# beyond 32 (2D stencils in 3D arrays, whose queue is one plane long), and no streaming
+# configuration with more ever won in the H100 stores under benchmarks/results (55
+# kernel-shapes).
+STREAM_OUTS_MAX = 32
 
 TB_VALUES = (1, 2, 4, 8, 16)
 """Time steps per launch the temporal technique tries (those that divide the steps)."""
@@ -286,14 +294,15 @@ def _parameters(dims3: bool, image: bool, image_doc: str, steps: int = 1) -> dic
             "default": 0,
             "doc": "stream along z: each input plane loaded once, z-neighbours in registers",
         }
-        params["ZC"] = pow2("NZ", 1, "z-chunk: output planes per work-group when streaming")
-    elif steps > 1:  # a 2D array streams along y with temporal blocking
+        params["ZC"] = pow2("NZ", 1, "chunk: output planes per work-item when streaming")
+    else:
         params["STREAM"] = {
             "values": [0, 1],
             "default": 0,
-            "doc": "temporal blocking streams along y: each input row loaded once per chunk",
+            "doc": "stream along y: each input row loaded once, y-neighbours in registers"
+            + (" (TB > 1: rings of rows in local memory)" if steps > 1 else ""),
         }
-        params["YC"] = pow2("NY", 1, "y-chunk: output rows per work-group when streaming")
+        params["ZC"] = pow2("NY", 1, "chunk: output rows per work-item when streaming")
     if steps > 1:
         params["TB"] = {
             "values": [t for t in TB_VALUES if steps % t == 0],
@@ -335,17 +344,19 @@ def describe(
     )
     # Streaming holds two planes of the work-group's x/y tile with its halo.
     planes = f"{2 * size} * (min(WX*BX*CX, NX) + {2 * rx}) * (min(WY*CY, NY) + {2 * ry})"
-    stream2d = stepping and not dims3  # temporal blocking streaming along y
+    # The registers of one-step streaming (TB == 1); temporal streaming (TB > 1) keeps
+    # its levels in local memory instead.
+    one_step = "TB > 1 or " if stepping else ""
     constraints = [
         "NX % (WX*BX*CX) == 0",
-        "NY % (WY*CY*YC) == 0" if stream2d else "NY % (WY*CY) == 0",
+        "NY % (WY*CY) == 0",
     ]
     if dims3:
         constraints.append("NZ % (WZ*CZ*ZC) == 0")
     constraints += [
         "VX <= BX",
         "BX % VX == 0",
-        "BX == VX" + (" or STREAM == 1" if dims3 else ""),
+        "BX == VX or STREAM == 1",
         "VX == 1 or LOCAL == 0",
         f"LOCAL == 0 or {tile} <= LOCAL_MEM_SIZE",
     ]
@@ -358,11 +369,16 @@ def describe(
             # a tile one work-item wide reads its planes column by column (never fast),
             # and PoCL hangs on it for work-groups four or more deep: left out
             "STREAM == 0 or WX >= 2",
-            # (the registers of one-step streaming; temporal streaming keeps its levels
-            # in local memory)
-            f"STREAM == 0 or {'TB > 1 or ' if stepping else ''}"
-            f"BX*CX*CY*{2 * rz + 1} <= {STREAM_QUEUE_MAX}",
+            f"STREAM == 0 or {one_step}BX*CX*CY*{2 * rz + 1} <= {STREAM_QUEUE_MAX}",
+            f"STREAM == 0 or {one_step}BX*CX*CY <= {STREAM_OUTS_MAX}",
             f"STREAM == 0 or {planes} <= LOCAL_MEM_SIZE",
+        ]
+    else:  # streaming along y: one step keeps its rows in registers, no local memory
+        constraints += [
+            "STREAM == 0 or (LOCAL == 0 and VX == 1 and CY == 1)",
+            "STREAM == 1 or ZC == 1",
+            f"STREAM == 0 or {one_step}BX*CX*{2 * ry + 1} <= {STREAM_QUEUE_MAX}",
+            f"STREAM == 0 or {one_step}BX*CX <= {STREAM_OUTS_MAX}",
         ]
     no_image = "IMAGE == 0" if image else None
     if image:
@@ -376,11 +392,10 @@ def describe(
             "LOCAL == 0 or IMAGE == 0",
             f"IMAGE == 0 or (IMAGE_SUPPORT == 1 and {limits})",
         ]
-        if dims3:
-            constraints.append("STREAM == 0 or IMAGE == 0")
+        constraints.append("STREAM == 0 or IMAGE == 0")
         if fp64:
             constraints.append("IMAGE == 0")
-    no_stream = "STREAM == 0" if dims3 else None
+    no_stream = "STREAM == 0"
     # Temporal blocking: two tiles of the work-group's block (its work-group size times
     # the merge factors) with a halo of TB radii per side.
     temporal_tile = f"{2 * size} * (min(WX*CX, NX) + 2*TB*{rx}) * (min(WY*CY, NY) + 2*TB*{ry})" + (
@@ -407,8 +422,8 @@ def describe(
             ]
         else:
             constraints += [
-                "STREAM == 0 or (TB > 1 and CY == 1)",
-                "STREAM == 1 or YC == 1",
+                # temporal streaming walks whole chunks of WY*ZC rows
+                "TB == 1 or STREAM == 0 or NY % (WY*ZC) == 0",
                 f"TB == 1 or STREAM == 1 or {temporal_tile} <= LOCAL_MEM_SIZE",
                 f"TB == 1 or STREAM == 0 or {temporal_rings} <= LOCAL_MEM_SIZE",
             ]
@@ -419,18 +434,19 @@ def describe(
     }
     if image and not fp64:
         techniques["image"] = [c for c in ("IMAGE == 1", "LOCAL == 0", "VX == 1", no_stream) if c]
-    if dims3:
-        techniques["stream"] = [c for c in ("STREAM == 1", "LOCAL == 0", no_image, "VX == 1") if c]
+    techniques["stream"] = [c for c in ("STREAM == 1", "LOCAL == 0", no_image, "VX == 1") if c]
     if stepping:
         for cons in techniques.values():
             cons.append("TB == 1")
-        if dims3:  # streaming along z with TB time levels; tiles as an alternative
-            techniques["temporal"] = ["TB > 1", "STREAM == 1", "LOCAL == 0", "VX == 1"]
-            techniques["temporal-tile"] = ["TB > 1", "STREAM == 0", "LOCAL == 0", "VX == 1"]
-        else:  # tiles or streaming along y (STREAM), the spec picks
-            techniques["temporal"] = ["TB > 1", "LOCAL == 0", "VX == 1"]
-    global_size = ["NX / (BX*CX)", "NY / (CY*YC)" if stream2d else "NY / CY"] + (
-        ["NZ / (CZ*ZC)"] if dims3 else []
+        # streaming (along z in 3D, along y in 2D) with TB time levels; tiles as an
+        # alternative
+        techniques["temporal"] = ["TB > 1", "STREAM == 1", "LOCAL == 0", "VX == 1"]
+        techniques["temporal-tile"] = ["TB > 1", "STREAM == 0", "LOCAL == 0", "VX == 1"]
+    # 2D streaming: ZC rows per work-item; the chunk need not divide the rows (the
+    # work-items past NY do nothing), the work-group still divides NY / CY. (Temporal
+    # streaming's chunks divide NY: then this is NY / ZC, a work-group owning WY*ZC rows.)
+    global_size = ["NX / (BX*CX)"] + (
+        ["NY / CY", "NZ / (CZ*ZC)"] if dims3 else ["((NY / CY + ZC - 1) / ZC + WY - 1) / WY * WY"]
     )
     local_size = ["WX", "WY"] + (["WZ"] if dims3 else [])
     image_doc = (
@@ -641,7 +657,7 @@ def definition_kernel_of(
 ) -> Any:
     """A definition (as data, e.g. one with ``steps`` set) as a
     :class:`~gtune.kernel.TunableKernel` at ``sizes`` (default: the definition's)."""
-    from gtune.kernel import parse_description
+    from gtune.description import parse_description
 
     source, description = definition_description(d, {**default_sizes(d), **(sizes or {})})
     return parse_description(

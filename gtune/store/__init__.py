@@ -47,7 +47,7 @@ def open_store(url: str | Path | None = None, *, readonly: bool = False) -> Resu
     if isinstance(url, Path):
         return SQLiteStore(url, readonly=readonly)
     text = default_url() if url is None else url
-    source = "--db" if url is not None else "$GTUNE_DB"
+    source = "store" if url is not None else "$GTUNE_DB"
     if not text.strip():
         raise InputError("empty result store location", source=source)
     scheme, sep, rest = text.partition("://")

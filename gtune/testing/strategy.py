@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 import pytest
 
+from gtune.budget import Budget
 from gtune.exceptions import InputError
 from gtune.heuristics.search import SearchProblem
-from gtune.heuristics.spec import Budget
 from gtune.heuristics.strategies.base import Strategy
 from gtune.kernel import canonical_config
 from gtune.measure.evaluator import ReplayEvaluator

@@ -22,7 +22,7 @@ from gtune.device import DeviceLimits
 from gtune.loadpredict.dataset import Dataset, row_from_runs
 from gtune.loadpredict.features import DeviceTraits, StencilTraits
 from gtune.training.train import Progress, TrainingKernel, TrainingRun, labelable_kernel
-from gtune.tuning.events import CancelToken
+from gtune.tuning.events import CancelToken, TaskFinished, TuningEvent
 
 
 class _Rows:
@@ -47,17 +47,13 @@ class _Rows:
         self.device: dict[str, Any] = {}
         self.labelled = 0
 
-    # CampaignObserver
-    def started(self, total: int, skipped: int, devices: Sequence[str]) -> None:
-        return None
-
-    def progress(self, task_key: str, device: str, configs: int, measured: int) -> None:
-        return None
-
-    def finished(self, task: CampaignTask, summary: dict[str, Any] | None, error: str) -> None:
-        if summary is None or task.label not in self.wanted:
+    def on_event(self, event: TuningEvent) -> None:
+        """The campaign's observer: each finished piece's runs are added."""
+        if not isinstance(event, TaskFinished):
             return
-        self.add(task.label, summary)
+        if event.summary is None or event.label not in self.wanted:
+            return
+        self.add(event.label, event.summary)
 
     def add(self, label: str, summary: Mapping[str, Any]) -> None:
         item, traits, n = self.wanted[label]
@@ -100,7 +96,7 @@ def collect_on_cluster(
     compile_workers: int | None = None,
     scheduler: str | None = None,
     tls: SchedulerTls | None = None,
-    workers_per_device: int = 1,
+    workers_per_device: int | None = None,
     progress: Progress | None = None,
     cancel: CancelToken | None = None,
 ) -> TrainingRun:

@@ -18,10 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gtune.api import tune
+from gtune.budget import Budget
+from gtune.description import load_kernel
 from gtune.device import DeviceLimits
 from gtune.exceptions import InputError
-from gtune.heuristics import Budget
-from gtune.kernel import TunableKernel, load_kernel
+from gtune.kernel import TunableKernel
 from gtune.loadpredict.dataset import Dataset, TrainingRow, row_from_runs
 from gtune.loadpredict.features import DeviceTraits, StencilTraits, traits_of
 from gtune.loadpredict.model import TechniqueForest, sklearn_version
@@ -148,7 +149,7 @@ def time_line(run: TrainingRun) -> str:
     t = run.time
     wall = t.get("wall_s", 0.0)
     rate = f" ({run.measured / wall:.1f}/s of search time)" if wall > 0 else ""
-    parts = ("compile", "run", "verify", "space", "startup", "store", "other")
+    parts = ("compile", "run", "verify", "space", "startup", "store", "wait", "other")
     split = ", ".join(f"{k} {t.get(k + '_s', 0.0):.1f}" for k in parts)
     return f"{run.measured} configurations measured in {wall:.1f} s{rate}: {split} s"
 
@@ -247,7 +248,7 @@ def suite_kernels(
         wanted = list(names)
         unknown = [w for w in wanted if not any(fnmatch.fnmatch(n, w) for n, _, _ in paths)]
         if unknown:
-            raise InputError(f"no kernel matches {', '.join(unknown)}", source="--kernels")
+            raise InputError(f"no kernel matches {', '.join(unknown)}", source="names")
         paths = [p for p in paths if any(fnmatch.fnmatch(p[0], w) for w in wanted)]
     out: list[TrainingKernel] = []
     for size in sizes:

@@ -25,6 +25,7 @@ from gtune.tuning.confirm import Confirmation, ConfirmedConfig, ConfirmPolicy
 from gtune.tuning.driver import run_tuning
 from gtune.tuning.events import (
     BatchStarted,
+    CampaignStarted,
     CancelToken,
     Confirmed,
     ConfirmStarted,
@@ -34,6 +35,8 @@ from gtune.tuning.events import (
     RunFinished,
     RunStarted,
     SearchStarted,
+    TaskFinished,
+    TaskProgress,
     TaskStarted,
     TuningEvent,
 )
@@ -60,6 +63,7 @@ __all__ = [
     "NO_PREDICTOR_NOTE",
     "WHOLE",
     "BatchStarted",
+    "CampaignStarted",
     "CancelToken",
     "ConfirmPolicy",
     "ConfirmStarted",
@@ -75,6 +79,8 @@ __all__ = [
     "RunFinished",
     "RunStarted",
     "SearchStarted",
+    "TaskFinished",
+    "TaskProgress",
     "TaskStarted",
     "TechniqueChoice",
     "TechniquePolicy",

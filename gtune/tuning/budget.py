@@ -1,6 +1,6 @@
 """Budgets across the searches of a run, the run's clock, and where the time went.
 
-A budget (:class:`~gtune.heuristics.Budget`) covers the whole run. Its evaluations and
+A budget (:class:`~gtune.budget.Budget`) covers the whole run. Its evaluations and
 measured seconds are shared by the technique searches (each gets an equal part of what
 the earlier ones left). Its wall time is one deadline for everything, from the moment
 the run starts: the searches may use it up to a reserve kept for the confirmation
@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gtune.heuristics import Budget
+from gtune.budget import Budget
 from gtune.measure.result import Result
 
 CONFIRM_RESERVE = 0.15  # share of a wall-time budget kept for the confirmation round
@@ -138,7 +138,8 @@ class TimeBreakdown:
     rest. ``overhead_s`` is everything else, broken down into ``space_s`` (solving the
     tuning space, or reading it from the cache), ``startup_s`` (starting the measuring
     workers and putting the problem's data on the device), ``store_s`` (reading and
-    writing the result store, claims included) and ``other_s`` (the rest:
+    writing the result store, claims included), ``wait_s`` (waiting for the device
+    while another process measured on it: gtune.measure.devlock) and ``other_s`` (the rest:
     handing configurations to the workers and back, the store, the search itself).
     """
 
@@ -152,12 +153,14 @@ class TimeBreakdown:
     space_s: float = 0.0
     startup_s: float = 0.0
     store_s: float = 0.0
+    wait_s: float = 0.0
     other_s: float = 0.0
 
     def add(self, result: Result) -> None:
         self.compile_total_s += max(0.0, result.compile_s)
         self.run_s += result.run_s + _extra_s(result, "warmup_s")
         self.verify_s += _extra_s(result, "verify_s")
+        self.wait_s += _extra_s(result, "wait_s")
 
     def close(self, wall_s: float) -> None:
         """Settle the split at the end of the run so that it sums to ``wall_s``."""
@@ -171,13 +174,14 @@ class TimeBreakdown:
         self.compile_s = min(self.compile_total_s, wall_s - serial)
         self.compile_hidden_s = self.compile_total_s - self.compile_s
         self.overhead_s = max(0.0, wall_s - serial - self.compile_s)
-        parts = self.space_s + self.startup_s + self.store_s
+        parts = self.space_s + self.startup_s + self.store_s + self.wait_s
         known = min(self.overhead_s, parts)
         if known < parts:  # clocks of different processes
             scale = known / parts
             self.space_s *= scale
             self.startup_s *= scale
             self.store_s *= scale
+            self.wait_s *= scale
         self.other_s = self.overhead_s - known
 
     def to_dict(self) -> dict[str, float]:
@@ -192,6 +196,7 @@ class TimeBreakdown:
             "space_s": self.space_s,
             "startup_s": self.startup_s,
             "store_s": self.store_s,
+            "wait_s": self.wait_s,
             "other_s": self.other_s,
         }
 

@@ -21,10 +21,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from gtune.budget import Budget
 from gtune.exceptions import UnsatisfiableSpace
 from gtune.heuristics import (
     Batch,
-    Budget,
     HeuristicSpec,
     Searcher,
     SearchProblem,
@@ -54,8 +54,13 @@ from gtune.tuning.events import (
 )
 from gtune.tuning.report import TechniqueRun, TuningInterrupted, TuningReport
 from gtune.tuning.session import TuningSession
-from gtune.tuning.strategy import resolve_strategy
-from gtune.tuning.techniques import TechniquePolicy, technique_of, technique_policy
+from gtune.tuning.strategy import ResolvedStrategy, resolve_strategy
+from gtune.tuning.techniques import (
+    TechniqueChoice,
+    TechniquePolicy,
+    technique_of,
+    technique_policy,
+)
 
 log = logging.getLogger("gtune.tuning")
 
@@ -93,6 +98,8 @@ class _Run:
         self.clock = clock
         self.best_s = math.inf
         self.trace: list[TraceEntry] = []
+        self.current: TechniqueRun | None = None  # the search under way
+        self.counts0 = (0, 0)  # the session's counts when it started
 
     def on_result(self, result: Result, fresh: bool) -> None:
         if fresh:
@@ -155,8 +162,48 @@ def run_tuning(
     space_from, startup0, store0 = time.monotonic(), session.startup_s, session.store_s
     space = session.space
     space_s = time.monotonic() - space_from
-    problem = SearchProblem.from_kernel(kernel)
+    plans = _plans(session, space, choice, resolved, seed_default)
+    report = _new_report(session, space, resolved, policy)
+    report.notes += [n for n in (resolved.note, choice.note) if n]
+    report.time.space_s = space_s
+    budget = _run_budget(budget, resolved, choice, plans, report)
+    clock = Clock(budget.wall_seconds if budget is not None else None, t0)
+    clock.exclude = lambda: session.startup_s - startup0  # the pace leaves start-up out
+    state = _Run(session, report, show, clock)
+    measured0, reused0 = session.counts()
+    show.on_event(RunStarted(kernel.name, device.name, resolved.label, choice.techniques))
+    session.listener = state.on_result
+    try:
+        _search_all(state, plans, resolved.label, budget, token, t0)
+        report.interrupted = token.cancelled
+        if confirm_policy is not None and not token.cancelled:
+            _confirm(state, confirm_policy, token)
+        elif token.cancelled:
+            report.notes.append("cancelled: the best found so far is not confirmed")
+    except KeyboardInterrupt:
+        _keep_interrupted_search(state, resolved.label, t0)
+        report.interrupted = True
+        _finish(report, session, measured0, reused0, t0, startup0, store0)
+        show.on_event(RunFinished(report))
+        raise TuningInterrupted(report) from None
+    finally:
+        session.listener = None
+    _finish(report, session, measured0, reused0, t0, startup0, store0)
+    show.on_event(RunFinished(report))
+    return report
 
+
+def _plans(
+    session: TuningSession,
+    space: EnumeratedSpace,
+    choice: TechniqueChoice,
+    resolved: ResolvedStrategy,
+    seed_default: bool,
+) -> list[_Plan]:
+    """One search per technique chosen: its space and searcher (seeded with the
+    default configuration's nearest valid one), or why it has none."""
+    kernel = session.kernel
+    problem = SearchProblem.from_kernel(kernel)
     plans: list[_Plan] = []
     default = kernel.default_config() if seed_default else None
     for name in choice.techniques:
@@ -169,10 +216,21 @@ def run_tuning(
         plans.append(_Plan(name, sub, Seeded(searcher, start) if start else searcher))
     if all(p.searcher is None for p in plans):
         raise UnsatisfiableSpace(
-            f"technique {choice.techniques[0]} has no valid configuration on {device.name}",
+            f"technique {choice.techniques[0]} has no valid configuration on {session.device.name}",
             source=kernel.label,
         )
-    report = TuningReport(
+    return plans
+
+
+def _new_report(
+    session: TuningSession,
+    space: EnumeratedSpace,
+    resolved: ResolvedStrategy,
+    policy: TechniquePolicy,
+) -> TuningReport:
+    """The run's report before any search: the kernel, device, strategy and space."""
+    kernel, device = session.kernel, session.device
+    return TuningReport(
         kernel=kernel.name,
         kernel_label=kernel.label,
         sizes=dict(kernel.sizes),
@@ -188,8 +246,17 @@ def run_tuning(
         parameters=list(kernel.parameter_names),
         steps=kernel.step_count,
     )
-    report.notes += [n for n in (resolved.note, choice.note) if n]
-    report.time.space_s = space_s
+
+
+def _run_budget(
+    budget: Budget | None,
+    resolved: ResolvedStrategy,
+    choice: TechniqueChoice,
+    plans: list[_Plan],
+    report: TuningReport,
+) -> Budget | None:
+    """The run's budget: the one given, else the strategy's own (a spec's), else a
+    bound when no model predicts the technique; a budget too short is noted."""
     if budget is None or budget.unlimited:  # a spec's own budget still holds
         budget = resolved.plugin.default_budget(resolved.options) or budget
     if budget is None and choice.unpredicted:
@@ -197,96 +264,94 @@ def run_tuning(
         report.notes.append(
             f"no budget given and every technique searched (no load-predictor model fits "
             f"this device): the run was bounded to {UNPREDICTED_BUDGET.wall_seconds:g} s; "
-            "--budget none searches without a limit"
+            "a budget of none searches without a limit"
         )
     short = _budget_too_short(plans, budget)
     if short:
         log.warning("%s", short)
         report.notes.append(short)
-    clock = Clock(budget.wall_seconds if budget is not None else None, t0)
-    clock.exclude = lambda: session.startup_s - startup0  # the pace leaves start-up out
-    state = _Run(session, report, show, clock)
-    measured0, reused0 = session.counts()
-    show.on_event(RunStarted(kernel.name, device.name, resolved.label, choice.techniques))
-    session.listener = state.on_result
-    current: TechniqueRun | None = None
-    try:
-        evaluator = session.evaluator
-        spent_evals, spent_s = 0, 0.0
-        to_go = sum(1 for p in plans if p.searcher is not None)
-        for plan in plans:
-            if plan.searcher is None:
-                report.runs.append(TechniqueRun(plan.technique, 0, None, note=plan.note))
-                report.notes.append(f"technique {plan.technique}: {plan.note}; skipped")
-                continue
-            part = share(budget, to_go, spent_evals, spent_s)
-            # a wall-time budget: this search gets an equal part of the time left (one
-            # that ends early leaves its rest to the next), so every technique is searched
-            until = clock.search_deadline
-            if math.isfinite(until):
-                until = time.monotonic() + max(0.0, until - time.monotonic()) / to_go
-            to_go -= 1
-            total = plan.searcher.expected_evaluations()
-            if part is not None and part.evaluations is not None:
-                total = part.evaluations if total is None else min(total, part.evaluations)
-            label = resolved.label
-            label += "" if plan.technique is None else f" [{plan.technique}]"
-            show.on_event(SearchStarted(label, plan.technique, total))
-            clock.segment()
-            state.trace = []
-            state.best_s = math.inf
-            m0, r0 = session.counts()
-            current = TechniqueRun(
-                plan.technique, plan.space.size(), None, started_s=time.monotonic() - t0
-            )
-            outcome = drive(
-                plan.searcher,
-                evaluator,
-                strategy=resolved.label,
-                budget=part,
-                space=plan.space,
-                on_result=state.on_entry,
-                stop=functools.partial(_why_stop, token, clock, until),
-                room=functools.partial(clock.room_for, until),
-                on_batch=state.on_batch,
-            )
-            m1, r1 = session.counts()
-            current.outcome, current.measured, current.reused = outcome, m1 - m0, r1 - r0
-            current.best_technique = plan.technique or technique_of(kernel, outcome.best_config)
-            report.runs.append(current)
-            current = None
-            spent_evals += outcome.evaluations
-            spent_s += outcome.compile_s + outcome.run_s
-            where = f"technique {plan.technique}: " if plan.technique else ""
-            report.notes += [where + note for note in outcome.notes]
-            if outcome.stop_reason != "search finished":
-                report.notes.append(where + outcome.stop_reason)
-            if token.cancelled:
-                break
-        report.interrupted = token.cancelled
-        if confirm_policy is not None and not token.cancelled:
-            _confirm(state, confirm_policy, token)
-        elif token.cancelled:
-            report.notes.append("cancelled: the best found so far is not confirmed")
-    except KeyboardInterrupt:
-        if current is not None:
-            current.outcome = _partial(resolved.label, state.trace, time.monotonic() - t0)
-            m1, r1 = session.counts()
-            current.measured, current.reused = m1 - m0, r1 - r0
-            current.note = "interrupted"
-            current.best_technique = current.technique or technique_of(
-                kernel, current.outcome.best_config
-            )
-            report.runs.append(current)
-        report.interrupted = True
-        _finish(report, session, measured0, reused0, t0, startup0, store0)
-        show.on_event(RunFinished(report))
-        raise TuningInterrupted(report) from None
-    finally:
-        session.listener = None
-    _finish(report, session, measured0, reused0, t0, startup0, store0)
-    show.on_event(RunFinished(report))
-    return report
+    return budget
+
+
+def _search_all(
+    state: _Run,
+    plans: list[_Plan],
+    strategy: str,
+    budget: Budget | None,
+    token: CancelToken,
+    t0: float,
+) -> None:
+    """Each technique's search in turn, sharing the budget; a technique without a
+    space is noted and skipped. Stops after the search during which ``token`` is
+    cancelled."""
+    session, report, clock = state.session, state.report, state.clock
+    kernel = session.kernel
+    evaluator = session.evaluator
+    spent_evals, spent_s = 0, 0.0
+    to_go = sum(1 for p in plans if p.searcher is not None)
+    for plan in plans:
+        if plan.searcher is None:
+            report.runs.append(TechniqueRun(plan.technique, 0, None, note=plan.note))
+            report.notes.append(f"technique {plan.technique}: {plan.note}; skipped")
+            continue
+        part = share(budget, to_go, spent_evals, spent_s)
+        # a wall-time budget: this search gets an equal part of the time left (one
+        # that ends early leaves its rest to the next), so every technique is searched
+        until = clock.search_deadline
+        if math.isfinite(until):
+            until = time.monotonic() + max(0.0, until - time.monotonic()) / to_go
+        to_go -= 1
+        total = plan.searcher.expected_evaluations()
+        if part is not None and part.evaluations is not None:
+            total = part.evaluations if total is None else min(total, part.evaluations)
+        label = strategy + ("" if plan.technique is None else f" [{plan.technique}]")
+        state.observer.on_event(SearchStarted(label, plan.technique, total))
+        clock.segment()
+        state.trace = []
+        state.best_s = math.inf
+        state.counts0 = session.counts()
+        current = state.current = TechniqueRun(
+            plan.technique, plan.space.size(), None, started_s=time.monotonic() - t0
+        )
+        outcome = drive(
+            plan.searcher,
+            evaluator,
+            strategy=strategy,
+            budget=part,
+            space=plan.space,
+            on_result=state.on_entry,
+            stop=functools.partial(_why_stop, token, clock, until),
+            room=functools.partial(clock.room_for, until),
+            on_batch=state.on_batch,
+        )
+        (m0, r0), (m1, r1) = state.counts0, session.counts()
+        current.outcome, current.measured, current.reused = outcome, m1 - m0, r1 - r0
+        current.best_technique = plan.technique or technique_of(kernel, outcome.best_config)
+        report.runs.append(current)
+        state.current = None
+        spent_evals += outcome.evaluations
+        spent_s += outcome.compile_s + outcome.run_s
+        where = f"technique {plan.technique}: " if plan.technique else ""
+        report.notes += [where + note for note in outcome.notes]
+        if outcome.stop_reason != "search finished":
+            report.notes.append(where + outcome.stop_reason)
+        if token.cancelled:
+            break
+
+
+def _keep_interrupted_search(state: _Run, strategy: str, t0: float) -> None:
+    """The search a KeyboardInterrupt stopped, with what it measured, in the report."""
+    current = state.current
+    if current is None:
+        return
+    current.outcome = _partial(strategy, state.trace, time.monotonic() - t0)
+    (m0, r0), (m1, r1) = state.counts0, state.session.counts()
+    current.measured, current.reused = m1 - m0, r1 - r0
+    current.note = "interrupted"
+    current.best_technique = current.technique or technique_of(
+        state.session.kernel, current.outcome.best_config
+    )
+    state.report.runs.append(current)
 
 
 def _budget_too_short(plans: list[_Plan], budget: Budget | None) -> str:

@@ -1,10 +1,11 @@
 """Progress as events, and cancellation as a token.
 
 Library code never prints: it tells an :class:`Observer` what happens, as typed event
-records, and a display (the command line's progress bar, a notebook widget, a log)
-decides what to show. Stopping is asked for with a :class:`CancelToken`; the search
-checks it between configurations, so a stop never leaves a configuration half
-recorded, and everything measured until then is in the report and the store.
+records (of a tuning run, and of a campaign's tasks), and a display (the command line's
+progress bar, a notebook widget, a log) decides what to show. Stopping is asked for
+with a :class:`CancelToken`; the search checks it between configurations, so a stop
+never leaves a configuration half recorded, and everything measured until then is in
+the report and the store.
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ from __future__ import annotations
 import logging
 import math
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from gtune.measure.result import Result
 
@@ -29,6 +31,41 @@ class TaskStarted:
     label: str
     index: int
     total: int
+
+
+@dataclass(frozen=True)
+class CampaignStarted:
+    """A campaign on Dask workers begins: ``total`` tasks, ``skipped`` of them finished
+    by an earlier run of the same campaign, on ``devices``."""
+
+    total: int
+    skipped: int
+    devices: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class TaskProgress:
+    """A campaign task (``task``: its key) has used ``configs`` configurations on
+    ``device``, ``measured`` of them measured now (the rest served by the store)."""
+
+    task: str
+    device: str
+    configs: int
+    measured: int
+
+
+@dataclass(frozen=True)
+class TaskFinished:
+    """A campaign task ended: its ``summary`` (the ledger's row), or ``error`` when it
+    failed on every retry (``summary`` is then None)."""
+
+    key: str
+    label: str
+    size: str
+    strategy: str
+    device: str
+    summary: Mapping[str, Any] | None
+    error: str = ""
 
 
 @dataclass(frozen=True)
@@ -92,6 +129,9 @@ class RunFinished:
 
 TuningEvent = (
     TaskStarted
+    | CampaignStarted
+    | TaskProgress
+    | TaskFinished
     | RunStarted
     | SearchStarted
     | BatchStarted
@@ -103,7 +143,9 @@ TuningEvent = (
 
 
 class Observer(Protocol):
-    """Told every event of a tuning run, in order, from the thread that tunes."""
+    """Told every event of a tuning run, in order, from the thread that tunes; and of a
+    campaign (its tasks' progress arrives from Dask's event thread, the rest from the
+    thread that runs the campaign). An observer ignores the events it has no use for."""
 
     def on_event(self, event: TuningEvent) -> None: ...
 
@@ -195,6 +237,7 @@ class CancelToken:
 
 __all__ = [
     "BatchStarted",
+    "CampaignStarted",
     "CancelToken",
     "ConfirmStarted",
     "Confirmed",
@@ -205,6 +248,8 @@ __all__ = [
     "RunFinished",
     "RunStarted",
     "SearchStarted",
+    "TaskFinished",
+    "TaskProgress",
     "TaskStarted",
     "TuningEvent",
     "log_event",

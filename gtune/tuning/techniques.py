@@ -102,7 +102,7 @@ class FixedTechniquePolicy:
             raise InputError(
                 f"unknown technique {self.technique!r}; the kernel defines: {', '.join(names)} "
                 "(or auto, all, whole)",
-                source="--technique",
+                source="technique",
             )
         return TechniqueChoice((self.technique,))
 

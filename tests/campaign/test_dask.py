@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from gtune.campaign import parse_campaign, run_campaign
+from gtune.tuning import CampaignStarted, TaskFinished, TuningEvent
 from tests.conftest import ROOT, run_gtune
 
 pytestmark = [pytest.mark.opencl, pytest.mark.dask, pytest.mark.slow]
@@ -138,9 +139,20 @@ def test_split_campaign_streams_technique_pieces_over_several_workers(tmp_path: 
         base_dir=tmp_path,
     )
     out = tmp_path / "c"
-    result = run_campaign(spec, out, workers_per_device=3)
+    events: list[TuningEvent] = []
+
+    class Collect:
+        def on_event(self, event: TuningEvent) -> None:
+            events.append(event)
+
+    result = run_campaign(spec, out, workers_per_device=3, observer=Collect())
     assert result.complete, result.failed
     assert len(result.summaries) == 2  # one row per campaign task, as unsplit
+    # the campaign's progress comes as events of the one Observer interface
+    assert events[0] == CampaignStarted(total=2, skipped=0, devices=("",))
+    finished = [e for e in events if isinstance(e, TaskFinished)]
+    assert sorted(e.label for e in finished) == sorted(s["label"] for s in result.summaries)
+    assert all(e.summary is not None and e.error == "" for e in finished)
     pieces = [json.loads(line) for line in (out / "pieces.jsonl").read_text().splitlines()]
     assert len(pieces) == sum(len(s["runs"]) for s in result.summaries) >= 6
     assert all(p["task"]["confirm"] is False and len(p["runs"]) == 1 for p in pieces)
@@ -157,3 +169,44 @@ def test_split_campaign_streams_technique_pieces_over_several_workers(tmp_path: 
         }
     rows = _rows(out / "campaign.db")
     assert len(rows) == len(set(rows))  # nothing measured twice
+
+
+def test_two_workers_share_the_device_and_never_time_on_it_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two workers on the one PoCL device, each with a compile helper: the device lock
+    keeps their timed sections apart (recorded inside the lock by every measuring
+    worker) and the results are those of a lone worker: verified, nothing failed."""
+    from gtune.measure.devlock import LOCK_DIR_ENV, LOCK_LOG_ENV
+    from gtune.store import open_store
+    from tests.measure.test_devlock import _disjoint, _intervals
+
+    log = tmp_path / "held.log"
+    monkeypatch.setenv(LOCK_DIR_ENV, str(tmp_path / "locks"))
+    monkeypatch.setenv(LOCK_LOG_ENV, str(log))
+    spec = parse_campaign(
+        {
+            "name": "shared",
+            "kernels": [{"suite": "garvey104", "names": ["star_3d_xyz_r1", "star_2d_xy_r1"]}],
+            "sizes": ["16x16x16"],
+            "strategies": ["hybrid"],
+            "technique": "global",
+            "budget": 8,
+            "compile_workers": 1,
+        },
+        source="t.yaml",
+        base_dir=tmp_path,
+    )
+    out = tmp_path / "c"
+    result = run_campaign(spec, out, workers_per_device=2)
+    assert result.complete, result.failed
+    assert len({s["worker"] for s in result.summaries}) == 2  # both workers measured
+    with open_store(str(out / "campaign.db")) as store:
+        statuses = [r.result.status.value for r in store.rows()]
+    assert statuses and set(statuses) <= {"ok", "build_failed", "launch_failed"}
+    assert "ok" in statuses
+    for s in result.summaries:
+        assert s["best_s"] > 0 and "wait_s" in s["time"]
+    held = _intervals(log)
+    assert len(held) >= 2  # the two workers' measuring processes
+    _disjoint(held)

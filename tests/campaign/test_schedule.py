@@ -8,6 +8,7 @@ from gtune.campaign.schedule import (
     Piece,
     Queue,
     compile_budget,
+    device_workers,
     plan,
     simulate,
     split_budget,
@@ -110,6 +111,18 @@ def test_compile_helpers_share_the_hosts_cores() -> None:
     assert compile_budget(1, 16) == 8  # capped
     assert compile_budget(2, 16) == 7 and compile_budget(4, 16) == 3
     assert compile_budget(8, 16) == 1 and compile_budget(1, 2) == 1 and compile_budget(4, 2) == 1
+
+
+def test_two_workers_share_a_gpu_when_the_cores_allow() -> None:
+    # a search waits mostly for its builds: two per GPU, each with >= 2 compile helpers
+    assert device_workers("GPU", 1, 16) == 2 and compile_budget(2, 16) == 7
+    assert device_workers("GPU", 2, 32) == 2 and compile_budget(4, 32) == 7
+    assert device_workers("GPU", 8, 128) == 2 and compile_budget(16, 128) == 7
+    assert device_workers("ACCELERATOR", 1, 16) == 2
+    assert device_workers("GPU", 4, 16) == 1  # 8 workers would get one helper each
+    assert device_workers("GPU", 1, 2) == 1
+    # a CPU device measures on the cores that build: one worker whatever the cores
+    assert device_workers("CPU", 1, 64) == 1
 
 
 def _campaign(seed: int) -> tuple[list[Piece], dict[str, float]]:

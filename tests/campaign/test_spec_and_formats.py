@@ -10,8 +10,8 @@ import pytest
 
 from gtune.campaign import CampaignTask, expand, parse_campaign
 from gtune.campaign.formats import export_t4, import_kt, kt_results
+from gtune.description import load_kernel
 from gtune.exceptions import InputError
-from gtune.kernel import load_kernel
 from gtune.measure.result import Result, Status
 from gtune.store import SQLiteStore
 from tests.conftest import ROOT, run_gtune

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from gtune.kernel import load_kernel
+from gtune.description import load_kernel
 from gtune.tuned import tuned_kernel, write_tuned
 from tests.conftest import ROOT, run_gtune
 

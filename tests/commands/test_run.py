@@ -72,7 +72,7 @@ def test_run_heat3d_then_resume(tmp_path: Path):
     parts = t["compile_s"] + t["run_s"] + t["verify_s"] + t["overhead_s"]
     assert parts == pytest.approx(t["wall_s"])
     assert min(t["compile_s"], t["run_s"], t["verify_s"], t["overhead_s"]) >= 0
-    overhead = ("space_s", "startup_s", "store_s", "other_s")
+    overhead = ("space_s", "startup_s", "store_s", "wait_s", "other_s")
     assert sum(t[k] for k in overhead) == pytest.approx(t["overhead_s"])
     assert t["startup_s"] > 0 and t["store_s"] > 0  # workers started, results stored
 

@@ -14,9 +14,10 @@ from typing import Any
 
 import pytest
 
+from gtune.description import load_kernel
 from gtune.expr import Expr
 from gtune.heuristics import SearchProblem
-from gtune.kernel import Config, canonical_config, load_kernel
+from gtune.kernel import Config, canonical_config
 from gtune.measure import ReplayEvaluator, Result
 from gtune.space import EnumeratedSpace
 
@@ -36,6 +37,10 @@ class Recorded:
         self.sizes: dict[str, int] = self.data["kernel"]["sizes"]
         self.kernel = load_kernel(ROOT / self.data["kernel"]["description"], self.sizes)
         self.by_key = {canonical_config(r.config): r for r in self.results}
+        # parameters the kernel gained after the recording (STREAM of a 2D kernel) read
+        # as their defaults, the value every recorded configuration ran with
+        default = self.kernel.default_config() or {}
+        self.absent = {p: default[p] for p in default if p not in self.parameters}
 
     @property
     def configs(self) -> list[Config]:
@@ -43,7 +48,8 @@ class Recorded:
 
     def space(self, technique: str | None = None) -> EnumeratedSpace:
         rows = [[c[p] for p in self.parameters] for c in self.configs]
-        space = EnumeratedSpace(self.parameters, rows, domains=self.domains, env=self.sizes)
+        env = {**self.sizes, **self.absent}
+        space = EnumeratedSpace(self.parameters, rows, domains=self.domains, env=env)
         if technique is None:
             return space
         return space.restrict(list(self.kernel.techniques[technique]), label=technique)
@@ -63,7 +69,7 @@ class Recorded:
 
     def technique_of(self, technique: str) -> Callable[[Mapping[str, int]], bool]:
         exprs: list[Expr] = list(self.kernel.techniques[technique])
-        return lambda c: all(bool(e.evaluate({**self.sizes, **c})) for e in exprs)
+        return lambda c: all(bool(e.evaluate({**self.sizes, **self.absent, **c})) for e in exprs)
 
 
 @pytest.fixture(scope="session")

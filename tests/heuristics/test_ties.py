@@ -7,7 +7,8 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping
 
-from gtune.heuristics import Budget, GroupedSearch, SearchProblem, drive
+from gtune.budget import Budget
+from gtune.heuristics import GroupedSearch, SearchProblem, drive
 from gtune.heuristics.grouped import tied_parameters
 from gtune.heuristics.strategies.generic import generic_spec
 from gtune.measure import Result, Status

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from pathlib import Path
 
 import pytest
 
+from gtune.description import load_kernel
 from gtune.device import DeviceLimits
-from gtune.kernel import load_kernel
 from gtune.loadpredict import (
     Dataset,
     FeaturesUnavailable,
@@ -160,6 +161,55 @@ def test_confident_model_narrows_the_search_to_one_technique(tmp_path, monkeypat
     choice = choose_techniques(kernel, dev, "hybrid")
     assert choice.techniques == ["local"] and choice.predicted == "local"
     assert "predicted local" in choice.note and not choice.oracle
+
+
+def test_technique_new_for_2d_arrays_is_searched_besides_the_prediction(
+    tmp_path, monkeypatch
+) -> None:
+    """Streaming is learned on 3D arrays only (2D training kernels had none): for a 2D
+    kernel its probability is uninformed, so the prediction comes from the rest and
+    streaming is searched besides it; a 3D kernel's prediction is unchanged."""
+    monkeypatch.setenv("GTUNE_MODELS", str(tmp_path))
+    dev = _device()
+    heat = traits_of(load_kernel(ROOT / "stencils" / "heat3d.cl"))
+    flat = load_kernel(ROOT / "tests" / "data" / "definitions" / "thermal2d.stencil.yaml")
+    flat_traits = traits_of(flat)
+    assert flat_traits.log2_nz == 0 and "stream" in flat.techniques
+    rows = [
+        TrainingRow(
+            f"a{i}",
+            dev.identity,
+            "hybrid",
+            heat,
+            {"global": 2.0, "vec": 3.0, "stream": 1.0},
+            DeviceTraits.of(dev),
+            {"global": 5, "vec": 5, "stream": 5},
+        )
+        for i in range(3)
+    ] + [
+        TrainingRow(
+            f"b{i}",
+            dev.identity,
+            "hybrid",
+            flat_traits,
+            {"global": 1.0, "vec": 2.0, "stream": math.inf},
+            DeviceTraits.of(dev),
+            {"global": 5, "vec": 5},
+        )
+        for i in range(3)
+    ]
+    Dataset(rows).write_csv(tmp_path / "m.csv")
+    card = ModelCard(name="m", heuristic="hybrid", device=device_card(dev), dataset="m.csv")
+    card.write(tmp_path)
+    model = card.load()
+    assert model.seen[2] == {"global", "vec"} and model.seen[3] == {"global", "vec", "stream"}
+    assert model.unseen(flat_traits, list(flat.techniques)) == ["stream"]
+    assert model.unseen(heat, ["global", "local", "stream"]) == []
+    choice = choose_techniques(flat, dev, "hybrid")
+    assert choice.predicted == "global" and choice.techniques == ["global", "stream"]
+    assert "stream, which model m has not seen" in choice.note
+    heat3d = choose_techniques(load_kernel(ROOT / "stencils" / "heat3d.cl"), dev, "hybrid")
+    assert heat3d.predicted == "stream" and heat3d.techniques == ["stream"]
 
 
 def test_no_model_falls_back_to_the_oracle_and_says_so(tmp_path, monkeypatch) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gtune.kernel import load_kernel
+from gtune.description import load_kernel
 from gtune.measure import OpenCLEvaluator, ReplayEvaluator, StoredEvaluator
 from gtune.store import open_store
 from gtune.testing import EvaluatorContract

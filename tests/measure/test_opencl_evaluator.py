@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gtune.kernel import load_kernel
+from gtune.description import load_kernel
 from gtune.measure import OpenCLEvaluator, Status
 
 pytestmark = pytest.mark.opencl
@@ -165,7 +165,7 @@ def test_parent_never_imports_pyopencl(data_dir, tmp_path):
     script = f"""
 import json, sys
 from gtune.device import DeviceLimits
-from gtune.kernel import load_kernel
+from gtune.description import load_kernel
 from gtune.measure.opencl_evaluator import OpenCLEvaluator
 device = DeviceLimits.from_dict(json.loads(sys.argv[1]))
 kernel = load_kernel({str(data_dir / "naive7.cl")!r})
@@ -183,3 +183,50 @@ print(json.dumps({{"statuses": statuses, "pyopencl": "pyopencl" in sys.modules}}
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert out["statuses"] == ["ok", "ok", "ok"]
     assert out["pyopencl"] is False
+
+
+DOUBLE_CL = """
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+__kernel __attribute__((reqd_work_group_size(WX, 1, 1)))
+void smooth(__global const double* in, __global double* out) {
+    const int x = get_global_id(0);
+    if (x < 1 || x >= NX - 1) return;
+    out[x] = 0.25 * in[x - 1] + 0.5 * in[x] + 0.25 * in[x + 1];
+#if defined(OFF) && WX > 1
+    if (x == NX / 2) out[x] += OFF;  /* one element off by OFF, not in the reference */
+#endif
+}
+"""
+
+DOUBLE_YAML = """
+kernel: smooth
+problem: {NX: 4096}
+arguments:
+  - {name: in, role: input, shape: [NX], dtype: float64}
+  - {name: out, role: output, shape: [NX], dtype: float64, init: "copy:in"}
+parameters:
+  WX: {pow2: [1, 64], default: 1}
+launch: {global: [NX], local: [WX]}
+reference: {config: {WX: 1}}
+"""
+
+
+def _double(tmp_path, off: str | None):
+    (tmp_path / "smooth.cl").write_text(DOUBLE_CL)
+    extra = f"build_options: [-DOFF={off}]\n" if off else ""
+    (tmp_path / "smooth.yaml").write_text(DOUBLE_YAML + extra)
+    return load_kernel(tmp_path / "smooth.cl")
+
+
+@pytest.mark.parametrize(
+    ("off", "status"),
+    [(None, Status.OK), ("1e-13", Status.OK), ("1e-3", Status.WRONG_RESULT)],
+)
+def test_float64_outputs_verified_on_the_device(tmp_path, off, status):
+    """float64 outputs are compared in double precision (on the device where it has
+    doubles): one element off by 1e-3 is caught, one off by 1e-13 is within tolerance."""
+    with OpenCLEvaluator(_double(tmp_path, off), compile_workers=0) as ev:
+        r = ev.evaluate({"WX": 32})
+    assert r.status is status, r.message
+    if status is Status.WRONG_RESULT:
+        assert r.max_error is not None and 5e-4 < r.max_error < 2e-3

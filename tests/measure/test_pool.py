@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from gtune.kernel import load_kernel
+from gtune.description import load_kernel
 from gtune.measure import OpenCLEvaluator, Status
 from gtune.measure.pool import reuse_workers
 

@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from gtune.kernel import load_kernel
+from gtune.description import load_kernel
 from gtune.measure import OpenCLEvaluator, Status
 from gtune.measure.stats import TimingPolicy, median_interval
 

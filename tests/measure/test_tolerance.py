@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gtune.kernel import load_kernel
+from gtune.description import load_kernel
 from gtune.measure.guard import tolerance_problems
 from gtune.measure.problem import MAX_TOLERANCE_TERMS, summed_terms, tolerances
 from gtune.measure.result import Status

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from gtune.api import tune
-from gtune.heuristics import Budget
+from gtune.budget import Budget
 from gtune.measure import Status
 from gtune.plain import plain_kernel
 from gtune.tuning import TuningReport

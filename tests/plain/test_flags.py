@@ -72,7 +72,7 @@ def test_roles_and_constraints_from_flags():
         plain_kernel(CORPUS / "shift.cl", sizes=[64], scalars={"n": "NX"}, roles={"zz": "input"})
     with pytest.raises(InputError) as info:
         plain_kernel(CORPUS / "shift.cl", sizes=[64], scalars={"n": "NX"}, constraints=["Q < 2"])
-    assert info.value.source == "--constraint"
+    assert info.value.source == "constraints"
 
 
 def test_function_like_defines_and_includes(tmp_path: Path):

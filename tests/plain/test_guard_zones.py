@@ -106,7 +106,7 @@ def test_a_write_past_the_end_is_caught_naming_the_array():
 
 def test_a_run_where_nothing_ran_correctly_says_why():
     from gtune import tune
-    from gtune.heuristics import Budget
+    from gtune.budget import Budget
 
     kernel = plain_kernel(CORPUS / "shift_wrong.cl", sizes=[256], scalars={"n": "NX"})
     from gtune.measure import select_device

@@ -9,8 +9,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gtune.cli import main
+from gtune.description import load_kernel
 from gtune.exceptions import ExpressionError, InputError
-from gtune.kernel import Expr, domain_values, load_kernel
+from gtune.kernel import Expr, domain_values
 from gtune.plain import (
     array_uses,
     find_kernels,
@@ -71,14 +72,15 @@ def test_bad_plain_input(data_dir: Path, kwargs, message):
 @pytest.mark.parametrize(
     ("kwargs", "source"),
     [
-        ({"scalars": {"scale": "1 +"}}, "--scalar scale=1 +"),
-        ({"scalars": {"scale": "QQ"}}, "--scalar scale=QQ"),
-        ({"scalars": {"scale": "1"}, "global_size": ["NX", "NY / Q"]}, "--global"),
-        ({"scalars": {"scale": "1"}, "params": {"B": "WX +"}}, "--param B=WX +"),
-        ({"scalars": {"scale": "1"}, "arrays": {"in": ["NX + Z"]}}, "--array in"),
+        ({"scalars": {"scale": "1 +"}}, "scalars[scale]"),
+        ({"scalars": {"scale": "QQ"}}, "scalars[scale]"),
+        ({"scalars": {"scale": "1"}, "global_size": ["NX", "NY / Q"]}, "global_size"),
+        ({"scalars": {"scale": "1"}, "params": {"B": "WX +"}}, "params[B]"),
+        ({"scalars": {"scale": "1"}, "arrays": {"in": ["NX + Z"]}}, "arrays[in]"),
     ],
 )
-def test_flag_errors_name_the_flag(data_dir: Path, kwargs, source):
+def test_errors_name_the_parameter(data_dir: Path, kwargs, source):
+    """The library names plain_kernel's parameter (the command line names its flag)."""
     with pytest.raises(ExpressionError) as info:
         plain_kernel(data_dir / "plain_blur.cl", sizes=[64, 32], **kwargs)
     assert info.value.source == source
@@ -160,8 +162,9 @@ def test_constant_array_length_from_constant_indices():
 def test_scalars_need_names_that_leave_no_doubt(tmp_path: Path):
     src = tmp_path / "k.cl"
     src.write_text("__kernel void k(__global float* a, int n) { a[get_global_id(0)] = n; }\n")
-    with pytest.raises(InputError, match="--scalar n=VALUE"):
+    with pytest.raises(InputError, match="no value for the scalar parameter 'n'") as info:
         plain_kernel(src, sizes=[16, 16])
+    assert info.value.source == "scalars[n]"
     k = plain_kernel(src, sizes=[16, 16], scalars={"n": "NX * NY"})
     assert next(a for a in k.arguments if a.name == "n").value == Expr("NX * NY", "arguments[1]")
 
@@ -229,7 +232,7 @@ def test_round_up_global_and_fewer_launch_dimensions():
 
 @given(st.integers(1, 5000), st.integers(1, 1024))
 def test_round_up_form_keeps_the_value_without_division(n: int, w: int):
-    from gtune.kernel import _round_up_form
+    from gtune.description import _round_up_form
 
     e = _round_up_form(Expr("(N + W - 1) / W * W"))
     assert "/" not in e.text
@@ -272,7 +275,7 @@ def test_describe_round_trips(tmp_path: Path, capsys):
 def test_describe_errors_name_the_flag(data_dir: Path, capsys):
     blur = str(data_dir / "plain_blur.cl")
     assert main(["describe", blur, "--size", "64x32", "--scalar", "scale=1 +"]) == 2
-    assert "--scalar scale=1 +" in capsys.readouterr().err
+    assert "--scalar scale: cannot parse expression '1 +'" in capsys.readouterr().err
     assert (
         main(["describe", blur, "--size", "64x32", "--scalar", "scale=1", "--global", "NX,NY/Q"])
         == 2

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gtune.description import load_kernel
 from gtune.device import DeviceLimits
-from gtune.kernel import TunableKernel, load_kernel
+from gtune.kernel import TunableKernel
 
 DATA = Path(__file__).parent / "data"
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from gtune.description import load_kernel
 from gtune.exceptions import InputError
-from gtune.kernel import load_kernel
 from gtune.split.geometry import block_of, halo_of, slab_for, split_axis
 
 STENCILS = Path(__file__).resolve().parents[2] / "stencils"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from gtune.kernel import load_kernel
+from gtune.description import load_kernel
 from gtune.measure import OpenCLEvaluator, StoredEvaluator, select_device
 from gtune.split import split_kernel
 from gtune.store import SQLiteStore

@@ -18,7 +18,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gtune.kernel import TunableKernel, load_kernel
+from gtune.description import load_kernel
+from gtune.kernel import TunableKernel
 from gtune.measure import OpenCLEvaluator, Status, select_device
 from gtune.stencils.definition import parse_definition
 
@@ -81,8 +82,7 @@ def test_definition_verifies_in_every_technique(path: Path, limits: dict[str, in
     kernel = load_kernel(path)
     kernel = kernel.with_sizes(small(kernel))
     done = verify_all(kernel, limits)
-    dims3 = "NZ" in kernel.sizes
-    expected = {"global", "vec", "local"} | ({"stream"} if dims3 else set())
+    expected = {"global", "vec", "local", "stream"}  # streaming along z (3D) or y (2D)
     if "float64" not in kernel.features.get("dtype", ""):
         expected.add("image")
     assert set(done) == expected

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 import yaml
 
+from gtune.description import load_kernel
 from gtune.exceptions import UnsatisfiableSpace
-from gtune.kernel import load_kernel
 from gtune.space.model import build_model
 from gtune.stencils.definition import load_definition, parse_definition
 from gtune.stencils.real import REAL
@@ -97,7 +97,7 @@ def test_description_of_a_definition() -> None:
     assert desc["features"]["size"] == 5 and desc["features"]["terms"] == 6
     assert desc["reference"]["python"] == "gtune.stencils.reference:definition_sum"
     assert desc["reference"]["rtol"] == 0.0 and 0 < desc["reference"]["atol"] < 1e-4
-    assert set(desc["techniques"]) == {"global", "vec", "local", "image"}
+    assert set(desc["techniques"]) == {"global", "vec", "local", "image", "stream"}
 
 
 def test_float64_excludes_images_and_needs_doubles() -> None:
@@ -117,7 +117,7 @@ def test_float64_excludes_images_and_needs_doubles() -> None:
 
 
 def test_definition_kernel_round_trips_through_workers() -> None:
-    from gtune.kernel import from_dict
+    from gtune.description import from_dict
 
     kernel = load_kernel(CORPUS / "thermal3d.stencil.yaml", {"NX": 32, "NY": 32, "NZ": 16})
     again = from_dict(kernel.to_dict())
@@ -224,3 +224,77 @@ def test_stencils_render_writes_a_loadable_kernel(tmp_path: Path) -> None:
         "stencils", "render", str(CORPUS / "box2d.stencil.yaml"), str(tmp_path), "--size", "8x8x8"
     )
     assert r.returncode == 2 and "a 2D stencil's sizes are NX, NY" in r.stderr
+
+
+def test_2d_streaming_description_and_space() -> None:
+    """A 2D definition has the stream technique (along y): ZC over NY, no local memory,
+    the register queue bounded, and a chunk that need not divide NY (the launch rounds
+    the rows' work-items up to the work-group)."""
+    from gtune.space.build import build_space, technique_space
+
+    # NY = 1000: most chunks leave a partial one; big enough for the H100's 132 groups
+    kernel = load_kernel(CORPUS / "box2d.stencil.yaml").with_sizes({"NX": 512, "NY": 1000})
+    assert kernel.techniques["stream"][0].text == "STREAM == 1"
+    assert "STREAM == 0" in [e.text for e in kernel.techniques["global"]]
+    zc = kernel.parameter("ZC")
+    assert max(zc.domain.values(kernel.sizes)) == 512 and "rows" in zc.doc  # pow2 to NY
+    texts = [c.text for c in kernel.constraints]
+    assert "STREAM == 0 or (LOCAL == 0 and VX == 1 and CY == 1)" in texts
+    assert any(t.startswith("STREAM == 0 or BX*CX*3 <= ") for t in texts)
+    assert not any("ZC" in t and "%" in t for t in texts)  # no divisibility by the chunk
+    space = technique_space(build_space(kernel, h100_limits()), kernel, "stream")
+    configs = list(space.enumerate())
+    assert configs and all(c["STREAM"] == 1 and c["CY"] == 1 and c["VX"] == 1 for c in configs)
+    assert all(c["BX"] * c["CX"] * 3 <= 128 and c["BX"] * c["CX"] <= 32 for c in configs)
+    partial = [c for c in configs if 1000 % c["ZC"]]
+    assert {c["ZC"] for c in partial} >= {16, 32}  # a partial chunk: 1000 = 62.5 * 16
+    for c in partial[:5] + configs[:5]:
+        glob, loc = kernel.launch_sizes(c)
+        assert loc is not None and glob[1] % loc[1] == 0
+        # every row covered, no work-group wholly idle
+        assert glob[1] * c["ZC"] >= 1000 > (glob[1] - loc[1]) * c["ZC"]
+        assert kernel.launch.local_memory_bytes is None or (
+            kernel.launch.local_memory_bytes.evaluate({**kernel.env(c)}) == 0
+        )
+    default = kernel.default_config()
+    assert default is not None and default["STREAM"] == 0 and default["ZC"] == 1
+    assert kernel.launch_sizes(default)[0] == (512, 1000)  # unchanged without streaming
+
+
+def test_streaming_outputs_per_work_item_are_bounded() -> None:
+    """A streaming work-item computes at most STREAM_OUTS_MAX outputs per plane, also
+    where its queue is one plane long (no z-radius) and the queue bound alone allows more."""
+    from gtune.description import parse_description
+    from gtune.stencils.definition import parse_definition
+    from gtune.stencils.render import STREAM_OUTS_MAX, definition_description
+
+    flat = parse_definition(
+        {
+            "dims": 3,
+            "dtype": "float32",
+            "boundary": "interior",
+            "fields": ["a"],
+            "output": "b",
+            "terms": [
+                {"field": "a", "offset": [0, 0, 0], "coefficient": 0.5},
+                {"field": "a", "offset": [1, 0, 0], "coefficient": 0.125},
+                {"field": "a", "offset": [-1, 0, 0], "coefficient": 0.125},
+                {"field": "a", "offset": [0, 1, 0], "coefficient": 0.25},
+            ],
+        },
+        "flat.stencil.yaml",
+    )
+    source, description = definition_description(flat, {"NX": 1024, "NY": 64, "NZ": 64})
+    kernel = parse_description(description, source=source, label="flat")
+    limits = {"LOCAL_MEM_SIZE": 1 << 20, "MAX_WORK_GROUP_SIZE": 1024, "DOUBLE_SUPPORT": 1}
+    base = {"WX": 8, "WY": 1, "WZ": 1, "VX": 1, "BX": 1, "CZ": 1, "LOCAL": 0, "STREAM": 1}
+    base |= {"ZC": 4, "IMAGE": 0}
+
+    def valid(cx: int, cy: int) -> bool:
+        names = {p.name for p in kernel.parameters}
+        cfg = {k: v for k, v in {**base, "CX": cx, "CY": cy}.items() if k in names}
+        env = {**kernel.env(cfg), **limits}
+        return all(c.evaluate(env) for c in kernel.constraints)
+
+    assert valid(4, 8) and valid(STREAM_OUTS_MAX, 1)
+    assert not valid(8, 8) and not valid(2 * STREAM_OUTS_MAX, 1)

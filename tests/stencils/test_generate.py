@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gtune.kernel import load_kernel
+from gtune.description import load_kernel
 from gtune.stencils import StencilShape, generate, synthetic
 from gtune.stencils.reference import weighted_sum
 from tests.conftest import run_gtune

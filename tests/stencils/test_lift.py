@@ -442,8 +442,8 @@ def test_corpus_kernel_lifts_and_matches_its_original(name: str, device: Any, tm
 @pytest.mark.parametrize("name", LIFTED)
 def test_corpus_kernel_tunes_against_its_original(name: str, device: Any, tmp_path: Path):
     from gtune import tune
-    from gtune.heuristics import Budget
-    from gtune.kernel import load_kernel
+    from gtune.budget import Budget
+    from gtune.description import load_kernel
     from gtune.measure import Status
     from gtune.stencils.lift import against_original, lift_kernel
 

@@ -15,7 +15,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from gtune.kernel import TunableKernel, load_kernel
+from gtune.description import load_kernel
+from gtune.kernel import TunableKernel
 from gtune.measure import OpenCLEvaluator, Status, select_device
 from gtune.stencils import ORIENTATIONS, PATTERNS, StencilShape, generate
 

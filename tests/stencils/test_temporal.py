@@ -6,14 +6,17 @@ from __future__ import annotations
 import copy
 import dataclasses
 import itertools
+import shutil
+import subprocess
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
+from gtune.description import load_kernel, parse_description
 from gtune.exceptions import InputError
-from gtune.kernel import load_kernel, parse_description
 from gtune.stencils.definition import load_definition, parse_definition
 from gtune.stencils.render import definition_description, render_source
 
@@ -85,6 +88,52 @@ def test_stepping_description() -> None:
     assert kernel.launches({"TB": 4}) == 3 and kernel.launches({"TB": 1}) == 12
 
 
+def test_stepping_2d_description_streams_in_both_paths() -> None:
+    """A 2D array streams along y (STREAM, the chunk ZC) in one step (technique
+    ``stream``, TB == 1, rows in registers) and with TB time levels (``temporal``,
+    rings of rows in local memory); ``temporal-tile`` uses tiles. The one-step register
+    bounds apply to TB == 1 only, and the template accepts streaming with TB > 1."""
+    d = parse_definition(with_steps(STAR, 4), "s.stencil.yaml")
+    source, description = definition_description(d, {"NX": 256, "NY": 256})
+    techniques = description["techniques"]
+    assert techniques["temporal"][:2] == ["TB > 1", "STREAM == 1"]
+    assert techniques["temporal-tile"][:2] == ["TB > 1", "STREAM == 0"]
+    assert "TB == 1" in techniques["stream"] and "STREAM == 1" in techniques["stream"]
+    assert "TB == 1 or STREAM == 0" not in description["constraints"]
+    assert "ZC" in description["parameters"] and "YC" not in description["parameters"]
+    kernel = parse_description(description, source=source, label="s")
+    default = kernel.default_config()
+    assert default is not None
+    limits = {"LOCAL_MEM_SIZE": 48 * 1024, "DOUBLE_SUPPORT": 1}
+    # a strip of 256 columns: beyond one-step streaming's 32 outputs per row, which
+    # temporal streaming does not keep in registers
+    wide = {**default, "STREAM": 1, "WX": 4, "WY": 4, "CX": 64, "ZC": 8}
+    assert _valid(kernel, {**wide, "TB": 2}, limits)
+    assert not _valid(kernel, {**wide, "TB": 1}, limits)
+    # temporal streaming walks whole chunks; one-step streaming's last chunk may be short
+    odd = {**default, "STREAM": 1, "WX": 16, "WY": 2, "ZC": 256}
+    assert not _valid(kernel, {**odd, "TB": 2}, limits)
+    assert _valid(kernel, {**odd, "TB": 1}, limits)
+    if shutil.which("cpp") is None:
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "k.cl"
+        src.write_text(source)
+        for flags, ok in (
+            ("-DSTREAM=1 -DZC=4", True),
+            ("-DSTREAM=1 -DZC=4 -DTB=2", True),
+            ("-DSTREAM=1 -DZC=4 -DTB=2 -DCY=2", False),
+        ):
+            pre = subprocess.run(
+                ["cpp", "-P", "-undef", "-DNX=32", "-DNY=32", *flags.split(), str(src)],
+                capture_output=True,
+                text=True,
+            )
+            assert (pre.returncode == 0) is ok, pre.stderr
+            if not ok:
+                assert "STREAM=1 needs CY=1 for a 2D array" in pre.stderr
+
+
 def _valid(kernel: Any, cfg: dict[str, int], limits: dict[str, int]) -> bool:
     env = {**kernel.env(cfg), **limits}
     return all(c.evaluate(env) for c in kernel.constraints)
@@ -103,7 +152,7 @@ def test_temporal_constraints_and_local_memory() -> None:
         kernel = parse_description(description, source=source, label="s")
         default = kernel.default_config()
         assert default is not None
-        temporal = kernel.techniques["temporal"]
+        temporal = kernel.techniques["temporal-tile"]  # the default does not stream
         fits[dtype] = set()
         for tb in kernel.parameter("TB").domain.values(kernel.sizes):
             for wx, wy, cx, cy in itertools.product((4, 16, 64), (1, 4, 16), (1, 2), (1, 4)):
@@ -269,7 +318,7 @@ def test_large_temporal_blocks_fit_a_gpu(
     assert default is not None
     config = {**default, **cfg, "TB": tb}
     if name == "jacobi2d" and cfg.get("STREAM"):
-        config["YC"] = rows // cfg["WY"]
+        config["ZC"] = rows // cfg["WY"]
     sx, sy = cfg["WX"] * cfg.get("CX", 1), cfg["WY"] * cfg.get("CY", 1)
     if "NZ" in sizes:
         declared = tb * 3 * 4 * (sx + 2 * tb) * (sy + 2 * tb)  # rings of 3 planes
@@ -283,7 +332,8 @@ def test_large_temporal_blocks_fit_a_gpu(
     fits = declared <= 48 * 1024
     valid = all(c.evaluate(env) for c in kernel.constraints)
     assert valid == fits, (config, declared)
-    assert all(t.evaluate(env) for t in kernel.techniques["temporal"])
+    technique = "temporal" if cfg.get("STREAM") else "temporal-tile"
+    assert all(t.evaluate(env) for t in kernel.techniques[technique])
     glob, loc = kernel.launch_sizes(config)
     assert loc is not None
     groups = [g // w for g, w in zip(glob, loc, strict=True)]

@@ -12,9 +12,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import gtune
+from gtune.budget import Budget
 from gtune.device import DeviceLimits
 from gtune.exceptions import InputError
-from gtune.heuristics import Budget
 from gtune.measure import select_device
 from gtune.measure.result import Result, Status
 from gtune.tuning import (
@@ -147,17 +147,20 @@ def test_time_breakdown_sums_to_the_wall_time(
 ):
     t = TimeBreakdown()
     for compile_s, run_s, verify_s, warmup_s in parts:
-        extra = {"verify_s": verify_s, "warmup_s": warmup_s, "timing": "odd"}
+        # waiting for the device (another process measured): as long as the warm-up here
+        extra = {"verify_s": verify_s, "warmup_s": warmup_s, "wait_s": warmup_s, "timing": "odd"}
         t.add(Result({"X": 1}, Status.OK, compile_s=compile_s, times_s=(run_s,), extra=extra))
     t.space_s, t.startup_s, t.store_s = fixed  # solving, starting workers, the store
     t.close(wall)
     total = t.compile_s + t.run_s + t.verify_s + t.overhead_s
     assert math.isclose(total, wall, rel_tol=1e-9, abs_tol=1e-9)
     assert min(t.to_dict().values()) >= 0
-    overhead = t.space_s + t.startup_s + t.store_s + t.other_s  # the overhead's parts
+    overhead = t.space_s + t.startup_s + t.store_s + t.wait_s + t.other_s  # the overhead's parts
     assert math.isclose(overhead, t.overhead_s, rel_tol=1e-9, abs_tol=1e-9)
     if sum(fixed) <= t.overhead_s:  # room for all of them: kept as measured
         assert (t.space_s, t.startup_s, t.store_s) == fixed
+    if sum(fixed) + sum(p[3] for p in parts) <= t.overhead_s:  # the wait kept as measured
+        assert math.isclose(t.wait_s, sum(p[3] for p in parts), rel_tol=1e-9, abs_tol=1e-9)
 
 
 def test_task_is_plain_data_and_round_trips_through_json(recorded: Recorded):

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 import gtune
+from gtune.description import load_kernel
 from gtune.exceptions import InputError
 from gtune.heuristics import load_spec
 from gtune.heuristics.strategies.generic import generic_spec, work_group_groups
-from gtune.kernel import load_kernel
 from gtune.measure import select_device
 from gtune.plain import plain_kernel
 from gtune.tuning.strategy import resolve_strategy, spec_misfit

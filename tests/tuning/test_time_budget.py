@@ -9,9 +9,9 @@ from collections.abc import Iterator, Mapping, Sequence
 import pytest
 
 import gtune
+from gtune.budget import Budget
 from gtune.device import DeviceLimits
 from gtune.exceptions import InputError
-from gtune.heuristics import Budget
 from gtune.measure.evaluator import Evaluator
 from gtune.measure.result import Result
 from gtune.tuning import TuningSession

@@ -12,16 +12,20 @@
  *              (WX*BX) x WY x WZ outputs, one after the other (round robin)
  *   LOCAL      1: cache each block's input tile and its halo in local memory
  *   IMAGE      1: read the input through a read-only image (texture cache)
- *   STREAM     1: stream along z (2.5D blocking): a work-group walks ZC consecutive
- *              output planes, loading each input plane once into local memory and
- *              keeping the partial sums of the planes it feeds in registers
- *   ZC         z-chunk: output planes per work-group when streaming (1 otherwise)
- *   YC         y-chunk: a 2D array streaming along y (temporal blocking only) gives
- *              each work-group WY*YC output rows, WY per iteration (1 otherwise)
+ *   STREAM     1: stream along the last axis. 3D arrays (2.5D blocking): a work-group
+ *              walks ZC consecutive output planes, loading each input plane once into
+ *              local memory and keeping the partial sums of the planes it feeds in
+ *              registers. 2D arrays: a work-item walks ZC consecutive output rows,
+ *              loading each input row segment once into registers and keeping the
+ *              partial sums of the rows it feeds in registers. With TB > 1 the
+ *              temporal kernel streams instead, its time levels in local memory
+ *   ZC         the chunk: outputs per work-item along the streamed axis when
+ *              streaming (planes along z in 3D, rows along y in 2D; 1 otherwise)
  *   TB         temporal blocking: time steps one launch advances (1: one step, the
  *              techniques above; > 1: the temporal kernel, tiles in local memory, or
- *              with STREAM=1 (3D) streaming along z with TB time levels; CX CY CZ
- *              then merge blocks into one larger block per work-group)
+ *              with STREAM=1 streaming along z (3D) or y (2D, a work-group owning
+ *              WY*ZC rows of a strip) with TB time levels; CX CY CZ then merge
+ *              blocks into one larger block per work-group)
  *   NX NY NZ   array size (NZ absent for 2D arrays)
  *
  * The stencil itself (radius per dimension, the primary field's offsets and
@@ -88,9 +92,6 @@
 #ifndef ZC
 #define ZC 1
 #endif
-#ifndef YC
-#define YC 1
-#endif
 #ifndef TB
 #define TB 1
 #endif
@@ -140,16 +141,13 @@
 #error "streaming is a data-loading technique of its own: STREAM=1 needs LOCAL=0, IMAGE=0, VX=1"
 #endif
 #if STREAM && ARRAY_DIMS == 3 && (WZ != 1 || CZ != 1)
-#error "streaming walks z itself: STREAM=1 needs WZ=1, CZ=1"
+#error "streaming walks z itself: STREAM=1 needs WZ=1, CZ=1 for a 3D array"
 #endif
-#if STREAM && ARRAY_DIMS != 3 && (TB == 1 || CY != 1)
-#error "a 2D array streams along y with temporal blocking only: STREAM=1 needs TB > 1, CY=1"
-#endif
-#if (!STREAM || ARRAY_DIMS == 3) && YC != 1
-#error "YC (the y-chunk) applies to 2D streaming only: YC must be 1 otherwise"
+#if STREAM && ARRAY_DIMS == 2 && CY != 1
+#error "streaming walks y itself: STREAM=1 needs CY=1 for a 2D array"
 #endif
 #if !STREAM && ZC != 1
-#error "ZC (the z-chunk) applies to streaming only: ZC must be 1 when STREAM=0"
+#error "ZC (the chunk) applies to streaming only: ZC must be 1 when STREAM=0"
 #endif
 #if TB > 1 && (LOCAL || IMAGE || VX > 1 || BX > 1)
 #error "temporal blocking is a technique of its own: TB > 1 needs LOCAL=IMAGE=0, VX=BX=1"
@@ -327,8 +325,8 @@ __constant sampler_t SMP = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_ED
 #if STREAM && ARRAY_DIMS == 2
 /*
  * Streaming along y with TB time levels (2D, as the 3D kernel streams along z): a
- * work-group owns a strip of SBX columns and the WY*YC output rows y0 .. y0+WY*YC-1.
- * It walks the input rows y0-TB*RY .. y0+WY*YC+TB*RY-1, WY rows per iteration, loading
+ * work-group owns a strip of SBX columns and the WY*ZC output rows y0 .. y0+WY*ZC-1.
+ * It walks the input rows y0-TB*RY .. y0+WY*ZC+TB*RY-1, WY rows per iteration, loading
  * each once with an x halo of TB radii into a ring of 2*RY+WY rows (level 0). Once
  * rows p .. p+WY-1 are loaded, level s = 1 .. TB computes its rows p-s*RY ..
  * p+WY-1-s*RY (whose y-neighbours at level s - 1 are then all there) on the columns
@@ -356,7 +354,7 @@ __constant sampler_t SMP = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_ED
         const REAL v_ = FIELD_AT(f, 0, y + (dy), x + (dx));                              \
         acc += (w) * F(v_);                                                              \
     }
-#define ROWS (WY * YC) /* output rows of one work-group */
+#define ROWS (WY * ZC) /* output rows of one work-group */
 #define LOADS ((WY * PX + GROUP - 1) / GROUP) /* input elements per work-item and iteration */
 /* Rows pp .. pp+WY-1 of the input into registers (issued before the levels are
    computed, so the loads are in flight meanwhile), then into level 0's ring. */
@@ -656,6 +654,124 @@ void KERNEL_NAME(KERNEL_ARGS)
 }
 #endif /* tiles */
 
+#elif STREAM && ARRAY_DIMS == 2
+/*
+ * Streaming along y (2D arrays). Work-item (gx, gy) owns, per block cx of its CX blocks
+ * in x, the BX adjacent outputs x0 .. x0+BX-1 (x0 = gx0 + cx*WX*BX + lx*BX, as in the
+ * other techniques) of the ZC output rows y0 .. y0+ZC-1 (y0 = gy*ZC). It walks the
+ * input rows y0-RY .. y0+ZC+RY-1 in order, loading each row's segment of BX + 2*RX
+ * values once into registers (no local memory, no barrier). Input row p feeds output
+ * rows p-RY .. p+RY; per output point a queue of QY = 2*RY+1 partial sums in registers
+ * holds those rows' sums. Once row p is added, the oldest sum (row p-RY) is complete:
+ * it is written and the queue moves on. The sums run over y in increasing order and,
+ * per row, over the terms in their listed order: the reference's order, for offsets
+ * sorted by y. Rows past NY (the chunk need not divide NY) are neither read nor
+ * written.
+ */
+#define QY (2 * RY + 1)
+#define SEG (BX + 2 * RX) /* one row segment of a block */
+#define ROW_TERM(dx, dy, dz, w)                                                          \
+    {                                                                                    \
+        const REAL v_ = seg[b + RX + (dx)];                                              \
+        q[cx][b][RY - (dy)] += (w) * F(v_);                                              \
+    }
+#define ROW_EXTRA(f, dx, dy, dz, w)                                                      \
+    {                                                                                    \
+        const REAL v_ = FIELD_AT(f, 0, y + (dy), x + (dx));                              \
+        r += (w) * F(v_);                                                                \
+    }
+
+__kernel __attribute__((reqd_work_group_size(WX, WY, 1)))
+void KERNEL_NAME(KERNEL_ARGS)
+{
+    const int lx = (int)get_local_id(0);
+    const int gx0 = (int)get_group_id(0) * (WX * BX * CX) + lx * BX;
+    const int y0 = (int)get_global_id(1) * ZC;
+#if CLAMP /* rows beyond an edge are the edge row, loaded again */
+    const int first = y0 - RY;
+    const int last = min(y0 + ZC, NY) + RY; /* one past the last row read */
+#else
+    const int first = max(y0 - RY, 0);
+    const int last = min(y0 + ZC + RY, NY); /* one past the last row read */
+#endif
+
+    REAL q[CX][BX][QY];
+#pragma unroll
+    for (int cx = 0; cx < CX; ++cx) {
+#pragma unroll
+        for (int b = 0; b < BX; ++b) {
+#pragma unroll
+            for (int k = 0; k < QY; ++k) {
+                q[cx][b][k] = (REAL)0;
+            }
+        }
+    }
+
+    for (int t = 0; t < ZC + 2 * RY; ++t) {
+        const int p = y0 - RY + t; /* the input row of this step */
+        if (p >= first && p < last) {
+            __global const REAL *row = SRC + IDX(0, CLY(p), 0);
+#pragma unroll
+            for (int cx = 0; cx < CX; ++cx) {
+                const int xs0 = gx0 + cx * (WX * BX) - RX; /* the segment's first x */
+                REAL seg[SEG];
+                if (xs0 >= 0 && xs0 + SEG <= NX) { /* the whole segment lies inside */
+#pragma unroll
+                    for (int i = 0; i < SEG; ++i) {
+                        seg[i] = row[xs0 + i];
+                    }
+                } else {
+#pragma unroll
+                    for (int i = 0; i < SEG; ++i) {
+#if CLAMP
+                        seg[i] = row[CLX(xs0 + i)];
+#else
+                        const int xx = xs0 + i;
+                        seg[i] = xx >= 0 && xx < NX ? row[xx] : (REAL)0;
+#endif
+                    }
+                }
+#pragma unroll
+                for (int b = 0; b < BX; ++b) {
+                    STENCIL_TERMS(ROW_TERM)
+                }
+            }
+        }
+        /* Output row p - RY has every contribution: write it, advance the queue. */
+        const int y = p - RY;
+        if (t >= 2 * RY && y >= LOY && y < HIY) {
+#pragma unroll
+            for (int cx = 0; cx < CX; ++cx) {
+#pragma unroll
+                for (int b = 0; b < BX; ++b) {
+                    const int x = gx0 + cx * (WX * BX) + b;
+                    if (x >= LOX && x < HIX) {
+#if defined(NO_EXTRA_TERMS) && !defined(CONSTANT_TERM)
+                        DST[IDX(0, y, x)] = q[cx][b][0];
+#else
+                        REAL r = q[cx][b][0];
+                        EXTRA_TERMS(ROW_EXTRA)
+                        ADD_CONSTANT(r);
+                        DST[IDX(0, y, x)] = r;
+#endif
+                    }
+                }
+            }
+        }
+#pragma unroll
+        for (int cx = 0; cx < CX; ++cx) {
+#pragma unroll
+            for (int b = 0; b < BX; ++b) {
+#pragma unroll
+                for (int k = 0; k + 1 < QY; ++k) {
+                    q[cx][b][k] = q[cx][b][k + 1];
+                }
+                q[cx][b][QY - 1] = (REAL)0;
+            }
+        }
+    }
+}
+
 #elif STREAM
 /*
  * Streaming along z (2.5D blocking). A work-group owns a tile of SX x SY outputs in
@@ -929,4 +1045,4 @@ void KERNEL_NAME(KERNEL_ARGS)
         }
     }
 }
-#endif /* TB > 1, STREAM */
+#endif /* TB > 1, STREAM (2D, 3D) */

@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 
 import yaml
 
+from gtune.budget import Budget
 from gtune.exceptions import InputError
 from gtune.heuristics.search import (
     Batch,
@@ -24,7 +25,6 @@ from gtune.heuristics.search import (
     TuningOutcome,
     drive,
 )
-from gtune.heuristics.spec import Budget
 from gtune.kernel import Config
 from gtune.measure.evaluator import Evaluator
 from gtune.measure.result import Result

@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from gtune.budget import Budget
 from gtune.heuristics.grouped import GroupedSearch
 from gtune.heuristics.search import Searcher, SearchProblem
-from gtune.heuristics.spec import Budget, HeuristicSpec, load_spec
+from gtune.heuristics.spec import HeuristicSpec, load_spec
 from gtune.heuristics.strategies.base import Option, Strategy
 from gtune.space.base import Space
 

@@ -1,0 +1,181 @@
+"""Streaming along y (2D arrays, STREAM=1) on real OpenCL (PoCL in CI).
+
+Each case renders a 2D definition into the template and runs a streaming configuration
+through :class:`OpenCLEvaluator`, which checks the output against the numpy reference
+(every point: the interior boundary's rim must keep its prior contents).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gtune.kernel import TunableKernel
+from gtune.measure import OpenCLEvaluator, Status, select_device
+from gtune.stencils.definition import parse_definition
+from gtune.stencils.render import definition_kernel_of
+
+pytestmark = pytest.mark.opencl
+
+
+@pytest.fixture(scope="module")
+def limits() -> dict[str, int]:
+    return select_device(None).limit_values()
+
+
+def _offsets(kind: str, rx: int, ry: int) -> list[tuple[int, int]]:
+    if kind == "star":
+        return sorted(
+            {(dx, 0) for dx in range(-rx, rx + 1)} | {(0, dy) for dy in range(-ry, ry + 1)}
+        )
+    if kind == "dense":
+        return [(dx, dy) for dy in range(-ry, ry + 1) for dx in range(-rx, rx + 1)]
+    # asymmetric: a one-sided upwind-like pattern (more terms below than above)
+    return [(0, 0), (-rx, 0), (0, -ry), (1 if rx else 0, -ry), (0, min(1, ry))]
+
+
+def _definition(
+    kind: str,
+    rx: int,
+    ry: int,
+    *,
+    boundary: str = "interior",
+    dtype: str = "float32",
+    extra: bool = False,
+    runtime: bool = False,
+) -> Any:
+    terms: list[dict[str, Any]] = []
+    for i, (dx, dy) in enumerate(_offsets(kind, rx, ry)):
+        w = round(0.05 + 0.07 * ((i * 5) % 11), 3)
+        coef: Any = f"{w}*a" if runtime and i % 2 else w
+        terms.append({"field": "u", "offset": [dx, dy], "coefficient": coef})
+    data: dict[str, Any] = {
+        "dims": 2,
+        "dtype": dtype,
+        "boundary": boundary,
+        "fields": ["u"],
+        "output": "out",
+        "terms": terms,
+    }
+    if runtime or extra:
+        data["coefficients"] = ["a", "b"]
+        data["values"] = {"a": 1.5, "b": 0.25}
+    if extra:
+        data["fields"] = ["u", "p"]
+        terms.append({"field": "p", "coefficient": "b"})
+        terms.append({"field": "p", "offset": [1, -1], "coefficient": 0.5})
+        data["constant"] = "0.125*b"
+    return parse_definition(data, f"{kind}.stencil.yaml")
+
+
+def _run(kernel: TunableKernel, cfgs: list[dict[str, int]], limits: Mapping[str, int]) -> None:
+    default = kernel.default_config()
+    assert default is not None
+    evaluator = OpenCLEvaluator(kernel, runs=1)
+    try:
+        for change in cfgs:
+            cfg = {**default, "STREAM": 1, **change}
+            env = {**kernel.env(cfg), **limits}
+            broken = [c.text for c in kernel.constraints if not c.evaluate(env)]
+            assert not broken, (cfg, broken)
+            assert all(t.evaluate(env) for t in kernel.techniques["stream"]), cfg
+            result = evaluator.evaluate(cfg)
+            assert result.status is Status.OK, (kernel.label, cfg, result.message)
+    finally:
+        evaluator.close()
+
+
+# (WX, WY, BX, CX, ZC): ZC = 1 and long chunks, BX > 1, CX > 1, a chunk that does not
+# divide NY (NY = 40 here, ZC = 16 and 32 leave a partial chunk and idle work-items).
+CONFIGS = [
+    {"WX": 8, "WY": 2, "BX": 1, "CX": 1, "ZC": 1},
+    {"WX": 8, "WY": 2, "BX": 2, "CX": 1, "ZC": 4},
+    {"WX": 4, "WY": 4, "BX": 4, "CX": 2, "ZC": 16},
+    {"WX": 16, "WY": 1, "BX": 1, "CX": 1, "ZC": 32},
+]
+SIZES = {"NX": 64, "NY": 40}
+
+
+@pytest.mark.parametrize("boundary", ["interior", "clamp"])
+@pytest.mark.parametrize(
+    ("kind", "rx", "ry"),
+    [("star", 1, 1), ("dense", 1, 1), ("dense", 2, 2), ("star", 3, 3), ("asym", 2, 3)],
+)
+def test_streaming_2d_matches_the_reference(
+    kind: str, rx: int, ry: int, boundary: str, limits: dict[str, int]
+) -> None:
+    d = _definition(kind, rx, ry, boundary=boundary)
+    kernel = definition_kernel_of(d, SIZES)
+    _run(kernel, CONFIGS, limits)
+
+
+@pytest.mark.parametrize("boundary", ["interior", "clamp"])
+def test_streaming_2d_float64_extra_fields_runtime_coefficients(
+    boundary: str, limits: dict[str, int]
+) -> None:
+    """Another field's terms, a constant, run-time coefficients and doubles."""
+    d = _definition("dense", 1, 2, boundary=boundary, dtype="float64", extra=True, runtime=True)
+    kernel = definition_kernel_of(d, SIZES)
+    _run(kernel, CONFIGS[1:3], limits)
+
+
+def test_streaming_2d_one_row_radius_zero_in_y(limits: dict[str, int]) -> None:
+    """A stencil along x only (RY = 0): the queue is one sum long."""
+    d = _definition("star", 2, 0, boundary="clamp", extra=True)
+    kernel = definition_kernel_of(d, {"NX": 32, "NY": 24})
+    _run(kernel, [{"WX": 8, "WY": 2, "BX": 2, "CX": 1, "ZC": 8}], limits)
+
+
+def test_a_wrong_streaming_kernel_is_caught(limits: dict[str, int]) -> None:
+    """The verification has teeth: a queue advanced one row early is rejected."""
+    from dataclasses import replace
+
+    kernel = definition_kernel_of(_definition("dense", 1, 1), SIZES)
+    bad_source = kernel.source.replace("q[cx][b][RY - (dy)] +=", "q[cx][b][RY + (dy)] +=")
+    assert bad_source != kernel.source
+    bad = replace(kernel, source=bad_source)
+    default = kernel.default_config()
+    assert default is not None
+    evaluator = OpenCLEvaluator(bad, runs=1)
+    try:
+        cfg = {**default, "STREAM": 1, **CONFIGS[1]}
+        assert evaluator.evaluate(cfg).status is Status.WRONG_RESULT
+    finally:
+        evaluator.close()
+
+
+@pytest.mark.slow
+def test_gtune_run_streams_a_2d_definition(tmp_path: Path) -> None:
+    """``gtune run X.stencil.yaml --technique stream`` on a 2D definition: the chunk step
+    is kept (not dropped as a z-only step), every configuration streams and verifies."""
+    import json
+
+    from tests.conftest import ROOT, run_gtune
+
+    report = tmp_path / "report.json"
+    done = run_gtune(
+        "run",
+        str(ROOT / "tests" / "data" / "definitions" / "thermal2d.stencil.yaml"),
+        "--size",
+        "64x40",
+        "--technique",
+        "stream",
+        "--budget",
+        "8",
+        "--runs",
+        "3",
+        "--no-confirm",
+        "--json",
+        str(report),
+        db=tmp_path / "r.db",
+    )
+    assert done.returncode == 0, done.stderr
+    assert "'chunk' tunes only parameters" not in done.stderr
+    data = json.loads(report.read_text())
+    results = [e for r in data["runs"] for e in r["outcome"]["trace"]]
+    assert results and all(r["status"] == "ok" for r in results), results
+    assert all(r["config"]["STREAM"] == 1 for r in results)
+    assert len({r["config"]["ZC"] for r in results}) > 1  # the chunk step ran
