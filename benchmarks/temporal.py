@@ -5,10 +5,12 @@ then for each stencil definition (default: the real heat3d at N³ and jacobi2d a
 
 - **one step**: the definition as written, every one-step data-loading technique tuned
   with the focused spec of benchmarks/bandwidth.py;
-- **multi-step**: the same definition with ``steps: S``, the temporal technique (TB
-  time steps per launch, S/TB launches, buffers swapped between launches; 2D: tiles,
-  3D: streaming along z with TB time levels) tuned with a small spec over TB, the tile
-  and the z-chunk, verified against the reference's loop of S single steps.
+- **multi-step**: the same definition with ``steps: S``, temporal blocking (TB time
+  steps per launch, S/TB launches, buffers swapped between launches; 2D: streaming
+  along y (technique ``temporal``) and merged tiles (``temporal-tile``), 3D: streaming
+  along z with TB time levels, merged plane tiles (``temporal``)) tuned with a small
+  spec over the block, TB, the chunk and the work-group, verified against the
+  reference's loop of S single steps.
 
 Times of multi-step kernels are per step; effective bandwidth is the bytes of one step
 (each array read once, written once) over the time per step, so a multi-step kernel
@@ -58,22 +60,39 @@ TARGET_MULTI = 1.5  # effective bandwidth over copy, issue 27
 
 TEMPORAL_SPEC = """\
 name: temporal-focused
-doc: Time steps per launch, then the tile for them, then the time steps again.
+doc: >
+  Large temporal blocks first: the merge factors make a work-group's block several
+  times its work-group, so the halo loaded and computed again is a small share of it.
+  Then the time steps per launch for that block, the chunk (planes along z in 3D, rows
+  along y in 2D: a strip of columns marched in chunks of rows), and the work-group's
+  shape.
 repeat: 1
-optional: {WY: 1, WZ: 1, TB: 1, ZC: 1}
-start: {WX: 32, WY: 8, WZ: 1}
-where: ["WX >= 16", "WX*WY*WZ >= 64", "WX*WY*WZ <= 1024"]
+optional: {WY: 1, WZ: 1, CX: 1, CY: 1, CZ: 1, TB: 1, ZC: 1, STREAM: 0}
+start: {WX: 32, WY: 8, WZ: 1, CX: 2, CY: 2, CZ: 1, TB: 2, ZC: "min(64, NX)"}
+# at least 128 work-items: the kernel's default work-group (64) fails this, so the
+# search begins at the start values (large blocks), not at the default
+where: ["WX >= 16", "WX*WY*WZ >= 128", "WX*WY*WZ <= 1024"]
 steps:
+  - name: block
+    tune: {CX: "2:8:*2", CY: "1:8:*2"}
   - name: time steps per launch
     tune: {TB: "*"}
-  - name: z-chunk
-    tune: {ZC: "8:128:*2"}
-  - name: tile
-    tune: {WX: "16:256:*2", WY: "1:32:*2", WZ: "1:8:*2"}
-  - name: time steps per launch for the tile
-    tune: {TB: "*"}
-  - name: z-chunk for the tile
-    tune: {ZC: "8:512:*2"}
+  - name: chunk
+    tune: {ZC: "16:256:*2"}
+    where: ["DIMS == 3"]
+  # 2D streaming (the temporal technique; temporal-tile keeps ZC at 1 and skips it):
+  # strips of 128 to 512 columns, WY rows per iteration, 256 rows per work-group
+  - name: strip
+    tune: {WX: "64:128:*2", WY: [4, 8], CX: [2, 4], CY: 1, ZC: "256/WY"}
+    where: ["DIMS == 2"]
+  # 3D streaming: the rings of TB = 2 fill local memory with a large block already, so
+  # deeper time needs a smaller block
+  - name: deeper in time, smaller block
+    tune: {TB: "4:8:*2", CX: "1:4:*2", CY: "1:4:*2"}
+    where: ["DIMS == 3", "ZC > 1"]
+  - name: work-group shape
+    tune: {WX: "16:256:*2", WY: "1:16:*2"}
+    keep_product: ["WX*WY"]
 """
 
 
@@ -143,6 +162,18 @@ def plot(path: Path, data: Mapping[str, Any]) -> None:
     plt.close(fig)
 
 
+def shape(cfg: Mapping[str, int]) -> str:
+    """A temporal configuration in brief: TB, the block (work-group times merging), and
+    the streaming chunk."""
+    block = [cfg.get("WX", 1) * cfg.get("CX", 1), cfg.get("WY", 1) * cfg.get("CY", 1)]
+    if "WZ" in cfg and not cfg.get("STREAM"):
+        block.append(cfg["WZ"] * cfg.get("CZ", 1))
+    text = f"TB={cfg.get('TB')} block {'x'.join(str(v) for v in block)}"
+    if cfg.get("STREAM"):
+        text += f" ZC={cfg.get('ZC')}"
+    return text + f" wg {cfg.get('WX')}x{cfg.get('WY')}"
+
+
 def summary(data: Mapping[str, Any]) -> str:
     lines = [
         f"# Temporal blocking against copy on {data['device']}",
@@ -159,7 +190,7 @@ def summary(data: Mapping[str, Any]) -> str:
         t1, f1 = best_of(k["one_step"])
         tm, fm = best_of(k["multi_step"])
         cfg = (k["multi_step"]["techniques"].get(tm or "", {}) or {}).get("config")
-        tb = f"TB={cfg.get('TB')}" if cfg else "-"
+        tb = shape(cfg) if cfg else "-"
         speed = f"{fm / f1:.2f}x" if f1 and fm else "-"
         lines.append(
             f"| {name} | {k['size']} | {t1 or '-'} | {f'{f1:.1%}' if f1 else '-'} | "
@@ -216,7 +247,9 @@ def main(argv: list[str] | None = None) -> int:
         log(f"{d.name} ({'x'.join(str(v) for v in sizes.values())}), one step:")
         r1 = bw.tune_stencil(one, device, str(focused), budget, args.runs, one_step_techniques)
         log(f"{d.name}, {args.steps} steps:")
-        rm = bw.tune_stencil(multi, device, str(temporal_spec), budget, args.runs, ["temporal"])
+        # 3D: streaming along z (temporal); 2D: streaming along y and tiles (temporal-tile)
+        multi_techniques = ["temporal"] if d.dims == 3 else ["temporal", "temporal-tile"]
+        rm = bw.tune_stencil(multi, device, str(temporal_spec), budget, args.runs, multi_techniques)
         results[d.name] = {
             "size": "x".join(str(v) for v in sizes.values()),
             "one_step": r1,

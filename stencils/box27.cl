@@ -17,12 +17,15 @@
  *              local memory and keeping the partial sums of the planes it feeds in
  *              registers. 2D arrays: a work-item walks ZC consecutive output rows,
  *              loading each input row segment once into registers and keeping the
- *              partial sums of the rows it feeds in registers
+ *              partial sums of the rows it feeds in registers. With TB > 1 the
+ *              temporal kernel streams instead, its time levels in local memory
  *   ZC         the chunk: outputs per work-item along the streamed axis when
  *              streaming (planes along z in 3D, rows along y in 2D; 1 otherwise)
  *   TB         temporal blocking: time steps one launch advances (1: one step, the
  *              techniques above; > 1: the temporal kernel, tiles in local memory, or
- *              with STREAM=1 (3D) streaming along z with TB time levels)
+ *              with STREAM=1 streaming along z (3D) or y (2D, a work-group owning
+ *              WY*ZC rows of a strip) with TB time levels; CX CY CZ then merge
+ *              blocks into one larger block per work-group)
  *   NX NY NZ   array size (NZ absent for 2D arrays)
  *
  * The stencil itself (radius per dimension, the primary field's offsets and
@@ -173,14 +176,14 @@
 #if STREAM && ARRAY_DIMS == 3 && (WZ != 1 || CZ != 1)
 #error "streaming walks z itself: STREAM=1 needs WZ=1, CZ=1 for a 3D array"
 #endif
-#if STREAM && ARRAY_DIMS == 2 && (CY != 1 || TB > 1)
-#error "streaming walks y itself: STREAM=1 needs CY=1 and TB=1 for a 2D array"
+#if STREAM && ARRAY_DIMS == 2 && CY != 1
+#error "streaming walks y itself: STREAM=1 needs CY=1 for a 2D array"
 #endif
 #if !STREAM && ZC != 1
 #error "ZC (the chunk) applies to streaming only: ZC must be 1 when STREAM=0"
 #endif
-#if TB > 1 && (LOCAL || IMAGE || VX > 1 || BX > 1 || CX > 1 || CY > 1 || CZ > 1)
-#error "temporal blocking is a technique of its own: TB > 1 needs LOCAL=IMAGE=0, VX=BX=CX=CY=CZ=1"
+#if TB > 1 && (LOCAL || IMAGE || VX > 1 || BX > 1)
+#error "temporal blocking is a technique of its own: TB > 1 needs LOCAL=IMAGE=0, VX=BX=1"
 #endif
 
 /* Linear index; 32-bit arithmetic while the array fits, as GPUs prefer. */
@@ -330,11 +333,14 @@ __constant sampler_t SMP = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_ED
 #if TB > 1
 /*
  * Temporal blocking: one launch advances TB time steps. A work-group owns a block of
- * WX x WY x WZ outputs. It loads the block's input tile with a halo of TB radii per
- * side into local memory (level 0), then computes level s = 1 .. TB of the points
- * that level TB still needs: the block widened by TB - s radii per side, a region
- * that shrinks by one radius per step. Two tile buffers alternate (level s reads
- * level s - 1). Level TB is written to the output.
+ * SBX x SBY x SBZ = (WX*CX) x (WY*CY) x (WZ*CZ) outputs: with merging (CX, CY, CZ > 1)
+ * each work-item computes several points of every level, and the block is larger
+ * than the work-group, so the halo that is loaded and computed again by the
+ * neighbouring work-groups is a smaller share of it. It loads the block's input tile
+ * with a halo of TB radii per side into local memory (level 0), then computes level
+ * s = 1 .. TB of the points that level TB still needs: the block widened by TB - s
+ * radii per side, a region that shrinks by one radius per step. Two tile buffers
+ * alternate (level s reads level s - 1). Level TB is written to the output.
  *
  * Every step is exactly one step of the other techniques: the same terms in the same
  * order in the element type. With the interior boundary, a point closer to an edge
@@ -346,25 +352,166 @@ __constant sampler_t SMP = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_ED
 #define HX (TB * RX) /* halo per side */
 #define HY (TB * RY)
 #define HZ (TB * RZ)
-#if STREAM
+#define SBX (WX * CX) /* the block of one work-group */
+#define SBY (WY * CY)
+#define SBZ (WZ * CZ)
+#if STREAM && ARRAY_DIMS == 2
 /*
- * Streaming along z with TB time levels (3D): a work-group owns WX x WY outputs in x
+ * Streaming along y with TB time levels (2D, as the 3D kernel streams along z): a
+ * work-group owns a strip of SBX columns and the WY*ZC output rows y0 .. y0+WY*ZC-1.
+ * It walks the input rows y0-TB*RY .. y0+WY*ZC+TB*RY-1, WY rows per iteration, loading
+ * each once with an x halo of TB radii into a ring of 2*RY+WY rows (level 0). Once
+ * rows p .. p+WY-1 are loaded, level s = 1 .. TB computes its rows p-s*RY ..
+ * p+WY-1-s*RY (whose y-neighbours at level s - 1 are then all there) on the columns
+ * level TB still needs, the strip widened by TB - s radii per side, into level s's
+ * ring; level TB is written to the output. Only the x halo (TB radii per side of a
+ * strip of SBX columns) is computed twice, by the neighbouring strip too, and the y
+ * halo once per chunk; one barrier per level and WY rows. The next rows' global loads
+ * are issued into registers before the levels are computed and stored into level 0's
+ * ring after them (the rows they replace are no longer read). Each step is exactly
+ * one step of the other techniques, boundary included.
+ */
+#define PX (SBX + 2 * HX)
+#define QY (2 * RY + WY)
+#define GROUP (WX * WY)
+/* the ring slot of row q (0 <= q < NY) at level s */
+#define RING(s, q) (levels + ((s) * QY + (q) % QY) * PX)
+#define LEVEL_AT(zz, yy, xx) RING(s - 1, yy)[(xx) - tx0]
+#define TEMPORAL_TERM(dx, dy, dz, w)                                                     \
+    {                                                                                    \
+        const REAL v_ = LEVEL_AT(0, CLY(y + (dy)), CLX(x + (dx)));                       \
+        acc += (w) * F(v_);                                                              \
+    }
+#define TEMPORAL_EXTRA(f, dx, dy, dz, w)                                                 \
+    {                                                                                    \
+        const REAL v_ = FIELD_AT(f, 0, y + (dy), x + (dx));                              \
+        acc += (w) * F(v_);                                                              \
+    }
+#define ROWS (WY * ZC) /* output rows of one work-group */
+#define LOADS ((WY * PX + GROUP - 1) / GROUP) /* input elements per work-item and iteration */
+/* Rows pp .. pp+WY-1 of the input into registers (issued before the levels are
+   computed, so the loads are in flight meanwhile), then into level 0's ring. */
+#define LOAD_ROWS(pp)                                                                    \
+    _Pragma("unroll") for (int k = 0; k < LOADS; ++k) {                                  \
+        const int i = lid + k * GROUP;                                                   \
+        const int q = (pp) + i / PX;                                                     \
+        const int xx = tx0 + i % PX;                                                     \
+        next[k] = i < WY * PX && q >= first && q < last && xx >= 0 && xx < NX            \
+                      ? GLOBAL_READ(0, q, xx)                                            \
+                      : (REAL)0;                                                         \
+    }
+#define STORE_ROWS(pp)                                                                   \
+    _Pragma("unroll") for (int k = 0; k < LOADS; ++k) {                                  \
+        const int i = lid + k * GROUP;                                                   \
+        const int q = (pp) + i / PX;                                                     \
+        if (i < WY * PX && q >= first && q < last) {                                     \
+            RING(0, q)[i % PX] = next[k];                                                \
+        }                                                                                \
+    }
+
+__kernel __attribute__((reqd_work_group_size(WX, WY, 1)))
+void KERNEL_NAME(KERNEL_ARGS)
+{
+    __local REAL levels[TB * QY * PX];
+    const int lid = (int)get_local_id(1) * WX + (int)get_local_id(0);
+    const int tx0 = (int)get_group_id(0) * SBX - HX;
+    const int y0 = (int)get_group_id(1) * ROWS;
+    const int first = max(y0 - HY, 0);        /* the input rows read */
+    const int last = min(y0 + ROWS + HY, NY); /* one past the last */
+
+    REAL next[LOADS];
+    LOAD_ROWS(y0 - HY) /* level 0: the first iteration's input rows */
+    STORE_ROWS(y0 - HY)
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int p = y0 - HY; p < y0 + ROWS + HY; p += WY) {
+        const bool more = p + WY < y0 + ROWS + HY;
+        if (more) {
+            LOAD_ROWS(p + WY)
+        }
+#pragma unroll
+        for (int s = 1; s <= TB; ++s) {
+            const int mx = (TB - s) * RX;
+            const int my = (TB - s) * RY;
+            const int lo = max(y0 - my, 0); /* the rows of level s */
+            const int hi = min(y0 + ROWS + my, NY);
+            const int ex = SBX + 2 * mx;
+            for (int i = lid; i < WY * ex; i += GROUP) {
+                const int y = p - s * RY + i / ex; /* level s's rows of this iteration */
+                const int ix = HX - mx + i % ex;
+                const int x = tx0 + ix;
+                if (y < lo || y >= hi || x < 0 || x >= NX) {
+                    continue; /* not needed, or beyond the array: never read */
+                }
+                const bool written = x >= LOX && x < HIX && y >= LOY && y < HIY;
+                REAL v;
+                if (written) {
+                    REAL acc = (REAL)0;
+                    STENCIL_TERMS(TEMPORAL_TERM)
+                    EXTRA_TERMS(TEMPORAL_EXTRA)
+                    ADD_CONSTANT(acc);
+                    v = acc;
+                } else {
+                    v = RING(s - 1, y)[ix]; /* interior boundary: the rim keeps it */
+                }
+                if (s == TB) {
+                    if (written) {
+                        DST[IDX(0, y, x)] = v;
+                    }
+                } else {
+                    RING(s, y)[ix] = v;
+                }
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        if (more) { /* the rows the next iteration's level 1 reads replace older ones */
+            STORE_ROWS(p + WY)
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+    }
+}
+
+#elif STREAM
+/*
+ * Streaming along z with TB time levels (3D): a work-group owns SBX x SBY outputs in x
  * and y and the ZC output planes z0 .. z0+ZC-1. It walks the input planes
  * z0-TB*RZ .. z0+ZC+TB*RZ-1, loading each once with an x/y halo of TB radii into a
  * ring of 2*RZ+1 planes (level 0). Once input plane p is loaded, level s = 1 .. TB
  * computes its plane p - s*RZ (whose z-neighbours at level s - 1 are then all there)
  * on the x/y region level TB still needs, the block widened by TB - s radii per side,
  * into level s's ring; level TB is written to the output. Every level keeps a ring of
- * 2*RZ+1 planes in local memory, one barrier per level and plane. Each step is
+ * 2*RZ+1 planes in local memory, one barrier per level and plane. The next plane's
+ * global loads are issued into registers before the levels are computed. Each step is
  * exactly one step of the other techniques, boundary included (a neighbour index is
  * clamped per axis with CLAMP; rim points keep their value with the interior
  * boundary).
  */
-#define PX (WX + 2 * HX)
-#define PY (WY + 2 * HY)
+#define PX (SBX + 2 * HX)
+#define PY (SBY + 2 * HY)
 #define PLANE (PX * PY)
 #define QZ (2 * RZ + 1)
 #define GROUP (WX * WY)
+#define LOADS ((PLANE + GROUP - 1) / GROUP) /* input elements per work-item and plane */
+/* Input plane pp into registers (issued before the levels are computed, so the loads
+   are in flight meanwhile), then into level 0's ring. */
+#define LOAD_PLANE(pp)                                                                   \
+    _Pragma("unroll") for (int k = 0; k < LOADS; ++k) {                                  \
+        const int i = lid + k * GROUP;                                                   \
+        const int xx = tx0 + i % PX;                                                     \
+        const int yy = ty0 + i / PX;                                                     \
+        next[k] = i < PLANE && (pp) >= 0 && (pp) < NZ && xx >= 0 && xx < NX && yy >= 0 &&  \
+                          yy < NY                                                        \
+                      ? GLOBAL_READ(pp, yy, xx)                                          \
+                      : (REAL)0;                                                         \
+    }
+#define STORE_PLANE(pp)                                                                  \
+    if ((pp) >= 0 && (pp) < NZ) {                                                        \
+        _Pragma("unroll") for (int k = 0; k < LOADS; ++k) {                              \
+            const int i = lid + k * GROUP;                                               \
+            if (i < PLANE) {                                                             \
+                RING(0, pp)[i] = next[k];                                                \
+            }                                                                            \
+        }                                                                                \
+    }
 /* the ring slot of plane q (0 <= q < NZ) at level s */
 #define RING(s, q) (levels + ((s) * QZ + (q) % QZ) * PLANE)
 #define LEVEL_AT(zz, yy, xx) RING(s - 1, zz)[((yy) - ty0) * PX + ((xx) - tx0)]
@@ -384,21 +531,19 @@ void KERNEL_NAME(KERNEL_ARGS)
 {
     __local REAL levels[TB * QZ * PLANE];
     const int lid = (int)get_local_id(1) * WX + (int)get_local_id(0);
-    const int tx0 = (int)get_group_id(0) * WX - HX;
-    const int ty0 = (int)get_group_id(1) * WY - HY;
+    const int tx0 = (int)get_group_id(0) * SBX - HX;
+    const int ty0 = (int)get_group_id(1) * SBY - HY;
     const int z0 = (int)get_group_id(2) * ZC;
 
+    REAL next[LOADS];
+    LOAD_PLANE(z0 - HZ) /* level 0: the first input plane */
+    STORE_PLANE(z0 - HZ)
+    barrier(CLK_LOCAL_MEM_FENCE);
     for (int p = z0 - HZ; p < z0 + ZC + HZ; ++p) {
-        if (p >= 0 && p < NZ) { /* level 0: input plane p */
-            __local REAL *fill = RING(0, p);
-            for (int i = lid; i < PLANE; i += GROUP) {
-                const int xx = tx0 + i % PX;
-                const int yy = ty0 + i / PX;
-                const bool inside = xx >= 0 && xx < NX && yy >= 0 && yy < NY;
-                fill[i] = inside ? GLOBAL_READ(p, yy, xx) : (REAL)0;
-            }
+        const bool more = p + 1 < z0 + ZC + HZ;
+        if (more) {
+            LOAD_PLANE(p + 1)
         }
-        barrier(CLK_LOCAL_MEM_FENCE);
 #pragma unroll
         for (int s = 1; s <= TB; ++s) {
             const int z = p - s * RZ; /* level s's plane of this step */
@@ -406,8 +551,8 @@ void KERNEL_NAME(KERNEL_ARGS)
             const int my = (TB - s) * RY;
             const int mz = (TB - s) * RZ;
             if (z >= max(z0 - mz, 0) && z < min(z0 + ZC + mz, NZ)) {
-                const int ex = WX + 2 * mx;
-                const int ey = WY + 2 * my;
+                const int ex = SBX + 2 * mx;
+                const int ey = SBY + 2 * my;
                 for (int i = lid; i < ex * ey; i += GROUP) {
                     const int ix = HX - mx + i % ex;
                     const int iy = HY - my + i / ex;
@@ -440,13 +585,17 @@ void KERNEL_NAME(KERNEL_ARGS)
             }
             barrier(CLK_LOCAL_MEM_FENCE);
         }
+        if (more) { /* plane p + 1 replaces plane p - 2*RZ, no longer read */
+            STORE_PLANE(p + 1)
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
     }
 }
 
 #else /* tiles */
-#define TTX (WX + 2 * HX)
-#define TTY (WY + 2 * HY)
-#define TTZ (WZ + 2 * HZ)
+#define TTX (SBX + 2 * HX)
+#define TTY (SBY + 2 * HY)
+#define TTZ (SBZ + 2 * HZ)
 #define TILE (TTX * TTY * TTZ)
 #define GROUP (WX * WY * WZ)
 /* level s - 1 at the global point (zz, yy, xx) of the tile */
@@ -468,16 +617,21 @@ void KERNEL_NAME(KERNEL_ARGS)
     __local REAL levels[2 * TILE];
     const int lid = ((int)get_local_id(2) * WY + (int)get_local_id(1)) * WX +
                     (int)get_local_id(0);
-    const int tx0 = (int)get_group_id(0) * WX - HX;
-    const int ty0 = (int)get_group_id(1) * WY - HY;
-    const int tz0 = (int)get_group_id(2) * WZ - HZ;
+    const int tx0 = (int)get_group_id(0) * SBX - HX;
+    const int ty0 = (int)get_group_id(1) * SBY - HY;
+    const int tz0 = (int)get_group_id(2) * SBZ - HZ;
 
     /* Level 0: the input tile (zeros beyond the array, never read; clamp reads the
        edge point of the tile instead). */
     for (int i = lid; i < TILE; i += GROUP) {
         const int xx = tx0 + i % TTX;
+#if ARRAY_DIMS == 3
         const int yy = ty0 + (i / TTX) % TTY;
         const int zz = tz0 + i / (TTX * TTY);
+#else /* one plane: no division by the plane */
+        const int yy = ty0 + i / TTX;
+        const int zz = 0;
+#endif
         const bool inside = xx >= 0 && xx < NX && yy >= 0 && yy < NY && zz >= 0 && zz < NZ;
         levels[i] = inside ? GLOBAL_READ(zz, yy, xx) : (REAL)0;
     }
@@ -491,13 +645,18 @@ void KERNEL_NAME(KERNEL_ARGS)
         const int mx = (TB - s) * RX;
         const int my = (TB - s) * RY;
         const int mz = (TB - s) * RZ;
-        const int ex = WX + 2 * mx;
-        const int ey = WY + 2 * my;
-        const int ez = WZ + 2 * mz;
+        const int ex = SBX + 2 * mx;
+        const int ey = SBY + 2 * my;
+        const int ez = SBZ + 2 * mz;
         for (int i = lid; i < ex * ey * ez; i += GROUP) {
             const int ix = HX - mx + i % ex; /* position in the tile */
+#if ARRAY_DIMS == 3
             const int iy = HY - my + (i / ex) % ey;
             const int iz = HZ - mz + i / (ex * ey);
+#else
+            const int iy = HY - my + i / ex;
+            const int iz = 0;
+#endif
             const int x = tx0 + ix;
             const int y = ty0 + iy;
             const int z = tz0 + iz;

@@ -299,7 +299,8 @@ def _parameters(dims3: bool, image: bool, image_doc: str, steps: int = 1) -> dic
         params["STREAM"] = {
             "values": [0, 1],
             "default": 0,
-            "doc": "stream along y: each input row loaded once, y-neighbours in registers",
+            "doc": "stream along y: each input row loaded once, y-neighbours in registers"
+            + (" (TB > 1: rings of rows in local memory)" if steps > 1 else ""),
         }
         params["ZC"] = pow2("NY", 1, "chunk: output rows per work-item when streaming")
     if steps > 1:
@@ -343,6 +344,9 @@ def describe(
     )
     # Streaming holds two planes of the work-group's x/y tile with its halo.
     planes = f"{2 * size} * (min(WX*BX*CX, NX) + {2 * rx}) * (min(WY*CY, NY) + {2 * ry})"
+    # The registers of one-step streaming (TB == 1); temporal streaming (TB > 1) keeps
+    # its levels in local memory instead.
+    one_step = "TB > 1 or " if stepping else ""
     constraints = [
         "NX % (WX*BX*CX) == 0",
         "NY % (WY*CY) == 0",
@@ -365,16 +369,16 @@ def describe(
             # a tile one work-item wide reads its planes column by column (never fast),
             # and PoCL hangs on it for work-groups four or more deep: left out
             "STREAM == 0 or WX >= 2",
-            f"STREAM == 0 or BX*CX*CY*{2 * rz + 1} <= {STREAM_QUEUE_MAX}",
-            f"STREAM == 0 or BX*CX*CY <= {STREAM_OUTS_MAX}",
+            f"STREAM == 0 or {one_step}BX*CX*CY*{2 * rz + 1} <= {STREAM_QUEUE_MAX}",
+            f"STREAM == 0 or {one_step}BX*CX*CY <= {STREAM_OUTS_MAX}",
             f"STREAM == 0 or {planes} <= LOCAL_MEM_SIZE",
         ]
-    else:  # streaming along y keeps its rows in registers: no local memory
+    else:  # streaming along y: one step keeps its rows in registers, no local memory
         constraints += [
             "STREAM == 0 or (LOCAL == 0 and VX == 1 and CY == 1)",
             "STREAM == 1 or ZC == 1",
-            f"STREAM == 0 or BX*CX*{2 * ry + 1} <= {STREAM_QUEUE_MAX}",
-            f"STREAM == 0 or BX*CX <= {STREAM_OUTS_MAX}",
+            f"STREAM == 0 or {one_step}BX*CX*{2 * ry + 1} <= {STREAM_QUEUE_MAX}",
+            f"STREAM == 0 or {one_step}BX*CX <= {STREAM_OUTS_MAX}",
         ]
     no_image = "IMAGE == 0" if image else None
     if image:
@@ -392,19 +396,21 @@ def describe(
         if fp64:
             constraints.append("IMAGE == 0")
     no_stream = "STREAM == 0"
-    # Temporal blocking: two tiles of the block with a halo of TB radii per side.
-    temporal_tile = f"{2 * size} * (min(WX, NX) + 2*TB*{rx}) * (min(WY, NY) + 2*TB*{ry})" + (
-        f" * (min(WZ, NZ) + 2*TB*{rz})" if dims3 else ""
+    # Temporal blocking: two tiles of the work-group's block (its work-group size times
+    # the merge factors) with a halo of TB radii per side.
+    temporal_tile = f"{2 * size} * (min(WX*CX, NX) + 2*TB*{rx}) * (min(WY*CY, NY) + 2*TB*{ry})" + (
+        f" * (min(WZ*CZ, NZ) + 2*TB*{rz})" if dims3 else ""
     )
-    # Temporal streaming (3D): a ring of 2*RZ+1 planes with a halo of TB radii per level
-    # below TB.
+    # Temporal streaming: per level below TB a ring of 2*RZ+1 planes of the block with a
+    # halo of TB radii (3D), or of 2*RY+WY rows of the strip (2D, WY rows per iteration).
     temporal_rings = (
-        f"TB * {(2 * rz + 1) * size} * (min(WX, NX) + 2*TB*{rx}) * (min(WY, NY) + 2*TB*{ry})"
+        f"TB * {(2 * rz + 1) * size} * (min(WX*CX, NX) + 2*TB*{rx}) * (min(WY*CY, NY) + 2*TB*{ry})"
+        if dims3
+        else f"TB * {size} * ({2 * ry} + min(WY, NY)) * (min(WX*CX, NX) + 2*TB*{rx})"
     )
     if stepping:
-        single = ["LOCAL == 0", "VX == 1", "BX == 1", "CX == 1", "CY == 1"]
-        if dims3:
-            single += ["CZ == 1"]
+        # merging (CX, CY, CZ) makes the temporal block larger than the work-group
+        single = ["LOCAL == 0", "VX == 1", "BX == 1"]
         constraints += [
             f"{d.steps} % TB == 0",
             f"TB == 1 or ({' and '.join(single)})",
@@ -416,8 +422,10 @@ def describe(
             ]
         else:
             constraints += [
-                "TB == 1 or STREAM == 0",
-                f"TB == 1 or {temporal_tile} <= LOCAL_MEM_SIZE",
+                # temporal streaming walks whole chunks of WY*ZC rows
+                "TB == 1 or STREAM == 0 or NY % (WY*ZC) == 0",
+                f"TB == 1 or STREAM == 1 or {temporal_tile} <= LOCAL_MEM_SIZE",
+                f"TB == 1 or STREAM == 0 or {temporal_rings} <= LOCAL_MEM_SIZE",
             ]
     techniques: dict[str, list[str]] = {
         "global": [c for c in ("LOCAL == 0", no_image, "VX == 1", no_stream) if c],
@@ -430,13 +438,13 @@ def describe(
     if stepping:
         for cons in techniques.values():
             cons.append("TB == 1")
-        if dims3:  # streaming along z with TB time levels; tiles as an alternative
-            techniques["temporal"] = ["TB > 1", "STREAM == 1", "LOCAL == 0", "VX == 1"]
-            techniques["temporal-tile"] = ["TB > 1", "STREAM == 0", "LOCAL == 0", "VX == 1"]
-        else:
-            techniques["temporal"] = ["TB > 1", "STREAM == 0", "LOCAL == 0", "VX == 1"]
+        # streaming (along z in 3D, along y in 2D) with TB time levels; tiles as an
+        # alternative
+        techniques["temporal"] = ["TB > 1", "STREAM == 1", "LOCAL == 0", "VX == 1"]
+        techniques["temporal-tile"] = ["TB > 1", "STREAM == 0", "LOCAL == 0", "VX == 1"]
     # 2D streaming: ZC rows per work-item; the chunk need not divide the rows (the
-    # work-items past NY do nothing), the work-group still divides NY / CY.
+    # work-items past NY do nothing), the work-group still divides NY / CY. (Temporal
+    # streaming's chunks divide NY: then this is NY / ZC, a work-group owning WY*ZC rows.)
     global_size = ["NX / (BX*CX)"] + (
         ["NY / CY", "NZ / (CZ*ZC)"] if dims3 else ["((NY / CY + ZC - 1) / ZC + WY - 1) / WY * WY"]
     )
@@ -496,7 +504,7 @@ def _local_memory(
         return f"LOCAL * {tile}" + (f" + STREAM * {planes}" if dims3 else "")
     more = "min(TB - 1, 1)"
     if not dims3:
-        return f"LOCAL * {tile} + {more} * {tiles}"
+        return f"LOCAL * {tile} + {more} * ((1 - STREAM) * {tiles} + STREAM * {rings})"
     return (
         f"LOCAL * {tile} + STREAM * (1 - {more}) * {planes}"
         f" + {more} * ((1 - STREAM) * {tiles} + STREAM * {rings})"

@@ -1,10 +1,11 @@
 """The shipped specs' time-steps-per-launch step against real recorded timings.
 
 ``tests/data/recording_jacobi2d_steps4.json`` holds every configuration (CX, CY <= 2) of
-the global and temporal techniques of jacobi2d with 4 time steps at 64x32
+the global and temporal (tile) techniques of jacobi2d with 4 time steps at 64x32
 (``tests/data/temporal/jacobi2d_steps4.stencil.yaml``), measured on PoCL by
-benchmarks/compare/record.py. The engine's visits must equal the grouped search written
-out directly, with the TB step in its place.
+benchmarks/compare/record.py; the tiles are the technique ``temporal-tile`` (2D arrays
+stream along y with TB time levels in ``temporal``). The engine's visits must equal
+the grouped search written out directly, with the TB step in its place.
 """
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ def steps_of(name: str, n: Mapping[str, int]) -> list[RefStep]:
     return [x_step(n), y, tb_step()]  # group-by-dimension
 
 
-@pytest.mark.parametrize("technique", ["temporal", "global"])
+@pytest.mark.parametrize("technique", ["temporal-tile", "global"])
 @pytest.mark.parametrize("name", ["hybrid", "group-by-dimension"])
 def test_spec_with_time_steps_visits_what_the_steps_say(
     recorded: Recorded, name: str, technique: str
@@ -77,7 +78,7 @@ def test_spec_with_time_steps_visits_what_the_steps_say(
     )
     assert evaluator.calls == expected
     tbs = {c["TB"] for c in expected}
-    if technique == "temporal":
+    if technique == "temporal-tile":
         assert tbs == {2, 4}  # the TB step tried both for the tile found
     else:
         assert tbs == {1}  # one point: the step costs nothing elsewhere

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import itertools
 import shutil
 import subprocess
 import tempfile
@@ -87,21 +88,42 @@ def test_stepping_description() -> None:
     assert kernel.launches({"TB": 4}) == 3 and kernel.launches({"TB": 1}) == 12
 
 
-def test_stepping_2d_description_streams_one_step_only() -> None:
-    """A 2D array's temporal technique uses tiles (STREAM == 0); streaming along y is a
-    one-step technique there (TB == 1), and the template refuses both at once."""
+def test_stepping_2d_description_streams_in_both_paths() -> None:
+    """A 2D array streams along y (STREAM, the chunk ZC) in one step (technique
+    ``stream``, TB == 1, rows in registers) and with TB time levels (``temporal``,
+    rings of rows in local memory); ``temporal-tile`` uses tiles. The one-step register
+    bounds apply to TB == 1 only, and the template accepts streaming with TB > 1."""
     d = parse_definition(with_steps(STAR, 4), "s.stencil.yaml")
-    source, description = definition_description(d, {"NX": 32, "NY": 32})
+    source, description = definition_description(d, {"NX": 256, "NY": 256})
     techniques = description["techniques"]
-    assert techniques["temporal"][:2] == ["TB > 1", "STREAM == 0"]
+    assert techniques["temporal"][:2] == ["TB > 1", "STREAM == 1"]
+    assert techniques["temporal-tile"][:2] == ["TB > 1", "STREAM == 0"]
     assert "TB == 1" in techniques["stream"] and "STREAM == 1" in techniques["stream"]
-    assert "TB == 1 or STREAM == 0" in description["constraints"]
+    assert "TB == 1 or STREAM == 0" not in description["constraints"]
+    assert "ZC" in description["parameters"] and "YC" not in description["parameters"]
+    kernel = parse_description(description, source=source, label="s")
+    default = kernel.default_config()
+    assert default is not None
+    limits = {"LOCAL_MEM_SIZE": 48 * 1024, "DOUBLE_SUPPORT": 1}
+    # a strip of 256 columns: beyond one-step streaming's 32 outputs per row, which
+    # temporal streaming does not keep in registers
+    wide = {**default, "STREAM": 1, "WX": 4, "WY": 4, "CX": 64, "ZC": 8}
+    assert _valid(kernel, {**wide, "TB": 2}, limits)
+    assert not _valid(kernel, {**wide, "TB": 1}, limits)
+    # temporal streaming walks whole chunks; one-step streaming's last chunk may be short
+    odd = {**default, "STREAM": 1, "WX": 16, "WY": 2, "ZC": 256}
+    assert not _valid(kernel, {**odd, "TB": 2}, limits)
+    assert _valid(kernel, {**odd, "TB": 1}, limits)
     if shutil.which("cpp") is None:
         return
     with tempfile.TemporaryDirectory() as tmp:
         src = Path(tmp) / "k.cl"
         src.write_text(source)
-        for flags, ok in (("-DSTREAM=1 -DZC=4", True), ("-DSTREAM=1 -DZC=4 -DTB=2", False)):
+        for flags, ok in (
+            ("-DSTREAM=1 -DZC=4", True),
+            ("-DSTREAM=1 -DZC=4 -DTB=2", True),
+            ("-DSTREAM=1 -DZC=4 -DTB=2 -DCY=2", False),
+        ):
             pre = subprocess.run(
                 ["cpp", "-P", "-undef", "-DNX=32", "-DNY=32", *flags.split(), str(src)],
                 capture_output=True,
@@ -109,7 +131,7 @@ def test_stepping_2d_description_streams_one_step_only() -> None:
             )
             assert (pre.returncode == 0) is ok, pre.stderr
             if not ok:
-                assert "STREAM=1 needs CY=1 and TB=1 for a 2D array" in pre.stderr
+                assert "STREAM=1 needs CY=1 for a 2D array" in pre.stderr
 
 
 def _valid(kernel: Any, cfg: dict[str, int], limits: dict[str, int]) -> bool:
@@ -119,7 +141,7 @@ def _valid(kernel: Any, cfg: dict[str, int], limits: dict[str, int]) -> bool:
 
 def test_temporal_constraints_and_local_memory() -> None:
     """TB divides the steps, excludes the other data-loading techniques, and its two
-    tiles (element size included) fit in local memory."""
+    tiles (element size included, the block merged by CX and CY) fit in local memory."""
     data = with_steps(STAR, 8)
     limits = {"LOCAL_MEM_SIZE": 4096, "DOUBLE_SUPPORT": 1}
     fits: dict[str, set[tuple[int, int, int]]] = {}
@@ -130,20 +152,21 @@ def test_temporal_constraints_and_local_memory() -> None:
         kernel = parse_description(description, source=source, label="s")
         default = kernel.default_config()
         assert default is not None
-        temporal = kernel.techniques["temporal"]
+        temporal = kernel.techniques["temporal-tile"]  # the default does not stream
         fits[dtype] = set()
         for tb in kernel.parameter("TB").domain.values(kernel.sizes):
-            for wx in (4, 16, 64):
-                for wy in (1, 4, 16):
-                    cfg = {**default, "WX": wx, "WY": wy, "TB": tb}
-                    tile = 2 * size * (wx + 2 * tb) * (wy + 2 * tb)
-                    ok = _valid(kernel, cfg, limits)
-                    assert ok == (tb == 1 or tile <= 4096), (dtype, cfg)
-                    assert all(t.evaluate(kernel.env(cfg)) for t in temporal) == (tb > 1)
-                    if ok and tb > 1:
-                        fits[dtype].add((wx, wy, tb))
-                        for other in ({"LOCAL": 1}, {"VX": 2, "BX": 2}, {"CX": 2}):
-                            assert not _valid(kernel, {**cfg, **other}, limits), other
+            for wx, wy, cx, cy in itertools.product((4, 16, 64), (1, 4, 16), (1, 2), (1, 4)):
+                cfg = {**default, "WX": wx, "WY": wy, "CX": cx, "CY": cy, "TB": tb}
+                if 64 % (wx * cx) or 64 % (wy * cy):
+                    continue
+                tile = 2 * size * (wx * cx + 2 * tb) * (wy * cy + 2 * tb)
+                ok = _valid(kernel, cfg, limits)
+                assert ok == (tb == 1 or tile <= 4096), (dtype, cfg)
+                assert all(t.evaluate(kernel.env(cfg)) for t in temporal) == (tb > 1)
+                if ok and tb > 1:
+                    fits[dtype].add((wx * cx, wy * cy, tb))
+                    for other in ({"LOCAL": 1}, {"VX": 2, "BX": 2}, {"BX": 2}):
+                        assert not _valid(kernel, {**cfg, **other}, limits), other
         assert kernel.parameter("TB").domain.values(kernel.sizes) == [1, 2, 4, 8]
     assert fits["float64"] and fits["float64"] < fits["float32"]
 
@@ -248,3 +271,74 @@ def test_a_stepping_kernel_is_not_split(tmp_path: Path) -> None:
     assert default is not None
     with pytest.raises(InputError, match=r"time steps \(4\) cannot be split"):
         split_axis(kernel, default, None)
+
+
+@pytest.mark.parametrize(
+    ("name", "sizes", "cfg", "rows", "cols", "depth"),
+    [
+        # 2D tiles: 128 x 32 outputs per 256 work-items, two tiles with a TB halo
+        ("jacobi2d", {"NX": 8192, "NY": 8192}, {"WX": 32, "WY": 8, "CX": 4, "CY": 4}, 32, 128, 1),
+        # 2D streaming along y: a 256-column strip, 4 rows per iteration, 256 rows
+        (
+            "jacobi2d",
+            {"NX": 8192, "NY": 8192},
+            {"WX": 64, "WY": 4, "CX": 4, "STREAM": 1},
+            256,
+            256,
+            1,
+        ),
+        # 3D streaming along z: 64 x 16 plane blocks, 64 planes per work-group
+        (
+            "heat3d",
+            {"NX": 512, "NY": 512, "NZ": 512},
+            {"WX": 32, "WY": 8, "CX": 2, "CY": 2, "STREAM": 1, "ZC": 64},
+            16,
+            64,
+            64,
+        ),
+    ],
+)
+@pytest.mark.parametrize("tb", [2, 4])
+def test_large_temporal_blocks_fit_a_gpu(
+    name: str,
+    sizes: dict[str, int],
+    cfg: dict[str, int],
+    rows: int,
+    cols: int,
+    depth: int,
+    tb: int,
+) -> None:
+    """At a GPU's 48 KiB of local memory the space holds large merged temporal blocks;
+    the launch covers the array with them, and the local memory counted is what the
+    template declares (tiles: two of the block with its halo; streaming: TB rings)."""
+    d = parse_definition(with_steps(ROOT / "stencils" / f"{name}.stencil.yaml", 8), "x")
+    source, description = definition_description(d, sizes)
+    kernel = parse_description(description, source=source, label=name)
+    default = kernel.default_config()
+    assert default is not None
+    config = {**default, **cfg, "TB": tb}
+    if name == "jacobi2d" and cfg.get("STREAM"):
+        config["ZC"] = rows // cfg["WY"]
+    sx, sy = cfg["WX"] * cfg.get("CX", 1), cfg["WY"] * cfg.get("CY", 1)
+    if "NZ" in sizes:
+        declared = tb * 3 * 4 * (sx + 2 * tb) * (sy + 2 * tb)  # rings of 3 planes
+    elif cfg.get("STREAM"):
+        declared = tb * (2 + cfg["WY"]) * 4 * (sx + 2 * tb)  # rings of 2 + WY rows
+    else:
+        declared = 2 * 4 * (sx + 2 * tb) * (sy + 2 * tb)  # two tiles
+    env = {**kernel.env(config), "LOCAL_MEM_SIZE": 48 * 1024, "DOUBLE_SUPPORT": 1}
+    assert kernel.launch.local_memory_bytes is not None
+    assert kernel.launch.local_memory_bytes.evaluate_int(env) == declared
+    fits = declared <= 48 * 1024
+    valid = all(c.evaluate(env) for c in kernel.constraints)
+    assert valid == fits, (config, declared)
+    technique = "temporal" if cfg.get("STREAM") else "temporal-tile"
+    assert all(t.evaluate(env) for t in kernel.techniques[technique])
+    glob, loc = kernel.launch_sizes(config)
+    assert loc is not None
+    groups = [g // w for g, w in zip(glob, loc, strict=True)]
+    assert groups[0] * cols == sizes["NX"] and groups[1] * rows == sizes["NY"]
+    if "NZ" in sizes:
+        assert groups[2] * depth == sizes["NZ"]
+    if tb == 2:
+        assert fits  # at TB = 2 every one of these fits
