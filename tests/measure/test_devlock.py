@@ -81,8 +81,10 @@ def test_lock_folder_is_given_or_per_user(monkeypatch: pytest.MonkeyPatch, tmp_p
 # -- real processes, no OpenCL --------------------------------------------------------
 
 HOLDER = """
-import sys, time
+import signal, sys, time
 from pathlib import Path
+# Ctrl-C as at a terminal, also where the test runs with SIGINT ignored (a background job)
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from gtune.measure.devlock import DeviceLock
 from tests.measure.test_devlock import _limits
 lock = DeviceLock(_limits(), Path(sys.argv[1]))
