@@ -268,15 +268,21 @@ _IMAGE_CHANNEL = {
     "uint8": "UNSIGNED_INT8",
 }
 
-_VERIFY_SOURCE = """
-__kernel void gtune_verify_float(__global const float* out, __global const float* ref,
-                                 const uint n, const float rtol, const float atol,
-                                 __global uint* bad) {
+# One comparison for each floating type: |out - ref| <= atol + rtol * |ref| per element.
+_VERIFY_REAL = """
+__kernel void gtune_verify_{T}(__global const {T}* out, __global const {T}* ref,
+                               const uint n, const {T} rtol, const {T} atol,
+                               __global uint* bad) {{
     uint i = get_global_id(0);
     if (i >= n) return;
-    float o = out[i], r = ref[i];
+    {T} o = out[i], r = ref[i];
     if (!(fabs(o - r) <= atol + rtol * fabs(r))) atomic_inc(bad);
-}
+}}
+"""
+
+_VERIFY_SOURCE = (
+    _VERIFY_REAL.format(T="float")
+    + """
 __kernel void gtune_verify_bytes(__global const uchar* out, __global const uchar* ref,
                                  const uint n, const float rtol, const float atol,
                                  __global uint* bad) {
@@ -285,21 +291,14 @@ __kernel void gtune_verify_bytes(__global const uchar* out, __global const uchar
     if (out[i] != ref[i]) atomic_inc(bad);
 }
 """
+)
 
 # Built only where the device has double precision (cl_khr_fp64); elsewhere float64
 # outputs are compared on the host, which reads every output back (seconds for a large
 # array, on every configuration).
-_VERIFY_DOUBLE_SOURCE = """
-#pragma OPENCL EXTENSION cl_khr_fp64 : enable
-__kernel void gtune_verify_double(__global const double* out, __global const double* ref,
-                                  const uint n, const double rtol, const double atol,
-                                  __global uint* bad) {
-    uint i = get_global_id(0);
-    if (i >= n) return;
-    double o = out[i], r = ref[i];
-    if (!(fabs(o - r) <= atol + rtol * fabs(r))) atomic_inc(bad);
-}
-"""
+_VERIFY_DOUBLE_SOURCE = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" + _VERIFY_REAL.format(
+    T="double"
+)
 
 
 class Session(Compiler):
