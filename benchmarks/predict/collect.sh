@@ -9,6 +9,8 @@
 # Sizes: 256^3 and the flat 1024x1024x32 (2D-array stencils get a square of as many
 # points). Techniques: global, vec and stream; local memory and images never won on
 # the H100 (REPORT sections 6, 7: 33-40 % of copy where global reached 90 %).
+# Extra `gtune train` arguments come from TRAIN_ARGS, e.g. TRAIN_ARGS="--workers-per-device 2"
+# to label on every GPU the device selector matches, two searches per GPU.
 set -euo pipefail
 store_dir=$1 out=$2 device=$3 minutes=$4
 work=$(mktemp -d)
@@ -18,7 +20,7 @@ cp "$store_dir"/*.csv "$work/model/" 2>/dev/null || true
 set +e
 python3 -m gtune --db "$work/labels.db" train --suite garvey104 \
   --sizes 256x256x256,1024x1024x32 --budget 100 --techniques global,vec,stream \
-  --device "$device" --out "$work/model" --max-minutes "$minutes" 2>&1 | tee "$work/model/collect.log"
+  --device "$device" --out "$work/model" --max-minutes "$minutes" ${TRAIN_ARGS:-} 2>&1 | tee "$work/model/collect.log"
 status=${PIPESTATUS[0]}
 set -e
 echo "train exit status $status" >> "$work/model/collect.log"
