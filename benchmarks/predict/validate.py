@@ -1,59 +1,353 @@
-"""Leave-one-out cross-validation of load-predictor datasets, offline.
+"""Evaluation of load-predictor datasets, offline: leave-one-out and its baselines.
 
     python3 benchmarks/predict/validate.py OUT DATASET.csv [DATASET.csv ...]
+        [--against MODEL.model.json] [--seeds N]
 
-For each dataset written by ``gtune train`` (recorded measurements; no device needed):
-seed 001's two accuracies (§8.2) with the forest a shipped model uses, the baseline of
-always answering the majority technique, and each kernel's label, prediction and
-penalty. A prediction is the most probable technique the kernel has, as ``gtune run``
-chooses. Writes OUT/validate.json and OUT/validate.md.
+For each dataset written by ``gtune train`` (recorded measurements; no device needed),
+with the forest a shipped model uses, a prediction being the most probable technique
+the kernel has (as ``gtune run`` chooses):
+
+- seed 001's two accuracies (§8.2) by leave-one-out, beside the majority baseline
+  (always the technique that wins most kernels) and the baseline of a model that sees
+  only device features (on one device that is the majority: it cannot tell kernels
+  apart; across devices it is ``cross_device.py``'s model with device features);
+- the same on the decisive kernels, whose runner-up technique is more than 5 % slower
+  than the best (from the dataset's per-technique times): where a choice matters;
+- the confusion matrix, impurity importances and permutation importances measured on
+  the held-out kernels (each feature's value replaced by every other kernel's in turn);
+- with ``--seeds N``: the leave-one-out for forest seeds 0..N-1 (how much of a
+  difference is the forest's draw);
+- with ``--against MODEL``: that trained model judged on the kernels of each dataset of
+  its device it never saw, beside the dataset's own leave-one-out on the same kernels.
+
+Writes OUT/evaluation.json and OUT/evaluation.md (with the command that made them).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
+import shlex
 import sys
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from gtune.loadpredict import Dataset
+from gtune.exceptions import InputError
+from gtune.loadpredict import Dataset, ModelCard, TechniqueForest
 from gtune.loadpredict.model import sklearn_version
-from gtune.training import leave_one_out
+from gtune.training import (
+    DECISIVE_MARGIN,
+    CrossValidation,
+    grouped_importances,
+    held_out_of,
+    leave_one_out,
+)
+
+
+def _f(x: float, digits: int = 3) -> str:
+    return "-" if math.isnan(x) else f"{x:.{digits}f}"
+
+
+def _pct(x: float) -> str:
+    return "-" if not math.isfinite(x) else f"{x:.1%}"
+
+
+def _score_row(name: str, cv: CrossValidation, majority: bool = False) -> str:
+    d = cv.decisive()
+    if majority:
+        return (
+            f"| {name} | {_f(cv.majority_absolute, 2)} | {_f(cv.majority_penalty_weighted)} "
+            f"| {_f(d.majority_absolute, 2)} | {_f(d.majority_penalty_weighted)} |"
+        )
+    return (
+        f"| {name} | {_f(cv.absolute, 2)} | {_f(cv.penalty_weighted)} "
+        f"| {_f(d.absolute, 2)} | {_f(d.penalty_weighted)} |"
+    )
+
+
+def _meaning(cv: CrossValidation) -> list[str]:
+    """What penalty-weighted accuracy says on this dataset, in its own numbers."""
+    losers = [
+        (p, c) for p, c in zip(cv.predictions, cv.majority_choices, strict=True) if c != p.label
+    ]
+    n = len(cv.predictions)
+    if not losers:
+        return [f"Always answering {cv.majority} is right on every kernel: nothing to learn."]
+    mean_loss = sum(1.0 - p.penalties.get(c, 0.0) for p, c in losers) / len(losers)
+    worst = max(1.0 - p.penalties.get(c, 0.0) for p, c in losers)
+    d = cv.decisive()
+    missed = [
+        _name(p.kernel)
+        for p, c in zip(d.predictions, d.majority_choices, strict=True)
+        if c != p.label
+    ]
+    return [
+        f"{cv.majority} wins {cv.majority_share:.0%} of the {n} kernels. Always answering it "
+        f"is wrong on {len(losers)} kernels and loses {mean_loss:.1%} of their speed on "
+        f"average (at worst {worst:.1%}), so its penalty-weighted accuracy is "
+        f"1 − {len(losers)}/{n} × {mean_loss:.3f} = {cv.majority_penalty_weighted:.3f}. "
+        "Penalty-weighted accuracy is the mean fraction of the oracle's speed kept; when "
+        "one technique wins most kernels and the others lose by little, any answer that "
+        "picks it by default scores near 1, and the whole range between a constant and a "
+        f"perfect model is {1 - cv.majority_penalty_weighted:.3f}. A model earns its keep "
+        f"only on the kernels where a wrong technique costs something: the "
+        f"{len(d.predictions)} decisive kernels (runner-up more than "
+        f"{DECISIVE_MARGIN:.0%} slower), where the columns on the right compare it with "
+        "the constant. Of the decisive kernels the majority misses "
+        f"{len(missed)}{': ' + ', '.join(missed) if missed else ''}; a model can only "
+        "gain there, and loses wherever it leaves the majority on the others.",
+    ]
+
+
+def _confusion(cv: CrossValidation) -> list[str]:
+    t = cv.techniques
+    out = [
+        "| best \\ predicted | " + " | ".join(t) + " |",
+        "|---|" + "---:|" * len(t),
+    ]
+    for name, row in zip(t, cv.confusion, strict=True):
+        out.append(f"| {name} | " + " | ".join(str(v) for v in row) + " |")
+    return out
+
+
+def _importances(cv: CrossValidation, data: Dataset) -> list[str]:
+    impurity = grouped_importances(cv.importances)
+    X = data.usable().X()
+    names = data.feature_names()
+    constant = {n.split("=", 1)[0] for k, n in enumerate(names) if len(set(X[:, k])) == 1}
+    # one-hot groups are constant only if every column is
+    varying = {n.split("=", 1)[0] for k, n in enumerate(names) if len(set(X[:, k])) > 1}
+    constant -= varying
+    out = [
+        "| feature | impurity (full fit) | permutation: absolute lost | permutation: "
+        "penalty-weighted lost |",
+        "|---|---:|---:|---:|",
+    ]
+    for name in sorted(impurity, key=lambda g: (-cv.permutation.get(g, (0, 0))[1], g)):
+        a, w = cv.permutation.get(name, (math.nan, math.nan))
+        note = " (constant here)" if name in constant else ""
+        out.append(f"| {name}{note} | {impurity[name]:.3f} | {_f(a)} | {_f(w, 4)} |")
+    return out
+
+
+def _name(kernel: str) -> str:
+    """A prediction's kernel name without the device it carries."""
+    return kernel.rsplit("@", 1)[0]
+
+
+def _kernels(cv: CrossValidation) -> list[str]:
+    out = [
+        "| kernel | best | runner-up slower by | predicted | penalty | majority | penalty |",
+        "|---|---|---:|---|---:|---|---:|",
+    ]
+    for p, c in zip(cv.predictions, cv.majority_choices, strict=True):
+        if p.predicted == p.label and c == p.label:
+            continue
+        out.append(
+            f"| {_name(p.kernel)} | {p.label} | "
+            f"{_pct(p.margin)} | {p.predicted} | {p.penalty:.3f} | {c} | "
+            f"{p.penalties.get(c, 0.0):.3f} |"
+        )
+    return out
+
+
+def _seeds(data: Dataset, n: int) -> tuple[dict[str, Any], list[str]]:
+    runs = []
+    for seed in range(n):
+        cv = leave_one_out(data, estimator=TechniqueForest(random_state=seed))
+        d = cv.decisive()
+        runs.append(
+            {
+                "seed": seed,
+                "absolute_accuracy": cv.absolute,
+                "penalty_weighted_accuracy": cv.penalty_weighted,
+                "decisive_absolute_accuracy": d.absolute,
+                "decisive_penalty_weighted_accuracy": d.penalty_weighted,
+            }
+        )
+    keys = list(runs[0])[1:]
+    span = {k: (min(r[k] for r in runs), max(r[k] for r in runs)) for k in keys}
+    line = (
+        f"Forest seeds 0–{n - 1}: absolute {span[keys[0]][0]:.2f}–{span[keys[0]][1]:.2f}, "
+        f"penalty-weighted {span[keys[1]][0]:.3f}–{span[keys[1]][1]:.3f}; on the decisive "
+        f"kernels absolute {span[keys[2]][0]:.2f}–{span[keys[2]][1]:.2f}, penalty-weighted "
+        f"{span[keys[3]][0]:.3f}–{span[keys[3]][1]:.3f}. A difference smaller than this "
+        "spread is the forest's draw, not the data."
+    )
+    return {"runs": runs, "span": span}, [line]
+
+
+def _against(card: ModelCard, data: Dataset, cv: CrossValidation) -> tuple[dict[str, Any], list]:
+    old = held_out_of(card, data)
+    same = cv.only(p.kernel for p in old.predictions)
+    trained = card.cv.get("kernels", "?")
+    assert card.path is not None
+    own = {
+        r.kernel.split("@", 1)[0] for r in Dataset.read_csv(card.path.parent / card.dataset).rows
+    }
+    judged = {p.kernel for p in old.predictions}
+    twins = sorted(
+        r.kernel
+        for r in data.rows
+        if f"{r.kernel}@{r.device}" not in judged and r.kernel.split("@", 1)[0] not in own
+    )
+    rows = [
+        (f"`{card.name}` as shipped ({trained} kernels), on the kernels it never saw", old),
+        ("this dataset's leave-one-out, the same kernels", same),
+        ("this dataset's leave-one-out, every kernel", cv),
+    ]
+    md = [
+        f"Model card `{card.path}` (trained on {trained} kernels, "
+        f"{', '.join(card.sizes) or '?'}), fitted as `gtune run` loads it, predicts the "
+        f"{len(old.predictions)} kernels of this dataset whose features no row of its own "
+        "dataset has"
+        + (
+            f" ({', '.join(twins)}: other names, but the same features as one of its "
+            "training kernels, so it answers them from memory)."
+            if twins
+            else "."
+        ),
+        "",
+        "| model | kernels | absolute | penalty-weighted | decisive kernels | decisive "
+        "absolute | decisive penalty-weighted | majority on them (abs / PW) |",
+        "|---|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    doc: dict[str, Any] = {"card": str(card.path), "trained_kernels": trained}
+    for (name, x), key in zip(rows, ("model", "loo_same_kernels", "loo_all"), strict=True):
+        d = x.decisive()
+        md.append(
+            f"| {name} | {len(x.predictions)} | {_f(x.absolute, 2)} | "
+            f"{_f(x.penalty_weighted)} | {len(d.predictions)} | {_f(d.absolute, 2)} | "
+            f"{_f(d.penalty_weighted)} | {_f(x.majority_absolute, 2)} / "
+            f"{_f(x.majority_penalty_weighted)} |"
+        )
+        doc[key] = {**x.scores(), "decisive": d.scores()}
+    doc["model_predictions"] = {p.kernel: p.predicted for p in old.predictions}
+    good = cv.penalty_weighted >= old.penalty_weighted and (
+        same.penalty_weighted >= old.penalty_weighted
+    )
+    doc["at_least_as_good"] = good
+    md += [
+        "",
+        "Verdict (penalty-weighted accuracy on held-out kernels): the model trained on "
+        f"this dataset is {'at least as good as' if good else 'worse than'} `{card.name}` "
+        f"as shipped ({_f(cv.penalty_weighted)} over every kernel by leave-one-out and "
+        f"{_f(same.penalty_weighted)} on the {len(same.predictions)} kernels the shipped "
+        f"model never saw, against its {_f(old.penalty_weighted)} there).",
+    ]
+    return doc, md
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("out", type=Path)
     ap.add_argument("datasets", nargs="+", type=Path)
+    ap.add_argument("--against", type=Path, action="append", default=[], metavar="CARD")
+    ap.add_argument("--seeds", type=int, default=1, help="forest seeds to repeat LOO with")
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    doc: dict[str, object] = {"sklearn": sklearn_version(), "datasets": {}}
-    md = [
-        "# Leave-one-out cross-validation (offline)",
+    cards = [ModelCard.read(p) for p in args.against]
+    command = "python3 benchmarks/predict/validate.py " + shlex.join(sys.argv[1:])
+    doc: dict[str, Any] = {
+        "command": command,
+        "sklearn": sklearn_version(),
+        "decisive_margin": DECISIVE_MARGIN,
+        "datasets": {},
+    }
+    head = [
+        "# Load predictor: leave-one-out evaluation (offline)",
         "",
-        f"scikit-learn {sklearn_version()}.",
+        f"`{command}`",
         "",
-        "| dataset | kernels | absolute | penalty-weighted | majority | always majority |",
-        "|---|---:|---:|---:|---|---:|",
+        f"scikit-learn {sklearn_version()}; forest as shipped "
+        f"({TechniqueForest().get_params()}). A prediction is the most probable technique "
+        "the kernel has (as `gtune run` chooses); the majority baseline falls back the "
+        "same way. *Decisive* kernels: the runner-up technique is more than "
+        f"{DECISIVE_MARGIN:.0%} slower than the best (from the dataset's per-technique "
+        "times). *Device features only*: on one device a model that sees only the device "
+        "cannot tell kernels apart and answers the majority, so that baseline is the "
+        "majority row; across devices it is `cross_device.py`'s model with device "
+        "features (`benchmarks/results/predict/cross-device/`).",
+        "",
+        "| dataset | kernels | majority (share) | LOO absolute | LOO penalty-weighted | "
+        "majority absolute | majority penalty-weighted | decisive kernels | decisive: "
+        "LOO abs / PW | decisive: majority abs / PW |",
+        "|---|---:|---|---:|---:|---:|---:|---:|---|---|",
     ]
-    rows = []
+    body: list[str] = []
     for path in args.datasets:
-        cv = leave_one_out(Dataset.read_csv(path))
-        doc["datasets"][path.name] = cv.to_dict()  # type: ignore[index]
-        md.append(
-            f"| {path.name} | {len(cv.predictions)} | {cv.absolute:.2f} | "
-            f"{cv.penalty_weighted:.3f} | {cv.majority} | {cv.majority_penalty_weighted:.3f} |"
+        data = Dataset.read_csv(path).usable()
+        cv = leave_one_out(data, permutation=True)
+        d = cv.decisive()
+        entry: dict[str, Any] = {"path": str(path), **cv.to_dict()}
+        entry["impurity_importances_grouped"] = grouped_importances(cv.importances)
+        head.append(
+            f"| {path.parent.name}/{path.name} | {len(cv.predictions)} | {cv.majority} "
+            f"({cv.majority_share:.0%}) | {_f(cv.absolute, 2)} | {_f(cv.penalty_weighted)} | "
+            f"{_f(cv.majority_absolute, 2)} | {_f(cv.majority_penalty_weighted)} | "
+            f"{len(d.predictions)} | {_f(d.absolute, 2)} / {_f(d.penalty_weighted)} | "
+            f"{_f(d.majority_absolute, 2)} / {_f(d.majority_penalty_weighted)} |"
         )
-        for p in cv.predictions:
-            rows.append(f"| {p.kernel} | {p.label} | {p.predicted} | {p.penalty:.3f} |")
-    md += ["", "| kernel | best technique | predicted | penalty |", "|---|---|---|---:|", *rows]
-    (args.out / "validate.json").write_text(json.dumps(doc, indent=1))
-    (args.out / "validate.md").write_text("\n".join(md) + "\n")
+        body += [
+            "",
+            f"## {path.parent.name}/{path.name}",
+            "",
+            f"Device {cv.device}, heuristic {cv.heuristic}, techniques "
+            f"{', '.join(cv.techniques)}; {len(cv.predictions)} kernels, "
+            f"{len(d.predictions)} decisive.",
+            "",
+            f"| | all {len(cv.predictions)} kernels: absolute | penalty-weighted | "
+            f"{len(d.predictions)} decisive kernels: absolute | penalty-weighted |",
+            "|---|---:|---:|---:|---:|",
+            _score_row("forest, leave-one-out", cv),
+            _score_row(f"majority ({cv.majority})", cv, majority=True),
+            _score_row("device features only (= majority on one device)", cv, majority=True),
+            "",
+            *_meaning(cv),
+        ]
+        if args.seeds > 1:
+            entry["seeds"], lines = _seeds(data, args.seeds)
+            body += ["", *lines]
+        body += [
+            "",
+            "Confusion matrix (leave-one-out):",
+            "",
+            *_confusion(cv),
+            "",
+            "Feature importances: impurity of the forest fitted on every kernel (one-hot "
+            "columns summed), and permutation importance measured on the held-out kernels: "
+            "the accuracy lost when the held-out kernel's feature takes each other "
+            "kernel's value in turn (negative: the feature's value misleads).",
+            "",
+            *_importances(cv, data),
+            "",
+            "Kernels the forest or the majority gets wrong (the rest both get right):",
+            "",
+            *_kernels(cv),
+        ]
+        for card in cards:
+            if card.device.get("identity") not in {r.device for r in data.rows}:
+                continue
+            try:
+                entry.setdefault("against", {})[card.name], lines = _against(card, data, cv)
+            except InputError as exc:  # the model saw every kernel of this dataset
+                entry.setdefault("against", {})[card.name] = {"skipped": exc.message}
+                lines = [f"Not judged: {exc.message}."]
+            body += ["", f"### Against `{card.name}`", "", *lines]
+        doc["datasets"][f"{path.parent.name}/{path.name}"] = entry
+    md = [*head, *body]
+    (args.out / "evaluation.json").write_text(json.dumps(doc, indent=1) + "\n")
+    (args.out / "evaluation.md").write_text("\n".join(md) + "\n")
     print("\n".join(md))
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except InputError as exc:
+        print(f"validate.py: {exc}", file=sys.stderr)
+        sys.exit(2)

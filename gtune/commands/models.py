@@ -4,17 +4,54 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
-from gtune.loadpredict.models import installed_models, shipped_model_dir, user_model_dir
+from gtune.loadpredict.models import (
+    ModelCard,
+    installed_models,
+    shipped_model_dir,
+    user_model_dir,
+)
 
 HELP = "list installed load-predictor models (device, heuristic, kernels, accuracy)"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def _num(cv: dict[str, Any], key: str, digits: int) -> str:
+    value = cv.get(key)
+    return f"{value:.{digits}f}" if isinstance(value, int | float) else "-"
+
+
+def _majority(cv: dict[str, Any]) -> str:
+    name = cv.get("majority_technique")
+    if not name:
+        return "-"
+    return f"{name} ({_num(cv, 'majority_penalty_weighted_accuracy', 3)})"
+
+
+def _decisive(cv: dict[str, Any]) -> str:
+    d = cv.get("decisive")
+    if not isinstance(d, dict) or "kernels" not in d:
+        return "-"
+    return (
+        f"{_num(d, 'penalty_weighted_accuracy', 3)} / "
+        f"{_num(d, 'majority_penalty_weighted_accuracy', 3)} ({d['kernels']} kernels)"
+    )
+
+
+def _margin(cards: list[ModelCard]) -> float:
+    from gtune.training import DECISIVE_MARGIN
+
+    for c in cards:
+        if isinstance(c.cv.get("decisive_margin"), int | float):
+            return float(c.cv["decisive_margin"])
+    return DECISIVE_MARGIN
 
 
 def run(args: argparse.Namespace) -> int:
@@ -34,8 +71,11 @@ def run(args: argparse.Namespace) -> int:
         "device",
         "type",
         "kernels",
+        "sizes",
         "abs. acc.",
         "penalty-w.",
+        "majority (PW)",
+        "decisive: PW / majority",
         "where",
     ):
         table.add_column(col)
@@ -48,12 +88,23 @@ def run(args: argparse.Namespace) -> int:
             str(c.device.get("name", "?")),
             str(c.device.get("type", "?")),
             str(cv.get("kernels", "?")),
-            f"{cv['absolute_accuracy']:.2f}" if "absolute_accuracy" in cv else "-",
-            f"{cv['penalty_weighted_accuracy']:.3f}" if "penalty_weighted_accuracy" in cv else "-",
+            ", ".join(c.sizes) or "?",
+            _num(cv, "absolute_accuracy", 2),
+            _num(cv, "penalty_weighted_accuracy", 3),
+            _majority(cv),
+            _decisive(cv),
             where,
         )
     console = Console()
     console.print(table)
+    for c in cards:
+        console.print(f"{c.name}: dataset {c.dataset}" + (f"; {c.source}" if c.source else ""))
+    if cards:
+        console.print(
+            "leave-one-out accuracies (seed 001 §8.2); majority: always its most frequent "
+            "winner; decisive: the kernels whose runner-up technique is more than "
+            f"{_margin(cards):.0%} slower (docs/predictor.md)"
+        )
     if not cards:
         console.print(
             f"no models: none shipped in {shipped_model_dir()} or trained into "

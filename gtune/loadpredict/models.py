@@ -57,6 +57,9 @@ class ModelCard:
     trained: str = ""
     sizes: list[str] = field(default_factory=list)
     cv: dict[str, Any] = field(default_factory=dict)
+    # how the dataset was collected (kernels, techniques, search size) and where it is
+    # recorded with its evaluation; free text, shown by `gtune models`
+    source: str = ""
     path: Path | None = None  # where the card was read from
 
     def to_dict(self) -> dict[str, Any]:
@@ -71,6 +74,7 @@ class ModelCard:
             "trained": self.trained,
             "sizes": self.sizes,
             "cv": self.cv,
+            **({"source": self.source} if self.source else {}),
         }
 
     @classmethod
@@ -88,6 +92,7 @@ class ModelCard:
                 trained=str(raw.get("trained", "")),
                 sizes=[str(s) for s in raw.get("sizes") or []],
                 cv=dict(raw.get("cv") or {}),
+                source=str(raw.get("source") or ""),
             )
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise InputError(f"cannot read model card: {exc}", source=path) from None

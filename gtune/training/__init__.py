@@ -9,10 +9,21 @@ train``) and the leave-one-out cross-validation a model card states
 """
 
 from gtune.training.validation import (
+    DECISIVE_MARGIN,
     CrossValidation,
+    grouped_importances,
     held_out_devices,
+    held_out_of,
     leave_one_out,
     penalties,
 )
 
-__all__ = ["CrossValidation", "held_out_devices", "leave_one_out", "penalties"]
+__all__ = [
+    "DECISIVE_MARGIN",
+    "CrossValidation",
+    "grouped_importances",
+    "held_out_devices",
+    "held_out_of",
+    "leave_one_out",
+    "penalties",
+]

@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from gtune.api import tune
 from gtune.budget import Budget
@@ -29,7 +30,7 @@ from gtune.loadpredict.model import TechniqueForest, sklearn_version
 from gtune.loadpredict.models import ModelCard, device_card
 from gtune.measure.pool import reusing_workers
 from gtune.store import ResultStore
-from gtune.training.validation import CrossValidation, leave_one_out
+from gtune.training.validation import DECISIVE_MARGIN, CrossValidation, leave_one_out
 from gtune.tuning import ALL
 from gtune.tuning.techniques import OracleTechniquePolicy
 
@@ -196,22 +197,33 @@ def fit_model(
         estimator=est.get_params(),
         trained=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         sizes=list(sizes),
-        cv=(
-            {
-                "kernels": len(rows),
-                "absolute_accuracy": cv.absolute,
-                "penalty_weighted_accuracy": cv.penalty_weighted,
-                "majority_technique": cv.majority,
-                "majority_share": cv.majority_share,
-                # a forest's leave-one-out depends on scikit-learn's version
-                "sklearn": sklearn_version(),
-            }
-            if cv is not None
-            else {"kernels": len(rows)}
-        ),
+        cv=card_scores(cv) if cv is not None else {"kernels": len(rows)},
     )
     card.write(out_dir)
     return card, cv
+
+
+def card_scores(cv: CrossValidation) -> dict[str, Any]:
+    """What a model card states of its leave-one-out: the two accuracies, the majority
+    baseline's, and both on the decisive kernels (runner-up more than
+    ``DECISIVE_MARGIN`` slower), where a model earns its keep."""
+    decisive = cv.decisive()
+    return {
+        "kernels": len(cv.predictions),
+        "absolute_accuracy": cv.absolute,
+        "penalty_weighted_accuracy": cv.penalty_weighted,
+        "majority_technique": cv.majority,
+        "majority_share": cv.majority_share,
+        "majority_penalty_weighted_accuracy": cv.majority_penalty_weighted,
+        "decisive_margin": DECISIVE_MARGIN,
+        "decisive": {k: v for k, v in decisive.scores().items() if not _nan(v)},
+        # a forest's leave-one-out depends on scikit-learn's version
+        "sklearn": sklearn_version(),
+    }
+
+
+def _nan(value: object) -> bool:
+    return isinstance(value, float) and math.isnan(value)
 
 
 def suite_kernels(

@@ -5,12 +5,21 @@
 by the best time of the predicted technique -- the speedup of the heuristic using the
 model relative to the heuristic trying every technique (1.0 when every prediction is
 right or every mistake costs nothing).
+
+Beside them: the majority baseline (always the technique that wins most training
+kernels), the same scores restricted to the *decisive* kernels (those whose runner-up
+technique is more than :data:`DECISIVE_MARGIN` slower than the best, where a choice
+matters), and feature importances measured on held-out kernels
+(:func:`permutation_importances`). :func:`held_out_of` judges a trained model on the
+kernels of a dataset it never saw.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -19,6 +28,11 @@ from sklearn.base import clone
 from gtune.exceptions import InputError
 from gtune.loadpredict.dataset import Dataset, TrainingRow
 from gtune.loadpredict.model import TechniqueForest
+from gtune.loadpredict.models import ModelCard
+
+# A kernel is decisive when its runner-up technique is more than this much slower than
+# its best: there the choice of technique matters, and a near-tie cannot hide a miss.
+DECISIVE_MARGIN = 0.05
 
 
 @dataclass(frozen=True)
@@ -35,6 +49,22 @@ class Prediction:
         """The oracle's best time over the predicted technique's (<= 1; 0 if invalid)."""
         return self.penalties.get(self.predicted, 0.0)
 
+    @property
+    def margin(self) -> float:
+        """How much slower the runner-up technique the kernel has is than its best
+        (0.07: 7 % slower; ``inf`` when no other technique produced a valid result)."""
+        have = [t for t in (self.available or tuple(self.penalties)) if t in self.penalties]
+        ranked = sorted((self.penalties[t] for t in have), reverse=True)
+        if len(ranked) < 2 or ranked[1] <= 0.0:
+            return math.inf
+        return 1.0 / ranked[1] - 1.0
+
+    def fallback(self, order: tuple[str, ...]) -> str:
+        """The first of ``order`` the kernel has: what a model-free choice in that
+        order (the majority baseline) picks."""
+        have = [t for t in order if not self.available or t in self.available]
+        return have[0] if have else order[0]
+
 
 @dataclass(frozen=True)
 class CrossValidation:
@@ -48,27 +78,65 @@ class CrossValidation:
     majority_share: float
     # techniques by how many training kernels they win, most first
     ranking: tuple[str, ...] = ()
+    # feature (one-hot columns grouped) -> mean loss of (absolute, penalty-weighted)
+    # accuracy on held-out kernels when the feature's value is another kernel's
+    permutation: dict[str, tuple[float, float]] = field(default_factory=dict)
 
     @property
     def absolute(self) -> float:
-        return float(np.mean([p.label == p.predicted for p in self.predictions]))
+        return _mean([p.label == p.predicted for p in self.predictions])
 
     @property
     def penalty_weighted(self) -> float:
-        return float(np.mean([p.penalty for p in self.predictions]))
+        return _mean([p.penalty for p in self.predictions])
 
     @property
-    def majority_penalty_weighted(self) -> float:
-        """What always answering the majority technique would score (a baseline).
+    def majority_choices(self) -> list[str]:
+        """Per kernel, what always answering the majority technique picks (a baseline).
 
         A kernel without that technique gets the most frequent winner it has, as a
         model-free `gtune run` would choose."""
         order = self.ranking or (self.majority,)
-        scores = []
-        for p in self.predictions:
-            have = [t for t in order if not p.available or t in p.available]
-            scores.append(p.penalties.get(have[0] if have else self.majority, 0.0))
-        return float(np.mean(scores))
+        return [p.fallback(order) for p in self.predictions]
+
+    @property
+    def majority_absolute(self) -> float:
+        return _mean(
+            [p.label == c for p, c in zip(self.predictions, self.majority_choices, strict=True)]
+        )
+
+    @property
+    def majority_penalty_weighted(self) -> float:
+        """What always answering the majority technique scores (see ``majority_choices``)."""
+        return _mean(
+            [
+                p.penalties.get(c, 0.0)
+                for p, c in zip(self.predictions, self.majority_choices, strict=True)
+            ]
+        )
+
+    def only(self, kernels: Iterable[str]) -> CrossValidation:
+        """The same cross-validation restricted to ``kernels`` (prediction names)."""
+        keep = set(kernels)
+        preds = [p for p in self.predictions if p.kernel in keep]
+        return dataclasses.replace(
+            self, predictions=preds, confusion=_confusion(self.techniques, preds)
+        )
+
+    def decisive(self, margin: float = DECISIVE_MARGIN) -> CrossValidation:
+        """Restricted to the kernels whose runner-up technique is more than ``margin``
+        slower than the best: where the choice matters."""
+        return self.only(p.kernel for p in self.predictions if p.margin > margin)
+
+    def scores(self) -> dict[str, Any]:
+        """Kernels, the model's and the majority baseline's two accuracies."""
+        return {
+            "kernels": len(self.predictions),
+            "absolute_accuracy": self.absolute,
+            "penalty_weighted_accuracy": self.penalty_weighted,
+            "majority_absolute_accuracy": self.majority_absolute,
+            "majority_penalty_weighted_accuracy": self.majority_penalty_weighted,
+        }
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -80,20 +148,59 @@ class CrossValidation:
             "penalty_weighted_accuracy": self.penalty_weighted,
             "majority_technique": self.majority,
             "majority_share": self.majority_share,
+            "majority_absolute_accuracy": self.majority_absolute,
             "majority_penalty_weighted_accuracy": self.majority_penalty_weighted,
+            "decisive_margin": DECISIVE_MARGIN,
+            "decisive": self.decisive().scores(),
             "confusion": {"labels": self.techniques, "matrix": self.confusion},
             "importances": self.importances,
+            "permutation_importances": {
+                name: {"absolute": a, "penalty_weighted": w}
+                for name, (a, w) in self.permutation.items()
+            },
             "predictions": [
                 {
                     "kernel": p.kernel,
                     "label": p.label,
                     "predicted": p.predicted,
+                    "majority": c,
                     "penalty": p.penalty,
+                    "margin": p.margin if math.isfinite(p.margin) else None,
                     "penalties": p.penalties,
                 }
-                for p in self.predictions
+                for p, c in zip(self.predictions, self.majority_choices, strict=True)
             ],
         }
+
+
+def _mean(values: Sequence[float | bool]) -> float:
+    return float(np.mean(values)) if values else math.nan
+
+
+def _confusion(techniques: Sequence[str], preds: Sequence[Prediction]) -> list[list[int]]:
+    """Rows: true technique, columns: predicted."""
+    index = {t: k for k, t in enumerate(techniques)}
+    confusion = [[0] * len(techniques) for _ in techniques]
+    for p in preds:
+        confusion[index[p.label]][index[p.predicted]] += 1
+    return confusion
+
+
+def feature_groups(names: Sequence[str]) -> dict[str, list[int]]:
+    """Feature name -> its columns; a one-hot category (``pattern=star``, ...) is one
+    feature, as the stencil traits name it."""
+    groups: dict[str, list[int]] = {}
+    for k, name in enumerate(names):
+        groups.setdefault(name.split("=", 1)[0], []).append(k)
+    return groups
+
+
+def grouped_importances(importances: Mapping[str, float]) -> dict[str, float]:
+    """Impurity importances summed over each feature's columns (they add up)."""
+    groups = feature_groups(list(importances))
+    values = list(importances.values())
+    out = {g: float(sum(values[k] for k in cols)) for g, cols in groups.items()}
+    return dict(sorted(out.items(), key=lambda kv: -kv[1]))
 
 
 def penalties(row: TrainingRow) -> dict[str, float]:
@@ -109,9 +216,16 @@ def leave_one_out(
     *,
     estimator: TechniqueForest | None = None,
     with_device: bool = False,
+    permutation: bool = False,
 ) -> CrossValidation:
-    """Train on all kernels but one, predict that one; for every kernel."""
-    data = data.usable()
+    """Train on all kernels but one, predict that one; for every kernel.
+
+    Rows are taken in the dataset file's order (device, heuristic, kernel), so the
+    scores are those of the CSV whatever order the rows were collected in (a forest's
+    bootstrap depends on the order). ``permutation``: also measure each feature's
+    permutation importance on the held-out kernels (:func:`permutation_importances`).
+    """
+    data = Dataset(sorted(data.usable().rows, key=lambda r: (r.device, r.heuristic, r.kernel)))
     if len(data) < 2:
         raise InputError(f"cross-validation needs at least 2 kernels, the dataset has {len(data)}")
     heuristics = {r.heuristic for r in data.rows}
@@ -120,39 +234,136 @@ def leave_one_out(
     X = data.X(with_device)
     y = data.y()
     techniques = data.techniques
+    names = data.feature_names(with_device)
+    groups = feature_groups(names)
     preds: list[Prediction] = []
+    # per feature: per held-out kernel, (correct, penalty) averaged over substitutions
+    permuted: dict[str, list[tuple[float, float]]] = {g: [] for g in groups}
     for i, row in enumerate(data.rows):
         mask = np.arange(len(data)) != i
         model = clone(est).fit(X[mask], y[mask])
         guess = _choose(model, X[i : i + 1], row)
-        preds.append(
-            Prediction(
-                f"{row.kernel}@{row.device}", row.label, guess, penalties(row), row.available
-            )
+        pred = Prediction(
+            f"{row.kernel}@{row.device}", row.label, guess, penalties(row), row.available
         )
-    index = {t: k for k, t in enumerate(techniques)}
-    confusion = [[0] * len(techniques) for _ in techniques]
-    for p in preds:
-        confusion[index[p.label]][index[p.predicted]] += 1
+        preds.append(pred)
+        if permutation:
+            for g, scores in _substituted(model, X, i, groups, row, pred).items():
+                permuted[g].append(scores)
     full = clone(est).fit(X, y)
-    importances = dict(
-        zip(
-            data.feature_names(with_device),
-            (float(v) for v in full.feature_importances_),
-            strict=True,
-        )
-    )
+    importances = dict(zip(names, (float(v) for v in full.feature_importances_), strict=True))
     labels, counts = np.unique(y, return_counts=True)
     majority = str(labels[int(np.argmax(counts))])
+    absolute = _mean([p.label == p.predicted for p in preds])
+    weighted = _mean([p.penalty for p in preds])
+    loss = {
+        g: (absolute - _mean([a for a, _ in v]), weighted - _mean([w for _, w in v]))
+        for g, v in permuted.items()
+        if v
+    }
     return CrossValidation(
         heuristic=",".join(sorted(heuristics)),
         device=",".join(sorted(devices)),
         techniques=techniques,
         predictions=preds,
-        confusion=confusion,
+        confusion=_confusion(techniques, preds),
         importances=dict(sorted(importances.items(), key=lambda kv: -kv[1])),
         majority=majority,
         majority_share=float(counts.max() / counts.sum()),
+        ranking=_ranking(y),
+        permutation=dict(sorted(loss.items(), key=lambda kv: (-kv[1][1], -kv[1][0]))),
+    )
+
+
+def _substituted(
+    model: TechniqueForest,
+    X: np.ndarray[Any, Any],
+    i: int,
+    groups: Mapping[str, list[int]],
+    row: TrainingRow,
+    pred: Prediction,
+) -> dict[str, tuple[float, float]]:
+    """Held-out kernel ``i`` predicted again with one feature's value replaced by each
+    training kernel's value of it in turn: the expectation, for this kernel, of a
+    permutation of that feature over the kernels (permutation importance measured on
+    held-out data, exactly rather than by random shuffles). Per feature: the mean
+    (correct, penalty) of those predictions."""
+    others = np.flatnonzero(np.arange(len(X)) != i)
+    blocks = []
+    for cols in groups.values():
+        block = np.repeat(X[i : i + 1], len(others), axis=0)
+        block[:, cols] = X[np.ix_(others, np.asarray(cols, dtype=np.intp))]
+        blocks.append(block)
+    proba = model.predict_proba(np.vstack(blocks))
+    classes = [str(c) for c in model.classes_]
+    out: dict[str, tuple[float, float]] = {}
+    for k, g in enumerate(groups):
+        part = proba[k * len(others) : (k + 1) * len(others)]
+        guesses = [_pick(classes, p, row) for p in part]
+        out[g] = (
+            _mean([t == pred.label for t in guesses]),
+            _mean([pred.penalties.get(t, 0.0) for t in guesses]),
+        )
+    return out
+
+
+def held_out_of(card: ModelCard, data: Dataset) -> CrossValidation:
+    """A trained model judged on the kernels of ``data`` it never saw.
+
+    The model is fitted from its card and dataset as ``gtune run`` loads it. A kernel
+    counts as seen when the model's dataset has a row for the same device and
+    heuristic with the same features (the same stencil at the same shape): the model
+    would answer it from memory. The rest are predicted as ``gtune run`` chooses (the
+    most probable technique the kernel has); ``majority`` is the model's own training
+    majority, the answer of a model-free choice trained on the same data.
+    """
+    model = card.load()
+    if card.with_device:
+        raise InputError("judging a model with device features is cross_device.py's job")
+    assert card.path is not None
+    trained = Dataset.read_csv(card.path.parent / card.dataset).usable()
+    seen = {(r.device, r.heuristic, tuple(r.traits.vector())) for r in trained.rows}
+    rows = sorted(
+        (
+            r
+            for r in data.usable().rows
+            if r.heuristic == card.heuristic
+            and r.device == card.device.get("identity", r.device)
+            and (r.device, r.heuristic, tuple(r.traits.vector())) not in seen
+        ),
+        key=lambda r: (r.device, r.heuristic, r.kernel),
+    )
+    if not rows:
+        raise InputError(
+            f"the dataset has no kernel for {card.heuristic} on "
+            f"{card.device.get('identity', '?')} that model {card.name} never saw",
+            source=card.path,
+        )
+    held = Dataset(rows)
+    techniques = sorted(set(held.techniques) | {str(c) for c in model.estimator.classes_})
+    preds = [
+        Prediction(
+            f"{r.kernel}@{r.device}",
+            r.label,
+            _choose(model.estimator, held.X()[k : k + 1], r),
+            penalties(r),
+            r.available,
+        )
+        for k, r in enumerate(held.rows)
+    ]
+    y = trained.y()
+    labels, counts = np.unique(y, return_counts=True)
+    names = held.feature_names()
+    imp = dict(zip(names, (float(v) for v in model.estimator.feature_importances_), strict=True))
+    return CrossValidation(
+        heuristic=card.heuristic,
+        device=str(card.device.get("identity", "")),
+        techniques=techniques,
+        predictions=preds,
+        confusion=_confusion(techniques, preds),
+        importances=dict(sorted(imp.items(), key=lambda kv: -kv[1])),
+        majority=str(labels[int(np.argmax(counts))]),
+        majority_share=float(np.mean(held.y() == labels[int(np.argmax(counts))])),
         ranking=_ranking(y),
     )
 
@@ -167,8 +378,10 @@ def _choose(model: TechniqueForest, x: np.ndarray[Any, Any], row: TrainingRow) -
     """The most probable technique the kernel has: what `gtune run` would search. A
     model that knows none of them leaves `gtune run` to the oracle, which finds the
     kernel's best technique."""
-    classes = [str(c) for c in model.classes_]
-    proba = model.predict_proba(x)[0]
+    return _pick([str(c) for c in model.classes_], model.predict_proba(x)[0], row)
+
+
+def _pick(classes: Sequence[str], proba: np.ndarray[Any, Any], row: TrainingRow) -> str:
     ranked = [t for t, _ in sorted(zip(classes, proba, strict=True), key=lambda cp: -cp[1])]
     have = [t for t in ranked if t in row.available]
     return have[0] if have else row.label
@@ -198,7 +411,6 @@ def held_out_devices(
     X = data.X(with_device)
     y = data.y()
     techniques = data.techniques
-    index = {t: k for k, t in enumerate(techniques)}
     names = data.feature_names(with_device)
     out: dict[str, CrossValidation] = {}
     for dev in devices:
@@ -213,9 +425,7 @@ def held_out_devices(
                     f"{row.kernel}@{row.device}", row.label, guess, penalties(row), row.available
                 )
             )
-        confusion = [[0] * len(techniques) for _ in techniques]
-        for p in preds:
-            confusion[index[p.label]][index[p.predicted]] += 1
+        confusion = _confusion(techniques, preds)
         labels, counts = np.unique(y[~held], return_counts=True)
         majority = str(labels[int(np.argmax(counts))])
         importances = dict(zip(names, (float(v) for v in model.feature_importances_), strict=True))

@@ -284,3 +284,25 @@ def test_shipped_cards_state_the_cross_validation_of_their_datasets() -> None:
         tol = 1e-9 if exact else 0.25
         assert cv.absolute == pytest.approx(card.cv["absolute_accuracy"], abs=tol)
         assert cv.penalty_weighted == pytest.approx(card.cv["penalty_weighted_accuracy"], abs=tol)
+
+
+def test_models_lists_each_cards_dataset_and_accuracies(tmp_path) -> None:
+    from gtune.loadpredict.models import shipped_model_dir
+    from tests.conftest import run_gtune
+
+    shown = run_gtune("models", env_extra={"GTUNE_MODELS": str(tmp_path)})
+    assert shown.returncode == 0, shown.stderr
+    cards = [ModelCard.read(p) for p in sorted(shipped_model_dir().glob("*.model.json"))]
+    for card in cards:
+        cv = card.cv
+        line = next(s for s in shown.stdout.splitlines() if card.name in s and "│" in s)
+        assert f"{cv['absolute_accuracy']:.2f}" in line
+        assert f"{cv['penalty_weighted_accuracy']:.3f}" in line
+        assert (
+            f"{cv['majority_technique']} ({cv['majority_penalty_weighted_accuracy']:.3f})" in line
+        )
+        decisive = cv["decisive"]
+        assert f"({decisive['kernels']} kernels)" in line
+        assert f"{card.name}: dataset {card.dataset}; {card.source}" in " ".join(
+            shown.stdout.split()
+        ).replace("│", "")

@@ -237,3 +237,97 @@ def test_held_out_device_needs_two_devices() -> None:
 
     with pytest.raises(InputError, match="2 devices"):
         held_out_devices(Dataset(_device_rows("gpu", _device(True, 1), 3)))
+
+
+def _radius_rule(n: int = 20) -> list[TrainingRow]:
+    """Small radii: global wins by 2x; large: local wins; radius 3: a near-tie."""
+    rows = []
+    for i in range(n):
+        radius = 1 + i % 5
+        if radius == 3:
+            times = {"global": 1.0, "local": 1.01}
+        elif radius <= 2:
+            times = {"global": 1.0, "local": 2.0}
+        else:
+            times = {"global": 2.0, "local": 1.0}
+        rows.append(_row(f"k{i:02d}", radius, times))
+    return rows
+
+
+def test_margin_and_decisive_kernels_leave_near_ties_out() -> None:
+    cv = leave_one_out(Dataset(_radius_rule()), estimator=TechniqueForest(n_estimators=20))
+    margins = {p.kernel.split("@")[0]: p.margin for p in cv.predictions}
+    assert margins["k00"] == pytest.approx(1.0)  # radius 1: runner-up 2x slower
+    assert margins["k02"] == pytest.approx(0.01)  # radius 3: 1 % slower
+    decisive = cv.decisive()
+    assert len(decisive.predictions) == 16  # every radius but 3
+    assert sum(map(sum, decisive.confusion)) == 16
+    assert all(p.margin > 0.05 for p in decisive.predictions)
+    # a forest that learned the rule is right where it matters; the majority is not
+    assert decisive.absolute == 1.0 and decisive.penalty_weighted == 1.0
+    assert decisive.majority_penalty_weighted < 1.0
+    scores = cv.scores()
+    assert scores["kernels"] == 20
+    assert scores["majority_absolute_accuracy"] == pytest.approx(cv.majority_absolute)
+    only = cv.only(["k00@dev-1", "k01@dev-1"])
+    assert [p.kernel for p in only.predictions] == ["k00@dev-1", "k01@dev-1"]
+    assert math.isinf(_searched("x", 1, {"global": 1.0, "stream": math.inf}).times["stream"])
+    single = leave_one_out(
+        Dataset([*_radius_rule(6), _searched("x", 1, {"global": 1.0, "stream": math.inf})]),
+        estimator=TechniqueForest(n_estimators=5),
+    )
+    assert math.isinf({p.kernel: p.margin for p in single.predictions}["x@dev-1"])
+
+
+def test_permutation_importance_finds_the_feature_that_decides() -> None:
+    import dataclasses
+
+    # only radius_x differs between kernels, and it decides the label
+    rows = [
+        dataclasses.replace(r, traits=dataclasses.replace(_traits(1), radius_x=r.traits.radius_x))
+        for r in _radius_rule()
+    ]
+    cv = leave_one_out(Dataset(rows), estimator=TechniqueForest(n_estimators=30), permutation=True)
+    lost = {name: w for name, (_, w) in cv.permutation.items()}
+    assert cv.absolute == 1.0
+    assert lost["radius_x"] > 0.1
+    # the one-hot pattern and the shape are the same for every kernel: they cannot matter
+    assert lost["pattern"] == 0.0 and lost["log2_nx"] == 0.0 and lost["points"] == 0.0
+    assert "pattern=star" not in cv.permutation  # one-hot columns are one feature
+    assert cv.to_dict()["permutation_importances"]["pattern"]["penalty_weighted"] == 0.0
+
+
+def test_leave_one_out_does_not_depend_on_the_order_rows_came_in() -> None:
+    rows = _radius_rule()
+    rows[0] = _row("k00", 3, {"global": 1.0, "local": 1.3})  # something to get wrong
+    a = leave_one_out(Dataset(rows), estimator=TechniqueForest(n_estimators=10))
+    b = leave_one_out(Dataset(rows[::-1]), estimator=TechniqueForest(n_estimators=10))
+    assert a.to_dict() == b.to_dict()
+
+
+def test_a_trained_model_is_judged_on_the_kernels_it_never_saw(tmp_path) -> None:
+    from gtune.loadpredict import ModelCard
+    from gtune.training import held_out_of
+
+    seen = _radius_rule(10)
+    Dataset(seen).write_csv(tmp_path / "m.csv")
+    card = ModelCard(
+        name="m",
+        heuristic="hybrid",
+        device={"identity": "dev-1", "vendor": "v", "name": "n", "type": "GPU"},
+        dataset="m.csv",
+        estimator={"n_estimators": 20},
+    )
+    card.write(tmp_path)
+    # a renamed twin of a training kernel (same features) counts as seen
+    twin = _row("twin", 1, {"global": 1.0, "local": 2.0})
+    wide = _row("wide", 7, {"global": 3.0, "local": 1.0})
+    other = TrainingRow("elsewhere", "dev-2", "hybrid", _traits(8), {"global": 1.0, "local": 2.0})
+    cv = held_out_of(ModelCard.read(tmp_path / "m.model.json"), Dataset([*seen, twin, wide, other]))
+    assert [p.kernel for p in cv.predictions] == ["wide@dev-1"]
+    assert cv.predictions[0].predicted == "local" and cv.absolute == 1.0
+    assert cv.majority == "global"  # the model's own training majority
+    from gtune.exceptions import InputError
+
+    with pytest.raises(InputError, match="never saw"):
+        held_out_of(ModelCard.read(tmp_path / "m.model.json"), Dataset(seen))
