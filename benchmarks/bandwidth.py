@@ -162,12 +162,22 @@ def copy_bandwidth(
         kernel, device=device, strategy="exhaustive", runs=runs, confirm=None, store=store
     )
     best = report.best_result
+    per_vx: dict[int, tuple[float, dict[str, int]]] = {}  # the best of each vector width
+    for run in report.runs:
+        for e in run.outcome.trace if run.outcome is not None else []:
+            vx = int(e.config.get("VX", 1))
+            if e.result.ok and (vx not in per_vx or e.result.median_s < per_vx[vx][0]):
+                per_vx[vx] = (e.result.median_s, dict(e.config))
     return {
         "config": report.best_config,
         "time_s": best.median_s if best is not None else None,
         "gbs": report.gbs(),
         "evaluations": report.evaluations,
         "wall_s": report.wall_s,
+        "by_vx": {
+            vx: {"config": cfg, "time_s": t, "gbs": report.gbs(t)}
+            for vx, (t, cfg) in sorted(per_vx.items())
+        },
     }
 
 

@@ -36,6 +36,7 @@ import json
 import os
 import platform
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -146,14 +147,17 @@ def remeasure(
     device: DeviceLimits,
     kernels: Mapping[str, TunableKernel],
     results: dict[str, Any],
-    copies: Mapping[str, tuple[TunableKernel, dict[str, int]]],
+    copies: Mapping[str, tuple[TunableKernel, dict[str, int], dict[str, int] | None]],
     rounds: int,
 ) -> dict[str, float]:
-    """Copies and winners side by side, alternating; fills each entry's time, GB/s and
-    fraction of the copy of its size."""
-    runs: list[tuple[str, TunableKernel, Mapping[str, int]]] = [
-        (f"copy {size}", k, cfg) for size, (k, cfg) in copies.items()
-    ]
+    """Copies (the best, and the best with scalar loads, VX = 1) and winners side by
+    side, alternating; fills each entry's time, GB/s and fraction of the copy of its
+    size (and of the scalar copy: the template's winners load scalars)."""
+    runs: list[tuple[str, TunableKernel, Mapping[str, int]]] = []
+    for size, (k, cfg, scalar) in copies.items():
+        runs.append((f"copy {size}", k, cfg))
+        if scalar is not None and scalar != cfg:
+            runs.append((f"scalar copy {size}", k, scalar))
     for name, entry in results.items():
         if entry["defaults"].get("config"):
             runs.append((f"{name} defaults", kernels[name], entry["defaults"]["config"]))
@@ -165,6 +169,8 @@ def remeasure(
         copy_s = times[f"copy {entry['size']}"]
         entry["copy_s"] = copy_s
         entry["copy_gbs"] = entry["bytes_moved"] / copy_s / 1e9
+        scalar_s = times.get(f"scalar copy {entry['size']}", copy_s)
+        entry["scalar_copy_gbs"] = entry["bytes_moved"] / scalar_s / 1e9
         for which, e in (("defaults", entry["defaults"]), ("best technique", None)):
             if e is None:
                 bt = best_technique(entry)
@@ -179,6 +185,7 @@ def remeasure(
             e["time_s"] = s
             e["gbs"] = entry["bytes_moved"] / s / 1e9
             e["fraction_of_copy"] = copy_s / s
+            e["fraction_of_scalar_copy"] = scalar_s / s
     return times
 
 
@@ -216,14 +223,19 @@ def summary(data: Mapping[str, Any]) -> str:
         f"copy kernel re-measured side by side, medians of {data['rounds']} alternating "
         f"rounds; every array read once and written once. Wall time {data['wall_s']:.0f} s.",
         "",
-        "Copy kernel (tuned exhaustively, work-group and vector width): "
+        "Copy kernel (tuned exhaustively, work-group and vector width; the target is against "
+        "the best, float4 where it wins; *scalar copy*: the best with VX = 1, as the "
+        "template's winners load): "
         + "; ".join(
-            f"{size}: {c['gbs']:.0f} GB/s tuned, {c['config']}" for size, c in data["copy"].items()
+            f"{size}: {c['gbs']:.0f} GB/s tuned, {c['config']} (by VX: "
+            + ", ".join(f"{vx}: {v['gbs']:.0f}" for vx, v in c["by_vx"].items() if v["gbs"])
+            + ")"
+            for size, c in data["copy"].items()
         ),
         "",
-        "| kernel | size | searched | winner | time | GB/s | copy GB/s | of copy | configs | "
-        "tuning s |",
-        "|---|---|---|---|---:|---:|---:|---:|---:|---:|",
+        "| kernel | size | searched | winner | time | GB/s | copy GB/s | of copy | "
+        "of scalar copy | configs | tuning s |",
+        "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for name, r in results.items():
         d = r["defaults"]
@@ -231,7 +243,8 @@ def summary(data: Mapping[str, Any]) -> str:
             f"| {name} | {r['size']} | {', '.join(str(t) for t in d['searched'])} | "
             f"{d['technique']} | {(d.get('time_s') or 0) * 1e3:.3f} ms | "
             f"{d.get('gbs') or 0:.0f} | {r.get('copy_gbs') or 0:.0f} | "
-            f"{pct(d.get('fraction_of_copy'))} | {d['evaluations']} | {d['wall_s']:.0f} |"
+            f"{pct(d.get('fraction_of_copy'))} | {pct(d.get('fraction_of_scalar_copy'))} | "
+            f"{d['evaluations']} | {d['wall_s']:.0f} |"
         )
     v = data["verdict"]
     lines += [
@@ -364,17 +377,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         results[name] = tune_kernel(kernel, device, store, budget, args.all_techniques, done, save)
 
     copies: dict[str, Any] = {}
-    copy_runs: dict[str, tuple[TunableKernel, dict[str, int]]] = {}
-    for kernel in kernels.values():
-        size = size_text(kernel.sizes)
-        if size in copies:
-            continue
-        copier = bw.copy_kernel(out / "kernels" / size, kernel.sizes)
-        copies[size] = bw.copy_bandwidth(copier, device, runs=5, store=store)
-        copy_runs[size] = (copier, dict(copies[size]["config"]))
-        log(f"copy {size}: {copies[size]['gbs']:.0f} GB/s {copies[size]['config']}")
-    log(f"re-measuring {len(results)} kernels and the copy, {args.rounds} alternating rounds")
-    times = remeasure(device, kernels, results, copy_runs, args.rounds)
+    copy_runs: dict[str, tuple[TunableKernel, dict[str, int], dict[str, int] | None]] = {}
+    with tempfile.TemporaryDirectory(prefix="gtune-onestep-") as tmp:  # OUT: results only
+        for kernel in kernels.values():
+            size = size_text(kernel.sizes)
+            if size in copies:
+                continue
+            copier = bw.copy_kernel(Path(tmp) / size, kernel.sizes)
+            copies[size] = bw.copy_bandwidth(copier, device, runs=5, store=store)
+            scalar = (copies[size]["by_vx"].get(1) or {}).get("config")
+            copy_runs[size] = (copier, dict(copies[size]["config"]), scalar)
+            widths = ", ".join(
+                f"VX {vx} {c['gbs']:.0f}" for vx, c in copies[size]["by_vx"].items() if c["gbs"]
+            )
+            log(f"copy {size}: {copies[size]['gbs']:.0f} GB/s {copies[size]['config']} ({widths})")
+        log(f"re-measuring {len(results)} kernels and the copy, {args.rounds} alternating rounds")
+        times = remeasure(device, kernels, results, copy_runs, args.rounds)
 
     data: dict[str, Any] = {
         "device": device.name,

@@ -38,6 +38,7 @@ class Case:
     kernel_id: str  # prefix
     size: int  # cube side
     note: str
+    radius: int = 1
 
 
 CASES = (
@@ -61,6 +62,15 @@ CASES = (
         "8875ff393a9d480d42dc",
         256,
         "gtune train labels: hybrid, 100 configurations per technique",
+        radius=2,
+    ),
+    Case(
+        "dense_3d_xyz_r1 (box27's shape)",
+        "compare-predicted/seven-kernels/results.db.gz",
+        "46ec80921b9d0194a521",
+        256,
+        "gtune compare: hybrid (predicted stream), expert search over the whole space "
+        "(2,364 configurations) and random (500): the widest coverage recorded",
     ),
     Case(
         "heat3d",
@@ -131,6 +141,37 @@ def region_table(
         yield f"| {p} | " + "; ".join(cells) + " |"
 
 
+BINS = (1.1, 1.2, 1.35, 1.5, 1.75, 2.0, 3.0, float("inf"))
+
+
+def loads_per_output(cfg: Mapping[str, int | str], r: int) -> float:
+    """Streaming: input elements a work-group loads per output, from the tile with its
+    x/y halo ((SX+2R)(SY+2R) / SX SY) and the chunk with its z halo ((ZC+2R) / ZC)."""
+    sx = int(cfg.get("WX", 1)) * int(cfg.get("BX", 1)) * int(cfg.get("CX", 1))
+    sy = int(cfg.get("WY", 1)) * int(cfg.get("CY", 1))
+    zc = int(cfg.get("ZC", 1))
+    return (sx + 2 * r) * (sy + 2 * r) / (sx * sy) * (zc + 2 * r) / zc
+
+
+def loads_table(found: Sequence[tuple[float, dict[str, int | str]]], r: int) -> Iterator[str]:
+    stream = [(s, loads_per_output(c, r)) for s, c in found if c["technique"] == "stream"]
+    if len(stream) < 10:
+        return
+    best = min(s for s, _ in found)
+    yield "Streaming: input loads per output (tile and chunk halos) against the best time:"
+    yield ""
+    yield "| loads per output | configurations | best time (of the best) |"
+    yield "|---|---:|---|"
+    lo = 1.0
+    for hi in BINS:
+        inside = [s for s, a in stream if lo <= a < hi]
+        if inside:
+            b = min(inside)
+            yield f"| {lo:.2f}-{hi:.2f} | {len(inside)} | {b * 1e6:.1f} µs ({best / b:.0%}) |"
+        lo = hi
+    yield ""
+
+
 def top(found: Sequence[tuple[float, dict[str, int | str]]], n: int) -> Iterator[str]:
     yield "| µs | technique | WX | WY | WZ | BX | VX | CX | CY | CZ | ZC |"
     yield "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
@@ -169,6 +210,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "",
                 *region_table(found, args.within),
                 "",
+                *loads_table(found, case.radius),
                 f"Fastest {args.top}:",
                 "",
                 *top(found, args.top),

@@ -32,12 +32,16 @@ def test_defaults_and_every_technique_against_copy(tmp_path: Path) -> None:
     data = json.loads((out / "onestep.json").read_text())
     assert set(data["kernels"]) == {"heat3d", "jacobi2d"}
     assert set(data["copy"]) == {"32x32x32", "64x64"}
+    for copy in data["copy"].values():  # the best of each vector width of the copy
+        assert set(copy["by_vx"]) == {"1", "2", "4"}
+        assert copy["gbs"] == max(v["gbs"] for v in copy["by_vx"].values())
     fractions = []
     for k in data["kernels"].values():
         d = k["defaults"]
         assert d["config"] and d["technique"] in d["searched"]
         assert d["time_s"] > 0 and d["fraction_of_copy"] == pytest.approx(k["copy_s"] / d["time_s"])
         fractions.append(d["fraction_of_copy"])
+        assert d["fraction_of_scalar_copy"] > 0
         assert {"global", "vec", "stream"} <= set(k["techniques"])
         best = k["best_technique"]
         assert best["tuned_s"] == min(
