@@ -18,9 +18,11 @@ once, as for the copy; each kernel is compared with the copy of its own size.
 Writes into OUT: ``onestep.json`` (everything), ``onestep.md`` (per kernel: the
 technique chosen, the configuration, time, GB/s, fraction of copy, configurations and
 seconds spent; the geometric mean against the 95 % / 90 % targets) and ``onestep.png``.
-Every measurement goes to ``OUT/onestep.db``; after each kernel ``onestep.partial.json``
-holds what is done, so a run cut short resumes where it stopped when started again with
-the same OUT (the kernels done are skipped, a cut search is served by the store).
+Every measurement goes to ``OUT/onestep.db``, and after each tuning ``onestep.tuned.json``
+holds what the tunings found, so a run cut short (a time limit) resumes where it stopped
+when started again with the same OUT: the tunings done are skipped, a cut search is
+served by the store, and the copy and the side-by-side rounds run again. So does a later
+``--all-techniques`` run into the same OUT (the defaults' tunings are kept).
 
     python3 benchmarks/onestep.py OUT [--device 0:0] [--kernels heat3d box27 ...]
         [--budget N|Ns] [--all-techniques] [--rounds 5] [--size 512] [--size2d 8192]
@@ -58,7 +60,7 @@ from gtune.tuning.techniques import technique_of
 DEFAULT_KERNELS = ("heat3d", "box27", "laplacian4", "jacobi2d")
 TARGET_MEAN = 0.95  # geometric mean over the kernels, of copy bandwidth
 TARGET_EACH = 0.90  # no kernel below
-PARTIAL = "onestep.partial.json"
+TUNED = "onestep.tuned.json"  # what the tunings found, kept for a later run
 log = bw.log
 
 
@@ -353,9 +355,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     store = str(out / "onestep.db")
     kernels = dict(load(name, n3, n2) for name in args.kernels or DEFAULT_KERNELS)
-    partial_path = out / PARTIAL
-    partial: dict[str, Any] = (
-        json.loads(partial_path.read_text()) if partial_path.exists() else {"kernels": {}}
+    tuned_path = out / TUNED
+    tuned: dict[str, Any] = (
+        json.loads(tuned_path.read_text()) if tuned_path.exists() else {"kernels": {}}
     )
     device = select_device(args.device)
     log(
@@ -366,13 +368,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     results: dict[str, Any] = {}
     for name, kernel in kernels.items():
         log(f"{name} ({size_text(kernel.sizes)}):")
-        done = partial["kernels"].get(name)
-        if done and done.get("size") != size_text(kernel.sizes):
-            done = None
+        done = tuned["kernels"].get(name)
+        if done and (done.get("size"), done.get("budget")) != (
+            size_text(kernel.sizes),
+            args.budget,
+        ):
+            done = None  # tuned at another size or budget: tuned again
 
         def save(entry: dict[str, Any], name: str = name) -> None:
-            partial["kernels"][name] = entry
-            partial_path.write_text(json.dumps(partial, indent=1, default=str))
+            entry["budget"] = args.budget
+            tuned["kernels"][name] = entry
+            tuned_path.write_text(json.dumps(tuned, indent=1, default=str))
 
         results[name] = tune_kernel(kernel, device, store, budget, args.all_techniques, done, save)
 
@@ -414,7 +420,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     (out / "onestep.md").write_text(md)
     (out / "onestep.json").write_text(json.dumps(data, indent=1, default=str))
     plot(out / "onestep.png", data)
-    partial_path.unlink(missing_ok=True)
     log(md)
     log(f"wall time {data['wall_s']:.0f} s; results in {out}")
     return 0
