@@ -5,10 +5,10 @@ For each kernel (default: heat3d, box27, laplacian4 at 512³ and jacobi2d at 819
 the library call ``gtune run`` makes with its defaults: :func:`gtune.tune` with the
 hybrid spec, the technique the load predictor picks for the device (a shipped model
 under gtune/data/models), no budget (the spec runs to its end), adaptive timing and the
-confirmation round. With ``--all-techniques``, every technique of the kernel is also
-searched alone with the same spec and budget (the store is shared, so the predicted
-technique's search is served from it), which tells whether the defaults or the
-template's space is the limit.
+confirmation round. With ``--all-techniques``, every technique of the kernel (or those
+of ``--techniques``) is also searched alone with the same spec and budget (or
+``--technique-budget``; the store is shared, so the predicted technique's search is
+served from it), which tells whether the defaults or the template's space is the limit.
 
 Then, in one batch, the copy kernel (tuned exhaustively at each kernel size; float4
 among its vector widths) and every winner are re-measured side by side in alternating
@@ -25,8 +25,8 @@ served by the store, and the copy and the side-by-side rounds run again. So does
 ``--all-techniques`` run into the same OUT (the defaults' tunings are kept).
 
     python3 benchmarks/onestep.py OUT [--device 0:0] [--kernels heat3d box27 ...]
-        [--budget N|Ns] [--all-techniques] [--rounds 5] [--size 512] [--size2d 8192]
-        [--small]
+        [--budget N|Ns] [--all-techniques [--techniques global stream ...]
+        [--technique-budget N|Ns]] [--rounds 5] [--size 512] [--size2d 8192] [--small]
 
 ``--small``: 32³ and 64² (a smoke test on PoCL).
 """
@@ -49,9 +49,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bandwidth as bw
 
-from gtune.api import tune
-from gtune.budget import Budget
+from gtune.api import as_budget, tune
 from gtune.device import DeviceLimits
+from gtune.exceptions import GtuneError
 from gtune.kernel import TunableKernel
 from gtune.measure import select_device
 from gtune.tuning import TuningReport
@@ -101,20 +101,23 @@ def tune_kernel(
     kernel: TunableKernel,
     device: DeviceLimits,
     store: str,
-    budget: Budget | None,
-    all_techniques: bool,
+    budget: str | None,
+    techniques: Sequence[str] | None,
+    technique_budget: str | None,
     done: Mapping[str, Any] | None,
     save: Callable[[dict[str, Any]], None],
 ) -> dict[str, Any]:
-    """``gtune run``'s defaults, then (``all_techniques``) each technique alone; an entry
-    of ``done`` (a run cut short) is kept; ``save`` is given the entry after each tuning."""
+    """``gtune run``'s defaults (``budget``: None, as there), then each technique of
+    ``techniques`` (empty: every one; None: none) alone under ``technique_budget``. A
+    tuning recorded in ``done`` (an earlier run into the same folder) at the same budget
+    is kept; ``save`` is given the entry after each tuning."""
     entry: dict[str, Any] = dict(done or {})
     entry.setdefault("size", size_text(kernel.sizes))
     entry.setdefault("bytes_moved", kernel.bytes_moved())
-    if "defaults" not in entry:
+    if (entry.get("defaults") or {}).get("budget", "-") != budget:
         t0 = time.monotonic()
-        report = tune(kernel, device=device, budget=budget, store=store)
-        entry["defaults"] = summarize(report, kernel, time.monotonic() - t0)
+        report = tune(kernel, device=device, budget=as_budget(budget), store=store)
+        entry["defaults"] = summarize(report, kernel, time.monotonic() - t0) | {"budget": budget}
         d = entry["defaults"]
         log(
             f"  defaults: searched {d['searched']}, best {d['technique']} "
@@ -122,20 +125,28 @@ def tune_kernel(
             f"({d['evaluations']} configs, {d['wall_s']:.0f} s)"
         )
         save(entry)
-    if all_techniques:
-        per = entry.setdefault("techniques", {})
-        for name in kernel.techniques:
-            if name in per:
-                continue
-            t0 = time.monotonic()
-            report = tune(
-                kernel, device=device, technique=name, budget=budget, store=store, confirm=None
-            )
-            per[name] = summarize(report, kernel, time.monotonic() - t0)
-            e = per[name]
-            shown = f"{e['tuned_s'] * 1e3:.3f} ms" if e["tuned_s"] else "nothing ran"
-            log(f"  {name:8s} {shown} ({e['evaluations']} configs, {e['wall_s']:.0f} s)")
-            save(entry)
+    if techniques is None:
+        return entry
+    per = entry.setdefault("techniques", {})
+    for name in kernel.techniques:
+        if techniques and name not in techniques:
+            continue
+        if (per.get(name) or {}).get("budget", "-") == technique_budget:
+            continue
+        t0 = time.monotonic()
+        report = tune(
+            kernel,
+            device=device,
+            technique=name,
+            budget=as_budget(technique_budget),
+            store=store,
+            confirm=None,
+        )
+        per[name] = summarize(report, kernel, time.monotonic() - t0) | {"budget": technique_budget}
+        e = per[name]
+        shown = f"{e['tuned_s'] * 1e3:.3f} ms" if e["tuned_s"] else "nothing ran"
+        log(f"  {name:8s} {shown} ({e['evaluations']} configs, {e['wall_s']:.0f} s)")
+        save(entry)
     return entry
 
 
@@ -261,8 +272,9 @@ def summary(data: Mapping[str, Any]) -> str:
             techs += [t for t in r.get("techniques", {}) if t not in techs]
         lines += [
             "",
-            "Each technique searched alone with the same spec and budget (tuned times; "
-            "the best one re-measured in the batch above):",
+            f"Each technique searched alone, hybrid spec, budget "
+            f"{data['technique_budget'] or 'none'} (tuned times; the best one re-measured "
+            "in the batch above):",
             "",
             "| kernel | " + " | ".join(techs) + " | best, re-measured | configs (all) | s (all) |",
             "|---|" + "---:|" * (len(techs) + 3),
@@ -340,7 +352,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--all-techniques",
         action="store_true",
-        help="also search every technique alone with the same budget",
+        help="also search every technique alone (with --budget, or --technique-budget)",
+    )
+    parser.add_argument(
+        "--techniques", nargs="+", help="with --all-techniques: only these techniques"
+    )
+    parser.add_argument(
+        "--technique-budget",
+        help="with --all-techniques: the budget of each technique's search (default: --budget)",
     )
     parser.add_argument("--rounds", type=int, default=5, help="alternating re-measurements")
     parser.add_argument("--size", type=int, default=512, help="3D cube side (default 512)")
@@ -348,13 +367,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--small", action="store_true", help="32³ and 64² (PoCL smoke test)")
     args = parser.parse_args(argv)
     n3, n2 = (32, 64) if args.small else (args.size, args.size2d)
-    budget = Budget.parse(args.budget) if args.budget else None
+    for text, flag in ((args.budget, "--budget"), (args.technique_budget, "--technique-budget")):
+        if text:
+            try:
+                as_budget(text)
+            except GtuneError as exc:
+                parser.error(f"{flag}: {exc}")
+    technique_budget = args.technique_budget or args.budget
+    techniques = (args.techniques or []) if args.all_techniques else None
 
     started = time.monotonic()
     out: Path = args.outdir
     out.mkdir(parents=True, exist_ok=True)
     store = str(out / "onestep.db")
     kernels = dict(load(name, n3, n2) for name in args.kernels or DEFAULT_KERNELS)
+    known = {t for k in kernels.values() for t in k.techniques}
+    unknown = sorted(set(args.techniques or []) - known)
+    if unknown:
+        parser.error(f"--techniques: no kernel has {', '.join(unknown)} ({', '.join(known)})")
     tuned_path = out / TUNED
     tuned: dict[str, Any] = (
         json.loads(tuned_path.read_text()) if tuned_path.exists() else {"kernels": {}}
@@ -369,18 +399,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name, kernel in kernels.items():
         log(f"{name} ({size_text(kernel.sizes)}):")
         done = tuned["kernels"].get(name)
-        if done and (done.get("size"), done.get("budget")) != (
-            size_text(kernel.sizes),
-            args.budget,
-        ):
-            done = None  # tuned at another size or budget: tuned again
+        if done and done.get("size") != size_text(kernel.sizes):
+            done = None  # tuned at another size: tuned again
 
         def save(entry: dict[str, Any], name: str = name) -> None:
-            entry["budget"] = args.budget
             tuned["kernels"][name] = entry
             tuned_path.write_text(json.dumps(tuned, indent=1, default=str))
 
-        results[name] = tune_kernel(kernel, device, store, budget, args.all_techniques, done, save)
+        results[name] = tune_kernel(
+            kernel,
+            device,
+            store,
+            args.budget,
+            techniques,
+            technique_budget,
+            done,
+            save,
+        )
 
     copies: dict[str, Any] = {}
     copy_runs: dict[str, tuple[TunableKernel, dict[str, int], dict[str, int] | None]] = {}
@@ -407,6 +442,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "budget": args.budget,
         "rounds": args.rounds,
         "all_techniques": args.all_techniques,
+        "technique_budget": technique_budget if args.all_techniques else None,
         "host": platform.node(),
         "cpus": os.cpu_count(),
         "copy": copies,

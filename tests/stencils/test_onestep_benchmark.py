@@ -68,7 +68,6 @@ def test_resumes_a_run_cut_short(tmp_path: Path) -> None:
     config = load_kernel(ROOT / "stencils" / "heat3d.yaml", sizes=sizes).default_config()
     done = {
         "size": "32x32x32",
-        "budget": None,
         "bytes_moved": 2 * 4 * 32**3,
         "defaults": {
             "searched": ["global"],
@@ -81,6 +80,7 @@ def test_resumes_a_run_cut_short(tmp_path: Path) -> None:
             "reused": 0,
             "wall_s": 1.0,
             "notes": [],
+            "budget": None,
         },
     }
     (out / "onestep.tuned.json").write_text(json.dumps({"kernels": {"heat3d": done}}))
@@ -90,3 +90,20 @@ def test_resumes_a_run_cut_short(tmp_path: Path) -> None:
     d = data["kernels"]["heat3d"]["defaults"]
     assert d["evaluations"] == 7 and d["config"] == config and d["time_s"] > 0
     assert "defaults:" not in r.stdout  # not tuned again
+    # a later run into the same folder: only the techniques asked for, the defaults kept
+    r = run(
+        out,
+        *("--kernels", "heat3d", "--all-techniques", "--techniques", "global", "stream"),
+        *("--technique-budget", "2"),
+    )
+    assert r.returncode == 0, r.stderr[-2000:]
+    k = json.loads((out / "onestep.json").read_text())["kernels"]["heat3d"]
+    assert k["defaults"]["evaluations"] == 7 and "defaults:" not in r.stdout
+    assert set(k["techniques"]) == {"global", "stream"}
+    assert all(e["budget"] == "2" and e["evaluations"] <= 2 for e in k["techniques"].values())
+    assert k["best_technique"]["technique"] in ("global", "stream")
+
+
+def test_unknown_technique_is_refused(tmp_path: Path) -> None:
+    r = run(tmp_path / "out", "--kernels", "heat3d", "--all-techniques", "--techniques", "nope")
+    assert r.returncode == 2 and "nope" in r.stderr
