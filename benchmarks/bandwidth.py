@@ -138,15 +138,46 @@ class Capture:
         return self.inner
 
 
-def copy_bandwidth(kernel: TunableKernel, device: DeviceLimits, runs: int) -> dict[str, Any]:
-    report = tune(kernel, device=device, strategy="exhaustive", runs=runs, confirm=None)
+def copy_kernel(work: Path, sizes: Mapping[str, int]) -> TunableKernel:
+    """The copy kernel (written into ``work``) at ``sizes`` (2D: NZ = 1)."""
+    work.mkdir(parents=True, exist_ok=True)
+    (work / "copy.cl").write_text(COPY_CL)
+    (work / "copy.yaml").write_text(COPY_YAML)
+    full = {"NX": sizes["NX"], "NY": sizes["NY"], "NZ": sizes.get("NZ", 1)}
+    return load_kernel(work / "copy.yaml", sizes=full)
+
+
+def real_kernel(name: str, sizes: Mapping[str, int]) -> TunableKernel:
+    """A real stencil of stencils/ by name (its description, as ``gtune run
+    stencils/NAME.cl`` reads it), or a NAME.stencil.yaml definition by path."""
+    path = Path(name) if name.endswith(".stencil.yaml") else ROOT / "stencils" / f"{name}.yaml"
+    return load_kernel(path, sizes=sizes)
+
+
+def copy_bandwidth(
+    kernel: TunableKernel, device: DeviceLimits, runs: int, store: str | None = None
+) -> dict[str, Any]:
+    """The copy kernel tuned exhaustively (work-group, vector width 1, 2 or 4)."""
+    report = tune(
+        kernel, device=device, strategy="exhaustive", runs=runs, confirm=None, store=store
+    )
     best = report.best_result
+    per_vx: dict[int, tuple[float, dict[str, int]]] = {}  # the best of each vector width
+    for run in report.runs:
+        for e in run.outcome.trace if run.outcome is not None else []:
+            vx = int(e.config.get("VX", 1))
+            if e.result.ok and (vx not in per_vx or e.result.median_s < per_vx[vx][0]):
+                per_vx[vx] = (e.result.median_s, dict(e.config))
     return {
         "config": report.best_config,
         "time_s": best.median_s if best is not None else None,
         "gbs": report.gbs(),
         "evaluations": report.evaluations,
         "wall_s": report.wall_s,
+        "by_vx": {
+            vx: {"config": cfg, "time_s": t, "gbs": report.gbs(t)}
+            for vx, (t, cfg) in sorted(per_vx.items())
+        },
     }
 
 
@@ -202,6 +233,38 @@ def tune_stencil(
                 entry["times_s"] = list(r.times_s)
     out["wall_s"] = time.monotonic() - started
     return out
+
+
+def alternate(
+    device: DeviceLimits, runs: Sequence[tuple[str, TunableKernel, Mapping[str, int]]], rounds: int
+) -> dict[str, float]:
+    """Median over ``rounds`` of each configuration's median, measured one after
+    another in each round (drift hits all alike); outputs are not checked again."""
+    import statistics
+    from dataclasses import replace
+
+    from gtune.exceptions import GtuneError
+    from gtune.kernel import Reference
+
+    made: dict[int, OpenCLEvaluator] = {}  # one evaluator per kernel
+    evaluators = []
+    for name, k, cfg in runs:
+        if id(k) not in made:
+            quiet = replace(k, reference=Reference("none"))
+            made[id(k)] = OpenCLEvaluator(quiet, device, verify=False, compile_workers=0)
+        evaluators.append((name, made[id(k)], dict(cfg)))
+    times: dict[str, list[float]] = {name: [] for name, _, _ in runs}
+    try:
+        for _ in range(rounds):
+            for name, ev, cfg in evaluators:
+                r = ev.evaluate(cfg)
+                if not r.ok:
+                    raise GtuneError(f"{name} failed at {cfg}: {r.status.value} {r.message[:200]}")
+                times[name].append(r.median_s)
+    finally:
+        for ev in made.values():
+            ev.close()
+    return {name: statistics.median(ts) for name, ts in times.items()}
 
 
 def fraction_table(
@@ -376,18 +439,16 @@ def main(argv: list[str] | None = None) -> int:
     )
     for name in wanted:
         if name in REAL_3D:
-            kernels[name] = load_kernel(ROOT / "stencils" / f"{name}.yaml", sizes=sizes)
+            kernels[name] = real_kernel(name, sizes)
         elif name.endswith(".stencil.yaml"):  # a 3D stencil definition, by path
-            kernels[Path(name).name.removesuffix(".yaml")] = load_kernel(name, sizes=sizes)
+            kernels[Path(name).name.removesuffix(".yaml")] = real_kernel(name, sizes)
         else:
             kernels[name] = load_kernel(generated[name].description)
 
     device = select_device(args.device)
     log(f"device: {device.name}; size {n}^3; spec {spec}; budget {budget} per technique")
-    (work / "copy.cl").write_text(COPY_CL)
-    (work / "copy.yaml").write_text(COPY_YAML)
-    copy_kernel = load_kernel(work / "copy.yaml", sizes=sizes)
-    copies = [copy_bandwidth(copy_kernel, device, args.runs)]
+    copier = copy_kernel(work, sizes)
+    copies = [copy_bandwidth(copier, device, args.runs)]
     log(f"copy: {copies[0]['gbs']:.1f} GB/s {copies[0]['config']}")
 
     results: dict[str, Any] = {}
@@ -398,7 +459,7 @@ def main(argv: list[str] | None = None) -> int:
         for t in results[name]["techniques"]:
             if t not in techniques:
                 techniques.append(t)
-    copies.append(copy_bandwidth(copy_kernel, device, args.runs))
+    copies.append(copy_bandwidth(copier, device, args.runs))
     log(f"copy again: {copies[1]['gbs']:.1f} GB/s {copies[1]['config']}")
     copy_gbs = max(c["gbs"] or 0.0 for c in copies)
     rows = fraction_table(results, copy_gbs, techniques)

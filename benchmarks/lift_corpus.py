@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import platform
 import re
 import sys
@@ -50,7 +49,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import yaml
-from bandwidth import COPY_CL, COPY_YAML, copy_bandwidth
+from bandwidth import alternate, copy_bandwidth, copy_kernel, geomean
 
 from gtune.api import tune
 from gtune.budget import Budget
@@ -59,7 +58,7 @@ from gtune.description import load_kernel
 from gtune.device import DeviceLimits
 from gtune.exceptions import GtuneError
 from gtune.kernel import TunableKernel
-from gtune.measure import OpenCLEvaluator, select_device
+from gtune.measure import select_device
 from gtune.stencils.definition import load_definition
 from gtune.stencils.lift import against_original, lift_kernel
 
@@ -85,41 +84,6 @@ def plain(entry: Mapping[str, Any], size: str) -> TunableKernel:
     args.kernel = str(PLAIN / entry["source"])
     args.size = size
     return open_tunable(args)
-
-
-def alternate(
-    device: DeviceLimits, runs: Sequence[tuple[str, TunableKernel, Mapping[str, int]]], rounds: int
-) -> dict[str, float]:
-    """Median over ``rounds`` of each configuration's median, measured one after another."""
-    import statistics
-    from dataclasses import replace
-
-    from gtune.kernel import Reference
-
-    made: dict[int, OpenCLEvaluator] = {}  # one evaluator per kernel
-    evaluators = []
-    for name, k, cfg in runs:
-        if id(k) not in made:
-            quiet = replace(k, reference=Reference("none"))
-            made[id(k)] = OpenCLEvaluator(quiet, device, verify=False, compile_workers=0)
-        evaluators.append((name, made[id(k)], dict(cfg)))
-    times: dict[str, list[float]] = {name: [] for name, _, _ in runs}
-    try:
-        for _ in range(rounds):
-            for name, ev, cfg in evaluators:
-                r = ev.evaluate(cfg)
-                if not r.ok:
-                    raise GtuneError(f"{name} failed at {cfg}: {r.status.value} {r.message[:200]}")
-                times[name].append(r.median_s)
-    finally:
-        for ev in made.values():
-            ev.close()
-    return {name: statistics.median(ts) for name, ts in times.items()}
-
-
-def geomean(values: Sequence[float]) -> float | None:
-    vals = [v for v in values if v and v > 0]
-    return math.exp(sum(math.log(v) for v in vals) / len(vals)) if vals else None
 
 
 def bench_kernel(
@@ -220,10 +184,7 @@ def bench_kernel(
 
 
 def copy_gbs(device: DeviceLimits, sizes: Mapping[str, int], work: Path) -> dict[str, Any]:
-    (work / "copy.cl").write_text(COPY_CL)
-    (work / "copy.yaml").write_text(COPY_YAML)
-    full = {"NX": sizes["NX"], "NY": sizes["NY"], "NZ": sizes.get("NZ", 1)}
-    return copy_bandwidth(load_kernel(work / "copy.yaml", sizes=full), device, runs=5)
+    return copy_bandwidth(copy_kernel(work, sizes), device, runs=5)
 
 
 def summary(data: Mapping[str, Any]) -> str:

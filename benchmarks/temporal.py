@@ -48,7 +48,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bandwidth as bw
 
-from gtune.description import load_kernel
 from gtune.kernel import TunableKernel
 from gtune.measure import select_device
 from gtune.stencils.definition import StencilDefinition, load_definition
@@ -232,9 +231,7 @@ def main(argv: list[str] | None = None) -> int:
     n, m = args.size, args.size2d
     log = bw.log
     log(f"device: {device.name}; {n}³ / {m}²; {args.steps} steps; budget {budget}")
-    (work / "copy.cl").write_text(bw.COPY_CL)
-    (work / "copy.yaml").write_text(bw.COPY_YAML)
-    copy_kernel = load_kernel(work / "copy.yaml", sizes={"NX": n, "NY": n, "NZ": n})
+    copy_kernel = bw.copy_kernel(work, {"NX": n, "NY": n, "NZ": n})
     copies = [bw.copy_bandwidth(copy_kernel, device, args.runs)]
     log(f"copy: {copies[0]['gbs']:.1f} GB/s {copies[0]['config']}")
 

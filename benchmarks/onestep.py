@@ -1,0 +1,470 @@
+"""One step at the bandwidth limit: the real stencils tuned with ``gtune run``'s defaults
+against a float4 copy kernel in one run (issue 27's one-step target).
+
+For each kernel (default: heat3d, box27, laplacian4 at 512³ and jacobi2d at 8192²),
+the library call ``gtune run`` makes with its defaults: :func:`gtune.tune` with the
+hybrid spec, the technique the load predictor picks for the device (a shipped model
+under gtune/data/models), no budget (the spec runs to its end), adaptive timing and the
+confirmation round. With ``--all-techniques``, every technique of the kernel (or those
+of ``--techniques``) is also searched alone with the same spec and budget (or
+``--technique-budget``; the store is shared, so the predicted technique's search is
+served from it), which tells whether the defaults or the template's space is the limit.
+
+Then, in one batch, the copy kernel (tuned exhaustively at each kernel size; float4
+among its vector widths) and every winner are re-measured side by side in alternating
+rounds (``--rounds``, medians). Bandwidth counts every array read once and written
+once, as for the copy; each kernel is compared with the copy of its own size.
+
+Writes into OUT: ``onestep.json`` (everything), ``onestep.md`` (per kernel: the
+technique chosen, the configuration, time, GB/s, fraction of copy, configurations and
+seconds spent; the geometric mean against the 95 % / 90 % targets) and ``onestep.png``.
+Every measurement goes to ``OUT/onestep.db``, and after each tuning ``onestep.tuned.json``
+holds what the tunings found, so a run cut short (a time limit) resumes where it stopped
+when started again with the same OUT: the tunings done are skipped, a cut search is
+served by the store, and the copy and the side-by-side rounds run again. So does a later
+``--all-techniques`` run into the same OUT (the defaults' tunings are kept).
+
+    python3 benchmarks/onestep.py OUT [--device 0:0] [--kernels heat3d box27 ...]
+        [--budget N|Ns] [--all-techniques [--techniques global stream ...]
+        [--technique-budget N|Ns]] [--rounds 5] [--size 512] [--size2d 8192] [--small]
+
+``--small``: 32³ and 64² (a smoke test on PoCL).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import bandwidth as bw
+
+from gtune.api import as_budget, tune
+from gtune.device import DeviceLimits
+from gtune.exceptions import GtuneError
+from gtune.kernel import TunableKernel
+from gtune.measure import select_device
+from gtune.tuning import TuningReport
+from gtune.tuning.techniques import technique_of
+
+DEFAULT_KERNELS = ("heat3d", "box27", "laplacian4", "jacobi2d")
+TARGET_MEAN = 0.95  # geometric mean over the kernels, of copy bandwidth
+TARGET_EACH = 0.90  # no kernel below
+TUNED = "onestep.tuned.json"  # what the tunings found, kept for a later run
+log = bw.log
+# notes of every run, left out of onestep.md (onestep.json keeps them)
+QUIET_NOTES = ("tunes only parameters this kernel lacks", "tied one to one")
+
+
+def size_text(sizes: Mapping[str, int]) -> str:
+    return "x".join(str(v) for v in sizes.values())
+
+
+def kernel_sizes(kernel: TunableKernel, n3: int, n2: int) -> dict[str, int]:
+    """The benchmark size of a kernel: n3 cubed in 3D, n2 squared in 2D."""
+    return {"NX": n3, "NY": n3, "NZ": n3} if "NZ" in kernel.sizes else {"NX": n2, "NY": n2}
+
+
+def load(name: str, n3: int, n2: int) -> tuple[str, TunableKernel]:
+    """A kernel by name (stencils/NAME.yaml) or NAME.stencil.yaml path, at its size."""
+    small = bw.real_kernel(name, {})
+    label = Path(name).name.removesuffix(".stencil.yaml") if name.endswith(".yaml") else name
+    return label, small.with_sizes(kernel_sizes(small, n3, n2))
+
+
+def summarize(report: TuningReport, kernel: TunableKernel, wall_s: float) -> dict[str, Any]:
+    """What a tuning found and what it cost."""
+    best = report.best_result
+    return {
+        "searched": [r.technique for r in report.runs],
+        "technique": technique_of(kernel, report.best_config),
+        "config": report.best_config,
+        "tuned_s": best.median_s if best is not None else None,
+        "tuned_gbs": report.gbs(),
+        "evaluations": report.evaluations,
+        "measured": report.measured,
+        "reused": report.reused,
+        "wall_s": wall_s,
+        "notes": list(report.notes),
+    }
+
+
+def tune_kernel(
+    kernel: TunableKernel,
+    device: DeviceLimits,
+    store: str,
+    budget: str | None,
+    techniques: Sequence[str] | None,
+    technique_budget: str | None,
+    done: Mapping[str, Any] | None,
+    save: Callable[[dict[str, Any]], None],
+) -> dict[str, Any]:
+    """``gtune run``'s defaults (``budget``: None, as there), then each technique of
+    ``techniques`` (empty: every one; None: none) alone under ``technique_budget``. A
+    tuning recorded in ``done`` (an earlier run into the same folder) at the same budget
+    is kept; ``save`` is given the entry after each tuning."""
+    entry: dict[str, Any] = dict(done or {})
+    entry.setdefault("size", size_text(kernel.sizes))
+    entry.setdefault("bytes_moved", kernel.bytes_moved())
+    if (entry.get("defaults") or {}).get("budget", "-") != budget:
+        t0 = time.monotonic()
+        report = tune(kernel, device=device, budget=as_budget(budget), store=store)
+        entry["defaults"] = summarize(report, kernel, time.monotonic() - t0) | {"budget": budget}
+        d = entry["defaults"]
+        log(
+            f"  defaults: searched {d['searched']}, best {d['technique']} "
+            f"{(d['tuned_s'] or 0) * 1e3:.3f} ms {d['config']} "
+            f"({d['evaluations']} configs, {d['wall_s']:.0f} s)"
+        )
+        save(entry)
+    if techniques is None:
+        return entry
+    per = entry.setdefault("techniques", {})
+    for name in kernel.techniques:
+        if techniques and name not in techniques:
+            continue
+        if (per.get(name) or {}).get("budget", "-") == technique_budget:
+            continue
+        t0 = time.monotonic()
+        report = tune(
+            kernel,
+            device=device,
+            technique=name,
+            budget=as_budget(technique_budget),
+            store=store,
+            confirm=None,
+        )
+        per[name] = summarize(report, kernel, time.monotonic() - t0) | {"budget": technique_budget}
+        e = per[name]
+        shown = f"{e['tuned_s'] * 1e3:.3f} ms" if e["tuned_s"] else "nothing ran"
+        log(f"  {name:8s} {shown} ({e['evaluations']} configs, {e['wall_s']:.0f} s)")
+        save(entry)
+    return entry
+
+
+def best_technique(entry: Mapping[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    """The per-technique search with the fastest tuned time."""
+    ok = [(t, e) for t, e in (entry.get("techniques") or {}).items() if e.get("tuned_s")]
+    return min(ok, key=lambda te: te[1]["tuned_s"]) if ok else None
+
+
+def remeasure(
+    device: DeviceLimits,
+    kernels: Mapping[str, TunableKernel],
+    results: dict[str, Any],
+    copies: Mapping[str, tuple[TunableKernel, dict[str, int], dict[str, int] | None]],
+    rounds: int,
+) -> dict[str, float]:
+    """Copies (the best, and the best with scalar loads, VX = 1) and winners side by
+    side, alternating; fills each entry's time, GB/s and fraction of the copy of its
+    size (and of the scalar copy: the template's winners load scalars)."""
+    runs: list[tuple[str, TunableKernel, Mapping[str, int]]] = []
+    for size, (k, cfg, scalar) in copies.items():
+        runs.append((f"copy {size}", k, cfg))
+        if scalar is not None and scalar != cfg:
+            runs.append((f"scalar copy {size}", k, scalar))
+    for name, entry in results.items():
+        if entry["defaults"].get("config"):
+            runs.append((f"{name} defaults", kernels[name], entry["defaults"]["config"]))
+        bt = best_technique(entry)
+        if bt is not None and bt[1]["config"] != entry["defaults"].get("config"):
+            runs.append((f"{name} best technique", kernels[name], bt[1]["config"]))
+    times = bw.alternate(device, runs, rounds)
+    for name, entry in results.items():
+        size = entry["size"]
+        copy_bytes = copies[size][0].bytes_moved()  # a kernel of several fields moves more
+        scalar_s = times.get(f"scalar copy {size}", times[f"copy {size}"])
+        copy_s = min(times[f"copy {size}"], scalar_s)  # the yardstick: the faster copy
+        entry["copy_s"] = copy_s
+        entry["copy_gbs"] = copy_gbs = copy_bytes / copy_s / 1e9
+        entry["scalar_copy_gbs"] = scalar_gbs = copy_bytes / scalar_s / 1e9
+        for which, e in (("defaults", entry["defaults"]), ("best technique", None)):
+            if e is None:
+                bt = best_technique(entry)
+                if bt is None:
+                    continue
+                e = entry["best_technique"] = {"technique": bt[0], **bt[1]}
+            s = times.get(f"{name} {which}")
+            if s is None and which == "best technique":  # the defaults' winner
+                s = times.get(f"{name} defaults")
+            if s is None:
+                continue
+            e["time_s"] = s
+            e["gbs"] = entry["bytes_moved"] / s / 1e9
+            e["fraction_of_copy"] = e["gbs"] / copy_gbs
+            e["fraction_of_scalar_copy"] = e["gbs"] / scalar_gbs
+    return times
+
+
+def verdict(results: Mapping[str, Any], key: str = "defaults") -> dict[str, Any]:
+    fractions = {
+        n: (r.get(key) or {}).get("fraction_of_copy") for n, r in results.items() if r.get(key)
+    }
+    vals = [f for f in fractions.values() if f]
+    g = bw.geomean(vals)
+    lowest = min(vals) if vals else None
+    return {
+        "geomean": g,
+        "lowest": lowest,
+        "meets": bool(
+            g is not None
+            and lowest is not None
+            and len(vals) == len(results)
+            and g >= TARGET_MEAN
+            and lowest >= TARGET_EACH
+        ),
+    }
+
+
+def pct(v: float | None) -> str:
+    return f"{v:.1%}" if v else "-"
+
+
+def summary(data: Mapping[str, Any]) -> str:
+    results = data["kernels"]
+    lines = [
+        f"# One step against copy on {data['device']}",
+        "",
+        f"`gtune run`'s defaults (hybrid spec, technique from the load predictor, budget "
+        f"{data['budget'] or 'none'}, adaptive timing, confirmation round); winners and the "
+        f"copy kernel re-measured side by side, medians of {data['rounds']} alternating "
+        f"rounds; every array read once and written once. Wall time {data['wall_s']:.0f} s.",
+        "",
+        "Copy kernel (tuned exhaustively, work-group and vector width; *scalar copy*: the "
+        "best with VX = 1, as the template's winners load; both re-measured with the "
+        "winners, and the faster is the yardstick, *copy GB/s*): "
+        + "; ".join(
+            f"{size}: {c['gbs']:.0f} GB/s tuned, {c['config']} (by VX: "
+            + ", ".join(f"{vx}: {v['gbs']:.0f}" for vx, v in c["by_vx"].items() if v["gbs"])
+            + ")"
+            for size, c in data["copy"].items()
+        ),
+        "",
+        "| kernel | size | searched | winner | time | GB/s | copy GB/s | of copy | "
+        "of scalar copy | configs | tuning s |",
+        "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for name, r in results.items():
+        d = r["defaults"]
+        lines.append(
+            f"| {name} | {r['size']} | {', '.join(str(t) for t in d['searched'])} | "
+            f"{d['technique']} | {(d.get('time_s') or 0) * 1e3:.3f} ms | "
+            f"{d.get('gbs') or 0:.0f} | {r.get('copy_gbs') or 0:.0f} | "
+            f"{pct(d.get('fraction_of_copy'))} | {pct(d.get('fraction_of_scalar_copy'))} | "
+            f"{d['evaluations']} | {d['wall_s']:.0f} |"
+        )
+    v = data["verdict"]
+    lines += [
+        "",
+        f"**Geometric mean {pct(v['geomean'])} of copy (target ≥ {TARGET_MEAN:.0%}), lowest "
+        f"{pct(v['lowest'])} (target ≥ {TARGET_EACH:.0%}): "
+        f"{'meets' if v['meets'] else 'misses'} the target.**",
+    ]
+    if any(r.get("techniques") for r in results.values()):
+        techs: list[str] = []
+        for r in results.values():
+            techs += [t for t in r.get("techniques", {}) if t not in techs]
+        lines += [
+            "",
+            f"Each technique searched alone, hybrid spec, budget "
+            f"{data['technique_budget'] or 'none'} (tuned times; the best one re-measured "
+            "in the batch above):",
+            "",
+            "| kernel | " + " | ".join(techs) + " | best, re-measured | configs (all) | s (all) |",
+            "|---|" + "---:|" * (len(techs) + 3),
+        ]
+        for name, r in results.items():
+            per = r.get("techniques", {})
+            cells = [
+                f"{per[t]['tuned_s'] * 1e3:.3f} ms" if per.get(t, {}).get("tuned_s") else "-"
+                for t in techs
+            ]
+            b = r.get("best_technique") or {}
+            lines.append(
+                f"| {name} | "
+                + " | ".join(cells)
+                + f" | {b.get('technique', '-')} {pct(b.get('fraction_of_copy'))} | "
+                f"{sum(e['evaluations'] for e in per.values())} | "
+                f"{sum(e['wall_s'] for e in per.values()):.0f} |"
+            )
+        vb = data.get("verdict_best_technique") or {}
+        lines += [
+            "",
+            f"Best technique each: geometric mean {pct(vb.get('geomean'))}, lowest "
+            f"{pct(vb.get('lowest'))}.",
+        ]
+    lines += ["", "Configurations (defaults):", ""]
+    for name, r in results.items():
+        lines.append(f"- {name}: `{r['defaults']['config']}`")
+        for note in r["defaults"].get("notes", []):
+            if not any(quiet in note for quiet in QUIET_NOTES):
+                lines.append(f"  - note: {note}")
+    return "\n".join(lines) + "\n"
+
+
+def plot(path: Path, data: Mapping[str, Any]) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(data["kernels"])
+    xs = list(range(len(names)))
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.5 * len(names) + 2), 4.5))
+    ks = data["kernels"]
+    dflt = [ks[n]["defaults"].get("fraction_of_copy") or 0.0 for n in names]
+    best = [(ks[n].get("best_technique") or {}).get("fraction_of_copy") or 0.0 for n in names]
+    width = 0.4 if any(best) else 0.6
+    ax.bar([x - (0.2 if any(best) else 0) for x in xs], dflt, width, label="gtune run defaults")
+    if any(best):
+        ax.bar([x + 0.2 for x in xs], best, width, label="best technique, searched alone")
+    ax.axhline(TARGET_MEAN, color="black", linestyle="--", linewidth=1, label="95 % (mean)")
+    ax.axhline(TARGET_EACH, color="grey", linestyle=":", linewidth=1, label="90 % (each)")
+    ax.set_xticks(xs)
+    ax.set_xticklabels([f"{n}\n{ks[n]['size']}" for n in names])
+    ax.set_ylim(0, max([1.05, *dflt, *best]))
+    ax.set_ylabel("fraction of copy bandwidth")
+    ax.set_title(f"{data['device']}: one step against copy, same run")
+    ax.legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=130)
+    plt.close(fig)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("outdir", type=Path)
+    parser.add_argument("--device", help="P:D, identity or name (default: the first GPU)")
+    parser.add_argument(
+        "--kernels",
+        nargs="+",
+        help="real stencils by name or NAME.stencil.yaml paths "
+        f"(default: {' '.join(DEFAULT_KERNELS)})",
+    )
+    parser.add_argument(
+        "--budget", help="configurations or wall time per tuning (default: none, as gtune run)"
+    )
+    parser.add_argument(
+        "--all-techniques",
+        action="store_true",
+        help="also search every technique alone (with --budget, or --technique-budget)",
+    )
+    parser.add_argument(
+        "--techniques", nargs="+", help="with --all-techniques: only these techniques"
+    )
+    parser.add_argument(
+        "--technique-budget",
+        help="with --all-techniques: the budget of each technique's search (default: --budget)",
+    )
+    parser.add_argument("--rounds", type=int, default=5, help="alternating re-measurements")
+    parser.add_argument("--size", type=int, default=512, help="3D cube side (default 512)")
+    parser.add_argument("--size2d", type=int, default=8192, help="2D square side (default 8192)")
+    parser.add_argument("--small", action="store_true", help="32³ and 64² (PoCL smoke test)")
+    args = parser.parse_args(argv)
+    n3, n2 = (32, 64) if args.small else (args.size, args.size2d)
+    for text, flag in ((args.budget, "--budget"), (args.technique_budget, "--technique-budget")):
+        if text:
+            try:
+                as_budget(text)
+            except GtuneError as exc:
+                parser.error(f"{flag}: {exc}")
+    technique_budget = args.technique_budget or args.budget
+    techniques = (args.techniques or []) if args.all_techniques else None
+
+    started = time.monotonic()
+    out: Path = args.outdir
+    out.mkdir(parents=True, exist_ok=True)
+    store = str(out / "onestep.db")
+    kernels = dict(load(name, n3, n2) for name in args.kernels or DEFAULT_KERNELS)
+    known = {t for k in kernels.values() for t in k.techniques}
+    unknown = sorted(set(args.techniques or []) - known)
+    if unknown:
+        parser.error(f"--techniques: no kernel has {', '.join(unknown)} ({', '.join(known)})")
+    tuned_path = out / TUNED
+    tuned: dict[str, Any] = (
+        json.loads(tuned_path.read_text()) if tuned_path.exists() else {"kernels": {}}
+    )
+    device = select_device(args.device)
+    log(
+        f"device: {device.name}; kernels {', '.join(kernels)}; budget {args.budget or 'none'}"
+        f"{'; every technique too' if args.all_techniques else ''}"
+    )
+
+    results: dict[str, Any] = {}
+    for name, kernel in kernels.items():
+        log(f"{name} ({size_text(kernel.sizes)}):")
+        done = tuned["kernels"].get(name)
+        if done and done.get("size") != size_text(kernel.sizes):
+            done = None  # tuned at another size: tuned again
+
+        def save(entry: dict[str, Any], name: str = name) -> None:
+            tuned["kernels"][name] = entry
+            tuned_path.write_text(json.dumps(tuned, indent=1, default=str))
+
+        results[name] = tune_kernel(
+            kernel,
+            device,
+            store,
+            args.budget,
+            techniques,
+            technique_budget,
+            done,
+            save,
+        )
+
+    copies: dict[str, Any] = {}
+    copy_runs: dict[str, tuple[TunableKernel, dict[str, int], dict[str, int] | None]] = {}
+    with tempfile.TemporaryDirectory(prefix="gtune-onestep-") as tmp:  # OUT: results only
+        for kernel in kernels.values():
+            size = size_text(kernel.sizes)
+            if size in copies:
+                continue
+            copier = bw.copy_kernel(Path(tmp) / size, kernel.sizes)
+            copies[size] = bw.copy_bandwidth(copier, device, runs=5, store=store)
+            scalar = (copies[size]["by_vx"].get(1) or {}).get("config")
+            copy_runs[size] = (copier, dict(copies[size]["config"]), scalar)
+            widths = ", ".join(
+                f"VX {vx} {c['gbs']:.0f}" for vx, c in copies[size]["by_vx"].items() if c["gbs"]
+            )
+            log(f"copy {size}: {copies[size]['gbs']:.0f} GB/s {copies[size]['config']} ({widths})")
+        log(f"re-measuring {len(results)} kernels and the copy, {args.rounds} alternating rounds")
+        times = remeasure(device, kernels, results, copy_runs, args.rounds)
+
+    data: dict[str, Any] = {
+        "device": device.name,
+        "device_identity": device.identity,
+        "driver": device.driver_version,
+        "budget": args.budget,
+        "rounds": args.rounds,
+        "all_techniques": args.all_techniques,
+        "technique_budget": technique_budget if args.all_techniques else None,
+        "host": platform.node(),
+        "cpus": os.cpu_count(),
+        "copy": copies,
+        "times_s": times,
+        "kernels": results,
+        "verdict": verdict(results),
+        "verdict_best_technique": verdict(results, "best_technique"),
+        "wall_s": time.monotonic() - started,
+    }
+    md = summary(data)
+    (out / "onestep.md").write_text(md)
+    (out / "onestep.json").write_text(json.dumps(data, indent=1, default=str))
+    plot(out / "onestep.png", data)
+    log(md)
+    log(f"wall time {data['wall_s']:.0f} s; results in {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,110 @@
+"""benchmarks/onestep.py (issue 27's one-step measurement) end to end on PoCL, small sizes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gtune.description import load_kernel
+
+pytestmark = pytest.mark.opencl
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "benchmarks" / "onestep.py"
+
+
+def run(out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    cmd = [sys.executable, str(SCRIPT), str(out), "--small", "--rounds", "1", *extra]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=800, cwd=ROOT)
+
+
+@pytest.mark.slow
+def test_defaults_and_every_technique_against_copy(tmp_path: Path) -> None:
+    """A 3D and a 2D kernel: gtune run's defaults and each technique alone, the winners
+    re-measured with the copy of their size; the verdict follows the fractions."""
+    out = tmp_path / "out"
+    r = run(out, "--kernels", "heat3d", "jacobi2d", "--budget", "3", "--all-techniques")
+    assert r.returncode == 0, r.stderr[-2000:]
+    data = json.loads((out / "onestep.json").read_text())
+    assert set(data["kernels"]) == {"heat3d", "jacobi2d"}
+    assert set(data["copy"]) == {"32x32x32", "64x64"}
+    for copy in data["copy"].values():  # the best of each vector width of the copy
+        assert set(copy["by_vx"]) == {"1", "2", "4"}
+        assert copy["gbs"] == max(v["gbs"] for v in copy["by_vx"].values())
+    fractions = []
+    for k in data["kernels"].values():
+        d = k["defaults"]
+        assert d["config"] and d["technique"] in d["searched"]
+        # one field: the stencil moves the bytes of the copy of its size
+        assert d["time_s"] > 0 and d["fraction_of_copy"] == pytest.approx(k["copy_s"] / d["time_s"])
+        fractions.append(d["fraction_of_copy"])
+        assert d["fraction_of_scalar_copy"] > 0
+        assert {"global", "vec", "stream"} <= set(k["techniques"])
+        best = k["best_technique"]
+        assert best["tuned_s"] == min(
+            e["tuned_s"] for e in k["techniques"].values() if e["tuned_s"]
+        )
+        assert best["fraction_of_copy"] > 0
+    v = data["verdict"]
+    assert v["lowest"] == min(fractions)
+    assert v["meets"] == (v["geomean"] >= 0.95 and v["lowest"] >= 0.90)
+    assert (out / "onestep.md").exists() and (out / "onestep.png").exists()
+    tuned = json.loads((out / "onestep.tuned.json").read_text())  # kept for a later run
+    assert (
+        tuned["kernels"]["heat3d"]["defaults"]["config"]
+        == data["kernels"]["heat3d"]["defaults"]["config"]
+    )
+
+
+@pytest.mark.slow
+def test_resumes_a_run_cut_short(tmp_path: Path) -> None:
+    """A kernel whose tuning is recorded in OUT is not tuned again."""
+    out = tmp_path / "out"
+    out.mkdir()
+    sizes = {"NX": 32, "NY": 32, "NZ": 32}
+    config = load_kernel(ROOT / "stencils" / "heat3d.yaml", sizes=sizes).default_config()
+    done = {
+        "size": "32x32x32",
+        "bytes_moved": 2 * 4 * 32**3,
+        "defaults": {
+            "searched": ["global"],
+            "technique": "global",
+            "config": config,
+            "tuned_s": 1e-5,
+            "tuned_gbs": 1.0,
+            "evaluations": 7,
+            "measured": 7,
+            "reused": 0,
+            "wall_s": 1.0,
+            "notes": [],
+            "budget": None,
+        },
+    }
+    (out / "onestep.tuned.json").write_text(json.dumps({"kernels": {"heat3d": done}}))
+    r = run(out, "--kernels", "heat3d")
+    assert r.returncode == 0, r.stderr[-2000:]
+    data = json.loads((out / "onestep.json").read_text())
+    d = data["kernels"]["heat3d"]["defaults"]
+    assert d["evaluations"] == 7 and d["config"] == config and d["time_s"] > 0
+    assert "defaults:" not in r.stdout  # not tuned again
+    # a later run into the same folder: only the techniques asked for, the defaults kept
+    r = run(
+        out,
+        *("--kernels", "heat3d", "--all-techniques", "--techniques", "global", "stream"),
+        *("--technique-budget", "2"),
+    )
+    assert r.returncode == 0, r.stderr[-2000:]
+    k = json.loads((out / "onestep.json").read_text())["kernels"]["heat3d"]
+    assert k["defaults"]["evaluations"] == 7 and "defaults:" not in r.stdout
+    assert set(k["techniques"]) == {"global", "stream"}
+    assert all(e["budget"] == "2" and e["evaluations"] <= 2 for e in k["techniques"].values())
+    assert k["best_technique"]["technique"] in ("global", "stream")
+
+
+def test_unknown_technique_is_refused(tmp_path: Path) -> None:
+    r = run(tmp_path / "out", "--kernels", "heat3d", "--all-techniques", "--techniques", "nope")
+    assert r.returncode == 2 and "nope" in r.stderr
