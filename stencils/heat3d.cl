@@ -690,7 +690,9 @@ void KERNEL_NAME(KERNEL_ARGS)
  * the segment starts and ends on a multiple of VX (x0, NX and every row start are
  * multiples of VX) and a segment inside the array is (BX + 2*HXS) / VX aligned vector
  * loads: consecutive work-items read consecutive vectors, each load instruction of a
- * wavefront covers whole memory segments. A segment that crosses an edge is loaded
+ * wavefront covers whole memory segments. They are read through a pointer to the vector
+ * type, whose alignment tells the compiler that one wide load is safe (vloadn promises
+ * only the alignment of the element type, and some compilers then load value by value). A segment that crosses an edge is loaded
  * value by value, clamped (CLAMP) or zero beyond the edge (interior: those values
  * feed only outputs that are not written). The BX outputs of a row are stored as
  * BX / VX vectors when all of them are written, else value by value.
@@ -759,7 +761,7 @@ void KERNEL_NAME(KERNEL_ARGS)
 #if VX > 1
 #pragma unroll
                     for (int i = 0; i < SEG / VX; ++i) {
-                        VSTORE(VLOAD(xs0 / VX + i, row), i, seg);
+                        VSTORE(((__global const VT *)row)[xs0 / VX + i], i, seg);
                     }
 #else
 #pragma unroll
@@ -801,7 +803,7 @@ void KERNEL_NAME(KERNEL_ARGS)
                     }
 #pragma unroll
                     for (int v = 0; v < BX / VX; ++v) {
-                        VSTORE(VLOAD(v, out), x0 / VX + v, DST + IDX(0, y, 0));
+                        ((__global VT *)(DST + IDX(0, y, 0)))[x0 / VX + v] = VLOAD(v, out);
                     }
                 } else
 #endif

@@ -156,10 +156,10 @@ def test_streaming_2d_one_row_radius_zero_in_y(limits: dict[str, int]) -> None:
     [
         # a queue advanced one row early
         ("q[cx][b][RY - (dy)] +=", "q[cx][b][RY + (dy)] +=", CONFIGS[1]),
-        # the vectors of a segment loaded one vector to the right
-        ("VLOAD(xs0 / VX + i, row)", "VLOAD(xs0 / VX + i + 1, row)", VECTOR_CONFIGS[2]),
+        # the vectors of a segment loaded in reverse order
+        ("row)[xs0 / VX + i]", "row)[xs0 / VX + (SEG / VX - 1 - i)]", VECTOR_CONFIGS[2]),
         # a block's output vectors stored in reverse order
-        ("x0 / VX + v,", "x0 / VX + (BX / VX - 1 - v),", VECTOR_CONFIGS[2]),
+        ("[x0 / VX + v]", "[x0 / VX + (BX / VX - 1 - v)]", VECTOR_CONFIGS[2]),
     ],
 )
 def test_a_wrong_streaming_kernel_is_caught(
