@@ -328,6 +328,8 @@ class HeuristicSpec:
         constants: dict[str, int] = dict(sizes)
         constants[DIMS] = len(sizes)
         constants.update(absent)
+        # an absent optional parameter reads as its given value, as best.PARAM too
+        constants.update({best_name(k): v for k, v in absent.items()})
         tunable = ", ".join(params) or "(none)"
 
         def check_param(name: str, source: str) -> None:

@@ -373,9 +373,10 @@ def describe(
             f"STREAM == 0 or {one_step}BX*CX*CY <= {STREAM_OUTS_MAX}",
             f"STREAM == 0 or {planes} <= LOCAL_MEM_SIZE",
         ]
-    else:  # streaming along y: one step keeps its rows in registers, no local memory
+    else:  # streaming along y: one step keeps its rows in registers, no local memory;
+        # VX is the width of its aligned vector loads and stores (BX % VX == 0)
         constraints += [
-            "STREAM == 0 or (LOCAL == 0 and VX == 1 and CY == 1)",
+            "STREAM == 0 or (LOCAL == 0 and CY == 1)",
             "STREAM == 1 or ZC == 1",
             f"STREAM == 0 or {one_step}BX*CX*{2 * ry + 1} <= {STREAM_QUEUE_MAX}",
             f"STREAM == 0 or {one_step}BX*CX <= {STREAM_OUTS_MAX}",
@@ -434,7 +435,11 @@ def describe(
     }
     if image and not fp64:
         techniques["image"] = [c for c in ("IMAGE == 1", "LOCAL == 0", "VX == 1", no_stream) if c]
-    techniques["stream"] = [c for c in ("STREAM == 1", "LOCAL == 0", no_image, "VX == 1") if c]
+    # 2D streaming loads its row segments as vectors of VX (tuned); 3D streaming's planes
+    # go through local memory value by value
+    techniques["stream"] = [
+        c for c in ("STREAM == 1", "LOCAL == 0", no_image, "VX == 1" if dims3 else None) if c
+    ]
     if stepping:
         for cons in techniques.values():
             cons.append("TB == 1")

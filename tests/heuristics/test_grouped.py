@@ -359,6 +359,11 @@ def test_ask_tell_protocol(recorded: Recorded) -> None:
     assert merge is not None and merge.step == "x merge"
     assert merge.configs == [searcher.point]
     searcher.tell(list(evaluator.evaluate_batch(merge.configs)))
+    # The x vectors step tunes BX and VX for 2D streaming only: here the current point.
+    vectors = searcher.ask()
+    assert vectors is not None and vectors.step == "x vectors"
+    assert vectors.configs == [searcher.point]
+    searcher.tell(list(evaluator.evaluate_batch(vectors.configs)))
     nxt = searcher.ask()
     assert nxt is not None and nxt.step == "y"
     # drive() finishes the same search from here.

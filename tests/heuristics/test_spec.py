@@ -76,9 +76,26 @@ def test_shipped_specs_parse_and_bind() -> None:
         assert bound.absent.keys() >= {"BY", "BZ"} - set(PARAMS)
 
 
+def test_absent_optional_parameter_reads_as_its_value_as_best_too() -> None:
+    """A step's where may read best.PARAM of an optional parameter the kernel lacks."""
+    raw = "optional: {VX: 1}\nsteps: [{tune: {WX: '1:NX:*2'}, where: ['best.VX == VX']}]"
+    bound = parse_spec(yaml.safe_load(raw), "opt.yaml").bind(["WX"], {"NX": 64})
+    assert bound.constants[best_name("VX")] == 1 == bound.constants["VX"]
+    with pytest.raises(InputError, match=r"best\.QX"):
+        bad = raw.replace("best.VX", "best.QX")
+        parse_spec(yaml.safe_load(bad), "opt.yaml").bind(["WX"], {"NX": 64})
+
+
 def test_two_dimensional_kernel_drops_z() -> None:
     bound = load_spec("hybrid").bind(["WX", "WY", "CX", "CY"], {"NX": 64, "NY": 64})
-    assert [s.label for s in bound.steps] == ["x", "x merge", "y", "work-group shape"]
+    # x vectors keeps CX (its where: the current point without streaming)
+    assert [s.label for s in bound.steps] == [
+        "x",
+        "x merge",
+        "x vectors",
+        "y",
+        "work-group shape",
+    ]
     assert bound.dropped_steps == ("chunk", "chunk for the tile", "z", "time steps per launch")
     assert bound.constants["WZ"] == 1
 

@@ -165,4 +165,11 @@ def test_outcome_serialises(recorded: Recorded) -> None:
     data = json.loads(json.dumps(outcome.to_dict()))
     assert data["evaluations"] == outcome.evaluations == len(data["trace"])
     assert data["best_config"] == outcome.best_config
-    assert [s["step"] for s in data["steps"]][:5] == ["x", "x merge", "y", "z", "work-group shape"]
+    assert [s["step"] for s in data["steps"]][:6] == [
+        "x",
+        "x merge",
+        "x vectors",
+        "y",
+        "z",
+        "work-group shape",
+    ]

@@ -97,6 +97,16 @@ CONFIGS = [
     {"WX": 16, "WY": 1, "BX": 1, "CX": 1, "ZC": 32},
 ]
 SIZES = {"NX": 64, "NY": 40}
+# Vector loads and stores (VX > 1): the segment's halo rounded up to whole vectors (RX 1-3
+# against VX 2-16), segments inside the array (vector path) and across either edge
+# (value by value), with and without merging, a partial chunk.
+VECTOR_CONFIGS = [
+    {"WX": 8, "WY": 2, "BX": 2, "VX": 2, "CX": 1, "ZC": 4},
+    {"WX": 4, "WY": 2, "BX": 4, "VX": 4, "CX": 2, "ZC": 16},
+    {"WX": 4, "WY": 1, "BX": 8, "VX": 4, "CX": 1, "ZC": 8},
+    {"WX": 2, "WY": 4, "BX": 8, "VX": 8, "CX": 2, "ZC": 32},
+    {"WX": 2, "WY": 2, "BX": 16, "VX": 16, "CX": 1, "ZC": 8},
+]
 
 
 @pytest.mark.parametrize("boundary", ["interior", "clamp"])
@@ -109,7 +119,7 @@ def test_streaming_2d_matches_the_reference(
 ) -> None:
     d = _definition(kind, rx, ry, boundary=boundary)
     kernel = definition_kernel_of(d, SIZES)
-    _run(kernel, CONFIGS, limits)
+    _run(kernel, CONFIGS + VECTOR_CONFIGS, limits)
 
 
 @pytest.mark.parametrize("boundary", ["interior", "clamp"])
@@ -119,7 +129,19 @@ def test_streaming_2d_float64_extra_fields_runtime_coefficients(
     """Another field's terms, a constant, run-time coefficients and doubles."""
     d = _definition("dense", 1, 2, boundary=boundary, dtype="float64", extra=True, runtime=True)
     kernel = definition_kernel_of(d, SIZES)
-    _run(kernel, CONFIGS[1:3], limits)
+    _run(kernel, CONFIGS[1:3] + VECTOR_CONFIGS[1:4], limits)
+
+
+@pytest.mark.parametrize("boundary", ["interior", "clamp"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_streaming_2d_vectors_extra_fields_and_constant(
+    boundary: str, dtype: str, limits: dict[str, int]
+) -> None:
+    """Vector loads and stores with another field's terms and a constant (the stored
+    vector holds the full sums), a 5x5 box as blur kernels have."""
+    d = _definition("dense", 2, 2, boundary=boundary, dtype=dtype, extra=True, runtime=True)
+    kernel = definition_kernel_of(d, SIZES)
+    _run(kernel, VECTOR_CONFIGS, limits)
 
 
 def test_streaming_2d_one_row_radius_zero_in_y(limits: dict[str, int]) -> None:
@@ -129,19 +151,32 @@ def test_streaming_2d_one_row_radius_zero_in_y(limits: dict[str, int]) -> None:
     _run(kernel, [{"WX": 8, "WY": 2, "BX": 2, "CX": 1, "ZC": 8}], limits)
 
 
-def test_a_wrong_streaming_kernel_is_caught(limits: dict[str, int]) -> None:
-    """The verification has teeth: a queue advanced one row early is rejected."""
+@pytest.mark.parametrize(
+    ("right", "wrong", "change"),
+    [
+        # a queue advanced one row early
+        ("q[cx][b][RY - (dy)] +=", "q[cx][b][RY + (dy)] +=", CONFIGS[1]),
+        # the vectors of a segment loaded in reverse order
+        ("row)[xs0 / VX + i]", "row)[xs0 / VX + (SEG / VX - 1 - i)]", VECTOR_CONFIGS[2]),
+        # a block's output vectors stored in reverse order
+        ("[x0 / VX + v]", "[x0 / VX + (BX / VX - 1 - v)]", VECTOR_CONFIGS[2]),
+    ],
+)
+def test_a_wrong_streaming_kernel_is_caught(
+    right: str, wrong: str, change: dict[str, int], limits: dict[str, int]
+) -> None:
+    """The verification has teeth: a wrong queue, vector load or vector store is rejected."""
     from dataclasses import replace
 
     kernel = definition_kernel_of(_definition("dense", 1, 1), SIZES)
-    bad_source = kernel.source.replace("q[cx][b][RY - (dy)] +=", "q[cx][b][RY + (dy)] +=")
+    bad_source = kernel.source.replace(right, wrong)
     assert bad_source != kernel.source
     bad = replace(kernel, source=bad_source)
     default = kernel.default_config()
     assert default is not None
     evaluator = OpenCLEvaluator(bad, runs=1)
     try:
-        cfg = {**default, "STREAM": 1, **CONFIGS[1]}
+        cfg = {**default, "STREAM": 1, **change}
         assert evaluator.evaluate(cfg).status is Status.WRONG_RESULT
     finally:
         evaluator.close()

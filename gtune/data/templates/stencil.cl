@@ -7,7 +7,9 @@
  *
  *   WX WY WZ   work-group size (reqd_work_group_size)
  *   BX         block merging in x: each work-item computes BX adjacent outputs in x
- *   VX         vector width in x (1, 2, 4, 8, 16); BX must be a multiple of VX
+ *   VX         vector width in x (1, 2, 4, 8, 16); BX must be a multiple of VX. With
+ *              2D streaming: the width of the aligned vector loads of each row segment
+ *              and of the stores of a work-item's BX outputs
  *   CX CY CZ   cyclic merging: a work-group computes CX*CY*CZ blocks of
  *              (WX*BX) x WY x WZ outputs, one after the other (round robin)
  *   LOCAL      1: cache each block's input tile and its halo in local memory
@@ -137,8 +139,11 @@
 #if LOCAL && IMAGE
 #error "LOCAL and IMAGE are alternative data-loading techniques"
 #endif
-#if STREAM && (LOCAL || IMAGE || VX > 1)
-#error "streaming is a data-loading technique of its own: STREAM=1 needs LOCAL=0, IMAGE=0, VX=1"
+#if STREAM && (LOCAL || IMAGE)
+#error "streaming is a data-loading technique of its own: STREAM=1 needs LOCAL=0, IMAGE=0"
+#endif
+#if STREAM && ARRAY_DIMS == 3 && VX > 1
+#error "streaming along z loads its planes into local memory: STREAM=1 needs VX=1 for a 3D array"
 #endif
 #if STREAM && ARRAY_DIMS == 3 && (WZ != 1 || CZ != 1)
 #error "streaming walks z itself: STREAM=1 needs WZ=1, CZ=1 for a 3D array"
@@ -659,7 +664,7 @@ void KERNEL_NAME(KERNEL_ARGS)
  * Streaming along y (2D arrays). Work-item (gx, gy) owns, per block cx of its CX blocks
  * in x, the BX adjacent outputs x0 .. x0+BX-1 (x0 = gx0 + cx*WX*BX + lx*BX, as in the
  * other techniques) of the ZC output rows y0 .. y0+ZC-1 (y0 = gy*ZC). It walks the
- * input rows y0-RY .. y0+ZC+RY-1 in order, loading each row's segment of BX + 2*RX
+ * input rows y0-RY .. y0+ZC+RY-1 in order, loading each row's segment of BX + 2*HXS
  * values once into registers (no local memory, no barrier). Input row p feeds output
  * rows p-RY .. p+RY; per output point a queue of QY = 2*RY+1 partial sums in registers
  * holds those rows' sums. Once row p is added, the oldest sum (row p-RY) is complete:
@@ -667,12 +672,28 @@ void KERNEL_NAME(KERNEL_ARGS)
  * per row, over the terms in their listed order: the reference's order, for offsets
  * sorted by y. Rows past NY (the chunk need not divide NY) are neither read nor
  * written.
+ *
+ * VX > 1 (vector loads): the segment's halo HXS is RX rounded up to whole vectors, so
+ * the segment starts and ends on a multiple of VX (x0, NX and every row start are
+ * multiples of VX) and a segment inside the array is (BX + 2*HXS) / VX aligned vector
+ * loads: consecutive work-items read consecutive vectors, each load instruction of a
+ * wavefront covers whole memory segments. They are read through a pointer to the vector
+ * type, whose alignment tells the compiler that one wide load is safe (vloadn promises
+ * only the alignment of the element type, and some compilers then load value by value). A segment that crosses an edge is loaded
+ * value by value, clamped (CLAMP) or zero beyond the edge (interior: those values
+ * feed only outputs that are not written). The BX outputs of a row are stored as
+ * BX / VX vectors when all of them are written, else value by value.
  */
 #define QY (2 * RY + 1)
-#define SEG (BX + 2 * RX) /* one row segment of a block */
+#if VX > 1
+#define HXS ((RX + VX - 1) / VX * VX) /* the segment's halo per side, whole vectors */
+#else
+#define HXS RX
+#endif
+#define SEG (BX + 2 * HXS) /* one row segment of a block */
 #define ROW_TERM(dx, dy, dz, w)                                                          \
     {                                                                                    \
-        const REAL v_ = seg[b + RX + (dx)];                                              \
+        const REAL v_ = seg[b + HXS + (dx)];                                             \
         q[cx][b][RY - (dy)] += (w) * F(v_);                                              \
     }
 #define ROW_EXTRA(f, dx, dy, dz, w)                                                      \
@@ -680,6 +701,14 @@ void KERNEL_NAME(KERNEL_ARGS)
         const REAL v_ = FIELD_AT(f, 0, y + (dy), x + (dx));                              \
         r += (w) * F(v_);                                                                \
     }
+#if defined(NO_EXTRA_TERMS) && !defined(CONSTANT_TERM)
+#define ROW_OUTPUT(r, cx, b) const REAL r = q[cx][b][0]
+#else
+#define ROW_OUTPUT(r, cx, b)                                                             \
+    REAL r = q[cx][b][0];                                                                \
+    EXTRA_TERMS(ROW_EXTRA)                                                               \
+    ADD_CONSTANT(r)
+#endif
 
 __kernel __attribute__((reqd_work_group_size(WX, WY, 1)))
 void KERNEL_NAME(KERNEL_ARGS)
@@ -713,13 +742,20 @@ void KERNEL_NAME(KERNEL_ARGS)
             __global const REAL *row = SRC + IDX(0, CLY(p), 0);
 #pragma unroll
             for (int cx = 0; cx < CX; ++cx) {
-                const int xs0 = gx0 + cx * (WX * BX) - RX; /* the segment's first x */
+                const int xs0 = gx0 + cx * (WX * BX) - HXS; /* the segment's first x */
                 REAL seg[SEG];
                 if (xs0 >= 0 && xs0 + SEG <= NX) { /* the whole segment lies inside */
+#if VX > 1
+#pragma unroll
+                    for (int i = 0; i < SEG / VX; ++i) {
+                        VSTORE(((__global const VT *)row)[xs0 / VX + i], i, seg);
+                    }
+#else
 #pragma unroll
                     for (int i = 0; i < SEG; ++i) {
                         seg[i] = row[xs0 + i];
                     }
+#endif
                 } else {
 #pragma unroll
                     for (int i = 0; i < SEG; ++i) {
@@ -742,18 +778,30 @@ void KERNEL_NAME(KERNEL_ARGS)
         if (t >= 2 * RY && y >= LOY && y < HIY) {
 #pragma unroll
             for (int cx = 0; cx < CX; ++cx) {
+                const int x0 = gx0 + cx * (WX * BX);
+#if VX > 1
+                if (x0 >= LOX && x0 + BX <= HIX) { /* every output of the block: vectors */
+                    REAL out[BX];
 #pragma unroll
-                for (int b = 0; b < BX; ++b) {
-                    const int x = gx0 + cx * (WX * BX) + b;
-                    if (x >= LOX && x < HIX) {
-#if defined(NO_EXTRA_TERMS) && !defined(CONSTANT_TERM)
-                        DST[IDX(0, y, x)] = q[cx][b][0];
-#else
-                        REAL r = q[cx][b][0];
-                        EXTRA_TERMS(ROW_EXTRA)
-                        ADD_CONSTANT(r);
-                        DST[IDX(0, y, x)] = r;
+                    for (int b = 0; b < BX; ++b) {
+                        const int x = x0 + b;
+                        ROW_OUTPUT(r, cx, b);
+                        out[b] = r;
+                    }
+#pragma unroll
+                    for (int v = 0; v < BX / VX; ++v) {
+                        ((__global VT *)(DST + IDX(0, y, 0)))[x0 / VX + v] = VLOAD(v, out);
+                    }
+                } else
 #endif
+                {
+#pragma unroll
+                    for (int b = 0; b < BX; ++b) {
+                        const int x = x0 + b;
+                        if (x >= LOX && x < HIX) {
+                            ROW_OUTPUT(r, cx, b);
+                            DST[IDX(0, y, x)] = r;
+                        }
                     }
                 }
             }
