@@ -105,11 +105,17 @@ def test_stepping_2d_description_streams_in_both_paths() -> None:
     default = kernel.default_config()
     assert default is not None
     limits = {"LOCAL_MEM_SIZE": 48 * 1024, "DOUBLE_SUPPORT": 1}
-    # a strip of 256 columns: beyond one-step streaming's 32 outputs per row, which
-    # temporal streaming does not keep in registers
+    # a strip of 256 columns on 4 work-items per row: beyond one-step streaming's 32
+    # outputs per row, and beyond temporal streaming's 32 values of the next rows per
+    # work-item (its registers between the loads and the ring); on 16 per row it fits
     wide = {**default, "STREAM": 1, "WX": 4, "WY": 4, "CX": 64, "ZC": 8}
-    assert _valid(kernel, {**wide, "TB": 2}, limits)
+    assert not _valid(kernel, {**wide, "TB": 2}, limits)
     assert not _valid(kernel, {**wide, "TB": 1}, limits)
+    # (ceil((16*16 + 2*TB*RX) / 16) = 17 loads; 16 outputs per row in one step)
+    assert _valid(kernel, {**wide, "WX": 16, "CX": 16, "TB": 2}, limits)
+    assert _valid(kernel, {**wide, "WX": 16, "CX": 16, "TB": 1}, limits)
+    # the bound counts the halo: 32 columns per work-item and the halo make 33 loads
+    assert not _valid(kernel, {**wide, "WX": 8, "CX": 32, "TB": 2}, limits)
     # temporal streaming walks whole chunks; one-step streaming's last chunk may be short
     odd = {**default, "STREAM": 1, "WX": 16, "WY": 2, "ZC": 256}
     assert not _valid(kernel, {**odd, "TB": 2}, limits)
@@ -257,8 +263,15 @@ def test_a_model_without_temporal_still_searches_it(
     path = tmp_path / "h.stencil.yaml"
     path.write_text(yaml.safe_dump(with_steps(HEAT, 4)))
     choice = choose_techniques(load_kernel(path), device, "hybrid")
-    assert choice.techniques == ["local", "temporal"] and choice.predicted == "local"
-    assert "temporal, which model m has not seen" in choice.note
+    # both temporal techniques (streaming and tiles): a 2D jacobi's best H100 temporal
+    # kernel was a tile, which the policy used to leave out
+    assert choice.techniques == ["local", "temporal", "temporal-tile"]
+    assert choice.predicted == "local"
+    assert "temporal, temporal-tile, which model m has not seen" in choice.note
+    flat = tmp_path / "j.stencil.yaml"
+    flat.write_text(yaml.safe_dump(with_steps(ROOT / "stencils" / "jacobi2d.stencil.yaml", 4)))
+    chosen = choose_techniques(load_kernel(flat), device, "hybrid").techniques
+    assert {"temporal", "temporal-tile"} <= set(chosen)
 
 
 def test_a_stepping_kernel_is_not_split(tmp_path: Path) -> None:

@@ -69,7 +69,7 @@ CASES: dict[str, tuple[Path, dict[str, int], list[dict[str, int]]]] = {
         [
             {"WZ": 2},
             {"STREAM": 1, "ZC": 2, "WX": 4, "WY": 4},
-            {"STREAM": 1, "ZC": 4, "WX": 4, "WY": 2, "CX": 4, "CY": 2},
+            {"STREAM": 1, "ZC": 4, "WX": 4, "WY": 4, "CX": 4, "CY": 2},
             {"WX": 4, "WY": 2, "CX": 2, "CZ": 2},
         ],
     ),
@@ -78,7 +78,7 @@ CASES: dict[str, tuple[Path, dict[str, int], list[dict[str, int]]]] = {
         {"NX": 16, "NY": 16, "NZ": 16},
         [
             {"STREAM": 1, "ZC": 8, "WX": 8, "WY": 2},
-            {"STREAM": 1, "ZC": 8, "WX": 4, "WY": 2, "CX": 2, "CY": 4},
+            {"STREAM": 1, "ZC": 8, "WX": 8, "WY": 4, "CX": 2, "CY": 2},
         ],
     ),
     "hotspot": (

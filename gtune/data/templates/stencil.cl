@@ -333,9 +333,10 @@ __constant sampler_t SMP = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_ED
  * level TB still needs, the strip widened by TB - s radii per side, into level s's
  * ring; level TB is written to the output. Only the x halo (TB radii per side of a
  * strip of SBX columns) is computed twice, by the neighbouring strip too, and the y
- * halo once per chunk; one barrier per level and WY rows. The next rows' global loads
- * are issued into registers before the levels are computed and stored into level 0's
- * ring after them (the rows they replace are no longer read). Each step is exactly
+ * halo once per chunk; TB barriers per WY rows (one after each level below TB, one
+ * after the next rows are stored: level TB writes global memory only). The next rows'
+ * global loads are issued into registers before the levels are computed and stored
+ * into level 0's ring after them (the rows they replace are no longer read). Each step is exactly
  * one step of the other techniques, boundary included.
  */
 #define PX (SBX + 2 * HX)
@@ -428,7 +429,11 @@ void KERNEL_NAME(KERNEL_ARGS)
                     RING(s, y)[ix] = v;
                 }
             }
-            barrier(CLK_LOCAL_MEM_FENCE);
+            if (s < TB) { /* level TB writes global memory only: the barrier below (or
+                             the kernel's end) orders its ring reads before the next
+                             iteration overwrites them */
+                barrier(CLK_LOCAL_MEM_FENCE);
+            }
         }
         if (more) { /* the rows the next iteration's level 1 reads replace older ones */
             STORE_ROWS(p + WY)
@@ -446,7 +451,9 @@ void KERNEL_NAME(KERNEL_ARGS)
  * computes its plane p - s*RZ (whose z-neighbours at level s - 1 are then all there)
  * on the x/y region level TB still needs, the block widened by TB - s radii per side,
  * into level s's ring; level TB is written to the output. Every level keeps a ring of
- * 2*RZ+1 planes in local memory, one barrier per level and plane. The next plane's
+ * 2*RZ+1 planes in local memory (levels 0 .. TB-1: TB*(2*RZ+1) planes of the block with
+ * its halo); TB barriers per plane (one after each level below TB, one after the next
+ * plane is stored: level TB writes global memory only). The next plane's
  * global loads are issued into registers before the levels are computed. Each step is
  * exactly one step of the other techniques, boundary included (a neighbour index is
  * clamped per axis with CLAMP; rim points keep their value with the interior
@@ -550,7 +557,9 @@ void KERNEL_NAME(KERNEL_ARGS)
                     }
                 }
             }
-            barrier(CLK_LOCAL_MEM_FENCE);
+            if (s < TB) { /* level TB writes global memory only (see the 2D kernel) */
+                barrier(CLK_LOCAL_MEM_FENCE);
+            }
         }
         if (more) { /* plane p + 1 replaces plane p - 2*RZ, no longer read */
             STORE_PLANE(p + 1)
@@ -649,7 +658,9 @@ void KERNEL_NAME(KERNEL_ARGS)
                 next[at] = v;
             }
         }
-        barrier(CLK_LOCAL_MEM_FENCE);
+        if (s < TB) { /* after level TB nothing reads the tiles again */
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
     }
 }
 #endif /* tiles */
