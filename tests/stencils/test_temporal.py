@@ -355,3 +355,30 @@ def test_large_temporal_blocks_fit_a_gpu(
         assert groups[2] * depth == sizes["NZ"]
     if tb == 2:
         assert fits  # at TB = 2 every one of these fits
+
+
+def test_default_strategy_searches_the_temporal_techniques_with_the_temporal_spec(
+    tmp_path: Path,
+) -> None:
+    """``gtune run``'s default (hybrid) searches temporal and temporal-tile with the
+    shipped temporal spec, every other technique with hybrid; a spec named explicitly
+    runs for every technique, and a one-step kernel is unchanged."""
+    from gtune.tuning.strategy import resolve_strategy
+
+    path = tmp_path / "j.stencil.yaml"
+    path.write_text(yaml.safe_dump(with_steps(ROOT / "stencils" / "jacobi2d.stencil.yaml", 8)))
+    kernel = load_kernel(path, {"NX": 256, "NY": 256})
+    assert kernel.temporal_techniques == ["temporal", "temporal-tile"]
+    resolved = resolve_strategy(kernel, "hybrid")
+    assert resolved.label == "hybrid"
+    assert set(resolved.technique_options) == {"temporal", "temporal-tile"}
+    for name in ("temporal", "temporal-tile"):
+        assert resolved.options_for(name)["spec"].name == "temporal"
+    assert resolved.options_for("global")["spec"] == "hybrid"
+    assert resolved.options_for(None)["spec"] == "hybrid"
+    assert "temporal spec" in resolved.note
+    assert resolve_strategy(kernel, "hybrid", "hybrid").technique_options == {}
+    assert resolve_strategy(kernel, "dims").technique_options == {}
+    one_step = load_kernel(ROOT / "stencils" / "jacobi2d.stencil.yaml", {"NX": 256, "NY": 256})
+    assert one_step.temporal_techniques == []
+    assert resolve_strategy(one_step, "hybrid").technique_options == {}
