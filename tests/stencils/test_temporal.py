@@ -311,7 +311,7 @@ def test_a_stepping_kernel_is_not_split(tmp_path: Path) -> None:
         ),
     ],
 )
-@pytest.mark.parametrize("tb", [2, 4])
+@pytest.mark.parametrize("tb", [2, 4, 8])
 def test_large_temporal_blocks_fit_a_gpu(
     name: str,
     sizes: dict[str, int],
@@ -382,3 +382,28 @@ def test_default_strategy_searches_the_temporal_techniques_with_the_temporal_spe
     one_step = load_kernel(ROOT / "stencils" / "jacobi2d.stencil.yaml", {"NX": 256, "NY": 256})
     assert one_step.temporal_techniques == []
     assert resolve_strategy(one_step, "hybrid").technique_options == {}
+
+
+def test_temporal_streaming_register_bound() -> None:
+    """3D temporal streaming holds the next plane's loads in registers, the block's
+    plane with its halo over the work-group: a 64 x 16 block at TB = 2 (68 x 20 =
+    1,360 values) fits 128 work-items (11 each) but not 32 (43 each), though both use
+    the same local memory."""
+    d = parse_definition(with_steps(HEAT, 8), "h")
+    sizes = {"NX": 512, "NY": 512, "NZ": 512}
+    source, description = definition_description(d, sizes)
+    kernel = parse_description(description, source=source, label="h")
+    default = kernel.default_config()
+    assert default is not None
+    limits = {"LOCAL_MEM_SIZE": 48 * 1024, "DOUBLE_SUPPORT": 1}
+    base = {**default, "STREAM": 1, "ZC": 32, "TB": 2}
+    many = {**base, "WX": 16, "WY": 8, "CX": 4, "CY": 2}
+    few = {**base, "WX": 16, "WY": 2, "CX": 4, "CY": 8}
+    lm = kernel.launch.local_memory_bytes
+    assert lm is not None
+    for cfg in (many, few):
+        assert lm.evaluate_int({**kernel.env(cfg), **limits}) == 2 * 3 * 4 * 68 * 20
+    assert _valid(kernel, many, limits)
+    assert not _valid(kernel, few, limits)
+    broken = [c.text for c in kernel.constraints if not c.evaluate({**kernel.env(few), **limits})]
+    assert len(broken) == 1 and "/ (WX*WY) <= 32" in broken[0]
