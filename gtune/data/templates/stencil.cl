@@ -499,6 +499,14 @@ void KERNEL_NAME(KERNEL_ARGS)
         const REAL v_ = FIELD_AT(f, z + (dz), y + (dy), x + (dx));                       \
         acc += (w) * F(v_);                                                              \
     }
+/* A work-group whose plane with its halo lies inside the array in x and y: every point
+   of every level is in the array and written, and no x/y neighbour index needs
+   clamping; the term reads the same element at a constant offset. */
+#define INNER_TERM(dx, dy, dz, w)                                                        \
+    {                                                                                    \
+        const REAL v_ = RING(s - 1, CLZ(z + (dz)))[at + (dy) * PX + (dx)];               \
+        acc += (w) * F(v_);                                                              \
+    }
 
 __kernel __attribute__((reqd_work_group_size(WX, WY, 1)))
 void KERNEL_NAME(KERNEL_ARGS)
@@ -508,6 +516,8 @@ void KERNEL_NAME(KERNEL_ARGS)
     const int tx0 = (int)get_group_id(0) * SBX - HX;
     const int ty0 = (int)get_group_id(1) * SBY - HY;
     const int z0 = (int)get_group_id(2) * ZC;
+    /* the same for the whole work-group: the fast path's branch does not diverge */
+    const bool inner = tx0 >= 0 && tx0 + PX <= NX && ty0 >= 0 && ty0 + PY <= NY;
 
     REAL next[LOADS];
     LOAD_PLANE(z0 - HZ) /* level 0: the first input plane */
@@ -524,7 +534,35 @@ void KERNEL_NAME(KERNEL_ARGS)
             const int mx = (TB - s) * RX;
             const int my = (TB - s) * RY;
             const int mz = (TB - s) * RZ;
-            if (z >= max(z0 - mz, 0) && z < min(z0 + ZC + mz, NZ)) {
+            if (inner && z >= max(z0 - mz, 0) && z < min(z0 + ZC + mz, NZ)) {
+                const int ex = SBX + 2 * mx;
+                const int ey = SBY + 2 * my;
+                const bool zw = z >= LOZ && z < HIZ; /* the plane is written */
+                for (int i = lid; i < ex * ey; i += GROUP) {
+                    const int ix = HX - mx + i % ex;
+                    const int iy = HY - my + i / ex;
+                    const int x = tx0 + ix;
+                    const int y = ty0 + iy;
+                    const int at = iy * PX + ix;
+                    REAL v;
+                    if (zw) {
+                        REAL acc = (REAL)0;
+                        STENCIL_TERMS(INNER_TERM)
+                        EXTRA_TERMS(TEMPORAL_EXTRA)
+                        ADD_CONSTANT(acc);
+                        v = acc;
+                    } else {
+                        v = RING(s - 1, z)[at]; /* interior boundary: the rim keeps it */
+                    }
+                    if (s == TB) {
+                        if (zw) {
+                            DST[IDX(z, y, x)] = v;
+                        }
+                    } else {
+                        RING(s, z)[at] = v;
+                    }
+                }
+            } else if (z >= max(z0 - mz, 0) && z < min(z0 + ZC + mz, NZ)) {
                 const int ex = SBX + 2 * mx;
                 const int ey = SBY + 2 * my;
                 for (int i = lid; i < ex * ey; i += GROUP) {
@@ -586,6 +624,14 @@ void KERNEL_NAME(KERNEL_ARGS)
         const REAL v_ = FIELD_AT(f, z + (dz), y + (dy), x + (dx));                       \
         acc += (w) * F(v_);                                                              \
     }
+/* A work-group whose tile (the block with its halo) lies inside the array: every point
+   of every level is in the array and written, and no neighbour index needs clamping;
+   the term reads the same element at a constant offset. */
+#define INNER_TERM(dx, dy, dz, w)                                                        \
+    {                                                                                    \
+        const REAL v_ = prev[at + ((dz) * TTY + (dy)) * TTX + (dx)];                     \
+        acc += (w) * F(v_);                                                              \
+    }
 
 __kernel __attribute__((reqd_work_group_size(WX, WY, WZ)))
 void KERNEL_NAME(KERNEL_ARGS)
@@ -596,6 +642,9 @@ void KERNEL_NAME(KERNEL_ARGS)
     const int tx0 = (int)get_group_id(0) * SBX - HX;
     const int ty0 = (int)get_group_id(1) * SBY - HY;
     const int tz0 = (int)get_group_id(2) * SBZ - HZ;
+    /* the same for the whole work-group: the fast path's branch does not diverge */
+    const bool inner = tx0 >= 0 && tx0 + TTX <= NX && ty0 >= 0 && ty0 + TTY <= NY &&
+                       tz0 >= 0 && tz0 + TTZ <= NZ;
 
     /* Level 0: the input tile (zeros beyond the array, never read; clamp reads the
        edge point of the tile instead). */
@@ -624,6 +673,31 @@ void KERNEL_NAME(KERNEL_ARGS)
         const int ex = SBX + 2 * mx;
         const int ey = SBY + 2 * my;
         const int ez = SBZ + 2 * mz;
+        if (inner) {
+            for (int i = lid; i < ex * ey * ez; i += GROUP) {
+                const int ix = HX - mx + i % ex; /* position in the tile */
+#if ARRAY_DIMS == 3
+                const int iy = HY - my + (i / ex) % ey;
+                const int iz = HZ - mz + i / (ex * ey);
+#else
+                const int iy = HY - my + i / ex;
+                const int iz = 0;
+#endif
+                const int x = tx0 + ix;
+                const int y = ty0 + iy;
+                const int z = tz0 + iz;
+                const int at = (iz * TTY + iy) * TTX + ix;
+                REAL acc = (REAL)0;
+                STENCIL_TERMS(INNER_TERM)
+                EXTRA_TERMS(TEMPORAL_EXTRA)
+                ADD_CONSTANT(acc);
+                if (s == TB) {
+                    DST[IDX(z, y, x)] = acc;
+                } else {
+                    next[at] = acc;
+                }
+            }
+        } else
         for (int i = lid; i < ex * ey * ez; i += GROUP) {
             const int ix = HX - mx + i % ex; /* position in the tile */
 #if ARRAY_DIMS == 3
