@@ -8,9 +8,10 @@ then for each stencil definition (default: the real heat3d at N³ and jacobi2d a
 - **multi-step**: the same definition with ``steps: S``, temporal blocking (TB time
   steps per launch, S/TB launches, buffers swapped between launches; 2D: streaming
   along y (technique ``temporal``) and merged tiles (``temporal-tile``), 3D: streaming
-  along z with TB time levels, merged plane tiles (``temporal``)) tuned with a small
-  spec over the block, TB, the chunk and the work-group, verified against the
-  reference's loop of S single steps.
+  along z with TB time levels, merged plane tiles (``temporal``)) tuned with the
+  shipped ``temporal`` spec (what ``gtune run`` searches them with: TB jointly with
+  the block, then the work-group, the chunk and TB again around the block found),
+  verified against the reference's loop of S single steps.
 
 Times of multi-step kernels are per step; effective bandwidth is the bytes of one step
 (each array read once, written once) over the time per step, so a multi-step kernel
@@ -23,10 +24,12 @@ multi-step, against the 1.5x multi-step target) and ``temporal.png``.
 
     python3 benchmarks/temporal.py OUT [--size 512] [--size2d 8192] [--steps 8]
         [--device 0:0] [--kernels heat3d jacobi2d path/x.stencil.yaml ...]
-        [--budget 40] [--quick]
+        [--budget 40] [--temporal-budget 150] [--quick]
 
-``--quick``: a budget of 12 configurations per technique and only the one-step
-techniques the predictor usually picks (global, vec, stream).
+``--budget``: configurations per one-step technique; ``--temporal-budget``: per
+temporal technique (the spec's two rounds end within it). ``--quick``: a budget of 12
+configurations per technique (the temporal ones too) and only the one-step techniques
+the predictor usually picks (global, vec, stream).
 """
 
 from __future__ import annotations
@@ -57,42 +60,10 @@ ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_KERNELS = ("heat3d", "jacobi2d")
 TARGET_MULTI = 1.5  # effective bandwidth over copy, issue 27
 
-TEMPORAL_SPEC = """\
-name: temporal-focused
-doc: >
-  Large temporal blocks first: the merge factors make a work-group's block several
-  times its work-group, so the halo loaded and computed again is a small share of it.
-  Then the time steps per launch for that block, the chunk (planes along z in 3D, rows
-  along y in 2D: a strip of columns marched in chunks of rows), and the work-group's
-  shape.
-repeat: 1
-optional: {WY: 1, WZ: 1, CX: 1, CY: 1, CZ: 1, TB: 1, ZC: 1, STREAM: 0}
-start: {WX: 32, WY: 8, WZ: 1, CX: 2, CY: 2, CZ: 1, TB: 2, ZC: "min(64, NX)"}
-# at least 128 work-items: the kernel's default work-group (64) fails this, so the
-# search begins at the start values (large blocks), not at the default
-where: ["WX >= 16", "WX*WY*WZ >= 128", "WX*WY*WZ <= 1024"]
-steps:
-  - name: block
-    tune: {CX: "2:8:*2", CY: "1:8:*2"}
-  - name: time steps per launch
-    tune: {TB: "*"}
-  - name: chunk
-    tune: {ZC: "16:256:*2"}
-    where: ["DIMS == 3"]
-  # 2D streaming (the temporal technique; temporal-tile keeps ZC at 1 and skips it):
-  # strips of 128 to 512 columns, WY rows per iteration, 256 rows per work-group
-  - name: strip
-    tune: {WX: "64:128:*2", WY: [4, 8], CX: [2, 4], CY: 1, ZC: "256/WY"}
-    where: ["DIMS == 2"]
-  # 3D streaming: the rings of TB = 2 fill local memory with a large block already, so
-  # deeper time needs a smaller block
-  - name: deeper in time, smaller block
-    tune: {TB: "4:8:*2", CX: "1:4:*2", CY: "1:4:*2"}
-    where: ["DIMS == 3", "ZC > 1"]
-  - name: work-group shape
-    tune: {WX: "16:256:*2", WY: "1:16:*2"}
-    keep_product: ["WX*WY"]
-"""
+TEMPORAL_SPEC = "temporal"
+"""The shipped spec (specs/temporal.yaml) that `gtune run` searches the temporal
+techniques with by default: TB tuned jointly with the block first."""
+TEMPORAL_BUDGET = 150  # configurations per temporal technique
 
 
 def definition(name: str) -> StencilDefinition:
@@ -210,6 +181,11 @@ def main(argv: list[str] | None = None) -> int:
         "--kernels", nargs="+", help="real stencils by name or NAME.stencil.yaml paths"
     )
     parser.add_argument("--budget", type=int, help="configurations per technique (40)")
+    parser.add_argument(
+        "--temporal-budget",
+        type=int,
+        help=f"configurations per temporal technique ({TEMPORAL_BUDGET})",
+    )
     parser.add_argument("--runs", type=int, default=5, help="timed runs per configuration")
     parser.add_argument("--quick", action="store_true", help="budget 12, fewer techniques")
     args = parser.parse_args(argv)
@@ -223,14 +199,16 @@ def main(argv: list[str] | None = None) -> int:
     budget = args.budget or (12 if args.quick else 40)
     focused = out / "bandwidth-focused.yaml"
     focused.write_text(bw.FOCUSED_SPEC)
-    temporal_spec = out / "temporal-focused.yaml"
-    temporal_spec.write_text(TEMPORAL_SPEC)
+    multi_budget = args.temporal_budget or (budget if args.quick else TEMPORAL_BUDGET)
     one_step_techniques = ["global", "vec", "stream"] if args.quick else None
 
     device = select_device(args.device)
     n, m = args.size, args.size2d
     log = bw.log
-    log(f"device: {device.name}; {n}³ / {m}²; {args.steps} steps; budget {budget}")
+    log(
+        f"device: {device.name}; {n}³ / {m}²; {args.steps} steps; budget {budget}, "
+        f"temporal {multi_budget} ({TEMPORAL_SPEC} spec)"
+    )
     copy_kernel = bw.copy_kernel(work, {"NX": n, "NY": n, "NZ": n})
     copies = [bw.copy_bandwidth(copy_kernel, device, args.runs)]
     log(f"copy: {copies[0]['gbs']:.1f} GB/s {copies[0]['config']}")
@@ -246,7 +224,9 @@ def main(argv: list[str] | None = None) -> int:
         log(f"{d.name}, {args.steps} steps:")
         # 3D: streaming along z (temporal); 2D: streaming along y and tiles (temporal-tile)
         multi_techniques = ["temporal"] if d.dims == 3 else ["temporal", "temporal-tile"]
-        rm = bw.tune_stencil(multi, device, str(temporal_spec), budget, args.runs, multi_techniques)
+        rm = bw.tune_stencil(
+            multi, device, TEMPORAL_SPEC, multi_budget, args.runs, multi_techniques
+        )
         results[d.name] = {
             "size": "x".join(str(v) for v in sizes.values()),
             "one_step": r1,
@@ -268,6 +248,8 @@ def main(argv: list[str] | None = None) -> int:
         "size2d": m,
         "steps": args.steps,
         "budget": budget,
+        "temporal_budget": multi_budget,
+        "temporal_spec": TEMPORAL_SPEC,
         "runs": args.runs,
         "host": platform.node(),
         "cpus": os.cpu_count(),

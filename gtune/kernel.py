@@ -240,6 +240,17 @@ class TunableKernel:
         stem = stem.removesuffix(".stencil") or self.name
         return stem if stem == self.name else f"{stem}:{self.name}"
 
+    @property
+    def temporal_techniques(self) -> list[str]:
+        """The techniques that advance several time steps per launch: those whose
+        constraints require ``TB > 1`` (the stencil template's ``temporal`` and
+        ``temporal-tile``)."""
+        return [
+            name
+            for name, rules in self.techniques.items()
+            if any(r.text.replace(" ", "") == "TB>1" for r in rules)
+        ]
+
     def default_config(self) -> Config | None:
         if all(p.default is not None for p in self.parameters):
             return {p.name: int(p.default) for p in self.parameters if p.default is not None}

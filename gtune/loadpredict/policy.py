@@ -90,11 +90,13 @@ def choose_techniques(
     # Temporal blocking (kernels with time steps) is a technique the model may never
     # have been trained on, as its training kernels ran one step: then it cannot be
     # ranked, and it is searched besides the prediction rather than never tried.
+    # Every temporal technique counts (2D arrays have two: streaming and tiles).
     known = {t for t, _ in every}
+    temporal = set(kernel.temporal_techniques)
     unseen = [
         t
         for t in names
-        if t not in chosen and ((t == TEMPORAL and t not in known) or t in new_here)
+        if t not in chosen and ((t in temporal and t not in known) or t in new_here)
     ]
     if unseen:
         chosen += unseen

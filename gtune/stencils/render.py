@@ -50,6 +50,12 @@ STREAM_QUEUE_MAX = 128
 # configuration with more ever won in the H100 stores under benchmarks/results (55
 # kernel-shapes).
 STREAM_OUTS_MAX = 32
+# Most input values a work-item of temporal streaming (TB > 1) holds in registers
+# between issuing the next plane's (2D: rows') global loads and storing them into level
+# 0's ring: the block's plane with its halo over the work-group, (SBX+2*TB*RX) *
+# (SBY+2*TB*RY) / (WX*WY) in 3D, (SBX+2*TB*RX) / WX in 2D. The loads are unrolled, as
+# one-step streaming's outputs are, so the same bound holds.
+TEMPORAL_LOADS_MAX = 32
 
 TB_VALUES = (1, 2, 4, 8, 16)
 """Time steps per launch the temporal technique tries (those that divide the steps)."""
@@ -409,6 +415,12 @@ def describe(
         if dims3
         else f"TB * {size} * ({2 * ry} + min(WY, NY)) * (min(WX*CX, NX) + 2*TB*{rx})"
     )
+    # Temporal streaming's registers: the next plane (rows) per work-item, rounded up.
+    temporal_loads = (
+        f"((min(WX*CX, NX) + 2*TB*{rx}) * (min(WY*CY, NY) + 2*TB*{ry}) + WX*WY - 1) / (WX*WY)"
+        if dims3
+        else f"(min(WX*CX, NX) + 2*TB*{rx} + WX - 1) / WX"
+    )
     if stepping:
         # merging (CX, CY, CZ) makes the temporal block larger than the work-group
         single = ["LOCAL == 0", "VX == 1", "BX == 1"]
@@ -420,6 +432,7 @@ def describe(
             constraints += [
                 f"TB == 1 or STREAM == 1 or {temporal_tile} <= LOCAL_MEM_SIZE",
                 f"TB == 1 or STREAM == 0 or {temporal_rings} <= LOCAL_MEM_SIZE",
+                f"TB == 1 or STREAM == 0 or {temporal_loads} <= {TEMPORAL_LOADS_MAX}",
             ]
         else:
             constraints += [
@@ -427,6 +440,7 @@ def describe(
                 "TB == 1 or STREAM == 0 or NY % (WY*ZC) == 0",
                 f"TB == 1 or STREAM == 1 or {temporal_tile} <= LOCAL_MEM_SIZE",
                 f"TB == 1 or STREAM == 0 or {temporal_rings} <= LOCAL_MEM_SIZE",
+                f"TB == 1 or STREAM == 0 or {temporal_loads} <= {TEMPORAL_LOADS_MAX}",
             ]
     techniques: dict[str, list[str]] = {
         "global": [c for c in ("LOCAL == 0", no_image, "VX == 1", no_stream) if c],

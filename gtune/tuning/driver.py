@@ -228,7 +228,9 @@ def _plans(
             plans.append(_Plan(name, sub, None, "no valid configuration on this device"))
             continue
         start = nearest_config(sub, default) if default and resolved.plugin.seeded else None
-        fresh = functools.partial(_searcher, resolved.plugin, sub, problem, resolved.options, start)
+        fresh = functools.partial(
+            _searcher, resolved.plugin, sub, problem, resolved.options_for(name), start
+        )
         plans.append(_Plan(name, sub, fresh(), fresh=fresh))
     if all(p.searcher is None for p in plans):
         raise UnsatisfiableSpace(

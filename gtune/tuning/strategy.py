@@ -13,7 +13,7 @@ type the strategy declares for it; unknown keys are errors naming the strategy.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ from gtune.exceptions import InputError
 from gtune.heuristics import HeuristicSpec, get_strategy, load_spec, shipped_specs
 from gtune.heuristics.strategies import Strategy
 from gtune.heuristics.strategies.generic import GenericStrategy
+from gtune.heuristics.strategies.grouped import GroupedStrategy
 from gtune.kernel import TunableKernel
 
 GENERIC = "generic"
@@ -34,6 +35,15 @@ class ResolvedStrategy:
     options: dict[str, Any]
     label: str
     note: str = ""
+    # options of the same plugin for some techniques instead of ``options`` (the
+    # default hybrid searches the temporal techniques with the ``temporal`` spec)
+    technique_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def options_for(self, technique: str | None) -> dict[str, Any]:
+        """The options the search of ``technique`` runs with."""
+        if technique is not None and technique in self.technique_options:
+            return self.technique_options[technique]
+        return self.options
 
 
 def _technique_parameters(kernel: TunableKernel) -> set[str]:
@@ -117,7 +127,37 @@ def resolve_strategy(
         why = spec_misfit(load_spec(strategy), kernel)
         if why:
             return _generic(kernel, opts, GENERIC, _adapt_note(strategy, why))
-    return ResolvedStrategy(plugin, plugin.configure(coerce_options(plugin, opts)), strategy)
+    resolved = ResolvedStrategy(plugin, plugin.configure(coerce_options(plugin, opts)), strategy)
+    if strategy == DEFAULT and "spec" not in opts:
+        resolved.technique_options, resolved.note = _temporal_options(kernel, plugin, opts)
+    return resolved
+
+
+DEFAULT = "hybrid"
+"""The default strategy: the hybrid spec, with the temporal spec for temporal blocking."""
+
+TEMPORAL_SPEC = "temporal"
+"""The shipped spec the default strategy searches the temporal techniques with."""
+
+
+def _temporal_options(
+    kernel: TunableKernel, plugin: Strategy, opts: Mapping[str, Any]
+) -> tuple[dict[str, dict[str, Any]], str]:
+    """The default strategy's options for the temporal techniques: the ``temporal``
+    spec's grouped search, whose first step tunes the time steps per launch with the
+    block (the hybrid's steps reach TB only after the tile, with a block tuned for one
+    step)."""
+    names = kernel.temporal_techniques
+    if not names or TEMPORAL_SPEC not in shipped_specs():
+        return {}, ""
+    spec = load_spec(TEMPORAL_SPEC)
+    if spec_misfit(spec, kernel):
+        return {}, ""
+    if not isinstance(plugin, GroupedStrategy):
+        return {}, ""
+    options = plugin.configure({**coerce_options(plugin, dict(opts)), "spec": spec})
+    note = f"{', '.join(names)} searched with the {TEMPORAL_SPEC} spec (specs/temporal.yaml)"
+    return {name: options for name in names}, note
 
 
 def _adapt_note(name: str, why: str) -> str:
@@ -129,7 +169,9 @@ def _adapt_note(name: str, why: str) -> str:
 
 
 __all__ = [
+    "DEFAULT",
     "GENERIC",
+    "TEMPORAL_SPEC",
     "ResolvedStrategy",
     "coerce_options",
     "local_size_texts",

@@ -105,11 +105,17 @@ def test_stepping_2d_description_streams_in_both_paths() -> None:
     default = kernel.default_config()
     assert default is not None
     limits = {"LOCAL_MEM_SIZE": 48 * 1024, "DOUBLE_SUPPORT": 1}
-    # a strip of 256 columns: beyond one-step streaming's 32 outputs per row, which
-    # temporal streaming does not keep in registers
+    # a strip of 256 columns on 4 work-items per row: beyond one-step streaming's 32
+    # outputs per row, and beyond temporal streaming's 32 values of the next rows per
+    # work-item (its registers between the loads and the ring); on 16 per row it fits
     wide = {**default, "STREAM": 1, "WX": 4, "WY": 4, "CX": 64, "ZC": 8}
-    assert _valid(kernel, {**wide, "TB": 2}, limits)
+    assert not _valid(kernel, {**wide, "TB": 2}, limits)
     assert not _valid(kernel, {**wide, "TB": 1}, limits)
+    # (ceil((16*16 + 2*TB*RX) / 16) = 17 loads; 16 outputs per row in one step)
+    assert _valid(kernel, {**wide, "WX": 16, "CX": 16, "TB": 2}, limits)
+    assert _valid(kernel, {**wide, "WX": 16, "CX": 16, "TB": 1}, limits)
+    # the bound counts the halo: 32 columns per work-item and the halo make 33 loads
+    assert not _valid(kernel, {**wide, "WX": 8, "CX": 32, "TB": 2}, limits)
     # temporal streaming walks whole chunks; one-step streaming's last chunk may be short
     odd = {**default, "STREAM": 1, "WX": 16, "WY": 2, "ZC": 256}
     assert not _valid(kernel, {**odd, "TB": 2}, limits)
@@ -257,8 +263,15 @@ def test_a_model_without_temporal_still_searches_it(
     path = tmp_path / "h.stencil.yaml"
     path.write_text(yaml.safe_dump(with_steps(HEAT, 4)))
     choice = choose_techniques(load_kernel(path), device, "hybrid")
-    assert choice.techniques == ["local", "temporal"] and choice.predicted == "local"
-    assert "temporal, which model m has not seen" in choice.note
+    # both temporal techniques (streaming and tiles): a 2D jacobi's best H100 temporal
+    # kernel was a tile, which the policy used to leave out
+    assert choice.techniques == ["local", "temporal", "temporal-tile"]
+    assert choice.predicted == "local"
+    assert "temporal, temporal-tile, which model m has not seen" in choice.note
+    flat = tmp_path / "j.stencil.yaml"
+    flat.write_text(yaml.safe_dump(with_steps(ROOT / "stencils" / "jacobi2d.stencil.yaml", 4)))
+    chosen = choose_techniques(load_kernel(flat), device, "hybrid").techniques
+    assert {"temporal", "temporal-tile"} <= set(chosen)
 
 
 def test_a_stepping_kernel_is_not_split(tmp_path: Path) -> None:
@@ -298,7 +311,7 @@ def test_a_stepping_kernel_is_not_split(tmp_path: Path) -> None:
         ),
     ],
 )
-@pytest.mark.parametrize("tb", [2, 4])
+@pytest.mark.parametrize("tb", [2, 4, 8])
 def test_large_temporal_blocks_fit_a_gpu(
     name: str,
     sizes: dict[str, int],
@@ -342,3 +355,55 @@ def test_large_temporal_blocks_fit_a_gpu(
         assert groups[2] * depth == sizes["NZ"]
     if tb == 2:
         assert fits  # at TB = 2 every one of these fits
+
+
+def test_default_strategy_searches_the_temporal_techniques_with_the_temporal_spec(
+    tmp_path: Path,
+) -> None:
+    """``gtune run``'s default (hybrid) searches temporal and temporal-tile with the
+    shipped temporal spec, every other technique with hybrid; a spec named explicitly
+    runs for every technique, and a one-step kernel is unchanged."""
+    from gtune.tuning.strategy import resolve_strategy
+
+    path = tmp_path / "j.stencil.yaml"
+    path.write_text(yaml.safe_dump(with_steps(ROOT / "stencils" / "jacobi2d.stencil.yaml", 8)))
+    kernel = load_kernel(path, {"NX": 256, "NY": 256})
+    assert kernel.temporal_techniques == ["temporal", "temporal-tile"]
+    resolved = resolve_strategy(kernel, "hybrid")
+    assert resolved.label == "hybrid"
+    assert set(resolved.technique_options) == {"temporal", "temporal-tile"}
+    for name in ("temporal", "temporal-tile"):
+        assert resolved.options_for(name)["spec"].name == "temporal"
+    assert resolved.options_for("global")["spec"] == "hybrid"
+    assert resolved.options_for(None)["spec"] == "hybrid"
+    assert "temporal spec" in resolved.note
+    assert resolve_strategy(kernel, "hybrid", "hybrid").technique_options == {}
+    assert resolve_strategy(kernel, "dims").technique_options == {}
+    one_step = load_kernel(ROOT / "stencils" / "jacobi2d.stencil.yaml", {"NX": 256, "NY": 256})
+    assert one_step.temporal_techniques == []
+    assert resolve_strategy(one_step, "hybrid").technique_options == {}
+
+
+def test_temporal_streaming_register_bound() -> None:
+    """3D temporal streaming holds the next plane's loads in registers, the block's
+    plane with its halo over the work-group: a 64 x 16 block at TB = 2 (68 x 20 =
+    1,360 values) fits 128 work-items (11 each) but not 32 (43 each), though both use
+    the same local memory."""
+    d = parse_definition(with_steps(HEAT, 8), "h")
+    sizes = {"NX": 512, "NY": 512, "NZ": 512}
+    source, description = definition_description(d, sizes)
+    kernel = parse_description(description, source=source, label="h")
+    default = kernel.default_config()
+    assert default is not None
+    limits = {"LOCAL_MEM_SIZE": 48 * 1024, "DOUBLE_SUPPORT": 1}
+    base = {**default, "STREAM": 1, "ZC": 32, "TB": 2}
+    many = {**base, "WX": 16, "WY": 8, "CX": 4, "CY": 2}
+    few = {**base, "WX": 16, "WY": 2, "CX": 4, "CY": 8}
+    lm = kernel.launch.local_memory_bytes
+    assert lm is not None
+    for cfg in (many, few):
+        assert lm.evaluate_int({**kernel.env(cfg), **limits}) == 2 * 3 * 4 * 68 * 20
+    assert _valid(kernel, many, limits)
+    assert not _valid(kernel, few, limits)
+    broken = [c.text for c in kernel.constraints if not c.evaluate({**kernel.env(few), **limits})]
+    assert len(broken) == 1 and "/ (WX*WY) <= 32" in broken[0]

@@ -1,0 +1,139 @@
+"""The shipped ``temporal`` spec replayed over the real temporal spaces of heat3d (512³)
+and jacobi2d (8192²) with 8 steps at the H100's limits.
+
+The spaces are the real ones (the descriptions rendered from the stencil definitions,
+enumerated with the H100's OpenCL limits, restricted to one temporal technique); every
+configuration is answered by the synthetic cost model of ``temporal_model`` (no
+recording holds a whole temporal space on a GPU). Two landscapes: memory-bound (local
+memory fast, so deep time wins: TB = 8 in 2D, TB = 4 in 3D) and compute-bound (local memory at about
+the rate the H100 measurements of benchmarks/temporal.py imply, so the halo's extra
+computation makes TB = 2 win). The search is driven as ``gtune run`` drives it: the
+kernel's default measured first, the spec's search after it.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from gtune.budget import Budget
+from gtune.heuristics import SearchProblem, get_strategy
+from gtune.heuristics.search import Seeded, TuningOutcome, drive, nearest_config
+from gtune.kernel import TunableKernel, canonical_config
+from gtune.measure import ReplayEvaluator, Result
+from gtune.space.build import build_space, technique_space
+from gtune.stencils.definition import load_definition
+from gtune.stencils.render import definition_kernel_of
+
+from ..space.space_helpers import h100_limits
+from . import temporal_model
+
+ROOT = Path(__file__).resolve().parents[2]
+BUDGET = 150
+JOINT = "time steps and block"
+
+CASES = {
+    "jacobi2d": ({"NX": 8192, "NY": 8192}, (1, 1, 0), 5),
+    "heat3d": ({"NX": 512, "NY": 512, "NZ": 512}, (1, 1, 1), 7),
+}
+
+
+_KERNELS: dict[str, TunableKernel] = {}
+_SPACES: dict[tuple[str, str], object] = {}
+
+
+def space_of(name: str, technique: str) -> tuple[TunableKernel, object]:
+    if name not in _KERNELS:
+        sizes = CASES[name][0]
+        d = load_definition(ROOT / "stencils" / f"{name}.stencil.yaml")
+        _KERNELS[name] = definition_kernel_of(dataclasses.replace(d, steps=8), sizes)
+        _SPACES[(name, "")] = build_space(_KERNELS[name], h100_limits())
+    kernel = _KERNELS[name]
+    key = (name, technique)
+    if key not in _SPACES:
+        _SPACES[key] = technique_space(_SPACES[(name, "")], kernel, technique)  # type: ignore[arg-type]
+    return kernel, _SPACES[key]
+
+
+def search(
+    name: str, technique: str, local_bandwidth: float, monkeypatch: pytest.MonkeyPatch
+) -> tuple[TuningOutcome, list[Result], ReplayEvaluator]:
+    kernel, space = space_of(name, technique)
+    monkeypatch.setattr(temporal_model, "LOCAL_BANDWIDTH", local_bandwidth)
+    configs = list(space.enumerate())  # type: ignore[attr-defined]
+    sizes, radius, terms = CASES[name]
+    results = temporal_model.model_results(kernel, configs, radius, terms)
+    evaluator = ReplayEvaluator(results, source="temporal_model")
+    strategy = get_strategy("grouped", {"spec": "temporal"})
+    problem = SearchProblem(sizes=sizes, default=kernel.default_config())
+    inner = strategy.searcher(space, problem, strategy.configure(None))  # type: ignore[arg-type]
+    default = kernel.default_config()
+    assert default is not None
+    start = nearest_config(space, default)  # type: ignore[arg-type]
+    assert start is not None
+    outcome = drive(
+        Seeded(inner, start),
+        evaluator,
+        strategy="temporal",
+        budget=Budget(evaluations=BUDGET),
+        space=space,  # type: ignore[arg-type]
+    )
+    return outcome, results, evaluator
+
+
+LANDSCAPES = {"memory-bound": 60e12, "compute-bound": temporal_model.LOCAL_BANDWIDTH}
+
+SEARCHES = [
+    ("jacobi2d", "temporal-tile"),
+    ("jacobi2d", "temporal"),
+    pytest.param("heat3d", "temporal", marks=pytest.mark.slow),
+]
+
+
+@pytest.mark.parametrize("landscape", list(LANDSCAPES))
+@pytest.mark.parametrize(("name", "technique"), SEARCHES)
+def test_temporal_spec_finds_the_best_of_the_whole_space(
+    name: str, technique: str, landscape: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Within 150 configurations (the spec ends before them) the search reaches 98 % of
+    the best configuration of the whole technique space, which it cannot enumerate
+    (thousands of configurations), on both landscapes."""
+    outcome, results, evaluator = search(name, technique, LANDSCAPES[landscape], monkeypatch)
+    assert len(evaluator.calls) < BUDGET  # the spec's own end, not the budget's
+    best = min(r.objective for r in results)
+    assert outcome.best_config is not None
+    found = {canonical_config(r.config): r.objective for r in results}[
+        canonical_config(outcome.best_config)
+    ]
+    assert best / found >= 0.98, (outcome.best_config, found, best)
+    # the winner's TB is the landscape's: larger blocks and TB = 4 where memory bounds
+    winner = min(results, key=lambda r: r.objective).config
+    assert outcome.best_config["TB"] == winner["TB"]
+
+
+@pytest.mark.parametrize(("name", "technique"), SEARCHES)
+def test_first_step_tunes_time_steps_with_the_block(
+    name: str, technique: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first step crosses every TB the space allows at the start work-group with
+    several blocks each, so a deeper TB is tried with a block of its own (the earlier
+    spec fixed the block at TB = 2 and tried TB = 4 only with it); what local memory and
+    the register bound forbid is never proposed (every call is a valid configuration)."""
+    outcome, _, evaluator = search(name, technique, LANDSCAPES["memory-bound"], monkeypatch)
+    _, space = space_of(name, technique)
+    joint = [e.config for e in outcome.trace if e.step == JOINT]
+    assert joint
+    blocks: dict[int, set[tuple[int, ...]]] = collections.defaultdict(set)
+    for c in joint:
+        block = (c["WX"] * c["CX"], c["WY"] * c.get("CY", 1) * c.get("ZC", 1))
+        blocks[c["TB"]].add(block)
+    tbs = {c["TB"] for c in space.enumerate() if c["WX"] == 32 and c["WY"] in (4, 8)}  # type: ignore[attr-defined]
+    assert set(blocks) == tbs and {2, 4} <= tbs
+    assert all(len(b) >= 2 for b in blocks.values()), dict(blocks)
+    assert all(space.is_valid(c) is None for c in evaluator.calls)  # type: ignore[attr-defined]
+    # blocks of 1024 points or more at TB = 4 where the technique has room for them
+    largest4 = max(x * y for x, y in blocks[4])
+    assert largest4 >= (512 if name == "heat3d" else 2048)
