@@ -123,7 +123,17 @@ def _export_kernel(args: argparse.Namespace) -> int:
         rows = list(store.rows(device=args.device, kernel=kernel.identity()))
         if not rows:
             others = sorted({size_text(r.problem) for r in store.rows(kernel=kernel.store_name)})
-            at = f" (it has results at {', '.join(others)}: give --size)" if others else ""
+            here = size_text(kernel.sizes)
+            if here in others:
+                # same name and size, another identity: the source it was tuned with differs
+                at = (
+                    f" (its results at {here} are of another version of its source: the "
+                    "kernel, its template or gtune changed since it was tuned)"
+                )
+            elif others:
+                at = f" (it has results at {', '.join(others)}: give --size)"
+            else:
+                at = ""
             raise InputError(
                 f"no results for {kernel.store_name} at {size_text(kernel.sizes)}"
                 + (f" on {args.device}" if args.device else "")

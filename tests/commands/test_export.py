@@ -77,6 +77,16 @@ def test_run_results_export_and_the_example_agree(tmp_path: Path) -> None:
     assert missing.returncode == 2 and "32x16x8" in missing.stderr
     assert "Traceback" not in missing.stderr
 
+    # the same name and size with another source (edited since it was tuned): the error
+    # says so instead of asking for the size it was given
+    edited = tmp_path / "edited"
+    edited.mkdir()
+    (edited / "heat3d.cl").write_text("/* edited */\n" + Path(HEAT).read_text())
+    (edited / "heat3d.yaml").write_text(Path(HEAT).with_suffix(".yaml").read_text())
+    changed = run_gtune("export", str(edited / "heat3d.cl"), "--size", SIZE, db=db)
+    assert changed.returncode == 2 and "another version of its source" in changed.stderr
+    assert "give --size" not in changed.stderr and "Traceback" not in changed.stderr
+
 
 @pytest.mark.parametrize(
     "config",
