@@ -39,10 +39,6 @@ def _load(card: ModelCard) -> LoadedModel:
     return _LOADED[key]
 
 
-TEMPORAL = "temporal"
-"""The temporal-blocking technique's name (the stencil template's time-stepping kernels)."""
-
-
 def choose_techniques(
     kernel: TunableKernel,
     device: DeviceLimits,
