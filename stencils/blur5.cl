@@ -508,8 +508,8 @@ void KERNEL_NAME(KERNEL_ARGS)
         const int i = lid + k * GROUP;                                                   \
         const int xx = tx0 + i % PX;                                                     \
         const int yy = ty0 + i / PX;                                                     \
-        next[k] = i < PLANE && (pp) >= 0 && (pp) < NZ && xx >= 0 && xx < NX && yy >= 0 &&  \
-                          yy < NY                                                        \
+        next[k] = i < PLANE && (pp) >= 0 && (pp) < NZ &&                                 \
+                          (inner || (xx >= 0 && xx < NX && yy >= 0 && yy < NY))          \
                       ? GLOBAL_READ(pp, yy, xx)                                          \
                       : (REAL)0;                                                         \
     }
@@ -693,7 +693,8 @@ void KERNEL_NAME(KERNEL_ARGS)
         const int yy = ty0 + i / TTX;
         const int zz = 0;
 #endif
-        const bool inside = xx >= 0 && xx < NX && yy >= 0 && yy < NY && zz >= 0 && zz < NZ;
+        const bool inside =
+            inner || (xx >= 0 && xx < NX && yy >= 0 && yy < NY && zz >= 0 && zz < NZ);
         levels[i] = inside ? GLOBAL_READ(zz, yy, xx) : (REAL)0;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
