@@ -757,10 +757,7 @@ void KERNEL_NAME(KERNEL_ARGS)
  * it is written and the queue moves on. The sums run over y in increasing order and,
  * per row, over the terms in their listed order: the reference's order, for offsets
  * sorted by y. Rows past NY (the chunk need not divide NY) are neither read nor
- * written. A step loads the next row's segments before it adds the current row's terms,
- * so each work-item has a row's loads in flight while it computes. (On the H100 a 5x5
- * blur at 8192^2 ran slower with fewer, longer chunks, 0.268 ms at ZC = 256 against
- * 0.221 ms at ZC = 128: a sign that work-items waited for their rows' loads.)
+ * written.
  *
  * VX > 1 (vector loads): the segment's halo HXS is RX rounded up to whole vectors, so
  * the segment starts and ends on a multiple of VX (x0, NX and every row start are
@@ -782,7 +779,7 @@ void KERNEL_NAME(KERNEL_ARGS)
 #define SEG (BX + 2 * HXS) /* one row segment of a block */
 #define ROW_TERM(dx, dy, dz, w)                                                          \
     {                                                                                    \
-        const REAL v_ = seg[cx][b + HXS + (dx)];                                         \
+        const REAL v_ = seg[b + HXS + (dx)];                                             \
         q[cx][b][RY - (dy)] += (w) * F(v_);                                              \
     }
 #define ROW_EXTRA(f, dx, dy, dz, w)                                                      \
@@ -825,67 +822,37 @@ void KERNEL_NAME(KERNEL_ARGS)
         }
     }
 
-    /* Each step loads the next input row's segments before it adds the current row's
-       terms: the loads of row p+1 are in flight while row p is computed. Step t = -1
-       only loads the first row. */
-    REAL nxt[CX][SEG];
-#pragma unroll
-    for (int cx = 0; cx < CX; ++cx) {
-#pragma unroll
-        for (int i = 0; i < SEG; ++i) {
-            nxt[cx][i] = (REAL)0;
-        }
-    }
-    bool nxt_read = false; /* whether nxt holds a row that is read (inside [first, last)) */
-    for (int t = -1; t < ZC + 2 * RY; ++t) {
+    for (int t = 0; t < ZC + 2 * RY; ++t) {
         const int p = y0 - RY + t; /* the input row of this step */
-        REAL seg[CX][SEG];
-#pragma unroll
-        for (int cx = 0; cx < CX; ++cx) {
-#pragma unroll
-            for (int i = 0; i < SEG; ++i) {
-                seg[cx][i] = nxt[cx][i];
-            }
-        }
-        const bool read = nxt_read;
-        const int pn = p + 1; /* the row loaded now */
-        nxt_read = t + 1 < ZC + 2 * RY && pn >= first && pn < last;
-        if (nxt_read) {
-            __global const REAL *row = SRC + IDX(0, CLY(pn), 0);
+        if (p >= first && p < last) {
+            __global const REAL *row = SRC + IDX(0, CLY(p), 0);
 #pragma unroll
             for (int cx = 0; cx < CX; ++cx) {
                 const int xs0 = gx0 + cx * (WX * BX) - HXS; /* the segment's first x */
+                REAL seg[SEG];
                 if (xs0 >= 0 && xs0 + SEG <= NX) { /* the whole segment lies inside */
 #if VX > 1
 #pragma unroll
                     for (int i = 0; i < SEG / VX; ++i) {
-                        VSTORE(((__global const VT *)row)[xs0 / VX + i], i, nxt[cx]);
+                        VSTORE(((__global const VT *)row)[xs0 / VX + i], i, seg);
                     }
 #else
 #pragma unroll
                     for (int i = 0; i < SEG; ++i) {
-                        nxt[cx][i] = row[xs0 + i];
+                        seg[i] = row[xs0 + i];
                     }
 #endif
                 } else {
 #pragma unroll
                     for (int i = 0; i < SEG; ++i) {
 #if CLAMP
-                        nxt[cx][i] = row[CLX(xs0 + i)];
+                        seg[i] = row[CLX(xs0 + i)];
 #else
                         const int xx = xs0 + i;
-                        nxt[cx][i] = xx >= 0 && xx < NX ? row[xx] : (REAL)0;
+                        seg[i] = xx >= 0 && xx < NX ? row[xx] : (REAL)0;
 #endif
                     }
                 }
-            }
-        }
-        if (t < 0) {
-            continue;
-        }
-        if (read) {
-#pragma unroll
-            for (int cx = 0; cx < CX; ++cx) {
 #pragma unroll
                 for (int b = 0; b < BX; ++b) {
                     STENCIL_TERMS(ROW_TERM)
