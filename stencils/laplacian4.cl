@@ -357,9 +357,10 @@ __constant sampler_t SMP = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_ED
  * level TB still needs, the strip widened by TB - s radii per side, into level s's
  * ring; level TB is written to the output. Only the x halo (TB radii per side of a
  * strip of SBX columns) is computed twice, by the neighbouring strip too, and the y
- * halo once per chunk; one barrier per level and WY rows. The next rows' global loads
- * are issued into registers before the levels are computed and stored into level 0's
- * ring after them (the rows they replace are no longer read). Each step is exactly
+ * halo once per chunk; TB barriers per WY rows (one after each level below TB, one
+ * after the next rows are stored: level TB writes global memory only). The next rows'
+ * global loads are issued into registers before the levels are computed and stored
+ * into level 0's ring after them (the rows they replace are no longer read). Each step is exactly
  * one step of the other techniques, boundary included.
  */
 #define PX (SBX + 2 * HX)
@@ -452,7 +453,11 @@ void KERNEL_NAME(KERNEL_ARGS)
                     RING(s, y)[ix] = v;
                 }
             }
-            barrier(CLK_LOCAL_MEM_FENCE);
+            if (s < TB) { /* level TB writes global memory only: the barrier below (or
+                             the kernel's end) orders its ring reads before the next
+                             iteration overwrites them */
+                barrier(CLK_LOCAL_MEM_FENCE);
+            }
         }
         if (more) { /* the rows the next iteration's level 1 reads replace older ones */
             STORE_ROWS(p + WY)
@@ -470,7 +475,9 @@ void KERNEL_NAME(KERNEL_ARGS)
  * computes its plane p - s*RZ (whose z-neighbours at level s - 1 are then all there)
  * on the x/y region level TB still needs, the block widened by TB - s radii per side,
  * into level s's ring; level TB is written to the output. Every level keeps a ring of
- * 2*RZ+1 planes in local memory, one barrier per level and plane. The next plane's
+ * 2*RZ+1 planes in local memory (levels 0 .. TB-1: TB*(2*RZ+1) planes of the block with
+ * its halo); TB barriers per plane (one after each level below TB, one after the next
+ * plane is stored: level TB writes global memory only). The next plane's
  * global loads are issued into registers before the levels are computed. Each step is
  * exactly one step of the other techniques, boundary included (a neighbour index is
  * clamped per axis with CLAMP; rim points keep their value with the interior
@@ -516,6 +523,14 @@ void KERNEL_NAME(KERNEL_ARGS)
         const REAL v_ = FIELD_AT(f, z + (dz), y + (dy), x + (dx));                       \
         acc += (w) * F(v_);                                                              \
     }
+/* A work-group whose plane with its halo lies inside the array in x and y: every point
+   of every level is in the array and written, and no x/y neighbour index needs
+   clamping; the term reads the same element at a constant offset. */
+#define INNER_TERM(dx, dy, dz, w)                                                        \
+    {                                                                                    \
+        const REAL v_ = RING(s - 1, CLZ(z + (dz)))[at + (dy) * PX + (dx)];               \
+        acc += (w) * F(v_);                                                              \
+    }
 
 __kernel __attribute__((reqd_work_group_size(WX, WY, 1)))
 void KERNEL_NAME(KERNEL_ARGS)
@@ -525,6 +540,8 @@ void KERNEL_NAME(KERNEL_ARGS)
     const int tx0 = (int)get_group_id(0) * SBX - HX;
     const int ty0 = (int)get_group_id(1) * SBY - HY;
     const int z0 = (int)get_group_id(2) * ZC;
+    /* the same for the whole work-group: the fast path's branch does not diverge */
+    const bool inner = tx0 >= 0 && tx0 + PX <= NX && ty0 >= 0 && ty0 + PY <= NY;
 
     REAL next[LOADS];
     LOAD_PLANE(z0 - HZ) /* level 0: the first input plane */
@@ -541,7 +558,35 @@ void KERNEL_NAME(KERNEL_ARGS)
             const int mx = (TB - s) * RX;
             const int my = (TB - s) * RY;
             const int mz = (TB - s) * RZ;
-            if (z >= max(z0 - mz, 0) && z < min(z0 + ZC + mz, NZ)) {
+            if (inner && z >= max(z0 - mz, 0) && z < min(z0 + ZC + mz, NZ)) {
+                const int ex = SBX + 2 * mx;
+                const int ey = SBY + 2 * my;
+                const bool zw = z >= LOZ && z < HIZ; /* the plane is written */
+                for (int i = lid; i < ex * ey; i += GROUP) {
+                    const int ix = HX - mx + i % ex;
+                    const int iy = HY - my + i / ex;
+                    const int x = tx0 + ix;
+                    const int y = ty0 + iy;
+                    const int at = iy * PX + ix;
+                    REAL v;
+                    if (zw) {
+                        REAL acc = (REAL)0;
+                        STENCIL_TERMS(INNER_TERM)
+                        EXTRA_TERMS(TEMPORAL_EXTRA)
+                        ADD_CONSTANT(acc);
+                        v = acc;
+                    } else {
+                        v = RING(s - 1, z)[at]; /* interior boundary: the rim keeps it */
+                    }
+                    if (s == TB) {
+                        if (zw) {
+                            DST[IDX(z, y, x)] = v;
+                        }
+                    } else {
+                        RING(s, z)[at] = v;
+                    }
+                }
+            } else if (z >= max(z0 - mz, 0) && z < min(z0 + ZC + mz, NZ)) {
                 const int ex = SBX + 2 * mx;
                 const int ey = SBY + 2 * my;
                 for (int i = lid; i < ex * ey; i += GROUP) {
@@ -574,7 +619,9 @@ void KERNEL_NAME(KERNEL_ARGS)
                     }
                 }
             }
-            barrier(CLK_LOCAL_MEM_FENCE);
+            if (s < TB) { /* level TB writes global memory only (see the 2D kernel) */
+                barrier(CLK_LOCAL_MEM_FENCE);
+            }
         }
         if (more) { /* plane p + 1 replaces plane p - 2*RZ, no longer read */
             STORE_PLANE(p + 1)
@@ -601,6 +648,14 @@ void KERNEL_NAME(KERNEL_ARGS)
         const REAL v_ = FIELD_AT(f, z + (dz), y + (dy), x + (dx));                       \
         acc += (w) * F(v_);                                                              \
     }
+/* A work-group whose tile (the block with its halo) lies inside the array: every point
+   of every level is in the array and written, and no neighbour index needs clamping;
+   the term reads the same element at a constant offset. */
+#define INNER_TERM(dx, dy, dz, w)                                                        \
+    {                                                                                    \
+        const REAL v_ = prev[at + ((dz) * TTY + (dy)) * TTX + (dx)];                     \
+        acc += (w) * F(v_);                                                              \
+    }
 
 __kernel __attribute__((reqd_work_group_size(WX, WY, WZ)))
 void KERNEL_NAME(KERNEL_ARGS)
@@ -611,6 +666,9 @@ void KERNEL_NAME(KERNEL_ARGS)
     const int tx0 = (int)get_group_id(0) * SBX - HX;
     const int ty0 = (int)get_group_id(1) * SBY - HY;
     const int tz0 = (int)get_group_id(2) * SBZ - HZ;
+    /* the same for the whole work-group: the fast path's branch does not diverge */
+    const bool inner = tx0 >= 0 && tx0 + TTX <= NX && ty0 >= 0 && ty0 + TTY <= NY &&
+                       tz0 >= 0 && tz0 + TTZ <= NZ;
 
     /* Level 0: the input tile (zeros beyond the array, never read; clamp reads the
        edge point of the tile instead). */
@@ -640,6 +698,31 @@ void KERNEL_NAME(KERNEL_ARGS)
         const int ex = SBX + 2 * mx;
         const int ey = SBY + 2 * my;
         const int ez = SBZ + 2 * mz;
+        if (inner) {
+            for (int i = lid; i < ex * ey * ez; i += GROUP) {
+                const int ix = HX - mx + i % ex; /* position in the tile */
+#if ARRAY_DIMS == 3
+                const int iy = HY - my + (i / ex) % ey;
+                const int iz = HZ - mz + i / (ex * ey);
+#else
+                const int iy = HY - my + i / ex;
+                const int iz = 0;
+#endif
+                const int x = tx0 + ix;
+                const int y = ty0 + iy;
+                const int z = tz0 + iz;
+                const int at = (iz * TTY + iy) * TTX + ix;
+                REAL acc = (REAL)0;
+                STENCIL_TERMS(INNER_TERM)
+                EXTRA_TERMS(TEMPORAL_EXTRA)
+                ADD_CONSTANT(acc);
+                if (s == TB) {
+                    DST[IDX(z, y, x)] = acc;
+                } else {
+                    next[at] = acc;
+                }
+            }
+        } else
         for (int i = lid; i < ex * ey * ez; i += GROUP) {
             const int ix = HX - mx + i % ex; /* position in the tile */
 #if ARRAY_DIMS == 3
@@ -674,7 +757,9 @@ void KERNEL_NAME(KERNEL_ARGS)
                 next[at] = v;
             }
         }
-        barrier(CLK_LOCAL_MEM_FENCE);
+        if (s < TB) { /* after level TB nothing reads the tiles again */
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
     }
 }
 #endif /* tiles */
