@@ -244,7 +244,7 @@ def merge(out: Path, runs: Sequence[Path]) -> dict[str, Any]:
             kernels.update(data["kernels"])
             for size, measured in data["copy_all"].items():
                 copies.setdefault(size, []).extend(measured)
-            meta = {k: data[k] for k in ("device", "device_identity", "driver", "budget")}
+            meta = {k: data.get(k) for k in ("device", "device_identity", "driver", "budget")}
             meta["rounds"] = data["rounds"]
             continue
         kernels.update(json.loads((run / "lift_corpus.partial.json").read_text()))
