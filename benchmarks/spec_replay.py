@@ -60,6 +60,7 @@ DEVICE = HERE / "replay" / "h100.device.json"
 RESULTS = ROOT / "benchmarks" / "results"
 SCALE = RESULTS / "predict" / "h100-scale" / "labels.db.gz"
 LIFT = RESULTS / "lift" / "budget300-x2"
+MERGE = RESULTS / "onestep" / "h100-merge-shape" / "h100.db.gz"
 
 
 @dataclass(frozen=True)
@@ -114,7 +115,19 @@ def default_cases() -> list[Case]:
     for name, kid in _SCALE_3D.items():
         for tech in ("global", "vec", "stream"):
             cases.append(Case(name, 3, SCALE, kid, f"suite:{name}", s3, tech))
-    return lift_cases() + cases
+    return lift_cases() + onestep_cases() + cases
+
+
+def onestep_cases() -> list[Case]:
+    """heat3d and laplacian4 at 512³ (global, the load predictor's choice) of
+    benchmarks/results/onestep/h100-merge-shape: benchmarks/onestep.py on the H100 with
+    the hybrid spec before its merge shape step and with it, one store (the run before
+    the step last, so its times answer the configurations both runs measured)."""
+    s3 = {"NX": 512, "NY": 512, "NZ": 512}
+    return [
+        Case(name, 3, MERGE, f"{name}:stencil", f"stencils/{name}.yaml", s3, "global", "onestep")
+        for name in ("heat3d", "laplacian4")
+    ]
 
 
 def lift_cases() -> list[Case]:

@@ -76,6 +76,19 @@ def shape_step(n: Mapping[str, int]) -> RefStep:
     )
 
 
+def merge_shape_step(n: Mapping[str, int]) -> RefStep:
+    """The outputs per work-item reshaped at their number (CX*CY*CZ)."""
+    return RefStep(
+        ["CX", "CY", "CZ"],
+        lambda c, b: (
+            c["CX"] in pow2(1, n["NX"])
+            and c["CY"] in pow2(1, n["NY"])
+            and c["CZ"] in pow2(1, n["NZ"])
+            and c["CX"] * c["CY"] * c["CZ"] == b["CX"] * b["CY"] * b["CZ"]
+        ),
+    )
+
+
 def dims_steps(n: Mapping[str, int]) -> list[RefStep]:
     return [x_step(n), dim_step("WY", "CY", n["NY"]), dim_step("WZ", "CZ", n["NZ"])]
 
@@ -113,7 +126,10 @@ def opts_steps(n: Mapping[str, int]) -> list[RefStep]:
 
 REFERENCES: dict[str, tuple[dict[str, int], Callable[[Mapping[str, int]], list[RefStep]]]] = {
     "group-by-dimension": ({"WY": 1, "WZ": 1, "CY": 1, "CZ": 1}, dims_steps),
-    "hybrid": ({"WY": 1, "WZ": 1, "CY": 1, "CZ": 1}, lambda n: [*dims_steps(n), shape_step(n)]),
+    "hybrid": (
+        {"WY": 1, "WZ": 1, "CY": 1, "CZ": 1},
+        lambda n: [*dims_steps(n), merge_shape_step(n), shape_step(n)],
+    ),
     "hybrid-restricted": (
         {"WY": 1, "WZ": 1, "CY": 1, "CZ": 1},
         lambda n: [*dims_steps(n), shape_step(n)],

@@ -95,6 +95,7 @@ def test_two_dimensional_kernel_drops_z() -> None:
         "x merge",
         "x vectors",
         "y",
+        "merge shape",
         "work-group shape",
     ]
     assert bound.dropped_steps == ("chunk", "chunk for the tile", "z", "time steps per launch")

@@ -165,11 +165,12 @@ def test_outcome_serialises(recorded: Recorded) -> None:
     data = json.loads(json.dumps(outcome.to_dict()))
     assert data["evaluations"] == outcome.evaluations == len(data["trace"])
     assert data["best_config"] == outcome.best_config
-    assert [s["step"] for s in data["steps"]][:6] == [
+    assert [s["step"] for s in data["steps"]][:7] == [
         "x",
         "x merge",
         "x vectors",
         "y",
         "z",
+        "merge shape",
         "work-group shape",
     ]
