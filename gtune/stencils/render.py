@@ -477,12 +477,13 @@ def describe(
         # streaming (along z in 3D, along y in 2D) with TB time levels; tiles as an
         # alternative
         techniques["temporal"] = ["TB > 1", "STREAM == 1", "LOCAL == 0", "VX == 1"]
+        techniques["temporal-tile"] = ["TB > 1", "STREAM == 0", "LOCAL == 0", "VX == 1"]
         if dims3:
             techniques["temporal"].append("ZREG == 0")
-            if _z_star(d):  # the z-neighbours in registers, one plane in local memory
+            techniques["temporal-tile"].append("ZREG == 0")
+            if _z_star(d):  # streaming, the z-neighbours in registers, one plane shared
                 techniques["temporal-zreg"] = ["TB > 1", "STREAM == 1", "ZREG == 1"]
                 techniques["temporal-zreg"] += ["LOCAL == 0", "VX == 1"]
-        techniques["temporal-tile"] = ["TB > 1", "STREAM == 0", "LOCAL == 0", "VX == 1"]
     # 2D streaming: ZC rows per work-item; the chunk need not divide the rows (the
     # work-items past NY do nothing), the work-group still divides NY / CY. (Temporal
     # streaming's chunks divide NY: then this is NY / ZC, a work-group owning WY*ZC rows.)

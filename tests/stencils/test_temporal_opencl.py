@@ -61,6 +61,9 @@ CASES: dict[str, tuple[Path, dict[str, int], list[dict[str, int]]]] = {
             {"STREAM": 1, "ZC": 8, "WX": 8, "WY": 2},
             {"STREAM": 1, "ZC": 4, "WX": 4, "WY": 2, "CX": 2, "CY": 2},
             {"WX": 4, "WY": 2, "WZ": 2, "CX": 2, "CY": 2, "CZ": 2},
+            {"STREAM": 1, "ZREG": 1, "ZC": 4, "WX": 8, "WY": 4},
+            {"STREAM": 1, "ZREG": 1, "ZC": 8, "WX": 16, "WY": 2},
+            {"STREAM": 1, "ZREG": 1, "ZC": 4, "WX": 8, "WY": 4, "CX": 2},
         ],
     ),
     # wide enough that some work-groups' tiles (planes) with their halo lie inside the
@@ -71,6 +74,7 @@ CASES: dict[str, tuple[Path, dict[str, int], list[dict[str, int]]]] = {
         [
             {"STREAM": 1, "ZC": 4, "WX": 4, "WY": 2, "CX": 2, "CY": 2},
             {"WX": 4, "WY": 2, "WZ": 2, "CX": 2, "CY": 2, "CZ": 1},
+            {"STREAM": 1, "ZREG": 1, "ZC": 4, "WX": 8, "WY": 4},
         ],
     ),
     "box3d_inner": (
@@ -97,6 +101,8 @@ CASES: dict[str, tuple[Path, dict[str, int], list[dict[str, int]]]] = {
         [
             {"STREAM": 1, "ZC": 8, "WX": 8, "WY": 2},
             {"STREAM": 1, "ZC": 8, "WX": 8, "WY": 4, "CX": 2, "CY": 2},
+            {"STREAM": 1, "ZREG": 1, "ZC": 8, "WX": 16, "WY": 16},
+            {"STREAM": 1, "ZREG": 1, "ZC": 8, "WX": 16, "WY": 8},
         ],
     ),
     "hotspot": (
@@ -110,6 +116,8 @@ CASES: dict[str, tuple[Path, dict[str, int], list[dict[str, int]]]] = {
         [
             {"STREAM": 1, "ZC": 4, "WX": 8, "WY": 2},
             {"STREAM": 1, "ZC": 4, "WX": 4, "WY": 2, "CX": 2, "CY": 2},
+            {"STREAM": 1, "ZREG": 1, "ZC": 4, "WX": 8, "WY": 4},
+            {"STREAM": 1, "ZREG": 1, "ZC": 8, "WX": 4, "WY": 8, "CX": 2},
         ],
     ),
 }
@@ -120,7 +128,11 @@ block is larger than the work-group, each work-item computes several points per 
 (star2d's 48 x 24 is no power of two). 2D configurations with STREAM stream along y:
 with TB > 1 WY rows per iteration through rings in local memory (jacobi2d's WY = 8 does
 not divide the rows walked, WY·ZC + 2·TB·RY), with TB = 1 ZC rows per work-item in
-registers (one-step streaming)."""
+registers (one-step streaming). Configurations with ZREG (heat3d, laplacian4, thermal3d:
+z-star stencils) stream along z with the z-neighbours in registers and one shared plane
+per stage; with TB = 1 they run without ZREG (one-step streaming). heat3d_inner's
+ZREG configuration has interior work-groups (plane and halo inside the array) at TB = 2
+and 4 beside edge ones."""
 
 
 def stepping(path: Path, tmp: Path, *, boundary: str, dtype: str | None = None) -> Path:
@@ -152,7 +164,11 @@ def evaluate(kernel: TunableKernel, configs: list[dict[str, int]]) -> list[Any]:
 def tb_configs(kernel: TunableKernel, extra: list[dict[str, int]]) -> list[dict[str, int]]:
     default = kernel.default_config()
     assert default is not None
-    return [{**default, **change, "TB": tb} for tb in (1, 2, 4) for change in [{}, *extra]]
+    return [
+        {**default, **change, "TB": tb, **({"ZREG": 0} if tb == 1 and "ZREG" in change else {})}
+        for tb in (1, 2, 4)
+        for change in [{}, *extra]
+    ]
 
 
 @pytest.mark.parametrize("boundary", ["interior", "clamp"])
@@ -277,7 +293,11 @@ def test_random_definitions_step_exactly(data: dict[str, Any]) -> None:
         sizes = {"NX": 32, "NY": 16} | ({"NZ": 32} if d.dims == 3 else {})
         kernel = load_kernel(path, sizes)
         extra = (
-            [{"WX": 8, "WY": 2, "STREAM": 1, "ZC": 8}, {"WX": 4, "WY": 2, "CX": 2, "CY": 2}]
+            [
+                {"WX": 8, "WY": 2, "STREAM": 1, "ZC": 8},
+                {"WX": 4, "WY": 2, "CX": 2, "CY": 2},
+                {"WX": 8, "WY": 4, "STREAM": 1, "ZREG": 1, "ZC": 8},  # z-star stencils
+            ]
             if d.dims == 3
             else [
                 {"WX": 8, "WY": 1, "STREAM": 1, "ZC": 4},
