@@ -57,6 +57,13 @@ STREAM_OUTS_MAX = 32
 # one-step streaming's outputs are, so the same bound holds.
 TEMPORAL_LOADS_MAX = 32
 
+# Most 32-bit registers a work-group of temporal streaming with the z-neighbours in
+# registers (ZREG = 1) may fill with its queues and loads: half a GPU compute unit's
+# register file (65,536 on NVIDIA since Kepler, AMD's CDNA alike), the rest for
+# addresses and sums. A work-item of 1,024 gets at most 64 registers on NVIDIA; values
+# beyond would spill to memory.
+ZREG_GROUP_REGISTERS = 32768
+
 TB_VALUES = (1, 2, 4, 8, 16)
 """Time steps per launch the temporal technique tries (those that divide the steps)."""
 
@@ -430,7 +437,8 @@ def describe(
     )
     # Temporal streaming with the z-neighbours in registers (ZREG = 1): two centre planes
     # of the block with its halo in local memory, and per point a queue of 2*RZ+1 planes
-    # for each level below TB in registers (plus the next plane's load).
+    # for each level below TB in registers (plus the next plane's load): at most
+    # STREAM_QUEUE_MAX values per work-item and ZREG_GROUP_REGISTERS per work-group.
     zreg_plane = f"{2 * size} * (min(WX*CX, NX) + 2*TB*{rx}) * (min(WY*CY, NY) + 2*TB*{ry})"
     zreg_registers = f"{temporal_loads} * (TB*{2 * rz + 1} + 1)"
     if stepping:
@@ -448,6 +456,8 @@ def describe(
                 "ZREG == 0 or (TB > 1 and STREAM == 1)",
                 f"ZREG == 0 or {zreg_plane} <= LOCAL_MEM_SIZE",
                 f"ZREG == 0 or {zreg_registers} <= {STREAM_QUEUE_MAX}",
+                f"ZREG == 0 or {zreg_registers} * {max(1, size // 4)} * WX*WY"
+                f" <= {ZREG_GROUP_REGISTERS}",
             ]
             if not _z_star(d):
                 constraints.append("ZREG == 0")

@@ -134,17 +134,20 @@ def test_first_step_tunes_time_steps_with_the_block(
         blocks[c["TB"]].add(block)
     tbs = {c["TB"] for c in space.enumerate() if c["WX"] == 32 and c["WY"] in (4, 8)}  # type: ignore[attr-defined]
     assert set(blocks) == tbs and {2, 4} <= tbs
-    assert all(len(b) >= 2 for b in blocks.values()), dict(blocks)
+    # (temporal-zreg at TB = 8: the queues' registers fit one block, 32 x 8 on 256
+    # work-items, in the spec's work-groups)
+    several = [tb for tb in blocks if not (technique == "temporal-zreg" and tb == 8)]
+    assert all(len(blocks[tb]) >= 2 for tb in several), dict(blocks)
     assert all(space.is_valid(c) is None for c in evaluator.calls)  # type: ignore[attr-defined]
     # blocks of 1024 points or more at TB = 4 where the technique has room for them
     largest4 = max(x * y for x, y in blocks[4])
     assert largest4 >= (512 if name == "heat3d" else 2048)
     if technique == "temporal-zreg":
         # the z-neighbours in registers leave local memory room for larger blocks and
-        # deeper TB: work-groups of 1,024 work-items, blocks of 4,096 points at TB = 4
-        # and of 2,048 at TB = 8
+        # deeper TB (the queues' registers bound them in turn): blocks of 2,048 points
+        # at TB = 2 and 1,024 at TB = 4 (twice the rings'), TB = 8 tried
         assert {2, 4, 8} <= set(blocks)
-        assert largest4 >= 4096 and max(x * y for x, y in blocks[8]) >= 2048
+        assert largest4 >= 1024 and max(x * y for x, y in blocks[2]) >= 2048
         assert len(evaluator.calls) <= 60
 
 

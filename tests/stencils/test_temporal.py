@@ -428,20 +428,27 @@ def test_zreg_is_streaming_with_the_z_neighbours_in_registers() -> None:
     default = kernel.default_config()
     assert default is not None
     limits = {"LOCAL_MEM_SIZE": 48 * 1024, "DOUBLE_SUPPORT": 1}
-    # a 128 x 32 block at TB = 2 on 32 x 32 work-items: rings of 2 x 3 planes of
-    # 132 x 36 points need 111 KiB, the two planes of ZREG 37 KiB
-    big = {**default, "STREAM": 1, "ZC": 32, "WX": 32, "WY": 32, "CX": 4, "TB": 2}
+    # a 128 x 16 block at TB = 2 on 32 x 16 work-items: rings of 2 x 3 planes of
+    # 132 x 20 points need 62 KiB, the two planes of ZREG 21 KiB
+    big = {**default, "STREAM": 1, "ZC": 32, "WX": 32, "WY": 16, "CX": 4, "TB": 2}
     assert not _valid(kernel, big, limits)
     zreg = {**big, "ZREG": 1}
     assert _valid(kernel, zreg, limits)
     env = {**kernel.env(zreg), **limits}
     assert kernel.launch.local_memory_bytes is not None
-    assert kernel.launch.local_memory_bytes.evaluate_int(env) == 2 * 4 * 132 * 36
-    # registers: the points per work-item times (TB*3 + 1) values. TB = 8 at 16 x 16
-    # work-items and a 64 x 16 block: 80 x 32 points, 10 each, 250 values: too many;
-    # at 32 x 32 work-items and a 64 x 32 block: 80 x 48 points, 4 each, 100 values
+    assert kernel.launch.local_memory_bytes.evaluate_int(env) == 2 * 4 * 132 * 20
+    # registers: the points per work-item times (TB*3 + 1) values, at most 128 per
+    # work-item and 32,768 per work-group. TB = 8 at 16 x 16 work-items and a 64 x 16
+    # block: 80 x 32 points, 10 each, 250 values: too many; at 32 x 32 work-items and a
+    # 64 x 32 block: 80 x 48 points, 4 each, 100 values, but 102,400 in the work-group;
+    # a 32 x 8 block on 32 x 8: 48 x 24 points, 5 each, 125 values, 32,000 in all
     assert not _valid(kernel, {**zreg, "WX": 16, "WY": 16, "CX": 4, "TB": 8}, limits)
-    assert _valid(kernel, {**zreg, "WX": 32, "WY": 32, "CX": 2, "TB": 8}, limits)
+    assert not _valid(kernel, {**zreg, "WX": 32, "WY": 32, "CX": 2, "TB": 8}, limits)
+    assert _valid(kernel, {**zreg, "WX": 32, "WY": 8, "CX": 1, "TB": 8}, limits)
+    # float64 counts two registers a value: 64,000 in that work-group
+    d64 = parse_definition({**with_steps(HEAT, 8), "dtype": "float64"}, "h.stencil.yaml")
+    k64 = parse_description(definition_description(d64, sizes)[1], source=source, label="h")
+    assert not _valid(k64, {**zreg, "WX": 32, "WY": 8, "CX": 1, "TB": 8}, limits)
     # one step and tiles take no ZREG
     assert not _valid(kernel, {**zreg, "TB": 1}, limits)
     assert not _valid(kernel, {**zreg, "STREAM": 0, "ZC": 1}, limits)
