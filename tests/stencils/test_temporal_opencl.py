@@ -315,3 +315,57 @@ def test_random_definitions_step_exactly(data: dict[str, Any]) -> None:
         assert configs, (d.radius, "no temporal configuration fits")
         for cfg, result in zip(configs, evaluate(kernel, configs), strict=True):
             assert result.status is Status.OK, (data, cfg, result.message)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(4))
+def test_zreg_random_z_stars_step_exactly(seed: int) -> None:
+    """Random z-star stencils (in-plane offsets up to radius 2, z-axis offsets up to 2,
+    not symmetric, with or without the centre; both boundaries and element types,
+    a second field on odd seeds) run with ZREG at TB = 2 and 4: equal to single steps."""
+    rng = np.random.default_rng(seed)
+    plane = [(dx, dy) for dx in range(-2, 3) for dy in range(-2, 3)]
+    picked = [plane[i] for i in rng.choice(len(plane), size=5, replace=False)]
+    zs = [int(z) for z in rng.choice([-2, -1, 1, 2], size=int(rng.integers(1, 4)), replace=False)]
+    offsets = [[dx, dy, 0] for dx, dy in picked] + [[0, 0, z] for z in zs]
+    fields = ["u", "w"] if seed % 2 else ["u"]
+    terms: list[dict[str, Any]] = [
+        {"field": "u", "offset": o, "coefficient": float(rng.uniform(-0.2, 0.3))} for o in offsets
+    ]
+    if seed % 2:
+        terms.append({"field": "w", "offset": [0, 0, 0], "coefficient": 0.05})
+    data = {
+        "dims": 3,
+        "dtype": "float64" if seed >= 2 else "float32",
+        "boundary": "clamp" if seed % 2 == 0 else "interior",
+        "fields": fields,
+        "output": "v",
+        "terms": terms,
+        "steps": STEPS,
+    }
+    d = parse_definition(data, "zstar.stencil.yaml")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "zstar.stencil.yaml"
+        path.write_text(d.to_yaml())
+        kernel = load_kernel(path, {"NX": 32, "NY": 16, "NZ": 16})
+        assert "temporal-zreg" in kernel.techniques
+        default = kernel.default_config()
+        assert default is not None
+        configs = [
+            {**default, "STREAM": 1, "ZREG": 1, "TB": tb, **change}
+            for tb in (2, 4)
+            for change in (
+                {"WX": 16, "WY": 8, "ZC": 8},
+                {"WX": 8, "WY": 16, "ZC": 4},
+                {"WX": 16, "WY": 16, "ZC": 16},
+            )
+        ]
+        limits = select_device(None).limit_values()
+        configs = [
+            c
+            for c in configs
+            if all(x.evaluate({**kernel.env(c), **limits}) for x in kernel.constraints)
+        ]
+        assert {c["TB"] for c in configs} == {2, 4}, d.radius
+        for cfg, result in zip(configs, evaluate(kernel, configs), strict=True):
+            assert result.status is Status.OK, (data, cfg, result.message)
