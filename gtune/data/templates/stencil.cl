@@ -28,6 +28,9 @@
  *              with STREAM=1 streaming along z (3D) or y (2D, a work-group owning
  *              WY*ZC rows of a strip) with TB time levels; CX CY CZ then merge
  *              blocks into one larger block per work-group)
+ *   ZREG       1: temporal streaming along z (TB > 1, STREAM=1, 3D) keeps each level's
+ *              z-neighbours in registers and shares only the centre plane in local
+ *              memory (stencils whose off-plane terms lie on the z axis)
  *   NX NY NZ   array size (NZ absent for 2D arrays)
  *
  * The stencil itself (radius per dimension, the primary field's offsets and
@@ -497,13 +500,18 @@ void KERNEL_NAME(KERNEL_ARGS)
         q[lv][k][QZ - 1] = (zz) >= NZ ? q[lv][k][QZ - 1] : (vals)[k];                    \
     }
 /* A term: z-neighbours from the work-item's queue of level s - 1, x/y neighbours from
-   the shared centre plane (a stencil with other terms fails to compile here). */
+   the shared centre plane (a stencil with other terms fails to compile here); without
+   clamping, at a constant offset from the point's own place i. */
+#if CLAMP
+#define PLANE_AT(dx, dy) plane[(CLY(y + (dy)) - ty0) * PX + (CLX(x + (dx)) - tx0)]
+#else
+#define PLANE_AT(dx, dy) plane[i + (dy) * PX + (dx)]
+#endif
 #define ZREG_TERM(dx, dy, dz, w)                                                         \
     {                                                                                    \
         typedef char zreg_needs_a_z_star[((dz) == 0 || ((dx) == 0 && (dy) == 0)) ? 1 : -1]; \
-        const REAL v_ = ((dx) == 0 && (dy) == 0)                                          \
-                            ? q[s - 1][k][RZ + (dz)]                                     \
-                            : plane[(CLY(y + (dy)) - ty0) * PX + (CLX(x + (dx)) - tx0)]; \
+        const REAL v_ = ((dx) == 0 && (dy) == 0) ? q[s - 1][k][RZ + (dz)]                \
+                                                 : PLANE_AT(dx, dy);                     \
         acc += (w) * F(v_);                                                              \
     }
 #define TEMPORAL_EXTRA(f, dx, dy, dz, w)                                                 \
@@ -525,6 +533,31 @@ void KERNEL_NAME(KERNEL_ARGS)
     REAL q[TB][LOADS][QZ]; /* levels 0 .. TB-1: planes z-RZ .. z+RZ per point */
     REAL next[LOADS];
     REAL now[LOADS];
+    /* Per point: the last level whose x/y region holds it (0: none, or beyond the
+       array; the regions shrink with the level), negative on the interior boundary's
+       x/y rim (computed there, never written). */
+    int reach[LOADS];
+#pragma unroll
+    for (int k = 0; k < LOADS; ++k) {
+        const int i = lid + k * GROUP;
+        const int ix = i % PX;
+        const int iy = i / PX;
+        const int x = tx0 + ix;
+        const int y = ty0 + iy;
+        int top = 0;
+#pragma unroll
+        for (int s = 1; s <= TB; ++s) {
+            const int mx = (TB - s) * RX;
+            const int my = (TB - s) * RY;
+            if (ix >= HX - mx && ix < HX + SBX + mx && iy >= HY - my && iy < HY + SBY + my) {
+                top = s;
+            }
+        }
+        if (i >= PLANE || x < 0 || x >= NX || y < 0 || y >= NY) {
+            top = 0;
+        }
+        reach[k] = x >= LOX && x < HIX && y >= LOY && y < HIY ? top : -top;
+    }
 #pragma unroll
     for (int lv = 0; lv < TB; ++lv) {
 #pragma unroll
@@ -546,8 +579,6 @@ void KERNEL_NAME(KERNEL_ARGS)
 #pragma unroll
         for (int s = 1; s <= TB; ++s) {
             const int z = p - s * RZ; /* level s's plane of this step */
-            const int mx = (TB - s) * RX;
-            const int my = (TB - s) * RY;
             const int mz = (TB - s) * RZ;
             __local REAL *plane = centre + ((stage + s) & 1) * PLANE;
 #pragma unroll
@@ -559,18 +590,14 @@ void KERNEL_NAME(KERNEL_ARGS)
             }
             barrier(CLK_LOCAL_MEM_FENCE);
             const bool zin = z >= max(z0 - mz, 0) && z < min(z0 + ZC + mz, NZ);
+            const bool zw = z >= LOZ && z < HIZ;
 #pragma unroll
             for (int k = 0; k < LOADS; ++k) {
                 const int i = lid + k * GROUP;
-                const int ix = i % PX;
-                const int iy = i / PX;
-                const int x = tx0 + ix;
-                const int y = ty0 + iy;
-                const bool needed = zin && i < PLANE && ix >= HX - mx && ix < HX + SBX + mx &&
-                                    iy >= HY - my && iy < HY + SBY + my && x >= 0 && x < NX &&
-                                    y >= 0 && y < NY;
-                const bool written =
-                    needed && x >= LOX && x < HIX && y >= LOY && y < HIY && z >= LOZ && z < HIZ;
+                const int x = tx0 + i % PX;
+                const int y = ty0 + i / PX;
+                const bool needed = zin && s <= abs(reach[k]);
+                const bool written = needed && reach[k] > 0 && zw;
                 REAL v = q[s - 1][k][RZ]; /* interior boundary: the rim keeps it */
                 if (written) {
                     REAL acc = (REAL)0;
