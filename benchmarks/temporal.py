@@ -8,7 +8,8 @@ then for each stencil definition (default: the real heat3d at N³ and jacobi2d a
 - **multi-step**: the same definition with ``steps: S``, temporal blocking (TB time
   steps per launch, S/TB launches, buffers swapped between launches; 2D: streaming
   along y (technique ``temporal``) and merged tiles (``temporal-tile``), 3D: streaming
-  along z with TB time levels, merged plane tiles (``temporal``)) tuned with the
+  along z with TB time levels, merged plane tiles (``temporal``), and for z-star
+  stencils the same with the z-neighbours in registers (``temporal-zreg``)) tuned with the
   shipped ``temporal`` spec (what ``gtune run`` searches them with: TB jointly with
   the block, then the work-group, the chunk and TB again around the block found),
   verified against the reference's loop of S single steps.
@@ -222,8 +223,13 @@ def main(argv: list[str] | None = None) -> int:
         log(f"{d.name} ({'x'.join(str(v) for v in sizes.values())}), one step:")
         r1 = bw.tune_stencil(one, device, str(focused), budget, args.runs, one_step_techniques)
         log(f"{d.name}, {args.steps} steps:")
-        # 3D: streaming along z (temporal); 2D: streaming along y and tiles (temporal-tile)
-        multi_techniques = ["temporal"] if d.dims == 3 else ["temporal", "temporal-tile"]
+        # 3D: streaming along z (temporal, and temporal-zreg, the z-neighbours in
+        # registers, for z-star stencils); 2D: streaming along y and tiles (temporal-tile)
+        multi_techniques = (
+            [t for t in ("temporal", "temporal-zreg") if t in multi.techniques]
+            if d.dims == 3
+            else ["temporal", "temporal-tile"]
+        )
         rm = bw.tune_stencil(
             multi, device, TEMPORAL_SPEC, multi_budget, args.runs, multi_techniques
         )

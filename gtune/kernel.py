@@ -243,8 +243,8 @@ class TunableKernel:
     @property
     def temporal_techniques(self) -> list[str]:
         """The techniques that advance several time steps per launch: those whose
-        constraints require ``TB > 1`` (the stencil template's ``temporal`` and
-        ``temporal-tile``)."""
+        constraints require ``TB > 1`` (the stencil template's ``temporal``,
+        ``temporal-tile`` and ``temporal-zreg``)."""
         return [
             name
             for name, rules in self.techniques.items()

@@ -28,6 +28,9 @@
  *              with STREAM=1 streaming along z (3D) or y (2D, a work-group owning
  *              WY*ZC rows of a strip) with TB time levels; CX CY CZ then merge
  *              blocks into one larger block per work-group)
+ *   ZREG       1: temporal streaming along z (TB > 1, STREAM=1, 3D) keeps each level's
+ *              z-neighbours in registers and shares only the centre plane in local
+ *              memory (stencils whose off-plane terms lie on the z axis)
  *   NX NY NZ   array size (NZ absent for 2D arrays)
  *
  * The stencil itself (radius per dimension, the primary field's offsets and
@@ -108,6 +111,9 @@
 #ifndef TB
 #define TB 1
 #endif
+#ifndef ZREG
+#define ZREG 0
+#endif
 #ifndef INTENSITY
 #define INTENSITY 1
 #endif
@@ -164,6 +170,9 @@
 #endif
 #if !STREAM && ZC != 1
 #error "ZC (the chunk) applies to streaming only: ZC must be 1 when STREAM=0"
+#endif
+#if ZREG && !(TB > 1 && STREAM && ARRAY_DIMS == 3)
+#error "ZREG (z-neighbours in registers) applies to temporal streaming along z: TB > 1, STREAM=1, 3D"
 #endif
 #if TB > 1 && (LOCAL || IMAGE || VX > 1 || BX > 1)
 #error "temporal blocking is a technique of its own: TB > 1 needs LOCAL=IMAGE=0, VX=BX=1"
@@ -454,6 +463,175 @@ void KERNEL_NAME(KERNEL_ARGS)
         if (more) { /* the rows the next iteration's level 1 reads replace older ones */
             STORE_ROWS(p + WY)
             barrier(CLK_LOCAL_MEM_FENCE);
+        }
+    }
+}
+
+#elif STREAM && ZREG
+/*
+ * Streaming along z with TB time levels, the z-neighbours in registers (3D, ZREG=1; a
+ * stencil whose terms off the centre plane lie on the z axis, dz != 0 only with
+ * dx = dy = 0): the work-group, its block and the planes walked are those of the
+ * kernel below (ZREG=0), but a work-item owns the same x/y points of the block's plane
+ * with its halo at every level (point i of the plane: work-item i % GROUP), and keeps,
+ * per level 0 .. TB-1 and point, a queue of the 2*RZ+1 planes its z-terms read in
+ * registers. Local memory holds one plane only, the centre plane of the level below
+ * for the x/y neighbours, in two buffers that alternate stage by stage (the next
+ * store into a buffer waits for the barrier of the stage between): 2 planes of the
+ * block with its halo at any TB instead of TB*(2*RZ+1). One barrier per level and
+ * plane (after the centre plane is stored), TB per plane as below. Clamp: a level's
+ * queue is filled with plane 0 when plane 0 enters it (the planes below read it) and
+ * repeats its newest plane past NZ - 1. Each step is exactly one step of the other
+ * techniques, boundary included.
+ */
+#define PX (SBX + 2 * HX)
+#define PY (SBY + 2 * HY)
+#define PLANE (PX * PY)
+#define QZ (2 * RZ + 1)
+#define GROUP (WX * WY)
+#define LOADS ((PLANE + GROUP - 1) / GROUP) /* points per work-item and plane */
+#define LOAD_PLANE(pp)                                                                   \
+    _Pragma("unroll") for (int k = 0; k < LOADS; ++k) {                                  \
+        const int i = lid + k * GROUP;                                                   \
+        const int xx = tx0 + i % PX;                                                     \
+        const int yy = ty0 + i / PX;                                                     \
+        next[k] = i < PLANE && (pp) >= 0 && (pp) < NZ &&                                 \
+                          (inner || (xx >= 0 && xx < NX && yy >= 0 && yy < NY))          \
+                      ? GLOBAL_READ(pp, yy, xx)                                          \
+                      : (REAL)0;                                                         \
+    }
+/* Level lv's plane zz (values vals) enters its queue: the queue moves one plane on;
+   plane 0 fills it (a clamped z-neighbour below reads plane 0), a plane past NZ - 1
+   repeats the newest (a clamped z-neighbour above reads plane NZ - 1). */
+#define PUSH(lv, zz, vals)                                                               \
+    _Pragma("unroll") for (int k = 0; k < LOADS; ++k) {                                  \
+        _Pragma("unroll") for (int j = 0; j < QZ - 1; ++j) {                             \
+            q[lv][k][j] = (zz) == 0 ? (vals)[k] : q[lv][k][j + 1];                       \
+        }                                                                                \
+        q[lv][k][QZ - 1] = (zz) >= NZ ? q[lv][k][QZ - 1] : (vals)[k];                    \
+    }
+/* A term: z-neighbours from the work-item's queue of level s - 1, x/y neighbours from
+   the shared centre plane (a stencil with other terms fails to compile here); without
+   clamping, at a constant offset from the point's own place i. */
+#if CLAMP
+#define PLANE_AT(dx, dy) plane[(CLY(y + (dy)) - ty0) * PX + (CLX(x + (dx)) - tx0)]
+#else
+#define PLANE_AT(dx, dy) plane[i + (dy) * PX + (dx)]
+#endif
+#define ZREG_TERM(dx, dy, dz, w)                                                         \
+    {                                                                                    \
+        typedef char zreg_needs_a_z_star[((dz) == 0 || ((dx) == 0 && (dy) == 0)) ? 1 : -1]; \
+        const REAL v_ = ((dx) == 0 && (dy) == 0) ? q[s - 1][k][RZ + (dz)]                \
+                                                 : PLANE_AT(dx, dy);                     \
+        acc += (w) * F(v_);                                                              \
+    }
+#define TEMPORAL_EXTRA(f, dx, dy, dz, w)                                                 \
+    {                                                                                    \
+        const REAL v_ = FIELD_AT(f, z + (dz), y + (dy), x + (dx));                       \
+        acc += (w) * F(v_);                                                              \
+    }
+
+__kernel __attribute__((reqd_work_group_size(WX, WY, 1)))
+void KERNEL_NAME(KERNEL_ARGS)
+{
+    __local REAL centre[2 * PLANE];
+    const int lid = (int)get_local_id(1) * WX + (int)get_local_id(0);
+    const int tx0 = (int)get_group_id(0) * SBX - HX;
+    const int ty0 = (int)get_group_id(1) * SBY - HY;
+    const int z0 = (int)get_group_id(2) * ZC;
+    const bool inner = tx0 >= 0 && tx0 + PX <= NX && ty0 >= 0 && ty0 + PY <= NY;
+
+    REAL q[TB][LOADS][QZ]; /* levels 0 .. TB-1: planes z-RZ .. z+RZ per point */
+    REAL next[LOADS];
+    REAL now[LOADS];
+    /* Per point: the last level whose x/y region holds it (0: none, or beyond the
+       array; the regions shrink with the level), negative on the interior boundary's
+       x/y rim (computed there, never written). */
+    int reach[LOADS];
+#pragma unroll
+    for (int k = 0; k < LOADS; ++k) {
+        const int i = lid + k * GROUP;
+        const int ix = i % PX;
+        const int iy = i / PX;
+        const int x = tx0 + ix;
+        const int y = ty0 + iy;
+        int top = 0;
+#pragma unroll
+        for (int s = 1; s <= TB; ++s) {
+            const int mx = (TB - s) * RX;
+            const int my = (TB - s) * RY;
+            if (ix >= HX - mx && ix < HX + SBX + mx && iy >= HY - my && iy < HY + SBY + my) {
+                top = s;
+            }
+        }
+        if (i >= PLANE || x < 0 || x >= NX || y < 0 || y >= NY) {
+            top = 0;
+        }
+        reach[k] = x >= LOX && x < HIX && y >= LOY && y < HIY ? top : -top;
+    }
+#pragma unroll
+    for (int lv = 0; lv < TB; ++lv) {
+#pragma unroll
+        for (int k = 0; k < LOADS; ++k) {
+#pragma unroll
+            for (int j = 0; j < QZ; ++j) {
+                q[lv][k][j] = (REAL)0;
+            }
+        }
+    }
+    LOAD_PLANE(z0 - HZ) /* level 0: the first input plane */
+    PUSH(0, z0 - HZ, next)
+    int stage = 0; /* stages so far: the buffer of the centre plane alternates */
+    for (int p = z0 - HZ; p < z0 + ZC + HZ; ++p) {
+        const bool more = p + 1 < z0 + ZC + HZ;
+        if (more) {
+            LOAD_PLANE(p + 1)
+        }
+#pragma unroll
+        for (int s = 1; s <= TB; ++s) {
+            const int z = p - s * RZ; /* level s's plane of this step */
+            const int mz = (TB - s) * RZ;
+            __local REAL *plane = centre + ((stage + s) & 1) * PLANE;
+#pragma unroll
+            for (int k = 0; k < LOADS; ++k) { /* level s - 1's plane z */
+                const int i = lid + k * GROUP;
+                if (i < PLANE) {
+                    plane[i] = q[s - 1][k][RZ];
+                }
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+            const bool zin = z >= max(z0 - mz, 0) && z < min(z0 + ZC + mz, NZ);
+            const bool zw = z >= LOZ && z < HIZ;
+#pragma unroll
+            for (int k = 0; k < LOADS; ++k) {
+                const int i = lid + k * GROUP;
+                const int x = tx0 + i % PX;
+                const int y = ty0 + i / PX;
+                const bool needed = zin && s <= abs(reach[k]);
+                const bool written = needed && reach[k] > 0 && zw;
+                REAL v = q[s - 1][k][RZ]; /* interior boundary: the rim keeps it */
+                if (written) {
+                    REAL acc = (REAL)0;
+                    STENCIL_TERMS(ZREG_TERM)
+                    EXTRA_TERMS(TEMPORAL_EXTRA)
+                    ADD_CONSTANT(acc);
+                    v = acc;
+                }
+                if (s == TB) {
+                    if (written) {
+                        DST[IDX(z, y, x)] = v;
+                    }
+                } else {
+                    now[k] = v;
+                }
+            }
+            if (s < TB) {
+                PUSH(s, z, now)
+            }
+        }
+        stage += TB;
+        if (more) {
+            PUSH(0, p + 1, next)
         }
     }
 }

@@ -57,6 +57,13 @@ STREAM_OUTS_MAX = 32
 # one-step streaming's outputs are, so the same bound holds.
 TEMPORAL_LOADS_MAX = 32
 
+# Most 32-bit registers a work-group of temporal streaming with the z-neighbours in
+# registers (ZREG = 1) may fill with its queues and loads: half a GPU compute unit's
+# register file (65,536 on NVIDIA since Kepler, AMD's CDNA alike), the rest for
+# addresses and sums. A work-item of 1,024 gets at most 64 registers on NVIDIA; values
+# beyond would spill to memory.
+ZREG_GROUP_REGISTERS = 32768
+
 TB_VALUES = (1, 2, 4, 8, 16)
 """Time steps per launch the temporal technique tries (those that divide the steps)."""
 
@@ -309,6 +316,13 @@ def _parameters(dims3: bool, image: bool, image_doc: str, steps: int = 1) -> dic
             + (" (TB > 1: rings of rows in local memory)" if steps > 1 else ""),
         }
         params["ZC"] = pow2("NY", 1, "chunk: output rows per work-item when streaming")
+    if steps > 1 and dims3:
+        params["ZREG"] = {
+            "values": [0, 1],
+            "default": 0,
+            "doc": "temporal streaming along z (TB > 1) with the z-neighbours in registers: "
+            "local memory holds two planes, not the levels' rings (z-star stencils)",
+        }
     if steps > 1:
         params["TB"] = {
             "values": [t for t in TB_VALUES if steps % t == 0],
@@ -421,6 +435,12 @@ def describe(
         if dims3
         else f"(min(WX*CX, NX) + 2*TB*{rx} + WX - 1) / WX"
     )
+    # Temporal streaming with the z-neighbours in registers (ZREG = 1): two centre planes
+    # of the block with its halo in local memory, and per point a queue of 2*RZ+1 planes
+    # for each level below TB in registers (plus the next plane's load): at most
+    # STREAM_QUEUE_MAX values per work-item and ZREG_GROUP_REGISTERS per work-group.
+    zreg_plane = f"{2 * size} * (min(WX*CX, NX) + 2*TB*{rx}) * (min(WY*CY, NY) + 2*TB*{ry})"
+    zreg_registers = f"{temporal_loads} * (TB*{2 * rz + 1} + 1)"
     if stepping:
         # merging (CX, CY, CZ) makes the temporal block larger than the work-group
         single = ["LOCAL == 0", "VX == 1", "BX == 1"]
@@ -431,9 +451,16 @@ def describe(
         if dims3:
             constraints += [
                 f"TB == 1 or STREAM == 1 or {temporal_tile} <= LOCAL_MEM_SIZE",
-                f"TB == 1 or STREAM == 0 or {temporal_rings} <= LOCAL_MEM_SIZE",
+                f"TB == 1 or STREAM == 0 or ZREG == 1 or {temporal_rings} <= LOCAL_MEM_SIZE",
                 f"TB == 1 or STREAM == 0 or {temporal_loads} <= {TEMPORAL_LOADS_MAX}",
+                "ZREG == 0 or (TB > 1 and STREAM == 1)",
+                f"ZREG == 0 or {zreg_plane} <= LOCAL_MEM_SIZE",
+                f"ZREG == 0 or {zreg_registers} <= {STREAM_QUEUE_MAX}",
+                f"ZREG == 0 or {zreg_registers} * {max(1, size // 4)} * WX*WY"
+                f" <= {ZREG_GROUP_REGISTERS}",
             ]
+            if not _z_star(d):
+                constraints.append("ZREG == 0")
         else:
             constraints += [
                 # temporal streaming walks whole chunks of WY*ZC rows
@@ -461,6 +488,12 @@ def describe(
         # alternative
         techniques["temporal"] = ["TB > 1", "STREAM == 1", "LOCAL == 0", "VX == 1"]
         techniques["temporal-tile"] = ["TB > 1", "STREAM == 0", "LOCAL == 0", "VX == 1"]
+        if dims3:
+            techniques["temporal"].append("ZREG == 0")
+            techniques["temporal-tile"].append("ZREG == 0")
+            if _z_star(d):  # streaming, the z-neighbours in registers, one plane shared
+                techniques["temporal-zreg"] = ["TB > 1", "STREAM == 1", "ZREG == 1"]
+                techniques["temporal-zreg"] += ["LOCAL == 0", "VX == 1"]
     # 2D streaming: ZC rows per work-item; the chunk need not divide the rows (the
     # work-items past NY do nothing), the work-group still divides NY / CY. (Temporal
     # streaming's chunks divide NY: then this is NY / ZC, a work-group owning WY*ZC rows.)
@@ -496,7 +529,14 @@ def describe(
                 "global": global_size,
                 "local": local_size,
                 "local_memory_bytes": _local_memory(
-                    tile, planes, temporal_tile, temporal_rings, dims3, stepping
+                    tile,
+                    planes,
+                    temporal_tile,
+                    f"(1 - ZREG) * {temporal_rings} + ZREG * {zreg_plane}"
+                    if stepping and dims3
+                    else temporal_rings,
+                    dims3,
+                    stepping,
                 ),
             },
             "reference": reference,
@@ -512,6 +552,16 @@ def describe(
             "swap": [d.primary_field, d.output],
         }
     return description
+
+
+def _z_star(d: StencilDefinition) -> bool:
+    """Whether every term of the primary field off the centre plane lies on the z axis
+    (dz != 0 only with dx = dy = 0): temporal streaming may then keep its z-neighbours in
+    registers (ZREG = 1) and share only the centre plane."""
+    return all(
+        t.offset[2] == 0 or (t.offset[0] == 0 and t.offset[1] == 0)
+        for t in d.terms_of(d.primary_field)
+    )
 
 
 def _local_memory(

@@ -61,7 +61,10 @@ def launch_seconds(
     points = [region(tb - s) for s in range(1, tb + 1)]
     # a work-group's passes over each level's region: the last one partly idle
     passes = sum(math.ceil(p / group) * group for p in points) * groups
-    lds = passes * (terms + 1) * 4 / LOCAL_BANDWIDTH
+    # per point its terms' reads and one store; with the z-neighbours in registers
+    # (ZREG) the 2*RZ z-terms and the centre come from registers
+    accesses = terms - 2 * rz if c.get("ZREG", 0) == 1 else terms + 1
+    lds = passes * accesses * 4 / LOCAL_BANDWIDTH
     barriers = groups * tb * (sbz + 2 * tb * rz if stream and dims3 else 1)
     if stream and not dims3:
         barriers = groups * tb * ((sby + 2 * tb * ry) // c["WY"])

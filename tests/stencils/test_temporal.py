@@ -265,9 +265,10 @@ def test_a_model_without_temporal_still_searches_it(
     choice = choose_techniques(load_kernel(path), device, "hybrid")
     # both temporal techniques (streaming and tiles): a 2D jacobi's best H100 temporal
     # kernel was a tile, which the policy used to leave out
-    assert choice.techniques == ["local", "temporal", "temporal-tile"]
+    # (and heat3d's z-star: streaming with the z-neighbours in registers)
+    assert choice.techniques == ["local", "temporal", "temporal-tile", "temporal-zreg"]
     assert choice.predicted == "local"
-    assert "temporal, temporal-tile, which model m has not seen" in choice.note
+    assert "temporal, temporal-tile, temporal-zreg, which model m has not seen" in choice.note
     flat = tmp_path / "j.stencil.yaml"
     flat.write_text(yaml.safe_dump(with_steps(ROOT / "stencils" / "jacobi2d.stencil.yaml", 4)))
     chosen = choose_techniques(load_kernel(flat), device, "hybrid").techniques
@@ -407,3 +408,53 @@ def test_temporal_streaming_register_bound() -> None:
     assert not _valid(kernel, few, limits)
     broken = [c.text for c in kernel.constraints if not c.evaluate({**kernel.env(few), **limits})]
     assert len(broken) == 1 and "/ (WX*WY) <= 32" in broken[0]
+
+
+def test_zreg_is_streaming_with_the_z_neighbours_in_registers() -> None:
+    """``ZREG`` (3D stepping descriptions): the technique ``temporal-zreg`` exists for
+    stencils whose z-terms lie on the z axis (heat3d) and not for others (a 27-point box,
+    whose description pins ``ZREG == 0``); it needs temporal streaming, keeps two planes
+    of the block with its halo in local memory (not TB rings of 2*RZ+1 planes), so a
+    block too large for the rings fits, and its register bound counts the queues."""
+    d = parse_definition(with_steps(HEAT, 8), "h.stencil.yaml")
+    sizes = {"NX": 512, "NY": 512, "NZ": 512}
+    source, description = definition_description(d, sizes)
+    assert description["parameters"]["ZREG"]["values"] == [0, 1]
+    assert description["techniques"]["temporal-zreg"][:3] == ["TB > 1", "STREAM == 1", "ZREG == 1"]
+    assert "ZREG == 0" in description["techniques"]["temporal"]
+    assert "ZREG == 0" not in description["constraints"]
+    kernel = parse_description(description, source=source, label="h")
+    assert kernel.temporal_techniques == ["temporal", "temporal-tile", "temporal-zreg"]
+    default = kernel.default_config()
+    assert default is not None
+    limits = {"LOCAL_MEM_SIZE": 48 * 1024, "DOUBLE_SUPPORT": 1}
+    # a 128 x 16 block at TB = 2 on 32 x 16 work-items: rings of 2 x 3 planes of
+    # 132 x 20 points need 62 KiB, the two planes of ZREG 21 KiB
+    big = {**default, "STREAM": 1, "ZC": 32, "WX": 32, "WY": 16, "CX": 4, "TB": 2}
+    assert not _valid(kernel, big, limits)
+    zreg = {**big, "ZREG": 1}
+    assert _valid(kernel, zreg, limits)
+    env = {**kernel.env(zreg), **limits}
+    assert kernel.launch.local_memory_bytes is not None
+    assert kernel.launch.local_memory_bytes.evaluate_int(env) == 2 * 4 * 132 * 20
+    # registers: the points per work-item times (TB*3 + 1) values, at most 128 per
+    # work-item and 32,768 per work-group. TB = 8 at 16 x 16 work-items and a 64 x 16
+    # block: 80 x 32 points, 10 each, 250 values: too many; at 32 x 32 work-items and a
+    # 64 x 32 block: 80 x 48 points, 4 each, 100 values, but 102,400 in the work-group;
+    # a 32 x 8 block on 32 x 8: 48 x 24 points, 5 each, 125 values, 32,000 in all
+    assert not _valid(kernel, {**zreg, "WX": 16, "WY": 16, "CX": 4, "TB": 8}, limits)
+    assert not _valid(kernel, {**zreg, "WX": 32, "WY": 32, "CX": 2, "TB": 8}, limits)
+    assert _valid(kernel, {**zreg, "WX": 32, "WY": 8, "CX": 1, "TB": 8}, limits)
+    # float64 counts two registers a value: 64,000 in that work-group
+    d64 = parse_definition({**with_steps(HEAT, 8), "dtype": "float64"}, "h.stencil.yaml")
+    k64 = parse_description(definition_description(d64, sizes)[1], source=source, label="h")
+    assert not _valid(k64, {**zreg, "WX": 32, "WY": 8, "CX": 1, "TB": 8}, limits)
+    # one step and tiles take no ZREG
+    assert not _valid(kernel, {**zreg, "TB": 1}, limits)
+    assert not _valid(kernel, {**zreg, "STREAM": 0, "ZC": 1}, limits)
+    box = parse_definition(
+        with_steps(ROOT / "tests" / "data" / "definitions" / "box3d_c.stencil.yaml", 8),
+        "b.stencil.yaml",
+    )
+    _, boxed = definition_description(box, sizes)
+    assert "temporal-zreg" not in boxed["techniques"] and "ZREG == 0" in boxed["constraints"]

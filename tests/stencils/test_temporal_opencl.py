@@ -61,6 +61,9 @@ CASES: dict[str, tuple[Path, dict[str, int], list[dict[str, int]]]] = {
             {"STREAM": 1, "ZC": 8, "WX": 8, "WY": 2},
             {"STREAM": 1, "ZC": 4, "WX": 4, "WY": 2, "CX": 2, "CY": 2},
             {"WX": 4, "WY": 2, "WZ": 2, "CX": 2, "CY": 2, "CZ": 2},
+            {"STREAM": 1, "ZREG": 1, "ZC": 4, "WX": 8, "WY": 4},
+            {"STREAM": 1, "ZREG": 1, "ZC": 8, "WX": 16, "WY": 2},
+            {"STREAM": 1, "ZREG": 1, "ZC": 4, "WX": 8, "WY": 4, "CX": 2},
         ],
     ),
     # wide enough that some work-groups' tiles (planes) with their halo lie inside the
@@ -71,6 +74,7 @@ CASES: dict[str, tuple[Path, dict[str, int], list[dict[str, int]]]] = {
         [
             {"STREAM": 1, "ZC": 4, "WX": 4, "WY": 2, "CX": 2, "CY": 2},
             {"WX": 4, "WY": 2, "WZ": 2, "CX": 2, "CY": 2, "CZ": 1},
+            {"STREAM": 1, "ZREG": 1, "ZC": 4, "WX": 8, "WY": 4},
         ],
     ),
     "box3d_inner": (
@@ -97,6 +101,8 @@ CASES: dict[str, tuple[Path, dict[str, int], list[dict[str, int]]]] = {
         [
             {"STREAM": 1, "ZC": 8, "WX": 8, "WY": 2},
             {"STREAM": 1, "ZC": 8, "WX": 8, "WY": 4, "CX": 2, "CY": 2},
+            {"STREAM": 1, "ZREG": 1, "ZC": 8, "WX": 16, "WY": 16},
+            {"STREAM": 1, "ZREG": 1, "ZC": 8, "WX": 16, "WY": 8},
         ],
     ),
     "hotspot": (
@@ -110,6 +116,8 @@ CASES: dict[str, tuple[Path, dict[str, int], list[dict[str, int]]]] = {
         [
             {"STREAM": 1, "ZC": 4, "WX": 8, "WY": 2},
             {"STREAM": 1, "ZC": 4, "WX": 4, "WY": 2, "CX": 2, "CY": 2},
+            {"STREAM": 1, "ZREG": 1, "ZC": 4, "WX": 8, "WY": 4},
+            {"STREAM": 1, "ZREG": 1, "ZC": 8, "WX": 4, "WY": 8, "CX": 2},
         ],
     ),
 }
@@ -120,7 +128,11 @@ block is larger than the work-group, each work-item computes several points per 
 (star2d's 48 x 24 is no power of two). 2D configurations with STREAM stream along y:
 with TB > 1 WY rows per iteration through rings in local memory (jacobi2d's WY = 8 does
 not divide the rows walked, WY·ZC + 2·TB·RY), with TB = 1 ZC rows per work-item in
-registers (one-step streaming)."""
+registers (one-step streaming). Configurations with ZREG (heat3d, laplacian4, thermal3d:
+z-star stencils) stream along z with the z-neighbours in registers and one shared plane
+per stage; with TB = 1 they run without ZREG (one-step streaming). heat3d_inner's
+ZREG configuration has interior work-groups (plane and halo inside the array) at TB = 2
+and 4 beside edge ones."""
 
 
 def stepping(path: Path, tmp: Path, *, boundary: str, dtype: str | None = None) -> Path:
@@ -152,7 +164,11 @@ def evaluate(kernel: TunableKernel, configs: list[dict[str, int]]) -> list[Any]:
 def tb_configs(kernel: TunableKernel, extra: list[dict[str, int]]) -> list[dict[str, int]]:
     default = kernel.default_config()
     assert default is not None
-    return [{**default, **change, "TB": tb} for tb in (1, 2, 4) for change in [{}, *extra]]
+    return [
+        {**default, **change, "TB": tb, **({"ZREG": 0} if tb == 1 and "ZREG" in change else {})}
+        for tb in (1, 2, 4)
+        for change in [{}, *extra]
+    ]
 
 
 @pytest.mark.parametrize("boundary", ["interior", "clamp"])
@@ -277,7 +293,11 @@ def test_random_definitions_step_exactly(data: dict[str, Any]) -> None:
         sizes = {"NX": 32, "NY": 16} | ({"NZ": 32} if d.dims == 3 else {})
         kernel = load_kernel(path, sizes)
         extra = (
-            [{"WX": 8, "WY": 2, "STREAM": 1, "ZC": 8}, {"WX": 4, "WY": 2, "CX": 2, "CY": 2}]
+            [
+                {"WX": 8, "WY": 2, "STREAM": 1, "ZC": 8},
+                {"WX": 4, "WY": 2, "CX": 2, "CY": 2},
+                {"WX": 8, "WY": 4, "STREAM": 1, "ZREG": 1, "ZC": 8},  # z-star stencils
+            ]
             if d.dims == 3
             else [
                 {"WX": 8, "WY": 1, "STREAM": 1, "ZC": 4},
@@ -293,5 +313,59 @@ def test_random_definitions_step_exactly(data: dict[str, Any]) -> None:
             and all(x.evaluate({**kernel.env(c), **limits}) for x in kernel.constraints)
         ]
         assert configs, (d.radius, "no temporal configuration fits")
+        for cfg, result in zip(configs, evaluate(kernel, configs), strict=True):
+            assert result.status is Status.OK, (data, cfg, result.message)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(4))
+def test_zreg_random_z_stars_step_exactly(seed: int) -> None:
+    """Random z-star stencils (in-plane offsets up to radius 2, z-axis offsets up to 2,
+    not symmetric, with or without the centre; both boundaries and element types,
+    a second field on odd seeds) run with ZREG at TB = 2 and 4: equal to single steps."""
+    rng = np.random.default_rng(seed)
+    plane = [(dx, dy) for dx in range(-2, 3) for dy in range(-2, 3)]
+    picked = [plane[i] for i in rng.choice(len(plane), size=5, replace=False)]
+    zs = [int(z) for z in rng.choice([-2, -1, 1, 2], size=int(rng.integers(1, 4)), replace=False)]
+    offsets = [[dx, dy, 0] for dx, dy in picked] + [[0, 0, z] for z in zs]
+    fields = ["u", "w"] if seed % 2 else ["u"]
+    terms: list[dict[str, Any]] = [
+        {"field": "u", "offset": o, "coefficient": float(rng.uniform(-0.2, 0.3))} for o in offsets
+    ]
+    if seed % 2:
+        terms.append({"field": "w", "offset": [0, 0, 0], "coefficient": 0.05})
+    data = {
+        "dims": 3,
+        "dtype": "float64" if seed >= 2 else "float32",
+        "boundary": "clamp" if seed % 2 == 0 else "interior",
+        "fields": fields,
+        "output": "v",
+        "terms": terms,
+        "steps": STEPS,
+    }
+    d = parse_definition(data, "zstar.stencil.yaml")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "zstar.stencil.yaml"
+        path.write_text(d.to_yaml())
+        kernel = load_kernel(path, {"NX": 32, "NY": 16, "NZ": 16})
+        assert "temporal-zreg" in kernel.techniques
+        default = kernel.default_config()
+        assert default is not None
+        configs = [
+            {**default, "STREAM": 1, "ZREG": 1, "TB": tb, **change}
+            for tb in (2, 4)
+            for change in (
+                {"WX": 16, "WY": 8, "ZC": 8},
+                {"WX": 8, "WY": 16, "ZC": 4},
+                {"WX": 16, "WY": 16, "ZC": 16},
+            )
+        ]
+        limits = select_device(None).limit_values()
+        configs = [
+            c
+            for c in configs
+            if all(x.evaluate({**kernel.env(c), **limits}) for x in kernel.constraints)
+        ]
+        assert {c["TB"] for c in configs} == {2, 4}, d.radius
         for cfg, result in zip(configs, evaluate(kernel, configs), strict=True):
             assert result.status is Status.OK, (data, cfg, result.message)
