@@ -28,6 +28,7 @@ step sizes) and OUT/spec_replay.md (the table).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import gzip
 import json
 import math
@@ -200,23 +201,36 @@ def kernel_of(case: Case, tmp: Path) -> TunableKernel:
     return load_kernel(ROOT / case.source, dict(case.sizes))
 
 
-def recorded(case: Case, tmp: Path, params: Sequence[str]) -> list[Result]:
+def recorded(
+    case: Case, tmp: Path, params: Sequence[str], default: Mapping[str, int] | None = None
+) -> list[Result]:
+    """The case's recorded results in the space's parameters. A result recorded before the
+    space gained a parameter (2D stores from before 2D streaming lack STREAM and ZC) takes
+    the kernel's default value for it: the value the older space had implicitly; one
+    that does not fit the technique's space is then left out as invalid by the caller."""
     store = open_store(unpacked(case.store, tmp), readonly=True)
+    wanted = set(params)
+    results: list[Result] = []
     try:
-        rows = [
-            r
-            for r in store.rows(kernel=case.kernel)
-            if dict(r.problem) == dict(case.sizes) and set(r.result.config) == set(params)
-        ]
+        for r in store.rows(kernel=case.kernel):
+            if dict(r.problem) != dict(case.sizes):
+                continue
+            config = dict(r.result.config)
+            missing = wanted - set(config)
+            if missing and default is not None and missing <= set(default):
+                config.update({k: default[k] for k in missing})
+                results.append(dataclasses.replace(r.result, config=config))
+            elif set(config) == wanted:
+                results.append(r.result)
     finally:
         store.close()
-    return [r.result for r in rows]
+    return results
 
 
 def prepare(case: Case, device: DeviceLimits, tmp: Path) -> Prepared:
     kernel = kernel_of(case, tmp)
     space = technique_space(solve_space(kernel, device).space, kernel, case.technique)
-    results = recorded(case, tmp, space.parameters)
+    results = recorded(case, tmp, space.parameters, kernel.default_config())
     inside = [r for r in results if space.is_valid(dict(r.config)) is None]
     ok = [r for r in inside if r.ok]
     best = min(ok, key=lambda r: r.objective) if ok else None
