@@ -847,6 +847,26 @@ void KERNEL_NAME(KERNEL_ARGS)
         acc += (w) * F(v_);                                                              \
     }
 
+/* Point i of level s's region (ex x ey x ez, margins mx, my, mz): its position in the
+   tile (ix, iy, iz) and in the array (x, y, z). */
+#if ARRAY_DIMS == 3
+#define LEVEL_POINT(i)                                                                   \
+    const int ix = HX - mx + (i) % ex;                                                   \
+    const int iy = HY - my + ((i) / ex) % ey;                                            \
+    const int iz = HZ - mz + (i) / (ex * ey);                                            \
+    const int x = tx0 + ix;                                                              \
+    const int y = ty0 + iy;                                                              \
+    const int z = tz0 + iz
+#else /* one plane: no division by the plane */
+#define LEVEL_POINT(i)                                                                   \
+    const int ix = HX - mx + (i) % ex;                                                   \
+    const int iy = HY - my + (i) / ex;                                                   \
+    const int iz = 0;                                                                    \
+    const int x = tx0 + ix;                                                              \
+    const int y = ty0 + iy;                                                              \
+    const int z = tz0 + iz
+#endif
+
 __kernel __attribute__((reqd_work_group_size(WX, WY, WZ)))
 void KERNEL_NAME(KERNEL_ARGS)
 {
@@ -890,17 +910,7 @@ void KERNEL_NAME(KERNEL_ARGS)
         const int ez = SBZ + 2 * mz;
         if (inner) {
             for (int i = lid; i < ex * ey * ez; i += GROUP) {
-                const int ix = HX - mx + i % ex; /* position in the tile */
-#if ARRAY_DIMS == 3
-                const int iy = HY - my + (i / ex) % ey;
-                const int iz = HZ - mz + i / (ex * ey);
-#else
-                const int iy = HY - my + i / ex;
-                const int iz = 0;
-#endif
-                const int x = tx0 + ix;
-                const int y = ty0 + iy;
-                const int z = tz0 + iz;
+                LEVEL_POINT(i);
                 const int at = (iz * TTY + iy) * TTX + ix;
                 REAL acc = (REAL)0;
                 STENCIL_TERMS(INNER_TERM)
@@ -914,17 +924,7 @@ void KERNEL_NAME(KERNEL_ARGS)
             }
         } else
         for (int i = lid; i < ex * ey * ez; i += GROUP) {
-            const int ix = HX - mx + i % ex; /* position in the tile */
-#if ARRAY_DIMS == 3
-            const int iy = HY - my + (i / ex) % ey;
-            const int iz = HZ - mz + i / (ex * ey);
-#else
-            const int iy = HY - my + i / ex;
-            const int iz = 0;
-#endif
-            const int x = tx0 + ix;
-            const int y = ty0 + iy;
-            const int z = tz0 + iz;
+            LEVEL_POINT(i);
             if (x < 0 || x >= NX || y < 0 || y >= NY || z < 0 || z >= NZ) {
                 continue; /* beyond the array: never read */
             }
