@@ -6,8 +6,8 @@
 # store is unpacked, `gtune train` labels kernels until MINUTES have passed (every
 # configuration lands in the store first, so nothing is lost at the limit), and the
 # grown store, dataset, model card and log are packed into OUT_DIR/collect.tar.gz.
-# Sizes: 256^3 and the flat 1024x1024x32 (2D-array stencils get a square of as many
-# points). Techniques: global, vec and stream; local memory and images never won on
+# Sizes: 256^3 and the flat 1024x1024x32 (2D-array stencils at 4096^2 and 8192x1024:
+# gtune.training.train.size_2d). Techniques: global, vec and stream; local memory and images never won on
 # the H100 (REPORT sections 6, 7: 33-40 % of copy where global reached 90 %).
 # Extra `gtune train` arguments come from TRAIN_ARGS, e.g. TRAIN_ARGS="--workers-per-device 2"
 # to label on every GPU the device selector matches, two searches per GPU.

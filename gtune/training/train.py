@@ -238,7 +238,7 @@ def suite_kernels(
 
     ``names`` filters by kernel name (shell-style patterns); each kernel appears once per
     size, named ``kernel@NXxNYxNZ`` when several sizes are given. 2D-array stencils get
-    a square size with as many points as the 3D one.
+    the 2D size of :func:`size_2d`.
     """
     import fnmatch
 
@@ -270,11 +270,27 @@ def suite_kernels(
             if dims == 3:
                 s = {"NX": size[0], "NY": size[1], "NZ": size[2]}
             else:
-                side = 2 ** round(math.log2(math.sqrt(size[0] * size[1] * size[2])))
-                s = {"NX": side, "NY": side}
+                nx, ny = size_2d(size)
+                s = {"NX": nx, "NY": ny}
             label = f"{name}@{tag}" if len(sizes) > 1 else name
             out.append(TrainingKernel(label, path, s))
     return out
+
+
+def size_2d(size: tuple[int, int, int]) -> tuple[int, int]:
+    """The 2D size a 2D-array stencil is labelled at for a 3D training size.
+
+    A cube gives a square with as many points, rounded to a power of two (256³ →
+    4096²). A flat size (NZ < NX) gives a wide rectangle, eight rows of x per z plane
+    folded into x: 1024×1024×32 → 8192×1024. The two shapes differ, so a 2D stencil is
+    labelled at two problem shapes as a 3D one is (a square for both would repeat one
+    measurement under two names).
+    """
+    nx, ny, nz = size
+    if nz < nx:
+        return nx * 8, ny
+    side = 2 ** round(math.log2(math.sqrt(nx * ny * nz)))
+    return side, side
 
 
 def _spread(paths: list[tuple[str, Path, int]]) -> list[tuple[str, Path, int]]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -331,3 +332,17 @@ def test_a_trained_model_is_judged_on_the_kernels_it_never_saw(tmp_path) -> None
 
     with pytest.raises(InputError, match="never saw"):
         held_out_of(ModelCard.read(tmp_path / "m.model.json"), Dataset(seen))
+
+
+def test_2d_stencils_get_two_distinct_training_shapes(tmp_path: Path) -> None:
+    from gtune.training.train import size_2d, suite_kernels
+
+    assert size_2d((256, 256, 256)) == (4096, 4096)
+    assert size_2d((1024, 1024, 32)) == (8192, 1024)
+    kernels = suite_kernels(
+        tmp_path, [(256, 256, 256), (1024, 1024, 32)], names=["jacobi2d", "heat3d"]
+    )
+    problems = {k.name: k.sizes for k in kernels}
+    assert problems["jacobi2d@256x256x256"] != problems["jacobi2d@1024x1024x32"]
+    assert problems["jacobi2d@1024x1024x32"] == {"NX": 8192, "NY": 1024}
+    assert problems["heat3d@1024x1024x32"] == {"NX": 1024, "NY": 1024, "NZ": 32}
