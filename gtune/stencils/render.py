@@ -235,6 +235,7 @@ def render_source(stencil: Stencil) -> str:
         f"#define RX {rx}",
         f"#define RY {ry}",
         f"#define RZ {rz}",
+        f"#define QUEUE_Y {2 * ry + 1}",
         f"#define INTENSITY {intensity}",
         f"#define ARRAY_DIMS {d.dims}",
     ]
