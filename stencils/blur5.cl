@@ -86,6 +86,18 @@
     T(0, 2, 0, 0.0234375f) \
     T(1, 2, 0, 0.015625f) \
     T(2, 2, 0, 0.00390625f)
+#define SEP_X_TERMS(T) \
+    T(-2, 0.0625f) \
+    T(-1, 0.25f) \
+    T(0, 0.375f) \
+    T(1, 0.25f) \
+    T(2, 0.0625f)
+#define SEP_Y_TERMS(T) \
+    T(-2, 0.0625f) \
+    T(-1, 0.25f) \
+    T(0, 0.375f) \
+    T(1, 0.25f) \
+    T(2, 0.0625f)
 
 #ifndef NY
 #define NY 1
@@ -989,6 +1001,13 @@ void KERNEL_NAME(KERNEL_ARGS)
  * BX / VX vectors when all of them are written, else value by value.
  */
 #define QY (2 * RY + 1)
+#ifndef SEP
+#define SEP 0
+#endif
+#if SEP /* separable weights: a row's x-terms summed once, the sum fed to the queue */
+#define SEP_X_TERM(dx, w) h_ += (w) * F(seg[b + HXS + (dx)]);
+#define SEP_Y_TERM(dy, w) q[cx][b][RY - (dy)] += (w) * h_;
+#endif
 #if VX > 1
 #define HXS ((RX + VX - 1) / VX * VX) /* the segment's halo per side, whole vectors */
 #else
@@ -1074,7 +1093,13 @@ void KERNEL_NAME(KERNEL_ARGS)
                 }
 #pragma unroll
                 for (int b = 0; b < BX; ++b) {
+#if SEP
+                    REAL h_ = (REAL)0;
+                    SEP_X_TERMS(SEP_X_TERM)
+                    SEP_Y_TERMS(SEP_Y_TERM)
+#else
                     STENCIL_TERMS(ROW_TERM)
+#endif
                 }
             }
         }
