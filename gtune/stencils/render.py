@@ -18,6 +18,7 @@ arithmetic intensity and the generator's features.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -25,6 +26,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import yaml
 
 from gtune.exceptions import InputError
@@ -33,6 +35,7 @@ from gtune.stencils.definition import (
     KernelArg,
     StencilDefinition,
     from_weights,
+    literal,
     load_definition,
 )
 
@@ -235,6 +238,7 @@ def render_source(stencil: Stencil) -> str:
         f"#define RX {rx}",
         f"#define RY {ry}",
         f"#define RZ {rz}",
+        f"#define QUEUE_Y {2 * ry + 1}",
         f"#define INTENSITY {intensity}",
         f"#define ARRAY_DIMS {d.dims}",
     ]
@@ -262,6 +266,11 @@ def render_source(stencil: Stencil) -> str:
         for dx, dy, dz in [t.offset]
     ]
     lines += _xmacro("STENCIL_TERMS(T)", main)
+    factors = separable_factors(d)
+    if factors is not None:  # 2D streaming may sum rows first (SEP = 1)
+        u, v = factors
+        lines += _xmacro("SEP_X_TERMS(T)", [f"T({dx}, {literal(w, dtype)})" for dx, w in u])
+        lines += _xmacro("SEP_Y_TERMS(T)", [f"T({dy}, {literal(w, dtype)})" for dy, w in v])
     extra = [
         f"E({names[t.field]}, {t.offset[0]}, {t.offset[1]}, {t.offset[2]}, "
         f"{t.coefficient.render(names, dtype)})"
@@ -282,7 +291,9 @@ def render_source(stencil: Stencil) -> str:
 # Description
 
 
-def _parameters(dims3: bool, image: bool, image_doc: str, steps: int = 1) -> dict[str, Any]:
+def _parameters(
+    dims3: bool, image: bool, image_doc: str, steps: int = 1, separable: bool = False
+) -> dict[str, Any]:
     def pow2(hi: str, default: int, doc: str) -> dict[str, Any]:
         return {"pow2": [1, hi], "default": default, "doc": doc}
 
@@ -316,6 +327,13 @@ def _parameters(dims3: bool, image: bool, image_doc: str, steps: int = 1) -> dic
             + (" (TB > 1: rings of rows in local memory)" if steps > 1 else ""),
         }
         params["ZC"] = pow2("NY", 1, "chunk: output rows per work-item when streaming")
+        if separable:
+            params["SEP"] = {
+                "values": [0, 1],
+                "default": 0,
+                "doc": "streaming a separable stencil: each row's x-terms summed once, "
+                "the row sum added to the y-queue",
+            }
     if steps > 1 and dims3:
         params["ZREG"] = {
             "values": [0, 1],
@@ -401,6 +419,9 @@ def describe(
             f"STREAM == 0 or {one_step}BX*CX*{2 * ry + 1} <= {STREAM_QUEUE_MAX}",
             f"STREAM == 0 or {one_step}BX*CX <= {STREAM_OUTS_MAX}",
         ]
+    separable = separable_factors(d) is not None
+    if separable:
+        constraints.append("SEP == 0 or STREAM == 1")
     no_image = "IMAGE == 0" if image else None
     if image:
         limits = (
@@ -523,7 +544,7 @@ def describe(
         {
             "problem": {k: int(v) for k, v in sizes.items()},
             "arguments": arguments,
-            "parameters": _parameters(dims3, image, image_doc, d.steps),
+            "parameters": _parameters(dims3, image, image_doc, d.steps, separable),
             "constraints": constraints,
             "launch": {
                 "global": global_size,
@@ -552,6 +573,55 @@ def describe(
             "swap": [d.primary_field, d.output],
         }
     return description
+
+
+def separable_factors(
+    d: StencilDefinition,
+) -> tuple[list[tuple[int, float]], list[tuple[int, float]]] | None:
+    """The primary field's 2D weights as an outer product ``w(dx, dy) = u(dx) * v(dy)``
+    (a binomial or box blur), or None.
+
+    Only for one-step 2D definitions whose primary terms all have number coefficients,
+    a radius in both x and y, and more terms than the factors have (else nothing is
+    saved). The factors come from the row and the column through the largest weight and
+    must reproduce every weight of the bounding box (absent offsets are zero) to a few
+    ulps of the element type. A streaming kernel may then sum each row's x-terms once
+    per output (``u``) and add that row sum to the y-queue (``v``): (2RX+1) + (2RY+1)
+    multiply-adds per output instead of one per term. The sums are rounded differently
+    from the reference's term order, within :meth:`StencilDefinition.tolerance`.
+    """
+    if d.dims != 2 or d.steps != 1:
+        return None
+    terms = d.terms_of(d.primary_field)
+    if not terms or any(not t.coefficient.is_number or t.offset[2] != 0 for t in terms):
+        return None
+    rx, ry, _ = d.radius
+    if rx == 0 or ry == 0:
+        return None
+    w: dict[tuple[int, int], float] = {}
+    for t in terms:
+        key = (t.offset[0], t.offset[1])
+        w[key] = w.get(key, 0.0) + float(t.coefficient.factor)
+    xs = range(-rx, rx + 1)
+    ys = range(-ry, ry + 1)
+    nonzero = [k for k, v in w.items() if v != 0.0]
+    if len(nonzero) <= (2 * rx + 1) + (2 * ry + 1):
+        return None
+    x0, y0 = max(nonzero, key=lambda k: abs(w[k]))
+    pivot = w[(x0, y0)]
+    scale = math.sqrt(abs(pivot))  # both factors share the pivot: a binomial's are exact
+    u = {dx: w.get((dx, y0), 0.0) / scale for dx in xs}
+    v = {dy: w.get((x0, dy), 0.0) / scale * (1.0 if pivot > 0 else -1.0) for dy in ys}
+    big = max(abs(x) for x in w.values())
+    eps = 8 * float(np.finfo(np.float32 if d.dtype == "float32" else np.float64).eps)
+    for dy in ys:
+        for dx in xs:
+            if abs(u[dx] * v[dy] - w.get((dx, dy), 0.0)) > eps * big:
+                return None
+    return (
+        [(dx, u[dx]) for dx in xs if u[dx] != 0.0],
+        [(dy, v[dy]) for dy in ys if v[dy] != 0.0],
+    )
 
 
 def _z_star(d: StencilDefinition) -> bool:

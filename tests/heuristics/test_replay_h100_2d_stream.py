@@ -15,7 +15,7 @@ from __future__ import annotations
 import gzip
 import json
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
@@ -65,13 +65,16 @@ def _case(name: str, tmp: Path, run: Path = RUN, sizes: dict[str, int] = SIZES) 
         with gzip.open(run / "lift.db.gz", "rb") as src, db.open("wb") as dst:
             shutil.copyfileobj(src, dst)
     store = open_store(db, readonly=True)
+    default = kernel.default_config()
+    assert default is not None
     try:
         params = set(space.parameters)
-        results = [
-            r.result
-            for r in store.rows(kernel=name)
-            if dict(r.problem) == sizes and set(r.result.config) == params
-        ]
+        results = []
+        for r in store.rows(kernel=name):
+            # recorded before the space gained SEP (separable streaming): the default
+            config = {**{k: default[k] for k in params - set(r.result.config)}, **r.result.config}
+            if dict(r.problem) == sizes and set(config) == params:
+                results.append(replace(r.result, config=config))
     finally:
         store.close()
     assert isinstance(space, EnumeratedSpace)

@@ -98,7 +98,13 @@ def test_two_dimensional_kernel_drops_z() -> None:
         "merge shape",
         "work-group shape",
     ]
-    assert bound.dropped_steps == ("chunk", "chunk for the tile", "z", "time steps per launch")
+    assert bound.dropped_steps == (
+        "chunk",
+        "separable",
+        "chunk for the tile",
+        "z",
+        "time steps per launch",
+    )
     assert bound.constants["WZ"] == 1
 
 

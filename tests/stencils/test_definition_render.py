@@ -12,6 +12,8 @@ from typing import Any
 import numpy as np
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gtune.description import load_kernel
 from gtune.exceptions import UnsatisfiableSpace
@@ -19,7 +21,7 @@ from gtune.space.model import build_model
 from gtune.stencils.definition import load_definition, parse_definition
 from gtune.stencils.real import REAL
 from gtune.stencils.reference import weighted_sum
-from gtune.stencils.render import c_names, describe, render_source
+from gtune.stencils.render import c_names, describe, render_source, separable_factors
 from tests.conftest import run_gtune
 from tests.space.space_helpers import h100_limits
 
@@ -302,3 +304,82 @@ def test_streaming_outputs_per_work_item_are_bounded() -> None:
 
     assert valid(4, 8) and valid(STREAM_OUTS_MAX, 1)
     assert not valid(8, 8) and not valid(2 * STREAM_OUTS_MAX, 1)
+
+
+def _box(weights: dict[tuple[int, int], Any], **extra: Any) -> Any:
+    data = {
+        "dims": 2,
+        "fields": ["u"],
+        "output": "out",
+        "terms": [
+            {"field": "u", "offset": [dx, dy], "coefficient": w} for (dx, dy), w in weights.items()
+        ],
+        **extra,
+    }
+    return parse_definition(data, "box.stencil.yaml")
+
+
+@given(
+    u=st.lists(st.floats(-2, 2).filter(lambda x: abs(x) > 0.05), min_size=3, max_size=9),
+    v=st.lists(st.floats(-2, 2).filter(lambda x: abs(x) > 0.05), min_size=3, max_size=9),
+    dtype=st.sampled_from(["float32", "float64"]),
+)
+@settings(max_examples=60, deadline=None)
+def test_separable_factors_reproduce_rank_one_weights(
+    u: list[float], v: list[float], dtype: str
+) -> None:
+    """Random outer products (odd widths, radius 1-4): the factors found reproduce every
+    weight; the rendered source carries them and the SEP parameter."""
+    u, v = u[: len(u) // 2 * 2 + 1], v[: len(v) // 2 * 2 + 1]
+    rx, ry = len(u) // 2, len(v) // 2
+    w = {(i - rx, j - ry): u[i] * v[j] for j in range(len(v)) for i in range(len(u))}
+    d = _box(w, dtype=dtype)
+    factors = separable_factors(d)
+    assert factors is not None
+    fu, fv = dict(factors[0]), dict(factors[1])
+    big = max(abs(x) for x in w.values())
+    for (dx, dy), x in w.items():
+        assert abs(fu.get(dx, 0.0) * fv.get(dy, 0.0) - x) <= 1e-12 * big
+    desc = describe(d, {"NX": 64, "NY": 64}, source="box.cl")
+    assert "SEP" in desc["parameters"]
+    assert "SEP == 0 or STREAM == 1" in desc["constraints"]
+    assert "SEP_X_TERMS" in render_source(d)
+
+
+@pytest.mark.parametrize(
+    ("weights", "extra", "why"),
+    [
+        ({(0, 0): 0.5, (1, 0): 0.1, (-1, 0): 0.1, (0, 1): 0.1, (0, -1): 0.1}, {}, "a star"),
+        ({(dx, dy): 1.0 + (dx == dy == 0) for dx in (-1, 0, 1) for dy in (-1, 0, 1)}, {}, "rank 2"),
+        (
+            {(dx, dy): "a" for dx in (-1, 0, 1) for dy in (-1, 0, 1)},
+            {"coefficients": ["a"], "values": {"a": 0.1}},
+            "run-time coefficients",
+        ),
+        ({(dx, 0): 0.2 for dx in range(-2, 3)}, {}, "one row"),
+        ({(dx, dy): 0.1 for dx in (-1, 0, 1) for dy in (-1, 0, 1)}, {"steps": 2}, "time steps"),
+    ],
+)
+def test_not_separable(
+    weights: dict[tuple[int, int], Any], extra: dict[str, Any], why: str
+) -> None:
+    d = _box(weights, **extra)
+    assert separable_factors(d) is None, why
+    assert "SEP" not in describe(d, {"NX": 64, "NY": 64}, source="box.cl")["parameters"]
+
+
+def test_separable_needs_two_dimensional_arrays() -> None:
+    d = parse_definition(
+        {
+            "dims": 3,
+            "fields": ["u"],
+            "output": "out",
+            "terms": [
+                {"field": "u", "offset": [dx, dy, 0], "coefficient": 0.1}
+                for dx in (-1, 0, 1)
+                for dy in (-1, 0, 1)
+            ],
+        },
+        "box3.stencil.yaml",
+    )
+    assert separable_factors(d) is None

@@ -109,6 +109,14 @@
 #ifndef ARRAY_DIMS
 #define ARRAY_DIMS 3
 #endif
+/* The 2D streaming kernel's queue length 2*RY+1 as a literal (the renderer defines
+ * it). Its walk is unrolled by one queue length: the queue's shift after each step is
+ * then a renaming of registers, not a move per queued sum. */
+#ifndef QUEUE_Y
+#define QUEUE_Y 1
+#endif
+#define PRAGMA_(x) _Pragma(#x)
+#define UNROLL_BY(n) PRAGMA_(unroll n)
 #ifndef REAL
 #define REAL float
 #define UREAL uint
@@ -949,6 +957,13 @@ void KERNEL_NAME(KERNEL_ARGS)
  * BX / VX vectors when all of them are written, else value by value.
  */
 #define QY (2 * RY + 1)
+#ifndef SEP
+#define SEP 0
+#endif
+#if SEP /* separable weights: a row's x-terms summed once, the sum fed to the queue */
+#define SEP_X_TERM(dx, w) h_ += (w) * F(seg[b + HXS + (dx)]);
+#define SEP_Y_TERM(dy, w) q[cx][b][RY - (dy)] += (w) * h_;
+#endif
 #if VX > 1
 #define HXS ((RX + VX - 1) / VX * VX) /* the segment's halo per side, whole vectors */
 #else
@@ -1000,6 +1015,7 @@ void KERNEL_NAME(KERNEL_ARGS)
         }
     }
 
+    UNROLL_BY(QUEUE_Y)
     for (int t = 0; t < ZC + 2 * RY; ++t) {
         const int p = y0 - RY + t; /* the input row of this step */
         if (p >= first && p < last) {
@@ -1033,7 +1049,13 @@ void KERNEL_NAME(KERNEL_ARGS)
                 }
 #pragma unroll
                 for (int b = 0; b < BX; ++b) {
+#if SEP
+                    REAL h_ = (REAL)0;
+                    SEP_X_TERMS(SEP_X_TERM)
+                    SEP_Y_TERMS(SEP_Y_TERM)
+#else
                     STENCIL_TERMS(ROW_TERM)
+#endif
                 }
             }
         }
