@@ -32,8 +32,10 @@ from gtune.campaign.schedule import (
     Piece,
     Queue,
     compile_budget,
+    device_share,
     device_workers,
     plan,
+    seconds_per_config,
 )
 from gtune.campaign.spec import CampaignSpec, CampaignTask, expand
 from gtune.campaign.task import PROGRESS_TOPIC, execute_task
@@ -135,6 +137,11 @@ def matching(selector: str, devices: Sequence[dict[str, Any]]) -> list[dict[str,
     ]
 
 
+def host_gpus(devices: Sequence[dict[str, Any]]) -> int:
+    """How many GPUs (or other accelerators) of ``devices`` (a machine's list) there are."""
+    return sum(1 for d in devices if "CPU" not in str(d.get("type", "")).upper())
+
+
 LOOPBACK = "127.0.0.1"
 DASHBOARD_PORT = 8787
 
@@ -171,12 +178,13 @@ def local_cluster(
             names = "; ".join(f"{x.get('selector')} {x.get('name')}" for x in found)
             raise InputError(f"no OpenCL device matches {d!r}; devices: {names}", source="devices")
         chosen += [(d, t) for t in targets]
-    cores = os.cpu_count() or 1
+    # each device gets its share of the host's cores (split over all the host's GPUs,
+    # used or not), its workers and their compile helpers sharing that share
     physical = len({str(t.get("selector")) for _, t in chosen})
+    share = device_share(os.cpu_count() or 1, physical, host_gpus(found))
     for d, target in chosen:
-        per_device = workers_per_device or device_workers(
-            str(target.get("type", "")), physical, cores
-        )
+        per_device = workers_per_device or device_workers(str(target.get("type", "")), 1, share)
+        helpers = str(compile_budget(per_device, share))
         for k in range(per_device):
             name = f"{resource_name(d)}-{target.get('selector')}-{k}"
             workers[name] = {
@@ -192,12 +200,10 @@ def local_cluster(
                     "env": {
                         "DASK_LOGGING__DISTRIBUTED": "error",
                         BOUND_DEVICE: str(target.get("selector")),
+                        COMPILE_WORKERS_ENV: helpers,
                     },
                 },
             }
-    helpers = str(compile_budget(len(workers), cores))
-    for w in workers.values():
-        w["options"]["env"][COMPILE_WORKERS_ENV] = helpers
     # Dask's nanny starts each worker as ``python -c ...`` (multiprocessing's spawn),
     # which would put the working directory first on the worker's sys.path.
     os.environ["PYTHONSAFEPATH"] = "1"
@@ -365,7 +371,12 @@ def run_tasks(
                 )
 
         client.subscribe_topic(PROGRESS_TOPIC, on_event)
-        pieces = plan(todo, _techniques_of)
+        kernels: _Kernels = {}  # each kernel loaded once
+        pieces = plan(
+            todo,
+            lambda t: _techniques_of(t, kernels),
+            rate_of=lambda t: _rate_of(t, kernels),
+        )
         stream = _Stream(client, pieces, store_url, retries)
         with ledger.open("a") as fh, (out_dir / "pieces.jsonl").open("a") as pieces_fh:
             while True:
@@ -570,13 +581,36 @@ def _check_before_start(strategies: Sequence[str], store_url: str, campaign: str
     open_store(store_url).close()
 
 
-def _techniques_of(task: CampaignTask) -> list[str]:
+_Kernels = dict[tuple[str, tuple[tuple[str, int], ...]], Any]
+
+
+def _kernel_of(task: CampaignTask, loaded: _Kernels) -> Any:  # TunableKernel
     from gtune.api import as_kernel
     from gtune.description import load_kernel
 
-    if isinstance(task.kernel, str):
-        return list(load_kernel(task.kernel, dict(task.sizes) or None).techniques)
-    return list(as_kernel(task.kernel, dict(task.sizes)).techniques)
+    key = (repr(task.kernel), tuple(task.sizes))
+    if key not in loaded:
+        if isinstance(task.kernel, str):
+            loaded[key] = load_kernel(task.kernel, dict(task.sizes) or None)
+        else:
+            loaded[key] = as_kernel(task.kernel, dict(task.sizes))
+    return loaded[key]
+
+
+def _techniques_of(task: CampaignTask, loaded: _Kernels) -> list[str]:
+    return list(_kernel_of(task, loaded).techniques)
+
+
+def _rate_of(task: CampaignTask, loaded: _Kernels) -> float:
+    """A piece's expected seconds per configuration (its technique on its stencil's
+    shape); a kernel gtune cannot read a stencil shape from is rated as a small one."""
+    from gtune.loadpredict.features import traits_of
+
+    try:
+        traits = traits_of(_kernel_of(task, loaded))
+    except GtuneError:
+        traits = None
+    return seconds_per_config(task.technique, traits)
 
 
 class _Stream:
