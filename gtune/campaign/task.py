@@ -124,6 +124,7 @@ def execute_task(task_data: Mapping[str, Any], store_url: str | None) -> dict[st
 
     task = CampaignTask.from_dict(task_data)
     started = time.monotonic()
+    started_at = time.time()
     # a worker bound to one device (one of several identical GPUs, say) drives that one
     bound = os.environ.get("GTUNE_WORKER_DEVICE")
     device = select_device(bound or task.device or None)
@@ -180,6 +181,9 @@ def execute_task(task_data: Mapping[str, Any], store_url: str | None) -> dict[st
         "compile_s": report.compile_s,
         "run_s": report.run_s,
         "wall_s": time.monotonic() - started,
+        # when it ran (seconds since the epoch): a campaign's span from first to last
+        "started_at": started_at,
+        "ended_at": time.time(),
         "time": report.time.to_dict(),
         "runs": [_run_summary(r.to_dict()) for r in report.runs],
         "gbs": report.gbs(report.search_s) if best is not None else None,
