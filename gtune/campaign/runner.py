@@ -146,30 +146,16 @@ LOOPBACK = "127.0.0.1"
 DASHBOARD_PORT = 8787
 
 
-def local_cluster(
+def worker_specs(
     devices: Sequence[str],
-    workers_per_device: int | None = None,
-    machine: Sequence[dict[str, Any]] | None = None,
-    *,
-    dashboard: bool = False,
-) -> Any:  # distributed.SpecCluster
-    """One worker process (one thread) per physical device a selector names, bound to
-    that device and advertising the selector: a selector naming two identical GPUs
-    gets two workers, one per GPU, sharing its tasks. ``workers_per_device`` workers
-    share each device (their timings kept apart by the device lock); None: as
-    :func:`gtune.campaign.schedule.device_workers` decides from the device's type and
-    the host's cores.
-
-    Everything listens on the loopback interface only: whoever reaches a Dask
-    scheduler runs code in the process that holds it (docs/robustness.md, security
-    model). The scheduler's HTTP server serves only ``/health`` unless ``dashboard``
-    asks for the Dask dashboard (then on 127.0.0.1:8787, or another free port)."""
-    try:
-        import dask
-        from distributed import Nanny, Scheduler, SpecCluster
-    except ImportError:
-        raise EnvironmentProblem("campaigns need Dask: pip install 'dask[distributed]'") from None
-    found = list(machine) if machine is not None else physical_devices()
+    workers_per_device: int | None,
+    found: Sequence[dict[str, Any]],
+    cores: int,
+) -> dict[str, dict[str, Any]]:
+    """The local cluster's workers (name -> Dask worker options, without their class):
+    for each physical device a selector names, its workers, bound to it, advertising
+    the selector, each told its compile helpers (``GTUNE_COMPILE_WORKERS``) from the
+    device's share of the host's ``cores`` (see :func:`local_cluster`)."""
     workers: dict[str, dict[str, Any]] = {}
     chosen: list[tuple[str, dict[str, Any]]] = []
     for d in dict.fromkeys(devices):
@@ -181,14 +167,13 @@ def local_cluster(
     # each device gets its share of the host's cores (split over all the host's GPUs,
     # used or not), its workers and their compile helpers sharing that share
     physical = len({str(t.get("selector")) for _, t in chosen})
-    share = device_share(os.cpu_count() or 1, physical, host_gpus(found))
+    share = device_share(cores, physical, host_gpus(found))
     for d, target in chosen:
         per_device = workers_per_device or device_workers(str(target.get("type", "")), 1, share)
         helpers = str(compile_budget(per_device, share))
         for k in range(per_device):
             name = f"{resource_name(d)}-{target.get('selector')}-{k}"
             workers[name] = {
-                "cls": Nanny,
                 "options": {
                     "host": LOOPBACK,
                     "dashboard": False,
@@ -204,6 +189,38 @@ def local_cluster(
                     },
                 },
             }
+    return workers
+
+
+def local_cluster(
+    devices: Sequence[str],
+    workers_per_device: int | None = None,
+    machine: Sequence[dict[str, Any]] | None = None,
+    *,
+    dashboard: bool = False,
+) -> Any:  # distributed.SpecCluster
+    """One worker process (one thread) per physical device a selector names, bound to
+    that device and advertising the selector: a selector naming two identical GPUs
+    gets two workers, one per GPU, sharing its tasks. ``workers_per_device`` workers
+    share each device (their timings kept apart by the device lock); None: as
+    :func:`gtune.campaign.schedule.device_workers` decides from the device's type and
+    its share of the host's cores (:func:`gtune.campaign.schedule.device_share`: the
+    cores split over all the host's GPUs, used or not), which also sets each worker's
+    compile helpers (:func:`worker_specs`).
+
+    Everything listens on the loopback interface only: whoever reaches a Dask
+    scheduler runs code in the process that holds it (docs/robustness.md, security
+    model). The scheduler's HTTP server serves only ``/health`` unless ``dashboard``
+    asks for the Dask dashboard (then on 127.0.0.1:8787, or another free port)."""
+    try:
+        import dask
+        from distributed import Nanny, Scheduler, SpecCluster
+    except ImportError:
+        raise EnvironmentProblem("campaigns need Dask: pip install 'dask[distributed]'") from None
+    found = list(machine) if machine is not None else physical_devices()
+    workers = worker_specs(devices, workers_per_device, found, os.cpu_count() or 1)
+    for w in workers.values():
+        w["cls"] = Nanny
     # Dask's nanny starts each worker as ``python -c ...`` (multiprocessing's spawn),
     # which would put the working directory first on the worker's sys.path.
     os.environ["PYTHONSAFEPATH"] = "1"
