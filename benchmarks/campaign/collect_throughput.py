@@ -230,7 +230,9 @@ def _child_env(args: argparse.Namespace, visible: list[int], cache: Path) -> dic
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH", "")]))
     env["GTUNE_CACHE"] = str(cache)  # every phase solves its spaces itself
     if args.visible_env and not args.one_device:
-        env[args.visible_env] = ",".join(str(i) for i in visible)
+        # the host's own list, when it has one, is what the indices count in
+        given = [x for x in os.environ.get(args.visible_env, "").split(",") if x.strip()]
+        env[args.visible_env] = ",".join(given[i] if i < len(given) else str(i) for i in visible)
     return env
 
 
