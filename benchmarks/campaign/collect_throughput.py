@@ -425,6 +425,10 @@ def _fmt(v: Any, spec: str = ".1f") -> str:
     return "-" if v is None else format(v, spec)
 
 
+def _x(v: float | None) -> str:
+    return "-" if v is None else f"{v:.2f}x"
+
+
 def speedups(result: dict[str, Any]) -> dict[int, dict[str, float | None]]:
     """Each setting's configurations per second over the one-GPU setting's."""
     rows = {int(r["gpus"]): r for r in result["settings"]}
@@ -460,9 +464,9 @@ def write_markdown(path: Path, result: dict[str, Any]) -> None:
         per = r["configs_per_s"] / n if r.get("configs_per_s") else None
         lines.append(
             f"| {n} | {r['workers']} | {r['measured']} | {_fmt(r['wall_s'])} | "
-            f"{_fmt(r['configs_per_s'])} | {_fmt(u.get('configs_per_s'), '.2f')}x | "
+            f"{_fmt(r['configs_per_s'])} | {_x(u.get('configs_per_s'))} | "
             f"{_fmt(r['span_s'])} | {_fmt(r['configs_per_s_span'])} | "
-            f"{_fmt(u.get('configs_per_s_span'), '.2f')}x | {_fmt(per)} | "
+            f"{_x(u.get('configs_per_s_span'))} | {_fmt(per)} | "
             f"{_fmt(r['longest_piece_s'])} | {'yes' if r['cut'] else 'no'} |"
         )
     if result["direct"]:
