@@ -309,12 +309,15 @@ def run_tasks(
     tls: SchedulerTls | None = None,
     dashboard: bool = False,
     connect_timeout: float = 30.0,
+    rate_of: Callable[[CampaignTask], float] | None = None,
 ) -> CampaignResult:
     """Run ``tasks`` not yet in ``out_dir/tasks.jsonl`` on Dask workers (a local cluster
     listening on loopback only, or the scheduler at ``scheduler``: ``tcp://`` or
     ``tls://``, with ``tls``'s certificates or Dask's own configuration), split and
     streamed as gtune.campaign.schedule says; every summary is appended to the ledger
-    as it comes. ``dashboard`` adds the Dask dashboard to a local cluster."""
+    as it comes. ``dashboard`` adds the Dask dashboard to a local cluster. ``rate_of``
+    gives a piece's seconds per configuration (default: its technique on its kernel's
+    stencil traits, :func:`gtune.campaign.schedule.seconds_per_config`)."""
     show: Observer = observer if observer is not None else NullObserver()
     token = cancel if cancel is not None else CancelToken()
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -392,7 +395,7 @@ def run_tasks(
         pieces = plan(
             todo,
             lambda t: _techniques_of(t, kernels),
-            rate_of=lambda t: _rate_of(t, kernels),
+            rate_of=rate_of or (lambda t: _rate_of(t, kernels)),
         )
         stream = _Stream(client, pieces, store_url, retries)
         with ledger.open("a") as fh, (out_dir / "pieces.jsonl").open("a") as pieces_fh:
