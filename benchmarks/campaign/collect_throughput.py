@@ -281,7 +281,13 @@ def host_plan(args: argparse.Namespace) -> dict[str, Any]:
     kind = str(found[0].get("type", ""))
     per = args.workers_per_gpu or device_workers(kind, 1, share)
     helpers = args.compile_workers or compile_budget(per, share)
+    try:  # the cards as the driver names them, where it can
+        smi = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30)
+        cards = smi.stdout.splitlines()
+    except (OSError, subprocess.TimeoutExpired):
+        cards = []
     return {
+        "cards": cards,
         "devices": [f"{d.get('selector')} {d.get('name')}" for d in found],
         "host_gpus": gpus,
         "cores": cores,
