@@ -38,7 +38,7 @@ from gtune.campaign.schedule import (
     seconds_per_config,
 )
 from gtune.campaign.spec import CampaignSpec, CampaignTask, expand
-from gtune.campaign.task import PROGRESS_TOPIC, execute_task
+from gtune.campaign.task import BOUND_DEVICE, BOUND_LIMITS, PROGRESS_TOPIC, execute_task
 from gtune.exceptions import EnvironmentProblem, GtuneError, InputError
 from gtune.tuning.events import (
     CampaignStarted,
@@ -49,7 +49,6 @@ from gtune.tuning.events import (
     TaskProgress,
 )
 
-BOUND_DEVICE = "GTUNE_WORKER_DEVICE"  # the device a worker process drives (P:D)
 log = logging.getLogger("gtune.campaign")
 QUIET_WORKERS = {"DASK_LOGGING__DISTRIBUTED": "error"}
 """Set in each local worker process before it starts: Dask's own INFO lines stay quiet."""
@@ -155,7 +154,8 @@ def worker_specs(
     """The local cluster's workers (name -> Dask worker options, without their class):
     for each physical device a selector names, its workers, bound to it, advertising
     the selector, each told its compile helpers (``GTUNE_COMPILE_WORKERS``) from the
-    device's share of the host's ``cores`` (see :func:`local_cluster`)."""
+    device's share of the host's ``cores`` (see :func:`local_cluster`) and the device's
+    limits as ``found`` lists them (so its first task does not list the devices again)."""
     workers: dict[str, dict[str, Any]] = {}
     chosen: list[tuple[str, dict[str, Any]]] = []
     for d in dict.fromkeys(devices):
@@ -185,6 +185,7 @@ def worker_specs(
                     "env": {
                         "DASK_LOGGING__DISTRIBUTED": "error",
                         BOUND_DEVICE: str(target.get("selector")),
+                        BOUND_LIMITS: json.dumps(target),
                         COMPILE_WORKERS_ENV: helpers,
                     },
                 },

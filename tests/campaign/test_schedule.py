@@ -5,7 +5,9 @@ from __future__ import annotations
 import math
 import random
 
-from gtune.campaign.runner import BOUND_DEVICE, worker_specs
+import pytest
+
+from gtune.campaign.runner import worker_specs
 from gtune.campaign.schedule import (
     COMPILE_WORKERS_ENV,
     Piece,
@@ -20,6 +22,8 @@ from gtune.campaign.schedule import (
     splittable,
 )
 from gtune.campaign.spec import CampaignTask
+from gtune.campaign.task import BOUND_DEVICE, BOUND_LIMITS, _bound_limits
+from gtune.device import DeviceLimits
 from gtune.loadpredict.features import StencilTraits
 
 TECHS = ("global", "vec", "local", "image", "stream")
@@ -290,3 +294,41 @@ def test_local_workers_get_the_same_helpers_on_one_gpu_as_on_all_four() -> None:
     # a CPU device measures on the cores that build: one worker
     assert len(worker_specs(["Portable"], None, FOUR_GPUS, 64)) == 1
     assert len(worker_specs(["0:1"], 3, FOUR_GPUS, 64)) == 3
+
+
+def test_a_local_worker_is_given_its_devices_limits_and_starts_no_query(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    gpu = DeviceLimits(
+        platform="NVIDIA CUDA",
+        name="gpu",
+        vendor="v",
+        type="GPU",
+        driver_version="1",
+        opencl_version="OpenCL 3.0",
+        opencl_c_version="OpenCL C 1.2",
+        compute_units=132,
+        max_work_group_size=1024,
+        max_work_item_sizes=(1024, 1024, 64),
+        local_mem_size=49152,
+        local_mem_type="LOCAL",
+        max_mem_alloc_size=1 << 34,
+        global_mem_size=1 << 36,
+        max_clock_mhz=1980,
+        image_support=True,
+        image2d_max=(32768, 32768),
+        image3d_max=(16384, 16384, 16384),
+        preferred_vector_width_float=1,
+        native_vector_width_float=1,
+        platform_index=0,
+        device_index=2,
+    )
+    listed = {**gpu.to_dict(), "selector": "0:2"}
+    (spec, *_) = worker_specs(["0:2"], 1, [listed], 16).values()
+    env = spec["options"]["env"]
+    monkeypatch.setenv(BOUND_LIMITS, env[BOUND_LIMITS])
+    assert _bound_limits(env[BOUND_DEVICE]) == gpu
+    # limits listed for another device, or none: the worker lists the devices itself
+    assert _bound_limits("0:1") is None
+    monkeypatch.setenv(BOUND_LIMITS, "{")
+    assert _bound_limits("0:2") is None
