@@ -1,9 +1,9 @@
 """Load-predictor collection throughput: configurations per second, and where time goes.
 
 Scaling over the GPUs of one host, in one invocation with a wall-clock limit (each
-setting a process of its own seeing the first N GPUs through CUDA_VISIBLE_DEVICES; the
-NVIDIA OpenCL platform lists every visible GPU as a device, and the selector matches
-them all, one group of workers per GPU):
+setting a process of its own driving the first N GPUs the selector matches, named by
+their own selectors, ``0:0,0:1``: one group of workers per GPU; or, with
+``--visible-env CUDA_VISIBLE_DEVICES``, seeing only those N GPUs):
 
     python3 benchmarks/campaign/collect_throughput.py OUT --gpus 1,4,2 --limit 540
     # on PoCL, N "GPUs" simulated as N times the workers on the one CPU device:
@@ -289,6 +289,7 @@ def host_plan(args: argparse.Namespace) -> dict[str, Any]:
     return {
         "cards": cards,
         "devices": [f"{d.get('selector')} {d.get('name')}" for d in found],
+        "selectors": [str(d.get("selector")) for d in found],
         "host_gpus": gpus,
         "cores": cores,
         "cores_per_gpu": share,
@@ -334,9 +335,15 @@ def scaling(args: argparse.Namespace) -> int:
         args.budget,
         "--techniques",
         args.techniques,
-        "--selector",
-        args.selector,
     ]
+
+    def selector(gpus: list[int]) -> list[str]:
+        """The devices a phase drives: its GPUs' own selectors (``0:0,0:1``), or the
+        selector as given where a variable shows the phase only its GPUs."""
+        if args.one_device or args.visible_env:
+            return ["--selector", args.selector]
+        return ["--selector", ",".join(host["selectors"][g] for g in gpus)]
+
     # the first phase should not pay for a cold file cache (imports, the driver's
     # libraries) more than the others: load them once, unmeasured
     warm = "import distributed, gtune.api, gtune.training.cluster, gtune.measure as m"
@@ -376,6 +383,7 @@ def scaling(args: argparse.Namespace) -> int:
                     *common,
                     "--kernels",
                     ",".join(mine),
+                    *selector([g]),
                     "--gpus",
                     str(g),
                     "--stop-at",
@@ -403,6 +411,7 @@ def scaling(args: argparse.Namespace) -> int:
             "setting",
             str(work),
             *common,
+            *selector(list(range(n))),
             "--gpus",
             str(n),
             "--stop-at",
@@ -421,6 +430,8 @@ def scaling(args: argparse.Namespace) -> int:
             result["notes"].append(f"{n} GPU(s) left no result (exit {rc}); see gpus-{n}.log")
         else:
             result["settings"].append(row)
+            if not args.one_device and int(row["devices"]) != n:
+                result["notes"].append(f"the {n}-GPU setting ran on {row['devices']} devices")
         save()
     result["wall_s"] = time.time() - t_start
     save()
@@ -645,8 +656,9 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--selector", default="NVIDIA", help="scaling: the GPUs' device selector")
     ap.add_argument(
         "--visible-env",
-        default="CUDA_VISIBLE_DEVICES",
-        help="scaling: the variable that shows a setting its first N GPUs ('' for none)",
+        default="",
+        help="scaling: a variable that shows a setting its first N GPUs (e.g. "
+        "CUDA_VISIBLE_DEVICES); default: the GPUs' own selectors (0:0,0:1,...)",
     )
     ap.add_argument(
         "--one-device",

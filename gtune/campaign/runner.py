@@ -119,7 +119,18 @@ def physical_devices() -> list[dict[str, Any]]:
 
 
 def matching(selector: str, devices: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Every device a selector names (as ``--device`` does, but all of them)."""
+    """Every device a selector names (as ``--device`` does, but all of them); selectors
+    joined by commas (``0:0,0:1``) name every device any of them names, in order: the
+    workers of all of them share the tasks, as those of one selector matching several
+    identical GPUs do."""
+    if "," in selector:
+        found: dict[str, dict[str, Any]] = {}
+        for part in selector.split(","):
+            if not part.strip():
+                continue
+            for d in matching(part.strip(), devices):
+                found.setdefault(str(d.get("selector")), d)
+        return list(found.values())
     if not selector:
         gpus = [d for d in devices if "GPU" in str(d.get("type", ""))]
         return (gpus or list(devices))[:1]

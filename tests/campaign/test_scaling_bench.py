@@ -83,3 +83,21 @@ def test_a_limit_too_short_for_a_phase_skips_it_and_says_so(tmp_path: Path) -> N
     assert result["settings"] == [] and result["direct"] == []
     assert len(result["notes"]) == 3 and all("not run" in n for n in result["notes"])
     assert "not run" in (out / "scaling.md").read_text()
+
+
+@pytest.mark.opencl
+@pytest.mark.dask
+@pytest.mark.slow
+def test_a_setting_drives_its_gpus_by_their_own_selectors(tmp_path: Path) -> None:
+    out = tmp_path / "x"
+    small = [a for a in SMALL if a != "--one-device"]
+    argv = [str(out), "--gpus", "1", *small, "--limit", "200", "--direct-s", "0"]
+    assert bench.main([*argv, "--min-phase-s", "20", "--grace-s", "10"]) == 0
+    result = json.loads((out / "scaling.json").read_text())
+    (row,) = result["settings"]
+    assert row["devices"] == 1 and row["labelled"] == 1 and not result["notes"]
+    assert result["direct"] == []  # --direct-s 0: no baseline phase
+    ledger = out / "gpus-1" / "collect" / "tasks.jsonl"
+    pieces = [json.loads(x) for x in ledger.read_text().splitlines() if x.strip()]
+    # the task named the device by its own selector, as the host lists it
+    assert {p["task"]["device"] for p in pieces} == {result["host"]["selectors"][0]}

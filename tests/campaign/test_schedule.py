@@ -332,3 +332,22 @@ def test_a_local_worker_is_given_its_devices_limits_and_starts_no_query(
     assert _bound_limits("0:1") is None
     monkeypatch.setenv(BOUND_LIMITS, "{")
     assert _bound_limits("0:2") is None
+
+
+def test_selectors_joined_by_commas_name_each_of_their_devices_once() -> None:
+    from gtune.campaign.runner import matching
+
+    two = matching("0:0,0:1", FOUR_GPUS)
+    assert [d["selector"] for d in two] == ["0:0", "0:1"]
+    assert [d["selector"] for d in matching("0:2, 0:2,NVIDIA", FOUR_GPUS)] == [
+        "0:2",
+        "0:0",
+        "0:1",
+        "0:3",
+    ]
+    assert matching("0:9,nothing", FOUR_GPUS) == []
+    # the workers of all of them advertise one resource and share the tasks
+    specs = worker_specs(["0:0,0:1"], None, FOUR_GPUS, 64)
+    assert len(specs) == 4
+    assert {r for w in specs.values() for r in w["options"]["resources"]} == {"gtune-0-0-0-1"}
+    assert {w["options"]["env"][COMPILE_WORKERS_ENV] for w in specs.values()} == {"6"}
