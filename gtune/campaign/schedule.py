@@ -28,11 +28,14 @@ import heapq
 import itertools
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from gtune.budget import Budget
 from gtune.campaign.spec import CampaignTask
-from gtune.loadpredict.features import StencilTraits
 from gtune.tuning.techniques import ALL, technique_for
+
+if TYPE_CHECKING:  # the load predictor's package is heavy to import; only its type here
+    from gtune.loadpredict.features import StencilTraits
 
 TIE = 0.9  # pieces at least this share of the longest ready one count as "as long"
 DEFAULT_EVALUATIONS = 200.0  # what a search without a count budget is assumed to take
