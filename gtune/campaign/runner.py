@@ -357,6 +357,9 @@ def run_tasks(
             wall_s=time.monotonic() - started,
         )
     _check_before_start([t.strategy for t in todo], store_url, name)
+    # the kernels' stencil traits (for the order pieces go in) are read while the
+    # cluster starts: loading the kernels and the feature code takes a second or two
+    shapes = None if rate_of is not None else _Shapes(todo)
 
     def cancelled() -> CampaignResult:
         return CampaignResult(
@@ -403,11 +406,11 @@ def run_tasks(
                 )
 
         client.subscribe_topic(PROGRESS_TOPIC, on_event)
-        kernels: _Kernels = {}  # each kernel loaded once
+        kernels: _Kernels = shapes.wait() if shapes is not None else {}  # each loaded once
         pieces = plan(
             todo,
             lambda t: _techniques_of(t, kernels),
-            rate_of=rate_of or (lambda t: _rate_of(t, kernels)),
+            rate_of=rate_of or (lambda t: shapes.rate(t) if shapes is not None else 1.0),
         )
         stream = _Stream(client, pieces, store_url, retries)
         with ledger.open("a") as fh, (out_dir / "pieces.jsonl").open("a") as pieces_fh:
@@ -633,16 +636,38 @@ def _techniques_of(task: CampaignTask, loaded: _Kernels) -> list[str]:
     return list(_kernel_of(task, loaded).techniques)
 
 
-def _rate_of(task: CampaignTask, loaded: _Kernels) -> float:
-    """A piece's expected seconds per configuration (its technique on its stencil's
-    shape); a kernel gtune cannot read a stencil shape from is rated as a small one."""
-    from gtune.loadpredict.features import traits_of
+class _Shapes:
+    """The stencil traits of the tasks' kernels, read on a helper thread: a piece's
+    expected seconds per configuration is its technique on its stencil's shape (a
+    kernel gtune reads no stencil shape from, or cannot load, is rated as a small one)."""
 
-    try:
-        traits = traits_of(_kernel_of(task, loaded))
-    except GtuneError:
-        traits = None
-    return seconds_per_config(task.technique, traits)
+    def __init__(self, tasks: Sequence[CampaignTask]) -> None:
+        self.loaded: _Kernels = {}
+        self.traits: dict[tuple[str, tuple[tuple[str, int], ...]], Any] = {}
+        self._tasks = list(tasks)
+        self._thread = threading.Thread(target=self._read, name="gtune-shapes", daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        from gtune.loadpredict.features import traits_of
+
+        for task in self._tasks:
+            key = (repr(task.kernel), tuple(task.sizes))
+            if key in self.traits:
+                continue
+            try:
+                self.traits[key] = traits_of(_kernel_of(task, self.loaded))
+            except Exception:  # the task itself says what is wrong with its kernel
+                self.traits[key] = None
+
+    def wait(self) -> _Kernels:
+        """The kernels loaded so far (once the traits are all read)."""
+        self._thread.join()
+        return self.loaded
+
+    def rate(self, task: CampaignTask) -> float:
+        traits = self.traits.get((repr(task.kernel), tuple(task.sizes)))
+        return seconds_per_config(task.technique, traits)
 
 
 class _Stream:
