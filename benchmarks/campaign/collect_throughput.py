@@ -512,6 +512,17 @@ def write_markdown(path: Path, result: dict[str, Any]) -> None:
                 f"{d['measured']} | {_fmt(d['wall_s'])} | {_fmt(d['configs_per_s'])} | "
                 f"{'yes' if d['cut'] else 'no'} |"
             )
+        rates = [float(d["configs_per_s"] or 0) for d in result["direct"]]
+        direct = sum(rates) / len(rates) if rates else 0.0
+        if direct > 0:
+            per_gpu = ", ".join(
+                f"{_fmt(float(r['configs_per_s'] or 0) / int(r['gpus']) / direct, '.2f')}x "
+                f"on {r['gpus']} GPU(s)"
+                for r in sorted(result["settings"], key=lambda r: int(r["gpus"]))
+            )
+            lines += ["", f"Campaign per GPU over a direct run per GPU: {per_gpu}."]
+    if host.get("cards"):
+        lines += ["", "Cards: " + "; ".join(host["cards"])]
     for note in result["notes"]:
         lines.append(f"\nNote: {note}")
     path.write_text("\n".join(lines) + "\n")
