@@ -21,6 +21,8 @@ same kernels dealt out over the GPUs, one process per GPU, all at once, for at m
 pieces are counted; a cut phase says so); OUT/scaling.json, OUT/scaling.md and
 OUT/scaling.png are written after every phase, so a run cut short keeps what it did.
 
+Before the phases, the scheduler's own cost model forecasts the speed-ups (the pieces'
+model lengths on the schedule's rules; no start costs), written beside the measurement.
 Configurations are counted in each phase's store (every measured result is written
 there as it is measured); configurations per second are over the phase's wall time
 (cluster start included) and over its span (first piece started to last piece ended).
@@ -344,6 +346,10 @@ def scaling(args: argparse.Namespace) -> int:
             return ["--selector", args.selector]
         return ["--selector", ",".join(host["selectors"][g] for g in gpus)]
 
+    try:
+        result["model"] = predicted(args, counts, host["workers_per_gpu"], scratch / "model")
+    except Exception as exc:  # a forecast only: the measurement goes on without it
+        result["notes"].append(f"no forecast: {type(exc).__name__}: {exc}")
     # the first phase should not pay for a cold file cache (imports, the driver's
     # libraries) more than the others: load them once, unmeasured
     warm = "import distributed, gtune.api, gtune.training.cluster, gtune.measure as m"
@@ -442,6 +448,62 @@ def scaling(args: argparse.Namespace) -> int:
     return 0
 
 
+def predicted(
+    args: argparse.Namespace, counts: list[int], per_gpu: int, work: Path
+) -> dict[str, Any]:
+    """What the scheduler's own cost model expects, before anything runs: each piece
+    its configurations times gtune.campaign.schedule.seconds_per_config (seconds on an
+    H100 with one worker and eight helpers), scheduled by gtune.campaign.schedule's
+    rules on ``per_gpu`` workers per GPU. A forecast to hold the measurement against."""
+    from gtune.campaign.schedule import plan, seconds_per_config, simulate
+    from gtune.campaign.spec import CampaignTask
+    from gtune.description import load_kernel
+    from gtune.loadpredict.features import traits_of
+    from gtune.training.train import suite_kernels
+
+    kernels = suite_kernels(work, [_size(args.size)], names=args.kernels.split(","), real=False)
+    techniques = [t for t in args.techniques.split(",") if t]
+    tasks, traits = [], {}
+    for k in kernels:
+        kernel = load_kernel(k.path, k.sizes)
+        traits[k.name] = traits_of(kernel)
+        tasks += [
+            CampaignTask(
+                kernel=str(k.path),
+                label=k.name,
+                sizes=tuple(k.sizes.items()),
+                device="",
+                strategy="hybrid",
+                technique=t,
+                budget=args.budget,
+                confirm=False,
+            )
+            for t in techniques
+            if t in kernel.techniques
+        ]
+    pieces = plan(
+        tasks, lambda t: [], rate_of=lambda t: seconds_per_config(t.technique, traits[t.label])
+    )
+    cost = {p.key: p.cost for p in pieces}
+    one = simulate(pieces, lambda p: cost[p.key], per_gpu).makespan
+    rows = []
+    for n in counts:
+        sim = simulate(pieces, lambda p: cost[p.key], per_gpu * n)
+        rows.append(
+            {
+                "gpus": n,
+                "makespan": sim.makespan,
+                "speedup": one / sim.makespan if sim.makespan else None,
+            }
+        )
+    return {
+        "summed_piece_s": sum(cost.values()),
+        "longest_piece_s": max(cost.values()),
+        "longest_piece": max(pieces, key=lambda p: p.cost).key,
+        "settings": rows,
+    }
+
+
 def _read(path: Path) -> dict[str, Any] | None:
     try:
         data: dict[str, Any] = json.loads(path.read_text())
@@ -521,6 +583,16 @@ def write_markdown(path: Path, result: dict[str, Any]) -> None:
                 for r in sorted(result["settings"], key=lambda r: int(r["gpus"]))
             )
             lines += ["", f"Campaign per GPU over a direct run per GPU: {per_gpu}."]
+    model = result.get("model")
+    if model:
+        forecast = ", ".join(f"{_x(r['speedup'])} on {r['gpus']} GPU(s)" for r in model["settings"])
+        lines += [
+            "",
+            f"The scheduler's cost model expected: {forecast} (schedule only, no start "
+            f"costs; longest piece {model['longest_piece']}, "
+            f"{_fmt(model['longest_piece_s'])} model-seconds of "
+            f"{_fmt(model['summed_piece_s'])}).",
+        ]
     if host.get("cards"):
         lines += ["", "Cards: " + "; ".join(host["cards"])]
     for note in result["notes"]:
