@@ -1,24 +1,35 @@
 """Load-predictor collection throughput: configurations per second, and where time goes.
 
-    # one GPU against all GPUs of the host (a selector matching each, one worker each):
-    python3 benchmarks/campaign/collect_throughput.py OUT --setting '0:0*1' --setting 'NVIDIA*1'
-    # one GPU, one worker against two sharing it (the device lock keeps their timings apart):
-    python3 benchmarks/campaign/collect_throughput.py OUT --setting '0:0*1' --setting '0:0*2' \
-        --kernels star_2d_xy_r2,star_3d_xyz_r2 --budget 60
-    # the CPU through PoCL, one and two workers:
-    python3 benchmarks/campaign/collect_throughput.py OUT --setting 'Portable*1' \
-        --setting 'Portable*2' --size 32x32x32 --budget 6
+Scaling over the GPUs of one host, in one invocation with a wall-clock limit (each
+setting a process of its own driving the first N GPUs the selector matches, named by
+their own selectors, ``0:0,0:1``: one group of workers per GPU; or, with
+``--visible-env CUDA_VISIBLE_DEVICES``, seeing only those N GPUs):
 
-Every setting labels the same kernels (each technique's search a campaign piece, see
-gtune.training.cluster) from an empty store, so everything is measured. After them
-runs the baseline the issue compares with: direct tuning runs (as ``gtune run``: each
-kernel on its own, its techniques the same budget each, nothing kept between kernels)
-on the first setting's device. OUT/collect_throughput.json gets, per setting, configurations
-measured, wall time, configurations per second overall and per worker, and the summed
-time breakdown (compile, run, verify, space, start, store, overhead). Each setting
-and the baseline start with an empty space cache (GTUNE_CACHE), and NVIDIA's compile
-cache is private to each evaluator's workers (gtune.measure), so no setting reuses
-another's work.
+    python3 benchmarks/campaign/collect_throughput.py OUT --gpus 1,4,2 --limit 540
+    # on PoCL, N "GPUs" simulated as N times the workers on the one CPU device:
+    python3 benchmarks/campaign/collect_throughput.py OUT --gpus 1,2 --selector Portable \
+        --one-device --kernels star_3d_xyz_r1,dense_1d_x_r1 --size 16x16x16 --budget 3
+
+Every setting collects the same kernels (each technique's search a campaign piece,
+see gtune.training.cluster) from an empty store and an empty space cache, with the
+same workers per GPU and compile helpers per worker: the host's cores split over all
+its GPUs (gtune.campaign.schedule.device_share), so one GPU is given what each GPU
+gets when all run. After the settings, the baseline the issue compares with: direct
+runs (as ``gtune run``: each kernel on its own, nothing kept between kernels), the
+same kernels dealt out over the GPUs, one process per GPU, all at once, for at most
+``--direct-s`` seconds. Each phase stops by itself before the limit (its finished
+pieces are counted; a cut phase says so); OUT/scaling.json, OUT/scaling.md and
+OUT/scaling.png are written after every phase, so a run cut short keeps what it did.
+
+Before the phases, the scheduler's own cost model forecasts the speed-ups (the pieces'
+model lengths on the schedule's rules; no start costs), written beside the measurement.
+Configurations are counted in each phase's store (every measured result is written
+there as it is measured); configurations per second are over the phase's wall time
+(cluster start included) and over its span (first piece started to last piece ended).
+
+The older form, settings run one after another in this process:
+
+    python3 benchmarks/campaign/collect_throughput.py OUT --setting '0:0*1' --setting 'NVIDIA*1'
 """
 
 from __future__ import annotations
@@ -26,31 +37,616 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
+import subprocess
 import sys
+import tempfile
+import threading
 import time
 from pathlib import Path
+from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+SAMPLE = (
+    # 26 suite kernels at one shape: every pattern, radii 1-3, 1D/2D/3D extents (the
+    # 2D-in-xy ones stream slowly, dense 3D r2's vector loads build slowly: the long
+    # pieces the schedule has to start first)
+    "dense_1d_x_r1,dense_1d_y_r2,dense_1d_z_r2,dense_2d_xy_r1,dense_2d_xz_r1,dense_2d_yz_r2,"
+    "dense_3d_xyz_r1,dense_3d_xyz_r2,star_2d_xy_r1,star_2d_xy_r2,star_2d_xz_r2,star_2d_yz_r3,"
+    "star_3d_xyz_r1,star_3d_xyz_r2,star_3d_xyz_r3,star_3d_xyz_r4,thumbtack_3d_x_r1,"
+    "thumbtack_3d_y_r2,thumbtack_3d_z_r3,diamond_2d_xz_r2,diamond_2d_yz_r3,diamond_3d_xyz_r2,"
+    "diamond_3d_xyz_r3,nocorners_2d_xz_r2,nocorners_2d_yz_r3,nocorners_3d_xyz_r1"
+)
 
 
-def main() -> int:
+def _size(text: str) -> tuple[int, int, int]:
+    size = tuple(int(v) for v in text.split("x"))
+    if len(size) != 3:
+        raise SystemExit(f"--size: expected NXxNYxNZ, got {text!r}")
+    return size
+
+
+def _stored(store: Path) -> int:
+    """Results in a phase's store: every configuration measured there."""
+    from gtune.store import open_store
+
+    if not store.exists():
+        return 0
+    s = open_store(str(store))
+    try:
+        return int(s.count())
+    finally:
+        s.close()
+
+
+def _stop_at(when: float) -> Any:
+    """A cancel token cancelled at ``when`` (time.time())."""
+    from gtune.tuning.events import CancelToken
+
+    token = CancelToken()
+    timer = threading.Timer(max(0.0, when - time.time()), token.cancel)
+    timer.daemon = True
+    timer.start()
+    return token
+
+
+# ---------------------------------------------------------------- one setting (child)
+
+
+def child_setting(args: argparse.Namespace) -> int:
+    """One setting: the collection on every device the selector matches here."""
+    from gtune.campaign.runner import matching, physical_devices
+    from gtune.device import DeviceLimits
+    from gtune.training.cluster import collect_on_cluster
+    from gtune.training.train import suite_kernels, time_line
+
+    out: Path = args.out
+    out.mkdir(parents=True, exist_ok=True)
+    kernels = suite_kernels(
+        Path(args.store_dir) / "kernels",
+        [_size(args.size)],
+        names=args.kernels.split(","),
+        real=False,
+    )
+    devices = matching(args.selector, physical_devices())
+    if not devices:
+        raise SystemExit(f"no OpenCL device matches {args.selector!r}")
+    device = DeviceLimits.from_dict(devices[0])
+    store = Path(args.store_dir) / "store.db"
+    token = _stop_at(args.stop_at)
+    t0, started_at = time.monotonic(), time.time()
+    run = collect_on_cluster(
+        kernels,
+        device,
+        selector=args.selector,
+        heuristic="hybrid",
+        store_url=str(store.resolve()),
+        dataset_path=out / "dataset.csv",
+        work_dir=out / "collect",
+        budget=args.budget,
+        techniques=[t for t in args.techniques.split(",") if t],
+        compile_workers=args.compile_workers,
+        workers_per_device=args.workers_per_device,
+        cancel=token,
+    )
+    wall = time.monotonic() - t0
+    ledger = out / "collect" / "tasks.jsonl"
+    pieces = [json.loads(x) for x in ledger.read_text().splitlines() if x.strip()]
+    stored = _stored(store)
+    span = (
+        max(float(p["ended_at"]) for p in pieces) - min(float(p["started_at"]) for p in pieces)
+        if pieces and all("started_at" in p for p in pieces)
+        else None
+    )
+    row = {
+        "gpus": args.gpus,
+        "devices": len(devices),
+        "device": device.name,
+        "workers": len({str(p.get("worker")) for p in pieces}),
+        "workers_per_device": args.workers_per_device,
+        "compile_workers": args.compile_workers,
+        "kernels": len(kernels),
+        "labelled": len(run.done),
+        "pieces": len(pieces),
+        "cut": token.cancelled,
+        "measured": stored,
+        "pieces_measured": run.measured,
+        "wall_s": wall,
+        "start_delay_s": (min(float(p["started_at"]) for p in pieces) - started_at)
+        if pieces and all("started_at" in p for p in pieces)
+        else None,
+        "span_s": span,
+        "configs_per_s": stored / wall if wall > 0 else None,
+        "configs_per_s_span": stored / span if span else None,
+        "longest_piece_s": max((float(p["wall_s"]) for p in pieces), default=None),
+        "summed_piece_s": sum(float(p["wall_s"]) for p in pieces),
+        "time": run.time,
+        "summary": time_line(run),
+    }
+    (out / "setting.json").write_text(json.dumps(row, indent=2) + "\n")
+    print(json.dumps({k: v for k, v in row.items() if k != "time"}), flush=True)
+    return 0
+
+
+def child_direct(args: argparse.Namespace) -> int:
+    """Direct runs (as ``gtune run``) of this process's kernels on the one device here."""
+    from gtune.api import tune
+    from gtune.training.train import suite_kernels
+    from gtune.tuning.techniques import OracleTechniquePolicy
+
+    out: Path = args.out
+    out.mkdir(parents=True, exist_ok=True)
+    kernels = suite_kernels(
+        Path(args.store_dir) / "kernels",
+        [_size(args.size)],
+        names=args.kernels.split(","),
+        real=False,
+    )
+    techniques = tuple(t for t in args.techniques.split(",") if t)
+    whole = str(int(args.budget) * len(techniques)) if args.budget.isdigit() else args.budget
+    store = Path(args.store_dir) / "direct.db"
+    token = _stop_at(args.stop_at)
+    t0, done = time.monotonic(), []
+    split: dict[str, float] = {}
+    for k in kernels:
+        if token.cancelled:
+            break
+        report = tune(
+            str(k.path),
+            sizes=k.sizes,
+            device=args.selector or None,
+            technique=OracleTechniquePolicy(name="all", note="", only=techniques),
+            budget=whole,
+            store=str(store.resolve()),
+            confirm=None,
+            cancel=token,
+        )
+        if not token.cancelled:
+            done.append(k.name)
+        for key, value in report.time.to_dict().items():
+            split[key] = split.get(key, 0.0) + value
+    wall = time.monotonic() - t0
+    stored = _stored(store)
+    row = {
+        "gpu": args.gpus,
+        "kernels": [k.name for k in kernels],
+        "finished": done,
+        "cut": token.cancelled,
+        "measured": stored,
+        "wall_s": wall,
+        "configs_per_s": stored / wall if wall > 0 else None,
+        "time": split,
+    }
+    (out / "direct.json").write_text(json.dumps(row, indent=2) + "\n")
+    print(json.dumps({k: v for k, v in row.items() if k != "time"}), flush=True)
+    return 0
+
+
+# ---------------------------------------------------------------- the parent
+
+
+def _child_env(args: argparse.Namespace, visible: list[int], cache: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH", "")]))
+    env["GTUNE_CACHE"] = str(cache)  # every phase solves its spaces itself
+    if args.visible_env and not args.one_device:
+        # the host's own list, when it has one, is what the indices count in
+        given = [x for x in os.environ.get(args.visible_env, "").split(",") if x.strip()]
+        env[args.visible_env] = ",".join(given[i] if i < len(given) else str(i) for i in visible)
+    return env
+
+
+def _spawn(argv: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+    fh = log.open("wb")
+    return subprocess.Popen(
+        [sys.executable, str(Path(__file__).resolve()), *argv],
+        env=env,
+        stdout=fh,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,  # its own group: stopped as a whole if it overruns
+    )
+
+
+def _wait(proc: subprocess.Popen[bytes], until: float) -> int | None:
+    """The child's exit status, or None after it was stopped at ``until``."""
+    try:
+        return proc.wait(timeout=max(1.0, until - time.time()))
+    except subprocess.TimeoutExpired:
+        pass
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, sig)
+            proc.wait(timeout=10)
+            break
+        except ProcessLookupError:
+            break
+        except subprocess.TimeoutExpired:
+            continue
+    return None
+
+
+def host_plan(args: argparse.Namespace) -> dict[str, Any]:
+    """The host's GPUs and each GPU's workers and helpers, the same in every setting."""
+    from gtune.campaign.runner import host_gpus, matching, physical_devices
+    from gtune.campaign.schedule import compile_budget, device_share, device_workers
+
+    machine = physical_devices()
+    found = matching(args.selector, machine)
+    if not found:
+        names = "; ".join(f"{d.get('selector')} {d.get('name')}" for d in machine)
+        raise SystemExit(f"no OpenCL device matches {args.selector!r}; devices: {names}")
+    cores = os.cpu_count() or 1
+    gpus = max(1, host_gpus(machine))
+    share = device_share(cores, gpus, gpus)
+    kind = str(found[0].get("type", ""))
+    per = args.workers_per_gpu or device_workers(kind, 1, share)
+    helpers = args.compile_workers or compile_budget(per, share)
+    try:  # the cards as the driver names them, where it can
+        smi = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30)
+        cards = smi.stdout.splitlines()
+    except (OSError, subprocess.TimeoutExpired):
+        cards = []
+    return {
+        "cards": cards,
+        "devices": [f"{d.get('selector')} {d.get('name')}" for d in found],
+        "selectors": [str(d.get("selector")) for d in found],
+        "host_gpus": gpus,
+        "cores": cores,
+        "cores_per_gpu": share,
+        "workers_per_gpu": per,
+        "compile_workers": helpers,
+    }
+
+
+def scaling(args: argparse.Namespace) -> int:
+    t_start = time.time()
+    deadline = t_start + args.limit
+    out: Path = args.out
+    out.mkdir(parents=True, exist_ok=True)
+    host = host_plan(args)
+    counts = [int(n) for n in args.gpus.split(",") if n]
+    if not args.one_device and max(counts) > len(host["devices"]):
+        raise SystemExit(f"--gpus {args.gpus}: only {len(host['devices'])} devices match")
+    scratch = Path(tempfile.mkdtemp(prefix="gtune-scaling-"))
+    stores = out / "stores" if args.keep_stores else scratch
+    result: dict[str, Any] = {
+        "argv": sys.argv[1:],
+        "host": host,
+        "kernels": args.kernels.split(","),
+        "size": args.size,
+        "budget": args.budget,
+        "techniques": args.techniques.split(","),
+        "settings": [],
+        "direct": [],
+        "notes": [],
+    }
+
+    def save() -> None:
+        (out / "scaling.json").write_text(json.dumps(result, indent=2) + "\n")
+        write_markdown(out / "scaling.md", result)
+        write_plot(out / "scaling.png", result)
+
+    common = [
+        "--kernels",
+        args.kernels,
+        "--size",
+        args.size,
+        "--budget",
+        args.budget,
+        "--techniques",
+        args.techniques,
+    ]
+
+    def selector(gpus: list[int]) -> list[str]:
+        """The devices a phase drives: its GPUs' own selectors (``0:0,0:1``), or the
+        selector as given where a variable shows the phase only its GPUs."""
+        if args.one_device or args.visible_env:
+            return ["--selector", args.selector]
+        return ["--selector", ",".join(host["selectors"][g] for g in gpus)]
+
+    try:
+        result["model"] = predicted(args, counts, host["workers_per_gpu"], scratch / "model")
+    except Exception as exc:  # a forecast only: the measurement goes on without it
+        result["notes"].append(f"no forecast: {type(exc).__name__}: {exc}")
+    # the first phase should not pay for a cold file cache (imports, the driver's
+    # libraries) more than the others: load them once, unmeasured
+    warm = "import distributed, gtune.api, gtune.training.cluster, gtune.measure as m"
+    try:
+        subprocess.run(
+            [sys.executable, "-c", warm + "; m.list_devices()"],
+            env=_child_env(args, [0], scratch / "warm"),
+            timeout=120,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        result["notes"].append("loading the libraries once before the phases took over 120 s")
+    phases: list[int | str] = [*counts, "direct"] if args.direct_s > 0 else list(counts)
+    for i, phase in enumerate(phases):
+        # what the phases after this one need at least, kept back from this one
+        later = sum(args.min_phase_s for _ in phases[i + 1 :])
+        stop = deadline - later - args.grace_s
+        if stop - time.time() < args.min_phase_s / 2:
+            result["notes"].append(f"phase {phase} not run: the limit left too little time")
+            save()
+            continue
+        if phase == "direct":
+            n = 1 if args.one_device else max(counts)
+            stop = min(stop, time.time() + args.direct_s)
+            names = args.kernels.split(",")
+            procs = []
+            for g in range(n):
+                mine = names[g::n]
+                if not mine:
+                    continue
+                work = out / f"direct-gpu{g}"
+                (stores / f"direct-gpu{g}").mkdir(parents=True, exist_ok=True)
+                argv = [
+                    "--child",
+                    "direct",
+                    str(work),
+                    *common,
+                    "--kernels",
+                    ",".join(mine),
+                    *selector([g]),
+                    "--gpus",
+                    str(g),
+                    "--stop-at",
+                    str(stop),
+                    "--store-dir",
+                    str(stores / f"direct-gpu{g}"),
+                ]
+                env = _child_env(args, [g], scratch / f"cache-direct-{g}")
+                procs.append((g, work, _spawn(argv, env, out / f"direct-gpu{g}.log")))
+            for g, work, proc in procs:
+                rc = _wait(proc, stop + args.grace_s)
+                row = _read(work / "direct.json")
+                if row is None:
+                    result["notes"].append(f"direct run on GPU {g} left no result (exit {rc})")
+                else:
+                    result["direct"].append(row)
+            save()
+            continue
+        n = int(phase)
+        work = out / f"gpus-{n}"
+        (stores / f"gpus-{n}").mkdir(parents=True, exist_ok=True)
+        per = host["workers_per_gpu"] * (n if args.one_device else 1)
+        argv = [
+            "--child",
+            "setting",
+            str(work),
+            *common,
+            *selector(list(range(n))),
+            "--gpus",
+            str(n),
+            "--stop-at",
+            str(stop),
+            "--store-dir",
+            str(stores / f"gpus-{n}"),
+            "--workers-per-device",
+            str(per),
+            "--compile-workers",
+            str(host["compile_workers"]),
+        ]
+        env = _child_env(args, list(range(n)), scratch / f"cache-{n}")
+        rc = _wait(_spawn(argv, env, out / f"gpus-{n}.log"), stop + args.grace_s)
+        row = _read(work / "setting.json")
+        if row is None:
+            result["notes"].append(f"{n} GPU(s) left no result (exit {rc}); see gpus-{n}.log")
+        else:
+            result["settings"].append(row)
+            if not args.one_device and int(row["devices"]) != n:
+                result["notes"].append(f"the {n}-GPU setting ran on {row['devices']} devices")
+        save()
+    result["wall_s"] = time.time() - t_start
+    save()
+    import shutil
+
+    shutil.rmtree(scratch, ignore_errors=True)  # space caches, rendered kernels, stores
+    print((out / "scaling.md").read_text())
+    return 0
+
+
+def predicted(
+    args: argparse.Namespace, counts: list[int], per_gpu: int, work: Path
+) -> dict[str, Any]:
+    """What the scheduler's own cost model expects, before anything runs: each piece
+    its configurations times gtune.campaign.schedule.seconds_per_config (seconds on an
+    H100 with one worker and eight helpers), scheduled by gtune.campaign.schedule's
+    rules on ``per_gpu`` workers per GPU. A forecast to hold the measurement against."""
+    from gtune.campaign.schedule import plan, seconds_per_config, simulate
+    from gtune.campaign.spec import CampaignTask
+    from gtune.description import load_kernel
+    from gtune.loadpredict.features import traits_of
+    from gtune.training.train import suite_kernels
+
+    kernels = suite_kernels(work, [_size(args.size)], names=args.kernels.split(","), real=False)
+    techniques = [t for t in args.techniques.split(",") if t]
+    tasks, traits = [], {}
+    for k in kernels:
+        kernel = load_kernel(k.path, k.sizes)
+        traits[k.name] = traits_of(kernel)
+        tasks += [
+            CampaignTask(
+                kernel=str(k.path),
+                label=k.name,
+                sizes=tuple(k.sizes.items()),
+                device="",
+                strategy="hybrid",
+                technique=t,
+                budget=args.budget,
+                confirm=False,
+            )
+            for t in techniques
+            if t in kernel.techniques
+        ]
+    pieces = plan(
+        tasks, lambda t: [], rate_of=lambda t: seconds_per_config(t.technique, traits[t.label])
+    )
+    cost = {p.key: p.cost for p in pieces}
+    one = simulate(pieces, lambda p: cost[p.key], per_gpu).makespan
+    rows = []
+    for n in counts:
+        sim = simulate(pieces, lambda p: cost[p.key], per_gpu * n)
+        rows.append(
+            {
+                "gpus": n,
+                "makespan": sim.makespan,
+                "speedup": one / sim.makespan if sim.makespan else None,
+            }
+        )
+    return {
+        "summed_piece_s": sum(cost.values()),
+        "longest_piece_s": max(cost.values()),
+        "longest_piece": max(pieces, key=lambda p: p.cost).key,
+        "settings": rows,
+    }
+
+
+def _read(path: Path) -> dict[str, Any] | None:
+    try:
+        data: dict[str, Any] = json.loads(path.read_text())
+        return data
+    except (OSError, json.JSONDecodeError):
+        return None
+
+
+def _fmt(v: Any, spec: str = ".1f") -> str:
+    return "-" if v is None else format(v, spec)
+
+
+def _x(v: float | None) -> str:
+    return "-" if v is None else f"{v:.2f}x"
+
+
+def speedups(result: dict[str, Any]) -> dict[int, dict[str, float | None]]:
+    """Each setting's configurations per second over the one-GPU setting's."""
+    rows = {int(r["gpus"]): r for r in result["settings"]}
+    one = rows.get(1)
+    out: dict[int, dict[str, float | None]] = {}
+    for n, r in rows.items():
+        out[n] = {}
+        for key in ("configs_per_s", "configs_per_s_span"):
+            base = one.get(key) if one else None
+            out[n][key] = r[key] / base if base and r.get(key) else None
+    return out
+
+
+def write_markdown(path: Path, result: dict[str, Any]) -> None:
+    host = result["host"]
+    ups = speedups(result)
+    lines = [
+        f"Collection campaign: {len(result['kernels'])} suite kernels at {result['size']}, "
+        f"techniques {', '.join(result['techniques'])}, {result['budget']} configurations "
+        "each (hybrid heuristic).",
+        f"Host: {host['cores']} cores, {host['host_gpus']} GPUs; each GPU "
+        f"{host['workers_per_gpu']} workers x {host['compile_workers']} compile helpers "
+        f"({host['cores_per_gpu']} cores per GPU).",
+        "",
+        "| GPUs | workers | configurations | wall (s) | configurations/s | speed-up "
+        "| span (s) | configurations/s (span) | speed-up (span) | per GPU | longest piece (s) "
+        "| cut |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for r in result["settings"]:
+        n = int(r["gpus"])
+        u = ups.get(n, {})
+        per = r["configs_per_s"] / n if r.get("configs_per_s") else None
+        lines.append(
+            f"| {n} | {r['workers']} | {r['measured']} | {_fmt(r['wall_s'])} | "
+            f"{_fmt(r['configs_per_s'])} | {_x(u.get('configs_per_s'))} | "
+            f"{_fmt(r['span_s'])} | {_fmt(r['configs_per_s_span'])} | "
+            f"{_x(u.get('configs_per_s_span'))} | {_fmt(per)} | "
+            f"{_fmt(r['longest_piece_s'])} | {'yes' if r['cut'] else 'no'} |"
+        )
+    if result["direct"]:
+        lines += [
+            "",
+            "Direct runs (as `gtune run`, one process per GPU, all GPUs at once):",
+            "",
+            "| GPU | kernels finished | configurations | wall (s) | configurations/s | cut |",
+            "| --- | --- | --- | --- | --- | --- |",
+        ]
+        for d in result["direct"]:
+            lines.append(
+                f"| {d['gpu']} | {len(d['finished'])} of {len(d['kernels'])} | "
+                f"{d['measured']} | {_fmt(d['wall_s'])} | {_fmt(d['configs_per_s'])} | "
+                f"{'yes' if d['cut'] else 'no'} |"
+            )
+        rates = [float(d["configs_per_s"] or 0) for d in result["direct"]]
+        direct = sum(rates) / len(rates) if rates else 0.0
+        if direct > 0:
+            per_gpu = ", ".join(
+                f"{_fmt(float(r['configs_per_s'] or 0) / int(r['gpus']) / direct, '.2f')}x "
+                f"on {r['gpus']} GPU(s)"
+                for r in sorted(result["settings"], key=lambda r: int(r["gpus"]))
+            )
+            lines += ["", f"Campaign per GPU over a direct run per GPU: {per_gpu}."]
+    model = result.get("model")
+    if model:
+        forecast = ", ".join(f"{_x(r['speedup'])} on {r['gpus']} GPU(s)" for r in model["settings"])
+        lines += [
+            "",
+            f"The scheduler's cost model expected: {forecast} (schedule only, no start "
+            f"costs; longest piece {model['longest_piece']}, "
+            f"{_fmt(model['longest_piece_s'])} model-seconds of "
+            f"{_fmt(model['summed_piece_s'])}).",
+        ]
+    if host.get("cards"):
+        lines += ["", "Cards: " + "; ".join(host["cards"])]
+    for note in result["notes"]:
+        lines.append(f"\nNote: {note}")
+    path.write_text("\n".join(lines) + "\n")
+
+
+def write_plot(path: Path, result: dict[str, Any]) -> None:
+    if not result["settings"]:
+        return
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = sorted(result["settings"], key=lambda r: int(r["gpus"]))
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(9, 3.6))
+    n = [int(r["gpus"]) for r in rows]
+    rate = [float(r["configs_per_s"] or 0) for r in rows]
+    one = next((float(r["configs_per_s"] or 0) for r in rows if int(r["gpus"]) == 1), None)
+    ax.plot(n, rate, "o-", label="campaign (wall)")
+    span = [float(r["configs_per_s_span"] or 0) for r in rows]
+    ax.plot(n, span, "s--", label="campaign (span)")
+    if one:
+        ax.plot(n, [one * k for k in n], ":", color="grey", label="linear from 1 GPU")
+    ax.set_xlabel("GPUs")
+    ax.set_ylabel("configurations / s")
+    ax.set_xticks(n)
+    ax.legend(fontsize=8)
+    per = [r / k for r, k in zip(rate, n, strict=True)]
+    bx.bar([f"{k} GPU" for k in n], per, label="campaign, per GPU")
+    direct = [float(d["configs_per_s"] or 0) for d in result["direct"]]
+    if direct:
+        bx.axhline(sum(direct) / len(direct), color="red", ls="--", label="direct run, per GPU")
+    bx.set_ylabel("configurations / s per GPU")
+    bx.legend(fontsize=8)
+    fig.suptitle(f"collection campaign, {len(result['kernels'])} kernels at {result['size']}")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+# ---------------------------------------------------------------- the older settings form
+
+
+def settings(args: argparse.Namespace) -> int:
     from gtune.api import tune
     from gtune.measure import select_device
     from gtune.training.cluster import collect_on_cluster
     from gtune.training.train import suite_kernels, time_line
     from gtune.tuning.techniques import OracleTechniquePolicy
 
-    ap = argparse.ArgumentParser()
-    ap.add_argument("out", type=Path)
-    ap.add_argument("--setting", action="append", required=True, help="SELECTOR*WORKERS")
-    ap.add_argument("--kernels", default="star_3d*,dense_3d*,star_2d_xy_r*")
-    ap.add_argument("--size", default="256x256x256")
-    ap.add_argument("--budget", default="100", help="each technique's search")
-    ap.add_argument("--techniques", default="global,vec,stream")
-    args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    size = tuple(int(v) for v in args.size.split("x"))
-    assert len(size) == 3
+    size = _size(args.size)
     kernels = suite_kernels(args.out / "kernels", [size], names=args.kernels.split(","), real=False)
     techniques = [t for t in args.techniques.split(",") if t]
     rows: list[dict[str, object]] = []
@@ -100,7 +696,7 @@ def main() -> int:
     per_technique = args.budget
     whole = str(int(per_technique) * len(techniques)) if per_technique.isdigit() else None
     os.environ["GTUNE_CACHE"] = str((args.out / "direct-space-cache").resolve())
-    measured, t0, split = 0, time.monotonic(), {}
+    measured, t0, split = 0, time.monotonic(), dict[str, float]()
     for k in kernels:
         report = tune(
             str(k.path),
@@ -129,6 +725,59 @@ def main() -> int:
         json.dumps({"settings": rows, "direct": direct, "argv": sys.argv[1:]}, indent=2) + "\n"
     )
     return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("out", type=Path)
+    ap.add_argument("--gpus", help="scaling: GPU counts, run in this order (e.g. 1,4,2)")
+    ap.add_argument("--setting", action="append", help="older form: SELECTOR*WORKERS")
+    ap.add_argument("--kernels", default=None, help="suite kernels (patterns); default: a sample")
+    ap.add_argument("--size", default="256x256x256")
+    ap.add_argument("--budget", default="50", help="each technique's search")
+    ap.add_argument("--techniques", default="global,vec,stream")
+    ap.add_argument("--selector", default="NVIDIA", help="scaling: the GPUs' device selector")
+    ap.add_argument(
+        "--visible-env",
+        default="",
+        help="scaling: a variable that shows a setting its first N GPUs (e.g. "
+        "CUDA_VISIBLE_DEVICES); default: the GPUs' own selectors (0:0,0:1,...)",
+    )
+    ap.add_argument(
+        "--one-device",
+        action="store_true",
+        help="scaling on one device (PoCL): N GPUs simulated as N times the workers",
+    )
+    ap.add_argument("--limit", type=float, default=540.0, help="scaling: seconds for all")
+    ap.add_argument("--direct-s", type=float, default=60.0, help="the direct runs' seconds")
+    ap.add_argument("--min-phase-s", type=float, default=45.0, help="kept for each later phase")
+    ap.add_argument("--grace-s", type=float, default=15.0, help="a phase's time to stop")
+    ap.add_argument("--workers-per-gpu", type=int, default=None)
+    ap.add_argument("--compile-workers", type=int, default=None)
+    ap.add_argument("--keep-stores", action="store_true", help="stores under OUT/stores")
+    # a phase's own process (the parent starts it)
+    ap.add_argument("--child", choices=("setting", "direct"), help=argparse.SUPPRESS)
+    ap.add_argument("--stop-at", type=float, default=0.0, help=argparse.SUPPRESS)
+    ap.add_argument("--store-dir", default="", help=argparse.SUPPRESS)
+    ap.add_argument("--workers-per-device", type=int, default=None, help=argparse.SUPPRESS)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    if args.kernels is None:
+        args.kernels = SAMPLE if args.gpus or args.child else "star_3d*,dense_3d*,star_2d_xy_r*"
+    if args.budget == "50" and args.setting:
+        args.budget = "100"  # the older form's default
+    if args.child == "setting":
+        return child_setting(args)
+    if args.child == "direct":
+        return child_direct(args)
+    if args.gpus:
+        return scaling(args)
+    if args.setting:
+        return settings(args)
+    raise SystemExit("give --gpus (scaling over GPUs) or --setting (the older form)")
 
 
 if __name__ == "__main__":

@@ -6,7 +6,11 @@ idle. This replays gtune's own scheduling rules (gtune.campaign.schedule: stream
 longest expected first, kernel affinity) on the wall times of searches measured for real
 on one GPU (a campaign's ``tasks.jsonl``), for 1, 2 and 4 workers:
 
-* *as planned*: pieces ranked by the scheduler's cost model (expected configurations);
+* *configurations*: pieces ranked by expected configurations alone (the scheduler before
+  it knew what a technique's builds cost);
+* *as planned*: ranked by the scheduler's cost model, configurations times
+  gtune.campaign.schedule.seconds_per_config of the piece's technique on its stencil
+  (the suite kernel of the recorded label, rendered at the recorded size);
 * *true lengths*: the same rules told each piece's real length (what a perfect cost
   model would give: the bound on what better ordering can win).
 
@@ -27,8 +31,30 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from gtune.campaign.schedule import Piece, expected_configs, group_of, simulate
+from gtune.campaign.schedule import (
+    Piece,
+    expected_configs,
+    group_of,
+    seconds_per_config,
+    simulate,
+)
 from gtune.campaign.spec import CampaignTask
+
+
+def rated(pieces: list[Piece], work: Path) -> list[Piece]:
+    """``pieces`` with the scheduler's cost: their suite kernels' traits, rendered."""
+    from gtune.description import load_kernel
+    from gtune.loadpredict.features import traits_of
+    from gtune.training.train import suite_kernels
+
+    out = []
+    for p in pieces:
+        sizes = dict(p.task.sizes)
+        size = (sizes.get("NX", 1), sizes.get("NY", 1), sizes.get("NZ", 1))
+        (k,) = suite_kernels(work, [size], names=[p.task.label], real=False)
+        traits = traits_of(load_kernel(k.path, k.sizes))
+        out.append(replace(p, cost=p.cost * seconds_per_config(p.task.technique, traits)))
+    return out
 
 
 def pieces_of(path: Path) -> tuple[list[Piece], dict[str, float], dict[str, int]]:
@@ -58,9 +84,14 @@ def main() -> int:
     pieces, wall, measured = pieces_of(args.tasks)
     configs = sum(measured.values())
     truth = [replace(p, cost=wall[p.key]) for p in pieces]
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        model = rated(pieces, Path(tmp))
     rows = []
     for n in args.workers:
-        for name, ps in (("as planned", pieces), ("true lengths", truth)):
+        orders = (("configurations", pieces), ("as planned", model), ("true lengths", truth))
+        for name, ps in orders:
             sim = simulate(ps, lambda p: wall[p.key], n)
             rows.append(
                 {

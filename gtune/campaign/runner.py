@@ -32,11 +32,13 @@ from gtune.campaign.schedule import (
     Piece,
     Queue,
     compile_budget,
+    device_share,
     device_workers,
     plan,
+    seconds_per_config,
 )
 from gtune.campaign.spec import CampaignSpec, CampaignTask, expand
-from gtune.campaign.task import PROGRESS_TOPIC, execute_task
+from gtune.campaign.task import BOUND_DEVICE, BOUND_LIMITS, PROGRESS_TOPIC, execute_task
 from gtune.exceptions import EnvironmentProblem, GtuneError, InputError
 from gtune.tuning.events import (
     CampaignStarted,
@@ -47,7 +49,6 @@ from gtune.tuning.events import (
     TaskProgress,
 )
 
-BOUND_DEVICE = "GTUNE_WORKER_DEVICE"  # the device a worker process drives (P:D)
 log = logging.getLogger("gtune.campaign")
 QUIET_WORKERS = {"DASK_LOGGING__DISTRIBUTED": "error"}
 """Set in each local worker process before it starts: Dask's own INFO lines stay quiet."""
@@ -118,7 +119,18 @@ def physical_devices() -> list[dict[str, Any]]:
 
 
 def matching(selector: str, devices: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Every device a selector names (as ``--device`` does, but all of them)."""
+    """Every device a selector names (as ``--device`` does, but all of them); selectors
+    joined by commas (``0:0,0:1``) name every device any of them names, in order: the
+    workers of all of them share the tasks, as those of one selector matching several
+    identical GPUs do."""
+    if "," in selector:
+        found: dict[str, dict[str, Any]] = {}
+        for part in selector.split(","):
+            if not part.strip():
+                continue
+            for d in matching(part.strip(), devices):
+                found.setdefault(str(d.get("selector")), d)
+        return list(found.values())
     if not selector:
         gpus = [d for d in devices if "GPU" in str(d.get("type", ""))]
         return (gpus or list(devices))[:1]
@@ -135,8 +147,61 @@ def matching(selector: str, devices: Sequence[dict[str, Any]]) -> list[dict[str,
     ]
 
 
+def host_gpus(devices: Sequence[dict[str, Any]]) -> int:
+    """How many GPUs (or other accelerators) of ``devices`` (a machine's list) there are."""
+    return sum(1 for d in devices if "CPU" not in str(d.get("type", "")).upper())
+
+
 LOOPBACK = "127.0.0.1"
 DASHBOARD_PORT = 8787
+
+
+def worker_specs(
+    devices: Sequence[str],
+    workers_per_device: int | None,
+    found: Sequence[dict[str, Any]],
+    cores: int,
+) -> dict[str, dict[str, Any]]:
+    """The local cluster's workers (name -> Dask worker options, without their class):
+    for each physical device a selector names, its workers, bound to it, advertising
+    the selector, each told its compile helpers (``GTUNE_COMPILE_WORKERS``) from the
+    device's share of the host's ``cores`` (see :func:`local_cluster`) and the device's
+    limits as ``found`` lists them (so its first task does not list the devices again)."""
+    workers: dict[str, dict[str, Any]] = {}
+    chosen: list[tuple[str, dict[str, Any]]] = []
+    for d in dict.fromkeys(devices):
+        targets = matching(d, found)
+        if not targets:
+            names = "; ".join(f"{x.get('selector')} {x.get('name')}" for x in found)
+            raise InputError(f"no OpenCL device matches {d!r}; devices: {names}", source="devices")
+        chosen += [(d, t) for t in targets]
+    # each device gets its share of the host's cores (split over all the host's GPUs,
+    # used or not), its workers and their compile helpers sharing that share
+    physical = len({str(t.get("selector")) for _, t in chosen})
+    share = device_share(cores, physical, host_gpus(found))
+    for d, target in chosen:
+        per_device = workers_per_device or device_workers(str(target.get("type", "")), 1, share)
+        helpers = str(compile_budget(per_device, share))
+        for k in range(per_device):
+            name = f"{resource_name(d)}-{target.get('selector')}-{k}"
+            workers[name] = {
+                "options": {
+                    "host": LOOPBACK,
+                    "dashboard": False,
+                    "dashboard_address": f"{LOOPBACK}:0",
+                    "nthreads": 1,
+                    "resources": {resource_name(d): 1},
+                    "name": name,
+                    "memory_limit": 0,
+                    "env": {
+                        "DASK_LOGGING__DISTRIBUTED": "error",
+                        BOUND_DEVICE: str(target.get("selector")),
+                        BOUND_LIMITS: json.dumps(target),
+                        COMPILE_WORKERS_ENV: helpers,
+                    },
+                },
+            }
+    return workers
 
 
 def local_cluster(
@@ -151,7 +216,9 @@ def local_cluster(
     gets two workers, one per GPU, sharing its tasks. ``workers_per_device`` workers
     share each device (their timings kept apart by the device lock); None: as
     :func:`gtune.campaign.schedule.device_workers` decides from the device's type and
-    the host's cores.
+    its share of the host's cores (:func:`gtune.campaign.schedule.device_share`: the
+    cores split over all the host's GPUs, used or not), which also sets each worker's
+    compile helpers (:func:`worker_specs`).
 
     Everything listens on the loopback interface only: whoever reaches a Dask
     scheduler runs code in the process that holds it (docs/robustness.md, security
@@ -163,41 +230,9 @@ def local_cluster(
     except ImportError:
         raise EnvironmentProblem("campaigns need Dask: pip install 'dask[distributed]'") from None
     found = list(machine) if machine is not None else physical_devices()
-    workers: dict[str, dict[str, Any]] = {}
-    chosen: list[tuple[str, dict[str, Any]]] = []
-    for d in dict.fromkeys(devices):
-        targets = matching(d, found)
-        if not targets:
-            names = "; ".join(f"{x.get('selector')} {x.get('name')}" for x in found)
-            raise InputError(f"no OpenCL device matches {d!r}; devices: {names}", source="devices")
-        chosen += [(d, t) for t in targets]
-    cores = os.cpu_count() or 1
-    physical = len({str(t.get("selector")) for _, t in chosen})
-    for d, target in chosen:
-        per_device = workers_per_device or device_workers(
-            str(target.get("type", "")), physical, cores
-        )
-        for k in range(per_device):
-            name = f"{resource_name(d)}-{target.get('selector')}-{k}"
-            workers[name] = {
-                "cls": Nanny,
-                "options": {
-                    "host": LOOPBACK,
-                    "dashboard": False,
-                    "dashboard_address": f"{LOOPBACK}:0",
-                    "nthreads": 1,
-                    "resources": {resource_name(d): 1},
-                    "name": name,
-                    "memory_limit": 0,
-                    "env": {
-                        "DASK_LOGGING__DISTRIBUTED": "error",
-                        BOUND_DEVICE: str(target.get("selector")),
-                    },
-                },
-            }
-    helpers = str(compile_budget(len(workers), cores))
+    workers = worker_specs(devices, workers_per_device, found, os.cpu_count() or 1)
     for w in workers.values():
-        w["options"]["env"][COMPILE_WORKERS_ENV] = helpers
+        w["cls"] = Nanny
     # Dask's nanny starts each worker as ``python -c ...`` (multiprocessing's spawn),
     # which would put the working directory first on the worker's sys.path.
     os.environ["PYTHONSAFEPATH"] = "1"
@@ -286,12 +321,15 @@ def run_tasks(
     tls: SchedulerTls | None = None,
     dashboard: bool = False,
     connect_timeout: float = 30.0,
+    rate_of: Callable[[CampaignTask], float] | None = None,
 ) -> CampaignResult:
     """Run ``tasks`` not yet in ``out_dir/tasks.jsonl`` on Dask workers (a local cluster
     listening on loopback only, or the scheduler at ``scheduler``: ``tcp://`` or
     ``tls://``, with ``tls``'s certificates or Dask's own configuration), split and
     streamed as gtune.campaign.schedule says; every summary is appended to the ledger
-    as it comes. ``dashboard`` adds the Dask dashboard to a local cluster."""
+    as it comes. ``dashboard`` adds the Dask dashboard to a local cluster. ``rate_of``
+    gives a piece's seconds per configuration (default: its technique on its kernel's
+    stencil traits, :func:`gtune.campaign.schedule.seconds_per_config`)."""
     show: Observer = observer if observer is not None else NullObserver()
     token = cancel if cancel is not None else CancelToken()
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -319,6 +357,9 @@ def run_tasks(
             wall_s=time.monotonic() - started,
         )
     _check_before_start([t.strategy for t in todo], store_url, name)
+    # the kernels' stencil traits (for the order pieces go in) are read while the
+    # cluster starts: loading the kernels and the feature code takes a second or two
+    shapes = None if rate_of is not None else _Shapes(todo)
 
     def cancelled() -> CampaignResult:
         return CampaignResult(
@@ -365,7 +406,12 @@ def run_tasks(
                 )
 
         client.subscribe_topic(PROGRESS_TOPIC, on_event)
-        pieces = plan(todo, _techniques_of)
+        kernels: _Kernels = shapes.wait() if shapes is not None else {}  # each loaded once
+        pieces = plan(
+            todo,
+            lambda t: _techniques_of(t, kernels),
+            rate_of=rate_of or (lambda t: shapes.rate(t) if shapes is not None else 1.0),
+        )
         stream = _Stream(client, pieces, store_url, retries)
         with ledger.open("a") as fh, (out_dir / "pieces.jsonl").open("a") as pieces_fh:
             while True:
@@ -570,13 +616,58 @@ def _check_before_start(strategies: Sequence[str], store_url: str, campaign: str
     open_store(store_url).close()
 
 
-def _techniques_of(task: CampaignTask) -> list[str]:
+_Kernels = dict[tuple[str, tuple[tuple[str, int], ...]], Any]
+
+
+def _kernel_of(task: CampaignTask, loaded: _Kernels) -> Any:  # TunableKernel
     from gtune.api import as_kernel
     from gtune.description import load_kernel
 
-    if isinstance(task.kernel, str):
-        return list(load_kernel(task.kernel, dict(task.sizes) or None).techniques)
-    return list(as_kernel(task.kernel, dict(task.sizes)).techniques)
+    key = (repr(task.kernel), tuple(task.sizes))
+    if key not in loaded:
+        if isinstance(task.kernel, str):
+            loaded[key] = load_kernel(task.kernel, dict(task.sizes) or None)
+        else:
+            loaded[key] = as_kernel(task.kernel, dict(task.sizes))
+    return loaded[key]
+
+
+def _techniques_of(task: CampaignTask, loaded: _Kernels) -> list[str]:
+    return list(_kernel_of(task, loaded).techniques)
+
+
+class _Shapes:
+    """The stencil traits of the tasks' kernels, read on a helper thread: a piece's
+    expected seconds per configuration is its technique on its stencil's shape (a
+    kernel gtune reads no stencil shape from, or cannot load, is rated as a small one)."""
+
+    def __init__(self, tasks: Sequence[CampaignTask]) -> None:
+        self.loaded: _Kernels = {}
+        self.traits: dict[tuple[str, tuple[tuple[str, int], ...]], Any] = {}
+        self._tasks = list(tasks)
+        self._thread = threading.Thread(target=self._read, name="gtune-shapes", daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        from gtune.loadpredict.features import traits_of
+
+        for task in self._tasks:
+            key = (repr(task.kernel), tuple(task.sizes))
+            if key in self.traits:
+                continue
+            try:
+                self.traits[key] = traits_of(_kernel_of(task, self.loaded))
+            except Exception:  # the task itself says what is wrong with its kernel
+                self.traits[key] = None
+
+    def wait(self) -> _Kernels:
+        """The kernels loaded so far (once the traits are all read)."""
+        self._thread.join()
+        return self.loaded
+
+    def rate(self, task: CampaignTask) -> float:
+        traits = self.traits.get((repr(task.kernel), tuple(task.sizes)))
+        return seconds_per_config(task.technique, traits)
 
 
 class _Stream:

@@ -10,6 +10,11 @@ confirms the best, so its summary is what an unsplit run would have written.
 Pieces are handed out by the client one at a time, as workers free up (streamed, never
 queued on a worker in advance), the longest expected first (longest-processing-time
 list scheduling: the long ones start early and short ones fill the gaps at the end).
+A piece's expected length is its configurations times :func:`seconds_per_config`, the
+time one configuration of its technique takes on a stencil of its shape: a search waits
+mostly for the compiler, and what the compiler is given grows with the loads per point
+(quadratically for vector loads) and, for streaming a stencil with no z extent through
+a 3D array, with its points (one search there takes 20 times a 3D one).
 Among pieces about as long as the longest, a worker gets one of the kernel it ran last,
 so it reuses that kernel's open session (space, evaluator, data on the device).
 
@@ -23,10 +28,14 @@ import heapq
 import itertools
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from gtune.budget import Budget
 from gtune.campaign.spec import CampaignTask
 from gtune.tuning.techniques import ALL, technique_for
+
+if TYPE_CHECKING:  # the load predictor's package is heavy to import; only its type here
+    from gtune.loadpredict.features import StencilTraits
 
 TIE = 0.9  # pieces at least this share of the longest ready one count as "as long"
 DEFAULT_EVALUATIONS = 200.0  # what a search without a count budget is assumed to take
@@ -34,6 +43,7 @@ DEFAULT_EVALUATIONS = 200.0  # what a search without a count budget is assumed t
 
 COMPILE_WORKERS_ENV = "GTUNE_COMPILE_WORKERS"  # a worker's compile helpers (set per worker)
 MAX_COMPILE_WORKERS = 8
+RESERVED_CORES = 2  # the campaign's client and the Dask scheduler
 
 
 def compile_budget(device_workers: int, cores: int) -> int:
@@ -42,6 +52,16 @@ def compile_budget(device_workers: int, cores: int) -> int:
     (at least one helper each, at most eight)."""
     workers = max(1, device_workers)
     return max(1, min(MAX_COMPILE_WORKERS, (cores - workers) // workers))
+
+
+def device_share(cores: int, devices_used: int, host_devices: int = 0) -> int:
+    """The cores one device's workers and their compile helpers may use: the host's
+    cores (less :data:`RESERVED_CORES`) split evenly over the host's GPUs, whether the
+    campaign uses all of them or not (``host_devices``: how many the host has; 0: as
+    many as are used). A campaign on one GPU of a four-GPU host so gets the helpers
+    each GPU gets when all four run, and its speed per GPU is the same as theirs."""
+    usable = max(1, cores - RESERVED_CORES) if cores > 2 * RESERVED_CORES else max(1, cores)
+    return max(1, usable // max(1, devices_used, host_devices))
 
 
 def device_workers(device_type: str, devices: int, cores: int) -> int:
@@ -56,6 +76,30 @@ def device_workers(device_type: str, devices: int, cores: int) -> int:
     return 2 if compile_budget(2 * max(1, devices), cores) >= 2 else 1
 
 
+# Seconds one configuration of a technique's search takes, by what the compiler is
+# given (fitted to the H100 searches recorded in
+# benchmarks/results/campaign/h100x2-cut/: 100 configurations each of star 2D/3D r1-r5
+# and dense 3D r1-r2 at 256^3, 8 compile helpers). Only the order they give matters.
+RATE_BASE = 0.05  # any technique: launch, timing, check, a small kernel's build
+RATE_PER_POINT = 0.0007  # each load per point adds to the build
+VEC_RATE_BASE = 0.025
+VEC_RATE_PER_POINT2 = 4e-5  # vector loads: unrolled per point and per lane
+PLANE_STREAM_RATE_PER_POINT = 0.055  # streaming a stencil with no z extent through 3D
+
+
+def seconds_per_config(technique: str | None, traits: StencilTraits | None) -> float:
+    """Expected seconds for one configuration of ``technique`` on a stencil with
+    ``traits`` (None: a kernel of unknown shape, rated as a small one)."""
+    if traits is None:
+        return RATE_BASE
+    points = max(1, traits.points)
+    if technique == "vec":
+        return VEC_RATE_BASE + VEC_RATE_PER_POINT2 * points * points
+    if technique == "stream" and traits.radius_z == 0 and traits.log2_nz > 0:
+        return PLANE_STREAM_RATE_PER_POINT * points
+    return RATE_BASE + RATE_PER_POINT * points
+
+
 @dataclass(frozen=True)
 class Piece:
     """A unit of work for one worker: a task, or one technique's search of a task."""
@@ -63,7 +107,7 @@ class Piece:
     task: CampaignTask
     parent: str  # key of the campaign task this belongs to
     group: str  # pieces of one group share a kernel session on a worker
-    cost: float  # expected length, in configurations (only the order matters)
+    cost: float  # expected length: configurations x seconds each (only the order matters)
     final: bool  # the campaign task itself (its summary goes into the ledger)
     after: tuple[str, ...] = ()  # keys of the pieces that must finish first
 
@@ -112,27 +156,37 @@ def plan(
     techniques_of: Callable[[CampaignTask], Sequence[str]],
     *,
     weight_of: Callable[[CampaignTask], float] | None = None,
+    rate_of: Callable[[CampaignTask], float] | None = None,
 ) -> list[Piece]:
     """Every piece of ``tasks``; ``techniques_of`` names a task's techniques (loading
-    its kernel), ``weight_of`` scales a task's cost (e.g. by its problem size)."""
+    its kernel), ``weight_of`` scales a task's cost (e.g. by its problem size),
+    ``rate_of`` gives a piece's seconds per configuration from its task (its technique
+    set: see :func:`seconds_per_config`); without it every configuration counts alike."""
     out: list[Piece] = []
+
+    def cost(task: CampaignTask, weight: float) -> float:
+        rate = rate_of(task) if rate_of is not None else 1.0
+        return weight * rate * expected_configs(task.budget)
+
     for task in tasks:
         group = group_of(task)
         weight = weight_of(task) if weight_of is not None else 1.0
         names = list(techniques_of(task)) if splittable(task) else []
         if len(names) < 2:
-            out.append(Piece(task, task.key, group, weight * expected_configs(task.budget), True))
+            out.append(Piece(task, task.key, group, cost(task, weight), True))
             continue
         part = split_budget(task.budget, len(names))
         pieces = [
             Piece(
-                replace(task, technique=name, budget=part, confirm=False),
+                split,
                 task.key,
                 group,
-                weight * expected_configs(part),
+                cost(split, weight),
                 False,
             )
-            for name in names
+            for split in (
+                replace(task, technique=name, budget=part, confirm=False) for name in names
+            )
         ]
         out += pieces
         # the task itself: served from the store, then its confirmation round
@@ -257,10 +311,12 @@ __all__ = [
     "Queue",
     "Simulated",
     "compile_budget",
+    "device_share",
     "device_workers",
     "expected_configs",
     "group_of",
     "plan",
+    "seconds_per_config",
     "simulate",
     "split_budget",
     "splittable",

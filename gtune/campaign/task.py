@@ -9,6 +9,7 @@ measured. Its result is a plain dict: the summary the campaign report is built f
 from __future__ import annotations
 
 import contextlib
+import json
 import math
 import os
 import time
@@ -18,6 +19,7 @@ from typing import Any
 from gtune.budget import Budget
 from gtune.campaign.schedule import COMPILE_WORKERS_ENV, group_of
 from gtune.campaign.spec import CampaignTask
+from gtune.device import DeviceLimits
 from gtune.tuning.events import ResultMeasured, SearchStarted, TuningEvent
 from gtune.tuning.techniques import technique_for
 
@@ -124,9 +126,10 @@ def execute_task(task_data: Mapping[str, Any], store_url: str | None) -> dict[st
 
     task = CampaignTask.from_dict(task_data)
     started = time.monotonic()
+    started_at = time.time()
     # a worker bound to one device (one of several identical GPUs, say) drives that one
-    bound = os.environ.get("GTUNE_WORKER_DEVICE")
-    device = select_device(bound or task.device or None)
+    bound = os.environ.get(BOUND_DEVICE)
+    device = _bound_limits(bound) or select_device(bound or task.device or None)
     events = _Events(task, device.identity)
     store = _REUSE.store(store_url)
     key = f"{group_of(task)}|{device.identity}|{store_url}"
@@ -180,12 +183,33 @@ def execute_task(task_data: Mapping[str, Any], store_url: str | None) -> dict[st
         "compile_s": report.compile_s,
         "run_s": report.run_s,
         "wall_s": time.monotonic() - started,
+        # when it ran (seconds since the epoch): a campaign's span from first to last
+        "started_at": started_at,
+        "ended_at": time.time(),
         "time": report.time.to_dict(),
         "runs": [_run_summary(r.to_dict()) for r in report.runs],
         "gbs": report.gbs(report.search_s) if best is not None else None,
         "host": _host(),
         "worker": _worker_address(),
     }
+
+
+BOUND_DEVICE = "GTUNE_WORKER_DEVICE"  # the device a worker process drives (P:D)
+BOUND_LIMITS = "GTUNE_WORKER_DEVICE_LIMITS"  # its limits as the cluster listed them (JSON)
+
+
+def _bound_limits(bound: str | None) -> DeviceLimits | None:
+    """The bound device's limits as the local cluster listed them (None: not given, or
+    not for ``bound``): the worker's first task then starts no device query of its own."""
+    text = os.environ.get(BOUND_LIMITS, "")
+    if not bound or not text:
+        return None
+    try:
+        data = json.loads(text)
+        limits = DeviceLimits.from_dict(data)
+    except (ValueError, TypeError):
+        return None
+    return limits if data.get("selector") == bound else None
 
 
 def _run_summary(run: Mapping[str, Any]) -> dict[str, Any]:

@@ -3,7 +3,8 @@
 The same labelling as :func:`gtune.training.train.collect` -- each kernel's heuristic
 run once per technique, the winner its label -- but every technique's search is a
 campaign piece (:mod:`gtune.campaign.schedule`): streamed to whichever worker is free,
-longest first, each worker keeping its kernel's session for that kernel's next piece.
+longest first (its configurations times its technique's build cost on its stencil),
+each worker keeping its kernel's session for that kernel's next piece.
 The results land in the shared store and each finished search in the collection's
 ledger (``tasks.jsonl`` in ``work_dir``), so a collection cut short continues where it
 stopped; a kernel's row is written to the dataset once all its techniques are in.
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from gtune.campaign.runner import SchedulerTls, read_done, run_tasks
+from gtune.campaign.schedule import seconds_per_config
 from gtune.campaign.spec import CampaignTask
 from gtune.device import DeviceLimits
 from gtune.loadpredict.dataset import Dataset, row_from_runs
@@ -150,6 +152,8 @@ def collect_on_cluster(
         workers_per_device=workers_per_device,
         observer=rows,
         cancel=cancel,
+        # the longest searches first: each kernel's traits are known here already
+        rate_of=lambda t: seconds_per_config(t.technique, wanted[t.label][1]),
     )
     run.left = [name for name in wanted if name not in run.done]
     for failed, why in result.failed:

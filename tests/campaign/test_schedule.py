@@ -2,19 +2,29 @@
 
 from __future__ import annotations
 
+import math
 import random
 
+import pytest
+
+from gtune.campaign.runner import worker_specs
 from gtune.campaign.schedule import (
+    COMPILE_WORKERS_ENV,
     Piece,
     Queue,
     compile_budget,
+    device_share,
     device_workers,
     plan,
+    seconds_per_config,
     simulate,
     split_budget,
     splittable,
 )
 from gtune.campaign.spec import CampaignTask
+from gtune.campaign.task import BOUND_DEVICE, BOUND_LIMITS, _bound_limits
+from gtune.device import DeviceLimits
+from gtune.loadpredict.features import StencilTraits
 
 TECHS = ("global", "vec", "local", "image", "stream")
 
@@ -162,3 +172,182 @@ def test_simulated_scaling_of_whole_kernels_is_worse_than_of_pieces() -> None:
         t_split = simulate(split, lambda p: p.cost, workers).makespan
         t_whole = simulate(whole, lambda p: p.cost, workers).makespan
         assert t_whole >= 30000 and t_split < 0.5 * t_whole
+
+
+def _traits(points: int, rz: int = 1, nz: int = 256) -> StencilTraits:
+    return StencilTraits(
+        points=points,
+        dims=3 if rz else 2,
+        density=1.0,
+        unique_dim="none",
+        radius_x=1,
+        radius_y=1,
+        radius_z=rz,
+        pattern="star",
+        intensity=1.0,
+        itemsize=4,
+        log2_nx=8.0,
+        log2_ny=8.0,
+        log2_nz=math.log2(nz),
+    )
+
+
+def test_a_configurations_cost_knows_what_its_technique_gives_the_compiler() -> None:
+    small, dense = _traits(7), _traits(125)
+    # vector loads build per point and lane: a dense stencil's vec search is the long one
+    assert seconds_per_config("vec", dense) > 3 * seconds_per_config("global", dense)
+    assert seconds_per_config("vec", small) <= seconds_per_config("global", small)
+    # streaming a stencil without z extent through a 3D array builds slowly; with z
+    # extent (or in a 2D array, nothing to stream along z) it costs what others do
+    plane = _traits(9, rz=0)
+    assert seconds_per_config("stream", plane) > 5 * seconds_per_config("stream", _traits(9))
+    flat = _traits(9, rz=0, nz=1)
+    assert seconds_per_config("stream", flat) == seconds_per_config("global", flat)
+    # more loads per point never cost less, whatever the technique
+    for tech in ("global", "vec", "stream", "local", None):
+        rates = [seconds_per_config(tech, _traits(p)) for p in (1, 7, 27, 125)]
+        assert rates == sorted(rates)
+    assert seconds_per_config("vec", None) == seconds_per_config("global", None) > 0
+
+
+def _training(rng: random.Random) -> tuple[list[CampaignTask], dict[str, StencilTraits]]:
+    """A load-predictor collection: one task per kernel and technique, equal budgets,
+    kernels of every size, some stencils without z extent."""
+    tasks, traits = [], {}
+    for i in range(26):
+        label = f"k{i}"
+        points = rng.choice([5, 7, 9, 13, 19, 27, 125])
+        # the suite's stencils without z extent are its 1D/2D ones: few points
+        traits[label] = _traits(points, rz=rng.choice([0, 1, 1]) if points <= 13 else 1)
+        tasks += [_task(label, technique=t, budget="60") for t in ("global", "vec", "stream")]
+    return tasks, traits
+
+
+def test_longest_first_by_compile_cost_starts_the_long_searches_first() -> None:
+    rng = random.Random(3)
+    tasks, traits = _training(rng)
+    pieces = plan(
+        tasks,
+        lambda t: TECHS,
+        rate_of=lambda t: seconds_per_config(t.technique, traits[t.label]),
+    )
+    q = Queue.of(pieces)
+    taken = [q.take() for _ in range(len(pieces))]
+    costs = [p.cost for p in taken if p is not None]
+    longest = max(pieces, key=lambda p: p.cost)
+    assert costs[0] == longest.cost and costs[-1] == min(p.cost for p in pieces)
+    # each piece's cost is its configurations times its technique's rate on its stencil
+    assert longest.cost == 60 * seconds_per_config(
+        longest.task.technique, traits[longest.task.label]
+    )
+    assert longest.task.technique in ("vec", "stream")
+
+
+def test_simulated_collection_on_four_gpus_ranked_by_compile_cost_ends_near_the_bound() -> None:
+    """Searches as long as their builds (rate x configurations, with noise): ranked by
+    compile cost the schedule ends within a few percent of max(total / workers, longest
+    search); ranked by configurations alone (every search alike) it can end much later."""
+    for seed in range(5):
+        rng = random.Random(seed)
+        tasks, traits = _training(rng)
+
+        def rate(t: CampaignTask, traits: dict[str, StencilTraits] = traits) -> float:
+            return seconds_per_config(t.technique, traits[t.label])
+
+        by_cost = plan(tasks, lambda t: TECHS, rate_of=rate)
+        by_count = plan(tasks, lambda t: TECHS)
+        true = {p.key: p.cost * rng.uniform(0.8, 1.25) for p in by_cost}
+        total, longest = sum(true.values()), max(true.values())
+        for workers in (2, 4, 8):
+            bound = max(total / workers, longest)
+            ranked = simulate(by_cost, lambda p, d=true: d[p.key], workers)
+            naive = simulate(by_count, lambda p, d=true: d[p.key], workers)
+            assert ranked.makespan <= bound * 1.05, (seed, workers)
+            assert ranked.makespan <= naive.makespan * 1.02
+
+
+def test_each_gpu_gets_its_share_of_the_host_whether_the_campaign_uses_all_or_one() -> None:
+    # 64 cores, 4 GPUs: 62 after the client and scheduler, 15 a GPU
+    assert device_share(64, 4, 4) == 15 and device_share(64, 1, 4) == 15
+    assert device_share(64, 2, 4) == 15
+    assert device_share(64, 1) == 62  # a host of one GPU (or a count not known)
+    assert device_share(2, 1) == 2 and device_share(2, 2) == 1  # small hosts: no reserve
+    # two workers per GPU, six helpers each: 4 x 2 x (1 + 6) = 56 of 64 cores
+    assert device_workers("GPU", 1, 15) == 2 and compile_budget(2, 15) == 6
+
+
+FOUR_GPUS = [
+    {"selector": f"0:{i}", "name": "gpu", "type": "GPU", "platform": "NVIDIA CUDA"}
+    for i in range(4)
+] + [{"selector": "1:0", "name": "cpu", "type": "CPU", "platform": "Portable Computing Language"}]
+
+
+def test_local_workers_get_the_same_helpers_on_one_gpu_as_on_all_four() -> None:
+    one = worker_specs(["0:0"], None, FOUR_GPUS, 64)
+    four = worker_specs(["NVIDIA"], None, FOUR_GPUS, 64)
+    assert len(one) == 2 and len(four) == 8  # two workers per GPU
+    helpers = {w["options"]["env"][COMPILE_WORKERS_ENV] for w in [*one.values(), *four.values()]}
+    assert helpers == {"6"}
+    bound = sorted(w["options"]["env"][BOUND_DEVICE] for w in four.values())
+    assert bound == sorted([f"0:{i}" for i in range(4)] * 2)  # each GPU driven by two
+    assert {r for w in four.values() for r in w["options"]["resources"]} == {"gtune-nvidia"}
+    # a CPU device measures on the cores that build: one worker
+    assert len(worker_specs(["Portable"], None, FOUR_GPUS, 64)) == 1
+    assert len(worker_specs(["0:1"], 3, FOUR_GPUS, 64)) == 3
+
+
+def test_a_local_worker_is_given_its_devices_limits_and_starts_no_query(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    gpu = DeviceLimits(
+        platform="NVIDIA CUDA",
+        name="gpu",
+        vendor="v",
+        type="GPU",
+        driver_version="1",
+        opencl_version="OpenCL 3.0",
+        opencl_c_version="OpenCL C 1.2",
+        compute_units=132,
+        max_work_group_size=1024,
+        max_work_item_sizes=(1024, 1024, 64),
+        local_mem_size=49152,
+        local_mem_type="LOCAL",
+        max_mem_alloc_size=1 << 34,
+        global_mem_size=1 << 36,
+        max_clock_mhz=1980,
+        image_support=True,
+        image2d_max=(32768, 32768),
+        image3d_max=(16384, 16384, 16384),
+        preferred_vector_width_float=1,
+        native_vector_width_float=1,
+        platform_index=0,
+        device_index=2,
+    )
+    listed = {**gpu.to_dict(), "selector": "0:2"}
+    (spec, *_) = worker_specs(["0:2"], 1, [listed], 16).values()
+    env = spec["options"]["env"]
+    monkeypatch.setenv(BOUND_LIMITS, env[BOUND_LIMITS])
+    assert _bound_limits(env[BOUND_DEVICE]) == gpu
+    # limits listed for another device, or none: the worker lists the devices itself
+    assert _bound_limits("0:1") is None
+    monkeypatch.setenv(BOUND_LIMITS, "{")
+    assert _bound_limits("0:2") is None
+
+
+def test_selectors_joined_by_commas_name_each_of_their_devices_once() -> None:
+    from gtune.campaign.runner import matching
+
+    two = matching("0:0,0:1", FOUR_GPUS)
+    assert [d["selector"] for d in two] == ["0:0", "0:1"]
+    assert [d["selector"] for d in matching("0:2, 0:2,NVIDIA", FOUR_GPUS)] == [
+        "0:2",
+        "0:0",
+        "0:1",
+        "0:3",
+    ]
+    assert matching("0:9,nothing", FOUR_GPUS) == []
+    # the workers of all of them advertise one resource and share the tasks
+    specs = worker_specs(["0:0,0:1"], None, FOUR_GPUS, 64)
+    assert len(specs) == 4
+    assert {r for w in specs.values() for r in w["options"]["resources"]} == {"gtune-0-0-0-1"}
+    assert {w["options"]["env"][COMPILE_WORKERS_ENV] for w in specs.values()} == {"6"}
