@@ -51,7 +51,7 @@ def test_one_and_two_simulated_gpus_and_the_direct_baseline_in_one_invocation(
 ) -> None:
     out = tmp_path / "x"
     argv = [str(out), "--gpus", "1,2", *SMALL, "--limit", "300"]
-    assert bench.main([*argv, "--direct-s", "30", "--min-phase-s", "20", "--grace-s", "10"]) == 0
+    assert bench.main([*argv, "--direct-s", "10", "--min-phase-s", "20", "--grace-s", "10"]) == 0
     result = json.loads((out / "scaling.json").read_text())
     settings = {int(r["gpus"]): r for r in result["settings"]}
     assert set(settings) == {1, 2} and not result["notes"]

@@ -244,9 +244,14 @@ SEPARABLE = {
 }
 
 
-@pytest.mark.parametrize("boundary", ["interior", "clamp"])
-@pytest.mark.parametrize("dtype", ["float32", "float64"])
-@pytest.mark.parametrize("weights", sorted(SEPARABLE))
+@pytest.mark.parametrize(
+    ("weights", "dtype", "boundary"),
+    [
+        ("binomial5", "float32", "clamp"),
+        ("lopsided", "float64", "interior"),
+        ("lopsided", "float32", "clamp"),
+    ],
+)
 def test_separable_streaming_matches_the_reference(
     weights: str, dtype: str, boundary: str, limits: dict[str, int]
 ) -> None:
