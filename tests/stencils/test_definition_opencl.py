@@ -153,7 +153,7 @@ def definitions(draw: st.DrawFn) -> dict[str, Any]:
 @pytest.mark.slow
 @pytest.mark.usefixtures("shared_workers")
 @settings(
-    max_examples=12,
+    max_examples=8,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

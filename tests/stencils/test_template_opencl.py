@@ -80,7 +80,7 @@ def limits() -> dict[str, int]:
 
 
 @settings(
-    max_examples=15,
+    max_examples=10,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
@@ -135,7 +135,7 @@ def draw_stream_config(
 
 
 @settings(
-    max_examples=10,
+    max_examples=7,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

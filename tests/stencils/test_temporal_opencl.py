@@ -279,7 +279,7 @@ def test_benchmark_script_runs_quick(tmp_path: Path) -> None:
 @pytest.mark.slow
 @pytest.mark.usefixtures("shared_workers")
 @settings(
-    max_examples=8,
+    max_examples=6,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
