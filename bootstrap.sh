@@ -3,6 +3,7 @@
 # virtualenv.  Usage:
 #   ./bootstrap.sh gtune run stencils/heat3d.cl     # any command, run in .venv
 #   ./bootstrap.sh test [pytest args]                # the test suite, every tier
+#   GTUNE_TEST_JOBS=2 ./bootstrap.sh test             # ... in two processes at once
 # Installs (as root, when missing) the system packages minizinc, pocl-opencl-icd,
 # ocl-icd-libopencl1, clinfo, python3-venv and postgresql (the tests start a throw-away
 # PostgreSQL server); creates .venv; installs gtune with its dev extras. Re-running is
@@ -56,6 +57,35 @@ if [ $# -eq 0 ]; then
 fi
 if [ "$1" = test ]; then
   shift
-  exec "$VENV/bin/python" -m pytest --all-tiers "$@"
+  jobs=${GTUNE_TEST_JOBS:-1}
+  if [ "$jobs" -le 1 ]; then
+    exec "$VENV/bin/python" -m pytest --all-tiers "$@"
+  fi
+  # GTUNE_TEST_JOBS=N: N pytest processes at once, each a share of the test files
+  # (--shard, tests/conftest.py) with its own temporary folder; their reports follow
+  # one another and the exit status is the worst of theirs.
+  work=$(mktemp -d "${TMPDIR:-/tmp}/gtune-tests-XXXXXX")
+  pids=()
+  trap 'kill "${pids[@]}" 2>/dev/null; wait; rm -rf "$work"; exit 130' INT TERM
+  for k in $(seq 1 "$jobs"); do
+    "$VENV/bin/python" -m pytest --all-tiers --shard "$k/$jobs" --basetemp "$work/tmp$k" "$@" \
+      >"$work/$k.log" 2>&1 &
+    pids+=($!)
+  done
+  status=0 empty=0
+  for k in $(seq 1 "$jobs"); do
+    rc=0
+    wait "${pids[k - 1]}" || rc=$?
+    echo "== tests: share $k of $jobs (exit status $rc) =="
+    cat "$work/$k.log"
+    if [ "$rc" = 5 ]; then  # no test in this share (few files named)
+      empty=$((empty + 1))
+    elif [ "$rc" -gt "$status" ]; then
+      status=$rc
+    fi
+  done
+  rm -rf "$work"
+  [ "$empty" -lt "$jobs" ] || status=5
+  exit "$status"
 fi
 exec "$@"

@@ -4,7 +4,9 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -32,6 +34,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         action="store_true",
         help="run every test tier: fast, plus OpenCL (PoCL), MiniZinc, PostgreSQL and Dask",
     )
+    parser.addoption(
+        "--shard",
+        metavar="K/N",
+        help="run the K-th (1..N) of N disjoint shares of the selected tests, whole files "
+        "each, of about equal expected time (./bootstrap.sh test runs N at once with "
+        "GTUNE_TEST_JOBS=N)",
+    )
 
 
 def _fast_tier_only(config: pytest.Config) -> bool:
@@ -52,15 +61,54 @@ def _mark_tiers(item: pytest.Item) -> None:
                 item.add_marker(tier)
 
 
+def _expected_s(item: pytest.Item) -> float:
+    """A rough guess of a test's time, to share tests out (see ``--shard``)."""
+    if item.get_closest_marker("slow"):
+        return 12.0
+    if any(item.get_closest_marker(t) for t in REAL_TIERS):
+        return 3.0
+    return 0.2
+
+
+def _shard(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Keep the ``--shard K/N`` share of ``items``: whole files (their module fixtures
+    stay shared), the longest first to the shard with the least so far. Every shard
+    process collects the same items, so the shares are disjoint and cover them all."""
+    text = config.getoption("--shard")
+    if not text:
+        return
+    try:
+        k, n = (int(v) for v in str(text).split("/"))
+    except ValueError:
+        raise pytest.UsageError(f"--shard takes K/N, got {text!r}") from None
+    if not 1 <= k <= n:
+        raise pytest.UsageError(f"--shard K/N needs 1 <= K <= N, got {text!r}")
+    files: dict[str, float] = {}
+    for item in items:
+        files[item.nodeid.split("::")[0]] = files.get(item.nodeid.split("::")[0], 0.0) + (
+            _expected_s(item)
+        )
+    loads = [0.0] * n
+    mine: set[str] = set()
+    for name, load in sorted(files.items(), key=lambda f: (-f[1], f[0])):
+        i = loads.index(min(loads))
+        loads[i] += load
+        if i == k - 1:
+            mine.add(name)
+    keep = [i.nodeid.split("::")[0] in mine for i in items]
+    config.hook.pytest_deselected(items=[i for i, m in zip(items, keep, strict=True) if not m])
+    items[:] = [i for i, m in zip(items, keep, strict=True) if m]
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         _mark_tiers(item)
-    if not _fast_tier_only(config):
-        return
-    real = [any(i.get_closest_marker(t) for t in (*REAL_TIERS, "slow")) for i in items]
-    if any(real):
-        config.hook.pytest_deselected(items=[i for i, r in zip(items, real, strict=True) if r])
-        items[:] = [i for i, r in zip(items, real, strict=True) if not r]
+    if _fast_tier_only(config):
+        real = [any(i.get_closest_marker(t) for t in (*REAL_TIERS, "slow")) for i in items]
+        if any(real):
+            config.hook.pytest_deselected(items=[i for i, r in zip(items, real, strict=True) if r])
+            items[:] = [i for i, r in zip(items, real, strict=True) if not r]
+    _shard(config, items)
 
 
 def pytest_report_header(config: pytest.Config) -> str:
@@ -84,6 +132,27 @@ def trusted_test_references(tmp_path_factory: pytest.TempPathFactory):
         os.environ.pop(TRUST_ENV, None)
     else:
         os.environ[TRUST_ENV] = before
+
+
+@pytest.fixture(scope="module")
+def _module_worker_pools() -> Iterator[dict[str, Any]]:
+    pools: dict[str, Any] = {}
+    yield pools
+    for pool in pools.values():
+        pool.close()
+
+
+@pytest.fixture
+def shared_workers(_module_worker_pools: dict[str, Any]) -> Iterator[None]:
+    """Inside the test, OpenCL evaluators share worker processes with the module's other
+    tests that use this (``reuse_workers``, as a campaign worker shares them): each
+    evaluator after the first skips starting a worker (a fresh interpreter, pyopencl, a
+    driver context). For tests that check kernels' results; tests of starting workers,
+    of tuning and of the commands make their evaluators without it."""
+    from gtune.measure.pool import reuse_workers
+
+    with reuse_workers(_module_worker_pools):
+        yield
 
 
 @pytest.fixture

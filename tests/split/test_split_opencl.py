@@ -116,7 +116,11 @@ def test_cli_takes_configurations_from_the_store(tmp_path: Path) -> None:
     # each stage is logged (gtune.split at INFO), shown by the command unless --quiet
     stages = [ln for ln in proc.stderr.splitlines() if ln.startswith("gtune: info: ")]
     assert any(ln.startswith("gtune: info: configuration for ") for ln in stages), proc.stderr
-    assert any(ln.startswith("gtune: info: split: ") for ln in stages), proc.stderr
+    assert sum(ln.endswith(" alone") for ln in stages) == 2, proc.stderr
+    # the split stage runs (and is logged) when the split is predicted to win, which
+    # the measured times decide: on a busy two-core machine it may not
+    ran = any(ln.startswith("gtune: info: split: ") for ln in stages)
+    assert ran == data["ran_split"], proc.stderr
 
     empty = run_gtune("split", str(HEAT), "--configs", "store", db=tmp_path / "none.db")
     assert empty.returncode == 2 and "holds no successful measurement" in empty.stderr

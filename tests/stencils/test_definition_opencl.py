@@ -77,6 +77,7 @@ def small(kernel: TunableKernel) -> dict[str, int]:
     return {"NX": 32, "NY": 16, "NZ": 16} if "NZ" in kernel.sizes else {"NX": 32, "NY": 16}
 
 
+@pytest.mark.usefixtures("shared_workers")
 @pytest.mark.parametrize("path", CORPUS + REAL, ids=lambda p: p.name)
 def test_definition_verifies_in_every_technique(path: Path, limits: dict[str, int]) -> None:
     kernel = load_kernel(path)
@@ -88,6 +89,7 @@ def test_definition_verifies_in_every_technique(path: Path, limits: dict[str, in
     assert set(done) == expected
 
 
+@pytest.mark.usefixtures("shared_workers")
 def test_a_wrong_kernel_is_caught(tmp_path: Path) -> None:
     """A rendered kernel that differs from its definition fails verification."""
     text = (ROOT / "tests" / "data" / "definitions" / "thermal2d.stencil.yaml").read_text()
@@ -149,8 +151,9 @@ def definitions(draw: st.DrawFn) -> dict[str, Any]:
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("shared_workers")
 @settings(
-    max_examples=12,
+    max_examples=8,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

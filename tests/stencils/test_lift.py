@@ -416,6 +416,7 @@ def _original_matches(kernel: Any, defn: StencilDefinition, device: Any, seed: i
 
 
 @pytest.mark.opencl
+@pytest.mark.usefixtures("shared_workers")
 @pytest.mark.parametrize("name", LIFTED)
 def test_corpus_kernel_lifts_and_matches_its_original(name: str, device: Any, tmp_path: Path):
     from gtune.stencils.lift import lift_kernel
@@ -577,6 +578,7 @@ def _reach(offsets: set[tuple[int, ...]], dims: int) -> list[int]:
 
 
 @pytest.mark.opencl
+@pytest.mark.usefixtures("shared_workers")
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", range(8))
 def test_random_generated_kernels_lift(seed: int, device: Any, tmp_path: Path) -> None:

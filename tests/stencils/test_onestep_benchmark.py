@@ -27,7 +27,7 @@ def test_defaults_and_every_technique_against_copy(tmp_path: Path) -> None:
     """A 3D and a 2D kernel: gtune run's defaults and each technique alone, the winners
     re-measured with the copy of their size; the verdict follows the fractions."""
     out = tmp_path / "out"
-    r = run(out, "--kernels", "heat3d", "jacobi2d", "--budget", "3", "--all-techniques")
+    r = run(out, "--kernels", "heat3d", "jacobi2d", "--budget", "2", "--all-techniques")
     assert r.returncode == 0, r.stderr[-2000:]
     data = json.loads((out / "onestep.json").read_text())
     assert set(data["kernels"]) == {"heat3d", "jacobi2d"}

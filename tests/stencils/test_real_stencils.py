@@ -33,6 +33,7 @@ def _small(name: str) -> dict[str, int]:
 
 
 @pytest.mark.opencl
+@pytest.mark.usefixtures("shared_workers")
 @pytest.mark.parametrize("name", ALL)
 def test_default_and_one_tuned_config_verify(name: str) -> None:
     kernel = load_kernel(STENCILS / f"{name}.yaml", sizes=_small(name))

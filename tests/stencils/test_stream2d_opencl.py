@@ -18,7 +18,7 @@ from gtune.measure import OpenCLEvaluator, Status, select_device
 from gtune.stencils.definition import parse_definition
 from gtune.stencils.render import definition_kernel_of
 
-pytestmark = pytest.mark.opencl
+pytestmark = [pytest.mark.opencl, pytest.mark.usefixtures("shared_workers")]
 
 
 @pytest.fixture(scope="module")

@@ -20,7 +20,7 @@ from gtune.kernel import TunableKernel
 from gtune.measure import OpenCLEvaluator, Status, select_device
 from gtune.stencils import ORIENTATIONS, PATTERNS, StencilShape, generate
 
-pytestmark = pytest.mark.opencl
+pytestmark = [pytest.mark.opencl, pytest.mark.usefixtures("shared_workers")]
 
 MAX_GROUP = 256  # keep PoCL work-groups small: fast, and legal on every device
 MAX_POINTS = 130  # bounds compile time on PoCL (a 3D dense radius-5 takes seconds)
@@ -80,7 +80,7 @@ def limits() -> dict[str, int]:
 
 
 @settings(
-    max_examples=15,
+    max_examples=10,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
@@ -135,7 +135,7 @@ def draw_stream_config(
 
 
 @settings(
-    max_examples=10,
+    max_examples=7,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
