@@ -186,7 +186,7 @@ def test_pack_then_resume_round_trip(tmp_path: Path) -> None:
     (state / "stores").mkdir(parents=True)
     rec = _record("a_3d_x_r1", {"hybrid": (1.0, 1), "random": (1.0, 1)})
     rc.write_record(state, rec)
-    for name in ("a_3d_x_r1", "b_3d_x_r1"):
+    for name in ("a_3d_x_r1", "b_3d_x_r1", "old_3d_x_r1"):  # old: an earlier session's
         (state / "stores" / f"{name}.db").write_bytes(name.encode() * 100)
     (state / "shard-0.log").write_text("log\n")
     out = tmp_path / "out"
@@ -194,7 +194,8 @@ def test_pack_then_resume_round_trip(tmp_path: Path) -> None:
     packed = rc.pack(state, out, ["a_3d_x_r1", "b_3d_x_r1", "never_3d_x_r1"], "GPU-A")
     assert sorted(p.name for p in packed) == ["partial.tar.gz", "records.tar.gz", "stores.tar.gz"]
     with tarfile.open(out / "partial.tar.gz") as tar:
-        assert tar.getnames() == ["stores/b_3d_x_r1.db"]  # begun, not finished
+        # begun, not finished, now or before
+        assert tar.getnames() == ["stores/b_3d_x_r1.db", "stores/old_3d_x_r1.db"]
     with tarfile.open(out / "stores.tar.gz") as tar:
         assert tar.getnames() == ["stores/a_3d_x_r1.db"]
     # a later session starts from the archives

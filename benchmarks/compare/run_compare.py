@@ -521,20 +521,22 @@ def _tar(path: Path, base: Path, members: Sequence[Path]) -> Path | None:
 
 def pack(state: Path, out: Path, started: Sequence[str], device: str) -> list[Path]:
     """Pack for the next session (files of at most 16 MiB, few): every record and
-    the logs; the stores of kernels begun and not finished; the stores of kernels
-    finished now (split when large)."""
+    the logs; the stores of kernels begun and not finished (what a later session
+    continues from); the stores of the kernels ``started`` now and finished (split when
+    large)."""
     records = read_records(state / "records")
     done = {r["kernel"] for r in records if str(r.get("device")) == device}
     written = []
     recs = sorted((state / "records").glob("*.json")) + sorted(state.glob("shard-*.log"))
     p = _tar(out / "records.tar.gz", state, recs)
     written += [p] if p else []
-    stores = [state / "stores" / f"{k}.db" for k in started]
-    stores = [s for s in stores if s.exists()]
+    stores = sorted((state / "stores").glob("*.db"))
+    # every kernel begun and not finished, this session's or an earlier one's
     partial = [s for s in stores if s.stem not in done]
     p = _tar(out / "partial.tar.gz", state, partial)
     written += [p] if p else []
-    finished = [s for s in stores if s.stem in done]
+    now = set(started)
+    finished = [s for s in stores if s.stem in done and s.stem in now]
     groups: list[list[Path]] = [[]]
     size = 0
     for s in finished:
@@ -593,7 +595,7 @@ def run_shard(args: argparse.Namespace, names: Sequence[str]) -> int:
     from gtune import CancelToken
     from gtune.exceptions import GtuneError
     from gtune.loadpredict.models import find_model
-    from gtune.measure import select_device
+    from gtune.measure import list_devices, select_device
     from gtune.stencils.generate import generate, parse_size, suite
 
     state: Path = args.state
@@ -613,6 +615,12 @@ def run_shard(args: argparse.Namespace, names: Sequence[str]) -> int:
             shapes = [k for k in suite("garvey104") if k.name in wanted]
             generate(shapes, Path(tmp), size=parse_size(args.size))
             device = select_device(args.device)
+            if args.gpu_index is not None and not args.device:
+                gpus = [d for d in list_devices() if d.type.upper() == "GPU"]
+                if len(gpus) > 1:
+                    # CUDA_VISIBLE_DEVICES not honoured by this OpenCL: pick by index
+                    device = gpus[args.gpu_index % len(gpus)]
+                    print(f"note: {len(gpus)} GPUs visible; took {device.selector}", flush=True)
         except GtuneError as exc:
             print(f"error: {exc.render()}", file=sys.stderr)
             return 2
@@ -713,6 +721,8 @@ def _shard_command(args: argparse.Namespace, i: int, n: int, names: Sequence[str
         cmd.append("--no-confirm")
     if args.compile_workers is not None:
         cmd += ["--compile-workers", str(args.compile_workers)]
+    if args.gpus:
+        cmd += ["--gpu-index", str(i)]
     return cmd
 
 
@@ -804,7 +814,7 @@ def finish(
         "device": device,
         "device_identity": identity,
         "kernels_in_table": len(doc["rows"]),
-        "started_now": list(started),
+        "assigned_now": list(started),
         "exit_status": status,
         "wall_s": round(time.time() - args.started_at, 1),
         "packed": [p.name for p in packed],
@@ -880,6 +890,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shard", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--deadline-at", type=float, help=argparse.SUPPRESS)
     parser.add_argument("--order-json", default="{}", help=argparse.SUPPRESS)
+    parser.add_argument("--gpu-index", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     args.started_at = time.time()
     args.state = args.state or args.outdir / "state"
