@@ -767,6 +767,16 @@ def run_parallel(args: argparse.Namespace, plan: Sequence[str], n: int, gpus: bo
                 names,
             )
         )
+
+    def stop(signum: int, frame: object) -> None:
+        # killed from outside (``timeout``): the shards go too (they run in their own
+        # process groups, so nothing else would end them)
+        for _, proc, _, _ in procs:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, stop)
     statuses = {}
     for i, proc, log, _ in procs:
         grace = max(5.0, args.deadline_at + args.grace - time.time())
@@ -804,10 +814,6 @@ def finish(
     out: Path = args.outdir
     doc = merge(records, strategies, device)
     doc["command"] = " ".join(sys.argv)
-    write_tables(out, doc, records)
-    packed = []
-    if started and doc["device"]:
-        packed = pack(args.state, out, started, str(doc["device"]))
     run = {
         "when": datetime.now(UTC).isoformat(timespec="seconds"),
         "host": platform.node(),
@@ -817,8 +823,13 @@ def finish(
         "assigned_now": list(started),
         "exit_status": status,
         "wall_s": round(time.time() - args.started_at, 1),
-        "packed": [p.name for p in packed],
     }
+    doc["run"] = run
+    write_tables(out, doc, records)
+    packed = []
+    if started and doc["device"]:
+        packed = pack(args.state, out, started, str(doc["device"]))
+    run["packed"] = [p.name for p in packed]
     print(markdown(doc).split("## per kernel")[0])
     print(json.dumps(run, indent=1))
     return status
