@@ -19,7 +19,7 @@ the kernel has (as ``gtune run`` chooses):
   difference is the forest's draw);
 - with ``--against MODEL``: that trained model judged on the kernels of each dataset of
   its device it never saw, beside the dataset's own leave-one-out on the same kernels;
-- with ``--nested``: nested leave-one-out, the forest's setting (class weights, leaf
+- with ``--nested DATASET``: that dataset's nested leave-one-out, the forest's setting (class weights, leaf
   size; and, in a second variant, the majority constant as one more candidate) chosen
   by leave-one-out inside each outer fold, so the score never saw the kernel it judges.
   Each candidate's inner predictions are cached in ``OUT/nested-picks/`` (keyed by the
@@ -365,7 +365,14 @@ def main() -> int:
     ap.add_argument("datasets", nargs="+", type=Path)
     ap.add_argument("--against", type=Path, action="append", default=[], metavar="CARD")
     ap.add_argument("--seeds", type=int, default=1, help="forest seeds to repeat LOO with")
-    ap.add_argument("--nested", action="store_true", help="nested leave-one-out (see above)")
+    ap.add_argument(
+        "--nested",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="DATASET",
+        help="nested leave-one-out of this dataset (one of DATASETS; repeatable; see above)",
+    )
     ap.add_argument("--jobs", type=int, default=1, help="processes for --nested (1)")
     ap.add_argument(
         "--nested-settings",
@@ -438,7 +445,7 @@ def main() -> int:
         if args.seeds > 1:
             entry["seeds"], lines = _seeds(data, args.seeds)
             body += ["", *lines]
-        if args.nested:
+        if path.resolve() in {p.resolve() for p in args.nested}:
             nested, entry["nested"] = _nested(path, data, args.out, args.jobs, args.nested_settings)
             body += ["", *_nested_lines(nested)]
         body += [
