@@ -19,9 +19,10 @@ the kernel has (as ``gtune run`` chooses):
   difference is the forest's draw);
 - with ``--against MODEL``: that trained model judged on the kernels of each dataset of
   its device it never saw, beside the dataset's own leave-one-out on the same kernels;
-- with ``--nested DATASET``: that dataset's nested leave-one-out, the forest's setting (class weights, leaf
-  size; and, in a second variant, the majority constant as one more candidate) chosen
-  by leave-one-out inside each outer fold, so the score never saw the kernel it judges.
+- with ``--nested DATASET``: that dataset's nested leave-one-out, the forest's setting
+  (class weights, leaf size; and, in a second variant, the majority constant as one
+  more candidate) chosen by leave-one-out inside each outer fold, so the score never
+  saw the kernel it judges.
   Each candidate's inner predictions are cached in ``OUT/nested-picks/`` (keyed by the
   dataset's content, the setting and scikit-learn's version); ``--jobs N`` computes
   candidates in N processes.
