@@ -796,7 +796,8 @@ def run_parallel(args: argparse.Namespace, plan: Sequence[str], n: int, gpus: bo
         print(f"--- shard {i} (exit {statuses[i]}) ---\n" + "\n".join(text.splitlines()[-12:]))
     started = [k for _, _, _, names in procs for k in names]
     records = read_records(state / "records")
-    status = 0 if all(k in {r["kernel"] for r in records} for k in plan) else 3
+    finished = {r["kernel"] for r in records if r.get("device") == name}
+    status = 0 if all(k in finished for k in plan) else 3
     if any(s not in (0, 3) for s in statuses.values()):
         status = 1
     return finish(args, records, name, started, status, identity)
