@@ -33,6 +33,7 @@ Writes OUT/evaluation.json and OUT/evaluation.md (with the command that made the
 from __future__ import annotations
 
 import argparse
+import gzip
 import hashlib
 import json
 import math
@@ -269,7 +270,7 @@ def _picks_of(job: tuple[str, str, dict[str, Any] | None, Path]) -> list[list[st
     """One candidate's pair picks, from the cache file or computed (and cached)."""
     name, csv, params, cache = job
     if cache.is_file():
-        cached: list[list[str]] = json.loads(cache.read_text())["picks"]
+        cached: list[list[str]] = json.loads(gzip.decompress(cache.read_bytes()))["picks"]
         return cached
     data = Dataset.read_csv(Path(csv)).usable()
     est = None if params is None else TechniqueForest(**params)
@@ -286,7 +287,8 @@ def _picks_of(job: tuple[str, str, dict[str, Any] | None, Path]) -> list[list[st
 
     picks = pair_picks(data, est, progress=progress)
     cache.parent.mkdir(parents=True, exist_ok=True)
-    cache.write_text(json.dumps({"candidate": name, "params": params, "picks": picks}) + "\n")
+    doc = {"candidate": name, "params": params, "picks": picks}
+    cache.write_bytes(gzip.compress((json.dumps(doc) + "\n").encode(), mtime=0))
     return picks
 
 
@@ -304,7 +306,7 @@ def _nested(
     for name, params in specs.items():
         key = json.dumps([digest, params, sklearn_version()], sort_keys=True)
         tag = hashlib.sha256(key.encode()).hexdigest()[:12]
-        work.append((name, str(path), params, out / "nested-picks" / f"{path.stem}-{tag}.json"))
+        work.append((name, str(path), params, out / "nested-picks" / f"{path.stem}-{tag}.json.gz"))
     if jobs > 1:
         from concurrent.futures import ProcessPoolExecutor
 
