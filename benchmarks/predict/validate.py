@@ -353,13 +353,33 @@ def _nested_lines(nested: dict[str, NestedCrossValidation]) -> list[str]:
             f"{_f(d.penalty_weighted)} | {counts} |"
         )
     last = list(nested.values())[-1]
+    chosen = last.chosen_counts()
+    top = max(chosen, key=lambda c: chosen[c])
+    shipped = TechniqueForest().get_params()
+    same = [
+        name
+        for name, params in NESTED_FORESTS.items()
+        if name in last.plain and all(shipped[k] == v for k, v in params.items())
+    ]
+    verdict = [
+        "",
+        f"Most often chosen: {top} ({chosen[top]} of {n} folds). The nested estimate "
+        f"({_f(last.nested.penalty_weighted)} penalty-weighted) against the majority "
+        f"constant's {_f(last.nested.majority_penalty_weighted)}"
+        + (
+            f"; the forest as shipped ({same[0]}) scores {_f(last.plain[same[0]].absolute, 2)}"
+            f" / {_f(last.plain[same[0]].penalty_weighted)} by plain leave-one-out."
+            if same
+            else "."
+        ),
+    ]
     for name, one in last.plain.items():
         d = one.decisive()
         out.append(
             f"| plain LOO, {name} | {_f(one.absolute, 2)} | {_f(one.penalty_weighted)} | "
             f"{_f(d.absolute, 2)} | {_f(d.penalty_weighted)} | - |"
         )
-    return out
+    return out + verdict
 
 
 def main() -> int:
