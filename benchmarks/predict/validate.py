@@ -373,6 +373,20 @@ def _nested_lines(nested: dict[str, NestedCrossValidation]) -> list[str]:
             else "."
         ),
     ]
+    weight = sum(
+        k
+        for c, k in chosen.items()
+        if NESTED_FORESTS.get(c, {}).get("class_weight", "-") == shipped["class_weight"]
+    )
+    leaf = sum(
+        k
+        for c, k in chosen.items()
+        if NESTED_FORESTS.get(c, {}).get("min_samples_leaf", "-") == shipped["min_samples_leaf"]
+    )
+    verdict[-1] += (
+        f" The training default's class weighting ({shipped['class_weight']}) was chosen in "
+        f"{weight} of {n} folds, its leaf size ({shipped['min_samples_leaf']}) in {leaf}."
+    )
     for name, one in last.plain.items():
         d = one.decisive()
         out.append(
