@@ -18,7 +18,14 @@ the kernel has (as ``gtune run`` chooses):
 - with ``--seeds N``: the leave-one-out for forest seeds 0..N-1 (how much of a
   difference is the forest's draw);
 - with ``--against MODEL``: that trained model judged on the kernels of each dataset of
-  its device it never saw, beside the dataset's own leave-one-out on the same kernels.
+  its device it never saw, beside the dataset's own leave-one-out on the same kernels;
+- with ``--nested DATASET``: that dataset's nested leave-one-out, the forest's setting
+  (class weights, leaf size; and, in a second variant, the majority constant as one
+  more candidate) chosen by leave-one-out inside each outer fold, so the score never
+  saw the kernel it judges.
+  Each candidate's inner predictions are cached in ``OUT/nested-picks/`` (keyed by the
+  dataset's content, the setting and scikit-learn's version); ``--jobs N`` computes
+  candidates in N processes.
 
 Writes OUT/evaluation.json and OUT/evaluation.md (with the command that made them).
 """
@@ -26,10 +33,13 @@ Writes OUT/evaluation.json and OUT/evaluation.md (with the command that made the
 from __future__ import annotations
 
 import argparse
+import gzip
+import hashlib
 import json
 import math
 import shlex
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -40,11 +50,24 @@ from gtune.loadpredict import Dataset, ModelCard, TechniqueForest
 from gtune.loadpredict.model import sklearn_version
 from gtune.training import (
     DECISIVE_MARGIN,
+    MAJORITY,
     CrossValidation,
+    NestedCrossValidation,
     grouped_importances,
     held_out_of,
     leave_one_out,
+    nested_from_picks,
+    pair_picks,
 )
+
+# Candidates of the nested leave-one-out, in order of preference on ties (the shipped
+# setting first): forest parameters, or None for the majority constant.
+NESTED_FORESTS: dict[str, dict[str, Any]] = {
+    "balanced, leaf 1": {"class_weight": "balanced", "min_samples_leaf": 1},
+    "unweighted, leaf 1": {"class_weight": None, "min_samples_leaf": 1},
+    "balanced, leaf 3": {"class_weight": "balanced", "min_samples_leaf": 3},
+    "unweighted, leaf 3": {"class_weight": None, "min_samples_leaf": 3},
+}
 
 
 def _f(x: float, digits: int = 3) -> str:
@@ -180,7 +203,9 @@ def _seeds(data: Dataset, n: int) -> tuple[dict[str, Any], list[str]]:
     return {"runs": runs, "span": span}, [line]
 
 
-def _against(card: ModelCard, data: Dataset, cv: CrossValidation) -> tuple[dict[str, Any], list]:
+def _against(
+    card: ModelCard, data: Dataset, cv: CrossValidation
+) -> tuple[dict[str, Any], list[str]]:
     old = held_out_of(card, data)
     same = cv.only(p.kernel for p in old.predictions)
     trained = card.cv.get("kernels", "?")
@@ -241,12 +266,158 @@ def _against(card: ModelCard, data: Dataset, cv: CrossValidation) -> tuple[dict[
     return doc, md
 
 
+def _picks_of(job: tuple[str, str, dict[str, Any] | None, Path]) -> list[list[str]]:
+    """One candidate's pair picks, from the cache file or computed (and cached)."""
+    name, csv, params, cache = job
+    if cache.is_file():
+        cached: list[list[str]] = json.loads(gzip.decompress(cache.read_bytes()))["picks"]
+        return cached
+    data = Dataset.read_csv(Path(csv)).usable()
+    est = None if params is None else TechniqueForest(**params)
+    started = time.monotonic()
+
+    def progress(done: int, total: int) -> None:
+        if done % 200 == 0 or done == total:
+            spent = time.monotonic() - started
+            print(
+                f"  nested {Path(csv).name} [{name}]: {done}/{total} fits, {spent:.0f} s",
+                file=sys.stderr,
+                flush=True,
+            )
+
+    picks = pair_picks(data, est, progress=progress)
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    doc = {"candidate": name, "params": params, "picks": picks}
+    cache.write_bytes(gzip.compress((json.dumps(doc) + "\n").encode(), mtime=0))
+    return picks
+
+
+def _nested(
+    path: Path, data: Dataset, out: Path, jobs: int, settings: int
+) -> tuple[dict[str, NestedCrossValidation], dict[str, Any]]:
+    """Nested leave-one-out over the forest settings, and over them plus the majority."""
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+    specs: dict[str, dict[str, Any] | None] = {
+        name: {**TechniqueForest().get_params(), **params}
+        for name, params in list(NESTED_FORESTS.items())[:settings]
+    }
+    specs[MAJORITY] = None
+    work = []
+    for name, params in specs.items():
+        key = json.dumps([digest, params, sklearn_version()], sort_keys=True)
+        tag = hashlib.sha256(key.encode()).hexdigest()[:12]
+        work.append((name, str(path), params, out / "nested-picks" / f"{path.stem}-{tag}.json.gz"))
+    if jobs > 1:
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            results = list(pool.map(_picks_of, work))
+    else:
+        results = [_picks_of(w) for w in work]
+    picks = {name: r for (name, *_), r in zip(work, results, strict=True)}
+    forests = {k: v for k, v in picks.items() if k != MAJORITY}
+    out_cv = {
+        "forest settings": nested_from_picks(data, forests),
+        "forest settings and the majority": nested_from_picks(data, picks),
+    }
+    doc = {
+        "candidates": {k: v for k, v in specs.items()},
+        **{k: v.to_dict() for k, v in out_cv.items()},
+    }
+    return out_cv, doc
+
+
+def _nested_lines(nested: dict[str, NestedCrossValidation]) -> list[str]:
+    first = next(iter(nested.values()))
+    n = len(first.nested.predictions)
+    nd = len(first.nested.decisive().predictions)
+    out = [
+        "Nested leave-one-out: for each held-out kernel, every candidate setting is scored "
+        "by leave-one-out over the other kernels alone (penalty-weighted accuracy, then "
+        "absolute, then the order below breaking ties); the winner, trained on every "
+        "kernel but the held-out one, predicts it. The nested rows estimate what choosing "
+        "the setting and then training achieves on a kernel the choice never saw; the "
+        "plain rows are each setting's ordinary leave-one-out (the best of them chosen on "
+        "the same kernels it is judged on, so optimistic).",
+        "",
+        f"| | all {n} kernels: absolute | penalty-weighted | {nd} decisive: absolute | "
+        "penalty-weighted | settings chosen in the outer folds |",
+        "|---|---:|---:|---:|---:|---|",
+    ]
+    for label, cv in nested.items():
+        d = cv.nested.decisive()
+        counts = ", ".join(f"{c} {k}" for c, k in cv.chosen_counts().items())
+        out.append(
+            f"| nested, {label} | {_f(cv.nested.absolute, 2)} | "
+            f"{_f(cv.nested.penalty_weighted)} | {_f(d.absolute, 2)} | "
+            f"{_f(d.penalty_weighted)} | {counts} |"
+        )
+    last = list(nested.values())[-1]
+    chosen = last.chosen_counts()
+    top = max(chosen, key=lambda c: chosen[c])
+    shipped = TechniqueForest().get_params()
+    same = [
+        name
+        for name, params in NESTED_FORESTS.items()
+        if name in last.plain and all(shipped[k] == v for k, v in params.items())
+    ]
+    verdict = [
+        "",
+        f"Most often chosen: {top} ({chosen[top]} of {n} folds). The nested estimate "
+        f"({_f(last.nested.penalty_weighted)} penalty-weighted) against the majority "
+        f"constant's {_f(last.nested.majority_penalty_weighted)}"
+        + (
+            f"; the forest as shipped ({same[0]}) scores {_f(last.plain[same[0]].absolute, 2)}"
+            f" / {_f(last.plain[same[0]].penalty_weighted)} by plain leave-one-out."
+            if same
+            else "."
+        ),
+    ]
+    weight = sum(
+        k
+        for c, k in chosen.items()
+        if NESTED_FORESTS.get(c, {}).get("class_weight", "-") == shipped["class_weight"]
+    )
+    leaf = sum(
+        k
+        for c, k in chosen.items()
+        if NESTED_FORESTS.get(c, {}).get("min_samples_leaf", "-") == shipped["min_samples_leaf"]
+    )
+    verdict[-1] += (
+        f" The training default's class weighting ({shipped['class_weight']}) was chosen in "
+        f"{weight} of {n} folds, its leaf size ({shipped['min_samples_leaf']}) in {leaf}."
+    )
+    for name, one in last.plain.items():
+        d = one.decisive()
+        out.append(
+            f"| plain LOO, {name} | {_f(one.absolute, 2)} | {_f(one.penalty_weighted)} | "
+            f"{_f(d.absolute, 2)} | {_f(d.penalty_weighted)} | - |"
+        )
+    return out + verdict
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("out", type=Path)
     ap.add_argument("datasets", nargs="+", type=Path)
     ap.add_argument("--against", type=Path, action="append", default=[], metavar="CARD")
     ap.add_argument("--seeds", type=int, default=1, help="forest seeds to repeat LOO with")
+    ap.add_argument(
+        "--nested",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="DATASET",
+        help="nested leave-one-out of this dataset (one of DATASETS; repeatable; see above)",
+    )
+    ap.add_argument("--jobs", type=int, default=1, help="processes for --nested (1)")
+    ap.add_argument(
+        "--nested-settings",
+        type=int,
+        default=len(NESTED_FORESTS),
+        metavar="N",
+        help=f"the first N forest settings of the nested grid ({len(NESTED_FORESTS)})",
+    )
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     cards = [ModelCard.read(p) for p in args.against]
@@ -311,6 +482,9 @@ def main() -> int:
         if args.seeds > 1:
             entry["seeds"], lines = _seeds(data, args.seeds)
             body += ["", *lines]
+        if path.resolve() in {p.resolve() for p in args.nested}:
+            nested, entry["nested"] = _nested(path, data, args.out, args.jobs, args.nested_settings)
+            body += ["", *_nested_lines(nested)]
         body += [
             "",
             "Confusion matrix (leave-one-out):",

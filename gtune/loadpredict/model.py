@@ -28,8 +28,11 @@ class TechniqueForest(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
     """Predicts a kernel's best data-loading technique from its static features.
 
     ``n_estimators``, ``max_depth``, ``min_samples_leaf`` and ``random_state`` are passed
-    to :class:`~sklearn.ensemble.RandomForestClassifier`; ``class_weight`` defaults to
-    ``"balanced"`` because one technique often wins most kernels on a device.
+    to :class:`~sklearn.ensemble.RandomForestClassifier`. ``class_weight`` defaults to
+    None (unweighted): on the H100's 72 labelled kernels a nested leave-one-out chose an
+    unweighted forest in every outer fold, and ``"balanced"`` (the earlier default)
+    scored 0.981 penalty-weighted against 0.995 unweighted
+    (``benchmarks/results/predict/h100-scale/evaluation.md``).
     """
 
     def __init__(
@@ -37,7 +40,7 @@ class TechniqueForest(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         n_estimators: int = 200,
         max_depth: int | None = None,
         min_samples_leaf: int = 1,
-        class_weight: str | None = "balanced",
+        class_weight: str | None = None,
         random_state: int = 0,
     ) -> None:
         self.n_estimators = n_estimators

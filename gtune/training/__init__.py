@@ -10,20 +10,30 @@ train``) and the leave-one-out cross-validation a model card states
 
 from gtune.training.validation import (
     DECISIVE_MARGIN,
+    MAJORITY,
     CrossValidation,
+    NestedCrossValidation,
     grouped_importances,
     held_out_devices,
     held_out_of,
     leave_one_out,
+    nested_from_picks,
+    nested_leave_one_out,
+    pair_picks,
     penalties,
 )
 
 __all__ = [
     "DECISIVE_MARGIN",
+    "MAJORITY",
     "CrossValidation",
+    "NestedCrossValidation",
     "grouped_importances",
     "held_out_devices",
     "held_out_of",
     "leave_one_out",
+    "nested_from_picks",
+    "nested_leave_one_out",
+    "pair_picks",
     "penalties",
 ]

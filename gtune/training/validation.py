@@ -441,3 +441,179 @@ def held_out_devices(
             ranking=_ranking(y[~held]),
         )
     return out
+
+
+# -------------------------------------------------------------------------------------
+# Nested leave-one-out: the setting chosen inside each outer fold
+
+MAJORITY = "majority"
+"""The candidate that answers the training kernels' most frequent winner (a constant)."""
+
+
+def _sorted_usable(data: Dataset) -> Dataset:
+    return Dataset(sorted(data.usable().rows, key=lambda r: (r.device, r.heuristic, r.kernel)))
+
+
+def _constant_pick(y: np.ndarray[Any, Any], row: TrainingRow) -> str:
+    """What the majority of ``y`` answers for ``row`` (its fallback when the kernel
+    lacks the majority technique)."""
+    order = _ranking(y)
+    have = [t for t in order if not row.available or t in row.available]
+    return have[0] if have else order[0]
+
+
+def pair_picks(
+    data: Dataset,
+    estimator: TechniqueForest | None,
+    *,
+    with_device: bool = False,
+    progress: Any = None,
+) -> list[list[str]]:
+    """``picks[i][j]``: the technique chosen for kernel ``j`` by ``estimator`` fitted on
+    every kernel but ``i`` and ``j`` (``picks[i][i]``: fitted on every kernel but ``i``,
+    the ordinary leave-one-out). The inner leave-one-out of outer fold ``i`` is row
+    ``i``. One fit serves both ``picks[i][j]`` and ``picks[j][i]`` (the same training
+    set), so a candidate costs ``n (n - 1) / 2 + n`` fits. ``estimator=None``: the
+    majority constant. Rows in :func:`leave_one_out`'s order; ``progress(done, total)``
+    is called after each fit."""
+    data = _sorted_usable(data)
+    n = len(data)
+    X = data.X(with_device)
+    y = data.y()
+    rows = data.rows
+    picks = [[""] * n for _ in range(n)]
+    total = n * (n - 1) // 2 + n
+    done = 0
+    for i in range(n):
+        for j in range(i, n):
+            mask = np.ones(n, dtype=bool)
+            mask[[i, j]] = False
+            if estimator is None:
+                picks[i][j] = _constant_pick(y[mask], rows[j])
+                if j != i:
+                    picks[j][i] = _constant_pick(y[mask], rows[i])
+                continue
+            model = clone(estimator).fit(X[mask], y[mask])
+            classes = [str(c) for c in model.classes_]
+            targets = [i] if i == j else [i, j]
+            proba = model.predict_proba(X[targets])
+            if i == j:
+                picks[i][i] = _pick(classes, proba[0], rows[i])
+            else:
+                picks[j][i] = _pick(classes, proba[0], rows[i])
+                picks[i][j] = _pick(classes, proba[1], rows[j])
+            done += 1
+            if progress is not None:
+                progress(done, total)
+    return picks
+
+
+@dataclass(frozen=True)
+class NestedCrossValidation:
+    """Leave-one-out whose setting is chosen inside each outer fold.
+
+    For held-out kernel ``i``, every candidate is scored by leave-one-out over the
+    other kernels alone (inner penalty-weighted accuracy, then absolute accuracy, then
+    the candidates' order breaking ties); the winner, refitted on every kernel but
+    ``i``, predicts ``i``. ``nested`` holds those outer predictions: an estimate of the
+    whole procedure "choose the setting by leave-one-out, then train" that never saw the
+    kernel it is judged on. ``plain``: each candidate's ordinary leave-one-out (chosen
+    on every kernel, so the best of them is optimistic)."""
+
+    candidates: list[str]
+    nested: CrossValidation
+    chosen: list[str]  # per outer kernel, in nested.predictions' order
+    inner: list[dict[str, tuple[float, float]]]  # per outer fold: candidate -> (PW, abs)
+    plain: dict[str, CrossValidation]
+
+    def chosen_counts(self) -> dict[str, int]:
+        return {c: self.chosen.count(c) for c in self.candidates if c in self.chosen}
+
+    def to_dict(self) -> dict[str, Any]:
+        d = self.nested.decisive()
+        return {
+            "candidates": self.candidates,
+            "nested": {**self.nested.scores(), "decisive": d.scores()},
+            "chosen_counts": self.chosen_counts(),
+            "chosen": {
+                p.kernel: c for p, c in zip(self.nested.predictions, self.chosen, strict=True)
+            },
+            "plain": {
+                name: {**cv.scores(), "decisive": cv.decisive().scores()}
+                for name, cv in self.plain.items()
+            },
+        }
+
+
+def nested_from_picks(
+    data: Dataset, picks: Mapping[str, Sequence[Sequence[str]]]
+) -> NestedCrossValidation:
+    """The nested leave-one-out from each candidate's :func:`pair_picks` (candidates in
+    order of preference on ties)."""
+    data = _sorted_usable(data)
+    n = len(data)
+    if n < 3:
+        raise InputError(f"nested cross-validation needs at least 3 kernels, the dataset has {n}")
+    rows = data.rows
+    y = data.y()
+    pens = [penalties(r) for r in rows]
+    names = list(picks)
+    inner: list[dict[str, tuple[float, float]]] = []
+    chosen: list[str] = []
+    preds: list[Prediction] = []
+    for i, row in enumerate(rows):
+        scores: dict[str, tuple[float, float]] = {}
+        for c in names:
+            others = [j for j in range(n) if j != i]
+            pw = _mean([pens[j].get(picks[c][i][j], 0.0) for j in others])
+            ab = _mean([picks[c][i][j] == rows[j].label for j in others])
+            scores[c] = (pw, ab)
+        best = max(names, key=lambda c: (scores[c][0], scores[c][1], -names.index(c)))
+        inner.append(scores)
+        chosen.append(best)
+        preds.append(
+            Prediction(
+                f"{row.kernel}@{row.device}", row.label, picks[best][i][i], pens[i], row.available
+            )
+        )
+    labels, counts = np.unique(y, return_counts=True)
+    techniques = data.techniques
+
+    def cv_of(predictions: list[Prediction]) -> CrossValidation:
+        return CrossValidation(
+            heuristic=",".join(sorted({r.heuristic for r in rows})),
+            device=",".join(sorted({r.device for r in rows})),
+            techniques=techniques,
+            predictions=predictions,
+            confusion=_confusion(techniques, predictions),
+            importances={},
+            majority=str(labels[int(np.argmax(counts))]),
+            majority_share=float(counts.max() / counts.sum()),
+            ranking=_ranking(y),
+        )
+
+    plain = {
+        c: cv_of(
+            [
+                Prediction(f"{r.kernel}@{r.device}", r.label, picks[c][i][i], pens[i], r.available)
+                for i, r in enumerate(rows)
+            ]
+        )
+        for c in names
+    }
+    return NestedCrossValidation(names, cv_of(preds), chosen, inner, plain)
+
+
+def nested_leave_one_out(
+    data: Dataset,
+    candidates: Mapping[str, TechniqueForest | None],
+    *,
+    with_device: bool = False,
+) -> NestedCrossValidation:
+    """Nested leave-one-out over ``candidates`` (name -> forest, or None for the
+    majority constant), in order of preference on ties. See
+    :class:`NestedCrossValidation`."""
+    picks = {
+        name: pair_picks(data, est, with_device=with_device) for name, est in candidates.items()
+    }
+    return nested_from_picks(data, picks)

@@ -346,3 +346,66 @@ def test_2d_stencils_get_two_distinct_training_shapes(tmp_path: Path) -> None:
     assert problems["jacobi2d@256x256x256"] != problems["jacobi2d@1024x1024x32"]
     assert problems["jacobi2d@1024x1024x32"] == {"NX": 8192, "NY": 1024}
     assert problems["heat3d@1024x1024x32"] == {"NX": 1024, "NY": 1024, "NZ": 32}
+
+
+# Nested leave-one-out
+
+
+def test_pair_picks_are_the_leave_one_out_on_the_diagonal_and_fits_without_both() -> None:
+    from gtune.training import pair_picks
+
+    rows = _radius_rule(8)
+    est = TechniqueForest(n_estimators=10)
+    picks = pair_picks(Dataset(list(reversed(rows))), est)  # row order does not matter
+    cv = leave_one_out(Dataset(rows), estimator=est)
+    assert [picks[i][i] for i in range(len(rows))] == [p.predicted for p in cv.predictions]
+    # picks[1][4]: kernel 4 predicted by the forest fitted without kernels 1 and 4
+    data = Dataset(rows)
+    keep = [k for k in range(len(rows)) if k not in (1, 4)]
+    model = clone(est).fit(data.X()[keep], data.y()[keep])
+    proba = model.predict_proba(data.X()[4:5])[0]
+    expected = str(model.classes_[int(np.argmax(proba))])
+    assert picks[1][4] == expected
+    constant = pair_picks(data, None)
+    assert all(p in ("global", "local") for row in constant for p in row)
+
+
+def test_nested_chooses_inside_each_fold_by_the_other_kernels() -> None:
+    from gtune.training import nested_from_picks
+
+    # four kernels; "right" always answers the label; "flaky" answers it only for
+    # kernel 0 and when kernel 0 is held out also for every other kernel
+    rows = [
+        _row("k0", 1, {"global": 1.0, "local": 2.0}),
+        _row("k1", 1, {"global": 1.0, "local": 1.25}),
+        _row("k2", 4, {"global": 2.0, "local": 1.0}),
+        _row("k3", 4, {"global": 1.6, "local": 1.0}),
+    ]
+    labels = [r.label for r in rows]
+    other = {"global": "local", "local": "global"}
+    right = [list(labels) for _ in rows]
+    flaky = [
+        [labels[j] if i == 0 or j == 0 else other[labels[j]] for j in range(4)] for i in range(4)
+    ]
+    nested = nested_from_picks(Dataset(rows), {"flaky": flaky, "right": right})
+    assert nested.chosen == ["flaky", "right", "right", "right"]  # fold 0: a tie, order wins
+    assert [p.predicted for p in nested.nested.predictions] == labels
+    assert nested.nested.penalty_weighted == 1.0
+    # inner scores of fold 1 (kernel 1 held out): flaky right on k0 only
+    pw, ab = nested.inner[1]["flaky"]
+    assert ab == pytest.approx(1 / 3) and pw == pytest.approx((1 + 0.5 + 1 / 1.6) / 3)
+    # the plain rows are each candidate's ordinary leave-one-out (the diagonals)
+    assert nested.plain["flaky"].absolute == pytest.approx(1 / 4)
+    assert nested.to_dict()["chosen_counts"] == {"flaky": 1, "right": 3}
+
+
+def test_nested_needs_three_kernels() -> None:
+    from gtune.exceptions import InputError
+    from gtune.training import nested_from_picks
+
+    rows = [
+        _row("a", 1, {"global": 1.0, "local": 2.0}),
+        _row("b", 2, {"global": 2.0, "local": 1.0}),
+    ]
+    with pytest.raises(InputError):
+        nested_from_picks(Dataset(rows), {"x": [["global"] * 2] * 2})
