@@ -296,16 +296,24 @@ __constant sampler_t SMP = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_ED
 #else
 #define IOTA ((VUT)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15))
 #endif
-/* VX consecutive inputs starting at x + dx on row (zz, yy); x is a multiple of VX.
-   Aligned offsets are one vector load; the others are two aligned loads and a
-   composition (the shift is a compile-time constant). */
-#define SHIFT(dx) ((((dx) % VX) + VX) % VX)
+/* VX consecutive inputs starting at x + dx on row (zz, yy); x is a multiple of VX and
+   xv = x / VX. Aligned offsets are one vector load; the others are two aligned loads and
+   a composition (the shift is a compile-time constant, the composition a choice of
+   registers). Every load goes through a pointer to the vector type at the vector index
+   xv plus a compile-time constant: the pointer's type promises the vector's alignment
+   (the row starts on a multiple of VX: NX is one), so each is one wide load (vloadn
+   promises only the element's alignment, and NVIDIA's compiler then loads value by
+   value), and the terms of one row name the same addresses, so the compiler loads each
+   vector of a row once, however many terms read it: a radius-2 row of x-terms is three
+   vector loads (the work-item's own vector and one either side), not four pairs. */
+#define VFLOOR(d) (((d) >= 0 ? (d) : (d) - (VX - 1)) / VX) /* floor(d / VX) */
+#define SHIFT(dx) ((dx) - VFLOOR(dx) * VX)
+#define VROW(p, zz, yy) ((__global const VT *)((p) + IDX(zz, yy, 0)))
 #define VREADP(p, zz, yy, dx)                                                            \
-    (SHIFT(dx) == 0                                                                      \
-         ? VLOAD((x + (dx)) / VX, (p) + IDX(zz, yy, 0))                                  \
-         : shuffle2(VLOAD((x + (dx)) / VX, (p) + IDX(zz, yy, 0)),                        \
-                    VLOAD((x + (dx)) / VX + 1, (p) + IDX(zz, yy, 0)),                    \
-                    IOTA + (UREAL)SHIFT(dx)))
+    (SHIFT(dx) == 0 ? VROW(p, zz, yy)[xv + VFLOOR(dx)]                                   \
+                    : shuffle2(VROW(p, zz, yy)[xv + VFLOOR(dx)],                         \
+                               VROW(p, zz, yy)[xv + VFLOOR(dx) + 1],                     \
+                               IOTA + (UREAL)SHIFT(dx)))
 #define VREAD(zz, yy, dx) VREADP(SRC, zz, yy, dx)
 #define VECTOR_TERM(dx, dy, dz, w)                                                       \
     {                                                                                    \
@@ -1335,11 +1343,14 @@ void KERNEL_NAME(KERNEL_ARGS)
                         const int x = bx0 + lx * BX + b;
 #if VX > 1
                         if (x >= RX && x + VX <= NX - RX) {
+                            /* the vectors read lie in the row: x >= RX and x + VX <=
+                               NX - RX hold for x and NX rounded to whole vectors */
+                            const int xv = x / VX;
                             VT acc = (VT)((REAL)0);
                             STENCIL_TERMS(VECTOR_TERM)
                             EXTRA_TERMS(VECTOR_EXTRA)
                             ADD_CONSTANT(acc);
-                            VSTORE(acc, x / VX, DST + IDX(z, y, 0));
+                            ((__global VT *)(DST + IDX(z, y, 0)))[xv] = acc;
                         } else {
                             /* a vector that touches the boundary: lane by lane */
                             for (int lane = 0; lane < VX; ++lane) {
