@@ -328,39 +328,69 @@ __constant sampler_t SMP = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_ED
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
 #define VT CAT(REAL, VX)
-#define VUT CAT(UREAL, VX)
 #define VLOAD CAT(vload, VX)
 #define VSTORE CAT(vstore, VX)
+/* VX consecutive inputs starting at x + dx on row (zz, yy); x is a multiple of VX and
+   xv = x / VX. Aligned offsets are one vector load; the others are two aligned loads
+   composed (the shift is a compile-time constant: the composition is a choice of
+   registers, written with components so that no compiler needs to see through a
+   shuffle). Every load goes through a pointer to the vector type at the vector index xv
+   plus a compile-time constant: the pointer's type promises the vector's alignment (the
+   row starts on a multiple of VX: NX is one), so each is one wide load (vloadn promises
+   only the element's alignment, and NVIDIA's compiler then loads value by value), and
+   the terms of one row name the same addresses, so the compiler loads each vector of a
+   row once, however many terms read it: a radius-2 row of x-terms is three vector loads
+   (the work-item's own vector and one either side), not four pairs. */
+#define VFLOOR(d) (((d) >= 0 ? (d) : (d) - (VX - 1)) / VX) /* floor(d / VX) */
+#define SHIFT(dx) ((dx) - VFLOOR(dx) * VX)
+#define VROW(p, zz, yy) ((__global const VT *)((p) + IDX(zz, yy, 0)))
+/* lanes s .. VX-1 of a, then lanes 0 .. s-1 of b (0 < s < VX) */
 #if VX == 2
-#define IOTA ((VUT)(0, 1))
+#define COMPOSE(a, b, s) (VT)((a).s1, (b).s0)
 #elif VX == 4
-#define IOTA ((VUT)(0, 1, 2, 3))
+#define COMPOSE(a, b, s) \
+    ((s) == 1 ? (VT)((a).s123, (b).s0) \
+     : (s) == 2 ? (VT)((a).s23, (b).s01) \
+     : (VT)((a).s3, (b).s012))
 #elif VX == 8
-#define IOTA ((VUT)(0, 1, 2, 3, 4, 5, 6, 7))
-#else
-#define IOTA ((VUT)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15))
+#define COMPOSE(a, b, s) \
+    ((s) == 1 ? (VT)((a).s1234, (a).s567, (b).s0) \
+     : (s) == 2 ? (VT)((a).s2345, (a).s67, (b).s01) \
+     : (s) == 3 ? (VT)((a).s3456, (a).s7, (b).s012) \
+     : (s) == 4 ? (VT)((a).s4567, (b).s0123) \
+     : (s) == 5 ? (VT)((a).s567, (b).s0123, (b).s4) \
+     : (s) == 6 ? (VT)((a).s67, (b).s0123, (b).s45) \
+     : (VT)((a).s7, (b).s0123, (b).s456))
+#elif VX == 16
+#define COMPOSE(a, b, s) \
+    ((s) == 1 ? (VT)((a).s12345678, (a).s9abc, (a).sdef, (b).s0) \
+     : (s) == 2 ? (VT)((a).s23456789, (a).sabcd, (a).sef, (b).s01) \
+     : (s) == 3 ? (VT)((a).s3456789a, (a).sbcde, (a).sf, (b).s012) \
+     : (s) == 4 ? (VT)((a).s456789ab, (a).scdef, (b).s0123) \
+     : (s) == 5 ? (VT)((a).s56789abc, (a).sdef, (b).s0123, (b).s4) \
+     : (s) == 6 ? (VT)((a).s6789abcd, (a).sef, (b).s0123, (b).s45) \
+     : (s) == 7 ? (VT)((a).s789abcde, (a).sf, (b).s0123, (b).s456) \
+     : (s) == 8 ? (VT)((a).s89abcdef, (b).s01234567) \
+     : (s) == 9 ? (VT)((a).s9abc, (a).sdef, (b).s01234567, (b).s8) \
+     : (s) == 10 ? (VT)((a).sabcd, (a).sef, (b).s01234567, (b).s89) \
+     : (s) == 11 ? (VT)((a).sbcde, (a).sf, (b).s01234567, (b).s89a) \
+     : (s) == 12 ? (VT)((a).scdef, (b).s01234567, (b).s89ab) \
+     : (s) == 13 ? (VT)((a).sdef, (b).s01234567, (b).s89ab, (b).sc) \
+     : (s) == 14 ? (VT)((a).sef, (b).s01234567, (b).s89ab, (b).scd) \
+     : (VT)((a).sf, (b).s01234567, (b).s89ab, (b).scde))
 #endif
-/* VX consecutive inputs starting at x + dx on row (zz, yy); x is a multiple of VX.
-   Aligned offsets are one vector load; the others are two aligned loads and a
-   composition (the shift is a compile-time constant). */
-#define SHIFT(dx) ((((dx) % VX) + VX) % VX)
-#define VREADP(p, zz, yy, dx)                                                            \
-    (SHIFT(dx) == 0                                                                      \
-         ? VLOAD((x + (dx)) / VX, (p) + IDX(zz, yy, 0))                                  \
-         : shuffle2(VLOAD((x + (dx)) / VX, (p) + IDX(zz, yy, 0)),                        \
-                    VLOAD((x + (dx)) / VX + 1, (p) + IDX(zz, yy, 0)),                    \
-                    IOTA + (UREAL)SHIFT(dx)))
-#define VREAD(zz, yy, dx) VREADP(SRC, zz, yy, dx)
-#define VECTOR_TERM(dx, dy, dz, w)                                                       \
+#define VREAD_TERM(p, dx, dy, dz, w)                                                     \
     {                                                                                    \
-        const VT v_ = VREAD(CLZ(z + (dz)), CLY(y + (dy)), dx);                           \
+        __global const VT *r_ = VROW(p, CLZ(z + (dz)), CLY(y + (dy)));                   \
+        VT v_ = r_[xv + VFLOOR(dx)];                                                     \
+        if (SHIFT(dx) != 0) {                                                            \
+            const VT b_ = r_[xv + VFLOOR(dx) + 1];                                       \
+            v_ = COMPOSE(v_, b_, SHIFT(dx));                                             \
+        }                                                                                \
         acc += (w) * F(v_);                                                              \
     }
-#define VECTOR_EXTRA(f, dx, dy, dz, w)                                                   \
-    {                                                                                    \
-        const VT v_ = VREADP(f, CLZ(z + (dz)), CLY(y + (dy)), dx);                       \
-        acc += (w) * F(v_);                                                              \
-    }
+#define VECTOR_TERM(dx, dy, dz, w) VREAD_TERM(SRC, dx, dy, dz, w)
+#define VECTOR_EXTRA(f, dx, dy, dz, w) VREAD_TERM(f, dx, dy, dz, w)
 #endif
 
 #if TB > 1
@@ -1379,11 +1409,14 @@ void KERNEL_NAME(KERNEL_ARGS)
                         const int x = bx0 + lx * BX + b;
 #if VX > 1
                         if (x >= RX && x + VX <= NX - RX) {
+                            /* the vectors read lie in the row: x >= RX and x + VX <=
+                               NX - RX hold for x and NX rounded to whole vectors */
+                            const int xv = x / VX;
                             VT acc = (VT)((REAL)0);
                             STENCIL_TERMS(VECTOR_TERM)
                             EXTRA_TERMS(VECTOR_EXTRA)
                             ADD_CONSTANT(acc);
-                            VSTORE(acc, x / VX, DST + IDX(z, y, 0));
+                            ((__global VT *)(DST + IDX(z, y, 0)))[xv] = acc;
                         } else {
                             /* a vector that touches the boundary: lane by lane */
                             for (int lane = 0; lane < VX; ++lane) {
