@@ -306,3 +306,59 @@ def test_models_lists_each_cards_dataset_and_accuracies(tmp_path) -> None:
         assert f"{card.name}: dataset {card.dataset}; {card.source}" in " ".join(
             shown.stdout.split()
         ).replace("│", "")
+
+
+@pytest.mark.parametrize(
+    ("trained", "searched_besides"),
+    [("2026-01-01T00:00:00+00:00", True), ("2099-01-01T00:00:00+00:00", False), ("", False)],
+)
+def test_technique_revised_after_training_is_searched_besides_the_prediction(
+    tmp_path, monkeypatch, trained: str, searched_besides: bool
+) -> None:
+    """A model trained before a technique's kernel code changed (models.REVISED) learned
+    it as it was: the technique is not ranked but searched besides the prediction; a
+    model trained afterwards ranks it as usual, and a card that does not say when it was
+    trained is taken as it is."""
+    from gtune.loadpredict.models import REVISED
+
+    assert "vec" in REVISED
+    monkeypatch.setenv("GTUNE_MODELS", str(tmp_path))
+    dev = _device()
+    heat = load_kernel(ROOT / "stencils" / "heat3d.cl")
+    rows = [
+        TrainingRow(
+            f"k{i}",
+            dev.identity,
+            "hybrid",
+            traits_of(heat),
+            {"global": 1.0, "vec": 3.0, "stream": 2.0},
+            DeviceTraits.of(dev),
+        )
+        for i in range(3)
+    ]
+    Dataset(rows).write_csv(tmp_path / "m.csv")
+    card = ModelCard(
+        name="m", heuristic="hybrid", device=device_card(dev), dataset="m.csv", trained=trained
+    )
+    card.write(tmp_path)
+    assert card.load().revised(["global", "vec", "stream"]) == (["vec"] if searched_besides else [])
+    choice = choose_techniques(heat, dev, "hybrid")
+    assert choice.predicted == "global"
+    if searched_besides:
+        assert choice.techniques == ["global", "vec"]
+        assert "vec, whose kernel code changed after model m was trained" in choice.note
+    else:
+        assert choice.techniques == ["global"]
+
+
+def test_shipped_h100_model_searches_the_revised_vec_technique_for_laplacian4() -> None:
+    """The shipped H100 model was trained before the vec technique's row loads: for
+    laplacian4 at 512^3 vec is searched besides whatever it predicts, never ranked."""
+    card = next(c for c in installed_models() if c.name == "nvidia-h100-80gb-hbm3-hybrid")
+    kernel = load_kernel(
+        ROOT / "stencils" / "laplacian4.cl", sizes={"NX": 512, "NY": 512, "NZ": 512}
+    )
+    assert card.load().revised(list(kernel.techniques)) == ["vec"]
+    choice = choose_techniques(kernel, _device(), "hybrid", card=card)
+    assert choice.predicted != "vec" and choice.techniques[-1] == "vec"
+    assert choice.techniques.count("vec") == 1
