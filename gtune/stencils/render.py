@@ -239,6 +239,7 @@ def render_source(stencil: Stencil) -> str:
         f"#define RY {ry}",
         f"#define RZ {rz}",
         f"#define QUEUE_Y {2 * ry + 1}",
+        f"#define QUEUE_Z {2 * rz + 1}",
         f"#define INTENSITY {intensity}",
         f"#define ARRAY_DIMS {d.dims}",
     ]
@@ -318,7 +319,9 @@ def _parameters(
             "default": 0,
             "doc": "stream along z: each input plane loaded once, z-neighbours in registers",
         }
-        params["ZC"] = pow2("NZ", 1, "chunk: output planes per work-item when streaming")
+        params["ZC"] = pow2(
+            "NZ", 1, "chunk: output planes per work-item when streaming (or with VX > 1)"
+        )
     else:
         params["STREAM"] = {
             "values": [0, 1],
@@ -403,7 +406,11 @@ def describe(
     if dims3:
         constraints += [
             "STREAM == 0 or (LOCAL == 0 and VX == 1 and WZ == 1 and CZ == 1)",
-            "STREAM == 1 or ZC == 1",
+            # vectors (VX > 1) stream along z too, in registers: ZC planes per work-item
+            "STREAM == 1 or ZC == 1 or VX > 1",
+            "STREAM == 1 or ZC == 1 or (WZ == 1 and CZ == 1)",
+            f"STREAM == 1 or ZC == 1 or BX*CX*CY*{2 * rz + 1} <= {STREAM_QUEUE_MAX}",
+            f"STREAM == 1 or ZC == 1 or BX*CX*CY <= {STREAM_OUTS_MAX}",
             # a tile one work-item wide reads its planes column by column (never fast),
             # and PoCL hangs on it for work-groups four or more deep: left out
             "STREAM == 0 or WX >= 2",
