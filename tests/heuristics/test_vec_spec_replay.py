@@ -4,16 +4,17 @@
 No recording holds the vec technique as it is now (its row loads and its streaming
 along z, ZC > 1, are newer than every H100 store). The space is the real one (the
 description rendered from the definition, enumerated with the H100's OpenCL limits,
-restricted to vec); every configuration is answered by :func:`vec_seconds`: the slower of
-DRAM (each array once, at copy bandwidth) and L1 (the vector loads a work-item issues per
-VX outputs: each distinct vector of every row its terms read, once per output plane, or,
-streamed along z, once per input plane for all the planes it feeds), plus a quarter of
-the faster (they share one memory pipeline: the H100's laplacian4, 13 scalar loads per
-output, ran at 80 % of copy where heat3d's 7 ran at 90 %), with the penalties of a GPU: too few work-items to hide latency, rows narrower than a 128-byte
-line, small work-groups, queues that spill. Its numbers are not the H100's; what matters
-to a search is the shape, where streaming along z (ZC > 1) divides the loads and a
-longer chunk starves the device. The search is driven as ``gtune run`` drives it: the
-default measured first, then the spec without a budget.
+restricted to vec); every configuration is answered by :func:`vec_seconds`: the slower
+of DRAM (each array once, at copy bandwidth) and L1 (the vector loads a work-item issues
+per VX outputs: each distinct vector of every row its terms read, once per output plane,
+or, streamed along z, once per input plane for all the planes it feeds), plus a quarter
+of the faster (they share one memory pipeline: the H100's laplacian4, 13 scalar loads
+per output, ran at 80 % of copy where heat3d's 7 ran at 90 %), with the penalties of a
+GPU: too few work-items to hide latency, rows narrower than a 128-byte line, small
+work-groups, queues that spill. Its numbers are not the H100's; what matters to a
+search is the shape, where streaming along z (ZC > 1) divides the loads and a longer
+chunk starves the device. The search is driven as ``gtune run`` drives it: the default
+measured first, then the spec without a budget.
 """
 
 from __future__ import annotations
