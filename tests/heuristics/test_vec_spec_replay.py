@@ -65,9 +65,9 @@ def vec_seconds(c: Mapping[str, int], offsets: list[tuple[int, int, int]], rz: i
     n = SIZES["NX"] * SIZES["NY"] * SIZES["NZ"]
     vx, zc = c["VX"], c["ZC"]
     streamed = zc > 1
-    loads = row_vectors(offsets, vx, streamed)
+    loads = float(row_vectors(offsets, vx, streamed))
     if streamed:
-        loads = loads * (zc + 2 * rz) / zc
+        loads *= (zc + 2 * rz) / zc
     l1 = n * loads * 4 / L1  # each vector load brings VX values for VX outputs
     dram = n * 8 / DRAM
     items = n / (vx * c["CX"] * c["CY"] * c["CZ"] * zc)
@@ -78,7 +78,7 @@ def vec_seconds(c: Mapping[str, int], offsets: list[tuple[int, int, int]], rz: i
     registers = vx * c["CX"] * c["CY"] * ((2 * rz + 1) if streamed else c["CZ"])
     penalty *= 2.0 if registers > 64 else 1.0
     # the two overlap imperfectly (one memory pipeline): the lesser still costs a share
-    return (max(l1, dram) + OVERLAP_LOSS * min(l1, dram)) * penalty
+    return float((max(l1, dram) + OVERLAP_LOSS * min(l1, dram)) * penalty)
 
 
 CASES = {
@@ -96,11 +96,11 @@ def test_hybrid_spec_streams_vectors_along_z(name: str) -> None:
     d = load_definition(ROOT / "stencils" / f"{name}.stencil.yaml")
     kernel = definition_kernel_of(dataclasses.replace(d), SIZES)
     space = technique_space(build_space(kernel, h100_limits()), kernel, "vec")
-    offsets = [tuple(int(v) for v in t.offset) for t in d.terms if t.field == d.primary_field]
-    assert offsets
-    configs = list(space.enumerate())  # type: ignore[attr-defined]
+    offsets = [(t.offset[0], t.offset[1], t.offset[2]) for t in d.terms if t.field == "u"]
+    assert len(offsets) == len(d.terms)
+    configs = list(space.enumerate())
     results = [
-        Result(cfg, Status.OK, compile_s=0.1, times_s=(vec_seconds(cfg, offsets, CASES[name]),))  # type: ignore[arg-type]
+        Result(cfg, Status.OK, compile_s=0.1, times_s=(vec_seconds(cfg, offsets, CASES[name]),))
         for cfg in configs
     ]
     evaluator = ReplayEvaluator(results, source="vec model")
@@ -108,15 +108,15 @@ def test_hybrid_spec_streams_vectors_along_z(name: str) -> None:
     default = kernel.default_config()
     assert default is not None
     problem = SearchProblem(sizes=SIZES, default=default)
-    inner = strategy.searcher(space, problem, strategy.configure(None))  # type: ignore[arg-type]
-    start = nearest_config(space, default)  # type: ignore[arg-type]
+    inner = strategy.searcher(space, problem, strategy.configure(None))
+    start = nearest_config(space, default)
     assert start is not None
     outcome = drive(
         Seeded(inner, start),
         evaluator,
         strategy="hybrid",
         budget=Budget(evaluations=1000),
-        space=space,  # type: ignore[arg-type]
+        space=space,
     )
     assert len(evaluator.calls) < 1000  # the spec's own end
     best = min(results, key=lambda r: r.objective)
