@@ -113,7 +113,7 @@ def test_vector_rows_match_the_reference(
         for vx, wx, cx in ((2, 8, 2), (4, 4, 2), (4, 8, 1), (8, 2, 2))
     ] + [
         # streamed along z: ZC planes per work-item, chunks that do and do not reach
-        # the edges in z
+        # the edges in z, work-items inside (rows shared) and at the rims
         {**default, "VX": vx, "BX": vx, "WX": wx, "WY": 2, "WZ": 1, "CX": cx, "CY": cy}
         | {"CZ": 1, "ZC": zc}
         for vx, wx, cx, cy, zc in (
@@ -121,6 +121,7 @@ def test_vector_rows_match_the_reference(
             (4, 4, 2, 2, 4),
             (4, 8, 1, 1, 8),
             (8, 2, 2, 1, 2),
+            (4, 4, 1, 4, 2),  # four adjacent rows: their y-neighbours shared
         )
     ]
     evaluator = OpenCLEvaluator(kernel, runs=1)

@@ -1327,8 +1327,11 @@ void KERNEL_NAME(KERNEL_ARGS)
  * Vectors streamed along z (3D arrays, STREAM=0): the vec technique's work-item walks
  * ZC output planes instead of one, as the 2D streaming kernel walks rows, with no local
  * memory and no barrier. Work-item (lx, ly) owns, per block (cx, cy) of its CX*CY, the
- * VX adjacent outputs x .. x+VX-1 (x = gx0 + cx*WX*VX + lx*VX) of row y = gy0 + cy*WY
- * + ly, in the output planes z0 .. z0+ZC-1. It walks the input planes z0-RZ ..
+ * VX adjacent outputs x .. x+VX-1 (x = gx0 + cx*WX*VX + lx*VX) of row y = gy0 + ly*CY
+ * + cy, in the output planes z0 .. z0+ZC-1: its CY rows are adjacent (not WY apart as in
+ * the other techniques), so the rows one of them reads as y-neighbours are the same
+ * addresses as another's, loaded once (laplacian4 with CY = 2: 10 vector loads per 8
+ * outputs and plane, not 14). It walks the input planes z0-RZ ..
  * z0+ZC+RZ-1 in order; in plane p it reads, per row y+dy the stencil touches, the
  * vectors its terms need (aligned vector loads, each loaded once, as in the vec
  * technique), and adds each term to the partial sum of the output plane it feeds,
@@ -1359,6 +1362,16 @@ void KERNEL_NAME(KERNEL_ARGS)
         }                                                                                \
         q[o][RZ - (dz)] += (w) * F(v_);                                                  \
     }
+#define ZV_INNER_TERM(dx, dy, dz, w)                                                     \
+    {                                                                                    \
+        __global const VT *r_ = base_ + (cy + (dy)) * (NX / VX) + cx * WX;               \
+        VT v_ = r_[VFLOOR(dx)];                                                          \
+        if (SHIFT(dx) != 0) {                                                            \
+            const VT b_ = r_[VFLOOR(dx) + 1];                                            \
+            v_ = COMPOSE(v_, b_, SHIFT(dx));                                             \
+        }                                                                                \
+        q[o][RZ - (dz)] += (w) * F(v_);                                                  \
+    }
 #define ZV_RIM_TERM(dx, dy, dz, w)                                                       \
     {                                                                                    \
         __global const REAL *s_ = SRC + IDX(pz, CLY(y + (dy)), 0);                       \
@@ -1376,7 +1389,7 @@ void KERNEL_NAME(KERNEL_ARGS)
     const int lx = (int)get_local_id(0);
     const int ly = (int)get_local_id(1);
     const int gx0 = (int)get_group_id(0) * (WX * VX * CX) + lx * VX;
-    const int gy0 = (int)get_group_id(1) * (WY * CY) + ly;
+    const int gy0 = (int)get_group_id(1) * (WY * CY) + ly * CY;
     const int z0 = (int)get_global_id(2) * ZC;
 #if CLAMP
     const int first = z0 - RZ;
@@ -1385,6 +1398,11 @@ void KERNEL_NAME(KERNEL_ARGS)
     const int first = max(z0 - RZ, 0);
     const int last = min(z0 + ZC + RZ, NZ); /* one past the last plane read */
 #endif
+
+    /* every block of the work-item and every row it reads inside in x and y: no rim, no
+       row skipped or clamped */
+    const bool inner = gx0 >= RX && gx0 + (CX - 1) * (WX * VX) + VX <= NX - RX &&
+                       gy0 >= RY && gy0 + CY + RY <= NY;
 
     VT q[ZOUTS][QZ];
 #pragma unroll
@@ -1398,11 +1416,23 @@ void KERNEL_NAME(KERNEL_ARGS)
     UNROLL_BY(QUEUE_Z)
     for (int t = 0; t < ZC + 2 * RZ; ++t) {
         const int p = z0 - RZ + t; /* the input plane of this step */
-        if (p >= first && p < last) {
+        if (p >= first && p < last && inner) {
+            /* every block and every row it reads inside: one straight stretch whose rows
+               are the first row's pointer plus a constant, so the blocks share them */
+            __global const VT *base_ = VROW(SRC, PLANE_AT(p), gy0) + gx0 / VX;
+#pragma unroll
+            for (int cy = 0; cy < CY; ++cy) {
+#pragma unroll
+                for (int cx = 0; cx < CX; ++cx) {
+                    const int o = cy * CX + cx;
+                    STENCIL_TERMS(ZV_INNER_TERM)
+                }
+            }
+        } else if (p >= first && p < last) {
             const int pz = PLANE_AT(p);
 #pragma unroll
             for (int cy = 0; cy < CY; ++cy) {
-                const int y = gy0 + cy * WY;
+                const int y = gy0 + cy;
 #pragma unroll
                 for (int cx = 0; cx < CX; ++cx) {
                     const int o = cy * CX + cx;
@@ -1423,7 +1453,7 @@ void KERNEL_NAME(KERNEL_ARGS)
         if (t >= 2 * RZ && z >= LOZ && z < HIZ) {
 #pragma unroll
             for (int cy = 0; cy < CY; ++cy) {
-                const int y = gy0 + cy * WY;
+                const int y = gy0 + cy;
 #pragma unroll
                 for (int cx = 0; cx < CX; ++cx) {
                     const int o = cy * CX + cx;
