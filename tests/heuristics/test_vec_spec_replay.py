@@ -7,7 +7,8 @@ description rendered from the definition, enumerated with the H100's OpenCL limi
 restricted to vec); every configuration is answered by :func:`vec_seconds`: the slower
 of DRAM (each array once, at copy bandwidth) and L1 (the vector loads a work-item issues
 per VX outputs: each distinct vector of every row its terms read, once per output plane,
-or, streamed along z, once per input plane for all the planes it feeds), plus a quarter
+or, streamed along z, once per input plane for all the planes it feeds and the
+work-item's adjacent rows it serves), plus a quarter
 of the faster (they share one memory pipeline: the H100's laplacian4, 13 scalar loads
 per output, ran at 80 % of copy where heat3d's 7 ran at 90 %), with the penalties of a
 GPU: too few work-items to hide latency, rows narrower than a 128-byte line, small
@@ -48,24 +49,26 @@ def _floor(d: int, vx: int) -> int:
     return d // vx  # Python's floor division: the template's VFLOOR
 
 
-def row_vectors(offsets: list[tuple[int, int, int]], vx: int, streamed: bool) -> int:
-    """Distinct vector loads per VX outputs: per row (dy, dz) -- per row dy alone when
-    streamed along z -- the vectors its terms' x-offsets cover."""
+def row_vectors(offsets: list[tuple[int, int, int]], vx: int, rows: int = 0) -> float:
+    """Vector loads per VX outputs: per row (dy, dz) the vectors its terms' x-offsets
+    cover; streamed along z (``rows`` > 0: a work-item's adjacent rows), per row dy of
+    the plane, shared by the ``rows`` rows."""
     seen = set()
-    for dx, dy, dz in offsets:
-        row = (dy,) if streamed else (dy, dz)
-        lo = _floor(dx, vx)
-        seen.add((row, lo))
-        if dx - lo * vx:
-            seen.add((row, lo + 1))
-    return len(seen)
+    for cy in range(max(rows, 1)):
+        for dx, dy, dz in offsets:
+            row = (cy + dy,) if rows else (dy, dz)
+            lo = _floor(dx, vx)
+            seen.add((row, lo))
+            if dx - lo * vx:
+                seen.add((row, lo + 1))
+    return len(seen) / max(rows, 1)
 
 
 def vec_seconds(c: Mapping[str, int], offsets: list[tuple[int, int, int]], rz: int) -> float:
     n = SIZES["NX"] * SIZES["NY"] * SIZES["NZ"]
     vx, zc = c["VX"], c["ZC"]
     streamed = zc > 1
-    loads = float(row_vectors(offsets, vx, streamed))
+    loads = row_vectors(offsets, vx, c["CY"] if streamed else 0)
     if streamed:
         loads *= (zc + 2 * rz) / zc
     l1 = n * loads * 4 / L1  # each vector load brings VX values for VX outputs
