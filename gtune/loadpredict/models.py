@@ -37,10 +37,11 @@ DEFAULT_CONFIDENCE = 0.6
 # change which technique wins, with when (UTC, ISO 8601). A model trained before learned
 # the technique as it was: its probability there is uninformed, so the technique is
 # searched besides the prediction (as one the model never saw) until a model trained
-# afterwards replaces it. vec: aligned vector loads, each vector of a row loaded once
-# (its loads had been element-aligned vloadn, which NVIDIA's compiler splits into
-# scalar loads, a pair per shifted term).
-REVISED = {"vec": "2026-11-26T04:00:00+00:00"}
+# afterwards replaces it. vec: aligned vector loads, each vector of a row loaded once,
+# and on 3D arrays its vectors streamed along z (ZC > 1); its loads had been
+# element-aligned vloadn per term (which a compiler may split into scalar loads), a pair
+# per shifted term. The time is when the change reached main (this branch's end).
+REVISED = {"vec": "2026-11-26T05:40:00+00:00"}
 
 
 def user_model_dir() -> Path:
