@@ -202,6 +202,7 @@ def execute_task(task_data: Mapping[str, Any], store_url: str | None) -> dict[st
             raise
     events.emit(final=True)
     best = report.search_result
+    pool = _REUSE.pools.get(device.identity or device.name)
     return {
         "task": task.to_dict(),
         "key": task.key,
@@ -228,6 +229,17 @@ def execute_task(task_data: Mapping[str, Any], store_url: str | None) -> dict[st
         "gbs": report.gbs(report.search_s) if best is not None else None,
         "host": _host(),
         "worker": _worker_address(),
+        # this worker process's OpenCL processes so far (all its tasks): measure
+        # workers started for a task / handed a task running, compile workers, and
+        # their summed wait for the host's build slots
+        "pool": {
+            "started": pool.started,
+            "reused": pool.reused,
+            "compile_workers": len(pool.compilers),
+            "build_wait_s": pool.build_wait_s,
+        }
+        if pool is not None
+        else None,
     }
 
 

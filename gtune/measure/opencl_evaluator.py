@@ -739,7 +739,10 @@ class OpenCLEvaluator(EvaluatorBase):
                 if w.conn is not None and w.conn.poll():
                     try:
                         ready[i] = w.receive(0)
-                        self.build_wait_s += float(ready[i].get("wait_s") or 0.0)
+                        waited = float(ready[i].get("wait_s") or 0.0)
+                        self.build_wait_s += waited
+                        if self._pool is not None:
+                            self._pool.build_wait_s += waited
                     except WorkerDied as exc:
                         w.kill()
                         ready[i] = Result(cfg, Status.CRASHED, message=f"compiler {exc}")

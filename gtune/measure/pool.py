@@ -49,9 +49,11 @@ class WorkerPool:
         self.compilers: list[Worker] = []
         self._measure: Worker | None = None
         self._last_used = 0.0
-        #: Seconds spent starting worker processes, and how many were started / reused.
+        #: Measure workers started for a kernel, and those handed a kernel running.
         self.started = 0
         self.reused = 0
+        #: Seconds its compile workers waited for the host's build slots, all kernels.
+        self.build_wait_s = 0.0
 
     def take_measure(self) -> Worker | None:
         """The idle measure worker (still running), or None: start a new one."""
