@@ -601,6 +601,7 @@ def _write_start(
         "cores": layout.get("cores") or host_cores().to_dict(),
         "start_s": start_s,
         "warm_s": warm_s,
+        "searching_from": time.time(),  # the first piece is handed out now
         "started": list(warm),
     }
     with contextlib.suppress(OSError):
