@@ -531,7 +531,8 @@ def run_tasks(
     )
 
 
-WARM_TIMEOUT_S = 300.0  # the longest the workers' start is waited for
+WARM_TIMEOUT_S = 300.0  # the longest the workers' OpenCL processes are waited for
+JOIN_TIMEOUT_S = 60.0  # the longest a local cluster's workers are waited for
 
 
 def _warm_workers(
@@ -544,7 +545,7 @@ def _warm_workers(
 
     if expected:
         with contextlib.suppress(Exception):  # the tasks run on those that came
-            client.wait_for_workers(expected, timeout=WARM_TIMEOUT_S)
+            client.wait_for_workers(expected, timeout=JOIN_TIMEOUT_S)
     selector: dict[str, str] = {}
     helpers: dict[str, int | None] = {}
     for t in tasks:
