@@ -158,7 +158,7 @@ def execute_task(task_data: Mapping[str, Any], store_url: str | None) -> dict[st
     from gtune.api import DEFAULT_CONFIRM, as_kernel, tune
     from gtune.description import load_kernel
     from gtune.measure import select_device
-    from gtune.measure.pool import reuse_workers
+    from gtune.measure.pool import pool_key, reuse_workers
     from gtune.tuning import TuningSession
 
     task = CampaignTask.from_dict(task_data)
@@ -202,7 +202,7 @@ def execute_task(task_data: Mapping[str, Any], store_url: str | None) -> dict[st
             raise
     events.emit(final=True)
     best = report.search_result
-    pool = _REUSE.pools.get(device.identity or device.name)
+    pool = _REUSE.pools.get(pool_key(device))
     return {
         "task": task.to_dict(),
         "key": task.key,

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pyopencl as cl
 
-from gtune.device import TUNING_EXTENSIONS, DeviceLimits, choose_device
+from gtune.device import TUNING_EXTENSIONS, DeviceLimits, choose_device, same_device
 from gtune.exceptions import EnvironmentProblem, InputError
 from gtune.kernel import Argument, TunableKernel
 from gtune.measure.buildslots import host_slots
@@ -159,12 +159,18 @@ def select_device(selector: str | None = None) -> DeviceLimits:
 
 
 def _cl_device(limits: DeviceLimits) -> Any:
+    """The device ``limits`` describes: of its identity, the one at its index (two
+    identical GPUs share an identity; each worker bound to one must open that one)."""
+    listed: list[DeviceLimits] = []
+    devices: list[Any] = []
     for pi, platform in enumerate(_platforms()):
         for di, device in enumerate(platform.get_devices()):
-            candidate = _limits(platform, device, pi, di)
-            if candidate.identity == limits.identity:
-                return device
-    raise EnvironmentProblem(f"device {limits.name} ({limits.identity}) is no longer present")
+            listed.append(_limits(platform, device, pi, di))
+            devices.append(device)
+    i = same_device(listed, limits)
+    if i is None:
+        raise EnvironmentProblem(f"device {limits.name} ({limits.identity}) is no longer present")
+    return devices[i]
 
 
 # ---------------------------------------------------------------------------------

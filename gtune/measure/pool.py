@@ -136,12 +136,17 @@ _POOLS: contextvars.ContextVar[dict[str, WorkerPool] | None] = contextvars.Conte
 )
 
 
+def pool_key(device: DeviceLimits) -> str:
+    """A device's pool: its identity and its index (identical GPUs share an identity)."""
+    return f"{device.identity or device.name}@{device.selector}"
+
+
 def pool_for(device: DeviceLimits) -> WorkerPool | None:
     """The pool evaluators on ``device`` share here (None outside :func:`reuse_workers`)."""
     pools = _POOLS.get()
     if pools is None:
         return None
-    key = device.identity or device.name
+    key = pool_key(device)
     if key not in pools:
         pools[key] = WorkerPool(device)
     return pools[key]
@@ -179,4 +184,4 @@ def reusing_workers(fn: Callable[P, R]) -> Callable[P, R]:
     return wrapper
 
 
-__all__ = ["WARM_S", "WorkerPool", "pool_for", "reuse_workers", "reusing_workers"]
+__all__ = ["WARM_S", "WorkerPool", "pool_for", "pool_key", "reuse_workers", "reusing_workers"]
