@@ -10,7 +10,9 @@ builds than the host has cores for.
 
 A slot is an OS file lock (``flock``) on one of ``count`` files in the lock folder
 (:func:`gtune.measure.devlock.lock_dir`): the kernel releases it when its process ends,
-however it ends. A build that finds every slot taken tries again after a short pause.
+however it ends. A build that finds every slot taken tries again after a short pause;
+one that has waited :data:`MAX_WAIT_S` builds without a slot (its parent's time limit
+for the build runs meanwhile).
 Pure Python (no OpenCL): the compile workers call it.
 """
 
@@ -33,6 +35,7 @@ BUILD_SLOTS_ENV = "GTUNE_BUILD_SLOTS"
 
 FIRST_PAUSE_S = 0.001  # a waiter's first pause; it grows to MAX_PAUSE_S
 MAX_PAUSE_S = 0.02
+MAX_WAIT_S = 10.0  # a build waits at most this long for a slot, then builds anyway
 
 
 def slots_from_env() -> int:
@@ -54,6 +57,8 @@ class BuildSlots:
         #: Seconds waited for a slot, over all builds so far, and builds that waited.
         self.waited_s = 0.0
         self.waits = 0
+        #: Builds that waited ``max_wait_s`` and went ahead without a slot.
+        self.unslotted = 0
 
     def _open(self) -> list[int]:
         if len(self._fds) < self.count:
@@ -81,14 +86,16 @@ class BuildSlots:
         return None
 
     @contextlib.contextmanager
-    def held(self) -> Iterator[float]:
-        """Hold one slot; yields the seconds waited for it."""
+    def held(self, max_wait_s: float = MAX_WAIT_S) -> Iterator[float]:
+        """Hold one slot; yields the seconds waited for it. After ``max_wait_s`` the
+        build goes ahead without one: the parent's time limit for a build counts from
+        when it asked, and a build must not time out waiting (unslotted builds)."""
         fds = self._open()
         start = time.monotonic()
         first = random.randrange(len(fds))  # waiters spread over the slots
         fd = self._try(fds, first)
         pause = FIRST_PAUSE_S
-        while fd is None:
+        while fd is None and time.monotonic() - start < max_wait_s:
             time.sleep(pause)
             pause = min(pause * 1.5, MAX_PAUSE_S)
             fd = self._try(fds, random.randrange(len(fds)))
@@ -96,10 +103,13 @@ class BuildSlots:
         if waited > FIRST_PAUSE_S / 2:
             self.waited_s += waited
             self.waits += 1
+        if fd is None:
+            self.unslotted += 1
         try:
             yield waited
         finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
+            if fd is not None:
+                fcntl.flock(fd, fcntl.LOCK_UN)
 
     def close(self) -> None:
         for fd in self._fds:

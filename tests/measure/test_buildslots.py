@@ -94,3 +94,13 @@ def test_the_count_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -
     assert slots is not None and slots.count == 12
     with pytest.raises(ValueError):
         BuildSlots(0)
+
+
+def test_a_build_that_waited_too_long_goes_ahead_without_a_slot(tmp_path: Path) -> None:
+    slots = BuildSlots(1, tmp_path)
+    other = BuildSlots(1, tmp_path)
+    with slots.held(), other.held(max_wait_s=0.2) as waited:
+        # the parent's time limit for the build runs: it is not spent waiting
+        assert 0.2 <= waited < 1.0 and other.unslotted == 1
+    with other.held(max_wait_s=0.2) as waited:  # free again: slotted at once
+        assert waited < 0.2 and other.unslotted == 1
