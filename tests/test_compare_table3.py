@@ -259,3 +259,41 @@ def test_two_shards_then_merge_on_pocl(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr[-3000:]
     merged = json.loads((again / "table3.json").read_text())
     assert merged["rows"] == doc["rows"]
+
+
+def _rounds_module() -> ModuleType:
+    path = SCRIPT.with_name("rounds.py")
+    sys.path.insert(0, str(path.parent))
+    spec = importlib.util.spec_from_file_location("compare_rounds", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_rounds_split_replays_the_timing_rule() -> None:
+    from gtune.measure.stats import TimingPolicy
+
+    rounds = _rounds_module()
+    policy = TimingPolicy()
+    quiet = [1e-5, 1e-5, 1e-5]
+    noisy = [1e-5, 2e-5] * 12 + [1.5e-5]  # never converges: capped at max_runs
+    assert rounds.split_rounds(quiet + noisy + quiet, policy) == [3, policy.max_runs, 3]
+    assert rounds.split_rounds([1e-5, 1e-5], policy) is None  # not a whole measurement
+
+
+def test_rounds_rerank_uses_the_balanced_median() -> None:
+    from gtune.measure.stats import TimingPolicy
+
+    rounds = _rounds_module()
+    quiet, slow = [1.0e-5, 1.01e-5, 0.99e-5], [2.0e-5, 1.5e-5] * 12 + [1.7e-5]
+    cfg = {"WX": 8}
+    record = {
+        "kernel": "k",
+        "cells": [{"strategy": "hybrid", "best_config": cfg, "best_s": 1.0e-5}],
+        "confirmation": {"entries": [{"config": cfg, "times_s": quiet + quiet + slow}]},
+    }
+    new, lines = rounds.rerank(record, TimingPolicy())
+    cell = new["cells"][0]
+    assert cell["round_sizes"] == [3, 3, 25]
+    assert cell["remeasured_s"] <= max(quiet) and len(lines) == 1
