@@ -44,7 +44,10 @@ class ConfirmPolicy:
 
     ``spare_rounds`` more rounds follow while the time left has room for them (only
     when a time limit is known: a wall-time budget's reserve for this round): more
-    rounds make the medians robust to a burst of other work on the machine.
+    rounds make the medians robust to a burst of other work on the machine. Then up to
+    ``extra_rounds`` more while some configuration's round medians lie more than
+    ``agreement`` (a fraction of the lowest) apart, where the time left, if known,
+    holds them.
     """
 
     candidates: int = 3
@@ -155,7 +158,8 @@ class ConfirmedConfig:
         return median_interval(self.sample, confidence)
 
     def result(self) -> Result:
-        """The pooled times as one :class:`Result` (what reports show as a time)."""
+        """The balanced sample (:attr:`sample`) as one :class:`Result` (what reports
+        show as a time)."""
         return Result(
             config=dict(self.config),
             status=self.status,
