@@ -217,7 +217,10 @@ def test_compare_kernel_ranks_by_winners_measured_together(tmp_path: Path):
         )
         one = run()
         assert one.complete and one.name == "heat3d" and campaign.sessions._sessions == {}
-        assert one.confirmation is not None and one.confirmation.rounds_done == 3
+        c = one.confirmation
+        # three rounds, and up to two more where a configuration's rounds disagreed
+        assert c is not None and 3 <= c.rounds_done <= 3 + gtune.ConfirmPolicy().extra_rounds
+        assert (c.rounds_done > 3) == any("rounds disagreed" in n for n in c.notes)
         timed = {json.dumps(e.config, sort_keys=True): e for e in one.confirmation.entries}
         for c in one.cells:
             search = one.reports[c.strategy].search_result
