@@ -297,3 +297,23 @@ def test_rounds_rerank_uses_the_balanced_median() -> None:
     cell = new["cells"][0]
     assert cell["round_sizes"] == [3, 3, 25]
     assert cell["remeasured_s"] <= max(quiet) and len(lines) == 1
+
+
+@pytest.mark.slow
+def test_table3_labels_reproduce_the_committed_rows(tmp_path: Path) -> None:
+    """The load-predictor rows made from Table 3's stores are what the script makes now,
+    and the kernels also in the collection keep their collected rows."""
+    results = ROOT / "benchmarks" / "results"
+    stores = results / "compare" / "table3-scale" / "stores.tar.xz"
+    committed = results / "predict" / "h100-table3"
+    before = results / "predict" / "h100-scale" / "nvidia-h100-80gb-hbm3-hybrid.csv"
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "predict" / "table3_labels.py"),
+         str(stores), str(before), str(tmp_path)],
+        capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "table3-rows.csv").read_text() == (committed / "table3-rows.csv").read_text()
+    grown = (tmp_path / before.name).read_text().splitlines()
+    old = before.read_text().splitlines()
+    assert set(old) <= set(grown) and len(grown) == len(old) + 15
