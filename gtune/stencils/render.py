@@ -462,19 +462,12 @@ def describe(
     # planes of the block with its halo in local memory, and per point a queue of 2*RZ+1
     # planes for each level below TB in registers (plus the next plane's load): at most
     # STREAM_QUEUE_MAX values per work-item and ZREG_GROUP_REGISTERS per work-group.
-    # A work-item's points: ZREG = 1 deals the plane with its halo round robin (the
-    # temporal loads); ZREG = 2 gives each work-item CX*CY points of the block and
-    # deals the halo round robin.
+    # A work-item's points are the same number in both layouts: ZREG = 1 deals the
+    # plane with its halo round robin (the temporal loads), ZREG = 2 gives each
+    # work-item CX*CY points of the block and deals the halo round robin, and the
+    # block is CX*CY passes of the work-group.
     zreg_plane = f"{2 * size} * (min(WX*CX, NX) + 2*TB*{rx}) * (min(WY*CY, NY) + 2*TB*{ry})"
-    zreg_halo = (
-        f"(min(WX*CX, NX) + 2*TB*{rx}) * (min(WY*CY, NY) + 2*TB*{ry})"
-        " - min(WX*CX, NX) * min(WY*CY, NY)"
-    )
-    zreg_points = (
-        f"(min(CX, NX) * min(CY, NY) + ({zreg_halo} + WX*WY - 1) / (WX*WY)"
-        f" if ZREG == 2 else {temporal_loads})"
-    )
-    zreg_registers = f"{zreg_points} * (TB*{2 * rz + 1} + 1)"
+    zreg_registers = f"{temporal_loads} * (TB*{2 * rz + 1} + 1)"
     if stepping:
         # merging (CX, CY, CZ) makes the temporal block larger than the work-group
         single = ["LOCAL == 0", "VX == 1", "BX == 1"]
