@@ -667,18 +667,17 @@ void KERNEL_NAME(KERNEL_ARGS)
                 }
             }
             barrier(CLK_LOCAL_MEM_FENCE);
-            const bool zin = z >= max(z0 - mz, 0) && z < min(z0 + ZC + mz, NZ);
-            const bool zw = z >= LOZ && z < HIZ;
+            /* the plane is one level s needs and one the stencil writes */
+            const bool zw = z >= max(z0 - mz, LOZ) && z < min(z0 + ZC + mz, HIZ);
 #pragma unroll
             for (int k = 0; k < PTS; ++k) {
-                /* level s's region: the block and frames 1 .. TB - s */
+                /* level s's region: the block and frames 1 .. TB - s (so s <= |reach|) */
                 if (k >= BLOCK_PTS && !IN_FRAMES(k - BLOCK_PTS, TB - s)) {
                     continue;
                 }
                 const int x = tx0 + PX_OF(k);
                 const int y = ty0 + PY_OF(k);
-                const bool needed = zin && s <= abs(reach[k]);
-                const bool written = needed && reach[k] > 0 && zw;
+                const bool written = zw && reach[k] > 0;
                 REAL v = q[s - 1][k][RZ]; /* interior boundary: the rim keeps it */
                 if (written) {
                     REAL acc = (REAL)0;
