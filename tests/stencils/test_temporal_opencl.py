@@ -441,3 +441,38 @@ def test_zreg_layouts_without_terms_along_an_axis(axes: str, boundary: str, tmp_
     assert {c["ZREG"] for c in configs if c["CY"] == 2} == {1, 2}
     for cfg, result in zip(configs, evaluate(kernel, configs), strict=True):
         assert result.status is Status.OK, (axes, boundary, cfg, result.message)
+
+
+@pytest.mark.slow
+def test_fixed_configurations_script_runs(tmp_path: Path) -> None:
+    """benchmarks/temporal_configs.py (the GPU A/B of fixed configurations against the
+    copy kernel) runs end to end on a small size: every configuration verified, the
+    first the baseline, one beyond the register bound run and marked so."""
+    import json
+    import subprocess
+    import sys
+
+    configs = tmp_path / "configs.yaml"
+    base = {"STREAM": 1, "TB": 2, "WX": 16, "WY": 4, "CX": 2, "ZC": 8}
+    probe = {"STREAM": 1, "ZREG": 2, "TB": 4, "WX": 8, "WY": 4, "CX": 2, "CY": 2, "ZC": 8}
+    entries = [
+        {"name": "round robin", "config": {**base, "ZREG": 1}},
+        {"name": "block first", "config": {**base, "ZREG": 2}},
+        {"name": "probe", "config": probe},
+    ]
+    configs.write_text(
+        yaml.safe_dump({"kernel": "heat3d", "size": 32, "steps": 4, "configs": entries})
+    )
+    out = tmp_path / "out"
+    cmd = [sys.executable, str(ROOT / "benchmarks" / "temporal_configs.py"), str(out)]
+    cmd += [str(configs), "--rounds", "2", "--runs", "1"]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert r.returncode == 0, r.stderr[-2000:]
+    data = json.loads((out / "configs.json").read_text())
+    rows = {row["name"]: row for row in data["configs"]}
+    assert list(rows) == ["round robin", "block first", "probe"]
+    assert all(row["status"] == "ok" and row["time_per_step_s"] > 0 for row in rows.values())
+    assert rows["round robin"]["speedup"] == 1.0
+    assert [bool(row["broken"]) for row in rows.values()] == [False, False, True]
+    assert data["copy_gbs"] > 0 and data["steps"] == 4
+    assert "(outside the space)" in (out / "configs.md").read_text()
