@@ -33,6 +33,8 @@
  *              memory (stencils whose off-plane terms lie on the z axis); 2: the same
  *              with the block's points first and the halo frame by frame, so each
  *              level computes only its own region
+ *   ZU         1: ZREG=2 unrolls its walk along z by the queue length 2*RZ+1, so
+ *              (interior boundary) the queues' shift is a renaming of registers
  *   NX NY NZ   array size (NZ absent for 2D arrays)
  *
  * The stencil itself (radius per dimension, the primary field's offsets and
@@ -60,6 +62,7 @@
 #define RY 2
 #define RZ 0
 #define QUEUE_Y 5
+#define QUEUE_Z 1
 #define INTENSITY 1
 #define ARRAY_DIMS 2
 #define STENCIL_TERMS(T) \
@@ -149,6 +152,9 @@
 #ifndef ZREG
 #define ZREG 0
 #endif
+#ifndef ZU
+#define ZU 0
+#endif
 #ifndef INTENSITY
 #define INTENSITY 1
 #endif
@@ -160,6 +166,11 @@
  * then a renaming of registers, not a move per queued sum. */
 #ifndef QUEUE_Y
 #define QUEUE_Y 1
+#endif
+/* The same for the z queue of temporal streaming with the z-neighbours in registers
+   (2*RZ+1; ZREG=2 with ZU=1 unrolls its walk by it). */
+#ifndef QUEUE_Z
+#define QUEUE_Z 1
 #endif
 #define PRAGMA_(x) _Pragma(#x)
 #define UNROLL_BY(n) PRAGMA_(unroll n)
@@ -216,6 +227,9 @@
 #endif
 #if ZREG != 0 && ZREG != 1 && ZREG != 2
 #error "ZREG must be 0, 1 or 2"
+#endif
+#if ZU && ZREG != 2
+#error "ZU (the unrolled walk) applies to ZREG=2 only"
 #endif
 #if ZREG && !(TB > 1 && STREAM && ARRAY_DIMS == 3)
 #error "ZREG (z-neighbours in registers) applies to temporal streaming along z: TB > 1, STREAM=1, 3D"
@@ -556,6 +570,11 @@ void KERNEL_NAME(KERNEL_ARGS)
                       ? GLOBAL_READ(pp, ty0 + PY_OF(k), tx0 + PX_OF(k))                  \
                       : (REAL)0;                                                         \
     }
+/* Level lv's plane zz (point k's value in vals) enters its queue. Clamp: as ZREG=1's
+   PUSH. Interior: a plain shift, as no plane beyond the array is ever read (a plane
+   the stencil writes reads planes 0 .. NZ-1 only); with ZU=1 the walk is unrolled by
+   the queue's length, so the shift is a renaming of registers. */
+#if CLAMP
 #define PUSH(lv, zz, vals, k)                                                            \
     {                                                                                    \
         _Pragma("unroll") for (int j = 0; j < QZ - 1; ++j) {                             \
@@ -563,6 +582,15 @@ void KERNEL_NAME(KERNEL_ARGS)
         }                                                                                \
         q[lv][k][QZ - 1] = (zz) >= NZ ? q[lv][k][QZ - 1] : (vals)[k];                    \
     }
+#else
+#define PUSH(lv, zz, vals, k)                                                            \
+    {                                                                                    \
+        _Pragma("unroll") for (int j = 0; j < QZ - 1; ++j) {                             \
+            q[lv][k][j] = q[lv][k][j + 1];                                               \
+        }                                                                                \
+        q[lv][k][QZ - 1] = (vals)[k];                                                    \
+    }
+#endif
 #if CLAMP
 #define PLANE_AT(dx, dy) plane[(CLY(y + (dy)) - ty0) * PX + (CLX(x + (dx)) - tx0)]
 #else
@@ -674,6 +702,9 @@ void KERNEL_NAME(KERNEL_ARGS)
         PUSH(0, z0 - HZ, next, k)
     }
     int stage = 0; /* stages so far: the buffer of the centre plane alternates */
+#if ZU
+    UNROLL_BY(QUEUE_Z)
+#endif
     for (int p = z0 - HZ; p < z0 + ZC + HZ; ++p) {
         const bool more = p + 1 < z0 + ZC + HZ;
         if (more) {

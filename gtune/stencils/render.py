@@ -239,6 +239,7 @@ def render_source(stencil: Stencil) -> str:
         f"#define RY {ry}",
         f"#define RZ {rz}",
         f"#define QUEUE_Y {2 * ry + 1}",
+        f"#define QUEUE_Z {2 * rz + 1}",
         f"#define INTENSITY {intensity}",
         f"#define ARRAY_DIMS {d.dims}",
     ]
@@ -342,6 +343,12 @@ def _parameters(
             "local memory holds two planes, not the levels' rings (z-star stencils); 2: "
             "the block's points first, then the halo frame by frame, each level computing "
             "only its own region",
+        }
+        params["ZU"] = {
+            "values": [0, 1],
+            "default": 0,
+            "doc": "ZREG = 2: the walk along z unrolled by the queue length, so the queues' "
+            "shift is a renaming of registers (interior boundary)",
         }
     if steps > 1:
         params["TB"] = {
@@ -481,13 +488,14 @@ def describe(
                 f"TB == 1 or STREAM == 0 or ZREG >= 1 or {temporal_rings} <= LOCAL_MEM_SIZE",
                 f"TB == 1 or STREAM == 0 or {temporal_loads} <= {TEMPORAL_LOADS_MAX}",
                 "ZREG == 0 or (TB > 1 and STREAM == 1)",
+                "ZU == 0 or ZREG == 2",
                 f"ZREG == 0 or {zreg_plane} <= LOCAL_MEM_SIZE",
                 f"ZREG == 0 or {zreg_registers} <= {STREAM_QUEUE_MAX}",
                 f"ZREG == 0 or {zreg_registers} * {max(1, size // 4)} * WX*WY"
                 f" <= {ZREG_GROUP_REGISTERS}",
             ]
             if not _z_star(d):
-                constraints.append("ZREG == 0")
+                constraints += ["ZREG == 0", "ZU == 0"]
         else:
             constraints += [
                 # temporal streaming walks whole chunks of WY*ZC rows
@@ -516,8 +524,8 @@ def describe(
         techniques["temporal"] = ["TB > 1", "STREAM == 1", "LOCAL == 0", "VX == 1"]
         techniques["temporal-tile"] = ["TB > 1", "STREAM == 0", "LOCAL == 0", "VX == 1"]
         if dims3:
-            techniques["temporal"].append("ZREG == 0")
-            techniques["temporal-tile"].append("ZREG == 0")
+            techniques["temporal"] += ["ZREG == 0", "ZU == 0"]
+            techniques["temporal-tile"] += ["ZREG == 0", "ZU == 0"]
             if _z_star(d):  # streaming, the z-neighbours in registers, one plane shared
                 techniques["temporal-zreg"] = ["TB > 1", "STREAM == 1", "ZREG >= 1"]
                 techniques["temporal-zreg"] += ["LOCAL == 0", "VX == 1"]

@@ -66,6 +66,7 @@ CASES: dict[str, tuple[Path, dict[str, int], list[dict[str, int]]]] = {
             {"STREAM": 1, "ZREG": 1, "ZC": 4, "WX": 8, "WY": 4, "CX": 2},
             {"STREAM": 1, "ZREG": 2, "ZC": 4, "WX": 8, "WY": 4},
             {"STREAM": 1, "ZREG": 2, "ZC": 8, "WX": 8, "WY": 4, "CY": 2},
+            {"STREAM": 1, "ZREG": 2, "ZU": 1, "ZC": 4, "WX": 8, "WY": 4, "CX": 2},
         ],
     ),
     # wide enough that some work-groups' tiles (planes) with their halo lie inside the
@@ -78,6 +79,7 @@ CASES: dict[str, tuple[Path, dict[str, int], list[dict[str, int]]]] = {
             {"WX": 4, "WY": 2, "WZ": 2, "CX": 2, "CY": 2, "CZ": 1},
             {"STREAM": 1, "ZREG": 1, "ZC": 4, "WX": 8, "WY": 4},
             {"STREAM": 1, "ZREG": 2, "ZC": 4, "WX": 8, "WY": 4},
+            {"STREAM": 1, "ZREG": 2, "ZU": 1, "ZC": 8, "WX": 8, "WY": 4},
         ],
     ),
     "box3d_inner": (
@@ -107,7 +109,7 @@ CASES: dict[str, tuple[Path, dict[str, int], list[dict[str, int]]]] = {
             {"STREAM": 1, "ZREG": 1, "ZC": 8, "WX": 16, "WY": 16},
             {"STREAM": 1, "ZREG": 1, "ZC": 8, "WX": 16, "WY": 8},
             {"STREAM": 1, "ZREG": 2, "ZC": 8, "WX": 16, "WY": 8},
-            {"STREAM": 1, "ZREG": 2, "ZC": 4, "WX": 16, "WY": 16},
+            {"STREAM": 1, "ZREG": 2, "ZU": 1, "ZC": 4, "WX": 16, "WY": 16},
         ],
     ),
     "hotspot": (
@@ -124,6 +126,7 @@ CASES: dict[str, tuple[Path, dict[str, int], list[dict[str, int]]]] = {
             {"STREAM": 1, "ZREG": 1, "ZC": 4, "WX": 8, "WY": 4},
             {"STREAM": 1, "ZREG": 1, "ZC": 8, "WX": 4, "WY": 8, "CX": 2},
             {"STREAM": 1, "ZREG": 2, "ZC": 8, "WX": 4, "WY": 8, "CX": 2},
+            {"STREAM": 1, "ZREG": 2, "ZU": 1, "ZC": 4, "WX": 8, "WY": 4},
         ],
     ),
 }
@@ -137,9 +140,10 @@ not divide the rows walked, WY·ZC + 2·TB·RY), with TB = 1 ZC rows per work-it
 registers (one-step streaming). Configurations with ZREG (heat3d, laplacian4, thermal3d:
 z-star stencils) stream along z with the z-neighbours in registers and one shared plane
 per stage (ZREG = 1: the plane's points round robin; ZREG = 2: the block's first, then
-the halo frame by frame, each level on its own region); with TB = 1 they run without
-ZREG (one-step streaming). heat3d_inner's ZREG configurations have interior
-work-groups (plane and halo inside the array) at TB = 2 and 4 beside edge ones."""
+the halo frame by frame, each level on its own region; ZU = 1: its walk unrolled by
+the queue length); with TB = 1 they run without ZREG (one-step streaming).
+heat3d_inner's ZREG configurations have interior work-groups (plane and halo inside
+the array) at TB = 2 and 4 beside edge ones."""
 
 
 def stepping(path: Path, tmp: Path, *, boundary: str, dtype: str | None = None) -> Path:
@@ -172,7 +176,12 @@ def tb_configs(kernel: TunableKernel, extra: list[dict[str, int]]) -> list[dict[
     default = kernel.default_config()
     assert default is not None
     return [
-        {**default, **change, "TB": tb, **({"ZREG": 0} if tb == 1 and "ZREG" in change else {})}
+        {
+            **default,
+            **change,
+            "TB": tb,
+            **({"ZREG": 0, "ZU": 0} if tb == 1 and "ZREG" in change else {}),
+        }
         for tb in (1, 2, 4)
         for change in [{}, *extra]
     ]
@@ -364,7 +373,7 @@ def test_zreg_random_z_stars_step_exactly(seed: int) -> None:
         default = kernel.default_config()
         assert default is not None
         configs = [
-            {**default, "STREAM": 1, "ZREG": zreg, "TB": tb, **change}
+            {**default, "STREAM": 1, "ZREG": zreg, "ZU": seed % 2 * (zreg - 1), "TB": tb, **change}
             for zreg in (1, 2)
             for tb in (2, 4)
             for change in (
@@ -420,7 +429,7 @@ def test_zreg_layouts_without_terms_along_an_axis(axes: str, boundary: str, tmp_
     default = kernel.default_config()
     assert default is not None
     configs = [
-        {**default, "STREAM": 1, "ZREG": zreg, "TB": tb, **change}
+        {**default, "STREAM": 1, "ZREG": zreg, "ZU": int(zreg == 2 and tb == 4), "TB": tb, **change}
         for zreg in (1, 2)
         for tb in (2, 4)
         for change in (
