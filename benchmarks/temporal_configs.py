@@ -24,7 +24,8 @@ the bytes of one step over the time per step, as in ``temporal.py``.
 
 Writes into OUT: ``configs.json`` (everything), ``configs.csv`` and ``configs.md``
 (one row per configuration: verified or not, time per step, effective bandwidth, its
-fraction of copy, speed against the baseline).
+fraction of copy, speed against the baseline), first with the verifying session's
+times (so a run cut short keeps them; ``side_by_side`` false), then with the rounds'.
 
     python3 benchmarks/temporal_configs.py OUT CONFIGS.yaml [--device NVIDIA]
         [--size 512] [--rounds 5] [--runs 5]
@@ -108,6 +109,41 @@ def table(rows: Sequence[Mapping[str, Any]], copy_gbs: float, head: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def fill(
+    rows: Sequence[dict[str, Any]], times: Mapping[str, float], step_bytes: int, copy_gbs: float
+) -> None:
+    """Each row's time per step (from ``times``, by name), effective bandwidth, fraction
+    of copy and speed against the first row."""
+    base = times.get(rows[0]["name"]) if rows else None
+    for r in rows:
+        s = times.get(r["name"])
+        r["time_per_step_s"] = s
+        r["gbs"] = step_bytes / s / 1e9 if s else None
+        r["fraction_of_copy"] = r["gbs"] / copy_gbs if r["gbs"] and copy_gbs else None
+        r["speedup"] = base / s if base and s else None
+
+
+def write(out: Path, data: Mapping[str, Any], md: str) -> str:
+    """configs.json, configs.csv and configs.md into ``out``; returns the table."""
+    rows = data["configs"]
+    (out / "configs.md").write_text(md)
+    (out / "configs.json").write_text(json.dumps(data, indent=1, default=str))
+    with open(out / "configs.csv", "w", newline="") as f:
+        fields = ["name", "shape", "status", "time_per_step_s", "gbs", "fraction_of_copy"]
+        writer = csv.DictWriter(f, fieldnames=[*fields, "speedup", "outside", "config"])
+        writer.writeheader()
+        for r in rows:
+            writer.writerow(
+                {
+                    **{k: r.get(k) for k in fields},
+                    "speedup": r.get("speedup"),
+                    "outside": bool(r["broken"]),
+                    "config": json.dumps(r["config"]),
+                }
+            )
+    return md
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("outdir", type=Path)
@@ -142,7 +178,9 @@ def main(argv: list[str] | None = None) -> int:
         cfg = full_config(kernel, entry["config"])
         env = {**kernel.env(cfg), **limits}
         broken = [c.text for c in kernel.constraints if not c.evaluate(env)]
-        rows.append({"name": entry["name"], "config": cfg, "shape": shape(cfg), "broken": broken})
+        layout = "".join(f" {p}={cfg[p]}" for p in ("ZREG", "ZU") if cfg.get(p))
+        row = {"name": entry["name"], "config": cfg, "shape": shape(cfg) + layout}
+        rows.append({**row, "broken": broken})
     # verified once each (every output against the reference's single steps)
     evaluator = OpenCLEvaluator(kernel, device, runs=args.runs)
     try:
@@ -159,23 +197,7 @@ def main(argv: list[str] | None = None) -> int:
             + (f" {res.median_s * 1e3:.4f} ms/step" if res.ok else f" {res.message[:200]}")
             + (" (outside the space)" if r["broken"] else "")
         )
-    ok = [r for r in rows if r["status"] == "ok"]
-    runs: list[tuple[str, TunableKernel, Mapping[str, int]]] = [
-        ("copy", copy_kernel, copy["config"])
-    ]
-    runs += [(r["name"], kernel, r["config"]) for r in ok]
-    times = bw.alternate(device, runs, args.rounds)
-    copy_s = times["copy"]
-    copy_gbs = copy_kernel.bytes_moved() / copy_s / 1e9
-    base = times.get(rows[0]["name"]) if rows and rows[0]["status"] == "ok" else None
-    for r in ok:
-        s = times[r["name"]]
-        r["time_per_step_s"] = s
-        r["gbs"] = kernel.bytes_moved() / s / 1e9
-        r["fraction_of_copy"] = r["gbs"] / copy_gbs
-        r["speedup"] = base / s if base else None
-
-    data = {
+    info = {
         "device": device.name,
         "device_identity": device.identity,
         "driver": device.driver_version,
@@ -187,32 +209,50 @@ def main(argv: list[str] | None = None) -> int:
         "runs": args.runs,
         "configs_file": str(args.configs),
         "copy": copy,
+    }
+    ok = [r for r in rows if r["status"] == "ok"]
+    # the verifying session's times first (one after another, against the tuned copy),
+    # written at once: a run cut short keeps them
+    fill(rows, {r["name"]: r["verified_s"] for r in ok}, kernel.bytes_moved(), copy["gbs"])
+    head = f"# {d.name} {info['size']}, {steps} steps: fixed configurations against copy on "
+    head += f"{device.name}\n\n"
+    md = write(
+        out,
+        {**info, "side_by_side": False, "copy_gbs": copy["gbs"], "configs": rows},
+        table(
+            rows,
+            copy["gbs"],
+            head + "Times of the verifying session (one after "
+            "another), against the tuned copy; side-by-side rounds not run yet.",
+        ),
+    )
+    runs: list[tuple[str, TunableKernel, Mapping[str, int]]] = [
+        ("copy", copy_kernel, copy["config"])
+    ]
+    runs += [(r["name"], kernel, r["config"]) for r in ok]
+    times = bw.alternate(device, runs, args.rounds)
+    copy_s = times.pop("copy")
+    copy_gbs = copy_kernel.bytes_moved() / copy_s / 1e9
+    fill(rows, times, kernel.bytes_moved(), copy_gbs)
+    data = {
+        **info,
+        "side_by_side": True,
         "copy_side_by_side_s": copy_s,
         "copy_gbs": copy_gbs,
         "configs": rows,
         "wall_s": time.monotonic() - started,
     }
-    head = (
-        f"# {d.name} {data['size']}, {steps} steps: fixed configurations against copy on "
-        f"{device.name}\n\nMedians of {args.rounds} side-by-side rounds; the first "
-        "configuration is the baseline."
+    md = write(
+        out,
+        data,
+        table(
+            rows,
+            copy_gbs,
+            head + f"Medians of {args.rounds} side-by-side "
+            "rounds with the copy kernel; the first configuration is the "
+            "baseline.",
+        ),
     )
-    md = table(rows, copy_gbs, head)
-    (out / "configs.md").write_text(md)
-    (out / "configs.json").write_text(json.dumps(data, indent=1, default=str))
-    with open(out / "configs.csv", "w", newline="") as f:
-        fields = ["name", "shape", "status", "time_per_step_s", "gbs", "fraction_of_copy"]
-        writer = csv.DictWriter(f, fieldnames=[*fields, "speedup", "outside", "config"])
-        writer.writeheader()
-        for r in rows:
-            writer.writerow(
-                {
-                    **{k: r.get(k) for k in fields},
-                    "speedup": r.get("speedup"),
-                    "outside": bool(r["broken"]),
-                    "config": json.dumps(r["config"]),
-                }
-            )
     log(md)
     log(f"wall time {data['wall_s']:.0f} s; results in {out}")
     return 0
