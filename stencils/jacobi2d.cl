@@ -509,8 +509,9 @@ void KERNEL_NAME(KERNEL_ARGS)
  * frames 1 .. TB - s, so every level computes, stores in local memory and queues only
  * its own region: a work-group's warps past it skip the level (the frames lie in
  * consecutive points, only the warp at a frame's end is split), and the last level
- * computes the block alone. ZREG=1 has every work-item compute each of its points at
- * every level, the halo's TB radii included.
+ * computes the block alone. ZREG=1 has every work-item visit (test, store, queue) each
+ * of its points at every level, the halo's TB radii included. Each step is exactly one
+ * step of the other techniques, boundary included.
  */
 #define PX (SBX + 2 * HX)
 #define PY (SBY + 2 * HY)
