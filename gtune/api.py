@@ -359,7 +359,7 @@ class CampaignResult:
     In this process (:class:`Campaign`): ``reports``, each task with its report. On Dask
     (:func:`gtune.campaign.run_campaign`): ``summaries`` (one plain dict per finished
     task, earlier runs' included), ``failed`` (tasks with why), ``skipped`` (finished by
-    an earlier run), ``out_dir`` (the campaign's folder) and ``wall_s``.
+    an earlier run), ``out_dir`` (the campaign's folder), ``wall_s`` and ``start_s``.
     """
 
     reports: list[tuple[TuningTask, TuningReport]] = field(default_factory=list)
@@ -369,6 +369,9 @@ class CampaignResult:
     skipped: int = 0
     out_dir: Path | None = None
     wall_s: float = 0.0
+    #: Seconds before the first piece: the cluster's start and its workers' OpenCL
+    #: processes (Dask only; part of ``wall_s``).
+    start_s: float = 0.0
 
     @property
     def complete(self) -> bool:

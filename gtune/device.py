@@ -9,7 +9,7 @@ machine.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -166,3 +166,19 @@ def choose_device(devices: list[DeviceLimits], selector: str | None = None) -> D
         names = "; ".join(f"{d.selector} {d.name} ({d.platform})" for d in devices)
         raise InputError(f"no OpenCL device matches {selector!r}; devices: {names}", source=origin)
     return matches[0]
+
+
+def same_device(listed: Sequence[DeviceLimits], wanted: DeviceLimits) -> int | None:
+    """Which of ``listed`` (a process's own listing, in order) is the device ``wanted``
+    describes: the one of its identity at its index (``P:D``: two identical GPUs have
+    one identity and differ only there), else the first of its identity (a process
+    that enumerates the devices otherwise); None if none has it."""
+    first = None
+    for i, d in enumerate(listed):
+        if d.identity != wanted.identity:
+            continue
+        if d.selector == wanted.selector:
+            return i
+        if first is None:
+            first = i
+    return first

@@ -259,3 +259,61 @@ def test_two_shards_then_merge_on_pocl(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr[-3000:]
     merged = json.loads((again / "table3.json").read_text())
     assert merged["rows"] == doc["rows"]
+
+
+def _rounds_module() -> ModuleType:
+    path = SCRIPT.with_name("rounds.py")
+    sys.path.insert(0, str(path.parent))
+    spec = importlib.util.spec_from_file_location("compare_rounds", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_rounds_split_replays_the_timing_rule() -> None:
+    from gtune.measure.stats import TimingPolicy
+
+    rounds = _rounds_module()
+    policy = TimingPolicy()
+    quiet = [1e-5, 1e-5, 1e-5]
+    noisy = [1e-5, 2e-5] * 12 + [1.5e-5]  # never converges: capped at max_runs
+    assert rounds.split_rounds(quiet + noisy + quiet, policy) == [3, policy.max_runs, 3]
+    assert rounds.split_rounds([1e-5, 1e-5], policy) is None  # not a whole measurement
+
+
+def test_rounds_rerank_uses_the_balanced_median() -> None:
+    from gtune.measure.stats import TimingPolicy
+
+    rounds = _rounds_module()
+    quiet, slow = [1.0e-5, 1.01e-5, 0.99e-5], [2.0e-5, 1.5e-5] * 12 + [1.7e-5]
+    cfg = {"WX": 8}
+    record = {
+        "kernel": "k",
+        "cells": [{"strategy": "hybrid", "best_config": cfg, "best_s": 1.0e-5}],
+        "confirmation": {"entries": [{"config": cfg, "times_s": quiet + quiet + slow}]},
+    }
+    new, lines = rounds.rerank(record, TimingPolicy())
+    cell = new["cells"][0]
+    assert cell["round_sizes"] == [3, 3, 25]
+    assert cell["remeasured_s"] <= max(quiet) and len(lines) == 1
+
+
+@pytest.mark.slow
+def test_table3_labels_reproduce_the_committed_rows(tmp_path: Path) -> None:
+    """The load-predictor rows made from Table 3's stores are what the script makes now,
+    and the kernels also in the collection keep their collected rows."""
+    results = ROOT / "benchmarks" / "results"
+    stores = results / "compare" / "table3-scale" / "stores.tar.xz"
+    committed = results / "predict" / "h100-table3"
+    before = results / "predict" / "h100-scale" / "nvidia-h100-80gb-hbm3-hybrid.csv"
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "predict" / "table3_labels.py"),
+         str(stores), str(before), str(tmp_path)],
+        capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "table3-rows.csv").read_text() == (committed / "table3-rows.csv").read_text()
+    grown = (tmp_path / before.name).read_text().splitlines()
+    old = before.read_text().splitlines()
+    assert set(old) <= set(grown) and len(grown) == len(old) + 15

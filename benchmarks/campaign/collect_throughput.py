@@ -12,20 +12,33 @@ their own selectors, ``0:0,0:1``: one group of workers per GPU; or, with
 
 Every setting collects the same kernels (each technique's search a campaign piece,
 see gtune.training.cluster) from an empty store and an empty space cache, with the
-same workers per GPU and compile helpers per worker: the host's cores split over all
-its GPUs (gtune.campaign.schedule.device_share), so one GPU is given what each GPU
-gets when all run. After the settings, the baseline the issue compares with: direct
-runs (as ``gtune run``: each kernel on its own, nothing kept between kernels), the
-same kernels dealt out over the GPUs, one process per GPU, all at once, for at most
-``--direct-s`` seconds. Each phase stops by itself before the limit (its finished
-pieces are counted; a cut phase says so); OUT/scaling.json, OUT/scaling.md and
-OUT/scaling.png are written after every phase, so a run cut short keeps what it did.
+same workers per GPU and compile helpers per worker (as a local cluster gives them:
+gtune.campaign.schedule.helpers_per_worker of the host's physical cores); the host's
+build slots (gtune.measure.buildslots) bound what all of a setting's helpers build at
+once, so a setting on fewer GPUs builds with fewer helpers waiting. Every worker's
+OpenCL processes start before the first piece; configurations per second are counted
+over the *searching* time, from the first piece to the last piece's end, and the start
+is reported beside it. After the settings, the baseline the issue compares with: a
+direct run (as ``gtune run``: each kernel on its own, its workers started for it) on
+one GPU alone (``--direct-gpus N``: on N GPUs at once), for at most ``--direct-s``
+seconds. Each phase stops by itself before the limit (a cut phase says so);
+OUT/scaling.json, OUT/scaling.md and OUT/scaling.png are written after every phase, so
+a run cut short keeps what it did.
+
+A campaign too large for the limit (``--kernels suite``: the whole suite at one shape)
+runs with ``--window-s S``: the N-GPU setting searches for S/N seconds, so that every
+setting does about the same amount of work if it scales; what each measured is counted
+in its store up to its window's end. The windows cut the longest-first order at
+different places, so the settings measure different mixes of configurations (a
+setting on one GPU spends more of its window on the few longest searches): beside the
+count, each configuration is weighed by the cost model's seconds for its technique on
+its stencil (``work``), and the speed-up of work per second is the one to trust there.
+
+    python3 benchmarks/campaign/collect_throughput.py OUT --gpus 1,4,2 --limit 545 \
+        --kernels suite --budget 100 --window-s 200
 
 Before the phases, the scheduler's own cost model forecasts the speed-ups (the pieces'
 model lengths on the schedule's rules; no start costs), written beside the measurement.
-Configurations are counted in each phase's store (every measured result is written
-there as it is measured); configurations per second are over the phase's wall time
-(cluster start included) and over its span (first piece started to last piece ended).
 
 The older form, settings run one after another in this process:
 
@@ -95,6 +108,63 @@ def _stop_at(when: float) -> Any:
 # ---------------------------------------------------------------- one setting (child)
 
 
+def _stop_when_searching(started: Path, window: float, token: Any, give_up: float) -> None:
+    """Cancel ``token`` ``window`` seconds after the campaign starts searching (its
+    ``cluster.json`` says when: every worker started, the first piece handed out)."""
+    while time.time() < give_up and not token.cancelled:
+        data = _read(started)
+        if data is not None and data.get("searching_from"):
+            left = float(data["searching_from"]) + window - time.time()
+            timer = threading.Timer(max(0.0, left), token.cancel)
+            timer.daemon = True
+            timer.start()
+            return
+        time.sleep(0.2)
+
+
+def _measured_between(store: Path, start: float, end: float) -> tuple[int, list[Any]]:
+    """Results written to ``store`` from ``start`` to ``end`` (time.time()): their
+    count and the rows (for the work they stand for)."""
+    from gtune.store import open_store
+
+    if not store.exists():
+        return 0, []
+    s = open_store(str(store))
+    try:
+        rows = [r for r in s.rows(history=True) if start <= r.created <= end]
+    finally:
+        s.close()
+    return len(rows), rows
+
+
+def _work(rows: list[Any], kernels: list[Any]) -> float:
+    """What ``rows`` stand for in the scheduler's model-seconds: each configuration its
+    technique's gtune.campaign.schedule.seconds_per_config on its stencil. Settings
+    that measure different mixes (a time window cuts each setting elsewhere in the
+    longest-first order) compare by this rather than by their counts alone."""
+    from gtune.campaign.schedule import seconds_per_config
+    from gtune.description import load_kernel
+    from gtune.loadpredict.features import traits_of
+    from gtune.tuning.techniques import technique_of
+
+    loaded: dict[str, tuple[Any, Any]] = {}
+    by_name = {k.name: k for k in kernels}
+    total = 0.0
+    for r in rows:
+        name = str(r.kernel_name).split(":")[0]
+        if name not in loaded:
+            item = by_name.get(name)
+            if item is None:
+                loaded[name] = (None, None)
+            else:
+                kernel = load_kernel(item.path, item.sizes)
+                loaded[name] = (kernel, traits_of(kernel))
+        kernel, traits = loaded[name]
+        tech = technique_of(kernel, r.result.config) if kernel is not None else None
+        total += seconds_per_config(tech, traits)
+    return total
+
+
 def child_setting(args: argparse.Namespace) -> int:
     """One setting: the collection on every device the selector matches here."""
     from gtune.campaign.runner import matching, physical_devices
@@ -107,7 +177,7 @@ def child_setting(args: argparse.Namespace) -> int:
     kernels = suite_kernels(
         Path(args.store_dir) / "kernels",
         [_size(args.size)],
-        names=args.kernels.split(","),
+        names=_names(args.kernels),
         real=False,
     )
     devices = matching(args.selector, physical_devices())
@@ -116,6 +186,14 @@ def child_setting(args: argparse.Namespace) -> int:
     device = DeviceLimits.from_dict(devices[0])
     store = Path(args.store_dir) / "store.db"
     token = _stop_at(args.stop_at)
+    started_json = out / "collect" / "cluster.json"
+    window = args.window_s / max(1, int(args.gpus)) if args.window_s else None
+    if window:  # this setting searches its share of the window: window / GPUs
+        threading.Thread(
+            target=_stop_when_searching,
+            args=(started_json, window, token, args.stop_at),
+            daemon=True,
+        ).start()
     t0, started_at = time.monotonic(), time.time()
     run = collect_on_cluster(
         kernels,
@@ -131,35 +209,73 @@ def child_setting(args: argparse.Namespace) -> int:
         workers_per_device=args.workers_per_device,
         cancel=token,
     )
+    cut_at = time.time()
     wall = time.monotonic() - t0
     ledger = out / "collect" / "tasks.jsonl"
-    pieces = [json.loads(x) for x in ledger.read_text().splitlines() if x.strip()]
+    pieces = (
+        [json.loads(x) for x in ledger.read_text().splitlines() if x.strip()]
+        if ledger.exists()
+        else []
+    )
     stored = _stored(store)
     span = (
         max(float(p["ended_at"]) for p in pieces) - min(float(p["started_at"]) for p in pieces)
         if pieces and all("started_at" in p for p in pieces)
         else None
     )
+    began = _read(started_json) or {}
+    searching_from = float(began.get("searching_from") or started_at)
+    # the searching time: from the first piece to the window's end (a cut setting) or
+    # to the last piece's end (a setting that finished everything)
+    if token.cancelled:
+        end = min(cut_at, searching_from + window) if window else cut_at
+    else:
+        end = max((float(p["ended_at"]) for p in pieces), default=cut_at)
+    searched, rows = _measured_between(store, searching_from, end)
+    search_s = max(1e-9, end - searching_from)
+    work = _work(rows, kernels)
     row = {
         "gpus": args.gpus,
         "devices": len(devices),
         "device": device.name,
-        "workers": len({str(p.get("worker")) for p in pieces}),
+        # every worker started (those that finished no piece in a window included)
+        "workers": len(began.get("started") or []) or len({str(p.get("worker")) for p in pieces}),
         "workers_per_device": args.workers_per_device,
         "compile_workers": args.compile_workers,
         "kernels": len(kernels),
         "labelled": len(run.done),
         "pieces": len(pieces),
         "cut": token.cancelled,
+        "window_s": window,
         "measured": stored,
         "pieces_measured": run.measured,
         "wall_s": wall,
+        # the cluster's start and every worker's OpenCL processes, before any search
+        "start_s": began.get("start_s"),
+        "warm_s": began.get("warm_s"),
+        "cores": began.get("cores"),
+        "build_slots": began.get("build_slots"),
+        "helpers": sorted({int(w["helpers"]) for w in (began.get("workers") or {}).values()}),
+        "worker_starts": [
+            {k: w.get(k) for k in ("worker", "start_s", "helpers", "error")}
+            for w in began.get("started") or []
+        ],
         "start_delay_s": (min(float(p["started_at"]) for p in pieces) - started_at)
         if pieces and all("started_at" in p for p in pieces)
         else None,
         "span_s": span,
+        "search_s": search_s,
+        "searched": searched,
         "configs_per_s": stored / wall if wall > 0 else None,
         "configs_per_s_span": stored / span if span else None,
+        # the headline: configurations per second of searching (start excluded)
+        "configs_per_s_search": searched / search_s,
+        "work_s": work,  # the same configurations in the cost model's seconds
+        "work_per_s": work / search_s,
+        "build_wait_s": sum(
+            float((p.get("pool") or {}).get("build_wait_s") or 0.0)
+            for p in _last_per_worker(pieces)
+        ),
         "longest_piece_s": max((float(p["wall_s"]) for p in pieces), default=None),
         "summed_piece_s": sum(float(p["wall_s"]) for p in pieces),
         "time": run.time,
@@ -168,6 +284,19 @@ def child_setting(args: argparse.Namespace) -> int:
     (out / "setting.json").write_text(json.dumps(row, indent=2) + "\n")
     print(json.dumps({k: v for k, v in row.items() if k != "time"}), flush=True)
     return 0
+
+
+def _last_per_worker(pieces: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each worker's last piece (its pool's counts are the worker's totals so far)."""
+    last: dict[str, dict[str, Any]] = {}
+    for p in sorted(pieces, key=lambda p: float(p.get("ended_at") or 0.0)):
+        last[str(p.get("worker"))] = p
+    return list(last.values())
+
+
+def _names(text: str) -> list[str] | None:
+    """``--kernels``: names or patterns; ``suite``: every suite kernel."""
+    return None if text == "suite" else text.split(",")
 
 
 def child_direct(args: argparse.Namespace) -> int:
@@ -181,7 +310,7 @@ def child_direct(args: argparse.Namespace) -> int:
     kernels = suite_kernels(
         Path(args.store_dir) / "kernels",
         [_size(args.size)],
-        names=args.kernels.split(","),
+        names=_names(args.kernels),
         real=False,
     )
     techniques = tuple(t for t in args.techniques.split(",") if t)
@@ -231,6 +360,8 @@ def _child_env(args: argparse.Namespace, visible: list[int], cache: Path) -> dic
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH", "")]))
     env["GTUNE_CACHE"] = str(cache)  # every phase solves its spaces itself
+    if args.build_slots is not None:
+        env["GTUNE_BUILD_SLOTS"] = str(args.build_slots)  # the local cluster's override
     if args.visible_env and not args.one_device:
         # the host's own list, when it has one, is what the indices count in
         given = [x for x in os.environ.get(args.visible_env, "").split(",") if x.strip()]
@@ -269,20 +400,31 @@ def _wait(proc: subprocess.Popen[bytes], until: float) -> int | None:
 
 def host_plan(args: argparse.Namespace) -> dict[str, Any]:
     """The host's GPUs and each GPU's workers and helpers, the same in every setting."""
+    from gtune.campaign.host import host_cores
     from gtune.campaign.runner import host_gpus, matching, physical_devices
-    from gtune.campaign.schedule import compile_budget, device_share, device_workers
+    from gtune.campaign.schedule import (
+        build_slots,
+        device_share,
+        device_workers,
+        helpers_per_worker,
+    )
 
     machine = physical_devices()
     found = matching(args.selector, machine)
     if not found:
         names = "; ".join(f"{d.get('selector')} {d.get('name')}" for d in machine)
         raise SystemExit(f"no OpenCL device matches {args.selector!r}; devices: {names}")
-    cores = os.cpu_count() or 1
+    from gtune.measure.buildslots import BUILD_SLOTS_ENV
+
+    topology = host_cores()
+    cores = topology.physical  # what the campaign budgets: physical cores
     gpus = max(1, host_gpus(machine))
     share = device_share(cores, gpus, gpus)
     kind = str(found[0].get("type", ""))
     per = args.workers_per_gpu or device_workers(kind, 1, share)
-    helpers = args.compile_workers or compile_budget(per, share)
+    # as a local cluster gives them (gtune.campaign.runner.worker_specs): the same in
+    # every setting; the build slots bound what all of a setting's helpers build
+    helpers = args.compile_workers or helpers_per_worker(cores, gpus, per)
     try:  # the cards as the driver names them, where it can
         smi = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30)
         cards = smi.stdout.splitlines()
@@ -294,10 +436,23 @@ def host_plan(args: argparse.Namespace) -> dict[str, Any]:
         "selectors": [str(d.get("selector")) for d in found],
         "host_gpus": gpus,
         "cores": cores,
+        "topology": topology.to_dict(),
         "cores_per_gpu": share,
         "workers_per_gpu": per,
         "compile_workers": helpers,
+        "build_slots": {n: build_slots(cores, n) for n in range(1, gpus + 1)},
+        "build_slots_given": os.environ.get(BUILD_SLOTS_ENV) or None,
     }
+
+
+def kernel_names(args: argparse.Namespace) -> list[str]:
+    """The kernels ``--kernels`` names, in the suite's order (``suite``: all of them)."""
+    from gtune.training.train import suite_kernels
+
+    if args.kernels != "suite":
+        return [k for k in args.kernels.split(",") if k]
+    with tempfile.TemporaryDirectory(prefix="gtune-names-") as tmp:
+        return [k.name for k in suite_kernels(Path(tmp), [_size(args.size)], real=False)]
 
 
 def scaling(args: argparse.Namespace) -> int:
@@ -314,7 +469,7 @@ def scaling(args: argparse.Namespace) -> int:
     result: dict[str, Any] = {
         "argv": sys.argv[1:],
         "host": host,
-        "kernels": args.kernels.split(","),
+        "kernels": kernel_names(args),
         "size": args.size,
         "budget": args.budget,
         "techniques": args.techniques.split(","),
@@ -372,9 +527,9 @@ def scaling(args: argparse.Namespace) -> int:
             save()
             continue
         if phase == "direct":
-            n = 1 if args.one_device else max(counts)
+            n = 1 if args.one_device else max(1, min(args.direct_gpus, max(counts)))
             stop = min(stop, time.time() + args.direct_s)
-            names = args.kernels.split(",")
+            names = kernel_names(args)
             procs = []
             for g in range(n):
                 mine = names[g::n]
@@ -428,6 +583,8 @@ def scaling(args: argparse.Namespace) -> int:
             str(per),
             "--compile-workers",
             str(host["compile_workers"]),
+            "--window-s",
+            str(args.window_s),
         ]
         env = _child_env(args, list(range(n)), scratch / f"cache-{n}")
         rc = _wait(_spawn(argv, env, out / f"gpus-{n}.log"), stop + args.grace_s)
@@ -461,7 +618,7 @@ def predicted(
     from gtune.loadpredict.features import traits_of
     from gtune.training.train import suite_kernels
 
-    kernels = suite_kernels(work, [_size(args.size)], names=args.kernels.split(","), real=False)
+    kernels = suite_kernels(work, [_size(args.size)], names=_names(args.kernels), real=False)
     techniques = [t for t in args.techniques.split(",") if t]
     tasks, traits = [], {}
     for k in kernels:
@@ -520,50 +677,75 @@ def _x(v: float | None) -> str:
     return "-" if v is None else f"{v:.2f}x"
 
 
+RATES = ("configs_per_s", "configs_per_s_span", "configs_per_s_search", "work_per_s")
+
+
 def speedups(result: dict[str, Any]) -> dict[int, dict[str, float | None]]:
-    """Each setting's configurations per second over the one-GPU setting's."""
+    """Each setting's rates (configurations per second over its wall time, its span,
+    its searching time; model-seconds of work per second) over the one-GPU setting's."""
     rows = {int(r["gpus"]): r for r in result["settings"]}
     one = rows.get(1)
     out: dict[int, dict[str, float | None]] = {}
     for n, r in rows.items():
         out[n] = {}
-        for key in ("configs_per_s", "configs_per_s_span"):
+        for key in RATES:
             base = one.get(key) if one else None
             out[n][key] = r[key] / base if base and r.get(key) else None
     return out
 
 
+def direct_rate(result: dict[str, Any]) -> float | None:
+    """Configurations per second of a direct run on one GPU (the mean over GPUs)."""
+    rates = [float(d["configs_per_s"] or 0) for d in result["direct"]]
+    return sum(rates) / len(rates) if rates and sum(rates) > 0 else None
+
+
 def write_markdown(path: Path, result: dict[str, Any]) -> None:
     host = result["host"]
     ups = speedups(result)
+    topo = host.get("topology") or {}
+    kernels = result["kernels"]
     lines = [
-        f"Collection campaign: {len(result['kernels'])} suite kernels at {result['size']}, "
+        f"Collection campaign: {len(kernels)} suite kernels at {result['size']}, "
         f"techniques {', '.join(result['techniques'])}, {result['budget']} configurations "
         "each (hybrid heuristic).",
-        f"Host: {host['cores']} cores, {host['host_gpus']} GPUs; each GPU "
-        f"{host['workers_per_gpu']} workers x {host['compile_workers']} compile helpers "
-        f"({host['cores_per_gpu']} cores per GPU).",
+        f"Host: {topo.get('logical', '?')} CPUs, {host['cores']} physical cores "
+        f"({topo.get('source', '?')}), {host['host_gpus']} GPUs; each GPU "
+        f"{host['workers_per_gpu']} workers x {host['compile_workers']} compile helpers; "
+        "build slots (all workers' builds at once) "
+        + ", ".join(f"{v} on {k} GPU(s)" for k, v in (host.get("build_slots") or {}).items())
+        + (f" (given: {host['build_slots_given']})" if host.get("build_slots_given") else "")
+        + ".",
         "",
-        "| GPUs | workers | configurations | wall (s) | configurations/s | speed-up "
-        "| span (s) | configurations/s (span) | speed-up (span) | per GPU | longest piece (s) "
-        "| cut |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "Searching: from the first piece (every worker started) to the last piece's end, or "
+        "to the end of the setting's window; start: the cluster and every worker's OpenCL "
+        "processes, before it. Work: the configurations in the cost model's seconds "
+        "(settings cut by a window measure different mixes).",
+        "",
+        "| GPUs | workers | start (s) | searching (s) | configurations | configurations/s "
+        "| speed-up | per GPU | work speed-up | wall (s) | configurations/s (wall) "
+        "| speed-up (wall) | longest piece (s) | build-slot wait (s) | cut |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- "
+        "| --- |",
     ]
     for r in result["settings"]:
         n = int(r["gpus"])
         u = ups.get(n, {})
-        per = r["configs_per_s"] / n if r.get("configs_per_s") else None
+        search = r.get("configs_per_s_search")
+        per = search / n if search else None
         lines.append(
-            f"| {n} | {r['workers']} | {r['measured']} | {_fmt(r['wall_s'])} | "
-            f"{_fmt(r['configs_per_s'])} | {_x(u.get('configs_per_s'))} | "
-            f"{_fmt(r['span_s'])} | {_fmt(r['configs_per_s_span'])} | "
-            f"{_x(u.get('configs_per_s_span'))} | {_fmt(per)} | "
-            f"{_fmt(r['longest_piece_s'])} | {'yes' if r['cut'] else 'no'} |"
+            f"| {n} | {r['workers']} | {_fmt(r.get('start_s'))} | {_fmt(r.get('search_s'))} | "
+            f"{r.get('searched', r['measured'])} | {_fmt(search)} | "
+            f"{_x(u.get('configs_per_s_search'))} | {_fmt(per)} | {_x(u.get('work_per_s'))} | "
+            f"{_fmt(r['wall_s'])} | {_fmt(r['configs_per_s'])} | "
+            f"{_x(u.get('configs_per_s'))} | {_fmt(r['longest_piece_s'])} | "
+            f"{_fmt(r.get('build_wait_s'))} | {'yes' if r['cut'] else 'no'} |"
         )
     if result["direct"]:
         lines += [
             "",
-            "Direct runs (as `gtune run`, one process per GPU, all GPUs at once):",
+            "Direct runs (as `gtune run`: each kernel on its own, its workers started for "
+            "it; one process per GPU):",
             "",
             "| GPU | kernels finished | configurations | wall (s) | configurations/s | cut |",
             "| --- | --- | --- | --- | --- | --- |",
@@ -574,15 +756,14 @@ def write_markdown(path: Path, result: dict[str, Any]) -> None:
                 f"{d['measured']} | {_fmt(d['wall_s'])} | {_fmt(d['configs_per_s'])} | "
                 f"{'yes' if d['cut'] else 'no'} |"
             )
-        rates = [float(d["configs_per_s"] or 0) for d in result["direct"]]
-        direct = sum(rates) / len(rates) if rates else 0.0
-        if direct > 0:
-            per_gpu = ", ".join(
-                f"{_fmt(float(r['configs_per_s'] or 0) / int(r['gpus']) / direct, '.2f')}x "
-                f"on {r['gpus']} GPU(s)"
+        direct = direct_rate(result)
+        if direct:
+            ratios = [
+                (int(r["gpus"]), float(r.get("configs_per_s_search") or 0) / int(r["gpus"]))
                 for r in sorted(result["settings"], key=lambda r: int(r["gpus"]))
-            )
-            lines += ["", f"Campaign per GPU over a direct run per GPU: {per_gpu}."]
+            ]
+            per_gpu = ", ".join(f"{v / direct:.2f}x on {n} GPU(s)" for n, v in ratios)
+            lines += ["", f"Campaign per GPU (searching) over a direct run: {per_gpu}."]
     model = result.get("model")
     if model:
         forecast = ", ".join(f"{_x(r['speedup'])} on {r['gpus']} GPU(s)" for r in model["settings"])
@@ -611,11 +792,11 @@ def write_plot(path: Path, result: dict[str, Any]) -> None:
     rows = sorted(result["settings"], key=lambda r: int(r["gpus"]))
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(9, 3.6))
     n = [int(r["gpus"]) for r in rows]
-    rate = [float(r["configs_per_s"] or 0) for r in rows]
-    one = next((float(r["configs_per_s"] or 0) for r in rows if int(r["gpus"]) == 1), None)
-    ax.plot(n, rate, "o-", label="campaign (wall)")
-    span = [float(r["configs_per_s_span"] or 0) for r in rows]
-    ax.plot(n, span, "s--", label="campaign (span)")
+    rate = [float(r.get("configs_per_s_search") or 0) for r in rows]
+    one = next((rate[i] for i, r in enumerate(rows) if int(r["gpus"]) == 1), None)
+    ax.plot(n, rate, "o-", label="campaign (searching)")
+    wall = [float(r["configs_per_s"] or 0) for r in rows]
+    ax.plot(n, wall, "s--", label="campaign (wall, start included)")
     if one:
         ax.plot(n, [one * k for k in n], ":", color="grey", label="linear from 1 GPU")
     ax.set_xlabel("GPUs")
@@ -624,9 +805,9 @@ def write_plot(path: Path, result: dict[str, Any]) -> None:
     ax.legend(fontsize=8)
     per = [r / k for r, k in zip(rate, n, strict=True)]
     bx.bar([f"{k} GPU" for k in n], per, label="campaign, per GPU")
-    direct = [float(d["configs_per_s"] or 0) for d in result["direct"]]
+    direct = direct_rate(result)
     if direct:
-        bx.axhline(sum(direct) / len(direct), color="red", ls="--", label="direct run, per GPU")
+        bx.axhline(direct, color="red", ls="--", label="direct run on one GPU")
     bx.set_ylabel("configurations / s per GPU")
     bx.legend(fontsize=8)
     fig.suptitle(f"collection campaign, {len(result['kernels'])} kernels at {result['size']}")
@@ -732,7 +913,11 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("out", type=Path)
     ap.add_argument("--gpus", help="scaling: GPU counts, run in this order (e.g. 1,4,2)")
     ap.add_argument("--setting", action="append", help="older form: SELECTOR*WORKERS")
-    ap.add_argument("--kernels", default=None, help="suite kernels (patterns); default: a sample")
+    ap.add_argument(
+        "--kernels",
+        default=None,
+        help="suite kernels (patterns), or 'suite' for all of them; default: a sample",
+    )
     ap.add_argument("--size", default="256x256x256")
     ap.add_argument("--budget", default="50", help="each technique's search")
     ap.add_argument("--techniques", default="global,vec,stream")
@@ -750,6 +935,28 @@ def parser() -> argparse.ArgumentParser:
     )
     ap.add_argument("--limit", type=float, default=540.0, help="scaling: seconds for all")
     ap.add_argument("--direct-s", type=float, default=60.0, help="the direct runs' seconds")
+    ap.add_argument(
+        "--direct-gpus",
+        type=int,
+        default=1,
+        help="direct runs on this many GPUs at once (default 1: one direct run alone "
+        "on the host, the issue's 'a direct gtune run')",
+    )
+    ap.add_argument(
+        "--window-s",
+        type=float,
+        default=0.0,
+        help="each N-GPU setting searches for at most this / N seconds after its "
+        "workers started (a campaign larger than the limit: --kernels suite); 0: "
+        "every setting runs to the end",
+    )
+    ap.add_argument(
+        "--build-slots",
+        type=int,
+        default=None,
+        help="the host's build slots for every setting (GTUNE_BUILD_SLOTS; 0: no "
+        "limit); default: from the host's physical cores",
+    )
     ap.add_argument("--min-phase-s", type=float, default=45.0, help="kept for each later phase")
     ap.add_argument("--grace-s", type=float, default=15.0, help="a phase's time to stop")
     ap.add_argument("--workers-per-gpu", type=int, default=None)

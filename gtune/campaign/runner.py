@@ -27,19 +27,29 @@ from pathlib import Path
 from typing import Any
 
 from gtune.api import CampaignResult, TuningTask
+from gtune.campaign.host import host_cores
 from gtune.campaign.schedule import (
     COMPILE_WORKERS_ENV,
     Piece,
     Queue,
+    build_slots,
     compile_budget,
     device_share,
     device_workers,
+    helpers_per_worker,
     plan,
     seconds_per_config,
 )
 from gtune.campaign.spec import CampaignSpec, CampaignTask, expand
-from gtune.campaign.task import BOUND_DEVICE, BOUND_LIMITS, PROGRESS_TOPIC, execute_task
+from gtune.campaign.task import (
+    BOUND_DEVICE,
+    BOUND_LIMITS,
+    PROGRESS_TOPIC,
+    execute_task,
+    warm_worker,
+)
 from gtune.exceptions import EnvironmentProblem, GtuneError, InputError
+from gtune.measure.buildslots import BUILD_SLOTS_ENV, slots_from_env
 from gtune.tuning.events import (
     CampaignStarted,
     CancelToken,
@@ -161,12 +171,22 @@ def worker_specs(
     workers_per_device: int | None,
     found: Sequence[dict[str, Any]],
     cores: int,
+    *,
+    slots: int | None = None,
 ) -> dict[str, dict[str, Any]]:
     """The local cluster's workers (name -> Dask worker options, without their class):
     for each physical device a selector names, its workers, bound to it, advertising
-    the selector, each told its compile helpers (``GTUNE_COMPILE_WORKERS``) from the
-    device's share of the host's ``cores`` (see :func:`local_cluster`) and the device's
-    limits as ``found`` lists them (so its first task does not list the devices again)."""
+    the selector, each told its compile helpers (``GTUNE_COMPILE_WORKERS``), the
+    host's build slots (``GTUNE_BUILD_SLOTS``: ``slots``, default
+    :func:`gtune.campaign.schedule.build_slots` of the host's physical ``cores`` and
+    the devices used; 0: no limit) and the device's limits as ``found`` lists them (so
+    its first task does not list the devices again).
+
+    A GPU's workers each get :func:`gtune.campaign.schedule.helpers_per_worker`
+    helpers: the same whichever of the host's GPUs are used, more than an equal split
+    of the slots, so that the searches still running build in the slots of those that
+    have ended. A CPU device's worker builds on the cores it measures on: its share of
+    the cores, split as :func:`gtune.campaign.schedule.compile_budget` says."""
     workers: dict[str, dict[str, Any]] = {}
     chosen: list[tuple[str, dict[str, Any]]] = []
     for d in dict.fromkeys(devices):
@@ -178,10 +198,16 @@ def worker_specs(
     # each device gets its share of the host's cores (split over all the host's GPUs,
     # used or not), its workers and their compile helpers sharing that share
     physical = len({str(t.get("selector")) for _, t in chosen})
+    host_devices = max(physical, host_gpus(found))
     share = device_share(cores, physical, host_gpus(found))
+    budget = build_slots(cores, physical) if slots is None else max(0, slots)
     for d, target in chosen:
-        per_device = workers_per_device or device_workers(str(target.get("type", "")), 1, share)
-        helpers = str(compile_budget(per_device, share))
+        kind = str(target.get("type", ""))
+        per_device = workers_per_device or device_workers(kind, 1, share)
+        if "CPU" in kind.upper():
+            helpers = compile_budget(per_device, share)
+        else:
+            helpers = helpers_per_worker(cores, host_devices, per_device)
         for k in range(per_device):
             name = f"{resource_name(d)}-{target.get('selector')}-{k}"
             workers[name] = {
@@ -197,7 +223,8 @@ def worker_specs(
                         "DASK_LOGGING__DISTRIBUTED": "error",
                         BOUND_DEVICE: str(target.get("selector")),
                         BOUND_LIMITS: json.dumps(target),
-                        COMPILE_WORKERS_ENV: helpers,
+                        COMPILE_WORKERS_ENV: str(helpers),
+                        BUILD_SLOTS_ENV: str(budget),
                     },
                 },
             }
@@ -210,6 +237,7 @@ def local_cluster(
     machine: Sequence[dict[str, Any]] | None = None,
     *,
     dashboard: bool = False,
+    layout: dict[str, Any] | None = None,
 ) -> Any:  # distributed.SpecCluster
     """One worker process (one thread) per physical device a selector names, bound to
     that device and advertising the selector: a selector naming two identical GPUs
@@ -218,7 +246,10 @@ def local_cluster(
     :func:`gtune.campaign.schedule.device_workers` decides from the device's type and
     its share of the host's cores (:func:`gtune.campaign.schedule.device_share`: the
     cores split over all the host's GPUs, used or not), which also sets each worker's
-    compile helpers (:func:`worker_specs`).
+    compile helpers (:func:`worker_specs`). Cores are the host's physical cores
+    (:func:`gtune.campaign.host.host_cores`); ``GTUNE_BUILD_SLOTS`` set here overrides
+    the host's build slots (0: no limit). ``layout``, if given, is filled with what was
+    chosen: the host's cores, the build slots, each worker's device and helpers.
 
     Everything listens on the loopback interface only: whoever reaches a Dask
     scheduler runs code in the process that holds it (docs/robustness.md, security
@@ -230,7 +261,22 @@ def local_cluster(
     except ImportError:
         raise EnvironmentProblem("campaigns need Dask: pip install 'dask[distributed]'") from None
     found = list(machine) if machine is not None else physical_devices()
-    workers = worker_specs(devices, workers_per_device, found, os.cpu_count() or 1)
+    cores = host_cores()
+    slots = slots_from_env() if os.environ.get(BUILD_SLOTS_ENV, "").strip() else None
+    workers = worker_specs(devices, workers_per_device, found, cores.physical, slots=slots)
+    if layout is not None:
+        env = [w["options"]["env"] for w in workers.values()]
+        layout.update(
+            cores=cores.to_dict(),
+            build_slots=int(env[0][BUILD_SLOTS_ENV]) if env else 0,
+            workers={
+                name: {
+                    "device": w["options"]["env"][BOUND_DEVICE],
+                    "helpers": int(w["options"]["env"][COMPILE_WORKERS_ENV]),
+                }
+                for name, w in workers.items()
+            },
+        )
     for w in workers.values():
         w["cls"] = Nanny
     # Dask's nanny starts each worker as ``python -c ...`` (multiprocessing's spawn),
@@ -373,6 +419,8 @@ def run_tasks(
 
     cluster = None
     security = _security(scheduler, tls) if scheduler else None
+    layout: dict[str, Any] = {}
+    start_s = 0.0
     try:
         if scheduler:
             client = _connect(scheduler, security, token, connect_timeout)
@@ -380,7 +428,7 @@ def run_tasks(
                 return cancelled()
         else:
             cluster, client = _start_local(
-                [t.device or "" for t in todo], workers_per_device, dashboard, token
+                [t.device or "" for t in todo], workers_per_device, dashboard, token, layout
             )
             if client is None:
                 return cancelled()
@@ -392,6 +440,20 @@ def run_tasks(
         if cluster_hook is not None:
             cluster_hook(client)
         _check_resources(client, todo)
+        # every worker's OpenCL processes start now, side by side, before any search
+        warmed = time.monotonic()
+        warm = _warm_workers(client, todo, len(layout.get("workers") or {}), token)
+        start_s = time.monotonic() - started
+        _write_start(out_dir / "cluster.json", layout, warm, start_s, time.monotonic() - warmed)
+        log.info(
+            "campaign %s: %d workers started in %.1f s (%.1f s starting OpenCL workers)",
+            name,
+            len(warm),
+            start_s,
+            time.monotonic() - warmed,
+        )
+        if token.cancelled:
+            return cancelled()
 
         def on_event(event: tuple[float, dict[str, Any]]) -> None:
             msg = event[1]
@@ -465,7 +527,95 @@ def run_tasks(
         out_dir=out_dir,
         wall_s=time.monotonic() - started,
         cancelled=token.cancelled,
+        start_s=start_s,
     )
+
+
+WARM_TIMEOUT_S = 300.0  # the longest the workers' OpenCL processes are waited for
+JOIN_TIMEOUT_S = 60.0  # the longest a local cluster's workers are waited for
+
+
+def _warm_workers(
+    client: Any, tasks: Sequence[CampaignTask], expected: int, token: CancelToken
+) -> list[dict[str, Any]]:
+    """Start every worker's OpenCL processes (:func:`gtune.campaign.task.warm_worker`)
+    at once, before the first piece; what each said. ``expected``: the workers of a
+    local cluster, waited for first (0: those connected now)."""
+    from distributed import wait
+
+    if expected:
+        with contextlib.suppress(Exception):  # the tasks run on those that came
+            client.wait_for_workers(expected, timeout=JOIN_TIMEOUT_S)
+    selector: dict[str, str] = {}
+    helpers: dict[str, int | None] = {}
+    for t in tasks:
+        res = resource_name(t.device or "")
+        selector.setdefault(res, t.device or "")
+        if t.compile_workers is not None:
+            helpers[res] = max(helpers.get(res) or 0, t.compile_workers)
+    futures = []
+    for addr, resources in sorted(_worker_resources(client).items()):
+        mine = next((r for r in resources if r in selector), None)
+        if mine is None:
+            continue
+        futures.append(
+            client.submit(
+                warm_worker,
+                selector[mine],
+                helpers.get(mine),
+                key=f"gtune-warm-{addr}",
+                resources={mine: 1},
+                workers=[addr],
+                allow_other_workers=False,
+                pure=False,
+            )
+        )
+    deadline = time.monotonic() + WARM_TIMEOUT_S
+    pending = list(futures)
+    while pending and not token.cancelled and time.monotonic() < deadline:
+        with contextlib.suppress(Exception):  # (distributed's own TimeoutError)
+            wait(pending, timeout=0.5)
+        pending = [f for f in pending if not f.done()]
+    if pending:
+        client.cancel(pending)
+    out: list[dict[str, Any]] = []
+    for f in futures:
+        if f.done():
+            try:
+                out.append(f.result())
+            except Exception as exc:  # a worker that died while starting: its nanny restarts it
+                out.append({"error": f"{type(exc).__name__}: {exc}"})
+    return out
+
+
+def _write_start(
+    path: Path,
+    layout: dict[str, Any],
+    warm: Sequence[dict[str, Any]],
+    start_s: float,
+    warm_s: float,
+) -> None:
+    """What the campaign started on: the host's cores and build slots (a local
+    cluster), each worker's start, and the time before the first piece."""
+    data = {
+        **layout,
+        "cores": layout.get("cores") or host_cores().to_dict(),
+        "start_s": start_s,
+        "warm_s": warm_s,
+        "searching_from": time.time(),  # the first piece is handed out now
+        "started": list(warm),
+    }
+    with contextlib.suppress(OSError):
+        path.write_text(json.dumps(data, indent=2, default=_json_default) + "\n")
+
+
+def _worker_resources(client: Any) -> dict[str, dict[str, float]]:
+    info = (
+        client.scheduler_info(n_workers=-1)
+        if _accepts_n_workers(client)
+        else client.scheduler_info()
+    )
+    return {addr: dict(w.get("resources", {}) or {}) for addr, w in info.get("workers", {}).items()}
 
 
 @dataclass(frozen=True)
@@ -555,7 +705,11 @@ def _connect(scheduler: str, security: Any, token: CancelToken, timeout: float) 
 
 
 def _start_local(
-    devices: list[str], workers_per_device: int | None, dashboard: bool, token: CancelToken
+    devices: list[str],
+    workers_per_device: int | None,
+    dashboard: bool,
+    token: CancelToken,
+    layout: dict[str, Any] | None = None,
 ) -> tuple[Any, Any]:
     """A local cluster and its client; (None, None) when cancelled while starting.
 
@@ -575,7 +729,9 @@ def _start_local(
     with contextlib.suppress(ValueError):  # not the main thread: signals are not ours
         previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        cluster = local_cluster(devices, workers_per_device, machine, dashboard=dashboard)
+        cluster = local_cluster(
+            devices, workers_per_device, machine, dashboard=dashboard, layout=layout
+        )
         client = Client(cluster)
     except GtuneError:
         raise
@@ -696,14 +852,7 @@ class _Stream:
         return not self.running and not any(len(q) for q in self.queues.values())
 
     def _workers(self) -> dict[str, dict[str, float]]:
-        info = (
-            self.client.scheduler_info(n_workers=-1)
-            if _accepts_n_workers(self.client)
-            else self.client.scheduler_info()
-        )
-        return {
-            addr: dict(w.get("resources", {}) or {}) for addr, w in info.get("workers", {}).items()
-        }
+        return _worker_resources(self.client)
 
     def hand_out(self) -> None:
         if not any(q.ready for q in self.queues.values()):

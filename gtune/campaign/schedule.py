@@ -54,6 +54,31 @@ def compile_budget(device_workers: int, cores: int) -> int:
     return max(1, min(MAX_COMPILE_WORKERS, (cores - workers) // workers))
 
 
+LEND = 2  # a worker's helpers: this many times its equal share of the build slots
+
+
+def build_slots(cores: int, devices_used: int) -> int:
+    """Builds the host runs at once, all its device workers together
+    (gtune.measure.buildslots): its physical ``cores`` less :data:`RESERVED_CORES`
+    (the client, the Dask scheduler) and one for each device in use (its workers'
+    measuring, which takes turns on the device); on a host too small for that, the
+    cores less one for each device, at least one."""
+    used = max(1, devices_used)
+    spare = cores - RESERVED_CORES - used
+    return spare if spare >= 1 else max(1, cores - used)
+
+
+def helpers_per_worker(cores: int, host_devices: int, workers_per_device: int) -> int:
+    """Compile helpers per device worker, the same whichever of the host's devices a
+    campaign uses: :data:`LEND` times its equal share of the build slots all the
+    host's devices have (:func:`build_slots`), at most :data:`MAX_COMPILE_WORKERS`.
+    More helpers than slots: the slots bound what all of them build at once, so the
+    workers still searching use the slots of those that have finished."""
+    workers = max(1, host_devices) * max(1, workers_per_device)
+    slots = build_slots(cores, max(1, host_devices))
+    return max(1, min(MAX_COMPILE_WORKERS, -(-LEND * slots // workers)))
+
+
 def device_share(cores: int, devices_used: int, host_devices: int = 0) -> int:
     """The cores one device's workers and their compile helpers may use: the host's
     cores (less :data:`RESERVED_CORES`) split evenly over the host's GPUs, whether the
@@ -307,14 +332,18 @@ def simulate(
 
 __all__ = [
     "COMPILE_WORKERS_ENV",
+    "LEND",
+    "MAX_COMPILE_WORKERS",
     "Piece",
     "Queue",
     "Simulated",
+    "build_slots",
     "compile_budget",
     "device_share",
     "device_workers",
     "expected_configs",
     "group_of",
+    "helpers_per_worker",
     "plan",
     "seconds_per_config",
     "simulate",

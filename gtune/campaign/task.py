@@ -111,6 +111,43 @@ def _compile_workers(task: CampaignTask) -> int | None:
     return int(text) if text.isdigit() else None
 
 
+def warm_worker(selector: str, compile_workers: int | None = None) -> dict[str, Any]:
+    """Start this worker's OpenCL processes before its first task: the measure worker
+    (its driver context) and its compile helpers (``compile_workers``, default this
+    worker's ``GTUNE_COMPILE_WORKERS``), side by side, kept in the worker's pools for
+    every task after (see :class:`_Reuse`). Returns when it started and ended, and
+    the error if it could not (the tasks then start what they need themselves)."""
+    from gtune.measure import select_device
+    from gtune.measure.pool import pool_for, reuse_workers
+
+    started = time.monotonic()
+    started_at = time.time()
+    out: dict[str, Any] = {"worker": _worker_address(), "selector": selector}
+    try:
+        bound = os.environ.get(BOUND_DEVICE)
+        device = _bound_limits(bound) or select_device(bound or selector or None)
+        text = os.environ.get(COMPILE_WORKERS_ENV, "")
+        helpers = compile_workers
+        if helpers is None:
+            helpers = int(text) if text.isdigit() else default_helpers()
+        with reuse_workers(_REUSE.pools):
+            pool = pool_for(device)
+            assert pool is not None  # inside reuse_workers
+            pool.prestart(helpers)
+        out.update(device=device.identity, helpers=helpers, error=None)
+    except Exception as exc:  # a task that needs the device says what is wrong
+        out.update(error=f"{type(exc).__name__}: {exc}")
+    out.update(start_s=time.monotonic() - started, started_at=started_at, ended_at=time.time())
+    return out
+
+
+def default_helpers() -> int:
+    """An evaluator's compile helpers when nothing sets them."""
+    from gtune.measure.opencl_evaluator import default_compile_workers
+
+    return default_compile_workers()
+
+
 def execute_task(task_data: Mapping[str, Any], store_url: str | None) -> dict[str, Any]:
     """Tune one task on this machine; every result goes to the shared store first.
 
@@ -121,7 +158,7 @@ def execute_task(task_data: Mapping[str, Any], store_url: str | None) -> dict[st
     from gtune.api import DEFAULT_CONFIRM, as_kernel, tune
     from gtune.description import load_kernel
     from gtune.measure import select_device
-    from gtune.measure.pool import reuse_workers
+    from gtune.measure.pool import pool_key, reuse_workers
     from gtune.tuning import TuningSession
 
     task = CampaignTask.from_dict(task_data)
@@ -165,6 +202,7 @@ def execute_task(task_data: Mapping[str, Any], store_url: str | None) -> dict[st
             raise
     events.emit(final=True)
     best = report.search_result
+    pool = _REUSE.pools.get(pool_key(device))
     return {
         "task": task.to_dict(),
         "key": task.key,
@@ -191,6 +229,17 @@ def execute_task(task_data: Mapping[str, Any], store_url: str | None) -> dict[st
         "gbs": report.gbs(report.search_s) if best is not None else None,
         "host": _host(),
         "worker": _worker_address(),
+        # this worker process's OpenCL processes so far (all its tasks): measure
+        # workers started for a task / handed a task running, compile workers, and
+        # their summed wait for the host's build slots
+        "pool": {
+            "started": pool.started,
+            "reused": pool.reused,
+            "compile_workers": len(pool.compilers),
+            "build_wait_s": pool.build_wait_s,
+        }
+        if pool is not None
+        else None,
     }
 
 

@@ -204,10 +204,18 @@ def throughput(result: Any) -> str:
         return ""
     workers = {str(r.get("worker") or r.get("host")) for r in rows}
     busy = sum(float(r.get("wall_s") or 0.0) for r in rows)
+    start = float(getattr(result, "start_s", 0.0) or 0.0)
+    searching = result.wall_s - start
+    if start <= 0 or searching <= 0:
+        return (
+            f"{measured} configurations measured in {result.wall_s:.0f} s: "
+            f"{measured / result.wall_s:.1f}/s on {len(workers)} worker(s), "
+            f"{measured / busy if busy else 0:.1f}/s per busy worker"
+        )
     return (
-        f"{measured} configurations measured in {result.wall_s:.0f} s: "
-        f"{measured / result.wall_s:.1f}/s on {len(workers)} worker(s), "
-        f"{measured / busy if busy else 0:.1f}/s per busy worker"
+        f"{measured} configurations measured in {result.wall_s:.0f} s "
+        f"({start:.0f} s starting the workers): {measured / searching:.1f}/s of searching "
+        f"on {len(workers)} worker(s), {measured / busy if busy else 0:.1f}/s per busy worker"
     )
 
 

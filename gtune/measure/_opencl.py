@@ -21,9 +21,10 @@ from typing import Any
 import numpy as np
 import pyopencl as cl
 
-from gtune.device import TUNING_EXTENSIONS, DeviceLimits, choose_device
+from gtune.device import TUNING_EXTENSIONS, DeviceLimits, choose_device, same_device
 from gtune.exceptions import EnvironmentProblem, InputError
 from gtune.kernel import Argument, TunableKernel
+from gtune.measure.buildslots import host_slots
 from gtune.measure.devlock import DeviceLock
 from gtune.measure.result import Result, Status
 from gtune.measure.stats import TimingPolicy, relative_halfwidth
@@ -158,12 +159,18 @@ def select_device(selector: str | None = None) -> DeviceLimits:
 
 
 def _cl_device(limits: DeviceLimits) -> Any:
+    """The device ``limits`` describes: of its identity, the one at its index (two
+    identical GPUs share an identity; each worker bound to one must open that one)."""
+    listed: list[DeviceLimits] = []
+    devices: list[Any] = []
     for pi, platform in enumerate(_platforms()):
         for di, device in enumerate(platform.get_devices()):
-            candidate = _limits(platform, device, pi, di)
-            if candidate.identity == limits.identity:
-                return device
-    raise EnvironmentProblem(f"device {limits.name} ({limits.identity}) is no longer present")
+            listed.append(_limits(platform, device, pi, di))
+            devices.append(device)
+    i = same_device(listed, limits)
+    if i is None:
+        raise EnvironmentProblem(f"device {limits.name} ({limits.identity}) is no longer present")
+    return devices[i]
 
 
 # ---------------------------------------------------------------------------------
@@ -177,6 +184,7 @@ class Built:
     log: str
     binary: bytes | None = None
     code: int | None = None
+    wait_s: float = 0.0  # waited for a build slot first
 
 
 class Compiler:
@@ -191,6 +199,8 @@ class Compiler:
         self.context = cl.Context([self.device])
         self.lock = DeviceLock(limits)
         self.build_lock_s = build_lock_s
+        #: The host's build slots, taken by :meth:`build_binary` (compile workers).
+        self.slots = host_slots()
 
     def build(self, source: str, options: list[str]) -> tuple[Any, Built]:
         if self.build_lock_s is None:
@@ -227,7 +237,17 @@ class Compiler:
 
     def build_binary(self, source: str, options: list[str]) -> Built:
         """Build and finalise (create the kernels, which makes drivers that compile
-        lazily do so now), then hand back the binary."""
+        lazily do so now), then hand back the binary. A compile worker of a host with
+        build slots (gtune.measure.buildslots) holds one while it builds; the time
+        waited for it is in ``wait_s``, not in ``compile_s``."""
+        if self.slots is None:
+            return self._locked_build_binary(source, options)
+        with self.slots.held() as waited:
+            built = self._locked_build_binary(source, options)
+        built.wait_s = waited
+        return built
+
+    def _locked_build_binary(self, source: str, options: list[str]) -> Built:
         if self.build_lock_s is None:
             return self._build_binary(source, options)
         with self.lock.shared(self.build_lock_s):

@@ -124,6 +124,7 @@ def serve(conn: Connection) -> None:
                             "log": built.log,
                             "binary": built.binary,
                             "code": built.code,
+                            "wait_s": built.wait_s,
                         },
                     )
                 )

@@ -298,6 +298,8 @@ class OpenCLEvaluator(EvaluatorBase):
         self._pool = pool_for(self.device)
         #: Seconds spent starting compile workers (they start on the first batch).
         self.compilers_start_s = 0.0
+        #: Seconds the compile workers waited for the host's build slots (summed).
+        self.build_wait_s = 0.0
         if timing is None:
             timing = TimingPolicy(runs, runs) if runs is not None else TimingPolicy()
         #: The timing rule every configuration is measured with.
@@ -737,6 +739,10 @@ class OpenCLEvaluator(EvaluatorBase):
                 if w.conn is not None and w.conn.poll():
                     try:
                         ready[i] = w.receive(0)
+                        waited = float(ready[i].get("wait_s") or 0.0)
+                        self.build_wait_s += waited
+                        if self._pool is not None:
+                            self._pool.build_wait_s += waited
                     except WorkerDied as exc:
                         w.kill()
                         ready[i] = Result(cfg, Status.CRASHED, message=f"compiler {exc}")

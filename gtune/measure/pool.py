@@ -49,9 +49,11 @@ class WorkerPool:
         self.compilers: list[Worker] = []
         self._measure: Worker | None = None
         self._last_used = 0.0
-        #: Seconds spent starting worker processes, and how many were started / reused.
+        #: Measure workers started for a kernel, and those handed a kernel running.
         self.started = 0
         self.reused = 0
+        #: Seconds its compile workers waited for the host's build slots, all kernels.
+        self.build_wait_s = 0.0
 
     def take_measure(self) -> Worker | None:
         """The idle measure worker (still running), or None: start a new one."""
@@ -70,6 +72,49 @@ class WorkerPool:
             self._measure.stop()
         self._measure = measure
         self._last_used = time.monotonic()
+
+    def prestart(self, compile_workers: int, timeout_s: float = 60.0) -> float:
+        """Start the measure worker (its driver context) and ``compile_workers`` compile
+        workers now, side by side, before any kernel needs them; the seconds it took.
+
+        The measure worker starts as a compile worker does (a context on the device,
+        no kernel); the first evaluator hands it its kernel. A campaign worker calls
+        this before its first task, so no search pays for starting processes."""
+        from gtune.measure.opencl_evaluator import Worker, WorkerDied, WorkerTimeout
+
+        began = time.monotonic()
+        measure_alone = "CPU" in self.device.type.upper()
+        setup = {
+            "device": self.device.to_dict(),
+            "build_lock_s": max(1.0, timeout_s / 4) if measure_alone else None,
+        }
+        starting: list[Worker] = []
+        if self._measure is None:
+            self._measure = Worker("measure", ("compiler", dict(setup)), self.env)
+            self._measure.log_path = self.dir / "measure.log"
+            starting.append(self._measure)
+        while len(self.compilers) < compile_workers:
+            w = Worker("compile", ("compiler", dict(setup)), self.env)
+            w.log_path = self.dir / f"compile-{len(self.compilers)}.log"
+            self.compilers.append(w)
+            starting.append(w)
+        for w in starting:
+            w.launch()
+        failed: list[str] = []
+        for w in starting:
+            try:
+                w.receive(max(timeout_s, 120.0))
+            except (WorkerTimeout, WorkerDied) as exc:
+                w.kill()  # started again by the evaluator that needs it
+                failed.append(str(exc) or "it did not answer")
+        if failed:
+            from gtune.exceptions import EnvironmentProblem
+
+            raise EnvironmentProblem(
+                f"cannot start {len(failed)} worker(s) on {self.device.name}: {failed[0]}"
+            )
+        self._last_used = 0.0  # started, not warm: the first kernel warms the device up
+        return time.monotonic() - began
 
     @property
     def warm(self) -> bool:
@@ -91,12 +136,17 @@ _POOLS: contextvars.ContextVar[dict[str, WorkerPool] | None] = contextvars.Conte
 )
 
 
+def pool_key(device: DeviceLimits) -> str:
+    """A device's pool: its identity and its index (identical GPUs share an identity)."""
+    return f"{device.identity or device.name}@{device.selector}"
+
+
 def pool_for(device: DeviceLimits) -> WorkerPool | None:
     """The pool evaluators on ``device`` share here (None outside :func:`reuse_workers`)."""
     pools = _POOLS.get()
     if pools is None:
         return None
-    key = device.identity or device.name
+    key = pool_key(device)
     if key not in pools:
         pools[key] = WorkerPool(device)
     return pools[key]
@@ -134,4 +184,4 @@ def reusing_workers(fn: Callable[P, R]) -> Callable[P, R]:
     return wrapper
 
 
-__all__ = ["WARM_S", "WorkerPool", "pool_for", "reuse_workers", "reusing_workers"]
+__all__ = ["WARM_S", "WorkerPool", "pool_for", "pool_key", "reuse_workers", "reusing_workers"]

@@ -339,10 +339,18 @@ def _parameters(
             }
     if steps > 1 and dims3:
         params["ZREG"] = {
-            "values": [0, 1],
+            "values": [0, 1, 2],
             "default": 0,
             "doc": "temporal streaming along z (TB > 1) with the z-neighbours in registers: "
-            "local memory holds two planes, not the levels' rings (z-star stencils)",
+            "local memory holds two planes, not the levels' rings (z-star stencils); 2: "
+            "the block's points first, then the halo frame by frame, each level computing "
+            "only its own region",
+        }
+        params["ZU"] = {
+            "values": [0, 1],
+            "default": 0,
+            "doc": "ZREG = 2: the walk along z unrolled by the queue length, so the queues' "
+            "shift is a renaming of registers (interior boundary)",
         }
     if steps > 1:
         params["TB"] = {
@@ -463,10 +471,14 @@ def describe(
         if dims3
         else f"(min(WX*CX, NX) + 2*TB*{rx} + WX - 1) / WX"
     )
-    # Temporal streaming with the z-neighbours in registers (ZREG = 1): two centre planes
-    # of the block with its halo in local memory, and per point a queue of 2*RZ+1 planes
-    # for each level below TB in registers (plus the next plane's load): at most
+    # Temporal streaming with the z-neighbours in registers (ZREG = 1, 2): two centre
+    # planes of the block with its halo in local memory, and per point a queue of 2*RZ+1
+    # planes for each level below TB in registers (plus the next plane's load): at most
     # STREAM_QUEUE_MAX values per work-item and ZREG_GROUP_REGISTERS per work-group.
+    # A work-item's points are the same number in both layouts: ZREG = 1 deals the
+    # plane with its halo round robin (the temporal loads), ZREG = 2 gives each
+    # work-item CX*CY points of the block and deals the halo round robin, and the
+    # block is CX*CY passes of the work-group.
     zreg_plane = f"{2 * size} * (min(WX*CX, NX) + 2*TB*{rx}) * (min(WY*CY, NY) + 2*TB*{ry})"
     zreg_registers = f"{temporal_loads} * (TB*{2 * rz + 1} + 1)"
     if stepping:
@@ -479,16 +491,17 @@ def describe(
         if dims3:
             constraints += [
                 f"TB == 1 or STREAM == 1 or {temporal_tile} <= LOCAL_MEM_SIZE",
-                f"TB == 1 or STREAM == 0 or ZREG == 1 or {temporal_rings} <= LOCAL_MEM_SIZE",
+                f"TB == 1 or STREAM == 0 or ZREG >= 1 or {temporal_rings} <= LOCAL_MEM_SIZE",
                 f"TB == 1 or STREAM == 0 or {temporal_loads} <= {TEMPORAL_LOADS_MAX}",
                 "ZREG == 0 or (TB > 1 and STREAM == 1)",
+                "ZU == 0 or ZREG == 2",
                 f"ZREG == 0 or {zreg_plane} <= LOCAL_MEM_SIZE",
                 f"ZREG == 0 or {zreg_registers} <= {STREAM_QUEUE_MAX}",
                 f"ZREG == 0 or {zreg_registers} * {max(1, size // 4)} * WX*WY"
                 f" <= {ZREG_GROUP_REGISTERS}",
             ]
             if not _z_star(d):
-                constraints.append("ZREG == 0")
+                constraints += ["ZREG == 0", "ZU == 0"]
         else:
             constraints += [
                 # temporal streaming walks whole chunks of WY*ZC rows
@@ -517,10 +530,10 @@ def describe(
         techniques["temporal"] = ["TB > 1", "STREAM == 1", "LOCAL == 0", "VX == 1"]
         techniques["temporal-tile"] = ["TB > 1", "STREAM == 0", "LOCAL == 0", "VX == 1"]
         if dims3:
-            techniques["temporal"].append("ZREG == 0")
-            techniques["temporal-tile"].append("ZREG == 0")
+            techniques["temporal"] += ["ZREG == 0", "ZU == 0"]
+            techniques["temporal-tile"] += ["ZREG == 0", "ZU == 0"]
             if _z_star(d):  # streaming, the z-neighbours in registers, one plane shared
-                techniques["temporal-zreg"] = ["TB > 1", "STREAM == 1", "ZREG == 1"]
+                techniques["temporal-zreg"] = ["TB > 1", "STREAM == 1", "ZREG >= 1"]
                 techniques["temporal-zreg"] += ["LOCAL == 0", "VX == 1"]
     # 2D streaming: ZC rows per work-item; the chunk need not divide the rows (the
     # work-items past NY do nothing), the work-group still divides NY / CY. (Temporal
@@ -560,7 +573,7 @@ def describe(
                     tile,
                     planes,
                     temporal_tile,
-                    f"(1 - ZREG) * {temporal_rings} + ZREG * {zreg_plane}"
+                    f"({temporal_rings} if ZREG == 0 else {zreg_plane})"
                     if stepping and dims3
                     else temporal_rings,
                     dims3,

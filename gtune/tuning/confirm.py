@@ -9,6 +9,16 @@ different configuration, so none is always first or last). The reported best and
 speedup come from these times, with a distribution-free confidence interval of each
 median (:mod:`gtune.measure.stats`); a best whose interval overlaps the default's is
 reported as no significant speedup. The default is measured exactly like the others.
+
+Each round weighs the same. A configuration's runs within one round are not independent
+samples: a burst of other work or a clock drop slows a whole round, and the timing rule
+then takes more runs there (up to its ``max_runs``), because they spread. Pooled as they
+came, such a round outvotes the quiet ones (on an H100, a round of 25 runs at 82 µs
+against two of 3 runs at 52 µs gave a median of 79 µs). So the statistics use a balanced
+sample: from every round as many runs as the round with the fewest, the ones nearest that
+round's median; and while the rounds' medians of some configuration disagree by more than
+``ConfirmPolicy.agreement``, up to ``ConfirmPolicy.extra_rounds`` more rounds are measured,
+so that quiet rounds are the majority.
 """
 
 from __future__ import annotations
@@ -17,7 +27,7 @@ import math
 import statistics
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gtune.exceptions import InputError
@@ -34,13 +44,20 @@ class ConfirmPolicy:
 
     ``spare_rounds`` more rounds follow while the time left has room for them (only
     when a time limit is known: a wall-time budget's reserve for this round): more
-    rounds make the medians robust to a burst of other work on the machine.
+    rounds make the medians robust to a burst of other work on the machine. Then up to
+    ``extra_rounds`` more while some configuration's round medians lie more than
+    ``agreement`` (a fraction of the lowest) apart, where the time left, if known,
+    holds them.
     """
 
     candidates: int = 3
     rounds: int = 3
     confidence: float = 0.95
     spare_rounds: int = 0
+    #: more rounds (at most this many) while a configuration's rounds disagree
+    extra_rounds: int = 2
+    #: rounds agree when their medians lie within this fraction of the lowest
+    agreement: float = 0.05
 
     def __post_init__(self) -> None:
         if self.candidates < 1:
@@ -51,6 +68,16 @@ class ConfirmPolicy:
         if self.spare_rounds < 0:
             raise InputError(
                 f"spare confirmation rounds cannot be negative, got {self.spare_rounds}",
+                source="confirm",
+            )
+        if self.extra_rounds < 0:
+            raise InputError(
+                f"extra confirmation rounds cannot be negative, got {self.extra_rounds}",
+                source="confirm",
+            )
+        if not (self.agreement > 0.0 and math.isfinite(self.agreement)):
+            raise InputError(
+                f"the rounds' agreement must be a positive fraction, got {self.agreement}",
                 source="confirm",
             )
         if self.rounds < 1:
@@ -71,7 +98,8 @@ class ConfirmedConfig:
     config: Config
     is_default: bool = False
     search_s: float | None = None  # its median in the search, if the search measured it
-    times_s: list[float] = field(default_factory=list)
+    times_s: list[float] = field(default_factory=list)  # every run, round after round
+    round_sizes: list[int] = field(default_factory=list)  # how many of times_s each round
     status: Status = Status.OK
     message: str = ""
     rounds: int = 0
@@ -82,23 +110,65 @@ class ConfirmedConfig:
     def ok(self) -> bool:
         return self.status is Status.OK and bool(self.times_s)
 
+    def by_round(self) -> list[list[float]]:
+        """``times_s`` split into its rounds (one piece when the rounds are unknown)."""
+        if not self.round_sizes or sum(self.round_sizes) != len(self.times_s):
+            return [list(self.times_s)] if self.times_s else []
+        out: list[list[float]] = []
+        at = 0
+        for n in self.round_sizes:
+            if n:
+                out.append(list(self.times_s[at : at + n]))
+            at += n
+        return out
+
+    @property
+    def round_medians_s(self) -> list[float]:
+        return [statistics.median(r) for r in self.by_round()]
+
+    @property
+    def sample(self) -> list[float]:
+        """The balanced sample the statistics use: from each round as many runs as the
+        round with the fewest, those nearest the round's median (see the module's
+        docstring)."""
+        rounds = self.by_round()
+        if len(rounds) < 2:
+            return list(self.times_s)
+        k = min(len(r) for r in rounds)
+        out: list[float] = []
+        for r in rounds:
+            mid = statistics.median(r)
+            out.extend(sorted(sorted(r, key=lambda t: (abs(t - mid), t))[:k]))
+        return out
+
+    @property
+    def spread(self) -> float:
+        """How far the rounds' medians disagree: the highest over the lowest, minus one."""
+        meds = self.round_medians_s
+        if len(meds) < 2 or min(meds) <= 0.0:
+            return 0.0
+        return max(meds) / min(meds) - 1.0
+
     @property
     def median_s(self) -> float:
-        return statistics.median(self.times_s) if self.times_s else math.inf
+        sample = self.sample
+        return statistics.median(sample) if sample else math.inf
 
     def interval(self, confidence: float) -> tuple[float, float]:
-        return median_interval(self.times_s, confidence)
+        return median_interval(self.sample, confidence)
 
     def result(self) -> Result:
-        """The pooled times as one :class:`Result` (what reports show as a time)."""
+        """The balanced sample (:attr:`sample`) as one :class:`Result` (what reports
+        show as a time)."""
         return Result(
             config=dict(self.config),
             status=self.status,
             compile_s=self.compile_s,
-            times_s=tuple(self.times_s),
+            times_s=tuple(self.sample),
             message=self.message,
             extra={
                 "confirmation_rounds": self.rounds,
+                "round_sizes": list(self.round_sizes),
                 **({"unverified": self.unverified} if self.unverified else {}),
             },
         )
@@ -115,6 +185,8 @@ class ConfirmedConfig:
             "interval_s": [lo, hi] if self.ok else None,
             "search_s": self.search_s,
             "times_s": list(self.times_s),
+            "round_sizes": list(self.round_sizes),
+            "round_medians_s": self.round_medians_s,
         }
 
 
@@ -169,7 +241,7 @@ class Confirmation:
         of the two): the requested confidence, or less when there were too few runs
         (one round of three runs gives a min-max interval of 75 %)."""
         got = [
-            interval_coverage(len(e.times_s), self.confidence)
+            interval_coverage(len(e.sample), self.confidence)
             for e in (self.best, self.default)
             if e is not None and e.ok
         ]
@@ -192,7 +264,7 @@ class Confirmation:
         best, default = self.best, self.default
         if best is None or default is None or not default.ok or best.is_default:
             return False
-        return faster_beyond_noise(best.times_s, default.times_s, self.confidence)
+        return faster_beyond_noise(best.sample, default.sample, self.confidence)
 
     @property
     def verdict(self) -> str:
@@ -259,7 +331,9 @@ def confirm(
     """Re-measure ``candidates`` and ``default`` interleaved for ``policy.rounds`` rounds.
 
     ``room()`` says how many more configurations fit in the time left (None: no limit);
-    ``policy.spare_rounds`` more rounds are measured while it has room for a whole one.
+    ``policy.spare_rounds`` more rounds are measured while it has room for a whole one,
+    then up to ``policy.extra_rounds`` more while some configuration's round medians
+    disagree by more than ``policy.agreement`` (and the time left, if known, holds them).
     ``cancel`` is checked between configurations. A configuration that fails in a round
     (timeout, wrong result, ...) is dropped from later rounds and from the answer.
     """
@@ -277,15 +351,32 @@ def confirm(
         entries.append(ConfirmedConfig(dict(r.config), search_s=r.median_s))
         index[key] = entries[-1]
     out = Confirmation(entries, policy.confidence)
-    for rnd in range(policy.rounds + policy.spare_rounds):
+    planned = policy.rounds + policy.spare_rounds
+    extra = 0
+    rnd = 0
+    while True:
         live = [e for e in entries if e.status is Status.OK]
         if not live:
             break
         shift = rnd % len(live)
         order = live[shift:] + live[:shift]
         limit = room() if room is not None else None
-        if rnd >= policy.rounds and (limit is None or limit < len(order)):
-            break  # a spare round: only where the time left is known to hold it
+        if rnd >= planned or (rnd >= policy.rounds and (limit is None or limit < len(order))):
+            # the planned rounds are done (spare rounds only where the time left is known
+            # to hold them): more only while some configuration's rounds disagree
+            split = [e for e in live if e.spread > policy.agreement]
+            if not split or extra >= policy.extra_rounds:
+                break
+            if limit is not None and limit < len(order):
+                out.notes.append("the budget left no time for more rounds where they disagreed")
+                break
+            extra += 1
+            if extra == 1:
+                worst = max(split, key=lambda e: e.spread)
+                out.notes.append(
+                    f"the rounds disagreed (medians up to {worst.spread:.0%} apart): "
+                    "more rounds measured"
+                )
         if limit is not None and limit < len(order):
             if rnd == 0:
                 out.notes.append("the budget left no time for the confirmation round")
@@ -297,6 +388,7 @@ def confirm(
             out.notes.append("the confirmation round was cancelled")
             break
         out.rounds_done += 1
+        rnd += 1
     out.wall_s = time.monotonic() - started
     return out
 
@@ -324,6 +416,7 @@ def _round(
                 entry.unverified = str(result.extra["unverified"])
             if result.ok:
                 entry.times_s.extend(result.times_s)
+                entry.round_sizes.append(len(result.times_s))
             else:
                 entry.status, entry.message = result.status, result.message
             if cancel is not None and cancel.cancelled and done < len(order):
@@ -356,7 +449,7 @@ def side_by_side(
         list(distinct.values()),
         None,
         evaluator,
-        ConfirmPolicy(max(1, len(distinct)), policy.rounds, policy.confidence),
+        replace(policy, candidates=max(1, len(distinct)), spare_rounds=0),
         cancel=cancel,
         on_measured=on_measured,
     )

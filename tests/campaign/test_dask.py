@@ -210,3 +210,41 @@ def test_two_workers_share_the_device_and_never_time_on_it_at_once(
     held = _intervals(log)
     assert len(held) >= 2  # the two workers' measuring processes
     _disjoint(held)
+
+
+def test_every_worker_starts_its_opencl_processes_before_the_first_piece(tmp_path: Path) -> None:
+    """The measure worker and compile helpers of every Dask worker start side by side
+    before any search, off the searches' clock; what the campaign started on (cores,
+    build slots, each worker's start) is recorded beside its ledger."""
+    spec = parse_campaign(
+        {
+            "name": "warm",
+            "kernels": [{"suite": "garvey104", "names": ["star_3d_xyz_r1", "dense_1d_x_r1"]}],
+            "sizes": ["16x16x16"],
+            "strategies": ["hybrid"],
+            "technique": "all",
+            "budget": 6,
+            "compile_workers": 1,
+        },
+        source="t.yaml",
+        base_dir=tmp_path,
+    )
+    out = tmp_path / "c"
+    result = run_campaign(spec, out, workers_per_device=2)
+    assert result.complete, result.failed
+    assert 0 < result.start_s < result.wall_s
+    started = json.loads((out / "cluster.json").read_text())
+    assert started["cores"]["physical"] >= 1 and started["cores"]["source"] in ("sysfs", "logical")
+    assert started["build_slots"] >= 1 and len(started["workers"]) == 2
+    assert len(started["started"]) == 2
+    assert all(s["error"] is None and s["helpers"] == 1 for s in started["started"])
+    assert started["start_s"] == pytest.approx(result.start_s)
+    pieces = [json.loads(line) for line in (out / "pieces.jsonl").read_text().splitlines()]
+    assert pieces and all(p["pool"] is not None for p in pieces)
+    # every worker was started before the first piece, and no piece started a process:
+    # each measure worker was handed its kernels running, its one helper kept
+    assert max(s["ended_at"] for s in started["started"]) <= min(p["started_at"] for p in pieces)
+    assert all(p["pool"]["started"] == 0 and p["pool"]["reused"] >= 1 for p in pieces)
+    assert all(p["pool"]["compile_workers"] == 1 for p in pieces)
+    # the helpers took the host's build slots (waits summed, none negative)
+    assert all(p["pool"]["build_wait_s"] >= 0 for p in pieces)

@@ -61,6 +61,15 @@ def test_one_and_two_simulated_gpus_and_the_direct_baseline_in_one_invocation(
         assert r["measured"] >= r["pieces_measured"] > 0
         assert r["workers_per_device"] == n * result["host"]["workers_per_gpu"]
         assert 0 < r["span_s"] <= r["wall_s"] and r["configs_per_s"] > 0
+        # every worker started before the first piece, off the searching time
+        assert 0 < r["start_s"] < r["wall_s"] and r["search_s"] <= r["wall_s"] - r["start_s"]
+        assert len(r["worker_starts"]) == r["workers_per_device"]
+        assert all(w["error"] is None for w in r["worker_starts"])
+        assert r["cores"]["physical"] >= 1 and r["build_slots"] >= 1
+        # run to the end: everything measured counts, weighed by the cost model too
+        assert r["searched"] == r["measured"] and r["window_s"] is None
+        assert r["configs_per_s_search"] == pytest.approx(r["measured"] / r["search_s"])
+        assert r["work_s"] > 0 and r["build_wait_s"] >= 0
         ledger = out / f"gpus-{n}" / "collect" / "tasks.jsonl"
         pieces = [json.loads(x) for x in ledger.read_text().splitlines() if x.strip()]
         assert all(p["started_at"] <= p["ended_at"] for p in pieces)
@@ -69,8 +78,10 @@ def test_one_and_two_simulated_gpus_and_the_direct_baseline_in_one_invocation(
     assert settings[2]["workers"] == 2
     (direct,) = result["direct"]
     assert direct["finished"] == ["star_3d_xyz_r1"] and direct["measured"] > 0
+    assert result["host"]["topology"]["physical"] == result["host"]["cores"]
     table = (out / "scaling.md").read_text()
     assert "| 1 | 1 |" in table and "| 2 | 2 |" in table and "Direct runs" in table
+    assert "Campaign per GPU (searching) over a direct run" in table
     assert (out / "scaling.png").stat().st_size > 0
 
 
@@ -101,3 +112,25 @@ def test_a_setting_drives_its_gpus_by_their_own_selectors(tmp_path: Path) -> Non
     pieces = [json.loads(x) for x in ledger.read_text().splitlines() if x.strip()]
     # the task named the device by its own selector, as the host lists it
     assert {p["task"]["device"] for p in pieces} == {result["host"]["selectors"][0]}
+
+
+@pytest.mark.opencl
+@pytest.mark.dask
+@pytest.mark.slow
+def test_a_window_cuts_each_setting_after_its_share_of_searching(tmp_path: Path) -> None:
+    """A campaign larger than the limit: the N-GPU setting searches window / N seconds
+    after its workers started, and counts what it measured up to then."""
+    out = tmp_path / "x"
+    small = [*SMALL[:3], "--kernels", "star_3d_xyz_r1,dense_1d_x_r1", "--size", "16x16x16"]
+    argv = [str(out), "--gpus", "1,2", *small, "--budget", "40", "--techniques", "global,vec"]
+    argv += ["--window-s", "12", "--limit", "300", "--direct-s", "0", "--min-phase-s", "20"]
+    assert bench.main(argv) == 0
+    result = json.loads((out / "scaling.json").read_text())
+    settings = {int(r["gpus"]): r for r in result["settings"]}
+    assert set(settings) == {1, 2}
+    for n, r in settings.items():
+        assert r["cut"] and r["window_s"] == pytest.approx(12 / n)
+        # searched for its window (a piece ends its current configuration after it)
+        assert r["search_s"] == pytest.approx(12 / n, abs=0.5)
+        assert 0 < r["searched"] <= r["measured"] and r["work_s"] > 0
+    assert "| 2 | 2 |" in (out / "scaling.md").read_text()

@@ -10,11 +10,14 @@ import pytest
 from gtune.campaign.runner import worker_specs
 from gtune.campaign.schedule import (
     COMPILE_WORKERS_ENV,
+    MAX_COMPILE_WORKERS,
     Piece,
     Queue,
+    build_slots,
     compile_budget,
     device_share,
     device_workers,
+    helpers_per_worker,
     plan,
     seconds_per_config,
     simulate,
@@ -25,6 +28,7 @@ from gtune.campaign.spec import CampaignTask
 from gtune.campaign.task import BOUND_DEVICE, BOUND_LIMITS, _bound_limits
 from gtune.device import DeviceLimits
 from gtune.loadpredict.features import StencilTraits
+from gtune.measure.buildslots import BUILD_SLOTS_ENV
 
 TECHS = ("global", "vec", "local", "image", "stream")
 
@@ -276,6 +280,23 @@ def test_each_gpu_gets_its_share_of_the_host_whether_the_campaign_uses_all_or_on
     assert device_workers("GPU", 1, 15) == 2 and compile_budget(2, 15) == 6
 
 
+def test_build_slots_leave_the_client_and_each_gpus_measuring_a_core() -> None:
+    assert build_slots(32, 4) == 26 and build_slots(32, 1) == 29 and build_slots(64, 4) == 58
+    assert build_slots(2, 1) == 1 and build_slots(4, 2) == 2 and build_slots(1, 1) == 1
+    # helpers: LEND x the equal share of the slots all the host's GPUs have, capped
+    assert helpers_per_worker(32, 4, 2) == 7  # ceil(2 x 26 / 8)
+    assert helpers_per_worker(64, 4, 2) == MAX_COMPILE_WORKERS
+    assert helpers_per_worker(16, 8, 2) == 1 and helpers_per_worker(2, 1, 1) == 2
+    for cores in (4, 8, 16, 32, 64, 128):
+        for gpus in (1, 2, 4, 8):
+            slots = build_slots(cores, gpus)
+            per = helpers_per_worker(cores, gpus, 2)
+            assert 1 <= slots < cores and 1 <= per <= MAX_COMPILE_WORKERS
+            # every worker of the host together may ask for at least the slots (up to
+            # the cap): none is left unused while some search still builds
+            assert 2 * gpus * per >= min(slots, 2 * gpus * MAX_COMPILE_WORKERS)
+
+
 FOUR_GPUS = [
     {"selector": f"0:{i}", "name": "gpu", "type": "GPU", "platform": "NVIDIA CUDA"}
     for i in range(4)
@@ -283,11 +304,23 @@ FOUR_GPUS = [
 
 
 def test_local_workers_get_the_same_helpers_on_one_gpu_as_on_all_four() -> None:
-    one = worker_specs(["0:0"], None, FOUR_GPUS, 64)
-    four = worker_specs(["NVIDIA"], None, FOUR_GPUS, 64)
+    # 32 physical cores (64 hyperthreads), four GPUs: 26 build slots on all four
+    one = worker_specs(["0:0"], None, FOUR_GPUS, 32)
+    four = worker_specs(["NVIDIA"], None, FOUR_GPUS, 32)
     assert len(one) == 2 and len(four) == 8  # two workers per GPU
     helpers = {w["options"]["env"][COMPILE_WORKERS_ENV] for w in [*one.values(), *four.values()]}
-    assert helpers == {"6"}
+    assert helpers == {"7"}  # twice an equal split of 26 slots over 8 workers, rounded up
+    # the slots bound the builds of the GPUs in use: all four share 26, one has 29
+    assert {w["options"]["env"][BUILD_SLOTS_ENV] for w in four.values()} == {"26"}
+    assert {w["options"]["env"][BUILD_SLOTS_ENV] for w in one.values()} == {"29"}
+    # 8 x 7 helpers on 26 slots: no more builds at once than the cores, yet a GPU
+    # whose searches ended leaves its slots to the others
+    assert 8 * 7 > 26 >= 2 * 7
+    # a count given overrides the host's (0: builds not limited)
+    assert {
+        w["options"]["env"][BUILD_SLOTS_ENV]
+        for w in worker_specs(["NVIDIA"], None, FOUR_GPUS, 32, slots=0).values()
+    } == {"0"}
     bound = sorted(w["options"]["env"][BOUND_DEVICE] for w in four.values())
     assert bound == sorted([f"0:{i}" for i in range(4)] * 2)  # each GPU driven by two
     assert {r for w in four.values() for r in w["options"]["resources"]} == {"gtune-nvidia"}
@@ -350,4 +383,4 @@ def test_selectors_joined_by_commas_name_each_of_their_devices_once() -> None:
     specs = worker_specs(["0:0,0:1"], None, FOUR_GPUS, 64)
     assert len(specs) == 4
     assert {r for w in specs.values() for r in w["options"]["resources"]} == {"gtune-0-0-0-1"}
-    assert {w["options"]["env"][COMPILE_WORKERS_ENV] for w in specs.values()} == {"6"}
+    assert {w["options"]["env"][COMPILE_WORKERS_ENV] for w in specs.values()} == {"8"}

@@ -44,7 +44,11 @@ def test_compare_tables_agree_and_resume(tmp_path: Path):
     # the table ranks by the winners re-measured side by side, one round-robin per kernel
     for k in data["kernels"]:
         confirmation = data["confirmations"][k]
-        assert confirmation["rounds"] == 3
+        # three rounds, up to two more where a configuration's rounds disagreed
+        assert 3 <= confirmation["rounds"] <= 5
+        assert (confirmation["rounds"] > 3) == any(
+            "rounds disagreed" in n for n in confirmation["notes"]
+        )
         timed = {json.dumps(e["config"], sort_keys=True): e for e in confirmation["entries"]}
         for s in ("random", "hybrid"):
             c = cells[(k, s)]

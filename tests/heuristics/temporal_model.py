@@ -59,11 +59,22 @@ def launch_seconds(
     reads = groups * region(tb)
     writes = nx * ny * nz
     points = [region(tb - s) for s in range(1, tb + 1)]
-    # a work-group's passes over each level's region: the last one partly idle
-    passes = sum(math.ceil(p / group) * group for p in points) * groups
+    # a work-group's passes over each level's region: the last one partly idle. The
+    # z-neighbours in registers dealt round robin (ZREG = 1) pass over the whole plane
+    # at every level; dealt block first (ZREG = 2), a level's warps past its region
+    # skip it (32 lanes).
+    zreg = c.get("ZREG", 0)
+    walked = sbz + 2 * tb * rz  # planes a streaming work-group walks
+    if zreg == 1:
+        passes = tb * math.ceil(region(tb) // walked / group) * group * walked * groups
+    elif zreg == 2:
+        plane = [p // (sbz + 2 * (tb - s) * rz) for s, p in enumerate(points, 1)]
+        passes = sum(math.ceil(p / 32) * 32 for p in plane) * walked * groups
+    else:
+        passes = sum(math.ceil(p / group) * group for p in points) * groups
     # per point its terms' reads and one store; with the z-neighbours in registers
     # (ZREG) the 2*RZ z-terms and the centre come from registers
-    accesses = terms - 2 * rz if c.get("ZREG", 0) == 1 else terms + 1
+    accesses = terms - 2 * rz if zreg else terms + 1
     lds = passes * accesses * 4 / LOCAL_BANDWIDTH
     barriers = groups * tb * (sbz + 2 * tb * rz if stream and dims3 else 1)
     if stream and not dims3:

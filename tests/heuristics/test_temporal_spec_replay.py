@@ -159,3 +159,30 @@ def test_temporal_zreg_search_is_short(landscape: str, monkeypatch: pytest.Monke
     outcome, _, evaluator = search("heat3d", "temporal-zreg", LANDSCAPES[landscape], monkeypatch)
     assert len(evaluator.calls) <= 66, len(evaluator.calls)
     assert {e.config["WX"] for e in outcome.trace if e.step == JOINT} == {32}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("landscape", list(LANDSCAPES))
+def test_zreg_joint_step_deals_block_first_and_tries_the_other_layout(
+    landscape: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """heat3d with the z-neighbours in registers: the joint step of TB and the block
+    runs with the block-first layout (ZREG = 2, each level on its own region); the
+    round-robin layout (ZREG = 1) and the block-first one with its walk unrolled (ZU =
+    1) are tried once each, at the best configuration found."""
+    outcome, results, _ = search("heat3d", "temporal-zreg", LANDSCAPES[landscape], monkeypatch)
+    joint = [e.config for e in outcome.trace if e.step == JOINT]
+    assert joint and {c["ZREG"] for c in joint} == {2}
+    layout = [e for e in outcome.trace if e.step == "z-neighbour layout"]
+    # the best so far had ZREG = 2, ZU = 0: the other layout, and the unrolled walk
+    assert sorted((e.config["ZREG"], e.config["ZU"]) for e in layout) == [(1, 0), (2, 1)]
+    tried = layout[0].config
+    assert outcome.best_config is not None
+    time = {canonical_config(r.config): r.objective for r in results}
+    other = {k: v for k, v in tried.items() if k not in ("ZREG", "ZU")}
+    both = {z: time[canonical_config({**other, "ZREG": z, "ZU": 0})] for z in (1, 2)}
+    # the round-robin layout passes over the whole plane at every level: never faster,
+    # and slower where the local memory bounds, so the search keeps the block first
+    assert both[2] <= both[1]
+    if landscape == "compute-bound":
+        assert both[2] < both[1] and outcome.best_config["ZREG"] == 2, both

@@ -419,8 +419,8 @@ def test_zreg_is_streaming_with_the_z_neighbours_in_registers() -> None:
     d = parse_definition(with_steps(HEAT, 8), "h.stencil.yaml")
     sizes = {"NX": 512, "NY": 512, "NZ": 512}
     source, description = definition_description(d, sizes)
-    assert description["parameters"]["ZREG"]["values"] == [0, 1]
-    assert description["techniques"]["temporal-zreg"][:3] == ["TB > 1", "STREAM == 1", "ZREG == 1"]
+    assert description["parameters"]["ZREG"]["values"] == [0, 1, 2]
+    assert description["techniques"]["temporal-zreg"][:3] == ["TB > 1", "STREAM == 1", "ZREG >= 1"]
     assert "ZREG == 0" in description["techniques"]["temporal"]
     assert "ZREG == 0" not in description["constraints"]
     kernel = parse_description(description, source=source, label="h")
@@ -437,6 +437,8 @@ def test_zreg_is_streaming_with_the_z_neighbours_in_registers() -> None:
     env = {**kernel.env(zreg), **limits}
     assert kernel.launch.local_memory_bytes is not None
     assert kernel.launch.local_memory_bytes.evaluate_int(env) == 2 * 4 * 132 * 20
+    env2 = {**kernel.env({**zreg, "ZREG": 2}), **limits}
+    assert kernel.launch.local_memory_bytes.evaluate_int(env2) == 2 * 4 * 132 * 20
     # registers: the points per work-item times (TB*3 + 1) values, at most 128 per
     # work-item and 32,768 per work-group. TB = 8 at 16 x 16 work-items and a 64 x 16
     # block: 80 x 32 points, 10 each, 250 values: too many; at 32 x 32 work-items and a
@@ -458,3 +460,36 @@ def test_zreg_is_streaming_with_the_z_neighbours_in_registers() -> None:
     )
     _, boxed = definition_description(box, sizes)
     assert "temporal-zreg" not in boxed["techniques"] and "ZREG == 0" in boxed["constraints"]
+
+
+def test_zreg_layouts_hold_the_same_points_per_work_item() -> None:
+    """``ZREG = 2`` deals a work-item CX*CY points of the block and the halo round
+    robin, ``ZREG = 1`` the whole plane round robin: the block being CX*CY passes of
+    the work-group, both hold the same number of points (and queues), so the same
+    configurations fit the register bound and local memory (two planes), across TB,
+    work-groups and blocks."""
+    d = parse_definition(with_steps(HEAT, 8), "h.stencil.yaml")
+    sizes = {"NX": 512, "NY": 512, "NZ": 512}
+    source, description = definition_description(d, sizes)
+    kernel = parse_description(description, source=source, label="h")
+    default = kernel.default_config()
+    assert default is not None
+    limits = {"LOCAL_MEM_SIZE": 48 * 1024, "DOUBLE_SUPPORT": 1}
+    lm = kernel.launch.local_memory_bytes
+    assert lm is not None
+    seen = set()
+    for tb in (2, 4, 8):
+        for wx, wy in ((32, 8), (32, 16), (16, 16), (64, 4)):
+            for cx, cy in ((1, 1), (2, 1), (1, 4), (2, 4), (4, 2)):
+                cfg = {**default, "STREAM": 1, "ZC": 32, "TB": tb, "WX": wx, "WY": wy}
+                cfg.update({"CX": cx, "CY": cy})
+                one, two = ({**cfg, "ZREG": z} for z in (1, 2))
+                assert _valid(kernel, one, limits) == _valid(kernel, two, limits), cfg
+                seen.add(_valid(kernel, one, limits))
+                e1, e2 = ({**kernel.env(c), **limits} for c in (one, two))
+                assert (
+                    lm.evaluate_int(e1)
+                    == lm.evaluate_int(e2)
+                    == 2 * 4 * ((wx * cx + 2 * tb) * (wy * cy + 2 * tb))
+                )
+    assert seen == {True, False}

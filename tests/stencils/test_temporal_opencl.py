@@ -64,6 +64,9 @@ CASES: dict[str, tuple[Path, dict[str, int], list[dict[str, int]]]] = {
             {"STREAM": 1, "ZREG": 1, "ZC": 4, "WX": 8, "WY": 4},
             {"STREAM": 1, "ZREG": 1, "ZC": 8, "WX": 16, "WY": 2},
             {"STREAM": 1, "ZREG": 1, "ZC": 4, "WX": 8, "WY": 4, "CX": 2},
+            {"STREAM": 1, "ZREG": 2, "ZC": 4, "WX": 8, "WY": 4},
+            {"STREAM": 1, "ZREG": 2, "ZC": 8, "WX": 8, "WY": 4, "CY": 2},
+            {"STREAM": 1, "ZREG": 2, "ZU": 1, "ZC": 4, "WX": 8, "WY": 4, "CX": 2},
         ],
     ),
     # wide enough that some work-groups' tiles (planes) with their halo lie inside the
@@ -75,6 +78,8 @@ CASES: dict[str, tuple[Path, dict[str, int], list[dict[str, int]]]] = {
             {"STREAM": 1, "ZC": 4, "WX": 4, "WY": 2, "CX": 2, "CY": 2},
             {"WX": 4, "WY": 2, "WZ": 2, "CX": 2, "CY": 2, "CZ": 1},
             {"STREAM": 1, "ZREG": 1, "ZC": 4, "WX": 8, "WY": 4},
+            {"STREAM": 1, "ZREG": 2, "ZC": 4, "WX": 8, "WY": 4},
+            {"STREAM": 1, "ZREG": 2, "ZU": 1, "ZC": 8, "WX": 8, "WY": 4},
         ],
     ),
     "box3d_inner": (
@@ -103,6 +108,8 @@ CASES: dict[str, tuple[Path, dict[str, int], list[dict[str, int]]]] = {
             {"STREAM": 1, "ZC": 8, "WX": 8, "WY": 4, "CX": 2, "CY": 2},
             {"STREAM": 1, "ZREG": 1, "ZC": 8, "WX": 16, "WY": 16},
             {"STREAM": 1, "ZREG": 1, "ZC": 8, "WX": 16, "WY": 8},
+            {"STREAM": 1, "ZREG": 2, "ZC": 8, "WX": 16, "WY": 8},
+            {"STREAM": 1, "ZREG": 2, "ZU": 1, "ZC": 4, "WX": 16, "WY": 16},
         ],
     ),
     "hotspot": (
@@ -118,6 +125,8 @@ CASES: dict[str, tuple[Path, dict[str, int], list[dict[str, int]]]] = {
             {"STREAM": 1, "ZC": 4, "WX": 4, "WY": 2, "CX": 2, "CY": 2},
             {"STREAM": 1, "ZREG": 1, "ZC": 4, "WX": 8, "WY": 4},
             {"STREAM": 1, "ZREG": 1, "ZC": 8, "WX": 4, "WY": 8, "CX": 2},
+            {"STREAM": 1, "ZREG": 2, "ZC": 8, "WX": 4, "WY": 8, "CX": 2},
+            {"STREAM": 1, "ZREG": 2, "ZU": 1, "ZC": 4, "WX": 8, "WY": 4},
         ],
     ),
 }
@@ -130,9 +139,11 @@ with TB > 1 WY rows per iteration through rings in local memory (jacobi2d's WY =
 not divide the rows walked, WY·ZC + 2·TB·RY), with TB = 1 ZC rows per work-item in
 registers (one-step streaming). Configurations with ZREG (heat3d, laplacian4, thermal3d:
 z-star stencils) stream along z with the z-neighbours in registers and one shared plane
-per stage; with TB = 1 they run without ZREG (one-step streaming). heat3d_inner's
-ZREG configuration has interior work-groups (plane and halo inside the array) at TB = 2
-and 4 beside edge ones."""
+per stage (ZREG = 1: the plane's points round robin; ZREG = 2: the block's first, then
+the halo frame by frame, each level on its own region; ZU = 1: its walk unrolled by
+the queue length); with TB = 1 they run without ZREG (one-step streaming).
+heat3d_inner's ZREG configurations have interior work-groups (plane and halo inside
+the array) at TB = 2 and 4 beside edge ones."""
 
 
 def stepping(path: Path, tmp: Path, *, boundary: str, dtype: str | None = None) -> Path:
@@ -165,7 +176,12 @@ def tb_configs(kernel: TunableKernel, extra: list[dict[str, int]]) -> list[dict[
     default = kernel.default_config()
     assert default is not None
     return [
-        {**default, **change, "TB": tb, **({"ZREG": 0} if tb == 1 and "ZREG" in change else {})}
+        {
+            **default,
+            **change,
+            "TB": tb,
+            **({"ZREG": 0, "ZU": 0} if tb == 1 and "ZREG" in change else {}),
+        }
         for tb in (1, 2, 4)
         for change in [{}, *extra]
     ]
@@ -326,7 +342,8 @@ def test_random_definitions_step_exactly(data: dict[str, Any]) -> None:
 def test_zreg_random_z_stars_step_exactly(seed: int) -> None:
     """Random z-star stencils (in-plane offsets up to radius 2, z-axis offsets up to 2,
     not symmetric, with or without the centre; both boundaries and element types,
-    a second field on odd seeds) run with ZREG at TB = 2 and 4: equal to single steps."""
+    a second field on odd seeds) run with both ZREG layouts at TB = 2 and 4: equal to
+    single steps."""
     rng = np.random.default_rng(seed)
     plane = [(dx, dy) for dx in range(-2, 3) for dy in range(-2, 3)]
     picked = [plane[i] for i in rng.choice(len(plane), size=5, replace=False)]
@@ -356,7 +373,8 @@ def test_zreg_random_z_stars_step_exactly(seed: int) -> None:
         default = kernel.default_config()
         assert default is not None
         configs = [
-            {**default, "STREAM": 1, "ZREG": 1, "TB": tb, **change}
+            {**default, "STREAM": 1, "ZREG": zreg, "ZU": seed % 2 * (zreg - 1), "TB": tb, **change}
+            for zreg in (1, 2)
             for tb in (2, 4)
             for change in (
                 {"WX": 16, "WY": 8, "ZC": 8},
@@ -370,6 +388,100 @@ def test_zreg_random_z_stars_step_exactly(seed: int) -> None:
             for c in configs
             if all(x.evaluate({**kernel.env(c), **limits}) for x in kernel.constraints)
         ]
-        assert {c["TB"] for c in configs} == {2, 4}, d.radius
+        assert {(c["TB"], c["ZREG"]) for c in configs} == {(2, 1), (2, 2), (4, 1), (4, 2)}
         for cfg, result in zip(configs, evaluate(kernel, configs), strict=True):
             assert result.status is Status.OK, (data, cfg, result.message)
+
+
+# z-star stencils without terms along x or y (or both): the block-first layout's halo
+# has no frames beside (RX = 0), none above and below (RY = 0), or none at all; and
+# one-sided radii (x offsets -1 and +2)
+AXES = {
+    "xz": [[-1, 0, 0], [0, 0, 0], [2, 0, 0], [0, 0, -1], [0, 0, 1]],
+    "yz": [[0, -1, 0], [0, 1, 0], [0, 0, 0], [0, 0, 2]],
+    "z": [[0, 0, -2], [0, 0, 0], [0, 0, 1]],
+}
+
+
+@pytest.mark.usefixtures("shared_workers")
+@pytest.mark.parametrize("boundary", ["interior", "clamp"])
+@pytest.mark.parametrize("axes", sorted(AXES))
+def test_zreg_layouts_without_terms_along_an_axis(axes: str, boundary: str, tmp_path: Path) -> None:
+    """Both ZREG layouts at TB = 2 and 4, with merged blocks, equal to single steps
+    where the stencil's plane terms lie on one axis or none."""
+    data = {
+        "dims": 3,
+        "dtype": "float32",
+        "boundary": boundary,
+        "fields": ["u"],
+        "output": "v",
+        "steps": STEPS,
+        "terms": [
+            {"field": "u", "offset": o, "coefficient": 0.1 + 0.05 * i}
+            for i, o in enumerate(AXES[axes])
+        ],
+    }
+    d = parse_definition(data, "axes.stencil.yaml")
+    path = tmp_path / "axes.stencil.yaml"
+    path.write_text(d.to_yaml())
+    kernel = load_kernel(path, {"NX": 32, "NY": 16, "NZ": 16})
+    assert "temporal-zreg" in kernel.techniques
+    default = kernel.default_config()
+    assert default is not None
+    configs = [
+        {**default, "STREAM": 1, "ZREG": zreg, "ZU": int(zreg == 2 and tb == 4), "TB": tb, **change}
+        for zreg in (1, 2)
+        for tb in (2, 4)
+        for change in (
+            {"WX": 16, "WY": 4, "ZC": 8},
+            {"WX": 8, "WY": 8, "CX": 2, "ZC": 4},
+            {"WX": 8, "WY": 4, "CX": 2, "CY": 2, "ZC": 4},
+        )
+    ]
+    limits = select_device(None).limit_values()
+    configs = [
+        c
+        for c in configs
+        if all(x.evaluate({**kernel.env(c), **limits}) for x in kernel.constraints)
+    ]
+    # both layouts at both TB, merged in y at TB = 2 at least (the register bound
+    # leaves out the largest block at TB = 4 where z reaches 2)
+    assert {(c["TB"], c["ZREG"]) for c in configs} == {(2, 1), (2, 2), (4, 1), (4, 2)}
+    assert {c["ZREG"] for c in configs if c["CY"] == 2} == {1, 2}
+    for cfg, result in zip(configs, evaluate(kernel, configs), strict=True):
+        assert result.status is Status.OK, (axes, boundary, cfg, result.message)
+
+
+@pytest.mark.slow
+def test_fixed_configurations_script_runs(tmp_path: Path) -> None:
+    """benchmarks/temporal_configs.py (the GPU A/B of fixed configurations against the
+    copy kernel) runs end to end on a small size: every configuration verified, the
+    first the baseline, one beyond the register bound run and marked so."""
+    import json
+    import subprocess
+    import sys
+
+    configs = tmp_path / "configs.yaml"
+    base = {"STREAM": 1, "TB": 2, "WX": 16, "WY": 4, "CX": 2, "ZC": 8}
+    probe = {"STREAM": 1, "ZREG": 2, "TB": 4, "WX": 8, "WY": 4, "CX": 2, "CY": 2, "ZC": 8}
+    entries = [
+        {"name": "round robin", "config": {**base, "ZREG": 1}},
+        {"name": "block first", "config": {**base, "ZREG": 2}},
+        {"name": "probe", "config": probe},
+    ]
+    configs.write_text(
+        yaml.safe_dump({"kernel": "heat3d", "size": 32, "steps": 4, "configs": entries})
+    )
+    out = tmp_path / "out"
+    cmd = [sys.executable, str(ROOT / "benchmarks" / "temporal_configs.py"), str(out)]
+    cmd += [str(configs), "--rounds", "2", "--runs", "1"]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert r.returncode == 0, r.stderr[-2000:]
+    data = json.loads((out / "configs.json").read_text())
+    rows = {row["name"]: row for row in data["configs"]}
+    assert list(rows) == ["round robin", "block first", "probe"]
+    assert all(row["status"] == "ok" and row["time_per_step_s"] > 0 for row in rows.values())
+    assert rows["round robin"]["speedup"] == 1.0
+    assert [bool(row["broken"]) for row in rows.values()] == [False, False, True]
+    assert data["copy_gbs"] > 0 and data["steps"] == 4
+    assert "(outside the space)" in (out / "configs.md").read_text()

@@ -217,14 +217,18 @@ def test_compare_kernel_ranks_by_winners_measured_together(tmp_path: Path):
         )
         one = run()
         assert one.complete and one.name == "heat3d" and campaign.sessions._sessions == {}
-        assert one.confirmation is not None and one.confirmation.rounds_done == 3
-        timed = {json.dumps(e.config, sort_keys=True): e for e in one.confirmation.entries}
+        conf = one.confirmation
+        # three rounds, and up to two more where a configuration's rounds disagreed
+        assert conf is not None
+        assert 3 <= conf.rounds_done <= 3 + gtune.ConfirmPolicy().extra_rounds
+        assert (conf.rounds_done > 3) == any("rounds disagreed" in n for n in conf.notes)
+        timed = {json.dumps(e.config, sort_keys=True): e for e in conf.entries}
         for c in one.cells:
             search = one.reports[c.strategy].search_result
             assert search is not None and c.best_s == search.median_s
             entry = timed[json.dumps(search.config, sort_keys=True)]
             assert c.remeasured_s == entry.median_s and c.time_s == c.remeasured_s
-        assert len(one.confirmation.entries) in (1, 2)  # each distinct winner once
+        assert len(conf.entries) in (1, 2)  # each distinct winner once
 
         plain = run(confirm=None)
         assert plain.complete and plain.confirmation is None

@@ -33,7 +33,11 @@
  *              blocks into one larger block per work-group)
  *   ZREG       1: temporal streaming along z (TB > 1, STREAM=1, 3D) keeps each level's
  *              z-neighbours in registers and shares only the centre plane in local
- *              memory (stencils whose off-plane terms lie on the z axis)
+ *              memory (stencils whose off-plane terms lie on the z axis); 2: the same
+ *              with the block's points first and the halo frame by frame, so each
+ *              level computes only its own region
+ *   ZU         1: ZREG=2 unrolls its walk along z by the queue length 2*RZ+1, so
+ *              (interior boundary) the queues' shift is a renaming of registers
  *   NX NY NZ   array size (NZ absent for 2D arrays)
  *
  * The stencil itself (radius per dimension, the primary field's offsets and
@@ -106,6 +110,9 @@
 #ifndef ZREG
 #define ZREG 0
 #endif
+#ifndef ZU
+#define ZU 0
+#endif
 #ifndef INTENSITY
 #define INTENSITY 1
 #endif
@@ -118,7 +125,9 @@
 #ifndef QUEUE_Y
 #define QUEUE_Y 1
 #endif
-#ifndef QUEUE_Z /* the same for z: 2*RZ+1 (vectors streamed along z) */
+/* The same for the z queue of temporal streaming with the z-neighbours in registers
+   (2*RZ+1; ZREG=2 with ZU=1 unrolls its walk by it). */
+#ifndef QUEUE_Z
 #define QUEUE_Z 1
 #endif
 #define PRAGMA_(x) _Pragma(#x)
@@ -176,6 +185,12 @@
 #endif
 #if !STREAM && ZC != 1 && (WZ != 1 || CZ != 1)
 #error "vectors streamed along z walk z themselves: ZC > 1 needs WZ=1, CZ=1"
+#endif
+#if ZREG != 0 && ZREG != 1 && ZREG != 2
+#error "ZREG must be 0, 1 or 2"
+#endif
+#if ZU && ZREG != 2
+#error "ZU (the unrolled walk) applies to ZREG=2 only"
 #endif
 #if ZREG && !(TB > 1 && STREAM && ARRAY_DIMS == 3)
 #error "ZREG (z-neighbours in registers) applies to temporal streaming along z: TB > 1, STREAM=1, 3D"
@@ -499,6 +514,241 @@ void KERNEL_NAME(KERNEL_ARGS)
         if (more) { /* the rows the next iteration's level 1 reads replace older ones */
             STORE_ROWS(p + WY)
             barrier(CLK_LOCAL_MEM_FENCE);
+        }
+    }
+}
+
+#elif STREAM && ZREG == 2
+/*
+ * Streaming along z with TB time levels, the z-neighbours in registers, each level on
+ * its own region (3D, ZREG=2; z-star stencils as ZREG=1): the block, the planes walked,
+ * the queues and the shared centre plane are those of ZREG=1, but the points of the
+ * block's plane with its halo are dealt to the work-items in another order. First the
+ * block, CX*CY points per work-item in the work-group's shape (point (a, b) of
+ * work-item (lx, ly): x = lx + a*WX, y = ly + b*WY of the block; its rows coalesce and
+ * its positions in the plane are constant offsets of the work-item's first), then the
+ * halo frame by frame outwards (frame f: the block widened by f radii less the block
+ * widened by f - 1; halo point h: work-item h % GROUP). Level s needs the block and
+ * frames 1 .. TB - s, so every level computes, stores in local memory and queues only
+ * its own region: a work-group's warps past it skip the level (the frames lie in
+ * consecutive points, only the warp at a frame's end is split), and the last level
+ * computes the block alone. ZREG=1 has every work-item visit (test, store, queue) each
+ * of its points at every level, the halo's TB radii included. Each step is exactly one
+ * step of the other techniques, boundary included.
+ */
+#define PX (SBX + 2 * HX)
+#define PY (SBY + 2 * HY)
+#define PLANE (PX * PY)
+#define QZ (2 * RZ + 1)
+#define GROUP (WX * WY)
+#define BLOCK_PTS (CX * CY)                     /* block points per work-item */
+#define HALO (PLANE - SBX * SBY)                /* halo points of the plane */
+#define HALO_PTS ((HALO + GROUP - 1) / GROUP)   /* halo points per work-item */
+#define PTS (BLOCK_PTS + HALO_PTS)
+#define HALO_ARRAY (HALO_PTS > 0 ? HALO_PTS : 1) /* no halo: no zero-length arrays */
+/* halo points of the block widened by m radii per side (frames 1 .. m) */
+#define WIDE(m) ((SBX + 2 * (m) * RX) * (SBY + 2 * (m) * RY) - SBX * SBY)
+/* The place of the work-item's point k in the plane: block points at constant offsets
+   of its first, halo points from their registers (k is a constant: unrolled). */
+#define PX_OF(k) ((k) < BLOCK_PTS ? HX + lx + ((k) % CX) * WX : hx[(k) - BLOCK_PTS])
+#define PY_OF(k) ((k) < BLOCK_PTS ? HY + ly + ((k) / CX) * WY : hy[(k) - BLOCK_PTS])
+#define POS(k) ((k) < BLOCK_PTS ? home + ((k) % CX) * WX + ((k) / CX) * WY * PX         \
+                                : hy[(k) - BLOCK_PTS] * PX + hx[(k) - BLOCK_PTS])
+/* whether halo point m of the work-item lies in frames 1 .. f */
+#define IN_FRAMES(m, f) (lid + (m) * GROUP < min(WIDE(f), HALO))
+#define LOAD_PLANE(pp)                                                                   \
+    _Pragma("unroll") for (int k = 0; k < PTS; ++k) {                                    \
+        next[k] = (pp) >= 0 && (pp) < NZ && (k < BLOCK_PTS || hload[k - BLOCK_PTS])      \
+                      ? GLOBAL_READ(pp, ty0 + PY_OF(k), tx0 + PX_OF(k))                  \
+                      : (REAL)0;                                                         \
+    }
+/* Level lv's plane zz (point k's value in vals) enters its queue. Clamp: as ZREG=1's
+   PUSH. Interior: a plain shift, as no plane beyond the array is ever read (a plane
+   the stencil writes reads planes 0 .. NZ-1 only); with ZU=1 the walk is unrolled by
+   the queue's length, so the shift is a renaming of registers. */
+#if CLAMP
+#define PUSH(lv, zz, vals, k)                                                            \
+    {                                                                                    \
+        _Pragma("unroll") for (int j = 0; j < QZ - 1; ++j) {                             \
+            q[lv][k][j] = (zz) == 0 ? (vals)[k] : q[lv][k][j + 1];                       \
+        }                                                                                \
+        q[lv][k][QZ - 1] = (zz) >= NZ ? q[lv][k][QZ - 1] : (vals)[k];                    \
+    }
+#else
+#define PUSH(lv, zz, vals, k)                                                            \
+    {                                                                                    \
+        _Pragma("unroll") for (int j = 0; j < QZ - 1; ++j) {                             \
+            q[lv][k][j] = q[lv][k][j + 1];                                               \
+        }                                                                                \
+        q[lv][k][QZ - 1] = (vals)[k];                                                    \
+    }
+#endif
+#if CLAMP
+#define PLANE_AT(dx, dy) plane[(CLY(y + (dy)) - ty0) * PX + (CLX(x + (dx)) - tx0)]
+#else
+#define PLANE_AT(dx, dy) plane[POS(k) + (dy) * PX + (dx)]
+#endif
+#define ZREG_TERM(dx, dy, dz, w)                                                         \
+    {                                                                                    \
+        typedef char zreg_needs_a_z_star[((dz) == 0 || ((dx) == 0 && (dy) == 0)) ? 1 : -1]; \
+        const REAL v_ = ((dx) == 0 && (dy) == 0) ? q[s - 1][k][RZ + (dz)]                \
+                                                 : PLANE_AT(dx, dy);                     \
+        acc += (w) * F(v_);                                                              \
+    }
+#define TEMPORAL_EXTRA(f, dx, dy, dz, w)                                                 \
+    {                                                                                    \
+        const REAL v_ = FIELD_AT(f, z + (dz), y + (dy), x + (dx));                       \
+        acc += (w) * F(v_);                                                              \
+    }
+
+__kernel __attribute__((reqd_work_group_size(WX, WY, 1)))
+void KERNEL_NAME(KERNEL_ARGS)
+{
+    __local REAL centre[2 * PLANE];
+    const int lx = (int)get_local_id(0);
+    const int ly = (int)get_local_id(1);
+    const int lid = ly * WX + lx;
+    const int tx0 = (int)get_group_id(0) * SBX - HX;
+    const int ty0 = (int)get_group_id(1) * SBY - HY;
+    const int z0 = (int)get_group_id(2) * ZC;
+    const int home = (HY + ly) * PX + HX + lx; /* the work-item's first block point */
+
+    REAL q[TB][PTS][QZ]; /* levels 0 .. TB-1: planes z-RZ .. z+RZ per point */
+    REAL next[PTS];
+    REAL now[PTS];
+    int hx[HALO_ARRAY]; /* the plane places of the work-item's halo points */
+    int hy[HALO_ARRAY];
+    bool hload[HALO_ARRAY]; /* a halo point inside the array (loaded) */
+    /* Per point: the last level whose region holds it (0: none, or beyond the array),
+       negative on the interior boundary's x/y rim (computed there, never written). */
+    int reach[PTS];
+#pragma unroll
+    for (int m = 0; m < HALO_PTS; ++m) {
+        const int h = lid + m * GROUP;
+        int f = TB; /* the frame of halo point h */
+#pragma unroll
+        for (int g = TB - 1; g >= 1; --g) {
+            if (h < WIDE(g)) {
+                f = g;
+            }
+        }
+        const int j0 = h - WIDE(f - 1);
+        const int win = SBX + 2 * (f - 1) * RX; /* the frame's inner rectangle */
+        const int hin = SBY + 2 * (f - 1) * RY;
+        const int wout = win + 2 * RX;
+        const int ox = HX - f * RX; /* the frame's outer corner in the plane */
+        const int oy = HY - f * RY;
+        int ix, iy;
+        if (j0 < RY * wout) { /* above the inner rectangle */
+            iy = oy + j0 / wout;
+            ix = ox + j0 % wout;
+        } else if (j0 < 2 * RY * wout) { /* below */
+            const int j = j0 - RY * wout;
+            iy = oy + RY + hin + j / wout;
+            ix = ox + j % wout;
+        } else { /* beside: RX points left, RX right per row */
+            const int j = j0 - 2 * RY * wout;
+            const int c = j % max(2 * RX, 1);
+            iy = oy + RY + j / max(2 * RX, 1);
+            ix = c < RX ? ox + c : ox + RX + win + (c - RX);
+        }
+        hx[m] = h < HALO ? ix : 0;
+        hy[m] = h < HALO ? iy : 0;
+        const int x = tx0 + ix;
+        const int y = ty0 + iy;
+        hload[m] = h < HALO && x >= 0 && x < NX && y >= 0 && y < NY;
+    }
+#pragma unroll
+    for (int k = 0; k < PTS; ++k) {
+        const int ix = PX_OF(k);
+        const int iy = PY_OF(k);
+        const int x = tx0 + ix;
+        const int y = ty0 + iy;
+        int top = 0;
+#pragma unroll
+        for (int s = 1; s <= TB; ++s) {
+            const int mx = (TB - s) * RX;
+            const int my = (TB - s) * RY;
+            if (ix >= HX - mx && ix < HX + SBX + mx && iy >= HY - my && iy < HY + SBY + my) {
+                top = s;
+            }
+        }
+        if (k >= BLOCK_PTS && !hload[k - BLOCK_PTS]) {
+            top = 0; /* beyond the array, or no point (the halo's last pass) */
+        }
+        reach[k] = x >= LOX && x < HIX && y >= LOY && y < HIY ? top : -top;
+    }
+#pragma unroll
+    for (int lv = 0; lv < TB; ++lv) {
+#pragma unroll
+        for (int k = 0; k < PTS; ++k) {
+#pragma unroll
+            for (int j = 0; j < QZ; ++j) {
+                q[lv][k][j] = (REAL)0;
+            }
+        }
+    }
+    LOAD_PLANE(z0 - HZ) /* level 0: the first input plane */
+#pragma unroll
+    for (int k = 0; k < PTS; ++k) {
+        PUSH(0, z0 - HZ, next, k)
+    }
+    int stage = 0; /* stages so far: the buffer of the centre plane alternates */
+#if ZU
+    UNROLL_BY(QUEUE_Z)
+#endif
+    for (int p = z0 - HZ; p < z0 + ZC + HZ; ++p) {
+        const bool more = p + 1 < z0 + ZC + HZ;
+        if (more) {
+            LOAD_PLANE(p + 1)
+        }
+#pragma unroll
+        for (int s = 1; s <= TB; ++s) {
+            const int z = p - s * RZ; /* level s's plane of this step */
+            const int mz = (TB - s) * RZ;
+            __local REAL *plane = centre + ((stage + s) & 1) * PLANE;
+#pragma unroll
+            for (int k = 0; k < PTS; ++k) { /* level s - 1's plane z on its region */
+                if (k < BLOCK_PTS || IN_FRAMES(k - BLOCK_PTS, TB - s + 1)) {
+                    plane[POS(k)] = q[s - 1][k][RZ];
+                }
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+            /* the plane is one level s needs and one the stencil writes */
+            const bool zw = z >= max(z0 - mz, LOZ) && z < min(z0 + ZC + mz, HIZ);
+#pragma unroll
+            for (int k = 0; k < PTS; ++k) {
+                /* level s's region: the block and frames 1 .. TB - s (so s <= |reach|) */
+                if (k >= BLOCK_PTS && !IN_FRAMES(k - BLOCK_PTS, TB - s)) {
+                    continue;
+                }
+                const int x = tx0 + PX_OF(k);
+                const int y = ty0 + PY_OF(k);
+                const bool written = zw && reach[k] > 0;
+                REAL v = q[s - 1][k][RZ]; /* interior boundary: the rim keeps it */
+                if (written) {
+                    REAL acc = (REAL)0;
+                    STENCIL_TERMS(ZREG_TERM)
+                    EXTRA_TERMS(TEMPORAL_EXTRA)
+                    ADD_CONSTANT(acc);
+                    v = acc;
+                }
+                if (s == TB) {
+                    if (written) {
+                        DST[IDX(z, y, x)] = v;
+                    }
+                } else {
+                    now[k] = v;
+                    PUSH(s, z, now, k)
+                }
+            }
+        }
+        stage += TB;
+        if (more) {
+#pragma unroll
+            for (int k = 0; k < PTS; ++k) {
+                PUSH(0, p + 1, next, k)
+            }
         }
     }
 }

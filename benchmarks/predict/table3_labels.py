@@ -1,0 +1,143 @@
+"""Labels of the load predictor from Table 3's stores (issue 26).
+
+Table 3 at scale tunes each kernel with four strategies into one result store: the
+hybrid with prediction, the hybrid oracle (the hybrid spec over every technique, no
+budget), expert search and random sampling. Every configuration's search-time median is
+in the store. A collection label (``gtune train``, ``benchmarks/predict/collect.sh``)
+is the technique whose best search-time median is lowest, each of global, vec and
+stream searched by the hybrid spec with 100 configurations, no confirmation round. This
+script makes rows of the same kind from the stores: per technique (``technique_of`` of
+each configuration, the collection's three techniques only) the lowest search-time
+median among every configuration the store holds (the oracle's searches and the others'
+measurements, hundreds to thousands per technique), labelled by the lowest.
+
+    python benchmarks/predict/table3_labels.py \\
+        benchmarks/results/compare/table3-scale/stores.tar.xz \\
+        gtune/data/models/nvidia-h100-80gb-hbm3-hybrid.csv \\
+        benchmarks/results/predict/h100-table3
+
+writes ``table3-rows.csv`` (the 20 kernels' rows), ``nvidia-h100-80gb-hbm3-hybrid.csv``
+(the dataset with the rows of kernels it lacks added; rows it has are kept as collected)
+and ``labels.md`` (each row, and for kernels in both, the collection's label beside
+the store's).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sqlite3
+import sys
+import tarfile
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from gtune.description import load_kernel  # noqa: E402
+from gtune.loadpredict.dataset import Dataset, TrainingRow  # noqa: E402
+from gtune.loadpredict.features import traits_of  # noqa: E402
+from gtune.stencils.generate import generate, parse_size, suite  # noqa: E402
+from gtune.tuning.techniques import technique_of  # noqa: E402
+
+TECHNIQUES = ("global", "vec", "stream")  # the collection's (collect.sh)
+SIZE = "256x256x256"
+
+
+def store_files(source: Path, into: Path) -> list[Path]:
+    if source.is_dir():
+        return sorted(source.glob("*.db"))
+    with tarfile.open(source) as tar:
+        tar.extractall(into, filter="data")
+    return sorted(into.rglob("*.db"))
+
+
+def best_per_technique(db: Path, kernel: Any) -> tuple[dict[str, float], dict[str, int], str]:
+    """Per technique the lowest search-time median and how many configurations ran; the
+    store's device identity."""
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        rows = con.execute(
+            "SELECT device, config, median_s FROM results WHERE status = 'ok'"
+        ).fetchall()
+    finally:
+        con.close()
+    times = {t: math.inf for t in TECHNIQUES}
+    counts = {t: 0 for t in TECHNIQUES}
+    devices = {r[0] for r in rows}
+    if len(devices) != 1:
+        raise SystemExit(f"{db}: results of {len(devices)} devices, want one")
+    for _, config, median in rows:
+        tech = technique_of(kernel, json.loads(config))
+        if tech in times and median is not None:
+            counts[tech] += 1
+            times[tech] = min(times[tech], float(median))
+    return times, counts, devices.pop()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("stores", type=Path, help="stores.tar.xz or a folder of <kernel>.db")
+    ap.add_argument("dataset", type=Path, help="the H100 dataset CSV to extend")
+    ap.add_argument("out", type=Path)
+    args = ap.parse_args(argv)
+    dataset = Dataset.read_csv(args.dataset)
+    by_name = {r.kernel: r for r in dataset.rows}
+    h100 = [r for r in dataset.rows if r.device_traits is not None]
+    if not h100:
+        raise SystemExit(f"{args.dataset}: no row with device features")
+    device_traits = h100[0].device_traits
+    new: list[TrainingRow] = []
+    lines = [
+        "| kernel | label | global µs (configs) | vec µs (configs) | stream µs (configs) "
+        "| runner-up slower by | in the dataset as |",
+        "|---|---|---:|---:|---:|---:|---|",
+    ]
+    with tempfile.TemporaryDirectory() as tmp:
+        dbs = store_files(args.stores, Path(tmp) / "stores")
+        names = [p.stem for p in dbs]
+        shapes = [k for k in suite("garvey104") if k.name in set(names)]
+        generate(shapes, Path(tmp) / "k", size=parse_size(SIZE))
+        for db in dbs:
+            kernel = load_kernel(Path(tmp) / "k" / f"{db.stem}.cl")
+            times, counts, device = best_per_technique(db, kernel)
+            name = f"{db.stem}@{SIZE}"
+            row = TrainingRow(
+                name, device, "hybrid", traits_of(kernel), times, device_traits, counts
+            )
+            ranked = sorted(v for v in times.values() if math.isfinite(v))
+            margin = ranked[1] / ranked[0] - 1.0 if len(ranked) > 1 else math.inf
+            have = by_name.get(name)
+            same = ""
+            if have is not None:
+                if have.traits.vector() != row.traits.vector():
+                    raise SystemExit(f"{name}: features differ from the dataset's row")
+                same = f"{have.label} (collected)"
+            else:
+                new.append(row)
+            lines.append(
+                f"| {name} | {row.label} | "
+                + " | ".join(f"{times[t] * 1e6:.1f} ({counts[t]})" for t in TECHNIQUES)
+                + f" | {margin:.1%} | {same or '-'} |"
+            )
+    args.out.mkdir(parents=True, exist_ok=True)
+    Dataset(new).write_csv(args.out / "table3-rows.csv")
+    grown = dataset.merged(new)
+    grown.write_csv(args.out / args.dataset.name)
+    (args.out / "labels.md").write_text(
+        "# Load-predictor labels from Table 3's stores (one H100, 256³)\n\n"
+        + "\n".join(lines)
+        + f"\n\n{len(new)} rows added to {len(dataset)}: {len(grown)} kernels.\n"
+    )
+    print("\n".join(lines))
+    print(f"{len(new)} rows added to {len(dataset)}: {len(grown)} kernels")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
