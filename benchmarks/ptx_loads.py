@@ -7,10 +7,8 @@ one) and counts the instructions of one iteration: the whole kernel for a work-i
 one output block (global, vec), one plane of the walk for the streaming kernels (their
 plane loop kept rolled, ``unroll 1``; the prologue's first plane counts once more).
 Counts are static: a kernel's rim path (lane by lane, clamped) is in them too, so the
-table shows the wide loads (the vector path's) apart from the scalar ones; the streamed
-vectors have two vector paths (inside, rows shared; at a rim, rows per block), and the
-per-output figure counts the inner one (the total less the rim's, one block's loads
-per block). Per output: divided by the outputs of one iteration (VX, BX*CX*CY, 1).
+table shows the wide loads (the vector path's) apart from the scalar ones. Per output:
+divided by the outputs of one iteration (VX, 1).
 
 With ``--main``, the vec rows come from main's template as it was before the row loads
 (rebuilt as benchmarks/vec_ab.py rebuilds it): clang calls ``vloadn``/``shuffle2`` as
@@ -42,11 +40,6 @@ BASE = {"WZ": 1, "CX": 1, "CY": 1, "CZ": 1, "LOCAL": 0, "IMAGE": 0, "STREAM": 0,
 CONFIGS = {
     "global (scalar)": ({"WX": 256, "WY": 1, "BX": 1, "VX": 1}, 1),
     "vec VX4": ({"WX": 64, "WY": 2, "BX": 4, "VX": 4}, 4),
-    "vec VX4 ZC16 (per plane)": ({"WX": 64, "WY": 2, "BX": 4, "VX": 4, "ZC": 16}, 4),
-    "vec VX4 ZC16 CY4 (per plane)": (
-        {"WX": 64, "WY": 2, "BX": 4, "VX": 4, "ZC": 16, "CY": 4},
-        16,
-    ),
     "stream (per plane)": ({"WX": 32, "WY": 4, "BX": 1, "VX": 1, "STREAM": 1, "ZC": 16}, 1),
 }
 ROLLED = '_Pragma("unroll 1")'
@@ -58,8 +51,7 @@ PATTERN = re.compile(
 
 
 def rolled(source: str) -> str:
-    """The streaming walks kept rolled: the static count is one plane's."""
-    source = source.replace("    UNROLL_BY(QUEUE_Z)\n" + WALK, WALK)
+    """The streaming walk kept rolled: the static count is one plane's."""
     return source.replace("\n" + WALK, "\n" + ROLLED + "\n" + WALK)
 
 
@@ -117,17 +109,13 @@ def main(argv: list[str] | None = None) -> int:
             variants.append((" [main]", vec_ab.main_source(kernel.source)))
         for label, (change, outs) in CONFIGS.items():
             for tag, source in variants:
-                if tag and (change.get("VX", 1) == 1 or change.get("ZC", 1) > 1):
+                if tag and change.get("VX", 1) == 1:
                     continue
                 cfg = {**(kernel.default_config() or {}), **BASE, **change}
                 defines = [o for o in kernel.defines(cfg) if o.startswith("-D")]
                 c = count(args.clang, rolled(source), defines)
                 vec = change.get("VX", 1)
                 wide = c["ld.global (vector)"] * (2 if vec == 8 else 1)
-                if change.get("ZC", 1) > 1 and vec > 1:  # the inner path: less the rim's
-                    one = count(args.clang, rolled(source), [*defines, "-DCY=1"])
-                    blocks = change.get("CY", 1)
-                    wide -= one["ld.global (vector)"] // 2 * blocks
                 # the vector path's loads if any (the scalar ones are its rim), else the
                 # scalar global loads
                 loads = wide / outs if wide else c["ld.global"] / outs

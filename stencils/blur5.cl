@@ -22,10 +22,7 @@
  *              partial sums of the rows it feeds in registers. With TB > 1 the
  *              temporal kernel streams instead, its time levels in local memory
  *   ZC         the chunk: outputs per work-item along the streamed axis when
- *              streaming (planes along z in 3D, rows along y in 2D); with VX > 1 on
- *              a 3D array and STREAM=0, ZC > 1 streams the vectors along z: a
- *              work-item walks ZC output planes, its z-neighbours' sums in registers
- *              (1 otherwise)
+ *              streaming (planes along z in 3D, rows along y in 2D; 1 otherwise)
  *   TB         temporal blocking: time steps one launch advances (1: one step, the
  *              techniques above; > 1: the temporal kernel, tiles in local memory, or
  *              with STREAM=1 streaming along z (3D) or y (2D, a work-group owning
@@ -225,11 +222,8 @@
 #if STREAM && ARRAY_DIMS == 2 && CY != 1
 #error "streaming walks y itself: STREAM=1 needs CY=1 for a 2D array"
 #endif
-#if !STREAM && ZC != 1 && !(VX > 1 && ARRAY_DIMS == 3)
-#error "ZC (the chunk) applies to streaming and to vectors along z only: ZC must be 1 when STREAM=0 and VX=1 (or a 2D array)"
-#endif
-#if !STREAM && ZC != 1 && (WZ != 1 || CZ != 1)
-#error "vectors streamed along z walk z themselves: ZC > 1 needs WZ=1, CZ=1"
+#if !STREAM && ZC != 1
+#error "ZC (the chunk) applies to streaming only: ZC must be 1 when STREAM=0"
 #endif
 #if ZREG != 0 && ZREG != 1 && ZREG != 2
 #error "ZREG must be 0, 1 or 2"
@@ -1613,177 +1607,6 @@ void KERNEL_NAME(KERNEL_ARGS)
                 q[o][k] = q[o][k + 1];
             }
             q[o][QZ - 1] = (REAL)0;
-        }
-    }
-}
-
-#elif VX > 1 && ZC > 1
-/*
- * Vectors streamed along z (3D arrays, STREAM=0): the vec technique's work-item walks
- * ZC output planes instead of one, as the 2D streaming kernel walks rows, with no local
- * memory and no barrier. Work-item (lx, ly) owns, per block (cx, cy) of its CX*CY, the
- * VX adjacent outputs x .. x+VX-1 (x = gx0 + cx*WX*VX + lx*VX) of row y = gy0 + ly*CY
- * + cy, in the output planes z0 .. z0+ZC-1: its CY rows are adjacent (not WY apart as in
- * the other techniques), so the rows one of them reads as y-neighbours are the same
- * addresses as another's, loaded once (laplacian4 with CY = 2: 10 vector loads per 8
- * outputs and plane, not 14). It walks the input planes z0-RZ ..
- * z0+ZC+RZ-1 in order; in plane p it reads, per row y+dy the stencil touches, the
- * vectors its terms need (aligned vector loads, each loaded once, as in the vec
- * technique), and adds each term to the partial sum of the output plane it feeds,
- * p - dz: a queue of QZ = 2*RZ+1 vector sums per block in registers. Once plane p is
- * added, the oldest sum (plane p-RZ) is complete: it is written and the queue moves on.
- * So a plane's rows are read once for all the planes they feed: per VX outputs and
- * plane, the loads of one plane of the stencil's rows (a 13-point star of radius 2:
- * 3 + 4 vectors, not 3 + 8; the 27-point box: 9, not 27). Planes beyond an edge are
- * the edge plane (clamp) or are skipped (interior: they feed only outputs that are not
- * written). A block that touches an edge in x reads lane by lane.
- */
-#define QZ (2 * RZ + 1)
-#define ZOUTS (CY * CX) /* vector blocks per work-item and plane */
-#if CLAMP
-#define PLANE_AT(p) min(max((p), 0), NZ - 1)
-#define RIM_READ(s, xx) (s)[CLX(xx)]
-#else
-#define PLANE_AT(p) (p)
-#define RIM_READ(s, xx) ((xx) >= 0 && (xx) < NX ? (s)[xx] : (REAL)0)
-#endif
-#define ZV_TERM(dx, dy, dz, w)                                                           \
-    {                                                                                    \
-        __global const VT *r_ = VROW(SRC, pz, CLY(y + (dy)));                            \
-        VT v_ = r_[xv + VFLOOR(dx)];                                                     \
-        if (SHIFT(dx) != 0) {                                                            \
-            const VT b_ = r_[xv + VFLOOR(dx) + 1];                                       \
-            v_ = COMPOSE(v_, b_, SHIFT(dx));                                             \
-        }                                                                                \
-        q[o][RZ - (dz)] += (w) * F(v_);                                                  \
-    }
-#define ZV_INNER_TERM(dx, dy, dz, w)                                                     \
-    {                                                                                    \
-        __global const VT *r_ = base_ + (cy + (dy)) * (NX / VX) + cx * WX;               \
-        VT v_ = r_[VFLOOR(dx)];                                                          \
-        if (SHIFT(dx) != 0) {                                                            \
-            const VT b_ = r_[VFLOOR(dx) + 1];                                            \
-            v_ = COMPOSE(v_, b_, SHIFT(dx));                                             \
-        }                                                                                \
-        q[o][RZ - (dz)] += (w) * F(v_);                                                  \
-    }
-#define ZV_RIM_TERM(dx, dy, dz, w)                                                       \
-    {                                                                                    \
-        __global const REAL *s_ = SRC + IDX(pz, CLY(y + (dy)), 0);                       \
-        REAL t_[VX];                                                                     \
-        for (int l = 0; l < VX; ++l) {                                                   \
-            t_[l] = RIM_READ(s_, x + l + (dx));                                          \
-        }                                                                                \
-        const VT v_ = VLOAD(0, t_);                                                      \
-        q[o][RZ - (dz)] += (w) * F(v_);                                                  \
-    }
-
-__kernel __attribute__((reqd_work_group_size(WX, WY, 1)))
-void KERNEL_NAME(KERNEL_ARGS)
-{
-    const int lx = (int)get_local_id(0);
-    const int ly = (int)get_local_id(1);
-    const int gx0 = (int)get_group_id(0) * (WX * VX * CX) + lx * VX;
-    const int gy0 = (int)get_group_id(1) * (WY * CY) + ly * CY;
-    const int z0 = (int)get_global_id(2) * ZC;
-#if CLAMP
-    const int first = z0 - RZ;
-    const int last = z0 + ZC + RZ; /* one past the last plane read */
-#else
-    const int first = max(z0 - RZ, 0);
-    const int last = min(z0 + ZC + RZ, NZ); /* one past the last plane read */
-#endif
-
-    /* every block of the work-item and every row it reads inside in x and y: no rim, no
-       row skipped or clamped */
-    const bool inner = gx0 >= RX && gx0 + (CX - 1) * (WX * VX) + VX <= NX - RX &&
-                       gy0 >= RY && gy0 + CY + RY <= NY;
-
-    VT q[ZOUTS][QZ];
-#pragma unroll
-    for (int o = 0; o < ZOUTS; ++o) {
-#pragma unroll
-        for (int k = 0; k < QZ; ++k) {
-            q[o][k] = (VT)((REAL)0);
-        }
-    }
-
-    UNROLL_BY(QUEUE_Z)
-    for (int t = 0; t < ZC + 2 * RZ; ++t) {
-        const int p = z0 - RZ + t; /* the input plane of this step */
-        if (p >= first && p < last && inner) {
-            /* every block and every row it reads inside: one straight stretch whose rows
-               are the first row's pointer plus a constant, so the blocks share them */
-            __global const VT *base_ = VROW(SRC, PLANE_AT(p), gy0) + gx0 / VX;
-#pragma unroll
-            for (int cy = 0; cy < CY; ++cy) {
-#pragma unroll
-                for (int cx = 0; cx < CX; ++cx) {
-                    const int o = cy * CX + cx;
-                    STENCIL_TERMS(ZV_INNER_TERM)
-                }
-            }
-        } else if (p >= first && p < last) {
-            const int pz = PLANE_AT(p);
-#pragma unroll
-            for (int cy = 0; cy < CY; ++cy) {
-                const int y = gy0 + cy;
-#pragma unroll
-                for (int cx = 0; cx < CX; ++cx) {
-                    const int o = cy * CX + cx;
-                    const int x = gx0 + cx * (WX * VX);
-                    const int xv = x / VX;
-                    if (y >= LOY && y < HIY) { /* else no output of the row is written */
-                        if (x >= RX && x + VX <= NX - RX) {
-                            STENCIL_TERMS(ZV_TERM)
-                        } else {
-                            STENCIL_TERMS(ZV_RIM_TERM)
-                        }
-                    }
-                }
-            }
-        }
-        /* Output plane p - RZ has every contribution: write it, advance the queue. */
-        const int z = p - RZ;
-        if (t >= 2 * RZ && z >= LOZ && z < HIZ) {
-#pragma unroll
-            for (int cy = 0; cy < CY; ++cy) {
-                const int y = gy0 + cy;
-#pragma unroll
-                for (int cx = 0; cx < CX; ++cx) {
-                    const int o = cy * CX + cx;
-                    const int x = gx0 + cx * (WX * VX);
-                    const int xv = x / VX;
-                    if (y >= LOY && y < HIY) {
-                        if (x >= RX && x + VX <= NX - RX) {
-                            VT acc = q[o][0];
-                            EXTRA_TERMS(VECTOR_EXTRA)
-                            ADD_CONSTANT(acc);
-                            ((__global VT *)(DST + IDX(z, y, 0)))[xv] = acc;
-                        } else {
-                            REAL lanes[VX];
-                            VSTORE(q[o][0], 0, lanes);
-                            for (int l = 0; l < VX; ++l) {
-                                const int xs = x + l;
-                                if (xs >= LOX && xs < HIX) {
-                                    REAL acc = lanes[l];
-                                    EXTRA_TERMS(SCALAR_EXTRA)
-                                    ADD_CONSTANT(acc);
-                                    DST[IDX(z, y, xs)] = acc;
-                                }
-                            }
-                        }
-                    }
-                }
-            }
-        }
-#pragma unroll
-        for (int o = 0; o < ZOUTS; ++o) {
-#pragma unroll
-            for (int k = 0; k + 1 < QZ; ++k) {
-                q[o][k] = q[o][k + 1];
-            }
-            q[o][QZ - 1] = (VT)((REAL)0);
         }
     }
 }

@@ -319,9 +319,7 @@ def _parameters(
             "default": 0,
             "doc": "stream along z: each input plane loaded once, z-neighbours in registers",
         }
-        params["ZC"] = pow2(
-            "NZ", 1, "chunk: output planes per work-item when streaming (or with VX > 1)"
-        )
+        params["ZC"] = pow2("NZ", 1, "chunk: output planes per work-item when streaming")
     else:
         params["STREAM"] = {
             "values": [0, 1],
@@ -414,11 +412,7 @@ def describe(
     if dims3:
         constraints += [
             "STREAM == 0 or (LOCAL == 0 and VX == 1 and WZ == 1 and CZ == 1)",
-            # vectors (VX > 1) stream along z too, in registers: ZC planes per work-item
-            "STREAM == 1 or ZC == 1 or VX > 1",
-            "STREAM == 1 or ZC == 1 or (WZ == 1 and CZ == 1)",
-            f"STREAM == 1 or ZC == 1 or BX*CX*CY*{2 * rz + 1} <= {STREAM_QUEUE_MAX}",
-            f"STREAM == 1 or ZC == 1 or BX*CX*CY <= {STREAM_OUTS_MAX}",
+            "STREAM == 1 or ZC == 1",
             # a tile one work-item wide reads its planes column by column (never fast),
             # and PoCL hangs on it for work-groups four or more deep: left out
             "STREAM == 0 or WX >= 2",

@@ -6,8 +6,7 @@ shifted ones composed from two neighbouring vectors. These cases cover what that
 arithmetic can get wrong: negative and positive shifts that are and are not multiples of
 VX (radius 1, 2 and 3 with VX 2, 4 and 8), the rim where a vector falls back to lane by
 lane, another field read at an x offset, a constant, both boundaries and both element
-types, and the same streamed along z (ZC > 1: a queue of partial sums per output plane
-in registers); each must match the numpy reference as the scalar technique does.
+types; each must match the numpy reference as the scalar technique does.
 """
 
 from __future__ import annotations
@@ -111,18 +110,6 @@ def test_vector_rows_match_the_reference(
         # one vector per work-item; merged in x, y and z (the merges' rows and rims)
         {**default, "VX": vx, "BX": vx, "WX": wx, "WY": 2, "WZ": 2, "CX": cx, "CY": 2, "CZ": 2}
         for vx, wx, cx in ((2, 8, 2), (4, 4, 2), (4, 8, 1), (8, 2, 2))
-    ] + [
-        # streamed along z: ZC planes per work-item, chunks that do and do not reach
-        # the edges in z, work-items inside (rows shared) and at the rims
-        {**default, "VX": vx, "BX": vx, "WX": wx, "WY": 2, "WZ": 1, "CX": cx, "CY": cy}
-        | {"CZ": 1, "ZC": zc}
-        for vx, wx, cx, cy, zc in (
-            (2, 8, 2, 1, 2),
-            (4, 4, 2, 2, 4),
-            (4, 8, 1, 1, 8),
-            (8, 2, 2, 1, 2),
-            (4, 4, 1, 4, 2),  # four adjacent rows: their y-neighbours shared
-        )
     ]
     evaluator = OpenCLEvaluator(kernel, runs=1)
     try:
