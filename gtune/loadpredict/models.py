@@ -17,7 +17,6 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -32,16 +31,6 @@ from gtune.loadpredict.model import TechniqueForest
 
 CARD_SUFFIX = ".model.json"
 DEFAULT_CONFIDENCE = 0.6
-
-# Data-loading techniques whose kernel code (the template's) changed in a way that can
-# change which technique wins, with when (UTC, ISO 8601). A model trained before learned
-# the technique as it was: its probability there is uninformed, so the technique is
-# searched besides the prediction (as one the model never saw) until a model trained
-# afterwards replaces it. vec: aligned vector loads, each vector of a row loaded once,
-# and on 3D arrays its vectors streamed along z (ZC > 1); its loads had been
-# element-aligned vloadn per term (which a compiler may split into scalar loads), a pair
-# per shifted term. The time is when the change reached main (this branch's end).
-REVISED = {"vec": "2026-11-26T05:40:00+00:00"}
 
 
 def user_model_dir() -> Path:
@@ -172,20 +161,6 @@ class LoadedModel:
         learned = frozenset().union(*self.seen.values())
         return [t for t in techniques if t in learned and t not in known]
 
-    def revised(self, techniques: Sequence[str]) -> list[str]:
-        """Those of ``techniques`` the model learned whose kernel code changed after it
-        was trained (:data:`REVISED`); none if the card does not say when it was."""
-        trained = _when(self.card.trained)
-        if trained is None:
-            return []
-        learned = frozenset().union(*self.seen.values())
-        out = []
-        for t in techniques:
-            changed = _when(REVISED.get(t, ""))
-            if t in learned and changed is not None and trained < changed:
-                out.append(t)
-        return out
-
     def rank(
         self, traits: StencilTraits, device: DeviceTraits | None = None
     ) -> list[tuple[str, float]]:
@@ -198,15 +173,6 @@ class LoadedModel:
         proba = self.estimator.predict_proba(np.array([x]))[0]
         pairs = [(str(c), float(p)) for c, p in zip(self.estimator.classes_, proba, strict=True)]
         return sorted(pairs, key=lambda cp: -cp[1])
-
-
-def _when(text: str) -> datetime | None:
-    """An ISO 8601 time (UTC when it names no zone), or None if there is none."""
-    try:
-        t = datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    return t if t.tzinfo is not None else t.replace(tzinfo=UTC)
 
 
 def _norm(text: str) -> str:

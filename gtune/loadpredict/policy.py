@@ -67,10 +67,6 @@ def choose_techniques(
     # for 2D arrays: its training kernels had none) has an uninformed probability: it
     # is not ranked, and is searched besides the prediction, as temporal blocking is.
     new_here = set(model.unseen(traits, names))
-    # A technique whose kernel code changed after the model was trained is as good as
-    # unseen: searched besides the prediction, not ranked on what it was.
-    revised = [t for t in model.revised(names) if t not in new_here]
-    new_here |= set(revised)
     ranked = [(t, p) for t, p in every if t in kernel.techniques and t not in new_here]
     if not ranked:
         return TechniqueChoice(
@@ -98,15 +94,7 @@ def choose_techniques(
         for t in names
         if t not in chosen and ((t in temporal and t not in known) or t in new_here)
     ]
-    changed = [t for t in unseen if t in revised]
-    unseen = [t for t in unseen if t not in revised]
     if unseen:
         chosen += unseen
         how += f"; also {', '.join(unseen)}, which model {card.name} has not seen"
-    if changed:
-        chosen += changed
-        how += (
-            f"; also {', '.join(changed)}, whose kernel code changed after model "
-            f"{card.name} was trained"
-        )
     return TechniqueChoice(chosen, how, predicted=best, probability=prob, model=card.name)
