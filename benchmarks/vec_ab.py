@@ -275,6 +275,7 @@ def main(argv: list[str] | None = None) -> int:
                 ev.close()
         for label, st in status.items():
             cfg = base if label == "base" else fixed[label]
+            assert cfg is not None  # "base" is run only where there is one
             key = label if label in ("base", "search winner") else f"{label} [new]"
             entry["runs"][key] = {"template": "new", "config": cfg, "status": st}
             if st == "ok":

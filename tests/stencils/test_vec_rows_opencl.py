@@ -81,7 +81,7 @@ CASES = [
 
 
 # laplacian4's shape with the clamp boundary in float32 runs in the opencl tier; the rest
-# (about 12 s each on PoCL) with the slow tests
+# (a few seconds each on PoCL before its build cache holds them) with the slow tests
 QUICK = ("star2", "clamp", "float32")
 PARAMS = [
     pytest.param(
