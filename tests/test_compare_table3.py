@@ -317,3 +317,26 @@ def test_table3_labels_reproduce_the_committed_rows(tmp_path: Path) -> None:
     grown = (tmp_path / before.name).read_text().splitlines()
     old = before.read_text().splitlines()
     assert set(old) <= set(grown) and len(grown) == len(old) + 15
+
+
+@pytest.mark.slow
+def test_table3_labels_deeper_make_the_shipped_dataset(tmp_path: Path) -> None:
+    """With ``--deeper`` the stores' rows replace the collected rows of the kernels in
+    both, and the result is the dataset the shipped H100 model is fitted on."""
+    results = ROOT / "benchmarks" / "results"
+    stores = results / "compare" / "table3-scale" / "stores.tar.xz"
+    before = results / "predict" / "h100-scale" / "nvidia-h100-80gb-hbm3-hybrid.csv"
+    shipped = ROOT / "gtune" / "data" / "models" / before.name
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "predict" / "table3_labels.py"),
+         str(stores), str(before), str(tmp_path), "--deeper"],
+        capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    grown = (tmp_path / before.name).read_text()
+    assert grown == shipped.read_text()
+    old = {line.split(",")[0]: line for line in before.read_text().splitlines()[1:]}
+    new = {line.split(",")[0]: line for line in grown.splitlines()[1:]}
+    replaced = [k for k in old if new[k] != old[k]]
+    assert len(new) == len(old) + 15 and replaced, "no collected row was replaced"
+    assert "9 collected rows replaced" in (tmp_path / "labels.md").read_text()

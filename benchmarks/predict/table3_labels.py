@@ -17,8 +17,9 @@ measurements, hundreds to thousands per technique), labelled by the lowest.
         benchmarks/results/predict/h100-table3
 
 writes ``table3-rows.csv`` (the 20 kernels' rows), ``nvidia-h100-80gb-hbm3-hybrid.csv``
-(the dataset with the rows of kernels it lacks added; rows it has are kept as collected)
-and ``labels.md`` (each row, and for kernels in both, the collection's label beside
+(the dataset with the rows of kernels it lacks added; rows it has are kept as collected,
+or, with ``--deeper``, replaced by the store's row: the deeper search's label) and
+``labels.md`` (each row, and for kernels in both, the collection's label beside
 the store's).
 """
 
@@ -85,6 +86,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("stores", type=Path, help="stores.tar.xz or a folder of <kernel>.db")
     ap.add_argument("dataset", type=Path, help="the H100 dataset CSV to extend")
     ap.add_argument("out", type=Path)
+    ap.add_argument(
+        "--deeper",
+        action="store_true",
+        help="replace the rows of kernels the dataset has by the stores' (deeper searches)",
+    )
     args = ap.parse_args(argv)
     dataset = Dataset.read_csv(args.dataset)
     by_name = {r.kernel: r for r in dataset.rows}
@@ -93,6 +99,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise SystemExit(f"{args.dataset}: no row with device features")
     device_traits = h100[0].device_traits
     new: list[TrainingRow] = []
+    replaced: dict[str, TrainingRow] = {}
     lines = [
         "| kernel | label | global µs (configs) | vec µs (configs) | stream µs (configs) "
         "| runner-up slower by | in the dataset as |",
@@ -118,6 +125,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 if have.traits.vector() != row.traits.vector():
                     raise SystemExit(f"{name}: features differ from the dataset's row")
                 same = f"{have.label} (collected)"
+                if args.deeper:
+                    replaced[name] = row
+                    same += ", replaced"
             else:
                 new.append(row)
             lines.append(
@@ -127,12 +137,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
     args.out.mkdir(parents=True, exist_ok=True)
     Dataset(new).write_csv(args.out / "table3-rows.csv")
-    grown = dataset.merged(new)
+    kept = [replaced.get(r.kernel, r) for r in dataset.rows]
+    grown = Dataset(kept).merged(new)
     grown.write_csv(args.out / args.dataset.name)
     (args.out / "labels.md").write_text(
         "# Load-predictor labels from Table 3's stores (one H100, 256³)\n\n"
         + "\n".join(lines)
-        + f"\n\n{len(new)} rows added to {len(dataset)}: {len(grown)} kernels.\n"
+        + f"\n\n{len(new)} rows added to {len(dataset)}: {len(grown)} kernels"
+        + (f"; {len(replaced)} collected rows replaced by the stores'" if replaced else "")
+        + ".\n"
     )
     print("\n".join(lines))
     print(f"{len(new)} rows added to {len(dataset)}: {len(grown)} kernels")
