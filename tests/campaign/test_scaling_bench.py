@@ -123,14 +123,14 @@ def test_a_window_cuts_each_setting_after_its_share_of_searching(tmp_path: Path)
     out = tmp_path / "x"
     small = [*SMALL[:3], "--kernels", "star_3d_xyz_r1,dense_1d_x_r1", "--size", "16x16x16"]
     argv = [str(out), "--gpus", "1,2", *small, "--budget", "40", "--techniques", "global,vec"]
-    argv += ["--window-s", "12", "--limit", "300", "--direct-s", "0", "--min-phase-s", "20"]
+    argv += ["--window-s", "6", "--limit", "300", "--direct-s", "0", "--min-phase-s", "20"]
     assert bench.main(argv) == 0
     result = json.loads((out / "scaling.json").read_text())
     settings = {int(r["gpus"]): r for r in result["settings"]}
     assert set(settings) == {1, 2}
     for n, r in settings.items():
-        assert r["cut"] and r["window_s"] == pytest.approx(12 / n)
+        assert r["cut"] and r["window_s"] == pytest.approx(6 / n)
         # searched for its window (a piece ends its current configuration after it)
-        assert r["search_s"] == pytest.approx(12 / n, abs=0.5)
+        assert r["search_s"] == pytest.approx(6 / n, abs=0.5)
         assert 0 < r["searched"] <= r["measured"] and r["work_s"] > 0
     assert "| 2 | 2 |" in (out / "scaling.md").read_text()

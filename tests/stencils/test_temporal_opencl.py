@@ -64,7 +64,6 @@ CASES: dict[str, tuple[Path, dict[str, int], list[dict[str, int]]]] = {
             {"STREAM": 1, "ZREG": 1, "ZC": 4, "WX": 8, "WY": 4},
             {"STREAM": 1, "ZREG": 1, "ZC": 8, "WX": 16, "WY": 2},
             {"STREAM": 1, "ZREG": 1, "ZC": 4, "WX": 8, "WY": 4, "CX": 2},
-            {"STREAM": 1, "ZREG": 2, "ZC": 4, "WX": 8, "WY": 4},
             {"STREAM": 1, "ZREG": 2, "ZC": 8, "WX": 8, "WY": 4, "CY": 2},
             {"STREAM": 1, "ZREG": 2, "ZU": 1, "ZC": 4, "WX": 8, "WY": 4, "CX": 2},
         ],
@@ -79,7 +78,6 @@ CASES: dict[str, tuple[Path, dict[str, int], list[dict[str, int]]]] = {
             {"WX": 4, "WY": 2, "WZ": 2, "CX": 2, "CY": 2, "CZ": 1},
             {"STREAM": 1, "ZREG": 1, "ZC": 4, "WX": 8, "WY": 4},
             {"STREAM": 1, "ZREG": 2, "ZC": 4, "WX": 8, "WY": 4},
-            {"STREAM": 1, "ZREG": 2, "ZU": 1, "ZC": 8, "WX": 8, "WY": 4},
         ],
     ),
     "box3d_inner": (
@@ -109,7 +107,6 @@ CASES: dict[str, tuple[Path, dict[str, int], list[dict[str, int]]]] = {
             {"STREAM": 1, "ZREG": 1, "ZC": 8, "WX": 16, "WY": 16},
             {"STREAM": 1, "ZREG": 1, "ZC": 8, "WX": 16, "WY": 8},
             {"STREAM": 1, "ZREG": 2, "ZC": 8, "WX": 16, "WY": 8},
-            {"STREAM": 1, "ZREG": 2, "ZU": 1, "ZC": 4, "WX": 16, "WY": 16},
         ],
     ),
     "hotspot": (
@@ -126,7 +123,6 @@ CASES: dict[str, tuple[Path, dict[str, int], list[dict[str, int]]]] = {
             {"STREAM": 1, "ZREG": 1, "ZC": 4, "WX": 8, "WY": 4},
             {"STREAM": 1, "ZREG": 1, "ZC": 8, "WX": 4, "WY": 8, "CX": 2},
             {"STREAM": 1, "ZREG": 2, "ZC": 8, "WX": 4, "WY": 8, "CX": 2},
-            {"STREAM": 1, "ZREG": 2, "ZU": 1, "ZC": 4, "WX": 8, "WY": 4},
         ],
     ),
 }
@@ -404,8 +400,9 @@ AXES = {
 
 
 @pytest.mark.usefixtures("shared_workers")
-@pytest.mark.parametrize("boundary", ["interior", "clamp"])
-@pytest.mark.parametrize("axes", sorted(AXES))
+@pytest.mark.parametrize(
+    ("axes", "boundary"), [("xz", "interior"), ("yz", "clamp"), ("z", "interior")]
+)
 def test_zreg_layouts_without_terms_along_an_axis(axes: str, boundary: str, tmp_path: Path) -> None:
     """Both ZREG layouts at TB = 2 and 4, with merged blocks, equal to single steps
     where the stencil's plane terms lie on one axis or none."""
