@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -41,6 +42,38 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "each, of about equal expected time (./bootstrap.sh test runs N at once with "
         "GTUNE_TEST_JOBS=N)",
     )
+    parser.addoption(
+        "--record-durations",
+        metavar="FILE",
+        help="add each test file's seconds in this run to FILE (JSON), which --shard "
+        "reads to share files out; several processes may write to it at once",
+    )
+
+
+POCL_FLAGS = "POCL_EXTRA_BUILD_FLAGS"
+UNOPTIMISED = "-cl-opt-disable"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # PoCL builds the suite's kernels without LLVM's optimiser. A new machine (CI's)
+    # starts with PoCL's kernel cache empty and builds several thousand kernels, which
+    # an optimised build makes 2.6 times as long; the kernels are the same OpenCL C on
+    # the same PoCL, built and run for real. Tests of the real stencils build with the
+    # optimiser (``pocl_optimised``); GTUNE_TEST_POCL_OPTIMISE=1 builds every kernel so.
+    if os.environ.get("GTUNE_TEST_POCL_OPTIMISE") != "1":
+        os.environ.setdefault(POCL_FLAGS, UNOPTIMISED)
+
+
+@pytest.fixture(scope="module")
+def pocl_optimised() -> Iterator[None]:
+    """The module's kernels are built with PoCL's optimiser (its worker processes
+    start inside the module, with this environment)."""
+    before = os.environ.get(POCL_FLAGS)
+    if before == UNOPTIMISED:
+        del os.environ[POCL_FLAGS]
+    yield
+    if before == UNOPTIMISED:
+        os.environ[POCL_FLAGS] = before
 
 
 def _fast_tier_only(config: pytest.Config) -> bool:
@@ -59,6 +92,19 @@ def _mark_tiers(item: pytest.Item) -> None:
         for (fixture, value), tier in PARAM_TIERS.items():
             if callspec.params.get(fixture) == value:
                 item.add_marker(tier)
+
+
+DURATIONS = Path(__file__).parent / "durations.json"
+"""Each test file's seconds, recorded with ``--record-durations`` in a run as CI runs
+it (a new machine: PoCL's kernel cache empty), for ``--shard`` to share files out."""
+
+
+def _recorded_durations() -> dict[str, float]:
+    try:
+        files = json.loads(DURATIONS.read_text())["files"]
+        return {str(k): float(v) for k, v in files.items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return {}
 
 
 def _expected_s(item: pytest.Item) -> float:
@@ -83,11 +129,12 @@ def _shard(config: pytest.Config, items: list[pytest.Item]) -> None:
         raise pytest.UsageError(f"--shard takes K/N, got {text!r}") from None
     if not 1 <= k <= n:
         raise pytest.UsageError(f"--shard K/N needs 1 <= K <= N, got {text!r}")
-    files: dict[str, float] = {}
+    guessed: dict[str, float] = {}
     for item in items:
-        files[item.nodeid.split("::")[0]] = files.get(item.nodeid.split("::")[0], 0.0) + (
-            _expected_s(item)
-        )
+        name = item.nodeid.split("::")[0]
+        guessed[name] = guessed.get(name, 0.0) + _expected_s(item)
+    recorded = _recorded_durations()  # a file's recorded time where it has one
+    files = {n: recorded.get(n, g) for n, g in guessed.items()}
     loads = [0.0] * n
     mine: set[str] = set()
     for name, load in sorted(files.items(), key=lambda f: (-f[1], f[0])):
@@ -109,6 +156,32 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             config.hook.pytest_deselected(items=[i for i, r in zip(items, real, strict=True) if r])
             items[:] = [i for i, r in zip(items, real, strict=True) if not r]
     _shard(config, items)
+
+
+_seconds: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    name = report.nodeid.split("::")[0]
+    _seconds[name] = _seconds.get(name, 0.0) + report.duration
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    target = session.config.getoption("--record-durations")
+    if not target or not _seconds:
+        return
+    import fcntl
+
+    path = Path(target)
+    with open(path.with_suffix(path.suffix + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # the other shards write to it too
+        try:
+            files = json.loads(path.read_text())["files"]
+        except (OSError, ValueError, KeyError):
+            files = {}
+        files.update({n: round(s, 1) for n, s in _seconds.items()})
+        text = json.dumps({"files": dict(sorted(files.items()))}, indent=1) + "\n"
+        path.write_text(text)
 
 
 def pytest_report_header(config: pytest.Config) -> str:

@@ -60,8 +60,15 @@ from gtune.tuning.events import (
 )
 
 log = logging.getLogger("gtune.campaign")
-QUIET_WORKERS = {"DASK_LOGGING__DISTRIBUTED": "error"}
-"""Set in each local worker process before it starts: Dask's own INFO lines stay quiet."""
+
+
+def _quiet_workers() -> dict[str, str]:
+    """Set in each local worker process before it starts. Dask's own lines stay off the
+    terminal: a task's failure is in the campaign's report, with its message, and what a
+    worker logs while the cluster shuts down (a heartbeat to a scheduler already gone) is
+    noise. gtune's debug logging (``-vv``) lets Dask's errors through."""
+    debug = logging.getLogger("gtune").isEnabledFor(logging.DEBUG)
+    return {"DASK_LOGGING__DISTRIBUTED": "error" if debug else "critical"}
 
 
 def resource_name(selector: str) -> str:
@@ -302,10 +309,10 @@ def local_cluster(
             "distributed.scheduler.http.routes": routes
             if dashboard
             else ["distributed.http.health"],
-            "distributed.nanny.pre-spawn-environ": {**QUIET_WORKERS, "PYTHONSAFEPATH": "1"},
+            "distributed.nanny.pre-spawn-environ": {**_quiet_workers(), "PYTHONSAFEPATH": "1"},
         }
     ):
-        return SpecCluster(scheduler=scheduler, workers=workers, silence_logs=40)
+        return SpecCluster(scheduler=scheduler, workers=workers, silence_logs=logging.CRITICAL)
 
 
 def run_campaign(

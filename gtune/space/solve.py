@@ -376,7 +376,13 @@ def _solve_fzn(
             f = work / f"part{i}.fzn"
             f.write_text(text)
             with open(work / f"part{i}.out", "wb") as out, open(work / f"part{i}.err", "wb") as err:
-                procs.append(subprocess.Popen([gecode, "-a", str(f)], stdout=out, stderr=err))
+                # a session of its own, as every solver run: Gecode ends its search at
+                # a terminal's Ctrl-C and prints a partial space; gtune decides instead
+                procs.append(
+                    subprocess.Popen(
+                        [gecode, "-a", str(f)], stdout=out, stderr=err, start_new_session=True
+                    )
+                )
         deadline = None if timeout is None else time.monotonic() + timeout
         outputs: list[bytes] = []
         try:  # whatever ends the wait (a stop signal included), no solver outlives it

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -9,6 +10,10 @@ import pytest
 from gtune.description import load_kernel
 from gtune.measure import OpenCLEvaluator, Status
 from gtune.stencils.real import REAL, write_real
+
+# the rest of the suite builds PoCL kernels unoptimised (tests/conftest.py); the real
+# stencils are built as a user's are
+pytestmark = pytest.mark.usefixtures("pocl_optimised")
 
 STENCILS = Path(__file__).resolve().parents[2] / "stencils"
 ALL = sorted(p.stem for p in STENCILS.glob("*.yaml"))
@@ -48,6 +53,7 @@ def test_default_and_one_tuned_config_verify(name: str) -> None:
         if "NZ" not in kernel.sizes:  # streaming along y walks the rows itself: CY = 1
             stream["CY"] = 1
         configs.append(stream)
+    assert os.environ.get("POCL_EXTRA_BUILD_FLAGS") != "-cl-opt-disable"
     evaluator = OpenCLEvaluator(kernel, runs=1)
     try:
         for cfg in configs:
