@@ -26,6 +26,8 @@ from gtune.loadpredict.models import user_model_dir
 from gtune.measure import select_device
 from gtune.store import default_url
 from gtune.training.train import (
+    DEEPEN_MARGIN,
+    Deepen,
     Progress,
     TrainingKernel,
     TrainingRun,
@@ -73,6 +75,23 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--name", help="model name (default: device and heuristic)")
     p.add_argument(
         "--budget", metavar="N|Ns", help="budget of each technique's search (default none)"
+    )
+    p.add_argument(
+        "--deepen",
+        type=int,
+        metavar="N",
+        help="search close calls deeper: once every kernel is labelled, a kernel whose two "
+        "fastest techniques lie within --deepen-margin has those two searched to N "
+        "configurations each (the first searches' from the store); needs a --budget "
+        "count below N; rows labelled earlier are deepened too",
+    )
+    p.add_argument(
+        "--deepen-margin",
+        type=float,
+        default=DEEPEN_MARGIN,
+        metavar="F",
+        help=f"a close call: the runner-up less than F slower (default {DEEPEN_MARGIN}, "
+        f"{DEEPEN_MARGIN * 100:.0f} per cent)",
     )
     p.add_argument(
         "--max-minutes",
@@ -140,6 +159,29 @@ def _budget(text: str | None) -> Budget | None:
     return Budget.parse(text) if text else None
 
 
+def _deepen(args: argparse.Namespace, budget: Budget | None) -> Deepen | None:
+    """``--deepen N`` / ``--deepen-margin F``, checked against ``--budget``."""
+    if args.deepen is None:
+        return None
+    if not 0.0 < args.deepen_margin <= 10.0:
+        raise InputError("must be above 0 and at most 10", source="--deepen-margin")
+    if args.deepen < 2:
+        raise InputError("must be at least 2 configurations", source="--deepen")
+    first = budget.evaluations if budget is not None else None
+    if first is None or budget is None or budget.seconds or budget.wall_seconds:
+        raise InputError(
+            "searches close calls deeper than the first searches: give --budget as a "
+            "count of configurations below it",
+            source="--deepen",
+        )
+    if first >= args.deepen:
+        raise InputError(
+            f"must exceed --budget ({first}): the first searches went that deep already",
+            source="--deepen",
+        )
+    return Deepen(args.deepen, args.deepen_margin)
+
+
 def _collect_on_cluster(
     args: argparse.Namespace,
     kernels: list[TrainingKernel],
@@ -188,6 +230,7 @@ def _collect_on_cluster(
             workers_per_device=args.workers_per_device or None,  # 0: the default
             progress=progress,
             cancel=token,
+            deepen=_deepen(args, _budget(args.budget)),
         )
     finally:
         signal.signal(signal.SIGINT, previous)
@@ -203,6 +246,7 @@ def run(args: argparse.Namespace) -> int:
         args.max_minutes > 0 and math.isfinite(args.max_minutes)
     ):
         raise InputError("must be a positive number of minutes", source="--max-minutes")
+    deepen = _deepen(args, budget)
     scheduler_tls(args)  # certificates without a scheduler, or half a pair: refused now
     out = Path(args.out)
     if out.exists() and not out.is_dir():
@@ -232,12 +276,13 @@ def run(args: argparse.Namespace) -> int:
     def progress(i: int, n: int, item: TrainingKernel, row: TrainingRow | None) -> None:
         if row is None:
             return
+        deeper = f", searched deeper ({row.deepened} each)" if row.deepened else ""
         times = ", ".join(
             f"{t} {s * 1e6:.1f} µs" if math.isfinite(s) else f"{t} -"
             for t, s in sorted(row.times.items())
         )
         label = row.label if any(math.isfinite(s) for s in row.times.values()) else "none"
-        console.print(f"[{i}/{n}] {item.name}: best {label} ({times})")
+        console.print(f"[{i}/{n}] {item.name}: best {label} ({times}){deeper}")
 
     distributed = args.scheduler is not None or args.workers_per_device is not None
     if args.workers_per_device is not None and not 0 <= args.workers_per_device <= 64:
@@ -257,6 +302,7 @@ def run(args: argparse.Namespace) -> int:
                 compile_workers=args.compile_workers,
                 progress=progress,
                 techniques=techniques,
+                deepen=deepen,
             )
     finally:
         store.close()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import csv
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ from gtune.exceptions import InputError
 from gtune.loadpredict.features import DeviceTraits, StencilTraits
 
 TIME_PREFIX = "time:"
+DEEPENED = "deepened"
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,9 @@ class TrainingRow:
     times: Mapping[str, float]  # technique -> best seconds (inf: nothing valid)
     device_traits: DeviceTraits | None = None
     configs: Mapping[str, int] = field(default_factory=dict)  # technique -> evaluations
+    # a close call searched deeper: each of its two leading techniques' evaluations
+    # then (0: not searched deeper; see ``close_call``)
+    deepened: int = 0
 
     @property
     def label(self) -> str:
@@ -109,6 +113,10 @@ class Dataset:
             + [TIME_PREFIX + t for t in techniques]
             + [f"configs:{t}" for t in techniques]
         )
+        # the column only where some row was searched deeper: older files stay as they are
+        deepened = any(r.deepened for r in self.rows)
+        if deepened:
+            header.append(DEEPENED)
         p = Path(path)
         p.parent.mkdir(parents=True, exist_ok=True)
         with p.open("w", newline="") as fh:
@@ -122,6 +130,7 @@ class Dataset:
                     + [dt.get(n, "") for n in dev_names]
                     + [_fmt(r.times.get(t, math.inf)) for t in techniques]
                     + [r.configs.get(t, "") for t in techniques]
+                    + ([r.deepened or ""] if deepened else [])
                 )
 
     @classmethod
@@ -171,7 +180,32 @@ def _row(raw: Mapping[str, Any]) -> TrainingRow:
         times=times,
         device_traits=device_traits,
         configs=configs,
+        deepened=int(str(raw.get(DEEPENED) or "").strip() or 0),
     )
+
+
+def close_call(row: TrainingRow, margin: float) -> tuple[str, str] | None:
+    """The two fastest techniques of ``row`` when the second is less than ``margin``
+    slower than the first (0.1: 10 %), else None. A search cut short at a budget can
+    rank such a pair wrongly: the deeper technique's best needs more configurations."""
+    finite = sorted((s, t) for t, s in row.times.items() if math.isfinite(s) and s > 0)
+    if len(finite) < 2 or finite[1][0] / finite[0][0] - 1.0 >= margin:
+        return None
+    return finite[0][1], finite[1][1]
+
+
+def deepened_row(
+    row: TrainingRow, runs: Sequence[Mapping[str, Any]], evaluations: int
+) -> TrainingRow:
+    """``row`` with the deeper searches' ``runs`` (``row_from_runs``'s input) of some of
+    its techniques: each keeps the better of its two bests and the deeper count."""
+    deeper = row_from_runs(row.kernel, row.device, row.heuristic, row.traits, runs)
+    times = dict(row.times)
+    configs = dict(row.configs)
+    for t, s in deeper.times.items():
+        times[t] = min(s, times.get(t, math.inf))
+        configs[t] = max(deeper.configs.get(t, 0), configs.get(t, 0))
+    return replace(row, times=times, configs=configs, deepened=evaluations)
 
 
 def row_from_runs(

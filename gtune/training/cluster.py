@@ -21,9 +21,15 @@ from gtune.campaign.runner import SchedulerTls, read_done, run_tasks
 from gtune.campaign.schedule import seconds_per_config
 from gtune.campaign.spec import CampaignTask
 from gtune.device import DeviceLimits
-from gtune.loadpredict.dataset import Dataset, row_from_runs
+from gtune.loadpredict.dataset import Dataset, TrainingRow, deepened_row, row_from_runs
 from gtune.loadpredict.features import DeviceTraits, StencilTraits
-from gtune.training.train import Progress, TrainingKernel, TrainingRun, labelable_kernel
+from gtune.training.train import (
+    Deepen,
+    Progress,
+    TrainingKernel,
+    TrainingRun,
+    labelable_kernel,
+)
 from gtune.tuning.events import CancelToken, TaskFinished, TuningEvent
 
 
@@ -38,8 +44,11 @@ class _Rows:
         run: TrainingRun,
         progress: Progress | None,
         total: int,
+        deeper: tuple[Mapping[str, TrainingRow], int] | None = None,
     ) -> None:
         self.wanted = wanted
+        # searching close calls deeper: the rows they refine, the evaluations each
+        self.deeper = deeper
         self.heuristic = heuristic
         self.dataset_path = dataset_path
         self.run = run
@@ -63,6 +72,16 @@ class _Rows:
         self.runs.setdefault(label, []).extend(summary.get("runs") or [])
         self.device = dict(summary.get("device_limits") or self.device)
         if len(self.runs[label]) < n:
+            return
+        if self.deeper is not None:
+            base, evaluations = self.deeper
+            row = deepened_row(base[label], self.runs[label], evaluations)
+            self.run.dataset = self.run.dataset.merged([row])
+            self.run.dataset.write_csv(self.dataset_path)
+            self.run.deepened.append(item.name)
+            self.labelled += 1
+            if self.on_row is not None:
+                self.on_row(self.labelled, self.total, item, row)
             return
         limits = DeviceLimits.from_dict(self.device)
         row = row_from_runs(
@@ -101,11 +120,14 @@ def collect_on_cluster(
     workers_per_device: int | None = None,
     progress: Progress | None = None,
     cancel: CancelToken | None = None,
+    deepen: Deepen | None = None,
 ) -> TrainingRun:
     """Label ``kernels`` on the workers driving ``selector`` (see the module's docs).
 
     ``device`` is the device the dataset is for (its identity keys the rows);
-    ``budget`` is each technique's search (a count, or wall time such as ``90s``).
+    ``budget`` is each technique's search (a count, or wall time such as ``90s``);
+    ``deepen``: once every kernel is labelled, the close calls are searched deeper, a
+    second round of pieces (:class:`~gtune.training.train.Deepen`).
     """
     dataset = Dataset.read_csv(dataset_path) if dataset_path.exists() else Dataset([])
     have = {(r.kernel, r.device, r.heuristic) for r in dataset.rows}
@@ -136,29 +158,87 @@ def collect_on_cluster(
             )
             for name in searched
         ]
-    if not tasks:
+    pieces = _Pieces(work_dir, store_url, scheduler, tls, workers_per_device, cancel)
+    if tasks:
+        rows = _Rows(wanted, heuristic, dataset_path, run, progress, len(wanted))
+        pieces.run(tasks, rows, wanted)
+        run.left = [name for name in wanted if name not in run.done]
+    if deepen is None or run.left or (cancel is not None and cancel.cancelled):
         return run
-    rows = _Rows(wanted, heuristic, dataset_path, run, progress, len(wanted))
-    done = read_done(work_dir / "tasks.jsonl")  # searches an earlier call finished
-    for task in tasks:
-        if task.key in done:
-            rows.add(task.label, done[task.key])
-    result = run_tasks(
-        tasks,
-        work_dir,
-        store_url=store_url,
-        scheduler=scheduler,
-        tls=tls,
-        workers_per_device=workers_per_device,
-        observer=rows,
-        cancel=cancel,
-        # the longest searches first: each kernel's traits are known here already
-        rate_of=lambda t: seconds_per_config(t.technique, wanted[t.label][1]),
+    calls = deepen.calls(run.dataset, kernels, device.identity, heuristic)
+    if not calls:
+        return run
+    deeper = {item.name: (item, old.traits, len(pair)) for item, old, pair in calls}
+    tasks = [
+        CampaignTask(
+            kernel=str(Path(item.path).resolve()),
+            label=item.name,
+            sizes=tuple(item.sizes.items()),
+            device=selector,
+            strategy=heuristic,
+            technique=name,
+            budget=str(deepen.evaluations),
+            compile_workers=compile_workers,
+            confirm=False,
+        )
+        for item, _, pair in calls
+        for name in pair
+    ]
+    base = {item.name: old for item, old, _ in calls}
+    rows = _Rows(
+        deeper, heuristic, dataset_path, run, progress, len(calls), (base, deepen.evaluations)
     )
-    run.left = [name for name in wanted if name not in run.done]
-    for failed, why in result.failed:
-        run.skipped.append((failed.label, f"technique {failed.technique}: {why.splitlines()[0]}"))
+    pieces.run(tasks, rows, deeper)
+    run.left = [name for name in deeper if name not in run.deepened]
     return run
+
+
+class _Pieces:
+    """Runs a round of pieces on the workers: those an earlier call finished are read
+    from the ledger, the rest streamed, longest first."""
+
+    def __init__(
+        self,
+        work_dir: Path,
+        store_url: str,
+        scheduler: str | None,
+        tls: SchedulerTls | None,
+        workers_per_device: int | None,
+        cancel: CancelToken | None,
+    ) -> None:
+        self.work_dir = work_dir
+        self.store_url = store_url
+        self.scheduler = scheduler
+        self.tls = tls
+        self.workers_per_device = workers_per_device
+        self.cancel = cancel
+
+    def run(
+        self,
+        tasks: list[CampaignTask],
+        rows: _Rows,
+        wanted: Mapping[str, tuple[TrainingKernel, StencilTraits, int]],
+    ) -> None:
+        done = read_done(self.work_dir / "tasks.jsonl")  # searches an earlier call finished
+        for task in tasks:
+            if task.key in done:
+                rows.add(task.label, done[task.key])
+        result = run_tasks(
+            tasks,
+            self.work_dir,
+            store_url=self.store_url,
+            scheduler=self.scheduler,
+            tls=self.tls,
+            workers_per_device=self.workers_per_device,
+            observer=rows,
+            cancel=self.cancel,
+            # the longest searches first: each kernel's traits are known here already
+            rate_of=lambda t: seconds_per_config(t.technique, wanted[t.label][1]),
+        )
+        for failed, why in result.failed:
+            rows.run.skipped.append(
+                (failed.label, f"technique {failed.technique}: {why.splitlines()[0]}")
+            )
 
 
 __all__ = ["collect_on_cluster"]

@@ -24,7 +24,13 @@ from gtune.description import load_kernel
 from gtune.device import DeviceLimits
 from gtune.exceptions import InputError
 from gtune.kernel import TunableKernel
-from gtune.loadpredict.dataset import Dataset, TrainingRow, row_from_runs
+from gtune.loadpredict.dataset import (
+    Dataset,
+    TrainingRow,
+    close_call,
+    deepened_row,
+    row_from_runs,
+)
 from gtune.loadpredict.features import DeviceTraits, StencilTraits, traits_of
 from gtune.loadpredict.model import TechniqueForest, sklearn_version
 from gtune.loadpredict.models import ModelCard, device_card
@@ -52,6 +58,7 @@ class TrainingRun:
     done: list[str] = field(default_factory=list)  # labelled now (or found labelled)
     left: list[str] = field(default_factory=list)  # not reached within the time limit
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (kernel, why)
+    deepened: list[str] = field(default_factory=list)  # close calls searched deeper now
     measured: int = 0  # configurations measured now
     time: dict[str, float] = field(default_factory=dict)  # where the time went, summed
 
@@ -98,11 +105,14 @@ def collect(
     compile_workers: int | None = None,
     progress: Progress | None = None,
     techniques: Sequence[str] = (),
+    deepen: Deepen | None = None,
 ) -> TrainingRun:
     """Label ``kernels`` on ``device``; append each row to ``dataset_path`` as it is made.
 
     ``techniques``: search only these (default: every technique of each kernel); the
-    others are never labels, and their times in the dataset are missing.
+    others are never labels, and their times in the dataset are missing. ``deepen``:
+    once every kernel is labelled, the close calls among them are searched deeper
+    (:class:`Deepen`), rows labelled earlier too.
     """
     dataset = Dataset.read_csv(dataset_path) if dataset_path.exists() else Dataset([])
     have = {(r.kernel, r.device, r.heuristic) for r in dataset.rows}
@@ -143,7 +153,71 @@ def collect(
         run.done.append(item.name)
         if progress is not None:
             progress(i + 1, len(kernels), item, row)
+    if deepen is None or run.left:
+        return run
+    calls = deepen.calls(run.dataset, kernels, device.identity, heuristic)
+    for i, (item, old, pair) in enumerate(calls):
+        if max_seconds is not None and time.monotonic() - started >= max_seconds:
+            run.left.extend(c[0].name for c in calls[i:])
+            break
+        labelable = labelable_kernel(item, pair)
+        if isinstance(labelable, str):  # it was labelled: it loads
+            run.skipped.append((item.name, labelable))
+            continue
+        report = tune(
+            labelable[0],
+            device=device,
+            strategy=heuristic,
+            technique=OracleTechniquePolicy(name=ALL, note="", only=pair, equal=True),
+            budget=_per_technique(Budget(evaluations=deepen.evaluations), len(pair)),
+            store=store,
+            compile_workers=compile_workers,
+            confirm=None,
+        )
+        run.add_time(report.time.to_dict(), report.measured)
+        row = deepened_row(old, [r.to_dict() for r in report.runs], deepen.evaluations)
+        run.dataset = run.dataset.merged([row])
+        run.dataset.write_csv(dataset_path)
+        run.deepened.append(item.name)
+        if progress is not None:
+            progress(i + 1, len(calls), item, row)
     return run
+
+
+DEEPEN_MARGIN = 0.10
+"""A close call, searched deeper with ``--deepen``: the runner-up under 10 % slower."""
+
+
+@dataclass(frozen=True)
+class Deepen:
+    """Close calls searched deeper: a row whose two fastest techniques lie within
+    ``margin`` of each other (:func:`~gtune.loadpredict.dataset.close_call`) has those
+    two searched again to ``evaluations`` configurations each (the first search's
+    configurations come from the store). A budget cut short ranks such pairs by which
+    search finds its best sooner: a 3D star's global technique, say, needs more
+    configurations than its stream technique to reach its best."""
+
+    evaluations: int
+    margin: float = DEEPEN_MARGIN
+
+    def calls(
+        self,
+        dataset: Dataset,
+        kernels: Sequence[TrainingKernel],
+        identity: str,
+        heuristic: str,
+    ) -> list[tuple[TrainingKernel, TrainingRow, tuple[str, str]]]:
+        """The rows of ``kernels`` on ``identity`` to search deeper, with their pairs."""
+        rows = {(r.kernel, r.device, r.heuristic): r for r in dataset.rows}
+        out = []
+        for item in kernels:
+            row = rows.get((item.name, identity, heuristic))
+            if row is None or row.deepened >= self.evaluations:
+                continue
+            pair = close_call(row, self.margin)
+            if pair is not None and min(row.configs.get(t, 0) for t in pair) < self.evaluations:
+                out.append((item, row, pair))
+        return out
 
 
 def time_line(run: TrainingRun) -> str:

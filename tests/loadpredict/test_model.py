@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -409,3 +410,80 @@ def test_nested_needs_three_kernels() -> None:
     ]
     with pytest.raises(InputError):
         nested_from_picks(Dataset(rows), {"x": [["global"] * 2] * 2})
+
+
+def test_close_call_is_the_two_fastest_within_the_margin() -> None:
+    from gtune.loadpredict.dataset import close_call
+
+    row = _row("k", 1, {"global": 1.08, "stream": 1.0, "vec": 1.5})
+    assert close_call(row, 0.10) == ("stream", "global")
+    assert close_call(row, 0.08) is None  # 8 % slower is not under 8 %
+    assert close_call(_row("k", 1, {"global": 1.0, "stream": math.inf}), 10.0) is None
+    assert close_call(_row("k", 1, {"global": 1.0}), 10.0) is None
+
+
+def test_a_deeper_search_keeps_each_techniques_better_best_and_its_count() -> None:
+    from gtune.loadpredict.dataset import deepened_row
+
+    row = replace(
+        _row("k", 3, {"global": 1.04, "stream": 1.0, "vec": 2.0}),
+        configs={"global": 100, "stream": 100, "vec": 100},
+    )
+    runs = [
+        {"technique": "global", "outcome": {"best_s": 0.85, "evaluations": 400}},
+        {"technique": "stream", "outcome": {"best_s": 1.02, "evaluations": 230}},
+    ]
+    deeper = deepened_row(row, runs, 400)
+    # global's deeper best overturns the label; stream keeps its first, better best
+    assert deeper.times == {"global": 0.85, "stream": 1.0, "vec": 2.0}
+    assert deeper.configs == {"global": 400, "stream": 230, "vec": 100}
+    assert deeper.label == "global" and row.label == "stream" and deeper.deepened == 400
+
+
+def test_the_deepened_column_is_written_only_where_a_row_was_deepened(tmp_path: Path) -> None:
+    rows = [
+        _row("a", 1, {"global": 1.0, "local": 1.05}),
+        _row("b", 2, {"global": 2.0, "local": 9.0}),
+    ]
+    plain = tmp_path / "plain.csv"
+    Dataset(rows).write_csv(plain)
+    assert "deepened" not in plain.read_text().splitlines()[0]  # older files unchanged
+    deeper = tmp_path / "deeper.csv"
+    Dataset([replace(rows[0], deepened=300), rows[1]]).write_csv(deeper)
+    key = {"key": lambda r: r.kernel}
+    assert sorted(Dataset.read_csv(deeper).rows, **key) == [replace(rows[0], deepened=300), rows[1]]
+    assert sorted(Dataset.read_csv(plain).rows, **key) == rows
+
+
+def test_deepen_picks_close_calls_not_deepened_as_far_yet() -> None:
+    from gtune.training.train import Deepen, TrainingKernel
+
+    def row(name: str, times: dict[str, float], deepened: int = 0) -> TrainingRow:
+        return replace(_row(name, 1, times), configs={t: 100 for t in times}, deepened=deepened)
+
+    data = Dataset(
+        [
+            row("close", {"global": 1.0, "stream": 1.05}),
+            row("far", {"global": 1.0, "stream": 1.5}),
+            row("done", {"global": 1.0, "stream": 1.01}, deepened=400),
+            row("shallower", {"global": 1.0, "stream": 1.01}, deepened=200),
+        ]
+    )
+    kernels = [
+        TrainingKernel(n, Path(f"{n}.cl"), {}) for n in ("close", "far", "done", "shallower", "new")
+    ]
+    calls = Deepen(400).calls(data, kernels, "dev-1", "hybrid")
+    assert [(item.name, pair) for item, _, pair in calls] == [
+        ("close", ("global", "stream")),
+        ("shallower", ("global", "stream")),
+    ]
+    assert Deepen(400, margin=0.6).calls(data, kernels, "dev-2", "hybrid") == []
+    assert [
+        i.name for i, _, _ in Deepen(400, margin=0.6).calls(data, kernels, "dev-1", "hybrid")
+    ] == [
+        "close",
+        "far",
+        "shallower",
+    ]
+    # a first search as deep as the deeper one has nothing to add
+    assert Deepen(100).calls(data, kernels, "dev-1", "hybrid") == []

@@ -65,6 +65,10 @@ def test_train_rejects_bad_flags_with_one_message(tmp_path: Path) -> None:
         ["--kernels", "no_such_kernel"],
         ["--kernels", "star_3d_xyz_r1", "--techniques", "global,warp"],
         ["--kernels", "star_3d_xyz_r1", "--techniques", "global"],
+        ["--kernels", "star_3d_xyz_r1", "--deepen", "50"],  # the first search unbounded
+        ["--kernels", "star_3d_xyz_r1", "--budget", "60s", "--deepen", "50"],
+        ["--kernels", "star_3d_xyz_r1", "--budget", "50", "--deepen", "50"],
+        ["--kernels", "star_3d_xyz_r1", "--budget", "5", "--deepen", "50", "--deepen-margin", "0"],
     ):
         proc = run_gtune(
             "train",
@@ -127,3 +131,32 @@ def test_train_on_a_dask_cluster_labels_the_same_and_resumes(tmp_path: Path) -> 
     assert again.returncode == 0, again.stderr
     assert "configurations measured" not in again.stderr  # nothing left to measure
     assert Dataset.read_csv(tmp_path / "a" / "tiny.csv").rows == cluster_rows
+    # every kernel a close call (margin 10: up to 11 times as slow): the two fastest
+    # searched to 12 each, on the workers and in this process alike, the first 6 from
+    # the store
+    deeper = ["--deepen", "12", "--deepen-margin", "10"]
+    spread = run_gtune(
+        *common, *deeper, "--out", str(tmp_path / "a"), "--workers-per-device", "2", db=db
+    )
+    assert spread.returncode == 0, spread.stderr
+    assert spread.stderr.count("searched deeper (12 each)") == 2
+    deep_rows = {r.kernel: r for r in Dataset.read_csv(tmp_path / "a" / "tiny.csv").rows}
+    for first in cluster_rows:
+        row = deep_rows[first.kernel]
+        pair = sorted(first.times, key=lambda t: first.times[t])[:2]
+        assert row.deepened == 12
+        for t in first.times:
+            assert row.times[t] <= first.times[t]
+            assert (
+                row.configs[t] > first.configs[t]
+                if t in pair
+                else row.configs[t] == first.configs[t]
+            )
+    local = run_gtune(*common, *deeper, "--out", str(tmp_path / "b"), db=db)
+    assert local.returncode == 0, local.stderr
+    local_deep = {r.kernel: r for r in Dataset.read_csv(tmp_path / "b" / "tiny.csv").rows}
+    assert {k: (r.times, r.deepened) for k, r in local_deep.items()} == {
+        k: (r.times, r.deepened) for k, r in deep_rows.items()
+    }
+    again = run_gtune(*common, *deeper, "--out", str(tmp_path / "b"), db=db)
+    assert again.returncode == 0 and "searched deeper" not in again.stderr, again.stderr
