@@ -134,6 +134,8 @@ def collect_on_cluster(
     run = TrainingRun(dataset)
     wanted: dict[str, tuple[TrainingKernel, StencilTraits, int]] = {}
     tasks: list[CampaignTask] = []
+    pieces = _Pieces(selector, heuristic, compile_workers, work_dir, store_url, cancel)
+    pieces.scheduler, pieces.tls, pieces.workers_per_device = scheduler, tls, workers_per_device
     for item in kernels:
         if (item.name, device.identity, heuristic) in have:
             run.done.append(item.name)
@@ -144,21 +146,7 @@ def collect_on_cluster(
             continue
         _, traits, searched = labelable
         wanted[item.name] = (item, traits, len(searched))
-        tasks += [
-            CampaignTask(
-                kernel=str(Path(item.path).resolve()),
-                label=item.name,
-                sizes=tuple(item.sizes.items()),
-                device=selector,
-                strategy=heuristic,
-                technique=name,
-                budget=budget,
-                compile_workers=compile_workers,
-                confirm=False,  # one technique's search, no confirmation round
-            )
-            for name in searched
-        ]
-    pieces = _Pieces(work_dir, store_url, scheduler, tls, workers_per_device, cancel)
+        tasks += pieces.of(item, searched, budget)
     if tasks:
         rows = _Rows(wanted, heuristic, dataset_path, run, progress, len(wanted))
         pieces.run(tasks, rows, wanted)
@@ -169,21 +157,7 @@ def collect_on_cluster(
     if not calls:
         return run
     deeper = {item.name: (item, old.traits, len(pair)) for item, old, pair in calls}
-    tasks = [
-        CampaignTask(
-            kernel=str(Path(item.path).resolve()),
-            label=item.name,
-            sizes=tuple(item.sizes.items()),
-            device=selector,
-            strategy=heuristic,
-            technique=name,
-            budget=str(deepen.evaluations),
-            compile_workers=compile_workers,
-            confirm=False,
-        )
-        for item, _, pair in calls
-        for name in pair
-    ]
+    tasks = [t for item, _, pair in calls for t in pieces.of(item, pair, str(deepen.evaluations))]
     base = {item.name: old for item, old, _ in calls}
     rows = _Rows(
         deeper, heuristic, dataset_path, run, progress, len(calls), (base, deepen.evaluations)
@@ -199,19 +173,42 @@ class _Pieces:
 
     def __init__(
         self,
+        selector: str,
+        heuristic: str,
+        compile_workers: int | None,
         work_dir: Path,
         store_url: str,
-        scheduler: str | None,
-        tls: SchedulerTls | None,
-        workers_per_device: int | None,
         cancel: CancelToken | None,
     ) -> None:
+        self.selector = selector
+        self.heuristic = heuristic
+        self.compile_workers = compile_workers
         self.work_dir = work_dir
         self.store_url = store_url
-        self.scheduler = scheduler
-        self.tls = tls
-        self.workers_per_device = workers_per_device
         self.cancel = cancel
+        # where the pieces run: a local cluster, or the workers of a scheduler
+        self.scheduler: str | None = None
+        self.tls: SchedulerTls | None = None
+        self.workers_per_device: int | None = None
+
+    def of(
+        self, item: TrainingKernel, techniques: Sequence[str], budget: str | None
+    ) -> list[CampaignTask]:
+        """A piece per technique: its search of ``item`` within ``budget``."""
+        return [
+            CampaignTask(
+                kernel=str(Path(item.path).resolve()),
+                label=item.name,
+                sizes=tuple(item.sizes.items()),
+                device=self.selector,
+                strategy=self.heuristic,
+                technique=name,
+                budget=budget,
+                compile_workers=self.compile_workers,
+                confirm=False,  # one technique's search, no confirmation round
+            )
+            for name in techniques
+        ]
 
     def run(
         self,
