@@ -171,3 +171,61 @@ def _running(pid: int) -> bool:
     except (OSError, IndexError):
         return False
     return state not in ("Z", "X")
+
+
+def _children_named(pid: int, name: str) -> list[int]:
+    """The processes whose parent is ``pid`` and whose command is ``name``."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        comm, rest = text[text.index("(") + 1 : text.rindex(")")], text[text.rindex(")") + 2 :]
+        if comm == name[:15] and int(rest.split()[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+@pytest.mark.slow
+def test_a_terminals_ctrl_c_does_not_cut_an_enumeration_short(tmp_path: Path) -> None:
+    """A campaign worker ignores SIGINT (the campaign decides what Ctrl-C means), but a
+    terminal's Ctrl-C reaches its whole process group. Gecode, which ends its search at
+    SIGINT and prints the part it found, runs in a session of its own: the space comes
+    out whole."""
+    from space_helpers import h100_limits
+
+    from gtune.description import load_kernel
+    from gtune.space import solve_space
+
+    root = Path(__file__).parents[2]
+    code = (
+        "import signal, sys\n"
+        "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+        f"sys.path.insert(0, {str(Path(__file__).parent)!r})\n"
+        "from space_helpers import h100_limits\n"
+        "from gtune.description import load_kernel\n"
+        "from gtune.space import solve_space\n"
+        f"k = load_kernel({str(root / 'stencils' / 'laplacian4.cl')!r}, "
+        "{'NX': 512, 'NY': 512, 'NZ': 512})\n"
+        "print(solve_space(k, h100_limits(), use_cache=False, workers=2).space.size())\n"
+    )
+    env = {**os.environ, "GTUNE_CACHE": str(tmp_path / "cache"), "PYTHONPATH": str(root)}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its own process group, as a terminal's
+    )
+    deadline = time.monotonic() + 120
+    while not _children_named(proc.pid, "fzn-gecode"):
+        assert time.monotonic() < deadline and proc.poll() is None, "Gecode did not start"
+        time.sleep(0.01)
+    os.killpg(proc.pid, signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    kernel = load_kernel(root / "stencils" / "laplacian4.cl", {"NX": 512, "NY": 512, "NZ": 512})
+    whole = solve_space(kernel, h100_limits(), use_cache=False, workers=2).space.size()
+    assert int(out.split()[-1]) == whole
