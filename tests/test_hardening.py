@@ -21,7 +21,6 @@ from gtune.budget import Budget
 from gtune.cli import main
 from gtune.commands._common import parse_size
 from gtune.description import ReferenceCodeNotice, from_dict, load_kernel
-from gtune.device import DeviceLimits
 from gtune.exceptions import InputError
 from gtune.heuristics.spec import load_spec, parse_spec
 from gtune.kernel import domain_values
@@ -85,30 +84,9 @@ def test_build_options_are_part_of_the_identity(naive: Path) -> None:
 
 
 def test_device_identity_includes_the_driver_version() -> None:
-    base = dict(
-        platform="P",
-        name="GPU",
-        vendor="V",
-        type="GPU",
-        driver_version="580.1",
-        opencl_version="3.0",
-        opencl_c_version="1.2",
-        compute_units=132,
-        max_work_group_size=1024,
-        max_work_item_sizes=(1024, 1024, 64),
-        local_mem_size=49152,
-        local_mem_type="local",
-        max_mem_alloc_size=1 << 30,
-        global_mem_size=1 << 34,
-        max_clock_mhz=1980,
-        image_support=True,
-        image2d_max=(1, 1),
-        image3d_max=(1, 1, 1),
-        preferred_vector_width_float=1,
-        native_vector_width_float=1,
-    )
-    a = DeviceLimits(**base)  # type: ignore[arg-type]
-    b = DeviceLimits(**{**base, "driver_version": "580.2"})  # type: ignore[arg-type]
+    from tests.space.space_helpers import h100_limits
+
+    a, b = h100_limits(driver_version="580.1"), h100_limits(driver_version="580.2")
     assert a.identity != b.identity
 
 

@@ -26,9 +26,9 @@ from gtune.campaign.schedule import (
 )
 from gtune.campaign.spec import CampaignTask
 from gtune.campaign.task import BOUND_DEVICE, BOUND_LIMITS, _bound_limits
-from gtune.device import DeviceLimits
 from gtune.loadpredict.features import StencilTraits
 from gtune.measure.buildslots import BUILD_SLOTS_ENV
+from tests.space.space_helpers import h100_limits
 
 TECHS = ("global", "vec", "local", "image", "stream")
 
@@ -332,30 +332,7 @@ def test_local_workers_get_the_same_helpers_on_one_gpu_as_on_all_four() -> None:
 def test_a_local_worker_is_given_its_devices_limits_and_starts_no_query(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    gpu = DeviceLimits(
-        platform="NVIDIA CUDA",
-        name="gpu",
-        vendor="v",
-        type="GPU",
-        driver_version="1",
-        opencl_version="OpenCL 3.0",
-        opencl_c_version="OpenCL C 1.2",
-        compute_units=132,
-        max_work_group_size=1024,
-        max_work_item_sizes=(1024, 1024, 64),
-        local_mem_size=49152,
-        local_mem_type="LOCAL",
-        max_mem_alloc_size=1 << 34,
-        global_mem_size=1 << 36,
-        max_clock_mhz=1980,
-        image_support=True,
-        image2d_max=(32768, 32768),
-        image3d_max=(16384, 16384, 16384),
-        preferred_vector_width_float=1,
-        native_vector_width_float=1,
-        platform_index=0,
-        device_index=2,
-    )
+    gpu = h100_limits(name="gpu", platform_index=0, device_index=2)
     listed = {**gpu.to_dict(), "selector": "0:2"}
     (spec, *_) = worker_specs(["0:2"], 1, [listed], 16).values()
     env = spec["options"]["env"]

@@ -26,6 +26,7 @@ from gtune.loadpredict import (
 from gtune.loadpredict.features import DeviceTraits
 from gtune.stencils.generate import garvey104, generate
 from tests.conftest import ROOT
+from tests.space.space_helpers import small_gpu_limits
 
 
 @pytest.fixture(scope="module")
@@ -36,28 +37,7 @@ def suite_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _device(name: str = "Test GPU", vendor: str = "Acme", kind: str = "GPU") -> DeviceLimits:
-    return DeviceLimits(
-        platform="Acme OpenCL",
-        name=name,
-        vendor=vendor,
-        type=kind,
-        driver_version="1.0",
-        opencl_version="OpenCL 3.0",
-        opencl_c_version="OpenCL C 1.2",
-        compute_units=8,
-        max_work_group_size=256,
-        max_work_item_sizes=(256, 256, 64),
-        local_mem_size=48 * 1024,
-        local_mem_type="LOCAL",
-        max_mem_alloc_size=1 << 30,
-        global_mem_size=1 << 32,
-        max_clock_mhz=1000,
-        image_support=True,
-        image2d_max=(16384, 16384),
-        image3d_max=(2048, 2048, 2048),
-        preferred_vector_width_float=1,
-        native_vector_width_float=1,
-    )
+    return small_gpu_limits(name=name, vendor=vendor, type=kind)
 
 
 def test_traits_of_every_suite_kernel_follow_its_shape(suite_dir: Path) -> None:

@@ -19,33 +19,11 @@ from gtune.device import DeviceLimits
 from gtune.exceptions import EnvironmentProblem
 from gtune.measure.devlock import LOCK_DIR_ENV, LOCK_LOG_ENV, DeviceLock, lock_dir, lock_name
 from tests.conftest import DATA, ROOT
+from tests.space.space_helpers import h100_limits
 
 
 def _limits(name: str = "NVIDIA H100", pi: int = 0, di: int = 0) -> DeviceLimits:
-    return DeviceLimits(
-        platform="NVIDIA CUDA",
-        name=name,
-        vendor="NVIDIA",
-        type="GPU",
-        driver_version="550",
-        opencl_version="OpenCL 3.0",
-        opencl_c_version="OpenCL C 1.2",
-        compute_units=132,
-        max_work_group_size=1024,
-        max_work_item_sizes=(1024, 1024, 64),
-        local_mem_size=49152,
-        local_mem_type="LOCAL",
-        max_mem_alloc_size=1 << 34,
-        global_mem_size=1 << 36,
-        max_clock_mhz=1980,
-        image_support=True,
-        image2d_max=(32768, 32768),
-        image3d_max=(16384, 16384, 16384),
-        preferred_vector_width_float=1,
-        native_vector_width_float=1,
-        platform_index=pi,
-        device_index=di,
-    )
+    return h100_limits(name=name, platform_index=pi, device_index=di)
 
 
 # -- pure ---------------------------------------------------------------------------

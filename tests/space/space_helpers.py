@@ -39,5 +39,25 @@ def h100_limits(**changes: object) -> DeviceLimits:
     return DeviceLimits(**facts)  # type: ignore[arg-type]
 
 
+def small_gpu_limits(**changes: object) -> DeviceLimits:
+    """A small GPU of no real vendor: 8 compute units, work-groups of up to 256."""
+    facts: dict[str, object] = dict(
+        platform="Acme OpenCL",
+        name="Test GPU",
+        vendor="Acme",
+        driver_version="1.0",
+        compute_units=8,
+        max_work_group_size=256,
+        max_work_item_sizes=(256, 256, 64),
+        max_mem_alloc_size=1 << 30,
+        global_mem_size=1 << 32,
+        max_clock_mhz=1000,
+        image2d_max=(16384, 16384),
+        image3d_max=(2048, 2048, 2048),
+    )
+    facts.update(changes)
+    return h100_limits(**facts)
+
+
 def stencil(size: int = 16) -> TunableKernel:
     return load_kernel(DATA / "stencil3d.yaml", {"NX": size, "NY": size, "NZ": size})

@@ -21,6 +21,7 @@ from gtune.stencils.definition import load_definition, parse_definition
 from gtune.stencils.render import definition_description, render_source
 
 from ..conftest import run_gtune
+from ..space.space_helpers import small_gpu_limits
 
 ROOT = Path(__file__).resolve().parents[2]
 HEAT = ROOT / "stencils" / "heat3d.stencil.yaml"
@@ -209,7 +210,6 @@ def test_a_model_without_temporal_still_searches_it(
 ) -> None:
     """A load-predictor model trained on one-step kernels knows no temporal blocking:
     for a kernel with time steps the policy searches it besides the prediction."""
-    from gtune.device import DeviceLimits
     from gtune.loadpredict import (
         Dataset,
         ModelCard,
@@ -221,28 +221,7 @@ def test_a_model_without_temporal_still_searches_it(
     from gtune.loadpredict.features import DeviceTraits
 
     monkeypatch.setenv("GTUNE_MODELS", str(tmp_path))
-    device = DeviceLimits(
-        platform="Acme OpenCL",
-        name="Test GPU",
-        vendor="Acme",
-        type="GPU",
-        driver_version="1.0",
-        opencl_version="OpenCL 3.0",
-        opencl_c_version="OpenCL C 1.2",
-        compute_units=8,
-        max_work_group_size=256,
-        max_work_item_sizes=(256, 256, 64),
-        local_mem_size=48 * 1024,
-        local_mem_type="LOCAL",
-        max_mem_alloc_size=1 << 30,
-        global_mem_size=1 << 32,
-        max_clock_mhz=1000,
-        image_support=True,
-        image2d_max=(16384, 16384),
-        image3d_max=(2048, 2048, 2048),
-        preferred_vector_width_float=1,
-        native_vector_width_float=1,
-    )
+    device = small_gpu_limits()
     heat = traits_of(load_kernel(ROOT / "stencils" / "heat3d.cl"))
     rows = [
         TrainingRow(
