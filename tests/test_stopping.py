@@ -15,6 +15,7 @@ import pytest
 
 from gtune.description import TRUST_ENV
 from tests.conftest import DATA, ROOT, run_gtune
+from tests.procs import alive, cmdline, descendants
 
 pytestmark = pytest.mark.opencl
 
@@ -31,33 +32,6 @@ def _naive7(folder: Path, reference: str | None = None, option: str | None = Non
     return folder / "naive7.cl"
 
 
-def _descendants(pid: int) -> list[int]:
-    out: list[int] = []
-    for task in Path(f"/proc/{pid}/task").glob("*"):
-        try:
-            kids = [int(c) for c in (task / "children").read_text().split()]
-        except OSError:
-            continue
-        for kid in kids:
-            out += [kid, *_descendants(kid)]
-    return out
-
-
-def _cmdline(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-    except OSError:
-        return ""
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state not in ("Z", "X")
-
-
 def _stop_when(
     args: list[str], child: str, sig: signal.Signals, tmp_path: Path
 ) -> tuple[int, float, list[int]]:
@@ -70,12 +44,12 @@ def _stop_when(
     deadline = time.monotonic() + 120
     seen: list[int] = []
     while time.monotonic() < deadline and proc.poll() is None and not seen:
-        lines = {p: _cmdline(p) for p in _descendants(proc.pid)}
+        lines = {p: cmdline(p) for p in descendants(proc.pid)}
         seen = [p for p, c in lines.items() if child in c and "--devices" not in c]
         time.sleep(0.2)
     assert seen, f"no {child} started: {proc.stderr.read().decode() if proc.stderr else ''}"
     time.sleep(2.0)
-    children = _descendants(proc.pid)
+    children = descendants(proc.pid)
     proc.send_signal(sig)
     sent = time.monotonic()
     try:
@@ -100,7 +74,7 @@ def test_a_reference_that_loops_stops_with_the_run(
     assert code == status
     assert took < 10, f"took {took:.1f} s to stop"
     time.sleep(0.5)
-    assert not [c for c in children if _alive(c)], "a child outlived gtune"
+    assert not [c for c in children if alive(c)], "a child outlived gtune"
 
 
 def test_ctrl_c_does_not_wait_for_a_hanging_kernel(tmp_path: Path) -> None:
@@ -114,7 +88,7 @@ def test_ctrl_c_does_not_wait_for_a_hanging_kernel(tmp_path: Path) -> None:
     assert code == 130
     assert took < 15, f"took {took:.1f} s to stop"
     time.sleep(0.5)
-    assert not [c for c in children if _alive(c)], "a worker outlived gtune"
+    assert not [c for c in children if alive(c)], "a worker outlived gtune"
 
 
 @pytest.mark.parametrize(

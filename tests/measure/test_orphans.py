@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import subprocess
@@ -13,31 +12,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
+from tests.procs import alive, children, cmdline
 
 pytestmark = pytest.mark.opencl
-
-
-def _children(pid: int) -> list[int]:
-    out: list[int] = []
-    for task in Path(f"/proc/{pid}/task").glob("*"):
-        with contextlib.suppress(OSError):
-            out += [int(c) for c in (task / "children").read_text().split()]
-    return out
-
-
-def _cmdline(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-    except OSError:
-        return ""
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state not in ("Z", "X")  # a zombie has ended; only its exit status is left
 
 
 def _hanging_gtune(kernel: Path, db: Path) -> tuple[subprocess.Popen[bytes], list[int]]:
@@ -56,8 +33,8 @@ def _hanging_gtune(kernel: Path, db: Path) -> tuple[subprocess.Popen[bytes], lis
         # the short-lived ``--devices`` worker lists the devices and exits; wait for a measurer
         workers = [
             c
-            for c in _children(proc.pid)
-            if "gtune.measure._worker" in (cmd := _cmdline(c)) and "--devices" not in cmd
+            for c in children(proc.pid)
+            if "gtune.measure._worker" in (cmd := cmdline(c)) and "--devices" not in cmd
         ]
         if workers:
             break
@@ -82,15 +59,15 @@ def _stop(
         status = proc.wait(timeout=60)
         took = time.monotonic() - started
         deadline = time.monotonic() + 15
-        while time.monotonic() < deadline and any(_alive(w) for w in workers):
+        while time.monotonic() < deadline and any(alive(w) for w in workers):
             time.sleep(0.1)
-        survivors = [w for w in workers if _alive(w)]
+        survivors = [w for w in workers if alive(w)]
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
         for w in workers:  # never leave a spinning worker behind, even when failing
-            if _alive(w) and "gtune.measure._worker" in _cmdline(w):
+            if alive(w) and "gtune.measure._worker" in cmdline(w):
                 os.kill(w, signal.SIGKILL)
     return status, took, survivors
 
@@ -101,7 +78,7 @@ def _stop(
 def test_no_worker_survives_gtune(kernel_copy, tmp_path, sig):
     kernel = kernel_copy("naive7", lambda t: t + "build_options: [-DHANG]\n")
     proc, workers = _hanging_gtune(kernel, tmp_path / "r.db")
-    assert all(_alive(w) for w in workers)
+    assert all(alive(w) for w in workers)
     _, _, survivors = _stop(proc, workers, [sig])
     assert survivors == [], f"workers {survivors} outlived gtune ({sig.name})"
 

@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 from space_helpers import DATA, h100_limits
 
+from tests.procs import alive, children, command_name
+
 pytestmark = pytest.mark.minizinc
 
 
@@ -136,7 +138,7 @@ def test_ctrl_c_during_the_solve_of_a_run_stops_it_at_once(tmp_path: Path) -> No
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert time.monotonic() - sent < 10 and "Traceback" not in err
-    assert not _running(int(pids.read_text()))
+    assert not alive(int(pids.read_text()))
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
@@ -160,31 +162,9 @@ def test_no_solver_outlives_a_stopped_space_solve(tmp_path: Path, sig: signal.Si
     _, err = proc.communicate(timeout=30)
     assert proc.returncode in (2, 130) and "Traceback" not in err, err
     deadline = time.monotonic() + 5
-    while _running(solver):
+    while alive(solver):
         assert time.monotonic() < deadline, "the solver outlived gtune"
         time.sleep(0.05)
-
-
-def _running(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state not in ("Z", "X")
-
-
-def _children_named(pid: int, name: str) -> list[int]:
-    """The processes whose parent is ``pid`` and whose command is ``name``."""
-    found = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            text = stat.read_text()
-        except OSError:
-            continue
-        comm, rest = text[text.index("(") + 1 : text.rindex(")")], text[text.rindex(")") + 2 :]
-        if comm == name[:15] and int(rest.split()[1]) == pid:
-            found.append(int(stat.parent.name))
-    return found
 
 
 @pytest.mark.slow
@@ -220,7 +200,7 @@ def test_a_terminals_ctrl_c_does_not_cut_an_enumeration_short(tmp_path: Path) ->
         start_new_session=True,  # its own process group, as a terminal's
     )
     deadline = time.monotonic() + 120
-    while not _children_named(proc.pid, "fzn-gecode"):
+    while not any(command_name(c) == "fzn-gecode" for c in children(proc.pid)):
         assert time.monotonic() < deadline and proc.poll() is None, "Gecode did not start"
         time.sleep(0.01)
     os.killpg(proc.pid, signal.SIGINT)
