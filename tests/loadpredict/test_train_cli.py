@@ -12,31 +12,31 @@ from tests.conftest import run_gtune
 
 pytestmark = [pytest.mark.opencl, pytest.mark.slow]
 
+# two small suite kernels, three techniques, six configurations each
+TINY = [
+    "train",
+    "--suite",
+    "garvey104",
+    "--kernels",
+    "star_3d_xyz_r1,dense_1d_x_r1",
+    "--no-real",
+    "--sizes",
+    "16x16x16",
+    "--budget",
+    "6",
+    "--name",
+    "tiny",
+    "--compile-workers",
+    "1",
+    "--techniques",
+    "global,local,vec",
+]
+
 
 def test_train_labels_kernels_resumes_and_installs(tmp_path: Path) -> None:
     db, out, models = tmp_path / "t.db", tmp_path / "model", tmp_path / "models"
     env = {"GTUNE_MODELS": str(models)}
-    args = [
-        "train",
-        "--suite",
-        "garvey104",
-        "--kernels",
-        "star_3d_xyz_r1,dense_1d_x_r1",
-        "--no-real",
-        "--sizes",
-        "16x16x16",
-        "--budget",
-        "6",
-        "--out",
-        str(out),
-        "--name",
-        "tiny",
-        "--compile-workers",
-        "1",
-        "--techniques",
-        "global,local,vec",
-        "--install",
-    ]
+    args = [*TINY, "--out", str(out), "--install"]
     first = run_gtune(*args, db=db, env_extra=env)
     assert first.returncode == 0, first.stderr
     data = Dataset.read_csv(out / "tiny.csv")
@@ -88,24 +88,7 @@ def test_train_on_a_dask_cluster_labels_the_same_and_resumes(tmp_path: Path) -> 
     rows an in-process collection makes, from the same searches, and a second call
     finds everything done."""
     db = tmp_path / "t.db"
-    common = [
-        "train",
-        "--suite",
-        "garvey104",
-        "--kernels",
-        "star_3d_xyz_r1,dense_1d_x_r1",
-        "--no-real",
-        "--sizes",
-        "16x16x16",
-        "--budget",
-        "6",
-        "--name",
-        "tiny",
-        "--compile-workers",
-        "1",
-        "--techniques",
-        "global,local,vec",
-    ]
+    common = TINY
     spread = run_gtune(*common, "--out", str(tmp_path / "a"), "--workers-per-device", "2", db=db)
     assert spread.returncode == 0, spread.stderr
     assert "configurations measured in" in spread.stderr  # where the time went
