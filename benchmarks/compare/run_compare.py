@@ -17,7 +17,9 @@ before the next kernel starts::
 
 ``--gpus N`` runs N shard processes, shard ``i`` on GPU ``i``
 (``CUDA_VISIBLE_DEVICES=i``, its own device lock folder); ``--shards N`` runs N shard
-processes on one device (``--device``; a smoke test on PoCL). Kernels are dealt to the
+processes on one device (``--device``): on a GPU, one kernel's builds overlap another's
+measurements, the device lock keeping their timings apart (a smoke test on PoCL).
+Several shards split the host's cores between their compile processes. Kernels are dealt to the
 shards round robin in the list's order. Each kernel tunes into its own result store
 (``STATE/stores/<kernel>.db``), so a kernel stopped by the deadline continues, in a
 later session and on any shard, from what it measured; a completed kernel leaves its
@@ -871,8 +873,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--compile-workers",
         type=int,
-        help="compile processes per shard (default with --gpus: cores / GPUs - 1, at most "
-        "15; else gtune's default)",
+        help="compile processes per shard (default with several shards: cores / shards - "
+        "1, at most 15; else gtune's default)",
     )
     parser.add_argument(
         "--deadline",
@@ -936,8 +938,8 @@ def main(argv: list[str] | None = None) -> int:
     args.outdir.mkdir(parents=True, exist_ok=True)
     seed_state(args.state, args.resume)
     n = args.gpus or args.shards or 1
-    if args.gpus and args.compile_workers is None:
-        args.compile_workers = max(1, min(15, (os.cpu_count() or 2) // args.gpus - 1))
+    if n > 1 and args.compile_workers is None:  # the shards share the host's cores
+        args.compile_workers = max(1, min(15, (os.cpu_count() or 2) // n - 1))
     args.deadline_at = args.started_at + args.deadline
     return run_parallel(args, plan, n, gpus=bool(args.gpus))
 
