@@ -10,7 +10,9 @@
 # gtune.training.train.size_2d). Techniques: global, vec and stream; local memory and images never won on
 # the H100 (REPORT sections 6, 7: 33-40 % of copy where global reached 90 %).
 # Extra `gtune train` arguments come from TRAIN_ARGS, e.g. TRAIN_ARGS="--workers-per-device 2"
-# to label on every GPU the device selector matches, two searches per GPU.
+# to label on every GPU the device selector matches, two searches per GPU, and
+# "--deepen 400" to search close calls (runner-up within 10 %) deeper once every kernel
+# is labelled (docs/predictor.md), rows of earlier calls included.
 set -euo pipefail
 store_dir=$1 out=$2 device=$3 minutes=$4
 work=$(mktemp -d)
