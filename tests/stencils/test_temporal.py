@@ -364,18 +364,23 @@ def test_default_strategy_searches_the_temporal_techniques_with_the_temporal_spe
     assert resolve_strategy(one_step, "hybrid").technique_options == {}
 
 
+def _heat512_stepping() -> tuple[Any, dict[str, int], dict[str, int]]:
+    """heat3d at 512^3 with 8 steps: its kernel, default configuration, and the H100's
+    local memory (48 KiB) with doubles, as constraints read them."""
+    d = parse_definition(with_steps(HEAT, 8), "h.stencil.yaml")
+    source, description = definition_description(d, {"NX": 512, "NY": 512, "NZ": 512})
+    kernel = parse_description(description, source=source, label="h")
+    default = kernel.default_config()
+    assert default is not None
+    return kernel, dict(default), {"LOCAL_MEM_SIZE": 48 * 1024, "DOUBLE_SUPPORT": 1}
+
+
 def test_temporal_streaming_register_bound() -> None:
     """3D temporal streaming holds the next plane's loads in registers, the block's
     plane with its halo over the work-group: a 64 x 16 block at TB = 2 (68 x 20 =
     1,360 values) fits 128 work-items (11 each) but not 32 (43 each), though both use
     the same local memory."""
-    d = parse_definition(with_steps(HEAT, 8), "h")
-    sizes = {"NX": 512, "NY": 512, "NZ": 512}
-    source, description = definition_description(d, sizes)
-    kernel = parse_description(description, source=source, label="h")
-    default = kernel.default_config()
-    assert default is not None
-    limits = {"LOCAL_MEM_SIZE": 48 * 1024, "DOUBLE_SUPPORT": 1}
+    kernel, default, limits = _heat512_stepping()
     base = {**default, "STREAM": 1, "ZC": 32, "TB": 2}
     many = {**base, "WX": 16, "WY": 8, "CX": 4, "CY": 2}
     few = {**base, "WX": 16, "WY": 2, "CX": 4, "CY": 8}
@@ -447,13 +452,7 @@ def test_zreg_layouts_hold_the_same_points_per_work_item() -> None:
     the work-group, both hold the same number of points (and queues), so the same
     configurations fit the register bound and local memory (two planes), across TB,
     work-groups and blocks."""
-    d = parse_definition(with_steps(HEAT, 8), "h.stencil.yaml")
-    sizes = {"NX": 512, "NY": 512, "NZ": 512}
-    source, description = definition_description(d, sizes)
-    kernel = parse_description(description, source=source, label="h")
-    default = kernel.default_config()
-    assert default is not None
-    limits = {"LOCAL_MEM_SIZE": 48 * 1024, "DOUBLE_SUPPORT": 1}
+    kernel, default, limits = _heat512_stepping()
     lm = kernel.launch.local_memory_bytes
     assert lm is not None
     seen = set()

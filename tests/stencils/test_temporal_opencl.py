@@ -332,6 +332,17 @@ def test_random_definitions_step_exactly(data: dict[str, Any]) -> None:
             assert result.status is Status.OK, (data, cfg, result.message)
 
 
+def _zreg_kernel(data: dict[str, Any], path: Path) -> tuple[Any, dict[str, int]]:
+    """The definition ``data`` written to ``path``, loaded at 32 x 16 x 16: a z-star
+    kernel (it has the temporal-zreg technique) and its default configuration."""
+    path.write_text(parse_definition(data, path.name).to_yaml())
+    kernel = load_kernel(path, {"NX": 32, "NY": 16, "NZ": 16})
+    assert "temporal-zreg" in kernel.techniques
+    default = kernel.default_config()
+    assert default is not None
+    return kernel, dict(default)
+
+
 @pytest.mark.slow
 @pytest.mark.usefixtures("shared_workers")
 @pytest.mark.parametrize("seed", range(4))
@@ -360,14 +371,8 @@ def test_zreg_random_z_stars_step_exactly(seed: int) -> None:
         "terms": terms,
         "steps": STEPS,
     }
-    d = parse_definition(data, "zstar.stencil.yaml")
     with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "zstar.stencil.yaml"
-        path.write_text(d.to_yaml())
-        kernel = load_kernel(path, {"NX": 32, "NY": 16, "NZ": 16})
-        assert "temporal-zreg" in kernel.techniques
-        default = kernel.default_config()
-        assert default is not None
+        kernel, default = _zreg_kernel(data, Path(tmp) / "zstar.stencil.yaml")
         configs = [
             {**default, "STREAM": 1, "ZREG": zreg, "ZU": seed % 2 * (zreg - 1), "TB": tb, **change}
             for zreg in (1, 2)
@@ -418,13 +423,7 @@ def test_zreg_layouts_without_terms_along_an_axis(axes: str, boundary: str, tmp_
             for i, o in enumerate(AXES[axes])
         ],
     }
-    d = parse_definition(data, "axes.stencil.yaml")
-    path = tmp_path / "axes.stencil.yaml"
-    path.write_text(d.to_yaml())
-    kernel = load_kernel(path, {"NX": 32, "NY": 16, "NZ": 16})
-    assert "temporal-zreg" in kernel.techniques
-    default = kernel.default_config()
-    assert default is not None
+    kernel, default = _zreg_kernel(data, tmp_path / "axes.stencil.yaml")
     configs = [
         {**default, "STREAM": 1, "ZREG": zreg, "ZU": int(zreg == 2 and tb == 4), "TB": tb, **change}
         for zreg in (1, 2)
