@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -164,6 +165,81 @@ _seconds: dict[str, float] = {}
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     name = report.nodeid.split("::")[0]
     _seconds[name] = _seconds.get(name, 0.0) + report.duration
+
+
+def _show_processes(config: pytest.Config, nodeid: str, seconds: float) -> None:
+    """Print this host's processes and the device locks' holders: what a hung test
+    waits on is often another process (pytest-timeout prints only this one's stacks)."""
+    try:
+        ps = subprocess.run(
+            [
+                "ps",
+                "--ppid",
+                "2",
+                "-p",
+                "2",
+                "--deselect",
+                "-o",
+                "pid,ppid,stat,etime,args",
+                "--forest",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        ).stdout
+        ps = "\n".join(line[:240] for line in ps.splitlines())  # (kernel threads left out)
+        locks = Path("/proc/locks").read_text()
+    except (OSError, subprocess.SubprocessError) as exc:
+        ps, locks = f"(cannot list processes: {exc})", ""
+    text = f"\n{nodeid} still running after {seconds:.0f} s; processes:\n{ps}\nfile locks:\n{locks}"
+    capman = config.pluginmanager.getplugin("capturemanager")
+    with capman.global_and_fixture_disabled() if capman is not None else contextlib.nullcontext():
+        sys.stderr.write(text)
+        sys.stderr.flush()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """Shortly before pytest-timeout stops a hung test, the processes it may wait on."""
+    import threading
+
+    limit = float(item.config.getini("timeout") or 0)
+    timer = None
+    if limit > 30:
+        timer = threading.Timer(limit - 15, _show_processes, (item.config, item.nodeid, limit - 15))
+        timer.daemon = True
+        timer.start()
+    try:
+        yield
+    finally:
+        if timer is not None:
+            timer.cancel()
+
+
+EXIT_GRACE_S = 120.0
+"""How long pytest may take to exit after its last test (joining threads and child
+processes left behind) before the watchdog prints every thread's stack and ends it."""
+
+
+def _exit_watchdog() -> None:
+    import faulthandler
+    import threading
+    import time
+
+    def watch() -> None:
+        time.sleep(EXIT_GRACE_S)
+        sys.stderr.write(f"\ntests: pytest had not exited {EXIT_GRACE_S:.0f} s after its report\n")
+        faulthandler.dump_traceback(all_threads=True)
+        sys.stderr.flush()
+        os._exit(3)
+
+    threading.Thread(target=watch, name="exit-watchdog", daemon=True).start()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Whatever a test left behind, the run ends: a hang after the report shows its
+    stack and fails instead of stalling CI."""
+    _exit_watchdog()
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

@@ -488,6 +488,15 @@ def run_tasks(
                     stream.cancel()
                     break
                 stream.hand_out()
+                for res, lost in stream.stranded(time.monotonic(), STRANDED_S):
+                    text = (
+                        f"no Dask worker offered {res} for {STRANDED_S:.0f} s (every worker "
+                        "driving it died or left); its pieces were given up"
+                    )
+                    log.error("campaign %s: %s", name, text)
+                    for task in dict.fromkeys(p.task for p in lost if p.final):
+                        failed.append((task, text))
+                        show.on_event(_finished(task, None, text))
                 if stream.finished:
                     break
                 fut = stream.next_done(0.5)
@@ -538,6 +547,9 @@ def run_tasks(
     )
 
 
+STRANDED_S = 180.0
+"""How long a device's pieces wait with no worker offering it (a local cluster's nanny
+restarts a dead worker in seconds) before the campaign gives them up as failed."""
 WARM_TIMEOUT_S = 300.0  # the longest the workers' OpenCL processes are waited for
 JOIN_TIMEOUT_S = 60.0  # the longest a local cluster's workers are waited for
 
@@ -853,6 +865,7 @@ class _Stream:
         self.last_group: dict[str, str] = {}  # worker -> group of its last piece
         self.split: dict[str, list[dict[str, Any]]] = {}  # task key -> its pieces' summaries
         self.pending = as_completed([], with_results=False)
+        self._unoffered: dict[str, float] = {}  # device -> since when no worker offers it
 
     @property
     def finished(self) -> bool:
@@ -935,6 +948,29 @@ class _Stream:
 
     def cancel(self) -> None:
         self.client.cancel(list(self.running))
+
+    def stranded(self, now: float, after_s: float) -> list[tuple[str, list[Piece]]]:
+        """The devices with work left that no connected worker has offered for
+        ``after_s`` seconds (every worker driving it died or left, and none came back):
+        their pieces, taken out of the stream (running ones cancelled)."""
+        workers = self._workers()
+        offered = {r for resources in workers.values() for r in resources}
+        out: list[tuple[str, list[Piece]]] = []
+        for res, queue in self.queues.items():
+            running = [
+                f for f, (p, _) in self.running.items() if resource_name(p.task.device or "") == res
+            ]
+            if res in offered or not (len(queue) or running):
+                self._unoffered.pop(res, None)
+                continue
+            since = self._unoffered.setdefault(res, now)
+            if now - since < after_s:
+                continue
+            pieces = [self.running.pop(f)[0] for f in running]
+            self.client.cancel(running)
+            out.append((res, pieces + queue.drain()))
+            del self._unoffered[res]
+        return out
 
 
 def _json_default(value: Any) -> Any:

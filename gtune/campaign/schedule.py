@@ -252,6 +252,13 @@ class Queue:
     def __len__(self) -> int:
         return len(self._ready) + len(self._waiting)
 
+    def drain(self) -> list[Piece]:
+        """Every piece not yet handed out, ready or waiting; the queue is then empty."""
+        pieces = [p for _, _, p in sorted(self._ready)] + [p for p, _ in self._waiting.values()]
+        self._ready.clear()
+        self._waiting.clear()
+        return pieces
+
     @property
     def ready(self) -> int:
         return len(self._ready)

@@ -248,3 +248,70 @@ def test_every_worker_starts_its_opencl_processes_before_the_first_piece(tmp_pat
     assert all(p["pool"]["compile_workers"] == 1 for p in pieces)
     # the helpers took the host's build slots (waits summed, none negative)
     assert all(p["pool"]["build_wait_s"] >= 0 for p in pieces)
+
+
+def test_a_device_whose_every_worker_is_gone_fails_its_tasks_instead_of_waiting(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The campaign's only worker (no nanny to restart it) is killed mid-search: its
+    device's pieces are given up as failed once no worker has offered the device for
+    ``STRANDED_S``, and the campaign ends, instead of waiting for a worker forever."""
+    import subprocess
+    import sys
+
+    from distributed import LocalCluster
+
+    from gtune.campaign import runner
+
+    monkeypatch.setattr(runner, "STRANDED_S", 3.0)
+    spec = _spec(tmp_path, budget=200)
+    scheduler = LocalCluster(
+        n_workers=0, processes=False, protocol="tcp://", host="127.0.0.1", dashboard_address=None
+    )
+    worker = None
+    try:
+        resource = runner.resource_name(spec.devices[0] if spec.devices else "")
+        worker = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "distributed.cli.dask_worker",
+                scheduler.scheduler_address,
+                "--no-nanny",
+                "--nthreads",
+                "1",
+                "--resources",
+                f"{resource}=1",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )
+        killed: list[int] = []
+
+        def killer(client: Any) -> None:
+            def work() -> None:
+                deadline = time.monotonic() + 120
+                while time.monotonic() < deadline and not killed:
+                    running = [k for ks in client.processing().values() for k in ks]
+                    if any("warm" not in str(k) for k in running):
+                        time.sleep(1.0)  # mid-search
+                        worker.kill()
+                        killed.append(worker.pid)
+                    time.sleep(0.2)
+
+            threading.Thread(target=work, daemon=True).start()
+
+        started = time.monotonic()
+        result = run_campaign(
+            spec, tmp_path / "c", scheduler=scheduler.scheduler_address, cluster_hook=killer
+        )
+        assert killed, "the worker never ran a piece"
+        assert time.monotonic() - started < 150
+        assert not result.complete and len(result.failed) + len(result.summaries) == 6
+        assert result.failed and all("no Dask worker offered" in why for _, why in result.failed)
+    finally:
+        if worker is not None:
+            worker.kill()
+            worker.wait(10)
+        scheduler.close(timeout=20)
