@@ -1,0 +1,233 @@
+"""What starting OpenCL processes and building kernels cost on one device, and whether
+compile helpers could be threads of one process instead of processes of their own:
+
+    python3 benchmarks/campaign/build_threads.py OUT [--device NVIDIA]
+        [--kernel stencils/heat3d.cl --size 256x256x256] [--starts 1,8,32]
+        [--ways procs:1,procs:8,threads:8] [--builds 48]
+
+A campaign worker's compile helpers are processes, each with its own driver context
+(gtune.measure.pool); on a host of several GPUs, starting them all took longer the more
+there were (issue 29's record: 11 s for 18 processes, 28 s for 72). Two measurements,
+side by side in one run:
+
+* **start**: N compile helpers (gtune's own worker processes) started at once, as a
+  campaign worker starts its pool; the seconds until all answered, and each one's.
+* **builds**: the same number of distinct configurations of one kernel built by P
+  helper processes, or by T threads of one process sharing one context (gtune's own
+  ``Compiler``: pyopencl releases the interpreter lock while the driver builds); each
+  way builds its own sample, with the driver's binary cache off.
+
+Writes OUT/build_threads.json and OUT/build_threads.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+NO_CACHE = {"CUDA_CACHE_DISABLE": "1"}  # every build compiles; no way reuses another's
+
+
+def _start(device: Any, n: int) -> dict[str, Any]:
+    """N compile helpers started at once: when each answered, then all stopped."""
+    from gtune.measure.opencl_evaluator import Worker
+
+    setup = {"device": device.to_dict(), "build_lock_s": None}
+    workers = [Worker("compile", ("compiler", dict(setup)), NO_CACHE) for _ in range(n)]
+    began = time.monotonic()
+    for w in workers:
+        w.launch()
+    ready = []
+    for w in workers:
+        w.receive(300.0)
+        ready.append(time.monotonic() - began)
+    for w in workers:
+        w.stop()
+    return {"processes": n, "all_s": max(ready), "ready_s": sorted(ready)}
+
+
+def _jobs(kernel: Any, configs: list[dict[str, int]]) -> list[tuple[str, list[str]]]:
+    return [(kernel.source, kernel.defines(c)) for c in configs]
+
+
+def _by_processes(device: Any, jobs: list[tuple[str, list[str]]], p: int) -> dict[str, Any]:
+    """``jobs`` built by ``p`` helper processes (started first, not timed), each taking
+    the next job as it frees up."""
+    from gtune.measure.opencl_evaluator import Worker
+
+    setup = {"device": device.to_dict(), "build_lock_s": None}
+    workers = [Worker("compile", ("compiler", dict(setup)), NO_CACHE) for _ in range(p)]
+    for w in workers:
+        w.launch()
+    for w in workers:
+        w.receive(300.0)
+    todo: queue.Queue[tuple[str, list[str]]] = queue.Queue()
+    for j in jobs:
+        todo.put(j)
+    compile_s: list[float] = []
+    failed: list[str] = []
+
+    def drain(w: Any) -> None:
+        while True:
+            try:
+                source, options = todo.get_nowait()
+            except queue.Empty:
+                return
+            built = w.call("build", {"source": source, "options": options}, 600.0)
+            compile_s.append(float(built["compile_s"]))
+            if built["status"] != "ok":
+                failed.append(str(built["log"])[:200])
+
+    began = time.monotonic()
+    threads = [threading.Thread(target=drain, args=(w,)) for w in workers]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    wall = time.monotonic() - began
+    for w in workers:
+        w.stop()
+    return _summary(f"procs:{p}", wall, compile_s, failed, len(jobs))
+
+
+def _by_threads(device: Any, jobs: list[tuple[str, list[str]]], t: int) -> dict[str, Any]:
+    """``jobs`` built by ``t`` threads of one child process sharing one context."""
+    payload = json.dumps({"device": device.to_dict(), "jobs": jobs, "threads": t})
+    env = {**os.environ, **NO_CACHE, "PYTHONSAFEPATH": "1"}
+    proc = subprocess.run(
+        [sys.executable, str(Path(__file__).resolve()), "--child"],
+        input=payload,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        env=env,
+    )
+    if proc.returncode != 0:
+        raise SystemExit(f"the threads' process failed: {proc.stderr[-2000:]}")
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    return _summary(f"threads:{t}", out["wall_s"], out["compile_s"], out["failed"], len(jobs))
+
+
+def _child() -> None:
+    """The threads' process: one Compiler (one context), ``threads`` threads building."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from gtune.device import DeviceLimits
+    from gtune.measure._opencl import Compiler
+
+    given = json.loads(sys.stdin.read())
+    compiler = Compiler(DeviceLimits.from_dict(given["device"]), None)
+    compiler.slots = None  # this process alone: no host-wide build slots
+    jobs = [(s, list(o)) for s, o in given["jobs"]]
+    began = time.monotonic()
+    with ThreadPoolExecutor(max_workers=int(given["threads"])) as pool:
+        built = list(pool.map(lambda j: compiler.build_binary(*j), jobs))
+    wall = time.monotonic() - began
+    print(
+        json.dumps(
+            {
+                "wall_s": wall,
+                "compile_s": [b.compile_s for b in built],
+                "failed": [b.log[:200] for b in built if b.status.value != "ok"],
+            }
+        )
+    )
+
+
+def _summary(
+    way: str, wall: float, compile_s: list[float], failed: list[str], n: int
+) -> dict[str, Any]:
+    mean = sum(compile_s) / len(compile_s) if compile_s else float("nan")
+    return {
+        "way": way,
+        "builds": n,
+        "wall_s": wall,
+        "builds_per_s": n / wall if wall > 0 else float("nan"),
+        "mean_compile_s": mean,
+        "failed": len(failed),
+        "first_failure": failed[0] if failed else "",
+    }
+
+
+def main() -> int:
+    if "--child" in sys.argv:
+        _child()
+        return 0
+    from gtune.description import load_kernel
+    from gtune.measure import select_device
+    from gtune.space import solve_space
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("out", type=Path)
+    ap.add_argument("--device", default=None)
+    ap.add_argument("--kernel", default="stencils/heat3d.cl")
+    ap.add_argument("--size", default="256x256x256")
+    ap.add_argument("--starts", default="1,8,32", help="helper processes started at once")
+    ap.add_argument("--ways", default="procs:1,procs:8,threads:8", help="procs:P or threads:T")
+    ap.add_argument("--builds", type=int, default=48, help="configurations built per way")
+    args = ap.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    device = select_device(args.device)
+    names = ("NX", "NY", "NZ")
+    sizes = dict(zip(names, (int(v) for v in args.size.split("x")), strict=False))
+    kernel = load_kernel(args.kernel, sizes)
+    ways = [w.split(":") for w in args.ways.split(",")]
+    space = solve_space(kernel, device).space
+    sample = space.sample(args.builds * len(ways), seed=1)
+    record: dict[str, Any] = {
+        "device": device.name,
+        "kernel": args.kernel,
+        "size": args.size,
+        "cpus": os.cpu_count(),
+        "start": [],
+        "builds": [],
+    }
+    for n in (int(v) for v in args.starts.split(",") if v):
+        record["start"].append(_start(device, n))
+        print(f"start {n}: {record['start'][-1]['all_s']:.2f} s", flush=True)
+    for i, (kind, count) in enumerate(ways):
+        jobs = _jobs(kernel, sample[i * args.builds : (i + 1) * args.builds])
+        run = _by_processes if kind == "procs" else _by_threads
+        record["builds"].append(run(device, jobs, int(count)))
+        b = record["builds"][-1]
+        print(f"{b['way']}: {b['builds_per_s']:.2f} builds/s", flush=True)
+    (args.out / "build_threads.json").write_text(json.dumps(record, indent=1) + "\n")
+    lines = [
+        f"# Starting compile helpers and building on {device.name}",
+        "",
+        f"Kernel {args.kernel} at {args.size}; host CPUs {record['cpus']}; "
+        "the driver's binary cache off.",
+        "",
+        "| helpers started at once | all answered (s) | first (s) |",
+        "| ---: | ---: | ---: |",
+        *(
+            f"| {s['processes']} | {s['all_s']:.2f} | {s['ready_s'][0]:.2f} |"
+            for s in record["start"]
+        ),
+        "",
+        "| way | builds | wall (s) | builds/s | mean build (s) | failed |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
+        *(
+            f"| {b['way']} | {b['builds']} | {b['wall_s']:.2f} | {b['builds_per_s']:.2f} "
+            f"| {b['mean_compile_s']:.3f} | {b['failed']} |"
+            for b in record["builds"]
+        ),
+        "",
+    ]
+    (args.out / "build_threads.md").write_text("\n".join(lines))
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
