@@ -15,7 +15,8 @@ side by side in one run:
 * **builds**: the same number of distinct configurations of one kernel built by P
   helper processes, or by T threads of one process sharing one context (gtune's own
   ``Compiler``: pyopencl releases the interpreter lock while the driver builds); each
-  way builds its own sample, with the driver's binary cache off.
+  way builds its own sample, with the driver's binary cache off. ``cache:P`` builds its
+  sample twice with the cache on: what a configuration built again costs.
 
 Writes OUT/build_threads.json and OUT/build_threads.md.
 """
@@ -60,13 +61,19 @@ def _jobs(kernel: Any, configs: list[dict[str, int]]) -> list[tuple[str, list[st
     return [(kernel.source, kernel.defines(c)) for c in configs]
 
 
-def _by_processes(device: Any, jobs: list[tuple[str, list[str]]], p: int) -> dict[str, Any]:
+def _by_processes(
+    device: Any,
+    jobs: list[tuple[str, list[str]]],
+    p: int,
+    env: dict[str, str] | None = None,
+    way: str = "",
+) -> dict[str, Any]:
     """``jobs`` built by ``p`` helper processes (started first, not timed), each taking
     the next job as it frees up."""
     from gtune.measure.opencl_evaluator import Worker
 
     setup = {"device": device.to_dict(), "build_lock_s": None}
-    workers = [Worker("compile", ("compiler", dict(setup)), NO_CACHE) for _ in range(p)]
+    workers = [Worker("compile", ("compiler", dict(setup)), env or NO_CACHE) for _ in range(p)]
     for w in workers:
         w.launch()
     for w in workers:
@@ -97,7 +104,19 @@ def _by_processes(device: Any, jobs: list[tuple[str, list[str]]], p: int) -> dic
     wall = time.monotonic() - began
     for w in workers:
         w.stop()
-    return _summary(f"procs:{p}", wall, compile_s, failed, len(jobs))
+    return _summary(way or f"procs:{p}", wall, compile_s, failed, len(jobs))
+
+
+def _cached(
+    device: Any, jobs: list[tuple[str, list[str]]], p: int, folder: Path
+) -> list[dict[str, Any]]:
+    """``jobs`` built twice by ``p`` helper processes sharing the driver's binary cache
+    (a new folder): what the cache saves when the same configuration is built again."""
+    env = {"CUDA_CACHE_DISABLE": "0", "CUDA_CACHE_PATH": str(folder)}
+    return [
+        _by_processes(device, jobs, p, env, f"cache:{p} first"),
+        _by_processes(device, jobs, p, env, f"cache:{p} again"),
+    ]
 
 
 def _by_threads(device: Any, jobs: list[tuple[str, list[str]]], t: int) -> dict[str, Any]:
@@ -173,7 +192,11 @@ def main() -> int:
     ap.add_argument("--kernel", default="stencils/heat3d.cl")
     ap.add_argument("--size", default="256x256x256")
     ap.add_argument("--starts", default="1,8,32", help="helper processes started at once")
-    ap.add_argument("--ways", default="procs:1,procs:8,threads:8", help="procs:P or threads:T")
+    ap.add_argument(
+        "--ways",
+        default="procs:1,procs:8,threads:8",
+        help="procs:P, threads:T, or cache:P (built twice with the driver's cache on)",
+    )
     ap.add_argument("--builds", type=int, default=48, help="configurations built per way")
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
@@ -197,10 +220,15 @@ def main() -> int:
         print(f"start {n}: {record['start'][-1]['all_s']:.2f} s", flush=True)
     for i, (kind, count) in enumerate(ways):
         jobs = _jobs(kernel, sample[i * args.builds : (i + 1) * args.builds])
-        run = _by_processes if kind == "procs" else _by_threads
-        record["builds"].append(run(device, jobs, int(count)))
-        b = record["builds"][-1]
-        print(f"{b['way']}: {b['builds_per_s']:.2f} builds/s", flush=True)
+        if kind == "cache":
+            got = _cached(device, jobs, int(count), args.out / f"driver-cache-{i}")
+        elif kind == "procs":
+            got = [_by_processes(device, jobs, int(count))]
+        else:
+            got = [_by_threads(device, jobs, int(count))]
+        for b in got:
+            record["builds"].append(b)
+            print(f"{b['way']}: {b['builds_per_s']:.2f} builds/s", flush=True)
     (args.out / "build_threads.json").write_text(json.dumps(record, indent=1) + "\n")
     lines = [
         f"# Starting compile helpers and building on {device.name}",
