@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from gtune.commands._plain import add_plain_arguments, is_plain, note_lines, open_tunable
 from gtune.exceptions import InputError
@@ -64,9 +65,46 @@ def recorded_flags(args: argparse.Namespace) -> list[str]:
     return flags
 
 
+def _lift_transposed(
+    args: argparse.Namespace, kernel: Any, partial: InputError, device: Any, out: Path
+) -> tuple[Any, int]:
+    """A kernel whose ``get_global_id(0)`` indexes its slowest axis (``u[i*nx + j]``
+    with ``i = get_global_id(0)``, as C loops are often ported) writes an off-centre box
+    at the default launch ``--global NX,NY`` unless the size is square. Without
+    ``--global``, the launch with its dimensions reversed is tried (``NY,NX``;
+    ``NZ,NY,NX``) and, if the stencil is lifted that way, recorded in the definition's
+    flags. Otherwise the first refusal stands, with the hint."""
+    from gtune.stencils.lift import lift_kernel
+
+    sizes = [n for n in ("NX", "NY", "NZ") if n in kernel.sizes]
+    if args.global_size or len(sizes) < 2:
+        raise partial
+    given, turned = ",".join(sizes), ",".join(reversed(sizes))
+    hint = f"if get_global_id(0) indexes the slowest axis (rows), give --global {turned}"
+    args.global_size = turned
+    try:
+        found = lift_kernel(
+            open_tunable(args),
+            device=device,
+            output=out,
+            flags=recorded_flags(args),
+            timeout_s=args.timeout,
+        )
+    except InputError:
+        raise InputError(partial.message, source=partial.source, hint=hint) from None
+    why = partial.message.split(": ", 1)[-1].split(";")[0]
+    print(
+        f"note: launched --global {given}, {why}; launched --global {turned} "
+        "(get_global_id(0) indexing the slowest axis) it is a stencil: lifted that way, "
+        "and the definition's flags say so",
+        file=sys.stderr,
+    )
+    return found
+
+
 def run(args: argparse.Namespace) -> int:
     from gtune.measure import select_device
-    from gtune.stencils.lift import lift_kernel
+    from gtune.stencils.lift import PartialWrite, lift_kernel
 
     if not is_plain(args.kernel):
         raise InputError(
@@ -80,9 +118,12 @@ def run(args: argparse.Namespace) -> int:
         if line.startswith("warning: "):
             print(line, file=sys.stderr)
     device = select_device(args.device)
-    definition, launches = lift_kernel(
-        kernel, device=device, output=out, flags=flags, timeout_s=args.timeout
-    )
+    try:
+        definition, launches = lift_kernel(
+            kernel, device=device, output=out, flags=flags, timeout_s=args.timeout
+        )
+    except PartialWrite as partial:
+        definition, launches = _lift_transposed(args, kernel, partial, device, out)
     try:
         out.write_text(definition.to_yaml())
     except OSError as exc:

@@ -68,6 +68,12 @@ class NotAStencil(InputError):
     """The kernel is not a linear stencil a definition can express (exit status 2)."""
 
 
+class PartialWrite(NotAStencil):
+    """What the kernel writes at its launch is a box off the centre, or no box: also
+    what a launch with its dimensions in the wrong order writes (``get_global_id(0)``
+    indexing rows, at a size that is not square)."""
+
+
 @dataclass(frozen=True)
 class ScalarArg:
     name: str
@@ -97,8 +103,8 @@ class Interface:
     def float_scalars(self) -> tuple[ScalarArg, ...]:
         return tuple(s for s in self.scalars if s.dtype.startswith("float"))
 
-    def refuse(self, why: str) -> NotAStencil:
-        return NotAStencil(
+    def refuse(self, why: str, kind: type[NotAStencil] = NotAStencil) -> NotAStencil:
+        return kind(
             f"kernel {self.kernel_name} is not a linear stencil that a definition can "
             f"express: {why}",
             source=self.label,
@@ -305,8 +311,8 @@ class _Lifter:
             a[p] = 1.0
         return a
 
-    def refuse(self, why: str) -> NotAStencil:
-        return self.face.refuse(why)
+    def refuse(self, why: str, kind: type[NotAStencil] = NotAStencil) -> NotAStencil:
+        return self.face.refuse(why, kind)
 
     def where(self, p: Sequence[int]) -> str:
         """A point as the user writes it: x first."""
@@ -344,14 +350,16 @@ class _Lifter:
             p = tuple(np.argwhere(box & ~written)[0])
             raise self.refuse(
                 f"the points it writes are not a box (e.g. {self.where(p)} is skipped): "
-                "neither the interior nor every point"
+                "neither the interior nor every point",
+                PartialWrite,
             )
         shape = np.array(face.shape)
         if not np.array_equal(lo, shape - hi):
             axis = _AXES[face.dims - 1 - int(np.argmax(lo != shape - hi))]
             raise self.refuse(
                 f"it writes an off-centre band along {axis} ({self._band(lo, hi)}); a definition "
-                "writes every point or the interior"
+                "writes every point or the interior",
+                PartialWrite,
             )
         self.lo, self.hi = tuple(int(v) for v in lo), tuple(int(v) for v in hi)
         self.written = written

@@ -509,6 +509,87 @@ def test_lift_command(tmp_path: Path) -> None:
     assert not (tmp_path / "life.stencil.yaml").exists()
 
 
+ROWS_FIRST_3D = """
+__kernel void k(__global const float *u, __global float *v, int nx, int ny, int nz)
+{
+    int i = get_global_id(0), j = get_global_id(1), l = get_global_id(2);
+    if (i < 1 || j < 1 || l < 1 || i >= nz - 1 || j >= ny - 1 || l >= nx - 1) return;
+    int c = (i * ny + j) * nx + l;
+    v[c] = 0.25f * u[c]
+         + 0.125f * (u[c - nx * ny] + u[c + nx * ny] + u[c - nx] + u[c + nx] + u[c - 1] + u[c + 1]);
+}
+"""
+
+OFF_CENTRE = """
+__kernel void k(__global const float *u, __global float *v, int nx, int ny)
+{
+    int x = get_global_id(0), y = get_global_id(1);
+    if (x < nx / 2 && y < ny) v[y * nx + x] = u[y * nx + x];
+}
+"""
+
+
+@pytest.mark.opencl
+def test_lift_turns_a_launch_whose_dimension_0_is_the_row(tmp_path: Path) -> None:
+    """A kernel ported from a C loop nest (get_global_id(0) the slowest axis) writes an
+    off-centre box at the default launch; without --global, lift tries the reversed
+    launch, says so, and records it in the definition's flags. A kernel that writes an
+    off-centre box either way keeps its refusal, with the hint."""
+    entry = MANIFEST["rows_first"]
+    out = tmp_path / "rows.stencil.yaml"
+    done = run_gtune(
+        "lift",
+        str(PLAIN / entry["source"]),
+        "--size",
+        entry["size"],
+        "--scalar",
+        "w=0.2",
+        "-o",
+        str(out),
+    )
+    assert done.returncode == 0, done.stderr
+    assert "launched --global NX,NY, it writes an off-centre band" in done.stderr
+    defn = load_definition(out)
+    assert defn.original is not None and defn.original["global"] == ["NY", "NX"]
+    assert ("--global", "NY,NX") in _pairs(defn.original["flags"])
+    assert defn.boundary == "clamp" and len(defn.terms) == 6
+    # the recorded flags run the original again: tuned against it at another size
+    ran = run_gtune("run", str(out), "--size", "48x40", "--budget", "3", db=tmp_path / "r.db")
+    assert ran.returncode == 0, ran.stderr
+    assert "over the original" in ran.stdout + ran.stderr
+
+    three = tmp_path / "rows3d.cl"
+    three.write_text(ROWS_FIRST_3D)
+    out3 = tmp_path / "rows3d.stencil.yaml"
+    done = run_gtune("lift", str(three), "--size", "16x12x10", "-o", str(out3))
+    assert done.returncode == 0, done.stderr
+    defn3 = load_definition(out3)
+    assert defn3.original is not None and defn3.original["global"] == ["NZ", "NY", "NX"]
+    assert defn3.boundary == "interior" and len(defn3.terms) == 7
+
+    off = tmp_path / "off.cl"
+    off.write_text(OFF_CENTRE)
+    done = run_gtune("lift", str(off), "--size", "16x12", "-o", str(tmp_path / "o.stencil.yaml"))
+    assert done.returncode == 2
+    assert "off-centre band" in done.stderr and "give --global NY,NX" in done.stderr
+    assert "Traceback" not in done.stderr and not (tmp_path / "o.stencil.yaml").exists()
+    # a launch the user gave is not second-guessed
+    done = run_gtune(
+        "lift",
+        str(PLAIN / entry["source"]),
+        "--size",
+        entry["size"],
+        "--global",
+        "NX,NY",
+        "--scalar",
+        "w=0.2",
+        "-o",
+        str(tmp_path / "given.stencil.yaml"),
+    )
+    assert done.returncode == 2 and "off-centre band" in done.stderr
+    assert "give --global" not in done.stderr
+
+
 # -- random generated kernels -----------------------------------------------------
 
 
