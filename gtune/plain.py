@@ -511,14 +511,29 @@ def _parse_param(decl: str, types: Mapping[str, str], where: str) -> _Param:
     return _Param(name, ctype, pointer, space)
 
 
+VECTOR_LANES = (2, 4, 8, 16)
+"""The OpenCL vector widths an array's pointer may have (a 3-vector takes the room of
+four, so its arrays are not plain arrays of its element type)."""
+
+
+def vector_type(ctype: str) -> tuple[str, int]:
+    """``float4`` -> (``float``, 4); a scalar type -> (itself, 1); a 3-vector or another
+    width stays as it is (refused by :func:`_dtype`)."""
+    m = re.fullmatch(r"([a-z]+)(\d+)", ctype)
+    if m and m.group(1) in _CTYPES and int(m.group(2)) in VECTOR_LANES:
+        return m.group(1), int(m.group(2))
+    return ctype, 1
+
+
 def _dtype(ctype: str, what: str, where: str) -> str:
     if ctype in _CTYPES:
         return _CTYPES[ctype]
     base = re.sub(r"\d+$", "", ctype)
     if base != ctype and base in _CTYPES:
+        arrays = "an array's pointer may be a vector of 2, 4, 8 or 16"
         raise InputError(
-            f"{what} has the vector type {ctype!r}; plain mode handles scalar element types "
-            "(write a description for vector arrays)",
+            f"{what} has the vector type {ctype!r}; plain mode handles scalar values, and "
+            f"{arrays} (a 3-vector is padded to four: describe its array in a description)",
             source=where,
         )
     raise InputError(
@@ -1040,9 +1055,16 @@ def _array_argument(
     """One __global or __constant array: its role, element type and shape (the given
     role and shape are taken out of ``given_roles`` and ``array_shapes``)."""
     name = info.name
-    dtype = _dtype(info.ctype, f"array {name!r}", where)
+    base, lanes = vector_type(info.ctype)
+    dtype = _dtype(base, f"array {name!r}", where)
     if raw_type != info.ctype:
         notes.append(f"{name}: element type {raw_type} is {info.ctype} ({dtype})")
+    if lanes > 1:
+        notes.append(
+            f"{name}: a {info.ctype} pointer: the array is given in {base}s, {lanes} per "
+            f"{info.ctype} (its shape counts {base}s; the kernel's index runs to a {lanes}th "
+            "of it along x)"
+        )
     use = array_uses(decl.body, name, helpers)
     if info.space == "constant":
         role = "input"
@@ -1071,7 +1093,7 @@ def _array_argument(
             _expr(s, f"arrays[{name}]", set(t.problem))
         shape_note = f"shape [{', '.join(shape)}] from --array"
     elif info.space == "constant" and use.constant_indices:
-        shape = [str(max(use.constant_indices) + 1)]
+        shape = [str((max(use.constant_indices) + 1) * lanes)]
         shape_note = f"{shape[0]} elements (the largest constant index it reads, +1)"
     elif info.space == "constant":
         raise InputError(

@@ -48,6 +48,15 @@ CASES: dict[str, tuple[dict[str, Any], str]] = {
         "unverified",
     ),
     "box_int": ({"sizes": [32, 16], "reference": f"{REF}:box"}, "wrong_result"),
+    "blur_float4": (
+        {
+            "sizes": [64, 16],
+            "global_size": ["NX / 4", "NY"],
+            "scalars": {"w4": "NX / 4", "h": "NY"},
+            "reference": f"{REF}:blur_rows",
+        },
+        "wrong_result",
+    ),
 }
 
 

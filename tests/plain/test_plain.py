@@ -285,3 +285,33 @@ def test_describe_errors_name_the_flag(data_dir: Path, capsys):
         main(["describe", blur, "--size", "64x32", "--scalar", "scale=1", "--default", "WX=a"]) == 2
     )
     assert "--default" in capsys.readouterr().err
+
+
+def test_vector_pointers_are_arrays_of_their_element_type(tmp_path: Path):
+    """A float4 pointer is an array of floats (its shape counts floats); a __constant
+    float4 array read at constant indices holds four floats per index; a 3-vector
+    (padded to four) and a vector scalar are refused with the reason."""
+    k = plain_kernel(
+        CORPUS / "blur_float4.cl",
+        sizes=[64, 16],
+        global_size=["NX / 4", "NY"],
+        scalars={"w4": "NX / 4", "h": "NY"},
+    )
+    arrays = {a.name: (a.role, a.dtype, a.shape_for(k.sizes)) for a in k.arguments if a.shape}
+    assert arrays == {"in": ("input", "float32", (16, 64)), "out": ("output", "float32", (16, 64))}
+    assert any("a float4 pointer: the array is given in floats" in n for n in k.inferred)
+    src = tmp_path / "w.cl"
+    src.write_text(
+        "__kernel void k(__constant double2 *w, __global const double *a, __global double *b)"
+        " { int i = get_global_id(0); b[i] = w[0].x * a[i] + w[2].y; }"
+    )
+    k = plain_kernel(src, sizes=[32])
+    w = next(a for a in k.arguments if a.name == "w")
+    assert (w.dtype, w.shape_for(k.sizes)) == ("float64", (6,))
+    for decl, why in [
+        ("__global const float3 *a, __global float *b", "3-vector"),
+        ("__global const float *a, __global float *b, const float2 s", "scalar values"),
+    ]:
+        src.write_text(f"__kernel void k({decl}) {{ int i = get_global_id(0); b[i] = a[i]; }}")
+        with pytest.raises(InputError, match=why):
+            plain_kernel(src, sizes=[32])
