@@ -125,7 +125,9 @@ def original_outputs(
         kernel = original_kernel(load_definition(path), sizes)
     else:
         kernel = load_kernel(path, sizes)
-    config = kernel.default_config() or {}
+    from gtune.stencils.lift import shipped_config
+
+    config = shipped_config(kernel)  # its --default, else its first configuration
     glob, loc = kernel.launch_sizes(config)
     env = kernel.env(config)
     arguments = []

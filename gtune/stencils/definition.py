@@ -67,7 +67,7 @@ _TOP = (
 )
 _TERM_KEYS = ("field", "offset", "coefficient")
 _KERNEL_KEYS = ("name", "arguments")
-_ARG_KEYS = ("name", "type", "size", "ignored", "value")
+_ARG_KEYS = ("name", "type", "size", "unit", "ignored", "value")
 
 
 @dataclass(frozen=True)
@@ -172,9 +172,10 @@ class KernelArg:
     """One argument of the rendered kernel, in order.
 
     ``kind``: a ``field`` (input buffer), the ``output`` buffer, a run-time
-    ``coefficient``, an integer ``size`` (``axis`` x/y/z: its value is NX/NY/NZ) or an
-    ``ignored`` scalar (accepted and unused; ``value`` is what gtune passes). ``type`` is
-    the OpenCL C type.
+    ``coefficient``, an integer ``size`` (``axis`` x/y/z: its value is NX/NY/NZ, divided
+    by ``unit``: a kernel of float4 pointers takes its row width in float4s, unit 4) or
+    an ``ignored`` scalar (accepted and unused; ``value`` is what gtune passes). ``type``
+    is the OpenCL C type.
     """
 
     name: str
@@ -182,6 +183,13 @@ class KernelArg:
     type: str
     axis: str | None = None
     value: float | int | None = None
+    unit: int = 1
+
+    @property
+    def size_value(self) -> str:
+        """A size argument's value: an expression of the problem size."""
+        size = {"x": "NX", "y": "NY", "z": "NZ"}[self.axis or "x"]
+        return size if self.unit == 1 else f"{size} / {self.unit}"
 
 
 @dataclass(frozen=True)
@@ -402,7 +410,10 @@ def _arg_data(a: KernelArg) -> str | dict[str, Any]:
     if a.kind in ("field", "output", "coefficient"):
         return a.name
     if a.kind == "size":
-        return {"name": a.name, "type": a.type, "size": a.axis}
+        data: dict[str, Any] = {"name": a.name, "type": a.type, "size": a.axis}
+        if a.unit != 1:
+            data["unit"] = a.unit
+        return data
     return {"name": a.name, "type": a.type, "ignored": True, "value": a.value}
 
 
@@ -785,7 +796,14 @@ def _kernel(
                     )
                 if "value" in item:
                     raise err(f"{key}.value", "a size argument's value is the problem size")
-                arg = KernelArg(aname, "size", str(atype), str(axis), None)
+                unit = item.get("unit", 1)
+                if isinstance(unit, bool) or not isinstance(unit, int) or unit < 1:
+                    raise err(
+                        f"{key}.unit",
+                        "expected a positive integer (the size counted in units of that many "
+                        f"elements, e.g. 4 for float4 rows), got {unit!r}",
+                    )
+                arg = KernelArg(aname, "size", str(atype), str(axis), None, unit)
             elif item.get("ignored") is True:
                 atype = item.get("type")
                 if atype not in IGNORED_TYPES:

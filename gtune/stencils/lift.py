@@ -80,6 +80,7 @@ class ScalarArg:
     dtype: str  # numpy name
     value: float | int  # the user's value (from the plain flags)
     axis: str | None = None  # an integer size argument: x, y or z
+    unit: int = 1  # ... counted in units of this many elements (NX / 4: 4)
 
 
 @dataclass(frozen=True)
@@ -131,13 +132,20 @@ def interface(kernel: TunableKernel, label: str | None = None) -> Interface:
     scalars: list[ScalarArg] = []
     for arg in kernel.arguments:
         if arg.kind == "scalar":
-            axis = None
+            axis, unit = None, 1
             text = str(arg.value.text).strip() if arg.value is not None else ""
-            if arg.dtype in _SIZE_TYPES and text in ("NX", "NY", "NZ"):
-                axis = _AXES[("NX", "NY", "NZ").index(text)]
+            size = re.fullmatch(r"(NX|NY|NZ)(?:\s*/\s*([1-9]\d*))?", text)
+            if arg.dtype in _SIZE_TYPES and size:
+                axis = _AXES[("NX", "NY", "NZ").index(size.group(1))]
+                unit = int(size.group(2) or 1)
+                if sizes[size.group(1)] % unit:
+                    raise refuse(
+                        f"size argument {arg.name} = {text} does not divide the size "
+                        f"{size.group(1)}={sizes[size.group(1)]}; lift at a size it divides"
+                    )
             elif arg.dtype not in _INT_TYPES and not arg.dtype.startswith("float"):
                 raise refuse(f"scalar {arg.name} has the type {arg.dtype}")
-            scalars.append(ScalarArg(arg.name, arg.dtype, values[arg.name], axis))
+            scalars.append(ScalarArg(arg.name, arg.dtype, values[arg.name], axis, unit))
             continue
         shape = arg.shape_for(sizes)
         if shape != data_shape:
@@ -688,7 +696,7 @@ class _Lifter:
                 raise self.refuse(
                     f"the integer argument {s.name} (given {s.value}) changes the output; "
                     "an integer argument of a definition is a size (--scalar "
-                    f"{s.name}=NX, NY or NZ) or unused"
+                    f"{s.name}=NX, NY or NZ, or NX/4 for a width in float4s) or unused"
                 )
 
 
@@ -761,7 +769,10 @@ def definition_data(
         if s is None or arg in lifted.coefficients:
             arguments.append(arg)
         elif s.axis is not None:
-            arguments.append({"name": arg, "type": _SIZE_TYPES[s.dtype], "size": s.axis})
+            sized: dict[str, Any] = {"name": arg, "type": _SIZE_TYPES[s.dtype], "size": s.axis}
+            if s.unit != 1:
+                sized["unit"] = s.unit
+            arguments.append(sized)
         else:
             ctype = (
                 ("float" if s.dtype == "float32" else "double")
@@ -822,7 +833,7 @@ def lift_with(
 def default_launch(kernel: TunableKernel) -> tuple[list[str], list[int] | None]:
     """The kernel's shipped launch: global sizes as expressions of the problem size,
     local sizes as numbers."""
-    cfg = _first_config(kernel)
+    cfg = shipped_config(kernel)
     glob: list[str] = []
     for e in kernel.launch.global_size:
         text = str(e.text)
@@ -861,7 +872,7 @@ def lift_kernel(
         )
     src = Path(kernel.source_path)
     face = interface(kernel, str(src))
-    config = _first_config(kernel)
+    config = shipped_config(kernel)
     glob, loc = default_launch(kernel)
     original: dict[str, Any] = {
         "source": os.path.relpath(src.resolve(), out.resolve().parent),
@@ -904,7 +915,9 @@ def lift_kernel(
 # Tuning a lifted definition: the original kernel is the reference and the baseline
 
 
-def _first_config(kernel: TunableKernel) -> dict[str, int]:
+def shipped_config(kernel: TunableKernel) -> dict[str, int]:
+    """The configuration a plain kernel ships with: its default (``--default``), else
+    every parameter at its first value (the reference plain mode takes)."""
     cfg = kernel.default_config()
     if cfg is None:
         cfg = {p.name: p.domain.values(dict(kernel.sizes))[0] for p in kernel.parameters}
@@ -952,7 +965,7 @@ def against_original(
     )
     try:
         outputs = evaluator.run_once(
-            _first_config(original), {a.name: arrays[a.name] for a in buffers}, values
+            shipped_config(original), {a.name: arrays[a.name] for a in buffers}, values
         )
     except GtuneError as exc:
         raise InputError(
@@ -1049,7 +1062,7 @@ def compare_with_original(
     from gtune.kernel import Reference
     from gtune.measure.opencl_evaluator import OpenCLEvaluator
 
-    cfg = _first_config(original)
+    cfg = shipped_config(original)
     quiet = replace(kernel, reference=Reference("none"))
     times: dict[str, list[float]] = {"original": [], "tuned": []}
     evaluators = {

@@ -765,8 +765,12 @@ def _argument(d: StencilDefinition, a: KernelArg, shape: list[str], image: bool)
     if a.kind == "coefficient":
         return {"name": a.name, "kind": "scalar", "dtype": d.dtype, "value": d.values[a.name]}
     if a.kind == "size":
-        axis = {"x": "NX", "y": "NY", "z": "NZ"}[a.axis or "x"]
-        return {"name": a.name, "kind": "scalar", "dtype": _NUMPY_TYPE[a.type], "value": axis}
+        return {
+            "name": a.name,
+            "kind": "scalar",
+            "dtype": _NUMPY_TYPE[a.type],
+            "value": a.size_value,
+        }
     return {"name": a.name, "kind": "scalar", "dtype": _NUMPY_TYPE[a.type], "value": a.value}
 
 

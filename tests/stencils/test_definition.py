@@ -74,6 +74,25 @@ def test_hotspot_example_parses() -> None:
     assert d.arguments[5].kind == "ignored"
 
 
+def test_a_size_argument_in_units_of_vectors() -> None:
+    """``unit: 4``: the argument is the size along its axis in float4s (NX / 4); it
+    round-trips, and the rendered description passes NX / 4."""
+    from gtune.stencils.render import describe
+
+    text = HOTSPOT.replace(
+        "{name: nx, type: int, size: x}", "{name: nx, type: int, size: x, unit: 4}"
+    )
+    d = parse(text)
+    nx = d.arguments[3]
+    assert (nx.kind, nx.axis, nx.unit, nx.size_value) == ("size", "x", 4, "NX / 4")
+    assert parse_definition(yaml.safe_load(d.to_yaml()), "again.stencil.yaml") == d
+    assert d.arguments[4].size_value == "NY"
+    described = {
+        a["name"]: a for a in describe(d, {"NX": 64, "NY": 32}, source="h.cl")["arguments"]
+    }
+    assert described["nx"]["value"] == "NX / 4" and described["ny"]["value"] == "NY"
+
+
 def test_defaults() -> None:
     d = parse(
         "dims: 3\nfields: [u]\noutput: v\nterms: [{field: u, offset: [0, 0, 1]}]",
@@ -143,6 +162,14 @@ ERRORS = [
     (
         "kernel.arguments: [u, v, c0, {name: n, size: w}]",
         "kernel.arguments[3].size: expected one of x, y, z",
+    ),
+    (
+        "kernel.arguments: [u, v, c0, {name: n, size: x, unit: 0}]",
+        "kernel.arguments[3].unit: expected a positive integer",
+    ),
+    (
+        "kernel.arguments: [u, v, c0, {name: n, size: x, unit: four}]",
+        "kernel.arguments[3].unit: expected a positive integer",
     ),
     ("kernel.nam: k", "kernel.nam: unknown key (did you mean name?)"),
     ("name: 9x", "name: expected a name"),

@@ -535,6 +535,9 @@ def test_lift_turns_a_launch_whose_dimension_0_is_the_row(tmp_path: Path) -> Non
     off-centre box at the default launch; without --global, lift tries the reversed
     launch, says so, and records it in the definition's flags. A kernel that writes an
     off-centre box either way keeps its refusal, with the hint."""
+    import subprocess
+    import sys
+
     entry = MANIFEST["rows_first"]
     out = tmp_path / "rows.stencil.yaml"
     done = run_gtune(
@@ -557,6 +560,27 @@ def test_lift_turns_a_launch_whose_dimension_0_is_the_row(tmp_path: Path) -> Non
     ran = run_gtune("run", str(out), "--size", "48x40", "--budget", "3", db=tmp_path / "r.db")
     assert ran.returncode == 0, ran.stderr
     assert "over the original" in ran.stdout + ran.stderr
+    # the drop-in kernel against the original (launched as recorded, with no --default:
+    # its first configuration) in the documented example
+    exported = run_gtune(
+        "export", str(out), "--size", "48x40", "-o", str(tmp_path / "t"), db=tmp_path / "r.db"
+    )
+    assert exported.returncode == 0, exported.stderr
+    example = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "examples" / "use_tuned_kernel.py"),
+            str(tmp_path / "t" / "rows_tuned.json"),
+            "--original",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        timeout=300,
+    )
+    assert example.returncode == 0, example.stdout + example.stderr
+    assert "dst: max |tuned - original|" in example.stdout and "(ok)" in example.stdout
 
     three = tmp_path / "rows3d.cl"
     three.write_text(ROWS_FIRST_3D)
