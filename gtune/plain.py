@@ -73,10 +73,18 @@ _SIZE_NAMES = ("NX", "NY", "NZ")
 _WG_NAMES = ("WX", "WY", "WZ")
 # Scalar names that can only mean one problem size (compared case-insensitively).
 _SIZE_ALIASES = {
-    "NX": ("nx", "n_x", "width", "dimx", "dim_x", "sizex", "size_x"),
-    "NY": ("ny", "n_y", "height", "dimy", "dim_y", "sizey", "size_y"),
+    "NX": (
+        *("nx", "n_x", "width", "dimx", "dim_x", "sizex", "size_x"),
+        *("cols", "ncols", "n_cols", "num_cols", "columns", "image_width", "img_width"),
+    ),
+    "NY": (
+        *("ny", "n_y", "height", "dimy", "dim_y", "sizey", "size_y"),
+        *("rows", "nrows", "n_rows", "num_rows", "image_height", "img_height"),
+    ),
     "NZ": ("nz", "n_z", "depth", "dimz", "dim_z", "sizez", "size_z"),
 }
+# ... and, when the problem has one dimension only, the names of its length.
+_LENGTH_ALIASES = ("n", "len", "length", "size", "count", "nelements", "n_elements", "num_elements")
 # Macros the OpenCL compiler predefines (OpenCL C 1.2), so #if on them reads as on a device.
 _OPENCL_DEFINES = {
     "__OPENCL_VERSION__": "120",
@@ -1014,6 +1022,8 @@ def _arguments(
                 notes.append(f"{name}: {value} is evaluated in floating point (a float argument)")
         else:
             matches = [s for s in t.size_names if name.lower() in _SIZE_ALIASES[s]]
+            if t.size_names == ["NX"] and name.lower() in _LENGTH_ALIASES:
+                matches = ["NX"]  # a 1D problem's length: nothing else it could name
             if len(matches) != 1:
                 raise InputError(
                     f"no value for the scalar parameter {name!r} ({info.ctype}) of {where}: "

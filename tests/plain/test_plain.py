@@ -167,6 +167,16 @@ def test_scalars_need_names_that_leave_no_doubt(tmp_path: Path):
     assert info.value.source == "scalars[n]"
     k = plain_kernel(src, sizes=[16, 16], scalars={"n": "NX * NY"})
     assert next(a for a in k.arguments if a.name == "n").value == Expr("NX * NY", "arguments[1]")
+    # a 1D problem's length has nothing else to name
+    k = plain_kernel(src, sizes=[64])
+    assert next(a for a in k.arguments if a.name == "n").value == Expr("NX", "arguments[1]")
+    src.write_text(
+        "__kernel void k(__global float* a, int nRows, const int cols) "
+        "{ a[get_global_id(1) * cols + get_global_id(0)] = nRows; }\n"
+    )
+    k = plain_kernel(src, sizes=[32, 8])
+    values = {a.name: a.value.text for a in k.arguments if a.kind == "scalar" and a.value}
+    assert values == {"nRows": "NY", "cols": "NX"}
 
 
 def test_float_scalars_are_fractions(tmp_path: Path):
