@@ -573,6 +573,7 @@ def _warm_workers(
         if t.compile_workers is not None:
             helpers[res] = max(helpers.get(res) or 0, t.compile_workers)
     futures = []
+    target: dict[Any, str] = {}  # each warm-up's worker
     for addr, resources in sorted(_worker_resources(client).items()):
         mine = next((r for r in resources if r in selector), None)
         if mine is None:
@@ -589,17 +590,29 @@ def _warm_workers(
                 pure=False,
             )
         )
+        target[futures[-1]] = addr
     deadline = time.monotonic() + WARM_TIMEOUT_S
     pending = list(futures)
+    gone: dict[Any, str] = {}
     while pending and not token.cancelled and time.monotonic() < deadline:
         with contextlib.suppress(Exception):  # (distributed's own TimeoutError)
             wait(pending, timeout=0.5)
         pending = [f for f in pending if not f.done()]
-    if pending:
-        client.cancel(pending)
+        if pending:
+            # a warm-up bound to a worker that died (its nanny starts another, at another
+            # address) would never run: given up at once, not at WARM_TIMEOUT_S
+            alive = set(_worker_resources(client))
+            for f in pending:
+                if target[f] not in alive:
+                    gone[f] = target[f]
+            pending = [f for f in pending if f not in gone]
+    if pending or gone:
+        client.cancel(pending + list(gone))
     out: list[dict[str, Any]] = []
     for f in futures:
-        if f.done():
+        if f in gone:
+            out.append({"worker": gone[f], "error": "the worker died while starting"})
+        elif f.done():
             try:
                 out.append(f.result())
             except Exception as exc:  # a worker that died while starting: its nanny restarts it

@@ -47,6 +47,15 @@ def _rows(db: Path) -> list[tuple[str, str, str]]:
     return [r for r in rows if not r[1].endswith("/confirmed")]
 
 
+def _searching(keys: Any) -> bool:
+    """Whether a worker's processing tasks include a search (not only its warm-up)."""
+    return any(not str(k).startswith("gtune-warm") for k in keys)
+
+
+def _warming(keys: Any) -> bool:
+    return any(str(k).startswith("gtune-warm") for k in keys)
+
+
 def test_killed_worker_task_is_retried_nothing_lost_and_rerun_measures_nothing(
     tmp_path: Path,
 ) -> None:
@@ -58,7 +67,7 @@ def test_killed_worker_task_is_retried_nothing_lost_and_rerun_measures_nothing(
         def work() -> None:
             deadline = time.monotonic() + 120
             while time.monotonic() < deadline and not killed:
-                busy = [w for w, tasks in client.processing().items() if tasks]
+                busy = [w for w, tasks in client.processing().items() if _searching(tasks)]
                 if busy:
                     time.sleep(1.0)  # let it measure something first
                     pids = client.run(os.getpid, workers=busy[:1])
@@ -85,6 +94,51 @@ def test_killed_worker_task_is_retried_nothing_lost_and_rerun_measures_nothing(
     assert forced.complete
     assert sum(s["measured"] for s in forced.summaries) == 0
     assert _rows(out / "campaign.db") == rows
+
+
+def test_a_worker_killed_while_starting_does_not_hold_up_the_campaign(tmp_path: Path) -> None:
+    """A worker killed during its warm-up (starting its OpenCL processes): the warm-up
+    bound to it is given up as soon as it is gone (not after WARM_TIMEOUT_S), its nanny's
+    new worker takes pieces, and the campaign completes."""
+    from gtune.campaign import runner
+
+    spec = parse_campaign(
+        {
+            "name": "w",
+            "kernels": [HEAT],
+            "sizes": ["16x16x16"],
+            "strategies": ["hybrid"],
+            "technique": "global",
+            "budget": 6,
+            "compile_workers": 2,  # a warm-up of three processes: time to be caught in it
+            "retries": 3,
+        },
+        source="w.yaml",
+        base_dir=tmp_path,
+    )
+    killed: list[int] = []
+
+    def killer(client: Any) -> None:
+        def work() -> None:
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline and not killed:
+                warming = [w for w, keys in client.processing().items() if _warming(keys)]
+                if warming:
+                    pids = client.run(os.getpid, workers=warming[:1])
+                    for pid in pids.values():
+                        os.kill(pid, signal.SIGKILL)
+                        killed.append(pid)
+                time.sleep(0.02)
+
+        threading.Thread(target=work, daemon=True).start()
+
+    started = time.monotonic()
+    result = run_campaign(spec, tmp_path / "c", workers_per_device=2, cluster_hook=killer)
+    assert killed, "no worker was caught warming up"
+    assert result.complete, result.failed
+    assert time.monotonic() - started < runner.WARM_TIMEOUT_S / 2
+    started_workers = json.loads((tmp_path / "c" / "cluster.json").read_text())["started"]
+    assert any(s.get("error") for s in started_workers), started_workers  # the killed one
 
 
 def test_campaign_command_writes_report_and_resumes(tmp_path: Path) -> None:
