@@ -162,6 +162,36 @@ def array_checks(
     return out
 
 
+def transposed_launch_hint(initial: np.ndarray, reference: np.ndarray) -> str:
+    """A hint when what a kernel wrote looks like a launch with its dimensions in the
+    wrong order, as a kernel whose ``get_global_id(0)`` indexes rows writes at
+    ``--global NX,NY``: along x, the written points leave a margin at the end wider than
+    the one at the start (a stencil's own margins are equal), by exactly as much as the
+    array's extent along y (or z) falls short of its extent along x. "" otherwise."""
+    ref, init = np.asarray(reference), np.asarray(initial)
+    if ref.ndim not in (2, 3) or init.shape != ref.shape:
+        return ""
+    written = ref != init
+    if ref.dtype.kind == "f":
+        written &= ~(np.isnan(ref) & np.isnan(init))
+    if not written.any():
+        return ""
+    idx = np.argwhere(written)
+    lo, hi = idx.min(axis=0), idx.max(axis=0) + 1
+    shape = ref.shape  # C order: x last
+    nx = shape[-1]
+    others = shape[:-1]
+    reach = int(hi[-1]) + int(lo[-1])  # where x would end with equal margins
+    if reach < nx and reach in others:
+        names = ("NX", "NY", "NZ")[: ref.ndim]
+        turned = ",".join(reversed(names))
+        return (
+            f"it wrote x up to {int(hi[-1])} of {nx}: if the kernel's get_global_id(0) "
+            f"indexes rows (the slowest axis), give --global {turned}"
+        )
+    return ""
+
+
 def describe_checks(checks: list[ArrayCheck], against: str) -> str:
     """One line naming what was verified against what, e.g. ``verified against the
     default configuration's output: out; not checked: aux, left as initialised``."""

@@ -34,6 +34,7 @@ from gtune.measure.guard import (
     describe_checks,
     failed_reference,
     tolerance_problems,
+    transposed_launch_hint,
 )
 from gtune.measure.problem import tolerances, write_problem
 from gtune.measure.result import Result, Status
@@ -511,6 +512,22 @@ class OpenCLEvaluator(EvaluatorBase):
             np.save(self.data_dir / f"ref_{name}.npy", out)
         initial = self._initial(list(refs))
         checks = array_checks(initial, refs, reads_past=reads_past)
+        if (
+            self.kernel.inferred
+            and [e.text for e in self.kernel.launch.global_size]
+            == [
+                "NX",
+                "NY",
+                "NZ",
+            ][: len(self.kernel.launch.global_size)]
+        ):
+            # a plain kernel at the default launch: say so if it looks transposed
+            checks = [
+                ArrayCheck(c.name, c.compared, c.sound, f"{c.why} ({hint})")
+                if c.why and (hint := transposed_launch_hint(initial[c.name], refs[c.name]))
+                else c
+                for c in checks
+            ]
         self.rtol, self.atol = tolerances(
             self.kernel, {c.name: refs[c.name] for c in checks if c.compared} or refs
         )

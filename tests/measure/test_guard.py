@@ -67,3 +67,30 @@ def test_checks_act_per_array():
     assert past[0].compared and not past[0].sound  # every configuration reading past fails
     assert not array_checks({"out": init}, {"out": nan})[0].compared
     assert describe_checks([], "x") == "nothing to verify: no array is written"
+
+
+def test_a_transposed_launch_is_recognised_by_what_it_writes() -> None:
+    """A row-first kernel at --global NX,NY writes x up to NY; a centred write (either
+    boundary) is a stencil's own and gets no hint, square arrays included."""
+    from gtune.measure.guard import transposed_launch_hint
+
+    init = np.zeros((20, 64), np.float32)
+    clamp = init.copy()
+    clamp[:, :20] = 1.0  # rows 0..19 of 20, columns 0..19 of 64
+    assert "give --global NY,NX" in transposed_launch_hint(init, clamp)
+    interior = init.copy()
+    interior[1:19, 1:19] = 1.0  # radius 1: x 1..18, would end at 19 + 1 = NY
+    assert "x up to 19 of 64" in transposed_launch_hint(init, interior)
+    for written in (np.s_[:, :], np.s_[1:19, 1:63], np.s_[2:18, 2:62]):
+        fine = init.copy()
+        fine[written] = 1.0
+        assert transposed_launch_hint(init, fine) == ""
+    square = np.zeros((24, 25), np.float32)
+    centred = square.copy()
+    centred[1:23, 1:24] = 1.0  # x 1..23 of 25: ends at 24 = NY, but its margins are equal
+    assert transposed_launch_hint(square, centred) == ""
+    three = np.zeros((10, 12, 16), np.float32)
+    wrote = three.copy()
+    wrote[1:9, 1:11, 1:9] = 1.0  # x ends at 9 + 1 = NZ
+    assert "give --global NZ,NY,NX" in transposed_launch_hint(three, wrote)
+    assert transposed_launch_hint(three, three) == ""

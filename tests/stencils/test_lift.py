@@ -597,6 +597,21 @@ def test_lift_turns_a_launch_whose_dimension_0_is_the_row(tmp_path: Path) -> Non
     assert done.returncode == 2
     assert "off-centre band" in done.stderr and "give --global NY,NX" in done.stderr
     assert "Traceback" not in done.stderr and not (tmp_path / "o.stencil.yaml").exists()
+    # tuned as a plain kernel at that launch, the results are unverified, with the hint
+    plain = run_gtune(
+        "run",
+        str(PLAIN / entry["source"]),
+        "--size",
+        entry["size"],
+        "--scalar",
+        "w=0.2",
+        "--budget",
+        "2",
+        db=tmp_path / "plain.db",
+    )
+    assert plain.returncode == 0, plain.stderr
+    said = " ".join((plain.stdout + plain.stderr).split())
+    assert "UNVERIFIED" in said and "give --global NY,NX" in said
     # a launch the user gave is not second-guessed
     done = run_gtune(
         "lift",
