@@ -6,10 +6,13 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gtune.commands._plain import add_plain_arguments, is_plain, note_lines, open_tunable
 from gtune.exceptions import InputError
+
+if TYPE_CHECKING:
+    from gtune.stencils.lift import PartialWrite
 
 HELP = (
     "recover the linear stencil of a plain .cl by running it (impulses, random inputs) "
@@ -66,7 +69,7 @@ def recorded_flags(args: argparse.Namespace) -> list[str]:
 
 
 def _lift_transposed(
-    args: argparse.Namespace, kernel: Any, partial: InputError, device: Any, out: Path
+    args: argparse.Namespace, kernel: Any, partial: PartialWrite, device: Any, out: Path
 ) -> tuple[Any, int]:
     """A kernel whose ``get_global_id(0)`` indexes its slowest axis (``u[i*nx + j]``
     with ``i = get_global_id(0)``, as C loops are often ported) writes an off-centre box
@@ -92,7 +95,7 @@ def _lift_transposed(
         )
     except InputError:
         raise InputError(partial.message, source=partial.source, hint=hint) from None
-    why = partial.message.split(": ", 1)[-1].split(";")[0]
+    why = partial.why.split(";")[0]  # (a PartialWrite: what it writes, then the rule)
     print(
         f"note: launched --global {given}, {why}; launched --global {turned} "
         "(get_global_id(0) indexing the slowest axis) it is a stencil: lifted that way, "

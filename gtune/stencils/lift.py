@@ -67,6 +67,8 @@ CONSTANT: Slot = ("", ())
 class NotAStencil(InputError):
     """The kernel is not a linear stencil a definition can express (exit status 2)."""
 
+    why = ""  # the reason alone, without the kernel's name
+
 
 class PartialWrite(NotAStencil):
     """What the kernel writes at its launch is a box off the centre, or no box: also
@@ -105,11 +107,13 @@ class Interface:
         return tuple(s for s in self.scalars if s.dtype.startswith("float"))
 
     def refuse(self, why: str, kind: type[NotAStencil] = NotAStencil) -> NotAStencil:
-        return kind(
+        refusal = kind(
             f"kernel {self.kernel_name} is not a linear stencil that a definition can "
             f"express: {why}",
             source=self.label,
         )
+        refusal.why = why
+        return refusal
 
 
 def interface(kernel: TunableKernel, label: str | None = None) -> Interface:

@@ -8,6 +8,7 @@ import signal
 import sqlite3
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -56,28 +57,37 @@ def _warming(keys: Any) -> bool:
     return any(str(k).startswith("gtune-warm") for k in keys)
 
 
+def _kill_one_worker(
+    when: Callable[[Any], bool], killed: list[int], settle_s: float = 0.0, poll_s: float = 0.2
+) -> Callable[[Any], None]:
+    """A campaign's cluster hook: a thread that SIGKILLs the first worker whose running
+    task keys satisfy ``when`` (``settle_s`` after seeing it), once, within 120 s; its
+    pid goes into ``killed``."""
+
+    def hook(client: Any) -> None:
+        def work() -> None:
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline and not killed:
+                busy = [w for w, keys in client.processing().items() if when(keys)]
+                if busy:
+                    time.sleep(settle_s)
+                    for pid in client.run(os.getpid, workers=busy[:1]).values():
+                        os.kill(pid, signal.SIGKILL)
+                        killed.append(pid)
+                time.sleep(poll_s)
+
+        threading.Thread(target=work, daemon=True).start()
+
+    return hook
+
+
 def test_killed_worker_task_is_retried_nothing_lost_and_rerun_measures_nothing(
     tmp_path: Path,
 ) -> None:
     spec = _spec(tmp_path)
     out = tmp_path / "c"
     killed: list[int] = []
-
-    def killer(client: Any) -> None:
-        def work() -> None:
-            deadline = time.monotonic() + 120
-            while time.monotonic() < deadline and not killed:
-                busy = [w for w, tasks in client.processing().items() if _searching(tasks)]
-                if busy:
-                    time.sleep(1.0)  # let it measure something first
-                    pids = client.run(os.getpid, workers=busy[:1])
-                    for pid in pids.values():
-                        os.kill(pid, signal.SIGKILL)
-                        killed.append(pid)
-                time.sleep(0.2)
-
-        threading.Thread(target=work, daemon=True).start()
-
+    killer = _kill_one_worker(_searching, killed, settle_s=1.0)  # it measures something first
     result = run_campaign(spec, out, workers_per_device=2, cluster_hook=killer)
     assert killed, "no worker was busy to be killed"
     assert result.complete, result.failed
@@ -117,21 +127,7 @@ def test_a_worker_killed_while_starting_does_not_hold_up_the_campaign(tmp_path: 
         base_dir=tmp_path,
     )
     killed: list[int] = []
-
-    def killer(client: Any) -> None:
-        def work() -> None:
-            deadline = time.monotonic() + 120
-            while time.monotonic() < deadline and not killed:
-                warming = [w for w, keys in client.processing().items() if _warming(keys)]
-                if warming:
-                    pids = client.run(os.getpid, workers=warming[:1])
-                    for pid in pids.values():
-                        os.kill(pid, signal.SIGKILL)
-                        killed.append(pid)
-                time.sleep(0.02)
-
-        threading.Thread(target=work, daemon=True).start()
-
+    killer = _kill_one_worker(_warming, killed, poll_s=0.02)
     started = time.monotonic()
     result = run_campaign(spec, tmp_path / "c", workers_per_device=2, cluster_hook=killer)
     assert killed, "no worker was caught warming up"
