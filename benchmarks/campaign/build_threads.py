@@ -17,6 +17,10 @@ side by side in one run:
   ``Compiler``: pyopencl releases the interpreter lock while the driver builds); each
   way builds its own sample, with the driver's binary cache off. ``cache:P`` builds its
   sample twice with the cache on: what a configuration built again costs.
+  ``multi:P:K`` builds K configurations in one program (each copy of the source renamed
+  by macros, its parameters defined in the source): what one build's fixed cost is.
+* **CPU**: the seconds of processor time the builders used (user and system, every
+  thread), beside their wall time: whether one build keeps more than one core busy.
 
 Writes OUT/build_threads.json and OUT/build_threads.md.
 """
@@ -27,6 +31,8 @@ import argparse
 import json
 import os
 import queue
+import re
+import resource
 import subprocess
 import sys
 import threading
@@ -61,15 +67,63 @@ def _jobs(kernel: Any, configs: list[dict[str, int]]) -> list[tuple[str, list[st
     return [(kernel.source, kernel.defines(c)) for c in configs]
 
 
+_DEFINE = re.compile(r"(?m)^\s*#\s*define\s+(\w+)")
+_FUNCTION = re.compile(r"(?m)^[A-Za-z_][\w\s\*]*?\b(\w+)\s*\([^;{}]*\)\s*\{")
+_TYPEDEF = re.compile(r"(?m)^\s*typedef\b[^;]*?\b(\w+)\s*;")
+_GLOBAL = re.compile(r"(?m)^\s*(?:__constant|constant)\s+\w+\s+(\w+)")
+
+
+def _multi_jobs(kernel: Any, configs: list[dict[str, int]], k: int) -> list[tuple[str, list[str]]]:
+    """Programs of ``k`` configurations each: every copy of the source gets its -D values
+    as #defines and its own names (kernel, functions, typedefs, program-scope
+    constants) through macros, and every macro is undefined after it."""
+    src = kernel.source
+    macros = set(_DEFINE.findall(src))
+    names = {kernel.name, *_FUNCTION.findall(src), *_TYPEDEF.findall(src), *_GLOBAL.findall(src)}
+    names = {n for n in names if not n.startswith("__")} - {"if", "for", "while", "switch"}
+    jobs = []
+    for start in range(0, len(configs), k):
+        parts: list[str] = []
+        common: list[str] = []
+        for i, cfg in enumerate(configs[start : start + k]):
+            defined = []
+            for opt in kernel.defines(cfg):
+                if opt.startswith("-D") and "=" in opt:
+                    name, value = opt[2:].split("=", 1)
+                    parts.append(f"#define {name} {value}")
+                    defined.append(name)
+                elif i == 0:
+                    common.append(opt)
+            parts += [f"#define {n} {n}__c{i}" for n in sorted(names)]
+            parts.append(src)
+            parts += [f"#undef {m}" for m in sorted(macros | set(defined) | names)]
+        jobs.append(("\n".join(parts), common))
+    return jobs
+
+
+def _cpu_s(pids: list[int]) -> float:
+    """User and system seconds of these processes so far (every thread)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / tick
+    return total
+
+
 def _by_processes(
     device: Any,
     jobs: list[tuple[str, list[str]]],
     p: int,
     env: dict[str, str] | None = None,
     way: str = "",
+    per_job: int = 1,
 ) -> dict[str, Any]:
     """``jobs`` built by ``p`` helper processes (started first, not timed), each taking
-    the next job as it frees up."""
+    the next job as it frees up; a job holds ``per_job`` configurations."""
     from gtune.measure.opencl_evaluator import Worker
 
     setup = {"device": device.to_dict(), "build_lock_s": None}
@@ -95,6 +149,8 @@ def _by_processes(
             if built["status"] != "ok":
                 failed.append(str(built["log"])[:200])
 
+    pids = [w.process.pid for w in workers if w.process is not None]
+    cpu0 = _cpu_s(pids)
     began = time.monotonic()
     threads = [threading.Thread(target=drain, args=(w,)) for w in workers]
     for t in threads:
@@ -102,9 +158,10 @@ def _by_processes(
     for t in threads:
         t.join()
     wall = time.monotonic() - began
+    cpu = _cpu_s(pids) - cpu0
     for w in workers:
         w.stop()
-    return _summary(way or f"procs:{p}", wall, compile_s, failed, len(jobs))
+    return _summary(way or f"procs:{p}", wall, compile_s, failed, len(jobs) * per_job, cpu, per_job)
 
 
 def _cached(
@@ -134,7 +191,9 @@ def _by_threads(device: Any, jobs: list[tuple[str, list[str]]], t: int) -> dict[
     if proc.returncode != 0:
         raise SystemExit(f"the threads' process failed: {proc.stderr[-2000:]}")
     out = json.loads(proc.stdout.strip().splitlines()[-1])
-    return _summary(f"threads:{t}", out["wall_s"], out["compile_s"], out["failed"], len(jobs))
+    return _summary(
+        f"threads:{t}", out["wall_s"], out["compile_s"], out["failed"], len(jobs), out["cpu_s"]
+    )
 
 
 def _child() -> None:
@@ -148,14 +207,18 @@ def _child() -> None:
     compiler = Compiler(DeviceLimits.from_dict(given["device"]), None)
     compiler.slots = None  # this process alone: no host-wide build slots
     jobs = [(s, list(o)) for s, o in given["jobs"]]
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    cpu0 = usage.ru_utime + usage.ru_stime
     began = time.monotonic()
     with ThreadPoolExecutor(max_workers=int(given["threads"])) as pool:
         built = list(pool.map(lambda j: compiler.build_binary(*j), jobs))
     wall = time.monotonic() - began
+    usage = resource.getrusage(resource.RUSAGE_SELF)
     print(
         json.dumps(
             {
                 "wall_s": wall,
+                "cpu_s": usage.ru_utime + usage.ru_stime - cpu0,
                 "compile_s": [b.compile_s for b in built],
                 "failed": [b.log[:200] for b in built if b.status.value != "ok"],
             }
@@ -164,15 +227,24 @@ def _child() -> None:
 
 
 def _summary(
-    way: str, wall: float, compile_s: list[float], failed: list[str], n: int
+    way: str,
+    wall: float,
+    compile_s: list[float],
+    failed: list[str],
+    n: int,
+    cpu_s: float,
+    per_job: int = 1,
 ) -> dict[str, Any]:
-    mean = sum(compile_s) / len(compile_s) if compile_s else float("nan")
+    """``n`` configurations built; ``compile_s`` per build (a build holds ``per_job``)."""
+    mean = sum(compile_s) / len(compile_s) / per_job if compile_s else float("nan")
     return {
         "way": way,
         "builds": n,
         "wall_s": wall,
         "builds_per_s": n / wall if wall > 0 else float("nan"),
         "mean_compile_s": mean,
+        "cpu_s": cpu_s,
+        "cpu_per_build_s": cpu_s / n if n else float("nan"),
         "failed": len(failed),
         "first_failure": failed[0] if failed else "",
     }
@@ -195,7 +267,8 @@ def main() -> int:
     ap.add_argument(
         "--ways",
         default="procs:1,procs:8,threads:8",
-        help="procs:P, threads:T, or cache:P (built twice with the driver's cache on)",
+        help="procs:P, threads:T, cache:P (built twice with the driver's cache on), or "
+        "multi:P:K (P processes building programs of K configurations)",
     )
     ap.add_argument("--builds", type=int, default=48, help="configurations built per way")
     args = ap.parse_args()
@@ -218,9 +291,14 @@ def main() -> int:
     for n in (int(v) for v in args.starts.split(",") if v):
         record["start"].append(_start(device, n))
         print(f"start {n}: {record['start'][-1]['all_s']:.2f} s", flush=True)
-    for i, (kind, count) in enumerate(ways):
-        jobs = _jobs(kernel, sample[i * args.builds : (i + 1) * args.builds])
-        if kind == "cache":
+    for i, (kind, count, *per) in enumerate(ways):
+        configs = sample[i * args.builds : (i + 1) * args.builds]
+        jobs = _jobs(kernel, configs)
+        if kind == "multi":
+            k = int(per[0]) if per else 4
+            multi = _multi_jobs(kernel, configs, k)
+            got = [_by_processes(device, multi, int(count), way=f"multi:{count}:{k}", per_job=k)]
+        elif kind == "cache":
             got = _cached(device, jobs, int(count), args.out / f"driver-cache-{i}")
         elif kind == "procs":
             got = [_by_processes(device, jobs, int(count))]
@@ -243,11 +321,15 @@ def main() -> int:
             for s in record["start"]
         ),
         "",
-        "| way | builds | wall (s) | builds/s | mean build (s) | failed |",
-        "| --- | ---: | ---: | ---: | ---: | ---: |",
+        "Mean build: the seconds one configuration's build took (a program of K "
+        "configurations: its time over K). CPU: processor seconds of the builders (user "
+        "and system, every thread) per configuration.",
+        "",
+        "| way | builds | wall (s) | builds/s | mean build (s) | CPU per build (s) | failed |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
         *(
             f"| {b['way']} | {b['builds']} | {b['wall_s']:.2f} | {b['builds_per_s']:.2f} "
-            f"| {b['mean_compile_s']:.3f} | {b['failed']} |"
+            f"| {b['mean_compile_s']:.3f} | {b['cpu_per_build_s']:.3f} | {b['failed']} |"
             for b in record["builds"]
         ),
         "",

@@ -1,5 +1,6 @@
 """benchmarks/campaign/build_threads.py on PoCL: helpers started at once, and the same
-kernel's configurations built by helper processes and by threads of one process."""
+kernel's configurations built by helper processes, by threads of one process, and
+several to a program (every copy renamed: the program must build)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ pytestmark = [pytest.mark.opencl, pytest.mark.slow]
 
 def test_starts_and_both_ways_of_building_are_recorded(tmp_path: Path) -> None:
     script = ROOT / "benchmarks" / "campaign" / "build_threads.py"
-    ways = "procs:1,threads:2,cache:1"
+    ways = "procs:1,threads:2,cache:1,multi:1:2"
     proc = subprocess.run(
         [
             sys.executable,
@@ -47,8 +48,9 @@ def test_starts_and_both_ways_of_building_are_recorded(tmp_path: Path) -> None:
         "threads:2",
         "cache:1 first",
         "cache:1 again",
+        "multi:1:2",
     ]
     for b in record["builds"]:
         assert b["builds"] == 2 and b["failed"] == 0 and b["builds_per_s"] > 0
-        assert b["mean_compile_s"] > 0
+        assert b["mean_compile_s"] > 0 and b["cpu_per_build_s"] > 0
     assert "| threads:2 | 2 |" in (tmp_path / "build_threads.md").read_text()
