@@ -11,6 +11,7 @@ listing, which is harmless in the parent.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import statistics
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -25,6 +26,7 @@ from gtune.device import TUNING_EXTENSIONS, DeviceLimits, choose_device, same_de
 from gtune.exceptions import EnvironmentProblem, InputError
 from gtune.kernel import Argument, TunableKernel
 from gtune.measure.buildslots import host_slots
+from gtune.measure.bundle import bundle
 from gtune.measure.devlock import DeviceLock
 from gtune.measure.result import Result, Status
 from gtune.measure.stats import TimingPolicy, relative_halfwidth
@@ -187,6 +189,19 @@ class Built:
     wait_s: float = 0.0  # waited for a build slot first
 
 
+@dataclass
+class BuiltBundle:
+    """Configurations built together (see :meth:`Compiler.build_bundle`): ``binary`` is
+    the bundle's program, one for all of them (None when they were built singly, each
+    with its own ``Built.binary``); configuration ``i``'s kernel is ``names[i]``."""
+
+    built: list[Built]
+    names: list[str]
+    binary: bytes | None = None
+    why: str = ""  # why the source could not be bundled (then built singly)
+    wait_s: float = 0.0
+
+
 class Compiler:
     """Builds programs for one device; also used alone in compile workers."""
 
@@ -246,6 +261,38 @@ class Compiler:
             built = self._locked_build_binary(source, options)
         built.wait_s = waited
         return built
+
+    def build_bundle(self, source: str, name: str, options: list[list[str]]) -> BuiltBundle:
+        """Build the configurations of kernel ``name`` given by ``options`` (one option
+        list each) as one program (gtune.measure.bundle), holding one build slot.
+
+        Each configuration's ``compile_s`` is the bundle's build time over their number:
+        the fixed cost of a build shared out. Where the bundle does not build (one
+        configuration's ``#error``, a source the renaming does not handle) each is built
+        singly, so a failure has its own log and the others still succeed; each then
+        also carries its share of the failed bundle's time. A source that cannot be
+        bundled at all is built singly, and ``why`` says why."""
+        if self.slots is None:
+            return self._build_bundle(source, name, options)
+        with self.slots.held() as waited:
+            built = self._build_bundle(source, name, options)
+        built.wait_s = waited
+        return built
+
+    def _build_bundle(self, source: str, name: str, options: list[list[str]]) -> BuiltBundle:
+        made = bundle(source, name, options)
+        if isinstance(made, str):
+            singles = [self._locked_build_binary(source, o) for o in options]
+            return BuiltBundle(singles, [name] * len(options), why=made)
+        whole = self._locked_build_binary(made.source, made.options)
+        share = whole.compile_s / len(options)
+        if whole.status is Status.OK:
+            each = [Built(Status.OK, share, whole.log) for _ in options]
+            return BuiltBundle(each, made.names, whole.binary)
+        singles = [self._locked_build_binary(source, o) for o in options]
+        for b in singles:
+            b.compile_s += share
+        return BuiltBundle(singles, [name] * len(options))
 
     def _locked_build_binary(self, source: str, options: list[str]) -> Built:
         if self.build_lock_s is None:
@@ -392,6 +439,7 @@ class Session(Compiler):
             self.verify_double = cl.Kernel(double_program, "gtune_verify_double")
         self.bad_count = cl.Buffer(self.context, mf.READ_WRITE, 4)
         self._run_kernels: dict[tuple[str, ...], Any] = {}  # run_once's built program
+        self._loaded: dict[bytes, Any] = {}  # the binaries loaded last (by hash): programs
         self.load_references()
 
     def _zones(self, name: str) -> list[tuple[str, int, int]]:
@@ -517,6 +565,8 @@ class Session(Compiler):
         atol: float = 1e-5,
         verify: bool = True,
         timing: Mapping[str, Any] | None = None,
+        kernel_name: str | None = None,
+        bundle: int = 1,
     ) -> Result:
         """Build, warm up, time and verify one configuration.
 
@@ -524,6 +574,11 @@ class Session(Compiler):
         many timed runs; ``runs`` alone means exactly that many. The first launch's
         excess over a normal run (drivers such as PoCL finish building then) counts as
         compile time.
+
+        ``binary`` built by a compile worker holds the kernel as ``kernel_name`` (a
+        bundle of ``bundle`` configurations, see gtune.measure.bundle: its
+        configurations share that binary, and the program loaded last is kept, so a
+        bundle is loaded once); the result notes ``extra["bundle"]``.
         """
         policy = _policy(runs, timing)
         cfg = dict(config)
@@ -531,10 +586,14 @@ class Session(Compiler):
         extra: dict[str, Any] = {}
         # Build (or load the binary a compile worker made).
         if binary is not None:
-            program = cl.Program(self.context, [self.device], [binary])
+            key = hashlib.blake2b(binary, digest_size=16).digest()
             start = time.perf_counter()
             try:
-                program.build(options=options)
+                program = self._loaded.get(key)
+                if program is None:
+                    program = cl.Program(self.context, [self.device], [binary])
+                    program.build(options=options)
+                    self._loaded = {**dict(list(self._loaded.items())[-1:]), key: program}
                 extra["load_s"] = time.perf_counter() - start
             except cl.Error as exc:
                 return Result(
@@ -551,14 +610,17 @@ class Session(Compiler):
             return Result(
                 cfg, built.status, built.compile_s, message=built.log[-4000:], error_code=built.code
             )
+        if bundle > 1:
+            extra["bundle"] = bundle
         try:
-            knl = cl.Kernel(program, self.kernel.name)
+            knl = cl.Kernel(program, kernel_name or self.kernel.name)
         except (cl.Error, AttributeError) as exc:
             return Result(
                 cfg,
                 Status.BUILD_FAILED,
                 built.compile_s,
-                message=f"kernel {self.kernel.name!r} not found in the program: {exc}",
+                message=f"kernel {kernel_name or self.kernel.name!r} not found in the program: "
+                f"{exc}",
                 error_code=error_code(exc) if isinstance(exc, cl.Error) else CL_INVALID_KERNEL_NAME,
             )
         try:

@@ -128,6 +128,22 @@ def serve(conn: Connection) -> None:
                         },
                     )
                 )
+            elif verb == "build_bundle":
+                # one binary for the bundle (not one per configuration over the pipe)
+                made = compiler.build_bundle(payload["source"], payload["name"], payload["options"])
+                configs = [
+                    {
+                        "status": b.status.value,
+                        "compile_s": b.compile_s,  # the bundle's time over its size
+                        "log": b.log,
+                        "binary": b.binary,  # only where built singly
+                        "code": b.code,
+                        "kernel": name,
+                    }
+                    for b, name in zip(made.built, made.names, strict=True)
+                ]
+                answer = {"configs": configs, "binary": made.binary, "why": made.why}
+                conn.send(("ok", {**answer, "wait_s": made.wait_s}))
             elif verb == "measure":
                 start = time.perf_counter()
                 data = session.measure(**payload).to_dict()

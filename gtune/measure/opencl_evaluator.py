@@ -10,6 +10,7 @@ configurations in separate processes while the device measures the current one.
 from __future__ import annotations
 
 import contextlib
+import logging
 import math
 import os
 import re
@@ -43,6 +44,8 @@ from gtune.processes import Stopped, scratch_dir, spawn_worker, stop_overdue, wa
 
 MAX_RUNS = 100_000
 """Most timed runs of one configuration."""
+
+log = logging.getLogger("gtune.measure")
 
 # OpenCL error codes (cl.h) of a kernel that cannot build whatever its configuration.
 CL_INVALID_BUILD_OPTIONS = -43
@@ -235,6 +238,26 @@ def _given_array(kernel: TunableKernel, name: str, given: np.ndarray) -> np.ndar
     return np.ascontiguousarray(arr.astype(args[name].dtype))
 
 
+def default_bundle(device: DeviceLimits) -> int:
+    """Most configurations a compile worker builds as one program (gtune.measure.bundle):
+    ``$GTUNE_BUNDLE`` if set (1: never bundled), else 8 on NVIDIA's platform, where a
+    build has a large fixed cost, and 1 elsewhere (PoCL compiles at the first launch,
+    where a bundle saves nothing)."""
+    given = os.environ.get("GTUNE_BUNDLE", "").strip()
+    if given:
+        try:
+            value = int(given)
+        except ValueError:
+            value = 0
+        if value < 1:
+            raise InputError(
+                f"GTUNE_BUNDLE must be a whole number of at least 1, got {given!r}",
+                source="GTUNE_BUNDLE",
+            )
+        return value
+    return 8 if "NVIDIA" in device.platform.upper() else 1
+
+
 def default_compile_workers() -> int:
     cores = os.cpu_count() or 1
     return max(0, min(cores - 1, 8))
@@ -281,10 +304,13 @@ class OpenCLEvaluator(EvaluatorBase):
         measure_alone: bool | None = None,
         arrays: Mapping[str, np.ndarray] | None = None,
         lock_wait_s: float | None = None,
+        max_bundle: int | None = None,
     ) -> None:
         """``arrays`` replaces the initial contents of those buffer arguments (by name;
         the others start as the description says); results are then checked only
-        against a configuration reference, which runs on them too."""
+        against a configuration reference, which runs on them too. ``max_bundle``: most
+        configurations a compile worker builds as one program (default:
+        :func:`default_bundle`)."""
         from gtune.measure import select_device
         from gtune.measure.pool import pool_for
 
@@ -325,6 +351,8 @@ class OpenCLEvaluator(EvaluatorBase):
             # worker builds each configuration itself, and no binary is fetched and
             # handed over (fetching PoCL's takes a further compile, some 0.15 s each).
             self.compile_workers = 0
+        #: Most configurations built as one program (1: each alone); see _pipeline.
+        self.max_bundle = default_bundle(self.device) if max_bundle is None else max_bundle
         #: How long a measurement waits for the device while another process measures.
         self.lock_wait_s = max(600.0, 10 * timeout_s) if lock_wait_s is None else lock_wait_s
         # builds on a CPU device hold the lock shared, waiting at most this long for it
@@ -707,8 +735,27 @@ class OpenCLEvaluator(EvaluatorBase):
                 w.kill()
             w.task = None
 
+    def _bundle_size(self, remaining: int, n_workers: int) -> int:
+        """How many of the ``remaining`` configurations the next build takes: one while
+        there are no more than helpers (a small batch is never held up by bundling),
+        else the share of each helper, at most ``max_bundle``."""
+        return max(1, min(self.max_bundle, math.ceil(remaining / n_workers)))
+
+    def _stop_bundling(self, why: str) -> None:
+        if self.max_bundle > 1:
+            log.info(
+                "%s: builds one configuration per program from now on (%s)", self.kernel.label, why
+            )
+        self.max_bundle = 1
+
     def _pipeline(self, configs: list[Mapping[str, int]], n_workers: int) -> Iterator[Result]:
+        """Build ahead in the compile workers, measure in order. Where there are more
+        configurations left than workers, a worker builds several consecutive ones as
+        one program (a bundle, gtune.measure.bundle): the fixed cost of a build is paid
+        once. A bundle that crashes its worker or overruns its time (``timeout_s`` per
+        configuration) is built again one configuration at a time."""
         pending = deque(range(len(configs)))
+        alone: set[int] = set()  # configurations built singly from now on
         ready: dict[int, Any] = {}
         next_i = 0
         while next_i < len(configs):
@@ -718,13 +765,26 @@ class OpenCLEvaluator(EvaluatorBase):
             hand_out = not self.measure_alone or next_i not in ready
             for wi in range(n_workers if hand_out else 0):
                 w = self._compiler(wi)
-                if w.task is None and pending and len(ready) < 2 * n_workers:
-                    i = pending.popleft()
-                    cfg = dict(configs[i])
-                    w.task = i
-                    w.send(
-                        "build", {"source": self.kernel.source, "options": self.kernel.defines(cfg)}
-                    )
+                if w.task is None and pending and len(ready) < 2 * n_workers * self.max_bundle:
+                    k = self._bundle_size(len(pending), n_workers)
+                    group = [pending.popleft()]
+                    while (
+                        k > 1 and len(group) < k and pending and not alone & {group[0], pending[0]}
+                    ):
+                        group.append(pending.popleft())
+                    w.task = group
+                    options = [self.kernel.defines(dict(configs[i])) for i in group]
+                    if len(group) == 1:
+                        w.send("build", {"source": self.kernel.source, "options": options[0]})
+                    else:
+                        w.send(
+                            "build_bundle",
+                            {
+                                "source": self.kernel.source,
+                                "name": self.kernel.name,
+                                "options": options,
+                            },
+                        )
             if next_i in ready and not (self.measure_alone and busy_now):
                 built = ready.pop(next_i)
                 cfg = dict(configs[next_i])
@@ -740,9 +800,14 @@ class OpenCLEvaluator(EvaluatorBase):
                         error_code=built["code"],
                     )
                 else:
-                    yield self._call_measure(
-                        {"config": cfg, "binary": built["binary"], "compile_s": built["compile_s"]}
-                    )
+                    payload = {
+                        "config": cfg,
+                        "binary": built["binary"],
+                        "compile_s": built["compile_s"],
+                    }
+                    if built.get("bundle", 1) > 1:
+                        payload.update(kernel_name=built["kernel"], bundle=built["bundle"])
+                    yield self._call_measure(payload)
                 continue
             busy = [w for w in self._compilers[:n_workers] if w.task is not None]
             conns = [w.conn for w in busy if w.conn is not None]
@@ -751,26 +816,60 @@ class OpenCLEvaluator(EvaluatorBase):
                 raise Stopped()
             now = time.monotonic()
             for w in busy:
-                i = w.task
-                cfg = dict(configs[i])
+                group = list(w.task)
                 if w.conn is not None and w.conn.poll():
                     try:
-                        ready[i] = w.receive(0)
-                        waited = float(ready[i].get("wait_s") or 0.0)
+                        answer = w.receive(0)
+                        waited = float(answer.get("wait_s") or 0.0)
                         self.build_wait_s += waited
                         if self._pool is not None:
                             self._pool.build_wait_s += waited
+                        if len(group) == 1:
+                            ready[group[0]] = answer
+                        else:
+                            ready.update(self._unbundled(group, answer))
                     except WorkerDied as exc:
                         w.kill()
-                        ready[i] = Result(cfg, Status.CRASHED, message=f"compiler {exc}")
+                        if len(group) == 1:
+                            ready[group[0]] = Result(
+                                dict(configs[group[0]]), Status.CRASHED, message=f"compiler {exc}"
+                            )
+                        else:  # which configuration did it? each is built alone
+                            pending.extendleft(reversed(group))
+                            alone.update(group)
                     w.task = None
-                elif w.busy_since is not None and now - w.busy_since > self.timeout_s:
+                elif w.busy_since is not None and now - w.busy_since > self.timeout_s * len(group):
                     w.kill()
-                    ready[i] = Result(
-                        cfg,
-                        Status.TIMEOUT,
-                        message=f"build took over {self.timeout_s:g} s; compiler restarted",
-                    )
+                    if len(group) == 1:
+                        ready[group[0]] = Result(
+                            dict(configs[group[0]]),
+                            Status.TIMEOUT,
+                            message=f"build took over {self.timeout_s:g} s; compiler restarted",
+                        )
+                    else:
+                        pending.extendleft(reversed(group))
+                        alone.update(group)
+
+    def _unbundled(self, group: list[int], answer: Mapping[str, Any]) -> dict[int, Any]:
+        """Each configuration's build from a bundle's answer (as a single build's, with
+        the bundle's binary and the kernel's name in it). A bundle that did not build
+        while each of its configurations built alone stops bundling: the source holds
+        something the renaming does not handle."""
+        if answer["why"]:
+            self._stop_bundling(f"the source cannot be bundled: {answer['why']}")
+        elif answer["binary"] is None and all(
+            c["status"] == Status.OK.value for c in answer["configs"]
+        ):
+            self._stop_bundling("a bundle did not build while each of its configurations did")
+        out = {}
+        for i, c in zip(group, answer["configs"], strict=True):
+            bundled = c["binary"] is None
+            out[i] = {
+                **c,
+                "binary": answer["binary"] if bundled else c["binary"],
+                "bundle": len(group) if bundled else 1,
+            }
+        return out
 
     def run_once(
         self,
