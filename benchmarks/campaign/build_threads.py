@@ -17,8 +17,9 @@ side by side in one run:
   ``Compiler``: pyopencl releases the interpreter lock while the driver builds); each
   way builds its own sample, with the driver's binary cache off. ``cache:P`` builds its
   sample twice with the cache on: what a configuration built again costs.
-  ``multi:P:K`` builds K configurations in one program (each copy of the source renamed
-  by macros, its parameters defined in the source): what one build's fixed cost is.
+  ``multi:P:K`` builds K configurations in one program, as gtune's compile workers
+  bundle them (gtune.measure.bundle: each copy of the source renamed by macros, its
+  parameters defined in the source): what one build's fixed cost is.
 * **CPU**: the seconds of processor time the builders used (user and system, every
   thread), beside their wall time: whether one build keeps more than one core busy.
 
@@ -31,7 +32,6 @@ import argparse
 import json
 import os
 import queue
-import re
 import resource
 import subprocess
 import sys
@@ -67,37 +67,21 @@ def _jobs(kernel: Any, configs: list[dict[str, int]]) -> list[tuple[str, list[st
     return [(kernel.source, kernel.defines(c)) for c in configs]
 
 
-_DEFINE = re.compile(r"(?m)^\s*#\s*define\s+(\w+)")
-_FUNCTION = re.compile(r"(?m)^[A-Za-z_][\w\s\*]*?\b(\w+)\s*\([^;{}]*\)\s*\{")
-_TYPEDEF = re.compile(r"(?m)^\s*typedef\b[^;]*?\b(\w+)\s*;")
-_GLOBAL = re.compile(r"(?m)^\s*(?:__constant|constant)\s+\w+\s+(\w+)")
+def _bundled_jobs(
+    kernel: Any, configs: list[dict[str, int]], k: int
+) -> list[tuple[str, list[str]]]:
+    """Programs of ``k`` configurations each, made as gtune's compile workers make them
+    (gtune.measure.bundle: every copy of the source gets its -D values as #defines and
+    its own names, and every macro is undefined after it)."""
+    from gtune.measure.bundle import bundle
 
-
-def _multi_jobs(kernel: Any, configs: list[dict[str, int]], k: int) -> list[tuple[str, list[str]]]:
-    """Programs of ``k`` configurations each: every copy of the source gets its -D values
-    as #defines and its own names (kernel, functions, typedefs, program-scope
-    constants) through macros, and every macro is undefined after it."""
-    src = kernel.source
-    macros = set(_DEFINE.findall(src))
-    names = {kernel.name, *_FUNCTION.findall(src), *_TYPEDEF.findall(src), *_GLOBAL.findall(src)}
-    names = {n for n in names if not n.startswith("__")} - {"if", "for", "while", "switch"}
     jobs = []
     for start in range(0, len(configs), k):
-        parts: list[str] = []
-        common: list[str] = []
-        for i, cfg in enumerate(configs[start : start + k]):
-            defined = []
-            for opt in kernel.defines(cfg):
-                if opt.startswith("-D") and "=" in opt:
-                    name, value = opt[2:].split("=", 1)
-                    parts.append(f"#define {name} {value}")
-                    defined.append(name)
-                elif i == 0:
-                    common.append(opt)
-            parts += [f"#define {n} {n}__c{i}" for n in sorted(names)]
-            parts.append(src)
-            parts += [f"#undef {m}" for m in sorted(macros | set(defined) | names)]
-        jobs.append(("\n".join(parts), common))
+        group = configs[start : start + k]
+        made = bundle(kernel.source, kernel.name, [kernel.defines(c) for c in group])
+        if isinstance(made, str):
+            raise SystemExit(f"{kernel.label} cannot be bundled: {made}")
+        jobs.append((made.source, made.options))
     return jobs
 
 
@@ -296,7 +280,7 @@ def main() -> int:
         jobs = _jobs(kernel, configs)
         if kind == "multi":
             k = int(per[0]) if per else 4
-            multi = _multi_jobs(kernel, configs, k)
+            multi = _bundled_jobs(kernel, configs, k)
             got = [_by_processes(device, multi, int(count), way=f"multi:{count}:{k}", per_job=k)]
         elif kind == "cache":
             got = _cached(device, jobs, int(count), args.out / f"driver-cache-{i}")
