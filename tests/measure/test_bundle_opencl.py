@@ -1,0 +1,148 @@
+"""Bundled builds on a real device (PoCL here, where they are off unless asked for):
+with ``GTUNE_BUNDLE`` forcing bundles of 3 or 4, tuning finds the same statuses for the
+same configurations as with every configuration built alone; a configuration that does
+not build is attributed alone; a source the renaming does not handle is built singly."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import gtune
+from gtune.budget import Budget
+from gtune.description import load_kernel
+from gtune.exceptions import InputError
+from gtune.measure import OpenCLEvaluator, Status, select_device
+from gtune.measure.opencl_evaluator import default_bundle
+from gtune.plain import plain_kernel
+from gtune.tuning import TuningReport
+
+pytestmark = pytest.mark.opencl
+
+ROOT = Path(__file__).resolve().parents[2]
+SMALL = {"NX": 32, "NY": 32, "NZ": 32}
+
+
+def _heat3d() -> Any:
+    return load_kernel(ROOT / "stencils" / "heat3d.cl", SMALL)
+
+
+def _same_extra_keys(bundled: dict[str, Any], single: dict[str, Any]) -> bool:
+    return set(bundled) - {"bundle"} == set(single) - {"bundle"}
+
+
+def _tune(kernel: Any, bundle: str, monkeypatch: pytest.MonkeyPatch) -> TuningReport:
+    monkeypatch.setenv("GTUNE_BUNDLE", bundle)
+    return gtune.tune(
+        kernel,
+        device=select_device(None),
+        strategy="random",
+        technique="whole",  # one search: its configurations come as one batch
+        strategy_options={"n": 10, "seed": 3},
+        budget=Budget.parse("10"),
+        store="sqlite://",
+        confirm=None,
+        runs=1,
+        compile_workers=2,
+        seed_default=False,
+    )
+
+
+def _outcome(report: TuningReport) -> tuple[list[Any], list[Any]]:
+    results = [e.result for run in report.runs for e in run.outcome.trace]
+    seen = sorted((sorted(r.config.items()), r.status.value) for r in results)
+    return seen, results
+
+
+@pytest.mark.parametrize("which", ["template", "plain"])
+def test_tuning_with_bundles_finds_what_single_builds_find(
+    which: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if which == "template":
+        kernel = _heat3d()
+    else:
+        kernel = plain_kernel(ROOT / "tests/data/corpus/laplace_typedef.cl", sizes=[64, 32])
+    alone = _tune(kernel, "1", monkeypatch)
+    bundled = _tune(kernel, "4", monkeypatch)
+    seen_alone, results_alone = _outcome(alone)
+    seen_bundled, results_bundled = _outcome(bundled)
+    assert len(seen_alone) >= 6  # more than the helpers: bundled
+    assert seen_bundled == seen_alone
+    assert bundled.verification == alone.verification
+    assert not any("bundle" in r.extra for r in results_alone)
+    assert any(r.extra.get("bundle", 1) > 1 for r in results_bundled)
+    single = {k: v for k, v in results_alone[0].extra.items()}
+    for r in results_bundled:
+        assert _same_extra_keys(dict(r.extra), single), r.extra
+        assert r.extra.get("verification") == single.get("verification")
+
+
+def test_a_configuration_that_does_not_build_fails_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    kernel = _heat3d()
+    default = kernel.default_config() or {}
+    # LOCAL and IMAGE together hit the template's #error; the others build
+    broken = {**default, "LOCAL": 1, "IMAGE": 1}
+    configs = [
+        {**default, "WX": 8},
+        {**default, "WX": 4},
+        broken,
+        {**default, "WY": 2},
+        {**default, "WY": 8},
+        {**default, "WX": 32},
+    ]
+    monkeypatch.setenv("GTUNE_BUNDLE", "3")
+    with OpenCLEvaluator(kernel, runs=1, compile_workers=1) as ev:  # bundles of 3, 3
+        assert ev.max_bundle == 3
+        results = list(ev.evaluate_batch(configs))
+        assert ev.max_bundle == 3  # a configuration's own failure does not stop bundling
+    assert [r.config for r in results] == configs
+    statuses = [r.status for r in results]
+    assert statuses == [Status.OK, Status.OK, Status.BUILD_FAILED, Status.OK, Status.OK, Status.OK]
+    assert "LOCAL and IMAGE" in results[2].message
+    # the failing bundle's others were built singly; the next bundle built whole
+    assert [r.extra.get("bundle") for r in results] == [None, None, None, 3, 3, 3]
+
+
+def test_a_source_the_renaming_misses_is_built_singly(
+    kernel_copy: Any, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    cl = kernel_copy("naive7")
+    # a helper made by a macro: its name is out of the renaming's sight, so a bundle
+    # defines it twice and does not build
+    text = cl.read_text()
+    cl.write_text("#define HELPER(n) float n(float v) { return v; }\nHELPER(same)\n" + text)
+    monkeypatch.setenv("GTUNE_TRUST_MODULES", str(cl.parent))
+    kernel = load_kernel(cl)
+    configs = [{"WX": x, "WY": y, "WZ": 1} for x in (2, 8, 32) for y in (1, 4)]
+    monkeypatch.setenv("GTUNE_BUNDLE", "3")
+    with (
+        caplog.at_level(logging.INFO, logger="gtune.measure"),
+        OpenCLEvaluator(kernel, runs=1, compile_workers=2) as ev,
+    ):
+        results = list(ev.evaluate_batch(configs))
+        results += list(ev.evaluate_batch(configs))
+        assert ev.max_bundle == 1
+    assert [r.status for r in results] == [Status.OK] * 12
+    assert not any("bundle" in r.extra for r in results)
+    notes = [r for r in caplog.records if "one configuration per program" in r.getMessage()]
+    assert len(notes) == 1
+    assert "did not build while each of its configurations did" in notes[0].getMessage()
+
+
+def test_bundles_are_on_for_nvidia_and_chosen_by_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    device = select_device(None)
+    nvidia = dataclasses.replace(device, platform="NVIDIA CUDA")
+    monkeypatch.delenv("GTUNE_BUNDLE", raising=False)
+    assert default_bundle(nvidia) == 8
+    assert default_bundle(dataclasses.replace(device, platform="Portable Computing Language")) == 1
+    monkeypatch.setenv("GTUNE_BUNDLE", "1")
+    assert default_bundle(nvidia) == 1
+    monkeypatch.setenv("GTUNE_BUNDLE", "many")
+    with pytest.raises(InputError, match="GTUNE_BUNDLE"):
+        default_bundle(device)
