@@ -282,6 +282,13 @@ class OpenCLEvaluator(EvaluatorBase):
     that leaves a single compile worker (two cores), its builds would overlap nothing,
     and by default the measuring worker builds itself.
 
+    Where a batch holds more configurations than compile workers, each worker builds
+    several consecutive ones as one program (a bundle, :mod:`gtune.measure.bundle`;
+    at most ``max_bundle``: 8 on NVIDIA's platform, where a build has a large fixed
+    cost, 1 elsewhere, ``$GTUNE_BUNDLE`` overrides). Each result is as if built alone,
+    but for its ``compile_s`` (the bundle's build time over its size) and
+    ``extra["bundle"]`` (the bundle's size).
+
     Other processes may measure on the same device (two searches sharing a GPU): the
     device lock (:mod:`gtune.measure.devlock`) lets only one of them time at a time;
     waiting for it is in each result's ``extra["wait_s"]``, never in its times, and
