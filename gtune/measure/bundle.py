@@ -319,6 +319,9 @@ def _strip_tags(tokens: list[str]) -> list[str]:
     return out
 
 
+_DEFINE_OPTION = re.compile(r"([A-Za-z_]\w*)(\([\w\s,.]*\))?(?:=(.*))?")
+
+
 def _split_options(options: Sequence[str]) -> tuple[list[tuple[str, str]], list[str]] | str:
     """``(-D name, value) pairs, the other options`` of one configuration, or why not."""
     defines: list[tuple[str, str]] = []
@@ -336,10 +339,12 @@ def _split_options(options: Sequence[str]) -> tuple[list[tuple[str, str]], list[
         if not opt.startswith("-D"):
             other.append(opt)
             continue
-        name, _, value = opt[2:].partition("=")
-        if not re.fullmatch(r"[A-Za-z_]\w*", name):
-            return f"the option {opt} defines no plain macro"
-        defines.append((name, value if "=" in opt else "1"))
+        m = _DEFINE_OPTION.fullmatch(opt[2:])
+        if not m or "\n" in opt:
+            return f"the option {opt!r} defines no macro a #define can"
+        # "#define NAME value" or, for "-DF(x)=...", "#define F(x) value"; -DNAME is 1
+        value = "1" if m.group(3) is None else m.group(3)
+        defines.append((m.group(1), f"{m.group(2) or ''} {value}"))
     return defines, other
 
 
@@ -373,7 +378,7 @@ def bundle(source: str, kernel_name: str, options: Sequence[Sequence[str]]) -> B
         if clash:
             return f"-D{clash[0]} defines a name the source declares"
         suffix = f"{SUFFIX}{i}"
-        parts += [f"#define {n} {v}" for n, v in defines]
+        parts += [f"#define {n}{v}" for n, v in defines]
         parts += [f"#define {n} {n}{suffix}" for n in renamed]
         parts += ["#line 1", body]
         undone = found.macros | {n for n, _ in defines} | found.names

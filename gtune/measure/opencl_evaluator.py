@@ -28,6 +28,7 @@ from gtune.device import DeviceLimits
 from gtune.exceptions import BuildError, EnvironmentProblem, GtuneError, InputError
 from gtune.kernel import TunableKernel
 from gtune.measure._worker import HOLDING, WAITING
+from gtune.measure.bundle import scan
 from gtune.measure.evaluator import EvaluatorBase
 from gtune.measure.guard import (
     ArrayCheck,
@@ -761,6 +762,10 @@ class OpenCLEvaluator(EvaluatorBase):
         one program (a bundle, gtune.measure.bundle): the fixed cost of a build is paid
         once. A bundle that crashes its worker or overruns its time (``timeout_s`` per
         configuration) is built again one configuration at a time."""
+        if self.max_bundle > 1 and len(configs) > n_workers:
+            why = scan(self.kernel.source, self.kernel.name).why
+            if why:
+                self._stop_bundling(f"the source cannot be bundled: {why}")
         pending = deque(range(len(configs)))
         alone: set[int] = set()  # configurations built singly from now on
         ready: dict[int, Any] = {}

@@ -195,3 +195,10 @@ def test_common_options_are_kept_and_defines_become_source() -> None:
     assert made.options == ["-I", "x"]
     assert "#define A 1" in made.source and "#define A 2" in made.source
     assert "#define B 1" in made.source
+
+
+@needs_cpp
+def test_function_like_and_empty_defines_mean_what_the_option_means() -> None:
+    source = "__kernel void k(__global float* o) { o[0] = SQR(3.0f) EMPTY; }"
+    options = ["-DSQR(x)=((x)*(x))", "-DEMPTY="]
+    _same_as_single_builds(source, "k", [options, ["-DSQR(y)=(y)", "-DEMPTY=+1.0f"]])

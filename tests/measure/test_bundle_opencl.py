@@ -146,3 +146,30 @@ def test_bundles_are_on_for_nvidia_and_chosen_by_the_environment(
     monkeypatch.setenv("GTUNE_BUNDLE", "many")
     with pytest.raises(InputError, match="GTUNE_BUNDLE"):
         default_bundle(device)
+
+
+def test_a_source_with_an_include_is_built_singly_and_says_so(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    kernel = plain_kernel(
+        ROOT / "tests/data/corpus/tile_square.cl",
+        sizes=[48, 44],
+        params={"TS": "WX", "WPT": [1, 2, 4, 8]},
+        local_size=["WX", "WX"],
+        global_size=["NX", "(NY+WPT-1)/WPT"],
+        default={"WX": 4, "WPT": 1},
+    )
+    configs = [{"WX": x, "WPT": w} for x in (2, 4) for w in (1, 2, 4)]
+    with OpenCLEvaluator(kernel, runs=1, compile_workers=2, max_bundle=1) as ev:
+        expected = [r.status for r in ev.evaluate_batch(configs)]
+    monkeypatch.setenv("GTUNE_BUNDLE", "3")
+    with (
+        caplog.at_level(logging.INFO, logger="gtune.measure"),
+        OpenCLEvaluator(kernel, runs=1, compile_workers=2) as ev,
+    ):
+        results = list(ev.evaluate_batch(configs))
+        assert ev.max_bundle == 1
+    assert [r.status for r in results] == expected and Status.OK in expected
+    assert not any("bundle" in r.extra for r in results)
+    notes = [r.getMessage() for r in caplog.records if "per program" in r.getMessage()]
+    assert len(notes) == 1 and "includes" in notes[0]
