@@ -874,8 +874,8 @@ class OpenCLEvaluator(EvaluatorBase):
         ):
             self._stop_bundling("a bundle did not build while each of its configurations did")
         out = {}
+        bundled = answer["binary"] is not None
         for i, c in zip(group, answer["configs"], strict=True):
-            bundled = c["binary"] is None
             out[i] = {
                 **c,
                 "binary": answer["binary"] if bundled else c["binary"],
