@@ -107,17 +107,23 @@ def test_corpus_copies_mean_their_single_builds(path: Path, k: int, seed: int) -
     _same_as_single_builds(source, _name(source), _corpus_configs(source, random.Random(seed), k))
 
 
+DEFINITIONS = sorted((ROOT / "tests" / "data" / "definitions").glob("*.stencil.yaml"))
+
+
 def _template(name: str) -> tuple[str, str, list[dict[str, int]], object]:
     from gtune.description import load_kernel
 
-    kernel = load_kernel(ROOT / "stencils" / f"{name}.cl")
+    path = ROOT / "stencils" / f"{name}.cl"
+    kernel = load_kernel(path if path.exists() else ROOT / "tests/data/definitions" / name)
     small = {"NX": 32, "NY": 32, "NZ": 16}
     kernel = kernel.with_sizes({k: small.get(k, v) for k, v in kernel.sizes.items()})
     return kernel.source, kernel.name, [], kernel
 
 
 @needs_cpp
-@pytest.mark.parametrize("stencil", ["heat3d", "jacobi2d", "box27", "hotspot", "life"])
+@pytest.mark.parametrize(
+    "stencil", ["heat3d", "jacobi2d", "box27", "hotspot", "life", *(d.name for d in DEFINITIONS)]
+)
 @settings(max_examples=3, deadline=None)
 @given(seed=st.integers(0, 10_000))
 def test_template_copies_mean_their_single_builds(stencil: str, seed: int) -> None:
