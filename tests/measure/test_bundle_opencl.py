@@ -173,3 +173,59 @@ def test_a_source_with_an_include_is_built_singly_and_says_so(
     assert not any("bundle" in r.extra for r in results)
     notes = [r.getMessage() for r in caplog.records if "per program" in r.getMessage()]
     assert len(notes) == 1 and "includes" in notes[0]
+
+
+SOURCES = [
+    *sorted((ROOT / "tests/data/corpus").glob("*.cl")),
+    *sorted((ROOT / "stencils/plain").glob("*.cl")),
+]
+
+
+@pytest.mark.slow
+def test_every_corpus_kernel_builds_as_a_bundle_where_its_copies_build_alone() -> None:
+    """The renaming on a real compiler: two configurations (other sizes, other values of
+    the macros each source tests) of every corpus kernel and of two rendered stencil
+    definitions build as one program wherever each builds alone."""
+    import re
+
+    from gtune.measure.bundle import bundle
+    from gtune.measure.opencl_evaluator import Worker
+
+    device = select_device(None)
+    worker = Worker("compile", ("compiler", {"device": device.to_dict(), "build_lock_s": None}))
+    worker.start(120.0)
+    jobs: list[tuple[str, str, list[list[str]]]] = []
+    for path in SOURCES:
+        text = path.read_text()
+        name = re.search(r"\bvoid\s+(\w+)\s*\(", text)
+        assert name is not None
+        macros = sorted(
+            set(re.findall(r"\b(WX|WY|WZ|TS|WPT|VW|block_size_x|block_size_y)\b", text))
+        )
+        options = [
+            [f"-DNX={nx}", "-DNY=16", "-DNZ=8", *(f"-D{m}={v}" for m in macros)]
+            for nx, v in ((32, 2), (64, 4))
+        ]
+        jobs.append((text, name.group(1), options))
+    for definition in ("thermal3d_f64.stencil.yaml", "star2d_c.stencil.yaml"):
+        kernel = load_kernel(ROOT / "tests/data/definitions" / definition)
+        default = kernel.default_config() or {}
+        other = {**default, "WX": 4 if default.get("WX") != 4 else 8}
+        jobs.append((kernel.source, kernel.name, [kernel.defines(default), kernel.defines(other)]))
+    bundled = 0
+    try:
+        for source, name, options in jobs:
+            if isinstance(bundle(source, name, options), str):
+                continue  # an #include: built singly, see test_bundle.py
+            alone = [worker.call("build", {"source": source, "options": o}, 120.0) for o in options]
+            if any(b["status"] != "ok" for b in alone):
+                continue
+            made = worker.call(
+                "build_bundle", {"source": source, "name": name, "options": options}, 120.0
+            )
+            assert made["binary"] is not None, (name, made["configs"][0]["log"][-2000:])
+            assert [c["kernel"] for c in made["configs"]] == [f"{name}__gtb0", f"{name}__gtb1"]
+            bundled += 1
+    finally:
+        worker.stop()
+    assert bundled >= len(jobs) - 4  # the two that include a header, and a few that need more
