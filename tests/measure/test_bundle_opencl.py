@@ -197,8 +197,8 @@ def test_every_corpus_kernel_builds_as_a_bundle_where_its_copies_build_alone() -
     jobs: list[tuple[str, str, list[list[str]]]] = []
     for path in SOURCES:
         text = path.read_text()
-        name = re.search(r"\bvoid\s+(\w+)\s*\(", text)
-        assert name is not None
+        found = re.search(r"\bvoid\s+(\w+)\s*\(", text)
+        assert found is not None
         macros = sorted(
             set(re.findall(r"\b(WX|WY|WZ|TS|WPT|VW|block_size_x|block_size_y)\b", text))
         )
@@ -206,7 +206,7 @@ def test_every_corpus_kernel_builds_as_a_bundle_where_its_copies_build_alone() -
             [f"-DNX={nx}", "-DNY=16", "-DNZ=8", *(f"-D{m}={v}" for m in macros)]
             for nx, v in ((32, 2), (64, 4))
         ]
-        jobs.append((text, name.group(1), options))
+        jobs.append((text, found.group(1), options))
     for definition in ("thermal3d_f64.stencil.yaml", "star2d_c.stencil.yaml"):
         kernel = load_kernel(ROOT / "tests/data/definitions" / definition)
         default = kernel.default_config() or {}
