@@ -312,6 +312,14 @@ def run(args: argparse.Namespace) -> int:
         console.print(time_line(result))
     dataset = result.dataset if len(result.dataset) else Dataset([])
     if not len(dataset):
+        if result.measured and args.max_minutes:
+            # a campaign longer than its limit: nothing lost, the next call continues
+            raise InputError(
+                f"the time limit ended before any kernel had every technique searched; "
+                f"the {result.measured} configurations measured are kept in the store, and "
+                "the same command continues from them",
+                source="--max-minutes",
+            )
         raise InputError("no kernel was labelled; nothing to train on", source="--kernels")
     card, cv = fit_model(
         dataset,

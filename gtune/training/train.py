@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -38,6 +39,7 @@ from gtune.measure.pool import reusing_workers
 from gtune.store import ResultStore
 from gtune.training.validation import DECISIVE_MARGIN, CrossValidation, leave_one_out
 from gtune.tuning import ALL
+from gtune.tuning.events import CancelToken
 from gtune.tuning.techniques import OracleTechniquePolicy
 
 
@@ -119,69 +121,91 @@ def collect(
     run = TrainingRun(dataset)
     started = time.monotonic()
     dev_traits = DeviceTraits.of(device)
-    for i, item in enumerate(kernels):
-        if (item.name, device.identity, heuristic) in have:
+    # ``max_seconds`` also stops a search under way: its configurations stay in the
+    # store (the next call's search is served them), but no row comes of a search cut short
+    limit = CancelToken()
+    timer = None
+    if max_seconds is not None:
+        timer = threading.Timer(max_seconds, limit.cancel, kwargs={"reason": "time limit"})
+        timer.daemon = True
+        timer.start()
+    try:
+        for i, item in enumerate(kernels):
+            if (item.name, device.identity, heuristic) in have:
+                run.done.append(item.name)
+                continue
+            if max_seconds is not None and time.monotonic() - started >= max_seconds:
+                run.left.extend(k.name for k in kernels[i:] if k.name not in run.done)
+                break
+            labelable = labelable_kernel(item, techniques)
+            if isinstance(labelable, str):
+                run.skipped.append((item.name, labelable))
+                continue
+            kernel, traits, searched = labelable
+            report = tune(
+                kernel,
+                device=device,
+                strategy=heuristic,
+                # the techniques are compared: each gets the same budget (no scouting)
+                technique=OracleTechniquePolicy(
+                    name=ALL, note="", only=tuple(searched), equal=True
+                ),
+                budget=_per_technique(budget, len(searched)),
+                store=store,
+                compile_workers=compile_workers,
+                confirm=None,
+                cancel=limit,
+            )
+            run.add_time(report.time.to_dict(), report.measured)
+            if limit.cancelled:
+                run.left.extend(k.name for k in kernels[i:] if k.name not in run.done)
+                return run
+            runs = [r.to_dict() for r in report.runs]
+            row = row_from_runs(item.name, device.identity, heuristic, traits, runs, dev_traits)
+            if not any(math.isfinite(s) for s in row.times.values()):
+                run.skipped.append((item.name, "no technique produced a valid configuration"))
+            else:
+                run.dataset = run.dataset.merged([row])
+                run.dataset.write_csv(dataset_path)
             run.done.append(item.name)
-            continue
-        if max_seconds is not None and time.monotonic() - started >= max_seconds:
-            run.left.extend(k.name for k in kernels[i:] if k.name not in run.done)
-            break
-        labelable = labelable_kernel(item, techniques)
-        if isinstance(labelable, str):
-            run.skipped.append((item.name, labelable))
-            continue
-        kernel, traits, searched = labelable
-        report = tune(
-            kernel,
-            device=device,
-            strategy=heuristic,
-            # the techniques are compared: each gets the same budget (no scouting)
-            technique=OracleTechniquePolicy(name=ALL, note="", only=tuple(searched), equal=True),
-            budget=_per_technique(budget, len(searched)),
-            store=store,
-            compile_workers=compile_workers,
-            confirm=None,
-        )
-        run.add_time(report.time.to_dict(), report.measured)
-        runs = [r.to_dict() for r in report.runs]
-        row = row_from_runs(item.name, device.identity, heuristic, traits, runs, dev_traits)
-        if not any(math.isfinite(s) for s in row.times.values()):
-            run.skipped.append((item.name, "no technique produced a valid configuration"))
-        else:
+            if progress is not None:
+                progress(i + 1, len(kernels), item, row)
+        if deepen is None or run.left:
+            return run
+        calls = deepen.calls(run.dataset, kernels, device.identity, heuristic)
+        for i, (item, old, pair) in enumerate(calls):
+            if max_seconds is not None and time.monotonic() - started >= max_seconds:
+                run.left.extend(c[0].name for c in calls[i:])
+                break
+            labelable = labelable_kernel(item, pair)
+            if isinstance(labelable, str):  # it was labelled: it loads
+                run.skipped.append((item.name, labelable))
+                continue
+            report = tune(
+                labelable[0],
+                device=device,
+                strategy=heuristic,
+                technique=OracleTechniquePolicy(name=ALL, note="", only=pair, equal=True),
+                budget=_per_technique(Budget(evaluations=deepen.evaluations), len(pair)),
+                store=store,
+                compile_workers=compile_workers,
+                confirm=None,
+                cancel=limit,
+            )
+            run.add_time(report.time.to_dict(), report.measured)
+            if limit.cancelled:
+                run.left.extend(c[0].name for c in calls[i:])
+                return run
+            row = deepened_row(old, [r.to_dict() for r in report.runs], deepen.evaluations)
             run.dataset = run.dataset.merged([row])
             run.dataset.write_csv(dataset_path)
-        run.done.append(item.name)
-        if progress is not None:
-            progress(i + 1, len(kernels), item, row)
-    if deepen is None or run.left:
+            run.deepened.append(item.name)
+            if progress is not None:
+                progress(i + 1, len(calls), item, row)
         return run
-    calls = deepen.calls(run.dataset, kernels, device.identity, heuristic)
-    for i, (item, old, pair) in enumerate(calls):
-        if max_seconds is not None and time.monotonic() - started >= max_seconds:
-            run.left.extend(c[0].name for c in calls[i:])
-            break
-        labelable = labelable_kernel(item, pair)
-        if isinstance(labelable, str):  # it was labelled: it loads
-            run.skipped.append((item.name, labelable))
-            continue
-        report = tune(
-            labelable[0],
-            device=device,
-            strategy=heuristic,
-            technique=OracleTechniquePolicy(name=ALL, note="", only=pair, equal=True),
-            budget=_per_technique(Budget(evaluations=deepen.evaluations), len(pair)),
-            store=store,
-            compile_workers=compile_workers,
-            confirm=None,
-        )
-        run.add_time(report.time.to_dict(), report.measured)
-        row = deepened_row(old, [r.to_dict() for r in report.runs], deepen.evaluations)
-        run.dataset = run.dataset.merged([row])
-        run.dataset.write_csv(dataset_path)
-        run.deepened.append(item.name)
-        if progress is not None:
-            progress(i + 1, len(calls), item, row)
-    return run
+    finally:
+        if timer is not None:
+            timer.cancel()
 
 
 DEEPEN_MARGIN = 0.10

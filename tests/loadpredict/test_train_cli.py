@@ -143,3 +143,36 @@ def test_train_on_a_dask_cluster_labels_the_same_and_resumes(tmp_path: Path) -> 
     }
     again = run_gtune(*common, *deeper, "--out", str(tmp_path / "b"), db=db)
     assert again.returncode == 0 and "searched deeper" not in again.stderr, again.stderr
+
+
+def test_a_time_limit_before_any_label_keeps_the_measurements_and_says_so(tmp_path: Path) -> None:
+    db, out = tmp_path / "t.db", tmp_path / "model"
+    args = [
+        "train",
+        "--suite",
+        "garvey104",
+        "--kernels",
+        "star_3d_xyz_r1",
+        "--no-real",
+        "--sizes",
+        "32x32x32",
+        "--budget",
+        "400",
+        "--compile-workers",
+        "1",
+        "--techniques",
+        "global,local",
+        "--max-minutes",
+        "0.1",
+        "--out",
+        str(out),
+    ]
+    proc = run_gtune(*args, db=db)
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert "--max-minutes" in proc.stderr and "kept in the store" in proc.stderr
+    # what the message promises: the measurements are in the store
+    from gtune.store import open_store
+
+    with open_store(db) as store:
+        assert len(store.results()) > 0
