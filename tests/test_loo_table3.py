@@ -1,0 +1,168 @@
+"""benchmarks/compare/loo_table3.py: the leave-one-out model leaves every shape of the
+kernel out, the replay retraces a search on a store made here and reports (never
+invents) a configuration the store lacks, and the speedups follow table3.json's rule."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from gtune.api import as_kernel
+from gtune.device import DeviceLimits
+from gtune.kernel import TunableKernel, canonical_config
+from gtune.loadpredict.dataset import Dataset
+from gtune.loadpredict.models import ModelCard
+from gtune.loadpredict.policy import choose_techniques
+from gtune.measure import Result, Status
+from gtune.space import EnumeratedSpace, solve_space, technique_space
+from gtune.stencils.generate import generate, parse_size, suite
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "benchmarks" / "compare" / "loo_table3.py"
+KERNEL = "star_3d_xyz_r1"
+
+
+def _load() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("loo_table3", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["loo_table3"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+lt = _load()
+
+
+@pytest.fixture(scope="module")
+def device() -> DeviceLimits:
+    return DeviceLimits.from_dict(json.loads(lt.DEVICE.read_text()))
+
+
+@pytest.fixture(scope="module")
+def kernel(tmp_path_factory: pytest.TempPathFactory) -> TunableKernel:
+    folder = tmp_path_factory.mktemp("k")
+    generate([k for k in suite("garvey104") if k.name == KERNEL], folder, size=parse_size("256"))
+    return as_kernel(str(folder / f"{KERNEL}.cl"), None)
+
+
+@pytest.fixture(scope="module")
+def space(kernel: TunableKernel, device: DeviceLimits) -> EnumeratedSpace:
+    return solve_space(kernel, device).space
+
+
+def _recording(kernel: TunableKernel, space: EnumeratedSpace, technique: str) -> list[Result]:
+    """A made-up store: every configuration of ``technique`` with a time that depends
+    on its parameters (a smooth bowl, so the search has somewhere to go)."""
+    out = []
+    for config in technique_space(space, kernel, technique).enumerate():
+        t = 5e-5 * (1.0 + sum((math.log2(max(1, v)) - 2.0) ** 2 for v in config.values()) / 50)
+        out.append(Result(dict(config), Status.OK, times_s=[t, t, t]))
+    return out
+
+
+def _record(replayed: Any, technique: str) -> dict[str, Any]:
+    """A row as run_compare writes it, its hybrid the search ``replayed`` made."""
+    t = replayed.best_s
+
+    def cell(name: str, factor: float, remeasure: bool = True) -> dict[str, Any]:
+        return {
+            "strategy": name,
+            "best_s": t * factor,
+            "remeasured_s": t * factor * 1.01 if remeasure else None,
+            "evaluations": replayed.configs if name == "hybrid" else 1000,
+            "best_config": replayed.best_config if name == "hybrid" else {"X": 1},
+            "technique": technique,
+        }
+
+    return {
+        "kernel": KERNEL,
+        "device_identity": "h100",
+        "in_model_dataset": False,
+        "prediction": f"{technique} (p=0.90)",
+        "cells": [cell("hybrid", 1.0), cell("oracle", 0.9), cell("expert", 0.95), cell("random", 1.1)],
+        "reports": {
+            "hybrid": {"runs": [{"technique": technique}]},
+            "oracle": {"runs": []},
+        },
+    }
+
+
+def test_replay_retraces_and_reports_what_the_store_lacks(
+    kernel: TunableKernel, device: DeviceLimits, space: EnumeratedSpace
+) -> None:
+    results = _recording(kernel, space, "stream")
+    first = lt.replay_hybrid(kernel, device, results, ["stream"], space=space)
+    assert first.unrecorded == [] and first.best_config is not None
+    assert first.best_s == min(r.objective for r in results if r.config == first.best_config)
+    assert first.configs == first.runs[0]["configs"] > 1
+    again = lt.replay_hybrid(kernel, device, results, ["stream"], space=space)
+    assert (again.best_config, again.configs) == (first.best_config, first.configs)
+    # the store without the winner: asked for, reported, never the best
+    lacking = [r for r in results if r.config != first.best_config]
+    gap = lt.replay_hybrid(kernel, device, lacking, ["stream"], space=space)
+    assert canonical_config(first.best_config) in {canonical_config(c) for c in gap.unrecorded}
+    assert gap.best_config != first.best_config
+    assert gap.best_s is not None and gap.best_s > first.best_s
+
+
+def test_loo_card_leaves_every_shape_of_the_kernel_out(tmp_path: Path) -> None:
+    card = ModelCard.read(lt.CARD)
+    assert card.path is not None
+    data = Dataset.read_csv(card.path.parent / card.dataset)
+    mine = [r for r in data.rows if r.kernel.startswith(f"{KERNEL}@")]
+    assert mine
+    other = Dataset([*data.rows, *(r.__class__(**{**r.__dict__, "kernel": f"{KERNEL}@64x64x64"}) for r in mine)])
+    held = lt.loo_card(card, other, KERNEL, tmp_path / "m")
+    assert held.path is not None and held.path.parent == tmp_path / "m"
+    kept = Dataset.read_csv(tmp_path / "m" / card.dataset)
+    assert not [r for r in kept.rows if r.kernel.split("@")[0] == KERNEL]
+    assert len(kept) == len(data) - len(mine)
+    assert (held.estimator, held.confidence) == (card.estimator, card.confidence)
+
+
+def test_row_ranks_by_side_by_side_time_only_for_a_remeasured_winner(
+    kernel: TunableKernel, device: DeviceLimits, space: EnumeratedSpace, tmp_path: Path
+) -> None:
+    card = ModelCard.read(lt.CARD)
+    assert card.path is not None
+    held = lt.loo_card(card, Dataset.read_csv(card.path.parent / card.dataset), KERNEL, tmp_path)
+    chosen = choose_techniques(kernel, device, "hybrid", card=held).techniques
+    assert chosen and set(chosen) <= set(kernel.techniques)
+    old = next(t for t in kernel.techniques if t not in chosen)  # the old model chose another
+    results = [r for t in {old, *chosen} for r in _recording(kernel, space, t)]
+    replayed = lt.replay_hybrid(kernel, device, results, [old], space=space)
+    record = _record(replayed, old)
+    row = lt.kernel_row(record, kernel, device, results, held, space)
+    cells = {c["strategy"]: c for c in record["cells"]}
+    assert row["old"]["replay"]["retraced"] and row["old"]["replay"]["unrecorded"] == 0
+    assert row["old"]["over_random"] == pytest.approx(
+        cells["random"]["remeasured_s"] / cells["hybrid"]["remeasured_s"]
+    )
+    loo = row["loo"]
+    assert loo["techniques"] == list(chosen) and not loo["same_as_old"]
+    assert loo["unrecorded"] == 0 and loo["best_s"] is not None
+    # its winner was re-measured by no strategy of the row: its search-time median
+    assert (loo["time_kind"], loo["time_s"]) == ("search-time median", loo["best_s"])
+    assert loo["over_expert"] == pytest.approx(cells["expert"]["remeasured_s"] / loo["best_s"])
+    s = lt.summarize([row, row])
+    assert s["loo"]["over_random"] == pytest.approx(loo["over_random"])
+    assert s["loo"]["ratio_to_expert"] == pytest.approx(
+        loo["over_random"] / row["expert"]["over_random"]
+    )
+    assert s["loo"]["configs_share"] == pytest.approx(loo["configs"] / 1000)
+    assert "LOO prediction" in lt.markdown({"summary": s, "held_out": s, "rows": [row]})
+
+
+def test_ranked_time_prefers_the_side_by_side_time_of_that_configuration() -> None:
+    side = {canonical_config({"A": 1}): 2.0}
+    assert lt.ranked_time({"A": 1}, 1.5, side) == (2.0, "side by side")
+    assert lt.ranked_time({"A": 2}, 1.5, side) == (1.5, "search-time median")
+    assert lt.ranked_time(None, None, side) == (None, "none")
