@@ -8,6 +8,7 @@ import importlib.util
 import json
 import math
 import sys
+from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -49,7 +50,7 @@ def device() -> DeviceLimits:
 @pytest.fixture(scope="module")
 def kernel(tmp_path_factory: pytest.TempPathFactory) -> TunableKernel:
     folder = tmp_path_factory.mktemp("k")
-    generate([k for k in suite("garvey104") if k.name == KERNEL], folder, size=parse_size("256"))
+    generate([k for k in suite("garvey104") if k.name == KERNEL], folder, size=parse_size("64"))
     return as_kernel(str(folder / f"{KERNEL}.cl"), None)
 
 
@@ -64,12 +65,13 @@ def _recording(kernel: TunableKernel, space: EnumeratedSpace, technique: str) ->
     out = []
     for config in technique_space(space, kernel, technique).enumerate():
         t = 5e-5 * (1.0 + sum((math.log2(max(1, v)) - 2.0) ** 2 for v in config.values()) / 50)
-        out.append(Result(dict(config), Status.OK, times_s=[t, t, t]))
+        out.append(Result(dict(config), Status.OK, times_s=(t, t, t)))
     return out
 
 
-def _record(replayed: Any, technique: str) -> dict[str, Any]:
-    """A row as run_compare writes it, its hybrid the search ``replayed`` made."""
+def _record(replayed: Any, technique: str, expert: Result) -> dict[str, Any]:
+    """A row as run_compare writes it, its hybrid the search ``replayed`` made, expert
+    search's winner ``expert``."""
     t = replayed.best_s
 
     def cell(name: str, factor: float, remeasure: bool = True) -> dict[str, Any]:
@@ -78,7 +80,9 @@ def _record(replayed: Any, technique: str) -> dict[str, Any]:
             "best_s": t * factor,
             "remeasured_s": t * factor * 1.01 if remeasure else None,
             "evaluations": replayed.configs if name == "hybrid" else 1000,
-            "best_config": replayed.best_config if name == "hybrid" else {"X": 1},
+            "best_config": {"hybrid": replayed.best_config, "expert": expert.config}.get(
+                name, {"X": 1}
+            ),
             "technique": technique,
         }
 
@@ -87,7 +91,12 @@ def _record(replayed: Any, technique: str) -> dict[str, Any]:
         "device_identity": "h100",
         "in_model_dataset": False,
         "prediction": f"{technique} (p=0.90)",
-        "cells": [cell("hybrid", 1.0), cell("oracle", 0.9), cell("expert", 0.95), cell("random", 1.1)],
+        "cells": [
+            cell("hybrid", 1.0),
+            cell("oracle", 0.9),
+            cell("expert", 0.95),
+            cell("random", 1.1),
+        ],
         "reports": {
             "hybrid": {"runs": [{"technique": technique}]},
             "oracle": {"runs": []},
@@ -119,7 +128,7 @@ def test_loo_card_leaves_every_shape_of_the_kernel_out(tmp_path: Path) -> None:
     data = Dataset.read_csv(card.path.parent / card.dataset)
     mine = [r for r in data.rows if r.kernel.startswith(f"{KERNEL}@")]
     assert mine
-    other = Dataset([*data.rows, *(r.__class__(**{**r.__dict__, "kernel": f"{KERNEL}@64x64x64"}) for r in mine)])
+    other = Dataset([*data.rows, *(replace(r, kernel=f"{KERNEL}@64x64x64") for r in mine)])
     held = lt.loo_card(card, other, KERNEL, tmp_path / "m")
     assert held.path is not None and held.path.parent == tmp_path / "m"
     kept = Dataset.read_csv(tmp_path / "m" / card.dataset)
@@ -139,7 +148,8 @@ def test_row_ranks_by_side_by_side_time_only_for_a_remeasured_winner(
     old = next(t for t in kernel.techniques if t not in chosen)  # the old model chose another
     results = [r for t in {old, *chosen} for r in _recording(kernel, space, t)]
     replayed = lt.replay_hybrid(kernel, device, results, [old], space=space)
-    record = _record(replayed, old)
+    fastest = min(results, key=lambda r: r.objective)
+    record = _record(replayed, old, fastest)
     row = lt.kernel_row(record, kernel, device, results, held, space)
     cells = {c["strategy"]: c for c in record["cells"]}
     assert row["old"]["replay"]["retraced"] and row["old"]["replay"]["unrecorded"] == 0
@@ -151,6 +161,10 @@ def test_row_ranks_by_side_by_side_time_only_for_a_remeasured_winner(
     assert loo["unrecorded"] == 0 and loo["best_s"] is not None
     # its winner was re-measured by no strategy of the row: its search-time median
     assert (loo["time_kind"], loo["time_s"]) == ("search-time median", loo["best_s"])
+    gap = loo["versus_expert"]
+    assert gap["expert_best_search_s"] == fastest.objective
+    assert (gap["differs"] == {}) == (loo["best_config"] == fastest.config)
+    assert gap["expert_technique"] in kernel.techniques
     assert loo["over_expert"] == pytest.approx(cells["expert"]["remeasured_s"] / loo["best_s"])
     s = lt.summarize([row, row])
     assert s["loo"]["over_random"] == pytest.approx(loo["over_random"])

@@ -56,7 +56,7 @@ from gtune.space import EnumeratedSpace, solve_space  # noqa: E402
 from gtune.store import open_store  # noqa: E402
 from gtune.tuning.driver import run_tuning  # noqa: E402
 from gtune.tuning.session import TuningSession  # noqa: E402
-from gtune.tuning.techniques import AUTO, TechniqueChoice  # noqa: E402
+from gtune.tuning.techniques import AUTO, TechniqueChoice, technique_of  # noqa: E402
 
 DEVICE = ROOT / "benchmarks" / "replay" / "h100.device.json"
 CARD = shipped_model_dir() / "nvidia-h100-80gb-hbm3-hybrid.model.json"
@@ -132,6 +132,7 @@ class Replay:
     configs: int
     unrecorded: list[dict[str, int]]
     runs: list[dict[str, Any]] = field(default_factory=list)
+    asked: set[str] = field(default_factory=set)  # canonical configs the search asked for
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -189,18 +190,53 @@ def replay_hybrid(
             }
         )
     best = report.best_s if report.best_s is not None and math.isfinite(report.best_s) else None
+    where: str | None = next(
+        (
+            str(r.technique)
+            for r in report.runs
+            if r.outcome
+            and r.outcome.best_config
+            and dict(r.outcome.best_config) == report.best_config
+        ),
+        None,
+    )
     return Replay(
         list(techniques),
         best,
         dict(report.best_config) if report.best_config else None,
-        next(
-            (r["technique"] for r in runs if r["best_config"] == report.best_config),
-            None,
-        ),
+        where,
         report.evaluations,
         unrecorded,
         runs,
+        {canonical_config(c) for e in made for c in e.calls},
     )
+
+
+def versus_expert(
+    kernel: TunableKernel,
+    results: Sequence[Result],
+    hybrid: Replay,
+    expert: Mapping[str, Any],
+) -> dict[str, Any] | None:
+    """Where the hybrid stops short of expert search's winner: that winner's technique,
+    the parameters in which it differs from the hybrid's best, whether the hybrid's
+    search ever asked for it, and its search-time median in the store."""
+    theirs = expert.get("best_config")
+    if not theirs or not hybrid.best_config:
+        return None
+    key = canonical_config(theirs)
+    median = next((r.objective for r in results if canonical_config(r.config) == key), None)
+    return {
+        "expert_technique": technique_of(kernel, theirs),
+        "hybrid_technique": technique_of(kernel, hybrid.best_config),
+        "differs": {
+            k: [hybrid.best_config.get(k), v]
+            for k, v in theirs.items()
+            if hybrid.best_config.get(k) != v
+        },
+        "asked_by_hybrid": key in hybrid.asked,
+        "expert_best_search_s": median,
+    }
 
 
 # -------------------------------------------------------------------------------------
@@ -333,6 +369,7 @@ def kernel_row(
             "same_as_old": list(choice.techniques) == old_techs,
             **speed(t_loo),
             **loo.to_dict(),
+            "versus_expert": versus_expert(kernel, results, loo, cells["expert"]),
         },
         "oracle": {
             "time_s": cell_time(cells["oracle"]),
