@@ -24,6 +24,7 @@ from gtune.loadpredict.policy import choose_techniques
 from gtune.measure import Result, Status
 from gtune.space import EnumeratedSpace, solve_space, technique_space
 from gtune.stencils.generate import generate, parse_size, suite
+from gtune.store import open_store
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "benchmarks" / "compare" / "loo_table3.py"
@@ -180,3 +181,67 @@ def test_ranked_time_prefers_the_side_by_side_time_of_that_configuration() -> No
     assert lt.ranked_time({"A": 1}, 1.5, side) == (2.0, "side by side")
     assert lt.ranked_time({"A": 2}, 1.5, side) == (1.5, "search-time median")
     assert lt.ranked_time(None, None, side) == (None, "none")
+
+
+def _write_inputs(
+    tmp: Path, kernel: TunableKernel, device: DeviceLimits, space: EnumeratedSpace
+) -> tuple[Path, Path, list[Result]]:
+    """A records folder and a stores folder as run_compare leaves them, for one kernel:
+    its store holds what the hybrid asks for on stream and on the leave-one-out model's
+    techniques, under the kernel's identity, and a stale identity (an earlier source)
+    whose times must not be served."""
+    card = ModelCard.read(lt.CARD)
+    assert card.path is not None
+    held = lt.loo_card(card, Dataset.read_csv(card.path.parent / card.dataset), KERNEL, tmp / "m")
+    chosen = choose_techniques(kernel, device, "hybrid", card=held).techniques
+    full = [r for t in {"stream", *chosen} for r in _recording(kernel, space, t)]
+    asked: set[str] = set()
+    for techniques in (["stream"], chosen):
+        asked |= lt.replay_hybrid(kernel, device, full, techniques, space=space).asked
+    results = [r for r in full if canonical_config(r.config) in asked]
+    (tmp / "stores").mkdir()
+    (tmp / "records").mkdir()
+    store = open_store(tmp / "stores" / f"{KERNEL}.db")
+    try:
+        for r in results:
+            stale = replace(r, times_s=(1e-6, 1e-6, 1e-6))
+            store.add(stale, device=device.identity, kernel_id="stale", problem=kernel.sizes)
+        for r in results:
+            store.add(r, device=device.identity, kernel_id="current", problem=kernel.sizes)
+    finally:
+        store.close()
+    replayed = lt.replay_hybrid(kernel, device, results, ["stream"], space=space)
+    record = _record(replayed, "stream", min(results, key=lambda r: r.objective))
+    record["device_identity"] = device.identity
+    record["size"] = "x".join(str(v) for v in kernel.sizes.values())
+    (tmp / "records" / f"{KERNEL}.json").write_text(json.dumps(record))
+    return tmp / "records", tmp / "stores", results
+
+
+def test_main_replays_a_row_end_to_end_and_refuses_bad_input(
+    kernel: TunableKernel,
+    device: DeviceLimits,
+    space: EnumeratedSpace,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    records, stores, results = _write_inputs(tmp_path, kernel, device, space)
+    assert len(lt.store_results(stores / f"{KERNEL}.db", device.identity)) == len(results)
+    card = ModelCard.read(lt.CARD)
+    assert card.path is not None
+    args = ["--records", str(records), "--stores", str(stores)]
+    args += ["--dataset", str(card.path.parent / card.dataset)]
+    assert lt.main([str(tmp_path / "out"), *args]) == 0
+    doc = json.loads((tmp_path / "out" / "loo.json").read_text())
+    (row,) = doc["rows"]
+    assert row["old"]["replay"]["retraced"] and row["loo"]["unrecorded"] == 0
+    assert row["loo"]["best_s"] >= min(r.objective for r in results)  # never a stale time
+    assert doc["summary"]["kernels"] == 1 and doc["held_out"]["kernels"] == 1
+    assert (tmp_path / "out" / "loo.md").read_text().count(KERNEL) == 1
+    # a kernel without a record, and a record without a store: one message, status 2
+    assert lt.main([str(tmp_path / "o2"), *args, "--kernel", "nosuch"]) == 2
+    assert "nosuch" in capsys.readouterr().err
+    (stores / f"{KERNEL}.db").unlink()
+    assert lt.main([str(tmp_path / "o3"), *args]) == 2
+    err = capsys.readouterr().err
+    assert f"{KERNEL}.db" in err and "Traceback" not in err

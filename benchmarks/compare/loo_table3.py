@@ -47,6 +47,7 @@ if str(ROOT) not in sys.path:
 from gtune.api import as_kernel  # noqa: E402
 from gtune.budget import Budget  # noqa: E402
 from gtune.device import DeviceLimits  # noqa: E402
+from gtune.exceptions import GtuneError, InputError  # noqa: E402
 from gtune.kernel import TunableKernel, canonical_config  # noqa: E402
 from gtune.loadpredict.dataset import Dataset  # noqa: E402
 from gtune.loadpredict.models import ModelCard, shipped_model_dir  # noqa: E402
@@ -481,13 +482,16 @@ def run(
     only: Sequence[str] = (),
 ) -> dict[str, Any]:
     """Every record with a store: its row (``kernels_dir`` holds ``<kernel>.cl``)."""
+    unknown = sorted(set(only) - set(records))
+    if unknown:
+        raise InputError(f"no record of {', '.join(unknown)}", source="--kernel")
     rows = []
     for name in sorted(records):
         if only and name not in only:
             continue
         record = json.loads(records[name].read_text())
         if name not in stores:
-            raise SystemExit(f"{records[name]}: no store {name}.db beside the records")
+            raise InputError(f"no store {name}.db among the stores", source=records[name])
         kernel = as_kernel(str(kernels_dir / f"{name}.cl"), None)
         results = store_results(stores[name], record["device_identity"])
         held = loo_card(card, data, name, work / "models" / name)
@@ -508,6 +512,45 @@ def run(
     }
 
 
+def _read_inputs(args: argparse.Namespace) -> tuple[DeviceLimits, ModelCard, Dataset]:
+    for path in (args.records, args.stores, args.dataset, args.card, args.device):
+        if not path.exists():
+            raise InputError("no such file or folder", source=path)
+    try:
+        device = DeviceLimits.from_dict(json.loads(args.device.read_text()))
+    except (OSError, ValueError, TypeError) as exc:
+        raise InputError(f"cannot read the device's limits: {exc}", source=args.device) from None
+    return device, ModelCard.read(args.card), Dataset.read_csv(args.dataset)
+
+
+def replay_all(args: argparse.Namespace) -> dict[str, Any]:
+    """Every row of ``args.records``: unpack, render the kernels, replay."""
+    from gtune.stencils.generate import generate, parse_size, suite
+
+    device, card, data = _read_inputs(args)
+    with tempfile.TemporaryDirectory(prefix="loo-table3-") as tmp:
+        work = Path(tmp)
+        try:
+            records = unpack(args.records, work / "records", ".json")
+            stores = unpack(args.stores, work / "stores", ".db")
+            sizes = {json.loads(p.read_text()).get("size") for p in records.values()}
+        except (OSError, tarfile.TarError, ValueError) as exc:
+            raise InputError(f"cannot read the records or stores: {exc}") from None
+        if not records:
+            raise InputError("no record (<kernel>.json) found", source=args.records)
+        if len(sizes) != 1 or None in sizes:
+            raise InputError(
+                f"records of several sizes {sorted(map(str, sizes))}", source=args.records
+            )
+        generate(
+            [k for k in suite("garvey104") if k.name in set(records)],
+            work / "kernels",
+            size=parse_size(str(sizes.pop())),
+        )
+        rows = run(records, stores, data, card, device, work / "kernels", work, args.kernel)
+    return {"card": card.to_dict(), **rows}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("out", type=Path)
@@ -518,30 +561,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--device", type=Path, default=DEVICE, help="the H100's limits (JSON)")
     ap.add_argument("--kernel", action="append", default=[], help="only these rows")
     args = ap.parse_args(argv)
-    from gtune.stencils.generate import generate, parse_size, suite
-
-    device = DeviceLimits.from_dict(json.loads(args.device.read_text()))
-    card = ModelCard.read(args.card)
-    data = Dataset.read_csv(args.dataset)
-    with tempfile.TemporaryDirectory(prefix="loo-table3-") as tmp:
-        work = Path(tmp)
-        records = unpack(args.records, work / "records", ".json")
-        stores = unpack(args.stores, work / "stores", ".db")
-        names = set(records)
-        sizes = {json.loads(p.read_text()).get("size", "256x256x256") for p in records.values()}
-        if len(sizes) != 1:
-            raise SystemExit(f"{args.records}: records of several sizes {sorted(sizes)}")
-        generate(
-            [k for k in suite("garvey104") if k.name in names],
-            work / "kernels",
-            size=parse_size(sizes.pop()),
-        )
-        doc = run(records, stores, data, card, device, work / "kernels", work, args.kernel)
+    try:
+        doc = replay_all(args)
+    except GtuneError as exc:
+        print(f"error: {exc.render()}", file=sys.stderr)
+        return 2
     doc = {
         "command": " ".join(["python", *sys.argv]) if argv is None else None,
         "what": "replay of recorded measurements (no GPU run); see loo.md",
         "dataset": str(args.dataset),
-        "card": card.to_dict(),
         **doc,
     }
     args.out.mkdir(parents=True, exist_ok=True)
