@@ -43,6 +43,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from run_compare import cell_time  # noqa: E402  (how table3.json ranks a strategy)
 
 from gtune.api import as_kernel  # noqa: E402
 from gtune.budget import Budget  # noqa: E402
@@ -242,15 +245,6 @@ def versus_expert(
 
 # -------------------------------------------------------------------------------------
 # Times and speedups, as table3.json
-
-
-def cell_time(cell: Mapping[str, Any]) -> float:
-    """A strategy's time in ``table3.json``: re-measured side by side, else its search's."""
-    for key in ("remeasured_s", "best_s"):
-        v = cell.get(key)
-        if v is not None and math.isfinite(float(v)) and float(v) > 0:
-            return float(v)
-    return math.inf
 
 
 def remeasured(record: Mapping[str, Any]) -> dict[str, float]:

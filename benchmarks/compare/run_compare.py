@@ -234,7 +234,7 @@ def _geomean(values: Sequence[float]) -> float | None:
     return math.exp(sum(logs) / len(logs)) if logs else None
 
 
-def _time(cell: Mapping[str, Any]) -> float:
+def cell_time(cell: Mapping[str, Any]) -> float:
     """The time a strategy is ranked by: re-measured side by side, else its search's."""
     for key in ("remeasured_s", "best_s"):
         v = cell.get(key)
@@ -248,14 +248,14 @@ def kernel_row(record: Mapping[str, Any], strategies: Sequence[str]) -> dict[str
     search, configurations and seconds; the hybrid's configurations as a share of
     expert search's."""
     cells = {c["strategy"]: c for c in record["cells"]}
-    t_random = _time(cells["random"]) if "random" in cells else math.inf
-    t_expert = _time(cells["expert"]) if "expert" in cells else math.inf
+    t_random = cell_time(cells["random"]) if "random" in cells else math.inf
+    t_expert = cell_time(cells["expert"]) if "expert" in cells else math.inf
     per: dict[str, Any] = {}
     for s in strategies:
         c = cells.get(s)
         if c is None:
             continue
-        t = _time(c)
+        t = cell_time(c)
         ok = math.isfinite(t)
         per[s] = {
             "time_s": t if ok else None,

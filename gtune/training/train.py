@@ -13,7 +13,6 @@ from __future__ import annotations
 import datetime as _dt
 import math
 import threading
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -119,7 +118,6 @@ def collect(
     dataset = Dataset.read_csv(dataset_path) if dataset_path.exists() else Dataset([])
     have = {(r.kernel, r.device, r.heuristic) for r in dataset.rows}
     run = TrainingRun(dataset)
-    started = time.monotonic()
     dev_traits = DeviceTraits.of(device)
     # ``max_seconds`` also stops a search under way: its configurations stay in the
     # store (the next call's search is served them), but no row comes of a search cut short
@@ -134,7 +132,7 @@ def collect(
             if (item.name, device.identity, heuristic) in have:
                 run.done.append(item.name)
                 continue
-            if max_seconds is not None and time.monotonic() - started >= max_seconds:
+            if limit.cancelled:
                 run.left.extend(k.name for k in kernels[i:] if k.name not in run.done)
                 break
             labelable = labelable_kernel(item, techniques)
@@ -174,7 +172,7 @@ def collect(
             return run
         calls = deepen.calls(run.dataset, kernels, device.identity, heuristic)
         for i, (item, old, pair) in enumerate(calls):
-            if max_seconds is not None and time.monotonic() - started >= max_seconds:
+            if limit.cancelled:
                 run.left.extend(c[0].name for c in calls[i:])
                 break
             labelable = labelable_kernel(item, pair)
