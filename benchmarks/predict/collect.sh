@@ -9,12 +9,30 @@
 # Sizes: 256^3 and the flat 1024x1024x32 (2D-array stencils at 4096^2 and 8192x1024:
 # gtune.training.train.size_2d). Techniques: global, vec and stream; local memory and images never won on
 # the H100 (REPORT sections 6, 7: 33-40 % of copy where global reached 90 %).
+# The limit makes `gtune train` label the cheapest kernels first (--order cheapest), so
+# each call adds rows; the dearest (dense radius 4-5) come last.
 # Extra `gtune train` arguments come from TRAIN_ARGS, e.g. TRAIN_ARGS="--workers-per-device 2"
 # to label on every GPU the device selector matches, two searches per GPU, and
 # "--deepen 400" to search close calls (runner-up within 10 %) deeper once every kernel
 # is labelled (docs/predictor.md), rows of earlier calls included.
 set -euo pipefail
 store_dir=$1 out=$2 device=$3 minutes=$4
+# the store directory is one device's dataset: refuse to grow it on another device (the
+# device tool may lend another GPU than the one asked for); COLLECT_ANY_DEVICE=1 allows it
+name=$(python3 -c "import sys
+from gtune.exceptions import GtuneError
+from gtune.measure import select_device
+from gtune.training.train import model_name
+try:
+    print(model_name(select_device(sys.argv[1]).name, 'hybrid'))
+except GtuneError as exc:
+    sys.exit(f'collect.sh: {exc}')" "$device") || exit 2
+if [ -z "${COLLECT_ANY_DEVICE:-}" ] && ls "$store_dir"/*-hybrid.csv >/dev/null 2>&1 \
+    && [ ! -e "$store_dir/$name.csv" ]; then
+  echo "collect.sh: $store_dir holds another device's dataset ($(cd "$store_dir" && ls ./*-hybrid.csv | tr '\n' ' '))," \
+    "not $name.csv of the device '$device' selects here; nothing was run" >&2
+  exit 2
+fi
 work=$(mktemp -d)
 gunzip -c "$store_dir/labels.db.gz" > "$work/labels.db"
 mkdir -p "$work/model"

@@ -375,6 +375,7 @@ def run_tasks(
     dashboard: bool = False,
     connect_timeout: float = 30.0,
     rate_of: Callable[[CampaignTask], float] | None = None,
+    order: str = "longest",
 ) -> CampaignResult:
     """Run ``tasks`` not yet in ``out_dir/tasks.jsonl`` on Dask workers (a local cluster
     listening on loopback only, or the scheduler at ``scheduler``: ``tcp://`` or
@@ -382,7 +383,8 @@ def run_tasks(
     streamed as gtune.campaign.schedule says; every summary is appended to the ledger
     as it comes. ``dashboard`` adds the Dask dashboard to a local cluster. ``rate_of``
     gives a piece's seconds per configuration (default: its technique on its kernel's
-    stencil traits, :func:`gtune.campaign.schedule.seconds_per_config`)."""
+    stencil traits, :func:`gtune.campaign.schedule.seconds_per_config`); ``order``:
+    the longest pieces first, or the cheapest kernels' (:data:`~gtune.campaign.schedule.ORDERS`)."""
     show: Observer = observer if observer is not None else NullObserver()
     token = cancel if cancel is not None else CancelToken()
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -480,6 +482,7 @@ def run_tasks(
             todo,
             lambda t: _techniques_of(t, kernels),
             rate_of=rate_of or (lambda t: shapes.rate(t) if shapes is not None else 1.0),
+            order=order,
         )
         stream = _Stream(client, pieces, store_url, retries)
         with ledger.open("a") as fh, (out_dir / "pieces.jsonl").open("a") as pieces_fh:

@@ -18,6 +18,12 @@ a 3D array, with its points (one search there takes 20 times a 3D one).
 Among pieces about as long as the longest, a worker gets one of the kernel it ran last,
 so it reuses that kernel's open session (space, evaluator, data on the device).
 
+That order gives the least time for the whole campaign. A campaign cut by a time limit
+(a load-predictor collection continued session by session) wants something else: the
+most finished kernels when the limit comes. ``order="cheapest"`` ranks the kernels by
+their expected total (all their pieces) and hands out the cheapest kernel's pieces
+first, longest first within it, so kernels finish one after another from the cheapest.
+
 :func:`simulate` runs the same rules on made-up durations, so that the effect of the
 order on the time all workers take can be checked without a device.
 """
@@ -26,7 +32,8 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from collections.abc import Callable, Collection, Iterable, Sequence
+import math
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -38,6 +45,7 @@ if TYPE_CHECKING:  # the load predictor's package is heavy to import; only its t
     from gtune.loadpredict.features import StencilTraits
 
 TIE = 0.9  # pieces at least this share of the longest ready one count as "as long"
+ORDERS = ("longest", "cheapest")  # what :func:`plan` hands out first
 DEFAULT_EVALUATIONS = 200.0  # what a search without a count budget is assumed to take
 
 
@@ -135,6 +143,7 @@ class Piece:
     cost: float  # expected length: configurations x seconds each (only the order matters)
     final: bool  # the campaign task itself (its summary goes into the ledger)
     after: tuple[str, ...] = ()  # keys of the pieces that must finish first
+    rank: int = 0  # lower ranks are handed out first (``order="cheapest"``: the kernel's)
 
     @property
     def key(self) -> str:
@@ -182,11 +191,15 @@ def plan(
     *,
     weight_of: Callable[[CampaignTask], float] | None = None,
     rate_of: Callable[[CampaignTask], float] | None = None,
+    order: str = "longest",
 ) -> list[Piece]:
     """Every piece of ``tasks``; ``techniques_of`` names a task's techniques (loading
     its kernel), ``weight_of`` scales a task's cost (e.g. by its problem size),
     ``rate_of`` gives a piece's seconds per configuration from its task (its technique
-    set: see :func:`seconds_per_config`); without it every configuration counts alike."""
+    set: see :func:`seconds_per_config`); without it every configuration counts alike.
+    ``order``: one of :data:`ORDERS` (see the module's docs)."""
+    if order not in ORDERS:
+        raise ValueError(f"unknown order {order!r}; expected one of {', '.join(ORDERS)}")
     out: list[Piece] = []
 
     def cost(task: CampaignTask, weight: float) -> float:
@@ -217,14 +230,25 @@ def plan(
         # the task itself: served from the store, then its confirmation round
         final = Piece(task, task.key, group, 0.0, True, tuple(p.key for p in pieces))
         out.append(final)
-    return out
+    return ranked(out) if order == "cheapest" else out
+
+
+def ranked(pieces: Sequence[Piece]) -> list[Piece]:
+    """``pieces`` ranked by their kernel's (group's) expected total, the cheapest 0;
+    kernels of equal total keep the order they came in."""
+    total: dict[str, float] = {}
+    for p in pieces:
+        total[p.group] = total.get(p.group, 0.0) + p.cost
+    rank = {g: i for i, g in enumerate(sorted(total, key=lambda g: total[g]))}
+    return [replace(p, rank=rank[p.group]) for p in pieces]
 
 
 @dataclass
 class Queue:
-    """Pieces not yet handed out: ready ones by length, the others waiting on theirs."""
+    """Pieces not yet handed out: ready ones by rank, then length; the others waiting on
+    theirs."""
 
-    _ready: list[tuple[float, int, Piece]] = field(default_factory=list)
+    _ready: list[tuple[int, float, int, Piece]] = field(default_factory=list)
     _waiting: dict[str, tuple[Piece, set[str]]] = field(default_factory=dict)
     _order: itertools.count[int] = field(default_factory=itertools.count)
 
@@ -239,7 +263,7 @@ class Queue:
         return q
 
     def push(self, piece: Piece) -> None:
-        heapq.heappush(self._ready, (-piece.cost, next(self._order), piece))
+        heapq.heappush(self._ready, (piece.rank, -piece.cost, next(self._order), piece))
 
     def done(self, key: str) -> None:
         """Piece ``key`` finished (or failed): pieces waiting on it may become ready."""
@@ -254,7 +278,7 @@ class Queue:
 
     def drain(self) -> list[Piece]:
         """Every piece not yet handed out, ready or waiting; the queue is then empty."""
-        pieces = [p for _, _, p in sorted(self._ready)] + [p for p, _ in self._waiting.values()]
+        pieces = [e[-1] for e in sorted(self._ready)] + [p for p, _ in self._waiting.values()]
         self._ready.clear()
         self._waiting.clear()
         return pieces
@@ -264,32 +288,46 @@ class Queue:
         return len(self._ready)
 
     def take(self, last_group: str | None = None, elsewhere: Collection[str] = ()) -> Piece | None:
-        """The longest ready piece. Among those about as long: one of ``last_group`` (the
+        """The longest ready piece of the lowest rank. Among those about as long (and of
+        that rank): one of ``last_group`` (the
         worker's open session), else one of a kernel no other worker is on (``elsewhere``:
         the groups running there), so that workers start on different kernels and each
         kernel's space is solved once; the pieces of one kernel spread over several
         workers only when nothing else is left."""
         if not self._ready:
             return None
-        longest = -self._ready[0][0]
-        near = sorted((o, i) for i, (neg, o, _) in enumerate(self._ready) if -neg >= TIE * longest)
+        top, neg_longest = self._ready[0][0], self._ready[0][1]
+        near = sorted(
+            (o, i)
+            for i, (rank, neg, o, _) in enumerate(self._ready)
+            if rank == top and -neg >= TIE * -neg_longest
+        )
         for wanted in (lambda g: g == last_group, lambda g: g not in elsewhere):
             for _, i in near:
-                piece = self._ready[i][2]
+                piece = self._ready[i][3]
                 if wanted(piece.group):
                     self._ready[i] = self._ready[-1]
                     self._ready.pop()
                     heapq.heapify(self._ready)
                     return piece
-        return heapq.heappop(self._ready)[2]
+        return heapq.heappop(self._ready)[3]
 
 
 @dataclass(frozen=True)
 class Simulated:
-    """What :func:`simulate` found: when everything ended, and each worker's busy time."""
+    """What :func:`simulate` found: when everything ended, each worker's busy time, and
+    when each piece ended (by key)."""
 
     makespan: float
     busy: tuple[float, ...]
+    ends: Mapping[str, float] = field(default_factory=dict)
+
+    def finished_groups(self, pieces: Iterable[Piece], by: float) -> int:
+        """How many groups (kernels) of ``pieces`` had every piece ended by time ``by``."""
+        last: dict[str, float] = {}
+        for p in pieces:
+            last[p.group] = max(last.get(p.group, 0.0), self.ends.get(p.key, math.inf))
+        return sum(1 for t in last.values() if t <= by)
 
     @property
     def utilisation(self) -> float:
@@ -315,6 +353,7 @@ def simulate(
     busy = [0.0] * workers
     running: list[tuple[float, str]] = []
     group_of_key = {p.key: p.group for p in pieces}
+    ends: dict[str, float] = {}
     end = 0.0
     while len(queue) or running:
         now, w, last = heapq.heappop(clock)
@@ -332,9 +371,10 @@ def simulate(
         d = duration(piece)
         busy[w] += d
         running.append((now + d, piece.key))
+        ends[piece.key] = now + d
         end = max(end, now + d)
         heapq.heappush(clock, (now + d, w, piece.group))
-    return Simulated(end, tuple(busy))
+    return Simulated(end, tuple(busy), ends)
 
 
 __all__ = [

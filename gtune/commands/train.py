@@ -12,6 +12,7 @@ from pathlib import Path
 from rich.console import Console
 
 from gtune.budget import Budget
+from gtune.campaign.schedule import ORDERS
 from gtune.commands._common import (
     add_scheduler_tls_arguments,
     open_store,
@@ -34,6 +35,7 @@ from gtune.training.train import (
     collect,
     fit_model,
     kernels_from_paths,
+    model_name,
     suite_kernels,
     time_line,
 )
@@ -99,6 +101,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="M",
         help=f"stop after M minutes (exit {EXIT_INCOMPLETE}); the same command continues",
     )
+    p.add_argument(
+        "--order",
+        choices=ORDERS,
+        help="which kernels are labelled first: cheapest (the cheapest kernels first, each "
+        "kernel's searches together: the most rows before --max-minutes; its default) or "
+        "longest (a campaign's longest searches first, the least time for all; the "
+        "default without --max-minutes)",
+    )
     p.add_argument("--compile-workers", type=int, metavar="N", help="compile processes")
     p.add_argument(
         "--scheduler",
@@ -122,6 +132,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help=f"also install the model for gtune run ({user_model_dir()})",
     )
     p.add_argument("--json", action="store_true", help="print the cross-validation as JSON")
+
+
+def _order(args: argparse.Namespace) -> str:
+    """``--order``, by default the cheapest kernels first under a time limit."""
+    if args.order:
+        return str(args.order)
+    return "cheapest" if args.max_minutes else "longest"
 
 
 def _sizes(text: str) -> list[tuple[int, int, int]]:
@@ -231,6 +248,7 @@ def _collect_on_cluster(
             progress=progress,
             cancel=token,
             deepen=_deepen(args, _budget(args.budget)),
+            order=_order(args),
         )
     finally:
         signal.signal(signal.SIGINT, previous)
@@ -265,8 +283,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         kernels = kernels_from_paths(args.kernel_files, sizes if args.sizes else [])
     techniques = _techniques(args.techniques, kernels)
-    slug = "-".join(filter(None, re.split(r"[^a-z0-9]+", device.name.lower())))[:40]
-    name = args.name or f"{slug}-{args.heuristic}"
+    name = args.name or model_name(device.name, args.heuristic)
     dataset_file = f"{name}.csv"
     console.print(
         f"labelling {len(kernels)} kernels with {args.heuristic} on {device.name} "
@@ -303,6 +320,7 @@ def run(args: argparse.Namespace) -> int:
                 progress=progress,
                 techniques=techniques,
                 deepen=deepen,
+                order=_order(args),
             )
     finally:
         store.close()

@@ -5,6 +5,9 @@ run once per technique, the winner its label -- but every technique's search is 
 campaign piece (:mod:`gtune.campaign.schedule`): streamed to whichever worker is free,
 longest first (its configurations times its technique's build cost on its stencil),
 each worker keeping its kernel's session for that kernel's next piece.
+With a time limit, ``order="cheapest"`` runs the cheapest kernels' searches first,
+each kernel's together, so that the limit leaves the most rows (the next call goes on
+with the dearer ones).
 The results land in the shared store and each finished search in the collection's
 ledger (``tasks.jsonl`` in ``work_dir``), so a collection cut short continues where it
 stopped; a kernel's row is written to the dataset once all its techniques are in.
@@ -121,13 +124,16 @@ def collect_on_cluster(
     progress: Progress | None = None,
     cancel: CancelToken | None = None,
     deepen: Deepen | None = None,
+    order: str = "longest",
 ) -> TrainingRun:
     """Label ``kernels`` on the workers driving ``selector`` (see the module's docs).
 
     ``device`` is the device the dataset is for (its identity keys the rows);
     ``budget`` is each technique's search (a count, or wall time such as ``90s``);
     ``deepen``: once every kernel is labelled, the close calls are searched deeper, a
-    second round of pieces (:class:`~gtune.training.train.Deepen`).
+    second round of pieces (:class:`~gtune.training.train.Deepen`); ``order``: the
+    longest searches first (the least time for all of them) or the cheapest kernels'
+    (the most rows before a time limit; :data:`gtune.campaign.schedule.ORDERS`).
     """
     dataset = Dataset.read_csv(dataset_path) if dataset_path.exists() else Dataset([])
     have = {(r.kernel, r.device, r.heuristic) for r in dataset.rows}
@@ -136,6 +142,7 @@ def collect_on_cluster(
     tasks: list[CampaignTask] = []
     pieces = _Pieces(selector, heuristic, compile_workers, work_dir, store_url, cancel)
     pieces.scheduler, pieces.tls, pieces.workers_per_device = scheduler, tls, workers_per_device
+    pieces.order = order
     for item in kernels:
         if (item.name, device.identity, heuristic) in have:
             run.done.append(item.name)
@@ -190,6 +197,7 @@ class _Pieces:
         self.scheduler: str | None = None
         self.tls: SchedulerTls | None = None
         self.workers_per_device: int | None = None
+        self.order = "longest"
 
     def of(
         self, item: TrainingKernel, techniques: Sequence[str], budget: str | None
@@ -229,8 +237,9 @@ class _Pieces:
             workers_per_device=self.workers_per_device,
             observer=rows,
             cancel=self.cancel,
-            # the longest searches first: each kernel's traits are known here already
+            # the order pieces go in: each kernel's traits are known here already
             rate_of=lambda t: seconds_per_config(t.technique, wanted[t.label][1]),
+            order=self.order,
         )
         for failed, why in result.failed:
             rows.run.skipped.append(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
+import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -94,6 +95,39 @@ def labelable_kernel(
     return kernel, traits, searched
 
 
+def model_name(device_name: str, heuristic: str) -> str:
+    """A model's default name (and its dataset's, ``NAME.csv``): the device's name in
+    lower case, runs of other characters as one ``-``, at most 40 characters, then the
+    heuristic."""
+    slug = "-".join(filter(None, re.split(r"[^a-z0-9]+", device_name.lower())))[:40]
+    return f"{slug}-{heuristic}"
+
+
+def cheapest_first(
+    kernels: Sequence[TrainingKernel], techniques: Sequence[str], skip: Callable[[str], bool]
+) -> list[TrainingKernel]:
+    """``kernels`` with the cheapest to label first (each technique's expected seconds
+    per configuration on its stencil, :func:`gtune.campaign.schedule.seconds_per_config`,
+    summed over the techniques searched); those ``skip`` names (labelled already) and
+    those that cannot be labelled come first, where they cost nothing."""
+    from gtune.campaign.schedule import seconds_per_config
+
+    def cost(item: TrainingKernel) -> float:
+        if skip(item.name):
+            return -1.0
+        try:
+            labelable = labelable_kernel(item, techniques)
+        except InputError:
+            return -1.0  # the labelling loop reports it
+        if isinstance(labelable, str):
+            return -1.0
+        _, traits, searched = labelable
+        return sum(seconds_per_config(t, traits) for t in searched)
+
+    costs = {id(item): cost(item) for item in kernels}
+    return sorted(kernels, key=lambda item: costs[id(item)])
+
+
 def collect(
     kernels: Sequence[TrainingKernel],
     device: DeviceLimits,
@@ -107,8 +141,12 @@ def collect(
     progress: Progress | None = None,
     techniques: Sequence[str] = (),
     deepen: Deepen | None = None,
+    order: str = "longest",
 ) -> TrainingRun:
     """Label ``kernels`` on ``device``; append each row to ``dataset_path`` as it is made.
+
+    ``order``: ``"cheapest"`` labels the cheapest kernels first (:func:`cheapest_first`:
+    the most rows before ``max_seconds``); otherwise in the order given.
 
     ``techniques``: search only these (default: every technique of each kernel); the
     others are never labels, and their times in the dataset are missing. ``deepen``:
@@ -117,6 +155,10 @@ def collect(
     """
     dataset = Dataset.read_csv(dataset_path) if dataset_path.exists() else Dataset([])
     have = {(r.kernel, r.device, r.heuristic) for r in dataset.rows}
+    if order == "cheapest":
+        kernels = cheapest_first(
+            kernels, techniques, lambda name: (name, device.identity, heuristic) in have
+        )
     run = TrainingRun(dataset)
     dev_traits = DeviceTraits.of(device)
     # ``max_seconds`` also stops a search under way: its configurations stay in the

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import random
+from dataclasses import replace
 
 import pytest
 
@@ -268,6 +269,63 @@ def test_simulated_collection_on_four_gpus_ranked_by_compile_cost_ends_near_the_
             naive = simulate(by_count, lambda p, d=true: d[p.key], workers)
             assert ranked.makespan <= bound * 1.05, (seed, workers)
             assert ranked.makespan <= naive.makespan * 1.02
+
+
+def test_cheapest_order_hands_out_each_kernel_whole_from_the_cheapest() -> None:
+    """order="cheapest": the kernels (groups) come out by their expected total, each
+    kernel's pieces together and longest first within it; "longest" stays as it was."""
+    rng = random.Random(5)
+    tasks, traits = _training(rng)
+
+    def rate(t: CampaignTask) -> float:
+        return seconds_per_config(t.technique, traits[t.label])
+
+    pieces = plan(tasks, lambda t: TECHS, rate_of=rate, order="cheapest")
+    longest = plan(tasks, lambda t: TECHS, rate_of=rate)
+    assert [replace(p, rank=0) for p in pieces] == longest  # only the ranks differ
+    total: dict[str, float] = {}
+    for p in pieces:
+        total[p.group] = total.get(p.group, 0.0) + p.cost
+    q = Queue.of(pieces)
+    taken = [p for p in (q.take() for _ in pieces) if p is not None]
+    assert len(taken) == len(pieces)
+    groups = list(dict.fromkeys(p.group for p in taken))
+    assert [total[g] for g in groups] == sorted(total.values())  # cheapest kernel first
+    runs = [p.group for p in taken]
+    assert all(runs.index(g) + 3 == len(runs) - runs[::-1].index(g) for g in groups)
+    for g in groups:  # within a kernel, its longest search first
+        costs = [p.cost for p in taken if p.group == g]
+        assert costs == sorted(costs, reverse=True)
+    with pytest.raises(ValueError, match="unknown order"):
+        plan(tasks, lambda t: TECHS, order="shortest")
+
+
+def test_a_time_limit_cuts_fewer_kernels_short_with_the_cheapest_first() -> None:
+    """A collection cut by a limit: the cheapest kernels first finish more kernels (rows)
+    by the limit than the longest searches first, on every seed; both end all of them."""
+    better = 0
+    for seed in range(6):
+        rng = random.Random(seed)
+        tasks, traits = _training(rng)
+
+        def rate(t: CampaignTask, traits: dict[str, StencilTraits] = traits) -> float:
+            return seconds_per_config(t.technique, traits[t.label])
+
+        cheap = plan(tasks, lambda t: TECHS, rate_of=rate, order="cheapest")
+        lpt = plan(tasks, lambda t: TECHS, rate_of=rate)
+        true = {p.key: p.cost * rng.uniform(0.8, 1.25) for p in cheap}
+        kernels = len({p.group for p in cheap})
+        for workers in (2, 4):
+            a = simulate(cheap, lambda p, d=true: d[p.key], workers)
+            b = simulate(lpt, lambda p, d=true: d[p.key], workers)
+            assert a.finished_groups(cheap, a.makespan) == kernels
+            assert b.finished_groups(lpt, b.makespan) == kernels
+            limit = 0.3 * b.makespan
+            rows_cheap = a.finished_groups(cheap, limit)
+            rows_lpt = b.finished_groups(lpt, limit)
+            assert rows_cheap >= rows_lpt, (seed, workers)
+            better += rows_cheap > rows_lpt
+    assert better >= 6
 
 
 def test_each_gpu_gets_its_share_of_the_host_whether_the_campaign_uses_all_or_one() -> None:

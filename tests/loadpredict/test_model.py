@@ -349,6 +349,37 @@ def test_2d_stencils_get_two_distinct_training_shapes(tmp_path: Path) -> None:
     assert problems["heat3d@1024x1024x32"] == {"NX": 1024, "NY": 1024, "NZ": 32}
 
 
+def test_a_time_limited_collection_labels_the_cheapest_kernels_first(tmp_path: Path) -> None:
+    """Under --max-minutes the kernels go cheapest first (each technique's expected build
+    cost on its stencil, summed), labelled ones and unlabelable ones first of all."""
+    import argparse
+
+    from gtune.campaign.schedule import seconds_per_config
+    from gtune.commands.train import _order
+    from gtune.training.train import cheapest_first, labelable_kernel, suite_kernels
+
+    names = ["dense_3d_xyz_r2", "star_3d_xyz_r1", "dense_1d_x_r1", "star_2d_xy_r3"]
+    kernels = suite_kernels(tmp_path, [(64, 64, 64)], names=names, real=False)
+    techniques = ["global", "vec", "stream"]
+
+    def cost(name: str) -> float:
+        item = next(k for k in kernels if k.name == name)
+        got = labelable_kernel(item, techniques)
+        assert not isinstance(got, str)
+        return sum(seconds_per_config(t, got[1]) for t in got[2])
+
+    ordered = [k.name for k in cheapest_first(kernels, techniques, lambda n: False)]
+    assert sorted(ordered) == sorted(k.name for k in kernels)
+    assert [cost(n) for n in ordered] == sorted(cost(n) for n in ordered)
+    assert ordered[-1].startswith("dense_3d_xyz_r2")  # 125 points: the dearest
+    done = ordered[-1]
+    assert cheapest_first(kernels, techniques, lambda n: n == done)[0].name == done
+    ns = argparse.Namespace
+    assert _order(ns(order=None, max_minutes=8.0)) == "cheapest"
+    assert _order(ns(order=None, max_minutes=None)) == "longest"
+    assert _order(ns(order="longest", max_minutes=8.0)) == "longest"
+
+
 # Nested leave-one-out
 
 

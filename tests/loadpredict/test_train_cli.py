@@ -176,3 +176,37 @@ def test_a_time_limit_before_any_label_keeps_the_measurements_and_says_so(tmp_pa
 
     with open_store(db) as store:
         assert len(store.results()) > 0
+
+
+def test_collect_script_refuses_a_store_of_another_device(tmp_path: Path) -> None:
+    """benchmarks/predict/collect.sh grows one device's dataset: given a store directory
+    whose dataset is another device's, it runs nothing and exits with 2."""
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    store = tmp_path / "store"
+    store.mkdir()
+    (store / "nvidia-h200-hybrid.csv").write_text("kernel\n")
+    out = tmp_path / "out"
+    out.mkdir()
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(root),
+        "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
+    }
+    script = root / "benchmarks" / "predict" / "collect.sh"
+    done = subprocess.run(
+        ["bash", str(script), str(store), str(out), "0:0", "1"],
+        capture_output=True, text=True, env=env, cwd=root, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert "another device's dataset" in done.stderr and "nvidia-h200-hybrid.csv" in done.stderr
+    assert "Traceback" not in done.stderr and not list(out.iterdir())
+    bad = subprocess.run(
+        ["bash", str(script), str(store), str(out), "no-such-device", "1"],
+        capture_output=True, text=True, env=env, cwd=root, timeout=120,
+    )  # fmt: skip
+    assert bad.returncode == 2 and "no OpenCL device matches" in bad.stderr, bad.stderr
+    assert "Traceback" not in bad.stderr
