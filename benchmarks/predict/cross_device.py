@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,60 @@ def _scores(cv: Any) -> dict[str, Any]:
     }
 
 
+def _mean(values: list[float | None]) -> float:
+    known = [v for v in values if v is not None]
+    return sum(known) / len(known) if known else math.nan
+
+
+def _kept(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def shared_labels(data: Dataset, devices: list[str]) -> list[dict[str, Any]]:
+    """For each pair of devices, the kernels labelled on both: how often the labels
+    agree, and what one device's label keeps of the other's best (its best time over
+    the time of the technique the first device chose, penalty-weighted accuracy's
+    per-kernel term; None where the other device has no time for that technique, left
+    out of the mean), each disagreement listed. Transfer can be no better than this."""
+    by = {d: {r.kernel: r for r in data.rows if r.device == d} for d in devices}
+    out: list[dict[str, Any]] = []
+    for i, a in enumerate(devices):
+        for b in devices[i + 1 :]:
+            common = sorted(set(by[a]) & set(by[b]))
+            if not common:
+                continue
+            differ = []
+            kept: dict[str, list[float | None]] = {a: [], b: []}
+            for k in common:
+                ra, rb = by[a][k], by[b][k]
+                for src, dst in ((ra, rb), (rb, ra)):
+                    t = dst.times
+                    best = min(v for v in t.values() if math.isfinite(v))
+                    chosen = t.get(src.label, math.inf)
+                    kept[dst.device].append(best / chosen if math.isfinite(chosen) else None)
+                if ra.label != rb.label:
+                    differ.append(
+                        {
+                            "kernel": k,
+                            a: ra.label,
+                            b: rb.label,
+                            f"{a} label on {b}": kept[b][-1],
+                            f"{b} label on {a}": kept[a][-1],
+                        }
+                    )
+            out.append(
+                {
+                    "devices": [a, b],
+                    "kernels": len(common),
+                    "agree": len(common) - len(differ),
+                    f"{a} labels on {b}": _mean(kept[b]),
+                    f"{b} labels on {a}": _mean(kept[a]),
+                    "differ": differ,
+                }
+            )
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("out", type=Path)
@@ -55,12 +110,13 @@ def main() -> int:
         own[dev] = _scores(leave_one_out(rows)) if len(rows) >= 2 else None
     blind = {d: _scores(cv) for d, cv in held_out_devices(data, with_device=False).items()}
     aware = {d: _scores(cv) for d, cv in held_out_devices(data, with_device=True).items()}
-    result = {
+    result: dict[str, Any] = {
         "datasets": [str(p) for p in args.datasets],
         "devices": devices,
         "own_leave_one_out": own,
         "held_out_stencil_features": blind,
         "held_out_with_device_features": aware,
+        "shared_labels": shared_labels(data, devices),
     }
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "cross_device.json").write_text(json.dumps(result, indent=2) + "\n")
@@ -90,6 +146,28 @@ def main() -> int:
             "without-device columns can only differ by chance. A third device is needed "
             "for the device features to mean anything.",
         ]
+    for pair in result["shared_labels"]:
+        a, b = pair["devices"]
+        lines += [
+            "",
+            f"## Kernels labelled on both {a} and {b}",
+            "",
+            f"{pair['kernels']} kernels, the labels agree on {pair['agree']}. Each device's "
+            f"labels used on the other keep (mean of best / chosen): {a} on {b} "
+            f"{pair[f'{a} labels on {b}']:.3f}, {b} on {a} {pair[f'{b} labels on {a}']:.3f} "
+            "(-: that technique has no time there).",
+        ]
+        if pair["differ"]:
+            lines += [
+                "",
+                f"| kernel | {a} | {b} | {a}'s label on {b} | {b}'s label on {a} |",
+                "|---|---|---|---:|---:|",
+            ]
+            lines += [
+                f"| {d['kernel']} | {d[a]} | {d[b]} | {_kept(d[f'{a} label on {b}'])} "
+                f"| {_kept(d[f'{b} label on {a}'])} |"
+                for d in pair["differ"]
+            ]
     (args.out / "cross_device.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0
