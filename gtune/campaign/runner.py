@@ -21,7 +21,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -376,6 +376,7 @@ def run_tasks(
     connect_timeout: float = 30.0,
     rate_of: Callable[[CampaignTask], float] | None = None,
     order: str = "longest",
+    redo: Collection[str] = (),
 ) -> CampaignResult:
     """Run ``tasks`` not yet in ``out_dir/tasks.jsonl`` on Dask workers (a local cluster
     listening on loopback only, or the scheduler at ``scheduler``: ``tcp://`` or
@@ -384,12 +385,13 @@ def run_tasks(
     as it comes. ``dashboard`` adds the Dask dashboard to a local cluster. ``rate_of``
     gives a piece's seconds per configuration (default: its technique on its kernel's
     stencil traits, :func:`gtune.campaign.schedule.seconds_per_config`); ``order``:
-    the longest pieces first, or the cheapest kernels' (:data:`~gtune.campaign.schedule.ORDERS`)."""
+    the longest pieces first, or the cheapest kernels' (:data:`~gtune.campaign.schedule.ORDERS`);
+    ``redo``: keys of tasks to run again although the ledger has them (stale entries)."""
     show: Observer = observer if observer is not None else NullObserver()
     token = cancel if cancel is not None else CancelToken()
     out_dir.mkdir(parents=True, exist_ok=True)
     ledger = out_dir / "tasks.jsonl"
-    done = {} if force else read_done(ledger)
+    done = {} if force else {k: v for k, v in read_done(ledger).items() if k not in redo}
     todo = [t for t in tasks if t.key not in done]
     started = time.monotonic()
     shown = devices if devices is not None else list(dict.fromkeys(t.device or "" for t in tasks))

@@ -212,6 +212,8 @@ def execute_task(task_data: Mapping[str, Any], store_url: str | None) -> dict[st
         "device": device.name,
         "device_identity": device.identity,
         "device_limits": device.to_dict(),
+        # what was searched: a ledger entry of an edited kernel is not served again
+        "kernel_identity": _REUSE.session.kernel.identity(),
         "best_s": report.search_s if best is not None and math.isfinite(report.search_s) else None,
         "best_config": dict(best.config) if best is not None else None,
         "technique": report.technique_choice,

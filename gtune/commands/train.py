@@ -109,6 +109,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "longest (a campaign's longest searches first, the least time for all; the "
         "default without --max-minutes)",
     )
+    p.add_argument(
+        "--relabel-changed",
+        action="store_true",
+        help="label again the kernels whose row is of another version of them (the "
+        "template, the generator or the description changed the kernel's identity since, "
+        "or the row predates identities); the new row replaces the old",
+    )
     p.add_argument("--compile-workers", type=int, metavar="N", help="compile processes")
     p.add_argument(
         "--scheduler",
@@ -249,6 +256,7 @@ def _collect_on_cluster(
             cancel=token,
             deepen=_deepen(args, _budget(args.budget)),
             order=_order(args),
+            relabel_changed=args.relabel_changed,
         )
     finally:
         signal.signal(signal.SIGINT, previous)
@@ -321,11 +329,17 @@ def run(args: argparse.Namespace) -> int:
                 techniques=techniques,
                 deepen=deepen,
                 order=_order(args),
+                relabel_changed=args.relabel_changed,
             )
     finally:
         store.close()
     for kernel, why in result.skipped:
         console.print(f"skipped {kernel}: {why}")
+    if result.relabelled:
+        console.print(
+            f"labelled again ({len(result.relabelled)}: the kernel changed since its row): "
+            + ", ".join(result.relabelled)
+        )
     if result.measured:
         console.print(time_line(result))
     dataset = result.dataset if len(result.dataset) else Dataset([])

@@ -22,6 +22,8 @@ from gtune.loadpredict.features import DeviceTraits, StencilTraits
 
 TIME_PREFIX = "time:"
 DEEPENED = "deepened"
+IDENTITY = "identity"
+IDENTITY_LEN = 16  # hex digits of the kernel's identity a row keeps
 
 
 @dataclass(frozen=True)
@@ -36,6 +38,11 @@ class TrainingRow:
     # a close call searched deeper: each of its two leading techniques' evaluations
     # then (0: not searched deeper; see ``close_call``)
     deepened: int = 0
+    # the labelled kernel's identity (TunableKernel.identity(), its first IDENTITY_LEN
+    # hex digits: source, headers, description, size); it changes when the template or
+    # the generator changes what the kernel is, so a row of another version can be told
+    # apart ("": not recorded, rows labelled before gtune recorded it)
+    identity: str = ""
 
     @property
     def label(self) -> str:
@@ -117,6 +124,9 @@ class Dataset:
         deepened = any(r.deepened for r in self.rows)
         if deepened:
             header.append(DEEPENED)
+        identity = any(r.identity for r in self.rows)
+        if identity:
+            header.append(IDENTITY)
         p = Path(path)
         p.parent.mkdir(parents=True, exist_ok=True)
         with p.open("w", newline="") as fh:
@@ -131,6 +141,7 @@ class Dataset:
                     + [_fmt(r.times.get(t, math.inf)) for t in techniques]
                     + [r.configs.get(t, "") for t in techniques]
                     + ([r.deepened or ""] if deepened else [])
+                    + ([r.identity] if identity else [])
                 )
 
     @classmethod
@@ -181,6 +192,7 @@ def _row(raw: Mapping[str, Any]) -> TrainingRow:
         device_traits=device_traits,
         configs=configs,
         deepened=int(str(raw.get(DEEPENED) or "").strip() or 0),
+        identity=str(raw.get(IDENTITY) or "").strip(),
     )
 
 
@@ -215,8 +227,10 @@ def row_from_runs(
     traits: StencilTraits,
     runs: Sequence[Mapping[str, Any]],
     device_traits: DeviceTraits | None = None,
+    identity: str = "",
 ) -> TrainingRow:
-    """A row from a tuning report's per-technique runs (``TuningReport.to_dict()["runs"]``)."""
+    """A row from a tuning report's per-technique runs (``TuningReport.to_dict()["runs"]``);
+    ``identity``: the kernel's (:data:`IDENTITY_LEN` digits are kept)."""
     times: dict[str, float] = {}
     configs: dict[str, int] = {}
     for run in runs:
@@ -230,4 +244,13 @@ def row_from_runs(
         if trace is None:
             trace = int(run.get("measured", 0)) + int(run.get("reused", 0))
         configs[str(tech)] = int(trace)
-    return TrainingRow(kernel, device, heuristic, traits, times, device_traits, configs)
+    return TrainingRow(
+        kernel,
+        device,
+        heuristic,
+        traits,
+        times,
+        device_traits,
+        configs,
+        identity=identity[:IDENTITY_LEN],
+    )

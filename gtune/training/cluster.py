@@ -16,7 +16,7 @@ stopped; a kernel's row is written to the dataset once all its techniques are in
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,8 @@ from gtune.training.train import (
     TrainingKernel,
     TrainingRun,
     labelable_kernel,
+    labelled,
+    same_kernel,
 )
 from gtune.tuning.events import CancelToken, TaskFinished, TuningEvent
 
@@ -60,6 +62,8 @@ class _Rows:
         self.runs: dict[str, list[dict[str, Any]]] = {}
         self.device: dict[str, Any] = {}
         self.labelled = 0
+        self.identities: dict[str, str] = {}  # kernel name -> its identity now
+        self.again: set[str] = set()  # kernels whose row of another version is replaced
 
     def on_event(self, event: TuningEvent) -> None:
         """The campaign's observer: each finished piece's runs are added."""
@@ -69,9 +73,12 @@ class _Rows:
             return
         self.add(event.label, event.summary)
 
-    def add(self, label: str, summary: Mapping[str, Any]) -> None:
+    def add(self, label: str, summary: Mapping[str, Any], *, earlier: bool = False) -> None:
+        """A finished search's summary; ``earlier``: an earlier call's, from the ledger
+        (its measurements and time are that call's, not counted again)."""
         item, traits, n = self.wanted[label]
-        self.run.add_time(summary.get("time") or {}, int(summary.get("measured") or 0))
+        if not earlier:
+            self.run.add_time(summary.get("time") or {}, int(summary.get("measured") or 0))
         self.runs.setdefault(label, []).extend(summary.get("runs") or [])
         self.device = dict(summary.get("device_limits") or self.device)
         if len(self.runs[label]) < n:
@@ -94,12 +101,15 @@ class _Rows:
             traits,
             self.runs[label],
             DeviceTraits.of(limits),
+            identity=self.identities.get(label, ""),
         )
         if not any(math.isfinite(s) for s in row.times.values()):
             self.run.skipped.append((item.name, "no technique produced a valid configuration"))
         else:
             self.run.dataset = self.run.dataset.merged([row])
             self.run.dataset.write_csv(self.dataset_path)
+            if label in self.again:
+                self.run.relabelled.append(item.name)
         self.run.done.append(item.name)
         self.labelled += 1
         if self.on_row is not None:
@@ -125,6 +135,7 @@ def collect_on_cluster(
     cancel: CancelToken | None = None,
     deepen: Deepen | None = None,
     order: str = "longest",
+    relabel_changed: bool = False,
 ) -> TrainingRun:
     """Label ``kernels`` on the workers driving ``selector`` (see the module's docs).
 
@@ -133,30 +144,44 @@ def collect_on_cluster(
     ``deepen``: once every kernel is labelled, the close calls are searched deeper, a
     second round of pieces (:class:`~gtune.training.train.Deepen`); ``order``: the
     longest searches first (the least time for all of them) or the cheapest kernels'
-    (the most rows before a time limit; :data:`gtune.campaign.schedule.ORDERS`).
+    (the most rows before a time limit; :data:`gtune.campaign.schedule.ORDERS`);
+    ``relabel_changed``: as :func:`gtune.training.train.collect`'s.
     """
     dataset = Dataset.read_csv(dataset_path) if dataset_path.exists() else Dataset([])
-    have = {(r.kernel, r.device, r.heuristic) for r in dataset.rows}
+    have = labelled(dataset, device.identity, heuristic)
     run = TrainingRun(dataset)
     wanted: dict[str, tuple[TrainingKernel, StencilTraits, int]] = {}
     tasks: list[CampaignTask] = []
     pieces = _Pieces(selector, heuristic, compile_workers, work_dir, store_url, cancel)
     pieces.scheduler, pieces.tls, pieces.workers_per_device = scheduler, tls, workers_per_device
     pieces.order = order
+    identities: dict[str, str] = {}  # the kernels' identities now
+    again: set[str] = set()  # kernels with a row of another version, labelled again
     for item in kernels:
-        if (item.name, device.identity, heuristic) in have:
+        old = have.get(item.name)
+        if old is not None and not relabel_changed:
             run.done.append(item.name)
             continue
         labelable = labelable_kernel(item, techniques)
         if isinstance(labelable, str):
-            run.skipped.append((item.name, labelable))
+            if old is not None:  # its row stays
+                run.done.append(item.name)
+            else:
+                run.skipped.append((item.name, labelable))
             continue
-        _, traits, searched = labelable
+        kernel, traits, searched = labelable
+        if old is not None:
+            if same_kernel(old, kernel):
+                run.done.append(item.name)
+                continue
+            again.add(item.name)
+        identities[item.name] = kernel.identity()
         wanted[item.name] = (item, traits, len(searched))
         tasks += pieces.of(item, searched, budget)
     if tasks:
         rows = _Rows(wanted, heuristic, dataset_path, run, progress, len(wanted))
-        pieces.run(tasks, rows, wanted)
+        rows.identities, rows.again = identities, again
+        pieces.run(tasks, rows, wanted, identities, again)
         run.left = [name for name in wanted if name not in run.done]
     if deepen is None or run.left or (cancel is not None and cancel.cancelled):
         return run
@@ -223,11 +248,24 @@ class _Pieces:
         tasks: list[CampaignTask],
         rows: _Rows,
         wanted: Mapping[str, tuple[TrainingKernel, StencilTraits, int]],
+        identities: Mapping[str, str] | None = None,
+        again: Collection[str] = (),
     ) -> None:
+        """Run ``tasks``; a search an earlier call finished is served from the ledger
+        unless it searched another version of its kernel (``identities``: each kernel's
+        identity now; an entry recording another is stale, and so is one recording none
+        for a kernel in ``again``, whose row is of another version)."""
         done = read_done(self.work_dir / "tasks.jsonl")  # searches an earlier call finished
+        redo: set[str] = set()
         for task in tasks:
-            if task.key in done:
-                rows.add(task.label, done[task.key])
+            if task.key not in done:
+                continue
+            now = (identities or {}).get(task.label)
+            then = str(done[task.key].get("kernel_identity") or "")
+            if now is not None and (then != now if then else task.label in again):
+                redo.add(task.key)
+            else:
+                rows.add(task.label, done[task.key], earlier=True)
         result = run_tasks(
             tasks,
             self.work_dir,
@@ -240,6 +278,7 @@ class _Pieces:
             # the order pieces go in: each kernel's traits are known here already
             rate_of=lambda t: seconds_per_config(t.technique, wanted[t.label][1]),
             order=self.order,
+            redo=redo,
         )
         for failed, why in result.failed:
             rows.run.skipped.append(

@@ -26,6 +26,7 @@ from gtune.device import DeviceLimits
 from gtune.exceptions import InputError
 from gtune.kernel import TunableKernel
 from gtune.loadpredict.dataset import (
+    IDENTITY_LEN,
     Dataset,
     TrainingRow,
     close_call,
@@ -61,6 +62,8 @@ class TrainingRun:
     left: list[str] = field(default_factory=list)  # not reached within the time limit
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (kernel, why)
     deepened: list[str] = field(default_factory=list)  # close calls searched deeper now
+    # rows labelled again: their kernel changed since (``relabel_changed``)
+    relabelled: list[str] = field(default_factory=list)
     measured: int = 0  # configurations measured now
     time: dict[str, float] = field(default_factory=dict)  # where the time went, summed
 
@@ -103,6 +106,17 @@ def model_name(device_name: str, heuristic: str) -> str:
     return f"{slug}-{heuristic}"
 
 
+def labelled(dataset: Dataset, device: str, heuristic: str) -> dict[str, TrainingRow]:
+    """The rows of ``dataset`` for ``device`` (identity) and ``heuristic``, by kernel."""
+    return {r.kernel: r for r in dataset.rows if r.device == device and r.heuristic == heuristic}
+
+
+def same_kernel(row: TrainingRow, kernel: TunableKernel) -> bool:
+    """Whether ``row`` was labelled on ``kernel`` as it is now (same identity: the
+    template, the generator, the description and size unchanged since)."""
+    return bool(row.identity) and row.identity == kernel.identity()[:IDENTITY_LEN]
+
+
 def cheapest_first(
     kernels: Sequence[TrainingKernel], techniques: Sequence[str], skip: Callable[[str], bool]
 ) -> list[TrainingKernel]:
@@ -142,8 +156,13 @@ def collect(
     techniques: Sequence[str] = (),
     deepen: Deepen | None = None,
     order: str = "longest",
+    relabel_changed: bool = False,
 ) -> TrainingRun:
     """Label ``kernels`` on ``device``; append each row to ``dataset_path`` as it is made.
+
+    ``relabel_changed``: a kernel with a row is labelled again when the row is of
+    another version of it (:func:`same_kernel`: its identity differs, or the row has
+    none); the new row replaces the old.
 
     ``order``: ``"cheapest"`` labels the cheapest kernels first (:func:`cheapest_first`:
     the most rows before ``max_seconds``); otherwise in the order given.
@@ -154,10 +173,10 @@ def collect(
     (:class:`Deepen`), rows labelled earlier too.
     """
     dataset = Dataset.read_csv(dataset_path) if dataset_path.exists() else Dataset([])
-    have = {(r.kernel, r.device, r.heuristic) for r in dataset.rows}
+    have = labelled(dataset, device.identity, heuristic)
     if order == "cheapest":
         kernels = cheapest_first(
-            kernels, techniques, lambda name: (name, device.identity, heuristic) in have
+            kernels, techniques, lambda name: name in have and not relabel_changed
         )
     run = TrainingRun(dataset)
     dev_traits = DeviceTraits.of(device)
@@ -171,7 +190,8 @@ def collect(
         timer.start()
     try:
         for i, item in enumerate(kernels):
-            if (item.name, device.identity, heuristic) in have:
+            old = have.get(item.name)
+            if old is not None and not relabel_changed:
                 run.done.append(item.name)
                 continue
             if limit.cancelled:
@@ -179,9 +199,15 @@ def collect(
                 break
             labelable = labelable_kernel(item, techniques)
             if isinstance(labelable, str):
-                run.skipped.append((item.name, labelable))
+                if old is not None:  # its row stays
+                    run.done.append(item.name)
+                else:
+                    run.skipped.append((item.name, labelable))
                 continue
             kernel, traits, searched = labelable
+            if old is not None and same_kernel(old, kernel):
+                run.done.append(item.name)
+                continue
             report = tune(
                 kernel,
                 device=device,
@@ -201,12 +227,22 @@ def collect(
                 run.left.extend(k.name for k in kernels[i:] if k.name not in run.done)
                 return run
             runs = [r.to_dict() for r in report.runs]
-            row = row_from_runs(item.name, device.identity, heuristic, traits, runs, dev_traits)
+            row = row_from_runs(
+                item.name,
+                device.identity,
+                heuristic,
+                traits,
+                runs,
+                dev_traits,
+                identity=kernel.identity(),
+            )
             if not any(math.isfinite(s) for s in row.times.values()):
                 run.skipped.append((item.name, "no technique produced a valid configuration"))
             else:
                 run.dataset = run.dataset.merged([row])
                 run.dataset.write_csv(dataset_path)
+                if old is not None:
+                    run.relabelled.append(item.name)
             run.done.append(item.name)
             if progress is not None:
                 progress(i + 1, len(kernels), item, row)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -53,9 +54,30 @@ def test_train_labels_kernels_resumes_and_installs(tmp_path: Path) -> None:
     again = run_gtune(*args, db=db, env_extra=env)
     assert again.returncode == 0, again.stderr
     assert Dataset.read_csv(out / "tiny.csv").rows == data.rows
+    # each row names the kernel it was labelled on; a row of another version of its
+    # kernel (here: made so by hand) is labelled again with --relabel-changed only
+    assert all(len(r.identity) == 16 for r in data.rows)
+    _stale(out / "tiny.csv", "star_3d_xyz_r1")
+    kept = run_gtune(*args, db=db, env_extra=env)
+    assert kept.returncode == 0 and "labelled again" not in kept.stderr, kept.stderr
+    relabel = run_gtune(*args, "--relabel-changed", db=db, env_extra=env)
+    assert relabel.returncode == 0, relabel.stderr
+    assert "labelled again (1: the kernel changed since its row): star_3d_xyz_r1" in " ".join(
+        relabel.stderr.split()
+    )
+    assert "configurations measured" not in relabel.stderr  # the store serves the kernel
+    assert Dataset.read_csv(out / "tiny.csv").rows == data.rows  # its identity restored
     listed = run_gtune("models", "--json", env_extra=env)
     assert listed.returncode == 0, listed.stderr
     assert "tiny" in [m["name"] for m in json.loads(listed.stdout)]
+
+
+def _stale(csv_path: Path, kernel: str) -> None:
+    """Make ``kernel``'s row look labelled on another version of the kernel."""
+    rows = Dataset.read_csv(csv_path).rows
+    Dataset([replace(r, identity="0" * 16) if r.kernel == kernel else r for r in rows]).write_csv(
+        csv_path
+    )
 
 
 def test_train_rejects_bad_flags_with_one_message(tmp_path: Path) -> None:
@@ -113,6 +135,35 @@ def test_train_on_a_dask_cluster_labels_the_same_and_resumes(tmp_path: Path) -> 
     again = run_gtune(*common, "--out", str(tmp_path / "a"), "--workers-per-device", "2", db=db)
     assert again.returncode == 0, again.stderr
     assert "configurations measured" not in again.stderr  # nothing left to measure
+    assert Dataset.read_csv(tmp_path / "a" / "tiny.csv").rows == cluster_rows
+    # a row of another version of its kernel, labelled again on the workers: the
+    # ledger's searches recorded this version, so they are served, nothing measured
+    _stale(tmp_path / "a" / "tiny.csv", "dense_1d_x_r1")
+    relabel = run_gtune(
+        *common, "--out", str(tmp_path / "a"), "--workers-per-device", "2", "--relabel-changed",
+        db=db,
+    )  # fmt: skip
+    assert relabel.returncode == 0, relabel.stderr
+    assert "labelled again (1" in relabel.stderr and "dense_1d_x_r1" in relabel.stderr
+    assert "configurations measured" not in relabel.stderr
+    assert Dataset.read_csv(tmp_path / "a" / "tiny.csv").rows == cluster_rows
+    # a ledger entry that searched another version of its kernel is not served: with the
+    # row gone and one entry's identity changed by hand, that search runs again
+    ledger = tmp_path / "a" / "collect" / "tasks.jsonl"
+    entries = [json.loads(line) for line in ledger.read_text().splitlines()]
+    stale = next(e for e in entries if e["label"] == "dense_1d_x_r1")
+    stale["kernel_identity"] = "0" * 64
+    ledger.write_text("".join(json.dumps(e) + "\n" for e in entries))
+    Dataset([r for r in cluster_rows if r.kernel != "dense_1d_x_r1"]).write_csv(
+        tmp_path / "a" / "tiny.csv"
+    )
+    rerun = run_gtune(*common, "--out", str(tmp_path / "a"), "--workers-per-device", "2", db=db)
+    assert rerun.returncode == 0, rerun.stderr
+    after = [json.loads(line) for line in ledger.read_text().splitlines()]
+    assert [e["key"] for e in after[len(entries) :]] == [stale["key"]]
+    assert after[-1]["kernel_identity"] == next(
+        e["kernel_identity"] for e in entries if e["label"] == "dense_1d_x_r1" and e is not stale
+    )
     assert Dataset.read_csv(tmp_path / "a" / "tiny.csv").rows == cluster_rows
     # every kernel a close call (margin 10: up to 11 times as slow): the two fastest
     # searched to 12 each, on the workers and in this process alike, the first 6 from
