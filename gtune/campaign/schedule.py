@@ -21,8 +21,10 @@ so it reuses that kernel's open session (space, evaluator, data on the device).
 That order gives the least time for the whole campaign. A campaign cut by a time limit
 (a load-predictor collection continued session by session) wants something else: the
 most finished kernels when the limit comes. ``order="cheapest"`` ranks the kernels by
-their expected total (all their pieces) and hands out the cheapest kernel's pieces
-first, longest first within it, so kernels finish one after another from the cheapest.
+their expected total (all their pieces): a worker goes on with its kernel's pieces
+(longest first) until that kernel is done, and a free worker starts the cheapest kernel
+no other worker is on, so kernels finish from the cheapest, each kernel's session
+opened once.
 
 :func:`simulate` runs the same rules on made-up durations, so that the effect of the
 order on the time all workers take can be checked without a device.
@@ -288,8 +290,8 @@ class Queue:
         return len(self._ready)
 
     def take(self, last_group: str | None = None, elsewhere: Collection[str] = ()) -> Piece | None:
-        """The longest ready piece of the lowest rank. Among those about as long (and of
-        that rank): one of ``last_group`` (the
+        """The longest ready piece of the lowest rank. Among those about as long (with
+        ranked kernels, among all, the cheapest first): one of ``last_group`` (the
         worker's open session), else one of a kernel no other worker is on (``elsewhere``:
         the groups running there), so that workers start on different kernels and each
         kernel's space is solved once; the pieces of one kernel spread over several
@@ -302,6 +304,11 @@ class Queue:
             for i, (rank, neg, o, _) in enumerate(self._ready)
             if rank == top and -neg >= TIE * -neg_longest
         )
+        if any(entry[0] != top for entry in self._ready):
+            # ranked kernels (``order="cheapest"``): a worker finishes its own kernel,
+            # else starts the cheapest kernel no other worker is on, so each kernel's
+            # session opens once and kernels finish one per worker at a time
+            near = [(0, i) for _, i in sorted((e[:3], i) for i, e in enumerate(self._ready))]
         for wanted in (lambda g: g == last_group, lambda g: g not in elsewhere):
             for _, i in near:
                 piece = self._ready[i][3]

@@ -298,6 +298,18 @@ def test_cheapest_order_hands_out_each_kernel_whole_from_the_cheapest() -> None:
         assert costs == sorted(costs, reverse=True)
     with pytest.raises(ValueError, match="unknown order"):
         plan(tasks, lambda t: TECHS, order="shortest")
+    # workers: the first takes the cheapest kernel, the second the next cheapest (no
+    # session opened twice), and each goes on with its own kernel until it is done
+    q = Queue.of(pieces)
+    first = q.take()
+    assert first is not None and first.group == groups[0]
+    second = q.take(None, {first.group})
+    assert second is not None and second.group == groups[1]
+    for _ in range(2):
+        mine = q.take(first.group, {second.group})
+        assert mine is not None and mine.group == groups[0]
+    after = q.take(first.group, {second.group})  # its kernel done: the next free one
+    assert after is not None and after.group == groups[2]
 
 
 def test_a_time_limit_cuts_fewer_kernels_short_with_the_cheapest_first() -> None:
