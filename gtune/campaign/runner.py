@@ -21,7 +21,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -386,12 +386,20 @@ def run_tasks(
     gives a piece's seconds per configuration (default: its technique on its kernel's
     stencil traits, :func:`gtune.campaign.schedule.seconds_per_config`); ``order``:
     the longest pieces first, or the cheapest kernels' (:data:`~gtune.campaign.schedule.ORDERS`);
-    ``redo``: keys of tasks to run again although the ledger has them (stale entries)."""
+    ``redo``: keys of tasks to run again although the ledger has them; an entry that
+    searched another version of its kernel is run again too (:func:`stale_entries`)."""
     show: Observer = observer if observer is not None else NullObserver()
     token = cancel if cancel is not None else CancelToken()
     out_dir.mkdir(parents=True, exist_ok=True)
     ledger = out_dir / "tasks.jsonl"
-    done = {} if force else {k: v for k, v in read_done(ledger).items() if k not in redo}
+    done = {} if force else read_done(ledger)
+    if done:
+        stale = set(redo) | stale_entries(tasks, done)
+        if stale:
+            log.info(
+                "campaign %s: %d finished tasks' kernels changed since; run again", name, len(stale)
+            )
+        done = {k: v for k, v in done.items() if k not in stale}
     todo = [t for t in tasks if t.key not in done]
     started = time.monotonic()
     shown = devices if devices is not None else list(dict.fromkeys(t.device or "" for t in tasks))
@@ -823,6 +831,27 @@ def _kernel_of(task: CampaignTask, loaded: _Kernels) -> Any:  # TunableKernel
         else:
             loaded[key] = as_kernel(task.kernel, dict(task.sizes))
     return loaded[key]
+
+
+def stale_entries(tasks: Sequence[CampaignTask], done: Mapping[str, Mapping[str, Any]]) -> set[str]:
+    """Keys of ``tasks`` whose ledger entry in ``done`` searched another version of the
+    task's kernel (the entry's ``kernel_identity`` is not the kernel's identity now: its
+    file, headers, description or the generator changed since). Entries that record no
+    identity (older ledgers), and kernels that no longer load (the task says why when
+    it runs), stand."""
+    loaded: _Kernels = {}
+    out: set[str] = set()
+    for task in tasks:
+        then = (done.get(task.key) or {}).get("kernel_identity")
+        if not then:
+            continue
+        try:
+            now = _kernel_of(task, loaded).identity()
+        except Exception:  # whatever stops it loading, the entry stands
+            continue
+        if now != then:
+            out.add(task.key)
+    return out
 
 
 def _techniques_of(task: CampaignTask, loaded: _Kernels) -> list[str]:

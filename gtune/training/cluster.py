@@ -20,7 +20,7 @@ from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from gtune.campaign.runner import SchedulerTls, read_done, run_tasks
+from gtune.campaign.runner import SchedulerTls, read_done, run_tasks, stale_entries
 from gtune.campaign.schedule import seconds_per_config
 from gtune.campaign.spec import CampaignTask
 from gtune.device import DeviceLimits
@@ -181,7 +181,7 @@ def collect_on_cluster(
     if tasks:
         rows = _Rows(wanted, heuristic, dataset_path, run, progress, len(wanted))
         rows.identities, rows.again = identities, again
-        pieces.run(tasks, rows, wanted, identities, again)
+        pieces.run(tasks, rows, wanted, again)
         run.left = [name for name in wanted if name not in run.done]
     if deepen is None or run.left or (cancel is not None and cancel.cancelled):
         return run
@@ -248,23 +248,20 @@ class _Pieces:
         tasks: list[CampaignTask],
         rows: _Rows,
         wanted: Mapping[str, tuple[TrainingKernel, StencilTraits, int]],
-        identities: Mapping[str, str] | None = None,
         again: Collection[str] = (),
     ) -> None:
         """Run ``tasks``; a search an earlier call finished is served from the ledger
-        unless it searched another version of its kernel (``identities``: each kernel's
-        identity now; an entry recording another is stale, and so is one recording none
-        for a kernel in ``again``, whose row is of another version)."""
+        unless it searched another version of its kernel (its entry records another
+        identity: :func:`~gtune.campaign.runner.stale_entries`; or none, for a kernel in
+        ``again``, whose row is of another version)."""
         done = read_done(self.work_dir / "tasks.jsonl")  # searches an earlier call finished
-        redo: set[str] = set()
+        redo = stale_entries(tasks, done) | {
+            t.key
+            for t in tasks
+            if t.label in again and t.key in done and not done[t.key].get("kernel_identity")
+        }
         for task in tasks:
-            if task.key not in done:
-                continue
-            now = (identities or {}).get(task.label)
-            then = str(done[task.key].get("kernel_identity") or "")
-            if now is not None and (then != now if then else task.label in again):
-                redo.add(task.key)
-            else:
+            if task.key in done and task.key not in redo:
                 rows.add(task.label, done[task.key], earlier=True)
         result = run_tasks(
             tasks,

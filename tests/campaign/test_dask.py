@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import sqlite3
 import threading
@@ -138,9 +139,12 @@ def test_a_worker_killed_while_starting_does_not_hold_up_the_campaign(tmp_path: 
 
 
 def test_campaign_command_writes_report_and_resumes(tmp_path: Path) -> None:
+    heat = tmp_path / "heat3d.cl"  # a copy, edited below
+    for name in Path(HEAT).parent.glob("heat3d.*"):
+        shutil.copy(name, tmp_path / name.name)
     camp = tmp_path / "c.yaml"
     camp.write_text(
-        f"name: cli\nkernels: [{HEAT}]\nsizes: [16x16x16]\nstrategies: [hybrid]\n"
+        f"name: cli\nkernels: [{heat}]\nsizes: [16x16x16]\nstrategies: [hybrid]\n"
         "technique: global\nbudget: 6\ncompile_workers: 0\n"
     )
     out = tmp_path / "out"
@@ -150,6 +154,12 @@ def test_campaign_command_writes_report_and_resumes(tmp_path: Path) -> None:
         assert (out / name).exists()
     second = run_gtune("campaign", str(camp), "--out", str(out), timeout=300)
     assert second.returncode == 0 and "1 already finished" in second.stderr
+    # the kernel edited since: its finished task searched another version, and runs again
+    heat.write_text(heat.read_text() + "\n// edited\n")
+    third = run_gtune("campaign", str(camp), "--out", str(out), timeout=300)
+    assert third.returncode == 0 and "0 already finished" in third.stderr, third.stderr
+    entries = [json.loads(line) for line in (out / "tasks.jsonl").read_text().splitlines()]
+    assert len(entries) == 2 and entries[0]["kernel_identity"] != entries[1]["kernel_identity"]
     bad = run_gtune("campaign", "--suite", "garvey104:nothing*", "--out", str(out))
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
 
