@@ -227,7 +227,8 @@ def markdown(doc: Mapping[str, Any]) -> str:
         "never a time). bound: per technique, the best recorded time the spec asked for "
         "up to the end of the step that asked for its first miss (a step's batch is fixed "
         "before it is measured); the device run asks the same until then and its best "
-        "never gets slower, so its best is at most the bound. verdict: from the bests where neither spec missed, "
+        "never gets slower, so its best is at most the bound. verdict: from the bests "
+        "where neither spec missed, "
         f"else from the bound (`(bound)`); a ratio within {NOISE:.1%} is a tie; "
         "inconclusive where the bound is slower than the shipped spec's best.",
         "",
