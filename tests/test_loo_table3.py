@@ -121,6 +121,21 @@ def test_replay_retraces_and_reports_what_the_store_lacks(
     assert canonical_config(first.best_config) in {canonical_config(c) for c in gap.unrecorded}
     assert gap.best_config != first.best_config
     assert gap.best_s is not None and gap.best_s > first.best_s
+    # the bound: without a miss the best; with one, what was asked up to the end of the
+    # step that asked for it, so never faster than what the replay found
+    assert first.bound_s == first.best_s
+    assert gap.bound_s is not None and gap.bound_s >= gap.best_s
+
+
+def test_bound_stops_at_the_end_of_the_step_with_the_first_miss() -> None:
+    times = {canonical_config({"A": a}): float(a) for a in (1, 3, 4, 5, 6)}
+    calls = [{"A": a} for a in (6, 5, 2, 4, 3, 1)]
+    # steps of 1, 3 and 2 configurations; A 2 is missing in the second step, whose
+    # other configurations (5, 4) the device measures too; A 3 and 1 come after it
+    assert lt.before_first_miss(calls, times, [1, 3, 2]) == 4.0
+    assert lt.before_first_miss(calls, times, [1] * 6) == 5.0
+    assert lt.before_first_miss(calls[:2], times, [2]) == 5.0
+    assert lt.before_first_miss([{"A": 2}], times, [1]) is None
 
 
 def test_loo_card_leaves_every_shape_of_the_kernel_out(tmp_path: Path) -> None:

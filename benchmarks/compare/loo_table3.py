@@ -137,6 +137,11 @@ class Replay:
     unrecorded: list[dict[str, int]]
     runs: list[dict[str, Any]] = field(default_factory=list)
     asked: set[str] = field(default_factory=set)  # canonical configs the search asked for
+    # the best recorded time asked for up to the end of the step that asked for each
+    # technique's first unrecorded configuration (the step's batch is fixed before it is
+    # measured): until then the device run asks what the replay asks, and a search's
+    # best never gets slower, so the device run's best is at most this
+    bound_s: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -147,6 +152,7 @@ class Replay:
             "configs": self.configs,
             "unrecorded": len(self.unrecorded),
             "unrecorded_configs": self.unrecorded[:20],
+            "bound_s": self.bound_s,
             "runs": self.runs,
         }
 
@@ -158,10 +164,12 @@ def replay_hybrid(
     techniques: Sequence[str],
     source: str = "store",
     space: EnumeratedSpace | None = None,
+    spec: str | Path | None = None,
 ) -> Replay:
     """The hybrid spec on ``techniques`` (budget none, no confirmation), as
     ``compare_kernel``'s hybrid task, every configuration served by ``results``
-    (``space``: the kernel's space on ``device``, solved once by the caller)."""
+    (``space``: the kernel's space on ``device``, solved once by the caller; ``spec``:
+    another spec file in place of the shipped hybrid)."""
     made: list[ReplayEvaluator] = []
 
     def factory(k: TunableKernel, d: DeviceLimits) -> ReplayEvaluator:
@@ -173,11 +181,24 @@ def replay_hybrid(
         report = run_tuning(
             session,
             strategy=HEURISTIC,
+            spec=spec,
             technique=policy,
             budget=Budget.parse("none"),
             confirm_policy=None,
         )
     unrecorded = [c for e in made for c in e.unrecorded_calls]
+    times = {canonical_config(r.config): r.objective for r in results}
+    calls = [c for e in made for c in e.calls]
+    batches = [
+        [st.evaluated for st in run.outcome.steps] if run.outcome else [] for run in report.runs
+    ]
+    if sum(map(sum, batches)) == len(calls):
+        start, bounds = 0, []
+        for sizes in batches:
+            bounds.append(before_first_miss(calls[start : start + sum(sizes)], times, sizes))
+            start += sum(sizes)
+    else:  # the steps do not account for the calls: the plain prefix, one batch each
+        bounds = [before_first_miss(calls, times, [1] * len(calls))]
     runs = []
     for run in report.runs:
         out = run.outcome
@@ -213,7 +234,30 @@ def replay_hybrid(
         unrecorded,
         runs,
         {canonical_config(c) for e in made for c in e.calls},
+        min((b for b in bounds if b is not None), default=None),
     )
+
+
+def before_first_miss(
+    calls: Sequence[Mapping[str, int]], times: Mapping[str, float], batches: Sequence[int]
+) -> float | None:
+    """The best finite time of ``calls`` (in the order asked, in batches of ``batches``
+    configurations: one step each) up to the end of the batch that holds the first
+    configuration ``times`` (canonical config -> recorded objective) lacks."""
+    best: float | None = None
+    start = 0
+    for size in batches:
+        missed = False
+        for c in calls[start : start + size]:
+            t = times.get(canonical_config(c))
+            if t is None:
+                missed = True
+            elif math.isfinite(t) and (best is None or t < best):
+                best = t
+        start += size
+        if missed:
+            break
+    return best
 
 
 def versus_expert(
