@@ -9,6 +9,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from gtune.exceptions import GtuneError
+from gtune.loadpredict.dataset import Dataset
 from gtune.loadpredict.models import (
     ModelCard,
     installed_models,
@@ -52,6 +54,19 @@ def _margin(cards: list[ModelCard]) -> float:
         if isinstance(c.cv.get("decisive_margin"), int | float):
             return float(c.cv["decisive_margin"])
     return DECISIVE_MARGIN
+
+
+def _unidentified(card: ModelCard) -> tuple[int, int] | None:
+    """How many of the card's dataset rows record no kernel identity, of how many (None:
+    every row records one, or the dataset cannot be read: loading the model says why)."""
+    if card.path is None:
+        return None
+    try:
+        rows = Dataset.read_csv(card.path.parent / card.dataset).rows
+    except GtuneError:
+        return None
+    missing = sum(1 for r in rows if not r.identity)
+    return (missing, len(rows)) if missing else None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -99,6 +114,14 @@ def run(args: argparse.Namespace) -> int:
     console.print(table)
     for c in cards:
         console.print(f"{c.name}: dataset {c.dataset}" + (f"; {c.source}" if c.source else ""))
+        older = _unidentified(c)
+        if older:
+            console.print(
+                f"  {older[0]} of its {older[1]} rows do not name the kernel version they "
+                "were labelled on (labelled before gtune recorded it): a template change "
+                "since may have made them stale; `gtune train --relabel-changed` labels "
+                "them again"
+            )
     if cards:
         console.print(
             "leave-one-out accuracies (seed 001 §8.2); majority: always its most frequent "

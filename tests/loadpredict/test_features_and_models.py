@@ -286,3 +286,9 @@ def test_models_lists_each_cards_dataset_and_accuracies(tmp_path) -> None:
         assert f"{card.name}: dataset {card.dataset}; {card.source}" in " ".join(
             shown.stdout.split()
         ).replace("│", "")
+        # rows that name no kernel version are counted (they may be stale)
+        assert card.path is not None
+        rows = Dataset.read_csv(card.path.parent / card.dataset).rows
+        missing = sum(1 for r in rows if not r.identity)
+        said = f"{missing} of its {len(rows)} rows do not name the kernel version"
+        assert (said in " ".join(shown.stdout.split())) == (missing > 0)
