@@ -31,9 +31,8 @@ from gtune.training.train import (
     Progress,
     TrainingKernel,
     TrainingRun,
-    labelable_kernel,
     labelled,
-    same_kernel,
+    needs_row,
 )
 from gtune.tuning.events import CancelToken, TaskFinished, TuningEvent
 
@@ -159,21 +158,11 @@ def collect_on_cluster(
     again: set[str] = set()  # kernels with a row of another version, labelled again
     for item in kernels:
         old = have.get(item.name)
-        if old is not None and not relabel_changed:
-            run.done.append(item.name)
-            continue
-        labelable = labelable_kernel(item, techniques)
-        if isinstance(labelable, str):
-            if old is not None:  # its row stays
-                run.done.append(item.name)
-            else:
-                run.skipped.append((item.name, labelable))
+        labelable = needs_row(item, old, techniques, relabel_changed, run)
+        if labelable is None:
             continue
         kernel, traits, searched = labelable
         if old is not None:
-            if same_kernel(old, kernel):
-                run.done.append(item.name)
-                continue
             again.add(item.name)
         identities[item.name] = kernel.identity()
         wanted[item.name] = (item, traits, len(searched))

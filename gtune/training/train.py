@@ -117,6 +117,33 @@ def same_kernel(row: TrainingRow, kernel: TunableKernel) -> bool:
     return bool(row.identity) and row.identity == kernel.identity()[:IDENTITY_LEN]
 
 
+def needs_row(
+    item: TrainingKernel,
+    old: TrainingRow | None,
+    techniques: Sequence[str],
+    relabel_changed: bool,
+    run: TrainingRun,
+) -> tuple[TunableKernel, StencilTraits, list[str]] | None:
+    """``item`` loaded (:func:`labelable_kernel`) when it needs a row now: it has none
+    (``old``), or, with ``relabel_changed``, one of another version of it
+    (:func:`same_kernel`); else None, and ``run`` says so (done: its row stands;
+    skipped: it cannot be labelled)."""
+    if old is not None and not relabel_changed:
+        run.done.append(item.name)
+        return None
+    labelable = labelable_kernel(item, techniques)
+    if isinstance(labelable, str):
+        if old is not None:  # its row stays
+            run.done.append(item.name)
+        else:
+            run.skipped.append((item.name, labelable))
+        return None
+    if old is not None and same_kernel(old, labelable[0]):
+        run.done.append(item.name)
+        return None
+    return labelable
+
+
 def cheapest_first(
     kernels: Sequence[TrainingKernel], techniques: Sequence[str], skip: Callable[[str], bool]
 ) -> list[TrainingKernel]:
@@ -197,17 +224,10 @@ def collect(
             if limit.cancelled:
                 run.left.extend(k.name for k in kernels[i:] if k.name not in run.done)
                 break
-            labelable = labelable_kernel(item, techniques)
-            if isinstance(labelable, str):
-                if old is not None:  # its row stays
-                    run.done.append(item.name)
-                else:
-                    run.skipped.append((item.name, labelable))
+            loaded = needs_row(item, old, techniques, relabel_changed, run)
+            if loaded is None:
                 continue
-            kernel, traits, searched = labelable
-            if old is not None and same_kernel(old, kernel):
-                run.done.append(item.name)
-                continue
+            kernel, traits, searched = loaded
             report = tune(
                 kernel,
                 device=device,
