@@ -324,6 +324,20 @@ def kernel_copy(tmp_path: Path):
     return make
 
 
+def load_script(path: Path, name: str | None = None) -> Any:  # a module
+    """A script outside the package (``benchmarks/…``) imported as a module, registered
+    under ``name`` (default: its file name's stem) so that its dataclasses resolve."""
+    import importlib.util
+
+    name = name or path.stem
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
 def run_gtune(
     *args: str,
     db: Path | None = None,

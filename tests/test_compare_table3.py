@@ -18,21 +18,13 @@ import pytest
 
 from gtune.loadpredict.models import shipped_model_dir
 from gtune.stencils.generate import suite
+from tests.conftest import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "benchmarks" / "compare" / "run_compare.py"
 
 
-def _load() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("run_compare", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["run_compare"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-rc = _load()
+rc = load_script(SCRIPT)
 
 
 # ------------------------------------------------------------------ the kernel list

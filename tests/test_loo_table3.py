@@ -4,13 +4,10 @@ invents) a configuration the store lacks, and the speedups follow table3.json's 
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
-import sys
 from dataclasses import replace
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -25,22 +22,14 @@ from gtune.measure import Result, Status
 from gtune.space import EnumeratedSpace, solve_space, technique_space
 from gtune.stencils.generate import generate, parse_size, suite
 from gtune.store import open_store
+from tests.conftest import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "benchmarks" / "compare" / "loo_table3.py"
 KERNEL = "star_3d_xyz_r1"
 
 
-def _load() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("loo_table3", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["loo_table3"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-lt = _load()
+lt = load_script(SCRIPT)
 
 
 @pytest.fixture(scope="module")

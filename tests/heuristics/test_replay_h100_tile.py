@@ -17,11 +17,8 @@ counted, and is never the best, so every time asserted on here was measured.
 from __future__ import annotations
 
 import gzip
-import importlib.util
 import json
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -32,6 +29,7 @@ from gtune.kernel import canonical_config
 from gtune.measure import Result
 from gtune.space import solve_space, technique_space
 from gtune.stencils.generate import generate, parse_size, suite
+from tests.conftest import load_script
 
 pytestmark = pytest.mark.slow  # solves two kernels' spaces at 256³ (about 4 s each)
 
@@ -40,17 +38,7 @@ TILE = ROOT / "benchmarks" / "compare" / "specs" / "hybrid-tile.yaml"
 DATA = ROOT / "tests" / "data" / "table3-tile"
 
 
-def _load() -> ModuleType:
-    path = ROOT / "benchmarks" / "compare" / "loo_table3.py"
-    spec = importlib.util.spec_from_file_location("loo_table3", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["loo_table3"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-lt = _load()
+lt = load_script(ROOT / "benchmarks" / "compare" / "loo_table3.py")
 
 
 def replays(name: str, tmp: Path) -> dict[str, Any]:

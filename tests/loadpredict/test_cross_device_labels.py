@@ -3,23 +3,18 @@ another, over the committed GPU datasets (no device)."""
 
 from __future__ import annotations
 
-import importlib.util
 import math
 from pathlib import Path
 
 from gtune.loadpredict import Dataset
+from tests.conftest import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 PREDICT = ROOT / "benchmarks" / "results" / "predict"
 
 
 def test_shared_labels_count_agreement_and_what_a_label_keeps_elsewhere() -> None:
-    spec = importlib.util.spec_from_file_location(
-        "cross_device", ROOT / "benchmarks" / "predict" / "cross_device.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_script(ROOT / "benchmarks" / "predict" / "cross_device.py")
     h100 = Dataset.read_csv(PREDICT / "h100-table3-deeper" / "nvidia-h100-80gb-hbm3-hybrid.csv")
     h200 = Dataset.read_csv(PREDICT / "h200-scale" / "nvidia-h200-hybrid.csv")
     data = h100.merged(h200.rows).usable()
