@@ -21,11 +21,21 @@ writes ``table3-rows.csv`` (the 20 kernels' rows), ``nvidia-h100-80gb-hbm3-hybri
 or, with ``--deeper``, replaced by the store's row: the deeper search's label) and
 ``labels.md`` (each row, and for kernels in both, the collection's label beside
 the store's).
+
+Versions. A store's results name the kernel they measured (``kernel_id``, the
+kernel's identity); a template change since (the vec technique's row loads) makes
+them another version of the kernel. Only results of the kernel as generated now count
+when the store has any; a row from them records the identity, a row from an older
+version none. With ``--deeper``, a kernel in both is merged by version: both of the
+current version, each technique's best of the two (the deeper search and the
+collection's measure the same kernel); only one current, that one; neither, the
+store's (deeper) row.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import sqlite3
@@ -41,7 +51,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from gtune.description import load_kernel  # noqa: E402
-from gtune.loadpredict.dataset import Dataset, TrainingRow  # noqa: E402
+from gtune.loadpredict.dataset import IDENTITY_LEN, Dataset, TrainingRow  # noqa: E402
 from gtune.loadpredict.features import traits_of  # noqa: E402
 from gtune.stencils.generate import generate, parse_size, suite  # noqa: E402
 from gtune.tuning.techniques import technique_of  # noqa: E402
@@ -58,13 +68,14 @@ def store_files(source: Path, into: Path) -> list[Path]:
     return sorted(into.rglob("*.db"))
 
 
-def best_per_technique(db: Path, kernel: Any) -> tuple[dict[str, float], dict[str, int], str]:
+def best_per_technique(db: Path, kernel: Any) -> tuple[dict[str, float], dict[str, int], str, bool]:
     """Per technique the lowest search-time median and how many configurations ran; the
-    store's device identity."""
+    store's device identity; whether these are results of ``kernel`` as it is now (its
+    identity; when the store holds any, only those count)."""
     con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:
         rows = con.execute(
-            "SELECT device, config, median_s FROM results WHERE status = 'ok'"
+            "SELECT device, config, median_s, kernel_id FROM results WHERE status = 'ok'"
         ).fetchall()
     finally:
         con.close()
@@ -73,12 +84,33 @@ def best_per_technique(db: Path, kernel: Any) -> tuple[dict[str, float], dict[st
     devices = {r[0] for r in rows}
     if len(devices) != 1:
         raise SystemExit(f"{db}: results of {len(devices)} devices, want one")
-    for _, config, median in rows:
+    identity = kernel.identity()
+    current = [r for r in rows if str(r[3]).startswith(identity)]
+    for _, config, median, _ in current or rows:
         tech = technique_of(kernel, json.loads(config))
         if tech in times and median is not None:
             counts[tech] += 1
             times[tech] = min(times[tech], float(median))
-    return times, counts, devices.pop()
+    return times, counts, next(iter(devices)), bool(current)
+
+
+def by_version(store: TrainingRow, collected: TrainingRow) -> tuple[TrainingRow, str]:
+    """The row ``--deeper`` keeps for a kernel in both, and how it was chosen ("": the
+    collected row stays): the current version's measurements win over an older one's;
+    of one version, each technique's best of the two."""
+    if store.identity and store.identity == collected.identity:
+        times = {
+            t: min(store.times.get(t, math.inf), collected.times.get(t, math.inf))
+            for t in sorted(set(store.times) | set(collected.times))
+        }
+        configs = {
+            t: store.configs.get(t, 0) + collected.configs.get(t, 0)
+            for t in sorted(set(store.configs) | set(collected.configs))
+        }
+        return dataclasses.replace(store, times=times, configs=configs), "merged"
+    if collected.identity and not store.identity:
+        return collected, ""
+    return store, "replaced"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -102,8 +134,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     replaced: dict[str, TrainingRow] = {}
     lines = [
         "| kernel | label | global µs (configs) | vec µs (configs) | stream µs (configs) "
-        "| runner-up slower by | in the dataset as |",
-        "|---|---|---:|---:|---:|---:|---|",
+        "| runner-up slower by | version | in the dataset as |",
+        "|---|---|---:|---:|---:|---:|---|---|",
     ]
     with tempfile.TemporaryDirectory() as tmp:
         dbs = store_files(args.stores, Path(tmp) / "stores")
@@ -112,28 +144,45 @@ def main(argv: Sequence[str] | None = None) -> int:
         generate(shapes, Path(tmp) / "k", size=parse_size(SIZE))
         for db in dbs:
             kernel = load_kernel(Path(tmp) / "k" / f"{db.stem}.cl")
-            times, counts, device = best_per_technique(db, kernel)
+            times, counts, device, current = best_per_technique(db, kernel)
             name = f"{db.stem}@{SIZE}"
+            ident = kernel.identity()[:IDENTITY_LEN] if current else ""
             row = TrainingRow(
-                name, device, "hybrid", traits_of(kernel), times, device_traits, counts
+                name,
+                device,
+                "hybrid",
+                traits_of(kernel),
+                times,
+                device_traits,
+                counts,
+                identity=ident,
             )
-            ranked = sorted(v for v in times.values() if math.isfinite(v))
-            margin = ranked[1] / ranked[0] - 1.0 if len(ranked) > 1 else math.inf
             have = by_name.get(name)
             same = ""
             if have is not None:
                 if have.traits.vector() != row.traits.vector():
                     raise SystemExit(f"{name}: features differ from the dataset's row")
-                same = f"{have.label} (collected)"
+                if not have.identity:
+                    version = ", version not recorded"
+                else:
+                    version = "" if have.identity == ident or not ident else ", another version"
+                same = f"{have.label} (collected{version})"
                 if args.deeper:
-                    replaced[name] = row
-                    same += ", replaced"
+                    row, how = by_version(row, have)
+                    if how:
+                        replaced[name] = row
+                    same += f", {how or 'kept: the store measured an older version'}"
             else:
                 new.append(row)
+            ranked = sorted(v for v in row.times.values() if math.isfinite(v))
+            margin = ranked[1] / ranked[0] - 1.0 if len(ranked) > 1 else math.inf
             lines.append(
                 f"| {name} | {row.label} | "
-                + " | ".join(f"{times[t] * 1e6:.1f} ({counts[t]})" for t in TECHNIQUES)
-                + f" | {margin:.1%} | {same or '-'} |"
+                + " | ".join(
+                    f"{row.times.get(t, math.inf) * 1e6:.1f} ({row.configs.get(t, 0)})"
+                    for t in TECHNIQUES
+                )
+                + f" | {margin:.1%} | {'current' if row.identity else 'older'} | {same or '-'} |"
             )
     args.out.mkdir(parents=True, exist_ok=True)
     Dataset(new).write_csv(args.out / "table3-rows.csv")
@@ -144,7 +193,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "# Load-predictor labels from Table 3's stores (one H100, 256³)\n\n"
         + "\n".join(lines)
         + f"\n\n{len(new)} rows added to {len(dataset)}: {len(grown)} kernels"
-        + (f"; {len(replaced)} collected rows replaced by the stores'" if replaced else "")
+        + (
+            f"; {len(replaced)} collected rows replaced by or merged with the stores'"
+            if replaced
+            else ""
+        )
         + ".\n"
     )
     print("\n".join(lines))
