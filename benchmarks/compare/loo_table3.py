@@ -22,9 +22,12 @@ expert search's times are the row's (re-measured side by side), as ``table3.json
     python benchmarks/compare/loo_table3.py OUT \\
         --records benchmarks/results/compare/table3-scale/records.tar.gz \\
         --stores benchmarks/results/compare/table3-scale/stores.tar.xz \\
-        --dataset benchmarks/results/compare/table3-loo/labels/nvidia-h100-80gb-hbm3-hybrid.csv
+        --dataset benchmarks/results/compare/table3-loo/labels/nvidia-h100-80gb-hbm3-hybrid.csv \
+        --spec benchmarks/compare/specs/hybrid-before-tile.yaml
 
-writes ``OUT/loo.json`` and ``OUT/loo.md``.
+writes ``OUT/loo.json`` and ``OUT/loo.md``. ``--spec`` names the hybrid spec the
+records were tuned with: Table 3 at scale ran before the shipped hybrid gained its tile
+steps, and a replay retraces a recorded search only with the spec that made it.
 """
 
 from __future__ import annotations
@@ -356,18 +359,20 @@ def kernel_row(
     results: Sequence[Result],
     card: ModelCard,
     space: EnumeratedSpace | None = None,
+    spec: str | Path | None = None,
 ) -> dict[str, Any]:
     """The row's old and leave-one-out hybrids, replayed on ``results`` (``space``:
-    the kernel's on ``device``, solved here when not given)."""
+    the kernel's on ``device``, solved here when not given; ``spec``: the hybrid spec
+    the row was recorded with, when it is not the shipped one)."""
     cells = {c["strategy"]: c for c in record["cells"]}
     t_random, t_expert = cell_time(cells["random"]), cell_time(cells["expert"])
     side = remeasured(record)
     old_techs = [r["technique"] for r in record["reports"]["hybrid"]["runs"]]
     if space is None:
         space = solve_space(kernel, device).space
-    old_replay = replay_hybrid(kernel, device, results, old_techs, space=space)
+    old_replay = replay_hybrid(kernel, device, results, old_techs, space=space, spec=spec)
     choice = choose_techniques(kernel, device, HEURISTIC, card=card)
-    loo = replay_hybrid(kernel, device, results, choice.techniques, space=space)
+    loo = replay_hybrid(kernel, device, results, choice.techniques, space=space, spec=spec)
     t_loo, kind = ranked_time(loo.best_config, loo.best_s, side)
     h = cells["hybrid"]
 
@@ -518,8 +523,10 @@ def run(
     kernels_dir: Path,
     work: Path,
     only: Sequence[str] = (),
+    spec: str | Path | None = None,
 ) -> dict[str, Any]:
-    """Every record with a store: its row (``kernels_dir`` holds ``<kernel>.cl``)."""
+    """Every record with a store: its row (``kernels_dir`` holds ``<kernel>.cl``;
+    ``spec``: the hybrid spec the records were made with, if not the shipped one)."""
     unknown = sorted(set(only) - set(records))
     if unknown:
         raise InputError(f"no record of {', '.join(unknown)}", source="--kernel")
@@ -533,7 +540,7 @@ def run(
         kernel = as_kernel(str(kernels_dir / f"{name}.cl"), None)
         results = store_results(stores[name], record["device_identity"])
         held = loo_card(card, data, name, work / "models" / name)
-        rows.append(kernel_row(record, kernel, device, results, held))
+        rows.append(kernel_row(record, kernel, device, results, held, spec=spec))
         r = rows[-1]
         print(
             f"{name}: old {r['old']['prediction']} {_x(r['old']['over_expert'])} x expert; "
@@ -585,7 +592,9 @@ def replay_all(args: argparse.Namespace) -> dict[str, Any]:
             work / "kernels",
             size=parse_size(str(sizes.pop())),
         )
-        rows = run(records, stores, data, card, device, work / "kernels", work, args.kernel)
+        rows = run(
+            records, stores, data, card, device, work / "kernels", work, args.kernel, args.spec
+        )
     return {"card": card.to_dict(), **rows}
 
 
@@ -598,6 +607,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--card", type=Path, default=CARD, help="the model card (estimator)")
     ap.add_argument("--device", type=Path, default=DEVICE, help="the H100's limits (JSON)")
     ap.add_argument("--kernel", action="append", default=[], help="only these rows")
+    ap.add_argument(
+        "--spec",
+        type=Path,
+        default=None,
+        help="the hybrid spec the records were made with, when not the shipped one "
+        "(Table 3 at scale: benchmarks/compare/specs/hybrid-before-tile.yaml)",
+    )
     args = ap.parse_args(argv)
     try:
         doc = replay_all(args)
@@ -608,6 +624,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "command": " ".join(["python", *sys.argv]) if argv is None else None,
         "what": "replay of recorded measurements (no GPU run); see loo.md",
         "dataset": str(args.dataset),
+        "spec": str(args.spec) if args.spec else "hybrid (shipped)",
         **doc,
     }
     args.out.mkdir(parents=True, exist_ok=True)

@@ -89,6 +89,20 @@ def merge_shape_step(n: Mapping[str, int]) -> RefStep:
     )
 
 
+def tile_shape_step(n: Mapping[str, int]) -> RefStep:
+    """The tile in y reshaped at its height (WY*CY kept) while the outputs per
+    work-item in x move within a factor 4 of their best."""
+    return RefStep(
+        ["WY", "CY", "CX"],
+        lambda c, b: (
+            c["WY"] in pow2(1, n["NY"])
+            and c["CY"] in pow2(1, n["NY"])
+            and c["CX"] in pow2(max(1, b["CX"] // 4), b["CX"] * 4)
+            and c["WY"] * c["CY"] == b["WY"] * b["CY"]
+        ),
+    )
+
+
 def dims_steps(n: Mapping[str, int]) -> list[RefStep]:
     return [x_step(n), dim_step("WY", "CY", n["NY"]), dim_step("WZ", "CZ", n["NZ"])]
 
@@ -128,7 +142,9 @@ REFERENCES: dict[str, tuple[dict[str, int], Callable[[Mapping[str, int]], list[R
     "group-by-dimension": ({"WY": 1, "WZ": 1, "CY": 1, "CZ": 1}, dims_steps),
     "hybrid": (
         {"WY": 1, "WZ": 1, "CY": 1, "CZ": 1},
-        lambda n: [*dims_steps(n), merge_shape_step(n), shape_step(n)],
+        # the chunk steps and the others for streaming or 2D arrays only measure the
+        # current point here (no STREAM, 3D): nothing new
+        lambda n: [*dims_steps(n), merge_shape_step(n), shape_step(n), tile_shape_step(n)],
     ),
     "hybrid-restricted": (
         {"WY": 1, "WZ": 1, "CY": 1, "CZ": 1},
@@ -385,7 +401,9 @@ def test_ask_tell_protocol(recorded: Recorded) -> None:
     # drive() finishes the same search from here.
     searcher.tell(list(evaluator.evaluate_batch(nxt.configs)))
     outcome = drive(searcher, evaluator, strategy="hybrid")
-    assert outcome.steps[0].step == "z"
+    # the chunk for the tile moves WY with the chunk under streaming only: here the
+    # current point, then z
+    assert [s.step for s in outcome.steps[:2]] == ["chunk for the tile", "z"]
 
 
 def test_start_outside_the_space_falls_back_with_a_note(recorded: Recorded) -> None:

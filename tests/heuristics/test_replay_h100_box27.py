@@ -57,8 +57,15 @@ def replay(data: dict[str, Any]) -> tuple[TuningOutcome, int, float]:
 
 def test_default_budget_reaches_the_recorded_plateau(data: dict[str, Any]) -> None:
     outcome, unrecorded, best = replay(data)
-    # the replay answers what it asks: otherwise this test would say nothing
-    assert unrecorded <= outcome.evaluations // 10
+    # the replay answers what it asks: otherwise this test would say nothing. The tile
+    # steps (the chunk for the tile with the work-group's height, tile shape) came after
+    # the recording and ask for configurations it lacks; a miss is never the best, so
+    # what they add can only be judged on a device (benchmarks/compare/shape_steps.py)
+    tile_steps = {"chunk for the tile", "tile shape"}
+    missed = [e for e in outcome.trace if "not recorded" in (e.result.message or "")]
+    assert len(missed) == unrecorded
+    before = [e for e in outcome.trace if e.step not in tile_steps]
+    assert sum(e.step not in tile_steps for e in missed) <= len(before) // 10
     assert outcome.best_result is not None
     assert best / outcome.best_result.objective >= 0.97
     cfg = outcome.best_result.config

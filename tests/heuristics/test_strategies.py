@@ -165,12 +165,14 @@ def test_outcome_serialises(recorded: Recorded) -> None:
     data = json.loads(json.dumps(outcome.to_dict()))
     assert data["evaluations"] == outcome.evaluations == len(data["trace"])
     assert data["best_config"] == outcome.best_config
-    assert [s["step"] for s in data["steps"]][:7] == [
+    assert [s["step"] for s in data["steps"]][:9] == [
         "x",
         "x merge",
         "x vectors",
         "y",
+        "chunk for the tile",
         "z",
         "merge shape",
         "work-group shape",
+        "tile shape",
     ]

@@ -18,7 +18,15 @@ import pytest
 from gtune.kernel import canonical_config
 
 from .conftest import Recorded
-from .test_grouped import RefStep, dim_step, pow2, run_spec, simulate, x_step
+from .test_grouped import (
+    RefStep,
+    dim_step,
+    pow2,
+    run_spec,
+    simulate,
+    tile_shape_step,
+    x_step,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 RECORDING = ROOT / "tests" / "data" / "recording_jacobi2d_steps4.json"
@@ -61,7 +69,7 @@ def merge_step(n: Mapping[str, int]) -> RefStep:
 def steps_of(name: str, n: Mapping[str, int]) -> list[RefStep]:
     y = dim_step("WY", "CY", n["NY"])
     if name == "hybrid":
-        return [x_step(n), merge_step(n), y, tb_step(), shape_2d(n)]
+        return [x_step(n), merge_step(n), y, tb_step(), shape_2d(n), tile_shape_step(n)]
     return [x_step(n), y, tb_step()]  # group-by-dimension
 
 
