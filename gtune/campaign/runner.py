@@ -19,6 +19,8 @@ import logging
 import math
 import os
 import re
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -760,8 +762,10 @@ def _start_local(
 
     Ctrl-C at a terminal reaches every process of its group: the cluster's processes are
     started with SIGINT ignored (which they inherit, and Python keeps), so that only
-    gtune decides what it means. (A Ctrl-C in the second or two the cluster takes to
-    start is therefore not seen; one after it stops the campaign.)"""
+    gtune decides what it means. While they start, gtune ignores it too; a sentinel
+    process of the same group, which Ctrl-C ends, tells afterwards whether one came
+    (:func:`_interrupt_sentinel`), so a Ctrl-C in the seconds the cluster takes to start
+    stops the campaign as one after it does."""
     import signal
 
     from distributed import Client
@@ -771,7 +775,9 @@ def _start_local(
         return None, None
     cluster = None
     previous: Any = None
-    with contextlib.suppress(ValueError):  # not the main thread: signals are not ours
+    sentinel = None
+    if threading.current_thread() is threading.main_thread():  # else signals are not ours
+        sentinel = _interrupt_sentinel()
         previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         cluster = local_cluster(
@@ -792,12 +798,43 @@ def _start_local(
     finally:
         if previous is not None:
             signal.signal(signal.SIGINT, previous)
+        if sentinel is not None and _interrupted(sentinel):
+            token.cancel()
     if token.cancelled:
         with contextlib.suppress(Exception):
             client.close(timeout=10)
             cluster.close(timeout=10)
         return None, None
     return cluster, client
+
+
+def _interrupt_sentinel() -> subprocess.Popen[bytes] | None:
+    """A process in gtune's process group that sleeps with SIGINT's default action, so
+    that a terminal's Ctrl-C ends it while gtune itself ignores SIGINT (None if it
+    cannot be started: a Ctrl-C meanwhile then goes unseen, as before). Started before
+    gtune ignores SIGINT: a handler is reset to the default in the new program, and a
+    SIGINT ignored already (a background job) is inherited, so it never ends by it."""
+    try:
+        return subprocess.Popen(
+            [sys.executable, "-c", "import time; time.sleep(86400)"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+    except OSError:
+        return None
+
+
+def _interrupted(sentinel: subprocess.Popen[bytes]) -> bool:
+    """Whether ``sentinel`` was ended (by a Ctrl-C: nothing else signals it); it is
+    stopped either way."""
+    ended = sentinel.poll() is not None
+    if not ended:
+        with contextlib.suppress(OSError):
+            sentinel.kill()
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        sentinel.wait(timeout=5)
+    return ended
 
 
 def _check_before_start(strategies: Sequence[str], store_url: str, campaign: str) -> None:

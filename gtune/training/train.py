@@ -413,6 +413,9 @@ def card_scores(cv: CrossValidation) -> dict[str, Any]:
         "decisive": {k: v for k, v in decisive.scores().items() if not _nan(v)},
         # a forest's leave-one-out depends on scikit-learn's version
         "sklearn": sklearn_version(),
+        # each fold's prediction (kernel@device -> technique): the scores above follow
+        # from them, and a sample of folds re-fitted checks them (the test of the cards)
+        "predictions": {p.kernel: p.predicted for p in cv.predictions},
     }
 
 

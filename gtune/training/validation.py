@@ -211,6 +211,54 @@ def penalties(row: TrainingRow) -> dict[str, float]:
     }
 
 
+def _ordered(data: Dataset) -> Dataset:
+    """The usable rows in the dataset file's order (device, heuristic, kernel): a
+    forest's bootstrap depends on the order, and every fold sees this one."""
+    return Dataset(sorted(data.usable().rows, key=lambda r: (r.device, r.heuristic, r.kernel)))
+
+
+def held_out_prediction(
+    data: Dataset,
+    kernel: str,
+    *,
+    estimator: TechniqueForest | None = None,
+    with_device: bool = False,
+) -> Prediction:
+    """One fold of :func:`leave_one_out`: ``kernel`` (a row's ``kernel@device`` name, as
+    :class:`Prediction` names it) predicted by the estimator trained on every other
+    kernel, exactly as the whole leave-one-out predicts it; to check a stated
+    cross-validation on a sample of its folds."""
+    data = _ordered(data)
+    names = [f"{r.kernel}@{r.device}" for r in data.rows]
+    if kernel not in names:
+        raise InputError(f"the dataset has no kernel {kernel}")
+    i = names.index(kernel)
+    X, y = data.X(with_device), data.y()
+    est = estimator if estimator is not None else TechniqueForest()
+    model = clone(est).fit(X[np.arange(len(data)) != i], y[np.arange(len(data)) != i])
+    row = data.rows[i]
+    return Prediction(
+        kernel, row.label, _choose(model, X[i : i + 1], row), penalties(row), row.available
+    )
+
+
+def scores_of(data: Dataset, predicted: Mapping[str, str]) -> tuple[float, float]:
+    """Absolute and penalty-weighted accuracy of the stated per-kernel predictions
+    (``kernel@device`` -> technique) on ``data``: what :func:`leave_one_out` reports
+    when its folds predicted these."""
+    preds = [
+        Prediction(
+            f"{r.kernel}@{r.device}",
+            r.label,
+            predicted[f"{r.kernel}@{r.device}"],
+            penalties(r),
+            r.available,
+        )
+        for r in _ordered(data).rows
+    ]
+    return _mean([p.label == p.predicted for p in preds]), _mean([p.penalty for p in preds])
+
+
 def leave_one_out(
     data: Dataset,
     *,
@@ -225,7 +273,7 @@ def leave_one_out(
     bootstrap depends on the order). ``permutation``: also measure each feature's
     permutation importance on the held-out kernels (:func:`permutation_importances`).
     """
-    data = Dataset(sorted(data.usable().rows, key=lambda r: (r.device, r.heuristic, r.kernel)))
+    data = _ordered(data)
     if len(data) < 2:
         raise InputError(f"cross-validation needs at least 2 kernels, the dataset has {len(data)}")
     heuristics = {r.heuristic for r in data.rows}

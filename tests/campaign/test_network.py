@@ -4,6 +4,7 @@ answers does not hang a campaign."""
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import subprocess
 import threading
@@ -259,6 +260,45 @@ def test_ctrl_c_at_the_terminal_stops_a_campaign_without_a_traceback(
     assert proc.returncode == 2, err
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
     assert "interrupted" in err
+
+
+@pytest.mark.opencl
+def test_ctrl_c_while_the_local_cluster_starts_stops_the_campaign(tmp_path: Path) -> None:
+    """While the local cluster starts, gtune ignores SIGINT (its processes inherit
+    that); a Ctrl-C then is still seen, by the sentinel process, and stops the campaign
+    once the cluster is up: exit 2, no traceback, nothing run."""
+    import os
+    import signal
+    import sys
+
+    heat = str(ROOT / "stencils" / "heat3d.cl")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    cmd = [sys.executable, "-m", "gtune", "campaign", "--kernels", heat, "--sizes", "16x16x16"]
+    proc = subprocess.Popen(
+        [*cmd, "--budget", "60", "--out", str(tmp_path / "c")],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    # the sentinel appears just before SIGINT is ignored; the cluster then takes seconds
+    deadline = time.monotonic() + 60
+    sentinel = None
+    while sentinel is None and time.monotonic() < deadline and proc.poll() is None:
+        for child in psutil.Process(proc.pid).children():
+            with contextlib.suppress(psutil.Error):
+                if "time.sleep(86400)" in " ".join(child.cmdline()):
+                    sentinel = child
+        time.sleep(0.05)
+    assert sentinel is not None, "no sentinel process while the cluster started"
+    time.sleep(0.3)
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 2, err
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+    assert "interrupted" in err
+    assert not sentinel.is_running() or sentinel.status() == psutil.STATUS_ZOMBIE
 
 
 @pytest.mark.parametrize("command", ["campaign", "train"])

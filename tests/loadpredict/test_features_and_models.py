@@ -245,25 +245,44 @@ def test_shipped_models_load_and_describe_their_device() -> None:
 
 
 def test_shipped_cards_state_the_cross_validation_of_their_datasets() -> None:
-    """A shipped card's accuracies are what leave-one-out gives on its dataset today."""
+    """A shipped card's accuracies are what leave-one-out gives on its dataset today:
+    they follow exactly from the per-kernel predictions the card states, and a sample of
+    its folds (every kernel whose name hashes into it, about 8 per card), fitted again,
+    predicts what the card says. (All 187 folds of the H100 card took 3 minutes of CI.)"""
+    import hashlib
+
     from gtune.loadpredict.dataset import Dataset
     from gtune.loadpredict.model import TechniqueForest, sklearn_version
     from gtune.loadpredict.models import shipped_model_dir
-    from gtune.training.validation import leave_one_out
+    from gtune.training.validation import held_out_prediction, scores_of
 
     cards = [ModelCard.read(p) for p in sorted(shipped_model_dir().glob("*.model.json"))]
     assert cards
     for card in cards:
         assert card.path is not None
         data = Dataset.read_csv(card.path.parent / card.dataset)
-        cv = leave_one_out(data, estimator=TechniqueForest(**card.estimator))
+        predicted = card.cv["predictions"]
+        names = {f"{r.kernel}@{r.device}" for r in data.usable().rows}
+        assert set(predicted) == names and card.cv["kernels"] == len(names)
+        absolute, weighted = scores_of(data, predicted)
+        assert absolute == pytest.approx(card.cv["absolute_accuracy"], abs=1e-12)
+        assert weighted == pytest.approx(card.cv["penalty_weighted_accuracy"], abs=1e-12)
+        sample = sorted(
+            n for n in names if hashlib.sha256(n.encode()).digest()[0] < max(12, 2048 // len(names))
+        )
+        assert len(sample) >= 2, card.name
+        refit = {
+            n: held_out_prediction(data, n, estimator=TechniqueForest(**card.estimator)).predicted
+            for n in sample
+        }
         # A forest can fit differently under another scikit-learn; the card says which
-        # one it was validated with. Under that version the numbers are exact; under
-        # another one (a newer wheel in CI) they may drift, but not change the story.
-        exact = card.cv.get("sklearn") == sklearn_version()
-        tol = 1e-9 if exact else 0.25
-        assert cv.absolute == pytest.approx(card.cv["absolute_accuracy"], abs=tol)
-        assert cv.penalty_weighted == pytest.approx(card.cv["penalty_weighted_accuracy"], abs=tol)
+        # one it was validated with. Under that version every fold is exact; under
+        # another one (a newer wheel in CI) a few may drift, not the story.
+        differ = [n for n in sample if refit[n] != predicted[n]]
+        if card.cv.get("sklearn") == sklearn_version():
+            assert differ == [], card.name
+        else:
+            assert len(differ) <= len(sample) // 4, (card.name, differ)
 
 
 def test_models_lists_each_cards_dataset_and_accuracies(tmp_path) -> None:
