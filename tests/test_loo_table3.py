@@ -106,9 +106,7 @@ def test_replay_retraces_and_reports_what_the_store_lacks(
     assert (again.best_config, again.configs) == (first.best_config, first.configs)
     # the store without the winner (and any configuration that tied with it): asked
     # for, reported, never the best
-    lacking = [
-        r for r in results if r.config != first.best_config and r.objective > first.best_s
-    ]
+    lacking = [r for r in results if r.config != first.best_config and r.objective > first.best_s]
     gap = lt.replay_hybrid(kernel, device, lacking, ["stream"], space=space)
     assert canonical_config(first.best_config) in {canonical_config(c) for c in gap.unrecorded}
     assert gap.best_config != first.best_config
