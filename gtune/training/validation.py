@@ -235,7 +235,8 @@ def held_out_prediction(
     i = names.index(kernel)
     X, y = data.X(with_device), data.y()
     est = estimator if estimator is not None else TechniqueForest()
-    model = clone(est).fit(X[np.arange(len(data)) != i], y[np.arange(len(data)) != i])
+    mask = np.arange(len(data)) != i
+    model = clone(est).fit(X[mask], y[mask])
     row = data.rows[i]
     return Prediction(
         kernel, row.label, _choose(model, X[i : i + 1], row), penalties(row), row.available
