@@ -46,4 +46,4 @@ set -e
 echo "train exit status $status" >> "$work/model/collect.log"
 gzip -9 "$work/labels.db"
 mv "$work/labels.db.gz" "$work/model/"
-tar -C "$work/model" --exclude=./kernels -czf "$out/collect.tar.gz" .
+tar -C "$work/model" --exclude=./kernels --exclude=./collect -czf "$out/collect.tar.gz" .
