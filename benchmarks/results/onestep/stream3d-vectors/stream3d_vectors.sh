@@ -3,7 +3,8 @@
 # value by value (VX 1), for heat3d and box27 at 512^3 on one device: each
 # configuration measured with `gtune measure` (verified, 20 timed runs), ROUNDS
 # alternating rounds; prints one JSON line per measurement.
-# Usage: bash benchmarks/onestep_extra/stream3d_vectors.sh DEVICE ROUNDS > out.jsonl
+# Usage (main with stream3d-vectors.diff applied: git apply ...):
+#   bash benchmarks/results/onestep/stream3d-vectors/stream3d_vectors.sh DEVICE ROUNDS > out.jsonl
 set -euo pipefail
 device=$1 rounds=${2:-3}
 fixed="WZ=1,CZ=1,LOCAL=0,IMAGE=0,STREAM=1"
