@@ -7,6 +7,8 @@ import math
 from pathlib import Path
 
 from gtune.loadpredict import Dataset
+from gtune.loadpredict.model import TechniqueForest
+from gtune.training import held_out_devices, leave_one_out
 from tests.conftest import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -40,3 +42,33 @@ def test_shared_labels_count_agreement_and_what_a_label_keeps_elsewhere() -> Non
                 assert kept is None  # no time there: not counted, not zero
     for src, dst in ((a, b), (b, a)):
         assert 0 < pair[f"{src} labels on {dst}"] <= 1
+
+
+def test_seen_split_parts_each_held_out_device_by_what_the_others_labelled() -> None:
+    module = load_script(ROOT / "benchmarks" / "predict" / "cross_device.py")
+    h100 = Dataset.read_csv(PREDICT / "h100-table3-deeper" / "nvidia-h100-80gb-hbm3-hybrid.csv")
+    h200 = Dataset.read_csv(PREDICT / "h200-scale" / "nvidia-h200-hybrid.csv")
+    # a small slice keeps the fits cheap: the H200's first 8 kernels and 12 of the H100's,
+    # 4 of them shared
+    h200_rows = sorted(h200.usable().rows, key=lambda r: r.kernel)[:8]
+    shared = {r.kernel for r in h200_rows[:4]}
+    h100_only = [r for r in h100.usable().rows if r.kernel not in {x.kernel for x in h200_rows}]
+    h100_rows = [r for r in h100.usable().rows if r.kernel in shared] + h100_only[:8]
+    data = Dataset(h100_rows).merged(h200_rows).usable()
+    devices = sorted({r.device for r in data.rows})
+    est = TechniqueForest(n_estimators=10)
+    own = {
+        d: leave_one_out(Dataset([r for r in data.rows if r.device == d]), estimator=est)
+        for d in devices
+    }
+    held = held_out_devices(data, estimator=est, with_device=False)
+    split = module.seen_split(data, devices, own, held)
+    for dev in devices:
+        parts = split[dev]
+        assert parts["seen"]["kernels"] == len(shared)
+        assert parts["seen"]["kernels"] + parts["unseen"]["kernels"] == len(held[dev].predictions)
+        for key, cv in (("held_out", held[dev]), ("own_leave_one_out", own[dev])):
+            for score in ("absolute", "penalty_weighted"):
+                total = sum(p["kernels"] * p[key][score] for p in parts.values())
+                assert math.isclose(total / len(cv.predictions), getattr(cv, score))
+        assert {p["majority"] for p in parts.values()} == {held[dev].majority}
