@@ -98,10 +98,8 @@ def test_train_rejects_bad_flags_with_one_message(
         ["--kernels", "star_3d_xyz_r1", "--budget", "50", "--deepen", "50"],
         ["--kernels", "star_3d_xyz_r1", "--budget", "5", "--deepen", "50", "--deepen-margin", "0"],
     ):
-        code = main(
-            ["--db", str(tmp_path / "x.db"), "train", "--suite", "garvey104"]
-            + ["--out", str(tmp_path / "o"), *bad]
-        )
+        db, out = str(tmp_path / "x.db"), str(tmp_path / "o")
+        code = main(["--db", db, "train", "--suite", "garvey104", "--out", out, *bad])
         err = capsys.readouterr().err
         assert code == 2, (bad, err)
         assert "Traceback" not in err and "gtune: error" in err

@@ -137,8 +137,8 @@ thermal3d: z-star stencils) stream along z with the z-neighbours in registers an
 shared plane per stage (ZREG = 1: the plane's points round robin; ZREG = 2: the block's
 first, then the halo frame by frame, each level on its own region; ZU = 1: its walk
 unrolled by the queue length). Each configuration runs at TB = 2 and 4; TB = 1 runs
-the defaults (see ``tb_configs``). heat3d_inner's ZREG configurations have interior work-groups (plane and halo inside
-the array) at TB = 2 and 4 beside edge ones."""
+the defaults (see ``tb_configs``). heat3d_inner's ZREG configurations have interior
+work-groups (plane and halo inside the array) at TB = 2 and 4 beside edge ones."""
 
 
 def stepping(path: Path, tmp: Path, *, boundary: str, dtype: str | None = None) -> Path:
