@@ -445,21 +445,28 @@ def suite_kernels(
     from gtune.stencils.render import sizes_for, write_stencil
 
     directory.mkdir(parents=True, exist_ok=True)
-    paths: list[tuple[str, Path, int]] = []
-    for g in generate(suite_shapes(suite), directory):
-        paths.append((g.stencil.name, g.source, 3))
-    if real:
-        for make in REAL.values():
-            stencil = make()
-            cl, _ = write_stencil(stencil, directory, sizes_for(stencil.array_dims, (64, 64, 64)))
-            paths.append((stencil.name, cl, stencil.array_dims))
-    paths = _spread(paths)
+    # every kernel of the suite by name, in the collection's order; only those ``names``
+    # keeps are rendered (a whole suite is some 100 kernels to write)
+    shapes = {shape.name: shape for shape in suite_shapes(suite)}
+    stencils = {s.name: s for s in (make() for make in REAL.values())} if real else {}
+    array_dims = {**dict.fromkeys(shapes, 3), **{n: s.array_dims for n, s in stencils.items()}}
+    order = _spread(list(array_dims))
     if names:
         wanted = list(names)
-        unknown = [w for w in wanted if not any(fnmatch.fnmatch(n, w) for n, _, _ in paths)]
+        unknown = [w for w in wanted if not any(fnmatch.fnmatch(n, w) for n in order)]
         if unknown:
             raise InputError(f"no kernel matches {', '.join(unknown)}", source="names")
-        paths = [p for p in paths if any(fnmatch.fnmatch(p[0], w) for w in wanted)]
+        order = [n for n in order if any(fnmatch.fnmatch(n, w) for w in wanted)]
+    paths: list[tuple[str, Path, int]] = []
+    for name in order:
+        if name in shapes:
+            (g,) = generate([shapes[name]], directory)
+            path = g.source
+        else:
+            stencil = stencils[name]
+            sizes_64 = sizes_for(array_dims[name], (64, 64, 64))
+            path, _ = write_stencil(stencil, directory, sizes_64)
+        paths.append((name, path, array_dims[name]))
     out: list[TrainingKernel] = []
     for size in sizes:
         tag = "x".join(map(str, size))
@@ -490,15 +497,15 @@ def size_2d(size: tuple[int, int, int]) -> tuple[int, int]:
     return side, side
 
 
-def _spread(paths: list[tuple[str, Path, int]]) -> list[tuple[str, Path, int]]:
+def _spread(names: list[str]) -> list[str]:
     """Round robin over patterns, small radii first: a collection cut short by a time
     limit still covers every pattern, dimensionality and radius."""
-    groups: dict[str, list[tuple[str, Path, int]]] = {}
-    for p in paths:
-        groups.setdefault(p[0].split("_")[0], []).append(p)
+    groups: dict[str, list[str]] = {}
+    for n in names:
+        groups.setdefault(n.split("_")[0], []).append(n)
     for members in groups.values():
-        members.sort(key=lambda p: (_radius(p[0]), p[0]))
-    out: list[tuple[str, Path, int]] = []
+        members.sort(key=lambda n: (_radius(n), n))
+    out: list[str] = []
     while any(groups.values()):
         for key in sorted(groups):
             if groups[key]:

@@ -1,4 +1,5 @@
-"""``gtune run`` end to end, in subprocesses, on the real default OpenCL device."""
+"""``gtune run`` end to end, in subprocesses, on the real default OpenCL device (the
+refusals of bad input in-process, through :func:`gtune.cli.main`)."""
 
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ def _one_error(proc: subprocess.CompletedProcess[str]) -> str:
 
 def test_run_heat3d_then_resume(tmp_path: Path):
     db, out1, out2 = tmp_path / "r.db", tmp_path / "a.json", tmp_path / "b.json"
-    args = ["run", HEAT, "--size", "16x8x8", "--technique", "global", "--budget", "40"]
+    args = ["run", HEAT, "--size", "16x8x8", "--technique", "global", "--budget", "20"]
     first = run_gtune(*args, "--json", str(out1), db=db)
     assert first.returncode == 0, first.stderr
     assert "best configuration" in first.stdout and "speedup over default" in first.stdout
@@ -40,7 +41,7 @@ def test_run_heat3d_then_resume(tmp_path: Path):
     assert data["best_s"] is not None and data["default_s"] is not None
     assert data["best_s"] <= data["default_s"]
     assert data["speedup_over_default"] >= 1.0
-    assert 0 < data["evaluations"] <= 40
+    assert 0 < data["evaluations"] <= 20
     assert data["technique"] == "global" and data["technique_choice"] == "global"
     assert data["gbs"] == pytest.approx(data["bytes_moved"] / data["best_s"] / 1e9)
     (run,) = data["runs"]
@@ -110,7 +111,15 @@ def test_run_plain_kernel(tmp_path: Path):
     assert 0 < data["evaluations"] <= 30
 
 
-def test_bad_inputs_exit_2_with_one_message(tmp_path: Path):
+def test_bad_inputs_exit_2_with_one_message(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    from gtune.cli import main
+
+    def run_gtune(*args: str, db: Path) -> subprocess.CompletedProcess[str]:
+        """The command line in-process (what the program runs), as a finished process."""
+        code = main(["--db", str(db), *args])
+        out, err = capsys.readouterr()
+        return subprocess.CompletedProcess(args, code, out, err)
+
     db = tmp_path / "r.db"
     err = _one_error(run_gtune("run", HEAT, "--size", "16x8x8", "--spec", "nosuch", db=db))
     assert "nosuch" in err and "shipped specs" in err

@@ -59,7 +59,21 @@ def space_of(name: str, technique: str) -> tuple[TunableKernel, object]:
     return kernel, _SPACES[key]
 
 
+_SEARCHES: dict[tuple[str, str, float], tuple[TuningOutcome, list[Result], ReplayEvaluator]] = {}
+
+
 def search(
+    name: str, technique: str, local_bandwidth: float, monkeypatch: pytest.MonkeyPatch
+) -> tuple[TuningOutcome, list[Result], ReplayEvaluator]:
+    """The spec's search of one technique space on one landscape, run once in the
+    module (deterministic: the tests only read what it gives)."""
+    key = (name, technique, local_bandwidth)
+    if key not in _SEARCHES:
+        _SEARCHES[key] = _search(name, technique, local_bandwidth, monkeypatch)
+    return _SEARCHES[key]
+
+
+def _search(
     name: str, technique: str, local_bandwidth: float, monkeypatch: pytest.MonkeyPatch
 ) -> tuple[TuningOutcome, list[Result], ReplayEvaluator]:
     kernel, space = space_of(name, technique)

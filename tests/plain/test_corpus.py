@@ -18,7 +18,9 @@ from gtune.plain import plain_kernel
 from gtune.tuning import TuningReport
 from tests.conftest import run_gtune
 
-pytestmark = pytest.mark.opencl
+# the tests' evaluators share the module's worker processes (a fresh interpreter, pyopencl
+# and a driver context per kernel otherwise); the CLI tests start their own
+pytestmark = [pytest.mark.opencl, pytest.mark.usefixtures("shared_workers")]
 
 CORPUS = Path(__file__).parents[1] / "data" / "corpus"
 REF = str(CORPUS / "corpus_ref.py")
@@ -69,7 +71,14 @@ def device():
 
 def _tune(path: Path, kwargs: Mapping[str, Any], device: Any) -> TuningReport:
     kernel = plain_kernel(path, **kwargs)
-    return tune(kernel, device=device, budget=Budget.parse("6"), compile_workers=0, runs=1)
+    return tune(
+        kernel,
+        device=device,
+        budget=Budget.parse("6"),
+        store="sqlite://",
+        compile_workers=0,
+        runs=1,
+    )
 
 
 def _results(report: TuningReport) -> list[Any]:
@@ -141,7 +150,7 @@ def test_cli_measure_accepts_plain_kernels(tmp_path: Path):
 PARTLY: dict[str, tuple[dict[str, Any], Any]] = {
     "smooth_vec": (
         {
-            "sizes": [64, 8],
+            "sizes": [24, 20],  # 27 configurations, 6 of them at VW = 4
             "params": {"VW": [1, 2, 4]},
             "global_size": ["NX / VW", "NY"],
             "scalars": {"debug": "0"},

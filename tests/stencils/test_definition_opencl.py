@@ -183,6 +183,7 @@ def test_reference_is_not_trivial() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("shared_workers")
 @pytest.mark.parametrize("path", CORPUS, ids=lambda p: p.name)
 def test_corpus_definition_tunes_briefly(path: Path, tmp_path: Path) -> None:
     """Each corpus definition tunes like a generated kernel (every technique, a tiny

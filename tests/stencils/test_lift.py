@@ -415,16 +415,34 @@ def _original_matches(kernel: Any, defn: StencilDefinition, device: Any, seed: i
         assert np.array_equal(got[edge], out0[edge])  # the boundary was left alone
 
 
+@pytest.fixture(scope="module")
+def lifted(device: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """``lifted(name)``: the corpus kernel ``name`` lifted (once in the module, by
+    whichever test asks first) and its definition written: (definition, path)."""
+    from gtune.stencils.lift import lift_kernel
+
+    folder = tmp_path_factory.mktemp("lifted")
+    done: dict[str, tuple[StencilDefinition, Path]] = {}
+
+    def lift(name: str) -> tuple[StencilDefinition, Path]:
+        if name not in done:
+            out = folder / f"{name}.stencil.yaml"
+            defn, _ = lift_kernel(
+                _open_plain(name), device=device, output=out, flags=MANIFEST[name]["flags"]
+            )
+            out.write_text(defn.to_yaml())
+            done[name] = (defn, out)
+        return done[name]
+
+    return lift
+
+
 @pytest.mark.opencl
 @pytest.mark.usefixtures("shared_workers")
 @pytest.mark.parametrize("name", LIFTED)
-def test_corpus_kernel_lifts_and_matches_its_original(name: str, device: Any, tmp_path: Path):
-    from gtune.stencils.lift import lift_kernel
-
+def test_corpus_kernel_lifts_and_matches_its_original(name: str, device: Any, lifted: Any):
     kernel = _open_plain(name)
-    out = tmp_path / f"{name}.stencil.yaml"
-    defn, _ = lift_kernel(kernel, device=device, output=out, flags=MANIFEST[name]["flags"])
-    out.write_text(defn.to_yaml())
+    defn, out = lifted(name)
     again = load_definition(out)  # what is written reads back as the same stencil
     assert again == defn
     assert again.kernel_name == kernel.name
@@ -440,18 +458,19 @@ def test_corpus_kernel_lifts_and_matches_its_original(name: str, device: Any, tm
 
 @pytest.mark.opencl
 @pytest.mark.slow
+@pytest.mark.usefixtures("shared_workers")
 @pytest.mark.parametrize("name", LIFTED)
-def test_corpus_kernel_tunes_against_its_original(name: str, device: Any, tmp_path: Path):
+def test_corpus_kernel_tunes_against_its_original(
+    name: str, device: Any, lifted: Any, tmp_path: Path
+):
     from gtune import tune
     from gtune.budget import Budget
     from gtune.description import load_kernel
     from gtune.measure import Status
-    from gtune.stencils.lift import against_original, lift_kernel
+    from gtune.stencils.lift import against_original
 
     original = _open_plain(name)
-    out = tmp_path / f"{name}.stencil.yaml"
-    defn, _ = lift_kernel(original, device=device, output=out, flags=MANIFEST[name]["flags"])
-    out.write_text(defn.to_yaml())
+    _, out = lifted(name)
     template = load_kernel(out, dict(original.sizes))
     checked = against_original(template, load_definition(out), original, device, tmp_path)
     recorded = tmp_path / Path(str(checked.reference.args["file"])).name
@@ -462,6 +481,7 @@ def test_corpus_kernel_tunes_against_its_original(name: str, device: Any, tmp_pa
         device=device,
         technique="global",
         budget=Budget.parse("3"),
+        store="sqlite://",
         compile_workers=0,
         runs=1,
     )
