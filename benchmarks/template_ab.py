@@ -1,0 +1,187 @@
+#!/usr/bin/env python3
+"""A candidate stencil template against the package's, configuration by configuration.
+
+The real stencils (``gtune/stencils/real.py``) are rendered twice, once from the
+package's template and once from ``--variant`` (a whole ``stencil.cl``), and the same
+configurations of both are measured side by side in alternating rounds, so drift hits
+both alike. The configurations are the ``--top`` fastest of each kernel in a recorded
+store (``--store``, e.g. an ``onestep.py`` run's ``onestep.db``) plus any given with
+``--config``. Both renderings are verified once per configuration first (a variant that
+computes something else is refused, not timed).
+
+    python3 benchmarks/template_ab.py OUT --variant candidate.cl --store onestep.db \\
+        --kernels heat3d box27 --top 8 --device NVIDIA
+
+Writes ``OUT/template_ab.json`` and ``OUT/template_ab.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import shutil
+import statistics
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import bandwidth as bw
+
+from gtune.description import load_kernel
+from gtune.exceptions import GtuneError
+from gtune.kernel import TunableKernel
+from gtune.measure import OpenCLEvaluator, select_device
+from gtune.stencils import render
+from gtune.stencils.real import REAL
+from gtune.stencils.render import sizes_for, write_stencil
+from gtune.store import open_store
+
+
+def render_real(name: str, directory: Path, template: str | None) -> Path:
+    """Write the real stencil ``name`` into ``directory``, from ``template`` (text of a
+    whole stencil.cl) or the package's; returns its description's path."""
+    stencil = REAL[name]()
+    original = render.template_source
+    if template is not None:
+        render.template_source = lambda: template  # type: ignore[assignment]
+    try:
+        written = write_stencil(stencil, directory, sizes_for(stencil.array_dims, (64, 64, 64)))
+    finally:
+        render.template_source = original  # type: ignore[assignment]
+    return next(p for p in written if p.suffix == ".yaml")
+
+
+def stored_configs(store: Path, kernel: str, top: int) -> list[dict[str, int]]:
+    """The ``top`` fastest distinct verified configurations of ``kernel`` (its name, as
+    the store names it) in a recorded store (a path; ``.gz`` is unpacked first)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = store
+        if store.suffix == ".gz":
+            path = Path(tmp) / store.stem
+            with gzip.open(store, "rb") as src, path.open("wb") as dst:
+                shutil.copyfileobj(src, dst)
+        opened = open_store(path, readonly=True)
+        try:
+            best: dict[str, tuple[float, dict[str, int]]] = {}
+            for row in opened.rows(kernel=kernel):
+                r = row.result
+                if not r.ok:
+                    continue
+                key = json.dumps(dict(sorted(r.config.items())))
+                if key not in best or r.objective < best[key][0]:
+                    best[key] = (r.objective, dict(r.config))
+        finally:
+            opened.close()
+    return [cfg for _, cfg in sorted(best.values(), key=lambda tc: tc[0])[:top]]
+
+
+def parse_config(text: str) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for part in text.split(","):
+        name, _, value = part.partition("=")
+        out[name.strip()] = int(value)
+    return out
+
+
+def verify(kernel: TunableKernel, device: Any, configs: Sequence[Mapping[str, int]]) -> None:
+    """Raise unless every configuration verifies on the device (one evaluator, so the
+    reference is computed once)."""
+    ev = OpenCLEvaluator(kernel, device, runs=1, compile_workers=0)
+    try:
+        for cfg in configs:
+            r = ev.evaluate(dict(cfg))
+            if not r.ok:
+                raise GtuneError(
+                    f"{kernel.name} does not verify at {cfg}: {r.status.value}: {r.message[:200]}"
+                )
+    finally:
+        ev.close()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("outdir", type=Path)
+    ap.add_argument("--variant", type=Path, required=True, help="the candidate stencil.cl")
+    ap.add_argument("--kernels", nargs="+", default=["heat3d", "box27"])
+    ap.add_argument("--store", type=Path, help="a recorded store to take configurations from")
+    ap.add_argument("--top", type=int, default=8)
+    ap.add_argument("--config", action="append", default=[], metavar="KERNEL:N=V,...")
+    ap.add_argument("--device", default="NVIDIA")
+    ap.add_argument("--size", type=int, default=512, help="3D cube side (2D: 16x this)")
+    ap.add_argument("--rounds", type=int, default=5)
+    args = ap.parse_args(argv)
+
+    device = select_device(args.device)
+    variant = args.variant.read_text()
+    args.outdir.mkdir(parents=True, exist_ok=True)
+    work = args.outdir / "rendered"
+    runs: list[tuple[str, TunableKernel, Mapping[str, int]]] = []
+    rows: list[dict[str, Any]] = []
+    for name in args.kernels:
+        pa = render_real(name, work / "package", None)
+        pb = render_real(name, work / "variant", variant)
+        dims = REAL[name]().array_dims
+        n = args.size if dims == 3 else args.size * 16
+        sizes = {"NX": n, "NY": n, **({"NZ": n} if dims == 3 else {})}
+        ka, kb = load_kernel(pa, sizes=sizes), load_kernel(pb, sizes=sizes)
+        configs = stored_configs(args.store, name, args.top) if args.store else []
+        configs += [
+            parse_config(c.split(":", 1)[1]) for c in args.config if c.startswith(name + ":")
+        ]
+        verify(ka, device, configs)
+        verify(kb, device, configs)
+        for i, cfg in enumerate(configs):
+            key = f"{name}#{i}"
+            runs += [(f"{key}/package", ka, cfg), (f"{key}/variant", kb, cfg)]
+            rows.append({"kernel": name, "key": key, "config": cfg})
+        bw.log(f"{name}: {len(configs)} configurations, both renderings verified")
+    times = bw.alternate(device, runs, args.rounds)
+    for row in rows:
+        row["package_s"] = times[f"{row['key']}/package"]
+        row["variant_s"] = times[f"{row['key']}/variant"]
+        row["ratio"] = row["variant_s"] / row["package_s"]
+    summary: dict[str, Any] = {"device": device.name, "rounds": args.rounds, "rows": rows}
+    for name in args.kernels:
+        mine = [r for r in rows if r["kernel"] == name]
+        if mine:
+            summary[name] = {
+                "best_package_s": min(r["package_s"] for r in mine),
+                "best_variant_s": min(r["variant_s"] for r in mine),
+                "median_ratio": statistics.median(r["ratio"] for r in mine),
+            }
+    (args.outdir / "template_ab.json").write_text(json.dumps(summary, indent=1))
+    lines = [
+        f"# Template A/B on {device.name}",
+        "",
+        f"Medians of {args.rounds} alternating rounds; ratio = variant / package time.",
+        "",
+        "| kernel | configuration | package | variant | ratio |",
+        "|---|---|---:|---:|---:|",
+    ]
+    for r in rows:
+        cfg = " ".join(f"{k}={v}" for k, v in r["config"].items() if k not in ("IMAGE", "LOCAL"))
+        lines.append(
+            f"| {r['kernel']} | {cfg} | {r['package_s'] * 1e3:.3f} ms "
+            f"| {r['variant_s'] * 1e3:.3f} ms | {r['ratio']:.3f} |"
+        )
+    lines.append("")
+    for name in args.kernels:
+        if name in summary:
+            s = summary[name]
+            lines.append(
+                f"- {name}: best package {s['best_package_s'] * 1e3:.3f} ms, best variant "
+                f"{s['best_variant_s'] * 1e3:.3f} ms, median ratio {s['median_ratio']:.3f}"
+            )
+    (args.outdir / "template_ab.md").write_text("\n".join(lines) + "\n")
+    bw.log("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
