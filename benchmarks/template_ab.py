@@ -18,15 +18,18 @@ Writes ``OUT/template_ab.json`` and ``OUT/template_ab.md``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gzip
 import json
 import shutil
 import statistics
 import sys
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -43,18 +46,48 @@ from gtune.stencils.render import sizes_for, write_stencil
 from gtune.store import open_store
 
 
-def render_real(name: str, directory: Path, template: str | None) -> Path:
-    """Write the real stencil ``name`` into ``directory``, from ``template`` (text of a
-    whole stencil.cl) or the package's; returns its description's path."""
-    stencil = REAL[name]()
+@contextlib.contextmanager
+def rendering_from(template: str | None) -> Iterator[None]:
+    """Stencils rendered inside come from ``template`` (text of a whole stencil.cl), or
+    the package's template when None."""
     original = render.template_source
     if template is not None:
         render.template_source = lambda: template  # type: ignore[assignment]
     try:
-        written = write_stencil(stencil, directory, sizes_for(stencil.array_dims, (64, 64, 64)))
+        yield
     finally:
         render.template_source = original  # type: ignore[assignment]
+
+
+def render_real(name: str, directory: Path, template: str | None) -> Path:
+    """Write the real stencil ``name`` into ``directory``, from ``template`` or the
+    package's; returns its description's path."""
+    stencil = REAL[name]()
+    with rendering_from(template):
+        written = write_stencil(stencil, directory, sizes_for(stencil.array_dims, (64, 64, 64)))
     return next(p for p in written if p.suffix == ".yaml")
+
+
+def load_both(
+    name: str, work: Path, variant: str, size: int
+) -> tuple[str, TunableKernel, TunableKernel]:
+    """A real stencil by name, or a NAME.stencil.yaml definition by path, loaded from
+    the package's template and from ``variant``: (its name, package, variant)."""
+    if name.endswith(".stencil.yaml"):
+        dims = int(yaml.safe_load(Path(name).read_text())["dims"])
+        sizes = {"NX": size, "NY": size, **({"NZ": size} if dims == 3 else {})}
+        if dims == 2:
+            sizes = {k: v * 16 for k, v in sizes.items()}
+        ka = load_kernel(name, sizes=sizes)
+        with rendering_from(variant):
+            kb = load_kernel(name, sizes=sizes)
+        return Path(name).name.removesuffix(".stencil.yaml"), ka, kb
+    pa = render_real(name, work / "package", None)
+    pb = render_real(name, work / "variant", variant)
+    dims = REAL[name]().array_dims
+    n = size if dims == 3 else size * 16
+    sizes = {"NX": n, "NY": n, **({"NZ": n} if dims == 3 else {})}
+    return name, load_kernel(pa, sizes=sizes), load_kernel(pb, sizes=sizes)
 
 
 def stored_configs(store: Path, kernel: str, top: int) -> list[dict[str, int]]:
@@ -89,26 +122,32 @@ def parse_config(text: str) -> dict[str, int]:
     return out
 
 
-def verify(kernel: TunableKernel, device: Any, configs: Sequence[Mapping[str, int]]) -> None:
-    """Raise unless every configuration verifies on the device (one evaluator, so the
-    reference is computed once)."""
+def verify(
+    kernel: TunableKernel, device: Any, configs: Sequence[Mapping[str, int]]
+) -> list[str | None]:
+    """Each configuration's failure on the device (None: it verified), one evaluator so
+    the reference is computed once."""
     ev = OpenCLEvaluator(kernel, device, runs=1, compile_workers=0)
+    failures: list[str | None] = []
     try:
         for cfg in configs:
             r = ev.evaluate(dict(cfg))
-            if not r.ok:
-                raise GtuneError(
-                    f"{kernel.name} does not verify at {cfg}: {r.status.value}: {r.message[:200]}"
-                )
+            failures.append(None if r.ok else f"{r.status.value}: {r.message[:200]}")
     finally:
         ev.close()
+    return failures
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("outdir", type=Path)
     ap.add_argument("--variant", type=Path, required=True, help="the candidate stencil.cl")
-    ap.add_argument("--kernels", nargs="+", default=["heat3d", "box27"])
+    ap.add_argument(
+        "--kernels",
+        nargs="+",
+        default=["heat3d", "box27"],
+        help="real stencils by name or NAME.stencil.yaml paths",
+    )
     ap.add_argument("--store", type=Path, help="a recorded store to take configurations from")
     ap.add_argument("--top", type=int, default=8)
     ap.add_argument("--config", action="append", default=[], metavar="KERNEL:N=V,...")
@@ -123,19 +162,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     work = args.outdir / "rendered"
     runs: list[tuple[str, TunableKernel, Mapping[str, int]]] = []
     rows: list[dict[str, Any]] = []
-    for name in args.kernels:
-        pa = render_real(name, work / "package", None)
-        pb = render_real(name, work / "variant", variant)
-        dims = REAL[name]().array_dims
-        n = args.size if dims == 3 else args.size * 16
-        sizes = {"NX": n, "NY": n, **({"NZ": n} if dims == 3 else {})}
-        ka, kb = load_kernel(pa, sizes=sizes), load_kernel(pb, sizes=sizes)
+    names: list[str] = []
+    for spec in args.kernels:
+        name, ka, kb = load_both(spec, work, variant, args.size)
+        names.append(name)
         configs = stored_configs(args.store, name, args.top) if args.store else []
         configs += [
             parse_config(c.split(":", 1)[1]) for c in args.config if c.startswith(name + ":")
         ]
-        verify(ka, device, configs)
-        verify(kb, device, configs)
+        kept = []
+        for cfg, fa, fb in zip(
+            configs, verify(ka, device, configs), verify(kb, device, configs), strict=True
+        ):
+            if fa is not None:  # not a configuration of this size and device: skipped
+                bw.log(f"{name}: skipped {cfg}: the package's rendering fails ({fa})")
+            elif fb is not None:  # the candidate computes something else, or fails
+                raise GtuneError(f"{name}: the variant fails at {cfg}: {fb}")
+            else:
+                kept.append(cfg)
+        configs = kept
         for i, cfg in enumerate(configs):
             key = f"{name}#{i}"
             runs += [(f"{key}/package", ka, cfg), (f"{key}/variant", kb, cfg)]
@@ -147,7 +192,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         row["variant_s"] = times[f"{row['key']}/variant"]
         row["ratio"] = row["variant_s"] / row["package_s"]
     summary: dict[str, Any] = {"device": device.name, "rounds": args.rounds, "rows": rows}
-    for name in args.kernels:
+    for name in names:
         mine = [r for r in rows if r["kernel"] == name]
         if mine:
             summary[name] = {
@@ -171,7 +216,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"| {r['variant_s'] * 1e3:.3f} ms | {r['ratio']:.3f} |"
         )
     lines.append("")
-    for name in args.kernels:
+    for name in names:
         if name in summary:
             s = summary[name]
             lines.append(
