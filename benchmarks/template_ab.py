@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 """A candidate stencil template against the package's, configuration by configuration.
 
-The real stencils (``gtune/stencils/real.py``) are rendered twice, once from the
-package's template and once from ``--variant`` (a whole ``stencil.cl``), and the same
-configurations of both are measured side by side in alternating rounds, so drift hits
-both alike. The configurations are the ``--top`` fastest of each kernel in a recorded
-store (``--store``, e.g. an ``onestep.py`` run's ``onestep.db``) plus any given with
-``--config``. Both renderings are verified once per configuration first (a variant that
-computes something else is refused, not timed).
+Each kernel, a real stencil by name (``gtune/stencils/real.py``) or a stencil definition
+by its ``NAME.stencil.yaml`` path, is rendered twice: once from the package's template
+and once from ``--variant`` (a whole ``stencil.cl``). The same configurations of both
+are measured side by side in alternating rounds, so drift hits both alike. The
+configurations are the ``--top`` fastest of each kernel in a recorded store
+(``--store``, e.g. an ``onestep.py`` run's ``onestep.db``) plus any given with
+``--config KERNEL:N=V,...``. Both renderings are verified once per configuration first:
+a configuration the package's rendering cannot run (another size, another device) is
+skipped, and a variant that fails or computes something else where the package's
+rendering verifies stops the run, untimed.
 
     python3 benchmarks/template_ab.py OUT --variant candidate.cl --store onestep.db \\
         --kernels heat3d box27 --top 8 --device NVIDIA
