@@ -502,8 +502,9 @@ def run_tasks(
                 if token.cancelled:
                     stream.cancel()
                     break
-                stream.hand_out()
-                for res, lost in stream.stranded(time.monotonic(), STRANDED_S):
+                workers = stream.workers()  # one scheduler query per turn, for both
+                stream.hand_out(workers)
+                for res, lost in stream.stranded(time.monotonic(), STRANDED_S, workers):
                     text = (
                         f"no Dask worker offered {res} for {STRANDED_S:.0f} s (every worker "
                         "driving it died or left); its pieces were given up"
@@ -955,16 +956,18 @@ class _Stream:
     def finished(self) -> bool:
         return not self.running and not any(len(q) for q in self.queues.values())
 
-    def _workers(self) -> dict[str, dict[str, float]]:
+    def workers(self) -> dict[str, dict[str, float]]:
+        """The connected workers' resources (one scheduler query): what
+        :meth:`hand_out` and :meth:`stranded` of the same loop turn both read."""
         return _worker_resources(self.client)
 
-    def hand_out(self) -> None:
+    def hand_out(self, workers: Mapping[str, Mapping[str, float]]) -> None:
         if not any(q.ready for q in self.queues.values()):
             return
         busy: dict[str, int] = {}
         for _, worker in self.running.values():
             busy[worker] = busy.get(worker, 0) + 1
-        for addr, resources in sorted(self._workers().items()):
+        for addr, resources in sorted(workers.items()):
             for res, amount in resources.items():
                 queue = self.queues.get(res)
                 while queue is not None and queue.ready and busy.get(addr, 0) < max(1, amount):
@@ -1033,11 +1036,12 @@ class _Stream:
     def cancel(self) -> None:
         self.client.cancel(list(self.running))
 
-    def stranded(self, now: float, after_s: float) -> list[tuple[str, list[Piece]]]:
-        """The devices with work left that no connected worker has offered for
-        ``after_s`` seconds (every worker driving it died or left, and none came back):
-        their pieces, taken out of the stream (running ones cancelled)."""
-        workers = self._workers()
+    def stranded(
+        self, now: float, after_s: float, workers: Mapping[str, Mapping[str, float]]
+    ) -> list[tuple[str, list[Piece]]]:
+        """The devices with work left that none of ``workers`` (the connected ones) has
+        offered for ``after_s`` seconds (every worker driving it died or left, and none
+        came back): their pieces, taken out of the stream (running ones cancelled)."""
         offered = {r for resources in workers.values() for r in resources}
         out: list[tuple[str, list[Piece]]] = []
         for res, queue in self.queues.items():
