@@ -20,11 +20,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from gtune.store import open_store
+from gtune.store import StoredRow, open_store
 
 
-def best_by_tile(store: Path, kernel: str, size: str) -> dict[str, dict[int, tuple[float, int]]]:
-    """{"height"|"width": {rows or columns: (best seconds, configurations)}}."""
+def stored_rows(store: Path, kernel: str) -> list[StoredRow]:
+    """Every row of ``kernel`` (its name, as the store names it) in a recorded store: a
+    ``.db`` or, unpacked to a temporary copy first, a ``.db.gz``."""
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "store.db"
         if store.suffix == ".gz":
@@ -34,9 +35,14 @@ def best_by_tile(store: Path, kernel: str, size: str) -> dict[str, dict[int, tup
             shutil.copyfile(store, db)
         s = open_store(db, readonly=True)
         try:
-            rows = list(s.rows(kernel=kernel))
+            return list(s.rows(kernel=kernel))
         finally:
             s.close()
+
+
+def best_by_tile(store: Path, kernel: str, size: str) -> dict[str, dict[int, tuple[float, int]]]:
+    """{"height"|"width": {rows or columns: (best seconds, configurations)}}."""
+    rows = stored_rows(store, kernel)
     out: dict[str, dict[int, tuple[float, int]]] = {"height": {}, "width": {}}
     times: dict[str, dict[int, list[float]]] = {
         "height": defaultdict(list),

@@ -22,23 +22,21 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import gzip
 import json
-import shutil
 import statistics
 import sys
-import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bandwidth as bw
+import onestep
+from onestep_tiles import stored_rows
 
+from gtune.commands._common import parse_config
 from gtune.description import load_kernel
 from gtune.exceptions import GtuneError
 from gtune.kernel import TunableKernel
@@ -46,7 +44,6 @@ from gtune.measure import OpenCLEvaluator, select_device
 from gtune.stencils import render
 from gtune.stencils.real import REAL
 from gtune.stencils.render import sizes_for, write_stencil
-from gtune.store import open_store
 
 
 @contextlib.contextmanager
@@ -75,54 +72,33 @@ def load_both(
     name: str, work: Path, variant: str, size: int
 ) -> tuple[str, TunableKernel, TunableKernel]:
     """A real stencil by name, or a NAME.stencil.yaml definition by path, loaded from
-    the package's template and from ``variant``: (its name, package, variant)."""
+    the package's template and from ``variant`` at ``onestep.py``'s sizes (``size``
+    cubed, 2D: ``16 * size`` squared): (its name, package, variant)."""
     if name.endswith(".stencil.yaml"):
-        dims = int(yaml.safe_load(Path(name).read_text())["dims"])
-        sizes = {"NX": size, "NY": size, **({"NZ": size} if dims == 3 else {})}
-        if dims == 2:
-            sizes = {k: v * 16 for k, v in sizes.items()}
-        ka = load_kernel(name, sizes=sizes)
+        ka = load_kernel(name)
         with rendering_from(variant):
-            kb = load_kernel(name, sizes=sizes)
-        return Path(name).name.removesuffix(".stencil.yaml"), ka, kb
-    pa = render_real(name, work / "package", None)
-    pb = render_real(name, work / "variant", variant)
-    dims = REAL[name]().array_dims
-    n = size if dims == 3 else size * 16
-    sizes = {"NX": n, "NY": n, **({"NZ": n} if dims == 3 else {})}
-    return name, load_kernel(pa, sizes=sizes), load_kernel(pb, sizes=sizes)
+            kb = load_kernel(name)
+        label = Path(name).name.removesuffix(".stencil.yaml")
+    else:
+        ka = load_kernel(render_real(name, work / "package", None))
+        kb = load_kernel(render_real(name, work / "variant", variant))
+        label = name
+    sizes = onestep.kernel_sizes(ka, size, 16 * size)
+    return label, ka.with_sizes(sizes), kb.with_sizes(sizes)
 
 
 def stored_configs(store: Path, kernel: str, top: int) -> list[dict[str, int]]:
     """The ``top`` fastest distinct verified configurations of ``kernel`` (its name, as
-    the store names it) in a recorded store (a path; ``.gz`` is unpacked first)."""
-    with tempfile.TemporaryDirectory() as tmp:
-        path = store
-        if store.suffix == ".gz":
-            path = Path(tmp) / store.stem
-            with gzip.open(store, "rb") as src, path.open("wb") as dst:
-                shutil.copyfileobj(src, dst)
-        opened = open_store(path, readonly=True)
-        try:
-            best: dict[str, tuple[float, dict[str, int]]] = {}
-            for row in opened.rows(kernel=kernel):
-                r = row.result
-                if not r.ok:
-                    continue
-                key = json.dumps(dict(sorted(r.config.items())))
-                if key not in best or r.objective < best[key][0]:
-                    best[key] = (r.objective, dict(r.config))
-        finally:
-            opened.close()
+    the store names it) in a recorded store (``.db`` or ``.db.gz``)."""
+    best: dict[str, tuple[float, dict[str, int]]] = {}
+    for row in stored_rows(store, kernel):
+        r = row.result
+        if not r.ok:
+            continue
+        key = json.dumps(dict(sorted(r.config.items())))
+        if key not in best or r.objective < best[key][0]:
+            best[key] = (r.objective, dict(r.config))
     return [cfg for _, cfg in sorted(best.values(), key=lambda tc: tc[0])[:top]]
-
-
-def parse_config(text: str) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for part in text.split(","):
-        name, _, value = part.partition("=")
-        out[name.strip()] = int(value)
-    return out
 
 
 def verify(
