@@ -45,6 +45,8 @@ from gtune.stencils import render
 from gtune.stencils.real import REAL
 from gtune.stencils.render import sizes_for, write_stencil
 
+COPY_CONFIG = {"WX": 512, "VX": 4}  # the float4 copy, as onestep.py's tuning finds it
+
 
 @contextlib.contextmanager
 def rendering_from(template: str | None) -> Iterator[None]:
@@ -133,6 +135,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--device", default="NVIDIA")
     ap.add_argument("--size", type=int, default=512, help="3D cube side (2D: 16x this)")
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument(
+        "--copy",
+        action="store_true",
+        help="time the float4 copy kernel (WX 512, VX 4) in the same rounds, and give every "
+        "time as a fraction of its bandwidth",
+    )
     args = ap.parse_args(argv)
 
     device = select_device(args.device)
@@ -140,11 +148,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.outdir.mkdir(parents=True, exist_ok=True)
     work = args.outdir / "rendered"
     runs: list[tuple[str, TunableKernel, Mapping[str, int]]] = []
+    kernels: dict[str, TunableKernel] = {}
     rows: list[dict[str, Any]] = []
     names: list[str] = []
     for spec in args.kernels:
         name, ka, kb = load_both(spec, work, variant, args.size)
         names.append(name)
+        kernels[name] = ka
         configs = stored_configs(args.store, name, args.top) if args.store else []
         configs += [
             parse_config(c.split(":", 1)[1]) for c in args.config if c.startswith(name + ":")
@@ -165,12 +175,25 @@ def main(argv: Sequence[str] | None = None) -> int:
             runs += [(f"{key}/package", ka, cfg), (f"{key}/variant", kb, cfg)]
             rows.append({"kernel": name, "key": key, "config": cfg})
         bw.log(f"{name}: {len(configs)} configurations, both renderings verified")
+    copy: TunableKernel | None = None
+    if args.copy:
+        n = args.size
+        copy = bw.copy_kernel(work / "copy", {"NX": n, "NY": n, "NZ": n})
+        runs.append(("copy", copy, COPY_CONFIG))
     times = bw.alternate(device, runs, args.rounds)
     for row in rows:
         row["package_s"] = times[f"{row['key']}/package"]
         row["variant_s"] = times[f"{row['key']}/variant"]
         row["ratio"] = row["variant_s"] / row["package_s"]
     summary: dict[str, Any] = {"device": device.name, "rounds": args.rounds, "rows": rows}
+    if copy is not None:
+        # a kernel moves its own bytes (fields, sizes); the copy's bandwidth is the yardstick
+        copy_gbs = copy.bytes_moved() / times["copy"] / 1e9
+        summary["copy"] = {"config": COPY_CONFIG, "time_s": times["copy"], "gbs": copy_gbs}
+        for row in rows:
+            moved = kernels[row["kernel"]].bytes_moved()
+            for side in ("package", "variant"):
+                row[f"{side}_of_copy"] = moved / row[f"{side}_s"] / 1e9 / copy_gbs
     for name in names:
         mine = [r for r in rows if r["kernel"] == name]
         if mine:
@@ -185,14 +208,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         "",
         f"Medians of {args.rounds} alternating rounds; ratio = variant / package time.",
         "",
+    ]
+    if copy is not None:
+        c = summary["copy"]
+        lines += [
+            f"Copy kernel in the same rounds ({COPY_CONFIG}): {c['time_s'] * 1e3:.3f} ms, "
+            f"{c['gbs']:.0f} GB/s; (x %): the time as a fraction of its bandwidth.",
+            "",
+        ]
+    lines += [
         "| kernel | configuration | package | variant | ratio |",
         "|---|---|---:|---:|---:|",
     ]
+
+    def shown(r: Mapping[str, Any], side: str) -> str:
+        text = f"{r[side + '_s'] * 1e3:.3f} ms"
+        if side + "_of_copy" in r:
+            text += f" ({r[side + '_of_copy'] * 100:.1f} %)"
+        return text
+
     for r in rows:
-        cfg = " ".join(f"{k}={v}" for k, v in r["config"].items() if k not in ("IMAGE", "LOCAL"))
+        text = " ".join(f"{k}={v}" for k, v in r["config"].items() if k not in ("IMAGE", "LOCAL"))
         lines.append(
-            f"| {r['kernel']} | {cfg} | {r['package_s'] * 1e3:.3f} ms "
-            f"| {r['variant_s'] * 1e3:.3f} ms | {r['ratio']:.3f} |"
+            f"| {r['kernel']} | {text} | {shown(r, 'package')} "
+            f"| {shown(r, 'variant')} | {r['ratio']:.3f} |"
         )
     lines.append("")
     for name in names:

@@ -355,8 +355,9 @@ def _row(times: dict[str, float], identity: str, configs: int = 100) -> Any:
 
 
 def test_table3_rows_merge_by_kernel_version() -> None:
-    """``--deeper`` keeps the current version's measurements over an older version's,
-    and of one version each technique's best of the two searches."""
+    """``--deeper``: of one version each technique's best of the two searches; of two
+    versions the collected row (the collection ran after the stores were recorded); a
+    collected row without its version gives way to the store's."""
     t3 = load_script(ROOT / "benchmarks" / "predict" / "table3_labels.py")
     store = _row({"global": 2.0, "vec": 3.0, "stream": 1.5}, "aa", 900)
     collected = _row({"global": 1.8, "vec": 1.0, "stream": 1.6}, "aa")
@@ -367,9 +368,11 @@ def test_table3_rows_merge_by_kernel_version() -> None:
     older_store = _row({"global": 2.0, "vec": 3.0, "stream": 0.5}, "", 900)
     kept, how = t3.by_version(older_store, collected)
     assert how == "" and kept is collected
-    stale = _row({"global": 1.0, "vec": 3.0, "stream": 1.6}, "")
-    for collected_version in (stale, _row(dict(stale.times), "bb")):
-        row, how = t3.by_version(store, collected_version)
-        assert how == "replaced" and row is store
+    newer = _row({"global": 1.0, "vec": 3.0, "stream": 1.6}, "bb")
+    row, how = t3.by_version(store, newer)
+    assert how == "" and row is newer
+    stale = _row(dict(newer.times), "")
+    row, how = t3.by_version(store, stale)
+    assert how == "replaced" and row is store
     row, how = t3.by_version(older_store, stale)
     assert how == "replaced" and row is older_store

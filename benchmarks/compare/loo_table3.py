@@ -58,7 +58,7 @@ from gtune.kernel import TunableKernel, canonical_config  # noqa: E402
 from gtune.loadpredict.dataset import Dataset  # noqa: E402
 from gtune.loadpredict.models import ModelCard, shipped_model_dir  # noqa: E402
 from gtune.loadpredict.policy import choose_techniques  # noqa: E402
-from gtune.measure import ReplayEvaluator, Result  # noqa: E402
+from gtune.measure import ReplayEvaluator, Result, completed  # noqa: E402
 from gtune.space import EnumeratedSpace, solve_space  # noqa: E402
 from gtune.store import open_store  # noqa: E402
 from gtune.tuning.driver import run_tuning  # noqa: E402
@@ -174,6 +174,8 @@ def replay_hybrid(
     (``space``: the kernel's space on ``device``, solved once by the caller; ``spec``:
     another spec file in place of the shipped hybrid)."""
     made: list[ReplayEvaluator] = []
+    # a store recorded before the kernel gained a parameter ran it at its default
+    results = [completed(r, kernel.default_config() or {}) for r in results]
 
     def factory(k: TunableKernel, d: DeviceLimits) -> ReplayEvaluator:
         made.append(ReplayEvaluator(results, source=source, unrecorded="fail"))

@@ -23,13 +23,14 @@ or, with ``--deeper``, replaced by the store's row: the deeper search's label) a
 the store's).
 
 Versions. A store's results name the kernel they measured (``kernel_id``, the
-kernel's identity); a template change since (the vec technique's row loads) makes
-them another version of the kernel. Only results of the kernel as generated now count
-when the store has any; a row from them records the identity, a row from an older
-version none. With ``--deeper``, a kernel in both is merged by version: both of the
-current version, each technique's best of the two (the deeper search and the
-collection's measure the same kernel); only one current, that one; neither, the
-store's (deeper) row.
+kernel's identity); a template change makes another version of the kernel. A store
+recorded across a change counts only its newest version's results, and its row
+records that version (``labels.md`` says whether it is the kernel as generated now).
+With ``--deeper``, a kernel in both is merged by version: of one version, each
+technique's best of the two (the deeper search and the collection's measure the same
+kernel); of two, the collected row (the collection ran after Table 3's stores were
+recorded, so it measured a version at least as new); a collected row without its
+version recorded, the store's (deeper) row.
 """
 
 from __future__ import annotations
@@ -68,14 +69,16 @@ def store_files(source: Path, into: Path) -> list[Path]:
     return sorted(into.rglob("*.db"))
 
 
-def best_per_technique(db: Path, kernel: Any) -> tuple[dict[str, float], dict[str, int], str, bool]:
+def best_per_technique(db: Path, kernel: Any) -> tuple[dict[str, float], dict[str, int], str, str]:
     """Per technique the lowest search-time median and how many configurations ran; the
-    store's device identity; whether these are results of ``kernel`` as it is now (its
-    identity; when the store holds any, only those count)."""
+    store's device identity; the version these are results of (the kernel's identity
+    when it measured them, "" for several) — the newest version in the store, whose
+    results alone count when it has several (a store recorded across a template change)."""
     con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:
         rows = con.execute(
-            "SELECT device, config, median_s, kernel_id FROM results WHERE status = 'ok'"
+            "SELECT device, config, median_s, kernel_id FROM results WHERE status = 'ok' "
+            "ORDER BY created"
         ).fetchall()
     finally:
         con.close()
@@ -84,20 +87,29 @@ def best_per_technique(db: Path, kernel: Any) -> tuple[dict[str, float], dict[st
     devices = {r[0] for r in rows}
     if len(devices) != 1:
         raise SystemExit(f"{db}: results of {len(devices)} devices, want one")
-    identity = kernel.identity()
-    current = [r for r in rows if str(r[3]).startswith(identity)]
-    for _, config, median, _ in current or rows:
+    versions = {_version(r[3]) for r in rows}
+    newest = _version(rows[-1][3]) if rows else ""
+    counted = [r for r in rows if _version(r[3]) == newest] if len(versions) > 1 else rows
+    for _, config, median, _ in counted:
         tech = technique_of(kernel, json.loads(config))
         if tech in times and median is not None:
             counts[tech] += 1
             times[tech] = min(times[tech], float(median))
-    return times, counts, next(iter(devices)), bool(current)
+    return times, counts, next(iter(devices)), newest
+
+
+def _version(kernel_id: object) -> str:
+    """The kernel's identity a stored result names (its ``kernel_id``: the identity, and
+    after a colon what the store adds), shortened as training rows record it."""
+    return str(kernel_id).split(":")[0][:IDENTITY_LEN]
 
 
 def by_version(store: TrainingRow, collected: TrainingRow) -> tuple[TrainingRow, str]:
     """The row ``--deeper`` keeps for a kernel in both, and how it was chosen ("": the
-    collected row stays): the current version's measurements win over an older one's;
-    of one version, each technique's best of the two."""
+    collected row stays): of one version, each technique's best of the two; of two, the
+    collected row (the collection ran after Table 3's stores were recorded, so it
+    measured a version at least as new); a collected row without its version gives way
+    to the store's."""
     if store.identity and store.identity == collected.identity:
         times = {
             t: min(store.times.get(t, math.inf), collected.times.get(t, math.inf))
@@ -108,7 +120,7 @@ def by_version(store: TrainingRow, collected: TrainingRow) -> tuple[TrainingRow,
             for t in sorted(set(store.configs) | set(collected.configs))
         }
         return dataclasses.replace(store, times=times, configs=configs), "merged"
-    if collected.identity and not store.identity:
+    if collected.identity:
         return collected, ""
     return store, "replaced"
 
@@ -144,9 +156,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         generate(shapes, Path(tmp) / "k", size=parse_size(SIZE))
         for db in dbs:
             kernel = load_kernel(Path(tmp) / "k" / f"{db.stem}.cl")
-            times, counts, device, current = best_per_technique(db, kernel)
+            times, counts, device, ident = best_per_technique(db, kernel)
             name = f"{db.stem}@{SIZE}"
-            ident = kernel.identity()[:IDENTITY_LEN] if current else ""
+            current = ident == kernel.identity()[:IDENTITY_LEN]
             row = TrainingRow(
                 name,
                 device,
@@ -165,13 +177,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 if not have.identity:
                     version = ", version not recorded"
                 else:
-                    version = "" if have.identity == ident or not ident else ", another version"
+                    version = "" if have.identity == ident else ", another version"
                 same = f"{have.label} (collected{version})"
                 if args.deeper:
                     row, how = by_version(row, have)
                     if how:
                         replaced[name] = row
-                    same += f", {how or 'kept: the store measured an older version'}"
+                    same += f", {how or 'kept: the store measured another version'}"
             else:
                 new.append(row)
             ranked = sorted(v for v in row.times.values() if math.isfinite(v))
@@ -182,7 +194,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     f"{row.times.get(t, math.inf) * 1e6:.1f} ({row.configs.get(t, 0)})"
                     for t in TECHNIQUES
                 )
-                + f" | {margin:.1%} | {'current' if row.identity else 'older'} | {same or '-'} |"
+                + f" | {margin:.1%} | {'current' if current else 'older'} | {same or '-'} |"
             )
     args.out.mkdir(parents=True, exist_ok=True)
     Dataset(new).write_csv(args.out / "table3-rows.csv")

@@ -22,6 +22,7 @@ from gtune.measure.evaluator import (
     EvaluatorBase,
     ReplayEvaluator,
     StoredEvaluator,
+    completed,
     pruned,
 )
 from gtune.measure.result import Result, Status
@@ -112,6 +113,7 @@ __all__ = [
     "Result",
     "Status",
     "StoredEvaluator",
+    "completed",
     "list_devices",
     "pruned",
     "select_device",

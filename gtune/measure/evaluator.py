@@ -55,6 +55,13 @@ class EvaluatorBase:
         self.close()
 
 
+def completed(result: Result, defaults: Mapping[str, int]) -> Result:
+    """``result`` with every parameter its configuration lacks at its default: a
+    recording made before the kernel gained a parameter read as the kernel is now."""
+    missing = {k: int(v) for k, v in defaults.items() if k not in result.config}
+    return replace(result, config={**result.config, **missing}) if missing else result
+
+
 class ReplayEvaluator(EvaluatorBase):
     """Serves recorded real measurements.
 
@@ -65,6 +72,11 @@ class ReplayEvaluator(EvaluatorBase):
     search replayed on a partial recording spends its budget as it would on the device
     but never takes an unmeasured configuration as its best; ``unrecorded_calls`` lists
     those configurations.
+
+    ``defaults`` (the kernel's parameter defaults, :meth:`TunableKernel.default_config`)
+    reads a recording made before the kernel gained a parameter: a recorded
+    configuration without it ran with the parameter at its default (a template macro
+    left undefined takes its default), and is served as that configuration.
     """
 
     def __init__(
@@ -73,9 +85,12 @@ class ReplayEvaluator(EvaluatorBase):
         *,
         source: str = "recording",
         unrecorded: Literal["raise", "fail"] = "raise",
+        defaults: Mapping[str, int] | None = None,
     ) -> None:
         if unrecorded not in ("raise", "fail"):
             raise InputError(f"unrecorded must be 'raise' or 'fail', got {unrecorded!r}")
+        if defaults:
+            results = (completed(r, defaults) for r in results)
         self._results = {canonical_config(r.config): r for r in results}
         self.source = source
         self.unrecorded = unrecorded

@@ -293,7 +293,12 @@ def render_source(stencil: Stencil) -> str:
 
 
 def _parameters(
-    dims3: bool, image: bool, image_doc: str, steps: int = 1, separable: bool = False
+    dims3: bool,
+    image: bool,
+    image_doc: str,
+    steps: int = 1,
+    separable: bool = False,
+    interior: bool = True,
 ) -> dict[str, Any]:
     def pow2(hi: str, default: int, doc: str) -> dict[str, Any]:
         return {"pow2": [1, hi], "default": default, "doc": doc}
@@ -335,6 +340,14 @@ def _parameters(
                 "doc": "streaming a separable stencil: each row's x-terms summed once, "
                 "the row sum added to the y-queue",
             }
+    if interior:
+        params["RIM"] = {
+            "values": [0, 1],
+            "default": 0,
+            "doc": "vector technique: every vector computed whole, those straddling a row's "
+            "rim from reads clamped into the row, writing their interior lanes (0: such "
+            "vectors lane by lane)",
+        }
     if steps > 1 and dims3:
         params["ZREG"] = {
             "values": [0, 1, 2],
@@ -431,6 +444,9 @@ def describe(
     separable = separable_factors(d) is not None
     if separable:
         constraints.append("SEP == 0 or STREAM == 1")
+    interior = d.boundary == "interior"
+    if interior:  # whole rim vectors: the vector technique's choice only
+        constraints.append("RIM == 0 or (VX > 1 and STREAM == 0)")
     no_image = "IMAGE == 0" if image else None
     if image:
         limits = (
@@ -529,6 +545,10 @@ def describe(
             if _z_star(d):  # streaming, the z-neighbours in registers, one plane shared
                 techniques["temporal-zreg"] = ["TB > 1", "STREAM == 1", "ZREG >= 1"]
                 techniques["temporal-zreg"] += ["LOCAL == 0", "VX == 1"]
+    if interior:  # whole rim vectors belong to the vector technique (RIM: its choice)
+        for name, cons in techniques.items():
+            if name != "vec":
+                cons.append("RIM == 0")
     # 2D streaming: ZC rows per work-item; the chunk need not divide the rows (the
     # work-items past NY do nothing), the work-group still divides NY / CY. (Temporal
     # streaming's chunks divide NY: then this is NY / ZC, a work-group owning WY*ZC rows.)
@@ -558,7 +578,7 @@ def describe(
         {
             "problem": {k: int(v) for k, v in sizes.items()},
             "arguments": arguments,
-            "parameters": _parameters(dims3, image, image_doc, d.steps, separable),
+            "parameters": _parameters(dims3, image, image_doc, d.steps, separable, interior),
             "constraints": constraints,
             "launch": {
                 "global": global_size,

@@ -154,10 +154,13 @@ def techniques_to_run(kernel: TunableKernel, technique: str) -> list[str | None]
 
 
 def technique_of(kernel: TunableKernel, config: Mapping[str, int] | None) -> str | None:
-    """The first technique of the description whose constraints ``config`` meets."""
+    """The first technique of the description whose constraints ``config`` meets (a
+    parameter ``config`` lacks, as in a result recorded before the kernel gained it, at
+    its default)."""
     if config is None:
         return None
-    env = kernel.env(config)
+    defaults = {p.name: int(p.default) for p in kernel.parameters if p.default is not None}
+    env = kernel.env({**defaults, **config})
     for name, rules in kernel.techniques.items():
         if all(bool(rule.evaluate(env)) for rule in rules):
             return name

@@ -28,7 +28,7 @@ import pytest
 from gtune.api import as_kernel
 from gtune.device import DeviceLimits
 from gtune.kernel import canonical_config
-from gtune.measure import Result
+from gtune.measure import Result, completed
 from gtune.space import solve_space, technique_space
 from gtune.stencils.generate import generate, parse_size, suite
 from tests.conftest import load_script
@@ -56,6 +56,8 @@ def replays(name: str, tmp: Path) -> dict[str, Any]:
     kernel = as_kernel(str(tmp / f"{name}.cl"), None)
     device = DeviceLimits.from_dict(json.loads(lt.DEVICE.read_text()))
     space = technique_space(solve_space(kernel, device).space, kernel, "stream")
+    # recorded before the kernel gained parameters: those ran at their defaults
+    results = [completed(r, kernel.default_config() or {}) for r in results]
     recorded = {canonical_config(r.config): r.objective for r in results if r.ok}
     return {
         "recorded": recorded,

@@ -101,8 +101,22 @@ def test_two_dimensional_kernel_drops_z() -> None:
         "work-group shape",
         "tile shape",
     ]
-    assert bound.dropped_steps == ("chunk", "separable", "z", "time steps per launch")
+    assert bound.dropped_steps == ("chunk", "separable", "z", "rim", "time steps per launch")
     assert bound.constants["WZ"] == 1
+
+
+def test_hybrid_rim_step() -> None:
+    """The vector technique's rim vectors (RIM) are tuned once the merge factors in z are
+    known, both values; a kernel without RIM (clamp boundary, plain kernels) drops it."""
+    names = ["WX", "WY", "WZ", "BX", "CX", "CY", "CZ", "VX", "ZC", "STREAM", "RIM"]
+    sizes = {"NX": 64, "NY": 64, "NZ": 64}
+    bound = load_spec("hybrid").bind(names, sizes)
+    labels = [s.label for s in bound.steps]
+    assert labels.index("z") < labels.index("rim") < labels.index("merge shape")
+    step = bound.steps[labels.index("rim")]
+    assert list(step.tune) == ["RIM"]
+    assert step.tune["RIM"].values(sizes, 0) is None  # "*": both values the space allows
+    assert "rim" in load_spec("hybrid").bind(names[:-1], sizes).dropped_steps
 
 
 @pytest.mark.parametrize("name", ["hybrid", "hybrid-restricted", "dims", "opts"])

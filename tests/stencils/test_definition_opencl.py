@@ -38,25 +38,29 @@ def limits() -> dict[str, int]:
 def technique_configs(
     kernel: TunableKernel, limits: Mapping[str, int]
 ) -> dict[str, dict[str, int]]:
-    """One valid configuration per technique: the defaults with that technique on."""
+    """One valid configuration per technique: the defaults with that technique on (and
+    the vector technique once more with whole rim vectors, where the kernel has RIM)."""
     default = kernel.default_config()
     assert default is not None
-    wanted: dict[str, dict[str, int]] = {
-        "global": {},
-        "vec": {"VX": 4, "BX": 4, "WX": 4},
-        "local": {"LOCAL": 1, "WX": 8},
-        "image": {"IMAGE": 1},
-        "stream": {"STREAM": 1, "ZC": 4, "WZ": 1, "BX": 2, "WX": 8, "WY": 2},
+    vec = {"VX": 4, "BX": 4, "WX": 4}
+    wanted: dict[str, tuple[str, dict[str, int]]] = {
+        "global": ("global", {}),
+        "vec": ("vec", vec),
+        "local": ("local", {"LOCAL": 1, "WX": 8}),
+        "image": ("image", {"IMAGE": 1}),
+        "stream": ("stream", {"STREAM": 1, "ZC": 4, "WZ": 1, "BX": 2, "WX": 8, "WY": 2}),
     }
+    if "RIM" in kernel.parameter_names:
+        wanted["vec rim"] = ("vec", {**vec, "RIM": 1})
     out: dict[str, dict[str, int]] = {}
-    for name, change in wanted.items():
-        if name not in kernel.techniques:
+    for name, (technique, change) in wanted.items():
+        if technique not in kernel.techniques:
             continue
         cfg = {**default, **change}
         env = {**kernel.env(cfg), **limits}
         broken = [c.text for c in kernel.constraints if not c.evaluate(env)]
         assert not broken, (name, cfg, broken)
-        assert all(t.evaluate(env) for t in kernel.techniques[name]), name
+        assert all(t.evaluate(env) for t in kernel.techniques[technique]), name
         out[name] = cfg
     return out
 
@@ -86,6 +90,8 @@ def test_definition_verifies_in_every_technique(path: Path, limits: dict[str, in
     expected = {"global", "vec", "local", "stream"}  # streaming along z (3D) or y (2D)
     if "float64" not in kernel.features.get("dtype", ""):
         expected.add("image")
+    if kernel.features.get("boundary") == "interior":  # whole rim vectors too
+        expected.add("vec rim")
     assert set(done) == expected
 
 

@@ -55,6 +55,8 @@ def draw_config(
     if technique == "vec":
         vx = data.draw(st.sampled_from([v for v in (2, 4, 8, 16) if nx % v == 0]), "VX")
     cfg = {"VX": vx, "BX": vx, "LOCAL": int(technique == "local")}
+    if technique == "vec" and "RIM" in kernel.parameter_names:  # whole rim vectors, or lanes
+        cfg["RIM"] = data.draw(st.sampled_from((0, 1)), "RIM")
     cfg["IMAGE"] = int(technique == "image")
     cfg["STREAM"], cfg["ZC"] = 0, 1
     group = min(MAX_GROUP, limits["MAX_WORK_GROUP_SIZE"])
