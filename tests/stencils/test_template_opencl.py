@@ -55,8 +55,8 @@ def draw_config(
     if technique == "vec":
         vx = data.draw(st.sampled_from([v for v in (2, 4, 8, 16) if nx % v == 0]), "VX")
     cfg = {"VX": vx, "BX": vx, "LOCAL": int(technique == "local")}
-    if technique == "vec" and "RIM" in kernel.parameter_names:  # whole rim vectors, or lanes
-        cfg["RIM"] = data.draw(st.sampled_from((0, 1)), "RIM")
+    if "RIM" in kernel.parameter_names:  # whole rim vectors (vec only), or lanes
+        cfg["RIM"] = data.draw(st.sampled_from((0, 1)), "RIM") if technique == "vec" else 0
     cfg["IMAGE"] = int(technique == "image")
     cfg["STREAM"], cfg["ZC"] = 0, 1
     group = min(MAX_GROUP, limits["MAX_WORK_GROUP_SIZE"])
@@ -122,6 +122,8 @@ def draw_stream_config(
     """A random valid configuration of the streaming technique (WZ = CZ = 1, any ZC)."""
     nx, ny, nz = (kernel.sizes[n] for n in ("NX", "NY", "NZ"))
     cfg = {"VX": 1, "LOCAL": 0, "IMAGE": 0, "STREAM": 1, "WZ": 1, "CZ": 1}
+    if "RIM" in kernel.parameter_names:
+        cfg["RIM"] = 0
     group = min(MAX_GROUP, limits["MAX_WORK_GROUP_SIZE"])
     cfg["WX"] = data.draw(st.sampled_from(_pow2_dividing(nx, group)), "WX")
     cfg["BX"] = data.draw(st.sampled_from(_pow2_dividing(nx // cfg["WX"], 4)), "BX")
