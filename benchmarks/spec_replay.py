@@ -62,6 +62,7 @@ RESULTS = ROOT / "benchmarks" / "results"
 SCALE = RESULTS / "predict" / "h100-scale" / "labels.db.gz"
 LIFT = RESULTS / "lift" / "budget300-x2"
 MERGE = RESULTS / "onestep" / "h100-merge-shape" / "h100.db.gz"
+RIM = RESULTS / "onestep" / "h100-rim" / "onestep.db.gz"
 
 
 @dataclass(frozen=True)
@@ -116,7 +117,15 @@ def default_cases() -> list[Case]:
     for name, kid in _SCALE_3D.items():
         for tech in ("global", "vec", "stream"):
             cases.append(Case(name, 3, SCALE, kid, f"suite:{name}", s3, tech))
-    return lift_cases() + onestep_cases() + cases
+    return lift_cases() + onestep_cases() + rim_cases() + cases
+
+
+def rim_cases() -> list[Case]:
+    """heat3d at 512³ under the vec technique of benchmarks/results/onestep/h100-rim:
+    onestep.py --all-techniques --techniques vec on the H100, once the template had RIM
+    (whole rim vectors) and the hybrid spec its rim step."""
+    s3 = {"NX": 512, "NY": 512, "NZ": 512}
+    return [Case("heat3d", 3, RIM, "heat3d:stencil", "stencils/heat3d.yaml", s3, "vec", "rim")]
 
 
 def onestep_cases() -> list[Case]:

@@ -1,11 +1,15 @@
 """benchmarks/template_ab.py: configurations from a recorded store, renderings from two
-templates (no device; the A/B timing itself is a GPU benchmark)."""
+templates, and one small run on PoCL with the copy kernel beside (the A/B timing itself
+is a GPU benchmark)."""
 
 from __future__ import annotations
 
 import gzip
+import json
 import shutil
 from pathlib import Path
+
+import pytest
 
 from gtune.description import load_kernel
 from gtune.stencils.render import template_source
@@ -54,3 +58,29 @@ def test_the_variant_rendering_uses_the_variant_template(tmp_path: Path) -> None
 
 def test_parse_config() -> None:
     assert ab.parse_config("WX=32, WY=4,ZC=128") == {"WX": 32, "WY": 4, "ZC": 128}
+
+
+@pytest.mark.opencl
+def test_a_small_run_times_both_renderings_and_the_copy(tmp_path: Path) -> None:
+    """Both renderings verified and timed, the copy kernel in the same rounds, each time
+    also as a fraction of the copy's bandwidth; a configuration the size cannot take is
+    skipped, not timed."""
+    variant = tmp_path / "same.cl"
+    variant.write_text(template_source())
+    cfg = "WX=8,WY=4,WZ=1,BX=2,VX=2,CX=1,CY=1,CZ=2,LOCAL=0,IMAGE=0,STREAM=0,ZC=1"
+    too_wide = "WX=64,WY=4,WZ=1,BX=4,VX=4,CX=1,CY=1,CZ=1,LOCAL=0,IMAGE=0,STREAM=0,ZC=1"
+    args = [str(tmp_path / "out"), "--variant", str(variant), "--kernels", "heat3d"]
+    args += ["--device", "pocl", "--size", "16", "--rounds", "1", "--copy"]
+    args += ["--config", f"heat3d:{cfg},RIM=1", "--config", f"heat3d:{too_wide},RIM=0"]
+    assert ab.main(args) == 0
+    summary = json.loads((tmp_path / "out" / "template_ab.json").read_text())
+    (row,) = summary["rows"]  # the 256-wide tile does not fit 16 columns: skipped
+    assert row["config"]["RIM"] == 1
+    assert summary["copy"]["time_s"] > 0 and summary["copy"]["gbs"] > 0
+    for side in ("package", "variant"):
+        assert row[f"{side}_s"] > 0
+        moved = 2 * 4 * 16**3  # heat3d reads and writes one float array
+        assert row[f"{side}_of_copy"] == pytest.approx(
+            moved / row[f"{side}_s"] / 1e9 / summary["copy"]["gbs"]
+        )
+    assert "Copy kernel in the same rounds" in (tmp_path / "out" / "template_ab.md").read_text()

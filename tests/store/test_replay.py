@@ -47,3 +47,16 @@ def test_replay_unrecorded_mode_is_checked() -> None:
 
     with pytest.raises(InputError, match="unrecorded must be 'raise' or 'fail'"):
         ReplayEvaluator([], unrecorded="skip")  # type: ignore[arg-type]
+
+
+def test_replay_reads_a_recording_made_before_a_parameter_existed() -> None:
+    """A recorded configuration without a parameter the kernel has now ran with it at
+    its default: served as that configuration, and as no other value of it."""
+    old = result(1, 1e-3)  # {"WX": 1, "WY": 1}, recorded before RIM
+    replay = ReplayEvaluator([old], unrecorded="fail", defaults={"WX": 16, "WY": 4, "RIM": 0})
+    served = replay.evaluate({"WX": 1, "WY": 1, "RIM": 0})
+    assert served.ok and served.config == {"WX": 1, "WY": 1, "RIM": 0}
+    assert not replay.evaluate({"WX": 1, "WY": 1, "RIM": 1}).ok  # not recorded
+    assert replay.configs() == [{"WX": 1, "WY": 1, "RIM": 0}]
+    # without defaults the recording is read as it was written
+    assert not ReplayEvaluator([old], unrecorded="fail").evaluate({"WX": 1, "WY": 1, "RIM": 0}).ok

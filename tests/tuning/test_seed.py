@@ -115,3 +115,22 @@ def test_a_budget_too_small_for_the_first_group_is_warned_about(
         )
     assert not any("first group" in n for n in roomy.notes)
     assert not [r for r in caplog.records if r.levelno == logging.WARNING]
+
+
+def test_technique_of_reads_a_recorded_configuration_without_a_newer_parameter() -> None:
+    """A result recorded before the template had RIM names no RIM: it ran at RIM's
+    default (0), which every technique accepts."""
+    from pathlib import Path
+
+    from gtune.description import load_kernel
+    from gtune.tuning.techniques import technique_of
+
+    root = Path(__file__).resolve().parents[2]
+    kernel = load_kernel(root / "stencils" / "heat3d.yaml", {"NX": 64, "NY": 64, "NZ": 64})
+    assert "RIM" in kernel.parameter_names
+    old = {"WX": 16, "WY": 4, "WZ": 1, "BX": 4, "VX": 4, "CX": 1, "CY": 1, "CZ": 2}
+    old |= {"LOCAL": 0, "IMAGE": 0, "STREAM": 0, "ZC": 1}
+    assert technique_of(kernel, old) == "vec"
+    assert technique_of(kernel, {**old, "RIM": 1}) == "vec"
+    scalar = {**old, "BX": 1, "VX": 1, "CX": 32, "CZ": 1, "STREAM": 1, "ZC": 8}
+    assert technique_of(kernel, scalar) == "stream"
