@@ -11,7 +11,8 @@
 # the H100 (REPORT sections 6, 7: 33-40 % of copy where global reached 90 %).
 # The limit makes `gtune train` label the cheapest kernels first (--order cheapest), so
 # each call adds rows; the dearest (dense radius 4-5) come last.
-# Extra `gtune train` arguments come from TRAIN_ARGS, e.g. TRAIN_ARGS="--workers-per-device 2"
+# A SIGTERM or Ctrl-C (a `timeout` shorter than MINUTES) stops `gtune train` and packs
+# the store as it is. Extra `gtune train` arguments come from TRAIN_ARGS, e.g. TRAIN_ARGS="--workers-per-device 2"
 # to label on every GPU the device selector matches, two searches per GPU, and
 # "--deepen 400" to search close calls (runner-up within 10 %) deeper once every kernel
 # is labelled (docs/predictor.md), rows of earlier calls included.
@@ -38,10 +39,22 @@ gunzip -c "$store_dir/labels.db.gz" > "$work/labels.db"
 mkdir -p "$work/model"
 cp "$store_dir"/*.csv "$work/model/" 2>/dev/null || true
 set +e
+# `gtune train` in the background, so that a SIGTERM or Ctrl-C here (a `timeout`
+# shorter than MINUTES) reaches it at once: it stops with every measured configuration
+# in the store, and the store is packed below all the same
 python3 -m gtune --db "$work/labels.db" train --suite garvey104 \
   --sizes 256x256x256,1024x1024x32 --budget 100 --techniques global,vec,stream \
-  --device "$device" --out "$work/model" --max-minutes "$minutes" ${TRAIN_ARGS:-} 2>&1 | tee "$work/model/collect.log"
-status=${PIPESTATUS[0]}
+  --device "$device" --out "$work/model" --max-minutes "$minutes" ${TRAIN_ARGS:-} \
+  > >(tee "$work/model/collect.log") 2>&1 &
+train=$!
+trap 'kill -TERM "$train" 2>/dev/null; echo "collect.sh: stopped early; packing what was measured" >&2' TERM INT
+wait "$train"
+status=$?
+while kill -0 "$train" 2>/dev/null; do  # interrupted: wait for train to stop
+  wait "$train"
+  status=$?
+done
+trap - TERM INT
 set -e
 echo "train exit status $status" >> "$work/model/collect.log"
 gzip -9 "$work/labels.db"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 from dataclasses import replace
 from pathlib import Path
@@ -261,3 +262,70 @@ def test_collect_script_refuses_a_store_of_another_device(tmp_path: Path) -> Non
     )  # fmt: skip
     assert bad.returncode == 2 and "no OpenCL device matches" in bad.stderr, bad.stderr
     assert "Traceback" not in bad.stderr
+
+
+@pytest.mark.opencl
+@pytest.mark.slow  # about a minute on PoCL: the space, the first compiles
+def test_collect_script_packs_what_it_measured_when_stopped_early(tmp_path: Path) -> None:
+    """A SIGTERM to collect.sh (a `timeout` shorter than its minutes) stops `gtune train`
+    at once and still packs the store: the measurements made so far come back."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import tarfile
+    import time
+
+    from gtune.store import open_store
+
+    root = Path(__file__).resolve().parents[2]
+    store = tmp_path / "store"
+    store.mkdir()
+    with gzip.open(store / "labels.db.gz", "wb"):
+        pass  # an empty store: train creates its tables
+    out = tmp_path / "out"
+    out.mkdir()
+    work = tmp_path / "work"  # collect.sh's working store lands here (mktemp -d)
+    work.mkdir()
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(root),
+        "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
+        "TMPDIR": str(work),
+        "TRAIN_ARGS": "--kernels dense_1d_x_r1",
+    }
+    script = root / "benchmarks" / "predict" / "collect.sh"
+    proc = subprocess.Popen(
+        ["bash", str(script), str(store), str(out), "0:0", "30"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=root,
+    )  # fmt: skip
+
+    def measured_so_far() -> int:
+        for db in work.glob("*/labels.db"):
+            try:
+                with open_store(db, readonly=True) as s:
+                    return len(s.results())
+            except Exception:  # created, not yet a store: nothing measured
+                return 0
+        return 0
+
+    deadline = time.monotonic() + 180
+    while measured_so_far() == 0 and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(1)
+    before = measured_so_far()
+    assert before > 0 and proc.poll() is None  # measuring, far from its 30 minutes
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert "stopped early; packing what was measured" in err, err
+    packed = out / "collect.tar.gz"
+    assert packed.exists(), err
+    with tarfile.open(packed) as tar:
+        tar.extractall(tmp_path / "unpacked", filter="data")
+    log = (tmp_path / "unpacked" / "collect.log").read_text()
+    assert "train exit status" in log and "train exit status 0" not in log
+    db = tmp_path / "labels.db"
+    with gzip.open(tmp_path / "unpacked" / "labels.db.gz", "rb") as src:
+        db.write_bytes(src.read())
+    with open_store(db) as s:
+        measured = len(s.results())
+    assert measured >= before  # what train measured before the signal came back
