@@ -150,10 +150,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     runs: list[tuple[str, TunableKernel, Mapping[str, int]]] = []
     kernels: dict[str, TunableKernel] = {}
     rows: list[dict[str, Any]] = []
-    names: list[str] = []
     for spec in args.kernels:
         name, ka, kb = load_both(spec, work, variant, args.size)
-        names.append(name)
         kernels[name] = ka
         configs = stored_configs(args.store, name, args.top) if args.store else []
         configs += [
@@ -194,7 +192,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             moved = kernels[row["kernel"]].bytes_moved()
             for side in ("package", "variant"):
                 row[f"{side}_of_copy"] = moved / row[f"{side}_s"] / 1e9 / copy_gbs
-    for name in names:
+    for name in kernels:
         mine = [r for r in rows if r["kernel"] == name]
         if mine:
             summary[name] = {
@@ -234,7 +232,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"| {shown(r, 'variant')} | {r['ratio']:.3f} |"
         )
     lines.append("")
-    for name in names:
+    for name in kernels:
         if name in summary:
             s = summary[name]
             lines.append(
