@@ -62,7 +62,7 @@ RESULTS = ROOT / "benchmarks" / "results"
 SCALE = RESULTS / "predict" / "h100-scale" / "labels.db.gz"
 LIFT = RESULTS / "lift" / "budget300-x2"
 MERGE = RESULTS / "onestep" / "h100-merge-shape" / "h100.db.gz"
-RIM = RESULTS / "onestep" / "h100-rim" / "onestep.db.gz"
+BLOCKS = RESULTS / "onestep" / "blocks" / "onestep.db.gz"
 
 
 @dataclass(frozen=True)
@@ -121,11 +121,15 @@ def default_cases() -> list[Case]:
 
 
 def rim_cases() -> list[Case]:
-    """heat3d at 512³ under the vec technique of benchmarks/results/onestep/h100-rim:
-    onestep.py --all-techniques --techniques vec on the H100, once the template had RIM
-    (whole rim vectors) and the hybrid spec its rim step."""
+    """heat3d and box27 at 512³ under the vec technique of
+    benchmarks/results/onestep/blocks: onestep.py --all-techniques --techniques vec on
+    the H100, once the template had RIM (whole rim vectors) and BY/BZ (rows merged in y
+    and z), and the hybrid spec its rim step tuning the three."""
     s3 = {"NX": 512, "NY": 512, "NZ": 512}
-    return [Case("heat3d", 3, RIM, "heat3d:stencil", "stencils/heat3d.yaml", s3, "vec", "rim")]
+    return [
+        Case(n, 3, BLOCKS, f"{n}:stencil", f"stencils/{n}.yaml", s3, "vec", "rim")
+        for n in ("heat3d", "box27")
+    ]
 
 
 def onestep_cases() -> list[Case]:

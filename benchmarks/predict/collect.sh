@@ -4,8 +4,9 @@
 #   bash benchmarks/predict/collect.sh STORE_DIR OUT_DIR DEVICE MINUTES
 # STORE_DIR holds labels.db.gz (the result store, committed) and the dataset CSV; the
 # store is unpacked, `gtune train` labels kernels until MINUTES have passed (every
-# configuration lands in the store first, so nothing is lost at the limit), and the
-# grown store, dataset, model card and log are packed into OUT_DIR/collect.tar.gz.
+# configuration lands in the store first, so nothing is lost at the limit), the
+# dataset, model card and log are packed into OUT_DIR/collect.tar.gz and the grown
+# store into OUT_DIR/labels.db.gz.part.00, .01, ... (`cat` them into labels.db.gz).
 # Sizes: 256^3 and the flat 1024x1024x32 (2D-array stencils at 4096^2 and 8192x1024:
 # gtune.training.train.size_2d). Techniques: global, vec and stream; local memory and images never won on
 # the H100 (REPORT sections 6, 7: 33-40 % of copy where global reached 90 %).
@@ -58,5 +59,8 @@ trap - TERM INT
 set -e
 echo "train exit status $status" >> "$work/model/collect.log"
 gzip -9 "$work/labels.db"
-mv "$work/labels.db.gz" "$work/model/"
 tar -C "$work/model" --exclude=./kernels --exclude=./collect -czf "$out/collect.tar.gz" .
+# the store beside the tar, in parts of at most 15 MiB: the device tool brings back no
+# file over 16 MiB (the H100 store passed that at 17.6 MB); `cat labels.db.gz.part.*`
+# joins them
+split -b 15m -d -a 2 "$work/labels.db.gz" "$out/labels.db.gz.part."

@@ -55,9 +55,12 @@ def best_config(
     """``given`` if any; else by ``source``: ``store`` (the best stored result),
     ``tune`` (a search of ``budget`` evaluations through :func:`gtune.tune`,
     results written to ``store``), ``auto`` (the store, else tune), ``default`` (the
-    description's default configuration)."""
+    description's default configuration). A parameter ``given`` lacks takes its default
+    (a configuration written before the kernel gained the parameter)."""
     if given is not None:
-        return Tuned(dict(given), None, "given")
+        defaults = kernel.default_config() or {}
+        missing = {k: v for k, v in defaults.items() if k not in given}
+        return Tuned({**missing, **given}, None, "given")
     if source not in SOURCES:
         raise InputError(
             f"unknown configuration source {source!r}; use {', '.join(SOURCES)}",

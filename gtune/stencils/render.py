@@ -53,6 +53,9 @@ STREAM_QUEUE_MAX = 128
 # configuration with more ever won in the H100 stores under benchmarks/results (55
 # kernel-shapes).
 STREAM_OUTS_MAX = 32
+# The vector technique's outputs per work-item and block (BX * BY * BZ): the accumulators
+# of every row of a block live at once, with the rows of input they share.
+VEC_OUTS_MAX = 64
 # Most input values a work-item of temporal streaming (TB > 1) holds in registers
 # between issuing the next plane's (2D: rows') global loads and storing them into level
 # 0's ring: the block's plane with its halo over the work-group, (SBX+2*TB*RX) *
@@ -348,6 +351,19 @@ def _parameters(
             "rim from reads clamped into the row, writing their interior lanes (0: such "
             "vectors lane by lane)",
         }
+        params["BY"] = {
+            "values": [1, 2, 4],
+            "default": 1,
+            "doc": "vector technique with RIM: adjacent rows in y per work-item (the rows "
+            "of input they share loaded once)",
+        }
+        if dims3:
+            params["BZ"] = {
+                "values": [1, 2, 4],
+                "default": 1,
+                "doc": "vector technique with RIM: adjacent planes in z per work-item (the "
+                "rows of input they share loaded once)",
+            }
     if steps > 1 and dims3:
         params["ZREG"] = {
             "values": [0, 1, 2],
@@ -407,12 +423,16 @@ def describe(
     # The registers of one-step streaming (TB == 1); temporal streaming (TB > 1) keeps
     # its levels in local memory instead.
     one_step = "TB > 1 or " if stepping else ""
+    interior = d.boundary == "interior"
+    # rows merged in y and z (BY, BZ): the vector technique's, with whole rim vectors
+    by = "BY*" if interior else ""
+    bz = "BZ*" if interior and dims3 else ""
     constraints = [
         "NX % (WX*BX*CX) == 0",
-        "NY % (WY*CY) == 0",
+        f"NY % (WY*{by}CY) == 0",
     ]
     if dims3:
-        constraints.append("NZ % (WZ*CZ*ZC) == 0")
+        constraints.append(f"NZ % (WZ*{bz}CZ*ZC) == 0")
     constraints += [
         "VX <= BX",
         "BX % VX == 0",
@@ -444,9 +464,10 @@ def describe(
     separable = separable_factors(d) is not None
     if separable:
         constraints.append("SEP == 0 or STREAM == 1")
-    interior = d.boundary == "interior"
-    if interior:  # whole rim vectors: the vector technique's choice only
+    if interior:  # whole rim vectors: the vector technique's choice only; so are row blocks
         constraints.append("RIM == 0 or (VX > 1 and STREAM == 0)")
+        blocks = "BY*BZ" if dims3 else "BY"
+        constraints += [f"{blocks} == 1 or RIM == 1", f"BX*{blocks} <= {VEC_OUTS_MAX}"]
     no_image = "IMAGE == 0" if image else None
     if image:
         limits = (
@@ -553,7 +574,9 @@ def describe(
     # work-items past NY do nothing), the work-group still divides NY / CY. (Temporal
     # streaming's chunks divide NY: then this is NY / ZC, a work-group owning WY*ZC rows.)
     global_size = ["NX / (BX*CX)"] + (
-        ["NY / CY", "NZ / (CZ*ZC)"] if dims3 else ["((NY / CY + ZC - 1) / ZC + WY - 1) / WY * WY"]
+        [f"NY / ({by}CY)", f"NZ / ({bz}CZ*ZC)"]
+        if dims3
+        else [f"((NY / ({by}CY) + ZC - 1) / ZC + WY - 1) / WY * WY"]
     )
     local_size = ["WX", "WY"] + (["WZ"] if dims3 else [])
     image_doc = (

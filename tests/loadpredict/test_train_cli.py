@@ -323,8 +323,12 @@ def test_collect_script_packs_what_it_measured_when_stopped_early(tmp_path: Path
         tar.extractall(tmp_path / "unpacked", filter="data")
     log = (tmp_path / "unpacked" / "collect.log").read_text()
     assert "train exit status" in log and "train exit status 0" not in log
+    parts = sorted(out.glob("labels.db.gz.part.*"))  # the store beside the tar, in parts
+    assert parts, err
+    joined = tmp_path / "labels.db.gz"
+    joined.write_bytes(b"".join(part.read_bytes() for part in parts))
     db = tmp_path / "labels.db"
-    with gzip.open(tmp_path / "unpacked" / "labels.db.gz", "rb") as src:
+    with gzip.open(joined, "rb") as src:
         db.write_bytes(src.read())
     with open_store(db) as s:
         measured = len(s.results())

@@ -12,7 +12,7 @@ from gtune.split.geometry import block_of, halo_of, slab_for, split_axis
 
 STENCILS = Path(__file__).resolve().parents[2] / "stencils"
 CFG = {"WX": 8, "WY": 2, "WZ": 2, "BX": 2, "VX": 1, "CX": 2, "CY": 1, "CZ": 4}
-CFG.update({"LOCAL": 0, "IMAGE": 0, "STREAM": 0, "ZC": 1})
+CFG.update({"LOCAL": 0, "IMAGE": 0, "STREAM": 0, "ZC": 1, "RIM": 0, "BY": 1, "BZ": 1})
 
 
 def test_dimensions_blocks_and_halo_of_heat3d() -> None:

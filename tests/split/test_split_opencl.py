@@ -25,7 +25,7 @@ pytestmark = pytest.mark.opencl
 HEAT = ROOT / "stencils" / "heat3d.cl"
 SIZE = {"NX": 32, "NY": 16, "NZ": 24}
 BASE = {"WX": 8, "WY": 2, "WZ": 1, "BX": 1, "VX": 1, "CX": 1, "CY": 1, "CZ": 1}
-BASE.update({"LOCAL": 0, "IMAGE": 0, "STREAM": 0, "ZC": 1})
+BASE.update({"LOCAL": 0, "IMAGE": 0, "STREAM": 0, "ZC": 1, "RIM": 0, "BY": 1, "BZ": 1})
 
 
 def _sub_devices() -> str:

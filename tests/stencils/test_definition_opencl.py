@@ -39,7 +39,8 @@ def technique_configs(
     kernel: TunableKernel, limits: Mapping[str, int]
 ) -> dict[str, dict[str, int]]:
     """One valid configuration per technique: the defaults with that technique on (and
-    the vector technique once more with whole rim vectors, where the kernel has RIM)."""
+    the vector technique once more with whole rim vectors, and with them rows merged in y
+    and z, where the kernel has RIM)."""
     default = kernel.default_config()
     assert default is not None
     vec = {"VX": 4, "BX": 4, "WX": 4}
@@ -52,6 +53,8 @@ def technique_configs(
     }
     if "RIM" in kernel.parameter_names:
         wanted["vec rim"] = ("vec", {**vec, "RIM": 1})
+        blocks = {n: 2 for n in ("BY", "BZ") if n in kernel.parameter_names}
+        wanted["vec blocks"] = ("vec", {**vec, "RIM": 1, **blocks})
     out: dict[str, dict[str, int]] = {}
     for name, (technique, change) in wanted.items():
         if technique not in kernel.techniques:
@@ -91,7 +94,7 @@ def test_definition_verifies_in_every_technique(path: Path, limits: dict[str, in
     if "float64" not in kernel.features.get("dtype", ""):
         expected.add("image")
     if kernel.features.get("boundary") == "interior":  # whole rim vectors too
-        expected.add("vec rim")
+        expected |= {"vec rim", "vec blocks"}
     assert set(done) == expected
 
 

@@ -57,6 +57,11 @@ def draw_config(
     cfg = {"VX": vx, "BX": vx, "LOCAL": int(technique == "local")}
     if "RIM" in kernel.parameter_names:  # whole rim vectors (vec only), or lanes
         cfg["RIM"] = data.draw(st.sampled_from((0, 1)), "RIM") if technique == "vec" else 0
+        # with whole rim vectors, rows merged in y and z (their neighbours' rows clamped
+        # into the array where the block crosses an edge)
+        for name in ("BY", "BZ"):
+            if name in kernel.parameter_names:
+                cfg[name] = data.draw(st.sampled_from((1, 2, 4)), name) if cfg["RIM"] else 1
     cfg["IMAGE"] = int(technique == "image")
     cfg["STREAM"], cfg["ZC"] = 0, 1
     group = min(MAX_GROUP, limits["MAX_WORK_GROUP_SIZE"])

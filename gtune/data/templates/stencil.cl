@@ -7,6 +7,9 @@
  *
  *   WX WY WZ   work-group size (reqd_work_group_size)
  *   BX         block merging in x: each work-item computes BX adjacent outputs in x
+ *   BY BZ      block merging in y and z (the vector technique with RIM=1): each
+ *              work-item computes BY x BZ adjacent rows of BX outputs, so the rows of
+ *              input they share are loaded once (1 elsewhere)
  *   VX         vector width in x (1, 2, 4, 8, 16); BX must be a multiple of VX. With
  *              2D streaming: the width of the aligned vector loads of each row segment
  *              and of the stores of a work-item's BX outputs
@@ -117,6 +120,12 @@
 #ifndef RIM
 #define RIM 0
 #endif
+#ifndef BY
+#define BY 1
+#endif
+#ifndef BZ
+#define BZ 1
+#endif
 #ifndef INTENSITY
 #define INTENSITY 1
 #endif
@@ -195,6 +204,9 @@
 #endif
 #if RIM && (VX == 1 || STREAM || TB > 1 || CLAMP)
 #error "RIM (whole rim vectors) applies to the vector technique with the interior boundary: VX > 1, STREAM=0, TB=1, CLAMP=0"
+#endif
+#if (BY > 1 || BZ > 1) && !RIM
+#error "BY, BZ (rows merged in y and z) apply to the vector technique with whole rim vectors: RIM=1"
 #endif
 #if ZU && ZREG != 2
 #error "ZU (the unrolled walk) applies to ZREG=2 only"
@@ -376,9 +388,19 @@ __constant sampler_t SMP = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_ED
 #else
 #define VCL(i) (i)
 #endif
+/* BY, BZ > 1: a block's rows may lie beyond an edge of the array (y < RY, say, where
+   the next row of the block is written): their neighbours' rows are clamped into the
+   array. Such rows are not written, and a written row's neighbours lie inside. */
+#if BY > 1 || BZ > 1
+#define VRY(i) min(max((i), 0), NY - 1)
+#define VRZ(i) min(max((i), 0), NZ - 1)
+#else
+#define VRY(i) CLY(i)
+#define VRZ(i) CLZ(i)
+#endif
 #define VREAD_TERM(p, dx, dy, dz, w)                                                     \
     {                                                                                    \
-        __global const VT *r_ = VROW(p, CLZ(z + (dz)), CLY(y + (dy)));                   \
+        __global const VT *r_ = VROW(p, VRZ(z + (dz)), VRY(y + (dy)));                   \
         VT v_ = r_[VCL(xv + VFLOOR(dx))];                                                \
         if (SHIFT(dx) != 0) {                                                            \
             const VT b_ = r_[VCL(xv + VFLOOR(dx) + 1)];                                  \
@@ -1605,6 +1627,22 @@ void KERNEL_NAME(KERNEL_ARGS)
 }
 
 #else /* the four techniques of seed 001 */
+/* A work-item's rows in y and z: BY x BZ adjacent ones (block merging in y and z, the
+   vector technique with RIM=1), else one, spelled as before BY and BZ existed. A block
+   of rows is skipped when none of its rows is written. */
+#if BY > 1 || BZ > 1
+#define TILE_Y (WY * BY)
+#define TILE_Z (WZ * BZ)
+#define ROW_Y(ly) ((ly) * BY)
+#define ROW_Z(lz) ((lz) * BZ)
+#define ROWS_WRITTEN(zz, yy) ((zz) + BZ > LOZ && (zz) < HIZ && (yy) + BY > LOY && (yy) < HIY)
+#else
+#define TILE_Y WY
+#define TILE_Z WZ
+#define ROW_Y(ly) (ly)
+#define ROW_Z(lz) (lz)
+#define ROWS_WRITTEN(zz, yy) ((zz) >= LOZ && (zz) < HIZ && (yy) >= LOY && (yy) < HIY)
+#endif
 
 __kernel __attribute__((reqd_work_group_size(WX, WY, WZ)))
 void KERNEL_NAME(KERNEL_ARGS)
@@ -1614,8 +1652,8 @@ void KERNEL_NAME(KERNEL_ARGS)
     const int lz = (int)get_local_id(2);
     /* First output of this work-item in the work-group's first block. */
     const int gx0 = (int)get_group_id(0) * (WX * BX * CX);
-    const int gy0 = (int)get_group_id(1) * (WY * CY);
-    const int gz0 = (int)get_group_id(2) * (WZ * CZ);
+    const int gy0 = (int)get_group_id(1) * (TILE_Y * CY);
+    const int gz0 = (int)get_group_id(2) * (TILE_Z * CZ);
 #if LOCAL
     __local REAL tile[TZ][TY][TX];
     const int lid = (lz * WY + ly) * WX + lx;
@@ -1625,10 +1663,10 @@ void KERNEL_NAME(KERNEL_ARGS)
         for (int cy = 0; cy < CY; ++cy) {
             for (int cx = 0; cx < CX; ++cx) {
                 const int bx0 = gx0 + cx * (WX * BX);
-                const int by0 = gy0 + cy * WY;
-                const int bz0 = gz0 + cz * WZ;
-                const int z = bz0 + lz;
-                const int y = by0 + ly;
+                const int by0 = gy0 + cy * TILE_Y;
+                const int bz0 = gz0 + cz * TILE_Z;
+                const int z = bz0 + ROW_Z(lz); /* the first of the work-item's BZ x BY rows */
+                const int y = by0 + ROW_Y(ly);
 #if LOCAL
                 const int tx0 = bx0 - RX;
                 const int ty0 = by0 - RY;
@@ -1651,7 +1689,7 @@ void KERNEL_NAME(KERNEL_ARGS)
                 }
                 barrier(CLK_LOCAL_MEM_FENCE);
 #endif
-                if (z >= LOZ && z < HIZ && y >= LOY && y < HIY) {
+                if (ROWS_WRITTEN(z, y)) {
                     for (int b = 0; b < BX; b += VX) {
                         const int x = bx0 + lx * BX + b;
 #if RIM
@@ -1659,17 +1697,45 @@ void KERNEL_NAME(KERNEL_ARGS)
                             /* every vector whole (VCL): no branch around the terms, one
                                stretch of code for every block; measured on the H100 at
                                512^3 (benchmarks/results/onestep/vec-edges/): heat3d,
-                               WX 32, WY 8, BX = VX = 2, CZ 4, 0.421 -> 0.380 ms */
+                               WX 32, WY 8, BX = VX = 2, CZ 4, 0.421 -> 0.380 ms. The
+                               BZ x BY rows' terms are one stretch too, so each row of
+                               input they share is loaded once. */
                             const int xv = x / VX;
-                            VT acc = (VT)((REAL)0);
-                            STENCIL_TERMS(VECTOR_TERM)
-                            EXTRA_TERMS(VECTOR_EXTRA)
-                            ADD_CONSTANT(acc);
-                            if (x >= RX && x + VX <= NX - RX) {
-                                ((__global VT *)(DST + IDX(z, y, 0)))[xv] = acc;
-                            } else {
-                                __global REAL *d_ = DST + IDX(z, y, x);
-                                STORE_LANES(d_, acc, x);
+                            VT accs[BZ][BY];
+#pragma unroll
+                            for (int iz = 0; iz < BZ; ++iz) {
+#pragma unroll
+                                for (int iy = 0; iy < BY; ++iy) {
+                                    const int z_ = z + iz;
+                                    const int y_ = y + iy;
+                                    {
+                                        const int z = z_;
+                                        const int y = y_;
+                                        VT acc = (VT)((REAL)0);
+                                        STENCIL_TERMS(VECTOR_TERM)
+                                        EXTRA_TERMS(VECTOR_EXTRA)
+                                        ADD_CONSTANT(acc);
+                                        accs[iz][iy] = acc;
+                                    }
+                                }
+                            }
+#pragma unroll
+                            for (int iz = 0; iz < BZ; ++iz) {
+#pragma unroll
+                                for (int iy = 0; iy < BY; ++iy) {
+                                    const int z_ = z + iz;
+                                    const int y_ = y + iy;
+                                    if (BY * BZ == 1 ||
+                                        (z_ >= LOZ && z_ < HIZ && y_ >= LOY && y_ < HIY)) {
+                                        if (x >= RX && x + VX <= NX - RX) {
+                                            ((__global VT *)(DST + IDX(z_, y_, 0)))[xv] =
+                                                accs[iz][iy];
+                                        } else {
+                                            __global REAL *d_ = DST + IDX(z_, y_, x);
+                                            STORE_LANES(d_, accs[iz][iy], x);
+                                        }
+                                    }
+                                }
                             }
                         }
 #elif VX > 1
