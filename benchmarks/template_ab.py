@@ -7,10 +7,10 @@ and once from ``--variant`` (a whole ``stencil.cl``). The same configurations of
 are measured side by side in alternating rounds, so drift hits both alike. The
 configurations are the ``--top`` fastest of each kernel in a recorded store
 (``--store``, e.g. an ``onestep.py`` run's ``onestep.db``) plus any given with
-``--config KERNEL:N=V,...``. Both renderings are verified once per configuration first:
-a configuration the package's rendering cannot run (another size, another device) is
-skipped, and a variant that fails or computes something else where the package's
-rendering verifies stops the run, untimed.
+``--config KERNEL:N=V,...`` (a parameter left out: its default). Both renderings are
+verified once per configuration first: a configuration the package's rendering cannot
+run (another size, another device) is skipped, and a variant that fails or computes
+something else where the package's rendering verifies stops the run, untimed.
 
     python3 benchmarks/template_ab.py OUT --variant candidate.cl --store onestep.db \\
         --kernels heat3d box27 --top 8 --device NVIDIA
@@ -157,6 +157,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         configs += [
             parse_config(c.split(":", 1)[1]) for c in args.config if c.startswith(name + ":")
         ]
+        # a parameter a configuration lacks (recorded or written before the kernel gained
+        # it) at its default
+        defaults = ka.default_config() or {}
+        configs = [{**{k: v for k, v in defaults.items() if k not in c}, **c} for c in configs]
         kept = []
         for cfg, fa, fb in zip(
             configs, verify(ka, device, configs), verify(kb, device, configs), strict=True

@@ -127,8 +127,9 @@ def draw_stream_config(
     """A random valid configuration of the streaming technique (WZ = CZ = 1, any ZC)."""
     nx, ny, nz = (kernel.sizes[n] for n in ("NX", "NY", "NZ"))
     cfg = {"VX": 1, "LOCAL": 0, "IMAGE": 0, "STREAM": 1, "WZ": 1, "CZ": 1}
-    if "RIM" in kernel.parameter_names:
-        cfg["RIM"] = 0
+    for name in ("RIM", "BY", "BZ"):  # the vector technique's; here at rest
+        if name in kernel.parameter_names:
+            cfg[name] = 1 if name in ("BY", "BZ") else 0
     group = min(MAX_GROUP, limits["MAX_WORK_GROUP_SIZE"])
     cfg["WX"] = data.draw(st.sampled_from(_pow2_dividing(nx, group)), "WX")
     cfg["BX"] = data.draw(st.sampled_from(_pow2_dividing(nx // cfg["WX"], 4)), "BX")
