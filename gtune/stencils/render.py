@@ -566,10 +566,11 @@ def describe(
             if _z_star(d):  # streaming, the z-neighbours in registers, one plane shared
                 techniques["temporal-zreg"] = ["TB > 1", "STREAM == 1", "ZREG >= 1"]
                 techniques["temporal-zreg"] += ["LOCAL == 0", "VX == 1"]
-    if interior:  # whole rim vectors belong to the vector technique (RIM: its choice)
+    if interior:  # whole rim vectors and row blocks belong to the vector technique (its
+        # choice), so specs that tune neither (dims, opts, temporal) fit the kernel
         for name, cons in techniques.items():
             if name != "vec":
-                cons.append("RIM == 0")
+                cons += ["RIM == 0", "BY == 1"] + (["BZ == 1"] if dims3 else [])
     # 2D streaming: ZC rows per work-item; the chunk need not divide the rows (the
     # work-items past NY do nothing), the work-group still divides NY / CY. (Temporal
     # streaming's chunks divide NY: then this is NY / ZC, a work-group owning WY*ZC rows.)
