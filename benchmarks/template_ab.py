@@ -159,8 +159,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ]
         # a parameter a configuration lacks (recorded or written before the kernel gained
         # it) at its default
-        defaults = ka.default_config() or {}
-        configs = [{**{k: v for k, v in defaults.items() if k not in c}, **c} for c in configs]
+        configs = [ka.with_defaults(c) for c in configs]
         kept = []
         for cfg, fa, fb in zip(
             configs, verify(ka, device, configs), verify(kb, device, configs), strict=True

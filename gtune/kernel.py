@@ -256,6 +256,16 @@ class TunableKernel:
             return {p.name: int(p.default) for p in self.parameters if p.default is not None}
         return None
 
+    def with_defaults(self, config: Mapping[str, int]) -> Config:
+        """``config`` with every parameter it lacks at its default, where one is given (a
+        configuration written before the kernel gained the parameter)."""
+        missing = {
+            p.name: int(p.default)
+            for p in self.parameters
+            if p.name not in config and p.default is not None
+        }
+        return {**missing, **config}
+
     def outside_domain(self, config: Mapping[str, int]) -> list[str]:
         """``NAME=value`` of every value of ``config`` outside its parameter's domain
         (domains may depend on the problem size and on other parameters)."""

@@ -58,9 +58,7 @@ def best_config(
     description's default configuration). A parameter ``given`` lacks takes its default
     (a configuration written before the kernel gained the parameter)."""
     if given is not None:
-        defaults = kernel.default_config() or {}
-        missing = {k: v for k, v in defaults.items() if k not in given}
-        return Tuned({**missing, **given}, None, "given")
+        return Tuned(kernel.with_defaults(given), None, "given")
     if source not in SOURCES:
         raise InputError(
             f"unknown configuration source {source!r}; use {', '.join(SOURCES)}",
