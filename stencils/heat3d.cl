@@ -42,6 +42,11 @@
  *              whole, those that straddle a row's rim from reads clamped into the row,
  *              and writes its interior lanes (no branch around the terms); 0: a vector
  *              that touches the rim is computed lane by lane
+ *   SEP        a separable stencil (SEP_X_TERMS, SEP_Y_TERMS, SEP_Z_TERMS: its weights'
+ *              factors per axis): 1: the weights applied axis by axis. 2D streaming sums
+ *              each row's x-terms once and feeds the sum to the y-queue; the vector
+ *              technique (RIM=1) sums each input row's x-terms once for all of a
+ *              work-item's BY x BZ rows, combines those row sums in y, then in z
  *   NX NY NZ   array size (NZ absent for 2D arrays)
  *
  * The stencil itself (radius per dimension, the primary field's offsets and
@@ -141,6 +146,9 @@
 #ifndef BZ
 #define BZ 1
 #endif
+#ifndef SEP
+#define SEP 0
+#endif
 #ifndef INTENSITY
 #define INTENSITY 1
 #endif
@@ -219,6 +227,12 @@
 #endif
 #if RIM && (VX == 1 || STREAM || TB > 1 || CLAMP)
 #error "RIM (whole rim vectors) applies to the vector technique with the interior boundary: VX > 1, STREAM=0, TB=1, CLAMP=0"
+#endif
+#if SEP && !(RIM || (STREAM && ARRAY_DIMS == 2))
+#error "SEP (axis by axis weights) applies to 2D streaming and to the vector technique with RIM=1"
+#endif
+#if SEP && !defined(SEP_X_TERMS)
+#error "SEP needs a separable stencil (SEP_X_TERMS, SEP_Y_TERMS)"
 #endif
 #if (BY > 1 || BZ > 1) && !RIM
 #error "BY, BZ (rows merged in y and z) apply to the vector technique with whole rim vectors: RIM=1"
@@ -440,6 +454,15 @@ __constant sampler_t SMP = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_ED
 #define STORE_LANES(d, v, x) CAT(LANES, VX)(d, v, x)
 #define VECTOR_TERM(dx, dy, dz, w) VREAD_TERM(SRC, dx, dy, dz, w)
 #define VECTOR_EXTRA(f, dx, dy, dz, w) VREAD_TERM(f, dx, dy, dz, w)
+/* SEP=1 (RIM=1): the factors' terms. x: a row's own vectors; y: row sums jy = iy + RY +
+   dy of plane jz; z: plane sums jz = iz + RZ + dz of row iy. A 2D array has no z
+   factor: its one plane's sums are the outputs. */
+#define SEP_VECTOR_X(dx, w) VREAD_TERM(SRC, dx, 0, 0, w)
+#define SEP_VECTOR_Y(dy, w) acc += (w) * rows_[jz][iy + RY + (dy)];
+#define SEP_VECTOR_Z(dz, w) acc += (w) * planes_[iz + RZ + (dz)][iy];
+#ifndef SEP_Z_TERMS
+#define SEP_Z_TERMS(T) T(0, (REAL)1)
+#endif
 #endif
 
 #if TB > 1
@@ -1315,9 +1338,6 @@ void KERNEL_NAME(KERNEL_ARGS)
  * BX / VX vectors when all of them are written, else value by value.
  */
 #define QY (2 * RY + 1)
-#ifndef SEP
-#define SEP 0
-#endif
 #if SEP /* separable weights: a row's x-terms summed once, the sum fed to the queue */
 #define SEP_X_TERM(dx, w) h_ += (w) * F(seg[b + HXS + (dx)]);
 #define SEP_Y_TERM(dy, w) q[cx][b][RY - (dy)] += (w) * h_;
@@ -1717,6 +1737,38 @@ void KERNEL_NAME(KERNEL_ARGS)
                                input they share is loaded once. */
                             const int xv = x / VX;
                             VT accs[BZ][BY];
+#if SEP
+                            /* separable weights, axis by axis: each of the (BZ + 2 RZ) x
+                               (BY + 2 RY) input rows' x-terms summed once (u), the row
+                               sums combined in y (v) for each of the block's rows, then
+                               in z (s) */
+                            VT rows_[BZ + 2 * RZ][BY + 2 * RY];
+#pragma unroll
+                            for (int jz = 0; jz < BZ + 2 * RZ; ++jz) {
+#pragma unroll
+                                for (int jy = 0; jy < BY + 2 * RY; ++jy) {
+                                    const int z_ = z + jz - RZ;
+                                    const int y_ = y + jy - RY;
+                                    {
+                                        const int z = z_;
+                                        const int y = y_;
+                                        VT acc = (VT)((REAL)0);
+                                        SEP_X_TERMS(SEP_VECTOR_X)
+                                        rows_[jz][jy] = acc;
+                                    }
+                                }
+                            }
+                            VT planes_[BZ + 2 * RZ][BY];
+#pragma unroll
+                            for (int jz = 0; jz < BZ + 2 * RZ; ++jz) {
+#pragma unroll
+                                for (int iy = 0; iy < BY; ++iy) {
+                                    VT acc = (VT)((REAL)0);
+                                    SEP_Y_TERMS(SEP_VECTOR_Y)
+                                    planes_[jz][iy] = acc;
+                                }
+                            }
+#endif
 #pragma unroll
                             for (int iz = 0; iz < BZ; ++iz) {
 #pragma unroll
@@ -1727,7 +1779,11 @@ void KERNEL_NAME(KERNEL_ARGS)
                                         const int z = z_;
                                         const int y = y_;
                                         VT acc = (VT)((REAL)0);
+#if SEP
+                                        SEP_Z_TERMS(SEP_VECTOR_Z)
+#else
                                         STENCIL_TERMS(VECTOR_TERM)
+#endif
                                         EXTRA_TERMS(VECTOR_EXTRA)
                                         ADD_CONSTANT(acc);
                                         accs[iz][iy] = acc;

@@ -28,7 +28,7 @@ from gtune.inputs import MAX_YAML_BYTES, load_yaml, read_text
 Rounds = Literal["all", "first", "later"]
 
 _TOP_KEYS = ("name", "doc", "repeat", "seed", "optional", "start", "where", "budget", "steps")
-_STEP_KEYS = ("name", "tune", "keep_product", "where", "rounds")
+_STEP_KEYS = ("name", "tune", "keep_product", "where", "rounds", "needs")
 _BUDGET_KEYS = ("evaluations", "seconds", "wall_seconds")
 _ROUNDS: tuple[Rounds, ...] = ("all", "first", "later")
 
@@ -283,6 +283,9 @@ class Step:
     keep_product: tuple[SpecExpr, ...] = ()
     where: tuple[SpecExpr, ...] = ()
     rounds: Rounds = "all"
+    #: parameters the step is for: a kernel without one of them drops the step, though
+    #: it may have others the step tunes (the rim step tunes VX only with RIM)
+    needs: tuple[str, ...] = ()
 
     def active(self, round_index: int) -> bool:
         if self.rounds == "first":
@@ -390,11 +393,21 @@ class HeuristicSpec:
                 tune[name] = values
             for e in (*step.keep_product, *step.where):
                 check_expr(e, point_names)
-            if not tune:
+            for name in step.needs:
+                check_param(name, f"{self.source}: steps[{step.index}].needs")
+            if not tune or any(name in absent for name in step.needs):
                 dropped.append(step.label)
                 continue
             steps.append(
-                Step(step.index, step.label, tune, step.keep_product, step.where, step.rounds)
+                Step(
+                    step.index,
+                    step.label,
+                    tune,
+                    step.keep_product,
+                    step.where,
+                    step.rounds,
+                    step.needs,
+                )
             )
         if not steps:
             raise InputError(
@@ -579,6 +592,15 @@ def parse_spec(raw: Any, source: str) -> HeuristicSpec:
             raise InputError(
                 f"must be one of {', '.join(_ROUNDS)}, got {rounds!r}", source=at(f"{key}.rounds")
             )
+        needs_raw = sraw.get("needs", [])
+        if not isinstance(needs_raw, list):
+            raise InputError(
+                "must be a list of parameter names (the step is dropped for a kernel "
+                "without one of them)",
+                source=at(f"{key}.needs"),
+            )
+        for n, pname in enumerate(needs_raw):
+            _identifier(pname, at(f"{key}.needs[{n}]"))
         steps.append(
             Step(
                 index=i,
@@ -587,6 +609,7 @@ def parse_spec(raw: Any, source: str) -> HeuristicSpec:
                 keep_product=_expr_list(sraw.get("keep_product"), at(f"{key}.keep_product")),
                 where=_expr_list(sraw.get("where"), at(f"{key}.where")),
                 rounds=rounds,
+                needs=tuple(str(n) for n in needs_raw),
             )
         )
     return HeuristicSpec(

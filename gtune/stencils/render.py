@@ -271,10 +271,10 @@ def render_source(stencil: Stencil) -> str:
     ]
     lines += _xmacro("STENCIL_TERMS(T)", main)
     factors = separable_factors(d)
-    if factors is not None:  # 2D streaming may sum rows first (SEP = 1)
-        u, v = factors
-        lines += _xmacro("SEP_X_TERMS(T)", [f"T({dx}, {literal(w, dtype)})" for dx, w in u])
-        lines += _xmacro("SEP_Y_TERMS(T)", [f"T({dy}, {literal(w, dtype)})" for dy, w in v])
+    if factors is not None:  # 2D streaming and the vector technique may sum rows first
+        for axis, factor in zip("XYZ", factors, strict=False):
+            terms = [f"T({o}, {literal(w, dtype)})" for o, w in factor]
+            lines += _xmacro(f"SEP_{axis}_TERMS(T)", terms)
     extra = [
         f"E({names[t.field]}, {t.offset[0]}, {t.offset[1]}, {t.offset[2]}, "
         f"{t.coefficient.render(names, dtype)})"
@@ -336,13 +336,15 @@ def _parameters(
             + (" (TB > 1: rings of rows in local memory)" if steps > 1 else ""),
         }
         params["ZC"] = pow2("NY", 1, "chunk: output rows per work-item when streaming")
-        if separable:
-            params["SEP"] = {
-                "values": [0, 1],
-                "default": 0,
-                "doc": "streaming a separable stencil: each row's x-terms summed once, "
-                "the row sum added to the y-queue",
-            }
+    if separable:
+        params["SEP"] = {
+            "values": [0, 1],
+            "default": 0,
+            "doc": "a separable stencil's weights applied axis by axis: each input row's "
+            "x-terms summed once (2D streaming: the row sum added to the y-queue; the "
+            "vector technique with RIM: the row sums of a work-item's rows combined in y"
+            + (", then z)" if dims3 else ")"),
+        }
     if interior:
         params["RIM"] = {
             "values": [0, 1],
@@ -462,8 +464,12 @@ def describe(
             f"STREAM == 0 or {one_step}BX*CX <= {STREAM_OUTS_MAX}",
         ]
     separable = separable_factors(d) is not None
-    if separable:
-        constraints.append("SEP == 0 or STREAM == 1")
+    if separable:  # 2D streaming, and the vector technique's whole rim vectors
+        constraints.append(
+            ("SEP == 0 or RIM == 1" if dims3 else "SEP == 0 or STREAM == 1 or RIM == 1")
+            if interior
+            else "SEP == 0 or STREAM == 1"
+        )
     if interior:  # whole rim vectors: the vector technique's choice only; so are row blocks
         constraints.append("RIM == 0 or (VX > 1 and STREAM == 0)")
         blocks = "BY*BZ" if dims3 else "BY"
@@ -633,11 +639,14 @@ def describe(
     return description
 
 
-def separable_factors(
-    d: StencilDefinition,
-) -> tuple[list[tuple[int, float]], list[tuple[int, float]]] | None:
-    """The primary field's 2D weights as an outer product ``w(dx, dy) = u(dx) * v(dy)``
-    (a binomial or box blur), or None.
+Factor = list[tuple[int, float]]
+
+
+def separable_factors(d: StencilDefinition) -> tuple[Factor, ...] | None:
+    """The primary field's weights as an outer product, one factor per axis of the
+    array, or None: ``w(dx, dy) = u(dx) * v(dy)`` in 2D (a binomial or box blur),
+    ``w(dx, dy, dz) = u(dx) * v(dy) * s(dz)`` in 3D (box27's binomial smoothing), each
+    factor a list of (offset, weight) (see :func:`_separable_3d` for 3D).
 
     Only for one-step 2D definitions whose primary terms all have number coefficients,
     a radius in both x and y, and more terms than the factors have (else nothing is
@@ -648,8 +657,10 @@ def separable_factors(
     multiply-adds per output instead of one per term. The sums are rounded differently
     from the reference's term order, within :meth:`StencilDefinition.tolerance`.
     """
-    if d.dims != 2 or d.steps != 1:
+    if d.steps != 1:
         return None
+    if d.dims == 3:
+        return _separable_3d(d)
     terms = d.terms_of(d.primary_field)
     if not terms or any(not t.coefficient.is_number or t.offset[2] != 0 for t in terms):
         return None
@@ -679,6 +690,51 @@ def separable_factors(
     return (
         [(dx, u[dx]) for dx in xs if u[dx] != 0.0],
         [(dy, v[dy]) for dy in ys if v[dy] != 0.0],
+    )
+
+
+def _separable_3d(d: StencilDefinition) -> tuple[Factor, Factor, Factor] | None:
+    """3D weights as ``u(dx) * v(dy) * s(dz)``, or None.
+
+    For one-step definitions whose primary terms all have number coefficients, a radius
+    on every axis, and more terms than the factors have. Through the largest weight
+    w(x0, y0, z0) = p: u(dx) = w(dx, y0, z0), v(dy) = w(x0, dy, z0) / p, s(dz) =
+    w(x0, y0, dz) / p, which must reproduce every weight of the bounding box (absent
+    offsets are zero) to a few ulps of the element type. The vector technique (RIM = 1,
+    SEP = 1) then sums each input row's x-terms once for all of a work-item's rows,
+    combines the row sums in y and the results in z: for box27 with BY = 2, BZ = 4,
+    16.5 multiply-adds per output instead of 27. The sums are rounded differently from
+    the reference's term order, within :meth:`StencilDefinition.tolerance`.
+    """
+    terms = d.terms_of(d.primary_field)
+    if not terms or any(not t.coefficient.is_number for t in terms):
+        return None
+    rx, ry, rz = d.radius
+    if 0 in (rx, ry, rz):
+        return None
+    w: dict[tuple[int, int, int], float] = {}
+    for t in terms:
+        w[t.offset] = w.get(t.offset, 0.0) + float(t.coefficient.factor)
+    nonzero = [k for k, v in w.items() if v != 0.0]
+    if len(nonzero) <= (2 * rx + 1) + (2 * ry + 1) + (2 * rz + 1):
+        return None
+    x0, y0, z0 = max(nonzero, key=lambda k: abs(w[k]))
+    pivot = w[(x0, y0, z0)]
+    xs, ys, zs = range(-rx, rx + 1), range(-ry, ry + 1), range(-rz, rz + 1)
+    u = {dx: w.get((dx, y0, z0), 0.0) for dx in xs}
+    v = {dy: w.get((x0, dy, z0), 0.0) / pivot for dy in ys}
+    s = {dz: w.get((x0, y0, dz), 0.0) / pivot for dz in zs}
+    big = max(abs(x) for x in w.values())
+    eps = 8 * float(np.finfo(np.float32 if d.dtype == "float32" else np.float64).eps)
+    for dz in zs:
+        for dy in ys:
+            for dx in xs:
+                if abs(u[dx] * v[dy] * s[dz] - w.get((dx, dy, dz), 0.0)) > eps * big:
+                    return None
+    return (
+        [(dx, u[dx]) for dx in xs if u[dx] != 0.0],
+        [(dy, v[dy]) for dy in ys if v[dy] != 0.0],
+        [(dz, s[dz]) for dz in zs if s[dz] != 0.0],
     )
 
 

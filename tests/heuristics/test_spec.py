@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import pytest
 import yaml
@@ -107,16 +108,36 @@ def test_two_dimensional_kernel_drops_z() -> None:
 
 def test_hybrid_rim_step() -> None:
     """The vector technique's rim vectors (RIM) are tuned once the merge factors in z are
-    known, both values; a kernel without RIM (clamp boundary, plain kernels) drops it."""
+    known, both values, with the vector width, the row blocks and (separable stencils)
+    SEP; a kernel without RIM (clamp boundary, plain kernels) drops the step although it
+    has VX, and one without the blocks or SEP tunes the rest."""
     names = ["WX", "WY", "WZ", "BX", "CX", "CY", "CZ", "VX", "ZC", "STREAM", "RIM"]
     sizes = {"NX": 64, "NY": 64, "NZ": 64}
-    bound = load_spec("hybrid").bind(names, sizes)
+    bound = load_spec("hybrid").bind([*names, "BY", "BZ", "SEP"], sizes)
     labels = [s.label for s in bound.steps]
     assert labels.index("z") < labels.index("rim") < labels.index("merge shape")
     step = bound.steps[labels.index("rim")]
-    assert list(step.tune) == ["RIM"]
-    assert step.tune["RIM"].values(sizes, 0) is None  # "*": both values the space allows
-    assert "rim" in load_spec("hybrid").bind(names[:-1], sizes).dropped_steps
+    assert list(step.tune) == ["RIM", "VX", "BY", "BZ", "SEP"]
+    assert step.needs == ("RIM",)
+    for name in step.tune:  # "*": every value the space allows
+        assert step.tune[name].values(sizes, 0) is None
+    plain = load_spec("hybrid").bind(names, sizes)
+    assert list(plain.steps[[s.label for s in plain.steps].index("rim")].tune) == ["RIM", "VX"]
+    without = load_spec("hybrid").bind(names[:-1], sizes)
+    assert "rim" in without.dropped_steps and "VX" in without.parameters
+
+
+def test_a_step_needs_known_parameters(tmp_path: Path) -> None:
+    """``needs:`` names parameters; one neither the kernel's nor optional is an error
+    naming the step's key, and a malformed value too."""
+    spec = tmp_path / "s.yaml"
+    spec.write_text("name: s\nsteps:\n  - needs: [Q]\n    tune: {WX: '1:NX:*2'}\n")
+    with pytest.raises(InputError, match="unknown parameter 'Q'") as err:
+        load_spec(spec).bind(["WX"], {"NX": 64})
+    assert "steps[0].needs" in str(err.value.source)
+    spec.write_text("name: s\nsteps:\n  - needs: RIM\n    tune: {WX: '1:NX:*2'}\n")
+    with pytest.raises(InputError, match="list of parameter names"):
+        load_spec(spec)
 
 
 @pytest.mark.parametrize("name", ["hybrid", "hybrid-restricted", "dims", "opts"])

@@ -8,6 +8,8 @@ coefficients, both boundaries, both element types, a second field) do the same.
 
 from __future__ import annotations
 
+import itertools
+import math
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -40,7 +42,8 @@ def technique_configs(
 ) -> dict[str, dict[str, int]]:
     """One valid configuration per technique: the defaults with that technique on (and
     the vector technique once more with whole rim vectors, and with them rows merged in y
-    and z, where the kernel has RIM)."""
+    and z, where the kernel has RIM; a separable stencil's also with its weights applied
+    axis by axis, SEP)."""
     default = kernel.default_config()
     assert default is not None
     vec = {"VX": 4, "BX": 4, "WX": 4}
@@ -55,6 +58,9 @@ def technique_configs(
         wanted["vec rim"] = ("vec", {**vec, "RIM": 1})
         blocks = {n: 2 for n in ("BY", "BZ") if n in kernel.parameter_names}
         wanted["vec blocks"] = ("vec", {**vec, "RIM": 1, **blocks})
+        if "SEP" in kernel.parameter_names:  # a separable stencil's weights axis by axis
+            wanted["vec separable"] = ("vec", {**vec, "RIM": 1, **blocks, "SEP": 1})
+            wanted["vec separable rows"] = ("vec", {**vec, "RIM": 1, "SEP": 1})
     out: dict[str, dict[str, int]] = {}
     for name, (technique, change) in wanted.items():
         if technique not in kernel.techniques:
@@ -95,6 +101,8 @@ def test_definition_verifies_in_every_technique(path: Path, limits: dict[str, in
         expected.add("image")
     if kernel.features.get("boundary") == "interior":  # whole rim vectors too
         expected |= {"vec rim", "vec blocks"}
+        if "SEP" in kernel.parameter_names:  # and the weights applied axis by axis
+            expected |= {"vec separable", "vec separable rows"}
     assert set(done) == expected
 
 
@@ -177,6 +185,75 @@ def test_random_definitions_verify(data: dict[str, Any], limits: dict[str, int])
         if d.dims == 3:
             sizes["NZ"] = 16
         verify_all(kernel.with_sizes(sizes), limits)
+
+
+@st.composite
+def separable_definitions(draw: st.DrawFn) -> dict[str, Any]:
+    """Random outer products of per-axis factors (radius 1-2 each, random weights), 2D
+    or 3D, either element type, sometimes with a second field and a constant: the
+    weights the vector technique may apply axis by axis (SEP)."""
+    dims = draw(st.sampled_from((2, 3)))
+    weight = st.floats(0.05, 1, allow_nan=False).map(lambda w: round(w, 3))
+    factors = []
+    for _ in range(dims):
+        r = draw(st.integers(1, 2))
+        factors.append({o: draw(weight) * draw(st.sampled_from((1, -1))) for o in range(-r, r + 1)})
+    terms: list[dict[str, Any]] = []
+    for key in itertools.product(*(sorted(f) for f in factors)):
+        w = math.prod(f[o] for f, o in zip(factors, key, strict=True))
+        terms.append({"field": "u", "offset": list(key), "coefficient": w})
+    fields = ["u"]
+    if draw(st.booleans()):
+        fields.append("p")
+        terms.append({"field": "p", "coefficient": 0.5})
+    data: dict[str, Any] = {
+        "dims": dims,
+        "dtype": draw(st.sampled_from(("float32", "float64"))),
+        "boundary": "interior",
+        "fields": fields,
+        "output": "out",
+        "terms": terms,
+    }
+    if draw(st.booleans()):
+        data["constant"] = 0.25
+    return data
+
+
+@pytest.mark.usefixtures("shared_workers")
+@settings(
+    max_examples=6,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(data=separable_definitions(), choice=st.data())
+def test_separable_weights_axis_by_axis_verify(
+    data: dict[str, Any], choice: st.DataObject, limits: dict[str, int]
+) -> None:
+    """SEP=1 (each input row's x-terms summed once, the sums combined in y, then z) with
+    random row blocks and vector widths computes what the definition says."""
+    d = parse_definition(data, "separable.stencil.yaml")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "separable.stencil.yaml"
+        path.write_text(d.to_yaml())
+        sizes = {"NX": 32, "NY": 16, "NZ": 16} if d.dims == 3 else {"NX": 32, "NY": 16}
+        kernel = load_kernel(path).with_sizes(sizes)
+        assert "SEP" in kernel.parameter_names
+        default = kernel.default_config()
+        assert default is not None
+        vx = choice.draw(st.sampled_from((2, 4, 8)), "VX")
+        cfg = {**default, "VX": vx, "BX": vx, "WX": 2, "WY": 2, "RIM": 1, "SEP": 1}
+        for name in ("BY", "BZ"):
+            if name in kernel.parameter_names:
+                cfg[name] = choice.draw(st.sampled_from((1, 2, 4)), name)
+        env = {**kernel.env(cfg), **limits}
+        broken = [c.text for c in kernel.constraints if not c.evaluate(env)]
+        assert not broken, (cfg, broken)
+        evaluator = OpenCLEvaluator(kernel, runs=1)
+        try:
+            result = evaluator.evaluate(cfg)
+            assert result.status is Status.OK, (cfg, result.message)
+        finally:
+            evaluator.close()
 
 
 def test_reference_is_not_trivial() -> None:

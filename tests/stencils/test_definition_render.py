@@ -343,8 +343,66 @@ def test_separable_factors_reproduce_rank_one_weights(
         assert abs(fu.get(dx, 0.0) * fv.get(dy, 0.0) - x) <= 1e-12 * big
     desc = describe(d, {"NX": 64, "NY": 64}, source="box.cl")
     assert "SEP" in desc["parameters"]
-    assert "SEP == 0 or STREAM == 1" in desc["constraints"]
+    # 2D streaming, or the vector technique's whole rim vectors (interior boundary)
+    assert "SEP == 0 or STREAM == 1 or RIM == 1" in desc["constraints"]
     assert "SEP_X_TERMS" in render_source(d)
+    clamped = describe(_box(w, dtype=dtype, boundary="clamp"), {"NX": 64, "NY": 64}, source="b.cl")
+    assert "SEP == 0 or STREAM == 1" in clamped["constraints"]
+
+
+def _box3(weights: dict[tuple[int, int, int], Any], **extra: Any) -> Any:
+    data = {
+        "dims": 3,
+        "fields": ["u"],
+        "output": "out",
+        "terms": [{"field": "u", "offset": list(o), "coefficient": w} for o, w in weights.items()],
+        **extra,
+    }
+    return parse_definition(data, "box3.stencil.yaml")
+
+
+@given(
+    u=st.lists(st.floats(-2, 2).filter(lambda x: abs(x) > 0.05), min_size=3, max_size=5),
+    v=st.lists(st.floats(-2, 2).filter(lambda x: abs(x) > 0.05), min_size=3, max_size=5),
+    s=st.lists(st.floats(-2, 2).filter(lambda x: abs(x) > 0.05), min_size=3, max_size=5),
+    dtype=st.sampled_from(["float32", "float64"]),
+)
+@settings(max_examples=40, deadline=None)
+def test_separable_factors_reproduce_rank_one_3d_weights(
+    u: list[float], v: list[float], s: list[float], dtype: str
+) -> None:
+    """Random 3D outer products (odd widths, radius 1-2 per axis): the three factors
+    reproduce every weight; the source carries them, the description SEP and its rule."""
+    u, v, s = (f[: len(f) // 2 * 2 + 1] for f in (u, v, s))
+    rx, ry, rz = len(u) // 2, len(v) // 2, len(s) // 2
+    w = {
+        (i - rx, j - ry, k - rz): u[i] * v[j] * s[k]
+        for k in range(len(s))
+        for j in range(len(v))
+        for i in range(len(u))
+    }
+    d = _box3(w, dtype=dtype)
+    factors = separable_factors(d)
+    assert factors is not None and len(factors) == 3
+    fu, fv, fs = (dict(f) for f in factors)
+    big = max(abs(x) for x in w.values())
+    eps = 8 * float(np.finfo(np.float32 if dtype == "float32" else np.float64).eps)
+    for (dx, dy, dz), x in w.items():
+        product = fu.get(dx, 0.0) * fv.get(dy, 0.0) * fs.get(dz, 0.0)
+        assert abs(product - x) <= eps * big
+    desc = describe(d, {"NX": 64, "NY": 64, "NZ": 64}, source="box3.cl")
+    assert "SEP" in desc["parameters"]
+    assert "SEP == 0 or RIM == 1" in desc["constraints"]
+    source = render_source(d)
+    assert all(f"SEP_{a}_TERMS" in source for a in "XYZ")
+
+
+def test_a_3d_star_is_not_separable() -> None:
+    star = {(0, 0, 0): 0.4, **{o: 0.1 for o in [(1, 0, 0), (-1, 0, 0), (0, 1, 0), (0, -1, 0)]}}
+    star.update({(0, 0, 1): 0.1, (0, 0, -1): 0.1})
+    d = _box3(star)
+    assert separable_factors(d) is None
+    assert "SEP" not in describe(d, {"NX": 64, "NY": 64, "NZ": 64}, source="s.cl")["parameters"]
 
 
 @pytest.mark.parametrize(
@@ -369,7 +427,8 @@ def test_not_separable(
     assert "SEP" not in describe(d, {"NX": 64, "NY": 64}, source="box.cl")["parameters"]
 
 
-def test_separable_needs_two_dimensional_arrays() -> None:
+def test_separable_3d_needs_a_radius_on_every_axis() -> None:
+    """A 3x3 box in the xy plane of a 3D array: nothing to combine in z (RZ 0)."""
     d = parse_definition(
         {
             "dims": 3,

@@ -1,13 +1,15 @@
-"""The hybrid spec's ``rim`` step (whole rim vectors, rows merged in y and z) replayed on
-recorded H100 measurements.
+"""The hybrid spec's ``rim`` step (whole rim vectors, the vector width, rows merged in y
+and z, a separable stencil's weights axis by axis) replayed on recorded H100
+measurements.
 
-``benchmarks/results/onestep/blocks/onestep.db.gz`` holds heat3d and box27 at 512³, each
-searched alone in the vec technique by the hybrid spec with no budget (``onestep.py
---all-techniques --techniques vec`` on one H100), once the template had ``RIM`` (a
-vector at a row's rim computed whole) and ``BY``/``BZ`` (a work-item's adjacent rows in
-y and z). The replay serves every configuration from that store (one it lacks would be
-answered as not run and never be the best), on the vec technique's space solved for the
-H100's limits.
+``benchmarks/results/onestep/h100-sep3d/onestep.db.gz`` holds ``gtune run``'s defaults
+for heat3d and box27 at 512³ on one H100 (``benchmarks/onestep.py``): the load
+predictor chose the vec technique for both, and the hybrid spec searched it with no
+budget, its rim step tuning ``RIM``, ``VX``, ``BY``, ``BZ`` and ``SEP``. The replay
+serves every configuration from the search's rows of that store (the confirmation
+round's re-measurements left out, as the search never saw them; a configuration the
+store lacks would be answered as not run and never be the best), on the vec
+technique's space solved for the H100's limits.
 """
 
 from __future__ import annotations
@@ -22,12 +24,13 @@ from gtune.description import load_kernel
 from gtune.device import DeviceLimits
 from gtune.kernel import canonical_config
 from gtune.space import solve_space, technique_space
+from gtune.store.ranking import confirmation
 from tests.conftest import load_script
 
 pytestmark = pytest.mark.slow  # solves two vec spaces at 512³ (about 10 s each)
 
 ROOT = Path(__file__).resolve().parents[2]
-STORE = ROOT / "benchmarks" / "results" / "onestep" / "blocks" / "onestep.db.gz"
+STORE = ROOT / "benchmarks" / "results" / "onestep" / "h100-sep3d" / "onestep.db.gz"
 
 lt = load_script(ROOT / "benchmarks" / "compare" / "loo_table3.py")
 tiles = load_script(ROOT / "benchmarks" / "onestep_tiles.py")
@@ -39,10 +42,11 @@ def replayed(request: pytest.FixtureRequest) -> dict[str, Any]:
     kernel = load_kernel(ROOT / "stencils" / f"{name}.yaml", {"NX": 512, "NY": 512, "NZ": 512})
     device = DeviceLimits.from_dict(json.loads(lt.DEVICE.read_text()))
     space = technique_space(solve_space(kernel, device).space, kernel, "vec")
-    rows = tiles.stored_rows(STORE, f"{name}:stencil")
+    rows = [r for r in tiles.stored_rows(STORE, f"{name}:stencil") if confirmation(r) is None]
     results = [r.result for r in rows if space.is_valid(dict(r.result.config)) is None]
     return {
         "name": name,
+        "kernel": kernel,
         "results": results,
         "replay": lt.replay_hybrid(kernel, device, results, ["vec"], space=space),
     }
@@ -52,6 +56,7 @@ def test_the_vec_search_retraces_its_recording_and_ends_on_whole_rim_vectors(
     replayed: dict[str, Any],
 ) -> None:
     replay, results = replayed["replay"], replayed["results"]
+    assert len(results) > 500  # the whole search is in the recording
     assert replay.unrecorded == []  # the replay asks what the device run asked
     recorded = {canonical_config(r.config): r.objective for r in results if r.ok}
     assert replay.best_config is not None
@@ -61,13 +66,20 @@ def test_the_vec_search_retraces_its_recording_and_ends_on_whole_rim_vectors(
     # the rim step found a faster configuration in some round, and both values ran
     assert any(s[0] == "rim" and s[5] for run in replay.runs for s in run["steps"])
     assert {r.config["RIM"] for r in results} == {0, 1}
+    # it tuned the vector width with RIM: more than one VX ran with whole rim vectors
+    assert len({r.config["VX"] for r in results if r.config["RIM"] == 1}) > 1
 
 
-def test_box27_merges_rows_in_y_and_z_and_heat3d_does_not(replayed: dict[str, Any]) -> None:
-    """box27 (27 points: 9 rows of input per output row) shares rows between the
-    work-item's adjacent rows; heat3d (5 rows, 3 of them its own) gains nothing."""
-    best = replayed["replay"].best_config
-    blocked = best["BY"] * best["BZ"] > 1
-    assert blocked == (replayed["name"] == "box27")
-    # the search measured blocks in both kernels: the choice is the measurements'
-    assert any(r.config["BY"] * r.config["BZ"] > 1 for r in replayed["results"] if r.ok)
+def test_box27_applies_its_weights_axis_by_axis_on_merged_rows(
+    replayed: dict[str, Any],
+) -> None:
+    """box27 (the tensor product of [1, 2, 1]/4, 27 points) is separable: its best vec
+    kernel sums each input row once for a block of rows (SEP), and the search's best
+    without SEP is slower by more than the timing's noise. heat3d (a star) has no SEP."""
+    best, results = replayed["replay"].best_config, replayed["results"]
+    if replayed["name"] == "heat3d":
+        assert "SEP" not in replayed["kernel"].parameter_names
+        return
+    assert best["SEP"] == 1 and best["BY"] * best["BZ"] > 1
+    without = min(r.objective for r in results if r.ok and r.config["SEP"] == 0)
+    assert without > 1.03 * replayed["replay"].best_s
