@@ -21,10 +21,12 @@ two measurements is the yardstick.
 
 Writes into OUT: ``temporal.json`` (everything), ``temporal.csv`` (one row per kernel
 and technique), ``temporal.md`` (tables: fraction of copy per kernel, one step and
-multi-step, against the 1.5x multi-step target) and ``temporal.png``.
+multi-step, against the 1.5x multi-step target) and ``temporal.png``, after every
+kernel (marked partial until the last), so a run cut short keeps what it measured.
+``suite:NAME`` names a kernel of the garvey104 suite (``suite:star_3d_xyz_r1``).
 
     python3 benchmarks/temporal.py OUT [--size 512] [--size2d 8192] [--steps 8]
-        [--device 0:0] [--kernels heat3d jacobi2d path/x.stencil.yaml ...]
+        [--device 0:0] [--kernels heat3d jacobi2d path/x.stencil.yaml suite:NAME ...]
         [--budget 40] [--temporal-budget 150] [--quick]
 
 ``--budget``: configurations per one-step technique; ``--temporal-budget``: per
@@ -52,6 +54,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bandwidth as bw
 
+from gtune.exceptions import GtuneError, InputError
 from gtune.kernel import TunableKernel
 from gtune.measure import select_device
 from gtune.stencils.definition import StencilDefinition, load_definition
@@ -68,6 +71,16 @@ TEMPORAL_BUDGET = 150  # configurations per temporal technique
 
 
 def definition(name: str) -> StencilDefinition:
+    """A real stencil by name, a ``NAME.stencil.yaml`` path, or ``suite:NAME``: a kernel
+    of the garvey104 suite as ``gtune train`` renders it (its weights from seed 0)."""
+    if name.startswith("suite:"):
+        from gtune.stencils.generate import suite, synthetic
+
+        shapes = {s.name: s for s in suite("garvey104")}
+        wanted = name.removeprefix("suite:")
+        if wanted not in shapes:
+            raise InputError(f"no suite kernel {wanted!r} in garvey104", source="--kernels")
+        return synthetic(shapes[wanted]).definition
     path = (
         Path(name) if name.endswith(".stencil.yaml") else ROOT / "stencils" / f"{name}.stencil.yaml"
     )
@@ -168,6 +181,12 @@ def summary(data: Mapping[str, Any]) -> str:
             f"{tm or '-'} {tb} | {f'{fm:.1%}' if fm else '-'} | {speed} |"
         )
     lines += ["", f"Target (issue 27): multi-step ≥ {TARGET_MULTI}x copy for heat3d and jacobi2d."]
+    if data.get("partial"):
+        lines += [
+            "",
+            "**Partial:** written after the kernels above; the run had more to measure "
+            "and the copy's second measurement (at the end) is missing.",
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -179,7 +198,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=8, help="time steps (default 8)")
     parser.add_argument("--device", help="P:D, identity or name (default: the first GPU)")
     parser.add_argument(
-        "--kernels", nargs="+", help="real stencils by name or NAME.stencil.yaml paths"
+        "--kernels",
+        nargs="+",
+        help="real stencils by name, NAME.stencil.yaml paths or suite:NAME (garvey104)",
     )
     parser.add_argument("--budget", type=int, help="configurations per technique (40)")
     parser.add_argument(
@@ -203,6 +224,11 @@ def main(argv: list[str] | None = None) -> int:
     multi_budget = args.temporal_budget or (budget if args.quick else TEMPORAL_BUDGET)
     one_step_techniques = ["global", "vec", "stream"] if args.quick else None
 
+    names = list(args.kernels or DEFAULT_KERNELS)
+    try:  # every name known before anything is measured
+        definitions = [definition(name) for name in names]
+    except GtuneError as e:
+        parser.error(str(e))
     device = select_device(args.device)
     n, m = args.size, args.size2d
     log = bw.log
@@ -214,9 +240,22 @@ def main(argv: list[str] | None = None) -> int:
     copies = [bw.copy_bandwidth(copy_kernel, device, args.runs)]
     log(f"copy: {copies[0]['gbs']:.1f} GB/s {copies[0]['config']}")
 
+    base: dict[str, Any] = {
+        "device": device.name,
+        "device_identity": device.identity,
+        "driver": device.driver_version,
+        "size": n,
+        "size2d": m,
+        "steps": args.steps,
+        "budget": budget,
+        "temporal_budget": multi_budget,
+        "temporal_spec": TEMPORAL_SPEC,
+        "runs": args.runs,
+        "host": platform.node(),
+        "cpus": os.cpu_count(),
+    }
     results: dict[str, Any] = {}
-    for name in args.kernels or DEFAULT_KERNELS:
-        d = definition(name)
+    for d in definitions:
         sizes = {"NX": n, "NY": n, "NZ": n} if d.dims == 3 else {"NX": m, "NY": m}
         one: TunableKernel = definition_kernel_of(d, sizes)
         multi: TunableKernel = definition_kernel_of(dataclasses.replace(d, steps=args.steps), sizes)
@@ -238,43 +277,53 @@ def main(argv: list[str] | None = None) -> int:
             "one_step": r1,
             "multi_step": rm,
         }
+        if len(results) < len(definitions):  # what is measured survives a cut-short run
+            write(out, base, results, copies, time.monotonic() - started, partial=True)
     copies.append(bw.copy_bandwidth(copy_kernel, device, args.runs))
     log(f"copy again: {copies[1]['gbs']:.1f} GB/s {copies[1]['config']}")
+    md = write(out, base, results, copies, time.monotonic() - started, partial=False)
+    log(md)
+    log(f"wall time {time.monotonic() - started:.0f} s; results in {out}")
+    return 0
+
+
+def write(
+    out: Path,
+    base: Mapping[str, Any],
+    results: Mapping[str, Any],
+    copies: list[dict[str, Any]],
+    wall_s: float,
+    *,
+    partial: bool,
+) -> str:
+    """temporal.json, .csv, .md and .png for the kernels measured so far, against the best
+    copy measurement so far; ``partial``: more kernels were to follow (the copy's second
+    measurement, at the end, not yet made). Returns the markdown."""
     copy_gbs = max(c["gbs"] or 0.0 for c in copies)
     rows: list[dict[str, Any]] = []
     for name, k in results.items():
         rows += entry_rows(name, "one_step", k["one_step"], copy_gbs)
         rows += entry_rows(name, "multi_step", k["multi_step"], copy_gbs)
-
     data: dict[str, Any] = {
-        "device": device.name,
-        "device_identity": device.identity,
-        "driver": device.driver_version,
-        "size": n,
-        "size2d": m,
-        "steps": args.steps,
-        "budget": budget,
-        "temporal_budget": multi_budget,
-        "temporal_spec": TEMPORAL_SPEC,
-        "runs": args.runs,
-        "host": platform.node(),
-        "cpus": os.cpu_count(),
+        **base,
         "copy": copies,
         "copy_gbs": copy_gbs,
         "kernels": results,
-        "wall_s": time.monotonic() - started,
+        "partial": partial,
+        "wall_s": wall_s,
     }
     md = summary(data)
     (out / "temporal.md").write_text(md)
-    (out / "temporal.json").write_text(json.dumps(data, indent=1, default=str))
+    # whole or not at all: a reader (or a kill) never sees half a file
+    tmp = out / "temporal.json.tmp"
+    tmp.write_text(json.dumps(data, indent=1, default=str))
+    tmp.replace(out / "temporal.json")
     with open(out / "temporal.csv", "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=list(rows[0]) if rows else ["kernel"])
         writer.writeheader()
         writer.writerows(rows)
     plot(out / "temporal.png", data)
-    log(md)
-    log(f"wall time {data['wall_s']:.0f} s; results in {out}")
-    return 0
+    return md
 
 
 if __name__ == "__main__":

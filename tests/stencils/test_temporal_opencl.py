@@ -286,6 +286,51 @@ def test_benchmark_script_runs_quick(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+def test_benchmark_script_keeps_each_kernel_it_measured(tmp_path: Path) -> None:
+    """benchmarks/temporal.py writes its results after every kernel: a run stopped
+    during the second keeps the first (a suite kernel, by name), marked partial. A name
+    it does not know stops it before anything is measured."""
+    import json
+    import subprocess
+    import sys
+    import time
+
+    script = str(ROOT / "benchmarks" / "temporal.py")
+    bad = subprocess.run(
+        [sys.executable, script, str(tmp_path / "bad"), "--kernels", "heat3d", "suite:nope"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
+    assert bad.returncode == 2 and "no suite kernel 'nope'" in bad.stderr
+    assert not (tmp_path / "bad" / "temporal.json").exists()
+
+    out = tmp_path / "out"
+    cmd = [sys.executable, script, str(out), "--quick", "--size", "16", "--size2d", "32"]
+    cmd += ["--steps", "4", "--budget", "2", "--runs", "1"]
+    cmd += ["--kernels", "suite:star_3d_xyz_r1", "jacobi2d"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    written = out / "temporal.json"
+    try:
+        deadline = time.monotonic() + 600
+        while not written.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert written.exists(), "no results after the first kernel"
+        proc.kill()  # stopped during jacobi2d, or just after the run ended
+    finally:
+        proc.kill()
+        proc.wait(timeout=60)
+    data = json.loads(written.read_text())
+    assert "star_3d_xyz_r1" in data["kernels"]
+    first = data["kernels"]["star_3d_xyz_r1"]["multi_step"]["techniques"]["temporal"]
+    assert first["remeasured_status"] == "ok" and first["config"]["TB"] in (2, 4)
+    if data["partial"]:  # the usual case: the copy's second measurement still to come
+        assert list(data["kernels"]) == ["star_3d_xyz_r1"] and len(data["copy"]) == 1
+        assert "Partial" in (out / "temporal.md").read_text()
+
+
+@pytest.mark.slow
 @pytest.mark.usefixtures("shared_workers")
 @settings(
     max_examples=6,
