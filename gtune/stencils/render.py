@@ -18,6 +18,7 @@ arithmetic intensity and the generator's features.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -646,95 +647,62 @@ def separable_factors(d: StencilDefinition) -> tuple[Factor, ...] | None:
     """The primary field's weights as an outer product, one factor per axis of the
     array, or None: ``w(dx, dy) = u(dx) * v(dy)`` in 2D (a binomial or box blur),
     ``w(dx, dy, dz) = u(dx) * v(dy) * s(dz)`` in 3D (box27's binomial smoothing), each
-    factor a list of (offset, weight) (see :func:`_separable_3d` for 3D).
+    factor a list of (offset, weight).
 
-    Only for one-step 2D definitions whose primary terms all have number coefficients,
-    a radius in both x and y, and more terms than the factors have (else nothing is
-    saved). The factors come from the row and the column through the largest weight and
-    must reproduce every weight of the bounding box (absent offsets are zero) to a few
-    ulps of the element type. A streaming kernel may then sum each row's x-terms once
-    per output (``u``) and add that row sum to the y-queue (``v``): (2RX+1) + (2RY+1)
-    multiply-adds per output instead of one per term. The sums are rounded differently
+    Only for one-step definitions whose primary terms all have number coefficients
+    (2D: in the plane), a radius on every axis, and more terms than the factors have
+    (else nothing is saved). The factors come from the lines through the largest weight
+    p (2D: both scaled by sqrt(|p|), so a binomial's are exact; 3D: u the x line, v and s
+    the y and z lines over p) and must reproduce every weight of the bounding box
+    (absent offsets are zero) to a few ulps of the element type. 2D streaming may then
+    sum each row's x-terms once per output (``u``) and add that row sum to the y-queue
+    (``v``): (2RX+1) + (2RY+1) multiply-adds per output instead of one per term. The
+    vector technique (RIM = 1, SEP = 1) sums each input row's x-terms once for all of a
+    work-item's rows and combines the row sums in y (and z): for box27 with BY = 2, BZ =
+    4, 16.5 multiply-adds per output instead of 27. The sums are rounded differently
     from the reference's term order, within :meth:`StencilDefinition.tolerance`.
     """
     if d.steps != 1:
         return None
-    if d.dims == 3:
-        return _separable_3d(d)
+    dims = d.dims
     terms = d.terms_of(d.primary_field)
-    if not terms or any(not t.coefficient.is_number or t.offset[2] != 0 for t in terms):
+    if not terms or any(
+        not t.coefficient.is_number or any(t.offset[a] != 0 for a in range(dims, 3)) for t in terms
+    ):
         return None
-    rx, ry, _ = d.radius
-    if rx == 0 or ry == 0:
+    radii = d.radius[:dims]
+    if 0 in radii:
         return None
-    w: dict[tuple[int, int], float] = {}
+    w: dict[tuple[int, ...], float] = {}
     for t in terms:
-        key = (t.offset[0], t.offset[1])
+        key = t.offset[:dims]
         w[key] = w.get(key, 0.0) + float(t.coefficient.factor)
-    xs = range(-rx, rx + 1)
-    ys = range(-ry, ry + 1)
     nonzero = [k for k, v in w.items() if v != 0.0]
-    if len(nonzero) <= (2 * rx + 1) + (2 * ry + 1):
+    if len(nonzero) <= sum(2 * r + 1 for r in radii):
         return None
-    x0, y0 = max(nonzero, key=lambda k: abs(w[k]))
-    pivot = w[(x0, y0)]
-    scale = math.sqrt(abs(pivot))  # both factors share the pivot: a binomial's are exact
-    u = {dx: w.get((dx, y0), 0.0) / scale for dx in xs}
-    v = {dy: w.get((x0, dy), 0.0) / scale * (1.0 if pivot > 0 else -1.0) for dy in ys}
+    centre = max(nonzero, key=lambda k: abs(w[k]))
+    pivot = w[centre]
+    axes = [range(-r, r + 1) for r in radii]
+    lines = [
+        {o: w.get((*centre[:a], o, *centre[a + 1 :]), 0.0) for o in axes[a]} for a in range(dims)
+    ]
+    if dims == 2:  # both factors share the pivot: a binomial's are exact
+        scale = math.sqrt(abs(pivot))
+        sign = 1.0 if pivot > 0 else -1.0
+        factors = [
+            {o: x / scale for o, x in lines[0].items()},
+            {o: x / scale * sign for o, x in lines[1].items()},
+        ]
+    else:
+        factors = [lines[0]] + [{o: x / pivot for o, x in line.items()} for line in lines[1:]]
     big = max(abs(x) for x in w.values())
     eps = 8 * float(np.finfo(np.float32 if d.dtype == "float32" else np.float64).eps)
-    for dy in ys:
-        for dx in xs:
-            if abs(u[dx] * v[dy] - w.get((dx, dy), 0.0)) > eps * big:
-                return None
-    return (
-        [(dx, u[dx]) for dx in xs if u[dx] != 0.0],
-        [(dy, v[dy]) for dy in ys if v[dy] != 0.0],
-    )
-
-
-def _separable_3d(d: StencilDefinition) -> tuple[Factor, Factor, Factor] | None:
-    """3D weights as ``u(dx) * v(dy) * s(dz)``, or None.
-
-    For one-step definitions whose primary terms all have number coefficients, a radius
-    on every axis, and more terms than the factors have. Through the largest weight
-    w(x0, y0, z0) = p: u(dx) = w(dx, y0, z0), v(dy) = w(x0, dy, z0) / p, s(dz) =
-    w(x0, y0, dz) / p, which must reproduce every weight of the bounding box (absent
-    offsets are zero) to a few ulps of the element type. The vector technique (RIM = 1,
-    SEP = 1) then sums each input row's x-terms once for all of a work-item's rows,
-    combines the row sums in y and the results in z: for box27 with BY = 2, BZ = 4,
-    16.5 multiply-adds per output instead of 27. The sums are rounded differently from
-    the reference's term order, within :meth:`StencilDefinition.tolerance`.
-    """
-    terms = d.terms_of(d.primary_field)
-    if not terms or any(not t.coefficient.is_number for t in terms):
-        return None
-    rx, ry, rz = d.radius
-    if 0 in (rx, ry, rz):
-        return None
-    w: dict[tuple[int, int, int], float] = {}
-    for t in terms:
-        w[t.offset] = w.get(t.offset, 0.0) + float(t.coefficient.factor)
-    nonzero = [k for k, v in w.items() if v != 0.0]
-    if len(nonzero) <= (2 * rx + 1) + (2 * ry + 1) + (2 * rz + 1):
-        return None
-    x0, y0, z0 = max(nonzero, key=lambda k: abs(w[k]))
-    pivot = w[(x0, y0, z0)]
-    xs, ys, zs = range(-rx, rx + 1), range(-ry, ry + 1), range(-rz, rz + 1)
-    u = {dx: w.get((dx, y0, z0), 0.0) for dx in xs}
-    v = {dy: w.get((x0, dy, z0), 0.0) / pivot for dy in ys}
-    s = {dz: w.get((x0, y0, dz), 0.0) / pivot for dz in zs}
-    big = max(abs(x) for x in w.values())
-    eps = 8 * float(np.finfo(np.float32 if d.dtype == "float32" else np.float64).eps)
-    for dz in zs:
-        for dy in ys:
-            for dx in xs:
-                if abs(u[dx] * v[dy] * s[dz] - w.get((dx, dy, dz), 0.0)) > eps * big:
-                    return None
-    return (
-        [(dx, u[dx]) for dx in xs if u[dx] != 0.0],
-        [(dy, v[dy]) for dy in ys if v[dy] != 0.0],
-        [(dz, s[dz]) for dz in zs if s[dz] != 0.0],
+    for key in itertools.product(*axes):
+        product = math.prod(f[o] for f, o in zip(factors, key, strict=True))
+        if abs(product - w.get(key, 0.0)) > eps * big:
+            return None
+    return tuple(
+        [(o, f[o]) for o in axis if f[o] != 0.0] for f, axis in zip(factors, axes, strict=True)
     )
 
 
