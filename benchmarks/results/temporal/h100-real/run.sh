@@ -1,7 +1,7 @@
 #!/bin/bash
 # One step and 8 time steps (temporal blocking) against the float4 copy for the real
 # stencils that benchmarks/results/temporal/h100-zreg2/ left out: box27 and laplacian4
-# (512³) and blur5 (8192², clamp boundary). One benchmarks/temporal.py run per kernel,
+# (512³) and blur5 (8192², interior boundary). One benchmarks/temporal.py run per kernel,
 # each with its own copy measurements; the one-step side is a small search (12
 # configurations per technique: global, vec, stream), the multi-step side the temporal
 # spec with 60 per temporal technique. From the project root on the GPU host:
