@@ -23,8 +23,9 @@ blocking costs and what it can gain:
   those on the centre plane), times the recompute: the per-point work the temporal
   kernels add where a one-step kernel reads through registers and the L1 cache.
 
-Assumes one input and one output array per step (true of every kernel measured here;
-the script refuses a run whose bytes say otherwise).
+Assumes one output array per step, every other array an input of the same size (the
+stepped field, and fixed fields such as hotspot's power) read once per launch with the
+block's halo; the script refuses a run whose bytes are not a whole number of arrays.
 
     python3 benchmarks/temporal_report.py OUT RUN_DIR_OR_JSON ...
 
@@ -97,10 +98,14 @@ def _best(result: Mapping[str, Any], copy_gbs: float) -> tuple[str, float, dict[
 
 
 def geometry(
-    cfg: Mapping[str, int], shape: tuple[int, ...], radius: tuple[int, int, int]
+    cfg: Mapping[str, int],
+    shape: tuple[int, ...],
+    radius: tuple[int, int, int],
+    inputs: int = 1,
 ) -> tuple[float, float]:
     """(DRAM per step as a fraction of one step's bytes, recomputed point-steps per
-    output point-step) of a temporal configuration (TB > 1)."""
+    output point-step) of a temporal configuration (TB > 1) whose launches read
+    ``inputs`` arrays and write one."""
     tb = cfg["TB"]
     rx, ry, rz = radius
     nx, ny = shape[0], shape[1]
@@ -123,7 +128,7 @@ def geometry(
         return math.prod((b + 2 * k * r) / b for b, r in sides)
 
     loads = widened(tb)
-    dram = (loads + 1.0) / (2.0 * tb)
+    dram = (inputs * loads + 1.0) / ((inputs + 1.0) * tb)
     recompute = sum(widened(tb - s) for s in range(1, tb + 1)) / tb
     return dram, recompute
 
@@ -157,16 +162,18 @@ def rows_of(path: Path) -> list[Row]:
         if not multi:
             continue
         field_bytes = math.prod(shape) * (8 if d.dtype == "float64" else 4)
-        if abs(multi["bytes_moved"] - 2 * field_bytes) > 1:
+        arrays = multi["bytes_moved"] / field_bytes
+        if arrays < 2 or abs(arrays - round(arrays)) > 1e-9:
             raise InputError(
-                f"{name}: {multi['bytes_moved']} bytes per step is not one input and one "
-                "output array; the geometry below assumes it",
+                f"{name}: {multi['bytes_moved']} bytes per step is not a whole number of "
+                f"arrays of {field_bytes} bytes (one output and at least one input); the "
+                "geometry assumes it",
                 source=str(jpath),
             )
         tech, f, cfg = _best(multi, copy_gbs)
         if not tech:
             continue
-        dram, recompute = geometry(cfg, shape, d.radius)
+        dram, recompute = geometry(cfg, shape, d.radius, inputs=round(arrays) - 1)
         ceiling = 1.0 / dram
         terms = d.terms_of(d.primary_field)
         if cfg.get("ZREG"):  # the z-neighbours in registers: the centre plane's terms

@@ -72,7 +72,11 @@ def test_2d_streaming_counts_whole_chunks_of_rows() -> None:
 
 
 def test_report_over_recorded_runs(tmp_path: Path) -> None:
-    runs = [RUNS / "h100-zreg2" / "both", RUNS / "h100-suite" / "suite2"]
+    runs = [
+        RUNS / "h100-zreg2" / "both",
+        RUNS / "h100-suite" / "suite2",
+        RUNS / "h100-hotspot" / "hotspot",
+    ]
     assert report.main([str(tmp_path), *map(str, runs)]) == 0
     rows = list((tmp_path / "summary.csv").read_text().splitlines())
     recorded = {}
@@ -100,10 +104,19 @@ def test_a_run_that_is_not_a_result_is_refused(tmp_path: Path) -> None:
     assert not (tmp_path / "out").exists()
 
 
-def test_bytes_other_than_one_input_and_one_output_are_refused(tmp_path: Path) -> None:
+def test_fixed_input_fields_count_in_the_bytes_per_step() -> None:
+    cfg = {"WX": 16, "WY": 16, "CX": 4, "CY": 2, "TB": 4, "STREAM": 0}
+    one, _ = report.geometry(cfg, (8192, 8192), (1, 1, 0), inputs=1)
+    two, _ = report.geometry(cfg, (8192, 8192), (1, 1, 0), inputs=2)
+    loads = (64 + 8) * (32 + 8) / (64 * 32)
+    assert math.isclose(one, (loads + 1) / 8)
+    assert math.isclose(two, (2 * loads + 1) / 12)
+
+
+def test_bytes_not_a_whole_number_of_arrays_are_refused(tmp_path: Path) -> None:
     data = json.loads((RUNS / "h100-zreg2" / "both" / "temporal.json").read_text())
     for k in data["kernels"].values():
-        k["multi_step"]["bytes_moved"] *= 1.5  # a second input array
+        k["multi_step"]["bytes_moved"] *= 1.25  # two and a half arrays
     path = tmp_path / "temporal.json"
     path.write_text(json.dumps(data))
     assert report.main([str(tmp_path / "out"), str(path)]) == 2
