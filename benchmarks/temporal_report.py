@@ -264,8 +264,9 @@ def write_png(out: Path, rows: list[Row]) -> None:
     ax.axhline(150, color="grey", lw=0.8, ls="--")
     ax.set_xticks(list(xs), [r.kernel for r in rows], rotation=45, ha="right", fontsize=8)
     ax.set_ylabel("% of copy bandwidth (per step)")
-    ax.set_ylim(0, max(250.0, max(100 * r.multi_of_copy for r in rows) + 20))
-    ax.legend(fontsize=8, loc="upper right")
+    top = max(max(r.multi_of_copy, r.ceiling_of_copy) for r in rows)
+    ax.set_ylim(0, 100 * top * 1.18)
+    ax.legend(fontsize=8, loc="upper left", ncol=3)
     ax.set_title("One step and temporal blocking against copy")
     for r in rows:
         ax2.scatter(r.local_reads, r.speedup_per_step, color="C1")
