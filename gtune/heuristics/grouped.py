@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Generator, Mapping, Sequence
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from gtune.exceptions import GtuneError
 from gtune.expr import Value
@@ -26,6 +28,21 @@ from gtune.space.base import Space
 _Plan = Generator[Batch, Sequence[Result], None]
 
 
+def _codes(column: npt.NDArray[Any]) -> tuple[npt.NDArray[np.int64], int]:
+    """A column's values as codes 0 .. n-1 in their order, and n: by counting where the
+    values are integers of a small range (one pass), else by sorting."""
+    if np.issubdtype(column.dtype, np.integer) and len(column):
+        lo = int(column.min())
+        span = int(column.max()) - lo + 1
+        if span <= 1 << 20:
+            shifted = (column - lo).astype(np.int64, copy=False)
+            present = np.bincount(shifted, minlength=span) > 0
+            lookup = np.cumsum(present) - 1
+            return lookup[shifted].astype(np.int64, copy=False), int(present.sum())
+    values, inverse = np.unique(column, return_inverse=True)
+    return inverse.reshape(-1).astype(np.int64), len(values)
+
+
 def tied_parameters(space: Space) -> dict[str, list[str]]:
     """Parameters tied one to one in every valid configuration (``WX == WY``, ``TS ==
     2 * WX``): each value of one goes with exactly one value of the other, both ways.
@@ -36,7 +53,14 @@ def tied_parameters(space: Space) -> dict[str, list[str]]:
     if rows is None or len(rows) < 2:
         return {}
     rows = np.asarray(rows)
-    varying = [i for i in range(len(params)) if len(np.unique(rows[:, i])) > 1]
+    # each column's values as codes 0 .. n-1 (one sort per column, not one per pair)
+    codes: list[npt.NDArray[np.int64]] = []
+    counts: list[int] = []
+    for i in range(len(params)):
+        code, count = _codes(rows[:, i])
+        codes.append(code)
+        counts.append(count)
+    varying = [i for i in range(len(params)) if counts[i] > 1]
     group = {i: i for i in varying}
 
     def root(i: int) -> int:
@@ -44,16 +68,22 @@ def tied_parameters(space: Space) -> dict[str, list[str]]:
             i = group[i]
         return i
 
+    def pairs(a: int, b: int, stop: int | None = None) -> int:
+        """Distinct (a, b) value pairs among the first ``stop`` rows (all: None)."""
+        key = codes[a][:stop] * counts[b] + codes[b][:stop]
+        if counts[a] * counts[b] <= 1 << 22:
+            return int(np.count_nonzero(np.bincount(key, minlength=counts[a] * counts[b])))
+        return len(np.unique(key))
+
     for a_pos, a in enumerate(varying):
-        n_a = len(np.unique(rows[:, a]))
+        n_a = counts[a]
         for b in varying[a_pos + 1 :]:
-            if n_a != len(np.unique(rows[:, b])):
+            if n_a != counts[b]:
                 continue
-            head = rows[:1000]  # a cheap look first: most pairs are not tied
-            if len(np.unique(head[:, [a, b]], axis=0)) != len(np.unique(head[:, a])):
+            # a cheap look first: most pairs are not tied
+            if pairs(a, b, 1000) != len(np.unique(codes[a][:1000])):
                 continue
-            pairs = len(np.unique(rows[:, [a, b]], axis=0))
-            if pairs == n_a:  # one to one: as many pairs as values of either
+            if pairs(a, b) == n_a:  # one to one: as many pairs as values of either
                 group[root(b)] = root(a)
     out: dict[str, list[str]] = {}
     for i in varying:
