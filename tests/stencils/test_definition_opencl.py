@@ -24,6 +24,7 @@ from gtune.description import load_kernel
 from gtune.kernel import TunableKernel
 from gtune.measure import OpenCLEvaluator, Status, select_device
 from gtune.stencils.definition import parse_definition
+from gtune.stencils.render import VEC_OUTS_MAX
 
 pytestmark = pytest.mark.opencl
 
@@ -242,9 +243,12 @@ def test_separable_weights_axis_by_axis_verify(
         assert default is not None
         vx = choice.draw(st.sampled_from((2, 4, 8)), "VX")
         cfg = {**default, "VX": vx, "BX": vx, "WX": 2, "WY": 2, "RIM": 1, "SEP": 1}
+        outs = vx  # outputs per work-item: BX*BY*BZ <= VEC_OUTS_MAX (the registers)
         for name in ("BY", "BZ"):
             if name in kernel.parameter_names:
-                cfg[name] = choice.draw(st.sampled_from((1, 2, 4)), name)
+                fits = [b for b in (1, 2, 4) if outs * b <= VEC_OUTS_MAX]
+                cfg[name] = choice.draw(st.sampled_from(fits), name)
+                outs *= cfg[name]
         env = {**kernel.env(cfg), **limits}
         broken = [c.text for c in kernel.constraints if not c.evaluate(env)]
         assert not broken, (cfg, broken)
