@@ -73,3 +73,26 @@ def test_no_upward_imports(layer: str) -> None:
             if any(name == f or name.startswith(f + ".") for f in FORBIDDEN[layer]):
                 bad.append(f"{path.relative_to(ROOT)} imports {name}")
     assert not bad, "; ".join(bad)
+
+
+def test_commands_that_fit_no_model_do_not_import_scikit_learn() -> None:
+    """scikit-learn takes about 2 s to import: the command line (every command's parser)
+    and a tuning run's modules load it only when a load-predictor model is fitted."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "import gtune.cli, gtune.api, gtune.loadpredict, gtune.training\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('sklearn', 'scipy')))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert done.stdout.strip() == "[]"
+    fitted = subprocess.run(
+        [sys.executable, "-c", "import gtune.loadpredict as lp, sys\n"
+         "print(lp.TechniqueForest.__module__, 'sklearn' in sys.modules)"],
+        capture_output=True, text=True, timeout=120, check=True,
+    )  # fmt: skip
+    assert fitted.stdout.split() == ["gtune.loadpredict.model", "True"]

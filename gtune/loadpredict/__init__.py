@@ -10,6 +10,8 @@ This package is what tuning needs at run time and never imports :mod:`gtune.tuni
 training (collecting rows by tuning, cross-validation) is :mod:`gtune.training`, above.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from gtune.loadpredict.dataset import Dataset, TrainingRow, row_from_runs
 from gtune.loadpredict.features import (
     DeviceTraits,
@@ -17,7 +19,6 @@ from gtune.loadpredict.features import (
     StencilTraits,
     traits_of,
 )
-from gtune.loadpredict.model import TechniqueForest
 from gtune.loadpredict.models import (
     LoadedModel,
     ModelCard,
@@ -27,6 +28,20 @@ from gtune.loadpredict.models import (
     user_model_dir,
 )
 from gtune.loadpredict.policy import TechniqueChoice, choose_techniques
+
+if TYPE_CHECKING:
+    from gtune.loadpredict.model import TechniqueForest
+
+
+def __getattr__(name: str) -> Any:
+    """``TechniqueForest`` on first use: importing scikit-learn takes about 2 s, which
+    every ``gtune`` command paid when this package imported it."""
+    if name == "TechniqueForest":
+        from gtune.loadpredict.model import TechniqueForest
+
+        return TechniqueForest
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "Dataset",

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -27,7 +27,9 @@ from gtune.device import DeviceLimits
 from gtune.exceptions import InputError
 from gtune.loadpredict.dataset import Dataset
 from gtune.loadpredict.features import DeviceTraits, StencilTraits
-from gtune.loadpredict.model import TechniqueForest
+
+if TYPE_CHECKING:  # scikit-learn takes about 2 s to import: only where a model is fitted
+    from gtune.loadpredict.model import TechniqueForest
 
 CARD_SUFFIX = ".model.json"
 DEFAULT_CONFIDENCE = 0.6
@@ -126,7 +128,7 @@ class ModelCard:
         if len(data) == 0:
             raise InputError("the model's dataset has no usable rows", source=self.path)
         try:
-            est = TechniqueForest(**self.estimator)
+            est = new_forest(**self.estimator)
         except TypeError as exc:
             raise InputError(f"bad estimator parameters: {exc}", source=self.path) from None
         est.fit(data.X(self.with_device), data.y())
@@ -134,6 +136,15 @@ class ModelCard:
         for r in data.rows:
             seen.setdefault(array_dims(r.traits), set()).update(r.available)
         return LoadedModel(self, est, {k: frozenset(v) for k, v in seen.items()})
+
+
+def new_forest(**params: Any) -> TechniqueForest:
+    """A :class:`~gtune.loadpredict.model.TechniqueForest` with these parameters.
+    scikit-learn (about 2 s to import) is imported here, on first use, so that the
+    ``gtune`` commands that fit no model never import it."""
+    from gtune.loadpredict.model import TechniqueForest
+
+    return TechniqueForest(**params)
 
 
 def array_dims(traits: StencilTraits) -> int:

@@ -17,7 +17,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gtune.api import tune
 from gtune.budget import Budget
@@ -34,14 +34,22 @@ from gtune.loadpredict.dataset import (
     row_from_runs,
 )
 from gtune.loadpredict.features import DeviceTraits, StencilTraits, traits_of
-from gtune.loadpredict.model import TechniqueForest, sklearn_version
-from gtune.loadpredict.models import ModelCard, device_card
+from gtune.loadpredict.models import ModelCard, device_card, new_forest
 from gtune.measure.pool import reusing_workers
 from gtune.store import ResultStore
 from gtune.training.validation import DECISIVE_MARGIN, CrossValidation, leave_one_out
 from gtune.tuning import ALL
 from gtune.tuning.events import CancelToken
 from gtune.tuning.techniques import OracleTechniquePolicy
+
+if TYPE_CHECKING:
+    from gtune.loadpredict.model import TechniqueForest
+
+
+def _sklearn_version() -> str:
+    from gtune.loadpredict.model import sklearn_version  # scikit-learn, on first use
+
+    return sklearn_version()
 
 
 @dataclass(frozen=True)
@@ -381,7 +389,7 @@ def fit_model(
             f"no labelled kernels for {heuristic} on {device.name} in the dataset",
             source=str(out_dir / dataset_file),
         )
-    est = estimator if estimator is not None else TechniqueForest()
+    est = estimator if estimator is not None else new_forest()
     cv = leave_one_out(Dataset(rows), estimator=est) if len(rows) >= 2 else None
     card = ModelCard(
         name=name,
@@ -412,7 +420,7 @@ def card_scores(cv: CrossValidation) -> dict[str, Any]:
         "decisive_margin": DECISIVE_MARGIN,
         "decisive": {k: v for k, v in decisive.scores().items() if not _nan(v)},
         # a forest's leave-one-out depends on scikit-learn's version
-        "sklearn": sklearn_version(),
+        "sklearn": _sklearn_version(),
         # each fold's prediction (kernel@device -> technique): the scores above follow
         # from them, and a sample of folds re-fitted checks them (the test of the cards)
         "predictions": {p.kernel: p.predicted for p in cv.predictions},

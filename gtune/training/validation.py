@@ -20,15 +20,24 @@ import dataclasses
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from sklearn.base import clone
 
 from gtune.exceptions import InputError
 from gtune.loadpredict.dataset import Dataset, TrainingRow
-from gtune.loadpredict.model import TechniqueForest
-from gtune.loadpredict.models import ModelCard
+from gtune.loadpredict.models import ModelCard, new_forest
+
+if TYPE_CHECKING:
+    from gtune.loadpredict.model import TechniqueForest
+
+
+def clone(estimator: Any) -> Any:
+    """scikit-learn's ``clone``, imported on first use (see :func:`new_forest`)."""
+    from sklearn.base import clone as sk_clone
+
+    return sk_clone(estimator)
+
 
 # A kernel is decisive when its runner-up technique is more than this much slower than
 # its best: there the choice of technique matters, and a near-tie cannot hide a miss.
@@ -234,7 +243,7 @@ def held_out_prediction(
         raise InputError(f"the dataset has no kernel {kernel}")
     i = names.index(kernel)
     X, y = data.X(with_device), data.y()
-    est = estimator if estimator is not None else TechniqueForest()
+    est = estimator if estimator is not None else new_forest()
     mask = np.arange(len(data)) != i
     model = clone(est).fit(X[mask], y[mask])
     row = data.rows[i]
@@ -279,7 +288,7 @@ def leave_one_out(
         raise InputError(f"cross-validation needs at least 2 kernels, the dataset has {len(data)}")
     heuristics = {r.heuristic for r in data.rows}
     devices = {r.device for r in data.rows}
-    est = estimator if estimator is not None else TechniqueForest()
+    est = estimator if estimator is not None else new_forest()
     X = data.X(with_device)
     y = data.y()
     techniques = data.techniques
@@ -456,7 +465,7 @@ def held_out_devices(
         raise InputError(
             f"a held-out device needs data from at least 2 devices, the dataset has {devices}"
         )
-    est = estimator if estimator is not None else TechniqueForest()
+    est = estimator if estimator is not None else new_forest()
     X = data.X(with_device)
     y = data.y()
     techniques = data.techniques
