@@ -42,12 +42,11 @@ import sys
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from temporal import definition
+from temporal import best_of, definition, shape
 
 from gtune.exceptions import GtuneError, InputError
 from gtune.stencils.definition import StencilDefinition
@@ -81,25 +80,9 @@ def _definition(name: str) -> StencilDefinition:
         return definition(f"suite:{name}")
 
 
-def _fraction(entry: Mapping[str, Any], bytes_moved: float, copy_gbs: float) -> float:
-    s = entry.get("remeasured_s") or entry.get("tuned_s")
-    if not s or entry.get("remeasured_status", "ok") != "ok":
-        return math.nan
-    return float(bytes_moved / s / 1e9 / copy_gbs)
-
-
-def _best(result: Mapping[str, Any], copy_gbs: float) -> tuple[str, float, dict[str, int]]:
-    best: tuple[str, float, dict[str, int]] = ("", math.nan, {})
-    for tech, e in result["techniques"].items():
-        f = _fraction(e, result["bytes_moved"], copy_gbs)
-        if not math.isnan(f) and (math.isnan(best[1]) or f > best[1]):
-            best = (tech, f, dict(e.get("config") or {}))
-    return best
-
-
 def geometry(
     cfg: Mapping[str, int],
-    shape: tuple[int, ...],
+    extent: tuple[int, ...],
     radius: tuple[int, int, int],
     inputs: int = 1,
 ) -> tuple[float, float]:
@@ -108,16 +91,16 @@ def geometry(
     ``inputs`` arrays and write one."""
     tb = cfg["TB"]
     rx, ry, rz = radius
-    nx, ny = shape[0], shape[1]
+    nx, ny = extent[0], extent[1]
     bx = min(cfg.get("WX", 1) * cfg.get("CX", 1), nx)
-    dims3 = len(shape) == 3
+    dims3 = len(extent) == 3
     stream = cfg.get("STREAM", 0) == 1
     if dims3:
         by = min(cfg.get("WY", 1) * cfg.get("CY", 1), ny)
         if stream:  # a chunk of ZC planes walked with TB radii of z halo on each side
             bz, reach_z = cfg.get("ZC", 1), rz
         else:
-            bz, reach_z = min(cfg.get("WZ", 1) * cfg.get("CZ", 1), shape[2]), rz
+            bz, reach_z = min(cfg.get("WZ", 1) * cfg.get("CZ", 1), extent[2]), rz
         sides = [(bx, rx), (by, ry), (bz, reach_z)]
     elif stream:  # 2D streaming along y: WY*ZC rows per work-group
         sides = [(bx, rx), (cfg.get("WY", 1) * cfg.get("ZC", 1), ry)]
@@ -133,16 +116,10 @@ def geometry(
     return dram, recompute
 
 
-def config_text(cfg: Mapping[str, int], dims3: bool) -> str:
-    block = [cfg.get("WX", 1) * cfg.get("CX", 1), cfg.get("WY", 1) * cfg.get("CY", 1)]
-    if dims3 and cfg.get("STREAM", 0) == 0:
-        block.append(cfg.get("WZ", 1) * cfg.get("CZ", 1))
-    text = f"TB {cfg.get('TB')}, block {'×'.join(str(v) for v in block)}"
-    if cfg.get("STREAM", 0) == 1:
-        text += f", ZC {cfg.get('ZC')}"
-    if cfg.get("ZREG"):
-        text += f", ZREG {cfg['ZREG']}"
-    return text
+def config_text(cfg: Mapping[str, int]) -> str:
+    """:func:`temporal.shape` (TB, the block, the chunk, the work-group), with the
+    z-neighbours' layout where it applies."""
+    return shape(cfg) + (f" ZREG={cfg['ZREG']}" if cfg.get("ZREG") else "")
 
 
 def rows_of(path: Path) -> list[Row]:
@@ -155,13 +132,13 @@ def rows_of(path: Path) -> list[Row]:
     out: list[Row] = []
     for name, k in data["kernels"].items():
         d = _definition(name)
-        shape = tuple(int(v) for v in str(k["size"]).split("x"))
+        extent = tuple(int(v) for v in str(k["size"]).split("x"))
         points = len(d.terms_of(d.primary_field))
-        one_tech, one_f, _ = _best(k["one_step"], copy_gbs)
+        one_tech, one_f = best_of(k["one_step"])  # fractions of its run's copy
         multi = k.get("multi_step")
         if not multi:
             continue
-        field_bytes = math.prod(shape) * (8 if d.dtype == "float64" else 4)
+        field_bytes = math.prod(extent) * (8 if d.dtype == "float64" else 4)
         arrays = multi["bytes_moved"] / field_bytes
         if arrays < 2 or abs(arrays - round(arrays)) > 1e-9:
             raise InputError(
@@ -170,26 +147,27 @@ def rows_of(path: Path) -> list[Row]:
                 "geometry assumes it",
                 source=str(jpath),
             )
-        tech, f, cfg = _best(multi, copy_gbs)
-        if not tech:
+        tech, f = best_of(multi)
+        if tech is None or f is None:
             continue
-        dram, recompute = geometry(cfg, shape, d.radius, inputs=round(arrays) - 1)
+        cfg = dict(multi["techniques"][tech]["config"])
+        dram, recompute = geometry(cfg, extent, d.radius, inputs=round(arrays) - 1)
         ceiling = 1.0 / dram
         terms = d.terms_of(d.primary_field)
         if cfg.get("ZREG"):  # the z-neighbours in registers: the centre plane's terms
-            terms = tuple(t for t in terms if len(shape) < 3 or t.offset[2] == 0)
+            terms = tuple(t for t in terms if len(extent) < 3 or t.offset[2] == 0)
         out.append(
             Row(
                 kernel=name,
                 run=str(jpath.parent),
                 size=str(k["size"]),
                 points=points,
-                radius="/".join(str(r) for r in d.radius[: len(shape)]),
+                radius="/".join(str(r) for r in d.radius[: len(extent)]),
                 copy_gbs=copy_gbs,
-                one_step_technique=one_tech,
-                one_step_of_copy=one_f,
+                one_step_technique=one_tech or "",
+                one_step_of_copy=math.nan if one_f is None else one_f,
                 multi_technique=tech,
-                multi_config=config_text(cfg, len(shape) == 3),
+                multi_config=config_text(cfg),
                 multi_of_copy=f,
                 speedup_per_step=f / one_f if one_f else math.nan,
                 dram_per_step=dram,
