@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import itertools
+import math
 import subprocess
+from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from space_helpers import h100_limits, stencil
 
 from gtune.device import DeviceLimits
@@ -223,3 +227,82 @@ def test_negative_local_memory_is_cut_by_a_named_rule(h100: DeviceLimits) -> Non
     for config in itertools.islice(space.enumerate(), 2000):
         assert int(minus.evaluate({**odd.sizes, **config})) >= 0
     assert space.size() < solve_space(kernel, h100, use_cache=False).space.size()
+
+
+# ---------------------------------------------------------------------------------
+# The packed rows Gecode prints (RowCode) and their parsing
+
+
+@st.composite
+def _coded_variables(draw: st.DrawFn) -> tuple[list[str], dict[str, list[int]], dict[str, str]]:
+    """Parameters with random domains (negative values, one value), some of them one
+    FlatZinc variable (as MiniZinc merges equal variables) or a literal."""
+    n = draw(st.integers(1, 6))
+    parameters = [f"P{i}" for i in range(n)]
+    domains: dict[str, list[int]] = {}
+    sources: dict[str, str] = {}
+    for i, p in enumerate(parameters):
+        domains[p] = sorted(draw(st.sets(st.integers(-40, 600), min_size=1, max_size=5)))
+        kind = draw(st.sampled_from(["own", "own", "literal", "shared"]))
+        if kind == "literal":
+            sources[p] = str(domains[p][0])
+        elif kind == "shared" and i > 0 and not _literal(sources[parameters[i - 1]]):
+            sources[p] = sources[parameters[i - 1]]
+            domains[p] = domains[parameters[i - 1]]
+        else:
+            sources[p] = f"V{i}"
+    return parameters, domains, sources
+
+
+def _literal(source: str) -> bool:
+    return source.lstrip("-").isdigit()
+
+
+@settings(max_examples=25, deadline=None)
+@given(case=_coded_variables(), limit=st.sampled_from([5, 12, 64, 1 << 30]))
+def test_gecode_prints_every_row_once_through_the_packed_code(
+    case: tuple[list[str], dict[str, list[int]], dict[str, str]], limit: int, tmp_path_factory: Any
+) -> None:
+    """Real Gecode on FlatZinc with no constraint: the decoded rows are the product of the
+    variables' domains, each once, whatever the codes' size limit (small limits pack
+    the variables into several codes)."""
+    from gtune.space.solve import RowCode, _gecode_binary, _insert_declaration, parse_rows
+
+    parameters, domains, sources = case
+    # each FlatZinc variable's values: those of the (first) parameter it stands for
+    variables = {s: domains[p] for p, s in reversed(sources.items()) if not _literal(s)}
+    code = RowCode.of(parameters, domains, sources, limit=limit)
+    assert all(math.prod(len(code.domains[v]) for v in group) <= limit for group in code.groups)
+    declared = "".join(f"var {{{','.join(map(str, d))}}}: {v};\n" for v, d in variables.items())
+    declarations, constraints = code.flatzinc()
+    fzn = _insert_declaration("% packed rows\n" + declared + "solve satisfy;\n", declarations)
+    fzn = fzn.replace("solve satisfy;", constraints + "solve satisfy;")
+    path = tmp_path_factory.mktemp("fzn") / "m.fzn"
+    path.write_text(fzn)
+    gecode = _gecode_binary()
+    assert gecode is not None
+    out = subprocess.run([gecode, "-a", str(path)], capture_output=True, check=True).stdout
+    rows = code.decode(parse_rows(out, len(code.groups)), gecode)
+    want = set()
+    for values in itertools.product(*variables.values()):
+        at = dict(zip(variables, values, strict=True))
+        want.add(tuple(int(s) if _literal(s) else at[s] for s in sources.values()))
+    assert len(rows) == len(as_set(rows)) == len(want)
+    assert as_set(rows) == want
+
+
+def test_parse_rows_reads_negative_values_and_refuses_ragged_output() -> None:
+    from gtune.space.solve import parse_rows
+
+    text = b"".join(
+        b"gtune_row = array1d(1..3, [%d, %d, %d]);\n----------\n" % row
+        for row in [(0, -5, 12), (7, 3, -100), (1, 1, 1)]
+    )
+    rows = parse_rows(text + b"==========\n", 3)
+    assert rows.tolist() == [[0, -5, 12], [7, 3, -100], [1, 1, 1]]
+    assert parse_rows(b"=====UNSATISFIABLE=====\n", 3).shape == (0, 3)
+    ragged = text + b"gtune_row = array1d(1..3, [4, 5]);\n----------\n==========\n"
+    with pytest.raises(EnvironmentProblem, match="rows of different lengths"):
+        parse_rows(ragged, 3)
+    with pytest.raises(EnvironmentProblem, match="before enumerating every solution"):
+        parse_rows(text, 3)  # stopped early: no end marker
