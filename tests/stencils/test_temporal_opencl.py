@@ -136,9 +136,10 @@ the rows walked, WY·ZC + 2·TB·RY). Configurations with ZREG (heat3d, laplacia
 thermal3d: z-star stencils) stream along z with the z-neighbours in registers and one
 shared plane per stage (ZREG = 1: the plane's points round robin; ZREG = 2: the block's
 first, then the halo frame by frame, each level on its own region; ZU = 1: its walk
-unrolled by the queue length). Each configuration runs at TB = 2 and 4; TB = 1 runs
-the defaults (see ``tb_configs``). heat3d_inner's ZREG configurations have interior
-work-groups (plane and halo inside the array) at TB = 2 and 4 beside edge ones."""
+unrolled by the queue length). Each configuration runs at TB = 2 with one boundary and
+at TB = 4 with the other; the defaults run at TB = 1, 2 and 4 with both (see
+``tb_configs``). heat3d_inner's ZREG configurations have interior work-groups (plane
+and halo inside the array) at TB = 2 and 4 beside edge ones."""
 
 
 def stepping(path: Path, tmp: Path, *, boundary: str, dtype: str | None = None) -> Path:
@@ -167,16 +168,21 @@ def evaluate(kernel: TunableKernel, configs: list[dict[str, int]]) -> list[Any]:
         evaluator.close()
 
 
-def tb_configs(kernel: TunableKernel, extra: list[dict[str, int]]) -> list[dict[str, int]]:
+def tb_configs(
+    kernel: TunableKernel, extra: list[dict[str, int]], phase: int = 0
+) -> list[dict[str, int]]:
     """The defaults at TB = 1 (STEPS launches of the one-step kernel, buffers swapped
-    between them), then the defaults and each configuration of ``extra`` at TB = 2 and
-    4. The one-step kernel's other shapes (streaming, merged blocks) are the same code
-    whatever the steps (TB = 1 renders no temporal code); test_definition_opencl,
-    test_stream2d_opencl and test_template_opencl verify them."""
+    between them) and at TB = 2 and 4, then each configuration of ``extra`` at one of
+    them: TB = 2 and 4 by turns, starting at the ``phase``-th. A test that runs both
+    phases (test_tb_steps_per_launch_equal_single_steps: one per boundary) runs every
+    configuration at both TB values at half the builds. The one-step kernel's other
+    shapes (streaming, merged blocks) are the same code whatever the steps (TB = 1
+    renders no temporal code); test_definition_opencl, test_stream2d_opencl and
+    test_template_opencl verify them."""
     default = kernel.default_config()
     assert default is not None
-    return [{**default, "TB": 1}] + [
-        {**default, **change, "TB": tb} for tb in (2, 4) for change in [{}, *extra]
+    return [{**default, "TB": tb} for tb in (1, 2, 4)] + [
+        {**default, **change, "TB": (2, 4)[(i + phase) % 2]} for i, change in enumerate(extra)
     ]
 
 
@@ -188,7 +194,7 @@ def test_tb_steps_per_launch_equal_single_steps(case: str, boundary: str, tmp_pa
     kernel = load_kernel(stepping(path, tmp_path, boundary=boundary), sizes)
     assert kernel.steps is not None and kernel.steps.count == STEPS
     assert "temporal" in kernel.techniques and "temporal-tile" in kernel.techniques
-    configs = tb_configs(kernel, extra)
+    configs = tb_configs(kernel, extra, phase=["interior", "clamp"].index(boundary))
     for cfg, result in zip(configs, evaluate(kernel, configs), strict=True):
         assert result.status is Status.OK, (case, boundary, cfg, result.message)
         assert result.extra.get("launches", 1) == STEPS // cfg["TB"]
