@@ -96,3 +96,31 @@ def test_commands_that_fit_no_model_do_not_import_scikit_learn() -> None:
         capture_output=True, text=True, timeout=120, check=True,
     )  # fmt: skip
     assert fitted.stdout.split() == ["gtune.loadpredict.model", "True"]
+
+
+def test_worker_processes_import_only_what_they_run() -> None:
+    """Every evaluator starts a measuring worker and a reference process (and campaigns
+    many more): ``import gtune`` loads the library's entry points on first use, so these
+    processes start without the search, the CLI or the stencil generator (0.3 s less),
+    while ``gtune.tune`` and the rest stay where the library documents them."""
+    import subprocess
+    import sys
+
+    heavy = ("gtune.api", "gtune.heuristics", "gtune.tuning", "gtune.cli", "gtune.stencils")
+    code = (
+        "import sys\n"
+        "import gtune.measure._worker, gtune.measure._reference\n"
+        f"print(sorted(m for m in sys.modules if m.startswith({heavy!r})))\n"
+        "import gtune\n"
+        "print(gtune.tune.__module__, gtune.TunedKernel.__module__, 'tune' in dir(gtune))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-P", "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    loaded, public = done.stdout.splitlines()
+    assert loaded == "[]"
+    assert public.split() == ["gtune.api", "gtune.tuned", "True"]
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        import gtune
+
+        _ = gtune.nothing  # type: ignore[attr-defined]
