@@ -17,16 +17,6 @@ from gtune.description import TRUST_ENV
 DATA = Path(__file__).parent / "data"
 ROOT = Path(__file__).parent.parent
 
-# PoCL builds the suite's kernels without LLVM's optimisations (every process the tests
-# start inherits this): a build and its first launch cost about a quarter less, minutes
-# over the suite's thousands of builds, and the kernels compute the same results, which
-# every OpenCL test still verifies against its reference on the real device.
-# tests/commands/test_run.py::test_run_with_the_optimising_build_verifies runs gtune as a
-# user's PoCL builds it. GTUNE_TEST_OPTIMISED=1 keeps the optimisations for the whole run.
-OPT_FLAGS = "POCL_EXTRA_BUILD_FLAGS"
-if os.environ.get("GTUNE_TEST_OPTIMISED", "") != "1" and not os.environ.get(OPT_FLAGS):
-    os.environ[OPT_FLAGS] = "-cl-opt-disable"
-
 # The test tiers. Bare ``python -m pytest`` runs the fast tier: pure tests and tests that
 # replay recorded measurements, less those marked ``slow``. The real tiers run real
 # parts: OpenCL kernels on PoCL, the MiniZinc binary, a throw-away PostgreSQL server, a
