@@ -24,7 +24,6 @@ import subprocess
 import time
 import warnings
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -368,9 +367,7 @@ def _solve_fzn(
         body = fzn.replace(":: output_var;", ";")
         code = RowCode.of(model.parameters, model.domains, sources)
         declarations, constraints = code.flatzinc()
-        body = _insert_declaration(body, declarations)
-        i = body.find("\nsolve ")
-        body = body[: i + 1] + constraints + body[i + 1 :]
+        body = _before_solve(_insert_declaration(body, declarations), constraints)
         n = max(1, min(workers or os.cpu_count() or 1, 16))
         parts = _split(body, model, sources, n)
         t1 = time.perf_counter()
@@ -408,12 +405,8 @@ def _solve_fzn(
         info.seconds_search = time.perf_counter() - t1
         info.workers = len(parts)
     t2 = time.perf_counter()
-    width = len(code.groups)
-    if len(outputs) > 1:  # numpy releases the GIL on these large arrays
-        with ThreadPoolExecutor(max_workers=len(outputs)) as pool:
-            parsed = list(pool.map(lambda o: parse_rows(o, width), outputs))
-    else:
-        parsed = [parse_rows(o, width) for o in outputs]
+    # bytes.translate and numpy's parser hold the GIL: threads would read in turn
+    parsed = [parse_rows(o, len(code.groups)) for o in outputs]
     rows = code.decode(np.concatenate(parsed), gecode)  # only values of the domains
     info.seconds_parse = time.perf_counter() - t2
     return rows
@@ -600,14 +593,19 @@ def _split(fzn: str, model: SpaceModel, sources: dict[str, str], n: int) -> list
     if not cuts:
         return [fzn]
     parts = []
-    i = fzn.find("\nsolve ")
     for combo in itertools.product(*(chunks for _, chunks in cuts)):
         extra = "".join(
             f"constraint set_in({name},{{{','.join(map(str, chunk))}}});\n"
             for (name, _), chunk in zip(cuts, combo, strict=True)
         )
-        parts.append(fzn[: i + 1] + extra + fzn[i + 1 :])
+        parts.append(_before_solve(fzn, extra))
     return parts
+
+
+def _before_solve(fzn: str, constraints: str) -> str:
+    """``fzn`` with ``constraints`` (whole FlatZinc items) just before its solve item."""
+    i = fzn.find("\nsolve ")
+    return fzn[: i + 1] + constraints + fzn[i + 1 :]
 
 
 _NOT_A_NUMBER = bytes(c if chr(c) in "0123456789-" else 32 for c in range(256))

@@ -266,7 +266,13 @@ def test_gecode_prints_every_row_once_through_the_packed_code(
     """Real Gecode on FlatZinc with no constraint: the decoded rows are the product of the
     variables' domains, each once, whatever the codes' size limit (small limits pack
     the variables into several codes)."""
-    from gtune.space.solve import RowCode, _gecode_binary, _insert_declaration, parse_rows
+    from gtune.space.solve import (
+        RowCode,
+        _before_solve,
+        _gecode_binary,
+        _insert_declaration,
+        parse_rows,
+    )
 
     parameters, domains, sources = case
     # each FlatZinc variable's values: those of the (first) parameter it stands for
@@ -276,7 +282,7 @@ def test_gecode_prints_every_row_once_through_the_packed_code(
     declared = "".join(f"var {{{','.join(map(str, d))}}}: {v};\n" for v, d in variables.items())
     declarations, constraints = code.flatzinc()
     fzn = _insert_declaration("% packed rows\n" + declared + "solve satisfy;\n", declarations)
-    fzn = fzn.replace("solve satisfy;", constraints + "solve satisfy;")
+    fzn = _before_solve(fzn, constraints)
     path = tmp_path_factory.mktemp("fzn") / "m.fzn"
     path.write_text(fzn)
     gecode = _gecode_binary()
