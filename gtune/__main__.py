@@ -1,5 +1,23 @@
+"""``python -m gtune`` and the ``gtune`` command.
+
+A Ctrl-C while the command line loads (about half a second) would otherwise end it
+with a KeyboardInterrupt traceback: until the command line takes signals over, one is
+only noted here, and the command line then stops as for a Ctrl-C after it.
+"""
+
+import contextlib
+import signal
 import sys
 
-from gtune.cli import main
 
-sys.exit(main())
+def main() -> int:
+    early: list[int] = []
+    with contextlib.suppress(ValueError):  # not the main thread: signals are not ours
+        signal.signal(signal.SIGINT, lambda signum, frame: early.append(signum))
+    from gtune.cli import main as cli_main
+
+    return cli_main(early_interrupts=early)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

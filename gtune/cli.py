@@ -1,7 +1,8 @@
 """The ``gtune`` command line.
 
 Each subcommand lives in ``gtune/commands/<name>.py`` and exposes ``HELP``,
-``add_arguments(parser)`` and ``run(args) -> int``. Errors derived from
+``add_arguments(parser)`` and ``run(args) -> int`` (and ``CTRL_C_EXIT`` where a Ctrl-C
+ends it with another status than 130). Errors derived from
 :class:`~gtune.exceptions.GtuneError` become one message and exit status 2; tracebacks
 only with ``--debug``. The same holds for the operating system's answers to user input
 (unreadable files, memory or recursion limits, undecodable text). SIGTERM and SIGHUP
@@ -32,6 +33,7 @@ from gtune.commands._common import (
     arm_exit_deadline,
     disarm_exit_deadline,
     exit_now,
+    received_interrupts,
     received_signals,
 )
 from gtune.description import TRUST_ENV, ReferenceCodeNotice, is_path_entry
@@ -142,7 +144,11 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
             raise
         p = sub.add_parser(name, help=module.HELP, description=module.HELP)
         module.add_arguments(p)
-        p.set_defaults(_run=module.run, _parser=p)
+        p.set_defaults(
+            _run=module.run,
+            _parser=p,
+            _ctrl_c_exit=getattr(module, "CTRL_C_EXIT", EXIT_INTERRUPTED),
+        )
     return parser
 
 
@@ -167,7 +173,8 @@ def check_options(parsers: Sequence[argparse.ArgumentParser], args: argparse.Nam
     negative counts and durations (zero where a positive value is needed)."""
     for parser in parsers:
         for action in parser._actions:
-            if action.dest in ("help", "_run", "_parser") or action.dest == argparse.SUPPRESS:
+            skip = ("help", "_run", "_parser", "_ctrl_c_exit")
+            if action.dest in skip or action.dest == argparse.SUPPRESS:
                 continue
             value = getattr(args, action.dest, None)
             if value is None or value is action.default:
@@ -194,18 +201,20 @@ def _check_value(name: str, dest: str, value: Any) -> None:
         raise InputError(f"must be at most {limit}, got {value!r}", source=name)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *, early_interrupts: Sequence[int] = ()) -> int:
     """The command line. Called as the program (``argv`` None), a stop signal also arms
     a deadline that ends the process should cleanup or interpreter shutdown stall;
-    called in-process with ``argv``, the deadline is cancelled on return."""
+    called in-process with ``argv``, the deadline is cancelled on return.
+    ``early_interrupts``: Ctrl-Cs noted while the program loaded (``gtune.__main__``);
+    one stops the command as soon as it has taken signals over."""
     try:
-        return _main(argv)
+        return _main(argv, early_interrupts)
     finally:
         if argv is not None:
             disarm_exit_deadline()
 
 
-def _main(argv: Sequence[str] | None) -> int:
+def _main(argv: Sequence[str] | None, early_interrupts: Sequence[int]) -> int:
     given = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(_command_of(given))
     args = parser.parse_args(given)
@@ -219,8 +228,13 @@ def _main(argv: Sequence[str] | None) -> int:
     configure_logging(args.verbose, args.quiet)
     received = received_signals
     received.clear()
+    received_interrupts.clear()
     try:
-        with _signals_as_interrupt(received), _notices(), _trusted(args.trust_module):
+        with (
+            _signals_as_interrupt(received, early_interrupts),
+            _notices(),
+            _trusted(args.trust_module),
+        ):
             check_options([parser, args._parser], args)
             status = int(args._run(args))
             _flush(sys.stdout)
@@ -243,7 +257,7 @@ def _main(argv: Sequence[str] | None) -> int:
             _say(f"stopped by {received[0]}; {_RESUME}")
             return EXIT_ERROR
         _say(f"interrupted; {_RESUME}")
-        return EXIT_INTERRUPTED
+        return int(getattr(args, "_ctrl_c_exit", EXIT_INTERRUPTED))
     except (OSError, MemoryError, RecursionError, UnicodeError) as exc:
         if debug:
             traceback.print_exc()
@@ -390,12 +404,16 @@ def _silence_stdout() -> None:
 
 
 @contextlib.contextmanager
-def _signals_as_interrupt(received: list[str]) -> Iterator[None]:
+def _signals_as_interrupt(received: list[str], early: Sequence[int] = ()) -> Iterator[None]:
     """SIGTERM and SIGHUP raise :class:`Terminated` once; a second one is not caught.
     Ctrl-C raises KeyboardInterrupt, as Python's own handler does; a second Ctrl-C ends
     the process at once. Either way cleanup gets a bounded time (``arm_exit_deadline``).
-    Commands that stop cooperatively install their own handlers over these."""
+    Every Ctrl-C is also noted in ``received_interrupts``: a command that stops
+    cooperatively installs its own handler over these and checks there whether one came
+    before (a KeyboardInterrupt some library caught while loading would be lost).
+    ``early``: Ctrl-Cs noted before; one raises KeyboardInterrupt on entry."""
     wanted = list(STOP_SIGNALS)
+    interrupts = received_interrupts
 
     def handler(signum: int, frame: FrameType | None) -> None:
         name = signal.Signals(signum).name
@@ -404,8 +422,6 @@ def _signals_as_interrupt(received: list[str]) -> Iterator[None]:
             signal.signal(s, signal.SIG_DFL)
         arm_exit_deadline(EXIT_ERROR, f"stopped by {name}")
         raise Terminated()
-
-    interrupts: list[int] = []
 
     def interrupt(signum: int, frame: FrameType | None) -> None:
         interrupts.append(signum)
@@ -422,6 +438,10 @@ def _signals_as_interrupt(received: list[str]) -> Iterator[None]:
     except ValueError:  # not the main thread: leave signals alone
         previous.clear()
     try:
+        if early and previous:
+            interrupts.extend(early)
+            arm_exit_deadline(EXIT_INTERRUPTED, "interrupted")
+            raise KeyboardInterrupt
         yield
     finally:
         for number, old in previous.items():

@@ -110,3 +110,44 @@ def test_a_reference_that_exits_or_returns_nonsense_is_an_error(
     assert done.returncode == 2, done.stderr
     assert needle in done.stderr and "reference" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+_CTRL_C_WHILE_LOADING = """
+import os, signal, sys
+import gtune.__main__ as entry
+
+def ctrl_c_once_noted(signum, handler, _install=signal.signal):
+    previous = _install(signum, handler)
+    signal.signal = _install
+    os.kill(os.getpid(), signal.SIGINT)  # a Ctrl-C the moment gtune notes them
+    return previous
+
+signal.signal = ctrl_c_once_noted
+sys.argv = ["gtune", *sys.argv[1:]]
+sys.exit(entry.main())
+"""
+
+
+@pytest.mark.parametrize(("command", "status"), [("run", 130), ("campaign", 2)])
+def test_ctrl_c_while_the_command_line_loads(command: str, status: int, tmp_path: Path) -> None:
+    """A Ctrl-C while gtune loads its command line and reads the options (half a second
+    before any work) stops it as one a moment later does: its exit status, one message,
+    no KeyboardInterrupt traceback, nothing started."""
+    heat = str(ROOT / "stencils" / "heat3d.cl")
+    args = {
+        "run": ["--db", str(tmp_path / "r.db"), "run", heat, "--size", "16x16x16"],
+        "campaign": ["campaign", "--kernels", heat, "--sizes", "16x16x16"],
+    }[command]
+    args += ["--out", str(tmp_path / "out")] if command == "campaign" else []
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    done = subprocess.run(
+        [sys.executable, "-c", _CTRL_C_WHILE_LOADING, *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+    assert done.returncode == status, done.stderr
+    assert "interrupted" in done.stderr
+    assert "Traceback" not in done.stderr and "KeyboardInterrupt" not in done.stderr
+    assert not (tmp_path / "out").exists() and not (tmp_path / "r.db").exists()

@@ -814,10 +814,14 @@ def _interrupt_sentinel() -> subprocess.Popen[bytes] | None:
     that a terminal's Ctrl-C ends it while gtune itself ignores SIGINT (None if it
     cannot be started: a Ctrl-C meanwhile then goes unseen, as before). Started before
     gtune ignores SIGINT: a handler is reset to the default in the new program, and a
-    SIGINT ignored already (a background job) is inherited, so it never ends by it."""
+    SIGINT ignored already (a background job) is inherited, so it never ends by it. Its
+    first statement sets the default action again (Python's own handler would unwind a
+    KeyboardInterrupt first, for milliseconds): the kernel then ends it the moment the
+    signal is sent, by SIGINT, which its exit status tells (:func:`_interrupted`)."""
+    code = "import signal,time;signal.signal(signal.SIGINT,signal.SIG_DFL);time.sleep(86400)"
     try:
         return subprocess.Popen(
-            [sys.executable, "-c", "import time; time.sleep(86400)"],
+            [sys.executable, "-S", "-c", code],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -827,15 +831,18 @@ def _interrupt_sentinel() -> subprocess.Popen[bytes] | None:
 
 
 def _interrupted(sentinel: subprocess.Popen[bytes]) -> bool:
-    """Whether ``sentinel`` was ended (by a Ctrl-C: nothing else signals it); it is
-    stopped either way."""
-    ended = sentinel.poll() is not None
-    if not ended:
+    """Whether ``sentinel`` was ended by SIGINT (a Ctrl-C: nothing else sends it one);
+    it is stopped either way. Its exit status decides, not whether it has exited yet: a
+    Ctrl-C just before this check has already doomed it, and the SIGKILL sent here then
+    changes neither that nor its status."""
+    import signal
+
+    if sentinel.poll() is None:
         with contextlib.suppress(OSError):
-            sentinel.kill()
+            sentinel.send_signal(signal.SIGKILL)
     with contextlib.suppress(subprocess.TimeoutExpired):
         sentinel.wait(timeout=5)
-    return ended
+    return sentinel.returncode == -signal.SIGINT
 
 
 def _check_before_start(strategies: Sequence[str], store_url: str, campaign: str) -> None:

@@ -8,7 +8,7 @@ import os
 import re
 import signal
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,6 +22,7 @@ from gtune.store import open_store as open_store_url
 
 if TYPE_CHECKING:
     from gtune.campaign import SchedulerTls
+    from gtune.tuning.events import CancelToken
 
 STOP_SIGNALS: tuple[signal.Signals, ...] = tuple(
     s for s in (signal.SIGTERM, getattr(signal, "SIGHUP", None)) if s is not None
@@ -29,6 +30,9 @@ STOP_SIGNALS: tuple[signal.Signals, ...] = tuple(
 """Signals that stop gtune the way Ctrl-C does (a closed terminal, ``kill``)."""
 received_signals: list[str] = []
 """Names of the stop signals this process received (the CLI reports them, exit 2)."""
+received_interrupts: list[int] = []
+"""The Ctrl-Cs (SIGINT) the command line received while it raised KeyboardInterrupt for
+them (:func:`cancelled_by_ctrl_c` reads it)."""
 
 EXIT_DEADLINE_S = 20.0
 """How long cleanup may take once gtune has been told to stop (Ctrl-C, SIGTERM,
@@ -65,6 +69,25 @@ def disarm_exit_deadline() -> None:
     """Cancel an armed deadline (``main`` called in-process, returning to its caller)."""
     while _deadline:
         _deadline.pop().cancel()
+
+
+@contextlib.contextmanager
+def cancelled_by_ctrl_c(token: CancelToken) -> Iterator[None]:
+    """Ctrl-C cancels ``token`` (the command stops cooperatively, keeping every result,
+    and exits 2). A Ctrl-C the command line received before cancels it at once: its
+    KeyboardInterrupt would normally have ended the command already, but library code
+    that catches everything while loading can swallow it."""
+    try:
+        previous = signal.signal(signal.SIGINT, lambda *_: token.cancel())
+    except ValueError:  # not the main thread: signals are not ours
+        yield
+        return
+    if received_interrupts:
+        token.cancel()
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def exit_now(status: int, why: str) -> None:

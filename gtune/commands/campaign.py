@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import signal
 import time
 from pathlib import Path
 from typing import Any
@@ -22,12 +21,15 @@ from gtune.campaign.report import write_report
 from gtune.campaign.spec import parse_campaign
 from gtune.commands._common import (
     add_scheduler_tls_arguments,
+    cancelled_by_ctrl_c,
     scheduler_tls,
     unencrypted_scheduler_note,
 )
 from gtune.exceptions import InputError
 from gtune.tuning.events import CampaignStarted, TaskFinished, TaskProgress, TuningEvent
 
+CTRL_C_EXIT = 2
+"""A campaign stopped by Ctrl-C exits 2 (docs/campaigns.md), however early it came."""
 HELP = "run a campaign (kernels x sizes x devices x strategies) on Dask workers, shared store"
 
 EXIT_INCOMPLETE = 3
@@ -232,8 +234,7 @@ def run(args: argparse.Namespace) -> int:
     if note:
         console.print(note)
     token = CancelToken()
-    previous = signal.signal(signal.SIGINT, lambda *_: token.cancel())
-    try:
+    with cancelled_by_ctrl_c(token):
         result = run_campaign(
             spec,
             out,
@@ -246,8 +247,6 @@ def run(args: argparse.Namespace) -> int:
             tls=tls,
             dashboard=args.dashboard,
         )
-    finally:
-        signal.signal(signal.SIGINT, previous)
     paths = write_report(result.summaries, out, f"campaign {spec.name}")
     table = Table(title=f"campaign {spec.name}")
     for col in ("kernel", "size", "device", "strategy", "best", "configs", "measured"):

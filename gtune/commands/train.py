@@ -15,6 +15,7 @@ from gtune.budget import Budget
 from gtune.campaign.schedule import ORDERS
 from gtune.commands._common import (
     add_scheduler_tls_arguments,
+    cancelled_by_ctrl_c,
     open_store,
     scheduler_tls,
     unencrypted_scheduler_note,
@@ -215,7 +216,6 @@ def _collect_on_cluster(
     progress: Progress,
 ) -> TrainingRun:
     """The collection as campaign pieces on Dask workers (gtune.training.cluster)."""
-    import signal
 
     from gtune.campaign import CancelToken
     from gtune.training.cluster import collect_on_cluster
@@ -229,7 +229,6 @@ def _collect_on_cluster(
     if note:
         print(note, file=sys.stderr)
     token = CancelToken()
-    previous = signal.signal(signal.SIGINT, lambda *_: token.cancel())
     timer = None
     if args.max_minutes:  # stop handing out searches; the same command continues
         import threading
@@ -238,28 +237,28 @@ def _collect_on_cluster(
         timer.daemon = True
         timer.start()
     try:
-        return collect_on_cluster(
-            kernels,
-            device,
-            selector=args.device or device.selector,
-            heuristic=args.heuristic,
-            store_url=url,
-            dataset_path=out / dataset_file,
-            work_dir=out / "collect",
-            budget=args.budget,
-            techniques=techniques,
-            compile_workers=args.compile_workers,
-            scheduler=args.scheduler,
-            tls=tls,
-            workers_per_device=args.workers_per_device or None,  # 0: the default
-            progress=progress,
-            cancel=token,
-            deepen=_deepen(args, _budget(args.budget)),
-            order=_order(args),
-            relabel_changed=args.relabel_changed,
-        )
+        with cancelled_by_ctrl_c(token):
+            return collect_on_cluster(
+                kernels,
+                device,
+                selector=args.device or device.selector,
+                heuristic=args.heuristic,
+                store_url=url,
+                dataset_path=out / dataset_file,
+                work_dir=out / "collect",
+                budget=args.budget,
+                techniques=techniques,
+                compile_workers=args.compile_workers,
+                scheduler=args.scheduler,
+                tls=tls,
+                workers_per_device=args.workers_per_device or None,  # 0: the default
+                progress=progress,
+                cancel=token,
+                deepen=_deepen(args, _budget(args.budget)),
+                order=_order(args),
+                relabel_changed=args.relabel_changed,
+            )
     finally:
-        signal.signal(signal.SIGINT, previous)
         if timer is not None:
             timer.cancel()
 

@@ -269,7 +269,8 @@ def _ctrl_c_stops_it(proc: subprocess.Popen[str]) -> None:
 def test_ctrl_c_at_the_terminal_stops_a_campaign_without_a_traceback(
     tmp_path: Path, after: float
 ) -> None:
-    """SIGINT to the whole process group, as a terminal's Ctrl-C sends it."""
+    """SIGINT to the whole process group, as a terminal's Ctrl-C sends it (a Ctrl-C
+    while the command line loads: tests/commands/test_cli_logging.py)."""
     proc = _campaign_at_a_terminal(tmp_path)
     time.sleep(after)
     _ctrl_c_stops_it(proc)
