@@ -203,4 +203,9 @@ if __name__ == "__main__":
         sys.exit(0)
     if len(sys.argv) > 2:
         guard_parent(int(sys.argv[2]), int(sys.argv[1]), death_signal=sys.argv[3:] != ["thread"])
+    # every worker drives OpenCL: its Python side loads before the first request comes
+    # (an evaluator starts its worker while its reference runs); a failure here is
+    # reported by the request that needs it
+    with contextlib.suppress(Exception):
+        from gtune.measure import _opencl  # noqa: F401
     serve(Connection(int(sys.argv[1])))

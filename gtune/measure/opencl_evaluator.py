@@ -113,8 +113,13 @@ class Worker:
 
     def launch(self) -> None:
         """Start the process and send its set-up; :meth:`receive` collects the answer."""
-        self.process, self.conn = spawn_worker(self.module, env=self.env, log_path=self.log_path)
+        self.spawn()
         self.send(*self.setup)
+
+    def spawn(self) -> None:
+        """Start the process only: it loads the OpenCL driver's Python side and waits for
+        its set-up (sent by :meth:`call`; see :meth:`OpenCLEvaluator._start_measure`)."""
+        self.process, self.conn = spawn_worker(self.module, env=self.env, log_path=self.log_path)
 
     def send(self, verb: str, payload: Any) -> None:
         assert self.conn is not None
@@ -383,9 +388,22 @@ class OpenCLEvaluator(EvaluatorBase):
                 "CUDA_CACHE_PATH": str(self.data_dir / "driver-cache"),
             }
             self._log_dir = self.data_dir
-        refs = write_problem(kernel, self.data_dir, seed=seed)
-        for name, given in (arrays or {}).items():
-            np.save(self.data_dir / f"{name}.npy", _given_array(kernel, name, given))
+        early = None
+        if self._pool is None:
+            # the measuring worker starts (a fresh interpreter loading the OpenCL
+            # driver) while the problem is written and the reference computes it
+            early = Worker("measure", ("setup", {}), self._worker_env)
+            early.log_path = self._log_dir / "measure.log"
+            with contextlib.suppress(OSError):  # it is started again, and fails there
+                early.spawn()
+        try:
+            refs = write_problem(kernel, self.data_dir, seed=seed)
+            for name, given in (arrays or {}).items():
+                np.save(self.data_dir / f"{name}.npy", _given_array(kernel, name, given))
+        except BaseException:
+            if early is not None:
+                early.kill()
+            raise
         if arrays and kernel.reference.kind == "python":
             for name in refs:  # computed from other inputs: no longer a reference
                 (self.data_dir / f"ref_{name}.npy").unlink()
@@ -410,7 +428,7 @@ class OpenCLEvaluator(EvaluatorBase):
                 "build_lock_s": build_lock_s,
             },
         )
-        lent = self._pool.take_measure() if self._pool is not None else None
+        lent = self._pool.take_measure() if self._pool is not None else early
         if lent is not None:
             lent.setup = setup  # the running worker is handed this kernel instead
             self._measure = lent
@@ -440,7 +458,7 @@ class OpenCLEvaluator(EvaluatorBase):
     def _start_measure(self) -> None:
         w = self._measure
         if w.process is not None and w.process.poll() is None:
-            try:  # a pool's running worker: only the set-up is new
+            try:  # a running worker (a pool's, or one started early): only the set-up
                 w.call(*w.setup, timeout_s=max(self.timeout_s, 120.0))
                 return
             except (WorkerTimeout, WorkerDied):

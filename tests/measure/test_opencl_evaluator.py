@@ -94,6 +94,68 @@ def test_crash_is_recorded_and_worker_restarted(kernel_copy):
         assert ev.evaluate({"WX": 8, "WY": 4, "WZ": 3}).status is Status.LAUNCH_FAILED
 
 
+def _watching_reference(folder, fail: bool) -> str:
+    """A reference that notes, on its first run, the measuring workers its parent (the
+    evaluator's process) has started by then."""
+    from tests.conftest import DATA
+
+    plain = (DATA / "naive7_ref.py").read_text().replace("def reference(", "def plain(")
+    (folder / "watching_ref.py").write_text(
+        plain + "import os\n"
+        "from pathlib import Path\n"
+        "def reference(arrays, sizes, scalars):\n"
+        "    out = plain(arrays, sizes, scalars)\n"
+        f"    seen = Path({str(folder / 'seen')!r})\n"
+        "    if not seen.exists():  # the first run (the guard may run it again)\n"
+        "        workers = []\n"
+        "        for proc in Path('/proc').iterdir():\n"
+        "            try:\n"
+        "                ppid = int((proc / 'stat').read_text().rsplit(')', 1)[1].split()[1])\n"
+        "                cmd = (proc / 'cmdline').read_bytes()\n"
+        "            except (OSError, ValueError, IndexError):\n"
+        "                continue\n"
+        "            if ppid == os.getppid() and b'gtune.measure._worker' in cmd:\n"
+        "                workers.append(proc.name)\n"
+        "        seen.write_text(' '.join(workers))\n"
+        + ("    raise RuntimeError('the reference fails')\n" if fail else "")
+        + "    return out\n"
+    )
+    return 'reference: {python: "watching_ref.py:reference"}'
+
+
+def _workers_of_this_process() -> list[int]:
+    import os
+
+    from tests.procs import alive, cmdline, descendants
+
+    return [
+        pid
+        for pid in descendants(os.getpid())
+        if "gtune.measure._worker" in cmdline(pid) and alive(pid)
+    ]
+
+
+def test_the_measuring_worker_starts_while_the_reference_runs(kernel_copy, tmp_path):
+    """The worker (a fresh interpreter loading the OpenCL driver) is started before the
+    reference computes the expected outputs, not after; it still measures and
+    verifies, and a failing reference leaves no worker behind."""
+    from gtune.exceptions import GtuneError
+
+    kernel = _kernel(kernel_copy, reference=_watching_reference(tmp_path, fail=False))
+    with OpenCLEvaluator(kernel, compile_workers=0) as ev:
+        assert (tmp_path / "seen").read_text().split() == [str(ev._measure.process.pid)]
+        assert ev.evaluate(GOOD).status is Status.OK
+        assert ev.evaluate({**GOOD, "WY": 2}).status is Status.OK
+    assert not _workers_of_this_process()
+
+    (tmp_path / "seen").unlink()
+    failing = _kernel(kernel_copy, reference=_watching_reference(tmp_path, fail=True))
+    with pytest.raises(GtuneError, match="the reference fails"):
+        OpenCLEvaluator(failing, compile_workers=0)
+    assert (tmp_path / "seen").read_text().split()  # it ran with a worker started
+    assert not _workers_of_this_process()
+
+
 def test_pipelined_batch_matches_one_by_one(data_dir):
     kernel = load_kernel(data_dir / "naive7.cl")
     configs = [{"WX": x, "WY": y, "WZ": 1} for x in (2, 8, 32) for y in (1, 3, 4)]
