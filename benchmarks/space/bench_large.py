@@ -74,7 +74,8 @@ def main(argv: list[str] | None = None) -> int:
                     "compile_s": round(info.seconds_compile, 3),
                     "search_s": round(info.seconds_search, 3),
                     "parse_s": round(info.seconds_parse, 3),
-                    "parts": info.workers,
+                    "parts": getattr(info, "parts", info.workers),  # before the pool: equal
+                    "workers": info.workers,
                 }
             )
             print(json.dumps(results[-1]), flush=True)
