@@ -16,6 +16,7 @@ the result is an ordinary description, validated like a hand-written one.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -640,7 +641,7 @@ def plain_kernel(
         where=where,
         notes=notes,
     )
-    parameters = _parameters(t, fixed_wg, max_wg, notes)
+    parameters = _parameters(t, fixed_wg, max_wg, notes, reference_given=bool(reference))
     _launch_notes(t, notes)
     raw: dict[str, Any] = {
         "kernel": kernel_name,
@@ -941,6 +942,17 @@ def _reference_reading(
         except OSError:
             continue
         notes.append(f"header: {header} (sha256 {digest})")
+    read = [source]
+    for header in dict.fromkeys(headers):
+        with contextlib.suppress(OSError):
+            read.append(Path(header).read_text(errors="replace"))
+    for name in [*t.tunable, *(n for n in t.ties if n not in t.all_wg)]:
+        if not any(re.search(rf"\b{re.escape(name)}\b", text) for text in read):
+            cost = ", and tuning it costs budget" if name in t.tunable else ""
+            notes.append(
+                f"warning: --param {name}: the kernel's source never names {name} (a "
+                f"misspelt macro?): it changes nothing{cost}"
+            )
     for name, line in overridden:
         given = (
             f"--define {name}"
@@ -1119,7 +1131,11 @@ def _array_argument(
 
 
 def _parameters(
-    t: _Tuning, fixed_wg: Mapping[str, int], max_wg: int, notes: list[str]
+    t: _Tuning,
+    fixed_wg: Mapping[str, int],
+    max_wg: int,
+    notes: list[str],
+    reference_given: bool = False,
 ) -> dict[str, Any]:
     """The description's ``parameters``: work-group sizes (powers of two up to the size
     and ``max_wg``, the given values, or fixed), the tuned macros, and the default."""
@@ -1154,12 +1170,14 @@ def _parameters(
                 "default: " + _cfg_text(first, list(first)) + f" ({', '.join(missing)} at "
                 "their first value)"
             )
-    else:
+    elif any(len(spec.get("values", [0, 0])) > 1 for spec in parameters.values()):
+        wg = [n for n in t.wg_names if n in first]
+        one_wide = ": a 1-wide work-group" if wg and all(first[n] == 1 for n in wg) else ""
+        also = "" if reference_given else ", which is also the reference"
         notes.append(
             "warning: no --default: speedups are reported over "
-            f"{_cfg_text(first, list(first))} (every parameter at its "
-            "first value: a 1-wide work-group), which is also the reference; give the "
-            "kernel's shipped launch with --default"
+            f"{_cfg_text(first, list(first))} (every parameter at its first value"
+            f"{one_wide}){also}; give the kernel's shipped launch with --default"
         )
     return parameters
 
@@ -1211,6 +1229,9 @@ def _reference(
         notes.append(
             f"reference: the output of the {which} configuration "
             f"{_cfg_text(cfg, list(cfg))} is taken as correct"
+            if cfg
+            else "reference: none (its one configuration's output is all there is: give "
+            "--reference file.py:function to verify it)"
         )
     return trusted
 

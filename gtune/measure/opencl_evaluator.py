@@ -680,15 +680,28 @@ class OpenCLEvaluator(EvaluatorBase):
         failed at all (see gtune.measure.guard)."""
         extra = dict(result.extra)
         message = result.message
-        if self.verification and self.verify:
+        itself = self.verify and not self.unverified and self._is_reference(result.config)
+        if self.verification and self.verify and not itself:
             extra["verification"] = self.verification
         if self.unverified:
             extra["unverified"] = self.unverified
+        elif itself:
+            extra["unverified"] = (
+                "it is the reference configuration: the others are compared with its "
+                "output, so its own comparison cannot fail"
+            )
         if result.status is Status.WRONG_RESULT and self._wrong_note:
             message = f"{message}; {self._wrong_note}" if message else self._wrong_note
         if extra == result.extra and message == result.message:
             return result
         return Result.from_dict({**result.to_dict(), "message": message, "extra": extra})
+
+    def _is_reference(self, config: Mapping[str, int]) -> bool:
+        """Whether ``config`` launches as the configuration the reference was run with."""
+        if self.kernel.reference.kind != "config":
+            return False
+        base = self.kernel.default_config() or {}
+        return {**base, **self.kernel.reference.config} == {**base, **config}
 
     def _call_measure_checked(self, payload: dict[str, Any]) -> Result:
         cfg = payload["config"]

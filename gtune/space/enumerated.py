@@ -63,8 +63,9 @@ class EnumeratedSpace(Space):
         if len(set(self._params)) != len(self._params):
             raise InputError(f"duplicate parameter names in {self._params}")
         rows = np.asarray(configs, dtype=np.int64)
-        if rows.size == 0:
-            rows = rows.reshape(0, len(self._params))
+        if rows.size == 0 and (rows.ndim != 2 or rows.shape[1] != len(self._params)):
+            rows = rows.reshape(0, len(self._params))  # (a kernel with nothing to tune
+            # has one configuration, a row of no values: shape (1, 0))
         if rows.ndim != 2 or rows.shape[1] != len(self._params):
             raise InputError(
                 f"configurations must be an array of shape (n, {len(self._params)}), "

@@ -152,12 +152,15 @@ def build_model(
             shown = ", ".join(f"{n}={env[n]}" for n in sorted(rule.expr.names))
             raise UnsatisfiableSpace(
                 f"constraint {rule.name!r} is always false"
-                + (f" ({shown}, on device {device.name!r})" if shown else ""),
+                + (f" ({shown}, on device {device.name!r})" if shown else "")
+                + (f": {rule.doc}: {rule.expr.text}" if rule.origin == "platform" else ""),
                 source=kernel.label,
                 hint=(
                     "the kernel computes in double precision (float64) and the device has no "
                     "cl_khr_fp64: choose a device with doubles or a float32 stencil"
                     if "DOUBLE_SUPPORT" in rule.expr.names
+                    else "a rounded-up global size is written (N + D - 1) / D * D"
+                    if rule.name.startswith("global_size_integral")
                     else ""
                 ),
             )
@@ -283,7 +286,8 @@ def _divisions(expr: Expr) -> list[tuple[str, str]]:
 
 def _ceil_division(node: ast.BinOp) -> bool:
     """Whether ``node`` is ``(N + D - 1) / D`` (or ``(D + N - 1) / D``,
-    ``(N + (D - 1)) / D``): the number of D-sized pieces that cover N."""
+    ``(N + (D - 1)) / D``, or for a number D, ``(N + 13) / 14``): the number of D-sized
+    pieces that cover N."""
     den = ast.dump(node.right)
     top = node.left
     if not isinstance(top, ast.BinOp):
@@ -304,6 +308,13 @@ def _ceil_division(node: ast.BinOp) -> bool:
                 and ast.dump(part.left) == den
             ):
                 return True
+        # numbers written out: (N + 13) / 14, as launch code often has them
+        d = node.right
+        if isinstance(d, ast.Constant) and type(d.value) is int and d.value > 0:
+            return any(
+                isinstance(part, ast.Constant) and part.value == d.value - 1
+                for part in (top.left, top.right)
+            )
     return False
 
 

@@ -590,12 +590,21 @@ def _check_domains(model: SpaceModel, rows: IntArray, binary: str) -> None:
             )
 
 
+def _item(fzn: str, keyword: str) -> int:
+    """Where the first FlatZinc item starting with ``keyword`` begins (-1: none). A
+    model whose parameters are all fixed flattens to its solve item alone, at 0."""
+    if fzn.startswith(keyword + " "):
+        return 0
+    i = fzn.find(f"\n{keyword} ")
+    return i + 1 if i >= 0 else -1
+
+
 def _insert_declaration(fzn: str, decl: str) -> str:
     """FlatZinc wants every declaration before the first constraint / solve item."""
-    for marker in ("\nconstraint ", "\nsolve "):
-        i = fzn.find(marker)
+    for keyword in ("constraint", "solve"):
+        i = _item(fzn, keyword)
         if i >= 0:
-            return fzn[: i + 1] + decl + fzn[i + 1 :]
+            return fzn[:i] + decl + fzn[i:]
     raise EnvironmentProblem(
         "unexpected FlatZinc from MiniZinc (no solve item)", hint=_INSTALL_HINT
     )
@@ -645,8 +654,8 @@ def _split(fzn: str, model: SpaceModel, sources: dict[str, str], n: int) -> list
 
 def _before_solve(fzn: str, constraints: str) -> str:
     """``fzn`` with ``constraints`` (whole FlatZinc items) just before its solve item."""
-    i = fzn.find("\nsolve ")
-    return fzn[: i + 1] + constraints + fzn[i + 1 :]
+    i = _item(fzn, "solve")
+    return fzn[:i] + constraints + fzn[i:]
 
 
 _NOT_A_NUMBER = bytes(c if chr(c) in "0123456789-" else 32 for c in range(256))
@@ -667,8 +676,8 @@ def parse_rows(output: bytes, width: int) -> IntArray:
         )
     body = output[:end]
     solutions = body.count(_SEPARATOR)
-    if solutions == 0:
-        return np.zeros((0, width), dtype=np.int64)
+    if solutions == 0 or width == 0:  # no parameter to print: a solution is its separator
+        return np.zeros((solutions, width), dtype=np.int64)
     # the numbers of "gtune_row = array1d(1..k, [" before each row's values
     lead = len(output[: output.find(b"[")].translate(_NOT_A_NUMBER).split())
     text = body.replace(_SEPARATOR, b"").translate(_NOT_A_NUMBER)

@@ -148,8 +148,10 @@ class TuningReport:
 
     @property
     def verification(self) -> str | None:
-        """What the results were verified against, per array (None: not verified)."""
-        for r in (self.search_result, self.best_result):
+        """What the results were verified against, per array (None: not verified). The
+        best may be the reference configuration itself, which says nothing of it."""
+        traced = (e.result for run in self.runs if run.outcome for e in run.outcome.trace)
+        for r in (self.search_result, self.best_result, *traced):
             if r is not None and r.extra.get("verification"):
                 return str(r.extra["verification"])
         return None

@@ -91,7 +91,11 @@ def test_corpus_kernel_verifies(name: str, device):
     report = _tune(CORPUS / f"{name}.cl", kwargs, device)
     results = _results(report)
     assert report.best_result is not None, report.notes
-    assert not any(r.extra.get("unverified") for r in results)
+    # verified, but for the reference configuration's own results (the others' yardstick)
+    unverified = [r for r in results if r.extra.get("unverified")]
+    assert all("the reference configuration" in str(r.extra["unverified"]) for r in unverified)
+    assert len({tuple(sorted(r.config.items())) for r in unverified}) <= 1
+    assert len(unverified) < len(results)
     assert all(r.status is Status.OK for r in results), [r.message for r in results]
     if "default" in kwargs:
         assert report.default_config == kwargs["default"] and report.speedup is not None

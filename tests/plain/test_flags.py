@@ -51,6 +51,10 @@ def test_ceil_division_in_a_global_size_demands_no_exact_division():
     assert _divisions(Expr("(NY + (WPT - 1)) / WPT", "x")) == []
     assert _divisions(Expr("NY / WPT", "x")) == [("NY", "WPT")]
     assert _divisions(Expr("(NY + WPT - 1) / WX", "x")) == [("NY + WPT - 1", "WX")]
+    # numbers written out, as launch code has them (a Rodinia-style halo'd block)
+    assert _divisions(Expr("(NX + 13) / 14 * 16", "x")) == []
+    assert _divisions(Expr("(13 + NX) / 14", "x")) == []
+    assert _divisions(Expr("(NX + 12) / 14", "x")) == [("NX + 12", "14")]
 
 
 def test_roles_and_constraints_from_flags():
@@ -120,6 +124,31 @@ def test_warnings(tmp_path: Path):
         "first value: a 1-wide work-group), which is also the reference; give the kernel's "
         "shipped launch with --default"
     ]
+    # with a numpy reference the first configuration is not the reference; with nothing
+    # to tune there is nothing to be faster than
+    given = plain_kernel(
+        CORPUS / "shift.cl",
+        sizes=[64],
+        scalars={"n": "NX"},
+        reference=f"{CORPUS}/corpus_ref.py:box",
+    )
+    assert [n for n in given.inferred if n.startswith("warning: ")] == [
+        "warning: no --default: speedups are reported over WX=1 (every parameter at its "
+        "first value: a 1-wide work-group); give the kernel's shipped launch with --default"
+    ]
+    misspelt = plain_kernel(
+        CORPUS / "blur_block.cl",
+        sizes=[128, 8],
+        params={"block_sizex": "WX", "block_size_y": "WY", "ROWS": [1, 2]},
+    )
+    assert [n for n in misspelt.inferred if "never names" in n] == [
+        "warning: --param ROWS: the kernel's source never names ROWS (a misspelt macro?): "
+        "it changes nothing, and tuning it costs budget",
+        "warning: --param block_sizex: the kernel's source never names block_sizex (a "
+        "misspelt macro?): it changes nothing",
+    ]
+    fixed = plain_kernel(CORPUS / "shift.cl", sizes=[64], scalars={"n": "NX"}, local_size=["16"])
+    assert not [n for n in fixed.inferred if n.startswith("warning: ")]
 
 
 def test_helper_functions_are_read_through_their_parameters():
@@ -203,3 +232,25 @@ def test_headers_are_named_and_change_the_identity(tmp_path: Path):
     assert any(n.startswith(f"header: {tmp_path}/tile_common.h (sha256 ") for n in first.inferred)
     header.write_text(header.read_text() + "// changed\n")
     assert plain_kernel(tmp_path / "k.cl", **flags).identity() != first.identity()
+
+
+@pytest.mark.opencl
+def test_a_fixed_launch_is_one_configuration(tmp_path: Path):
+    """Work-group sizes given as numbers leave nothing to tune: the space is that one
+    configuration, ``run`` says so (exit 2, pointing at ``measure``), and ``measure``
+    times it without calling it verified: it is its own reference."""
+    kernel = str(CORPUS / "jacobi_nonconst.cl")
+    flags = ["--size", "32x16", "--local", "8,4", "--scalar", "nx=NX", "--scalar", "ny=NY"]
+    space = run_gtune("space", kernel, *flags, "--json")
+    assert space.returncode == 0, space.stderr
+    assert json.loads(space.stdout)[0]["pruned"] == 1
+    tuned = run_gtune("run", kernel, *flags, "--budget", "3", db=tmp_path / "r.db")
+    assert tuned.returncode == 2, tuned.stderr
+    assert "no parameter to tune" in tuned.stderr and "gtune measure" in tuned.stderr
+    assert "Traceback" not in tuned.stderr
+    measured = run_gtune("measure", kernel, *flags, "--json", db=tmp_path / "r.db")
+    assert measured.returncode == 0, measured.stderr
+    result = json.loads(measured.stdout)
+    assert result["status"] == "ok"
+    assert "it is the reference configuration" in result["extra"]["unverified"]
+    assert "verification" not in result["extra"]

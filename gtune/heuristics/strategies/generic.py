@@ -62,7 +62,12 @@ def generic_spec(
         if p not in wg:
             steps.append({"name": p, "tune": {p: "*"}})
     if not steps:
-        raise InputError("the kernel has no parameter to tune")
+        raise InputError(
+            "the kernel has no parameter to tune: its launch and every macro are fixed",
+            hint="`gtune measure` times its one configuration (verified with --reference "
+            "file.py:function); to tune the work-group, name its sizes (--local WX,WY) "
+            "instead of numbers",
+        )
     raw = {
         "name": "generic",
         "doc": "work-group shape from the launch geometry, then every other parameter",
