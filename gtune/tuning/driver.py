@@ -701,6 +701,22 @@ def _finish(
     what = ", ".join(f"{n} {s}" for s, n in counts.items()) or "nothing measured"
     if report.search_result is None and not report.interrupted:
         report.notes.append(f"no configuration ran correctly ({what})" + _first_failure(report))
+        messages = [
+            e.result.message
+            for run in report.runs
+            for e in (run.outcome.trace if run.outcome is not None else [])
+        ]
+        if (
+            session.kernel.reference.kind == "python"
+            and set(counts) == {"wrong_result"}
+            and counts["wrong_result"] > 1
+            and not any("past the end" in m or "outside" in m for m in messages)
+        ):
+            report.notes.append(
+                "every configuration's output differs from the reference: if the kernel is "
+                "right, the reference is the likelier fault (its formula, or the arrays' "
+                "shapes, orientation or boundary)"
+            )
     elif report.mostly_failed:
         total = sum(counts.values())
         report.notes.append(

@@ -119,6 +119,26 @@ def test_a_run_where_nothing_ran_correctly_says_why():
     note = next(n for n in report.notes if n.startswith("no configuration ran correctly"))
     assert f"({report.evaluations} wrong_result)" in note
     assert "the first: wrong_result: writes past the end of 'out'" in note
+    assert not any("likelier fault" in n for n in report.notes)  # the kernel's, named
+
+
+def test_a_reference_every_configuration_disagrees_with_is_suspected(tmp_path: Path):
+    from gtune import tune
+    from gtune.budget import Budget
+    from gtune.measure import select_device
+
+    # a correct 5-point Jacobi sweep against a reference that only copies its input
+    (tmp_path / "copy_ref.py").write_text(
+        "def copy(arrays, sizes, scalars):\n    return {'out': arrays['in'].copy()}\n"
+    )
+    source = tmp_path / "jacobi.cl"
+    source.write_text((CORPUS / "jacobi_nonconst.cl").read_text())
+    kernel = plain_kernel(source, sizes=[32, 16], reference=f"{tmp_path}/copy_ref.py:copy")
+    report = tune(
+        kernel, device=select_device(None), budget=Budget.parse("3"), compile_workers=0, runs=1
+    )
+    assert report.status_counts == {"wrong_result": report.evaluations} and report.evaluations > 1
+    assert any("the reference is the likelier fault" in n for n in report.notes)
 
 
 def test_run_plain_runs_once_on_given_inputs():
