@@ -554,11 +554,18 @@ def _budget_too_short(plans: list[_Plan], budget: Budget | None) -> str:
     if not short:
         return ""
     names = ", ".join(t or "whole space" for t in short)
+    wanted = max(need.values()) * len(searching)
+    if len(searching) == 1:
+        return (
+            f"a budget of {budget.evaluations} evaluations is too few to finish the search's "
+            f"first group ({names}: {need[short[0]]} needed); give a budget of at least "
+            f"{wanted} evaluations"
+        )
     return (
         f"a budget of {budget.evaluations} evaluations leaves each of the {len(searching)} "
         f"searches about {each}, too few to finish its first group ({names}: "
         f"{max(need[t] for t in short)} needed); give a budget of at least "
-        f"{max(need.values()) * len(searching)} evaluations, or one technique"
+        f"{wanted} evaluations, or one technique"
     )
 
 

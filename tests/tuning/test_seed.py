@@ -115,6 +115,13 @@ def test_a_budget_too_small_for_the_first_group_is_warned_about(
         )
     assert not any("first group" in n for n in roomy.notes)
     assert not [r for r in caplog.records if r.levelno == logging.WARNING]
+    # one search (one technique, or a plain kernel): no advice to search fewer
+    one = gtune.tune(
+        replay_session.kernel, session=replay_session, technique="global", budget=3, confirm=None
+    )
+    warned = [n for n in one.notes if "first group" in n]
+    assert len(warned) == 1 and "the search's first group" in warned[0]
+    assert "technique" not in warned[0] and "each of" not in warned[0]
 
 
 def test_technique_of_reads_a_recorded_configuration_without_a_newer_parameter() -> None:
