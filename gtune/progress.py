@@ -150,6 +150,10 @@ class ProgressBar:
         best = f"best {seconds_text(best_s)}" if math.isfinite(best_s) else ""
         store = f" ({self.reused} stored)" if self.reused else ""
         self.progress.update(self.task, advance=1, best=best + store)
+        task = next((t for t in self.progress.tasks if t.id == self.task), None)
+        if task is not None and task.total is not None and task.completed > task.total:
+            # more than foreseen (the confirmation's extra rounds): never "15/12"
+            self.progress.update(self.task, total=task.completed)
 
 
 __all__ = ["ProgressBar"]

@@ -597,7 +597,10 @@ def _confirm(state: _Run, policy: ConfirmPolicy, token: CancelToken) -> None:
     candidates = pick_candidates(found, policy.candidates)
     if not candidates and default is None:
         return
-    n = len(candidates) + (1 if default is not None else 0)
+    configs = {canonical_config(r.config) for r in candidates}
+    if default is not None:
+        configs.add(canonical_config(default))  # measured once, if also a candidate
+    n = len(configs)
     state.observer.on_event(ConfirmStarted(n, policy.rounds))
     clock = state.clock
     clock.start_pacing()

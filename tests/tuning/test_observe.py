@@ -183,3 +183,21 @@ def test_time_breakdown_splits_overhead_and_states_one_compile_total(
     assert "compil" not in rows["wall time"].replace("compile ", "")  # no second total
     if t.overhead_s > 0:
         assert "solving the space" in rows["overhead"]
+
+
+def test_the_progress_count_never_passes_its_total() -> None:
+    """The confirmation round foresees configurations x rounds; its extra rounds (while
+    the rounds disagree) raise the total instead of counting past it ("15/12")."""
+    from gtune.result import Result, Status
+    from gtune.tuning.events import ConfirmStarted, ResultMeasured, RunStarted
+
+    out = io.StringIO()
+    bar = gtune.ProgressBar(Console(file=out, width=120, force_terminal=True))
+    bar.on_event(RunStarted("k", "d", "hybrid", (None,)))
+    bar.on_event(ConfirmStarted(3, 3))
+    result = Result({"WX": 1}, Status.OK, times_s=(1e-3,))
+    for _ in range(15):
+        bar.on_event(ResultMeasured(result, True, 1e-3))
+    bar._stop()
+    text = _plain(out.getvalue())
+    assert "15/15" in text and "/9" not in text.splitlines()[-1]
