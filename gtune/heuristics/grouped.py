@@ -116,10 +116,17 @@ class GroupedSearch:
         self.problem = problem
         self.seed = spec.spec.seed if seed is None else seed
         self.rounds = spec.spec.rounds if rounds is None else rounds
-        self._notes: list[str] = [
-            f"step {label!r} tunes only parameters this kernel lacks; dropped"
-            for label in spec.dropped_steps
-        ]
+        dropped = list(spec.dropped_steps)
+        self._notes: list[str] = (
+            [
+                f"step{'s' if len(dropped) > 1 else ''} "
+                + ", ".join(repr(label) for label in dropped)
+                + f" tune{'' if len(dropped) > 1 else 's'} only parameters this kernel "
+                "lacks; dropped"
+            ]
+            if dropped
+            else []
+        )
         self._ties = tied_parameters(space)
         if self._ties:
             shown = sorted({", ".join(sorted([p, *m])) for p, m in self._ties.items()})
