@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from gtune.device import LIMIT_NAMES, DeviceLimits
-from gtune.exceptions import ExpressionError, InputError, UnsatisfiableSpace
+from gtune.exceptions import ExpressionError, GtuneError, InputError, UnsatisfiableSpace
 from gtune.expr import Expr, Value
 from gtune.kernel import TunableKernel, domain_values
 from gtune.space.constraints import NamedConstraint
@@ -315,7 +315,33 @@ def _ceil_division(node: ast.BinOp) -> bool:
                 isinstance(part, ast.Constant) and part.value == d.value - 1
                 for part in (top.left, top.right)
             )
-    return False
+    return _covers(node)
+
+
+def _covers(node: ast.BinOp) -> bool:
+    """Whether ``A / D`` is ``(N + D - 1) / D`` in another spelling, such as
+    ``(NY + WX - 3) / (WX - 2)``: ``A - D + 1`` does not change with the names in ``D``
+    (checked at sampled values; an expression gtune cannot evaluate is no cover)."""
+    import random
+
+    den_names = {n.id for n in ast.walk(node.right) if isinstance(n, ast.Name)}
+    if not den_names:
+        return False
+    try:
+        rest = Expr(f"({ast.unparse(node.left)}) - ({ast.unparse(node.right)}) + 1", "cover")
+        others = rest.names - den_names
+        rng = random.Random(0)
+        for _ in range(4):
+            env: dict[str, Value] = {n: rng.randint(64, 4096) for n in sorted(others)}
+            seen = {
+                rest.evaluate({**env, **{n: rng.randint(3, 64) for n in sorted(den_names)}})
+                for _ in range(4)
+            }
+            if len(seen) != 1:
+                return False
+    except (GtuneError, ArithmeticError, ValueError, TypeError):
+        return False
+    return True
 
 
 def _substitute(expr: Expr, names: Mapping[str, Expr]) -> Expr:

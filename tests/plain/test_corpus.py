@@ -27,6 +27,31 @@ REF = str(CORPUS / "corpus_ref.py")
 
 # name -> (plain_kernel keyword arguments, how the wrong variant is caught)
 CASES: dict[str, tuple[dict[str, Any], str]] = {
+    "grad_two": (
+        {"sizes": [48, 32], "scalars": {"inv2h": "0.5"}, "reference": f"{REF}:gradient"},
+        "wrong_result",
+    ),
+    "blur_u8": ({"sizes": [48, 32], "reference": f"{REF}:blur_u8"}, "wrong_result"),
+    "hotspot_tile": (
+        {
+            "sizes": [64, 48],
+            "params": {"WX": [8, 16, 32], "BLOCK_SIZE": "WX"},
+            "local_size": ["WX", "WX"],
+            "global_size": ["(NX + (WX - 2) - 1) / (WX - 2) * WX", "(NY + WX - 3) / (WX - 2) * WX"],
+            "scalars": {
+                "grid_cols": "NX",
+                "grid_rows": "NY",
+                "Cap": "0.5",
+                "Rx": "0.8",
+                "Ry": "0.7",
+                "Rz": "4.0",
+                "step": "0.01",
+            },
+            "default": {"WX": 16},
+            "reference": f"{REF}:hotspot",
+        },
+        "wrong_result",
+    ),
     "jacobi_nonconst": ({"sizes": [32, 16]}, "unverified"),
     "blur_block": (
         {

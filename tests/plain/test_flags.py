@@ -55,6 +55,11 @@ def test_ceil_division_in_a_global_size_demands_no_exact_division():
     assert _divisions(Expr("(NX + 13) / 14 * 16", "x")) == []
     assert _divisions(Expr("(13 + NX) / 14", "x")) == []
     assert _divisions(Expr("(NX + 12) / 14", "x")) == [("NX + 12", "14")]
+    # N + D - 1 in any spelling (Rodinia's tile of WX less its halo)
+    assert _divisions(Expr("(NY + WX - 3) / (WX - 2) * WX", "x")) == []
+    assert _divisions(Expr("(NY + 2 * WX - 1) / (2 * WX)", "x")) == []
+    assert _divisions(Expr("(NY + 2) / (WX - 2)", "x")) == [("NY + 2", "WX - 2")]
+    assert _divisions(Expr("(NY * WX) / (WX - 2)", "x")) == [("NY * WX", "WX - 2")]
 
 
 def test_roles_and_constraints_from_flags():
