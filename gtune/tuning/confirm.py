@@ -327,8 +327,12 @@ def confirm(
     cancel: CancelToken | None = None,
     room: Callable[[], int | None] | None = None,
     on_measured: Callable[[Result], None] | None = None,
+    searched: Sequence[Result] = (),
 ) -> Confirmation:
     """Re-measure ``candidates`` and ``default`` interleaved for ``policy.rounds`` rounds.
+
+    ``searched``: the search's results, where the default's time in the search is read
+    when it is no candidate (a candidate's is its own).
 
     ``room()`` says how many more configurations fit in the time left (None: no limit);
     ``policy.spare_rounds`` more rounds are measured while it has room for a whole one,
@@ -341,8 +345,12 @@ def confirm(
     entries: list[ConfirmedConfig] = []
     index: dict[str, ConfirmedConfig] = {}
     if default is not None:
-        entries.append(ConfirmedConfig(dict(default), is_default=True))
-        index[canonical_config(default)] = entries[-1]
+        key = canonical_config(default)
+        search_s = next(
+            (r.median_s for r in searched if r.ok and canonical_config(r.config) == key), None
+        )
+        entries.append(ConfirmedConfig(dict(default), is_default=True, search_s=search_s))
+        index[key] = entries[-1]
     for r in candidates:
         key = canonical_config(r.config)
         if key in index:

@@ -616,6 +616,7 @@ def _confirm(state: _Run, policy: ConfirmPolicy, token: CancelToken) -> None:
         cancel=token,
         room=lambda: clock.room_for(clock.deadline),
         on_measured=state.on_confirm_result,
+        searched=found,
     )
     report.confirmation = outcome
     report.notes += outcome.notes

@@ -54,6 +54,26 @@ def test_round_robin_rotates_and_pools_every_run(recorded: Recorded):
     assert out.significant == faster_beyond_noise(best.times_s, default_entry.times_s)
 
 
+def test_the_defaults_time_in_the_search_is_kept_when_it_is_no_candidate(
+    recorded: Recorded,
+):
+    default = recorded.kernel.default_config()
+    assert default is not None
+    key = canonical_config(default)
+    others = [r for r in recorded.results if canonical_config(r.config) != key]
+    searched = recorded.by_key[key]
+    out = confirm(
+        pick_candidates(others, 2),
+        default,
+        recorded.replay(),
+        ConfirmPolicy(candidates=2, rounds=1),
+        searched=recorded.results,
+    )
+    assert out.default is not None and out.default.search_s == searched.median_s
+    bare = confirm(pick_candidates(others, 2), default, recorded.replay(), ConfirmPolicy(rounds=1))
+    assert bare.default is not None and bare.default.search_s is None
+
+
 def test_a_best_within_the_noise_is_no_significant_speedup(recorded: Recorded):
     times = list(recorded.results[0].times_s)
     config = dict(recorded.results[0].config)
