@@ -534,14 +534,15 @@ def kernels_from_paths(
     for p in paths:
         path = Path(p)
         kernel: TunableKernel = load_kernel(path)
+        stem = path.name.split(".")[0]  # heat3d.stencil.yaml and heat3d.yaml: heat3d
         if not sizes:
-            out.append(TrainingKernel(path.stem, path, dict(kernel.sizes)))
+            out.append(TrainingKernel(stem, path, dict(kernel.sizes)))
             continue
         for size in sizes:
             names = list(kernel.sizes)
             s = dict(zip(names, size, strict=False))
             tag = "x".join(map(str, size[: len(names)]))
-            out.append(
-                TrainingKernel(f"{path.stem}@{tag}" if len(sizes) > 1 else path.stem, path, s)
-            )
+            # the size is part of the name, as the suite's rows are (kernel@NXxNYxNZ):
+            # rows of one kernel collected at different sizes never replace each other
+            out.append(TrainingKernel(f"{stem}@{tag}", path, s))
     return out

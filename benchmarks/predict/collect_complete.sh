@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Label kernels for the load predictor from complete searches (every technique searched
+# to the end of the hybrid spec: no budget), resumably, on a GPU host.
+# Usage (project root, GPU bundle sourced):
+#   bash benchmarks/predict/collect_complete.sh OUT DEVICE SECONDS [GROUPS_FILE] [STORE]
+# GROUPS_FILE (default benchmarks/predict/complete_groups.txt): lines "SIZE FILE...";
+# each group is labelled at its size (`gtune train --kernel-files ... --sizes SIZE`,
+# cheapest kernels first), the groups sharing SECONDS. STORE: a result store (labels.db
+# or labels.db.gz) of an earlier call to continue from; searched configurations are
+# served from it, kernels whose row is in OUT's dataset are not searched again.
+# Writes OUT/labels.db.gz (split into parts of 15 MiB: the device tool brings back no
+# larger file) and OUT/collect.tar.gz (dataset CSV, model card, log). Every configuration
+# lands in the store first: a time limit loses only the search under way.
+set -uo pipefail
+out=$1 device=$2 seconds=$3
+groups=${4:-benchmarks/predict/complete_groups.txt}
+store=${5:-}
+work=$(mktemp -d)
+mkdir -p "$work/model" "$out"
+case "$store" in
+  *.gz) gunzip -c "$store" > "$work/labels.db" ;;
+  "") ;;
+  *) cp "$store" "$work/labels.db" ;;
+esac
+[ -n "${DATASET:-}" ] && cp "$DATASET" "$work/model/"
+start=$(date +%s)
+mapfile -t lines < <(grep -v '^\s*#' "$groups" | grep -v '^\s*$')
+n=${#lines[@]}
+for i in "${!lines[@]}"; do
+  read -r size files <<< "${lines[$i]}"
+  left=$(( seconds - ($(date +%s) - start) ))
+  share=$(( left / (n - i) ))
+  [ "$share" -lt 30 ] && { echo "collect_complete: no time left for $size" | tee -a "$work/model/collect.log"; continue; }
+  echo "== $size: $share s ($(date -u +%H:%M:%S))" | tee -a "$work/model/collect.log"
+  # shellcheck disable=SC2086
+  python3 -m gtune --db "$work/labels.db" train --kernel-files $files --sizes "$size" \
+    --techniques global,vec,stream --device "$device" --out "$work/model" \
+    --max-minutes "$(python3 -c "print($share / 60)")" --order cheapest ${TRAIN_ARGS:-} \
+    >> "$work/model/collect.log" 2>&1
+  echo "train exit status $?" >> "$work/model/collect.log"
+done
+gzip -9 "$work/labels.db"
+tar -C "$work/model" --exclude=./kernels -czf "$out/collect.tar.gz" .
+split -b 15m -d -a 2 "$work/labels.db.gz" "$out/labels.db.gz.part."
