@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import logging
+import os
 import sqlite3
+import stat
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -30,7 +32,11 @@ class SQLiteStore(SQLStore):
 
         self.path = Path(path) if path is not None else default_path()
         self._db: sqlite3.Connection | None = None
+        self._identity: tuple[int, int] | None = None  # (st_dev, st_ino) of the open file
+        self._first_id = 0  # the last row when opened: rows after it are this run's
         memory = str(path) == ":memory:"
+        if not memory:
+            self._check_kind()
         if not memory and self.path.is_file() and self.path.stat().st_size == 0:
             # Not silent: an empty file may be a store whose contents were lost (a copy
             # cut short, a disk that filled up), not only one another process is creating.
@@ -68,6 +74,9 @@ class SQLiteStore(SQLStore):
                 self._write_ahead_log()
                 self._exec("PRAGMA synchronous=FULL", doing="write")
             self._setup(readonly=readonly)
+            if not memory and not readonly:
+                self._identity = self._file_identity()
+                self._first_id = self.last_row_id()
         except BaseException:
             self.close()
             raise
@@ -94,6 +103,62 @@ class SQLiteStore(SQLStore):
                 raise self._fail(exc, "write") from None
             time.sleep(pause)
             pause = min(pause * 2, 0.25)
+
+    def _check_kind(self) -> None:
+        """A path that exists must be a regular file (its write-ahead log and shared
+        memory files too): a FIFO would block the open forever (signals unheard), a
+        device or socket is no store, a folder gives SQLite's "disk I/O error"."""
+        for path in (self.path, Path(f"{self.path}-wal"), Path(f"{self.path}-shm")):
+            try:
+                mode = path.stat().st_mode
+            except (FileNotFoundError, NotADirectoryError):
+                continue  # a new file (a folder in the way: said when it is created)
+            except OSError as exc:
+                raise StoreError(
+                    f"cannot read the result store: {exc.strerror or exc}", source=path
+                ) from None
+            if not stat.S_ISREG(mode):
+                raise StoreError(
+                    f"is {_kind(mode)}, not a result store (a store is a regular file, or a "
+                    "new file in a folder)",
+                    source=path,
+                    hint="give --db the path of a store file (or set $GTUNE_DB)",
+                )
+
+    def _file_identity(self) -> tuple[int, int] | None:
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return None
+        return (st.st_dev, st.st_ino)
+
+    def _check_same_file(self) -> None:
+        """The path still names the file this connection writes: a store file deleted
+        or replaced under a running gtune is reported, not written into unseen."""
+        if self._identity is None or self._file_identity() == self._identity:
+            return
+        self._identity = None  # said once; the connection writes nowhere visible now
+        try:  # the open connection still reads the unlinked file
+            rows = self._conn().execute(
+                "SELECT COUNT(*) FROM results WHERE id > ?", (self._first_id,)
+            )
+            written = int(rows.fetchone()[0])
+        except sqlite3.Error:
+            written = -1
+        lost = (
+            "the results stored in it since this process opened it may have gone with it"
+            if written < 0
+            else f"the {written} result(s) stored in it since this process opened it went with it"
+            if written
+            else "no result of this process was in it"
+        )
+        raise StoreError(
+            f"the result store file was deleted or replaced while gtune was using it: {lost}; "
+            "nothing more is stored",
+            source=self.path,
+            hint="run again: whatever the store at this path holds is served, the rest "
+            "measured again",
+        )
 
     def _check_path(self) -> None:
         parent = self.path.parent
@@ -135,6 +200,8 @@ class SQLiteStore(SQLStore):
 
     @contextmanager
     def _transaction(self) -> Iterator[None]:
+        identity = self._identity
+        self._check_same_file()
         self._exec("BEGIN IMMEDIATE", doing="write")
         try:
             yield
@@ -143,6 +210,8 @@ class SQLiteStore(SQLStore):
                 self._db.rollback()
             raise
         self._exec("COMMIT", doing="write")
+        if identity is not None:
+            self._check_same_file()
 
     def _tables(self) -> set[str]:
         return {r[0] for r in self._exec("SELECT name FROM sqlite_master WHERE type = 'table'")}
@@ -151,3 +220,16 @@ class SQLiteStore(SQLStore):
         if self._db is not None:
             self._db.close()
             self._db = None
+
+
+def _kind(mode: int) -> str:
+    for test, name in (
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+    ):
+        if test(mode):
+            return name
+    return "not a regular file"
