@@ -81,7 +81,7 @@ def __dir__() -> list[str]:
     return sorted({*globals(), *_MODULE_OF})
 
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"  # pyproject.toml's version (tests/commands/test_cli_logging.py)
 
 # gtune logs to the "gtune" logger hierarchy (gtune.tuning, gtune.store, gtune.campaign,
 # ...); an application decides whether and where the records go.
