@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from gtune import escape
 from gtune.commands._common import parse_config, parse_size
 from gtune.description import load_kernel
 from gtune.exceptions import InputError
@@ -241,9 +242,31 @@ def parse_pairs(items: list[str], option: str, *, macros: bool = False) -> dict[
     return out
 
 
+ORIGINAL_FLAGS = (
+    "--param",
+    "--global",
+    "--scalar",
+    "--kernel-name",
+    "--default",
+    "--array",
+    "--define",
+    "--local",
+    "--role",
+    "--constraint",
+    "-I",
+)
+"""The plain-kernel flags a definition's ``original.flags`` may hold: facts about the
+launch and the macros, never ``--reference`` (code) or a folder outside the
+definition's own (docs/robustness.md, security model)."""
+
+
 def original_kernel(definition: Any, sizes: Mapping[str, int]) -> TunableKernel:
     """The original kernel of a lifted definition (its ``original:``: source, kernel and
-    plain flags, as ``gtune lift`` recorded them) at ``sizes``."""
+    plain flags, as ``gtune lift`` recorded them) at ``sizes``.
+
+    A definition is data: its flags are read against :data:`ORIGINAL_FLAGS` only, and
+    its source and ``-I`` folders must lie in the definition's folder (or below it),
+    as a description's ``source`` must, or in a folder the user trusts."""
     where = definition.source
     orig = definition.original
     source, flags = orig.get("source"), orig.get("flags", [])
@@ -251,21 +274,61 @@ def original_kernel(definition: Any, sizes: Mapping[str, int]) -> TunableKernel:
         raise InputError("original.source: expected the original kernel's file", source=where)
     if not isinstance(flags, list) or not all(isinstance(f, str) for f in flags):
         raise InputError("original.flags: expected a list of plain-kernel flags", source=where)
-    parser = argparse.ArgumentParser(prog="original.flags", add_help=False, exit_on_error=False)
+    folder = Path(where).parent
+    args = _original_flags(flags, where)
+    args.kernel = str(_inside(folder, source, "original.source", where))
+    args.include = [str(_inside(folder, d, "original.flags: -I", where)) for d in args.include]
+    args.size = "x".join(str(sizes[n]) for n in ("NX", "NY", "NZ") if n in sizes)
+    kernel = open_tunable(args)
+    if kernel.name != orig.get("kernel", kernel.name):
+        raise InputError(
+            f"original.kernel: {orig['kernel']} is not the kernel {source} holds "
+            f"({kernel.name}); add --kernel-name to original.flags",
+            source=where,
+        )
+    return kernel
+
+
+def _original_flags(flags: list[str], where: str) -> argparse.Namespace:
+    """``original.flags`` parsed: only :data:`ORIGINAL_FLAGS`, spelled out in full."""
+    parser = argparse.ArgumentParser(
+        prog="original.flags", add_help=False, exit_on_error=False, allow_abbrev=False
+    )
     add_plain_arguments(parser)
     try:
         args, extra = parser.parse_known_args(flags)
     except argparse.ArgumentError as exc:
         raise InputError(f"original.flags: {exc}", source=where) from None
     if extra:
-        raise InputError(f"original.flags: not a plain-kernel flag: {extra[0]}", source=where)
-    args.kernel = str(Path(where).parent / source)
-    args.size = "x".join(str(sizes[n]) for n in ("NX", "NY", "NZ") if n in sizes)
-    kernel = open_tunable(args)
-    if kernel.name != orig.get("kernel", kernel.name):
         raise InputError(
-            f"original.kernel: {orig['kernel']} is not the kernel {args.kernel} holds "
-            f"({kernel.name}); add --kernel-name to original.flags",
+            f"original.flags: not a plain-kernel flag: {escape.visible(extra[0])}", source=where
+        )
+    for flag, dest in _FLAGS:
+        if getattr(args, dest, None) and flag not in ORIGINAL_FLAGS:
+            raise InputError(
+                f"original.flags: {flag} is not allowed in a definition: a definition is "
+                "data, and a Python reference is code that would run with your "
+                "permissions (a lifted definition needs none: the original's output is "
+                f"its reference); allowed: {', '.join(ORIGINAL_FLAGS)}",
+                source=where,
+            )
+    return args
+
+
+def _inside(folder: Path, name: str, key: str, where: str) -> Path:
+    """``name`` (relative to ``folder``) if it lies in ``folder`` or below it, or in a
+    folder the user trusts (gtune's own ``stencils/``, ``--trust-module DIR``,
+    ``$GTUNE_TRUST_MODULES``)."""
+    from gtune.description import TRUST_ENV, file_trusted, trusted_modules
+
+    escape.check_file_name(name, f"{key} path")
+    full = (folder / name).resolve()
+    if not full.is_relative_to(folder.resolve()) and not file_trusted(full, trusted_modules()):
+        raise InputError(
+            f"{key}: {name!r} lies outside the definition's folder; a definition may only "
+            "name files and folders beside it or below it. Move the definition beside its "
+            f"original kernel, or, if you trust that folder, allow it with --trust-module "
+            f"{full.parent if full.is_file() else full} (also ${TRUST_ENV})",
             source=where,
         )
-    return kernel
+    return full
