@@ -10,15 +10,32 @@ The flow: a :class:`~gtune.kernel.TunableKernel` and a device's
 import os as _os
 import sys as _sys
 
-if _sys.argv[:1] == ["-m"] and not _sys.flags.safe_path and _sys.path[:1] == [_os.getcwd()]:
-    # ``python -m gtune`` put the working directory first on sys.path: take it off
-    # before anything is imported, so that no module lying there (a ``numpy.py``)
-    # runs. A PYTHONPATH entry naming it stays (docs/robustness.md, security model).
-    del _sys.path[0]
 
-import importlib as _importlib
-import logging
-import typing as _typing
+def _drop_working_directory() -> None:
+    """The gtune command imports nothing from the directory it was started in: the
+    entry ``python -m gtune`` puts first, empty ``PYTHONPATH`` entries (which Python
+    reads as the working directory) and ``.`` are taken off ``sys.path`` before
+    anything else is imported, so that no module lying there (a ``numpy.py``) runs.
+    A ``PYTHONPATH`` entry naming the working directory by its absolute path stays: the
+    user wrote it out (docs/robustness.md, security model). Only the gtune command does
+    this; ``import gtune`` in a program of the user's leaves its path alone."""
+    try:
+        cwd = _os.getcwd()
+    except OSError:  # the working directory was removed: nothing can be found there
+        return
+    named = {e for e in _os.environ.get("PYTHONPATH", "").split(_os.pathsep) if _os.path.isabs(e)}
+    keep = {cwd} if any(_os.path.realpath(e) == _os.path.realpath(cwd) for e in named) else set()
+    _sys.path[:] = [e for e in _sys.path if e not in ("", ".") and (e != cwd or e in keep)]
+
+
+if _sys.argv[:1] == ["-m"] or _os.path.basename(_sys.argv[0]) in ("gtune", "gtune.exe"):
+    # ``python -m gtune`` (argv[0] is "-m" while the package imports) or the console
+    # script: the gtune command itself
+    _drop_working_directory()
+
+import importlib as _importlib  # noqa: E402
+import logging  # noqa: E402
+import typing as _typing  # noqa: E402
 
 if _typing.TYPE_CHECKING:
     from gtune.api import Campaign, CampaignResult, TuningTask, run_task, tune

@@ -3,6 +3,10 @@
 A Ctrl-C while the command line loads (about half a second) would otherwise end it
 with a KeyboardInterrupt traceback: until the command line takes signals over, one is
 only noted here, and the command line then stops as for a Ctrl-C after it.
+
+Both ways in (``python -m gtune`` and the console script) import the package first,
+whose ``__init__`` takes the working directory and empty ``PYTHONPATH`` entries off
+``sys.path`` before anything else is imported (docs/robustness.md, security model).
 """
 
 import contextlib
