@@ -59,8 +59,8 @@ from gtune.device import DeviceLimits
 from gtune.exceptions import GtuneError
 from gtune.kernel import TunableKernel
 from gtune.measure import select_device
+from gtune.measure.lifting import against_original, lift_kernel
 from gtune.stencils.definition import load_definition
-from gtune.stencils.lift import against_original, lift_kernel
 
 ROOT = Path(__file__).resolve().parents[1]
 PLAIN = ROOT / "stencils" / "plain"

@@ -20,6 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from gtune.clsource import kernel_signatures
 from gtune.exceptions import ExpressionError, InputError
 from gtune.expr import Expr
 from gtune.includes import headers_digest, kernel_include_option
@@ -171,8 +172,6 @@ def load_kernel(
 def _check_argument_count(kernel: TunableKernel, where: str) -> None:
     """The description lists as many arguments as the kernel function takes (read from
     the source where no macro can change the signature)."""
-    from gtune.plain import kernel_signatures
-
     if "#define" in kernel.source or "#include" in kernel.source:
         return  # the signature may come from macros: the driver's check stands
     try:

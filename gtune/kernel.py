@@ -424,5 +424,19 @@ def domain_values(kernel: TunableKernel) -> dict[str, list[int]]:
     return out
 
 
+def scalar_values(kernel: TunableKernel) -> dict[str, int | float]:
+    """Every scalar argument's value at the kernel's problem size, typed as the kernel
+    takes it (float or int)."""
+    import numpy as np  # only where values are needed: the kernel model stays light
+
+    env = dict(kernel.sizes)
+    out: dict[str, int | float] = {}
+    for arg in kernel.arguments:
+        if arg.kind == "scalar" and arg.value is not None:
+            value = arg.value.evaluate(env)
+            out[arg.name] = float(value) if np.dtype(arg.dtype).kind == "f" else int(value)
+    return out
+
+
 def sequence_str(values: Sequence[int]) -> str:
     return "x".join(str(v) for v in values)

@@ -20,16 +20,28 @@ import contextlib
 import hashlib
 import os
 import re
-import shutil
-import subprocess
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gtune.clsource import (
+    FunctionDecl,
+    KernelDecl,
+    Param,
+    array_uses,
+    find_functions,
+    find_kernels,
+    match_bracket,
+    parse_param,
+    preprocess,
+    split_top,
+    strip_comments,
+    typedefs,
+)
 from gtune.description import parse_description
 from gtune.device import LIMIT_NAMES
-from gtune.exceptions import EnvironmentProblem, ExpressionError, GtuneError, InputError
+from gtune.exceptions import ExpressionError, InputError
 from gtune.expr import Expr
 from gtune.kernel import TunableKernel
 
@@ -52,24 +64,6 @@ _CTYPES = {
     "unsigned char": "uint8",
     "size_t": "uint64",
 }
-_QUALIFIERS = {
-    "__global",
-    "global",
-    "__constant",
-    "constant",
-    "const",
-    "__const",
-    "restrict",
-    "__restrict",
-    "__restrict__",
-    "volatile",
-    "__private",
-    "private",
-    "__read_only",
-    "__write_only",
-    "read_only",
-    "write_only",
-}
 _SIZE_NAMES = ("NX", "NY", "NZ")
 _WG_NAMES = ("WX", "WY", "WZ")
 # Scalar names that can only mean one problem size (compared case-insensitively).
@@ -86,438 +80,10 @@ _SIZE_ALIASES = {
 }
 # ... and, when the problem has one dimension only, the names of its length.
 _LENGTH_ALIASES = ("n", "len", "length", "size", "count", "nelements", "n_elements", "num_elements")
-# Macros the OpenCL compiler predefines (OpenCL C 1.2), so #if on them reads as on a device.
-_OPENCL_DEFINES = {
-    "__OPENCL_VERSION__": "120",
-    "__OPENCL_C_VERSION__": "120",
-    "CL_VERSION_1_0": "100",
-    "CL_VERSION_1_1": "110",
-    "CL_VERSION_1_2": "120",
-    "__ENDIAN_LITTLE__": "1",
-    "__IMAGE_SUPPORT__": "1",
-    "cl_khr_fp64": "1",
-}
-
-
-# ---------------------------------------------------------------------------------
-# Preprocessing
-
-
-def strip_comments(source: str) -> str:
-    source = re.sub(r"/\*.*?\*/", " ", source, flags=re.S)
-    return re.sub(r"//[^\n]*", " ", source)
-
-
-def preprocess(
-    source: str,
-    defines: Mapping[str, Any],
-    *,
-    include_dirs: Sequence[str | Path] = (),
-    where: str = "",
-    redefined: list[tuple[str, int]] | None = None,
-    headers: list[str] | None = None,
-) -> str:
-    """``source`` after the C preprocessor, with ``defines`` as ``-DNAME=value``.
-
-    GCC's ``cpp`` in a mode that predefines nothing of the host (``-undef``) and reads
-    no system headers, plus the macros an OpenCL 1.2 compiler defines. With
-    ``redefined``, the macros of ``defines`` that the source itself redefines are
-    appended to it as (name, line); with ``headers``, the files it includes.
-    """
-    found = [
-        [path, *flags]
-        for name, flags in (("cpp", []), ("gcc", ["-E"]), ("clang", ["-E"]), ("cc", ["-E"]))
-        if (path := shutil.which(name)) is not None
-    ]
-    if not found:
-        raise EnvironmentProblem(
-            "the C preprocessor `cpp` is needed to read a plain kernel",
-            hint="install it (Debian/Ubuntu: apt-get install cpp; ./bootstrap.sh does this)",
-        )
-    cmd = [*found[0], "-P", "-undef", "-nostdinc", "-x", "c", "-std=c99"]
-    if redefined is None:
-        cmd.append("-w")
-    if headers is not None:
-        cmd.append("-H")
-    for name, value in {**_OPENCL_DEFINES, **{k: str(v) for k, v in defines.items()}}.items():
-        cmd.append(f"-D{name}={value}")
-    for d in include_dirs:
-        cmd += ["-I", str(d)]
-    cmd.append("-")
-    try:
-        done = subprocess.run(
-            cmd, input=source, capture_output=True, text=True, timeout=60, check=False
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise EnvironmentProblem(f"the C preprocessor failed to run: {exc}") from None
-    if done.returncode != 0:
-        lines = [ln.replace("<stdin>", where or "kernel") for ln in done.stderr.splitlines()]
-        raise InputError(
-            "the C preprocessor rejects the kernel: " + "; ".join(lines[:3]), source=where or None
-        )
-    if headers is not None:
-        headers += [m[1] for m in re.finditer(r"(?m)^\.+ (.+)$", done.stderr)]
-    if redefined is not None:
-        for m in re.finditer(r"<stdin>:(\d+)(?::\d+)?: warning: \"(\w+)\" redefined", done.stderr):
-            if m[2] in defines:
-                redefined.append((m[2], int(m[1])))
-    return done.stdout
-
-
-# ---------------------------------------------------------------------------------
-# Finding kernels
-
-
-@dataclass
-class KernelDecl:
-    """One ``__kernel`` function: its name, parameter declarations, attributes and body."""
-
-    name: str
-    params: list[str]
-    attributes: str
-    body: str
-
-
-def _match(text: str, start: int, open_: str, close: str) -> int:
-    """Index just past the bracket matching the one at ``start``."""
-    depth = 0
-    for i in range(start, len(text)):
-        if text[i] == open_:
-            depth += 1
-        elif text[i] == close:
-            depth -= 1
-            if depth == 0:
-                return i + 1
-    return len(text)
-
-
-def _split_top(text: str) -> list[str]:
-    """Split on commas outside brackets."""
-    parts: list[str] = []
-    cur: list[str] = []
-    depth = 0
-    for ch in text:
-        if ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        if ch == "," and depth == 0:
-            parts.append("".join(cur))
-            cur = []
-        else:
-            cur.append(ch)
-    parts.append("".join(cur))
-    return [p.strip() for p in parts if p.strip()]
-
-
-_KERNEL_START = re.compile(r"\b(?:__kernel|kernel)\b")
-_ATTRIBUTE = re.compile(r"__attribute__\s*\(\(")
-
-
-def find_kernels(text: str) -> dict[str, KernelDecl]:
-    """Every ``__kernel`` function in (comment-free) C text."""
-    found: dict[str, KernelDecl] = {}
-    for m in _KERNEL_START.finditer(text):
-        i = m.end()
-        attrs: list[str] = []
-        name = None
-        while i < len(text):
-            rest = text[i:]
-            ws = len(rest) - len(rest.lstrip())
-            i += ws
-            a = _ATTRIBUTE.match(text, i)
-            if a:
-                end = _match(text, a.end() - 2, "(", ")")
-                attrs.append(text[i:end])
-                i = end
-                continue
-            w = re.compile(r"[A-Za-z_]\w*").match(text, i)
-            if not w:
-                break
-            i = w.end()
-            if w.group() == "void":
-                continue
-            name = w.group()
-            break
-        if name is None:
-            continue
-        p = re.compile(r"\s*\(").match(text, i)
-        if not p:
-            continue
-        close = _match(text, p.end() - 1, "(", ")")
-        params = _split_top(text[p.end() : close - 1])
-        if params == ["void"]:
-            params = []
-        brace = text.find("{", close)
-        between = text[close:brace] if brace >= 0 else ""
-        if brace < 0 or ";" in between:
-            continue  # a declaration, not a definition
-        if _ATTRIBUTE.search(between):
-            attrs.append(between)
-        end = _match(text, brace, "{", "}")
-        found[name] = KernelDecl(name, params, " ".join(attrs), text[brace + 1 : end - 1])
-    return found
-
-
-def kernel_signatures(source: str) -> dict[str, list[str]]:
-    """Kernel function names and their raw parameter declarations."""
-    return {k: d.params for k, d in find_kernels(strip_comments(source)).items()}
-
-
-def typedefs(text: str) -> dict[str, str]:
-    """Simple ``typedef T name;`` aliases, resolved through each other."""
-    out: dict[str, str] = {}
-    for m in re.finditer(r"\btypedef\s+([A-Za-z_][\w\s]*?)\s+([A-Za-z_]\w*)\s*;", text):
-        out[m.group(2)] = " ".join(m.group(1).split())
-    for _ in range(8):
-        out = {k: out.get(v, v) for k, v in out.items()}
-    return out
-
-
-# ---------------------------------------------------------------------------------
-# How the body uses each array
-
-
-_ASSIGN = re.compile(r"\s*(<<=|>>=|[-+*/%&|^]=|=(?!=)|\+\+|--)")
-
-
-@dataclass
-class Use:
-    """How a kernel body uses one pointer argument."""
-
-    read: bool = False
-    written: bool = False
-    evidence: list[str] = field(default_factory=list)
-    constant_indices: list[int] | None = field(default_factory=list)
-
-    def note(self, what: str) -> None:
-        if what not in self.evidence and len(self.evidence) < 3:
-            self.evidence.append(what)
-
-
-def _enclosing_call(body: str, pos: int) -> str | None:
-    """The function whose argument list contains ``pos`` (innermost), if any."""
-    found = _call_at(body, pos)
-    return found[0] if found else None
-
-
-def _call_at(body: str, pos: int) -> tuple[str, int] | None:
-    """The function whose argument list contains ``pos`` (innermost), and the index of
-    the argument ``pos`` lies in."""
-    depth = 0
-    commas = 0
-    for i in range(pos - 1, -1, -1):
-        ch = body[i]
-        if ch in ")]":
-            depth += 1
-        elif ch in "([":
-            if depth == 0:
-                if ch == "[":
-                    return None
-                m = re.search(r"([A-Za-z_]\w*)\s*$", body[:i])
-                return (m.group(1), commas) if m else None
-            depth -= 1
-        elif ch == "," and depth == 0:
-            commas += 1
-        elif ch in ";{}" and depth == 0:
-            return None
-    return None
-
-
-@dataclass
-class FunctionDecl:
-    """A function other than a kernel: its parameter declarations and body."""
-
-    name: str
-    params: list[str]
-    body: str
-
-
-def find_functions(text: str) -> dict[str, FunctionDecl]:
-    """Every function defined at the top level of (comment-free) C text, kernels too."""
-    found: dict[str, FunctionDecl] = {}
-    depth = 0
-    i = 0
-    call = re.compile(r"([A-Za-z_]\w*)\s*\(")
-    while i < len(text):
-        ch = text[i]
-        if ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth -= 1
-        elif (
-            depth == 0
-            and (m := call.match(text, i))
-            and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_"))
-        ):
-            close = _match(text, m.end() - 1, "(", ")")
-            rest = re.match(r"\s*(?:__attribute__\s*\(\(.*?\)\)\s*)*\{", text[close:], re.S)
-            if rest and m.group(1) not in _C_KEYWORDS:
-                brace = close + rest.end() - 1
-                end = _match(text, brace, "{", "}")
-                params = _split_top(text[m.end() : close - 1])
-                found[m.group(1)] = FunctionDecl(
-                    m.group(1), [] if params == ["void"] else params, text[brace + 1 : end - 1]
-                )
-                i = end
-                continue
-            i = m.end() - 1
-        i += 1
-    return found
-
-
-def _pointer_to_const(decl: str) -> bool:
-    """Whether a parameter declaration is a pointer to ``const`` data (``const float*``,
-    ``float const *``): nothing can be written through it without a cast."""
-    head = decl.split("*")[0] if "*" in decl else ""
-    return "*" in decl and re.search(r"\b(?:const|__constant|constant)\b", head) is not None
-
-
-_C_KEYWORDS = {"if", "for", "while", "switch", "return", "sizeof", "do"}
-
-
-def array_uses(
-    body: str,
-    name: str,
-    functions: Mapping[str, FunctionDecl] | None = None,
-    _depth: int = 0,
-) -> Use:
-    """Whether ``name`` (a pointer) is read, written or both in ``body``.
-
-    Reads every occurrence: ``a[i] = ...`` writes, ``a[i] += ...`` and ``a[i]++`` read and
-    write, ``vstoreN(.., a)`` writes, ``vloadN(.., a)`` reads, atomics do both, a pointer
-    declared from ``a`` is followed. ``a`` handed to a helper function of ``functions``
-    is read only where that parameter is a pointer to ``const``, else as the helper's
-    body uses it; handed to any other function it is taken as both.
-    """
-    use = Use()
-    pending, seen = [name], {name}
-    while pending:
-        cur = pending.pop()
-        for m in re.finditer(rf"(?<![\w.]){re.escape(cur)}\b", body):
-            start, end = m.start(), m.end()
-            before = body[:start].rstrip()
-            stmt_start = max(body.rfind(c, 0, start) for c in ";{}") + 1
-            alias = re.search(
-                r"\*\s*(?:const\s+|restrict\s+|__restrict\s+)*([A-Za-z_]\w*)\s*=\s*[^=;]*$",
-                body[stmt_start:start],
-            )
-            if alias and alias.group(1) not in seen:
-                seen.add(alias.group(1))
-                pending.append(alias.group(1))
-                continue
-            after = body[end:]
-            deref = re.search(r"(?<![\w)\]])\*\s*\(?\s*$", before) is not None
-            if re.match(r"\s*=(?!=)", after) and not deref:
-                continue  # the pointer itself is (re)assigned: no access to the data
-            address = before.endswith("&") and not before.endswith("&&")
-            if after.lstrip().startswith("[") and not address:
-                j = end + after.index("[")
-                close = _match(body, j, "[", "]")
-                index = body[j + 1 : close - 1].strip()
-                if use.constant_indices is not None:
-                    if re.fullmatch(r"\(?\s*\d+[uU]?\s*\)?", index):
-                        use.constant_indices.append(int(re.sub(r"\D", "", index)))
-                    else:
-                        use.constant_indices = None
-                tail = re.match(r"(\s*\.\s*\w+)?", body[close:])
-                k = close + (tail.end() if tail else 0)
-                op = _ASSIGN.match(body, k)
-                pre = before.endswith(("++", "--"))
-                if op and op.group(1) == "=":
-                    use.written = True
-                    use.note(f"{cur}[...] =")
-                elif op or pre:
-                    use.written = use.read = True
-                    use.note(f"{cur}[...] {op.group(1) if op else before[-2:]}")
-                else:
-                    use.read = True
-                    use.note(f"reads {cur}[...]")
-                continue
-            if deref:  # *a = ..., *(a + i) = ...
-                k = end
-                if body[start - 1 :].lstrip().startswith("(") or re.search(r"\(\s*$", before):
-                    k = _match(body, before.rfind("("), "(", ")")
-                op = _ASSIGN.match(body, k)
-                if op and op.group(1) == "=":
-                    use.written = True
-                    use.note(f"*{cur} =")
-                elif op:
-                    use.written = use.read = True
-                    use.note(f"*{cur} {op.group(1)}")
-                else:
-                    use.read = True
-                    use.note(f"reads *{cur}")
-                continue
-            call = _call_at(body, start)
-            func = call[0] if call else None
-            helper = (functions or {}).get(func) if func else None
-            if call and helper is not None and call[1] < len(helper.params) and _depth < 4:
-                decl = helper.params[call[1]]
-                words = re.findall(r"[A-Za-z_]\w*", decl)
-                if _pointer_to_const(decl):
-                    use.read = True
-                    use.note(f"{func}(...) reads it through a const pointer")
-                elif words:
-                    inner = array_uses(helper.body, words[-1], functions, _depth + 1)
-                    use.read |= inner.read
-                    use.written |= inner.written
-                    what = "writes" if inner.written else "reads" if inner.read else "ignores"
-                    use.note(f"{func}(...) {what} it")
-                if use.constant_indices is not None:
-                    use.constant_indices = None
-                continue
-            if func is None or func in _C_KEYWORDS:
-                use.read = True
-                use.note(f"reads {cur}")
-            elif func.startswith("vstore"):
-                use.written = True
-                use.note(f"{func}(.., {cur})")
-            elif func.startswith("vload") or func.startswith("prefetch"):
-                use.read = True
-                use.note(f"{func}(.., {cur})")
-            else:
-                use.read = use.written = True
-                use.note(f"{func}({cur}, ...) may read and write it")
-            if use.constant_indices is not None:
-                use.constant_indices = None
-    return use
 
 
 # ---------------------------------------------------------------------------------
 # The description
-
-
-@dataclass
-class _Param:
-    name: str
-    ctype: str
-    pointer: bool
-    space: str  # global, constant, local, private
-
-
-def _parse_param(decl: str, types: Mapping[str, str], where: str) -> _Param:
-    words = decl.replace("*", " * ").split()
-    if not words or not words[-1].isidentifier():
-        raise InputError(f"cannot read the kernel parameter {decl!r}", source=where)
-    name = words[-1]
-    pointer = "*" in words
-    space = "private"
-    for w, sp in (
-        ("__global", "global"),
-        ("global", "global"),
-        ("__constant", "constant"),
-        ("constant", "constant"),
-        ("__local", "local"),
-        ("local", "local"),
-    ):
-        if w in words:
-            space = sp
-    type_words = [w for w in words[:-1] if w not in _QUALIFIERS and w != "*" and w != space]
-    type_words = [w for w in type_words if w not in ("__local", "local")]
-    ctype = " ".join(type_words)
-    ctype = types.get(ctype, ctype)
-    return _Param(name, ctype, pointer, space)
 
 
 VECTOR_LANES = (2, 4, 8, 16)
@@ -567,8 +133,8 @@ def _attribute_sizes(attributes: str) -> list[str] | None:
     m = re.search(r"reqd_work_group_size\s*\(", attributes)
     if not m:
         return None
-    end = _match(attributes, m.end() - 1, "(", ")")
-    return _split_top(attributes[m.end() : end - 1])
+    end = match_bracket(attributes, m.end() - 1, "(", ")")
+    return split_top(attributes[m.end() : end - 1])
 
 
 def plain_kernel(
@@ -1002,13 +568,13 @@ def _arguments(
     data_shape = list(reversed(t.size_names))  # C order: x fastest
     arguments: list[dict[str, Any]] = []
     for d in decl.params:
-        info = _parse_param(d, types, where)
+        info = parse_param(d, types, where)
         name = info.name
         if info.pointer and info.space in ("global", "constant"):
             arguments.append(
                 _array_argument(
                     info,
-                    _parse_param(d, {}, where).ctype,
+                    parse_param(d, {}, where).ctype,
                     decl,
                     helpers,
                     t,
@@ -1063,7 +629,7 @@ def _arguments(
 
 
 def _array_argument(
-    info: _Param,
+    info: Param,
     raw_type: str,
     decl: KernelDecl,
     helpers: Mapping[str, FunctionDecl],
@@ -1300,44 +866,6 @@ def _define_value(name: str, value: str) -> str:
         out.append(ch)
         i += 1
     return "".join(out)
-
-
-def run_plain(
-    kernel: TunableKernel,
-    arrays: Mapping[str, Any],
-    config: Mapping[str, int] | None = None,
-    *,
-    device: str | None = None,
-    timeout_s: float = 60.0,
-) -> dict[str, Any]:
-    """Run ``kernel`` once on the given input data and return every array after it.
-
-    ``arrays`` maps argument names to numpy arrays (their shapes, or as many elements;
-    arrays not given start as the description says); ``config`` is the configuration
-    (default: the kernel's reference or default configuration). Runs in an OpenCL
-    worker process like every measurement, inside guard zones: a run that fails, or
-    writes before or past an array, raises :class:`~gtune.exceptions.GtuneError`
-    naming why. Returns ``{name: numpy array}`` for every buffer argument."""
-    from gtune.measure import OpenCLEvaluator
-
-    cfg = dict(config or {})
-    if not cfg:
-        ref = kernel.reference
-        cfg = dict(ref.config) if ref.kind == "config" else dict(kernel.default_config() or {})
-    ev = OpenCLEvaluator(
-        kernel, device, runs=1, timeout_s=timeout_s, compile_workers=0, verify=False, arrays=arrays
-    )
-    try:
-        result = ev.evaluate(cfg)
-        if not result.ok:
-            raise GtuneError(
-                f"{kernel.name} with {_cfg_text(cfg, list(cfg))}: {result.status.value}"
-                + (f": {result.message.splitlines()[0]}" if result.message.strip() else ""),
-                source=kernel.label,
-            )
-        return {a.name: ev.output(a.name) for a in kernel.arguments if a.kind == "buffer"}
-    finally:
-        ev.close()
 
 
 def _cfg_text(cfg: Mapping[str, int], names: Sequence[str]) -> str:

@@ -54,24 +54,53 @@ def _imports(path: Path) -> set[str]:
 
 
 # What each lower layer must never import (the page's "Layers", bottom to top).
-ABOVE_TUNING = ("gtune.api", "gtune.campaign", "gtune.training", "gtune.comparison")
+ABOVE_TUNING = (
+    *("gtune.api", "gtune.campaign", "gtune.training", "gtune.comparison", "gtune.split"),
+    *("gtune.report", "gtune.progress", "gtune.testing", "gtune.commands", "gtune.cli"),
+)
+ABOVE_KERNELS = (
+    *ABOVE_TUNING,
+    *("gtune.tuning", "gtune.heuristics", "gtune.space", "gtune.measure", "gtune.store"),
+    "gtune.loadpredict",
+)
+# The kernel model: what a kernel is, read from its files; it runs nothing.
+KERNELS = (
+    *("kernel", "description", "plain", "clsource", "includes", "features", "tuned"),
+    "stencils",
+)
+# The foundations under it.
+BOTTOM = ("device", "result", "budget", "expr", "inputs", "exceptions", "convergence")
 FORBIDDEN = {
-    "gtune/tuning": (*ABOVE_TUNING, "gtune.commands", "gtune.cli"),
+    "gtune/tuning": ABOVE_TUNING,
     "gtune/heuristics": (*ABOVE_TUNING, "gtune.tuning"),
     "gtune/space": (*ABOVE_TUNING, "gtune.tuning", "gtune.heuristics"),
     "gtune/measure": (*ABOVE_TUNING, "gtune.tuning", "gtune.heuristics"),
     "gtune/store": (*ABOVE_TUNING, "gtune.tuning", "gtune.heuristics"),
     "gtune/loadpredict": (*ABOVE_TUNING, "gtune.tuning", "gtune.heuristics"),
+    **{f"gtune/{m}": ABOVE_KERNELS for m in KERNELS},
+    **{f"gtune/{m}": (*ABOVE_KERNELS, *(f"gtune.{k}" for k in KERNELS)) for m in BOTTOM},
 }
+
+
+def _files(layer: str) -> list[Path]:
+    """A package's modules, or one module (``gtune/kernel`` is ``gtune/kernel.py``)."""
+    folder = ROOT / layer
+    return sorted(folder.rglob("*.py")) if folder.is_dir() else [folder.with_suffix(".py")]
+
+
+def _upward(layer: str) -> list[str]:
+    bad = []
+    for path in _files(layer):
+        for name in _imports(path):
+            if any(name == f or name.startswith(f + ".") for f in FORBIDDEN[layer]):
+                bad.append(f"{path.relative_to(ROOT)} imports {name}")
+    return bad
 
 
 @pytest.mark.parametrize("layer", sorted(FORBIDDEN))
 def test_no_upward_imports(layer: str) -> None:
-    bad = []
-    for path in sorted((ROOT / layer).rglob("*.py")):
-        for name in _imports(path):
-            if any(name == f or name.startswith(f + ".") for f in FORBIDDEN[layer]):
-                bad.append(f"{path.relative_to(ROOT)} imports {name}")
+    assert all(p.is_file() for p in _files(layer)), f"{layer}: no such module"
+    bad = _upward(layer)
     assert not bad, "; ".join(bad)
 
 

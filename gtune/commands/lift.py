@@ -77,7 +77,7 @@ def _lift_transposed(
     ``--global``, the launch with its dimensions reversed is tried (``NY,NX``;
     ``NZ,NY,NX``) and, if the stencil is lifted that way, recorded in the definition's
     flags. Otherwise the first refusal stands, with the hint."""
-    from gtune.stencils.lift import lift_kernel
+    from gtune.measure.lifting import lift_kernel
 
     sizes = [n for n in ("NX", "NY", "NZ") if n in kernel.sizes]
     if args.global_size or len(sizes) < 2:
@@ -107,7 +107,8 @@ def _lift_transposed(
 
 def run(args: argparse.Namespace) -> int:
     from gtune.measure import select_device
-    from gtune.stencils.lift import PartialWrite, lift_kernel
+    from gtune.measure.lifting import lift_kernel
+    from gtune.stencils.lift import PartialWrite
 
     if not is_plain(args.kernel):
         raise InputError(

@@ -50,7 +50,7 @@ from gtune.tuning import (
 )
 
 if TYPE_CHECKING:
-    from gtune.stencils.lift import OriginalComparison
+    from gtune.measure.lifting import OriginalComparison
 
 HELP = "tune a kernel with a heuristic spec (every result goes to the store; resumable)"
 
@@ -217,7 +217,8 @@ def run(args: argparse.Namespace) -> int:
         err.print(escape(line), highlight=False)
     recorded: Path | None = None  # a lifted definition's original output
     if lifted is not None:
-        from gtune.stencils.lift import against_original, original_output_file
+        from gtune.measure.lifting import against_original
+        from gtune.stencils.lift import original_output_file
 
         definition, original = lifted
         kernel = against_original(kernel, definition, original, device, timeout_s=args.timeout)
@@ -261,7 +262,7 @@ def run(args: argparse.Namespace) -> int:
     comparison = None
     try:
         if lifted is not None and not interrupted and report.best_config is not None:
-            from gtune.stencils.lift import compare_with_original
+            from gtune.measure.lifting import compare_with_original
 
             comparison = compare_with_original(
                 kernel,

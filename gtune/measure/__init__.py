@@ -29,6 +29,7 @@ from gtune.measure.result import Result, Status
 from gtune.processes import child_env, python_command
 
 if TYPE_CHECKING:
+    from gtune.measure.once import run_plain
     from gtune.measure.opencl_evaluator import OpenCLEvaluator
 
 _ENV_KEYS = ("OCL_ICD_VENDORS", "OCL_ICD_FILENAMES", "POCL_DEVICES", "CUDA_VISIBLE_DEVICES")
@@ -102,6 +103,10 @@ def __getattr__(name: str) -> object:
         from gtune.measure.opencl_evaluator import OpenCLEvaluator
 
         return OpenCLEvaluator
+    if name == "run_plain":
+        from gtune.measure.once import run_plain
+
+        return run_plain
     raise AttributeError(name)
 
 
@@ -116,5 +121,6 @@ __all__ = [
     "completed",
     "list_devices",
     "pruned",
+    "run_plain",
     "select_device",
 ]

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from gtune.exceptions import InputError
-from gtune.kernel import TunableKernel
+from gtune.kernel import TunableKernel, scalar_values
 
 
 def initial_arrays(kernel: TunableKernel, seed: int = 1234) -> dict[str, np.ndarray]:
@@ -57,16 +57,6 @@ def initial_arrays(kernel: TunableKernel, seed: int = 1234) -> dict[str, np.ndar
         else:
             arrays[arg.name] = rng.random(shape, dtype=np.float64).astype(dtype)
     return arrays
-
-
-def scalar_values(kernel: TunableKernel) -> dict[str, int | float]:
-    env = dict(kernel.sizes)
-    out: dict[str, int | float] = {}
-    for arg in kernel.arguments:
-        if arg.kind == "scalar" and arg.value is not None:
-            value = arg.value.evaluate(env)
-            out[arg.name] = float(value) if np.dtype(arg.dtype).kind == "f" else int(value)
-    return out
 
 
 def _load_function(kernel: TunableKernel) -> Callable[..., Any]:

@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from gtune.clsource import array_uses, find_functions
 from gtune.exceptions import InputError
 from gtune.expr import Expr
 from gtune.kernel import domain_values
-from gtune.plain import array_uses, find_functions, plain_kernel
+from gtune.plain import plain_kernel
 from gtune.space.model import _divisions
 from tests.conftest import run_gtune
 

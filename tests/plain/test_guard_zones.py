@@ -145,7 +145,7 @@ def test_run_plain_runs_once_on_given_inputs():
     import numpy as np
 
     from gtune.exceptions import GtuneError
-    from gtune.plain import run_plain
+    from gtune.measure import run_plain
 
     kernel = plain_kernel(CORPUS / "shift.cl", sizes=[64], scalars={"n": "NX"})
     given = np.arange(64, dtype=np.float32)

@@ -9,17 +9,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gtune.cli import main
+from gtune.clsource import array_uses, find_kernels, kernel_signatures, preprocess, typedefs
 from gtune.description import load_kernel
 from gtune.exceptions import ExpressionError, InputError
 from gtune.kernel import Expr, domain_values
-from gtune.plain import (
-    array_uses,
-    find_kernels,
-    kernel_signatures,
-    plain_kernel,
-    preprocess,
-    typedefs,
-)
+from gtune.plain import plain_kernel
 
 CORPUS = Path(__file__).parents[1] / "data" / "corpus"
 
@@ -180,7 +174,7 @@ def test_scalars_need_names_that_leave_no_doubt(tmp_path: Path):
 
 
 def test_float_scalars_are_fractions(tmp_path: Path):
-    from gtune.measure.problem import scalar_values
+    from gtune.kernel import scalar_values
 
     src = tmp_path / "k.cl"
     src.write_text(

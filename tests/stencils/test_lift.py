@@ -390,8 +390,8 @@ def device() -> Any:
 
 def _original_matches(kernel: Any, defn: StencilDefinition, device: Any, seed: int) -> None:
     """The definition's reference against the original kernel on fresh random inputs."""
+    from gtune.kernel import scalar_values
     from gtune.measure.opencl_evaluator import OpenCLEvaluator
-    from gtune.measure.problem import scalar_values
 
     rng = np.random.default_rng(seed)
     face = interface(kernel)
@@ -419,7 +419,7 @@ def _original_matches(kernel: Any, defn: StencilDefinition, device: Any, seed: i
 def lifted(device: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
     """``lifted(name)``: the corpus kernel ``name`` lifted (once in the module, by
     whichever test asks first) and its definition written: (definition, path)."""
-    from gtune.stencils.lift import lift_kernel
+    from gtune.measure.lifting import lift_kernel
 
     folder = tmp_path_factory.mktemp("lifted")
     done: dict[str, tuple[StencilDefinition, Path]] = {}
@@ -467,7 +467,7 @@ def test_corpus_kernel_tunes_against_its_original(
     from gtune.budget import Budget
     from gtune.description import load_kernel
     from gtune.measure import Status
-    from gtune.stencils.lift import against_original
+    from gtune.measure.lifting import against_original
 
     original = _open_plain(name)
     _, out = lifted(name)
@@ -494,7 +494,7 @@ def test_corpus_kernel_tunes_against_its_original(
 @pytest.mark.opencl
 @pytest.mark.parametrize("name", REFUSED)
 def test_corpus_kernel_is_refused(name: str, device: Any, tmp_path: Path):
-    from gtune.stencils.lift import lift_kernel
+    from gtune.measure.lifting import lift_kernel
 
     with pytest.raises(NotAStencil, match=MANIFEST[name].get("why", "not linear")) as info:
         lift_kernel(_open_plain(name), device=device, output=tmp_path / "x.stencil.yaml")
@@ -722,8 +722,8 @@ def _reach(offsets: set[tuple[int, ...]], dims: int) -> list[int]:
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", range(8))
 def test_random_generated_kernels_lift(seed: int, device: Any, tmp_path: Path) -> None:
+    from gtune.measure.lifting import lift_kernel
     from gtune.plain import plain_kernel
-    from gtune.stencils.lift import lift_kernel
 
     rng = np.random.default_rng(1000 + seed)
     dims = 2 + seed % 2
@@ -834,8 +834,8 @@ def test_original_flags_are_checked(tmp_path: Path) -> None:
 def test_lift_without_a_shipped_launch_uses_the_first_configuration(
     device: Any, tmp_path: Path
 ) -> None:
+    from gtune.measure.lifting import lift_kernel
     from gtune.plain import plain_kernel
-    from gtune.stencils.lift import lift_kernel
 
     blur = ROOT / "tests" / "data" / "plain_blur.cl"
     kernel = plain_kernel(blur, sizes=[32, 16], scalars={"scale": "1/9"})

@@ -1,0 +1,272 @@
+"""Lifting's run-time half: the probes run in a measurement worker, the original
+kernel's output as the reference of its lifted definition, and the original timed
+against the tuned kernel.
+
+:mod:`gtune.stencils.lift` holds the method (what to probe, how to read the answers,
+the definition it writes) and runs nothing; this module gives it a kernel that runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import re
+import statistics
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gtune.exceptions import GtuneError, InputError
+from gtune.kernel import Reference, TunableKernel
+from gtune.measure.opencl_evaluator import OpenCLEvaluator
+from gtune.measure.problem import initial_arrays
+from gtune.stencils.definition import SUFFIX, StencilDefinition, default_name
+from gtune.stencils.lift import (
+    default_launch,
+    interface,
+    lift_with,
+    shipped_config,
+)
+
+
+def lift_kernel(
+    kernel: TunableKernel,
+    *,
+    device: Any = None,
+    output: str | Path,
+    flags: Sequence[str] = (),
+    timeout_s: float = 60.0,
+    seed: int = 1,
+) -> tuple[StencilDefinition, int]:
+    """Lift a plain kernel (its description from the plain flags) on ``device``.
+
+    Returns the checked definition (``original:`` records the source relative to
+    ``output``'s folder, the kernel, the flags and the shipped launch) and the number of
+    launches it took; refuses with :class:`NotAStencil` (an :class:`InputError`).
+    """
+    out = Path(output)
+    if not out.name.endswith(SUFFIX):
+        raise InputError(f"a definition's file name ends in {SUFFIX}", source=out)
+    name = default_name(str(out))
+    if not re.fullmatch(r"[A-Za-z_]\w*", name):
+        raise InputError(
+            f"the name {name!r} (the file name without {SUFFIX}) must be letters, digits and _",
+            source=out,
+        )
+    src = Path(kernel.source_path)
+    face = interface(kernel, str(src))
+    config = shipped_config(kernel)
+    glob, loc = default_launch(kernel)
+    original: dict[str, Any] = {
+        "source": os.path.relpath(src.resolve(), out.resolve().parent),
+        "kernel": kernel.name,
+        "flags": list(flags),
+        "size": [int(kernel.sizes[n]) for n in ("NX", "NY", "NZ") if n in kernel.sizes],
+        "global": glob,
+    }
+    if loc is not None:
+        original["local"] = loc
+    doc = (
+        f"Lifted by gtune from {src.name} (kernel {kernel.name}) by running it at "
+        f"{'x'.join(str(v) for v in original['size'])}."
+    )
+    evaluator = OpenCLEvaluator(
+        kernel, device, verify=False, compile_workers=0, timeout_s=timeout_s
+    )
+    try:
+
+        def probe(
+            inputs: Mapping[str, np.ndarray],
+            out_init: np.ndarray,
+            scalars: Mapping[str, float | int],
+        ) -> np.ndarray:
+            arrays = {**inputs, face.output: out_init}
+            try:
+                outputs = evaluator.run_once(config, arrays, scalars)
+            except GtuneError as exc:
+                raise face.refuse(f"a probe launch failed: {exc.message}") from None
+            return outputs[face.output]
+
+        return lift_with(
+            face, probe, name=name, source=str(out), doc=doc, original=original, seed=seed
+        )
+    finally:
+        evaluator.close()
+
+
+def against_original(
+    kernel: TunableKernel,
+    definition: StencilDefinition,
+    original: TunableKernel,
+    device: Any,
+    directory: Path | None = None,
+    *,
+    seed: int = 1234,
+    timeout_s: float = 60.0,
+) -> TunableKernel:
+    """``kernel`` (the template rendered for a lifted ``definition``) verified against
+    the original kernel's output instead of the definition's numpy reference.
+
+    The original runs once at its shipped launch on the very arrays the tuning evaluator
+    generates for ``kernel`` (same argument names, same ``seed``), with the definition's
+    coefficient values; its output, saved in ``directory`` (default: the temporary
+    folder) under a name made of its own hash, becomes the reference
+    (:func:`original_output_file` names the file, to delete after tuning). The
+    definition's own reference must agree with it first: an edited definition, or an
+    original that computes something else at this size, is an error naming the file.
+    """
+    where = definition.source or kernel.label
+    arrays = initial_arrays(kernel, seed)
+    buffers = [a for a in original.arguments if a.kind == "buffer"]
+    missing = [a.name for a in buffers if a.name not in arrays]
+    if missing:
+        raise InputError(
+            f"original: the original kernel's array {missing[0]} is not an argument of the "
+            "definition's kernel",
+            source=where,
+        )
+    values = {c: float(definition.values[c]) for c in definition.coefficients}
+    evaluator = OpenCLEvaluator(
+        original, device, verify=False, compile_workers=0, timeout_s=timeout_s
+    )
+    try:
+        outputs = evaluator.run_once(
+            shipped_config(original), {a.name: arrays[a.name] for a in buffers}, values
+        )
+    except GtuneError as exc:
+        raise InputError(
+            f"original: the original kernel {original.name} did not run: {exc.message}",
+            source=where,
+        ) from None
+    finally:
+        evaluator.close()
+    out = outputs[definition.output]
+    inputs = {f: arrays[f] for f in definition.fields}
+    ref = definition.reference(inputs, arrays[definition.output], values)
+    big = max(float(np.max(np.abs(a))) for a in inputs.values())
+    bad = ~(np.abs(out.astype(np.float64) - ref.astype(np.float64)) <= definition.tolerance(big))
+    if bad.any():
+        size = "x".join(str(kernel.sizes[n]) for n in ("NX", "NY", "NZ") if n in kernel.sizes)
+        raise InputError(
+            f"the original kernel {original.name} does not compute this definition at {size}: "
+            f"{int(bad.sum())} of {bad.size} points differ (edited terms or values, or an "
+            "original whose stencil depends on the size?); lift it again",
+            source=where,
+        )
+    folder = (directory or Path(tempfile.gettempdir())).resolve()
+    digest = hashlib.sha256(np.ascontiguousarray(out).tobytes()).hexdigest()[:20]
+    path = folder / f"gtune-original-{original.name}-{digest}.npy"
+    partial = folder / f".{path.name}.{os.getpid()}"
+    with open(partial, "wb") as f:
+        np.save(f, out)
+    os.replace(partial, path)
+    # Only the reference's source changes: the kernel keeps its identity (the
+    # definition's), so its results are those of the definition -- `gtune export`,
+    # `gtune results` and a plain `gtune run` of it find them -- and the same run again
+    # is served by the result store.
+    reference = Reference(
+        "python",
+        target="gtune.stencils.reference:recorded_output",
+        args={"output": definition.output, "file": str(path)},
+        rtol=kernel.reference.rtol,
+        atol=kernel.reference.atol,
+        digest=kernel.reference.digest,
+    )
+    return replace(kernel, reference=reference)
+
+
+@dataclass(frozen=True)
+class OriginalComparison:
+    """The tuned kernel against the original at its shipped launch, measured
+    alternately in the same run."""
+
+    original: str  # the original kernel's name
+    original_config: dict[str, int]
+    tuned_config: dict[str, int]
+    original_s: float  # median over rounds of each round's median
+    tuned_s: float
+    rounds: int
+
+    @property
+    def speedup(self) -> float:
+        return self.original_s / self.tuned_s if self.tuned_s > 0 else math.inf
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "original": self.original,
+            "original_config": self.original_config,
+            "tuned_config": self.tuned_config,
+            "original_s": self.original_s,
+            "tuned_s": self.tuned_s,
+            "rounds": self.rounds,
+            "speedup": self.speedup,
+        }
+
+
+def compare_with_original(
+    kernel: TunableKernel,
+    config: Mapping[str, int],
+    original: TunableKernel,
+    device: Any,
+    *,
+    timing: Any = None,
+    rounds: int = 3,
+    timeout_s: float = 60.0,
+) -> OriginalComparison:
+    """Time ``config`` of ``kernel`` and the original at its shipped launch, one after
+    the other for ``rounds`` rounds (drift hits both alike); outputs are not checked
+    again here (tuning verified them)."""
+    cfg = shipped_config(original)
+    quiet = replace(kernel, reference=Reference("none"))
+    times: dict[str, list[float]] = {"original": [], "tuned": []}
+    evaluators = {
+        "original": (
+            OpenCLEvaluator(
+                original,
+                device,
+                verify=False,
+                compile_workers=0,
+                timing=timing,
+                timeout_s=timeout_s,
+            ),
+            cfg,
+        ),
+        "tuned": (
+            OpenCLEvaluator(
+                quiet,
+                device,
+                verify=False,
+                compile_workers=0,
+                timing=timing,
+                timeout_s=timeout_s,
+            ),
+            dict(config),
+        ),
+    }
+    try:
+        for _ in range(rounds):
+            for which, (evaluator, c) in evaluators.items():
+                result = evaluator.evaluate(c)
+                if not result.ok:
+                    name = original.name if which == "original" else kernel.name
+                    raise GtuneError(
+                        f"the {which} kernel {name} failed at {c}: {result.status.value}: "
+                        f"{result.message[:300]}"
+                    )
+                times[which].append(result.median_s)
+    finally:
+        for evaluator, _ in evaluators.values():
+            evaluator.close()
+    return OriginalComparison(
+        original=original.name,
+        original_config=dict(cfg),
+        tuned_config=dict(config),
+        original_s=statistics.median(times["original"]),
+        tuned_s=statistics.median(times["tuned"]),
+        rounds=rounds,
+    )
