@@ -216,6 +216,7 @@ CREATE INDEX results_kernel ON results (kernel_name, device);
 # -- PostgreSQL going away ---------------------------------------------------------
 
 
+@pytest.mark.postgres  # starts a PostgreSQL server of its own: the postgres tier
 def test_a_postgresql_restart_does_not_stop_a_run() -> None:
     """The server goes away for a few seconds (a restart): every operation meanwhile
     waits for it and goes on, on a new connection; nothing is lost or doubled."""
