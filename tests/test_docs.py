@@ -93,7 +93,7 @@ def test_sphinx_roles_become_optional_cross_references() -> None:
 def test_site_builds_strict_with_the_api_and_links_out_of_docs(tmp_path: Path) -> None:
     site = tmp_path / "site"
     proc = subprocess.run(
-        [str(MKDOCS), "build", "--strict", "-q", "-f", str(ROOT / "mkdocs.yml"), "-d", str(site)],
+        [str(MKDOCS), "build", "--strict", "-f", str(ROOT / "mkdocs.yml"), "-d", str(site)],
         capture_output=True,
         text=True,
         timeout=300,
@@ -122,6 +122,31 @@ def test_troubleshooting_quotes_messages_gtune_gives() -> None:
     source = _source_text()
     missing = [q for q in quoted if q not in source]
     assert missing == [], f"troubleshooting.md quotes messages gtune no longer gives: {missing}"
+
+
+@pytest.mark.skipif(not MKDOCS.exists(), reason="mkdocs is not installed (the docs extra)")
+def test_a_link_out_of_docs_is_checked_and_points_at_the_repository(tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "data.csv").write_text("a,b\n")
+    page = tmp_path / "docs" / "index.md"
+    config = tmp_path / "mkdocs.yml"
+    config.write_text(
+        f"site_name: t\nrepo_url: https://example.org/r\nhooks: [{DOCS / '_ext' / 'links.py'}]\n"
+    )
+
+    def build(text: str) -> subprocess.CompletedProcess[str]:
+        page.write_text(text)
+        cmd = [str(MKDOCS), "build", "--strict", "-f", str(config), "-d", str(tmp_path / "s")]
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
+
+    good = build("[data](../data.csv) and [data again](../data.csv#L1)\n")
+    assert good.returncode == 0, good.stderr[-2000:]
+    html = (tmp_path / "s" / "index.html").read_text()
+    assert 'href="https://example.org/r/blob/main/data.csv"' in html
+    assert 'href="https://example.org/r/blob/main/data.csv#L1"' in html
+    bad = build("[gone](../gone.csv)\n")
+    assert bad.returncode != 0
+    assert "index.md links to '../gone.csv': gone.csv is not in the repository" in bad.stderr
 
 
 def _ignored(paths: list[Path]) -> set[Path]:

@@ -38,6 +38,11 @@ def _tracked(root: Path) -> set[str]:
 _KNOWN: dict[Path, set[str]] = {}
 
 
+def on_pre_build(config: Any, **kwargs: Any) -> None:
+    """Each build (``mkdocs serve`` rebuilds) reads the repository's files afresh."""
+    _KNOWN.clear()
+
+
 def _rewrite(line: str, page_dir: str, root: Path, repo_url: str, src: str) -> str:
     def one(match: re.Match[str]) -> str:
         target = match.group(2)
