@@ -37,6 +37,7 @@ from gtune.commands._common import (
     received_signals,
 )
 from gtune.description import TRUST_ENV, ReferenceCodeNotice, is_path_entry
+from gtune.escape import has_control, visible
 from gtune.exceptions import GtuneError, InputError
 
 COMMANDS = (
@@ -188,6 +189,14 @@ def _check_value(name: str, dest: str, value: Any) -> None:
     if isinstance(value, str):
         if not value.strip():
             raise InputError("empty value", source=name)
+        if has_control(value):
+            # a file name or expression with a line end or an escape sequence would
+            # reach the terminal, the MiniZinc model and the files gtune writes
+            raise InputError(
+                f"holds a control character ('{visible(value)}'); file names and "
+                "values given to gtune may not (rename the file)",
+                source=name,
+            )
         return
     if isinstance(value, bool) or not isinstance(value, int | float):
         return

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from gtune.clsource import kernel_signatures
+from gtune.escape import check_file_name
 from gtune.exceptions import ExpressionError, InputError
 from gtune.expr import Expr
 from gtune.includes import headers_digest, kernel_include_option
@@ -112,6 +113,7 @@ def load_kernel(
     a function of a trusted module (:func:`trusted_modules`; ``trust_modules`` adds more).
     """
     p = Path(path)
+    check_file_name(p, "kernel's file name")
     if not p.exists():
         raise InputError("file not found", source=p)
     if p.is_dir():

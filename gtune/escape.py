@@ -62,8 +62,12 @@ def check_file_name(path: str | PathLike[str], what: str = "file name") -> None:
 
 
 def mzn_string(text: str) -> str:
-    """A MiniZinc string literal holding ``text`` (control characters shown escaped)."""
-    return '"' + visible(text).replace("\\", "\\\\").replace('"', '\\"') + '"'
+    """A MiniZinc string literal for a label (a constraint's name): one that MiniZinc
+    and the FlatZinc readers of its solvers take, which read no escapes (Gecode stops
+    at a backslash). So a control character becomes ``?``, a backslash ``/`` and a
+    double quote ``'``: the label reads the same, and nothing in it is code."""
+    label = _CONTROL.sub("?", text).replace("\\", "/").replace('"', "'")
+    return f'"{label}"'
 
 
 def mzn_comment(text: str) -> str:
@@ -115,13 +119,14 @@ def csv_cell(value: object) -> object:
 
 # -- Markdown and HTML reports -----------------------------------------------------------
 
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|~])")
 
 
 def markdown_text(text: str) -> str:
-    """Text for a Markdown table cell or paragraph: one line, Markdown's punctuation
-    escaped (no link, image, HTML tag or extra table column can form)."""
-    return _MARKDOWN_SPECIAL.sub(r"\\\1", visible(text)).replace("&", "&amp;")
+    """Text for a Markdown table cell or paragraph: one line, the punctuation that
+    forms emphasis, code, links, images, HTML tags and table columns escaped, ``&`` as
+    an entity."""
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", visible(text).replace("&", "&amp;"))
 
 
 def html_text(text: str) -> str:

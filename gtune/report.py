@@ -21,9 +21,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from rich.markup import escape as _markup
 from rich.table import Table
 
 from gtune.convergence import Trace
+from gtune.escape import csv_cell, markdown_text, terminal
 from gtune.tuning import TuningReport
 
 BASELINE = "random"
@@ -173,15 +175,21 @@ def run_summary_rows(report: TuningReport) -> list[tuple[str, str]]:
 
 
 def run_summary_table(report: TuningReport) -> Table:
-    title = f"{report.kernel} on {report.device}"
+    title = _cell(f"{report.kernel} on {report.device}")
     if report.interrupted:
         title += " (interrupted: best found so far)"
     t = Table(title=title, show_header=False, title_justify="left")
     t.add_column(style="bold")
     t.add_column()
     for label, value in run_summary_rows(report):
-        t.add_row(label, value)
+        t.add_row(label, _cell(value))
     return t
+
+
+def _cell(text: str) -> str:
+    """Text from names and messages (a file, a device, a store's row) for a table: no
+    control character reaches the terminal, no bracket is read as markup."""
+    return _markup(terminal(text))
 
 
 def technique_table(report: TuningReport) -> Table:
@@ -201,7 +209,7 @@ def technique_table(report: TuningReport) -> Table:
             str(o.evaluations) if o else "-",
             str(run.measured),
             f"{o.compile_s:.2f}" if o else "-",
-            run.note or (o.stop_reason if o else ""),
+            _cell(run.note or (o.stop_reason if o else "")),
         )
     return t
 
@@ -400,7 +408,7 @@ def compare_table(rows: Sequence[StrategyRow], title: str = "") -> Table:
     for i, h in enumerate(_HEADERS):
         t.add_column(h, justify="left" if i == 0 else "right")
     for row in rows:
-        t.add_row(*_row_texts(row))
+        t.add_row(*(_cell(text) for text in _row_texts(row)))
     return t
 
 
@@ -410,10 +418,10 @@ def compare_markdown(rows: Sequence[StrategyRow], notes: Sequence[str] = ()) -> 
         "| " + " | ".join(_HEADERS) + " |",
         "|" + "|".join(["---"] + ["---:"] * (len(_HEADERS) - 1)) + "|",
     ]
-    lines += ["| " + " | ".join(_row_texts(r)) + " |" for r in rows]
+    lines += ["| " + " | ".join(markdown_text(t) for t in _row_texts(r)) + " |" for r in rows]
     text = "\n".join(lines) + "\n"
     if notes:
-        text += "\n" + "\n".join(f"- {n}" for n in notes) + "\n"
+        text += "\n" + "\n".join(f"- {markdown_text(n)}" for n in notes) + "\n"
     return text
 
 
@@ -424,7 +432,7 @@ def per_kernel_markdown(cells: Sequence[CompareCell], strategies: Sequence[str])
     by = {(c.kernel, c.strategy): c for c in cells}
     kernels = list(dict.fromkeys(c.kernel for c in cells))
     lines = [
-        "| kernel | " + " | ".join(strategies) + " |",
+        "| kernel | " + " | ".join(markdown_text(s) for s in strategies) + " |",
         "|---|" + "---:|" * len(strategies),
     ]
     for k in kernels:
@@ -436,7 +444,7 @@ def per_kernel_markdown(cells: Sequence[CompareCell], strategies: Sequence[str])
                 continue
             t = seconds_text(c.time_s)
             texts.append(f"{f'**{t}**' if c.time_s == best[k] else t} ({c.evaluations:,})")
-        lines.append(f"| {k} | " + " | ".join(texts) + " |")
+        lines.append(f"| {markdown_text(k)} | " + " | ".join(texts) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -447,7 +455,7 @@ def compare_csv(rows: Sequence[StrategyRow]) -> str:
     for r in rows:
         w.writerow(
             [
-                r.strategy,
+                csv_cell(r.strategy),
                 "" if r.speedup is None else repr(r.speedup),
                 r.kernels,
                 repr(r.configs),
@@ -484,8 +492,8 @@ def per_kernel_csv(cells: Sequence[CompareCell], baseline: str = BASELINE) -> st
         sp = speedups.get(c.strategy, {}).get(c.kernel)
         w.writerow(
             [
-                c.kernel,
-                c.strategy,
+                csv_cell(c.kernel),
+                csv_cell(c.strategy),
                 repr(c.best_s) if math.isfinite(c.best_s) else "",
                 "" if c.remeasured_s is None else repr(c.remeasured_s),
                 "" if sp is None else repr(sp),
@@ -494,7 +502,7 @@ def per_kernel_csv(cells: Sequence[CompareCell], baseline: str = BASELINE) -> st
                 repr(c.run_s),
                 c.measured,
                 c.reused,
-                c.technique or "",
+                csv_cell(c.technique or ""),
                 config_text(c.best_config) if c.best_config else "",
             ]
         )

@@ -134,6 +134,7 @@ def is_plain(path: str) -> bool:
 def open_tunable(args: argparse.Namespace) -> TunableKernel:
     """The kernel: from its description, or inferred for a plain ``.cl``."""
     given = [flag for flag, dest in _FLAGS if getattr(args, dest, None)]
+    escape.check_file_name(args.kernel, "kernel's file name")
     if not Path(args.kernel).exists():
         raise InputError("file not found", source=args.kernel)
     if not is_plain(args.kernel):

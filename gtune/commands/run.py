@@ -29,6 +29,7 @@ from gtune.commands._common import (
 )
 from gtune.commands._plain import add_plain_arguments, note_lines, open_tunable
 from gtune.commands._plain import is_plain as is_plain
+from gtune.escape import terminal
 from gtune.exceptions import InputError
 from gtune.heuristics import load_spec, shipped_specs
 from gtune.kernel import TunableKernel
@@ -214,7 +215,7 @@ def run(args: argparse.Namespace) -> int:
     device = select_device(args.device)
     err = Console(stderr=True)
     for line in note_lines(kernel):
-        err.print(escape(line), highlight=False)
+        err.print(escape(terminal(line)), highlight=False)
     recorded: Path | None = None  # a lifted definition's original output
     if lifted is not None:
         from gtune.measure.lifting import against_original
@@ -225,7 +226,7 @@ def run(args: argparse.Namespace) -> int:
         recorded = original_output_file(kernel)
         err.print(
             f"reference: the output of the original kernel {original.name} "
-            f"({escape(original.source_path)}) at its shipped launch",
+            f"({escape(terminal(original.source_path))}) at its shipped launch",
             highlight=False,
         )
     store = open_store(args)

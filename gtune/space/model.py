@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from gtune.device import LIMIT_NAMES, DeviceLimits
+from gtune.escape import mzn_comment, mzn_string
 from gtune.exceptions import ExpressionError, GtuneError, InputError, UnsatisfiableSpace
 from gtune.expr import Expr, Value
 from gtune.kernel import TunableKernel, domain_values
@@ -362,15 +363,12 @@ def _substitute(expr: Expr, names: Mapping[str, Expr]) -> Expr:
 # -- MiniZinc text -------------------------------------------------------------------
 
 
-def _mzn_string(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
 def model_mzn(model: SpaceModel, *, output: bool = True) -> str:
     """The model: device limits declared (values in the device's .dzn), sizes, domains,
     every named constraint, and an output of one line of integers per solution."""
     lines = [
-        f"% gtune tuning space of kernel {model.kernel_name} ({model.kernel_label})",
+        f"% gtune tuning space of kernel {mzn_comment(model.kernel_name)} "
+        f"({mzn_comment(model.kernel_label)})",
         "% Solve with: minizinc --solver gecode -O2 --all-solutions MODEL.mzn DEVICE.dzn",
         "",
         "% device limits (values in the device's .dzn file)",
@@ -406,12 +404,12 @@ def _constraint_line(c: NamedConstraint) -> str:
         raise ExpressionError(
             f"constraint {c.name!r}: {exc.message}", source=c.expr.source
         ) from None
-    return f"constraint :: {_mzn_string(c.name)} {body};"
+    return f"constraint :: {mzn_string(c.name)} {body};"
 
 
 def device_dzn(limits: Mapping[str, int], device_name: str = "") -> str:
     """The device's limits as a MiniZinc data file (one per device, seed 002)."""
-    head = [f"% OpenCL device limits: {device_name}"] if device_name else []
+    head = [f"% OpenCL device limits: {mzn_comment(device_name)}"] if device_name else []
     return "\n".join(head + [f"{mzn_name(n)} = {int(limits[n])};" for n in LIMIT_NAMES]) + "\n"
 
 

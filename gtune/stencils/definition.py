@@ -27,6 +27,7 @@ from typing import Any, Literal
 import numpy as np
 import yaml
 
+from gtune.escape import check_file_name
 from gtune.exceptions import InputError
 from gtune.inputs import load_yaml, read_text
 
@@ -468,6 +469,7 @@ def _named_arg(name: str, kind: ArgKind, dtype: str) -> KernelArg:
 def load_definition(path: str | Path) -> StencilDefinition:
     """Read and validate ``NAME.stencil.yaml``; errors name the file and the key."""
     p = Path(path)
+    check_file_name(p, "stencil definition's file name")
     data = load_yaml(read_text(p, what="stencil definition"), str(p))
     return parse_definition(data, str(p))
 
