@@ -26,9 +26,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gtune.exceptions import ExpressionError, InputError
+from gtune.exceptions import ExpressionError, GtuneError, InputError
 from gtune.expr import Expr, parse
 from gtune.kernel import TunableKernel
+from gtune.outfiles import check_targets, write_text
+from gtune.specialise import cpp_difference, specialise_source
 
 FORMAT_VERSION = 1
 
@@ -226,9 +228,13 @@ def tuned_kernel(
     confirmed: bool = False,
     default_config: Mapping[str, int] | None = None,
     default_time_s: float | None = None,
+    full_template: bool = False,
 ) -> TunedKernel:
     """``kernel`` with ``config`` fixed. Its name and arguments are the description's:
-    a kernel rendered with the user's name and argument list keeps them."""
+    a kernel rendered with the user's name and argument list keeps them. The source is
+    specialised to the configuration (:mod:`gtune.specialise`: only the code it runs,
+    checked against the whole source by the C preprocessor); with ``full_template``, or
+    where that check fails, the whole source with the configuration's ``#define``s."""
     unknown = sorted(set(config) - set(kernel.parameter_names))
     missing = [p for p in kernel.parameter_names if p not in config]
     if unknown or missing:
@@ -295,10 +301,19 @@ def tuned_kernel(
         """
     )
     fixed = "".join(f"#define {k} {v}\n" for k, v in baked.items())
+    source, notes = fixed + "\n" + kernel.source, tuple[str, ...]()
+    if not full_template:
+        source, notes = _specialised(source, kernel, defines)
+        if not notes:
+            banner = banner[: -len(" */\n")] + (
+                " * Specialised: only the code this configuration runs (gtune export\n"
+                " * --full-template writes the whole source).\n */\n"
+            )
     return TunedKernel(
         kernel=kernel.name,
         name=kernel.store_name,
-        source=banner + fixed + "\n" + kernel.source,
+        source=banner + source,
+        notes=notes,
         configuration=values,
         size_names=sizes,
         defines=defines,
@@ -315,6 +330,29 @@ def tuned_kernel(
         default_configuration=None if default_config is None else dict(default_config),
         default_time_s=default_time_s,
     )
+
+
+def _specialised(
+    source: str, kernel: TunableKernel, defines: Mapping[str, str]
+) -> tuple[str, tuple[str, ...]]:
+    """``source`` specialised to the configuration its ``#define``s fix, if the C
+    preprocessor makes the same tokens of both at the tuned size; else ``source`` as it
+    is, with a note saying why."""
+    sizes = dict(kernel.sizes)
+    values = {k: parse(v).evaluate_int(sizes) for k, v in defines.items()}
+    try:
+        short = specialise_source(source, {}, defines, kernel.build_options)
+        differs = cpp_difference(source, short, values, kernel.build_options)
+    except GtuneError as exc:
+        return source, (
+            f"the whole source written: its specialised form was not checked ({exc.message})",
+        )
+    if differs is not None:
+        return source, (
+            "the whole source written: its specialised form differs after the C "
+            f"preprocessor ({differs})",
+        )
+    return short, ()
 
 
 # -- formulas ----------------------------------------------------------------------------
@@ -490,15 +528,18 @@ def _c_string(text: str) -> str:
     return f'"{escaped}"'
 
 
-def write_tuned(tuned: TunedKernel, folder: Path, stem: str | None = None) -> list[Path]:
+def write_tuned(
+    tuned: TunedKernel, folder: Path, stem: str | None = None, *, force: bool = False
+) -> list[Path]:
     """Write ``STEM.cl``, ``STEM.json`` and ``STEM.h`` into ``folder`` (``STEM``: the
-    kernel's file name by default); returns their paths."""
+    kernel's file name by default); returns their paths. Files that exist are kept
+    (an error) unless ``force``; links are never written through (:mod:`gtune.outfiles`)."""
     base = stem or _c_name(tuned.name.partition(":")[0])
-    folder.mkdir(parents=True, exist_ok=True)
     paths = [folder / f"{base}.cl", folder / f"{base}.json", folder / f"{base}.h"]
-    paths[0].write_text(tuned.source)
-    paths[1].write_text(tuned.to_json())
-    paths[2].write_text(tuned.header())
+    check_targets(paths, force=force)
+    texts = [tuned.source, tuned.to_json(), tuned.header()]
+    for path, text in zip(paths, texts, strict=True):
+        write_text(path, text, force=force)
     return paths
 
 

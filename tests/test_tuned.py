@@ -78,9 +78,14 @@ def test_launch_sizes_and_build_options_follow_the_problem_size() -> None:
 
 def test_the_source_has_the_configuration_fixed_and_keeps_the_kernels_name() -> None:
     tuned = _heat(WX=32, STREAM=1, ZC=4)
+    kernel = load_kernel(HEAT, {"NX": 64, "NY": 32, "NZ": 16})
+    full = tuned_kernel(kernel, tuned.configuration, full_template=True)
     for name, value in tuned.configuration.items():
-        assert f"#define {name} {value}\n" in tuned.source
-    assert tuned.source.endswith(load_kernel(HEAT).source)
+        assert f"#define {name} {value}\n" in full.source
+    assert full.source.endswith(kernel.source)
+    # the default: specialised, the parameters it uses fixed the same way
+    assert "#define WX 32\n" in tuned.source and "#define ZC 4\n" in tuned.source
+    assert "#if STREAM" not in tuned.source and len(tuned.source) < len(full.source) / 4
     assert tuned.kernel == "stencil" and tuned.name == "heat3d:stencil"
     assert [a["name"] for a in tuned.arguments] == ["src", "dst"]
     assert tuned.arguments[1]["init"] == "copy:src"

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from gtune.commands._plain import add_plain_arguments, is_plain, open_tunable
 from gtune.exceptions import InputError
+from gtune.outfiles import check_target, write_text
 from gtune.plain import description_yaml
 
 HELP = "print the description inferred for a plain .cl as YAML (save it beside it to edit)"
@@ -23,6 +24,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="write the description here (paths in it relative to this file) instead of "
         "printing it",
     )
+    p.add_argument("--force", action="store_true", help="replace the --output file if it exists")
     add_plain_arguments(p)
 
 
@@ -32,14 +34,12 @@ def run(args: argparse.Namespace) -> int:
             "this kernel already has a description beside it (or is not a .cl file)",
             source=args.kernel,
         )
+    if args.output:
+        check_target(args.output, force=args.force)
     kernel = open_tunable(args)
     if args.output:
         out = Path(args.output)
-        text = description_yaml(kernel, out.resolve().parent)
-        try:
-            out.write_text(text)
-        except OSError as exc:
-            raise InputError(f"cannot write: {exc.strerror}", source=out) from None
+        write_text(out, description_yaml(kernel, out.resolve().parent), force=args.force)
         return 0
     sys.stdout.write(description_yaml(kernel))
     return 0

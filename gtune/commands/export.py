@@ -20,7 +20,8 @@ from gtune.commands._common import fmt_seconds, open_store, selected_rows, size_
 from gtune.commands._plain import add_plain_arguments, open_tunable
 from gtune.exceptions import InputError
 from gtune.kernel import TunableKernel
-from gtune.result import StoredRow
+from gtune.outfiles import check_targets, write_text
+from gtune.result import ResultStore, StoredRow
 from gtune.store.ranking import confirmation, confirmed_default, groups, ranked
 from gtune.tuned import TunedKernel, tuned_kernel, write_tuned
 
@@ -58,6 +59,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="kernel: the folder to write into (default: the current one); t4: a .json file, "
         "or a folder for one results file per kernel plus metadata.json (default: standard "
         "output)",
+    )
+    p.add_argument(
+        "--full-template",
+        action="store_true",
+        help="kernel: write the whole source with the configuration's #defines at its top "
+        "(default: the source specialised to the configuration: only the code it runs, its "
+        "preprocessor conditionals resolved)",
+    )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="replace output files that exist (default: keep them and stop)",
     )
     add_plain_arguments(p)
 
@@ -118,33 +131,7 @@ def _export_kernel(args: argparse.Namespace) -> int:
     folder = Path(args.out or ".")
     if folder.exists() and not folder.is_dir():
         raise InputError("the kernel format writes into a folder; this is a file", source=folder)
-    store = open_store(args, readonly=True)
-    try:
-        rows = list(store.rows(device=args.device, kernel=kernel.identity()))
-        if not rows:
-            others = sorted({size_text(r.problem) for r in store.rows(kernel=kernel.store_name)})
-            here = size_text(kernel.sizes)
-            if here in others:
-                # same name and size, another identity: the source it was tuned with differs
-                at = (
-                    f" (its results at {here} are of another version of its source: the "
-                    "kernel, its template or gtune changed since it was tuned)"
-                )
-            elif others:
-                at = f" (it has results at {', '.join(others)}: give --size)"
-            else:
-                at = ""
-            raise InputError(
-                f"no results for {kernel.store_name} at {size_text(kernel.sizes)}"
-                + (f" on {args.device}" if args.device else "")
-                + f" in the store{at}",
-                source=store.location,
-                hint=f"tune it first: gtune run {args.kernel_file} --size "
-                f"{size_text(kernel.sizes)}",
-            )
-    finally:
-        store.close()
-    best, default = best_for(kernel, rows, args.device, store.location)
+    best, default = _stored_best(args, kernel)
     tuned = tuned_kernel(
         kernel,
         best.result.config,
@@ -156,15 +143,67 @@ def _export_kernel(args: argparse.Namespace) -> int:
         default_time_s=(
             default.result.median_s if default is not None and default.result.ok else None
         ),
+        full_template=args.full_template,
     )
     stem = "".join(c if c.isalnum() else "_" for c in kernel.store_name.partition(":")[0])
     stem = (stem or "kernel") + "_tuned"
     target = (folder / f"{stem}.cl").resolve()
     if kernel.source_path and target == Path(kernel.source_path).resolve():
         raise InputError("would overwrite the kernel's own source", source=target)
-    paths = write_tuned(tuned, folder, stem)
+    paths = write_tuned(tuned, folder, stem, force=args.force)
     print(_summary(tuned, paths), file=sys.stderr)
     return 0
+
+
+def _stored_best(
+    args: argparse.Namespace, kernel: TunableKernel
+) -> tuple[StoredRow, StoredRow | None]:
+    """The kernel's best stored row on the chosen device, or an error saying why there is
+    none: another device, another size, or another version of the source."""
+    store = open_store(args, readonly=True)
+    try:
+        rows = list(store.rows(device=args.device, kernel=kernel.identity()))
+        if not rows:
+            raise _no_results(args, kernel, store)
+    finally:
+        store.close()
+    return best_for(kernel, rows, args.device, store.location)
+
+
+def _no_results(args: argparse.Namespace, kernel: TunableKernel, store: ResultStore) -> InputError:
+    here = size_text(kernel.sizes)
+    hint = f"tune it first: gtune run {args.kernel_file} --size {here}"
+    if args.device:
+        # the kernel tuned on other devices only: this very kernel (same source, size and
+        # description), else any version of it; the device is what differs
+        tuned_on = sorted({r.device for r in store.rows(kernel=kernel.identity())})
+        tuned_on = tuned_on or sorted({r.device for r in store.rows(kernel=kernel.store_name)})
+        if tuned_on and not any(d.startswith(args.device) for d in tuned_on):
+            return InputError(
+                f"no results for {kernel.store_name} on a device matching --device "
+                f"{args.device}: it was tuned on {', '.join(tuned_on)}",
+                source=store.location,
+                hint="give one of those (or a prefix of it) to --device, or " + hint,
+            )
+    same_device = store.rows(device=args.device, kernel=kernel.store_name)
+    others = sorted({size_text(r.problem) for r in same_device})
+    if here in others:
+        # same name, size and device, another identity: the source it was tuned with differs
+        at = (
+            f" (its results at {here} are of another version of its source: the "
+            "kernel, its template or gtune changed since it was tuned)"
+        )
+    elif others:
+        at = f" (it has results at {', '.join(others)}: give --size)"
+    else:
+        at = ""
+    return InputError(
+        f"no results for {kernel.store_name} at {here}"
+        + (f" on {args.device}" if args.device else "")
+        + f" in the store{at}",
+        source=store.location,
+        hint=hint,
+    )
 
 
 def _summary(tuned: TunedKernel, paths: list[Path]) -> str:
@@ -214,15 +253,16 @@ def _export_t4(args: argparse.Namespace) -> int:
         if out is None:
             sys.stdout.write(text)
         else:
-            out.write_text(text)
+            write_text(out, text, force=args.force)
             print(f"{len(rows)} results written to {out}", file=sys.stderr)
         return 0
-    out.mkdir(parents=True, exist_ok=True)
     files = {key: t4_file_name(group) for key, group in by_group.items()}
+    check_targets([out / f for f in [*files.values(), "metadata.json"]], force=args.force)
     for key, group in by_group.items():
-        (out / files[key]).write_text(json.dumps(export_t4(group), indent=1) + "\n")
+        text = json.dumps(export_t4(group), indent=1) + "\n"
+        write_text(out / files[key], text, force=args.force)
     meta = export_t4_metadata(by_group, files)
-    (out / "metadata.json").write_text(json.dumps(meta, indent=1) + "\n")
+    write_text(out / "metadata.json", json.dumps(meta, indent=1) + "\n", force=args.force)
     print(
         f"{len(rows)} results written to {out}: {len(by_group)} results file(s), one per "
         "kernel, size and device, and metadata.json",

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from gtune.commands._plain import add_plain_arguments, is_plain, note_lines, open_tunable
 from gtune.exceptions import InputError
+from gtune.outfiles import check_target, write_text
 
 if TYPE_CHECKING:
     from gtune.stencils.lift import PartialWrite
@@ -35,6 +36,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="NAME.stencil.yaml",
         help="the definition to write (NAME becomes the stencil's name)",
     )
+    p.add_argument("--force", action="store_true", help="replace the --output file if it exists")
     p.add_argument("--device", "-d", help="device: P:D index, identity or name substring")
     p.add_argument(
         "--timeout", type=float, default=60.0, help="seconds before a probe launch is abandoned"
@@ -115,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
             "lift reads a plain .cl (a kernel with a description beside it is tuned as it is)",
             source=args.kernel,
         )
-    out = Path(args.output)
+    out = check_target(args.output, force=args.force)  # before the probes, not after
     flags = recorded_flags(args)
     kernel = open_tunable(args)
     for line in note_lines(kernel):  # plain mode's warnings (its guesses: gtune describe)
@@ -128,10 +130,7 @@ def run(args: argparse.Namespace) -> int:
         )
     except PartialWrite as partial:
         definition, launches = _lift_transposed(args, kernel, partial, device, out)
-    try:
-        out.write_text(definition.to_yaml())
-    except OSError as exc:
-        raise InputError(f"cannot write: {exc.strerror}", source=out) from None
+    write_text(out, definition.to_yaml(), force=args.force)
     terms = len(definition.terms)
     coefs = ", ".join(definition.coefficients) or "none"
     print(

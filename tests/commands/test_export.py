@@ -4,6 +4,7 @@ checks it against the reference."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -13,6 +14,10 @@ from pathlib import Path
 import pytest
 
 from gtune.description import load_kernel
+from gtune.kernel import TunableKernel
+from gtune.measure import OpenCLEvaluator, Status
+from gtune.stencils.definition import load_definition
+from gtune.stencils.render import definition_kernel_of
 from gtune.tuned import tuned_kernel, write_tuned
 from tests.conftest import ROOT, run_gtune
 
@@ -122,3 +127,80 @@ def test_a_2d_streaming_kernel_with_vector_loads_exports(tmp_path: Path) -> None
     checked = _example(paths[1], "--size", "128x48", "--original", blur)
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert "dst: max |tuned - original|" in checked.stdout and "(ok)" in checked.stdout
+
+
+def _evaluated_as_exported(kernel: TunableKernel, config: dict[str, int]) -> Status:
+    """The exported source in place of the kernel's own, run by gtune's evaluator at the
+    configuration and checked against the kernel's reference."""
+    tuned = tuned_kernel(kernel, config)
+    assert not tuned.notes and "Specialised" in tuned.source
+    exported = dataclasses.replace(kernel, source=tuned.source)
+    evaluator = OpenCLEvaluator(exported, runs=1)
+    try:
+        return evaluator.evaluate(config).status
+    finally:
+        evaluator.close()
+
+
+@pytest.mark.usefixtures("shared_workers")
+@pytest.mark.parametrize(
+    "config",
+    [
+        {"STREAM": 1, "WX": 8, "WY": 1, "CX": 2, "ZC": 4},
+        {"WX": 4, "WY": 2, "CX": 2, "CY": 4},
+        {"VX": 4, "BX": 4, "WX": 4},
+    ],
+    ids=["stream", "cyclic", "vec"],
+)
+def test_jacobi2d_and_temporal_exports_build_and_verify(config: dict[str, int]) -> None:
+    """2D jacobi at one step, and advancing four steps per launch (temporal blocking,
+    TB 4), exported specialised and verified against the reference on PoCL."""
+    d = load_definition(ROOT / "stencils" / "jacobi2d.stencil.yaml")
+    one = definition_kernel_of(d, {"NX": 64, "NY": 32})
+    assert _evaluated_as_exported(one, {**(one.default_config() or {}), **config}) == Status.OK
+    if "VX" in config:
+        return  # temporal blocking is a technique of its own (no vectors)
+    stepped = definition_kernel_of(dataclasses.replace(d, steps=4), {"NX": 64, "NY": 32})
+    temporal = {**(stepped.default_config() or {}), **config, "TB": 4}
+    assert _evaluated_as_exported(stepped, temporal) == Status.OK
+
+
+def test_export_keeps_files_refuses_links_and_names_a_wrong_device(tmp_path: Path) -> None:
+    db = tmp_path / "r.db"
+    ran = run_gtune(
+        "run", HEAT, "--size", SIZE, "--technique", "global", "--budget", "4", db=db
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    out = tmp_path / "tuned"
+    first = run_gtune("export", HEAT, "--size", SIZE, "-o", str(out), db=db)
+    assert first.returncode == 0, first.stderr
+    source = (out / "heat3d_tuned.cl").read_text()
+    assert len(source.splitlines()) < 200 and "#if STREAM" not in source
+
+    # a second export keeps the files unless --force
+    again = run_gtune("export", HEAT, "--size", SIZE, "-o", str(out), db=db)
+    assert again.returncode == 2 and "--force" in again.stderr
+    assert "heat3d_tuned.cl" in again.stderr and "Traceback" not in again.stderr
+    full = run_gtune(
+        "export", HEAT, "--size", SIZE, "-o", str(out), "--force", "--full-template", db=db
+    )  # fmt: skip
+    assert full.returncode == 0, full.stderr
+    assert len((out / "heat3d_tuned.cl").read_text().splitlines()) > 1000
+
+    # a link planted where the header goes: refused, with --force too; its target kept
+    victim = tmp_path / "victim.h"
+    victim.write_text("precious\n")
+    (out / "heat3d_tuned.h").unlink()
+    (out / "heat3d_tuned.h").symlink_to(victim)
+    linked = run_gtune("export", HEAT, "--size", SIZE, "-o", str(out), "--force", db=db)
+    assert linked.returncode == 2 and "symbolic link" in linked.stderr
+    assert victim.read_text() == "precious\n"
+
+    # a device it was not tuned on is named as such, not blamed on the source
+    wrong = run_gtune(
+        "export", HEAT, "--size", SIZE, "-o", str(tmp_path / "w"), "--device", "nosuchdevice",
+        db=db,
+    )  # fmt: skip
+    assert wrong.returncode == 2, wrong.stderr
+    assert "--device nosuchdevice" in wrong.stderr and "tuned on" in wrong.stderr
+    assert "another version of its source" not in wrong.stderr
