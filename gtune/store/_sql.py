@@ -301,6 +301,44 @@ class SQLStore:
                 )
         return True
 
+    def add_many(
+        self,
+        results: Sequence[Result],
+        *,
+        device: str,
+        kernel_id: str,
+        kernel_name: str = "",
+        problem: Mapping[str, int] | None = None,
+    ) -> int:
+        """Append ``results`` in one transaction (an import: no claims); how many."""
+        problem_text = json.dumps(dict(problem or {}), sort_keys=True)
+        now = time.time()
+        rows = [
+            (
+                device,
+                kernel_id,
+                kernel_name,
+                problem_text,
+                config_key(r.config),
+                r.status.value,
+                float(r.compile_s),
+                json.dumps([float(t) for t in r.times_s]),
+                r.median_s if r.times_s else None,
+                r.message,
+                r.error_code,
+                r.max_error,
+                json.dumps(dict(r.extra), default=str),
+                now,
+            )
+            for r in results
+        ]
+        if not rows:
+            return 0
+        marks = ", ".join("?" * len(rows[0]))
+        with self._write_txn():
+            self._execmany(f"INSERT INTO results ({_RESULT_COLUMNS}) VALUES ({marks})", rows)
+        return len(rows)
+
     def _parse(self, row: Sequence[Any]) -> StoredRow:
         try:
             result = Result.from_dict(

@@ -39,8 +39,9 @@ def _kt_cache(rows: list[dict[str, object]], device_name: str) -> dict[str, obje
             entry["__error__"] = "RuntimeFailedConfig"
         cache[",".join(str(config[k]) for k in keys)] = entry
     # a configuration Kernel Tuner could not compile: no time at all
-    broken = {**dict(rows[0]["config"]), "WX": 4096}  # type: ignore[call-overload]
-    cache["broken"] = {**broken, "__error__": "CompilationFailedConfig", "compile_time": 12.5}
+    last = list(cache)[-1]
+    broken = {k: v for k, v in cache[last].items() if k not in ("time", "times")}  # type: ignore[attr-defined]
+    cache[last] = {**broken, "__error__": "CompilationFailedConfig", "compile_time": 12.5}
     return {
         "schema_version": "1.2.0",
         "device_name": device_name,
@@ -69,6 +70,7 @@ def test_a_kernel_tuner_15_cache_warm_starts_a_run_on_the_same_device(tmp_path: 
     )
     assert imported.returncode == 0, imported.stderr
     assert f"on {device['identity']}" in imported.stderr and "note" not in imported.stderr
+    assert "0 refused" in imported.stderr and "unchecked" not in imported.stderr
     stored = json.loads(run_gtune("results", "--format", "json", db=second_db).stdout)["results"]
     assert {r["device"] for r in stored} == {device["identity"]}
     assert any(r["status"] == "build_failed" for r in stored)

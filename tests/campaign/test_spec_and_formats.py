@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from gtune.campaign import CampaignTask, expand, parse_campaign
-from gtune.campaign.formats import export_t4, import_kt, kt_results
+from gtune.campaign.formats import check_kt_cache, export_t4, import_kt
 from gtune.description import load_kernel
 from gtune.exceptions import InputError
 from gtune.measure.result import Result, Status
@@ -180,7 +180,7 @@ def _kt_cache(kernel_params: dict[str, int]) -> dict[str, object]:
     }
     bad = {
         **kernel_params,
-        "WX": 32,
+        "WX": 8,
         "time": "CompilationFailedConfig",
         "compile_time": 10.0,
         "verification_time": 0,
@@ -197,8 +197,13 @@ def _kt_cache(kernel_params: dict[str, int]) -> dict[str, object]:
         "tune_params_keys": keys,
         "tune_params": {k: [v] for k, v in kernel_params.items()},
         "objective": "time",
-        "cache": {"a": ok, "b": bad},
+        "cache": _keyed([ok, bad], keys),
     }
+
+
+def _keyed(entries: list[dict[str, Any]], keys: list[str]) -> dict[str, dict[str, Any]]:
+    """Entries under the keys Kernel Tuner gives them: their values joined by commas."""
+    return {",".join(str(e[k]) for k in keys): e for e in entries}
 
 
 def test_kernel_tuner_cache_imports_with_units_and_statuses(tmp_path: Path) -> None:
@@ -207,13 +212,15 @@ def test_kernel_tuner_cache_imports_with_units_and_statuses(tmp_path: Path) -> N
     path = tmp_path / "kt.json"
     path.write_text(json.dumps(_kt_cache(params)))
     store = SQLiteStore(tmp_path / "s.db")
-    assert import_kt(path, kernel, store, "kt-h100") == (2, 0)
-    assert import_kt(path, kernel, store, "kt-h100") == (0, 2)
+    first = import_kt(path, kernel, store, "kt-h100")
+    assert (first.added, first.kept, first.refused.total) == (2, 0, 0)
+    again = import_kt(path, kernel, store, "kt-h100")
+    assert (again.added, again.kept) == (0, 2)
     by_wx = {r.config["WX"]: r for r in store.results(device="kt-h100")}
     ok = by_wx[params["WX"]]
     assert ok.status is Status.OK and ok.times_s == pytest.approx((2.4e-4, 2.5e-4, 2.6e-4))
     assert ok.compile_s == pytest.approx(0.08)
-    assert by_wx[32].status is Status.BUILD_FAILED
+    assert by_wx[8].status is Status.BUILD_FAILED
 
 
 def test_kernel_tuner_15_cache_with_error_entries_imports_them_as_failed(tmp_path: Path) -> None:
@@ -224,18 +231,26 @@ def test_kernel_tuner_15_cache_with_error_entries_imports_them_as_failed(tmp_pat
     data = _kt_cache(params)
     cache = data["cache"]
     assert isinstance(cache, dict)
-    failed = {k: v for k, v in cache["b"].items() if k != "time"}
-    cache["b"] = {**failed, "__error__": "CompilationFailedConfig"}
-    cache["c"] = {**failed, "WX": 64, "__error__": "RuntimeFailedConfig", "compile_time": None}
-    cache["d"] = {**failed, "WX": 128, "__error__": "InvalidConfig"}
-    got = {r.config["WX"]: r for r in kt_results(data, kernel, "kt.json")}
-    assert got[32].status is Status.BUILD_FAILED and got[32].compile_s == pytest.approx(0.01)
-    assert got[64].status is Status.LAUNCH_FAILED and got[128].status is Status.PRUNED
+    keys = list(params)
+    ok, bad = cache.values()
+    failed = {k: v for k, v in bad.items() if k != "time"}
+    entries = [
+        ok,
+        {**failed, "__error__": "CompilationFailedConfig"},
+        {**failed, "WX": 4, "__error__": "RuntimeFailedConfig", "compile_time": None},
+        {**failed, "WX": 2, "__error__": "InvalidConfig"},
+    ]
+    data["cache"] = _keyed(entries, keys)
+    results, refused = check_kt_cache(data, kernel, "kt.json")
+    got = {r.config["WX"]: r for r in results}
+    assert refused.total == 0
+    assert got[8].status is Status.BUILD_FAILED and got[8].compile_s == pytest.approx(0.01)
+    assert got[4].status is Status.LAUNCH_FAILED and got[2].status is Status.PRUNED
     assert got[params["WX"]].ok
-    cache["e"] = {**failed, "__error__": "Melted"}
-    with pytest.raises(InputError) as err:
-        kt_results(data, kernel, "kt.json")
-    assert "cache['e']" in str(err.value) and "__error__" in str(err.value)
+    data["cache"] = _keyed([*entries, {**failed, "WX": 1, "__error__": "Melted"}], keys)
+    results, refused = check_kt_cache(data, kernel, "kt.json")
+    assert len(results) == 4 and refused.counts == {"unknown Kernel Tuner errors": 1}
+    assert "__error__='Melted'" in refused.lines()[0]
 
 
 def test_kernel_tuner_import_lands_under_a_stored_device_of_that_name(tmp_path: Path) -> None:
@@ -259,7 +274,7 @@ def test_kernel_tuner_cache_with_foreign_parameters_is_refused(tmp_path: Path) -
     kernel = load_kernel(HEAT)
     data = _kt_cache({"block_size_x": 16})
     with pytest.raises(InputError) as err:
-        kt_results(data, kernel, "kt.json")
+        check_kt_cache(data, kernel, "kt.json")
     assert "block_size_x" in str(err.value)
 
 
