@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import importlib
 import logging
 import math
@@ -259,7 +260,7 @@ def _main(argv: Sequence[str] | None, early_interrupts: Sequence[int]) -> int:
             traceback.print_exc()
         _name_flag(exc, [args._parser, parser] if getattr(args, "_parser", None) else [parser])
         _name_environment(exc, args)
-        _say(f"error: {exc.render()}")
+        _say(f"error: {exc.render()}{_file_size_note(exc)}")
         return EXIT_ERROR
     except KeyboardInterrupt:
         if received:
@@ -270,7 +271,7 @@ def _main(argv: Sequence[str] | None, early_interrupts: Sequence[int]) -> int:
     except (OSError, MemoryError, RecursionError, UnicodeError) as exc:
         if debug:
             traceback.print_exc()
-        message = _os_message(exc)
+        message = _os_message(exc) + _file_size_note(exc)
         store = os.environ.get("GTUNE_DB", "")
         filename = str(getattr(exc, "filename", "") or "")
         if not args.db and store and filename and store.startswith(filename):
@@ -336,6 +337,46 @@ class _LowerLevel(logging.Formatter):
 _RESUME = (
     "every result measured so far is in the result store (run the same command again to resume)"
 )
+
+
+def _file_size_note(exc: BaseException) -> str:
+    """What to add where a write failed against the file size limit (``ulimit -f``:
+    EFBIG, or SQLite's "database or disk is full"), found along the exception's chain
+    (a library error keeps the operating system's as its context)."""
+    try:
+        import resource
+
+        limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    except (ImportError, OSError, ValueError):
+        return ""
+    if limit == resource.RLIM_INFINITY:
+        return ""
+    seen: set[int] = set()
+    todo: list[BaseException | None] = [exc]
+    while todo:
+        e = todo.pop()
+        if e is None or id(e) in seen:
+            continue
+        seen.add(id(e))
+        code = getattr(e, "sqlite_errorcode", None)
+        code = code & 0xFF if isinstance(code, int) else None
+        if (isinstance(e, OSError) and e.errno == errno.EFBIG) or code == _SQLITE_FULL:
+            return (
+                f" (the file size limit, ulimit -f, is {limit:,} bytes: a file gtune "
+                "writes cannot grow past it; raise the limit or write elsewhere)"
+            )
+        if code == _SQLITE_IOERR:  # SQLite reports EFBIG on a write as an I/O error
+            return (
+                f" (a file size limit is set, ulimit -f: {limit:,} bytes; a store that "
+                "would grow past it fails this way: raise the limit or write elsewhere)"
+            )
+        todo += [e.__cause__, e.__context__]
+    return ""
+
+
+_SQLITE_IOERR = 10
+_SQLITE_FULL = 13
+"""SQLite's result codes for a failed write and for no room (EFBIG is either)."""
 
 
 def _os_message(exc: BaseException) -> str:

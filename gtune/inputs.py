@@ -137,6 +137,16 @@ def check_yaml_shape(text: str, source: str) -> None:
                 anchored[anchor] = (inner + 1, inner_bytes)
             add(inner + 1, inner_bytes, event)
         elif isinstance(event, yaml.ScalarEvent):
+            if (
+                len(event.value) > MAX_YAML_INT_DIGITS
+                and event.style is None
+                and _YAML_INT.fullmatch(event.value)
+            ):
+                raise InputError(
+                    f"a whole number written with {len(event.value):,} digits; at most "
+                    f"{MAX_YAML_INT_DIGITS:,}",
+                    source=_at(event, source),
+                )
             bad = _CONTROL.search(event.value)
             if bad is not None:
                 raise InputError(
@@ -161,6 +171,11 @@ def check_yaml_shape(text: str, source: str) -> None:
 
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 """Control characters other than tab and line ends (escape sequences start with one)."""
+
+MAX_YAML_INT_DIGITS = 1000
+"""Longest whole number a YAML file may write (Python refuses to read one of more than
+4,300 digits, with a traceback; nothing gtune reads needs a fraction of that)."""
+_YAML_INT = re.compile(r"[-+]?(0[xob])?[0-9a-fA-F_:]+")
 
 
 def _at(event: yaml.Event, source: str) -> str:

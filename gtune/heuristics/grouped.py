@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from gtune.exceptions import GtuneError
+from gtune.exceptions import GtuneError, InputError
 from gtune.expr import Value
 from gtune.heuristics.search import Batch, SearchProblem
 from gtune.heuristics.spec import BoundSpec, SpecExpr, Step, best_name
@@ -93,6 +93,19 @@ def tied_parameters(space: Space) -> dict[str, list[str]]:
     return out
 
 
+def _check_some_step_runs(spec: BoundSpec, rounds: int) -> None:
+    """Refuse a spec none of whose steps runs in the rounds there are (every step
+    ``rounds: later`` and one round): it would measure only the start."""
+    if not spec.steps or any(spec.steps_for_round(r) for r in range(rounds)):
+        return
+    raise InputError(
+        "no step would run: every step is 'rounds: later' (every round but the first) "
+        f"and the search has {rounds} round; set repeat: 1 or more (or --option "
+        "repeat=1), or give a step rounds: all",
+        source=f"{spec.spec.source}: steps",
+    )
+
+
 class GroupedSearch:
     """Ask/tell searcher for one bound spec on one space."""
 
@@ -116,6 +129,7 @@ class GroupedSearch:
         self.problem = problem
         self.seed = spec.spec.seed if seed is None else seed
         self.rounds = spec.spec.rounds if rounds is None else rounds
+        _check_some_step_runs(spec, self.rounds)
         dropped = list(spec.dropped_steps)
         self._notes: list[str] = (
             [

@@ -530,13 +530,35 @@ def _names(value: Any, key: str, err: _Err, *, empty: bool) -> tuple[str, ...]:
     return tuple(out)
 
 
+MAX_NUMBER_DIGITS = 40
+"""Most digits a number in a definition is written with (1.5e300 writes a large one)."""
+
+
+def _digits_checked(text: str, key: str, err: _Err) -> str:
+    """``text``, unless it writes a number with more than :data:`MAX_NUMBER_DIGITS`
+    digits (Python's own limit, 4,300, would end in a traceback; no stencil needs
+    more than a double holds)."""
+    digits = sum(c.isdigit() for c in text)
+    if digits > MAX_NUMBER_DIGITS:
+        raise err(
+            key,
+            f"a number written with {digits} digits; at most {MAX_NUMBER_DIGITS} "
+            "(write large or small numbers as 1.5e300 or 2.5e-8)",
+        )
+    return text
+
+
 def _number_value(value: Any, key: str, err: _Err) -> float:
     if isinstance(value, bool):
         raise err(key, f"expected a number, got {value!r}")
+    if isinstance(value, int) and abs(value) >= 10**MAX_NUMBER_DIGITS:
+        raise err(
+            key, f"a whole number of more than {MAX_NUMBER_DIGITS} digits; write it as 1.5e300"
+        )
     if isinstance(value, int | float):
         v = float(value)
     elif isinstance(value, str):
-        parsed = _parse_number(value.strip())
+        parsed = _parse_number(_digits_checked(value.strip(), key, err))
         if parsed is None:
             raise err(key, f"expected a number, got {value!r}")
         v = parsed
@@ -596,7 +618,7 @@ def _coefficient(value: Any, key: str, known: Sequence[str], err: _Err) -> Coeff
                 names.append(text)
                 factor *= sign
                 continue
-            number = _parse_number(text)
+            number = _parse_number(_digits_checked(text, key, err))
             if number is None or not math.isfinite(number):
                 raise err(
                     key,

@@ -25,6 +25,7 @@ from gtune.heuristics.search import (
     TuningOutcome,
     drive,
 )
+from gtune.heuristics.spec import MAX_REPEAT
 from gtune.kernel import Config
 from gtune.measure.evaluator import Evaluator
 from gtune.measure.result import Result
@@ -39,6 +40,9 @@ class Option:
     doc: str
     types: tuple[type, ...]
     choices: tuple[Any, ...] = ()
+    #: the smallest and largest number allowed (a number option without them is
+    #: unbounded: a seed)
+    bounds: tuple[float, float] | None = None
 
     def check(self, strategy: str, name: str, value: Any) -> Any:
         ok = isinstance(value, self.types) and not (
@@ -54,6 +58,17 @@ class Option:
         if isinstance(value, float) and not math.isfinite(value):
             raise InputError(
                 f"option {name!r} of strategy {strategy!r} must be finite, got {value!r}"
+            )
+        if (
+            self.bounds is not None
+            and isinstance(value, int | float)
+            and not isinstance(value, bool)
+            and not self.bounds[0] <= value <= self.bounds[1]
+        ):
+            low, high = (f"{b:,}" if float(b).is_integer() else str(b) for b in self.bounds)
+            raise InputError(
+                f"option {name!r} of strategy {strategy!r} must be at least {low} and at "
+                f"most {high}, got {value!r}"
             )
         if self.choices and value not in self.choices:
             raise InputError(
@@ -241,5 +256,10 @@ class ListSearcher:
 
 
 BATCH_OPTION = Option(
-    64, "configurations proposed per batch (compiled in parallel by the evaluator)", (int,)
+    64,
+    "configurations proposed per batch (compiled in parallel by the evaluator)",
+    (int,),
+    bounds=(1, 100_000),
 )
+MAX_REPEAT_OPTION = MAX_REPEAT
+"""Most extra rounds ``--option repeat=N`` asks for (as many as a spec's ``repeat``)."""

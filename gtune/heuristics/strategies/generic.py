@@ -20,7 +20,7 @@ from gtune.expr import Expr
 from gtune.heuristics.grouped import GroupedSearch
 from gtune.heuristics.search import Searcher, SearchProblem
 from gtune.heuristics.spec import HeuristicSpec, parse_spec
-from gtune.heuristics.strategies.base import Option, Strategy
+from gtune.heuristics.strategies.base import MAX_REPEAT_OPTION, Option, Strategy
 from gtune.space.base import Space
 
 _AXES = "xyz"
@@ -94,7 +94,10 @@ class GenericStrategy(Strategy):
             (list, tuple, type(None)),
         ),
         "repeat": Option(
-            2, "extra rounds over the steps (stops early when nothing changes)", (int,)
+            2,
+            "extra rounds over the steps (stops early when nothing changes)",
+            (int,),
+            bounds=(0, MAX_REPEAT_OPTION),
         ),
         "seed": Option(0, "seed for sampled values", (int,)),
     }

@@ -9,7 +9,7 @@ from gtune.budget import Budget
 from gtune.heuristics.grouped import GroupedSearch
 from gtune.heuristics.search import Searcher, SearchProblem
 from gtune.heuristics.spec import HeuristicSpec, load_spec
-from gtune.heuristics.strategies.base import Option, Strategy
+from gtune.heuristics.strategies.base import MAX_REPEAT_OPTION, Option, Strategy
 from gtune.space.base import Space
 
 
@@ -31,6 +31,7 @@ class GroupedStrategy(Strategy):
             None,
             "extra rounds over the steps (seed 001's n); default: the spec's",
             (int, type(None)),
+            bounds=(0, MAX_REPEAT_OPTION),
         ),
         "seed": Option(None, "seed for sample(); default: the spec's", (int, type(None))),
     }

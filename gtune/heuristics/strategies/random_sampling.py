@@ -28,7 +28,7 @@ class RandomStrategy(Strategy):
     doc: ClassVar[str] = "best of N configurations drawn at random (Rand)"
     seeded: ClassVar[bool] = False  # the baseline: N uniform draws, the default not added
     options: ClassVar[Mapping[str, Option]] = {
-        "n": Option(1000, "how many configurations to draw", (int,)),
+        "n": Option(1000, "how many configurations to draw", (int,), bounds=(1, 10_000_000)),
         "seed": Option(0, "random seed", (int,)),
         "unpruned": Option(False, "draw from the unpruned product of the domains", (bool,)),
         "illegal": Option(
