@@ -7,6 +7,7 @@ checked here, and errors name the flag.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -314,6 +315,26 @@ def _original_flags(flags: list[str], where: str) -> argparse.Namespace:
                 source=where,
             )
     return args
+
+
+def definition_flags(flags: list[str], kernel: str, output: str | Path) -> list[str]:
+    """The plain flags ``gtune lift`` records in ``output``'s ``original:``, with each
+    ``-I`` folder relative to the definition (as ``original_kernel`` reads it). The
+    kernel and its ``-I`` folders must be where the definition may name them (its
+    folder or below, or a trusted folder): refused before anything runs otherwise."""
+    folder = Path(output).resolve().parent
+    where = str(output)
+    _inside(folder, os.path.relpath(Path(kernel).resolve(), folder), "original.source", where)
+    out: list[str] = []
+    pairs = iter(flags)
+    for flag in pairs:
+        out.append(flag)
+        if flag == "-I":
+            full = Path(next(pairs)).resolve()
+            _inside(folder, os.path.relpath(full, folder), "original.flags: -I", where)
+            inside = full.is_relative_to(folder)
+            out.append(str(full.relative_to(folder)) if inside else str(full))
+    return out
 
 
 def _inside(folder: Path, name: str, key: str, where: str) -> Path:

@@ -8,7 +8,13 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gtune.commands._plain import add_plain_arguments, is_plain, note_lines, open_tunable
+from gtune.commands._plain import (
+    add_plain_arguments,
+    definition_flags,
+    is_plain,
+    note_lines,
+    open_tunable,
+)
 from gtune.exceptions import InputError
 from gtune.outfiles import check_target, write_text
 
@@ -92,7 +98,7 @@ def _lift_transposed(
             open_tunable(args),
             device=device,
             output=out,
-            flags=recorded_flags(args),
+            flags=definition_flags(recorded_flags(args), args.kernel, out),
             timeout_s=args.timeout,
         )
     except InputError:
@@ -118,7 +124,8 @@ def run(args: argparse.Namespace) -> int:
             source=args.kernel,
         )
     out = check_target(args.output, force=args.force)  # before the probes, not after
-    flags = recorded_flags(args)
+    # the definition names its original and -I folders where it may (docs/lift.md)
+    flags = definition_flags(recorded_flags(args), args.kernel, out)
     kernel = open_tunable(args)
     for line in note_lines(kernel):  # plain mode's warnings (its guesses: gtune describe)
         if line.startswith("warning: "):

@@ -110,3 +110,53 @@ def test_the_command_line_names_the_file_and_the_key(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert "jacobi.stencil.yaml" in done.stderr and "original.source" in done.stderr
     assert "--trust-module" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_lift_refuses_a_definition_that_could_not_name_its_original(tmp_path: Path) -> None:
+    _definition(tmp_path / "kernels")
+    out = tmp_path / "defs" / "jacobi.stencil.yaml"
+    out.parent.mkdir()
+    kernel = str(tmp_path / "kernels" / "jacobi2d.cl")
+    done = run_gtune("lift", kernel, "--size", "32x32", *FLAGS, "-o", str(out))
+    assert done.returncode == 2, done.stderr
+    assert "original.source" in done.stderr and "--trust-module" in done.stderr
+    assert not out.exists() and "Traceback" not in done.stderr
+
+
+def test_lift_records_include_folders_relative_to_the_definition(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gtune.commands._plain import definition_flags
+
+    (tmp_path / "k" / "inc").mkdir(parents=True)
+    (tmp_path / "k" / "k.cl").write_text("__kernel void k(__global float *a) {}\n")
+    monkeypatch.chdir(tmp_path / "k")
+    flags = definition_flags(
+        ["--scalar", "n=NX", "-I", "inc"], "k.cl", tmp_path / "k" / "k.stencil.yaml"
+    )
+    assert flags == ["--scalar", "n=NX", "-I", "inc"]
+    monkeypatch.chdir(tmp_path)
+    flags = definition_flags(["-I", "k/inc"], "k/k.cl", "k/k.stencil.yaml")
+    assert flags == ["-I", "inc"]  # relative to the definition, not to where lift ran
+    with pytest.raises(InputError, match=r"original\.flags: -I: .* outside"):
+        definition_flags(["-I", "/etc"], "k/k.cl", "k/k.stencil.yaml")
+
+
+@pytest.mark.opencl
+def test_a_lifted_definition_finds_its_original_from_anywhere(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _definition(tmp_path / "defs")
+    (tmp_path / "defs" / "inc").mkdir()
+    out = tmp_path / "defs" / "lifted.stencil.yaml"
+    monkeypatch.chdir(tmp_path)
+    done = run_gtune(
+        "lift", "defs/jacobi2d.cl", "--size", "32x32", *FLAGS, "-I", "defs/inc", "-o", str(out),
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    original = yaml.safe_load(out.read_text())["original"]
+    assert original["source"] == "jacobi2d.cl" and original["flags"][-2:] == ["-I", "inc"]
+    monkeypatch.chdir(ROOT)
+    kernel = original_kernel(load_definition(out), {"NX": 32, "NY": 32})
+    assert kernel.name == "jacobi2d_step"
