@@ -24,6 +24,7 @@ import stat
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 from gtune.exceptions import InputError
 
@@ -38,8 +39,8 @@ def check_target(path: str | Path, *, force: bool = False, flag: str = "--force"
     p = Path(path)
     try:
         info = os.lstat(p)
-    except FileNotFoundError:
-        return p
+    except (FileNotFoundError, NotADirectoryError):
+        return p  # a new file (creating its folder says what is wrong with the path)
     except OSError as exc:
         raise InputError(
             f"cannot inspect the output file: {exc.strerror or exc}", source=p
@@ -119,6 +120,18 @@ def write_bytes(
     return target
 
 
+def save_figure(
+    figure: Any, path: str | Path, *, force: bool = True, flag: str = "--force", **options: Any
+) -> Path:
+    """A matplotlib figure saved to ``path`` by the rules above (format from the name's
+    suffix, PNG without one); ``options`` go to ``savefig``. ``force`` defaults to True:
+    the commands check their plot files before the work that makes them."""
+    target = Path(path)
+    with replacing(target, force=force, flag=flag) as tmp:
+        figure.savefig(tmp, format=target.suffix[1:].lower() or "png", **options)
+    return target
+
+
 def _umask() -> int:
     """The process's umask: from /proc where Linux shows it (setting and restoring it
     would race with other threads' files), else by setting it and setting it back."""
@@ -136,6 +149,7 @@ __all__ = [
     "check_target",
     "check_targets",
     "replacing",
+    "save_figure",
     "write_bytes",
     "write_text",
 ]

@@ -26,6 +26,7 @@ from rich.table import Table
 
 from gtune.convergence import Trace
 from gtune.escape import csv_cell, markdown_text, terminal
+from gtune.outfiles import save_figure
 from gtune.tuning import TuningReport
 
 BASELINE = "random"
@@ -544,7 +545,7 @@ def _speedup_bars(
     if title:
         ax.set_title(title, fontsize=10)
     fig.tight_layout()
-    fig.savefig(out, dpi=120, bbox_inches="tight")
+    save_figure(fig, out, dpi=120, bbox_inches="tight")
     plt.close(fig)
     return out
 
@@ -587,8 +588,7 @@ def speedups_png(
     if title:
         fig.suptitle(title, fontsize=10)
     fig.tight_layout()
-    out = Path(path)
-    fig.savefig(out, dpi=120)
+    out = save_figure(fig, path, dpi=120)
     plt.close(fig)
     return out
 
@@ -648,7 +648,6 @@ def convergence_png(report: TuningReport, path: str | Path) -> Path:
     name = Path(report.kernel_label).stem if report.kernel_label else report.kernel
     fig.suptitle(f"{name} on {report.device}: {report.strategy}", fontsize=10)
     fig.tight_layout()
-    out = Path(path)
-    fig.savefig(out, dpi=120)
+    out = save_figure(fig, path, dpi=120)
     plt.close(fig)
     return out

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from gtune.outfiles import save_figure, write_text
 
 COLUMNS = (
     "label",
@@ -45,25 +48,21 @@ def rows(summaries: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def write_report(summaries: Sequence[dict[str, Any]], out_dir: Path, title: str) -> list[Path]:
-    """CSV, JSON, markdown and PNG in ``out_dir``; returns the paths written."""
+    """CSV, JSON, markdown and PNG in ``out_dir``; returns the paths written. The
+    campaign's own folder: its report is replaced as the campaign resumes (atomically;
+    never through a link, :mod:`gtune.outfiles`)."""
     table = rows(summaries)
     written: list[Path] = []
-    csv_path = out_dir / "campaign.csv"
-    with csv_path.open("w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(COLUMNS))
-        w.writeheader()
-        w.writerows(table)
-    written.append(csv_path)
-    json_path = out_dir / "campaign.json"
-    json_path.write_text(
-        json.dumps({"title": title, "tasks": list(summaries)}, indent=2, default=str)
-    )
-    written.append(json_path)
+    text = io.StringIO(newline="")
+    w = csv.DictWriter(text, fieldnames=list(COLUMNS))
+    w.writeheader()
+    w.writerows(table)
+    written.append(write_text(out_dir / "campaign.csv", text.getvalue(), force=True))
+    data = json.dumps({"title": title, "tasks": list(summaries)}, indent=2, default=str)
+    written.append(write_text(out_dir / "campaign.json", data, force=True))
     md = [f"# {title}", "", "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
     md += ["| " + " | ".join(_fmt(r[c]) for c in COLUMNS) + " |" for r in table]
-    md_path = out_dir / "campaign.md"
-    md_path.write_text("\n".join(md) + "\n")
-    written.append(md_path)
+    written.append(write_text(out_dir / "campaign.md", "\n".join(md) + "\n", force=True))
     png = out_dir / "campaign.png"
     if _plot(table, png, title):
         written.append(png)
@@ -104,6 +103,6 @@ def _plot(table: list[dict[str, Any]], path: Path, title: str) -> bool:
     ax.set_title(title)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
-    fig.savefig(path, dpi=120, bbox_inches="tight")
+    save_figure(fig, path, dpi=120, bbox_inches="tight")
     plt.close(fig)
     return True

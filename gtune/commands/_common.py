@@ -7,6 +7,7 @@ import contextlib
 import os
 import re
 import signal
+import tempfile
 import threading
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -17,6 +18,7 @@ from rich.console import Console
 from gtune.description import load_kernel
 from gtune.exceptions import InputError
 from gtune.kernel import MAX_SIZE, TunableKernel
+from gtune.outfiles import check_target
 from gtune.result import ResultStore, Status, StoredRow
 from gtune.store import open_store as open_store_url
 
@@ -137,20 +139,19 @@ def _size_value(value: int, given: str) -> int:
     return value
 
 
-def writable_file(path: str | Path, option: str) -> Path:
-    """Refuse an output file that cannot be written before any work starts (its folder is
-    created now; a file that did not exist is not left behind)."""
+def writable_file(path: str | Path, option: str, *, force: bool = False) -> Path:
+    """Refuse an output file that cannot be written before any work starts: a link, a
+    special file, an existing file without ``force`` (:mod:`gtune.outfiles`), a folder
+    that cannot be written (it is created now; nothing is left in it)."""
     p = Path(path)
     where = f"{option} {p}"
     if p.is_dir():
         raise InputError("is a directory; give a file name", source=where)
-    existed = p.exists()
+    check_target(p, force=force)
     try:
         p.parent.mkdir(parents=True, exist_ok=True)
-        with open(p, "a"):
+        with tempfile.NamedTemporaryFile(dir=p.parent, prefix=f".{p.name}."):
             pass
-        if not existed:
-            p.unlink()
     except FileExistsError:
         raise InputError("cannot create it: a parent is not a directory", source=where) from None
     except OSError as exc:

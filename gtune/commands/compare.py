@@ -32,6 +32,7 @@ from gtune.exceptions import InputError
 from gtune.heuristics import available_strategies, get_strategy
 from gtune.heuristics.strategies.generic import GenericStrategy
 from gtune.kernel import TunableKernel
+from gtune.outfiles import check_targets, write_text
 from gtune.progress import ProgressBar
 from gtune.report import (
     BASELINE,
@@ -50,6 +51,19 @@ from gtune.tuning.strategy import GENERIC
 HELP = "compare strategies (heuristics, expert, random, oracle) over kernels: Table 3"
 
 EXIT_INCOMPLETE = 3
+
+
+OUTPUTS = ("table.md", "table.csv", "per_kernel.csv", "speedups.png", "compare.json")
+"""The files ``gtune compare`` writes into its ``--out`` folder."""
+
+
+def _resuming(out: Path) -> bool:
+    """Whether ``out`` holds a comparison stopped before its end (the same command goes
+    on with it); a finished one's files are kept unless --force."""
+    try:
+        return json.loads((out / "compare.json").read_text()).get("complete") is False
+    except (OSError, ValueError, AttributeError, RecursionError):
+        return False
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -77,6 +91,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="problem size for every kernel (a 2D kernel takes the first two sizes)",
     )
     p.add_argument("--out", default="compare-out", metavar="DIR", help="output directory")
+    p.add_argument(
+        "--force", action="store_true", help="replace the tables and plots --out holds already"
+    )
     p.add_argument(
         "--random-n", type=int, default=1000, metavar="N", help="random sample size (1000)"
     )
@@ -238,6 +255,8 @@ def run(args: argparse.Namespace) -> int:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise InputError(f"cannot create: {exc.strerror}", source=out) from None
+    if not _resuming(out):  # an unfinished comparison's files are its own to rewrite
+        check_targets([out / name for name in OUTPUTS], force=args.force)  # before the work
     deadline = time.monotonic() + 60 * args.max_minutes if args.max_minutes else None
     err, console = Console(stderr=True), Console()
     store = open_store(args)
@@ -366,12 +385,15 @@ def _write(
     notes += [f"{c.kernel} {c.strategy}: {c.remeasure_note}" for c in cells if c.remeasure_note]
     try:
         per_kernel = per_kernel_markdown(cells, strategies) if cells else ""
-        (out / "table.md").write_text(
+        # checked before the run (kept unless --force); rewritten as kernels finish
+        write_text(
+            out / "table.md",
             compare_markdown(rows, notes)
-            + (f"\nPer kernel (configurations in parentheses):\n\n{per_kernel}" if cells else "")
+            + (f"\nPer kernel (configurations in parentheses):\n\n{per_kernel}" if cells else ""),
+            force=True,
         )
-        (out / "table.csv").write_text(compare_csv(rows))
-        (out / "per_kernel.csv").write_text(per_kernel_csv(cells))
+        write_text(out / "table.csv", compare_csv(rows), force=True)
+        write_text(out / "per_kernel.csv", per_kernel_csv(cells), force=True)
         if cells:
             speedups_png(cells, strategies, out / "speedups.png", title=device.name)
         data = {
@@ -394,7 +416,7 @@ def _write(
             "reports": reports,
             "confirmations": confirmations,
         }
-        (out / "compare.json").write_text(json.dumps(data, indent=1, default=str) + "\n")
+        write_text(out / "compare.json", json.dumps(data, indent=1, default=str) + "\n", force=True)
     except OSError as exc:
         raise InputError(f"cannot write results: {exc.strerror}", source=out) from None
     return rows

@@ -34,6 +34,7 @@ from gtune.exceptions import InputError
 from gtune.heuristics import load_spec, shipped_specs
 from gtune.kernel import TunableKernel
 from gtune.measure.stats import TimingPolicy
+from gtune.outfiles import write_text
 from gtune.processes import clear_stop, request_stop
 from gtune.progress import ProgressBar
 from gtune.report import (
@@ -120,6 +121,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="write a convergence plot here: best time so far against evaluations and "
         "against seconds, one line per technique, the default as a dashed line",
     )
+    p.add_argument(
+        "--force", action="store_true", help="replace the --json and --plot files if they exist"
+    )
     add_plain_arguments(p)
 
 
@@ -205,9 +209,9 @@ def run(args: argparse.Namespace) -> int:
     if spec is not None:  # every mistake in the spec shows before anything runs
         load_spec(spec).bind(kernel.parameter_names, kernel.sizes)
     if args.json:
-        writable_file(args.json, "--json")
+        writable_file(args.json, "--json", force=args.force)
     if args.plot:
-        writable_file(args.plot, "--plot")
+        writable_file(args.plot, "--plot", force=args.force)
     remeasure = parse_remeasure(args.remeasure)
     if args.runs is not None and args.runs < 1:
         raise InputError(f"must be at least 1, got {args.runs}", source="--runs")
@@ -322,8 +326,5 @@ def write_json(
         data["original"] = comparison.to_dict()
     best = report.best_result
     data["unverified"] = best.extra.get("unverified") if best is not None else None
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(data, indent=2) + "\n")
-    except OSError as exc:
-        raise InputError(f"cannot write the report: {exc.strerror}", source=path) from None
+    # checked (and kept unless --force) before the run: the run's own file now
+    write_text(path, json.dumps(data, indent=2) + "\n", force=True)

@@ -13,6 +13,7 @@ from gtune.commands._plain import add_plain_arguments, open_tunable
 from gtune.device import DeviceLimits
 from gtune.exceptions import InputError
 from gtune.inputs import MAX_YAML_BYTES, read_text
+from gtune.outfiles import write_text
 from gtune.space.build import solve_space
 from gtune.space.model import build_model, device_dzn, model_mzn
 from gtune.space.report import constraint_cuts
@@ -30,6 +31,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--size", metavar="NXxNYxNZ", help="problem size (default: the description's)")
     p.add_argument("--emit-mzn", metavar="DIR", help="write the MiniZinc model and device data")
+    p.add_argument("--force", action="store_true", help="replace --emit-mzn files that exist")
     p.add_argument(
         "--no-min-groups",
         action="store_true",
@@ -65,6 +67,7 @@ def run(args: argparse.Namespace) -> int:
     if args.emit_mzn:
         writable_dir(args.emit_mzn, "--emit-mzn")
     reports: list[dict[str, Any]] = []
+    written: set[Path] = set()  # files this run wrote may be written again
     for device in _devices(args):
         start = time.perf_counter()
         built = solve_space(
@@ -93,6 +96,8 @@ def run(args: argparse.Namespace) -> int:
                 kernel.name,
                 build_model(kernel, device, min_groups=not args.no_min_groups),
                 device,
+                force=args.force,
+                written=written,
             )
     if args.json:
         print(json.dumps(reports, indent=2))
@@ -117,7 +122,19 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _emit(directory: Path, name: str, model: Any, device: DeviceLimits) -> None:
-    directory.mkdir(parents=True, exist_ok=True)
-    (directory / f"{name}.mzn").write_text(model_mzn(model))
-    (directory / f"{device.identity}.dzn").write_text(device_dzn(model.limits, device.name))
+def _emit(
+    directory: Path,
+    name: str,
+    model: Any,
+    device: DeviceLimits,
+    *,
+    force: bool,
+    written: set[Path],
+) -> None:
+    files = {
+        directory / f"{name}.mzn": model_mzn(model),
+        directory / f"{device.identity}.dzn": device_dzn(model.limits, device.name),
+    }
+    for path, text in files.items():
+        write_text(path, text, force=force or path in written)
+        written.add(path)

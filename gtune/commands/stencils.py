@@ -70,6 +70,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     ren.add_argument("definition", type=Path, help="NAME.stencil.yaml")
     ren.add_argument("directory", metavar="DIR", type=Path, help="output directory")
     ren.add_argument("--size", help="problem size written into the description, e.g. 256x256x256")
+    for sub_parser in (gen, ren):
+        sub_parser.add_argument(
+            "--force", action="store_true", help="replace NAME.cl and NAME.yaml files in DIR"
+        )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -103,7 +107,7 @@ def _render(args: argparse.Namespace) -> int:
                 f"a {definition.dims}D stencil's sizes are {', '.join(names)}", source="--size"
             )
     directory = writable_dir(args.directory, "DIR")
-    cl_path, yaml_path = write_definition(definition, directory, sizes)
+    cl_path, yaml_path = write_definition(definition, directory, sizes, force=args.force)
     print(f"wrote {cl_path} and {yaml_path}")
     return 0
 
@@ -140,7 +144,13 @@ def _generate(args: argparse.Namespace) -> int:
         )
 
     generated = generate(
-        shapes, directory, seed=args.seed, intensity=args.intensity, size=size, progress=progress
+        shapes,
+        directory,
+        seed=args.seed,
+        intensity=args.intensity,
+        size=size,
+        progress=progress,
+        force=args.force,
     )
     by_pattern = Counter(str(g.stencil.features["pattern"]) for g in generated)
     summary = ", ".join(f"{n} {p}" for p, n in sorted(by_pattern.items()))

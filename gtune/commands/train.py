@@ -24,8 +24,9 @@ from gtune.description import load_kernel
 from gtune.device import DeviceLimits
 from gtune.exceptions import InputError
 from gtune.loadpredict.dataset import Dataset, TrainingRow
-from gtune.loadpredict.models import user_model_dir
+from gtune.loadpredict.models import CARD_SUFFIX, user_model_dir
 from gtune.measure import select_device
+from gtune.outfiles import check_targets, write_text
 from gtune.store import default_url
 from gtune.training.train import (
     DEEPEN_MARGIN,
@@ -44,6 +45,11 @@ from gtune.training.train import (
 HELP = "train a load predictor: run a heuristic once per technique on each kernel, fit a forest"
 
 EXIT_INCOMPLETE = 3
+
+
+def _installed(name: str) -> list[Path]:
+    """The files ``--install`` writes for the model ``name``."""
+    return [user_model_dir() / f"{name}.csv", user_model_dir() / f"{name}{CARD_SUFFIX}"]
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -138,6 +144,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--install",
         action="store_true",
         help=f"also install the model for gtune run ({user_model_dir()})",
+    )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="--install: replace an installed model of the same name",
     )
     p.add_argument("--json", action="store_true", help="print the cross-validation as JSON")
 
@@ -292,6 +303,8 @@ def run(args: argparse.Namespace) -> int:
     techniques = _techniques(args.techniques, kernels)
     name = args.name or model_name(device.name, args.heuristic)
     dataset_file = f"{name}.csv"
+    if args.install:  # an installed model of this name is kept unless --force: say so now
+        check_targets(_installed(name), force=args.force)
     console.print(
         f"labelling {len(kernels)} kernels with {args.heuristic} on {device.name} "
         f"(each technique searched; results in the store, so this resumes)"
@@ -362,7 +375,7 @@ def run(args: argparse.Namespace) -> int:
         sizes=[f"{a}x{b}x{c}" for a, b, c in sizes],
     )
     if cv is not None:
-        (out / f"{name}.cv.json").write_text(json.dumps(cv.to_dict(), indent=2) + "\n")
+        write_text(out / f"{name}.cv.json", json.dumps(cv.to_dict(), indent=2) + "\n", force=True)
         if args.json:
             json.dump(cv.to_dict(), sys.stdout, indent=2)
             print()
@@ -375,9 +388,8 @@ def run(args: argparse.Namespace) -> int:
     console.print(f"model card: {card.path}; dataset: {out / dataset_file}")
     if args.install:
         target = user_model_dir()
-        target.mkdir(parents=True, exist_ok=True)
-        (target / dataset_file).write_text((out / dataset_file).read_text())
-        card.write(target)
+        write_text(target / dataset_file, (out / dataset_file).read_text(), force=args.force)
+        card.write(target, force=args.force)
         console.print(f"installed into {target}")
     if not result.complete:
         console.print(

@@ -9,6 +9,7 @@ extendable by hand.
 from __future__ import annotations
 
 import csv
+import io
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -19,6 +20,7 @@ import numpy as np
 
 from gtune.exceptions import InputError
 from gtune.loadpredict.features import DeviceTraits, StencilTraits
+from gtune.outfiles import write_text
 
 TIME_PREFIX = "time:"
 DEEPENED = "deepened"
@@ -127,22 +129,22 @@ class Dataset:
         identity = any(r.identity for r in self.rows)
         if identity:
             header.append(IDENTITY)
-        p = Path(path)
-        p.parent.mkdir(parents=True, exist_ok=True)
-        with p.open("w", newline="") as fh:
-            w = csv.writer(fh)
-            w.writerow(header)
-            for r in sorted(self.rows, key=lambda r: (r.device, r.heuristic, r.kernel)):
-                dt = r.device_traits.to_dict() if r.device_traits else {}
-                w.writerow(
-                    [r.kernel, r.device, r.heuristic, r.label]
-                    + [r.traits.to_dict()[n] for n in trait_names]
-                    + [dt.get(n, "") for n in dev_names]
-                    + [_fmt(r.times.get(t, math.inf)) for t in techniques]
-                    + [r.configs.get(t, "") for t in techniques]
-                    + ([r.deepened or ""] if deepened else [])
-                    + ([r.identity] if identity else [])
-                )
+        fh = io.StringIO(newline="")
+        w = csv.writer(fh)
+        w.writerow(header)
+        for r in sorted(self.rows, key=lambda r: (r.device, r.heuristic, r.kernel)):
+            dt = r.device_traits.to_dict() if r.device_traits else {}
+            w.writerow(
+                [r.kernel, r.device, r.heuristic, r.label]
+                + [r.traits.to_dict()[n] for n in trait_names]
+                + [dt.get(n, "") for n in dev_names]
+                + [_fmt(r.times.get(t, math.inf)) for t in techniques]
+                + [r.configs.get(t, "") for t in techniques]
+                + ([r.deepened or ""] if deepened else [])
+                + ([r.identity] if identity else [])
+            )
+        # rewritten as rows come in: whole or not at all, never through a link
+        write_text(path, fh.getvalue(), force=True)
 
     @classmethod
     def read_csv(cls, path: str | Path) -> Dataset:

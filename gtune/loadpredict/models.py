@@ -27,6 +27,7 @@ from gtune.device import DeviceLimits
 from gtune.exceptions import InputError
 from gtune.loadpredict.dataset import Dataset
 from gtune.loadpredict.features import DeviceTraits, StencilTraits
+from gtune.outfiles import write_text
 
 if TYPE_CHECKING:  # scikit-learn takes about 2 s to import: only where a model is fitted
     from gtune.loadpredict.model import TechniqueForest
@@ -105,10 +106,12 @@ class ModelCard:
         card.path = path
         return card
 
-    def write(self, directory: Path) -> Path:
-        directory.mkdir(parents=True, exist_ok=True)
+    def write(self, directory: Path, *, force: bool = True) -> Path:
+        """Write the card into ``directory`` (atomically, never through a link); an
+        existing card of the same name is replaced only with ``force``."""
         path = directory / f"{self.name}{CARD_SUFFIX}"
-        path.write_text(json.dumps(self.to_dict(), indent=2, sort_keys=True) + "\n")
+        text = json.dumps(self.to_dict(), indent=2, sort_keys=True) + "\n"
+        write_text(path, text, force=force)
         self.path = path
         return path
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gtune.outfiles import save_figure
 from gtune.split.plan import Decision, Partition
 
 
@@ -252,8 +253,7 @@ class SplitReport:
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
         fig.tight_layout()
-        out.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(out, dpi=120)
+        save_figure(fig, out, dpi=120)
         plt.close(fig)
         return out
 

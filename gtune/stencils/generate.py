@@ -115,8 +115,10 @@ def generate(
     intensity: int = 1,
     size: Sequence[int] = DEFAULT_SIZE,
     progress: Callable[[int, int, Generated], None] | None = None,
+    force: bool = True,
 ) -> list[Generated]:
-    """Write every shape's kernel and description into ``directory``."""
+    """Write every shape's kernel and description into ``directory`` (files there
+    replaced only with ``force``)."""
     rx_max = max((max(s.extent.values()) for s in shapes), default=0)
     if any(n <= 2 * rx_max for n in size):
         raise InputError(
@@ -124,7 +126,7 @@ def generate(
             f"each dimension must exceed {2 * rx_max}"
         )
     out: list[Generated] = []
-    for i, g in enumerate(_iter(shapes, directory, seed, intensity, size)):
+    for i, g in enumerate(_iter(shapes, directory, seed, intensity, size, force)):
         out.append(g)
         if progress is not None:
             progress(i + 1, len(shapes), g)
@@ -137,8 +139,9 @@ def _iter(
     seed: int,
     intensity: int,
     size: Sequence[int],
+    force: bool,
 ) -> Iterator[Generated]:
     for shape in shapes:
         stencil = synthetic(shape, seed=seed, intensity=intensity)
-        cl, yml = write_stencil(stencil, directory, sizes_for(3, size))
+        cl, yml = write_stencil(stencil, directory, sizes_for(3, size), force=force)
         yield Generated(stencil, cl, yml)

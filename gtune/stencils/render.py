@@ -32,6 +32,7 @@ import yaml
 
 from gtune.exceptions import InputError
 from gtune.features import from_offsets
+from gtune.outfiles import check_targets, write_text
 from gtune.stencils.definition import (
     KernelArg,
     StencilDefinition,
@@ -854,15 +855,21 @@ def definition_description(
 
 
 def write_definition(
-    d: StencilDefinition, directory: Path, sizes: Mapping[str, int] | None = None
+    d: StencilDefinition,
+    directory: Path,
+    sizes: Mapping[str, int] | None = None,
+    *,
+    force: bool = True,
 ) -> tuple[Path, Path]:
-    """Write ``NAME.cl`` and ``NAME.yaml`` of a definition into ``directory``."""
-    directory.mkdir(parents=True, exist_ok=True)
+    """Write ``NAME.cl`` and ``NAME.yaml`` of a definition into ``directory`` (files
+    there replaced only with ``force``; never through a link: :mod:`gtune.outfiles`)."""
     merged = {**default_sizes(d), **(sizes or {})}
     source, description = definition_description(d, merged)
-    cl_path, yaml_path = directory / f"{d.name}.cl", directory / f"{d.name}.yaml"
-    cl_path.write_text(source)
-    yaml_path.write_text(dump_description(description))
+    cl_path, yaml_path = check_targets(
+        [directory / f"{d.name}.cl", directory / f"{d.name}.yaml"], force=force
+    )
+    write_text(cl_path, source, force=force)
+    write_text(yaml_path, dump_description(description), force=force)
     return cl_path, yaml_path
 
 
@@ -921,15 +928,16 @@ def write_stencil(
     sizes: Mapping[str, int],
     *,
     image: bool = True,
+    force: bool = True,
 ) -> tuple[Path, Path]:
-    """Write ``name.cl`` and ``name.yaml`` into ``directory``; return both paths."""
-    directory.mkdir(parents=True, exist_ok=True)
-    cl_path = directory / f"{stencil.name}.cl"
-    yaml_path = directory / f"{stencil.name}.yaml"
-    cl_path.write_text(render_source(stencil))
-    yaml_path.write_text(
-        dump_description(describe(stencil, sizes, source=cl_path.name, image=image))
+    """Write ``name.cl`` and ``name.yaml`` into ``directory``; return both paths (files
+    there replaced only with ``force``; never through a link: :mod:`gtune.outfiles`)."""
+    cl_path, yaml_path = check_targets(
+        [directory / f"{stencil.name}.cl", directory / f"{stencil.name}.yaml"], force=force
     )
+    write_text(cl_path, render_source(stencil), force=force)
+    description = describe(stencil, sizes, source=cl_path.name, image=image)
+    write_text(yaml_path, dump_description(description), force=force)
     return cl_path, yaml_path
 
 

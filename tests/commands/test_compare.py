@@ -90,8 +90,14 @@ def test_compare_tables_agree_and_resume(tmp_path: Path):
     md = (out / "table.md").read_text()
     assert f"| hybrid | {rows['hybrid']['speedup']:.3f} |" in md
 
+    # a finished comparison's files are kept unless --force
+    kept = run_gtune("compare", *KERNELS, *ARGS, "--out", str(out), "--no-confirm", db=db)
+    assert kept.returncode == 2 and "--force" in kept.stderr and "table.md" in kept.stderr
+    assert (out / "table.md").read_text() == md
     # again, ranked by the searches' own bests: every search is served by the store
-    again = run_gtune("compare", *KERNELS, *ARGS, "--out", str(out), "--no-confirm", db=db)
+    again = run_gtune(
+        "compare", *KERNELS, *ARGS, "--out", str(out), "--no-confirm", "--force", db=db
+    )
     assert again.returncode == 0, again.stderr
     redo = json.loads((out / "compare.json").read_text())
     assert all(c["measured"] == 0 for c in redo["cells"]), "everything comes from the store"

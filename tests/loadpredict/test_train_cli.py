@@ -51,6 +51,11 @@ def test_train_labels_kernels_resumes_and_installs(tmp_path: Path) -> None:
         assert max(row.configs.values()) >= 4
     cv = json.loads((out / "tiny.cv.json").read_text())
     assert cv["kernels"] == 2 and 0.0 <= cv["penalty_weighted_accuracy"] <= 1.0
+    # the installed model is kept unless --force, said before any labelling
+    refused = run_gtune(*args, db=db, env_extra=env)
+    assert refused.returncode == 2 and "--force" in refused.stderr, refused.stderr
+    assert str(models / "tiny.csv") in refused.stderr
+    args.append("--force")
     # a second run measures nothing new and gives the same dataset
     again = run_gtune(*args, db=db, env_extra=env)
     assert again.returncode == 0, again.stderr
