@@ -20,7 +20,6 @@ from __future__ import annotations
 import ast
 import copy
 import json
-import textwrap
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -235,6 +234,41 @@ def tuned_kernel(
     specialised to the configuration (:mod:`gtune.specialise`: only the code it runs,
     checked against the whole source by the C preprocessor); with ``full_template``, or
     where that check fails, the whole source with the configuration's ``#define``s."""
+    values = _checked_values(kernel, config)
+    baked, defines = _fixed_macros(kernel, values)
+    global_size = tuple(specialise(e, baked) for e in kernel.launch.global_size)
+    local_size = (
+        None
+        if kernel.launch.local_size is None
+        else tuple(specialise(e, baked) for e in kernel.launch.local_size)
+    )
+    launch = f"global [{', '.join(global_size)}], local [{', '.join(local_size or ('any',))}]"
+    source, notes = _source(kernel, baked, defines, device, launch, full_template)
+    return TunedKernel(
+        kernel=kernel.name,
+        name=kernel.store_name,
+        source=source,
+        notes=notes,
+        configuration=values,
+        size_names=tuple(kernel.sizes),
+        defines=defines,
+        build_options=tuple(kernel.build_options),
+        global_size=global_size,
+        local_size=local_size,
+        arguments=_arguments(kernel, values, baked),
+        valid_when=_valid_when(kernel, baked, global_size, local_size),
+        tuned_size=dict(kernel.sizes),
+        device=device,
+        device_identity=device_identity,
+        time_s=time_s,
+        confirmed=confirmed,
+        default_configuration=None if default_config is None else dict(default_config),
+        default_time_s=default_time_s,
+    )
+
+
+def _checked_values(kernel: TunableKernel, config: Mapping[str, int]) -> dict[str, int]:
+    """``config`` as integers, every parameter of the kernel given and no other."""
     unknown = sorted(set(config) - set(kernel.parameter_names))
     missing = [p for p in kernel.parameter_names if p not in config]
     if unknown or missing:
@@ -244,10 +278,16 @@ def tuned_kernel(
             + (f" (missing {', '.join(missing)})" if missing else ""),
             source=kernel.label,
         )
-    values: dict[str, int] = {k: int(config[k]) for k in kernel.parameter_names}
-    sizes = tuple(kernel.sizes)
+    return {k: int(config[k]) for k in kernel.parameter_names}
+
+
+def _fixed_macros(
+    kernel: TunableKernel, values: Mapping[str, int]
+) -> tuple[dict[str, int], dict[str, str]]:
+    """The macros fixed in the source (the configuration and derived macros that fold
+    to a number) and those still passed at build time (sizes, derived formulas)."""
     baked: dict[str, int] = dict(values)
-    defines: dict[str, str] = {n: n for n in sizes}
+    defines: dict[str, str] = {n: n for n in kernel.sizes}
     for name, expr in kernel.derived:
         text = specialise(expr, baked)
         folded = _constant(text)
@@ -255,12 +295,17 @@ def tuned_kernel(
             defines[name] = text
         else:
             baked[name] = folded
-    global_size = tuple(specialise(e, baked) for e in kernel.launch.global_size)
-    local_size = (
-        None
-        if kernel.launch.local_size is None
-        else tuple(specialise(e, baked) for e in kernel.launch.local_size)
-    )
+    return baked, defines
+
+
+def _valid_when(
+    kernel: TunableKernel,
+    baked: Mapping[str, int],
+    global_size: tuple[str, ...],
+    local_size: tuple[str, ...] | None,
+) -> tuple[str, ...]:
+    """The kernel's constraints left open by the configuration (on the problem size and
+    device limits), and whole work-groups; a broken constraint is an error."""
     valid: list[str] = []
     for c in kernel.constraints:
         text = specialise(c, baked)
@@ -275,6 +320,13 @@ def tuned_kernel(
         whole = specialise(parse(f"({g}) % ({loc}) == 0"), {})
         if _constant(whole) is None and whole not in valid:
             valid.append(whole)
+    return tuple(valid)
+
+
+def _arguments(
+    kernel: TunableKernel, values: Mapping[str, int], baked: Mapping[str, int]
+) -> tuple[dict[str, Any], ...]:
+    """The arguments in order, shapes and values as formulas of the problem size."""
     arguments = []
     for a in kernel.arguments:
         kind = "image" if a.kind == "buffer" and kernel.uses_image(a, values) else a.kind
@@ -286,50 +338,36 @@ def tuned_kernel(
         elif a.value is not None:
             entry["value"] = specialise(a.value, baked)
         arguments.append(entry)
+    return tuple(arguments)
+
+
+def _source(
+    kernel: TunableKernel,
+    baked: Mapping[str, int],
+    defines: Mapping[str, str],
+    device: str,
+    launch: str,
+    full_template: bool,
+) -> tuple[str, tuple[str, ...]]:
+    """The source with its banner (configuration, build, launch) and the fixed macros,
+    specialised unless ``full_template``; and notes on why it is not, where it is not."""
     shown = ", ".join(f"{k}={v}" for k, v in baked.items())
     build = " ".join([*(f"-D{k}=<{v}>" for k, v in defines.items()), *kernel.build_options])
     where = f" on {device}" if device else ""
-    launch = f"global [{', '.join(global_size)}], local [{', '.join(local_size or ('any',))}]"
-    banner = textwrap.dedent(
-        f"""\
-        /*
-         * {kernel.store_name}, tuned by gtune{where}.
-         * Tuned configuration: {shown}.
-         * Build with: {build or "(no options)"}
-         * Launch: {launch}.
-         */
-        """
-    )
+    lines = [
+        f" * {kernel.store_name}, tuned by gtune{where}.",
+        f" * Tuned configuration: {shown}.",
+        f" * Build with: {build or '(no options)'}",
+        f" * Launch: {launch}.",
+    ]
     fixed = "".join(f"#define {k} {v}\n" for k, v in baked.items())
     source, notes = fixed + "\n" + kernel.source, tuple[str, ...]()
     if not full_template:
         source, notes = _specialised(source, kernel, defines)
         if not notes:
-            banner = banner[: -len(" */\n")] + (
-                " * Specialised: only the code this configuration runs (gtune export\n"
-                " * --full-template writes the whole source).\n */\n"
-            )
-    return TunedKernel(
-        kernel=kernel.name,
-        name=kernel.store_name,
-        source=banner + source,
-        notes=notes,
-        configuration=values,
-        size_names=sizes,
-        defines=defines,
-        build_options=tuple(kernel.build_options),
-        global_size=global_size,
-        local_size=local_size,
-        arguments=tuple(arguments),
-        valid_when=tuple(valid),
-        tuned_size=dict(kernel.sizes),
-        device=device,
-        device_identity=device_identity,
-        time_s=time_s,
-        confirmed=confirmed,
-        default_configuration=None if default_config is None else dict(default_config),
-        default_time_s=default_time_s,
-    )
+            lines.append(" * Specialised: only the code this configuration runs (gtune export")
+            lines.append(" * --full-template writes the whole source).")
+    return "/*\n" + "\n".join(lines) + "\n */\n" + source, notes
 
 
 def _specialised(
