@@ -556,7 +556,15 @@ def _drop_orphan_comments(out: list[_Out], source: list[_Line]) -> list[_Out]:
     kept = {ln.index for ln in out}
     ends = _groups(source)
     drop: set[int] = set()
-    i = 0
+    # the file's own header comment (above its first code or conditional) always stays
+    i = next(
+        (
+            k
+            for k, ln in enumerate(source)
+            if ln.keyword not in (None, "define") or (ln.code.strip() and ln.keyword is None)
+        ),
+        len(source),
+    )
     while i < len(source):
         if not (source[i].comment_only and i in kept):
             i += 1

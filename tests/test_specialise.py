@@ -127,3 +127,15 @@ def test_temporal_kernels_are_specialised_and_checked(tb: int, stream: int) -> N
 def test_a_difference_after_the_preprocessor_is_reported() -> None:
     assert cpp_difference("int a = X;\n", "int a = 2;\n", {"X": 1}) is not None
     assert cpp_difference("int a = X;\n", "int a = X;\n", {"X": 1}) is None
+
+
+def test_a_files_own_header_comment_stays() -> None:
+    """A plain kernel's header comment describes the kernel, even where the conditional
+    below it goes (REAL given at build time)."""
+    text = (
+        "#define WX 256\n\n/*\n * A 7-point stencil. REAL is float unless -DREAL=double.\n */\n"
+        "#ifndef REAL\n#define REAL float\n#endif\n\n__kernel void k(__global REAL *a) {}\n"
+    )
+    out = specialise_source(text, {}, build_options=["-DREAL=double"])
+    assert "A 7-point stencil" in out and "#ifndef REAL" not in out
+    assert cpp_difference(text, out, {}, ["-DREAL=double"]) is None
