@@ -63,6 +63,7 @@ class Case:
     interrupt: int | None = None  # signal sent once results are being stored
     expect_ok: bool = False
     check: Callable[[Path], str | None] | None = None  # extra verdict after the run
+    setup: Callable[[Path], None] | None = None  # prepares the case dir (links, FIFOs)
 
 
 @dataclass
@@ -91,6 +92,8 @@ def run(case: Case, work: Path) -> Verdict:
         path = where / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(content.encode() if isinstance(content, str) else content)
+    if case.setup is not None:
+        case.setup(where)
     env = dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="120", GTUNE_CACHE=str(where / "cache"))
     env.setdefault("GTUNE_DB", str(where / "store.db"))
     env["GTUNE_TRUST_MODULES"] = str(where)  # the case's own reference files run
@@ -556,6 +559,52 @@ def interruption_cases() -> list[Case]:
     ]
 
 
+def _plant(kind: str, name: str) -> Callable[[Path], None]:
+    """A case's output name made a link to a file outside it, an existing file or a FIFO."""
+
+    def setup(where: Path) -> None:
+        target = where / name
+        if kind == "link":
+            (where / "victim.txt").write_text("precious\n")
+            target.symlink_to(where / "victim.txt")
+        elif kind == "file":
+            target.write_text("precious\n")
+        else:
+            os.mkfifo(target)
+
+    return setup
+
+
+def _kept(name: str) -> Callable[[Path], str | None]:
+    def check(where: Path) -> str | None:
+        path = where / name
+        return None if not path.exists() or path.read_text() == "precious\n" else "other"
+
+    return check
+
+
+def output_cases() -> list[Case]:
+    """Output files: never through a link, never over a file unasked, never into a FIFO."""
+    o = "outputs"
+    blur = (NAIVE / "plain_blur.cl").read_text()
+    describe = ["describe", "blur.cl", "--size", "64x32", "--scalar", "scale=0.5", "-o"]
+    run_json = ["run", "naive7.yaml", "--device", NO_DEVICE, "--json"]
+    return [
+        Case(o, "describe -o a planted link", [*describe, "out.yaml", "--force"],
+             ["symbolic link"], {"blur.cl": blur}, setup=_plant("link", "out.yaml"),
+             check=_kept("victim.txt")),
+        Case(o, "describe -o an existing file", [*describe, "out.yaml"], ["--force"],
+             {"blur.cl": blur}, setup=_plant("file", "out.yaml"), check=_kept("out.yaml")),
+        Case(o, "describe -o a FIFO", [*describe, "out.yaml", "--force"],
+             ["not a regular file"], {"blur.cl": blur}, setup=_plant("fifo", "out.yaml"),
+             timeout=30),
+        Case(o, "run --json a planted link", [*run_json, "r.json"], ["symbolic link"],
+             setup=_plant("link", "r.json"), check=_kept("victim.txt")),
+        Case(o, "run --json an existing file", [*run_json, "r.json"], ["--force"],
+             setup=_plant("file", "r.json"), check=_kept("r.json")),
+    ]  # fmt: skip
+
+
 # -------------------------------------------------------------------------------------
 # Generated cases: seeded mutations of real inputs
 
@@ -743,6 +792,7 @@ def main() -> int:
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     cases = description_cases() + spec_cases() + flag_cases() + store_cases()
+    cases += output_cases()
     if not args.skip_opencl:
         cases += [*kernel_cases(), stale_case(), header_case(), working_directory_case()]
         cases += interruption_cases()
