@@ -7,8 +7,9 @@ resources (``gtune-<device slug>``), so each task runs where its device is. Work
 write every result to the campaign's shared store as it is measured; the client
 writes each finished task's summary to ``tasks.jsonl`` in the campaign's folder, so a
 rerun skips finished tasks and re-running an unfinished task only measures what the
-store lacks. A worker that dies mid-task is restarted by its nanny and the task retried
-(``retries``) on a worker with that device.
+store lacks. A worker that dies mid-task is restarted by its nanny and the task queued
+again (up to ``retries`` times) for a worker with that device. Local clusters speak TLS
+with credentials made for them, so only the campaign's own processes connect.
 """
 
 from __future__ import annotations
@@ -24,9 +25,9 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from gtune.api import CampaignResult, TuningTask
 from gtune.campaign.host import host_cores
@@ -42,7 +43,7 @@ from gtune.campaign.schedule import (
     plan,
     seconds_per_config,
 )
-from gtune.campaign.spec import CampaignSpec, CampaignTask, expand
+from gtune.campaign.spec import CampaignSpec, CampaignTask, check_task_count, expand
 from gtune.campaign.task import (
     BOUND_DEVICE,
     BOUND_LIMITS,
@@ -172,6 +173,9 @@ def host_gpus(devices: Sequence[dict[str, Any]]) -> int:
 
 
 LOOPBACK = "127.0.0.1"
+LOCAL_TLS = True
+"""Whether local clusters speak TLS (:func:`local_security`): always, in gtune; only
+benchmarks/campaign/tls_cost.py turns it off, to measure what TLS costs."""
 DASHBOARD_PORT = 8787
 
 
@@ -260,9 +264,10 @@ def local_cluster(
     the host's build slots (0: no limit). ``layout``, if given, is filled with what was
     chosen: the host's cores, the build slots, each worker's device and helpers.
 
-    Everything listens on the loopback interface only: whoever reaches a Dask
-    scheduler runs code in the process that holds it (docs/robustness.md, security
-    model). The scheduler's HTTP server serves only ``/health`` unless ``dashboard``
+    Everything listens on the loopback interface only, and speaks TLS with credentials
+    made for this cluster (:func:`local_security`): whoever reaches a Dask scheduler
+    runs code in the process that holds it (docs/robustness.md, security model). The
+    scheduler's HTTP server serves only ``/health`` unless ``dashboard``
     asks for the Dask dashboard (then on 127.0.0.1:8787, or another free port)."""
     try:
         import dask
@@ -286,8 +291,10 @@ def local_cluster(
                 for name, w in workers.items()
             },
         )
+    security, protocol = (local_security(), "tls://") if LOCAL_TLS else (None, "tcp://")
     for w in workers.values():
         w["cls"] = Nanny
+        w["options"].update(security=security, protocol=protocol)
     # Dask's nanny starts each worker as ``python -c ...`` (multiprocessing's spawn),
     # which would put the working directory first on the worker's sys.path.
     os.environ["PYTHONSAFEPATH"] = "1"
@@ -300,6 +307,8 @@ def local_cluster(
             # Dask starts an HTTP server whatever ``dashboard`` says; without an
             # address it listens on every interface (port 8787), so name one.
             "dashboard_address": f"{LOOPBACK}:{port}",
+            "security": security,
+            "protocol": protocol,
         },
     }
     routes = dask.config.get("distributed.scheduler.http.routes", default=[])
@@ -314,7 +323,29 @@ def local_cluster(
             "distributed.nanny.pre-spawn-environ": {**_quiet_workers(), "PYTHONSAFEPATH": "1"},
         }
     ):
-        return SpecCluster(scheduler=scheduler, workers=workers, silence_logs=logging.CRITICAL)
+        return SpecCluster(
+            scheduler=scheduler,
+            workers=workers,
+            silence_logs=logging.CRITICAL,
+            security=security,
+        )
+
+
+def local_security() -> Any:  # distributed.Security
+    """Credentials made for one local cluster: a key and self-signed certificate held in
+    memory (Dask's ``Security.temporary()``), given to the scheduler, the nannies, their
+    workers and gtune's client only, never written to disk or passed on a command line.
+    Every connection is TLS with both ends presenting that certificate, so no other
+    process, of this user or another, can connect to the cluster and run code in it."""
+    from distributed import Security
+
+    try:
+        return Security.temporary()
+    except ImportError:
+        raise EnvironmentProblem(
+            "a local campaign cluster needs the cryptography package for its TLS "
+            "credentials: pip install cryptography"
+        ) from None
 
 
 def run_campaign(
@@ -389,178 +420,231 @@ def run_tasks(
     stencil traits, :func:`gtune.campaign.schedule.seconds_per_config`); ``order``:
     the longest pieces first, or the cheapest kernels' (:data:`~gtune.campaign.schedule.ORDERS`);
     ``redo``: keys of tasks to run again although the ledger has them; an entry that
-    searched another version of its kernel is run again too (:func:`stale_entries`)."""
-    show: Observer = observer if observer is not None else NullObserver()
-    token = cancel if cancel is not None else CancelToken()
+    searched another version of its kernel is run again too (:func:`stale_entries`).
+
+    The steps: the tasks left (:func:`_tasks_left`), the cluster and its client
+    (:func:`_open_client`), the workers started (:func:`_start_workers`), the pieces
+    planned and streamed to the workers (:func:`_drive`)."""
+    run = _Run(
+        tasks,
+        out_dir,
+        name,
+        observer if observer is not None else NullObserver(),
+        cancel if cancel is not None else CancelToken(),
+    )
     out_dir.mkdir(parents=True, exist_ok=True)
+    check_task_count(len(tasks), name)
     ledger = out_dir / "tasks.jsonl"
-    done = {} if force else read_done(ledger)
-    if done:
-        stale = set(redo) | stale_entries(tasks, done)
-        if stale:
-            log.info(
-                "campaign %s: %d finished tasks' kernels changed since; run again", name, len(stale)
-            )
-        done = {k: v for k, v in done.items() if k not in stale}
-    todo = [t for t in tasks if t.key not in done]
-    started = time.monotonic()
+    done = _tasks_left(run, ledger, force, redo)
     shown = devices if devices is not None else list(dict.fromkeys(t.device or "" for t in tasks))
-    show.on_event(CampaignStarted(len(tasks), len(tasks) - len(todo), tuple(shown)))
-    summaries = [done[t.key] for t in tasks if t.key in done]
-    failed: list[tuple[TuningTask, str]] = []
+    run.show.on_event(CampaignStarted(len(tasks), len(done), tuple(shown)))
     log.info(
         "campaign %s: %d tasks, %d already finished; store %s",
         name,
         len(tasks),
-        len(tasks) - len(todo),
+        len(done),
         store_url,
     )
-    if not todo:
-        return CampaignResult(
-            summaries=summaries,
-            failed=failed,
-            skipped=len(tasks),
-            out_dir=out_dir,
-            wall_s=time.monotonic() - started,
-        )
-    _check_before_start([t.strategy for t in todo], store_url, name)
+    if not run.todo:
+        return run.result()
+    _check_before_start([t.strategy for t in run.todo], store_url, name)
     # the kernels' stencil traits (for the order pieces go in) are read while the
     # cluster starts: loading the kernels and the feature code takes a second or two
-    shapes = None if rate_of is not None else _Shapes(todo)
-
-    def cancelled() -> CampaignResult:
-        return CampaignResult(
-            summaries=summaries,
-            failed=failed,
-            skipped=len(tasks) - len(todo),
-            out_dir=out_dir,
-            wall_s=time.monotonic() - started,
-            cancelled=True,
-        )
-
-    cluster = None
-    security = _security(scheduler, tls) if scheduler else None
+    shapes = None if rate_of is not None else _Shapes(run.todo)
     layout: dict[str, Any] = {}
-    start_s = 0.0
-    try:
-        if scheduler:
-            client = _connect(scheduler, security, token, connect_timeout)
-            if client is None:  # cancelled while connecting
-                return cancelled()
-        else:
-            cluster, client = _start_local(
-                [t.device or "" for t in todo], workers_per_device, dashboard, token, layout
-            )
-            if client is None:
-                return cancelled()
-    except OSError as exc:
-        raise EnvironmentProblem(
-            f"cannot reach the Dask scheduler: {exc}", hint="check --scheduler"
-        ) from None
+    opened = _open_client(
+        run, scheduler, tls, connect_timeout, workers_per_device, dashboard, layout
+    )
+    if opened is None:  # cancelled while starting or connecting
+        return run.result(cancelled=True)
+    cluster, client = opened
     try:
         if cluster_hook is not None:
             cluster_hook(client)
-        _check_resources(client, todo)
-        # every worker's OpenCL processes start now, side by side, before any search
-        warmed = time.monotonic()
-        warm = _warm_workers(client, todo, len(layout.get("workers") or {}), token)
-        start_s = time.monotonic() - started
-        _write_start(out_dir / "cluster.json", layout, warm, start_s, time.monotonic() - warmed)
-        log.info(
-            "campaign %s: %d workers started in %.1f s (%.1f s starting OpenCL workers)",
-            name,
-            len(warm),
-            start_s,
-            time.monotonic() - warmed,
-        )
-        if token.cancelled:
-            return cancelled()
-
-        def on_event(event: tuple[float, dict[str, Any]]) -> None:
-            msg = event[1]
-            with contextlib.suppress(Exception):
-                show.on_event(
-                    TaskProgress(
-                        str(msg["task"]),
-                        str(msg["device"]),
-                        int(msg["configs"]),
-                        int(msg["measured"]),
-                    )
-                )
-
-        client.subscribe_topic(PROGRESS_TOPIC, on_event)
+        _check_resources(client, run.todo)
+        _start_workers(run, client, layout)
+        if run.token.cancelled:
+            return run.result(cancelled=True)
+        _follow_progress(client, run.show)
         kernels: _Kernels = shapes.wait() if shapes is not None else {}  # each loaded once
         pieces = plan(
-            todo,
+            run.todo,
             lambda t: _techniques_of(t, kernels),
             rate_of=rate_of or (lambda t: shapes.rate(t) if shapes is not None else 1.0),
             order=order,
         )
-        stream = _Stream(client, pieces, store_url, retries)
-        with ledger.open("a") as fh, (out_dir / "pieces.jsonl").open("a") as pieces_fh:
-            while True:
-                if token.cancelled:
-                    stream.cancel()
-                    break
-                workers = stream.workers()  # one scheduler query per turn, for both
-                stream.hand_out(workers)
-                for res, lost in stream.stranded(time.monotonic(), STRANDED_S, workers):
-                    text = (
-                        f"no Dask worker offered {res} for {STRANDED_S:.0f} s (every worker "
-                        "driving it died or left); its pieces were given up"
-                    )
-                    log.error("campaign %s: %s", name, text)
-                    for task in dict.fromkeys(p.task for p in lost if p.final):
-                        failed.append((task, text))
-                        show.on_event(_finished(task, None, text))
-                if stream.finished:
-                    break
-                fut = stream.next_done(0.5)
-                if fut is None:
-                    continue
-                piece = stream.settle(fut)
-                try:
-                    summary = fut.result()
-                except GtuneError as exc:
-                    log.warning("task %s failed: %s", piece.key, exc.render())
-                    if piece.final:
-                        failed.append((piece.task, exc.render()))
-                        show.on_event(_finished(piece.task, None, exc.render()))
-                    continue
-                except Exception as exc:  # a task that died on every retry (KilledWorker, ...)
-                    text = f"{type(exc).__name__}: {exc}"
-                    log.warning("task %s failed: %s", piece.key, text)
-                    if piece.final:
-                        failed.append((piece.task, text))
-                        show.on_event(_finished(piece.task, None, text))
-                    continue
-                summary = stream.ran(piece, summary)
-                if not piece.final:
-                    pieces_fh.write(json.dumps(summary, default=_json_default) + "\n")
-                    pieces_fh.flush()
-                    continue
-                fh.write(json.dumps(summary, default=_json_default) + "\n")
-                fh.flush()
-                summaries.append(summary)
-                log.info(
-                    "task %s finished: %s configurations", piece.key, summary.get("evaluations")
-                )
-                show.on_event(_finished(piece.task, summary))
+        _drive(run, _Stream(client, pieces, store_url, retries), ledger)
     finally:
         with contextlib.suppress(Exception):
             client.close(timeout=10)
         if cluster is not None:
             with contextlib.suppress(Exception):
                 cluster.close(timeout=10)
-    return CampaignResult(
-        summaries=summaries,
-        failed=failed,
-        skipped=len(tasks) - len(todo),
-        out_dir=out_dir,
-        wall_s=time.monotonic() - started,
-        cancelled=token.cancelled,
-        start_s=start_s,
+    return run.result()
+
+
+@dataclass
+class _Run:
+    """One call of :func:`run_tasks`: where it reports, and what it has gathered."""
+
+    tasks: Sequence[CampaignTask]
+    out_dir: Path
+    name: str
+    show: Observer
+    token: CancelToken
+    started: float = field(default_factory=time.monotonic)
+    todo: list[CampaignTask] = field(default_factory=list)
+    summaries: list[dict[str, Any]] = field(default_factory=list)
+    failed: list[tuple[TuningTask, str]] = field(default_factory=list)
+    start_s: float = 0.0
+
+    def result(self, *, cancelled: bool = False) -> CampaignResult:
+        return CampaignResult(
+            summaries=self.summaries,
+            failed=self.failed,
+            skipped=len(self.tasks) - len(self.todo),
+            out_dir=self.out_dir,
+            wall_s=time.monotonic() - self.started,
+            cancelled=cancelled or self.token.cancelled,
+            start_s=self.start_s,
+        )
+
+    def fail(self, task: CampaignTask, text: str) -> None:
+        self.failed.append((task, text))
+        self.show.on_event(_finished(task, None, text))
+
+
+def _tasks_left(
+    run: _Run, ledger: Path, force: bool, redo: Collection[str]
+) -> dict[str, dict[str, Any]]:
+    """Fill ``run.todo`` (the tasks to run) and ``run.summaries`` (those of the tasks
+    the ledger has); the ledger's entries kept. An entry of ``redo`` or of a kernel that
+    changed since (:func:`stale_entries`) is run again."""
+    done = {} if force else read_done(ledger)
+    if done:
+        stale = set(redo) | stale_entries(run.tasks, done)
+        if stale:
+            log.info(
+                "campaign %s: %d finished tasks' kernels changed since; run again",
+                run.name,
+                len(stale),
+            )
+        done = {k: v for k, v in done.items() if k not in stale}
+    run.todo = [t for t in run.tasks if t.key not in done]
+    run.summaries = [done[t.key] for t in run.tasks if t.key in done]
+    return {t.key: done[t.key] for t in run.tasks if t.key in done}
+
+
+def _open_client(
+    run: _Run,
+    scheduler: str | None,
+    tls: SchedulerTls | None,
+    connect_timeout: float,
+    workers_per_device: int | None,
+    dashboard: bool,
+    layout: dict[str, Any],
+) -> tuple[Any, Any] | None:
+    """(cluster or None, client): a client of ``scheduler``, or a local cluster started
+    for the tasks and its client; None when cancelled meanwhile."""
+    try:
+        if scheduler:
+            client = _connect(scheduler, _security(scheduler, tls), run.token, connect_timeout)
+            return None if client is None else (None, client)
+        cluster, client = _start_local(
+            [t.device or "" for t in run.todo], workers_per_device, dashboard, run.token, layout
+        )
+        return None if client is None else (cluster, client)
+    except OSError as exc:
+        raise EnvironmentProblem(
+            f"cannot reach the Dask scheduler: {exc}", hint="check --scheduler"
+        ) from None
+
+
+def _start_workers(run: _Run, client: Any, layout: dict[str, Any]) -> None:
+    """Every worker's OpenCL processes started side by side, before any search; what
+    they said written to ``cluster.json``."""
+    warmed = time.monotonic()
+    warm = _warm_workers(client, run.todo, len(layout.get("workers") or {}), run.token)
+    run.start_s = time.monotonic() - run.started
+    warm_s = time.monotonic() - warmed
+    _write_start(run.out_dir / "cluster.json", layout, warm, run.start_s, warm_s)
+    log.info(
+        "campaign %s: %d workers started in %.1f s (%.1f s starting OpenCL workers)",
+        run.name,
+        len(warm),
+        run.start_s,
+        warm_s,
     )
+
+
+def _follow_progress(client: Any, show: Observer) -> None:
+    """Workers' progress messages (configurations measured so far) to ``show``."""
+
+    def on_event(event: tuple[float, dict[str, Any]]) -> None:
+        msg = event[1]
+        with contextlib.suppress(Exception):
+            show.on_event(
+                TaskProgress(
+                    str(msg["task"]),
+                    str(msg["device"]),
+                    int(msg["configs"]),
+                    int(msg["measured"]),
+                )
+            )
+
+    client.subscribe_topic(PROGRESS_TOPIC, on_event)
+
+
+def _drive(run: _Run, stream: _Stream, ledger: Path) -> None:
+    """Hand pieces to free workers until every one has ended (or the run is cancelled):
+    pieces of a worker that died go back in the queue, a device no worker offers any
+    more is given up after :data:`STRANDED_S`, each ended piece is settled."""
+    with ledger.open("a") as fh, (run.out_dir / "pieces.jsonl").open("a") as pieces_fh:
+        while not run.token.cancelled:
+            workers = stream.workers()  # one scheduler query per turn, for all
+            for piece, text in stream.requeue_lost(workers):
+                log.error("campaign %s: task %s: %s", run.name, piece.key, text)
+                if piece.final:
+                    run.fail(piece.task, text)
+            stream.hand_out(workers)
+            for res, lost in stream.stranded(time.monotonic(), STRANDED_S, workers):
+                text = (
+                    f"no Dask worker offered {res} for {STRANDED_S:.0f} s (every worker "
+                    "driving it died or left); its pieces were given up"
+                )
+                log.error("campaign %s: %s", run.name, text)
+                for task in dict.fromkeys(p.task for p in lost if p.final):
+                    run.fail(task, text)
+            if stream.finished:
+                return
+            fut = stream.next_done(0.5)
+            if fut is not None:
+                _settle(run, stream, fut, fh, pieces_fh)
+        stream.cancel()
+
+
+def _settle(run: _Run, stream: _Stream, fut: Any, fh: IO[str], pieces_fh: IO[str]) -> None:
+    """An ended piece: its summary appended to the ledger (a split task's pieces to
+    ``pieces.jsonl``), or its failure reported (a campaign task's only)."""
+    piece = stream.settle(fut)
+    try:
+        summary = fut.result()
+    except Exception as exc:  # GtuneError; a task that died on every retry (KilledWorker...)
+        text = exc.render() if isinstance(exc, GtuneError) else f"{type(exc).__name__}: {exc}"
+        log.warning("task %s failed: %s", piece.key, text)
+        if piece.final:
+            run.fail(piece.task, text)
+        return
+    summary = stream.ran(piece, summary)
+    if not piece.final:
+        pieces_fh.write(json.dumps(summary, default=_json_default) + "\n")
+        pieces_fh.flush()
+        return
+    fh.write(json.dumps(summary, default=_json_default) + "\n")
+    fh.flush()
+    run.summaries.append(summary)
+    log.info("task %s finished: %s configurations", piece.key, summary.get("evaluations"))
+    run.show.on_event(_finished(piece.task, summary))
 
 
 STRANDED_S = 180.0
@@ -940,7 +1024,14 @@ class _Shapes:
 class _Stream:
     """Pieces handed to workers one at a time as they free up (gtune.campaign.schedule):
     each free worker gets the longest ready piece its devices can run, preferring one
-    of the kernel it ran last; nothing waits on a worker's own queue."""
+    of the kernel it ran last; nothing waits on a worker's own queue, so at most one
+    piece per worker slot is in flight, whatever the campaign's size.
+
+    A piece runs on the worker it was handed to and nowhere else (Dask would keep a
+    piece bound to a dead worker's address waiting forever, ``no-worker``, and may run
+    a loosely bound one on a worker without its device): when that worker dies or
+    leaves, the piece goes back in the queue (:meth:`requeue_lost`) for the worker its
+    nanny starts or another with the device."""
 
     def __init__(self, client: Any, pieces: Sequence[Piece], store_url: str, retries: int) -> None:
         from distributed import as_completed
@@ -958,6 +1049,7 @@ class _Stream:
         self.split: dict[str, list[dict[str, Any]]] = {}  # task key -> its pieces' summaries
         self.pending = as_completed([], with_results=False)
         self._unoffered: dict[str, float] = {}  # device -> since when no worker offers it
+        self.lost: dict[str, int] = {}  # piece key -> times its worker died under it
 
     @property
     def finished(self) -> bool:
@@ -985,14 +1077,15 @@ class _Stream:
                     busy[addr] = busy.get(addr, 0) + 1
 
     def _submit(self, piece: Piece, worker: str, res: str) -> None:
+        again = self.lost.get(piece.key, 0)
         fut = self.client.submit(
             execute_task,
             piece.task.to_dict(),
             self.store_url,
-            key=f"gtune-{piece.key}",
+            key=f"gtune-{piece.key}" + (f"-again{again}" if again else ""),
             resources={res: 1},
             workers=[worker],
-            allow_other_workers=True,  # another worker with the device if this one dies
+            allow_other_workers=False,  # if it dies: requeue_lost
             retries=self.retries,
             pure=False,
         )
@@ -1000,11 +1093,35 @@ class _Stream:
         self.last_group[worker] = piece.group
         self.pending.add(fut)
 
+    def requeue_lost(self, workers: Mapping[str, Mapping[str, float]]) -> list[tuple[Piece, str]]:
+        """Pieces handed to a worker that is not among ``workers`` (the connected ones)
+        and not ended: their futures cancelled, the pieces queued again (what they stored
+        is served when they run again). A piece whose worker died under it more than
+        ``retries`` times is given up instead: returned with why."""
+        out: list[tuple[Piece, str]] = []
+        for fut, (piece, worker) in list(self.running.items()):
+            if worker in workers or fut.done():
+                continue
+            del self.running[fut]
+            self.client.cancel([fut])
+            self.lost[piece.key] = times = self.lost.get(piece.key, 0) + 1
+            queue = self.queues[resource_name(piece.task.device or "")]
+            if times > self.retries:
+                queue.done(piece.key)
+                out.append((piece, f"its Dask worker died or left {times} times while running it"))
+            else:
+                log.warning("task %s: its worker %s is gone; queued again", piece.key, worker)
+                queue.push(piece)
+        return out
+
     def next_done(self, timeout: float) -> Any:
         deadline = time.monotonic() + timeout
         while True:
             if self.pending.has_ready():
-                return next(self.pending)
+                fut = next(self.pending)
+                if fut in self.running:  # not one given up or queued again meanwhile
+                    return fut
+                continue
             if time.monotonic() >= deadline:
                 return None
             time.sleep(0.02)

@@ -240,6 +240,24 @@ def _size_map(text: str, names: Sequence[str]) -> tuple[tuple[str, int], ...]:
     return tuple(zip(names, values, strict=False))
 
 
+MAX_TASKS = 20_000
+"""Most tasks one campaign runs. Pieces are streamed (one per free worker slot in
+flight, each summary appended to the ledger as it comes), but the plan of every task is
+held and ranked in memory; a larger study is several campaigns (same folder and store:
+each skips what the others finished)."""
+
+
+def check_task_count(count: int, campaign: str) -> None:
+    """Refuse a campaign of more than :data:`MAX_TASKS` tasks, before anything starts."""
+    if count > MAX_TASKS:
+        raise InputError(
+            f"{count:,} tasks; a campaign runs at most {MAX_TASKS:,}",
+            source=campaign,
+            hint="split it into several campaigns (fewer kernels, sizes, devices or "
+            "strategies each); they may share the output folder and the store",
+        )
+
+
 def expand(spec: CampaignSpec, work_dir: Path) -> list[CampaignTask]:
     """Every task of the campaign, suites rendered into ``work_dir``, in a stable order."""
     from gtune.description import load_kernel
@@ -270,6 +288,8 @@ def expand(spec: CampaignSpec, work_dir: Path) -> list[CampaignTask]:
             shapes = [s for s in shapes if any(fnmatch.fnmatch(s.name, n) for n in src.names)]
         for g in generate(shapes, work_dir / str(src.suite)):
             files.append((g.stencil.name, g.description.resolve()))
+    each = max(1, len(spec.sizes)) * len(spec.devices) * len(spec.strategies)
+    check_task_count(len(files) * each, spec.name)  # before any task is made
     tasks: list[CampaignTask] = []
     for label, path in files:
         kernel = load_kernel(path)
