@@ -143,3 +143,28 @@ def test_describe_keeps_its_output_unless_forced_and_refuses_a_link(tmp_path: Pa
     linked = run_gtune("describe", kernel, *flags, "-o", str(link), "--force")
     assert linked.returncode == 2 and "symbolic link" in linked.stderr
     assert victim.read_text() == "precious\n"
+
+
+def test_t4_export_keeps_its_files_unless_forced_and_refuses_a_link(tmp_path: Path) -> None:
+    from gtune.result import Result, Status
+    from gtune.store.sqlite import SQLiteStore
+    from tests.conftest import run_gtune
+
+    db = tmp_path / "s.db"
+    store = SQLiteStore(db)
+    store.add(Result({"WX": 8}, Status.OK, 0.1, (2e-4,)), device="dev", kernel_id="kid",
+              kernel_name="heat3d:stencil", problem={"NX": 64, "NY": 32, "NZ": 16})  # fmt: skip
+    store.close()
+    out = tmp_path / "t4.json"
+    assert run_gtune("export", "-o", str(out), db=db).returncode == 0
+    written = out.read_text()
+    again = run_gtune("export", "-o", str(out), db=db)
+    assert again.returncode == 2 and "--force" in again.stderr and str(out) in again.stderr
+    assert run_gtune("export", "-o", str(out), "--force", db=db).returncode == 0
+    assert out.read_text() == written
+    folder = tmp_path / "t4"
+    folder.mkdir()
+    (folder / "metadata.json").symlink_to(out)
+    linked = run_gtune("export", "-o", str(folder), "--force", db=db)
+    assert linked.returncode == 2 and "symbolic link" in linked.stderr
+    assert out.read_text() == written and [p.name for p in folder.iterdir()] == ["metadata.json"]
