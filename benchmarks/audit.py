@@ -22,6 +22,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import copy
+import csv
+import io
 import json
 import os
 import random
@@ -606,6 +608,291 @@ def output_cases() -> list[Case]:
 
 
 # -------------------------------------------------------------------------------------
+# Definitions and names (issue 45): a stencil definition naming code or files outside its
+# folder, names holding control characters or spreadsheet formulas, numbers with
+# thousands of digits, options far out of range, a spec whose steps never run, the file
+# size limit, and empty PYTHONPATH entries with a planted numpy.py
+
+
+JACOBI = STENCILS / "plain" / "jacobi2d.cl"
+ORIGINAL_FLAGS = ["--scalar", "n=NX", "--define", "DATA_TYPE=float", "--default", "WX=32,WY=8"]
+HOSTILE_NAME = "=cmd|' -C calc'!A0\x1b]0;pwned\x07"
+
+
+def _lifted(source: str = "jacobi2d.cl", extra: tuple[str, ...] = ()) -> str:
+    """A lifted-style definition of jacobi2d naming ``source`` and flags ``extra``."""
+    terms = [
+        {"field": "A", "offset": list(o), "coefficient": 0.2}
+        for o in ((0, 0), (-1, 0), (1, 0), (0, -1), (0, 1))
+    ]
+    original = {"source": source, "kernel": "jacobi2d_step", "flags": [*ORIGINAL_FLAGS, *extra]}
+    data = {"dims": 2, "fields": ["A"], "output": "B", "terms": terms, "original": original}
+    return yaml.safe_dump(data, sort_keys=False)
+
+
+def _no_mark(where: Path) -> str | None:
+    return "security" if (where / "PLANTED").exists() else None
+
+
+def _real_gtune(
+    where: Path, args: list[str], env: dict[str, str]
+) -> subprocess.CompletedProcess[str]:
+    """The gtune command as a user starts it (``python -m gtune``), not the harness's
+    ``-c`` launcher: what its own start-up does is part of the case."""
+    return subprocess.run(
+        [sys.executable, "-m", "gtune", *args],
+        cwd=where,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "GTUNE_CACHE": str(where / "cache"), **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def _hostile_store() -> bytes:
+    """A store whose kernel, device and message hold a formula and escape sequences."""
+    sys.path.insert(0, str(ROOT))
+    from gtune.result import Result, Status
+    from gtune.store import open_store
+
+    folder = Path(tempfile.mkdtemp(prefix="gtune-audit-"))
+    with open_store(folder / "store.db") as store:
+        for wx in (8, 16):
+            result = Result({"WX": wx}, Status.OK, 0.05, (1e-4, 1.1e-4, 1.2e-4))
+            store.add(result, device="dev", kernel_id="k", kernel_name="naive7", problem={"NX": 8})
+        bad = Result({"WX": 4}, Status.BUILD_FAILED, 0.05, (), message=HOSTILE_NAME)
+        store.add(bad, device=HOSTILE_NAME, kernel_id="h", kernel_name=HOSTILE_NAME, problem={})
+    return (folder / "store.db").read_bytes()
+
+
+def _results_are_data(where: Path) -> str | None:
+    for fmt in ("table", "csv"):
+        done = _real_gtune(where, ["--db", "store.db", "results", "--format", fmt], {})
+        cells = [c for row in csv.reader(io.StringIO(done.stdout)) for c in row]
+        formula = fmt == "csv" and any(c.startswith(("=", "+", "-", "@")) for c in cells)
+        if done.returncode != 0 or "\x1b" in done.stdout or "\x07" in done.stdout or formula:
+            return "security"
+    return None
+
+
+def _names_the_file_size_limit(where: Path) -> str | None:
+    """``results`` into a file under a 512-byte ``ulimit -f`` (a pipe has no limit)."""
+
+    def limit() -> None:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_FSIZE, (512, 512))
+
+    with open(where / "out.json", "w") as out:
+        done = subprocess.run(
+            [sys.executable, "-m", "gtune", "--db", "store.db", "results", "--format", "json"],
+            cwd=where,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            stdout=out,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+            preexec_fn=limit,
+        )
+    ok = done.returncode == 2 and "ulimit -f" in done.stderr and "Traceback" not in done.stderr
+    return None if ok else "other"
+
+
+def _pythonpath_planted(where: Path) -> str | None:
+    (where / "numpy.py").write_text("open('PLANTED', 'w').write('ran')\nraise SystemExit(9)\n")
+    pythonpath = f"{os.pathsep}{ROOT}{os.pathsep}"
+    done = _real_gtune(
+        where,
+        ["describe", "plain.cl", "--size", "64x64", "--scalar", "scale=1"],
+        {"PYTHONPATH": pythonpath},
+    )
+    return _no_mark(where) or (None if done.returncode == 0 else "other")
+
+
+def definition_name_cases() -> list[Case]:
+    d = "definitions and names"
+    run_def = ["run", "defs/j.stencil.yaml", "--size", "32x32", "--budget", "2"]
+    untrusted = {"GTUNE_TRUST_MODULES": ""}
+    evil = "open('PLANTED', 'w').write('ran')\ndef reference(**kw):\n    raise SystemExit(9)\n"
+
+    def lifted(source: str = "jacobi2d.cl", *extra: str) -> dict[str, bytes | str]:
+        return {
+            "defs/j.stencil.yaml": _lifted(source, extra),
+            "defs/jacobi2d.cl": JACOBI.read_text(),
+            "jacobi2d.cl": JACOBI.read_text(),
+            "defs/evil.py": evil,
+        }
+
+    def flagged(name: str, *extra: str) -> Case:
+        return Case(
+            d,
+            f"original.flags {name}",
+            run_def,
+            ["original.flags"],
+            lifted("jacobi2d.cl", *extra),
+            env=untrusted,
+            check=_no_mark,
+        )
+
+    big = "dims: 2\nfields: [A]\noutput: B\nterms:\n- {field: A, coefficient: %s}\n"
+    space_def = ["space", "big.stencil.yaml", "--size", "64x64", "--device", NO_DEVICE]
+    blur = (NAIVE / "plain_blur.cl").read_text()
+    return [
+        flagged("--reference evil.py:reference", "--reference", "evil.py:reference"),
+        flagged("--reference=evil.py:reference", "--reference=evil.py:reference"),
+        flagged("--ref (an abbreviation)", "--ref", "evil.py:reference"),
+        flagged("--trust-module", "--trust-module", "evil.py"),
+        flagged("-I /etc", "-I", "/etc"),
+        Case(
+            d,
+            "original.source ../jacobi2d.cl",
+            run_def,
+            ["original.source"],
+            lifted("../jacobi2d.cl"),
+            env=untrusted,
+            check=_no_mark,
+        ),
+        Case(
+            d,
+            "lift -o outside the kernel's folder",
+            [
+                "lift",
+                "jacobi2d.cl",
+                "--size",
+                "32x32",
+                *ORIGINAL_FLAGS,
+                "-o",
+                "defs/out.stencil.yaml",
+            ],
+            ["original.source"],
+            lifted(),
+            env=untrusted,
+        ),
+        *(
+            Case(
+                d,
+                f"kernel file name with {what}",
+                ["space", name, "--size", "64x64"],
+                ["control character"],
+                {name: blur},
+            )
+            for what, name in (
+                ("a newline and MiniZinc", "k\nconstraint WX = 2;\n%.cl"),
+                ("an escape sequence", "k\x1b[2Jcleared.cl"),
+            )
+        ),
+        Case(
+            d,
+            "results with formula and escape names",
+            ["--db", "store.db", "results"],
+            files={"store.db": _hostile_store()},
+            expect_ok=True,
+            check=_results_are_data,
+        ),
+        Case(
+            d,
+            "5,000-digit coefficient (rational)",
+            space_def,
+            ["digits"],
+            {"big.stencil.yaml": big % ("'1" + "0" * 5000 + "/3'")},
+        ),
+        Case(
+            d,
+            "5,000-digit coefficient (YAML integer)",
+            space_def,
+            ["digits"],
+            {"big.stencil.yaml": big % ("1" + "0" * 5000)},
+        ),
+        Case(
+            d,
+            "results under ulimit -f",
+            ["--db", "store.db", "results"],
+            files={"store.db": _hostile_store()},
+            expect_ok=True,
+            check=_names_the_file_size_limit,
+        ),
+        Case(
+            d,
+            "PYTHONPATH=':' and a planted numpy.py",
+            ["--help"],
+            files={"plain.cl": blur},
+            expect_ok=True,
+            check=_pythonpath_planted,
+        ),
+    ]
+
+
+def _plant(kind: str, name: str) -> Callable[[Path], None]:
+    """A case's output name made a link to a file outside it, an existing file or a FIFO."""
+
+    def setup(where: Path) -> None:
+        target = where / name
+        if kind == "link":
+            (where / "victim.txt").write_text("precious\n")
+            target.symlink_to(where / "victim.txt")
+        elif kind == "file":
+            target.write_text("precious\n")
+        else:
+            os.mkfifo(target)
+
+    return setup
+
+
+def _kept(name: str) -> Callable[[Path], str | None]:
+    def check(where: Path) -> str | None:
+        path = where / name
+        return None if not path.exists() or path.read_text() == "precious\n" else "other"
+
+    return check
+
+
+def output_cases() -> list[Case]:
+    """Output files: never through a link, never over a file unasked, never into a FIFO."""
+    o = "outputs"
+    blur = (NAIVE / "plain_blur.cl").read_text()
+    describe = ["describe", "blur.cl", "--size", "64x32", "--scalar", "scale=0.5", "-o"]
+    run_json = ["run", "naive7.yaml", "--device", NO_DEVICE, "--json"]
+    return [
+        Case(o, "describe -o a planted link", [*describe, "out.yaml", "--force"],
+             ["symbolic link"], {"blur.cl": blur}, setup=_plant("link", "out.yaml"),
+             check=_kept("victim.txt")),
+        Case(o, "describe -o an existing file", [*describe, "out.yaml"], ["--force"],
+             {"blur.cl": blur}, setup=_plant("file", "out.yaml"), check=_kept("out.yaml")),
+        Case(o, "describe -o a FIFO", [*describe, "out.yaml", "--force"],
+             ["not a regular file"], {"blur.cl": blur}, setup=_plant("fifo", "out.yaml"),
+             timeout=30),
+        Case(o, "run --json a planted link", [*run_json, "r.json"], ["symbolic link"],
+             setup=_plant("link", "r.json"), check=_kept("victim.txt")),
+        Case(o, "run --json an existing file", [*run_json, "r.json"], ["--force"],
+             setup=_plant("file", "r.json"), check=_kept("r.json")),
+    ]  # fmt: skip
+
+
+def definition_name_run_cases() -> list[Case]:
+    """The cases that reach a device (PoCL)."""
+    d = "definitions and names"
+    later = "name: later\nrepeat: 0\nsteps:\n  - tune: {WX: '1:NX:*2'}\n    rounds: later\n"
+    small = ["--size", "NX=16,NY=8,NZ=8", "--budget", "4", "--timeout", "20"]
+    return [
+        Case(
+            d,
+            "spec whose only step is rounds: later",
+            ["run", "naive7.yaml", *small, "--spec", "later.yaml"],
+            ["no step would run"],
+            {"later.yaml": later},
+            timeout=240,
+        ),
+        Case(
+            d,
+            "--option repeat=1000000000",
+            ["run", "naive7.yaml", *small, "--option", "repeat=1000000000"],
+            ["at most 1,000"],
+            timeout=240,
+        ),
+    ]
+
+
+# -------------------------------------------------------------------------------------
 # Generated cases: seeded mutations of real inputs
 
 JUNK: list[Any] = [
@@ -792,10 +1079,12 @@ def main() -> int:
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     cases = description_cases() + spec_cases() + flag_cases() + store_cases()
+    cases += definition_name_cases()
     cases += output_cases()
     if not args.skip_opencl:
         cases += [*kernel_cases(), stale_case(), header_case(), working_directory_case()]
         cases += interruption_cases()
+        cases += definition_name_run_cases()
     cases += generated(args.generated, args.seed)
     verdicts: list[Verdict] = []
     started = time.monotonic()
