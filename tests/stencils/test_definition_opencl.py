@@ -277,15 +277,16 @@ def test_reference_is_not_trivial() -> None:
 @pytest.mark.parametrize("path", CORPUS, ids=lambda p: p.name)
 def test_corpus_definition_tunes_briefly(path: Path, tmp_path: Path) -> None:
     """Each corpus definition tunes like a generated kernel (the space of every
-    technique, a tiny budget) and its best configuration is verified against the
-    definition (test_definition_verifies_in_every_technique runs each technique)."""
+    technique solved, a budget of 3: the search, its choice and the check of its best
+    at the least cost) and its best configuration is verified against the definition
+    (test_definition_verifies_in_every_technique runs each technique)."""
     import gtune
 
     kernel = load_kernel(path)
     report = gtune.tune(
         kernel.with_sizes(small(kernel)),
         technique="all",
-        budget=6,
+        budget=3,
         store=tmp_path / "results.db",
         confirm=None,
         timeout_s=120,
