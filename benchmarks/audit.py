@@ -65,6 +65,7 @@ class Case:
     interrupt: int | None = None  # signal sent once results are being stored
     expect_ok: bool = False
     check: Callable[[Path], str | None] | None = None  # extra verdict after the run
+    during: Callable[[Path, subprocess.Popen[bytes]], None] | None = None  # acts mid-run
     setup: Callable[[Path], None] | None = None  # prepares the case dir (links, FIFOs)
 
 
@@ -121,6 +122,8 @@ def run(case: Case, work: Path) -> Verdict:
         _wait_for_results(where / "store.db", proc, 60)
         if proc.poll() is None:
             proc.send_signal(case.interrupt)
+    if case.during is not None:
+        case.during(where, proc)
     try:
         _out, err = proc.communicate(timeout=case.timeout)
     except subprocess.TimeoutExpired:
@@ -561,50 +564,248 @@ def interruption_cases() -> list[Case]:
     ]
 
 
-def _plant(kind: str, name: str) -> Callable[[Path], None]:
-    """A case's output name made a link to a file outside it, an existing file or a FIFO."""
-
-    def setup(where: Path) -> None:
-        target = where / name
-        if kind == "link":
-            (where / "victim.txt").write_text("precious\n")
-            target.symlink_to(where / "victim.txt")
-        elif kind == "file":
-            target.write_text("precious\n")
-        else:
-            os.mkfifo(target)
-
-    return setup
+# -------------------------------------------------------------------------------------
+# Campaigns, imports and stores (issue 45): stores that are not files, a store deleted
+# mid-run, Kernel Tuner caches with entries the description refuses, a stranger
+# connecting to a local campaign's scheduler, a campaign worker killed mid-run
 
 
-def _kept(name: str) -> Callable[[Path], str | None]:
-    def check(where: Path) -> str | None:
-        path = where / name
-        return None if not path.exists() or path.read_text() == "precious\n" else "other"
+def _fifo(name: str) -> str:
+    """A FIFO made for a case (in a folder of its own, as old_schema is)."""
+    path = Path(tempfile.mkdtemp(prefix="gtune-audit-")) / name
+    os.mkfifo(path)
+    return str(path)
 
-    return check
+
+def _kt(entries: list[dict[str, Any]], keys: list[str] | None = None) -> str:
+    keys = keys if keys is not None else ["WX"]
+    cache = {}
+    for e in entries:
+        cache[",".join(str(e.get(k)) for k in keys)] = {
+            **e,
+            "time": e.get("time", 0.25),
+            "times": e.get("times", [e.get("time", 0.25)] * 3),
+            "compile_time": 50.0,
+        }
+    return json.dumps({"device_name": "audit GPU", "tune_params_keys": keys, "cache": cache})
 
 
-def output_cases() -> list[Case]:
-    """Output files: never through a link, never over a file unasked, never into a FIFO."""
-    o = "outputs"
-    blur = (NAIVE / "plain_blur.cl").read_text()
-    describe = ["describe", "blur.cl", "--size", "64x32", "--scalar", "scale=0.5", "-o"]
-    run_json = ["run", "naive7.yaml", "--device", NO_DEVICE, "--json"]
+def _stored_wx(where: Path) -> set[int]:
+    db = where / "store.db"
+    if not db.exists():
+        return set()
+    with sqlite3.connect(db) as con:
+        return {json.loads(r[0]).get("WX") for r in con.execute("SELECT config FROM results")}
+
+
+def import_store_cases() -> list[Case]:
+    c = "campaigns, imports and stores"
+    kt = ["import-kt", "kt.json", "--kernel", "naive7.yaml"]
+
+    def only_wx8(where: Path) -> str | None:
+        return None if _stored_wx(where) == {8} else "wrong result accepted"
+
     return [
-        Case(o, "describe -o a planted link", [*describe, "out.yaml", "--force"],
-             ["symbolic link"], {"blur.cl": blur}, setup=_plant("link", "out.yaml"),
-             check=_kept("victim.txt")),
-        Case(o, "describe -o an existing file", [*describe, "out.yaml"], ["--force"],
-             {"blur.cl": blur}, setup=_plant("file", "out.yaml"), check=_kept("out.yaml")),
-        Case(o, "describe -o a FIFO", [*describe, "out.yaml", "--force"],
-             ["not a regular file"], {"blur.cl": blur}, setup=_plant("fifo", "out.yaml"),
-             timeout=30),
-        Case(o, "run --json a planted link", [*run_json, "r.json"], ["symbolic link"],
-             setup=_plant("link", "r.json"), check=_kept("victim.txt")),
-        Case(o, "run --json an existing file", [*run_json, "r.json"], ["--force"],
-             setup=_plant("file", "r.json"), check=_kept("r.json")),
-    ]  # fmt: skip
+        Case(c, "--db is a FIFO", ["--db", _fifo("store.db"), "results"], ["FIFO"], timeout=30),
+        Case(c, "--db is a character device", ["--db", "/dev/null", "results"], ["/dev/null"]),
+        Case(c, "$GTUNE_DB is a folder", ["results"], ["folder"], env={"GTUNE_DB": "."}),
+        Case(
+            c,
+            "import-kt of a FIFO",
+            ["import-kt", _fifo("kt.json"), "--kernel", "naive7.yaml"],
+            ["regular file"],
+            timeout=30,
+        ),
+        Case(
+            c,
+            "import-kt WX=3 and WX=0 only",
+            kt,
+            ["kt.json", "outside the domain"],
+            files={"kt.json": _kt([{"WX": 3}, {"WX": 0}])},
+        ),
+        Case(
+            c,
+            "import-kt without tune_params_keys",
+            kt,
+            ["tune_params_keys"],
+            files={"kt.json": json.dumps({"cache": {"8": {"WX": 8, "time": 0.2}}})},
+        ),
+        Case(
+            c,
+            "import-kt 2.7, 0 ms, 1e30 ms, WX=3 beside a good entry",
+            kt,
+            expect_ok=True,
+            check=only_wx8,
+            files={
+                "kt.json": _kt(
+                    [
+                        {"WX": 8},
+                        {"WX": 2.7},
+                        {"WX": 4, "time": 0},
+                        {"WX": 2, "time": 1e30},
+                        {"WX": 3},
+                    ]
+                )
+            },
+        ),
+        Case(
+            c,
+            "import-kt 200,000 entries",
+            ["import-kt", "kt.json", "--kernel", "big.yaml"],
+            expect_ok=True,
+            timeout=180,
+            files={
+                "big.yaml": naive_with(
+                    "  WZ: {pow2: [1, NZ], default: 1}",
+                    "  WZ: {pow2: [1, NZ], default: 1}\n  A: {range: [1, 1000], default: 1}\n"
+                    "  B: {range: [1, 200], default: 1}",
+                ).replace("kernel: naive7", "kernel: naive7\nsource: naive7.cl"),
+                "kt.json": _kt(
+                    [{"A": a, "B": b} for a in range(1, 1001) for b in range(1, 201)], ["A", "B"]
+                ),
+            },
+        ),
+    ]
+
+
+def _delete_store(where: Path, proc: subprocess.Popen[bytes]) -> None:
+    _wait_for_results(where / "store.db", proc, 120)
+    for f in where.glob("store.db*"):
+        f.unlink()
+
+
+def _campaign_db_rows(db: Path) -> int:
+    try:
+        with sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True) as con:
+            return int(con.execute("SELECT COUNT(*) FROM results").fetchone()[0])
+    except sqlite3.Error:
+        return 0
+
+
+def _wait_campaign(where: Path, proc: subprocess.Popen[bytes], rows: int) -> bool:
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and proc.poll() is None:
+        if (where / "out" / "cluster.json").exists() and _campaign_db_rows(
+            where / "out" / "campaign.db"
+        ) >= rows:
+            return True
+        time.sleep(0.3)
+    return False
+
+
+def _listening_ports(pid: int) -> list[int]:
+    """The TCP ports process ``pid`` listens on (its sockets in /proc/net/tcp*)."""
+    inodes = set()
+    with contextlib.suppress(OSError):
+        for fd in Path(f"/proc/{pid}/fd").iterdir():
+            with contextlib.suppress(OSError):
+                link = os.readlink(fd)
+                if link.startswith("socket:["):
+                    inodes.add(link[8:-1])
+    ports = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError):
+            for line in Path(table).read_text().splitlines()[1:]:
+                f = line.split()
+                if len(f) > 9 and f[3] == "0A" and f[9] in inodes:  # LISTEN
+                    ports.append(int(f[1].rsplit(":", 1)[1], 16))
+    return sorted(set(ports))
+
+
+def _stranger(where: Path, proc: subprocess.Popen[bytes]) -> None:
+    """Connect to every port the campaign listens on as another local user could (plain
+    tcp://, and tls:// with credentials of its own) and try to run code there."""
+    from distributed import Client, Security
+
+    if not _wait_campaign(where, proc, 1):
+        return
+    planted = where / "PLANTED"
+    tried = []
+    for port in _listening_ports(proc.pid):
+        for address, security in (
+            (f"tcp://127.0.0.1:{port}", None),
+            (f"tls://127.0.0.1:{port}", Security.temporary()),
+        ):
+            tried.append(address)
+            with contextlib.suppress(Exception):
+                client = Client(address, timeout=3, security=security)
+                try:
+                    client.submit(lambda: planted.write_text("ran"), pure=False).result(10)
+                finally:
+                    client.close()
+    (where / "TRIED").write_text("\n".join(tried))
+
+
+def _kill_dask_worker(where: Path, proc: subprocess.Popen[bytes]) -> None:
+    """SIGKILL the campaign's Dask worker process (a child of gtune started by its nanny
+    through multiprocessing's spawn) once it has stored results."""
+    if not _wait_campaign(where, proc, 2):
+        return
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            stat = (entry / "stat").read_text()
+            ppid = int(stat.rsplit(")", 1)[1].split()[1])
+            if ppid == proc.pid and b"spawn_main" in (entry / "cmdline").read_bytes():
+                os.kill(int(entry.name), signal.SIGKILL)
+                (where / "KILLED").write_text(entry.name)
+                return
+
+
+LONG_RUN = ["--size", "NX=32,NY=16,NZ=8", "--budget", "300", "--timeout", "20"]
+CAMPAIGN_YAML = (
+    "name: audit\nkernels: [heat3d.cl]\nsizes: [16x16x16]\nstrategies: [hybrid, random]\n"
+    "technique: global\nbudget: 6\ncompile_workers: 0\n"
+)
+
+
+def campaign_fault_cases() -> list[Case]:
+    c = "campaigns, imports and stores"
+    argv = ["campaign", "c.yaml", "--out", "out", "--workers-per-device", "1"]
+
+    def not_entered(where: Path) -> str | None:
+        if (where / "PLANTED").exists():
+            return "security"
+        return None if (where / "TRIED").exists() else "other"
+
+    def all_finished(where: Path) -> str | None:
+        if not (where / "KILLED").exists():
+            return "other"
+        ledger = where / "out" / "tasks.jsonl"
+        lines = ledger.read_text().splitlines() if ledger.exists() else []
+        return None if len(lines) == 2 else "other"
+
+    return [
+        Case(
+            c,
+            "store deleted during a run",
+            ["--db", "store.db", "run", "naive7.yaml", *LONG_RUN],
+            ["deleted or replaced"],
+            timeout=240,
+            during=_delete_store,
+        ),
+        Case(
+            c,
+            "a stranger connects to a local campaign",
+            argv,
+            files={"c.yaml": CAMPAIGN_YAML},
+            timeout=400,
+            expect_ok=True,
+            during=_stranger,
+            check=not_entered,
+        ),
+        Case(
+            c,
+            "the campaign's Dask worker killed",
+            argv,
+            files={"c.yaml": CAMPAIGN_YAML},
+            timeout=400,
+            expect_ok=True,
+            during=_kill_dask_worker,
+            check=all_finished,
+        ),
+    ]
 
 
 # -------------------------------------------------------------------------------------
@@ -846,28 +1047,6 @@ def _kept(name: str) -> Callable[[Path], str | None]:
     return check
 
 
-def output_cases() -> list[Case]:
-    """Output files: never through a link, never over a file unasked, never into a FIFO."""
-    o = "outputs"
-    blur = (NAIVE / "plain_blur.cl").read_text()
-    describe = ["describe", "blur.cl", "--size", "64x32", "--scalar", "scale=0.5", "-o"]
-    run_json = ["run", "naive7.yaml", "--device", NO_DEVICE, "--json"]
-    return [
-        Case(o, "describe -o a planted link", [*describe, "out.yaml", "--force"],
-             ["symbolic link"], {"blur.cl": blur}, setup=_plant("link", "out.yaml"),
-             check=_kept("victim.txt")),
-        Case(o, "describe -o an existing file", [*describe, "out.yaml"], ["--force"],
-             {"blur.cl": blur}, setup=_plant("file", "out.yaml"), check=_kept("out.yaml")),
-        Case(o, "describe -o a FIFO", [*describe, "out.yaml", "--force"],
-             ["not a regular file"], {"blur.cl": blur}, setup=_plant("fifo", "out.yaml"),
-             timeout=30),
-        Case(o, "run --json a planted link", [*run_json, "r.json"], ["symbolic link"],
-             setup=_plant("link", "r.json"), check=_kept("victim.txt")),
-        Case(o, "run --json an existing file", [*run_json, "r.json"], ["--force"],
-             setup=_plant("file", "r.json"), check=_kept("r.json")),
-    ]  # fmt: skip
-
-
 def definition_name_run_cases() -> list[Case]:
     """The cases that reach a device (PoCL)."""
     d = "definitions and names"
@@ -890,6 +1069,28 @@ def definition_name_run_cases() -> list[Case]:
             timeout=240,
         ),
     ]
+
+
+def output_cases() -> list[Case]:
+    """Output files: never through a link, never over a file unasked, never into a FIFO."""
+    o = "outputs"
+    blur = (NAIVE / "plain_blur.cl").read_text()
+    describe = ["describe", "blur.cl", "--size", "64x32", "--scalar", "scale=0.5", "-o"]
+    run_json = ["run", "naive7.yaml", "--device", NO_DEVICE, "--json"]
+    return [
+        Case(o, "describe -o a planted link", [*describe, "out.yaml", "--force"],
+             ["symbolic link"], {"blur.cl": blur}, setup=_plant("link", "out.yaml"),
+             check=_kept("victim.txt")),
+        Case(o, "describe -o an existing file", [*describe, "out.yaml"], ["--force"],
+             {"blur.cl": blur}, setup=_plant("file", "out.yaml"), check=_kept("out.yaml")),
+        Case(o, "describe -o a FIFO", [*describe, "out.yaml", "--force"],
+             ["not a regular file"], {"blur.cl": blur}, setup=_plant("fifo", "out.yaml"),
+             timeout=30),
+        Case(o, "run --json a planted link", [*run_json, "r.json"], ["symbolic link"],
+             setup=_plant("link", "r.json"), check=_kept("victim.txt")),
+        Case(o, "run --json an existing file", [*run_json, "r.json"], ["--force"],
+             setup=_plant("file", "r.json"), check=_kept("r.json")),
+    ]  # fmt: skip
 
 
 # -------------------------------------------------------------------------------------
@@ -1080,11 +1281,13 @@ def main() -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     cases = description_cases() + spec_cases() + flag_cases() + store_cases()
     cases += definition_name_cases()
+    cases += import_store_cases()
     cases += output_cases()
     if not args.skip_opencl:
         cases += [*kernel_cases(), stale_case(), header_case(), working_directory_case()]
         cases += interruption_cases()
         cases += definition_name_run_cases()
+        cases += campaign_fault_cases()
     cases += generated(args.generated, args.seed)
     verdicts: list[Verdict] = []
     started = time.monotonic()
