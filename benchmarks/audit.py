@@ -1023,30 +1023,6 @@ def definition_name_cases() -> list[Case]:
     ]
 
 
-def _plant(kind: str, name: str) -> Callable[[Path], None]:
-    """A case's output name made a link to a file outside it, an existing file or a FIFO."""
-
-    def setup(where: Path) -> None:
-        target = where / name
-        if kind == "link":
-            (where / "victim.txt").write_text("precious\n")
-            target.symlink_to(where / "victim.txt")
-        elif kind == "file":
-            target.write_text("precious\n")
-        else:
-            os.mkfifo(target)
-
-    return setup
-
-
-def _kept(name: str) -> Callable[[Path], str | None]:
-    def check(where: Path) -> str | None:
-        path = where / name
-        return None if not path.exists() or path.read_text() == "precious\n" else "other"
-
-    return check
-
-
 def definition_name_run_cases() -> list[Case]:
     """The cases that reach a device (PoCL)."""
     d = "definitions and names"
@@ -1069,6 +1045,30 @@ def definition_name_run_cases() -> list[Case]:
             timeout=240,
         ),
     ]
+
+
+def _plant(kind: str, name: str) -> Callable[[Path], None]:
+    """A case's output name made a link to a file outside it, an existing file or a FIFO."""
+
+    def setup(where: Path) -> None:
+        target = where / name
+        if kind == "link":
+            (where / "victim.txt").write_text("precious\n")
+            target.symlink_to(where / "victim.txt")
+        elif kind == "file":
+            target.write_text("precious\n")
+        else:
+            os.mkfifo(target)
+
+    return setup
+
+
+def _kept(name: str) -> Callable[[Path], str | None]:
+    def check(where: Path) -> str | None:
+        path = where / name
+        return None if not path.exists() or path.read_text() == "precious\n" else "other"
+
+    return check
 
 
 def output_cases() -> list[Case]:
