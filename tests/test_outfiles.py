@@ -168,3 +168,15 @@ def test_t4_export_keeps_its_files_unless_forced_and_refuses_a_link(tmp_path: Pa
     linked = run_gtune("export", "-o", str(folder), "--force", db=db)
     assert linked.returncode == 2 and "symbolic link" in linked.stderr
     assert out.read_text() == written and [p.name for p in folder.iterdir()] == ["metadata.json"]
+
+
+def test_split_keeps_an_existing_sweep_plot_before_it_runs(tmp_path: Path) -> None:
+    """split's --force runs a split that cannot win; its plot is replaced with --overwrite."""
+    from tests.conftest import run_gtune
+
+    plot = tmp_path / "sweep.png"
+    plot.write_bytes(b"old")
+    heat = str(ROOT / "stencils" / "heat3d.cl")
+    kept = run_gtune("split", heat, "--sweep", "--plot", str(plot), db=tmp_path / "r.db")
+    assert kept.returncode == 2 and "--overwrite" in kept.stderr and str(plot) in kept.stderr
+    assert plot.read_bytes() == b"old" and not (tmp_path / "r.db").exists()

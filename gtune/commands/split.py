@@ -8,6 +8,7 @@ import logging
 from pathlib import Path
 
 from gtune.commands._common import open_kernel, open_store
+from gtune.outfiles import check_target
 from gtune.split import BALANCES, split_kernel
 from gtune.split.report import format_report
 from gtune.split.tuned import SOURCES
@@ -45,10 +46,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sweep", action="store_true", help="also time split factors around it")
     p.add_argument("--sweep-points", type=int, default=9, help="sweep points (default 9)")
     p.add_argument("--plot", metavar="PNG", help="sweep plot file (default KERNEL-split.png)")
+    p.add_argument(
+        "--overwrite", action="store_true", help="replace the sweep plot file if it exists"
+    )
     p.add_argument("--json", action="store_true", help="print the report as JSON")
 
 
 def run(args: argparse.Namespace) -> int:
+    plot_path = args.plot or Path(args.kernel).with_suffix("").name + "-split.png"
+    if args.sweep:  # before the split runs (--force here means run a split that cannot win)
+        check_target(plot_path, force=args.overwrite, flag="--overwrite")
     kernel = open_kernel(args.kernel, args.size)
     store = open_store(args)
     stages = logging.getLogger("gtune.split")  # each stage shows unless --quiet
@@ -75,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
         store.close()
     plot = None
     if report.sweep:
-        plot = report.plot_sweep(args.plot or Path(args.kernel).with_suffix("").name + "-split.png")
+        plot = report.plot_sweep(plot_path)
     if args.json:
         data = report.to_dict()
         data["plot"] = str(plot) if plot else None
