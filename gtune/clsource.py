@@ -366,76 +366,94 @@ def array_uses(
                 continue  # the pointer itself is (re)assigned: no access to the data
             address = before.endswith("&") and not before.endswith("&&")
             if after.lstrip().startswith("[") and not address:
-                j = end + after.index("[")
-                close = match_bracket(body, j, "[", "]")
-                index = body[j + 1 : close - 1].strip()
-                if use.constant_indices is not None:
-                    if re.fullmatch(r"\(?\s*\d+[uU]?\s*\)?", index):
-                        use.constant_indices.append(int(re.sub(r"\D", "", index)))
-                    else:
-                        use.constant_indices = None
-                tail = re.match(r"(\s*\.\s*\w+)?", body[close:])
-                k = close + (tail.end() if tail else 0)
-                op = _ASSIGN.match(body, k)
-                pre = before.endswith(("++", "--"))
-                if op and op.group(1) == "=":
-                    use.written = True
-                    use.note(f"{cur}[...] =")
-                elif op or pre:
-                    use.written = use.read = True
-                    use.note(f"{cur}[...] {op.group(1) if op else before[-2:]}")
-                else:
-                    use.read = True
-                    use.note(f"reads {cur}[...]")
-                continue
-            if deref:  # *a = ..., *(a + i) = ...
-                k = end
-                if body[start - 1 :].lstrip().startswith("(") or re.search(r"\(\s*$", before):
-                    k = match_bracket(body, before.rfind("("), "(", ")")
-                op = _ASSIGN.match(body, k)
-                if op and op.group(1) == "=":
-                    use.written = True
-                    use.note(f"*{cur} =")
-                elif op:
-                    use.written = use.read = True
-                    use.note(f"*{cur} {op.group(1)}")
-                else:
-                    use.read = True
-                    use.note(f"reads *{cur}")
-                continue
-            call = _call_at(body, start)
-            func = call[0] if call else None
-            helper = (functions or {}).get(func) if func else None
-            if call and helper is not None and call[1] < len(helper.params) and _depth < 4:
-                decl = helper.params[call[1]]
-                words = re.findall(r"[A-Za-z_]\w*", decl)
-                if _pointer_to_const(decl):
-                    use.read = True
-                    use.note(f"{func}(...) reads it through a const pointer")
-                elif words:
-                    inner = array_uses(helper.body, words[-1], functions, _depth + 1)
-                    use.read |= inner.read
-                    use.written |= inner.written
-                    what = "writes" if inner.written else "reads" if inner.read else "ignores"
-                    use.note(f"{func}(...) {what} it")
-                if use.constant_indices is not None:
-                    use.constant_indices = None
-                continue
-            if func is None or func in _C_KEYWORDS:
-                use.read = True
-                use.note(f"reads {cur}")
-            elif func.startswith("vstore"):
-                use.written = True
-                use.note(f"{func}(.., {cur})")
-            elif func.startswith("vload") or func.startswith("prefetch"):
-                use.read = True
-                use.note(f"{func}(.., {cur})")
+                _indexed(use, body, cur, end + after.index("["), before)
+            elif deref:  # *a = ..., *(a + i) = ...
+                _dereferenced(use, body, cur, start, end, before)
             else:
-                use.read = use.written = True
-                use.note(f"{func}({cur}, ...) may read and write it")
-            if use.constant_indices is not None:
-                use.constant_indices = None
+                _passed(use, body, cur, start, functions, _depth)
     return use
+
+
+def _indexed(use: Use, body: str, cur: str, j: int, before: str) -> None:
+    """``cur[...]`` (the bracket at ``j``): read, written (``=``), or both (``+=``,
+    ``++``); a constant index is noted."""
+    close = match_bracket(body, j, "[", "]")
+    index = body[j + 1 : close - 1].strip()
+    if use.constant_indices is not None:
+        if re.fullmatch(r"\(?\s*\d+[uU]?\s*\)?", index):
+            use.constant_indices.append(int(re.sub(r"\D", "", index)))
+        else:
+            use.constant_indices = None
+    tail = re.match(r"(\s*\.\s*\w+)?", body[close:])
+    k = close + (tail.end() if tail else 0)
+    op = _ASSIGN.match(body, k)
+    pre = before.endswith(("++", "--"))
+    if op and op.group(1) == "=":
+        use.written = True
+        use.note(f"{cur}[...] =")
+    elif op or pre:
+        use.written = use.read = True
+        use.note(f"{cur}[...] {op.group(1) if op else before[-2:]}")
+    else:
+        use.read = True
+        use.note(f"reads {cur}[...]")
+
+
+def _dereferenced(use: Use, body: str, cur: str, start: int, end: int, before: str) -> None:
+    """``*cur`` or ``*(cur + i)``: read, written, or both."""
+    k = end
+    if body[start - 1 :].lstrip().startswith("(") or re.search(r"\(\s*$", before):
+        k = match_bracket(body, before.rfind("("), "(", ")")
+    op = _ASSIGN.match(body, k)
+    if op and op.group(1) == "=":
+        use.written = True
+        use.note(f"*{cur} =")
+    elif op:
+        use.written = use.read = True
+        use.note(f"*{cur} {op.group(1)}")
+    else:
+        use.read = True
+        use.note(f"reads *{cur}")
+
+
+def _passed(
+    use: Use,
+    body: str,
+    cur: str,
+    start: int,
+    functions: Mapping[str, FunctionDecl] | None,
+    depth: int,
+) -> None:
+    """``cur`` as an argument: a helper's parameter (its ``const`` or its body says),
+    ``vstoreN``/``vloadN``, or any other function (both); outside a call, read."""
+    call = _call_at(body, start)
+    func = call[0] if call else None
+    helper = (functions or {}).get(func) if func else None
+    if call and helper is not None and call[1] < len(helper.params) and depth < 4:
+        decl = helper.params[call[1]]
+        words = re.findall(r"[A-Za-z_]\w*", decl)
+        if _pointer_to_const(decl):
+            use.read = True
+            use.note(f"{func}(...) reads it through a const pointer")
+        elif words:
+            inner = array_uses(helper.body, words[-1], functions, depth + 1)
+            use.read |= inner.read
+            use.written |= inner.written
+            what = "writes" if inner.written else "reads" if inner.read else "ignores"
+            use.note(f"{func}(...) {what} it")
+    elif func is None or func in _C_KEYWORDS:
+        use.read = True
+        use.note(f"reads {cur}")
+    elif func.startswith("vstore"):
+        use.written = True
+        use.note(f"{func}(.., {cur})")
+    elif func.startswith("vload") or func.startswith("prefetch"):
+        use.read = True
+        use.note(f"{func}(.., {cur})")
+    else:
+        use.read = use.written = True
+        use.note(f"{func}({cur}, ...) may read and write it")
+    use.constant_indices = None
 
 
 # ---------------------------------------------------------------------------------

@@ -285,93 +285,21 @@ def _parse_description(
     def err(key: str, message: str) -> InputError:
         return InputError(message, source=f"{label}: {key}")
 
-    if not isinstance(raw, Mapping):
-        raise InputError("a kernel description must be a mapping", source=label)
-    unknown = set(raw) - _TOP_KEYS
-    if unknown:
-        first = sorted(unknown, key=str)[0]
-        raise err(str(first), f"unknown key; allowed: {', '.join(sorted(_TOP_KEYS))}")
-    for key in ("kernel", "problem", "arguments", "launch"):
-        if key not in raw:
-            raise err(key, "missing required key")
-    name = raw["kernel"]
-    if not isinstance(name, str) or not name.isidentifier():
-        raise err("kernel", f"must be the kernel function's name, got {name!r}")
-
-    problem = raw["problem"]
-    if not isinstance(problem, dict) or not problem:
-        raise err("problem", "must map size names to integers, e.g. {NX: 256, NY: 256}")
-    sizes: dict[str, int] = {}
-    for k, v in problem.items():
-        if not isinstance(k, str) or not (k.isidentifier() and k.isascii()):
-            raise err(f"problem.{k}", "size names must be ASCII identifiers such as NX")
-        if not isinstance(v, int) or isinstance(v, bool) or not 0 < v <= MAX_SIZE:
-            raise err(f"problem.{k}", f"must be a positive integer up to {MAX_SIZE}, got {v!r}")
-        sizes[k] = v
-
+    name = _check_top_level(raw, label, err)
+    sizes = _parse_problem(raw["problem"], err)
     params = _parse_parameters(raw.get("parameters") or {}, err)
+    _check_parameters(params, sizes, err)
     pnames = {p.name for p in params}
-    clash = pnames & set(sizes)
-    if clash:
-        raise err("parameters", f"{sorted(clash)[0]!r} is both a parameter and a size")
     known = pnames | set(sizes)
-    for p in params:
-        bad = sorted(p.domain.names() - set(sizes))
-        if bad:
-            raise err(
-                f"parameters.{p.name}",
-                f"domain may only use problem sizes ({', '.join(sizes)}); got {bad[0]!r} "
-                "(express dependencies between parameters as constraints)",
-            )
-    for p in params:
-        if p.default is None:
-            continue
-        try:
-            allowed = p.domain.values(dict(sizes))
-        except (InputError, ExpressionError):
-            continue  # reported where the space is built
-        if p.default not in allowed:
-            shown = ", ".join(str(v) for v in allowed[:8]) + (", ..." if len(allowed) > 8 else "")
-            raise err(
-                f"parameters.{p.name}.default",
-                f"{p.default} is outside the domain at the problem size ({shown or 'empty'})",
-            )
-
     args = _parse_arguments(raw["arguments"], err, known)
-    constraints: list[Expr] = []
-    craw = raw.get("constraints") or []
-    if not isinstance(craw, list):
-        raise err("constraints", "must be a list of expressions")
-    from gtune.device import LIMIT_NAMES
-
-    _check_length(craw, "constraints", err)
-    for i, c in enumerate(craw):
-        e = Expr(_expr_text(c, f"constraints[{i}]", err), source=f"{label}: constraints[{i}]")
-        e.check_names(known | set(LIMIT_NAMES) | {"LOCAL_MEM_BYTES"})
-        constraints.append(e)
-
+    constraints = _parse_constraints(raw.get("constraints") or [], err, known, label)
     derived = _parse_defines(raw.get("defines"), err, known)
     launch = _parse_launch(raw["launch"], err, known)
     steps = _parse_steps(raw.get("steps"), err, known, args)
     reference = _parse_reference(
         raw.get("reference"), err, pnames, base_dir, trusted_modules(trust_modules)
     )
-
-    techniques: dict[str, tuple[Expr, ...]] = {}
-    traw = raw.get("techniques") or {}
-    if not isinstance(traw, dict):
-        raise err("techniques", "must map technique names to lists of constraints")
-    for tname, tcons in traw.items():
-        items = tcons if isinstance(tcons, list) else [tcons]
-        _check_length(items, f"techniques.{tname}", err)
-        exprs = tuple(
-            Expr(_expr_text(c, f"techniques.{tname}", err), source=f"{label}: techniques.{tname}")
-            for c in items
-        )
-        for e in exprs:
-            e.check_names(known)
-        techniques[str(tname)] = exprs
-
+    techniques = _parse_techniques(raw.get("techniques") or {}, err, known, label)
     features = raw.get("features") or {}
     if not isinstance(features, dict):
         raise err("features", "must be a mapping of feature names to values")
@@ -383,23 +311,8 @@ def _parse_description(
         or flops < 0
     ):
         raise err("flops_per_point", f"must be a non-negative number, got {flops!r}")
-    opts = raw.get("build_options") or []
-    if isinstance(opts, str):
-        opts = opts.split()
-    if not isinstance(opts, list) or not all(isinstance(o, str | int | float) for o in opts):
-        raise err("build_options", "must be a list of compiler options (strings)")
-    own = {*sizes, *(p.name for p in params), *(n for n, _ in derived)}
-    for i, opt in enumerate(str(o) for o in opts):
-        # the driver splits options at spaces: each piece is an option of its own
-        for piece in opt.split():
-            if piece.startswith("-D"):
-                macro = piece[2:].partition("=")[0]
-                if macro in own:
-                    raise err(
-                        f"build_options[{i}]",
-                        f"{piece!r} would redefine {macro}, which gtune defines itself "
-                        "(the problem size, a parameter or a defines: entry)",
-                    )
+    own = {*sizes, *pnames, *(n for n, _ in derived)}
+    opts = _parse_build_options(raw.get("build_options") or [], err, own)
     folder = Path(source_path).parent if source_path else base_dir
     options = [*kernel_include_option(folder, source), *(str(o) for o in opts)]
     return TunableKernel(
@@ -422,6 +335,117 @@ def _parse_description(
         raw=dict(raw),
         headers_digest=headers_digest(source, folder, options),
     )
+
+
+def _check_top_level(raw: Any, label: str, err: Any) -> str:
+    """Only known keys, the required ones present; returns the kernel's name."""
+    if not isinstance(raw, Mapping):
+        raise InputError("a kernel description must be a mapping", source=label)
+    unknown = set(raw) - _TOP_KEYS
+    if unknown:
+        first = sorted(unknown, key=str)[0]
+        raise err(str(first), f"unknown key; allowed: {', '.join(sorted(_TOP_KEYS))}")
+    for key in ("kernel", "problem", "arguments", "launch"):
+        if key not in raw:
+            raise err(key, "missing required key")
+    name = raw["kernel"]
+    if not isinstance(name, str) or not name.isidentifier():
+        raise err("kernel", f"must be the kernel function's name, got {name!r}")
+    return name
+
+
+def _parse_problem(problem: Any, err: Any) -> dict[str, int]:
+    if not isinstance(problem, dict) or not problem:
+        raise err("problem", "must map size names to integers, e.g. {NX: 256, NY: 256}")
+    sizes: dict[str, int] = {}
+    for k, v in problem.items():
+        if not isinstance(k, str) or not (k.isidentifier() and k.isascii()):
+            raise err(f"problem.{k}", "size names must be ASCII identifiers such as NX")
+        if not isinstance(v, int) or isinstance(v, bool) or not 0 < v <= MAX_SIZE:
+            raise err(f"problem.{k}", f"must be a positive integer up to {MAX_SIZE}, got {v!r}")
+        sizes[k] = v
+    return sizes
+
+
+def _check_parameters(params: Sequence[Parameter], sizes: Mapping[str, int], err: Any) -> None:
+    """Parameters named apart from sizes, domains of sizes only, defaults inside them."""
+    clash = {p.name for p in params} & set(sizes)
+    if clash:
+        raise err("parameters", f"{sorted(clash)[0]!r} is both a parameter and a size")
+    for p in params:
+        bad = sorted(p.domain.names() - set(sizes))
+        if bad:
+            raise err(
+                f"parameters.{p.name}",
+                f"domain may only use problem sizes ({', '.join(sizes)}); got {bad[0]!r} "
+                "(express dependencies between parameters as constraints)",
+            )
+    for p in params:
+        if p.default is None:
+            continue
+        try:
+            allowed = p.domain.values(dict(sizes))
+        except (InputError, ExpressionError):
+            continue  # reported where the space is built
+        if p.default not in allowed:
+            shown = ", ".join(str(v) for v in allowed[:8]) + (", ..." if len(allowed) > 8 else "")
+            raise err(
+                f"parameters.{p.name}.default",
+                f"{p.default} is outside the domain at the problem size ({shown or 'empty'})",
+            )
+
+
+def _parse_constraints(craw: Any, err: Any, known: set[str], label: str) -> list[Expr]:
+    if not isinstance(craw, list):
+        raise err("constraints", "must be a list of expressions")
+    from gtune.device import LIMIT_NAMES
+
+    _check_length(craw, "constraints", err)
+    constraints: list[Expr] = []
+    for i, c in enumerate(craw):
+        e = Expr(_expr_text(c, f"constraints[{i}]", err), source=f"{label}: constraints[{i}]")
+        e.check_names(known | set(LIMIT_NAMES) | {"LOCAL_MEM_BYTES"})
+        constraints.append(e)
+    return constraints
+
+
+def _parse_techniques(
+    traw: Any, err: Any, known: set[str], label: str
+) -> dict[str, tuple[Expr, ...]]:
+    if not isinstance(traw, dict):
+        raise err("techniques", "must map technique names to lists of constraints")
+    techniques: dict[str, tuple[Expr, ...]] = {}
+    for tname, tcons in traw.items():
+        items = tcons if isinstance(tcons, list) else [tcons]
+        _check_length(items, f"techniques.{tname}", err)
+        exprs = tuple(
+            Expr(_expr_text(c, f"techniques.{tname}", err), source=f"{label}: techniques.{tname}")
+            for c in items
+        )
+        for e in exprs:
+            e.check_names(known)
+        techniques[str(tname)] = exprs
+    return techniques
+
+
+def _parse_build_options(opts: Any, err: Any, own: set[str]) -> list[str | int | float]:
+    """Compiler options, none of them redefining a macro gtune defines itself."""
+    if isinstance(opts, str):
+        opts = opts.split()
+    if not isinstance(opts, list) or not all(isinstance(o, str | int | float) for o in opts):
+        raise err("build_options", "must be a list of compiler options (strings)")
+    for i, opt in enumerate(str(o) for o in opts):
+        # the driver splits options at spaces: each piece is an option of its own
+        for piece in opt.split():
+            if piece.startswith("-D"):
+                macro = piece[2:].partition("=")[0]
+                if macro in own:
+                    raise err(
+                        f"build_options[{i}]",
+                        f"{piece!r} would redefine {macro}, which gtune defines itself "
+                        "(the problem size, a parameter or a defines: entry)",
+                    )
+    return opts
 
 
 def _parse_parameters(raw: Any, err: Any) -> list[Parameter]:

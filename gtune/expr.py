@@ -782,3 +782,19 @@ def _mzn(node: ast.expr, rename: Callable[[str], str], expr: Expr) -> tuple[str,
     raise ExpressionError(
         f"cannot translate {_short(expr.text)!r} to MiniZinc", source=expr.source or None
     )
+
+
+def substitute(expr: Expr, names: Mapping[str, Expr]) -> Expr:
+    """``expr`` with each name in ``names`` replaced by its expression (the syntax tree
+    keeps the precedence: ``2*W`` with ``W = A+B`` is ``2*(A+B)``)."""
+    if not expr.names & set(names):
+        return expr
+
+    class Swap(ast.NodeTransformer):
+        def visit_Name(self, node: ast.Name) -> ast.expr:
+            if node.id in names:
+                return ast.parse(names[node.id].text.strip(), mode="eval").body
+            return node
+
+    tree = ast.parse(expr.text.strip(), mode="eval")
+    return Expr(ast.unparse(Swap().visit(tree)), expr.source)

@@ -42,7 +42,7 @@ from gtune.clsource import (
 from gtune.description import parse_description
 from gtune.device import LIMIT_NAMES
 from gtune.exceptions import ExpressionError, InputError
-from gtune.expr import Expr
+from gtune.expr import Expr, substitute
 from gtune.kernel import TunableKernel
 
 _CTYPES = {
@@ -209,9 +209,35 @@ def plain_kernel(
     )
     parameters = _parameters(t, fixed_wg, max_wg, notes, reference_given=bool(reference))
     _launch_notes(t, notes)
+    raw = _raw_description(p.name, source, t, kernel_name, arguments, parameters, include)
+    trusted = _reference(raw, reference, t, notes)
+    if global_size is None:
+        notes.append(f"global size: {', '.join(t.glob)} (one work-item per point)")
+    raw["inferred"] = notes
+    return parse_description(
+        raw,
+        source=source,
+        label=where,
+        source_path=str(p.resolve()),
+        base_dir=p.resolve().parent,  # a reference file lies beside the kernel
+        trust_modules=trusted,
+    )
+
+
+def _raw_description(
+    file_name: str,
+    source: str,
+    t: _Tuning,
+    kernel_name: str,
+    arguments: list[Any],
+    parameters: dict[str, Any],
+    include: Sequence[Path],
+) -> dict[str, Any]:
+    """The description's data: the launch's work-group limit and the given constraints,
+    tied macros as defines, fixed macros and include folders as build options."""
     raw: dict[str, Any] = {
         "kernel": kernel_name,
-        "source": p.name,
+        "source": file_name,
         "problem": t.problem,
         "arguments": arguments,
         "parameters": parameters,
@@ -230,18 +256,7 @@ def plain_kernel(
         options += [f"-I{d}" for d in include]
     if options:
         raw["build_options"] = options
-    trusted = _reference(raw, reference, t, notes)
-    if global_size is None:
-        notes.append(f"global size: {', '.join(t.glob)} (one work-item per point)")
-    raw["inferred"] = notes
-    return parse_description(
-        raw,
-        source=source,
-        label=where,
-        source_path=str(p.resolve()),
-        base_dir=p.resolve().parent,  # a reference file lies beside the kernel
-        trust_modules=trusted,
-    )
+    return raw
 
 
 @dataclass
@@ -310,39 +325,8 @@ def _tuning(
             source="global_size",
         )
     all_wg = list(_WG_NAMES[: len(glob)])
-    tunable: dict[str, list[int]] = {}
-    ties: dict[str, str] = {}
-    wg_values: dict[str, list[int]] = {}
-    for name, values in (params or {}).items():
-        if name in problem or name in _WG_NAMES[len(glob) :]:
-            raise InputError(f"{name} clashes with a built-in name", source=f"params[{name}]")
-        if name in all_wg and not isinstance(values, str):
-            if not values or min(values) < 1:
-                raise InputError("give positive work-group sizes", source=f"params[{name}]")
-            wg_values[name] = sorted({int(v) for v in values})
-        elif isinstance(values, str):
-            ties[name] = values
-        else:
-            if not values:
-                raise InputError("give at least one value", source=f"params[{name}]")
-            tunable[name] = [int(v) for v in values]
-    # The local size per launch dimension: WX, WY, WZ unless tied or given.
-    local = list(all_wg)
-    if local_size is not None:
-        if len(local_size) != len(glob):
-            raise InputError(
-                f"{len(local_size)} local sizes for a {len(glob)}-dimensional launch",
-                source="local_size",
-            )
-        local = [str(e).strip() for e in local_size]
-    for k, n in enumerate(all_wg):
-        if n in ties:
-            if local_size is not None:
-                raise InputError(
-                    f"{n} is tied here and also set by the local size; give it once",
-                    source=f"params[{n}]",
-                )
-            local[k] = ties[n]
+    tunable, ties, wg_values = _split_params(params or {}, problem, all_wg)
+    local = _local_sizes(local_size, glob, all_wg, ties)
     mentioned: set[str] = set()
     for text, option in [
         *((t, f"params[{n}]") for n, t in ties.items()),
@@ -360,26 +344,20 @@ def _tuning(
     known = set(problem) | set(wg_names) | set(tunable)
     for k, text in enumerate(local):
         _expr(text, "local_size" if local_size is not None else f"params[{all_wg[k]}]", known)
-    tie_exprs = {n: _expr(t, f"params[{n}]", known | set(ties) - {n}) for n, t in ties.items()}
-    tie_exprs = {
-        n: _subst(e, {w: tie_exprs[w] for w in wg_ties if w != n}) for n, e in tie_exprs.items()
-    }
-    for n, e in tie_exprs.items():
-        if e.names & set(ties):
-            raise InputError(
-                f"{n}={e.text}: a tied macro may use sizes and tuned parameters, not another "
-                "tied macro",
-                source=f"params[{n}]",
-            )
+    tie_exprs = _tie_expressions(ties, wg_ties, known)
     for g in glob:
         _expr(g, "global_size", known | set(wg_ties))
-    glob = [_subst(Expr(g, "global_size"), {w: tie_exprs[w] for w in wg_ties}).text for g in glob]
-    local = [_subst(Expr(t, "local_size"), {w: tie_exprs[w] for w in wg_ties}).text for t in local]
+    glob = [
+        substitute(Expr(g, "global_size"), {w: tie_exprs[w] for w in wg_ties}).text for g in glob
+    ]
+    local = [
+        substitute(Expr(t, "local_size"), {w: tie_exprs[w] for w in wg_ties}).text for t in local
+    ]
     extra_defines = {n: _define_value(n, v) for n, v in (defines or {}).items()}
     extra_constraints: list[str] = []
     for c in constraints or ():
         checked = _expr(c, "constraints", known | set(ties) | set(LIMIT_NAMES))
-        extra_constraints.append(_subst(checked, tie_exprs).text)
+        extra_constraints.append(substitute(checked, tie_exprs).text)
     # the default configuration (also the reference)
     chosen = dict(default or {})
     unknown = sorted(set(chosen) - set(wg_names) - set(tunable))
@@ -404,6 +382,71 @@ def _tuning(
         extra_constraints=extra_constraints,
         default=chosen,
     )
+
+
+def _split_params(
+    params: Mapping[str, Sequence[int] | str], problem: Mapping[str, int], all_wg: list[str]
+) -> tuple[dict[str, list[int]], dict[str, str], dict[str, list[int]]]:
+    """``params`` as tuned macros, tied macros (an expression) and work-group values."""
+    tunable: dict[str, list[int]] = {}
+    ties: dict[str, str] = {}
+    wg_values: dict[str, list[int]] = {}
+    for name, values in params.items():
+        if name in problem or name in _WG_NAMES[len(all_wg) :]:
+            raise InputError(f"{name} clashes with a built-in name", source=f"params[{name}]")
+        if name in all_wg and not isinstance(values, str):
+            if not values or min(values) < 1:
+                raise InputError("give positive work-group sizes", source=f"params[{name}]")
+            wg_values[name] = sorted({int(v) for v in values})
+        elif isinstance(values, str):
+            ties[name] = values
+        else:
+            if not values:
+                raise InputError("give at least one value", source=f"params[{name}]")
+            tunable[name] = [int(v) for v in values]
+    return tunable, ties, wg_values
+
+
+def _local_sizes(
+    local_size: Sequence[str] | None, glob: list[str], all_wg: list[str], ties: Mapping[str, str]
+) -> list[str]:
+    """The local size per launch dimension: WX, WY, WZ unless tied or given."""
+    local = list(all_wg)
+    if local_size is not None:
+        if len(local_size) != len(glob):
+            raise InputError(
+                f"{len(local_size)} local sizes for a {len(glob)}-dimensional launch",
+                source="local_size",
+            )
+        local = [str(e).strip() for e in local_size]
+    for k, n in enumerate(all_wg):
+        if n in ties:
+            if local_size is not None:
+                raise InputError(
+                    f"{n} is tied here and also set by the local size; give it once",
+                    source=f"params[{n}]",
+                )
+            local[k] = ties[n]
+    return local
+
+
+def _tie_expressions(
+    ties: Mapping[str, str], wg_ties: Mapping[str, str], known: set[str]
+) -> dict[str, Expr]:
+    """Each tied macro's expression, tied work-group names replaced by theirs; refused
+    where one still uses another tied macro."""
+    tie_exprs = {n: _expr(t, f"params[{n}]", known | set(ties) - {n}) for n, t in ties.items()}
+    tie_exprs = {
+        n: substitute(e, {w: tie_exprs[w] for w in wg_ties if w != n}) for n, e in tie_exprs.items()
+    }
+    for n, e in tie_exprs.items():
+        if e.names & set(ties):
+            raise InputError(
+                f"{n}={e.text}: a tied macro may use sizes and tuned parameters, not another "
+                "tied macro",
+                source=f"params[{n}]",
+            )
+    return tie_exprs
 
 
 def _include_folders(p: Path, include_dirs: Sequence[str | Path]) -> list[Path]:
@@ -800,23 +843,6 @@ def _reference(
             "--reference file.py:function to verify it)"
         )
     return trusted
-
-
-def _subst(expr: Expr, names: Mapping[str, Expr]) -> Expr:
-    """``expr`` with each name in ``names`` replaced by its (parenthesised) expression."""
-    import ast
-
-    if not expr.names & set(names):
-        return expr
-    tree = ast.parse(expr.text.strip(), mode="eval")
-
-    class Swap(ast.NodeTransformer):
-        def visit_Name(self, node: ast.Name) -> ast.expr:
-            if node.id in names:
-                return ast.parse(names[node.id].text.strip(), mode="eval").body
-            return node
-
-    return Expr(ast.unparse(Swap().visit(tree)), expr.source)
 
 
 _MACRO_NAME = re.compile(r"[A-Za-z_]\w*(\(\s*(?:[A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)?\s*\))?")

@@ -1,7 +1,7 @@
 import pytest
 
 from gtune.exceptions import ExpressionError
-from gtune.expr import Expr
+from gtune.expr import Expr, substitute
 
 
 @pytest.mark.parametrize(
@@ -66,3 +66,15 @@ def test_log2_not_allowed_in_minizinc():
 def test_division_by_zero_is_reported():
     with pytest.raises(ExpressionError, match="division by zero"):
         Expr("NX / WX").evaluate({"NX": 4, "WX": 0})
+
+
+def test_substitute_keeps_each_expression_whole():
+    """A name replaced by a sum stays a sum under a product (the syntax tree keeps the
+    precedence), sources are kept, and an expression without the names is itself."""
+    tied = Expr("2 * W - W", "constraints[0]")
+    swapped = substitute(tied, {"W": Expr("A + B", "params[W]")})
+    assert swapped.names == {"A", "B"} and swapped.source == "constraints[0]"
+    for a, b in ((1, 2), (5, -3), (0, 7)):
+        assert swapped.evaluate({"A": a, "B": b}) == a + b
+    untouched = Expr("NX / WX", "global_size")
+    assert substitute(untouched, {"W": Expr("1", "x")}) is untouched

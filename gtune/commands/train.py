@@ -41,6 +41,7 @@ from gtune.training.train import (
     suite_kernels,
     time_line,
 )
+from gtune.training.validation import CrossValidation
 
 HELP = "train a load predictor: run a heuristic once per technique on each kernel, fit a forest"
 
@@ -290,16 +291,7 @@ def run(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     device = select_device(args.device)
     store = open_store(args)
-    if args.suite:
-        kernels: list[TrainingKernel] = suite_kernels(
-            out / "kernels",
-            sizes,
-            names=[k for k in (args.kernels or "").split(",") if k.strip()] or None,
-            real=not args.no_real,
-            suite=args.suite,
-        )
-    else:
-        kernels = kernels_from_paths(args.kernel_files, sizes if args.sizes else [])
+    kernels = _training_kernels(args, out, sizes)
     techniques = _techniques(args.techniques, kernels)
     name = args.name or model_name(device.name, args.heuristic)
     dataset_file = f"{name}.csv"
@@ -309,18 +301,7 @@ def run(args: argparse.Namespace) -> int:
         f"labelling {len(kernels)} kernels with {args.heuristic} on {device.name} "
         f"(each technique searched; results in the store, so this resumes)"
     )
-
-    def progress(i: int, n: int, item: TrainingKernel, row: TrainingRow | None) -> None:
-        if row is None:
-            return
-        deeper = f", searched deeper ({row.deepened} each)" if row.deepened else ""
-        times = ", ".join(
-            f"{t} {s * 1e6:.1f} µs" if math.isfinite(s) else f"{t} -"
-            for t, s in sorted(row.times.items())
-        )
-        label = row.label if any(math.isfinite(s) for s in row.times.values()) else "none"
-        console.print(f"[{i}/{n}] {item.name}: best {label} ({times}){deeper}")
-
+    progress = _progress_printer(console)
     distributed = args.scheduler is not None or args.workers_per_device is not None
     if args.workers_per_device is not None and not 0 <= args.workers_per_device <= 64:
         raise InputError("must be between 0 and 64", source="--workers-per-device")
@@ -345,6 +326,68 @@ def run(args: argparse.Namespace) -> int:
             )
     finally:
         store.close()
+    dataset = _collected(console, result, args)
+    card, cv = fit_model(
+        dataset,
+        name=name,
+        heuristic=args.heuristic,
+        device=device,
+        out_dir=out,
+        dataset_file=dataset_file,
+        sizes=[f"{a}x{b}x{c}" for a, b, c in sizes],
+    )
+    _show_fit(console, args, out, name, cv)
+    console.print(f"model card: {card.path}; dataset: {out / dataset_file}")
+    if args.install:
+        target = user_model_dir()
+        write_text(target / dataset_file, (out / dataset_file).read_text(), force=args.force)
+        card.write(target, force=args.force)
+        console.print(f"installed into {target}")
+    if not result.complete:
+        console.print(
+            f"stopped at the time limit with {len(result.left)} kernels left; run the "
+            "same command again to continue"
+        )
+        return EXIT_INCOMPLETE
+    return 0
+
+
+def _training_kernels(
+    args: argparse.Namespace, out: Path, sizes: list[tuple[int, int, int]]
+) -> list[TrainingKernel]:
+    """The suite's kernels (generated under ``out/kernels``) or the files given."""
+    if args.suite:
+        return suite_kernels(
+            out / "kernels",
+            sizes,
+            names=[k for k in (args.kernels or "").split(",") if k.strip()] or None,
+            real=not args.no_real,
+            suite=args.suite,
+        )
+    return kernels_from_paths(args.kernel_files, sizes if args.sizes else [])
+
+
+def _progress_printer(
+    console: Console,
+) -> Progress:
+    """One line per labelled kernel: each technique's time and the best."""
+
+    def progress(i: int, n: int, item: TrainingKernel, row: TrainingRow | None) -> None:
+        if row is None:
+            return
+        deeper = f", searched deeper ({row.deepened} each)" if row.deepened else ""
+        times = ", ".join(
+            f"{t} {s * 1e6:.1f} µs" if math.isfinite(s) else f"{t} -"
+            for t, s in sorted(row.times.items())
+        )
+        label = row.label if any(math.isfinite(s) for s in row.times.values()) else "none"
+        console.print(f"[{i}/{n}] {item.name}: best {label} ({times}){deeper}")
+
+    return progress
+
+
+def _collected(console: Console, result: TrainingRun, args: argparse.Namespace) -> Dataset:
+    """What the labelling skipped and relabelled, and its dataset (refused if empty)."""
     for kernel, why in result.skipped:
         console.print(f"skipped {kernel}: {why}")
     if result.relabelled:
@@ -365,36 +408,22 @@ def run(args: argparse.Namespace) -> int:
                 source="--max-minutes",
             )
         raise InputError("no kernel was labelled; nothing to train on", source="--kernels")
-    card, cv = fit_model(
-        dataset,
-        name=name,
-        heuristic=args.heuristic,
-        device=device,
-        out_dir=out,
-        dataset_file=dataset_file,
-        sizes=[f"{a}x{b}x{c}" for a, b, c in sizes],
+    return dataset
+
+
+def _show_fit(
+    console: Console, args: argparse.Namespace, out: Path, name: str, cv: CrossValidation | None
+) -> None:
+    """The cross-validation written beside the model, and summed up."""
+    if cv is None:
+        return
+    write_text(out / f"{name}.cv.json", json.dumps(cv.to_dict(), indent=2) + "\n", force=True)
+    if args.json:
+        json.dump(cv.to_dict(), sys.stdout, indent=2)
+        print()
+    console.print(
+        f"leave-one-out over {len(cv.predictions)} kernels: absolute accuracy "
+        f"{cv.absolute:.2f}, penalty-weighted {cv.penalty_weighted:.3f} "
+        f"({cv.majority} wins {cv.majority_share:.0%} of kernels; always answering it "
+        f"scores {cv.majority_penalty_weighted:.3f})"
     )
-    if cv is not None:
-        write_text(out / f"{name}.cv.json", json.dumps(cv.to_dict(), indent=2) + "\n", force=True)
-        if args.json:
-            json.dump(cv.to_dict(), sys.stdout, indent=2)
-            print()
-        console.print(
-            f"leave-one-out over {len(cv.predictions)} kernels: absolute accuracy "
-            f"{cv.absolute:.2f}, penalty-weighted {cv.penalty_weighted:.3f} "
-            f"({cv.majority} wins {cv.majority_share:.0%} of kernels; always answering it "
-            f"scores {cv.majority_penalty_weighted:.3f})"
-        )
-    console.print(f"model card: {card.path}; dataset: {out / dataset_file}")
-    if args.install:
-        target = user_model_dir()
-        write_text(target / dataset_file, (out / dataset_file).read_text(), force=args.force)
-        card.write(target, force=args.force)
-        console.print(f"installed into {target}")
-    if not result.complete:
-        console.print(
-            f"stopped at the time limit with {len(result.left)} kernels left; run the "
-            "same command again to continue"
-        )
-        return EXIT_INCOMPLETE
-    return 0

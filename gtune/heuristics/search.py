@@ -304,116 +304,158 @@ def drive(
     the time left (None: no limit), and batches are cut to it. ``on_batch`` is told
     each batch and how many of its configurations go to the evaluator.
     """
-    spent = _Spent(budget or Budget())
-    started = time.monotonic()
-    history: dict[str, Result] = {}
-    trace: list[TraceEntry] = []
-    steps: list[StepSummary] = []
-    best: Result | None = None
+    run = _Run(_Spent(budget or Budget()), evaluator, space, on_result, stop)
     stop_reason = "search finished"
-
-    def record(config: Config, result: Result, batch: Batch) -> None:
-        nonlocal best
-        entry = TraceEntry(
-            len(trace),
-            dict(config),
-            result,
-            batch.step,
-            batch.round,
-            time.monotonic() - started,
-        )
-        trace.append(entry)
-        history[canonical_config(config)] = result
-        if result.ok and (best is None or result.objective < best.objective):
-            best = result
-        if result.status.is_refusal and space is not None:
-            space.exclude(config, f"{result.status.value}: {result.message}".strip(": "))
-        if on_result is not None:
-            on_result(entry, best)
-
-    def why_stop() -> str:
-        return spent.exhausted() or (stop() if stop is not None else "")
-
     while True:
-        reason = why_stop()
+        reason = run.why_stop()
         if reason:
             stop_reason = reason
             break
         batch = searcher.ask()
         if batch is None:
             break
-        before = best
+        before = run.best
+        results, todo, reused = run.sort(batch)
+        todo, cut = run.limit(batch, todo, room)
+        if on_batch is not None:
+            on_batch(batch, len(todo))
+        evaluated = run.measure(batch, todo, results)
+        # A configuration repeated inside the batch gets the result measured above.
+        for i, config in enumerate(batch.configs):
+            if results[i] is None:
+                results[i] = run.history.get(canonical_config(config))
+        told = _prefix(results)
+        run.steps.append(run.summary(batch, evaluated, reused, before))
+        searcher.tell(told)
+        if len(told) < len(batch.configs):
+            stop_reason = run.why_stop() or cut or "stopped"
+            break
+    best = run.best
+    return TuningOutcome(
+        strategy=strategy,
+        best_config=dict(best.config) if best else None,
+        best_result=best,
+        trace=run.trace,
+        steps=run.steps,
+        notes=list(searcher.notes),
+        stop_reason=stop_reason,
+        wall_s=time.monotonic() - run.started,
+    )
+
+
+class _Run:
+    """What :func:`drive` keeps over a search: the history, the trace, the best so far,
+    the budget spent; and its steps for each batch."""
+
+    def __init__(
+        self,
+        spent: _Spent,
+        evaluator: Evaluator,
+        space: Space | None,
+        on_result: ProgressHook | None,
+        stop: Callable[[], str] | None,
+    ) -> None:
+        self.spent = spent
+        self.evaluator = evaluator
+        self.space = space
+        self.on_result = on_result
+        self.stop = stop
+        self.started = time.monotonic()
+        self.history: dict[str, Result] = {}
+        self.trace: list[TraceEntry] = []
+        self.steps: list[StepSummary] = []
+        self.best: Result | None = None
+
+    def record(self, config: Config, result: Result, batch: Batch) -> None:
+        entry = TraceEntry(
+            len(self.trace),
+            dict(config),
+            result,
+            batch.step,
+            batch.round,
+            time.monotonic() - self.started,
+        )
+        self.trace.append(entry)
+        self.history[canonical_config(config)] = result
+        if result.ok and (self.best is None or result.objective < self.best.objective):
+            self.best = result
+        if result.status.is_refusal and self.space is not None:
+            self.space.exclude(config, f"{result.status.value}: {result.message}".strip(": "))
+        if self.on_result is not None:
+            self.on_result(entry, self.best)
+
+    def why_stop(self) -> str:
+        return self.spent.exhausted() or (self.stop() if self.stop is not None else "")
+
+    def sort(self, batch: Batch) -> tuple[list[Result | None], list[int], int]:
+        """The batch's results known already (from the history or the searcher), the
+        indices left to measure (each configuration once), and how many were reused."""
         results: list[Result | None] = [None] * len(batch.configs)
         todo: list[int] = []
         reused = 0
         queued: set[str] = set()
         for i, config in enumerate(batch.configs):
             key = canonical_config(config)
-            if key in history:
-                results[i] = history[key]
+            if key in self.history:
+                results[i] = self.history[key]
                 reused += 1
             elif i in batch.known:
                 results[i] = batch.known[i]
-                record(config, batch.known[i], batch)
+                self.record(config, batch.known[i], batch)
             elif key not in queued:
                 todo.append(i)
                 queued.add(key)
-        left = spent.remaining_evaluations()
+        return results, todo, reused
+
+    def limit(
+        self, batch: Batch, todo: list[int], room: Callable[[], int | None] | None
+    ) -> tuple[list[int], str]:
+        """``todo`` cut to the evaluations left and the time left, and why it was cut
+        by the time ("" if not)."""
+        left = self.spent.remaining_evaluations()
         if left is not None and len(todo) > left:
             todo = todo[:left]
         fits = room() if room is not None and todo else None
         cut = ""
         if fits is not None:
-            keep = _within_room(evaluator, [batch.configs[i] for i in todo], fits)
+            keep = _within_room(self.evaluator, [batch.configs[i] for i in todo], fits)
             if keep < len(todo):
                 todo = todo[:keep]
                 cut = "the time left has no room for another configuration"
+        return todo, cut
+
+    def measure(self, batch: Batch, todo: list[int], results: list[Result | None]) -> int:
+        """Measure ``todo``, recording each result as it comes, until told to stop;
+        returns how many were measured."""
         evaluated = 0
-        if on_batch is not None:
-            on_batch(batch, len(todo))
-        measured = _evaluate(evaluator, [batch.configs[i] for i in todo])
+        measured = _evaluate(self.evaluator, [batch.configs[i] for i in todo])
         try:
             for i, result in zip(todo, measured, strict=False):
-                spent.add(result)
-                record(batch.configs[i], result, batch)
+                self.spent.add(result)
+                self.record(batch.configs[i], result, batch)
                 results[i] = result
                 evaluated += 1
-                if why_stop():
+                if self.why_stop():
                     break
         finally:
             measured.close()
-        # A configuration repeated inside the batch gets the result measured above.
-        for i, config in enumerate(batch.configs):
-            if results[i] is None:
-                results[i] = history.get(canonical_config(config))
-        told = _prefix(results)
-        steps.append(
-            StepSummary(
-                step=batch.step,
-                round=batch.round,
-                candidates=len(batch.configs),
-                evaluated=evaluated,
-                reused=reused,
-                best_config=dict(best.config) if best else None,
-                best_s=best.objective if best else math.inf,
-                improved=best is not before,
-                note=batch.note,
-            )
+        return evaluated
+
+    def summary(
+        self, batch: Batch, evaluated: int, reused: int, before: Result | None
+    ) -> StepSummary:
+        best = self.best
+        return StepSummary(
+            step=batch.step,
+            round=batch.round,
+            candidates=len(batch.configs),
+            evaluated=evaluated,
+            reused=reused,
+            best_config=dict(best.config) if best else None,
+            best_s=best.objective if best else math.inf,
+            improved=best is not before,
+            note=batch.note,
         )
-        searcher.tell(told)
-        if len(told) < len(batch.configs):
-            stop_reason = why_stop() or cut or "stopped"
-            break
-    return TuningOutcome(
-        strategy=strategy,
-        best_config=dict(best.config) if best else None,
-        best_result=best,
-        trace=trace,
-        steps=steps,
-        notes=list(searcher.notes),
-        stop_reason=stop_reason,
-        wall_s=time.monotonic() - started,
-    )
 
 
 def _within_room(evaluator: Evaluator, configs: Sequence[Config], fits: int) -> int:

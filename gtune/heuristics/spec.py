@@ -333,86 +333,21 @@ class HeuristicSpec:
         constants.update(absent)
         # an absent optional parameter reads as its given value, as best.PARAM too
         constants.update({best_name(k): v for k, v in absent.items()})
-        tunable = ", ".join(params) or "(none)"
-
-        def check_param(name: str, source: str) -> None:
-            if name not in pset and name not in absent:
-                raise InputError(
-                    f"unknown parameter {name!r}; the kernel's parameters are {tunable}",
-                    source=source,
-                    hint=f"list it under optional: (e.g. optional: {{{name}: 1}}) if the spec "
-                    "should also work for kernels without it",
-                )
-
+        names = _Names(params, absent, sizes)
+        start = self._bound_start(names, constants)
         point_names = set(constants) | pset | {best_name(p) for p in params}
-
-        def check_expr(e: SpecExpr, known: set[str], whole: str = "") -> None:
-            if e.names <= known:
-                return
-            try:
-                e.expr.check_names(known)
-            except ExpressionError:
-                unknown = sorted(e.names - known)[0]
-                shown = unknown
-                if unknown.startswith(BEST_PREFIX):
-                    shown = "best." + unknown[len(BEST_PREFIX) :]
-                raise InputError(
-                    f"unknown name {shown!r} in {_short(whole or e.text)!r}; expressions may "
-                    "use the "
-                    f"parameters ({tunable}), best.PARAM, the problem sizes "
-                    f"({', '.join(sizes) or 'none'}) and {DIMS} (how many there are)",
-                    source=e.source,
-                ) from None
-
-        start_env_names = set(constants)
-        start: dict[str, SpecExpr] = {}
-        for name, e in self.start.items():
-            check_param(name, e.source)
-            check_expr(e, start_env_names)
-            if name in absent:
-                continue
-            start[name] = e
-            start_env_names.add(name)
-        for e in self.where:
-            check_expr(e, set(constants) | pset)
-        start_env: dict[str, Value] = dict(constants)
-        for name, e in start.items():
-            start_env[name] = _constant(e, start_env, "start value")
-
         steps: list[Step] = []
         dropped: list[str] = []
         for step in self.steps:
-            tune: dict[str, ValueSpec] = {}
-            for name, values in step.tune.items():
-                check_param(name, values.source)
-                if name in absent:
-                    continue  # may read sizes the kernel lacks too (NZ of a 2D kernel)
-                for e in _exprs_of(values):
-                    check_expr(e, point_names, values.text)
-                _try_constant(values, constants, self.seed)
-                tune[name] = values
-            for e in (*step.keep_product, *step.where):
-                check_expr(e, point_names)
-            for name in step.needs:
-                check_param(name, f"{self.source}: steps[{step.index}].needs")
-            if not tune or any(name in absent for name in step.needs):
+            bound = self._bound_step(step, names, constants, point_names)
+            if bound is None:
                 dropped.append(step.label)
-                continue
-            steps.append(
-                Step(
-                    step.index,
-                    step.label,
-                    tune,
-                    step.keep_product,
-                    step.where,
-                    step.rounds,
-                    step.needs,
-                )
-            )
+            else:
+                steps.append(bound)
         if not steps:
             raise InputError(
                 "none of the spec's steps tunes a parameter this kernel has "
-                f"(kernel parameters: {tunable})",
+                f"(kernel parameters: {names.tunable})",
                 source=self.source,
             )
         return BoundSpec(
@@ -424,6 +359,95 @@ class HeuristicSpec:
             dropped_steps=tuple(dropped),
             absent=absent,
         )
+
+    def _bound_start(self, names: _Names, constants: Mapping[str, int]) -> dict[str, SpecExpr]:
+        """The start values the kernel takes (checked, and evaluated once: their mistakes
+        show now); ``where`` checked too."""
+        start_env_names = set(constants)
+        start: dict[str, SpecExpr] = {}
+        for name, e in self.start.items():
+            names.check_param(name, e.source)
+            names.check_expr(e, start_env_names)
+            if name in names.absent:
+                continue
+            start[name] = e
+            start_env_names.add(name)
+        for e in self.where:
+            names.check_expr(e, set(constants) | names.pset)
+        start_env: dict[str, Value] = dict(constants)
+        for name, e in start.items():
+            start_env[name] = _constant(e, start_env, "start value")
+        return start
+
+    def _bound_step(
+        self, step: Step, names: _Names, constants: Mapping[str, int], point_names: set[str]
+    ) -> Step | None:
+        """``step`` checked against the kernel, without its absent parameters; None where
+        nothing is left to tune or it needs a parameter the kernel lacks."""
+        absent = names.absent
+        tune: dict[str, ValueSpec] = {}
+        for name, values in step.tune.items():
+            names.check_param(name, values.source)
+            if name in absent:
+                continue  # may read sizes the kernel lacks too (NZ of a 2D kernel)
+            for e in _exprs_of(values):
+                names.check_expr(e, point_names, values.text)
+            _try_constant(values, constants, self.seed)
+            tune[name] = values
+        for e in (*step.keep_product, *step.where):
+            names.check_expr(e, point_names)
+        for name in step.needs:
+            names.check_param(name, f"{self.source}: steps[{step.index}].needs")
+        if not tune or any(name in absent for name in step.needs):
+            return None
+        return Step(
+            step.index,
+            step.label,
+            tune,
+            step.keep_product,
+            step.where,
+            step.rounds,
+            step.needs,
+        )
+
+
+class _Names:
+    """The names a spec bound to one kernel may use, and the errors naming the others."""
+
+    def __init__(
+        self, params: Sequence[str], absent: Mapping[str, int], sizes: Mapping[str, int]
+    ) -> None:
+        self.pset = set(params)
+        self.absent = absent
+        self.sizes = sizes
+        self.tunable = ", ".join(params) or "(none)"
+
+    def check_param(self, name: str, source: str) -> None:
+        if name not in self.pset and name not in self.absent:
+            raise InputError(
+                f"unknown parameter {name!r}; the kernel's parameters are {self.tunable}",
+                source=source,
+                hint=f"list it under optional: (e.g. optional: {{{name}: 1}}) if the spec "
+                "should also work for kernels without it",
+            )
+
+    def check_expr(self, e: SpecExpr, known: set[str], whole: str = "") -> None:
+        if e.names <= known:
+            return
+        try:
+            e.expr.check_names(known)
+        except ExpressionError:
+            unknown = sorted(e.names - known)[0]
+            shown = unknown
+            if unknown.startswith(BEST_PREFIX):
+                shown = "best." + unknown[len(BEST_PREFIX) :]
+            raise InputError(
+                f"unknown name {shown!r} in {_short(whole or e.text)!r}; expressions may "
+                "use the "
+                f"parameters ({self.tunable}), best.PARAM, the problem sizes "
+                f"({', '.join(self.sizes) or 'none'}) and {DIMS} (how many there are)",
+                source=e.source,
+            ) from None
 
 
 @dataclass(frozen=True)
@@ -517,101 +541,14 @@ def parse_spec(raw: Any, source: str) -> HeuristicSpec:
         raise InputError(f"must be at most {MAX_REPEAT}, got {repeat}", source=at("repeat"))
     seed = _int(raw.get("seed", 0), at("seed"), minimum=0)
 
-    optional_raw = raw.get("optional") or {}
-    if isinstance(optional_raw, list):
-        for i, k in enumerate(optional_raw):
-            _identifier(k, at(f"optional[{i}]"))
-        optional_raw = {k: 1 for k in optional_raw}
-    if not isinstance(optional_raw, dict):
-        raise InputError(
-            "must map parameter names to the value they stand for when the kernel lacks "
-            "them, e.g. {BY: 1}",
-            source=at("optional"),
-        )
-    optional: dict[str, int] = {}
-    for k, v in optional_raw.items():
-        _identifier(k, at(f"optional.{k}"))
-        optional[str(k)] = _int(v, at(f"optional.{k}"))
-
-    start_raw = raw.get("start") or {}
-    if not isinstance(start_raw, dict):
-        raise InputError("must map parameter names to values", source=at("start"))
-    start: dict[str, SpecExpr] = {}
-    for k, v in start_raw.items():
-        src = at(f"start.{k}")
-        _identifier(k, src)
-        if isinstance(v, str) and _BEST.search(v):
-            raise InputError(
-                "start values cannot refer to best. (nothing is measured yet)", source=src
-            )
-        start[str(k)] = _scalar_expr(v, src)
-
+    optional = _parse_optional(raw.get("optional") or {}, source)
+    start = _parse_start(raw.get("start") or {}, source)
     where = _expr_list(raw.get("where"), at("where"), forbid_best=True)
-
-    budget = None
-    if raw.get("budget") is not None:
-        braw = raw["budget"]
-        if not isinstance(braw, dict):
-            raise InputError(
-                "must be a mapping such as {evaluations: 500, seconds: 600}", source=at("budget")
-            )
-        _reject_unknown(braw, _BUDGET_KEYS, source, "budget.")
-        budget = Budget(
-            evaluations=_int(braw["evaluations"], at("budget.evaluations"), minimum=1)
-            if braw.get("evaluations") is not None
-            else None,
-            seconds=_positive(braw.get("seconds"), at("budget.seconds")),
-            wall_seconds=_positive(braw.get("wall_seconds"), at("budget.wall_seconds")),
-        )
-
+    budget = _parse_budget(raw["budget"], source) if raw.get("budget") is not None else None
     steps_raw = raw["steps"]
     if not isinstance(steps_raw, list) or not steps_raw:
         raise InputError("must be a non-empty list of steps", source=at("steps"))
-    steps: list[Step] = []
-    for i, sraw in enumerate(steps_raw):
-        key = f"steps[{i}]"
-        if not isinstance(sraw, dict):
-            raise InputError("each step must be a mapping with tune:", source=at(key))
-        _reject_unknown(sraw, _STEP_KEYS, source, f"{key}.")
-        tune_raw = sraw.get("tune")
-        if not isinstance(tune_raw, dict) or not tune_raw:
-            raise InputError(
-                "must map the parameters tuned in this step to their values",
-                source=at(f"{key}.tune"),
-            )
-        tune: dict[str, ValueSpec] = {}
-        for pname, praw in tune_raw.items():
-            psrc = at(f"{key}.tune.{pname}")
-            _identifier(pname, psrc)
-            tune[str(pname)] = parse_values(praw, psrc)
-        label = sraw.get("name", f"step {i + 1}")
-        if not isinstance(label, str):
-            raise InputError("must be a string", source=at(f"{key}.name"))
-        rounds = sraw.get("rounds", "all")
-        if rounds not in _ROUNDS:
-            raise InputError(
-                f"must be one of {', '.join(_ROUNDS)}, got {rounds!r}", source=at(f"{key}.rounds")
-            )
-        needs_raw = sraw.get("needs", [])
-        if not isinstance(needs_raw, list):
-            raise InputError(
-                "must be a list of parameter names (the step is dropped for a kernel "
-                "without one of them)",
-                source=at(f"{key}.needs"),
-            )
-        for n, pname in enumerate(needs_raw):
-            _identifier(pname, at(f"{key}.needs[{n}]"))
-        steps.append(
-            Step(
-                index=i,
-                label=label,
-                tune=tune,
-                keep_product=_expr_list(sraw.get("keep_product"), at(f"{key}.keep_product")),
-                where=_expr_list(sraw.get("where"), at(f"{key}.where")),
-                rounds=rounds,
-                needs=tuple(str(n) for n in needs_raw),
-            )
-        )
+    steps = [_parse_step(i, sraw, source) for i, sraw in enumerate(steps_raw)]
     return HeuristicSpec(
         name=name.strip(),
         source=source,
@@ -623,6 +560,105 @@ def parse_spec(raw: Any, source: str) -> HeuristicSpec:
         start=start,
         where=where,
         budget=budget,
+    )
+
+
+def _parse_optional(optional_raw: Any, source: str) -> dict[str, int]:
+    at = f"{source}: optional"
+    if isinstance(optional_raw, list):
+        for i, k in enumerate(optional_raw):
+            _identifier(k, f"{at}[{i}]")
+        optional_raw = {k: 1 for k in optional_raw}
+    if not isinstance(optional_raw, dict):
+        raise InputError(
+            "must map parameter names to the value they stand for when the kernel lacks "
+            "them, e.g. {BY: 1}",
+            source=at,
+        )
+    optional: dict[str, int] = {}
+    for k, v in optional_raw.items():
+        _identifier(k, f"{at}.{k}")
+        optional[str(k)] = _int(v, f"{at}.{k}")
+    return optional
+
+
+def _parse_start(start_raw: Any, source: str) -> dict[str, SpecExpr]:
+    if not isinstance(start_raw, dict):
+        raise InputError("must map parameter names to values", source=f"{source}: start")
+    start: dict[str, SpecExpr] = {}
+    for k, v in start_raw.items():
+        src = f"{source}: start.{k}"
+        _identifier(k, src)
+        if isinstance(v, str) and _BEST.search(v):
+            raise InputError(
+                "start values cannot refer to best. (nothing is measured yet)", source=src
+            )
+        start[str(k)] = _scalar_expr(v, src)
+    return start
+
+
+def _parse_budget(braw: Any, source: str) -> Budget:
+    def at(key: str) -> str:
+        return f"{source}: {key}"
+
+    if not isinstance(braw, dict):
+        raise InputError(
+            "must be a mapping such as {evaluations: 500, seconds: 600}", source=at("budget")
+        )
+    _reject_unknown(braw, _BUDGET_KEYS, source, "budget.")
+    return Budget(
+        evaluations=_int(braw["evaluations"], at("budget.evaluations"), minimum=1)
+        if braw.get("evaluations") is not None
+        else None,
+        seconds=_positive(braw.get("seconds"), at("budget.seconds")),
+        wall_seconds=_positive(braw.get("wall_seconds"), at("budget.wall_seconds")),
+    )
+
+
+def _parse_step(i: int, sraw: Any, source: str) -> Step:
+    key = f"steps[{i}]"
+
+    def at(sub: str) -> str:
+        return f"{source}: {key}{sub}"
+
+    if not isinstance(sraw, dict):
+        raise InputError("each step must be a mapping with tune:", source=at(""))
+    _reject_unknown(sraw, _STEP_KEYS, source, f"{key}.")
+    tune_raw = sraw.get("tune")
+    if not isinstance(tune_raw, dict) or not tune_raw:
+        raise InputError(
+            "must map the parameters tuned in this step to their values", source=at(".tune")
+        )
+    tune: dict[str, ValueSpec] = {}
+    for pname, praw in tune_raw.items():
+        psrc = at(f".tune.{pname}")
+        _identifier(pname, psrc)
+        tune[str(pname)] = parse_values(praw, psrc)
+    label = sraw.get("name", f"step {i + 1}")
+    if not isinstance(label, str):
+        raise InputError("must be a string", source=at(".name"))
+    rounds = sraw.get("rounds", "all")
+    if rounds not in _ROUNDS:
+        raise InputError(
+            f"must be one of {', '.join(_ROUNDS)}, got {rounds!r}", source=at(".rounds")
+        )
+    needs_raw = sraw.get("needs", [])
+    if not isinstance(needs_raw, list):
+        raise InputError(
+            "must be a list of parameter names (the step is dropped for a kernel "
+            "without one of them)",
+            source=at(".needs"),
+        )
+    for n, pname in enumerate(needs_raw):
+        _identifier(pname, at(f".needs[{n}]"))
+    return Step(
+        index=i,
+        label=label,
+        tune=tune,
+        keep_product=_expr_list(sraw.get("keep_product"), at(".keep_product")),
+        where=_expr_list(sraw.get("where"), at(".where")),
+        rounds=rounds,
+        needs=tuple(str(n) for n in needs_raw),
     )
 
 

@@ -24,7 +24,11 @@ import traceback
 import warnings
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from gtune.device import DeviceLimits
+    from gtune.kernel import TunableKernel
 
 _PR_SET_PDEATHSIG = 1
 
@@ -86,23 +90,11 @@ def serve(conn: Connection) -> None:
                 conn.send(("ok", None))
                 return
             if verb == "setup":
-                from gtune.description import from_dict
-                from gtune.device import DeviceLimits
-                from gtune.measure._opencl import Session
-
-                limits = DeviceLimits.from_dict(payload["device"])
-                kernel = from_dict(payload["kernel"])
+                limits, kernel = _device_and_kernel(payload)
                 if session is not None:  # a pooled worker handed its next kernel
                     session = None
                     gc.collect()  # the last kernel's device buffers go before the new ones
-                session = Session(
-                    limits,
-                    kernel,
-                    Path(payload["data_dir"]),
-                    build_lock_s=payload.get("build_lock_s"),
-                    lock_wait_s=payload.get("lock_wait_s"),
-                    notify=lambda waiting: conn.send((WAITING if waiting else HOLDING, None)),
-                )
+                session = _session(limits, kernel, payload, conn)
                 conn.send(("ok", None))
             elif verb == "compiler":
                 from gtune.device import DeviceLimits
@@ -113,37 +105,9 @@ def serve(conn: Connection) -> None:
                 )
                 conn.send(("ok", None))
             elif verb == "build":
-                built = compiler.build_binary(payload["source"], payload["options"])
-                # plain data: the parent never unpickles anything of the backend's
-                conn.send(
-                    (
-                        "ok",
-                        {
-                            "status": built.status.value,
-                            "compile_s": built.compile_s,
-                            "log": built.log,
-                            "binary": built.binary,
-                            "code": built.code,
-                            "wait_s": built.wait_s,
-                        },
-                    )
-                )
+                conn.send(("ok", _build(compiler, payload)))
             elif verb == "build_bundle":
-                # one binary for the bundle (not one per configuration over the pipe)
-                made = compiler.build_bundle(payload["source"], payload["name"], payload["options"])
-                configs = [
-                    {
-                        "status": b.status.value,
-                        "compile_s": b.compile_s,  # the bundle's time over its size
-                        "log": b.log,
-                        "binary": b.binary,  # only where built singly
-                        "code": b.code,
-                        "kernel": name,
-                    }
-                    for b, name in zip(made.built, made.names, strict=True)
-                ]
-                answer = {"configs": configs, "binary": made.binary, "why": made.why}
-                conn.send(("ok", {**answer, "wait_s": made.wait_s}))
+                conn.send(("ok", _build_bundle(compiler, payload)))
             elif verb == "measure":
                 start = time.perf_counter()
                 data = session.measure(**payload).to_dict()
@@ -171,6 +135,62 @@ def serve(conn: Connection) -> None:
                 conn.send(("gtune_error", exc))
             else:
                 conn.send(("error", f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}"))
+
+
+def _device_and_kernel(payload: dict[str, Any]) -> tuple[DeviceLimits, TunableKernel]:
+    """``setup``'s device limits and kernel, read from plain data."""
+    from gtune.description import from_dict
+    from gtune.device import DeviceLimits
+
+    return DeviceLimits.from_dict(payload["device"]), from_dict(payload["kernel"])
+
+
+def _session(
+    limits: DeviceLimits, kernel: TunableKernel, payload: dict[str, Any], conn: Connection
+) -> Any:
+    """The measuring session of ``setup``'s kernel on its device."""
+    from gtune.measure._opencl import Session
+
+    return Session(
+        limits,
+        kernel,
+        Path(payload["data_dir"]),
+        build_lock_s=payload.get("build_lock_s"),
+        lock_wait_s=payload.get("lock_wait_s"),
+        notify=lambda waiting: conn.send((WAITING if waiting else HOLDING, None)),
+    )
+
+
+def _build(compiler: Any, payload: dict[str, Any]) -> dict[str, Any]:
+    """One configuration built, as plain data: the parent never unpickles anything of
+    the backend's."""
+    built = compiler.build_binary(payload["source"], payload["options"])
+    return {
+        "status": built.status.value,
+        "compile_s": built.compile_s,
+        "log": built.log,
+        "binary": built.binary,
+        "code": built.code,
+        "wait_s": built.wait_s,
+    }
+
+
+def _build_bundle(compiler: Any, payload: dict[str, Any]) -> dict[str, Any]:
+    """A bundle built: one binary for it (not one per configuration over the pipe)."""
+    made = compiler.build_bundle(payload["source"], payload["name"], payload["options"])
+    configs = [
+        {
+            "status": b.status.value,
+            "compile_s": b.compile_s,  # the bundle's time over its size
+            "log": b.log,
+            "binary": b.binary,  # only where built singly
+            "code": b.code,
+            "kernel": name,
+        }
+        for b, name in zip(made.built, made.names, strict=True)
+    ]
+    answer = {"configs": configs, "binary": made.binary, "why": made.why}
+    return {**answer, "wait_s": made.wait_s}
 
 
 def print_devices() -> None:

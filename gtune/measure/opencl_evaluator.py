@@ -336,6 +336,41 @@ class OpenCLEvaluator(EvaluatorBase):
         check_fits(kernel, self.device)
         #: Worker processes shared with earlier evaluators (see gtune.measure.pool).
         self._pool = pool_for(self.device)
+        self._settings(runs, timeout_s, compile_workers, verify, timing, measure_alone)
+        self._limits(timeout_s, lock_wait_s, max_bundle)
+        self._scratch()
+        refs, early = self._write_problem(seed, arrays)
+        #: Why results cannot be called verified (no check could fail), or None.
+        self.unverified: str | None = None
+        #: What each result was verified against, per array (see gtune.measure.guard).
+        self.verification: str | None = None
+        self.checks: list[ArrayCheck] = []
+        #: Why a wrong result may be wrong beyond the comparison (the reference's own
+        #: reads past an array), added to wrong results' messages.
+        self._wrong_note = ""
+        self.rtol, self.atol = tolerances(kernel, refs)
+        self._take_measure_worker(early)
+        self._compilers: list[Worker] = self._pool.compilers if self._pool is not None else []
+        self.restarts = 0
+        self._start_measure()
+        try:
+            self._check_build()
+        except GtuneError:
+            self.close()
+            raise
+        self._verification_setup(refs)
+
+    # -- construction, in steps -----------------------------------------------------
+    def _settings(
+        self,
+        runs: int | None,
+        timeout_s: float,
+        compile_workers: int | None,
+        verify: bool,
+        timing: TimingPolicy | None,
+        measure_alone: bool | None,
+    ) -> None:
+        """How each configuration is timed and verified, and who builds it."""
         #: Seconds spent starting compile workers (they start on the first batch).
         self.compilers_start_s = 0.0
         #: Seconds the compile workers waited for the host's build slots (summed).
@@ -351,7 +386,7 @@ class OpenCLEvaluator(EvaluatorBase):
         self._settled = self._pool is not None and self._pool.warm
         self._settle_tries = 0
         self.timeout_s = timeout_s
-        self.verify = verify and kernel.reference.kind != "none"
+        self.verify = verify and self.kernel.reference.kind != "none"
         self.compile_workers = (
             default_compile_workers() if compile_workers is None else compile_workers
         )
@@ -364,13 +399,19 @@ class OpenCLEvaluator(EvaluatorBase):
             # worker builds each configuration itself, and no binary is fetched and
             # handed over (fetching PoCL's takes a further compile, some 0.15 s each).
             self.compile_workers = 0
+
+    def _limits(self, timeout_s: float, lock_wait_s: float | None, max_bundle: int | None) -> None:
+        """Bundles, and how long the device lock and a build's share of it are waited for."""
         #: Most configurations built as one program (1: each alone); see _pipeline.
         self.max_bundle = default_bundle(self.device) if max_bundle is None else max_bundle
         #: How long a measurement waits for the device while another process measures.
         self.lock_wait_s = max(600.0, 10 * timeout_s) if lock_wait_s is None else lock_wait_s
         # builds on a CPU device hold the lock shared, waiting at most this long for it
-        build_lock_s = max(1.0, timeout_s / 4) if self.measure_alone else None
-        self._compile_setup = {"device": self.device.to_dict(), "build_lock_s": build_lock_s}
+        self._build_lock_s = max(1.0, timeout_s / 4) if self.measure_alone else None
+        self._compile_setup = {"device": self.device.to_dict(), "build_lock_s": self._build_lock_s}
+
+    def _scratch(self) -> None:
+        """The problem's folder, and the workers' environment and log folder."""
         self._tmp = scratch_dir("problem")
         self.data_dir = Path(self._tmp.name)
         # NVIDIA's driver finishes compilation (PTX to machine code) when a binary is
@@ -388,6 +429,14 @@ class OpenCLEvaluator(EvaluatorBase):
                 "CUDA_CACHE_PATH": str(self.data_dir / "driver-cache"),
             }
             self._log_dir = self.data_dir
+
+    def _write_problem(
+        self, seed: int, arrays: Mapping[str, np.ndarray] | None
+    ) -> tuple[dict[str, Any], Worker | None]:
+        """The problem data and reference outputs written (the given ``arrays`` in place
+        of theirs), while a measuring worker starts where no pool lends one: the
+        references by name, and that worker."""
+        kernel = self.kernel
         early = None
         if self._pool is None:
             # the measuring worker starts (a fresh interpreter loading the OpenCL
@@ -409,23 +458,18 @@ class OpenCLEvaluator(EvaluatorBase):
                 (self.data_dir / f"ref_{name}.npy").unlink()
             refs = {}
             self.verify = False
-        #: Why results cannot be called verified (no check could fail), or None.
-        self.unverified: str | None = None
-        #: What each result was verified against, per array (see gtune.measure.guard).
-        self.verification: str | None = None
-        self.checks: list[ArrayCheck] = []
-        #: Why a wrong result may be wrong beyond the comparison (the reference's own
-        #: reads past an array), added to wrong results' messages.
-        self._wrong_note = ""
-        self.rtol, self.atol = tolerances(kernel, refs)
+        return refs, early
+
+    def _take_measure_worker(self, early: Worker | None) -> None:
+        """The measuring worker: the pool's, the one started early, or a new one."""
         setup: tuple[str, dict[str, Any]] = (
             "setup",
             {
                 "device": self.device.to_dict(),
-                "kernel": kernel.to_dict(),
+                "kernel": self.kernel.to_dict(),
                 "data_dir": str(self.data_dir),
                 "lock_wait_s": self.lock_wait_s,
-                "build_lock_s": build_lock_s,
+                "build_lock_s": self._build_lock_s,
             },
         )
         lent = self._pool.take_measure() if self._pool is not None else early
@@ -436,14 +480,11 @@ class OpenCLEvaluator(EvaluatorBase):
             self._measure = Worker("measure", setup, self._worker_env)
             self._measure.log_path = self._log_dir / "measure.log"
         self._measure.wait_limit_s = self.lock_wait_s
-        self._compilers: list[Worker] = self._pool.compilers if self._pool is not None else []
-        self.restarts = 0
-        self._start_measure()
-        try:
-            self._check_build()
-        except GtuneError:
-            self.close()
-            raise
+
+    def _verification_setup(self, refs: Mapping[str, Any]) -> None:
+        """What each configuration's output is checked against: a reference
+        configuration's run, or the numpy reference's arrays."""
+        kernel = self.kernel
         if self.verify and kernel.reference.kind == "config":
             self._reference_from_config()
         elif self.verify:
@@ -809,89 +850,107 @@ class OpenCLEvaluator(EvaluatorBase):
             for wi in range(n_workers if hand_out else 0):
                 w = self._compiler(wi)
                 if w.task is None and pending and len(ready) < 2 * n_workers * self.max_bundle:
-                    k = self._bundle_size(len(pending), n_workers)
-                    group = [pending.popleft()]
-                    while (
-                        k > 1 and len(group) < k and pending and not alone & {group[0], pending[0]}
-                    ):
-                        group.append(pending.popleft())
-                    w.task = group
-                    options = [self.kernel.defines(dict(configs[i])) for i in group]
-                    if len(group) == 1:
-                        w.send("build", {"source": self.kernel.source, "options": options[0]})
-                    else:
-                        w.send(
-                            "build_bundle",
-                            {
-                                "source": self.kernel.source,
-                                "name": self.kernel.name,
-                                "options": options,
-                            },
-                        )
+                    self._send_build(w, configs, pending, alone, n_workers)
             if next_i in ready and not (self.measure_alone and busy_now):
                 built = ready.pop(next_i)
                 cfg = dict(configs[next_i])
                 next_i += 1
-                if isinstance(built, Result):
-                    yield self._mark(built)
-                elif built["status"] != Status.OK.value:
-                    yield Result(
-                        cfg,
-                        Status(built["status"]),
-                        float(built["compile_s"]),
-                        message=str(built["log"])[-4000:],
-                        error_code=built["code"],
-                    )
-                else:
-                    payload = {
-                        "config": cfg,
-                        "binary": built["binary"],
-                        "compile_s": built["compile_s"],
-                    }
-                    if built.get("bundle", 1) > 1:
-                        payload.update(kernel_name=built["kernel"], bundle=built["bundle"])
-                    yield self._call_measure(payload)
+                yield self._measure_built(built, cfg)
                 continue
             busy = [w for w in self._compilers[:n_workers] if w.task is not None]
             conns = [w.conn for w in busy if w.conn is not None]
             wait(conns, timeout=0.5)
             if stop_overdue():
                 raise Stopped()
-            now = time.monotonic()
-            for w in busy:
-                group = list(w.task)
-                if w.conn is not None and w.conn.poll():
-                    try:
-                        answer = w.receive(0)
-                        waited = float(answer.get("wait_s") or 0.0)
-                        self.build_wait_s += waited
-                        if self._pool is not None:
-                            self._pool.build_wait_s += waited
-                        if len(group) == 1:
-                            ready[group[0]] = answer
-                        else:
-                            ready.update(self._unbundled(group, answer))
-                    except WorkerDied as exc:
-                        w.kill()
-                        if len(group) == 1:
-                            ready[group[0]] = Result(
-                                dict(configs[group[0]]), Status.CRASHED, message=f"compiler {exc}"
-                            )
-                        else:  # which configuration did it? each is built alone
-                            pending.extendleft(reversed(group))
-                            alone.update(group)
-                    w.task = None
-                elif w.busy_since is not None and now - w.busy_since > self.timeout_s * len(group):
+            self._collect_builds(busy, configs, ready, pending, alone)
+
+    def _send_build(
+        self,
+        w: Worker,
+        configs: list[Mapping[str, int]],
+        pending: deque[int],
+        alone: set[int],
+        n_workers: int,
+    ) -> None:
+        """Hand an idle compile worker the next configuration, or a bundle of the next
+        ones (none of them to be built alone)."""
+        k = self._bundle_size(len(pending), n_workers)
+        group = [pending.popleft()]
+        while k > 1 and len(group) < k and pending and not alone & {group[0], pending[0]}:
+            group.append(pending.popleft())
+        w.task = group
+        options = [self.kernel.defines(dict(configs[i])) for i in group]
+        if len(group) == 1:
+            w.send("build", {"source": self.kernel.source, "options": options[0]})
+        else:
+            w.send(
+                "build_bundle",
+                {"source": self.kernel.source, "name": self.kernel.name, "options": options},
+            )
+
+    def _measure_built(self, built: Any, cfg: dict[str, int]) -> Result:
+        """The result of a configuration whose build is done: its build's failure, or
+        its binary measured."""
+        if isinstance(built, Result):
+            return self._mark(built)
+        if built["status"] != Status.OK.value:
+            return Result(
+                cfg,
+                Status(built["status"]),
+                float(built["compile_s"]),
+                message=str(built["log"])[-4000:],
+                error_code=built["code"],
+            )
+        payload = {"config": cfg, "binary": built["binary"], "compile_s": built["compile_s"]}
+        if built.get("bundle", 1) > 1:
+            payload.update(kernel_name=built["kernel"], bundle=built["bundle"])
+        return self._call_measure(payload)
+
+    def _collect_builds(
+        self,
+        busy: list[Worker],
+        configs: list[Mapping[str, int]],
+        ready: dict[int, Any],
+        pending: deque[int],
+        alone: set[int],
+    ) -> None:
+        """Builds that finished into ``ready``; a worker that died or overran is killed,
+        its configuration a crash or timeout (a bundle's built again one by one)."""
+        now = time.monotonic()
+        for w in busy:
+            group = list(w.task)
+            if w.conn is not None and w.conn.poll():
+                try:
+                    answer = w.receive(0)
+                    waited = float(answer.get("wait_s") or 0.0)
+                    self.build_wait_s += waited
+                    if self._pool is not None:
+                        self._pool.build_wait_s += waited
+                    if len(group) == 1:
+                        ready[group[0]] = answer
+                    else:
+                        ready.update(self._unbundled(group, answer))
+                except WorkerDied as exc:
                     w.kill()
                     if len(group) == 1:
                         ready[group[0]] = Result(
-                            dict(configs[group[0]]),
-                            Status.TIMEOUT,
-                            message=f"build took over {self.timeout_s:g} s; compiler restarted",
+                            dict(configs[group[0]]), Status.CRASHED, message=f"compiler {exc}"
                         )
-                    else:
+                    else:  # which configuration did it? each is built alone
                         pending.extendleft(reversed(group))
                         alone.update(group)
+                w.task = None
+            elif w.busy_since is not None and now - w.busy_since > self.timeout_s * len(group):
+                w.kill()
+                if len(group) == 1:
+                    ready[group[0]] = Result(
+                        dict(configs[group[0]]),
+                        Status.TIMEOUT,
+                        message=f"build took over {self.timeout_s:g} s; compiler restarted",
+                    )
+                else:
+                    pending.extendleft(reversed(group))
+                    alone.update(group)
 
     def _unbundled(self, group: list[int], answer: Mapping[str, Any]) -> dict[int, Any]:
         """Each configuration's build from a bundle's answer (as a single build's, with

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from gtune.device import LIMIT_NAMES, DeviceLimits
 from gtune.escape import mzn_comment, mzn_string
 from gtune.exceptions import ExpressionError, GtuneError, InputError, UnsatisfiableSpace
-from gtune.expr import Expr, Value
+from gtune.expr import Expr, Value, substitute
 from gtune.kernel import TunableKernel, domain_values
 from gtune.space.constraints import NamedConstraint
 
@@ -134,7 +134,7 @@ def build_model(
     rules: list[NamedConstraint] = []
     rules += _platform_rules(kernel, local_bytes, min_groups)
     for i, c in enumerate(kernel.constraints):
-        expr = _substitute(c, {LOCAL_MEM_BYTES: local_bytes})
+        expr = substitute(c, {LOCAL_MEM_BYTES: local_bytes})
         rules.append(NamedConstraint(f"constraints[{i}]: {c.text}", expr, "kernel"))
     rules += list(extra)
     env: dict[str, Value] = {**limits, **kernel.sizes}
@@ -343,21 +343,6 @@ def _covers(node: ast.BinOp) -> bool:
     except (GtuneError, ArithmeticError, ValueError, TypeError):
         return False
     return True
-
-
-def _substitute(expr: Expr, names: Mapping[str, Expr]) -> Expr:
-    """``expr`` with each name in ``names`` replaced by its (parenthesised) expression."""
-    if not expr.names & set(names):
-        return expr
-    tree = ast.parse(expr.text.strip(), mode="eval")
-
-    class Swap(ast.NodeTransformer):
-        def visit_Name(self, node: ast.Name) -> ast.expr:
-            if node.id in names:
-                return ast.parse(names[node.id].text.strip(), mode="eval").body
-            return node
-
-    return Expr(ast.unparse(Swap().visit(tree)), expr.source)
 
 
 # -- MiniZinc text -------------------------------------------------------------------

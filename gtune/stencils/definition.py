@@ -680,7 +680,49 @@ def parse_definition(data: Any, source: str) -> StencilDefinition:
         if c in fields or c == output:
             raise err(f"coefficients[{i}]", f"{c} is also a field; a name is one or the other")
 
-    raw_terms = data["terms"]
+    terms = _terms(data["terms"], fields, output, dims, coefficients, err)
+    constant = _coefficient(data.get("constant", 0), "constant", coefficients, err)
+    values = _values(data.get("values", {}), coefficients, err)
+    kernel_name, arguments = _kernel(
+        data.get("kernel"), name, dims, dtype, fields, output, coefficients, err
+    )
+    steps = data.get("steps", 1)
+    if isinstance(steps, bool) or not isinstance(steps, int) or not 1 <= steps <= MAX_STEPS:
+        raise err(
+            "steps", f"expected a whole number of time steps from 1 to {MAX_STEPS}, got {steps!r}"
+        )
+    original = data.get("original")
+    if original is not None and not isinstance(original, dict):
+        raise err("original", f"expected a mapping, got {original!r}")
+    return StencilDefinition(
+        name=name,
+        doc=doc,
+        dims=int(dims),
+        dtype=str(dtype),
+        boundary=str(boundary),
+        fields=fields,
+        output=output,
+        coefficients=coefficients,
+        terms=tuple(terms),
+        constant=constant,
+        values=values,
+        kernel_name=kernel_name,
+        arguments=arguments,
+        original=dict(original) if original is not None else None,
+        source=source,
+        steps=int(steps),
+    )
+
+
+def _terms(
+    raw_terms: Any,
+    fields: tuple[str, ...],
+    output: str,
+    dims: int,
+    coefficients: tuple[str, ...],
+    err: _Err,
+) -> list[Term]:
+    """The terms, numeric repeats of a slot summed; every field read by one."""
     if not isinstance(raw_terms, list) or not raw_terms:
         raise err("terms", "expected a non-empty list of terms")
     terms: list[Term] = []
@@ -713,10 +755,11 @@ def parse_definition(data: Any, source: str) -> StencilDefinition:
     for i, f in enumerate(fields):
         if not any(t.field == f for t in terms):
             raise err(f"fields[{i}]", f"{f} is read by no term")
+    return terms
 
-    constant = _coefficient(data.get("constant", 0), "constant", coefficients, err)
 
-    raw_values = data.get("values", {})
+def _values(raw_values: Any, coefficients: tuple[str, ...], err: _Err) -> dict[str, float]:
+    """A value for every coefficient, and for nothing else."""
     if raw_values is None:
         raw_values = {}
     if not isinstance(raw_values, dict):
@@ -729,36 +772,7 @@ def parse_definition(data: Any, source: str) -> StencilDefinition:
     for c in coefficients:
         if c not in values:
             raise err("values", f"{c} needs a value (every coefficient is given one to tune with)")
-
-    kernel_name, arguments = _kernel(
-        data.get("kernel"), name, dims, dtype, fields, output, coefficients, err
-    )
-    steps = data.get("steps", 1)
-    if isinstance(steps, bool) or not isinstance(steps, int) or not 1 <= steps <= MAX_STEPS:
-        raise err(
-            "steps", f"expected a whole number of time steps from 1 to {MAX_STEPS}, got {steps!r}"
-        )
-    original = data.get("original")
-    if original is not None and not isinstance(original, dict):
-        raise err("original", f"expected a mapping, got {original!r}")
-    return StencilDefinition(
-        name=name,
-        doc=doc,
-        dims=int(dims),
-        dtype=str(dtype),
-        boundary=str(boundary),
-        fields=fields,
-        output=output,
-        coefficients=coefficients,
-        terms=tuple(terms),
-        constant=constant,
-        values=values,
-        kernel_name=kernel_name,
-        arguments=arguments,
-        original=dict(original) if original is not None else None,
-        source=source,
-        steps=int(steps),
-    )
+    return values
 
 
 def _kernel(

@@ -398,24 +398,58 @@ NO_FP64_IMAGES = (
 )
 
 
-def describe(
-    stencil: Stencil,
-    sizes: Mapping[str, int],
-    *,
-    source: str,
-    image: bool = True,
-) -> dict[str, Any]:
-    """The description (as plain data) of ``stencil`` rendered into ``source``."""
-    d, _ = _as_definition(stencil)
-    generated = isinstance(stencil, WeightedStencil)
-    stepping = d.steps > 1
-    if stepping:  # an image holds the initial field only: the steps swap buffers
-        image = False
+@dataclass(frozen=True)
+class _Geometry:
+    """What a rendered stencil's constraints, techniques and launch are written from:
+    its shape and element size, and the local-memory and register expressions of each
+    technique (MiniZinc text over the parameters and the problem size)."""
+
+    d: StencilDefinition
+    image: bool  # the image technique is offered
+    tile: str  # local memory of a work-group's block with its halo
+    planes: str  # streaming's two planes of the x/y tile with its halo
+    temporal_tile: str  # temporal blocking: two tiles with TB radii of halo
+    temporal_rings: str  # temporal streaming: a ring of planes (rows) per level
+    temporal_loads: str  # temporal streaming: the next plane's loads per work-item
+    zreg_plane: str  # ZREG: two centre planes of the block in local memory
+    zreg_registers: str  # ZREG: registers per work-item
+
+    @property
+    def dims3(self) -> bool:
+        return self.d.dims == 3
+
+    @property
+    def fp64(self) -> bool:
+        return self.d.dtype == "float64"
+
+    @property
+    def stepping(self) -> bool:
+        return self.d.steps > 1
+
+    @property
+    def interior(self) -> bool:
+        return self.d.boundary == "interior"
+
+    @property
+    def by(self) -> str:
+        """Rows merged in y (BY): the vector technique's, with whole rim vectors."""
+        return "BY*" if self.interior else ""
+
+    @property
+    def bz(self) -> str:
+        return "BZ*" if self.interior and self.dims3 else ""
+
+    @property
+    def one_step(self) -> str:
+        """The registers of one-step streaming (TB == 1); temporal streaming (TB > 1)
+        keeps its levels in local memory instead."""
+        return "TB > 1 or " if self.stepping else ""
+
+
+def _geometry(d: StencilDefinition, image: bool) -> _Geometry:
     rx, ry, rz = d.radius
     dims3 = d.dims == 3
     size = d.itemsize
-    fp64 = d.dtype == "float64"
-    shape = list(d.shape_names)
     # A block (WX*BX) x WY x WZ is at most the array (NX % (WX*BX*CX) == 0 and so on);
     # min() says so to the solver, whose integers would overflow on the product of the
     # domains' bounds.
@@ -424,74 +458,6 @@ def describe(
     )
     # Streaming holds two planes of the work-group's x/y tile with its halo.
     planes = f"{2 * size} * (min(WX*BX*CX, NX) + {2 * rx}) * (min(WY*CY, NY) + {2 * ry})"
-    # The registers of one-step streaming (TB == 1); temporal streaming (TB > 1) keeps
-    # its levels in local memory instead.
-    one_step = "TB > 1 or " if stepping else ""
-    interior = d.boundary == "interior"
-    # rows merged in y and z (BY, BZ): the vector technique's, with whole rim vectors
-    by = "BY*" if interior else ""
-    bz = "BZ*" if interior and dims3 else ""
-    constraints = [
-        "NX % (WX*BX*CX) == 0",
-        f"NY % (WY*{by}CY) == 0",
-    ]
-    if dims3:
-        constraints.append(f"NZ % (WZ*{bz}CZ*ZC) == 0")
-    constraints += [
-        "VX <= BX",
-        "BX % VX == 0",
-        "BX == VX or STREAM == 1",
-        "VX == 1 or LOCAL == 0",
-        f"LOCAL == 0 or {tile} <= LOCAL_MEM_SIZE",
-    ]
-    if fp64:
-        constraints.append("DOUBLE_SUPPORT == 1")
-    if dims3:
-        constraints += [
-            "STREAM == 0 or (LOCAL == 0 and VX == 1 and WZ == 1 and CZ == 1)",
-            "STREAM == 1 or ZC == 1",
-            # a tile one work-item wide reads its planes column by column (never fast),
-            # and PoCL hangs on it for work-groups four or more deep: left out
-            "STREAM == 0 or WX >= 2",
-            f"STREAM == 0 or {one_step}BX*CX*CY*{2 * rz + 1} <= {STREAM_QUEUE_MAX}",
-            f"STREAM == 0 or {one_step}BX*CX*CY <= {STREAM_OUTS_MAX}",
-            f"STREAM == 0 or {planes} <= LOCAL_MEM_SIZE",
-        ]
-    else:  # streaming along y: one step keeps its rows in registers, no local memory;
-        # VX is the width of its aligned vector loads and stores (BX % VX == 0)
-        constraints += [
-            "STREAM == 0 or (LOCAL == 0 and CY == 1)",
-            "STREAM == 1 or ZC == 1",
-            f"STREAM == 0 or {one_step}BX*CX*{2 * ry + 1} <= {STREAM_QUEUE_MAX}",
-            f"STREAM == 0 or {one_step}BX*CX <= {STREAM_OUTS_MAX}",
-        ]
-    separable = separable_factors(d) is not None
-    if separable:  # 2D streaming, and the vector technique's whole rim vectors
-        constraints.append(
-            ("SEP == 0 or RIM == 1" if dims3 else "SEP == 0 or STREAM == 1 or RIM == 1")
-            if interior
-            else "SEP == 0 or STREAM == 1"
-        )
-    if interior:  # whole rim vectors: the vector technique's choice only; so are row blocks
-        constraints.append("RIM == 0 or (VX > 1 and STREAM == 0)")
-        blocks = "BY*BZ" if dims3 else "BY"
-        constraints += [f"{blocks} == 1 or RIM == 1", f"BX*{blocks} <= {VEC_OUTS_MAX}"]
-    no_image = "IMAGE == 0" if image else None
-    if image:
-        limits = (
-            "NX <= IMAGE3D_MAX_WIDTH and NY <= IMAGE3D_MAX_HEIGHT and NZ <= IMAGE3D_MAX_DEPTH"
-            if dims3
-            else "NX <= IMAGE2D_MAX_WIDTH and NY <= IMAGE2D_MAX_HEIGHT"
-        )
-        constraints += [
-            "VX == 1 or IMAGE == 0",
-            "LOCAL == 0 or IMAGE == 0",
-            f"IMAGE == 0 or (IMAGE_SUPPORT == 1 and {limits})",
-        ]
-        constraints.append("STREAM == 0 or IMAGE == 0")
-        if fp64:
-            constraints.append("IMAGE == 0")
-    no_stream = "STREAM == 0"
     # Temporal blocking: two tiles of the work-group's block (its work-group size times
     # the merge factors) with a halo of TB radii per side.
     temporal_tile = f"{2 * size} * (min(WX*CX, NX) + 2*TB*{rx}) * (min(WY*CY, NY) + 2*TB*{ry})" + (
@@ -520,74 +486,203 @@ def describe(
     # block is CX*CY passes of the work-group.
     zreg_plane = f"{2 * size} * (min(WX*CX, NX) + 2*TB*{rx}) * (min(WY*CY, NY) + 2*TB*{ry})"
     zreg_registers = f"{temporal_loads} * (TB*{2 * rz + 1} + 1)"
-    if stepping:
-        # merging (CX, CY, CZ) makes the temporal block larger than the work-group
-        single = ["LOCAL == 0", "VX == 1", "BX == 1"]
+    return _Geometry(
+        d,
+        image,
+        tile,
+        planes,
+        temporal_tile,
+        temporal_rings,
+        temporal_loads,
+        zreg_plane,
+        zreg_registers,
+    )
+
+
+def _shape_constraints(g: _Geometry) -> list[str]:
+    """Blocks that tile the array, merge factors, local memory, and streaming's limits."""
+    dims3 = g.dims3
+    _, ry, rz = g.d.radius
+    constraints = ["NX % (WX*BX*CX) == 0", f"NY % (WY*{g.by}CY) == 0"]
+    if dims3:
+        constraints.append(f"NZ % (WZ*{g.bz}CZ*ZC) == 0")
+    constraints += [
+        "VX <= BX",
+        "BX % VX == 0",
+        "BX == VX or STREAM == 1",
+        "VX == 1 or LOCAL == 0",
+        f"LOCAL == 0 or {g.tile} <= LOCAL_MEM_SIZE",
+    ]
+    if g.fp64:
+        constraints.append("DOUBLE_SUPPORT == 1")
+    one_step = g.one_step
+    if dims3:
         constraints += [
-            f"{d.steps} % TB == 0",
-            f"TB == 1 or ({' and '.join(single)})",
+            "STREAM == 0 or (LOCAL == 0 and VX == 1 and WZ == 1 and CZ == 1)",
+            "STREAM == 1 or ZC == 1",
+            # a tile one work-item wide reads its planes column by column (never fast),
+            # and PoCL hangs on it for work-groups four or more deep: left out
+            "STREAM == 0 or WX >= 2",
+            f"STREAM == 0 or {one_step}BX*CX*CY*{2 * rz + 1} <= {STREAM_QUEUE_MAX}",
+            f"STREAM == 0 or {one_step}BX*CX*CY <= {STREAM_OUTS_MAX}",
+            f"STREAM == 0 or {g.planes} <= LOCAL_MEM_SIZE",
         ]
-        if dims3:
-            constraints += [
-                f"TB == 1 or STREAM == 1 or {temporal_tile} <= LOCAL_MEM_SIZE",
-                f"TB == 1 or STREAM == 0 or ZREG >= 1 or {temporal_rings} <= LOCAL_MEM_SIZE",
-                f"TB == 1 or STREAM == 0 or {temporal_loads} <= {TEMPORAL_LOADS_MAX}",
-                "ZREG == 0 or (TB > 1 and STREAM == 1)",
-                "ZU == 0 or ZREG == 2",
-                f"ZREG == 0 or {zreg_plane} <= LOCAL_MEM_SIZE",
-                f"ZREG == 0 or {zreg_registers} <= {STREAM_QUEUE_MAX}",
-                f"ZREG == 0 or {zreg_registers} * {max(1, size // 4)} * WX*WY"
-                f" <= {ZREG_GROUP_REGISTERS}",
-            ]
-            if not _z_star(d):
-                constraints += ["ZREG == 0", "ZU == 0"]
-        else:
-            constraints += [
-                # temporal streaming walks whole chunks of WY*ZC rows
-                "TB == 1 or STREAM == 0 or NY % (WY*ZC) == 0",
-                f"TB == 1 or STREAM == 1 or {temporal_tile} <= LOCAL_MEM_SIZE",
-                f"TB == 1 or STREAM == 0 or {temporal_rings} <= LOCAL_MEM_SIZE",
-                f"TB == 1 or STREAM == 0 or {temporal_loads} <= {TEMPORAL_LOADS_MAX}",
-            ]
+    else:  # streaming along y: one step keeps its rows in registers, no local memory;
+        # VX is the width of its aligned vector loads and stores (BX % VX == 0)
+        constraints += [
+            "STREAM == 0 or (LOCAL == 0 and CY == 1)",
+            "STREAM == 1 or ZC == 1",
+            f"STREAM == 0 or {one_step}BX*CX*{2 * ry + 1} <= {STREAM_QUEUE_MAX}",
+            f"STREAM == 0 or {one_step}BX*CX <= {STREAM_OUTS_MAX}",
+        ]
+    return constraints
+
+
+def _vector_and_image_constraints(g: _Geometry) -> list[str]:
+    """Separable stencils, whole rim vectors and row blocks, and the image technique."""
+    constraints: list[str] = []
+    if separable_factors(g.d) is not None:  # 2D streaming, and whole rim vectors
+        constraints.append(
+            ("SEP == 0 or RIM == 1" if g.dims3 else "SEP == 0 or STREAM == 1 or RIM == 1")
+            if g.interior
+            else "SEP == 0 or STREAM == 1"
+        )
+    if g.interior:  # whole rim vectors: the vector technique's choice only; so are row blocks
+        constraints.append("RIM == 0 or (VX > 1 and STREAM == 0)")
+        blocks = "BY*BZ" if g.dims3 else "BY"
+        constraints += [f"{blocks} == 1 or RIM == 1", f"BX*{blocks} <= {VEC_OUTS_MAX}"]
+    if g.image:
+        limits = (
+            "NX <= IMAGE3D_MAX_WIDTH and NY <= IMAGE3D_MAX_HEIGHT and NZ <= IMAGE3D_MAX_DEPTH"
+            if g.dims3
+            else "NX <= IMAGE2D_MAX_WIDTH and NY <= IMAGE2D_MAX_HEIGHT"
+        )
+        constraints += [
+            "VX == 1 or IMAGE == 0",
+            "LOCAL == 0 or IMAGE == 0",
+            f"IMAGE == 0 or (IMAGE_SUPPORT == 1 and {limits})",
+        ]
+        constraints.append("STREAM == 0 or IMAGE == 0")
+        if g.fp64:
+            constraints.append("IMAGE == 0")
+    return constraints
+
+
+def _temporal_constraints(g: _Geometry) -> list[str]:
+    """Temporal blocking's (TB time steps a launch): its local memory and registers."""
+    d = g.d
+    if not g.stepping:
+        return []
+    # merging (CX, CY, CZ) makes the temporal block larger than the work-group
+    single = ["LOCAL == 0", "VX == 1", "BX == 1"]
+    constraints = [f"{d.steps} % TB == 0", f"TB == 1 or ({' and '.join(single)})"]
+    size = d.itemsize
+    if g.dims3:
+        constraints += [
+            f"TB == 1 or STREAM == 1 or {g.temporal_tile} <= LOCAL_MEM_SIZE",
+            f"TB == 1 or STREAM == 0 or ZREG >= 1 or {g.temporal_rings} <= LOCAL_MEM_SIZE",
+            f"TB == 1 or STREAM == 0 or {g.temporal_loads} <= {TEMPORAL_LOADS_MAX}",
+            "ZREG == 0 or (TB > 1 and STREAM == 1)",
+            "ZU == 0 or ZREG == 2",
+            f"ZREG == 0 or {g.zreg_plane} <= LOCAL_MEM_SIZE",
+            f"ZREG == 0 or {g.zreg_registers} <= {STREAM_QUEUE_MAX}",
+            f"ZREG == 0 or {g.zreg_registers} * {max(1, size // 4)} * WX*WY"
+            f" <= {ZREG_GROUP_REGISTERS}",
+        ]
+        if not _z_star(d):
+            constraints += ["ZREG == 0", "ZU == 0"]
+    else:
+        constraints += [
+            # temporal streaming walks whole chunks of WY*ZC rows
+            "TB == 1 or STREAM == 0 or NY % (WY*ZC) == 0",
+            f"TB == 1 or STREAM == 1 or {g.temporal_tile} <= LOCAL_MEM_SIZE",
+            f"TB == 1 or STREAM == 0 or {g.temporal_rings} <= LOCAL_MEM_SIZE",
+            f"TB == 1 or STREAM == 0 or {g.temporal_loads} <= {TEMPORAL_LOADS_MAX}",
+        ]
+    return constraints
+
+
+def _techniques(g: _Geometry) -> dict[str, list[str]]:
+    """Each data-loading technique as the parameter values that select it."""
+    no_image = "IMAGE == 0" if g.image else None
+    no_stream = "STREAM == 0"
     techniques: dict[str, list[str]] = {
         "global": [c for c in ("LOCAL == 0", no_image, "VX == 1", no_stream) if c],
         "vec": [c for c in ("VX > 1", "LOCAL == 0", no_image, no_stream) if c],
         "local": [c for c in ("LOCAL == 1", no_image, "VX == 1", no_stream) if c],
     }
-    if image and not fp64:
+    if g.image and not g.fp64:
         techniques["image"] = [c for c in ("IMAGE == 1", "LOCAL == 0", "VX == 1", no_stream) if c]
     # 2D streaming loads its row segments as vectors of VX (tuned); 3D streaming's planes
     # go through local memory value by value
     techniques["stream"] = [
-        c for c in ("STREAM == 1", "LOCAL == 0", no_image, "VX == 1" if dims3 else None) if c
+        c for c in ("STREAM == 1", "LOCAL == 0", no_image, "VX == 1" if g.dims3 else None) if c
     ]
-    if stepping:
+    if g.stepping:
         for cons in techniques.values():
             cons.append("TB == 1")
         # streaming (along z in 3D, along y in 2D) with TB time levels; tiles as an
         # alternative
         techniques["temporal"] = ["TB > 1", "STREAM == 1", "LOCAL == 0", "VX == 1"]
         techniques["temporal-tile"] = ["TB > 1", "STREAM == 0", "LOCAL == 0", "VX == 1"]
-        if dims3:
+        if g.dims3:
             techniques["temporal"] += ["ZREG == 0", "ZU == 0"]
             techniques["temporal-tile"] += ["ZREG == 0", "ZU == 0"]
-            if _z_star(d):  # streaming, the z-neighbours in registers, one plane shared
+            if _z_star(g.d):  # streaming, the z-neighbours in registers, one plane shared
                 techniques["temporal-zreg"] = ["TB > 1", "STREAM == 1", "ZREG >= 1"]
                 techniques["temporal-zreg"] += ["LOCAL == 0", "VX == 1"]
-    if interior:  # whole rim vectors and row blocks belong to the vector technique (its
+    if g.interior:  # whole rim vectors and row blocks belong to the vector technique (its
         # choice), so specs that tune neither (dims, opts, temporal) fit the kernel
         for name, cons in techniques.items():
             if name != "vec":
-                cons += ["RIM == 0", "BY == 1"] + (["BZ == 1"] if dims3 else [])
+                cons += ["RIM == 0", "BY == 1"] + (["BZ == 1"] if g.dims3 else [])
+    return techniques
+
+
+def _launch(g: _Geometry) -> dict[str, Any]:
+    """Global and local sizes and the local memory a work-group takes."""
     # 2D streaming: ZC rows per work-item; the chunk need not divide the rows (the
     # work-items past NY do nothing), the work-group still divides NY / CY. (Temporal
     # streaming's chunks divide NY: then this is NY / ZC, a work-group owning WY*ZC rows.)
+    by, bz = g.by, g.bz
     global_size = ["NX / (BX*CX)"] + (
         [f"NY / ({by}CY)", f"NZ / ({bz}CZ*ZC)"]
-        if dims3
+        if g.dims3
         else [f"((NY / ({by}CY) + ZC - 1) / ZC + WY - 1) / WY * WY"]
     )
-    local_size = ["WX", "WY"] + (["WZ"] if dims3 else [])
+    return {
+        "global": global_size,
+        "local": ["WX", "WY"] + (["WZ"] if g.dims3 else []),
+        "local_memory_bytes": _local_memory(
+            g.tile,
+            g.planes,
+            g.temporal_tile,
+            f"({g.temporal_rings} if ZREG == 0 else {g.zreg_plane})"
+            if g.stepping and g.dims3
+            else g.temporal_rings,
+            g.dims3,
+            g.stepping,
+        ),
+    }
+
+
+def describe(
+    stencil: Stencil,
+    sizes: Mapping[str, int],
+    *,
+    source: str,
+    image: bool = True,
+) -> dict[str, Any]:
+    """The description (as plain data) of ``stencil`` rendered into ``source``."""
+    d, _ = _as_definition(stencil)
+    generated = isinstance(stencil, WeightedStencil)
+    if d.steps > 1:  # an image holds the initial field only: the steps swap buffers
+        image = False
+    g = _geometry(d, image)
+    fp64 = g.fp64
+    shape = list(d.shape_names)
+    constraints = _shape_constraints(g) + _vector_and_image_constraints(g)
+    constraints += _temporal_constraints(g)
     image_doc = (
         "read the input as an image"
         if generated
@@ -595,10 +690,7 @@ def describe(
     )
     if fp64:
         image_doc = "never set: " + NO_FP64_IMAGES
-    description: dict[str, Any] = {
-        "kernel": d.kernel_name,
-        "source": source,
-    }
+    description: dict[str, Any] = {"kernel": d.kernel_name, "source": source}
     if d.doc:
         description["doc"] = d.doc
     if generated:
@@ -606,33 +698,21 @@ def describe(
         features, flops, arguments, reference = _generated_parts(stencil, shape, image)
     else:
         features, flops, arguments, reference = _definition_parts(d, shape, image and not fp64)
+    separable = separable_factors(d) is not None
     description.update(
         {
             "problem": {k: int(v) for k, v in sizes.items()},
             "arguments": arguments,
-            "parameters": _parameters(dims3, image, image_doc, d.steps, separable, interior),
+            "parameters": _parameters(g.dims3, image, image_doc, d.steps, separable, g.interior),
             "constraints": constraints,
-            "launch": {
-                "global": global_size,
-                "local": local_size,
-                "local_memory_bytes": _local_memory(
-                    tile,
-                    planes,
-                    temporal_tile,
-                    f"({temporal_rings} if ZREG == 0 else {zreg_plane})"
-                    if stepping and dims3
-                    else temporal_rings,
-                    dims3,
-                    stepping,
-                ),
-            },
+            "launch": _launch(g),
             "reference": reference,
-            "techniques": techniques,
+            "techniques": _techniques(g),
             "features": features,
             "flops_per_point": flops,
         }
     )
-    if stepping:
+    if g.stepping:
         description["steps"] = {
             "count": d.steps,
             "per_launch": "TB",

@@ -38,7 +38,7 @@ from gtune.loadpredict.models import ModelCard, device_card, new_forest
 from gtune.measure.pool import reusing_workers
 from gtune.store import ResultStore
 from gtune.training.validation import DECISIVE_MARGIN, CrossValidation, leave_one_out
-from gtune.tuning import ALL
+from gtune.tuning import ALL, TuningReport
 from gtune.tuning.events import CancelToken
 from gtune.tuning.techniques import OracleTechniquePolicy
 
@@ -214,7 +214,6 @@ def collect(
             kernels, techniques, lambda name: name in have and not relabel_changed
         )
     run = TrainingRun(dataset)
-    dev_traits = DeviceTraits.of(device)
     # ``max_seconds`` also stops a search under way: its configurations stay in the
     # store (the next call's search is served them), but no row comes of a search cut short
     limit = CancelToken()
@@ -223,42 +222,83 @@ def collect(
         timer = threading.Timer(max_seconds, limit.cancel, kwargs={"reason": "time limit"})
         timer.daemon = True
         timer.start()
+    labeller = _Labeller(
+        run, device, heuristic, store, dataset_path, compile_workers, progress, limit
+    )
     try:
+        cut = labeller.label(kernels, have, techniques, relabel_changed, budget)
+        if cut or deepen is None or run.left:
+            return run
+        labeller.deepen(deepen, kernels)
+        return run
+    finally:
+        if timer is not None:
+            timer.cancel()
+
+
+@dataclass
+class _Labeller:
+    """:func:`collect`'s two passes: each kernel labelled, then the close calls deepened."""
+
+    run: TrainingRun
+    device: DeviceLimits
+    heuristic: str
+    store: ResultStore
+    dataset_path: Path
+    compile_workers: int | None
+    progress: Progress | None
+    limit: CancelToken
+
+    def _tune(
+        self, kernel: TunableKernel, only: Sequence[str], budget: Budget | None
+    ) -> TuningReport:
+        """Tune ``only`` these techniques, each with the same budget (no scouting)."""
+        return tune(
+            kernel,
+            device=self.device,
+            strategy=self.heuristic,
+            technique=OracleTechniquePolicy(name=ALL, note="", only=tuple(only), equal=True),
+            budget=_per_technique(budget, len(only)),
+            store=self.store,
+            compile_workers=self.compile_workers,
+            confirm=None,
+            cancel=self.limit,
+        )
+
+    def label(
+        self,
+        kernels: Sequence[TrainingKernel],
+        have: Mapping[str, Any],
+        techniques: Sequence[str],
+        relabel_changed: bool,
+        budget: Budget | None,
+    ) -> bool:
+        """Label each kernel without a row (or with an outdated one); True where a
+        search was cut short by the time limit."""
+        run = self.run
+        dev_traits = DeviceTraits.of(self.device)
         for i, item in enumerate(kernels):
             old = have.get(item.name)
             if old is not None and not relabel_changed:
                 run.done.append(item.name)
                 continue
-            if limit.cancelled:
+            if self.limit.cancelled:
                 run.left.extend(k.name for k in kernels[i:] if k.name not in run.done)
                 break
             loaded = needs_row(item, old, techniques, relabel_changed, run)
             if loaded is None:
                 continue
             kernel, traits, searched = loaded
-            report = tune(
-                kernel,
-                device=device,
-                strategy=heuristic,
-                # the techniques are compared: each gets the same budget (no scouting)
-                technique=OracleTechniquePolicy(
-                    name=ALL, note="", only=tuple(searched), equal=True
-                ),
-                budget=_per_technique(budget, len(searched)),
-                store=store,
-                compile_workers=compile_workers,
-                confirm=None,
-                cancel=limit,
-            )
+            report = self._tune(kernel, searched, budget)
             run.add_time(report.time.to_dict(), report.measured)
-            if limit.cancelled:
+            if self.limit.cancelled:
                 run.left.extend(k.name for k in kernels[i:] if k.name not in run.done)
-                return run
+                return True
             runs = [r.to_dict() for r in report.runs]
             row = row_from_runs(
                 item.name,
-                device.identity,
-                heuristic,
+                self.device.identity,
+                self.heuristic,
                 traits,
                 runs,
                 dev_traits,
@@ -268,48 +308,37 @@ def collect(
                 run.skipped.append((item.name, "no technique produced a valid configuration"))
             else:
                 run.dataset = run.dataset.merged([row])
-                run.dataset.write_csv(dataset_path)
+                run.dataset.write_csv(self.dataset_path)
                 if old is not None:
                     run.relabelled.append(item.name)
             run.done.append(item.name)
-            if progress is not None:
-                progress(i + 1, len(kernels), item, row)
-        if deepen is None or run.left:
-            return run
-        calls = deepen.calls(run.dataset, kernels, device.identity, heuristic)
+            if self.progress is not None:
+                self.progress(i + 1, len(kernels), item, row)
+        return False
+
+    def deepen(self, deepen: Deepen, kernels: Sequence[TrainingKernel]) -> None:
+        """Search the close calls among the rows deeper (:class:`Deepen`)."""
+        run = self.run
+        calls = deepen.calls(run.dataset, kernels, self.device.identity, self.heuristic)
         for i, (item, old, pair) in enumerate(calls):
-            if limit.cancelled:
+            if self.limit.cancelled:
                 run.left.extend(c[0].name for c in calls[i:])
                 break
             labelable = labelable_kernel(item, pair)
             if isinstance(labelable, str):  # it was labelled: it loads
                 run.skipped.append((item.name, labelable))
                 continue
-            report = tune(
-                labelable[0],
-                device=device,
-                strategy=heuristic,
-                technique=OracleTechniquePolicy(name=ALL, note="", only=pair, equal=True),
-                budget=_per_technique(Budget(evaluations=deepen.evaluations), len(pair)),
-                store=store,
-                compile_workers=compile_workers,
-                confirm=None,
-                cancel=limit,
-            )
+            report = self._tune(labelable[0], pair, Budget(evaluations=deepen.evaluations))
             run.add_time(report.time.to_dict(), report.measured)
-            if limit.cancelled:
+            if self.limit.cancelled:
                 run.left.extend(c[0].name for c in calls[i:])
-                return run
+                return
             row = deepened_row(old, [r.to_dict() for r in report.runs], deepen.evaluations)
             run.dataset = run.dataset.merged([row])
-            run.dataset.write_csv(dataset_path)
+            run.dataset.write_csv(self.dataset_path)
             run.deepened.append(item.name)
-            if progress is not None:
-                progress(i + 1, len(calls), item, row)
-        return run
-    finally:
-        if timer is not None:
-            timer.cancel()
+            if self.progress is not None:
+                self.progress(i + 1, len(calls), item, row)
 
 
 DEEPEN_MARGIN = 0.10
