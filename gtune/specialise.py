@@ -29,6 +29,7 @@ undecided makes its name unknown.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -154,6 +155,7 @@ class _Macros:
     bodies: dict[str, str | None] = field(default_factory=dict)  # None: value not known
     unknown: set[str] = field(default_factory=set)
     closed: bool = True  # a name not defined here is undefined
+    memo: dict[str, int | None] = field(default_factory=dict)  # values in one #if
 
     def define(self, name: str, body: str | None, *, certain: bool) -> None:
         if certain:
@@ -186,10 +188,12 @@ class _Macros:
         body = self.bodies[name]
         if body is None or depth > MAX_DEPTH:
             return None
-        try:
-            return _value(_parse(body), self, depth + 1)
-        except _Unsupported:
-            return None
+        if name not in self.memo:  # each macro once: nested macros cost no more than flat
+            try:
+                self.memo[name] = _value(_parse(body), self, depth + 1)
+            except _Unsupported:
+                self.memo[name] = None
+        return self.memo[name]
 
 
 def _define_parts(argument: str) -> tuple[str, str | None] | None:
@@ -365,6 +369,7 @@ def _value(node: _Node, macros: _Macros, depth: int = 0) -> int | None:
 
 def evaluate(text: str, macros: _Macros) -> bool | None:
     """An ``#if`` expression's truth, None where it cannot be decided here."""
+    macros.memo.clear()  # the macros may have changed since the last #if
     try:
         v = _value(_parse(text), macros)
     except _Unsupported:
@@ -554,6 +559,7 @@ def _drop_orphan_comments(out: list[_Out], source: list[_Line]) -> list[_Out]:
     """Comments right above a line (or an ``#if`` group) that was dropped go with it: a
     comment on a macro nothing uses, or on a group whose every branch is dead."""
     kept = {ln.index for ln in out}
+    ordered = sorted(kept)
     ends = _groups(source)
     drop: set[int] = set()
     # the file's own header comment (above its first code or conditional) always stays
@@ -575,7 +581,8 @@ def _drop_orphan_comments(out: list[_Out], source: list[_Line]) -> list[_Out]:
         subject = source[j] if j < len(source) else None
         if subject is not None and subject.text.strip():
             if subject.keyword in ("if", "ifdef", "ifndef") and j in ends:
-                orphan = not any(j < k < ends[j] for k in kept)
+                first = bisect.bisect_right(ordered, j)
+                orphan = first >= len(ordered) or ordered[first] >= ends[j]
             elif subject.keyword in ("elif", "else", "endif"):
                 orphan = False
             else:
