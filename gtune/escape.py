@@ -84,22 +84,28 @@ def c_comment(text: str) -> str:
     return visible(text).replace("*/", "* /").replace("/*", "/ *").replace("??", "?\\?")
 
 
+_C_NAMED = {"\n": "\\n", "\t": "\\t", "\r": "\\r", '"': '\\"', "\\": "\\\\"}
+
+
 def c_string(text: str) -> str:
     """A C string literal holding ``text``: usable in a ``#define`` line (no line ends,
-    no trigraphs, every control character an octal escape)."""
+    no ``??`` trigraph, every other control character an octal escape)."""
     out = []
-    for ch in text:
-        if ch in '"\\':
-            out.append("\\" + ch)
-        elif ch == "?":
-            out.append("\\?")  # no ??/ trigraph can form
-        elif _CONTROL.fullmatch(ch) and ord(ch) < 0x100:
-            out.append(f"\\{ord(ch):03o}")
+    for i, ch in enumerate(text):
+        if ch in _C_NAMED:
+            out.append(_C_NAMED[ch])
+        elif ch == "?" and i > 0 and text[i - 1] == "?":
+            out.append("\\?")  # the second ? of a pair: no ??/ trigraph can form
         elif _CONTROL.fullmatch(ch):
-            out.append(f"\\u{ord(ch):04x}")
+            out.append(f"\\{ord(ch):03o}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}")
         else:
             out.append(ch)
     return '"' + "".join(out) + '"'
+
+
+def printf_text(text: str) -> str:
+    """Text to put in a printf format as itself (``%`` doubled)."""
+    return text.replace("%", "%%")
 
 
 # -- CSV ------------------------------------------------------------------------------

@@ -52,6 +52,10 @@ def test_c_comments_cannot_end_early(text: str) -> None:
     assert "*/" not in comment and "\n" not in comment and "??" not in comment
 
 
+def test_printf_text_is_itself_in_a_format() -> None:
+    assert escape.printf_text("-DX=100%") % () == "-DX=100%"
+
+
 @given(st.text())
 def test_c_strings_round_trip_through_their_escapes(text: str) -> None:
     literal = escape.c_string(text)
@@ -71,6 +75,9 @@ def _c_decode(body: str) -> str:
             i += 1
         elif body[i + 1] in '?"\\':
             out.append(body[i + 1])
+            i += 2
+        elif body[i + 1] in "ntr":
+            out.append({"n": "\n", "t": "\t", "r": "\r"}[body[i + 1]])
             i += 2
         elif body[i + 1] == "u":
             out.append(chr(int(body[i + 2 : i + 6], 16)))
