@@ -216,7 +216,8 @@ def _summary(tuned: TunedKernel, paths: list[Path]) -> str:
         line += "; the default configuration was the fastest"
     elif tuned.default_time_s and tuned.time_s:
         line += f", {tuned.default_time_s / tuned.time_s:.2f}x faster than the default"
-    return line + "\n  written: " + ", ".join(str(p) for p in paths)
+    notes = "".join(f"\n  note: {n}" for n in tuned.notes)  # e.g. why the whole source
+    return line + notes + "\n  written: " + ", ".join(str(p) for p in paths)
 
 
 # -- T4 -------------------------------------------------------------------------------
