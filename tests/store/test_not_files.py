@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -114,3 +115,15 @@ def test_a_store_deleted_during_a_run_ends_it_with_status_2(tmp_path: Path) -> N
     proc_done = subprocess.CompletedProcess(cmd, proc.returncode, out, err)
     line = _error_line(proc_done)
     assert "deleted or replaced" in line and str(db) in line
+
+
+def test_add_many_writes_a_batch_as_add_does_on_both_backends(store: Any) -> None:
+    """The batched write of import-kt (SQLite and the throw-away PostgreSQL)."""
+    batch = [result(wx) for wx in (1, 2, 4, 8)]
+    assert store.add_many(batch, device="d", kernel_id="k", kernel_name="n", problem={"NX": 8}) == 4
+    assert store.add_many([], device="d", kernel_id="k") == 0
+    got = {r.config["WX"]: r for r in store.results(device="d", kernel_id="k")}
+    assert sorted(got) == [1, 2, 4, 8]
+    assert all(got[wx].times_s == r.times_s for wx, r in zip((1, 2, 4, 8), batch, strict=True))
+    rows = list(store.rows(device="d"))
+    assert {tuple(r.problem.items()) for r in rows} == {(("NX", 8),)}
