@@ -156,9 +156,6 @@ def test_worker_processes_import_only_what_they_run() -> None:
 
 
 MAX_FUNCTION_LINES = 100
-# Temporary (issue 47): functions their owners are splitting now. Remove an entry once
-# its function is under the limit; the test then keeps it there.
-LONG_FUNCTIONS_ALLOWED = frozenset({"gtune/campaign/runner.py:run_tasks"})
 
 
 def _long_functions(path: Path) -> list[tuple[str, int]]:
@@ -187,7 +184,6 @@ def test_no_function_is_longer_than_100_lines() -> None:
         f"{path.relative_to(ROOT).as_posix()}:{name} ({lines} lines)"
         for path in sorted(PACKAGE.rglob("*.py"))
         for name, lines in _long_functions(path)
-        if f"{path.relative_to(ROOT).as_posix()}:{name}" not in LONG_FUNCTIONS_ALLOWED
     ]
     assert not offenders, f"over {MAX_FUNCTION_LINES} lines: " + "; ".join(offenders)
 

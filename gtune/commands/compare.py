@@ -237,26 +237,11 @@ def _plugin(strategy: str) -> Any:
 def run(args: argparse.Namespace) -> int:
     from gtune.measure import select_device
 
-    strategies = parse_strategies(args.strategies)
-    if args.random_n < 1:
-        raise InputError(f"must be at least 1, got {args.random_n}", source="--random-n")
-    if args.runs is not None and args.runs < 1:
-        raise InputError(f"must be at least 1, got {args.runs}", source="--runs")
-    if args.budget is not None:
-        Budget.parse(args.budget)
-    options = strategy_options(args.option, strategies, args.random_n, bool(args.random_unpruned))
-    kernels = []
-    for path in args.kernels:
-        kernels.append(sized(load_kernel(path), args.size))
+    strategies, options = _strategies(args)
+    kernels = [sized(load_kernel(path), args.size) for path in args.kernels]
     names = kernel_names(kernels, args.kernels)
     device = select_device(args.device)
-    out = Path(args.out)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise InputError(f"cannot create: {exc.strerror}", source=out) from None
-    if not _resuming(out):  # an unfinished comparison's files are its own to rewrite
-        check_targets([out / name for name in OUTPUTS], force=args.force)  # before the work
+    out = _output_folder(args)
     deadline = time.monotonic() + 60 * args.max_minutes if args.max_minutes else None
     err, console = Console(stderr=True), Console()
     store = open_store(args)
@@ -335,6 +320,32 @@ def run(args: argparse.Namespace) -> int:
         )
         return 130 if stopped == "interrupted" else EXIT_INCOMPLETE
     return 0
+
+
+def _strategies(args: argparse.Namespace) -> tuple[list[str], dict[str, dict[str, Any]]]:
+    """The strategies compared and their options, the numeric flags checked."""
+    strategies = parse_strategies(args.strategies)
+    if args.random_n < 1:
+        raise InputError(f"must be at least 1, got {args.random_n}", source="--random-n")
+    if args.runs is not None and args.runs < 1:
+        raise InputError(f"must be at least 1, got {args.runs}", source="--runs")
+    if args.budget is not None:
+        Budget.parse(args.budget)
+    options = strategy_options(args.option, strategies, args.random_n, bool(args.random_unpruned))
+    return strategies, options
+
+
+def _output_folder(args: argparse.Namespace) -> Path:
+    """``--out``, made; its files refused before any work unless ``--force`` or it holds
+    an unfinished comparison (whose files are its own to rewrite)."""
+    out = Path(args.out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"cannot create: {exc.strerror}", source=out) from None
+    if not _resuming(out):
+        check_targets([out / name for name in OUTPUTS], force=args.force)
+    return out
 
 
 def _write(
