@@ -1,7 +1,9 @@
 """Lifting a plain kernel: recover the linear stencil it computes by running it.
 
 A black-box method, so it works for kernels gtune cannot parse, and it never guesses from
-names. The kernel runs (in a measurement worker, like any job) with chosen inputs:
+names. The kernel runs with chosen inputs through a :data:`Probe` (this module runs
+nothing itself: :mod:`gtune.measure.lifting` probes in a measurement worker, like any
+job):
 
 1. all inputs zero, twice, with two random initial outputs: which points it writes (the
    rest must keep what the output held), and the constant term; then random inputs
