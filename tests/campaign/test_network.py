@@ -54,9 +54,10 @@ def test_local_cluster_listens_on_loopback_only_and_serves_no_dashboard() -> Non
     before = _listening(set())
     cluster = local_cluster(["0:0"], machine=MACHINE)
     try:
-        assert cluster.scheduler_address.startswith("tcp://127.0.0.1:")
+        # TLS with the cluster's own credentials (test_lost_worker_and_tls.py)
+        assert cluster.scheduler_address.startswith("tls://127.0.0.1:")
         workers = cluster.scheduler_info["workers"]
-        assert workers and all(a.startswith("tcp://127.0.0.1:") for a in workers)
+        assert workers and all(a.startswith("tls://127.0.0.1:") for a in workers)
         opened = _listening(before)
         # the scheduler, its HTTP server, the worker and the worker's HTTP server
         assert len(opened) >= 3, opened
