@@ -381,6 +381,8 @@ def _kt_result(entry: Mapping[str, Any], config: dict[str, int]) -> tuple[Result
     raw_times = entry.get("times")
     if raw_times is None:
         raw_times = [time_value]
+    elif time_value is not None and _kt_seconds(time_value, KT_TIME_S[1], KT_TIME_S[0]) is None:
+        return None, "implausible times", f"time={time_value!r} ms"
     if not isinstance(raw_times, list) or not raw_times:
         return None, "implausible times", f"times={raw_times!r}"
     times = []
