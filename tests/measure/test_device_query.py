@@ -41,6 +41,7 @@ def test_listing_devices_does_not_load_pyopencl_here() -> None:
     assert out["n"] >= 1 and out["pyopencl"] is False
 
 
+@pytest.mark.opencl  # a real tuning run: kernels built and run on the device
 def test_a_whole_tuning_run_never_loads_pyopencl_in_the_parent(data_dir: Path) -> None:
     script = (
         "import json, sys\n"
