@@ -238,12 +238,17 @@ def test_split_campaign_streams_technique_pieces_over_several_workers(tmp_path: 
     assert len(rows) == len(set(rows))  # nothing measured twice
 
 
-def test_two_workers_share_the_device_and_never_time_on_it_at_once(
+def test_workers_start_their_processes_first_and_never_time_on_the_device_at_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Two workers on the one PoCL device, each with a compile helper: the device lock
-    keeps their timed sections apart (recorded inside the lock by every measuring
-    worker) and the results are those of a lone worker: verified, nothing failed."""
+    """Two Dask workers on the one PoCL device, each with a compile helper.
+
+    The measure worker and compile helper of every Dask worker start side by side
+    before any search, off the searches' clock; what the campaign started on (cores,
+    build slots, each worker's start) is recorded beside its ledger. The device lock
+    keeps the workers' timed sections apart (recorded inside the lock by every
+    measuring process) and the results are those of a lone worker: verified, nothing
+    failed. (One campaign checks both: each needs two workers with a helper each.)"""
     from gtune.measure.devlock import LOCK_DIR_ENV, LOCK_LOG_ENV
     from gtune.store import open_store
     from tests.measure.test_devlock import _disjoint, _intervals
@@ -251,38 +256,6 @@ def test_two_workers_share_the_device_and_never_time_on_it_at_once(
     log = tmp_path / "held.log"
     monkeypatch.setenv(LOCK_DIR_ENV, str(tmp_path / "locks"))
     monkeypatch.setenv(LOCK_LOG_ENV, str(log))
-    spec = parse_campaign(
-        {
-            "name": "shared",
-            "kernels": [{"suite": "garvey104", "names": ["star_3d_xyz_r1", "star_2d_xy_r1"]}],
-            "sizes": ["16x16x16"],
-            "strategies": ["hybrid"],
-            "technique": "global",
-            "budget": 8,
-            "compile_workers": 1,
-        },
-        source="t.yaml",
-        base_dir=tmp_path,
-    )
-    out = tmp_path / "c"
-    result = run_campaign(spec, out, workers_per_device=2)
-    assert result.complete, result.failed
-    assert len({s["worker"] for s in result.summaries}) == 2  # both workers measured
-    with open_store(str(out / "campaign.db")) as store:
-        statuses = [r.result.status.value for r in store.rows()]
-    assert statuses and set(statuses) <= {"ok", "build_failed", "launch_failed"}
-    assert "ok" in statuses
-    for s in result.summaries:
-        assert s["best_s"] > 0 and "wait_s" in s["time"]
-    held = _intervals(log)
-    assert len(held) >= 2  # the two workers' measuring processes
-    _disjoint(held)
-
-
-def test_every_worker_starts_its_opencl_processes_before_the_first_piece(tmp_path: Path) -> None:
-    """The measure worker and compile helpers of every Dask worker start side by side
-    before any search, off the searches' clock; what the campaign started on (cores,
-    build slots, each worker's start) is recorded beside its ledger."""
     spec = parse_campaign(
         {
             "name": "warm",
@@ -315,6 +288,18 @@ def test_every_worker_starts_its_opencl_processes_before_the_first_piece(tmp_pat
     assert all(p["pool"]["compile_workers"] == 1 for p in pieces)
     # the helpers took the host's build slots (waits summed, none negative)
     assert all(p["pool"]["build_wait_s"] >= 0 for p in pieces)
+
+    # the device shared: both workers measured, never at once, every result verified
+    assert len({p["worker"] for p in pieces}) == 2
+    with open_store(str(out / "campaign.db")) as store:
+        statuses = [r.result.status.value for r in store.rows()]
+    assert statuses and set(statuses) <= {"ok", "build_failed", "launch_failed"}
+    assert "ok" in statuses
+    for s in [*result.summaries, *pieces]:
+        assert s["best_s"] > 0 and "wait_s" in s["time"]
+    held = _intervals(log)
+    assert len(held) >= 2  # the two workers' measuring processes
+    _disjoint(held)
 
 
 def test_a_device_whose_every_worker_is_gone_fails_its_tasks_instead_of_waiting(
