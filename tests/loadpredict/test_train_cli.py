@@ -35,49 +35,6 @@ TINY = [
 ]
 
 
-def test_train_labels_kernels_resumes_and_installs(tmp_path: Path) -> None:
-    db, out, models = tmp_path / "t.db", tmp_path / "model", tmp_path / "models"
-    env = {"GTUNE_MODELS": str(models)}
-    args = [*TINY, "--out", str(out), "--install"]
-    first = run_gtune(*args, db=db, env_extra=env)
-    assert first.returncode == 0, first.stderr
-    data = Dataset.read_csv(out / "tiny.csv")
-    assert sorted(r.kernel for r in data.rows) == ["dense_1d_x_r1", "star_3d_xyz_r1"]
-    for row in data.rows:
-        searched = {t for t, v in row.times.items() if v == v and v < float("inf")}
-        assert {"global", "local"} <= searched <= {"global", "local", "vec"}
-        assert row.label in searched
-        # the budget is per technique: every technique's search got its share
-        assert max(row.configs.values()) >= 4
-    cv = json.loads((out / "tiny.cv.json").read_text())
-    assert cv["kernels"] == 2 and 0.0 <= cv["penalty_weighted_accuracy"] <= 1.0
-    # the installed model is kept unless --force, said before any labelling
-    refused = run_gtune(*args, db=db, env_extra=env)
-    assert refused.returncode == 2 and "--force" in refused.stderr, refused.stderr
-    assert str(models / "tiny.csv") in refused.stderr
-    args.append("--force")
-    # a second run measures nothing new and gives the same dataset
-    again = run_gtune(*args, db=db, env_extra=env)
-    assert again.returncode == 0, again.stderr
-    assert Dataset.read_csv(out / "tiny.csv").rows == data.rows
-    # each row names the kernel it was labelled on; a row of another version of its
-    # kernel (here: made so by hand) is labelled again with --relabel-changed only
-    assert all(len(r.identity) == 16 for r in data.rows)
-    _stale(out / "tiny.csv", "star_3d_xyz_r1")
-    kept = run_gtune(*args, db=db, env_extra=env)
-    assert kept.returncode == 0 and "labelled again" not in kept.stderr, kept.stderr
-    relabel = run_gtune(*args, "--relabel-changed", db=db, env_extra=env)
-    assert relabel.returncode == 0, relabel.stderr
-    assert "labelled again (1: the kernel changed since its row): star_3d_xyz_r1" in " ".join(
-        relabel.stderr.split()
-    )
-    assert "configurations measured" not in relabel.stderr  # the store serves the kernel
-    assert Dataset.read_csv(out / "tiny.csv").rows == data.rows  # its identity restored
-    listed = run_gtune("models", "--json", env_extra=env)
-    assert listed.returncode == 0, listed.stderr
-    assert "tiny" in [m["name"] for m in json.loads(listed.stdout)]
-
-
 def _stale(csv_path: Path, kernel: str) -> None:
     """Make ``kernel``'s row look labelled on another version of the kernel."""
     rows = Dataset.read_csv(csv_path).rows
@@ -111,11 +68,18 @@ def test_train_rejects_bad_flags_with_one_message(
         assert "Traceback" not in err and "gtune: error" in err
 
 
-def test_train_on_a_dask_cluster_labels_the_same_and_resumes(tmp_path: Path) -> None:
+def test_train_labels_on_workers_and_in_process_resumes_and_installs(tmp_path: Path) -> None:
     """Each technique's search a task on one of two local workers: the dataset has the
     rows an in-process collection makes, from the same searches, and a second call
-    finds everything done."""
-    db = tmp_path / "t.db"
+    finds everything done. In this process, on the same store, the collection labels
+    the same rows, installs its model, keeps a row of another version of its kernel
+    unless told to label it again, and searches deeper where labels are close calls.
+
+    (One test: the in-process collection's first run measured the same searches the
+    workers measure here; in-process measuring is covered by its deeper searches below
+    and by test_a_time_limit_before_any_label_keeps_the_measurements_and_says_so.)"""
+    db, models = tmp_path / "t.db", tmp_path / "models"
+    env = {"GTUNE_MODELS": str(models)}
     common = TINY
     spread = run_gtune(*common, "--out", str(tmp_path / "a"), "--workers-per-device", "2", db=db)
     assert spread.returncode == 0, spread.stderr
@@ -128,8 +92,10 @@ def test_train_on_a_dask_cluster_labels_the_same_and_resumes(tmp_path: Path) -> 
     cluster_rows = Dataset.read_csv(tmp_path / "a" / "tiny.csv").rows
     assert sorted(r.kernel for r in cluster_rows) == ["dense_1d_x_r1", "star_3d_xyz_r1"]
     # in this process, on the same store: the same searches, every result served
-    local = run_gtune(*common, "--out", str(tmp_path / "b"), db=db)
+    installed = [*common, "--out", str(tmp_path / "b"), "--install"]
+    local = run_gtune(*installed, db=db, env_extra=env)
     assert local.returncode == 0, local.stderr
+    assert "configurations measured" not in local.stderr
     local_rows = Dataset.read_csv(tmp_path / "b" / "tiny.csv").rows
     assert {(r.kernel, r.label) for r in local_rows} == {(r.kernel, r.label) for r in cluster_rows}
     for a, b in zip(
@@ -138,6 +104,39 @@ def test_train_on_a_dask_cluster_labels_the_same_and_resumes(tmp_path: Path) -> 
         strict=True,
     ):
         assert a.times == b.times
+    for row in local_rows:
+        searched = {t for t, v in row.times.items() if v == v and v < float("inf")}
+        assert {"global", "local"} <= searched <= {"global", "local", "vec"}
+        assert row.label in searched
+        # the budget is per technique: every technique's search got its share
+        assert max(row.configs.values()) >= 4
+    cv = json.loads((tmp_path / "b" / "tiny.cv.json").read_text())
+    assert cv["kernels"] == 2 and 0.0 <= cv["penalty_weighted_accuracy"] <= 1.0
+    # each row names the kernel it was labelled on; a row of another version of its
+    # kernel (here: made so by hand) is labelled again with --relabel-changed only
+    assert all(len(r.identity) == 16 for r in local_rows)
+    _stale(tmp_path / "b" / "tiny.csv", "star_3d_xyz_r1")
+    # the installed model is kept unless --force, said before any labelling
+    refused = run_gtune(*installed, db=db, env_extra=env)
+    assert refused.returncode == 2 and "--force" in refused.stderr, refused.stderr
+    assert (
+        str(models / "tiny.csv") in refused.stderr
+        and "labelling" not in refused.stdout + refused.stderr
+    )
+    installed.append("--force")
+    kept = run_gtune(*installed, db=db, env_extra=env)
+    assert kept.returncode == 0 and "labelled again" not in kept.stderr, kept.stderr
+    assert "configurations measured" not in kept.stderr
+    relabel = run_gtune(*installed, "--relabel-changed", db=db, env_extra=env)
+    assert relabel.returncode == 0, relabel.stderr
+    assert "labelled again (1: the kernel changed since its row): star_3d_xyz_r1" in " ".join(
+        relabel.stderr.split()
+    )
+    assert "configurations measured" not in relabel.stderr  # the store serves the kernel
+    assert Dataset.read_csv(tmp_path / "b" / "tiny.csv").rows == local_rows  # identity back
+    listed = run_gtune("models", "--json", env_extra=env)
+    assert listed.returncode == 0, listed.stderr
+    assert "tiny" in [m["name"] for m in json.loads(listed.stdout)]
     again = run_gtune(*common, "--out", str(tmp_path / "a"), "--workers-per-device", "2", db=db)
     assert again.returncode == 0, again.stderr
     assert "configurations measured" not in again.stderr  # nothing left to measure
