@@ -450,7 +450,7 @@ def run_tasks(
     _check_before_start([t.strategy for t in run.todo], store_url, name)
     # the kernels' stencil traits (for the order pieces go in) are read while the
     # cluster starts: loading the kernels and the feature code takes a second or two
-    shapes = None if rate_of is not None else _Shapes(run.todo)
+    shapes = _Shapes(run.todo if rate_of is None else ())
     layout: dict[str, Any] = {}
     opened = _open_client(
         run, scheduler, tls, connect_timeout, workers_per_device, dashboard, layout
@@ -466,13 +466,8 @@ def run_tasks(
         if run.token.cancelled:
             return run.result(cancelled=True)
         _follow_progress(client, run.show)
-        kernels: _Kernels = shapes.wait() if shapes is not None else {}  # each loaded once
-        pieces = plan(
-            run.todo,
-            lambda t: _techniques_of(t, kernels),
-            rate_of=rate_of or (lambda t: shapes.rate(t) if shapes is not None else 1.0),
-            order=order,
-        )
+        shapes.wait()
+        pieces = plan(run.todo, shapes.techniques_of, rate_of=rate_of or shapes.rate, order=order)
         _drive(run, _Stream(client, pieces, store_url, retries), ledger)
     finally:
         with contextlib.suppress(Exception):
@@ -968,33 +963,35 @@ def stale_entries(tasks: Sequence[CampaignTask], done: Mapping[str, Mapping[str,
     file, headers, description or the generator changed since). Entries that record no
     identity (older ledgers), and kernels that no longer load (the task says why when
     it runs), stand."""
-    loaded: _Kernels = {}
+    identities: dict[tuple[str, tuple[tuple[str, int], ...]], str | None] = {}
     out: set[str] = set()
     for task in tasks:
         then = (done.get(task.key) or {}).get("kernel_identity")
         if not then:
             continue
-        try:
-            now = _kernel_of(task, loaded).identity()
-        except Exception:  # whatever stops it loading, the entry stands
-            continue
-        if now != then:
+        key = (repr(task.kernel), tuple(task.sizes))
+        if key not in identities:  # each kernel and size loaded once, none kept
+            try:
+                identities[key] = _kernel_of(task, {}).identity()
+            except Exception:  # whatever stops it loading, the entry stands
+                identities[key] = None
+        now = identities[key]
+        if now is not None and now != then:
             out.add(task.key)
     return out
 
 
-def _techniques_of(task: CampaignTask, loaded: _Kernels) -> list[str]:
-    return list(_kernel_of(task, loaded).techniques)
-
-
 class _Shapes:
-    """The stencil traits of the tasks' kernels, read on a helper thread: a piece's
-    expected seconds per configuration is its technique on its stencil's shape (a
-    kernel gtune reads no stencil shape from, or cannot load, is rated as a small one)."""
+    """The stencil traits and techniques of the tasks' kernels, read on a helper thread:
+    a piece's expected seconds per configuration is its technique on its stencil's shape
+    (a kernel gtune reads no stencil shape from, or cannot load, is rated as a small
+    one). Neither depends on the problem size: each kernel is loaded once (with its
+    first task's size), and only what was read of it is kept, not the kernel, so that a
+    campaign of many kernels and sizes holds little."""
 
-    def __init__(self, tasks: Sequence[CampaignTask]) -> None:
-        self.loaded: _Kernels = {}
-        self.traits: dict[tuple[str, tuple[tuple[str, int], ...]], Any] = {}
+    def __init__(self, tasks: Sequence[CampaignTask] = ()) -> None:
+        self.traits: dict[str, Any] = {}
+        self.techniques: dict[str, list[str]] = {}
         self._tasks = list(tasks)
         self._thread = threading.Thread(target=self._read, name="gtune-shapes", daemon=True)
         self._thread.start()
@@ -1003,22 +1000,34 @@ class _Shapes:
         from gtune.loadpredict.features import traits_of
 
         for task in self._tasks:
-            key = (repr(task.kernel), tuple(task.sizes))
+            key = repr(task.kernel)
             if key in self.traits:
                 continue
             try:
-                self.traits[key] = traits_of(_kernel_of(task, self.loaded))
+                kernel = _kernel_of(task, {})
             except Exception:  # the task itself says what is wrong with its kernel
                 self.traits[key] = None
+                continue
+            self.techniques[key] = list(kernel.techniques)
+            try:
+                self.traits[key] = traits_of(kernel)
+            except Exception:
+                self.traits[key] = None
 
-    def wait(self) -> _Kernels:
-        """The kernels loaded so far (once the traits are all read)."""
+    def wait(self) -> None:
+        """Return once every kernel was read."""
         self._thread.join()
-        return self.loaded
+
+    def techniques_of(self, task: CampaignTask) -> list[str]:
+        """The techniques of ``task``'s kernel (one not read yet, or that failed to
+        load, is loaded now: its error is the campaign's)."""
+        key = repr(task.kernel)
+        if key not in self.techniques:
+            self.techniques[key] = list(_kernel_of(task, {}).techniques)
+        return self.techniques[key]
 
     def rate(self, task: CampaignTask) -> float:
-        traits = self.traits.get((repr(task.kernel), tuple(task.sizes)))
-        return seconds_per_config(task.technique, traits)
+        return seconds_per_config(task.technique, self.traits.get(repr(task.kernel)))
 
 
 class _Stream:
