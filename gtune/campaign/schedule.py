@@ -37,7 +37,7 @@ import itertools
 import math
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from gtune.budget import Budget
 from gtune.campaign.spec import CampaignTask
@@ -299,25 +299,38 @@ class Queue:
         if not self._ready:
             return None
         top, neg_longest = self._ready[0][0], self._ready[0][1]
-        near = sorted(
-            (o, i)
-            for i, (rank, neg, o, _) in enumerate(self._ready)
-            if rank == top and -neg >= TIE * -neg_longest
-        )
-        if any(entry[0] != top for entry in self._ready):
-            # ranked kernels (``order="cheapest"``): a worker finishes its own kernel,
-            # else starts the cheapest kernel no other worker is on, so each kernel's
-            # session opens once and kernels finish one per worker at a time
-            near = [(0, i) for _, i in sorted((e[:3], i) for i, e in enumerate(self._ready))]
-        for wanted in (lambda g: g == last_group, lambda g: g not in elsewhere):
-            for _, i in near:
-                piece = self._ready[i][3]
-                if wanted(piece.group):
-                    self._ready[i] = self._ready[-1]
-                    self._ready.pop()
-                    heapq.heapify(self._ready)
-                    return piece
-        return heapq.heappop(self._ready)[3]
+        # ranked kernels (``order="cheapest"``): a worker finishes its own kernel, else
+        # starts the cheapest kernel no other worker is on, so each kernel's session opens
+        # once and kernels finish one per worker at a time: every ready piece is a
+        # candidate, in (rank, length, order) order. Unranked: those about as long as the
+        # longest, in the order they came. One pass finds the first candidate of each
+        # preference (O(n): no sort of the queue per piece taken).
+        ranked = any(entry[0] != top for entry in self._ready)
+        floor = TIE * -neg_longest
+        own: tuple[Any, int] | None = None
+        free: tuple[Any, int] | None = None
+        for i, entry in enumerate(self._ready):
+            rank, neg, o, piece = entry
+            if ranked:
+                order: Any = entry[:3]
+            elif rank == top and -neg >= floor:
+                order = o
+            else:
+                continue
+            if piece.group == last_group:
+                if own is None or order < own[0]:
+                    own = (order, i)
+            elif piece.group not in elsewhere and (free is None or order < free[0]):
+                free = (order, i)
+        chosen = own if own is not None else free
+        if chosen is None:
+            return heapq.heappop(self._ready)[3]
+        i = chosen[1]
+        piece = self._ready[i][3]
+        self._ready[i] = self._ready[-1]
+        self._ready.pop()
+        heapq.heapify(self._ready)
+        return piece
 
 
 @dataclass(frozen=True)
