@@ -102,3 +102,35 @@ def test_a_campaign_beyond_the_cap_is_refused_before_its_tasks_exist(tmp_path: P
         expand(spec, tmp_path / "k")
     assert "huge" in err.value.render() and "split it" in err.value.render()
     assert time.monotonic() - began < 30
+
+
+@pytest.mark.opencl
+def test_a_running_campaigns_scheduler_refuses_strangers(tmp_path: Path) -> None:
+    """The same, through a campaign: while it runs, clients without its credentials
+    are refused, and the campaign finishes as if nothing had happened."""
+    from distributed import Client, Security
+
+    spec = _spec(tmp_path, budget=2, kernels=[HEAT])
+    flag = tmp_path / "ran"
+    refused: list[str] = []
+
+    def stranger(client: Any) -> None:
+        address = client.scheduler.address
+        assert address.startswith("tls://127.0.0.1:")
+        for target, security in (
+            ("tcp://" + address.removeprefix("tls://"), None),
+            (address, Security.temporary()),
+        ):
+            try:
+                other = Client(target, timeout=3, security=security)
+            except (OSError, TimeoutError, TypeError):
+                refused.append(target)
+                continue
+            try:
+                other.submit(_planted, flag, pure=False).result(timeout=10)
+            finally:
+                other.close()
+
+    result = run_campaign(spec, tmp_path / "c", workers_per_device=1, cluster_hook=stranger)
+    assert len(refused) == 2 and not flag.exists()
+    assert result.complete, result.failed
