@@ -5,12 +5,15 @@
 #   bash benchmarks/predict/collect_complete.sh OUT DEVICE SECONDS [GROUPS_FILE] [STORE]
 # GROUPS_FILE (default benchmarks/predict/complete_groups.txt): lines "SIZE FILE...";
 # each group is labelled at its size (`gtune train --kernel-files ... --sizes SIZE`,
-# cheapest kernels first), the groups sharing SECONDS. STORE: a result store (labels.db
+# cheapest kernels first; "suite:PATTERN" instead of files: the garvey104 suite's kernels
+# matching PATTERN), in order: a group may take what is left of SECONDS but 30 s for each
+# group after it (kernels labelled already cost nothing). STORE: a result store (labels.db
 # or labels.db.gz) of an earlier call to continue from; searched configurations are
 # served from it, kernels whose row is in OUT's dataset are not searched again.
 # Writes OUT/labels.db.gz (split into parts of 15 MiB: the device tool brings back no
 # larger file) and OUT/collect.tar.gz (dataset CSV, model card, log). Every configuration
-# lands in the store first: a time limit loses only the search under way.
+# lands in the store first: a time limit loses only the search under way. `gtune train`
+# ends its last search, fits and packs after SECONDS: allow 60 s more for an outer timeout.
 set -uo pipefail
 out=$1 device=$2 seconds=$3
 groups=${4:-benchmarks/predict/complete_groups.txt}
@@ -29,16 +32,19 @@ n=${#lines[@]}
 for i in "${!lines[@]}"; do
   read -r size files <<< "${lines[$i]}"
   left=$(( seconds - ($(date +%s) - start) ))
-  share=$(( left / (n - i) ))
+  share=$(( left - 30 * (n - i - 1) ))
   [ "$share" -lt 30 ] && { echo "collect_complete: no time left for $size" | tee -a "$work/model/collect.log"; continue; }
   echo "== $size: $share s ($(date -u +%H:%M:%S))" | tee -a "$work/model/collect.log"
-  # shellcheck disable=SC2086
-  python3 -m gtune --db "$work/labels.db" train --kernel-files $files --sizes "$size" \
+  case "$files" in
+    suite:*) what=(--suite garvey104 --no-real --kernels "${files#suite:}") ;;
+    *) read -r -a what <<< "--kernel-files $files" ;;
+  esac
+  python3 -m gtune --db "$work/labels.db" train "${what[@]}" --sizes "$size" \
     --techniques global,vec,stream --device "$device" --out "$work/model" \
     --max-minutes "$(python3 -c "print($share / 60)")" --order cheapest ${TRAIN_ARGS:-} \
     >> "$work/model/collect.log" 2>&1
   echo "train exit status $?" >> "$work/model/collect.log"
 done
-gzip -9 "$work/labels.db"
+gzip -6 "$work/labels.db"
 tar -C "$work/model" --exclude=./kernels -czf "$out/collect.tar.gz" .
 split -b 15m -d -a 2 "$work/labels.db.gz" "$out/labels.db.gz.part."

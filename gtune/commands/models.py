@@ -114,6 +114,19 @@ def run(args: argparse.Namespace) -> int:
     console.print(table)
     for c in cards:
         console.print(f"{c.name}: dataset {c.dataset}" + (f"; {c.source}" if c.source else ""))
+        console.print(f"  labels: {c.label_search()}")
+        if c.cut_short():
+            console.print(
+                "  [yellow]warning[/]: labels from searches cut short rank techniques by "
+                "how fast each search starts, not by what each reaches (a technique with a "
+                "larger space needs more configurations to reach its best); relabel with "
+                "`gtune train` without --budget"
+            )
+        if c.scout_share > 0:
+            console.print(
+                f"  --technique auto searches the first choice and scouts the runner-up for "
+                f"{c.scout_share:.0%} of its search (docs/predictor.md)"
+            )
         older = _unidentified(c)
         if older:
             console.print(

@@ -196,6 +196,14 @@ def _budget(text: str | None) -> Budget | None:
     return Budget.parse(text) if text else None
 
 
+def _label_search(text: str | None) -> dict[str, str]:
+    """What a model card records of how its labels were searched (``--budget``)."""
+    budget = _budget(text)
+    if budget is None or budget.unlimited:
+        return {"search": "complete"}
+    return {"search": "budget", "budget": str(text)}
+
+
 def _deepen(args: argparse.Namespace, budget: Budget | None) -> Deepen | None:
     """``--deepen N`` / ``--deepen-margin F``, checked against ``--budget``."""
     if args.deepen is None:
@@ -335,6 +343,7 @@ def run(args: argparse.Namespace) -> int:
         out_dir=out,
         dataset_file=dataset_file,
         sizes=[f"{a}x{b}x{c}" for a, b, c in sizes],
+        labels=_label_search(args.budget),
     )
     _show_fit(console, args, out, name, cv)
     console.print(f"model card: {card.path}; dataset: {out / dataset_file}")

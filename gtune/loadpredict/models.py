@@ -13,6 +13,7 @@ to ``$GTUNE_MODELS`` or ``~/.local/share/gtune/models`` and take precedence.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -34,6 +35,11 @@ if TYPE_CHECKING:  # scikit-learn takes about 2 s to import: only where a model 
 
 CARD_SUFFIX = ".model.json"
 DEFAULT_CONFIDENCE = 0.6
+DEFAULT_SCOUT_SHARE = 0.2
+"""The share of the runner-up's search scouted besides the first choice (``auto``)."""
+CUT_SHORT_CONFIGS = 150
+"""A dataset whose searches all stopped at or below this many configurations per
+technique was labelled by cut-short searches (the H200's first dataset: 100 each)."""
 
 
 def user_model_dir() -> Path:
@@ -63,6 +69,12 @@ class ModelCard:
     # how the dataset was collected (kernels, techniques, search size) and where it is
     # recorded with its evaluation; free text, shown by `gtune models`
     source: str = ""
+    # how each label's searches ran: {"search": "complete"} (every technique searched
+    # to the end of its spec) or {"search": "budget", "budget": "100"}; {} for cards
+    # written before gtune recorded it (see :meth:`label_search`)
+    labels: dict[str, Any] = field(default_factory=dict)
+    # the runner-up technique is scouted for this share of its search (0: never)
+    scout_share: float = DEFAULT_SCOUT_SHARE
     path: Path | None = None  # where the card was read from
 
     def to_dict(self) -> dict[str, Any]:
@@ -78,6 +90,8 @@ class ModelCard:
             "sizes": self.sizes,
             "cv": self.cv,
             **({"source": self.source} if self.source else {}),
+            **({"labels": self.labels} if self.labels else {}),
+            "scout_share": self.scout_share,
         }
 
     @classmethod
@@ -96,6 +110,8 @@ class ModelCard:
                 sizes=[str(s) for s in raw.get("sizes") or []],
                 cv=dict(raw.get("cv") or {}),
                 source=str(raw.get("source") or ""),
+                labels=dict(raw.get("labels") or {}),
+                scout_share=float(raw.get("scout_share", 0.0)),
             )
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise InputError(f"cannot read model card: {exc}", source=path) from None
@@ -103,6 +119,10 @@ class ModelCard:
             raise InputError(f"malformed model card: {exc}", source=path) from None
         if "/" in card.dataset or card.dataset.startswith("."):
             raise InputError("dataset must be a file name beside the card", source=path)
+        if not 0.0 <= card.scout_share <= 1.0:
+            raise InputError(
+                f"scout_share must lie between 0 and 1, got {card.scout_share}", source=path
+            )
         card.path = path
         return card
 
@@ -114,6 +134,33 @@ class ModelCard:
         write_text(path, text, force=force)
         self.path = path
         return path
+
+    def label_search(self) -> str:
+        """How the labels were searched, in words, with a warning when they were cut
+        short: the card's record, else what the dataset's configuration counts show."""
+        search = self.labels.get("search")
+        if search == "complete":
+            return "complete searches (every technique to the end of its spec)"
+        if search == "budget":
+            return f"searches cut at a budget of {self.labels.get('budget')} per technique"
+        if self.path is None:
+            return "not recorded"
+        try:
+            rows = Dataset.read_csv(self.path.parent / self.dataset).rows
+        except InputError:
+            return "not recorded"
+        counts = [n for r in rows for n in r.configs.values() if n > 0]
+        if counts and max(counts) <= CUT_SHORT_CONFIGS:
+            return (
+                f"not recorded; every search stopped by {max(counts)} configurations "
+                "per technique: cut short"
+            )
+        return "not recorded"
+
+    def cut_short(self) -> bool:
+        """Whether the labels come from searches cut short (see :meth:`label_search`)."""
+        text = self.label_search()
+        return "cut" in text
 
     def matches(self, device: DeviceLimits) -> bool:
         """Trained on this kind of device: same vendor, name and type."""
@@ -138,7 +185,8 @@ class ModelCard:
         seen: dict[int, set[str]] = {}
         for r in data.rows:
             seen.setdefault(array_dims(r.traits), set()).update(r.available)
-        return LoadedModel(self, est, {k: frozenset(v) for k, v in seen.items()})
+        frozen = {k: frozenset(v) for k, v in seen.items()}
+        return LoadedModel(self, est, frozen, closeness(data))
 
 
 def new_forest(**params: Any) -> TechniqueForest:
@@ -148,6 +196,17 @@ def new_forest(**params: Any) -> TechniqueForest:
     from gtune.loadpredict.model import TechniqueForest
 
     return TechniqueForest(**params)
+
+
+def closeness(data: Dataset) -> tuple[str, ...]:
+    """Techniques by how close their best times came to each kernel's best (geometric
+    mean of the ratio over the kernels that searched them), closest first."""
+    logs: dict[str, list[float]] = {}
+    for r in data.rows:
+        for t, s in r.times.items():
+            if math.isfinite(s) and s > 0 and r.best_s > 0:
+                logs.setdefault(t, []).append(math.log(s / r.best_s))
+    return tuple(sorted(logs, key=lambda t: (sum(logs[t]) / len(logs[t]), t)))
 
 
 def array_dims(traits: StencilTraits) -> int:
@@ -164,6 +223,7 @@ class LoadedModel:
     # per array dimensionality (2, 3): the techniques some training kernel of that kind
     # had (searched)
     seen: Mapping[int, frozenset[str]] = field(default_factory=dict)
+    closeness: tuple[str, ...] = ()  # techniques, closest to the winners first
 
     def unseen(self, traits: StencilTraits, techniques: Sequence[str]) -> list[str]:
         """Those of ``techniques`` the model learned on one kind of array only, never on

@@ -23,6 +23,8 @@ class TechniqueChoice:
     predicted: str | None = None  # the model's first choice, if a model answered
     probability: float | None = None
     model: str | None = None
+    scout: str | None = None  # the runner-up, scouted besides (see TechniqueChoice)
+    scout_share: float = 0.0
 
     @property
     def oracle(self) -> bool:
@@ -74,7 +76,15 @@ def choose_techniques(
             f"model {card.name} knows none of this kernel's techniques: tried every one (oracle)",
         )
     best, prob = ranked[0]
-    if prob >= card.confidence or len(ranked) == 1:
+    scout = _runner_up(model, ranked, names) if card.scout_share > 0 else None
+    if scout is not None:
+        chosen = [best]
+        how = (
+            f"predicted {best} (p={prob:.2f}, model {card.name}); scouting the runner-up, "
+            f"{scout}, for {card.scout_share:.0%} of its search: searched to its end if it "
+            f"leads {best} at the same share of {best}'s search"
+        )
+    elif prob >= card.confidence or len(ranked) == 1:
         chosen = [best]
         how = f"predicted {best} (p={prob:.2f}, model {card.name})"
     else:
@@ -97,4 +107,25 @@ def choose_techniques(
     if unseen:
         chosen += unseen
         how += f"; also {', '.join(unseen)}, which model {card.name} has not seen"
-    return TechniqueChoice(chosen, how, predicted=best, probability=prob, model=card.name)
+    return TechniqueChoice(
+        chosen,
+        how,
+        predicted=best,
+        probability=prob,
+        model=card.name,
+        scout=scout if scout not in chosen else None,
+        scout_share=card.scout_share if scout not in chosen else 0.0,
+    )
+
+
+def _runner_up(model: LoadedModel, ranked: list[tuple[str, float]], names: list[str]) -> str | None:
+    """The technique to scout besides the first choice: the model's second; when the
+    model gives it no probability (one technique won every training kernel), the
+    technique whose training times came closest to the winners' (``model.closeness``)."""
+    best = ranked[0][0]
+    if len(ranked) > 1 and ranked[1][1] > 0:
+        return ranked[1][0]
+    for t in model.closeness:
+        if t != best and t in names:
+            return t
+    return None

@@ -408,8 +408,10 @@ def fit_model(
     dataset_file: str,
     estimator: TechniqueForest | None = None,
     sizes: Sequence[str] = (),
+    labels: Mapping[str, Any] | None = None,
 ) -> tuple[ModelCard, CrossValidation | None]:
-    """Cross-validate (leave-one-out) and write the model card beside the dataset."""
+    """Cross-validate (leave-one-out) and write the model card beside the dataset.
+    ``labels``: how the labels' searches ran (:attr:`ModelCard.labels`)."""
     rows = [
         r for r in dataset.usable().rows if r.device == device.identity and r.heuristic == heuristic
     ]
@@ -429,6 +431,7 @@ def fit_model(
         trained=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         sizes=list(sizes),
         cv=card_scores(cv) if cv is not None else {"kernels": len(rows)},
+        labels=dict(labels or {}),
     )
     card.write(out_dir)
     return card, cv

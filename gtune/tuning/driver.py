@@ -191,6 +191,8 @@ def run_tuning(
         _search_all(
             state, plans, resolved.label, budget, token, t0, equal=choice.equal, startup0=startup0
         )
+        if choice.scout is not None and not token.cancelled:
+            _scout_runner_up(state, space, choice, resolved, seed_default, budget, token, t0)
         report.interrupted = token.cancelled
         if confirm_policy is not None and not token.cancelled:
             _confirm(state, confirm_policy, token)
@@ -432,6 +434,74 @@ def _continue_leaders(
         state.current = None
         if token.cancelled:
             break
+
+
+def _scout_runner_up(
+    state: _Run,
+    space: EnumeratedSpace,
+    choice: TechniqueChoice,
+    resolved: ResolvedStrategy,
+    seed_default: bool,
+    budget: Budget | None,
+    token: CancelToken,
+    t0: float,
+) -> None:
+    """The technique policy's hedge: once the first choice is searched, its runner-up
+    is searched for ``choice.scout_share`` of its search and, when its best so far
+    beats the first choice's best at the same share of the first choice's search (two
+    searches compared at equal progress), continued to its end. Runs only without a
+    budget (a budget is the user's to share), and says what it did."""
+    report = state.report
+    scout, share_ = choice.scout, choice.scout_share
+    first = next((r for r in report.runs if r.outcome is not None), None)
+    if scout is None or first is None or first.outcome is None:
+        return
+    if budget is not None and not budget.unlimited:
+        report.notes.append(f"not scouting {scout}: the budget goes to {first.technique}")
+        return
+    (plan,) = _plans(
+        state.session, space, replace(choice, techniques=(scout,)), resolved, seed_default
+    )
+    if plan.searcher is None or plan.fresh is None:
+        report.notes.append(f"not scouting {scout}: {plan.note}")
+        return
+    done = [e for e in first.outcome.trace if e.result.status.value != "pruned"]
+    ka = max(1, round(share_ * len(done)))
+    bar = min((e.result.objective for e in done[:ka] if e.result.ok), default=math.inf)
+    expected = plan.searcher.expected_evaluations() or len(done)
+    kb = max(1, round(share_ * expected))
+    run = state.current = TechniqueRun(
+        scout, plan.space.size(), None, started_s=time.monotonic() - t0
+    )
+    scouted = _search(
+        state,
+        plan,
+        plan.searcher,
+        Budget(evaluations=kb),
+        math.inf,
+        resolved.label,
+        token,
+        t0,
+        " (scouting)",
+    )
+    report.runs.append(run)
+    lead = scouted.best_s < bar
+    note = (
+        f"scouted {scout} for {kb} configurations ({share_:.0%} of its search): its best, "
+        f"{_us(scouted.best_s)}, {'led' if lead else 'did not lead'} {first.technique}'s "
+        f"{_us(bar)} after {ka} configurations ({share_:.0%} of its search)"
+    )
+    if lead and not token.cancelled:
+        _search(
+            state, plan, plan.fresh(), None, math.inf, resolved.label, token, t0, " (continued)"
+        )
+        note += f": {scout} was searched to its end"
+    state.current = None
+    report.notes.append(note)
+
+
+def _us(seconds: float) -> str:
+    return f"{seconds * 1e6:.1f} µs" if math.isfinite(seconds) else "nothing valid"
 
 
 def _keep_interrupted_search(state: _Run, strategy: str, t0: float) -> None:

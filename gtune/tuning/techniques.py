@@ -48,6 +48,10 @@ class TechniqueChoice:
     note: str = ""
     unpredicted: bool = False  # every technique, because no model could predict one
     equal: bool = False  # the searches share a wall-time budget equally: no scouting
+    # the runner-up scouted for ``scout_share`` of its search once the first choice is
+    # searched, and searched to its end when it leads at equal progress (docs/predictor.md)
+    scout: str | None = None
+    scout_share: float = 0.0
 
 
 class TechniquePolicy(Protocol):
@@ -129,7 +133,13 @@ class PredictedTechniquePolicy:
 
         choice = choose_techniques(kernel, device, self.heuristic)
         unpredicted = choice.oracle and len(choice.techniques) > 1
-        return TechniqueChoice(tuple(choice.techniques), choice.note, unpredicted)
+        return TechniqueChoice(
+            tuple(choice.techniques),
+            choice.note,
+            unpredicted,
+            scout=choice.scout,
+            scout_share=choice.scout_share,
+        )
 
 
 def technique_policy(

@@ -1,0 +1,167 @@
+"""The technique policy's hedge: the first choice searched to its end, the runner-up
+scouted for a share of its search and continued only when it leads at equal progress.
+Replayed on the recording of heat3d at 16x4x4 (PoCL), so every outcome is checked
+against the same technique's complete search."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from gtune.device import DeviceLimits
+from gtune.kernel import TunableKernel
+from gtune.loadpredict.dataset import Dataset, TrainingRow
+from gtune.loadpredict.features import traits_of
+from gtune.loadpredict.models import ModelCard, device_card
+from gtune.loadpredict.policy import choose_techniques
+from gtune.tuning import TuningSession
+from gtune.tuning.driver import run_tuning
+from gtune.tuning.techniques import FixedTechniquePolicy, TechniqueChoice
+from tests.heuristics.conftest import Recorded
+
+
+@dataclass(frozen=True)
+class Hedged:
+    """A policy that searches ``first`` and scouts ``scout``."""
+
+    first: str
+    scout: str
+    share: float
+    name: str = "auto"
+
+    def choose(self, kernel: TunableKernel, device: DeviceLimits | None) -> TechniqueChoice:
+        return TechniqueChoice((self.first,), scout=self.scout, scout_share=self.share)
+
+
+def _session(recorded: Recorded) -> TuningSession:
+    device = DeviceLimits.from_dict(recorded.data["device"])
+    return TuningSession(
+        recorded.kernel,
+        device,
+        space=recorded.space(),
+        evaluator_factory=lambda kernel, dev: recorded.replay(),
+    )
+
+
+def _complete(recorded: Recorded, technique: str) -> list[float]:
+    """The technique's complete search: each measured configuration's objective, in order."""
+    session = _session(recorded)
+    try:
+        report = run_tuning(session, technique=FixedTechniquePolicy(technique))
+    finally:
+        session.close()
+    (run,) = report.runs
+    assert run.outcome is not None and run.outcome.stop_reason == "search finished"
+    return [
+        e.result.objective if e.result.ok else math.inf
+        for e in run.outcome.trace
+        if e.result.status.value != "pruned"
+    ]
+
+
+@pytest.mark.parametrize(("first", "scout"), [("global", "local"), ("local", "global")])
+@pytest.mark.parametrize("share", [0.1, 0.5])
+def test_the_runner_up_continues_only_when_it_leads_at_equal_progress(
+    recorded: Recorded, first: str, scout: str, share: float
+) -> None:
+    a, b = _complete(recorded, first), _complete(recorded, scout)
+    session = _session(recorded)
+    try:
+        report = run_tuning(session, technique=Hedged(first, scout, share))
+    finally:
+        session.close()
+    runs = {r.technique: r for r in report.runs}
+    assert set(runs) == {first, scout}
+    ka = max(1, round(share * len(a)))
+    kb_run = runs[scout].outcome
+    assert kb_run is not None
+    note = next(n for n in report.notes if n.startswith(f"scouted {scout}"))
+    # the scout's share is of the configurations its search expects to measure
+    kb = int(note.split(" for ")[1].split()[0])
+    assert 1 <= kb <= len(b)
+    leads = min(b[:kb]) < min(a[:ka])
+    assert ("led" in note and "did not lead" not in note) == leads
+    if leads:  # searched to its end: the report's best is the better of both
+        assert kb_run.stop_reason == "search finished"
+        assert report.search_s == pytest.approx(min(min(a), min(b)))
+    else:  # stopped after its share; the first choice's best stands
+        measured = [e for e in kb_run.trace if e.result.status.value != "pruned"]
+        assert len(measured) == kb
+        assert report.search_s == pytest.approx(min(a))
+
+
+def test_no_scouting_under_a_budget(replay_session: TuningSession) -> None:
+    from gtune.budget import Budget
+
+    report = run_tuning(replay_session, technique=Hedged("global", "local", 0.2), budget=None)
+    assert any(n.startswith("scouted local") for n in report.notes)
+
+    report = run_tuning(
+        replay_session, technique=Hedged("global", "local", 0.2), budget=Budget(evaluations=12)
+    )
+    assert [r.technique for r in report.runs] == ["global"]
+    assert any("not scouting local" in n for n in report.notes)
+
+
+def _card(
+    tmp_path: Path, recorded: Recorded, labels: list[str], share: float, name: str = "m"
+) -> ModelCard:
+    """A model trained on copies of the recorded kernel labelled ``labels``, with times
+    that put ``local`` closest to each winner."""
+    device = DeviceLimits.from_dict(recorded.data["device"])
+    traits = traits_of(recorded.kernel)
+    rows = []
+    for i, label in enumerate(labels):
+        times = {"global": 3.0, "vec": 3.0, "local": 2.0, "image": 4.0}
+        times[label] = 1.0
+        rows.append(TrainingRow(f"k{i}", device.identity, "hybrid", traits, times))
+    Dataset(rows).write_csv(tmp_path / f"{name}.csv")
+    card = ModelCard(
+        name=name,
+        heuristic="hybrid",
+        device=device_card(device),
+        dataset=f"{name}.csv",
+        scout_share=share,
+        labels={"search": "complete"},
+    )
+    card.write(tmp_path)
+    return card
+
+
+def test_the_policy_scouts_the_runner_up(tmp_path: Path, recorded: Recorded) -> None:
+    device = DeviceLimits.from_dict(recorded.data["device"])
+    card = _card(tmp_path, recorded, ["vec", "vec", "global"], 0.2)
+    choice = choose_techniques(recorded.kernel, device, "hybrid", card=card)
+    assert choice.techniques == ["vec"] and choice.scout == "global"
+    assert choice.scout_share == 0.2 and "scouting the runner-up, global" in choice.note
+    # one class only: the runner-up is the technique whose times came closest
+    card = _card(tmp_path, recorded, ["vec", "vec"], 0.2, name="one-class")
+    choice = choose_techniques(recorded.kernel, device, "hybrid", card=card)
+    assert choice.techniques == ["vec"] and choice.scout == "local"
+    # a card that does not scout keeps the two-techniques-when-unsure policy
+    card = _card(tmp_path, recorded, ["vec", "global"], 0.0, name="no-scout")
+    choice = choose_techniques(recorded.kernel, device, "hybrid", card=card)
+    assert choice.scout is None and len(choice.techniques) == 2
+
+
+def test_cards_say_how_their_labels_were_searched(tmp_path: Path, recorded: Recorded) -> None:
+    card = _card(tmp_path, recorded, ["vec"], 0.2)
+    read = ModelCard.read(tmp_path / "m.model.json")
+    assert read.labels == {"search": "complete"} and not read.cut_short()
+    assert read.scout_share == 0.2
+    # an older card records nothing: searches that all stopped by 100 configurations
+    # per technique are called cut short
+    rows = [
+        TrainingRow(
+            r.kernel, r.device, r.heuristic, r.traits, r.times, None, {t: 100 for t in r.times}
+        )
+        for r in Dataset.read_csv(tmp_path / "m.csv").rows
+    ]
+    Dataset(rows).write_csv(tmp_path / "m.csv")
+    card.labels = {}
+    card.write(tmp_path)
+    old = ModelCard.read(tmp_path / "m.model.json")
+    assert old.cut_short() and "cut short" in old.label_search()
