@@ -5,8 +5,9 @@
 #   ./bootstrap.sh test [pytest args]                # the test suite, every tier
 #   GTUNE_TEST_JOBS=2 ./bootstrap.sh test             # ... in two processes at once
 # Installs (as root, when missing) the system packages minizinc, pocl-opencl-icd,
-# ocl-icd-libopencl1, clinfo, python3-venv and postgresql (the tests start a throw-away
-# PostgreSQL server); creates .venv; installs gtune with its dev extras. Re-running is
+# ocl-icd-libopencl1, clinfo, python3-venv, postgresql (the tests start a throw-away
+# PostgreSQL server), and gcc, opencl-headers and ocl-icd-opencl-dev (the C example
+# in examples/c_host); creates .venv; installs gtune with its dev extras. Re-running is
 # cheap: each step is skipped when already done.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -20,6 +21,9 @@ command -v fzn-gecode >/dev/null || { [ -n "$(ls /usr/share/minizinc/solvers/gec
 ldconfig -p 2>/dev/null | grep -q 'libOpenCL.so.1' || need+=(ocl-icd-libopencl1)
 command -v clinfo >/dev/null || need+=(clinfo)
 command -v cpp >/dev/null || need+=(cpp)  # the C preprocessor reads plain kernels
+command -v cc >/dev/null || need+=(gcc)  # the C example of a bundle (examples/c_host)
+[ -f /usr/include/CL/cl.h ] || need+=(opencl-headers)
+[ -n "$(ls /usr/lib/*/libOpenCL.so /usr/lib/libOpenCL.so 2>/dev/null)" ] || need+=(ocl-icd-opencl-dev)
 command -v "$PY" >/dev/null || need+=(python3)
 "$PY" -c 'import venv, ensurepip' 2>/dev/null || need+=(python3-venv)
 # Debian keeps initdb and pg_ctl in /usr/lib/postgresql/VERSION/bin, off PATH.
