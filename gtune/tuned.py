@@ -20,11 +20,12 @@ from __future__ import annotations
 import ast
 import copy
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gtune.device import name_slug
 from gtune.escape import c_comment, c_string, printf_text
 from gtune.exceptions import ExpressionError, GtuneError, InputError
 from gtune.expr import Expr, parse
@@ -577,4 +578,681 @@ def write_tuned(
     return paths
 
 
-__all__ = ["TunedKernel", "specialise", "tuned_kernel", "write_tuned"]
+# -- many sizes and devices: the bundle ---------------------------------------------------
+
+BUNDLE_FORMAT = "gtune-tuned-bundle"
+BUNDLE_FORMAT_VERSION = 1
+SELECT_HOW = ("exact", "nearest", "default")
+
+
+@dataclass(frozen=True)
+class BundleConfiguration:
+    """One distinct configuration of a bundle: what building and launching it needs."""
+
+    index: int
+    configuration: dict[str, int]
+    source_file: str  # beside the bundle's JSON
+    defines: dict[str, str]  # macros passed at build time: name -> formula
+    global_size: tuple[str, ...]
+    local_size: tuple[str, ...] | None
+    valid_when: tuple[str, ...]
+    size_checks: tuple[str, ...]  # the conditions of valid_when naming only the size
+    arguments: tuple[dict[str, Any], ...]
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class BundleEntry:
+    """One tuned (device, size): its best configuration and its time there."""
+
+    device: str  # the name part of the identity (a slug of the OpenCL device name)
+    device_identity: str
+    sizes: dict[str, int]
+    config_index: int
+    median_s: float | None = None
+    confirmed: bool = False
+    default_median_s: float | None = None
+
+
+@dataclass(frozen=True)
+class BundleChoice:
+    """What :meth:`TunedBundle.select` chose for a device and size, and how."""
+
+    how: str  # "exact", "nearest" or "default"
+    configuration: BundleConfiguration
+    entry: BundleEntry | None  # None for the default
+    legal: bool  # the configuration's size checks hold for the size
+    sizes: dict[str, int]
+    global_size: tuple[int, ...]
+    local_size: tuple[int, ...] | None
+    build_options: tuple[str, ...]
+
+
+def device_slug(identity: str) -> str:
+    """The name part of a device identity (``nvidia-h200-1a2b3c4d`` -> ``nvidia-h200``)."""
+    head, dash, tail = identity.rpartition("-")
+    is_hash = len(tail) == 8 and all(c in "0123456789abcdef" for c in tail)
+    return head if dash and is_hash else identity
+
+
+def size_distance(asked: Mapping[str, int], tuned: Mapping[str, int]) -> float:
+    """How far apart two sizes are: the sum over the dimensions of max/min (each term 1
+    for an equal extent). The C lookup computes the same, in the same order."""
+    total = 0.0
+    for name, a in asked.items():
+        b = int(tuned[name])
+        total += max(a, b) / min(a, b)
+    return total
+
+
+@dataclass(frozen=True)
+class TunedBundle:
+    """Every tuned (device, size) of one kernel (``gtune export --sizes``): read it with
+    :func:`read_bundle`, choose with :meth:`select`. docs/export.md gives the format."""
+
+    kernel: str  # the OpenCL function name
+    name: str  # the kernel's name in the store
+    size_names: tuple[str, ...]
+    build_options: tuple[str, ...]
+    arguments: tuple[dict[str, Any], ...]
+    configurations: tuple[BundleConfiguration, ...]
+    entries: tuple[BundleEntry, ...]
+    default_index: int | None
+    folder: Path | None = None  # where the sources are (read_bundle: the JSON's folder)
+
+    # -- choosing ---------------------------------------------------------------------
+    def _env(self, sizes: Mapping[str, int]) -> dict[str, int]:
+        missing = [n for n in self.size_names if n not in sizes]
+        if missing:
+            raise InputError(f"problem size {', '.join(missing)} not given", source=self.name)
+        env = {n: int(sizes[n]) for n in self.size_names}
+        bad = [f"{k}={v}" for k, v in env.items() if v < 1]
+        if bad:
+            raise InputError(f"problem size {', '.join(bad)} is not positive", source=self.name)
+        return env
+
+    def legal(self, index: int, sizes: Mapping[str, int]) -> bool:
+        """Whether configuration ``index`` meets its size checks at ``sizes``."""
+        env = self._env(sizes)
+        return all(parse(c).evaluate(env) for c in self.configurations[index].size_checks)
+
+    def on_device(self, device: str) -> list[BundleEntry]:
+        """The entries tuned on ``device``: its identity, or its OpenCL name (made a slug
+        as identities are) equal to the entry's ``device``."""
+        slug = name_slug(device)
+        return [e for e in self.entries if device == e.device_identity or slug == e.device]
+
+    def select(self, device: str, sizes: Mapping[str, int]) -> BundleChoice:
+        """The configuration for ``device`` (identity or OpenCL device name) at ``sizes``:
+        the entry of exactly this size on this device; else the nearest size
+        (:func:`size_distance`) on this device whose configuration is legal here; else
+        the default. No default and nothing tuned here is an error."""
+        env = self._env(sizes)
+        mine = self.on_device(device)
+        for e in mine:
+            if e.sizes == env:
+                return self._choice("exact", e.config_index, e, env)
+        best: BundleEntry | None = None
+        best_d = 0.0
+        for e in mine:
+            if self.legal(e.config_index, env):
+                d = size_distance(env, e.sizes)
+                if best is None or d < best_d:
+                    best, best_d = e, d
+        if best is not None:
+            return self._choice("nearest", best.config_index, best, env)
+        if self.default_index is None:
+            raise InputError(
+                f"nothing tuned on {device} fits {env}, and the kernel has no default "
+                "configuration",
+                source=self.name,
+            )
+        return self._choice("default", self.default_index, None, env)
+
+    def _choice(
+        self, how: str, index: int, entry: BundleEntry | None, env: dict[str, int]
+    ) -> BundleChoice:
+        tuned = self.tuned(index, env, with_source=False)
+        glob, loc = tuned.launch_sizes(env)
+        return BundleChoice(
+            how=how,
+            configuration=self.configurations[index],
+            entry=entry,
+            legal=self.legal(index, env),
+            sizes=env,
+            global_size=glob,
+            local_size=loc,
+            build_options=tuple(tuned.compile_options(env)),
+        )
+
+    # -- one configuration as a tuned kernel ----------------------------------------------
+    def source(self, index: int) -> str:
+        """Configuration ``index``'s source, read from beside the bundle."""
+        folder = self.folder or Path(".")
+        path = folder / self.configurations[index].source_file
+        try:
+            return path.read_text()
+        except OSError as exc:
+            raise InputError(f"cannot read the bundle's source: {exc}", source=path) from None
+
+    def tuned(
+        self, index: int, sizes: Mapping[str, int] | None = None, *, with_source: bool = True
+    ) -> TunedKernel:
+        """Configuration ``index`` as a :class:`TunedKernel` (its ``tuned_size``:
+        ``sizes``, else the first entry's of that configuration)."""
+        c = self.configurations[index]
+        at = [e for e in self.entries if e.config_index == index]
+        size = dict(sizes) if sizes is not None else dict(at[0].sizes) if at else {}
+        return TunedKernel(
+            kernel=self.kernel,
+            name=self.name,
+            source=self.source(index) if with_source else "",
+            configuration=dict(c.configuration),
+            size_names=self.size_names,
+            defines=dict(c.defines),
+            build_options=self.build_options,
+            global_size=c.global_size,
+            local_size=c.local_size,
+            arguments=c.arguments,
+            valid_when=c.valid_when,
+            tuned_size=size,
+            device=at[0].device if at else "",
+            device_identity=at[0].device_identity if at else "",
+            time_s=at[0].median_s if at else None,
+            confirmed=at[0].confirmed if at else False,
+            notes=c.notes,
+        )
+
+    # -- files ----------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        configs = []
+        for c in self.configurations:
+            data = asdict(c)
+            for key in ("global_size", "local_size", "valid_when", "size_checks", "notes"):
+                data[key] = None if data[key] is None else list(data[key])
+            data["arguments"] = [dict(a) for a in c.arguments]
+            configs.append(data)
+        default = None
+        if self.default_index is not None:
+            d = self.configurations[self.default_index]
+            default = {
+                "config_index": d.index,
+                "config": dict(d.configuration),
+                "source_file": d.source_file,
+            }
+        return {
+            "format": BUNDLE_FORMAT,
+            "format_version": BUNDLE_FORMAT_VERSION,
+            "kernel": self.kernel,
+            "name": self.name,
+            "size_names": list(self.size_names),
+            "build_options": list(self.build_options),
+            "arguments": [dict(a) for a in self.arguments],
+            "configurations": configs,
+            "entries": [self._entry_dict(e) for e in self.entries],
+            "default": default,
+        }
+
+    def _entry_dict(self, e: BundleEntry) -> dict[str, Any]:
+        c = self.configurations[e.config_index]
+        tuned = self.tuned(e.config_index, e.sizes, with_source=False)
+        glob, loc = tuned.launch_sizes(e.sizes)
+        return {
+            "device": e.device,
+            "device_identity": e.device_identity,
+            "sizes": dict(e.sizes),
+            "config_index": e.config_index,
+            "config": dict(c.configuration),
+            "source_file": c.source_file,
+            "global_size": list(c.global_size),
+            "local_size": None if c.local_size is None else list(c.local_size),
+            "global_values": list(glob),
+            "local_values": None if loc is None else list(loc),
+            "median_s": e.median_s,
+            "confirmed": e.confirmed,
+            "default_median_s": e.default_median_s,
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=1) + "\n"
+
+    @classmethod
+    def from_dict(
+        cls, data: Mapping[str, Any], source: str = "", folder: Path | None = None
+    ) -> TunedBundle:
+        if data.get("format") != BUNDLE_FORMAT:
+            raise InputError("not a bundle written by `gtune export --sizes`", source=source)
+        if int(data.get("format_version", 0)) > BUNDLE_FORMAT_VERSION:
+            raise InputError("written by a newer gtune", source=source)
+        try:
+            configs = tuple(_bundle_configuration(c) for c in data["configurations"])
+            entries = tuple(_bundle_entry(e) for e in data["entries"])
+            default = data.get("default")
+            bundle = cls(
+                kernel=str(data["kernel"]),
+                name=str(data["name"]),
+                size_names=tuple(str(n) for n in data["size_names"]),
+                build_options=tuple(str(o) for o in data["build_options"]),
+                arguments=tuple(dict(a) for a in data["arguments"]),
+                configurations=configs,
+                entries=entries,
+                default_index=None if default is None else int(default["config_index"]),
+                folder=folder,
+            )
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise InputError(f"malformed bundle: {exc!r}", source=source) from None
+        bundle.check(source)
+        return bundle
+
+    def check(self, source: str = "") -> None:
+        """Indexes in range, every entry of a size this kernel has; else an error."""
+        n = len(self.configurations)
+        if any(c.index != i for i, c in enumerate(self.configurations)):
+            raise InputError("malformed bundle: configurations out of order", source=source)
+        bad = [e.config_index for e in self.entries if not 0 <= e.config_index < n]
+        if self.default_index is not None and not 0 <= self.default_index < n:
+            bad.append(self.default_index)
+        if bad:
+            raise InputError(f"malformed bundle: no configuration {bad[0]}", source=source)
+        for e in self.entries:
+            if set(e.sizes) != set(self.size_names):
+                raise InputError(
+                    f"malformed bundle: an entry's size {e.sizes} does not name "
+                    f"{', '.join(self.size_names)}",
+                    source=source,
+                )
+        for c in self.configurations:
+            if Path(c.source_file).name != c.source_file or not c.source_file:
+                raise InputError(
+                    f"malformed bundle: source file {c.source_file!r} is not a plain file "
+                    "name beside the bundle",
+                    source=source,
+                )
+
+
+def _bundle_configuration(c: Mapping[str, Any]) -> BundleConfiguration:
+    local = c["local_size"]
+    return BundleConfiguration(
+        index=int(c["index"]),
+        configuration={str(k): int(v) for k, v in c["configuration"].items()},
+        source_file=str(c["source_file"]),
+        defines={str(k): str(v) for k, v in c["defines"].items()},
+        global_size=tuple(str(e) for e in c["global_size"]),
+        local_size=None if local is None else tuple(str(e) for e in local),
+        valid_when=tuple(str(v) for v in c["valid_when"]),
+        size_checks=tuple(str(v) for v in c["size_checks"]),
+        arguments=tuple(dict(a) for a in c["arguments"]),
+        notes=tuple(str(n) for n in c.get("notes") or ()),
+    )
+
+
+def _bundle_entry(e: Mapping[str, Any]) -> BundleEntry:
+    def seconds(key: str) -> float | None:
+        v = e.get(key)
+        return None if v is None else float(v)
+
+    return BundleEntry(
+        device=str(e["device"]),
+        device_identity=str(e["device_identity"]),
+        sizes={str(k): int(v) for k, v in e["sizes"].items()},
+        config_index=int(e["config_index"]),
+        median_s=seconds("median_s"),
+        confirmed=bool(e.get("confirmed")),
+        default_median_s=seconds("default_median_s"),
+    )
+
+
+def read_bundle(path: str | Path) -> TunedBundle:
+    """The bundle ``gtune export --sizes`` wrote (its JSON); the sources are read from
+    the same folder when asked for (:meth:`TunedBundle.source`)."""
+    p = Path(path)
+    try:
+        data = json.loads(p.read_text())
+    except (OSError, ValueError) as exc:
+        raise InputError(f"cannot read a bundle: {exc}", source=p) from None
+    if not isinstance(data, dict):
+        raise InputError("not a bundle written by `gtune export --sizes`", source=p)
+    return TunedBundle.from_dict(data, str(p), p.parent)
+
+
+def size_checks(tuned: TunedKernel) -> tuple[str, ...]:
+    """The conditions of ``tuned.valid_when`` that name only the problem size."""
+    names = set(tuned.size_names)
+    return tuple(c for c in tuned.valid_when if parse(c).names <= names)
+
+
+def tuned_bundle(
+    tuned: Sequence[TunedKernel], default: TunedKernel | None, stem: str
+) -> tuple[TunedBundle, dict[str, str]]:
+    """A bundle of ``tuned`` (one per device and size, each with its device identity,
+    tuned size and times) and the kernel's ``default``; and the sources to write beside
+    it, by file name (``STEM_configN.cl``, one per distinct configuration)."""
+    if not tuned:
+        raise InputError("a bundle needs at least one tuned kernel", source=stem)
+    first = tuned[0]
+    kinds: list[TunedKernel] = []
+    index: dict[tuple[tuple[str, int], ...], int] = {}
+    for t in [*tuned, *([default] if default is not None else [])]:
+        if t.name != first.name or t.size_names != first.size_names:
+            raise InputError(f"{t.name} is another kernel than {first.name}", source=stem)
+        key = tuple(sorted(t.configuration.items()))
+        if key not in index:
+            index[key] = len(kinds)
+            kinds.append(t)
+    configs = tuple(
+        BundleConfiguration(
+            index=i,
+            configuration=dict(t.configuration),
+            source_file=f"{stem}_config{i}.cl",
+            defines=dict(t.defines),
+            global_size=t.global_size,
+            local_size=t.local_size,
+            valid_when=t.valid_when,
+            size_checks=size_checks(t),
+            arguments=t.arguments,
+            notes=t.notes,
+        )
+        for i, t in enumerate(kinds)
+    )
+    entries = sorted(
+        (
+            BundleEntry(
+                device=device_slug(t.device_identity),
+                device_identity=t.device_identity,
+                sizes=dict(t.tuned_size),
+                config_index=index[tuple(sorted(t.configuration.items()))],
+                median_s=t.time_s,
+                confirmed=t.confirmed,
+                default_median_s=t.default_time_s,
+            )
+            for t in tuned
+        ),
+        key=lambda e: (e.device_identity, [e.sizes[n] for n in first.size_names]),
+    )
+    bundle = TunedBundle(
+        kernel=first.kernel,
+        name=first.name,
+        size_names=first.size_names,
+        build_options=first.build_options,
+        arguments=(default or first).arguments,
+        configurations=configs,
+        entries=tuple(entries),
+        default_index=None
+        if default is None
+        else index[tuple(sorted(default.configuration.items()))],
+    )
+    return bundle, {c.source_file: kinds[c.index].source for c in configs}
+
+
+# -- the bundle in C ----------------------------------------------------------------------
+
+_C_CHOICE = """\
+#ifndef GTUNE_CHOICE_DEFINED
+#define GTUNE_CHOICE_DEFINED
+/* How gtune_select chose: exact size, nearest legal size on the device, the default. */
+enum { GTUNE_NONE = -1, GTUNE_EXACT = 0, GTUNE_NEAREST = 1, GTUNE_DEFAULT = 2 };
+typedef struct {
+    int how;                     /* GTUNE_EXACT, GTUNE_NEAREST, GTUNE_DEFAULT; GTUNE_NONE:
+                                    a size not positive, or nothing fits and no default */
+    int config;                  /* the configuration's index in the bundle (-1: none) */
+    int entry;                   /* the bundle entry chosen (-1: the default, or none) */
+    int legal;                   /* the configuration's size checks hold at this size */
+    const char *kernel_name;     /* the __kernel function */
+    const char *source_file;     /* its .cl, beside the header */
+    const char *device_identity; /* where the entry was tuned ("" for the default) */
+    double median_s;             /* its time there (0 for the default) */
+    int n_values;
+    const char *const *param_names;
+    const long *values;          /* the configuration, in param_names' order */
+    unsigned work_dim;
+    int has_local;               /* 0: let OpenCL choose the work-group (local NULL) */
+    size_t global_size[3];
+    size_t local_size[3];
+    char build_options[1024];    /* -D options for this size, then the fixed ones */
+} gtune_choice;
+
+/* A device name as gtune makes the name part of an identity (ASCII): lower case,
+   every run of other characters than letters and digits one '-', at most 32. */
+static void gtune_device_slug(const char *name, char out[33]) {
+    size_t n = 0;
+    int dash = 0;
+    for (; *name != '\\0' && n < 32; name++) {
+        unsigned char ch = (unsigned char)*name;
+        if (!isalnum(ch)) {
+            dash = 1;
+            continue;
+        }
+        if (dash && n > 0) {
+            out[n++] = '-';
+            if (n == 32) break;
+        }
+        dash = 0;
+        out[n++] = (char)tolower(ch);
+    }
+    out[n] = '\\0';
+}
+#endif
+"""
+
+
+def _bundle_config_c(bundle: TunedBundle, c: BundleConfiguration, p: str, params: str) -> list[str]:
+    """The C functions of one configuration: its size checks, and its launch sizes and
+    build options at a size."""
+    unused = " ".join(f"(void){n};" for n in _c_size_params(bundle))
+    checks = " && ".join(_c_expr(x) for x in c.size_checks) or "1"
+    lines = [
+        f"static int {p}_legal_{c.index}({params}) {{",
+        f"    {unused}",
+        f"    return {checks};",
+        "}",
+        f"static void {p}_launch_{c.index}({params}, gtune_choice *c) {{",
+        f"    {unused}",
+        f"    c->work_dim = {len(c.global_size)};",
+    ]
+    for i, e in enumerate(c.global_size):
+        lines.append(f"    c->global_size[{i}] = (size_t)({_c_expr(e)});")
+    for i, e in enumerate(c.local_size or ()):
+        lines.append(f"    c->local_size[{i}] = (size_t)({_c_expr(e)});")
+    lines.append(f"    c->has_local = {int(c.local_size is not None)};")
+    fmt = " ".join(f"-D{k}=%ld" for k in c.defines)
+    fmt = " ".join([fmt, *(printf_text(o) for o in bundle.build_options)]).strip()
+    args = "".join(f", (long)({_c_expr(v)})" for v in c.defines.values())
+    lines.append(f"    snprintf(c->build_options, sizeof c->build_options, {c_string(fmt)}{args});")
+    lines.append("}")
+    return lines
+
+
+def _c_size_params(bundle: TunedBundle) -> list[str]:
+    """The C parameter names of the size: the kernel's names, padded to three."""
+    names = list(bundle.size_names)
+    return names + [f"gtune_unused_{i}" for i in range(len(names), 3)]
+
+
+def _bundle_tables_c(bundle: TunedBundle, p: str) -> list[str]:
+    params = list(bundle.configurations[0].configuration)
+    n = len(bundle.configurations)
+    lines = [f"#define {p.upper()}_N_CONFIGS {n}", f"#define {p.upper()}_N_PARAMS {len(params)}"]
+    names = ", ".join(c_string(x) for x in params) or "0"
+    lines.append(f"static const char *const {p}_param_names[] = {{{names}}};")
+    lines.append(f"static const long {p}_values[{n}][{max(len(params), 1)}] = {{")
+    for c in bundle.configurations:
+        values = ", ".join(str(c.configuration.get(x, 0)) for x in params) or "0"
+        lines.append(f"    {{{values}}},")
+    lines.append("};")
+    files = ", ".join(c_string(c.source_file) for c in bundle.configurations)
+    lines.append(f"static const char *const {p}_sources[{n}] = {{{files}}};")
+    lines.append(f"static int (*const {p}_legal[{n}])(long, long, long) = {{")
+    lines.append("    " + ", ".join(f"{p}_legal_{c.index}" for c in bundle.configurations))
+    lines.append("};")
+    lines.append(f"static void (*const {p}_launch[{n}])(long, long, long, gtune_choice *) = {{")
+    lines.append("    " + ", ".join(f"{p}_launch_{c.index}" for c in bundle.configurations))
+    lines.append("};")
+    lines.append(f"#define {p.upper()}_N_ENTRIES {len(bundle.entries)}")
+    lines.append(
+        f"static const struct {{ const char *device; const char *identity; long size[3]; "
+        f"int config; double median_s; }} {p}_entries[{max(len(bundle.entries), 1)}] = {{"
+    )
+    for e in bundle.entries:
+        size = [e.sizes[x] for x in bundle.size_names] + [1] * (3 - len(bundle.size_names))
+        lines.append(
+            f"    {{{c_string(e.device)}, {c_string(e.device_identity)}, "
+            f"{{{', '.join(f'{v}L' for v in size)}}}, {e.config_index}, "
+            f"{e.median_s if e.median_s is not None else 0.0!r}}},"
+        )
+    if not bundle.entries:
+        lines.append('    {"", "", {0, 0, 0}, -1, 0.0},')
+    lines.append("};")
+    lines.append(
+        f"#define {p.upper()}_DEFAULT_CONFIG "
+        f"{-1 if bundle.default_index is None else bundle.default_index}"
+    )
+    return lines
+
+
+_C_SELECT = """\
+/* The configuration for a device (its CL_DEVICE_NAME, or a gtune device identity) at
+   a problem size: the entry of exactly this size on this device; else the entry of the
+   nearest size on this device (least sum over the dimensions of max/min) whose
+   configuration's size checks hold at this size; else the default configuration.
+   The launch sizes and build options are evaluated for this size. */
+static gtune_choice @P@_select(const char *device_name, long nx, long ny, long nz) {
+    gtune_choice c;
+    long asked[3];
+    char slug[33];
+    int i, d, best = -1, k = -1;
+    double best_d = 0.0;
+    memset(&c, 0, sizeof c);
+    c.how = GTUNE_NONE;
+    c.config = -1;
+    c.entry = -1;
+    c.kernel_name = @KERNEL@;
+    c.source_file = "";
+    c.device_identity = "";
+    asked[0] = nx;
+    asked[1] = ny;
+    asked[2] = nz;
+    for (d = @DIMS@; d < 3; d++) asked[d] = 1; /* the kernel has @DIMS@ size(s) */
+    if (asked[0] < 1 || asked[1] < 1 || asked[2] < 1) return c;
+    gtune_device_slug(device_name ? device_name : "", slug);
+    for (i = 0; i < @PU@_N_ENTRIES; i++) {
+        int mine = device_name != NULL && (strcmp(device_name, @P@_entries[i].identity) == 0 ||
+                                           strcmp(slug, @P@_entries[i].device) == 0);
+        if (mine && @P@_entries[i].config >= 0) {
+            const long *s = @P@_entries[i].size;
+            if (s[0] == asked[0] && s[1] == asked[1] && s[2] == asked[2]) {
+                best = i;
+                c.how = GTUNE_EXACT;
+                break;
+            }
+            if (@P@_legal[@P@_entries[i].config](asked[0], asked[1], asked[2])) {
+                double dist = 0.0;
+                for (d = 0; d < @DIMS@; d++) {
+                    double a = (double)asked[d], b = (double)s[d];
+                    dist += a > b ? a / b : b / a;
+                }
+                if (best < 0 || dist < best_d) {
+                    best = i;
+                    best_d = dist;
+                    c.how = GTUNE_NEAREST;
+                }
+            }
+        }
+    }
+    if (best >= 0) {
+        k = @P@_entries[best].config;
+        c.entry = best;
+        c.device_identity = @P@_entries[best].identity;
+        c.median_s = @P@_entries[best].median_s;
+    } else if (@PU@_DEFAULT_CONFIG >= 0) {
+        k = @PU@_DEFAULT_CONFIG;
+        c.how = GTUNE_DEFAULT;
+    } else {
+        return c;
+    }
+    c.config = k;
+    c.legal = @P@_legal[k](asked[0], asked[1], asked[2]);
+    c.source_file = @P@_sources[k];
+    c.n_values = @PU@_N_PARAMS;
+    c.param_names = @P@_param_names;
+    c.values = @P@_values[k];
+    @P@_launch[k](asked[0], asked[1], asked[2], &c);
+    return c;
+}
+"""
+
+
+def bundle_header(bundle: TunedBundle) -> str:
+    """The bundle as a C header: the configurations, the entries, and
+    ``gtune_select(device_name, nx, ny, nz)`` choosing as :meth:`TunedBundle.select`."""
+    if len(bundle.size_names) > 3:
+        raise InputError(
+            f"the C lookup takes at most three sizes; {bundle.name} has "
+            f"{len(bundle.size_names)} ({', '.join(bundle.size_names)})",
+            source=bundle.name,
+        )
+    p = _c_name(bundle.name).lower()
+    guard = f"{p.upper()}_BUNDLE_H"
+    params = ", ".join(f"long {n}" for n in _c_size_params(bundle))
+    lines = [
+        f"/* {c_comment(bundle.name)}: every tuned (device, size) of `gtune export --sizes`,",
+        " * and gtune_select to choose one at run time. The same data as the .json beside",
+        " * it; the sources are the .cl files beside it (docs/export.md). */",
+        f"#ifndef {guard}",
+        f"#define {guard}",
+        "",
+        "#include <ctype.h>",
+        "#include <stddef.h>",
+        "#include <stdio.h>",
+        "#include <string.h>",
+        "",
+        _C_CHOICE,
+        f"/* Problem size: {', '.join(bundle.size_names)} (gtune_select's nx, ny, nz). */",
+        "/* Checked at a size, per configuration (device limits are not):",
+    ]
+    for c in bundle.configurations:
+        checks = ", ".join(c.size_checks) or "nothing"
+        lines.append(f" *   config {c.index}: {c_comment(checks)}")
+    lines.append(" */")
+    for c in bundle.configurations:
+        lines.extend(_bundle_config_c(bundle, c, p, params))
+    lines.append("")
+    lines.extend(_bundle_tables_c(bundle, p))
+    lines.append("")
+    select = _C_SELECT.replace("@PU@", p.upper()).replace("@P@", p)
+    select = select.replace("@KERNEL@", c_string(bundle.kernel))
+    lines.append(select.replace("@DIMS@", str(len(bundle.size_names))))
+    lines.append("#ifndef gtune_select")
+    lines.append(f"#define gtune_select {p}_select")
+    lines.append("#endif")
+    lines.append("")
+    lines.append(f"#endif /* {guard} */")
+    return "\n".join(lines) + "\n"
+
+
+def write_bundle(
+    bundle: TunedBundle, sources: Mapping[str, str], folder: Path, stem: str, *, force: bool
+) -> list[Path]:
+    """Write ``STEM_bundle.json``, ``STEM_bundle.h`` and the sources into ``folder``;
+    all are checked before any is written (:mod:`gtune.outfiles`). Returns their paths."""
+    texts = {f"{stem}_bundle.json": bundle.to_json(), f"{stem}_bundle.h": bundle_header(bundle)}
+    texts.update(sources)
+    paths = check_targets([folder / name for name in texts], force=force)
+    for path, text in zip(paths, texts.values(), strict=True):
+        write_text(path, text, force=force)
+    return paths
+
+
+__all__ = [
+    "BundleChoice",
+    "BundleConfiguration",
+    "BundleEntry",
+    "TunedBundle",
+    "TunedKernel",
+    "bundle_header",
+    "read_bundle",
+    "specialise",
+    "tuned_bundle",
+    "tuned_kernel",
+    "write_bundle",
+    "write_tuned",
+]
