@@ -57,6 +57,7 @@ def _imports(path: Path) -> set[str]:
 ABOVE_TUNING = (
     *("gtune.api", "gtune.campaign", "gtune.training", "gtune.comparison", "gtune.split"),
     *("gtune.report", "gtune.progress", "gtune.testing", "gtune.commands", "gtune.cli"),
+    "gtune.runtime",
 )
 ABOVE_KERNELS = (
     *ABOVE_TUNING,
@@ -102,6 +103,34 @@ def test_no_upward_imports(layer: str) -> None:
     assert all(p.is_file() for p in _files(layer)), f"{layer}: no such module"
     bad = _upward(layer)
     assert not bad, "; ".join(bad)
+
+
+# The modules that import pyopencl: the measuring workers' backend, and the runtime that
+# runs inside the user's application with the user's context (docs/runtime.md).
+PYOPENCL_MODULES = {"gtune/measure/_opencl.py", "gtune/runtime/opencl.py"}
+
+
+def _imports_pyopencl(path: Path) -> bool:
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "pyopencl":
+            return True
+        if isinstance(node, ast.Import) and any(
+            a.name.split(".")[0] == "pyopencl" for a in node.names
+        ):
+            return True
+        dynamic = isinstance(node, ast.Call) and getattr(node.func, "id", "") == "__import__"
+        if dynamic and any(
+            isinstance(a, ast.Constant) and a.value == "pyopencl" for a in node.args
+        ):  # type: ignore[attr-defined]
+            return True
+    return False
+
+
+def test_only_the_backend_and_the_runtime_import_pyopencl() -> None:
+    """The search, the command line and the kernel model never load OpenCL in gtune's
+    own process; the runtime does, on purpose, in the application's."""
+    found = {m.as_posix() for m in _modules() if _imports_pyopencl(ROOT / m)}
+    assert found == PYOPENCL_MODULES
 
 
 def test_commands_that_fit_no_model_do_not_import_scikit_learn() -> None:

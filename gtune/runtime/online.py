@@ -1,0 +1,162 @@
+"""Online tuning: sizes and devices with no tuned result, tuned in the background.
+
+One daemon thread per :class:`OnlineTuner` takes jobs (a device and a problem size)
+one at a time and runs :func:`gtune.tune` on each: the measuring worker processes of
+any tuning run (each configuration compiled, timed and verified there, away from the
+application's process), a budget in configurations or seconds, results written to the
+result store as they are measured (the store ``gtune run`` uses, so a later run or
+export finds them), and the confirmation round at the end. The application is never
+made to wait: a job only reports its answer through a callback, and the caller decides
+whether to switch (:mod:`gtune.runtime.kernel`).
+
+At exit (``atexit``, or :meth:`OnlineTuner.close`) the running search is asked to stop
+after the configuration it is measuring and is given ``shutdown_s`` seconds; what was
+measured is already in the store. The thread is a daemon, so an application that exits
+without closing is not held up, and the worker processes end with their parent.
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import queue
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from gtune.budget import Budget
+from gtune.device import DeviceLimits
+from gtune.exceptions import GtuneError
+from gtune.kernel import TunableKernel
+from gtune.tuning.events import CancelToken
+from gtune.tuning.report import TuningReport
+
+LOG = logging.getLogger("gtune.runtime")
+
+Done = Callable[[TuningReport | None, str], None]
+"""Told the report (None on failure) and a message, in the tuner's thread."""
+
+
+@dataclass(frozen=True)
+class Job:
+    device: DeviceLimits
+    sizes: Mapping[str, int]
+    done: Done
+
+
+class OnlineTuner:
+    """Tunes (device, size) pairs in a background thread, one at a time."""
+
+    def __init__(
+        self,
+        kernel: TunableKernel,
+        budget: Budget,
+        store: str | Path,
+        *,
+        shutdown_s: float = 5.0,
+        tune_options: Mapping[str, object] | None = None,
+    ) -> None:
+        self.kernel = kernel
+        self.budget = budget
+        self.store = store
+        self.shutdown_s = shutdown_s
+        self.tune_options = dict(tune_options or {})
+        self._jobs: queue.Queue[Job | None] = queue.Queue()
+        self._cancel = CancelToken()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self._busy = threading.Event()
+        self.finished: list[tuple[Mapping[str, int], str]] = []  # (sizes, outcome)
+
+    def submit(self, device: DeviceLimits, sizes: Mapping[str, int], done: Done) -> None:
+        """Queue a job; returns at once."""
+        with self._lock:
+            if self._cancel.cancelled:
+                return
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._loop, name="gtune-online-tuning", daemon=True
+                )
+                self._thread.start()
+                atexit.register(self.close)
+            self._busy.set()
+            self._jobs.put(Job(device, dict(sizes), done))
+
+    @property
+    def idle(self) -> bool:
+        """No job queued or running."""
+        return not self._busy.is_set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait until every queued job is done (for tests and benchmarks): True if so."""
+        thread = self._thread
+        if thread is None:
+            return True
+        done = threading.Event()
+
+        def check() -> None:
+            self._jobs.join()
+            done.set()
+
+        threading.Thread(target=check, daemon=True).start()
+        return done.wait(timeout)
+
+    def close(self, timeout: float | None = None) -> None:
+        """Stop after the configuration being measured; wait up to ``timeout`` seconds
+        (default ``shutdown_s``) for the search to write it."""
+        with self._lock:
+            self._cancel.cancel("the application is closing")
+            thread = self._thread
+            self._jobs.put(None)
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(self.shutdown_s if timeout is None else timeout)
+        atexit.unregister(self.close)
+
+    def _loop(self) -> None:
+        while True:
+            job = self._jobs.get()
+            try:
+                if job is None:
+                    return
+                if not self._cancel.cancelled:
+                    self._run(job)
+            finally:
+                self._jobs.task_done()
+                if self._jobs.unfinished_tasks == 0:
+                    self._busy.clear()
+
+    def _run(self, job: Job) -> None:
+        from gtune.api import tune
+
+        where = "x".join(str(v) for v in job.sizes.values())
+        LOG.info(
+            "online tuning %s at %s on %s started", self.kernel.store_name, where, job.device.name
+        )
+        try:
+            report = tune(
+                self.kernel.with_sizes(job.sizes),
+                device=job.device,
+                budget=self.budget,
+                store=self.store,
+                cancel=self._cancel,
+                **self.tune_options,  # type: ignore[arg-type]
+            )
+        except GtuneError as exc:
+            message = f"online tuning at {where} failed: {exc.render()}"
+            LOG.warning("%s", message)
+            self.finished.append((job.sizes, message))
+            job.done(None, message)
+            return
+        except Exception as exc:  # a background failure must never reach the application
+            message = f"online tuning at {where} failed: {exc!r}"
+            LOG.exception("%s", message)
+            self.finished.append((job.sizes, message))
+            job.done(None, message)
+            return
+        message = f"online tuning at {where} finished: {report.measured} configurations measured"
+        self.finished.append((job.sizes, message))
+        job.done(report, message)
+
+
+__all__ = ["Job", "OnlineTuner"]
