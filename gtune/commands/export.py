@@ -16,14 +16,20 @@ import sys
 from pathlib import Path
 
 from gtune.campaign.formats import export_t4, export_t4_metadata, t4_file_name
-from gtune.commands._common import fmt_seconds, open_store, selected_rows, size_text
-from gtune.commands._plain import add_plain_arguments, open_tunable
+from gtune.commands._common import (
+    fmt_seconds,
+    open_store,
+    parse_size,
+    selected_rows,
+    size_text,
+)
+from gtune.commands._plain import add_plain_arguments, is_plain, open_tunable
 from gtune.exceptions import InputError
 from gtune.kernel import TunableKernel
 from gtune.outfiles import check_targets, write_text
 from gtune.result import ResultStore, StoredRow
 from gtune.store.ranking import confirmation, confirmed_default, groups, ranked
-from gtune.tuned import TunedKernel, tuned_kernel, write_tuned
+from gtune.tuned import TunedKernel, tuned_bundle, tuned_kernel, write_bundle, write_tuned
 
 HELP = (
     "write a kernel's best configuration for an application (source, JSON, C header), "
@@ -40,6 +46,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "or a plain .cl with the flags `gtune run` was given)",
     )
     p.add_argument("--size", metavar="NXxNYxNZ", help="the problem size it was tuned at")
+    p.add_argument(
+        "--sizes",
+        metavar="all|NXxNYxNZ,...",
+        help="kernel: a bundle of every tuned (device, size) of the kernel (all: every size "
+        "the store holds; or a list): NAME_bundle.json, NAME_bundle.h with gtune_select(), "
+        "and one .cl per configuration (docs/export.md)",
+    )
     p.add_argument(
         "--format",
         choices=("kernel", "t4"),
@@ -90,7 +103,11 @@ def run(args: argparse.Namespace) -> int:
                 "results for --format t4",
                 source="--kernel",
             )
+        if args.sizes is not None:
+            return _export_bundle(args)
         return _export_kernel(args)
+    if args.sizes is not None:
+        raise InputError("--sizes writes a bundle of the kernel format", source="--sizes")
     return _export_t4(args)
 
 
@@ -145,14 +162,18 @@ def _export_kernel(args: argparse.Namespace) -> int:
         ),
         full_template=args.full_template,
     )
-    stem = "".join(c if c.isalnum() else "_" for c in kernel.store_name.partition(":")[0])
-    stem = (stem or "kernel") + "_tuned"
+    stem = _stem(kernel) + "_tuned"
     target = (folder / f"{stem}.cl").resolve()
     if kernel.source_path and target == Path(kernel.source_path).resolve():
         raise InputError("would overwrite the kernel's own source", source=target)
     paths = write_tuned(tuned, folder, stem, force=args.force)
     print(_summary(tuned, paths), file=sys.stderr)
     return 0
+
+
+def _stem(kernel: TunableKernel) -> str:
+    stem = "".join(c if c.isalnum() else "_" for c in kernel.store_name.partition(":")[0])
+    return stem or "kernel"
 
 
 def _stored_best(
@@ -218,6 +239,122 @@ def _summary(tuned: TunedKernel, paths: list[Path]) -> str:
         line += f", {tuned.default_time_s / tuned.time_s:.2f}x faster than the default"
     notes = "".join(f"\n  note: {n}" for n in tuned.notes)  # e.g. why the whole source
     return line + notes + "\n  written: " + ", ".join(str(p) for p in paths)
+
+
+# -- the bundle ----------------------------------------------------------------------
+
+
+def _export_bundle(args: argparse.Namespace) -> int:
+    if args.size and is_plain(args.kernel_file) is False:
+        raise InputError(
+            "give the sizes with --sizes (or --size alone for one size)", source="--size"
+        )
+    if args.full_template:
+        raise InputError("a bundle writes specialised sources", source="--full-template")
+    first = _wanted_sizes(args, None)
+    view = argparse.Namespace(**vars(args))
+    if is_plain(args.kernel_file) and not args.size and first:
+        view.size = size_text(first[0])  # a plain kernel opens at a size
+    kernel = _open(view)
+    wanted = _wanted_sizes(args, kernel)
+    folder = Path(args.out or ".")
+    if folder.exists() and not folder.is_dir():
+        raise InputError("the kernel format writes into a folder; this is a file", source=folder)
+    store = open_store(args, readonly=True)
+    try:
+        tuned, skipped = _bundle_members(args, kernel, store, wanted)
+    finally:
+        store.close()
+    default_config = kernel.default_config()
+    default = None if default_config is None else tuned_kernel(kernel, default_config)
+    stem = _stem(kernel)
+    bundle, sources = tuned_bundle(tuned, default, stem)
+    paths = write_bundle(bundle, sources, folder, stem, force=args.force)
+    devices = sorted({e.device_identity for e in bundle.entries})
+    lines = [
+        f"{bundle.name}: {len(bundle.entries)} tuned (device, size) on {len(devices)} "
+        f"device(s), {len(bundle.configurations)} configuration(s)"
+    ]
+    lines += [f"  note: {s}" for s in skipped]
+    lines.append("  written: " + ", ".join(str(p) for p in paths))
+    print("\n".join(lines), file=sys.stderr)
+    return 0
+
+
+def _wanted_sizes(args: argparse.Namespace, kernel: TunableKernel | None) -> list[dict[str, int]]:
+    """The sizes --sizes lists (none for ``all``)."""
+    text = str(args.sizes).strip()
+    if text == "all":
+        return []
+    if not text:
+        raise InputError("empty; give all or sizes such as 64x64x64,128x128x128", source="--sizes")
+    out = []
+    for part in text.split(","):
+        try:
+            size = parse_size(part.strip(), kernel)
+        except InputError as exc:
+            raise InputError(exc.message, source="--sizes") from None
+        if size and size not in out:
+            out.append(size)
+    return out
+
+
+def _bundle_members(
+    args: argparse.Namespace,
+    kernel: TunableKernel,
+    store: ResultStore,
+    wanted: list[dict[str, int]],
+) -> tuple[list[TunedKernel], list[str]]:
+    """The best configuration of each (device, size) of ``kernel`` in the store, as
+    tuned kernels; and notes on sizes whose results are of another version."""
+    held: dict[str, dict[str, int]] = {}
+    for r in store.rows(device=args.device, kernel=kernel.store_name):
+        held.setdefault(size_text(r.problem), dict(r.problem))
+    sizes = wanted or list(held.values())
+    missing = [size_text(s) for s in wanted if size_text(s) not in held]
+    if missing:
+        raise InputError(
+            f"no results for {kernel.store_name} at {', '.join(missing)}"
+            + (f" on {args.device}" if args.device else "")
+            + f"; the store has {', '.join(held) or 'none of it'}",
+            source=store.location,
+            hint=f"tune it first: gtune run {args.kernel_file} --size {missing[0]}",
+        )
+    tuned: list[TunedKernel] = []
+    skipped: list[str] = []
+    for size in sizes:
+        at = kernel.with_sizes(size)
+        rows = list(store.rows(device=args.device, kernel=at.identity()))
+        if not rows:
+            skipped.append(
+                f"{size_text(size)} left out: its results are of another version of the "
+                "kernel's source or description"
+            )
+            continue
+        for group in groups(rows).values():
+            best = ranked(group)
+            if best:
+                tuned.append(_member(at, best[0], confirmed_default(group)))
+    if not tuned:
+        raise InputError(
+            f"no configuration of {kernel.store_name} in the store ran correctly at "
+            "these sizes (with this version of its source)",
+            source=store.location,
+        )
+    return tuned, skipped
+
+
+def _member(kernel: TunableKernel, best: StoredRow, default: StoredRow | None) -> TunedKernel:
+    return tuned_kernel(
+        kernel,
+        best.result.config,
+        device_identity=best.device,
+        time_s=best.result.median_s,
+        confirmed=confirmation(best) is not None,
+        default_time_s=(
+            default.result.median_s if default is not None and default.result.ok else None
+        ),
+    )
 
 
 # -- T4 -------------------------------------------------------------------------------
