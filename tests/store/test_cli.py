@@ -44,7 +44,10 @@ def test_run_and_results_on_postgresql(pg_url: str, tmp_path: Path):
     assert any("default" in r["confirmed"] for r in rows)
     assert len({(r["kernel"], r["kernel_id"].removesuffix("/confirmed")) for r in rows}) == 1
     assert report["search_best_config"] in [r["config"] for r in rows]
-    again = run_gtune(*args, "--json", str(out), db=pg_url)  # type: ignore[arg-type]
+    # the first run's JSON is kept unless --force (gtune.outfiles)
+    kept = run_gtune(*args, "--json", str(out), db=pg_url)  # type: ignore[arg-type]
+    assert kept.returncode == 2 and "--force" in kept.stderr
+    again = run_gtune(*args, "--json", str(out), "--force", db=pg_url)  # type: ignore[arg-type]
     assert again.returncode == 0, again.stderr
     assert json.loads(out.read_text())["measured"] == 0
 
