@@ -930,6 +930,12 @@ def tuned_bundle(
     if not tuned:
         raise InputError("a bundle needs at least one tuned kernel", source=stem)
     first = tuned[0]
+    seen = [(t.device_identity, tuple(sorted(t.tuned_size.items()))) for t in tuned]
+    twice = next((key for n, key in enumerate(seen) if key in seen[:n]), None)
+    if twice is not None:
+        raise InputError(
+            f"{first.name} is given twice for {twice[0]} at {dict(twice[1])}", source=stem
+        )
     kinds: list[TunedKernel] = []
     index: dict[tuple[tuple[str, int], ...], int] = {}
     for t in [*tuned, *([default] if default is not None else [])]:

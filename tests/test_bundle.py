@@ -14,7 +14,14 @@ import pytest
 
 from gtune.description import load_kernel
 from gtune.exceptions import InputError
-from gtune.tuned import TunedBundle, read_bundle, tuned_bundle, tuned_kernel, write_bundle
+from gtune.tuned import (
+    TunedBundle,
+    bundle_header,
+    read_bundle,
+    tuned_bundle,
+    tuned_kernel,
+    write_bundle,
+)
 from tests.conftest import ROOT
 
 HEAT = ROOT / "stencils" / "heat3d.cl"
@@ -209,3 +216,16 @@ def test_nothing_tuned_here_and_no_default_is_an_error(bundle_dir: Path) -> None
     with pytest.raises(InputError, match="no default configuration"):
         bare.select("Another GPU", _sizes((64, 64, 64)))
     assert bare.select("NVIDIA H200", _sizes((64, 64, 64))).how == "exact"
+
+
+def test_one_device_and_size_twice_is_refused() -> None:
+    kernel = load_kernel(str(HEAT), {"NX": 32, "NY": 16, "NZ": 8})
+    default = kernel.default_config()
+    assert default is not None
+    one = tuned_kernel(kernel, default, device_identity=CPU)
+    other = tuned_kernel(kernel, {**default, "WX": 32}, device_identity=CPU)
+    with pytest.raises(InputError, match="given twice"):
+        tuned_bundle([one, other], None, "heat3d")
+    bundle, sources = tuned_bundle([one], None, "heat3d")
+    assert bundle.default_index is None and list(sources) == ["heat3d_config0.cl"]
+    assert "#define HEAT3D_STENCIL_DEFAULT_CONFIG -1" in bundle_header(bundle)

@@ -309,7 +309,8 @@ def _bundle_members(
     tuned kernels; and notes on sizes whose results are of another version."""
     held: dict[str, dict[str, int]] = {}
     for r in store.rows(device=args.device, kernel=kernel.store_name):
-        held.setdefault(size_text(r.problem), dict(r.problem))
+        if r.kernel_name == kernel.store_name and set(r.problem) == set(kernel.sizes):
+            held.setdefault(size_text(r.problem), dict(r.problem))
     sizes = wanted or list(held.values())
     missing = [size_text(s) for s in wanted if size_text(s) not in held]
     if missing:
