@@ -73,63 +73,96 @@ _ARG_KEYS = ("name", "type", "size", "unit", "ignored", "value")
 
 @dataclass(frozen=True)
 class Coefficient:
-    """``factor * prod(names)``: a number, a run-time scalar, or a product of those.
+    """``factor * prod(names) / prod(divisors)``: a number, a run-time scalar, or a
+    product and quotient of those (``step/Cap``, ``dt*alpha/(dx*dx)``; a name repeated
+    is a power).
 
-    ``names`` are sorted, so equal products compare equal.
+    ``names`` and ``divisors`` are sorted, so equal expressions compare equal.
     """
 
     factor: float = 1.0
     names: tuple[str, ...] = ()
+    divisors: tuple[str, ...] = ()
 
     @property
     def is_number(self) -> bool:
-        return not self.names
+        return not self.names and not self.divisors
 
     @property
     def is_zero(self) -> bool:
         return self.factor == 0.0
+
+    @property
+    def scalars(self) -> tuple[str, ...]:
+        """Every name it reads, numerator and denominator."""
+        return self.names + self.divisors
 
     def value(self, values: Mapping[str, float]) -> float:
         """The coefficient's value in double precision."""
         out = float(self.factor)
         for n in self.names:
             out *= float(values[n])
+        for n in self.divisors:
+            out /= float(values[n])
         return out
 
     def typed_value(self, values: Mapping[str, float], dtype: str) -> np.floating[Any]:
         """The value as the kernel computes it: in ``dtype``, factor first, then each
-        name in order (the order :meth:`render` writes)."""
+        name in order, then divided by the product of the divisors (the order
+        :meth:`render` writes)."""
         t = _NP[dtype]
         if not self.names:
-            return t(self.factor)
-        out = t(values[self.names[0]]) if self.factor == 1.0 else t(self.factor)
-        rest = self.names[1:] if self.factor == 1.0 else self.names
-        for n in rest:
-            out = t(out * t(values[n]))
+            out = t(self.factor)
+        else:
+            out = t(values[self.names[0]]) if self.factor == 1.0 else t(self.factor)
+            rest = self.names[1:] if self.factor == 1.0 else self.names
+            for n in rest:
+                out = t(out * t(values[n]))
+        if self.divisors:
+            den = t(values[self.divisors[0]])
+            for n in self.divisors[1:]:
+                den = t(den * t(values[n]))
+            out = t(out / den)
         return out
 
     def render(self, rename: Mapping[str, str] | None = None, dtype: str | None = None) -> str:
-        """An OpenCL expression: ``((REAL)0.5*cc)``, ``(cc)``, ``((REAL)0.25)``.
+        """An OpenCL expression: ``((REAL)0.5*cc)``, ``(cc)``, ``((REAL)0.25)``,
+        ``(dt*alpha/(dx*dx))``.
 
         With ``dtype`` a number alone is a typed literal (``0.25f`` for float32, ``0.25``
         for float64), as the template's constant weights have always been written.
         """
         names = [(rename or {}).get(n, n) for n in self.names]
-        if not names:
+        divisors = [(rename or {}).get(n, n) for n in self.divisors]
+        if not names and not divisors:
             if dtype is not None:
                 return literal(self.factor, dtype)
             return f"((REAL){_number(self.factor)})"
-        if self.factor == 1.0:
-            return "(" + "*".join(names) + ")"
-        return f"((REAL){_number(self.factor)}*" + "*".join(names) + ")"
+        if not names:
+            head = f"(REAL){_number(self.factor)}"
+        elif self.factor == 1.0:
+            head = "*".join(names)
+        else:
+            head = f"(REAL){_number(self.factor)}*" + "*".join(names)
+        if divisors:
+            head += "/(" + "*".join(divisors) + ")"
+        return f"({head})"
 
     def text(self) -> float | int | str:
-        """The definition-file form: a YAML number, or ``"0.5*cc"``."""
-        if not self.names:
+        """The definition-file form: a YAML number, ``"0.5*cc"`` or ``"dt/(dx*dx)"``."""
+        if self.is_number:
             return _yaml_number(self.factor)
-        if self.factor == 1.0:
-            return "*".join(self.names)
-        return f"{_number(self.factor)}*" + "*".join(self.names)
+        if not self.names:
+            head = _number(self.factor).removesuffix(".0")
+        elif self.factor == 1.0:
+            head = "*".join(self.names)
+        else:
+            head = f"{_number(self.factor)}*" + "*".join(self.names)
+        if len(self.divisors) == 1:
+            head += "/" + self.divisors[0]
+        elif self.divisors:
+            head += "/(" + "*".join(self.divisors) + ")"
+        return head
 
     def __str__(self) -> str:
         return str(self.text())
@@ -593,14 +626,24 @@ def _coefficient(value: Any, key: str, known: Sequence[str], err: _Err) -> Coeff
         raise err(key, f"expected a number, a coefficient name or a product, got {value!r}")
     if isinstance(value, int | float):
         return Coefficient(_number_value(value, key, err), ())
+    below: list[str] = []
     if isinstance(value, str):
-        factors: list[Any] = [f.strip() for f in value.split("*")]
+        factors, below = _quotient(value, key, err)
     elif isinstance(value, list) and value:
         factors = list(value)
     else:
         raise err(key, f"expected a number, a coefficient name or a product, got {value!r}")
     factor = 1.0
     names: list[str] = []
+    divisors: list[str] = []
+    for text in below:
+        if _IDENT.match(text):
+            divisors.append(_known(text, key, known, err))
+            continue
+        number = _parse_number(_digits_checked(text, key, err))
+        if number is None or number == 0.0 or not math.isfinite(number):
+            raise err(key, f"{value!r} divides by {text!r}, not by a nonzero number or a name")
+        factor /= number
     for f in factors:
         if isinstance(f, str):
             text = f.strip()
@@ -608,29 +651,68 @@ def _coefficient(value: Any, key: str, known: Sequence[str], err: _Err) -> Coeff
             if text.startswith("-") and _IDENT.match(text[1:].strip()):
                 sign, text = -1.0, text[1:].strip()
             if _IDENT.match(text):
-                if text not in known:
-                    hint = difflib.get_close_matches(text, known, n=1, cutoff=0.5)
-                    more = f" (did you mean {hint[0]}?)" if hint else ""
-                    raise err(
-                        key,
-                        f"unknown coefficient {text!r}{more}; declare it under coefficients",
-                    )
-                names.append(text)
+                names.append(_known(text, key, known, err))
                 factor *= sign
                 continue
             number = _parse_number(_digits_checked(text, key, err))
             if number is None or not math.isfinite(number):
                 raise err(
                     key,
-                    f"{value!r} is not a product of numbers and coefficient names "
-                    "(only * between factors; no +, -, calls)",
+                    f"{value!r} is not a product or quotient of numbers and coefficient names "
+                    "(only * and / between factors, parentheses around a divisor product; "
+                    "no +, -, calls)",
                 )
             factor *= number
         else:
             factor *= _number_value(f, key, err)
     if not math.isfinite(factor):
         raise err(key, f"{value!r} overflows")
-    return Coefficient(factor, tuple(sorted(names)))
+    return Coefficient(factor, tuple(sorted(names)), tuple(sorted(divisors)))
+
+
+def _known(name: str, key: str, known: Sequence[str], err: _Err) -> str:
+    if name not in known:
+        hint = difflib.get_close_matches(name, known, n=1, cutoff=0.5)
+        more = f" (did you mean {hint[0]}?)" if hint else ""
+        raise err(key, f"unknown coefficient {name!r}{more}; declare it under coefficients")
+    return name
+
+
+def _quotient(value: str, key: str, err: _Err) -> tuple[list[str], list[str]]:
+    """The factors above and below the line of ``"a*b/c"``, ``"dt*alpha/(dx*dx)"``,
+    ``"1/12"`` (C's order: ``a/b*c`` is ``(a/b)*c``); a parenthesised group holds a
+    product only."""
+    parts, depth, cur = [], 0, ""
+    for ch in value:
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if depth < 0 or depth > 1:
+            break
+        if ch == "/" and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    parts.append(cur)
+    bad = f"{value!r} is not a product or quotient of numbers and coefficient names"
+
+    def product(text: str) -> tuple[list[str], bool]:
+        text = text.strip()
+        grouped = text.startswith("(") and text.endswith(")")
+        inner = text[1:-1] if grouped else text
+        if depth != 0 or "(" in inner or ")" in inner or not inner.strip():
+            raise err(key, f"{bad} (only * and / between factors; parentheses around a product)")
+        return [f.strip() for f in inner.split("*")], grouped
+
+    above, _ = product(parts[0])
+    below: list[str] = []
+    for part in parts[1:]:
+        factors, grouped = product(part)
+        if grouped:
+            below += factors
+        else:
+            below.append(factors[0])
+            above += factors[1:]
+    return above, below
 
 
 def _offset(value: Any, key: str, dims: int, err: _Err) -> Offset:
