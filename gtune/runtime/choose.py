@@ -1,9 +1,11 @@
 """Which configuration a device and a problem size get: the rule of the runtime.
 
 1. ``tuned``: the configuration tuned for this device at this very size;
-2. ``nearest``: else the one tuned for the nearest size on this device (by the
-   logarithm of each size ratio) that is legal at this size;
-3. ``default``: else the kernel's default configuration.
+2. ``nearest``: else the one tuned for the nearest size on this device that is legal
+   at this size (:func:`gtune.tuned.size_distance`, the measure the bundle's C lookup
+   uses: the sum over the dimensions of the larger extent over the smaller);
+3. ``default``: else the kernel's default configuration (a bundle's, without the
+   kernel).
 
 Legality is gtune's own constraint evaluation for one configuration, without MiniZinc:
 the kernel's parameter domains, and the named constraints of the space model
@@ -21,13 +23,13 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from gtune.device import DeviceLimits
+from gtune.device import DeviceLimits, name_slug
 from gtune.exceptions import GtuneError, InputError
 from gtune.expr import Value, parse
 from gtune.kernel import TunableKernel
 from gtune.runtime.sources import TunedEntry
 from gtune.space.model import build_model
-from gtune.tuned import TunedKernel, tuned_kernel
+from gtune.tuned import TunedKernel, device_slug, size_distance, tuned_kernel
 
 TUNED = "tuned"
 NEAREST = "nearest"
@@ -49,9 +51,14 @@ class Choice:
         return None if self.entry is None else self.entry.sizes
 
 
-def size_distance(a: Mapping[str, int], b: Mapping[str, int]) -> float:
-    """How far two problem sizes are: the sum of ``|log2(a/b)|`` over the size names."""
-    return sum(abs(math.log2(max(int(a[n]), 1) / max(int(b.get(n, 1)), 1))) for n in a)
+def on_device(entries: Sequence[TunedEntry], device: DeviceLimits) -> list[TunedEntry]:
+    """The entries tuned on ``device``: of its identity; else, where none has it, those
+    of a device of the same OpenCL name (another driver version changes the identity),
+    as :meth:`gtune.tuned.TunedBundle.on_device` and the C lookup match devices."""
+    tuned = [e for e in entries if not e.default]
+    mine = [e for e in tuned if e.device_identity == device.identity]
+    slug = name_slug(device.name)
+    return mine or [e for e in tuned if device_slug(e.device_identity) == slug]
 
 
 def violation(
@@ -116,7 +123,7 @@ def choose(
 ) -> Choice:
     """The configuration for ``device`` at ``sizes`` (see the module's rule)."""
     sizes = {k: int(v) for k, v in sizes.items()}
-    mine = [e for e in entries if e.device_identity == device.identity]
+    mine = on_device(entries, device)
     for e in mine:
         if dict(e.sizes) == sizes:
             return Choice(TUNED, e.configuration, _tuned(e, sizes, kernel), e, "tuned here")
@@ -129,11 +136,13 @@ def choose(
                 f"tuned at {_size_text(e.sizes)}",
             )  # fmt: skip
         refused.append(f"{_size_text(e.sizes)}: {why}")
-    return _default(kernel, device, sizes, label, refused, bool(mine))
+    fallback = next((e for e in entries if e.default), None)
+    return _default(kernel, fallback, device, sizes, label, refused, bool(mine))
 
 
 def _default(
     kernel: TunableKernel | None,
+    fallback: TunedEntry | None,
     device: DeviceLimits,
     sizes: Mapping[str, int],
     label: str,
@@ -145,6 +154,14 @@ def _default(
         reason = "no tuned result for this device"
     else:
         reason = "no configuration tuned on this device is legal here (" + "; ".join(refused) + ")"
+    if kernel is None and fallback is not None and fallback.tuned is not None:
+        why = _tuned_violation(fallback.tuned, sizes, device)
+        if why is None:
+            return Choice(DEFAULT, fallback.configuration, fallback.tuned, None, reason)
+        raise InputError(
+            f"{reason}, and the bundle's default configuration is not legal here ({why})",
+            source=where,
+        )
     default = None if kernel is None else kernel.default_config()
     if kernel is None or default is None:
         raise InputError(
@@ -185,4 +202,4 @@ def _size_text(sizes: Mapping[str, int]) -> str:
     return "x".join(str(int(v)) for v in sizes.values())
 
 
-__all__ = ["DEFAULT", "NEAREST", "TUNED", "Choice", "choose", "size_distance", "violation"]
+__all__ = ["DEFAULT", "NEAREST", "TUNED", "Choice", "choose", "on_device", "violation"]

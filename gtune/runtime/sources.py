@@ -14,13 +14,12 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from gtune.exceptions import GtuneError, InputError
 from gtune.kernel import TunableKernel
 from gtune.store import open_store
 from gtune.store.ranking import base_id, confirmation, groups, ranked
-from gtune.tuned import TunedKernel
+from gtune.tuned import BUNDLE_FORMAT, TunedKernel, read_bundle
 
 STORE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
 
@@ -37,6 +36,7 @@ class TunedEntry:
     time_s: float | None = None
     confirmed: bool = False
     tuned: TunedKernel | None = None  # None: rendered from the kernel when chosen
+    default: bool = False  # a bundle's default configuration (no device, no size)
 
     @property
     def size_key(self) -> tuple[tuple[str, int], ...]:
@@ -68,9 +68,9 @@ def read_sources(sources: Sequence[str | Path], kernel: TunableKernel | None) ->
 
 
 def merged(entries: Iterable[TunedEntry]) -> list[TunedEntry]:
-    best: dict[tuple[str, tuple[tuple[str, int], ...]], TunedEntry] = {}
+    best: dict[tuple[bool, str, tuple[tuple[str, int], ...]], TunedEntry] = {}
     for e in entries:
-        key = (e.device_identity, e.size_key)
+        key = (e.default, e.device_identity, e.size_key)
         if key not in best or _rank(e) < _rank(best[key]):
             best[key] = e
     return list(best.values())
@@ -98,7 +98,9 @@ def file_entries(path: Path) -> list[TunedEntry]:
         raise InputError("not a tuned kernel or bundle written by `gtune export`", source=path)
     if data.get("format") == "gtune-tuned-kernel":
         return [export_entry(TunedKernel.from_dict(data, str(path)), str(path))]
-    return [export_entry(t, str(path)) for t in bundle_kernels(data, path)]
+    if data.get("format") == BUNDLE_FORMAT:
+        return bundle_entries(path)
+    raise InputError("not a tuned kernel or bundle written by `gtune export`", source=path)
 
 
 def export_entry(tuned: TunedKernel, origin: str) -> TunedEntry:
@@ -113,38 +115,27 @@ def export_entry(tuned: TunedKernel, origin: str) -> TunedEntry:
     )
 
 
-def bundle_kernels(data: Mapping[str, Any], path: Path) -> list[TunedKernel]:
-    """The tuned kernels of a bundle (``gtune export --sizes``), through the loader
-    :mod:`gtune.tuned` provides for it."""
-    import gtune.tuned as tuned_module
-
-    reader = getattr(tuned_module, "read_bundle", None)
-    if reader is None:
-        raise InputError("not a tuned kernel written by `gtune export`", source=path)
-    try:
-        kernels = reader(path)
-    except GtuneError:
-        raise
-    except (KeyError, TypeError, ValueError) as exc:
-        raise InputError(f"malformed bundle: {exc!r}", source=path) from None
-    return _as_tuned_list(kernels, path)
-
-
-def _as_tuned_list(kernels: object, path: Path) -> list[TunedKernel]:
-    """A bundle loader's answer as tuned kernels (it may give a list of them, or an
-    object holding them as ``kernels`` or ``entries``)."""
-    for name in ("kernels", "entries", "tuned"):
-        inner = getattr(kernels, name, None)
-        if inner is not None and not callable(inner):
-            kernels = inner
-            break
-    if isinstance(kernels, Mapping):
-        kernels = list(kernels.values())
-    if not isinstance(kernels, list | tuple) or not all(
-        isinstance(k, TunedKernel) for k in kernels
-    ):
-        raise InputError("the bundle loader gave no tuned kernels", source=path)
-    return list(kernels)
+def bundle_entries(path: Path) -> list[TunedEntry]:
+    """The entries of a bundle (``gtune export --sizes``): one per tuned (device, size),
+    and its default configuration as an entry with ``default`` set."""
+    bundle = read_bundle(path)
+    origin = str(path)
+    out = [
+        TunedEntry(
+            device_identity=e.device_identity,
+            sizes=dict(e.sizes),
+            configuration=dict(bundle.configurations[e.config_index].configuration),
+            origin=origin,
+            time_s=e.median_s,
+            confirmed=e.confirmed,
+            tuned=bundle.tuned(e.config_index, e.sizes),
+        )
+        for e in bundle.entries
+    ]
+    if bundle.default_index is not None:
+        d = bundle.tuned(bundle.default_index)
+        out.append(TunedEntry("", {}, dict(d.configuration), origin, tuned=d, default=True))
+    return out
 
 
 # -- stores -----------------------------------------------------------------------------
@@ -190,4 +181,11 @@ def store_entries(url: str, kernel: TunableKernel) -> list[TunedEntry]:
     return entries
 
 
-__all__ = ["TunedEntry", "file_entries", "is_store", "read_sources", "store_entries"]
+__all__ = [
+    "TunedEntry",
+    "bundle_entries",
+    "file_entries",
+    "is_store",
+    "read_sources",
+    "store_entries",
+]
