@@ -22,6 +22,7 @@ from gtune.description import load_kernel
 from gtune.exceptions import InputError
 from gtune.kernel import TunableKernel
 from gtune.store import open_store
+from gtune.store.ranking import confirmation
 from gtune.tuned import tuned_bundle, tuned_kernel, write_bundle, write_tuned
 
 cl = pytest.importorskip("pyopencl")
@@ -226,6 +227,7 @@ def test_an_application_exiting_mid_tuning(kernel_path: Path, tmp_path: Path) ->
             f"""
             import time, pyopencl as cl, gtune.runtime
             from gtune.store import open_store
+from gtune.store.ranking import confirmation
             ctx = cl.create_some_context(interactive=False)
             lib = gtune.runtime.open_tuned(kernel={str(kernel_path)!r}, tune_missing=500,
                                            store={str(store)!r}, shutdown_s=20)
@@ -275,3 +277,29 @@ def _no_leftover_threads() -> Iterator[None]:
         t.name for t in threading.enumerate() if t.name == "gtune-online-tuning" and t.is_alive()
     ]
     assert not left, left
+
+
+def test_online_tuning_from_a_nearest_size_fallback(
+    kernel: TunableKernel, ctx: Any, identity: str, tmp_path: Path
+) -> None:
+    """The fallback tuned at another size is what the search starts from and what the
+    confirmation round compares with: the switch is to something faster than it."""
+    export(kernel, tmp_path / "tuned", {"NX": 16, "NY": 16, "NZ": 16}, identity, WX=2, WZ=2)
+    lib = runtime.open_tuned(
+        tmp_path / "tuned", kernel=kernel, tune_missing=8, store=tmp_path / "store.db"
+    )
+    try:
+        k = lib.kernel_for(ctx, SIZE)
+        assert k.choice == "nearest" and k.tuning == "running"
+        assert k.wait_tuning(240), "online tuning did not finish"
+    finally:
+        lib.close()
+    assert k.tuning == "switched", k.tuning_message
+    assert [c for c, _ in k.history] == ["nearest", "tuned"]
+    assert "the fallback" in k.reason
+    with open_store(tmp_path / "store.db", readonly=True) as s:
+        rows = list(s.rows(kernel="slowheat"))
+    fallback = dict(kernel.with_defaults({"WX": 2, "WZ": 2}))
+    confirmed = [r for r in rows if confirmation(r) is not None]
+    assert any(dict(r.result.config) == fallback for r in confirmed)  # side by side
+    step_checked(k, ctx, SIZE)

@@ -34,7 +34,9 @@ class RuntimeKernel:
     ``default`` (the kernel's default); ``configuration``, ``tuned_size`` and ``reason``
     say more. With online tuning, ``tuning`` is ``running``, then ``switched`` (calls
     now run the configuration tuned here, ``choice`` becomes ``tuned``), ``kept`` (the
-    confirmation round found nothing faster than the default) or ``failed``.
+    confirmation round found nothing faster than the configuration running: the default,
+    or the nearest-size fallback, which the search then starts from and the round
+    measures in the default's place) or ``failed``.
     """
 
     def __init__(
@@ -112,12 +114,16 @@ class RuntimeKernel:
         )  # fmt: skip
 
     def _start_tuning(self, tuner: OnlineTuner) -> None:
+        """Tune here in the background; a nearest-size fallback is the search's start
+        and the confirmation round's baseline (in place of the default)."""
         self.tuning = "running"
-        tuner.submit(self.limits, self.sizes, self._tuned)
+        baseline = self.configuration if self.choice == NEAREST else None
+        tuner.submit(self.limits, self.sizes, self._tuned, baseline=baseline)
 
     def _tuned(self, report: TuningReport | None, message: str) -> None:
         """The online tuner's answer (in its thread): switch when the confirmation round
-        found a configuration faster than the default beyond the noise."""
+        found a configuration faster than the baseline (the default, or the nearest-size
+        fallback that ran meanwhile) beyond the noise."""
         try:
             self._decide(report, message)
         except GtuneError as exc:
@@ -134,10 +140,11 @@ class RuntimeKernel:
             return
         kernel = self.library.require_kernel()
         faster = bool(report.confirmed and report.significant and not report.best_from_default)
-        speed = f"{report.speedup:.2f}x the default" if report.speedup else "speedup unknown"
+        baseline = "the default" if self.choice == DEFAULT else "the fallback"
+        speed = f"{report.speedup:.2f}x {baseline}" if report.speedup else "speedup unknown"
         if not faster:
             self.tuning = "kept"
-            self.tuning_message = f"{message}; nothing confirmed faster than the default ({speed})"
+            self.tuning_message = f"{message}; nothing confirmed faster than {baseline} ({speed})"
             LOG.info("%s: %s", self.library.label, self.tuning_message)
             return
         config = kernel.with_defaults(best)

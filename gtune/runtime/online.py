@@ -22,7 +22,7 @@ import logging
 import queue
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from gtune.budget import Budget
@@ -43,6 +43,22 @@ class Job:
     device: DeviceLimits
     sizes: Mapping[str, int]
     done: Done
+    baseline: Mapping[str, int] | None = None  # what the application runs meanwhile
+
+
+def with_baseline(kernel: TunableKernel, baseline: Mapping[str, int]) -> TunableKernel:
+    """``kernel`` whose parameter defaults are ``baseline``: the searches start from it
+    and the confirmation round measures it where it measures the default. The kernel's
+    identity (its store key) is unchanged: the description it was read from is. A kernel
+    verified against one of its own configurations (``reference: config``, completed
+    by the defaults) keeps its defaults, so that its reference stays what it was."""
+    if kernel.reference.kind == "config":
+        return kernel
+    parameters = tuple(
+        replace(p, default=int(baseline[p.name])) if p.name in baseline else p
+        for p in kernel.parameters
+    )
+    return replace(kernel, parameters=parameters)
 
 
 class OnlineTuner:
@@ -69,8 +85,16 @@ class OnlineTuner:
         self._busy = threading.Event()
         self.finished: list[tuple[Mapping[str, int], str]] = []  # (sizes, outcome)
 
-    def submit(self, device: DeviceLimits, sizes: Mapping[str, int], done: Done) -> None:
-        """Queue a job; returns at once."""
+    def submit(
+        self,
+        device: DeviceLimits,
+        sizes: Mapping[str, int],
+        done: Done,
+        *,
+        baseline: Mapping[str, int] | None = None,
+    ) -> None:
+        """Queue a job; returns at once. ``baseline``: the configuration the application
+        runs meanwhile, if not the default (see :func:`with_baseline`)."""
         with self._lock:
             if self._cancel.cancelled:
                 return
@@ -81,7 +105,7 @@ class OnlineTuner:
                 self._thread.start()
                 atexit.register(self.close)
             self._busy.set()
-            self._jobs.put(Job(device, dict(sizes), done))
+            self._jobs.put(Job(device, dict(sizes), done, baseline))
 
     @property
     def idle(self) -> bool:
@@ -134,8 +158,11 @@ class OnlineTuner:
             "online tuning %s at %s on %s started", self.kernel.store_name, where, job.device.name
         )
         try:
+            kernel = self.kernel.with_sizes(job.sizes)
+            if job.baseline is not None:
+                kernel = with_baseline(kernel, job.baseline)
             report = tune(
-                self.kernel.with_sizes(job.sizes),
+                kernel,
                 device=job.device,
                 budget=self.budget,
                 store=self.store,
@@ -159,4 +186,4 @@ class OnlineTuner:
         job.done(report, message)
 
 
-__all__ = ["Job", "OnlineTuner"]
+__all__ = ["Job", "OnlineTuner", "with_baseline"]
