@@ -1219,6 +1219,11 @@ def bundle_header(bundle: TunedBundle) -> str:
         checks = ", ".join(c.size_checks) or "nothing"
         lines.append(f" *   config {c.index}: {c_comment(checks)}")
     lines.append(" */")
+    lines.append("/* Arguments, in order (a configuration's own list in the JSON says where it")
+    lines.append(" * reads an input through an image): */")
+    for a in bundle.arguments:
+        text = ", ".join(f"{k}={v}" for k, v in a.items() if k != "name" and v not in (None, ""))
+        lines.append(f"/*   {c_comment(str(a['name']))}: {c_comment(text)} */")
     for c in bundle.configurations:
         lines.extend(_bundle_config_c(bundle, c, p, params))
     lines.append("")
