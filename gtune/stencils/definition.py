@@ -38,6 +38,8 @@ MAX_STEPS = 1_000_000
 """Most time steps a definition may ask for."""
 MAX_OFFSET = 16
 """Largest |offset| along an axis: the template's halo grows with it."""
+MAX_PAD = 64
+"""Largest pad along an axis of a padded field."""
 
 Offset = tuple[int, int, int]
 ArgKind = Literal["field", "output", "coefficient", "size", "ignored"]
@@ -63,6 +65,7 @@ _TOP = (
     "constant",
     "values",
     "steps",
+    "pad",
     "kernel",
     "original",
 )
@@ -248,6 +251,10 @@ class StencilDefinition:
     steps: int = 1
     """Time steps the application runs: step k + 1 reads step k's output as its primary
     field (the other fields stay fixed)."""
+    pads: dict[str, Offset] = field(default_factory=dict)
+    """Padded fields: the field is stored with this many extra points (x, y, z) on
+    each side of every axis, and ``field[p + offset]`` reads the stored array at
+    ``p + pad + offset`` (a convolution's input padded by the filter's half-width)."""
 
     # -- shape ------------------------------------------------------------------------
     @property
@@ -280,6 +287,16 @@ class StencilDefinition:
         """Array shape as size names, slowest axis first."""
         return ("NZ", "NY", "NX") if self.dims == 3 else ("NY", "NX")
 
+    def pad_of(self, name: str) -> Offset:
+        """The pad (x, y, z) around field ``name``; (0, 0, 0) for an unpadded one."""
+        return self.pads.get(name, (0, 0, 0))
+
+    def field_shape_names(self, name: str) -> list[str]:
+        """The stored shape of field ``name`` as expressions, slowest axis first
+        (``["NY+6", "NX+6"]`` for a pad of 3)."""
+        pad = list(reversed(self.pad_of(name)[: self.dims]))
+        return [n if p == 0 else f"{n}+{2 * p}" for n, p in zip(self.shape_names, pad, strict=True)]
+
     @property
     def ctype(self) -> str:
         return _CTYPE[self.dtype]
@@ -311,17 +328,26 @@ class StencilDefinition:
         rx, ry, rz = self.radius
         clamp = self.boundary == "clamp"
         sources: dict[str, np.ndarray] = {}
+        shifts: dict[str, tuple[int, int, int]] = {}
         for f in self.fields:
             a = np.asarray(inputs[f]).astype(t, copy=False)
-            if a.shape != out.shape:
-                raise ValueError(f"{self.name}: field {f} has shape {a.shape}, not {out.shape}")
+            px, py, pz = self.pad_of(f)
+            stored = tuple(
+                n + 2 * p for n, p in zip(out.shape, (pz, py, px)[3 - self.dims :], strict=True)
+            )
+            if a.shape != stored:
+                raise ValueError(f"{self.name}: field {f} has shape {a.shape}, not {stored}")
             a3 = a if self.dims == 3 else a[np.newaxis]
-            if clamp and any(not term.is_centre for term in self.terms_of(f)):
+            shifts[f] = (pz, py, px)
+            if (
+                f not in self.pads
+                and clamp
+                and any(not term.is_centre for term in self.terms_of(f))
+            ):
+                # a padded field's pad holds its neighbours beyond the edge: never clamped
                 a3 = np.pad(a3, ((rz, rz), (ry, ry), (rx, rx)), mode="edge")
-                sources[f] = a3
-            else:
-                sources[f] = a3
-        padded = {f for f in self.fields if sources[f].shape != out3.shape}
+                shifts[f] = (rz, ry, rx)
+            sources[f] = a3
         if clamp:
             lo, hi = (0, 0, 0), (nz, ny, nx)
         else:
@@ -336,7 +362,7 @@ class StencilDefinition:
         for term, c in zip(self.terms, coefs, strict=True):
             dx, dy, dz = term.offset
             src = sources[term.field]
-            sh = (rz, ry, rx) if term.field in padded else (0, 0, 0)
+            sh = shifts[term.field]
             v = src[
                 z0 + dz + sh[0] : z1 + dz + sh[0],
                 lo[1] + dy + sh[1] : hi[1] + dy + sh[1],
@@ -431,6 +457,8 @@ class StencilDefinition:
             data["kernel"] = kernel
         if self.steps != 1:
             data["steps"] = self.steps
+        if self.pads:
+            data["pad"] = {f: list(p[: self.dims]) for f, p in self.pads.items()}
         if self.original is not None:
             data["original"] = self.original
         return data
@@ -776,6 +804,11 @@ def parse_definition(data: Any, source: str) -> StencilDefinition:
     original = data.get("original")
     if original is not None and not isinstance(original, dict):
         raise err("original", f"expected a mapping, got {original!r}")
+    pads = _pads(data.get("pad"), fields, terms, dims, str(boundary), err)
+    if steps != 1 and pads:
+        raise err(
+            "pad", "a definition of several steps reads each step's output as its field: no pad"
+        )
     return StencilDefinition(
         name=name,
         doc=doc,
@@ -793,7 +826,42 @@ def parse_definition(data: Any, source: str) -> StencilDefinition:
         original=dict(original) if original is not None else None,
         source=source,
         steps=int(steps),
+        pads=pads,
     )
+
+
+def _pads(
+    raw: Any, fields: tuple[str, ...], terms: Sequence[Term], dims: int, boundary: str, err: _Err
+) -> dict[str, Offset]:
+    """``pad: {field: [px, py(, pz)]}``: the points stored beyond each edge of a field."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise err("pad", f"expected a mapping of field names to {dims} integers, got {raw!r}")
+    pads: dict[str, Offset] = {}
+    for name, value in raw.items():
+        key = f"pad.{name}"
+        if name not in fields:
+            raise err(key, f"{name!r} is not a field (fields: {', '.join(fields)})")
+        if (
+            not isinstance(value, list)
+            or len(value) != dims
+            or any(isinstance(v, bool) or not isinstance(v, int) for v in value)
+            or any(not 0 <= v <= MAX_PAD for v in value)
+        ):
+            raise err(key, f"expected {dims} integers from 0 to {MAX_PAD} (x first), got {value!r}")
+        pad = (int(value[0]), int(value[1]), int(value[2]) if dims == 3 else 0)
+        reach = tuple(max(abs(t.offset[d]) for t in terms if t.field == name) for d in range(3))
+        if boundary == "clamp" and any(p < r for p, r in zip(pad, reach, strict=True)):
+            raise err(
+                key,
+                f"{list(pad[:dims])} is less than the reach of {name}'s terms "
+                f"{list(reach[:dims])}: with the clamp boundary every point is written, and a "
+                "padded field's neighbours beyond the edge lie in its pad",
+            )
+        if any(pad):
+            pads[str(name)] = pad
+    return pads
 
 
 def _terms(

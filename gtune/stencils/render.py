@@ -214,6 +214,21 @@ def _kernel_args(d: StencilDefinition, names: Mapping[str, str]) -> list[str]:
     return args
 
 
+def _pad_lines(d: StencilDefinition) -> list[str]:
+    """The primary field's pad (``SRC_PAD_X`` ...); the template pads no other field."""
+    others = [f for f in d.pads if f != d.primary_field]
+    if others:
+        raise InputError(
+            f"pad.{others[0]}: only the stencil's primary field ({d.primary_field}, the "
+            "first field read at an offset) may be padded",
+            source=d.source or d.name,
+        )
+    if d.primary_field not in d.pads:
+        return []
+    px, py, pz = d.pad_of(d.primary_field)
+    return [f"#define SRC_PAD_X {px}", f"#define SRC_PAD_Y {py}", f"#define SRC_PAD_Z {pz}"]
+
+
 def _xmacro(name: str, items: Sequence[str]) -> list[str]:
     lines = [f"#define {name} \\"]
     return lines + [f"    {t} \\" for t in items[:-1]] + [f"    {items[-1]}"]
@@ -256,6 +271,7 @@ def render_source(stencil: Stencil) -> str:
         ]
     if d.boundary == "clamp":
         lines.append("#define CLAMP 1")
+    lines += _pad_lines(d)
     if d.kernel_name != "stencil":
         lines.append(f"#define KERNEL_NAME {d.kernel_name}")
     if names[primary] != "src":
@@ -676,13 +692,17 @@ def describe(
     """The description (as plain data) of ``stencil`` rendered into ``source``."""
     d, _ = _as_definition(stencil)
     generated = isinstance(stencil, WeightedStencil)
-    if d.steps > 1:  # an image holds the initial field only: the steps swap buffers
-        image = False
+    if d.steps > 1 or d.pads:  # an image holds the initial field only: the steps swap
+        image = False  # buffers; a padded field is read in its own rows (global, local)
     g = _geometry(d, image)
     fp64 = g.fp64
     shape = list(d.shape_names)
     constraints = _shape_constraints(g) + _vector_and_image_constraints(g)
     constraints += _temporal_constraints(g)
+    techniques = _techniques(g)
+    if d.pads:  # the template reads a padded field with the global and local techniques
+        constraints += ["VX == 1", "STREAM == 0"]
+        techniques = {k: v for k, v in techniques.items() if k in ("global", "local")}
     image_doc = (
         "read the input as an image"
         if generated
@@ -707,7 +727,7 @@ def describe(
             "constraints": constraints,
             "launch": _launch(g),
             "reference": reference,
-            "techniques": _techniques(g),
+            "techniques": techniques,
             "features": features,
             "flops_per_point": flops,
         }
@@ -896,7 +916,7 @@ def _argument(d: StencilDefinition, a: KernelArg, shape: list[str], image: bool)
             "name": a.name,
             "dtype": d.dtype,
             "role": "input",
-            "shape": shape,
+            "shape": d.field_shape_names(a.name) if a.name in d.pads else shape,
             "init": "random",
         }
         if image:

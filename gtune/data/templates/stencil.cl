@@ -62,6 +62,8 @@
  *   CONSTANT_TERM  added after the terms (optional)
  *   REAL UREAL     element type and the unsigned type of its width (float, uint)
  *   CLAMP          0: interior boundary; 1: clamp boundary
+ *   SRC_PAD_X/Y/Z  the primary field is stored with this many points beyond each edge
+ *                  (optional; global and local techniques only)
  *   KERNEL_NAME KERNEL_ARGS DST   the kernel's name, parameters and output buffer
  *
  * Boundary: with CLAMP=0 only interior points, every coordinate d in [R_d, N_d - R_d),
@@ -232,8 +234,24 @@
 #error "temporal blocking is a technique of its own: TB > 1 needs LOCAL=IMAGE=0, VX=BX=1"
 #endif
 
+/* A padded primary field: SRC_PAD_X, SRC_PAD_Y, SRC_PAD_Z points stored beyond each
+   edge of each axis (a convolution's input padded by the filter's half-width). */
+#ifndef SRC_PAD_X
+#define SRC_PAD_X 0
+#endif
+#ifndef SRC_PAD_Y
+#define SRC_PAD_Y 0
+#endif
+#ifndef SRC_PAD_Z
+#define SRC_PAD_Z 0
+#endif
+#define SRC_PADDED (SRC_PAD_X || SRC_PAD_Y || SRC_PAD_Z)
+#if SRC_PADDED && (STREAM || VX > 1 || IMAGE || TB > 1)
+#error "a padded field is read by the global and local techniques: STREAM=0, VX=1, IMAGE=0, TB=1"
+#endif
+
 /* Linear index; 32-bit arithmetic while the array fits, as GPUs prefer. */
-#if (NX * NY * NZ) < 2147483647
+#if ((NX + 2 * SRC_PAD_X) * (NY + 2 * SRC_PAD_Y) * (NZ + 2 * SRC_PAD_Z)) < 2147483647
 typedef int idx_t;
 #else
 typedef long idx_t;
@@ -263,6 +281,32 @@ typedef long idx_t;
 #define CLZ(i) (i)
 #endif
 
+/* The primary field's index and its neighbours' clamp. A padded field is read at the
+   point plus the pad, in its own rows and planes; its neighbours beyond an edge lie in
+   the pad (the definition's pad covers the field's reach), so only an index beyond the
+   pad is clamped into it (a tile with a halo wider than the field's reach). */
+#if SRC_PADDED
+#define SIDX(zz, yy, xx)                                                                 \
+    (((((idx_t)(zz)) + SRC_PAD_Z) * (NY + 2 * SRC_PAD_Y) + (idx_t)(yy) + SRC_PAD_Y) *      \
+         (NX + 2 * SRC_PAD_X) +                                                          \
+     (idx_t)(xx) + SRC_PAD_X)
+#else
+#define SIDX(zz, yy, xx) IDX(zz, yy, xx)
+#endif
+#if SRC_PADDED && CLAMP
+#define SCLX(i) min(max((i), -SRC_PAD_X), NX - 1 + SRC_PAD_X)
+#define SCLY(i) min(max((i), -SRC_PAD_Y), NY - 1 + SRC_PAD_Y)
+#define SCLZ(i) min(max((i), -SRC_PAD_Z), NZ - 1 + SRC_PAD_Z)
+#elif SRC_PADDED /* the interior's points read inside the array */
+#define SCLX(i) (i)
+#define SCLY(i) (i)
+#define SCLZ(i) (i)
+#else
+#define SCLX(i) CLX(i)
+#define SCLY(i) CLY(i)
+#define SCLZ(i) CLZ(i)
+#endif
+
 /* A term of another field, read from global memory at (zz, yy, xx). */
 #define FIELD_AT(f, zz, yy, xx) (f)[IDX(CLZ(zz), CLY(yy), CLX(xx))]
 
@@ -288,8 +332,8 @@ __constant sampler_t SMP = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_ED
 #define CLAMPED_READ(zz, yy, xx) GLOBAL_READ(zz, yy, xx)
 #else
 #define SRC_ARG __global const REAL *restrict SRC
-#define GLOBAL_READ(zz, yy, xx) SRC[IDX(zz, yy, xx)]
-#define CLAMPED_READ(zz, yy, xx) GLOBAL_READ(CLZ(zz), CLY(yy), CLX(xx))
+#define GLOBAL_READ(zz, yy, xx) SRC[SIDX(zz, yy, xx)]
+#define CLAMPED_READ(zz, yy, xx) GLOBAL_READ(SCLZ(zz), SCLY(yy), SCLX(xx))
 #endif
 
 #if LOCAL
@@ -1700,7 +1744,7 @@ void KERNEL_NAME(KERNEL_ARGS)
                     const int yy = ty0 + iy;
                     const int zz = tz0 + iz;
 #if CLAMP
-                    tile[iz][iy][ix] = GLOBAL_READ(CLZ(zz), CLY(yy), CLX(xx));
+                    tile[iz][iy][ix] = GLOBAL_READ(SCLZ(zz), SCLY(yy), SCLX(xx));
 #else
                     const bool inside =
                         xx >= 0 && xx < NX && yy >= 0 && yy < NY && zz >= 0 && zz < NZ;

@@ -1,0 +1,114 @@
+"""Padded fields: a definition's field stored with a pad around the problem (a
+convolution's input padded by the filter's half-width), its numpy reference, and the
+template reading it at the pad's offset on real OpenCL (PoCL in CI)."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+import pytest
+
+from gtune.exceptions import InputError
+from gtune.kernel import TunableKernel
+from gtune.measure import OpenCLEvaluator, Status, select_device
+from gtune.stencils.definition import parse_definition
+from gtune.stencils.render import definition_kernel_of
+
+
+def _conv(dims: int, radius: int, boundary: str, pad: int, **extra: Any) -> dict[str, Any]:
+    rng = np.random.default_rng(radius * 10 + dims)
+    terms = [
+        {"field": "src", "offset": list(o), "coefficient": round(float(rng.uniform(-1, 1)), 3)}
+        for o in itertools.product(range(-radius, radius + 1), repeat=dims)
+        if dims == 2 or abs(o[2]) <= 1
+    ]
+    return {
+        "dims": dims,
+        "boundary": boundary,
+        "fields": ["src"],
+        "output": "dst",
+        "terms": terms,
+        "pad": {"src": [pad] * dims},
+        **extra,
+    }
+
+
+def test_a_padded_field_reads_at_the_pad() -> None:
+    d = parse_definition(_conv(2, 2, "clamp", 2), "c.stencil.yaml")
+    assert d.pad_of("src") == (2, 2, 0) and d.field_shape_names("src") == ["NY+4", "NX+4"]
+    rng = np.random.default_rng(1)
+    src = rng.uniform(-1, 1, (14, 20))
+    got = d.reference({"src": src}, np.zeros((10, 16)))
+    want = np.zeros((10, 16))
+    for t in d.terms:
+        dx, dy, _ = t.offset
+        want += t.coefficient.factor * src[2 + dy : 12 + dy, 2 + dx : 18 + dx]
+    np.testing.assert_allclose(got, want, atol=1e-5)
+    assert parse_definition(d.to_dict(), "again.stencil.yaml") == d  # round trip
+    with pytest.raises(ValueError, match="shape"):
+        d.reference({"src": src[:-1]}, np.zeros((10, 16)))
+
+
+@pytest.mark.parametrize(
+    ("change", "why"),
+    [
+        ({"pad": {"src": [1, 1]}}, r"less than the reach of src's terms \[2, 2\]"),
+        ({"pad": {"u": [2, 2]}}, "'u' is not a field"),
+        ({"pad": {"src": [2]}}, "expected 2 integers"),
+        ({"pad": {"src": [2, 100]}}, "from 0 to 64"),
+        ({"steps": 4}, "several steps"),
+    ],
+)
+def test_a_pad_a_definition_cannot_hold_is_refused(change: dict[str, Any], why: str) -> None:
+    with pytest.raises(InputError, match=why) as info:
+        parse_definition({**_conv(2, 2, "clamp", 2), **change}, "c.stencil.yaml")
+    assert "c.stencil.yaml" in str(info.value)
+
+
+def test_only_the_primary_field_may_be_padded() -> None:
+    data = _conv(2, 1, "interior", 1)
+    data["fields"] = ["src", "power"]
+    data["terms"].append({"field": "power", "coefficient": 0.5})
+    data["pad"] = {"power": [1, 1]}
+    d = parse_definition(data, "two.stencil.yaml")
+    with pytest.raises(InputError, match="only the stencil's primary field"):
+        definition_kernel_of(d, {"NX": 16, "NY": 8})
+
+
+def _configs(kernel: TunableKernel, limits: dict[str, int]) -> list[dict[str, int]]:
+    default = kernel.default_config()
+    assert default is not None
+    changes = [{}, {"LOCAL": 1, "WX": 8}, {"CX": 2, "WX": 4}, {"LOCAL": 1, "CY": 2}]
+    out = []
+    for change in changes:
+        cfg = {**default, **change}
+        env = {**kernel.env(cfg), **limits}
+        assert all(c.evaluate(env) for c in kernel.constraints), (cfg, kernel.constraints)
+        out.append(cfg)
+    return out
+
+
+@pytest.mark.opencl
+@pytest.mark.usefixtures("shared_workers")
+@pytest.mark.parametrize(
+    ("dims", "boundary", "pad"),
+    [(2, "clamp", 3), (2, "interior", 3), (2, "clamp", 4), (3, "clamp", 1), (3, "interior", 2)],
+)
+def test_the_template_reads_a_padded_field(dims: int, boundary: str, pad: int) -> None:
+    radius = 3 if dims == 2 else 1
+    d = parse_definition(_conv(dims, radius, boundary, pad), "c.stencil.yaml")
+    sizes = {"NX": 32, "NY": 16} if dims == 2 else {"NX": 32, "NY": 16, "NZ": 8}
+    kernel = definition_kernel_of(d, sizes)
+    assert set(kernel.techniques) == {"global", "local"}
+    limits = select_device(None).limit_values()
+    bad = replace(
+        kernel, source=kernel.source.replace("#define SRC_PAD_X", "#define SRC_PAD_X 0 //")
+    )
+    with OpenCLEvaluator(kernel, runs=1) as ev, OpenCLEvaluator(bad, runs=1) as wrong:
+        for cfg in _configs(kernel, limits):
+            result = ev.evaluate(cfg)
+            assert result.status is Status.OK, (cfg, result.message)
+            assert wrong.evaluate(cfg).status is not Status.OK, cfg  # the pad matters
