@@ -198,6 +198,12 @@ class TunedLibrary:
                 raise InputError(
                     "online tuning needs the kernel (kernel=...)", source="tune_missing"
                 )
+            if self.kernel.reference.kind == "none":
+                raise InputError(
+                    "online tuning switches only to configurations verified against the "
+                    "kernel's reference, and this kernel has none (reference: none)",
+                    source=self.kernel.label,
+                )
             from gtune.api import as_budget
 
             budget = as_budget(tune_missing)
