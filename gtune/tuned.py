@@ -1254,13 +1254,17 @@ def write_bundle(
 
 
 __all__ = [
+    "BUNDLE_FORMAT",
     "BundleChoice",
     "BundleConfiguration",
     "BundleEntry",
     "TunedBundle",
     "TunedKernel",
     "bundle_header",
+    "device_slug",
     "read_bundle",
+    "size_checks",
+    "size_distance",
     "specialise",
     "tuned_bundle",
     "tuned_kernel",
