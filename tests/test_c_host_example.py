@@ -123,5 +123,7 @@ def test_export_sizes_names_what_the_store_has(tuned_store: Path, tmp_path: Path
     missing = run_gtune("export", HEAT, "--sizes", "64x64x64", "-o", str(out), db=tuned_store)
     assert missing.returncode == 2 and "Traceback" not in missing.stderr
     assert "64x64x64" in missing.stderr and all(s in missing.stderr for s in SIZES)
+    both = run_gtune("export", HEAT, "--size", SIZES[0], "--sizes", "all", db=tuned_store)
+    assert both.returncode == 2 and "--sizes" in both.stderr
     t4 = run_gtune("export", "--sizes", "all", db=tuned_store)
     assert t4.returncode == 2 and "--sizes" in t4.stderr

@@ -245,7 +245,8 @@ def _summary(tuned: TunedKernel, paths: list[Path]) -> str:
 
 
 def _export_bundle(args: argparse.Namespace) -> int:
-    if args.size and is_plain(args.kernel_file) is False:
+    plain = is_plain(args.kernel_file)
+    if args.size and not plain:
         raise InputError(
             "give the sizes with --sizes (or --size alone for one size)", source="--size"
         )
@@ -253,8 +254,14 @@ def _export_bundle(args: argparse.Namespace) -> int:
         raise InputError("a bundle writes specialised sources", source="--full-template")
     first = _wanted_sizes(args, None)
     view = argparse.Namespace(**vars(args))
-    if is_plain(args.kernel_file) and not args.size and first:
-        view.size = size_text(first[0])  # a plain kernel opens at a size
+    if plain and not args.size:
+        if not first:
+            raise InputError(
+                "a plain kernel (no description beside it) opens at a size: give --size "
+                "(any one of its tuned sizes) with --sizes all, or list the sizes",
+                source="--sizes",
+            )
+        view.size = size_text(first[0])
     kernel = _open(view)
     wanted = _wanted_sizes(args, kernel)
     folder = Path(args.out or ".")
