@@ -87,7 +87,7 @@ class Launch:
 
     def __init__(self, tuned: TunedKernel, program: Any, sizes: Mapping[str, int]) -> None:
         self.tuned = tuned
-        self.kernel = getattr(program, tuned.kernel)
+        self.kernel = cl.Kernel(program, tuned.kernel)
         self.global_size, self.local_size = tuned.launch_sizes(sizes)
         self.sizes = dict(sizes)
         self.arguments = tuned.arguments
