@@ -22,6 +22,7 @@ ARGS = {
 # examples that need files another test makes first, and the test that runs them
 ELSEWHERE = {
     "use_tuned_kernel.py": ROOT / "tests" / "commands" / "test_export.py",  # an exported kernel
+    "heat_solver.py": ROOT / "tests" / "test_runtime.py",  # with gtune.runtime's tests
 }
 
 pytestmark = [pytest.mark.opencl, pytest.mark.slow]
