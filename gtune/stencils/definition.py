@@ -432,6 +432,8 @@ class StencilDefinition:
                 "output": self.output,
             }
         )
+        if self.pads:
+            data["pad"] = {f: list(p[: self.dims]) for f, p in self.pads.items()}
         if self.coefficients:
             data["coefficients"] = list(self.coefficients)
         terms: list[dict[str, Any]] = []
@@ -457,8 +459,6 @@ class StencilDefinition:
             data["kernel"] = kernel
         if self.steps != 1:
             data["steps"] = self.steps
-        if self.pads:
-            data["pad"] = {f: list(p[: self.dims]) for f, p in self.pads.items()}
         if self.original is not None:
             data["original"] = self.original
         return data

@@ -31,7 +31,7 @@ import itertools
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -40,6 +40,7 @@ import numpy as np
 
 from gtune.exceptions import GtuneError, InputError
 from gtune.kernel import TunableKernel, scalar_values
+from gtune.stencils.definition import MAX_PAD as MAX_PAD
 from gtune.stencils.definition import (
     StencilDefinition,
     parse_definition,
@@ -94,10 +95,16 @@ class Interface:
     output: str
     order: tuple[str, ...]  # every argument, in signature order
     scalars: tuple[ScalarArg, ...]
+    pads: Mapping[str, tuple[int, ...]] = field(default_factory=dict)  # C order
 
     @property
     def dims(self) -> int:
         return len(self.shape)
+
+    def field_shape(self, name: str) -> tuple[int, ...]:
+        """The stored shape of input field ``name``: the problem's plus its pad."""
+        pad = self.pads.get(name, (0,) * self.dims)
+        return tuple(n + 2 * p for n, p in zip(self.shape, pad, strict=True))
 
     @property
     def float_scalars(self) -> tuple[ScalarArg, ...]:
@@ -129,6 +136,7 @@ def interface(kernel: TunableKernel, label: str | None = None) -> Interface:
     outputs: list[str] = []
     dtypes: set[str] = set()
     scalars: list[ScalarArg] = []
+    pads: dict[str, tuple[int, ...]] = {}
     for arg in kernel.arguments:
         if arg.kind == "scalar":
             axis, unit = None, 1
@@ -147,11 +155,15 @@ def interface(kernel: TunableKernel, label: str | None = None) -> Interface:
             scalars.append(ScalarArg(arg.name, arg.dtype, values[arg.name], axis, unit))
             continue
         shape = arg.shape_for(sizes)
-        if shape != data_shape:
+        pad = _pad(shape, data_shape) if arg.role == "input" else None
+        if pad:
+            pads[arg.name] = pad
+        elif shape != data_shape:
             raise refuse(
                 f"array {arg.name} has the shape {list(shape)}, not the problem's "
-                f"{list(data_shape)}: a definition's fields and output are arrays of the "
-                "problem's shape (no padded arrays, no weights passed in an array)"
+                f"{list(data_shape)}: a definition's output is an array of the problem's "
+                "shape, a field the problem's or the problem's padded alike on both sides "
+                f"of each axis (--array {arg.name}=NX+6,NY+6 for a pad of 3)"
             )
         if arg.dtype not in _NP:
             raise refuse(f"array {arg.name} holds {arg.dtype}; a definition holds float32/float64")
@@ -183,7 +195,19 @@ def interface(kernel: TunableKernel, label: str | None = None) -> Interface:
         output=outputs[0],
         order=tuple(a.name for a in kernel.arguments),
         scalars=tuple(scalars),
+        pads=pads,
     )
+
+
+def _pad(shape: tuple[int, ...], data_shape: tuple[int, ...]) -> tuple[int, ...] | None:
+    """The pad of an array ``shape`` around the problem's (C order), or None: the
+    same number of extra points before and after each axis, some axis padded."""
+    if len(shape) != len(data_shape):
+        return None
+    extra = [a - b for a, b in zip(shape, data_shape, strict=True)]
+    if any(e < 0 or e % 2 or e > 2 * MAX_PAD for e in extra) or not any(extra):
+        return None
+    return tuple(e // 2 for e in extra)
 
 
 # ---------------------------------------------------------------------------------
@@ -296,26 +320,33 @@ class _Lifter:
         out_init: np.ndarray,
         scalars: Mapping[str, float | int],
     ) -> np.ndarray:
-        full = {f: inputs.get(f, np.zeros(self.face.shape, self.t)) for f in self.face.fields}
+        full = {
+            f: inputs.get(f, np.zeros(self.face.field_shape(f), self.t)) for f in self.face.fields
+        }
         self.launches += 1
         out = np.asarray(self._probe(full, out_init, scalars))
         if out.shape != self.face.shape:
             raise GtuneError(f"a probe returned the shape {out.shape}, not {self.face.shape}")
         return out
 
-    def random(self, wide: bool = False, kind: str = "uniform") -> np.ndarray:
-        """Uniform in [-1, 1); ``wide``: times 10**[-3, 3); ``kind="bits"``: 0 or 1."""
+    def random(self, wide: bool = False, kind: str = "uniform", name: str = "") -> np.ndarray:
+        """Uniform in [-1, 1); ``wide``: times 10**[-3, 3); ``kind="bits"``: 0 or 1; in
+        the stored shape of field ``name`` (default: the output's)."""
+        shape = self.face.field_shape(name) if name else self.face.shape
         if kind == "bits":
-            return self.rng.integers(0, 2, self.face.shape).astype(self.t)
-        a = self.rng.uniform(-1.0, 1.0, self.face.shape)
+            return self.rng.integers(0, 2, shape).astype(self.t)
+        a = self.rng.uniform(-1.0, 1.0, shape)
         if wide:
-            a *= 10.0 ** self.rng.uniform(-3.0, 3.0, self.face.shape)
+            a *= 10.0 ** self.rng.uniform(-3.0, 3.0, shape)
         return a.astype(self.t)
 
-    def impulses(self, points: Sequence[tuple[int, ...]]) -> np.ndarray:
-        a = np.zeros(self.face.shape, self.t)
+    def impulses(self, points: Sequence[tuple[int, ...]], name: str = "") -> np.ndarray:
+        """Ones at these points of the problem (of field ``name``: at the point plus
+        its pad)."""
+        pad = self.face.pads.get(name, (0,) * self.face.dims)
+        a = np.zeros(self.face.field_shape(name) if name else self.face.shape, self.t)
         for p in points:
-            a[p] = 1.0
+            a[tuple(v + q for v, q in zip(p, pad, strict=True))] = 1.0
         return a
 
     def refuse(self, why: str, kind: type[NotAStencil] = NotAStencil) -> NotAStencil:
@@ -391,8 +422,8 @@ class _Lifter:
         face = self.face
         z = self.zero_out.astype(np.float64)
         for kind in ("uniform", "bits"):
-            x = {f: self.random(kind=kind) for f in face.fields}
-            y = {f: self.random(kind=kind) for f in face.fields}
+            x = {f: self.random(kind=kind, name=f) for f in face.fields}
+            y = {f: self.random(kind=kind, name=f) for f in face.fields}
             xy = {f: (x[f] + y[f]).astype(self.t) for f in face.fields}
             ox, oy, oxy = (self.run(v, self.r1, self.base).astype(np.float64) for v in (x, y, xy))
             if not (np.isfinite(ox).all() and np.isfinite(oy).all() and np.isfinite(oxy).all()):
@@ -414,7 +445,7 @@ class _Lifter:
         centre = tuple(n // 2 for n in face.shape)
         self.offsets: dict[str, list[tuple[int, ...]]] = {}
         for f in face.fields:
-            out = self.run({f: self.impulses([centre])}, self.r1, self.base)
+            out = self.run({f: self.impulses([centre], f)}, self.r1, self.base)
             changed = ~(out == self.zero_out)
             outside = changed & ~self.written
             if outside.any():
@@ -426,7 +457,7 @@ class _Lifter:
             points = [tuple(int(v) for v in p) for p in np.argwhere(changed)]
             if not points:
                 moved = [
-                    self.run({f: self.random(kind=k)}, self.r1, self.base)
+                    self.run({f: self.random(kind=k, name=f)}, self.r1, self.base)
                     for k in ("uniform", "bits")
                 ]
                 if any(not np.array_equal(m, self.zero_out) for m in moved):
@@ -496,7 +527,7 @@ class _Lifter:
         cells = self._cells()
         values: dict[Slot, float] = {}
         if cells is not None:
-            inputs = {f: self.impulses([c]) for f, c in zip(face.fields, cells, strict=False)}
+            inputs = {f: self.impulses([c], f) for f, c in zip(face.fields, cells, strict=False)}
             out = self.run(inputs, self.r1, scalars).astype(np.float64)
             const = float(out[cells[-1]])
             values[CONSTANT] = const
@@ -510,7 +541,8 @@ class _Lifter:
             const = float(zero[centre])
             values[CONSTANT] = const
             for f in face.fields:
-                out = self.run({f: self.impulses([centre])}, self.r1, scalars).astype(np.float64)
+                out = self.run({f: self.impulses([centre], f)}, self.r1, scalars)
+                out = out.astype(np.float64)
                 for o in self.offsets[f]:
                     p = tuple(ci - oi for ci, oi in zip(centre, o, strict=True))
                     values[(f, o)] = float(out[p]) - const
@@ -636,7 +668,7 @@ class _Lifter:
         for f in face.fields:
             for phase in (0, 1):
                 grid = tuple(slice(phase * (s // 2), None, s) for s in steps)
-                inputs = {g: np.zeros(face.shape, self.t) for g in face.fields}
+                inputs = {g: np.zeros(face.field_shape(g), self.t) for g in face.fields}
                 inputs[f][grid] = 1.0
                 _, _, bad = compare(inputs, self.base, base)
                 if bad.any():
@@ -668,7 +700,7 @@ class _Lifter:
             )
         for what, scalars, vals in settings:
             for wide in (False, True):
-                inputs = {f: self.random(wide) for f in face.fields}
+                inputs = {f: self.random(wide, name=f) for f in face.fields}
                 out, ref, bad = compare(inputs, scalars, vals)
                 if bad.any():
                     p = tuple(np.argwhere(bad)[0])
@@ -680,7 +712,7 @@ class _Lifter:
                         "a scalar that is not a factor of the weights?"
                     )
         # integer scalars other than sizes must not matter
-        inputs = {f: self.random() for f in face.fields}
+        inputs = {f: self.random(name=f) for f in face.fields}
         plain = self.run(inputs, self.r1, self.user)
         for s in face.scalars:
             if s.axis is not None or s.dtype.startswith("float"):
@@ -750,6 +782,8 @@ def definition_data(
     if lifted.coefficients:
         data["coefficients"] = list(lifted.coefficients)
     data["terms"] = terms
+    if face.pads:  # a padded input (x first, like the offsets)
+        data["pad"] = {f: xyz(p) for f, p in face.pads.items()}
     if len(lifted.constant) > 1:
         raise face.refuse(
             "its constant term is a sum of products of scalars ("
@@ -794,7 +828,7 @@ def build_definition(
         (slot, ms) for slot, ms in lifted.terms.items() if len(ms) > 1 and any(m.names for m in ms)
     ]
     try:
-        return parse_definition(data, source)
+        definition = parse_definition(data, source)
     except InputError:
         if not sums:
             raise
@@ -804,6 +838,13 @@ def build_definition(
             f"the weight of {f}[{', '.join(str(v) for v in reversed(off))}] is {shown}, a sum "
             "of products of scalars; a definition's coefficient is one product"
         ) from None
+    others = [f for f in definition.pads if f != definition.primary_field]
+    if others:
+        raise face.refuse(
+            f"its input {others[0]} is padded but is not the stencil's primary field "
+            f"({definition.primary_field}); the template pads only that one"
+        )
+    return definition
 
 
 def lift_with(

@@ -300,8 +300,8 @@ def _plain(tmp_path: Path, body: str, size: list[int], **kw: Any) -> Any:
         (
             "__kernel void k(__global const float* a, __global float* b)"
             " { int i = get_global_id(0); b[i] = a[i + 1]; }",
-            {"arrays": {"a": ["NX+2", "NY"]}},
-            "no padded arrays",
+            {"arrays": {"a": ["NX+1", "NY"]}},
+            "padded alike on both sides",
         ),
         (
             "__kernel void k(__global const int* a, __global int* b)"
