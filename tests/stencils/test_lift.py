@@ -222,8 +222,8 @@ def _nbrs(a: np.ndarray) -> list[np.ndarray]:
         (lambda a, s: _nbrs(a)[0] * _nbrs(a)[1], "not linear"),
         (lambda a, s: np.where(_nbrs(a)[0] > 0, _nbrs(a)[1], _nbrs(a)[2]), "not linear"),
         (lambda a, s: _nbrs(a)[1] + _nbrs(a)[3] + (1 + s["c"]), "constant is one product"),
-        (lambda a, s: _nbrs(a)[1] / s["c"] + _nbrs(a)[3], "a scalar divides"),
-        (lambda a, s: s["c"] * s["c"] * _nbrs(a)[1] + _nbrs(a)[3], "reproduce"),
+        (lambda a, s: np.sqrt(s["c"]) * _nbrs(a)[1] + _nbrs(a)[3], "integer powers"),
+        (lambda a, s: s["c"] ** 3 * _nbrs(a)[1] + _nbrs(a)[3], "integer powers"),
     ],
 )
 def test_what_is_not_a_stencil_is_refused(fn: Any, why: str) -> None:
@@ -231,6 +231,51 @@ def test_what_is_not_a_stencil_is_refused(fn: Any, why: str) -> None:
     with pytest.raises(NotAStencil, match=why) as info:
         lift_with(_face_plain((16, 16), scalars), _numpy_kernel(fn), name="k")
     assert info.value.source == "numpy.cl"
+
+
+_F32 = np.float32
+
+
+@pytest.mark.parametrize(
+    ("fn", "want"),
+    [
+        (lambda a, s: _nbrs(a)[1] / s["c"] + _nbrs(a)[3], {(1, 0, 0): ["1/c"]}),
+        (lambda a, s: s["c"] * s["c"] * _nbrs(a)[1] + _nbrs(a)[3], {(1, 0, 0): ["c*c"]}),
+        (
+            lambda a, s: (
+                _nbrs(a)[0]
+                + _F32(s["d"])
+                * _F32(s["c"])
+                / (_F32(s["h"]) * _F32(s["h"]))
+                * (_nbrs(a)[1] + _nbrs(a)[2] + _nbrs(a)[3] + _nbrs(a)[4] - 4 * _nbrs(a)[0])
+            ),
+            {(1, 0, 0): ["c*d/(h*h)"], (0, 0, 0): [1, "-4.0*c*d/(h*h)"]},
+        ),
+        (
+            lambda a, s: _nbrs(a)[3] + _F32(s["d"]) / _F32(s["c"]) * (_nbrs(a)[1] + 1.5),
+            {(1, 0, 0): ["d/c"], "constant": "1.5*d/c"},
+        ),
+    ],
+)
+def test_quotients_and_powers_of_scalars_are_found_exactly(fn: Any, want: Any) -> None:
+    """Weights that are products of scalars to powers from -2 to 2 (a scalar divides,
+    enters squared) are fitted at several values, snapped and checked at fresh ones."""
+    scalars = tuple(ScalarArg(n, "float32", v) for n, v in (("c", 0.5), ("d", 0.3), ("h", 0.1)))
+    defn, _ = lift_with(_face_plain((16, 16), scalars), _numpy_kernel(fn), name="k")
+    for offset, coefs in want.items():
+        if offset == "constant":
+            assert defn.constant.text() == coefs
+            continue
+        got = [t.coefficient.text() for t in defn.terms if t.offset == offset]
+        assert sorted(map(str, got)) == sorted(map(str, coefs))
+    again = parse_definition(yaml.safe_load(defn.to_yaml()), "k.stencil.yaml")
+    assert again == defn
+    rng = np.random.default_rng(5)
+    a = rng.uniform(-1, 1, (16, 16)).astype(np.float32)
+    vals = {"c": 0.7, "d": 1.3, "h": 0.2}
+    out = np.zeros_like(a)
+    ref = defn.reference({"src": a}, out, {n: vals[n] for n in defn.coefficients})
+    np.testing.assert_allclose(ref[1:-1, 1:-1], fn(a, vals), rtol=2e-5, atol=2e-5)
 
 
 def test_a_weight_that_is_a_sum_of_products_lifts_as_separate_terms() -> None:
@@ -342,7 +387,7 @@ def _sizes(text: str) -> list[int]:
     return [int(v) for v in text.split("x")]
 
 
-def _open_plain(name: str) -> Any:
+def _open_plain(name: str, source: str | None = None) -> Any:
     from gtune.plain import plain_kernel
 
     entry = MANIFEST[name]
@@ -362,7 +407,7 @@ def _open_plain(name: str) -> Any:
             kw["defines"][k] = v
         else:
             raise AssertionError(flag)
-    return plain_kernel(PLAIN / entry["source"], sizes=_sizes(entry["size"]), **kw)
+    return plain_kernel(PLAIN / (source or entry["source"]), sizes=_sizes(entry["size"]), **kw)
 
 
 def _pairs(flags: list[str]) -> list[tuple[str, str]]:
@@ -489,6 +534,27 @@ def test_corpus_kernel_tunes_against_its_original(
     assert report.best_result is not None and results
     assert all(r.status is Status.OK for r in results), [r.message for r in results]
     assert not any(r.extra.get("unverified") for r in results)
+
+
+WRONG = sorted(n for n, e in MANIFEST.items() if "wrong" in e)
+
+
+@pytest.mark.opencl
+@pytest.mark.usefixtures("shared_workers")
+@pytest.mark.parametrize("name", WRONG)
+def test_a_wrong_variant_of_a_corpus_kernel_is_caught(
+    name: str, device: Any, lifted: Any, tmp_path: Path
+):
+    """The definition lifted from the right kernel does not accept the wrong variant's
+    output as its reference (what tuning against the original checks first)."""
+    from gtune.description import load_kernel
+    from gtune.measure.lifting import against_original
+
+    wrong = _open_plain(name, MANIFEST[name]["wrong"])
+    _, out = lifted(name)
+    template = load_kernel(out, dict(wrong.sizes))
+    with pytest.raises(InputError, match="does not compute this definition"):
+        against_original(template, load_definition(out), wrong, device, tmp_path)
 
 
 @pytest.mark.opencl
