@@ -42,6 +42,7 @@ from gtune.exceptions import GtuneError, InputError
 from gtune.kernel import TunableKernel, scalar_values
 from gtune.stencils.definition import MAX_PAD as MAX_PAD
 from gtune.stencils.definition import (
+    Coefficient,
     StencilDefinition,
     parse_definition,
 )
@@ -58,6 +59,13 @@ _AXES = ("x", "y", "z")
 MAX_INTERACTING = 6
 #: Largest |offset| along an axis a definition accepts.
 MAX_OFFSET = 16
+#: Powers a scalar may enter a weight with (``dt/(dx*dx)``: -2).
+EXPONENTS = (-2, -1, 0, 1, 2)
+#: Most monomials one weight may be a sum of, when scalars divide.
+MAX_MONOMIALS = 32
+_SCALES = (0.5, 0.75, 1.25, 1.5, 2.0, 0.625)  # one scalar's values, times its base
+_FIT = 1e4  # a fitted term below this many ulps of the weights is noise
+_SNAP = 256  # a fitted factor is snapped to a simple number within this many ulps
 Slot = tuple[str, tuple[int, ...]]  # (field, offset in array axis order); ("", ()) = constant
 CONSTANT: Slot = ("", ())
 
@@ -250,7 +258,16 @@ def _number_text(x: float) -> str:
     return repr(float(x))
 
 
-def _coefficient_text(k: float, names: Sequence[str]) -> int | float | str:
+def _monomial_value(m: _Monomial, values: Mapping[str, float | int]) -> float:
+    out = m.factor * math.prod(float(values[n]) for n in m.names)
+    return out / math.prod(float(values[n]) for n in m.divisors)
+
+
+def _coefficient_text(
+    k: float, names: Sequence[str], divisors: Sequence[str] = ()
+) -> int | float | str:
+    if divisors:
+        return Coefficient(k, tuple(sorted(names)), tuple(sorted(divisors))).text()
     if not names:
         text = _number_text(k)
         if "/" in text:
@@ -266,14 +283,15 @@ def _coefficient_text(k: float, names: Sequence[str]) -> int | float | str:
 @dataclass
 class _Monomial:
     factor: float
-    names: tuple[str, ...]
+    names: tuple[str, ...]  # a name repeated is a power
+    divisors: tuple[str, ...] = ()  # names it is divided by (repeated: a power)
 
 
 def _sum_text(monomials: Sequence[_Monomial]) -> str:
     """``1 - 6*dt*nu``: a sum of products as a person writes it."""
     text = ""
     for m in monomials:
-        part = str(_coefficient_text(m.factor, m.names))
+        part = str(_coefficient_text(m.factor, m.names, m.divisors))
         if not text:
             text = part
         elif part.startswith("-"):
@@ -559,9 +577,11 @@ class _Lifter:
     def noise(self, *values: float) -> float:
         return 64 * self.eps * (sum(abs(v) for v in values) + 1e-30)
 
-    def coefficients(self) -> None:
+    def relevance(self) -> None:
+        """The weights at the base values, and which scalars each one depends on (each
+        float scalar doubled in turn)."""
         slots = self.slots()
-        base = self.slot_values(self.base)
+        base = self.base_values = self.slot_values(self.base)
         # the base probe must agree with the footprints found one field at a time
         for f in self.face.fields:
             for o in self.offsets[f]:
@@ -579,6 +599,13 @@ class _Lifter:
                 around = (base[slot], vals[slot], base[CONSTANT], vals[CONSTANT])
                 if abs(vals[slot] - base[slot]) > self.noise(*around):
                     relevant[slot].add(s.name)
+        self.relevant = relevant
+
+    def coefficients(self) -> None:
+        """Each weight as a sum of products of scalars, each scalar at most to the first
+        power: a Moebius inversion over the scalars set to zero or their base value."""
+        slots = self.slots()
+        relevant = self.relevant
         order = [s.name for s in self.face.float_scalars]
         cache: dict[frozenset[str], dict[Slot, float]] = {}
 
@@ -622,7 +649,12 @@ class _Lifter:
                     "taken apart: it is not a sum of products of scalars"
                 )
             self.monomials[slot] = terms
-        used = {n for ms in self.monomials.values() for m in ms for n in m.names}
+        self._used()
+
+    def _used(self) -> None:
+        """The scalars the weights use, in signature order, of the element type."""
+        order = [s.name for s in self.face.float_scalars]
+        used = {n for ms in self.monomials.values() for m in ms for n in m.names + m.divisors}
         self.used = tuple(n for n in order if n in used)
         for s in self.face.float_scalars:
             if s.name in used and s.dtype != self.face.dtype:
@@ -630,6 +662,116 @@ class _Lifter:
                     f"scalar {s.name} is a {s.dtype} factor of the weights but the arrays hold "
                     f"{self.face.dtype}; a definition's coefficients have the element type"
                 )
+
+    # -- 3b. quotients and powers: monomials with integer exponents -------------------
+    def laurent(self) -> None:
+        """Each weight as a sum of monomials ``k * prod(s**e)`` with integer exponents
+        in -2..2 (``step/Cap``, ``dt*alpha/(dx*dx)``, ``1 - 4*c*c``): which exponents
+        each scalar enters with (that scalar alone at six values), then the factors of
+        every candidate monomial by least squares at random values, snapped to simple
+        numbers and checked at fresh values."""
+        slots = self.slots()
+        names = [
+            s.name
+            for s in self.face.float_scalars
+            if any(s.name in r for r in self.relevant.values())
+        ]
+        exps: dict[Slot, dict[str, list[int]]] = {slot: {} for slot in slots}
+        grid = np.array([[t**e for e in EXPONENTS] for t in (1.0, *_SCALES)])
+        for name in names:
+            b = float(self.base[name])
+            vals = [self.base_values] + [
+                self.slot_values({**self.base, name: b * t}) for t in _SCALES
+            ]
+            for slot in slots:
+                if name not in self.relevant[slot]:
+                    continue
+                y = np.array([v[slot] for v in vals])
+                a = np.linalg.lstsq(grid, y, rcond=None)[0]
+                keep = [
+                    e
+                    for e, ai in zip(EXPONENTS, a, strict=True)
+                    if abs(ai) > _FIT * self.eps * max(abs(a))
+                ]
+                exps[slot][name] = keep
+        candidates = {
+            slot: [dict(zip(e, c, strict=True)) for c in itertools.product(*e.values())]
+            for slot, e in exps.items()
+        }
+        most = max(len(c) for c in candidates.values())
+        if most > MAX_MONOMIALS:
+            raise self.refuse(
+                f"a weight would be a sum of {most} monomials of the scalars; at most "
+                f"{MAX_MONOMIALS} are told apart"
+            )
+        points = [self._random_scalars(names) for _ in range(most + 4)]
+        measured = [self.slot_values(p) for p in points]
+        self.monomials = {}
+        for slot in slots:
+            self.monomials[slot] = self._fit(slot, candidates[slot], points, measured)
+        for wide in (False, True):
+            fresh = self._random_scalars(names, wide)
+            got = self.slot_values(fresh)
+            for slot in slots:
+                want = sum(_monomial_value(m, fresh) for m in self.monomials[slot])
+                if abs(got[slot] - want) > _SNAP * self.eps * (
+                    abs(got[slot]) + abs(got[CONSTANT]) + abs(want)
+                ):
+                    raise self.refuse(
+                        f"{self._slot_text(slot)} is not a sum of products of scalars with "
+                        f"integer powers from -2 to 2 (at fresh values it is {got[slot]:.7g}, "
+                        f"the fit gives {want:.7g})"
+                    )
+        self._used()
+
+    def _random_scalars(self, names: Sequence[str], wide: bool = False) -> dict[str, float | int]:
+        """The base values with ``names`` each scaled by a random k/16 in [0.5, 2]
+        (``wide``: in [0.25, 0.5] or [2, 4], outside the fit's range)."""
+        out = dict(self.base)
+        for n in names:
+            k = int(self.rng.integers(8, 33))
+            if wide:
+                k = int(self.rng.choice([self.rng.integers(4, 8), self.rng.integers(33, 65)]))
+            out[n] = float(self.base[n]) * k / 16.0
+        return out
+
+    def _fit(
+        self,
+        slot: Slot,
+        candidates: Sequence[Mapping[str, int]],
+        points: Sequence[Mapping[str, float | int]],
+        measured: Sequence[Mapping[Slot, float]],
+    ) -> list[_Monomial]:
+        """The monomials of one weight: a least-squares fit over every candidate, then
+        again over those well above the noise (a small system, well conditioned)."""
+        y = np.array([m[slot] for m in measured])
+        scale = float(np.max(np.abs(y))) + max(abs(m[CONSTANT]) for m in measured)
+        if scale == 0.0:
+            return []
+        kept = list(candidates)
+        for floor in (math.sqrt(self.eps), _FIT * self.eps):
+            if not kept:
+                return []
+            rows = [
+                [math.prod(float(p[n]) ** e for n, e in c.items()) for c in kept] for p in points
+            ]
+            k = np.linalg.lstsq(np.array(rows), y, rcond=None)[0]
+            size = [
+                abs(float(ki)) * math.prod(abs(float(self.base[n])) ** e for n, e in c.items())
+                for c, ki in zip(kept, k, strict=True)
+            ]
+            top = max(size)
+            pairs = [
+                (c, float(ki)) for c, ki, z in zip(kept, k, size, strict=True) if z > floor * top
+            ]
+            kept = [c for c, _ in pairs]
+        out: list[_Monomial] = []
+        for c, ki in pairs:
+            factor = nice_number(ki, _SNAP * self.eps * abs(ki))
+            names = tuple(sorted(n for n, e in c.items() for _ in range(max(e, 0))))
+            divisors = tuple(sorted(n for n, e in c.items() for _ in range(max(-e, 0))))
+            out.append(_Monomial(factor, names, divisors))
+        return out
 
     def _slot_text(self, slot: Slot) -> str:
         if slot == CONSTANT:
@@ -741,6 +883,7 @@ def lift_probe(face: Interface, probe: Probe, *, seed: int = 1) -> tuple[Lifted,
     lifter.written_region()
     lifter.linearity()
     lifter.footprints()
+    lifter.relevance()
     lifter.coefficients()
     return lifter.lifted(), lifter
 
@@ -765,7 +908,7 @@ def definition_data(
             item: dict[str, Any] = {"field": f}
             if any(off):
                 item["offset"] = xyz(off)[:dims]
-            item["coefficient"] = _coefficient_text(m.factor, m.names)
+            item["coefficient"] = _coefficient_text(m.factor, m.names, m.divisors)
             terms.append(item)
     data: dict[str, Any] = {"name": name}
     if doc:
@@ -792,7 +935,7 @@ def definition_data(
         )
     if lifted.constant:
         m = lifted.constant[0]
-        data["constant"] = _coefficient_text(m.factor, m.names)
+        data["constant"] = _coefficient_text(m.factor, m.names, m.divisors)
     by_name = {s.name: s for s in face.scalars}
     if lifted.coefficients:
         data["values"] = {n: float(by_name[n].value) for n in lifted.coefficients}
@@ -857,12 +1000,30 @@ def lift_with(
     original: Mapping[str, Any] | None = None,
     seed: int = 1,
 ) -> tuple[StencilDefinition, int]:
-    """Probe, build the definition and check it: (definition, launches used)."""
-    lifted, lifter = lift_probe(face, probe, seed=seed)
-    definition = build_definition(
-        face, lifted, name=name, source=source, doc=doc, original=original
-    )
-    lifter.check(definition)
+    """Probe, build the definition and check it: (definition, launches used).
+
+    Weights are first read as sums of products of scalars (each to the first power);
+    where that fails and a weight depends on a scalar, as sums of monomials with
+    integer powers from -2 to 2 (a scalar that divides or enters squared)."""
+    lifter = _Lifter(face, probe, seed)
+    lifter.written_region()
+    lifter.linearity()
+    lifter.footprints()
+    lifter.relevance()
+    kw: dict[str, Any] = {"name": name, "source": source, "doc": doc, "original": original}
+    try:
+        lifter.coefficients()
+        definition = build_definition(face, lifter.lifted(), **kw)
+        lifter.check(definition)
+    except NotAStencil as first:
+        if not any(lifter.relevant.values()):
+            raise
+        try:
+            lifter.laurent()
+            definition = build_definition(face, lifter.lifted(), **kw)
+            lifter.check(definition)
+        except NotAStencil as second:
+            raise face.refuse(f"{first.why}; read with powers from -2 to 2: {second.why}") from None
     return definition, lifter.launches
 
 
