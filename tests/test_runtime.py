@@ -227,7 +227,6 @@ def test_an_application_exiting_mid_tuning(kernel_path: Path, tmp_path: Path) ->
             f"""
             import time, pyopencl as cl, gtune.runtime
             from gtune.store import open_store
-from gtune.store.ranking import confirmation
             ctx = cl.create_some_context(interactive=False)
             lib = gtune.runtime.open_tuned(kernel={str(kernel_path)!r}, tune_missing=500,
                                            store={str(store)!r}, shutdown_s=20)
@@ -302,4 +301,19 @@ def test_online_tuning_from_a_nearest_size_fallback(
     fallback = dict(kernel.with_defaults({"WX": 2, "WZ": 2}))
     confirmed = [r for r in rows if confirmation(r) is not None]
     assert any(dict(r.result.config) == fallback for r in confirmed)  # side by side
+    step_checked(k, ctx, SIZE)
+
+
+def test_closing_mid_tuning_keeps_the_fallback(
+    kernel: TunableKernel, ctx: Any, tmp_path: Path
+) -> None:
+    lib = runtime.open_tuned(kernel=kernel, tune_missing=500, store=tmp_path / "s.db")
+    k = lib.kernel_for(ctx, SIZE)
+    time.sleep(3)
+    started = time.monotonic()
+    lib.close(timeout=60)
+    assert time.monotonic() - started < 60
+    assert k.wait_tuning(10)
+    assert k.tuning == "stopped", k.tuning_message
+    assert (k.choice, [c for c, _ in k.history]) == ("default", ["default"])
     step_checked(k, ctx, SIZE)

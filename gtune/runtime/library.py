@@ -36,7 +36,8 @@ class RuntimeKernel:
     now run the configuration tuned here, ``choice`` becomes ``tuned``), ``kept`` (the
     confirmation round found nothing faster than the configuration running: the default,
     or the nearest-size fallback, which the search then starts from and the round
-    measures in the default's place) or ``failed``.
+    measures in the default's place), ``stopped`` (closed before its confirmation
+    round) or ``failed``.
     """
 
     def __init__(
@@ -129,6 +130,9 @@ class RuntimeKernel:
         except GtuneError as exc:
             self.tuning, self.tuning_message = "failed", f"{message}; {exc.render()}"
             LOG.warning("%s: %s", self.library.label, self.tuning_message)
+        except Exception as exc:  # in the tuner's thread: logged, never raised
+            self.tuning, self.tuning_message = "failed", f"{message}; {exc!r}"
+            LOG.exception("%s: %s", self.library.label, self.tuning_message)
         finally:
             self._settled.set()
 
@@ -137,6 +141,9 @@ class RuntimeKernel:
         result = None if report is None else report.best_result
         if report is None or best is None or result is None or not result.ok:
             self.tuning, self.tuning_message = "failed", message
+            return
+        if report.interrupted and not report.confirmed:
+            self.tuning, self.tuning_message = "stopped", f"{message}; stopped before confirming"
             return
         kernel = self.library.require_kernel()
         faster = bool(report.confirmed and report.significant and not report.best_from_default)

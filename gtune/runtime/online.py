@@ -82,8 +82,6 @@ class OnlineTuner:
         self._cancel = CancelToken()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
-        self._busy = threading.Event()
-        self.finished: list[tuple[Mapping[str, int], str]] = []  # (sizes, outcome)
 
     def submit(
         self,
@@ -104,27 +102,7 @@ class OnlineTuner:
                 )
                 self._thread.start()
                 atexit.register(self.close)
-            self._busy.set()
             self._jobs.put(Job(device, dict(sizes), done, baseline))
-
-    @property
-    def idle(self) -> bool:
-        """No job queued or running."""
-        return not self._busy.is_set()
-
-    def wait(self, timeout: float | None = None) -> bool:
-        """Wait until every queued job is done (for tests and benchmarks): True if so."""
-        thread = self._thread
-        if thread is None:
-            return True
-        done = threading.Event()
-
-        def check() -> None:
-            self._jobs.join()
-            done.set()
-
-        threading.Thread(target=check, daemon=True).start()
-        return done.wait(timeout)
 
     def close(self, timeout: float | None = None) -> None:
         """Stop after the configuration being measured; wait up to ``timeout`` seconds
@@ -143,12 +121,15 @@ class OnlineTuner:
             try:
                 if job is None:
                     return
-                if not self._cancel.cancelled:
+                if self._cancel.cancelled:
+                    where = "x".join(str(v) for v in job.sizes.values())
+                    job.done(None, f"online tuning at {where} not started: {self._cancel.reason}")
+                else:
                     self._run(job)
+            except Exception:  # the callback's failure must not end the thread
+                LOG.exception("online tuning: the answer could not be handled")
             finally:
                 self._jobs.task_done()
-                if self._jobs.unfinished_tasks == 0:
-                    self._busy.clear()
 
     def _run(self, job: Job) -> None:
         from gtune.api import tune
@@ -172,17 +153,14 @@ class OnlineTuner:
         except GtuneError as exc:
             message = f"online tuning at {where} failed: {exc.render()}"
             LOG.warning("%s", message)
-            self.finished.append((job.sizes, message))
             job.done(None, message)
             return
         except Exception as exc:  # a background failure must never reach the application
             message = f"online tuning at {where} failed: {exc!r}"
             LOG.exception("%s", message)
-            self.finished.append((job.sizes, message))
             job.done(None, message)
             return
         message = f"online tuning at {where} finished: {report.measured} configurations measured"
-        self.finished.append((job.sizes, message))
         job.done(report, message)
 
 
