@@ -317,3 +317,17 @@ def test_closing_mid_tuning_keeps_the_fallback(
     assert k.tuning == "stopped", k.tuning_message
     assert (k.choice, [c for c, _ in k.history]) == ("default", ["default"])
     step_checked(k, ctx, SIZE)
+
+
+def test_an_input_read_as_an_image_is_passed_as_a_buffer(
+    kernel: TunableKernel, ctx: Any, identity: str, tmp_path: Path
+) -> None:
+    """A configuration reading ``src`` through an image: the application still passes
+    the buffer, the runtime copies it into an image of its own."""
+    if not device_limits(ctx.devices[0]).image_support:
+        pytest.skip("the device has no images")
+    export(kernel, tmp_path, SIZE, identity, WX=8, WY=4, IMAGE=1)
+    k = runtime.open_tuned(tmp_path).kernel_for(ctx, SIZE)
+    assert k.choice == "tuned" and k.configuration["IMAGE"] == 1
+    step_checked(k, ctx, SIZE)
+    step_checked(k, ctx, SIZE)  # the image is reused and refilled

@@ -109,12 +109,11 @@ class Launch:
             elif spec["kind"] == "image" and isinstance(value, cl.Buffer):
                 image = self._image(queue.context, i, spec)
                 shape = tuple(image.shape)
-                events.append(
-                    cl.enqueue_copy(
-                        queue, image, value, origin=(0,) * len(shape), region=shape,
-                        wait_for=wait_for,
-                    )
+                copy = cl.enqueue_copy(  # type: ignore[call-overload]  # the stubs lack offset
+                    queue, image, value, offset=0, origin=(0,) * len(shape), region=shape,
+                    wait_for=wait_for,
                 )  # fmt: skip
+                events.append(copy)
                 converted.append(image)
             else:
                 converted.append(value)
@@ -133,7 +132,7 @@ class Launch:
                     source=self.tuned.name,
                 )
             fmt = cl.ImageFormat(cl.channel_order.R, channel)
-            self._images[i] = cl.Image(
+            self._images[i] = cl.create_image(
                 context, cl.mem_flags.READ_ONLY, fmt, shape=tuple(shape[::-1])
             )
         return self._images[i]
