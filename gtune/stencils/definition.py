@@ -42,9 +42,12 @@ MAX_PAD = 64
 """Largest pad along an axis of a padded field."""
 
 Offset = tuple[int, int, int]
-ArgKind = Literal["field", "output", "coefficient", "size", "ignored"]
+ArgKind = Literal["field", "output", "coefficient", "size", "ignored", "weights"]
+MAX_WEIGHTS = 4096
+"""Most entries of a weights array."""
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_ENTRY = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\[(\d+)\]\Z")  # coeff[7]: a weights entry
 _DECIMAL = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\Z")
 _RATIONAL = re.compile(r"([+-]?\d+)\s*/\s*(\d+)\Z")
 _CTYPE = {"float32": "float", "float64": "double"}
@@ -66,6 +69,7 @@ _TOP = (
     "values",
     "steps",
     "pad",
+    "weights",
     "kernel",
     "original",
 )
@@ -135,8 +139,8 @@ class Coefficient:
         With ``dtype`` a number alone is a typed literal (``0.25f`` for float32, ``0.25``
         for float64), as the template's constant weights have always been written.
         """
-        names = [(rename or {}).get(n, n) for n in self.names]
-        divisors = [(rename or {}).get(n, n) for n in self.divisors]
+        names = [_renamed(n, rename or {}) for n in self.names]
+        divisors = [_renamed(n, rename or {}) for n in self.divisors]
         if not names and not divisors:
             if dtype is not None:
                 return literal(self.factor, dtype)
@@ -169,6 +173,19 @@ class Coefficient:
 
     def __str__(self) -> str:
         return str(self.text())
+
+
+def _renamed(name: str, rename: Mapping[str, str]) -> str:
+    """A factor's C name: ``coeff[7]`` with its array renamed."""
+    entry = _ENTRY.match(name)
+    if entry:
+        return f"{rename.get(entry.group(1), entry.group(1))}[{entry.group(2)}]"
+    return rename.get(name, name)
+
+
+def weight_entries(weights: Mapping[str, Sequence[float]]) -> dict[str, float]:
+    """``{"coeff[0]": w0, ...}``: every entry of weights arrays, by its factor name."""
+    return {f"{n}[{i}]": float(v) for n, vs in weights.items() for i, v in enumerate(vs)}
 
 
 def literal(value: float, dtype: str) -> str:
@@ -216,7 +233,7 @@ class KernelArg:
     """
 
     name: str
-    kind: ArgKind
+    kind: ArgKind  # "weights": an array of weights (terms read its entries, coeff[7])
     type: str
     axis: str | None = None
     value: float | int | None = None
@@ -252,6 +269,9 @@ class StencilDefinition:
     """Time steps the application runs: step k + 1 reads step k's output as its primary
     field (the other fields stay fixed)."""
     pads: dict[str, Offset] = field(default_factory=dict)
+    weights: dict[str, tuple[float, ...]] = field(default_factory=dict)
+    """Weights arrays, each with the values the definition's own reference uses: the
+    kernel takes each as an argument and its terms read its entries (``coeff[7]``)."""
     """Padded fields: the field is stored with this many extra points (x, y, z) on
     each side of every axis, and ``field[p + offset]`` reads the stored array at
     ``p + pad + offset`` (a convolution's input padded by the filter's half-width)."""
@@ -306,6 +326,21 @@ class StencilDefinition:
         return 8 if self.dtype == "float64" else 4
 
     # -- semantics ----------------------------------------------------------------------
+    def all_values(
+        self,
+        values: Mapping[str, float] | None = None,
+        arrays: Mapping[str, np.ndarray] | None = None,
+    ) -> dict[str, float]:
+        """The value of every factor name: the coefficients' (``values``, else the
+        definition's) and the weights arrays' entries (from ``arrays`` where it holds
+        them, else the definition's)."""
+        out = weight_entries(self.weights)
+        for n in self.weights:
+            if arrays is not None and n in arrays:
+                out.update(weight_entries({n: np.asarray(arrays[n]).ravel().tolist()}))
+        out.update(self.values if values is None else values)
+        return out
+
     def reference(
         self,
         inputs: Mapping[str, np.ndarray],
@@ -318,7 +353,7 @@ class StencilDefinition:
         ``interior``, points closer to an edge than the radius keep ``out_initial``; with
         ``clamp``, every point is written and neighbour indices are clamped per axis.
         """
-        vals = dict(self.values if values is None else values)
+        vals = self.all_values(values, inputs)
         t = _NP[self.dtype]
         out = np.array(out_initial, dtype=t, copy=True)
         if out.ndim != self.dims:
@@ -404,7 +439,7 @@ class StencilDefinition:
         (the primary field's terms scale the previous step's bound) and the sum of the
         steps' tolerances (a step also carries the previous one's error forward,
         scaled by the primary field's coefficients)."""
-        vals = dict(self.values if values is None else values)
+        vals = self.all_values(values)
         eps = float(np.finfo(_NP[self.dtype]).eps) * 4 * (len(self.terms) + 1)
         primary = self.primary_field
         gain = sum(abs(t.coefficient.value(vals)) for t in self.terms_of(primary))
@@ -436,6 +471,8 @@ class StencilDefinition:
             data["pad"] = {f: list(p[: self.dims]) for f, p in self.pads.items()}
         if self.coefficients:
             data["coefficients"] = list(self.coefficients)
+        if self.weights:
+            data["weights"] = {n: [_yaml_number(v) for v in vs] for n, vs in self.weights.items()}
         terms: list[dict[str, Any]] = []
         for t in self.terms:
             item: dict[str, Any] = {"field": t.field}
@@ -452,7 +489,7 @@ class StencilDefinition:
         if self.kernel_name != self.name:
             kernel["name"] = self.kernel_name
         if self.arguments != default_arguments(
-            self.fields, self.output, self.coefficients, self.dtype
+            self.fields, self.output, self.coefficients, self.dtype, tuple(self.weights)
         ):
             kernel["arguments"] = [_arg_data(a) for a in self.arguments]
         if kernel:
@@ -469,7 +506,7 @@ class StencilDefinition:
 
 
 def _arg_data(a: KernelArg) -> str | dict[str, Any]:
-    if a.kind in ("field", "output", "coefficient"):
+    if a.kind in ("field", "output", "coefficient", "weights"):
         return a.name
     if a.kind == "size":
         data: dict[str, Any] = {"name": a.name, "type": a.type, "size": a.axis}
@@ -504,13 +541,18 @@ _Dumper.add_representer(dict, _represent_dict)
 
 
 def default_arguments(
-    fields: Sequence[str], output: str, coefficients: Sequence[str], dtype: str
+    fields: Sequence[str],
+    output: str,
+    coefficients: Sequence[str],
+    dtype: str,
+    weights: Sequence[str] = (),
 ) -> tuple[KernelArg, ...]:
-    """Fields, then the output, then the coefficients."""
+    """Fields, then the output, then the coefficients, then the weights arrays."""
     return tuple(
         [_named_arg(f, "field", dtype) for f in fields]
         + [_named_arg(output, "output", dtype)]
         + [_named_arg(c, "coefficient", dtype) for c in coefficients]
+        + [_named_arg(w, "weights", dtype) for w in weights]
     )
 
 
@@ -520,6 +562,8 @@ def _named_arg(name: str, kind: ArgKind, dtype: str) -> KernelArg:
         return KernelArg(name, "field", f"__global const {ctype}*")
     if kind == "output":
         return KernelArg(name, "output", f"__global {ctype}*")
+    if kind == "weights":
+        return KernelArg(name, "weights", f"__constant {ctype}*")
     return KernelArg(name, "coefficient", ctype)
 
 
@@ -676,9 +720,9 @@ def _coefficient(value: Any, key: str, known: Sequence[str], err: _Err) -> Coeff
         if isinstance(f, str):
             text = f.strip()
             sign = 1.0
-            if text.startswith("-") and _IDENT.match(text[1:].strip()):
+            if text.startswith("-") and _named(text[1:].strip()):
                 sign, text = -1.0, text[1:].strip()
-            if _IDENT.match(text):
+            if _named(text):
                 names.append(_known(text, key, known, err))
                 factor *= sign
                 continue
@@ -743,6 +787,11 @@ def _quotient(value: str, key: str, err: _Err) -> tuple[list[str], list[str]]:
     return above, below
 
 
+def _named(text: str) -> bool:
+    """A coefficient's name, or a weights array's entry (``coeff[7]``)."""
+    return bool(_IDENT.match(text) or _ENTRY.match(text))
+
+
 def _offset(value: Any, key: str, dims: int, err: _Err) -> Offset:
     if value is None:
         return (0, 0, 0)
@@ -790,11 +839,13 @@ def parse_definition(data: Any, source: str) -> StencilDefinition:
         if c in fields or c == output:
             raise err(f"coefficients[{i}]", f"{c} is also a field; a name is one or the other")
 
-    terms = _terms(data["terms"], fields, output, dims, coefficients, err)
-    constant = _coefficient(data.get("constant", 0), "constant", coefficients, err)
+    weights = _weights(data.get("weights"), (*fields, output, *coefficients), err)
+    known = (*coefficients, *weight_entries(weights))
+    terms = _terms(data["terms"], fields, output, dims, known, err)
+    constant = _coefficient(data.get("constant", 0), "constant", known, err)
     values = _values(data.get("values", {}), coefficients, err)
     kernel_name, arguments = _kernel(
-        data.get("kernel"), name, dims, dtype, fields, output, coefficients, err
+        data.get("kernel"), name, dims, dtype, fields, output, coefficients, err, tuple(weights)
     )
     steps = data.get("steps", 1)
     if isinstance(steps, bool) or not isinstance(steps, int) or not 1 <= steps <= MAX_STEPS:
@@ -827,7 +878,27 @@ def parse_definition(data: Any, source: str) -> StencilDefinition:
         source=source,
         steps=int(steps),
         pads=pads,
+        weights=weights,
     )
+
+
+def _weights(raw: Any, taken: Sequence[str], err: _Err) -> dict[str, tuple[float, ...]]:
+    """``weights: {coeff: [w0, w1, ...]}``: arrays of weights the kernel takes as
+    arguments, with the values the definition's own reference uses."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise err("weights", f"expected a mapping of array names to lists of numbers, got {raw!r}")
+    out: dict[str, tuple[float, ...]] = {}
+    for name, values in raw.items():
+        key = f"weights.{name}"
+        _ident(name, key, err, "an array name")
+        if name in taken:
+            raise err(key, f"{name} is also a field, the output or a coefficient")
+        if not isinstance(values, list) or not 1 <= len(values) <= MAX_WEIGHTS:
+            raise err(key, f"expected a list of 1 to {MAX_WEIGHTS} numbers, got {values!r}")
+        out[str(name)] = tuple(_number_value(v, f"{key}[{i}]", err) for i, v in enumerate(values))
+    return out
 
 
 def _pads(
@@ -934,8 +1005,9 @@ def _kernel(
     output: str,
     coefficients: tuple[str, ...],
     err: _Err,
+    weights: tuple[str, ...] = (),
 ) -> tuple[str, tuple[KernelArg, ...]]:
-    default = default_arguments(fields, output, coefficients, dtype)
+    default = default_arguments(fields, output, coefficients, dtype, weights)
     if raw is None:
         return name, default
     if not isinstance(raw, dict):

@@ -107,7 +107,8 @@ def definition_sum(
 
     d = parse_definition(dict(definition), "reference.args.definition")
     values = {c: float(scalars[c]) for c in d.coefficients}
-    inputs = {f: np.asarray(arrays[f]) for f in d.fields}
+    # the fields, and the weights arrays the kernel receives (their entries are factors)
+    inputs = {f: np.asarray(arrays[f]) for f in (*d.fields, *d.weights)}
     return {d.output: d.reference_steps(inputs, np.asarray(arrays[d.output]), values)}
 
 

@@ -209,6 +209,8 @@ def _kernel_args(d: StencilDefinition, names: Mapping[str, str]) -> list[str]:
             args.append("__global REAL *restrict DST")
         elif a.kind == "coefficient":
             args.append(f"const REAL {n}")
+        elif a.kind == "weights":  # read at run time, as the original takes them
+            args.append(f"__constant REAL *restrict {n}")
         else:
             args.append(f"const {a.type} {n}")
     return args
@@ -933,6 +935,9 @@ def _argument(d: StencilDefinition, a: KernelArg, shape: list[str], image: bool)
         return {"name": a.name, "dtype": d.dtype, "role": "output", "shape": shape, "init": init}
     if a.kind == "coefficient":
         return {"name": a.name, "kind": "scalar", "dtype": d.dtype, "value": d.values[a.name]}
+    if a.kind == "weights":  # random weights, as the other inputs (the reference reads them)
+        length = str(len(d.weights[a.name]))
+        return {"name": a.name, "dtype": d.dtype, "role": "input", "shape": [length]}
     if a.kind == "size":
         return {
             "name": a.name,

@@ -112,3 +112,68 @@ def test_the_template_reads_a_padded_field(dims: int, boundary: str, pad: int) -
             result = ev.evaluate(cfg)
             assert result.status is Status.OK, (cfg, result.message)
             assert wrong.evaluate(cfg).status is not Status.OK, cfg  # the pad matters
+
+
+def _weighted(radius: int, pad: int, boundary: str = "clamp") -> dict[str, Any]:
+    """A 2D convolution whose (2r+1)^2 weights come in the array ``coeff`` (row-major)."""
+    side = 2 * radius + 1
+    rng = np.random.default_rng(side)
+    terms = [
+        {
+            "field": "src",
+            "offset": [dx, dy],
+            "coefficient": f"coeff[{(dy + radius) * side + dx + radius}]",
+        }
+        for dy in range(-radius, radius + 1)
+        for dx in range(-radius, radius + 1)
+    ]
+    return {
+        "dims": 2,
+        "boundary": boundary,
+        "fields": ["src"],
+        "output": "dst",
+        "terms": terms,
+        "pad": {"src": [pad, pad]},
+        "weights": {"coeff": [round(float(v), 3) for v in rng.uniform(-1, 1, side * side)]},
+    }
+
+
+def test_weights_in_an_array_are_read_from_it() -> None:
+    d = parse_definition(_weighted(1, 1), "w.stencil.yaml")
+    assert [a.kind for a in d.arguments] == ["field", "output", "weights"]
+    rng = np.random.default_rng(3)
+    src = rng.uniform(-1, 1, (10, 14))
+    coeff = rng.uniform(-1, 1, 9)
+    got = d.reference({"src": src, "coeff": coeff}, np.zeros((8, 12)))
+    want = sum(
+        coeff[(dy + 1) * 3 + dx + 1] * src[1 + dy : 9 + dy, 1 + dx : 13 + dx]
+        for dy in (-1, 0, 1)
+        for dx in (-1, 0, 1)
+    )
+    np.testing.assert_allclose(got, want, atol=1e-5)
+    # without the array, the definition's own values
+    own = d.reference({"src": src}, np.zeros((8, 12)))
+    assert not np.allclose(own, got)
+    assert parse_definition(d.to_dict(), "again.stencil.yaml") == d
+    bad = _weighted(1, 1)
+    bad["terms"][0]["coefficient"] = "coeff[9]"
+    with pytest.raises(InputError, match="unknown coefficient 'coeff\\[9\\]'"):
+        parse_definition(bad, "w.stencil.yaml")
+
+
+@pytest.mark.opencl
+@pytest.mark.usefixtures("shared_workers")
+@pytest.mark.parametrize("boundary", ["clamp", "interior"])
+def test_the_template_reads_weights_from_their_array(boundary: str) -> None:
+    d = parse_definition(_weighted(2, 2, boundary), "w.stencil.yaml")
+    kernel = definition_kernel_of(d, {"NX": 32, "NY": 16})
+    assert "__constant REAL *restrict coeff" in kernel.source
+    limits = select_device(None).limit_values()
+    # the same kernel reading the filter transposed is caught
+    bad = replace(kernel, source=kernel.source.replace("coeff[1])", "coeff[5])"))
+    assert bad.source != kernel.source
+    with OpenCLEvaluator(kernel, runs=1) as ev, OpenCLEvaluator(bad, runs=1) as wrong:
+        for cfg in _configs(kernel, limits):
+            result = ev.evaluate(cfg)
+            assert result.status is Status.OK, (cfg, result.message)
+            assert wrong.evaluate(cfg).status is Status.WRONG_RESULT, cfg
