@@ -45,6 +45,7 @@ from gtune.stencils.definition import (
     Coefficient,
     StencilDefinition,
     parse_definition,
+    weight_entries,
 )
 
 #: A probe: one launch with these input fields (by name; a field not given is zero), this
@@ -59,6 +60,8 @@ _AXES = ("x", "y", "z")
 MAX_INTERACTING = 6
 #: Largest |offset| along an axis a definition accepts.
 MAX_OFFSET = 16
+#: Most entries of a weights array lift probes (one launch or two each).
+MAX_WEIGHT_ENTRIES = 1024
 #: Powers a scalar may enter a weight with (``dt/(dx*dx)``: -2).
 EXPONENTS = (-2, -1, 0, 1, 2)
 #: Most monomials one weight may be a sum of, when scalars divide.
@@ -89,6 +92,7 @@ class ScalarArg:
     value: float | int  # the user's value (from the plain flags)
     axis: str | None = None  # an integer size argument: x, y or z
     unit: int = 1  # ... counted in units of this many elements (NX / 4: 4)
+    entry_of: str = ""  # an entry of a weights array (name "coeff[7]"): the array's name
 
 
 @dataclass(frozen=True)
@@ -104,6 +108,7 @@ class Interface:
     order: tuple[str, ...]  # every argument, in signature order
     scalars: tuple[ScalarArg, ...]
     pads: Mapping[str, tuple[int, ...]] = field(default_factory=dict)  # C order
+    weights: Mapping[str, int] = field(default_factory=dict)  # weights arrays: length
 
     @property
     def dims(self) -> int:
@@ -145,6 +150,7 @@ def interface(kernel: TunableKernel, label: str | None = None) -> Interface:
     dtypes: set[str] = set()
     scalars: list[ScalarArg] = []
     pads: dict[str, tuple[int, ...]] = {}
+    weights: dict[str, int] = {}
     for arg in kernel.arguments:
         if arg.kind == "scalar":
             axis, unit = None, 1
@@ -164,6 +170,20 @@ def interface(kernel: TunableKernel, label: str | None = None) -> Interface:
             continue
         shape = arg.shape_for(sizes)
         pad = _pad(shape, data_shape) if arg.role == "input" else None
+        if arg.role == "input" and len(shape) == 1 and arg.dtype in _NP:
+            # weights in an array: each entry is probed like a float scalar
+            if not 1 <= shape[0] <= MAX_WEIGHT_ENTRIES:
+                raise refuse(
+                    f"weights array {arg.name} has {shape[0]} entries; lift probes at most "
+                    f"{MAX_WEIGHT_ENTRIES}"
+                )
+            weights[arg.name] = shape[0]
+            dtypes.add(arg.dtype)
+            scalars += [
+                ScalarArg(f"{arg.name}[{i}]", arg.dtype, v, entry_of=arg.name)
+                for i, v in enumerate(_weight_values(shape[0]))
+            ]
+            continue
         if pad:
             pads[arg.name] = pad
         elif shape != data_shape:
@@ -204,7 +224,14 @@ def interface(kernel: TunableKernel, label: str | None = None) -> Interface:
         order=tuple(a.name for a in kernel.arguments),
         scalars=tuple(scalars),
         pads=pads,
+        weights=weights,
     )
+
+
+def _weight_values(n: int) -> list[float]:
+    """The weights a lifted definition records for an array of ``n`` (its tuning draws
+    random ones): distinct, of both signs, exact in binary."""
+    return [(1 if i % 2 == 0 else -1) * (0.5 + (i % 32) / 64.0) for i in range(n)]
 
 
 def _pad(shape: tuple[int, ...], data_shape: tuple[int, ...]) -> tuple[int, ...] | None:
@@ -330,6 +357,7 @@ class _Lifter:
             {s.name: v for s, v in zip(floats, _base_values(len(floats)), strict=True)}
         )
         self.user: dict[str, float | int] = {s.name: s.value for s in face.scalars}
+        self.entries = {s.name for s in face.scalars if s.entry_of}
 
     # -- running ------------------------------------------------------------------
     def run(
@@ -341,6 +369,10 @@ class _Lifter:
         full = {
             f: inputs.get(f, np.zeros(self.face.field_shape(f), self.t)) for f in self.face.fields
         }
+        if self.face.weights:  # the entries of weights arrays travel as the arrays
+            for w, n in self.face.weights.items():
+                full[w] = np.array([scalars[f"{w}[{i}]"] for i in range(n)], self.t)
+            scalars = {k: v for k, v in scalars.items() if k not in self.entries}
         self.launches += 1
         out = np.asarray(self._probe(full, out_init, scalars))
         if out.shape != self.face.shape:
@@ -790,8 +822,9 @@ class _Lifter:
     # -- 4. the checks ---------------------------------------------------------------
     def check(self, definition: StencilDefinition) -> None:
         face = self.face
-        values = {n: float(self.user[n]) for n in definition.coefficients}
-        base = {n: float(self.base[n]) for n in definition.coefficients}
+        names = (*definition.coefficients, *weight_entries(definition.weights))
+        values = {n: float(self.user[n]) for n in names}
+        base = {n: float(self.base[n]) for n in names}
 
         def compare(
             inputs: Mapping[str, np.ndarray],
@@ -838,7 +871,7 @@ class _Lifter:
             for s in face.float_scalars:
                 rand[s.name] = float(self.t(self.rng.uniform(0.5, 1.5) * self.rng.choice([-1, 1])))
             settings.append(
-                ("random scalar values", rand, {n: float(rand[n]) for n in definition.coefficients})
+                ("random scalar values", rand, {n: float(rand[n]) for n in names})
             )
         for what, scalars, vals in settings:
             for wide in (False, True):
@@ -922,8 +955,18 @@ def definition_data(
             "output": face.output,
         }
     )
-    if lifted.coefficients:
-        data["coefficients"] = list(lifted.coefficients)
+    entries = {s.name: s for s in face.scalars if s.entry_of}
+    scalars = [n for n in lifted.coefficients if n not in entries]
+    if scalars:
+        data["coefficients"] = scalars
+    for w in face.weights:
+        if not any(entries[n].entry_of == w for n in lifted.coefficients if n in entries):
+            raise face.refuse(f"its output does not depend on the weights array {w}")
+    if face.weights:  # the weights the probes used (the tuning draws random ones)
+        data["weights"] = {
+            w: [float(entries[f"{w}[{i}]"].value) for i in range(n)]
+            for w, n in face.weights.items()
+        }
     data["terms"] = terms
     if face.pads:  # a padded input (x first, like the offsets)
         data["pad"] = {f: xyz(p) for f, p in face.pads.items()}
@@ -937,8 +980,8 @@ def definition_data(
         m = lifted.constant[0]
         data["constant"] = _coefficient_text(m.factor, m.names, m.divisors)
     by_name = {s.name: s for s in face.scalars}
-    if lifted.coefficients:
-        data["values"] = {n: float(by_name[n].value) for n in lifted.coefficients}
+    if scalars:
+        data["values"] = {n: float(by_name[n].value) for n in scalars}
     arguments: list[Any] = []
     for arg in face.order:
         s = by_name.get(arg)

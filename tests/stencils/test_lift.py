@@ -22,7 +22,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gtune.exceptions import InputError
-from gtune.stencils.definition import StencilDefinition, load_definition, parse_definition
+from gtune.stencils.definition import (
+    StencilDefinition,
+    load_definition,
+    parse_definition,
+    weight_entries,
+)
 from gtune.stencils.lift import (
     Interface,
     NotAStencil,
@@ -392,7 +397,7 @@ def _open_plain(name: str, source: str | None = None) -> Any:
 
     entry = MANIFEST[name]
     flags = list(entry["flags"])
-    kw: dict[str, Any] = {"scalars": {}, "defines": {}}
+    kw: dict[str, Any] = {"scalars": {}, "defines": {}, "arrays": {}}
     while flags:
         flag, value = flags.pop(0), flags.pop(0)
         if flag == "--global":
@@ -405,6 +410,9 @@ def _open_plain(name: str, source: str | None = None) -> Any:
         elif flag == "--define":
             k, v = value.split("=", 1)
             kw["defines"][k] = v
+        elif flag == "--array":  # a shape, x first
+            k, v = value.split("=", 1)
+            kw["arrays"][k] = v.split(",")
         else:
             raise AssertionError(flag)
     return plain_kernel(PLAIN / (source or entry["source"]), sizes=_sizes(entry["size"]), **kw)
@@ -441,12 +449,15 @@ def _original_matches(kernel: Any, defn: StencilDefinition, device: Any, seed: i
     rng = np.random.default_rng(seed)
     face = interface(kernel)
     t = np.float32 if defn.dtype == "float32" else np.float64
-    inputs = {f: rng.uniform(-2, 2, face.shape).astype(t) for f in defn.fields}
+    inputs = {f: rng.uniform(-2, 2, face.field_shape(f)).astype(t) for f in defn.fields}
+    weights = {w: rng.uniform(-1, 1, n).astype(t) for w, n in face.weights.items()}
+    inputs.update(weights)  # the weights arrays the kernel reads (random, as the tuning's)
     out0 = rng.uniform(-2, 2, face.shape).astype(t)
     cfg = kernel.default_config() or {}
     with OpenCLEvaluator(kernel, device, verify=False, compile_workers=0) as ev:
         got = ev.run_once(cfg, {**inputs, defn.output: out0})[defn.output]
     values = {c: float(v) for c, v in scalar_values(kernel).items() if c in defn.coefficients}
+    values.update(weight_entries(weights))
     ref = defn.reference(inputs, out0, values)
     tol = defn.tolerance(2.0, values)
     np.testing.assert_allclose(got, ref, rtol=0, atol=tol)
