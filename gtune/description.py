@@ -555,10 +555,16 @@ def _parse_arguments(raw: Any, err: Any, known: set[str]) -> list[Argument]:
         for e in shape_exprs:
             e.check_names(known)
         init = a.get("init", "random" if role != "output" else "zeros")
-        if not isinstance(init, str) or (init not in INITS and not init.startswith("copy:")):
+        if not isinstance(init, str) or (
+            init not in INITS and not init.startswith(("copy:", "values:"))
+        ):
             raise err(
-                f"{key}.init", f"unknown init {init!r}; allowed: {', '.join(INITS)}, copy:<arg>"
+                f"{key}.init",
+                f"unknown init {init!r}; allowed: {', '.join(INITS)}, copy:<arg>, "
+                "values:<v0>,<v1>,...",
             )
+        if init.startswith("values:"):
+            init = _init_values(init, f"{key}.init", err)
         image_when = None
         if "image_when" in a:
             image_when = Expr(_expr_text(a["image_when"], f"{key}.image_when", err), src)
@@ -871,3 +877,15 @@ def _expr_text(value: Any, key: str, err: Any) -> str:
 def _check_length(items: Any, key: str, err: Any) -> None:
     if isinstance(items, list | dict) and len(items) > MAX_LIST_ITEMS:
         raise err(key, f"{len(items):,} items; at most {MAX_LIST_ITEMS:,} are allowed")
+
+
+def _init_values(init: str, key: str, err: Any) -> str:
+    """``values:0.25,-1,0.5``: an array's contents, every one a finite number."""
+    texts = init[len("values:") :].split(",")
+    try:
+        values = [float(t) for t in texts]
+    except ValueError:
+        raise err(key, f"values: expects numbers separated by commas, got {init[:80]!r}") from None
+    if not all(math.isfinite(v) for v in values):
+        raise err(key, "values: expects finite numbers")
+    return init

@@ -44,6 +44,15 @@ def initial_arrays(kernel: TunableKernel, seed: int = 1234) -> dict[str, np.ndar
                     f"argument {arg.name} copies {init[5:]!r} of another size", source=kernel.label
                 )
             arrays[arg.name] = src.reshape(shape).astype(dtype, copy=True)
+        elif init.startswith("values:"):  # given contents (a stencil's weights)
+            values = np.array([float(v) for v in init[len("values:") :].split(",")])
+            if values.size != math.prod(shape):
+                raise InputError(
+                    f"argument {arg.name} lists {values.size} values for its "
+                    f"{math.prod(shape)} elements",
+                    source=kernel.label,
+                )
+            arrays[arg.name] = values.reshape(shape).astype(dtype)
         elif init == "zeros":
             arrays[arg.name] = np.zeros(shape, dtype)
         elif init == "ones":

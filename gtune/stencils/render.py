@@ -935,9 +935,16 @@ def _argument(d: StencilDefinition, a: KernelArg, shape: list[str], image: bool)
         return {"name": a.name, "dtype": d.dtype, "role": "output", "shape": shape, "init": init}
     if a.kind == "coefficient":
         return {"name": a.name, "kind": "scalar", "dtype": d.dtype, "value": d.values[a.name]}
-    if a.kind == "weights":  # random weights, as the other inputs (the reference reads them)
-        length = str(len(d.weights[a.name]))
-        return {"name": a.name, "dtype": d.dtype, "role": "input", "shape": [length]}
+    if a.kind == "weights":  # the definition's weights (the reference reads the array)
+        values = d.weights[a.name]
+        init = "values:" + ",".join(repr(float(v)) for v in values)
+        return {
+            "name": a.name,
+            "dtype": d.dtype,
+            "role": "input",
+            "shape": [str(len(values))],
+            "init": init,
+        }
     if a.kind == "size":
         return {
             "name": a.name,

@@ -14,6 +14,7 @@ import pytest
 from gtune.exceptions import InputError
 from gtune.kernel import TunableKernel
 from gtune.measure import OpenCLEvaluator, Status, select_device
+from gtune.measure.problem import initial_arrays
 from gtune.stencils.definition import parse_definition
 from gtune.stencils.render import definition_kernel_of
 
@@ -154,6 +155,9 @@ def test_weights_in_an_array_are_read_from_it() -> None:
     # without the array, the definition's own values
     own = d.reference({"src": src}, np.zeros((8, 12)))
     assert not np.allclose(own, got)
+    # the tuning runs with the definition's weights
+    kernel = definition_kernel_of(d, {"NX": 16, "NY": 8})
+    assert np.allclose(initial_arrays(kernel)["coeff"], d.weights["coeff"])
     assert parse_definition(d.to_dict(), "again.stencil.yaml") == d
     bad = _weighted(1, 1)
     bad["terms"][0]["coefficient"] = "coeff[9]"
@@ -177,3 +181,19 @@ def test_the_template_reads_weights_from_their_array(boundary: str) -> None:
             result = ev.evaluate(cfg)
             assert result.status is Status.OK, (cfg, result.message)
             assert wrong.evaluate(cfg).status is Status.WRONG_RESULT, cfg
+
+
+def test_an_arrays_given_values_are_checked() -> None:
+    from gtune.description import parse_description
+    from gtune.stencils.render import definition_description
+
+    d = parse_definition(_weighted(1, 1), "w.stencil.yaml")
+    source, description = definition_description(d, {"NX": 16, "NY": 8})
+    coeff = next(a for a in description["arguments"] if a["name"] == "coeff")
+    coeff["init"] = "values:1,x"
+    with pytest.raises(InputError, match="values: expects numbers"):
+        parse_description(description, source=source, label="w.yaml", source_path="")
+    coeff["init"] = "values:1,2"
+    kernel = parse_description(description, source=source, label="w.yaml", source_path="")
+    with pytest.raises(InputError, match="lists 2 values for its 9 elements"):
+        initial_arrays(kernel)
