@@ -102,7 +102,11 @@ def bench_kernel(
     definition_path = out / "definitions" / f"{name}.stencil.yaml"
     t0 = time.monotonic()
     defn, launches = lift_kernel(
-        plain(entry, entry["size"]), device=device, output=definition_path, flags=entry["flags"]
+        plain(entry, entry["size"]),
+        device=device,
+        output=definition_path,
+        flags=entry["flags"],
+        plane_index=entry.get("plane_index"),
     )
     definition_path.write_text(defn.to_yaml())
     lift_s = time.monotonic() - t0

@@ -118,11 +118,14 @@ def original_outputs(
     data."""
     from gtune.description import load_kernel
 
+    plane = None
     if path.endswith(".stencil.yaml"):  # lifted: the original is recorded in the definition
         from gtune.commands._plain import original_kernel
+        from gtune.measure.lifting import plane_of
         from gtune.stencils.definition import load_definition
 
         kernel = original_kernel(load_definition(path), sizes)
+        plane = plane_of(load_definition(path), sizes)  # launched once per plane?
     else:
         kernel = load_kernel(path, sizes)
     from gtune.stencils.lift import shipped_config
@@ -138,9 +141,21 @@ def original_outputs(
         if a.kind == "scalar" and a.value is not None:
             scalars[a.name] = a.value.evaluate(env)
     options = kernel.defines(config)
-    return launch(
-        ctx, queue, kernel.source, kernel.name, options, glob, loc, arguments, host, scalars
-    )
+    if plane is None:
+        return launch(
+            ctx, queue, kernel.source, kernel.name, options, glob, loc, arguments, host, scalars
+        )
+    # the host loop the tuned kernel replaces: one launch per plane, in order
+    name, count = plane
+    data = dict(host)
+    outputs: dict[str, np.ndarray] = {}
+    for k in range(count):
+        scalars[name] = k
+        outputs = launch(
+            ctx, queue, kernel.source, kernel.name, options, glob, loc, arguments, data, scalars
+        )
+        data.update(outputs)
+    return outputs
 
 
 def main() -> int:

@@ -11,6 +11,7 @@ the T4 tuning-results schema (Kernel Tuner / KTT tools), one results file per ke
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -162,6 +163,9 @@ def _export_kernel(args: argparse.Namespace) -> int:
         ),
         full_template=args.full_template,
     )
+    plane = _plane_note(args.kernel_file)
+    if plane:
+        tuned = dataclasses.replace(tuned, notes=(*tuned.notes, plane))
     stem = _stem(kernel) + "_tuned"
     target = (folder / f"{stem}.cl").resolve()
     if kernel.source_path and target == Path(kernel.source_path).resolve():
@@ -169,6 +173,29 @@ def _export_kernel(args: argparse.Namespace) -> int:
     paths = write_tuned(tuned, folder, stem, force=args.force)
     print(_summary(tuned, paths), file=sys.stderr)
     return 0
+
+
+def _plane_note(path: str) -> str:
+    """For a definition lifted from a kernel launched once per plane, how to replace
+    the host's loop; empty otherwise."""
+    from gtune.stencils.definition import is_definition_path, load_definition
+
+    if not is_definition_path(path):
+        return ""
+    definition = load_definition(path)
+    original = definition.original or {}
+    index = original.get("plane_index")
+    if not index:
+        return ""
+    name, _, axis = str(index).partition("=")
+    count = {"x": "nx", "y": "ny", "z": "nz"}.get(axis, "n")
+    return (
+        f"the original {original.get('kernel', definition.kernel_name)} "
+        f"writes one plane along {axis} per launch (the host loops {name} over the "
+        f"planes); this kernel writes every plane in one launch: replace the loop "
+        f"`for ({name} = 0; {name} < {count}; {name}++) launch(..., {name})` by one launch "
+        f"at the global and local sizes given here (its argument {name} is ignored)"
+    )
 
 
 def _stem(kernel: TunableKernel) -> str:

@@ -47,6 +47,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--timeout", type=float, default=60.0, help="seconds before a probe launch is abandoned"
     )
+    p.add_argument(
+        "--plane-index",
+        metavar="SCALAR=AXIS",
+        help="the kernel writes one plane per launch and its integer argument SCALAR is "
+        "the plane's index along AXIS (k=z: the host loops k over the planes); lifted as "
+        "a 3D stencil, the tuned kernel writes every plane in one launch",
+    )
     add_plain_arguments(p)
 
 
@@ -100,6 +107,7 @@ def _lift_transposed(
             output=out,
             flags=definition_flags(recorded_flags(args), args.kernel, out),
             timeout_s=args.timeout,
+            plane_index=args.plane_index,
         )
     except InputError:
         raise InputError(partial.message, source=partial.source, hint=hint) from None
@@ -113,10 +121,44 @@ def _lift_transposed(
     return found
 
 
+def _lift_planes(
+    args: argparse.Namespace, kernel: Any, device: Any, out: Path
+) -> tuple[Any, int] | None:
+    """A kernel that writes nothing or one plane at its launch, with an integer argument
+    that is no size: perhaps the index of the plane one launch writes (the host loops
+    over the planes). Each such argument is tried as the index along the slowest axis;
+    the first that lifts is used, with a note. None if none does."""
+    from gtune.measure.lifting import lift_kernel
+    from gtune.stencils.lift import plane_index_candidates
+
+    sizes = [n for n in ("NX", "NY", "NZ") if n in kernel.sizes]
+    axis = "xyz"[len(sizes) - 1]
+    for name in plane_index_candidates(kernel):
+        try:
+            found = lift_kernel(
+                kernel,
+                device=device,
+                output=out,
+                flags=definition_flags(recorded_flags(args), args.kernel, out),
+                timeout_s=args.timeout,
+                plane_index=f"{name}={axis}",
+            )
+        except InputError:
+            continue
+        print(
+            f"note: one launch writes one plane along {axis}, the plane given by {name}: "
+            f"lifted as --plane-index {name}={axis} (the host loops {name} over the planes; "
+            "the tuned kernel writes every plane in one launch)",
+            file=sys.stderr,
+        )
+        return found
+    return None
+
+
 def run(args: argparse.Namespace) -> int:
     from gtune.measure import select_device
     from gtune.measure.lifting import lift_kernel
-    from gtune.stencils.lift import PartialWrite
+    from gtune.stencils.lift import NotAStencil, PartialWrite
 
     if not is_plain(args.kernel):
         raise InputError(
@@ -133,10 +175,21 @@ def run(args: argparse.Namespace) -> int:
     device = select_device(args.device)
     try:
         definition, launches = lift_kernel(
-            kernel, device=device, output=out, flags=flags, timeout_s=args.timeout
+            kernel,
+            device=device,
+            output=out,
+            flags=flags,
+            timeout_s=args.timeout,
+            plane_index=args.plane_index,
         )
-    except PartialWrite as partial:
-        definition, launches = _lift_transposed(args, kernel, partial, device, out)
+    except NotAStencil as refusal:
+        found = None if args.plane_index else _lift_planes(args, kernel, device, out)
+        if found is not None:
+            definition, launches = found
+        elif isinstance(refusal, PartialWrite):
+            definition, launches = _lift_transposed(args, kernel, refusal, device, out)
+        else:
+            raise
     write_text(out, definition.to_yaml(), force=args.force)
     terms = len(definition.terms)
     coefs = ", ".join(definition.coefficients) or "none"

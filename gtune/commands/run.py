@@ -267,16 +267,23 @@ def run(args: argparse.Namespace) -> int:
     comparison = None
     try:
         if lifted is not None and not interrupted and report.best_config is not None:
-            from gtune.measure.lifting import compare_with_original
+            from gtune.measure.lifting import compare_with_original, plane_of
 
-            comparison = compare_with_original(
-                kernel,
-                report.best_config,
-                lifted[1],
-                device,
-                timing=TimingPolicy(args.runs, args.runs) if args.runs else None,
-                timeout_s=args.timeout,
-            )
+            if plane_of(lifted[0], kernel.sizes) is not None:  # timed per plane: not compared
+                err.print(
+                    "note: the original writes one plane per launch; its time (a loop of "
+                    "launches in your host code) is not compared here",
+                    highlight=False,
+                )
+            else:
+                comparison = compare_with_original(
+                    kernel,
+                    report.best_config,
+                    lifted[1],
+                    device,
+                    timing=TimingPolicy(args.runs, args.runs) if args.runs else None,
+                    timeout_s=args.timeout,
+                )
     finally:
         if recorded is not None:
             recorded.unlink(missing_ok=True)

@@ -42,8 +42,13 @@ def lift_kernel(
     flags: Sequence[str] = (),
     timeout_s: float = 60.0,
     seed: int = 1,
+    plane_index: str | None = None,
 ) -> tuple[StencilDefinition, int]:
     """Lift a plain kernel (its description from the plain flags) on ``device``.
+
+    ``plane_index`` (``"k=z"``): the kernel writes one plane per launch, the plane's
+    index in its integer argument ``k``; every probe launches it once per plane, and
+    ``original.plane_index`` records it (so the original runs so again).
 
     Returns the checked definition (``original:`` records the source relative to
     ``output``'s folder, the kernel, the flags and the shipped launch) and the number of
@@ -59,7 +64,7 @@ def lift_kernel(
             source=out,
         )
     src = Path(kernel.source_path)
-    face = interface(kernel, str(src))
+    face = interface(kernel, str(src), plane_index)
     config = shipped_config(kernel)
     glob, loc = default_launch(kernel)
     original: dict[str, Any] = {
@@ -71,10 +76,15 @@ def lift_kernel(
     }
     if loc is not None:
         original["local"] = loc
+    if face.plane is not None:
+        original["plane_index"] = f"{face.plane[0]}={face.plane[2]}"
     doc = (
         f"Lifted by gtune from {src.name} (kernel {kernel.name}) by running it at "
         f"{'x'.join(str(v) for v in original['size'])}."
     )
+    plane = None
+    if face.plane is not None:
+        plane = (face.plane[0], int(face.shape[face.dims - 1 - "xyz".index(face.plane[2])]))
     evaluator = OpenCLEvaluator(
         kernel, device, verify=False, compile_workers=0, timeout_s=timeout_s
     )
@@ -87,7 +97,7 @@ def lift_kernel(
         ) -> np.ndarray:
             arrays = {**inputs, face.output: out_init}
             try:
-                outputs = evaluator.run_once(config, arrays, scalars)
+                outputs = run_planes(evaluator, config, arrays, scalars, plane)
             except GtuneError as exc:
                 raise face.refuse(f"a probe launch failed: {exc.message}") from None
             return outputs[face.output]
@@ -97,6 +107,40 @@ def lift_kernel(
         )
     finally:
         evaluator.close()
+
+
+def run_planes(
+    evaluator: OpenCLEvaluator,
+    config: Mapping[str, int],
+    arrays: Mapping[str, np.ndarray],
+    scalars: Mapping[str, float | int] | None,
+    plane: tuple[str, int] | None,
+) -> dict[str, np.ndarray]:
+    """One launch, or, for a kernel that writes one plane per launch (``plane``: its
+    index argument and the number of planes), one launch per plane in order, on the
+    same buffers (the arrays go in once)."""
+    if plane is None:
+        return evaluator.run_once(config, arrays, scalars)
+    name, count = plane
+    outputs: dict[str, np.ndarray] = {}
+    for k in range(count):
+        outputs = evaluator.run_once(config, arrays if k == 0 else {}, {**(scalars or {}), name: k})
+    return outputs
+
+
+def plane_of(definition: StencilDefinition, sizes: Mapping[str, int]) -> tuple[str, int] | None:
+    """A lifted definition's ``original.plane_index`` (``"k=z"``) as (argument, number of
+    planes at ``sizes``); None for an original that writes every point in one launch."""
+    text = (definition.original or {}).get("plane_index")
+    if text is None:
+        return None
+    m = re.fullmatch(r"([A-Za-z_]\w*)=([xyz])", str(text))
+    if m is None:
+        raise InputError(
+            f"original.plane_index: expected SCALAR=AXIS (k=z), got {text!r}",
+            source=definition.source or definition.name,
+        )
+    return m.group(1), int(sizes["N" + m.group(2).upper()])
 
 
 def against_original(
@@ -135,8 +179,12 @@ def against_original(
         original, device, verify=False, compile_workers=0, timeout_s=timeout_s
     )
     try:
-        outputs = evaluator.run_once(
-            shipped_config(original), {a.name: arrays[a.name] for a in buffers}, values
+        outputs = run_planes(
+            evaluator,
+            shipped_config(original),
+            {a.name: arrays[a.name] for a in buffers},
+            values,
+            plane_of(definition, kernel.sizes),
         )
     except GtuneError as exc:
         raise InputError(

@@ -109,6 +109,7 @@ class Interface:
     scalars: tuple[ScalarArg, ...]
     pads: Mapping[str, tuple[int, ...]] = field(default_factory=dict)  # C order
     weights: Mapping[str, int] = field(default_factory=dict)  # weights arrays: length
+    plane: tuple[str, str, str] | None = None  # (scalar, its C type, axis): a plane a launch
 
     @property
     def dims(self) -> int:
@@ -133,8 +134,14 @@ class Interface:
         return refusal
 
 
-def interface(kernel: TunableKernel, label: str | None = None) -> Interface:
-    """The arrays and scalars of a plain kernel's description, checked for lifting."""
+def interface(
+    kernel: TunableKernel, label: str | None = None, plane_index: str | None = None
+) -> Interface:
+    """The arrays and scalars of a plain kernel's description, checked for lifting.
+
+    ``plane_index`` (``"k=z"``): the integer scalar ``k`` is the index of the plane along
+    z that one launch writes (a kernel launched once per plane, as C loop nests are
+    ported); it is no scalar of the stencil, and each probe launches every plane."""
     where = label or kernel.source_path or kernel.label
     sizes = dict(kernel.sizes)
 
@@ -144,6 +151,7 @@ def interface(kernel: TunableKernel, label: str | None = None) -> Interface:
     data_shape = tuple(sizes[n] for n in ("NZ", "NY", "NX") if n in sizes)
     if len(data_shape) not in (2, 3):
         raise refuse(f"a definition is 2D or 3D; the problem size has {len(data_shape)} dims")
+    plane = _plane(kernel, plane_index, len(data_shape), where) if plane_index else None
     values = scalar_values(kernel)
     fields: list[str] = []
     outputs: list[str] = []
@@ -152,6 +160,8 @@ def interface(kernel: TunableKernel, label: str | None = None) -> Interface:
     pads: dict[str, tuple[int, ...]] = {}
     weights: dict[str, int] = {}
     for arg in kernel.arguments:
+        if plane is not None and arg.name == plane[0]:
+            continue
         if arg.kind == "scalar":
             axis, unit = None, 1
             text = str(arg.value.text).strip() if arg.value is not None else ""
@@ -225,7 +235,43 @@ def interface(kernel: TunableKernel, label: str | None = None) -> Interface:
         scalars=tuple(scalars),
         pads=pads,
         weights=weights,
+        plane=plane,
     )
+
+
+def plane_index_candidates(kernel: TunableKernel) -> list[str]:
+    """The integer arguments that are no size (``--scalar n=NX``): those that may be the
+    index of the plane one launch writes."""
+    return [
+        a.name
+        for a in kernel.arguments
+        if a.kind == "scalar"
+        and a.dtype in _INT_TYPES
+        and not re.fullmatch(
+            r"(NX|NY|NZ)(\s*/\s*\d+)?", str(a.value.text).strip() if a.value is not None else ""
+        )
+    ]
+
+
+def _plane(kernel: TunableKernel, text: str, dims: int, where: str) -> tuple[str, str, str]:
+    """``--plane-index k=z``: (scalar, C type, axis), checked against the kernel."""
+    m = re.fullmatch(r"\s*([A-Za-z_]\w*)\s*=\s*([xyz])\s*", text)
+    if m is None:
+        raise InputError(
+            f"expected SCALAR=AXIS (k=z: the integer argument k is the index of the plane "
+            f"along z one launch writes), got {text!r}",
+            source="--plane-index",
+        )
+    name, axis = m.group(1), m.group(2)
+    arg = next((a for a in kernel.arguments if a.name == name), None)
+    if arg is None or arg.kind != "scalar" or arg.dtype not in _INT_TYPES:
+        raise InputError(
+            f"kernel {kernel.name} has no integer argument {name} (the plane index)",
+            source="--plane-index",
+        )
+    if _AXES.index(axis) >= dims:
+        raise InputError(f"the problem is {dims}D: it has no axis {axis}", source="--plane-index")
+    return name, _INT_TYPES[arg.dtype], axis
 
 
 def _weight_values(n: int) -> list[float]:
@@ -985,7 +1031,9 @@ def definition_data(
     arguments: list[Any] = []
     for arg in face.order:
         s = by_name.get(arg)
-        if s is None or arg in lifted.coefficients:
+        if face.plane is not None and arg == face.plane[0]:  # one launch writes every plane
+            arguments.append({"name": arg, "type": face.plane[1], "ignored": True, "value": 0})
+        elif s is None or arg in lifted.coefficients:
             arguments.append(arg)
         elif s.axis is not None:
             sized: dict[str, Any] = {"name": arg, "type": _SIZE_TYPES[s.dtype], "size": s.axis}

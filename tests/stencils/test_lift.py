@@ -444,6 +444,7 @@ def device() -> Any:
 def _original_matches(kernel: Any, defn: StencilDefinition, device: Any, seed: int) -> None:
     """The definition's reference against the original kernel on fresh random inputs."""
     from gtune.kernel import scalar_values
+    from gtune.measure.lifting import plane_of, run_planes
     from gtune.measure.opencl_evaluator import OpenCLEvaluator
 
     rng = np.random.default_rng(seed)
@@ -455,7 +456,8 @@ def _original_matches(kernel: Any, defn: StencilDefinition, device: Any, seed: i
     out0 = rng.uniform(-2, 2, face.shape).astype(t)
     cfg = kernel.default_config() or {}
     with OpenCLEvaluator(kernel, device, verify=False, compile_workers=0) as ev:
-        got = ev.run_once(cfg, {**inputs, defn.output: out0})[defn.output]
+        plane = plane_of(defn, kernel.sizes)  # launched once per plane?
+        got = run_planes(ev, cfg, {**inputs, defn.output: out0}, None, plane)[defn.output]
     values = {c: float(v) for c, v in scalar_values(kernel).items() if c in defn.coefficients}
     values.update(weight_entries(weights))
     ref = defn.reference(inputs, out0, values)
@@ -484,7 +486,11 @@ def lifted(device: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
         if name not in done:
             out = folder / f"{name}.stencil.yaml"
             defn, _ = lift_kernel(
-                _open_plain(name), device=device, output=out, flags=MANIFEST[name]["flags"]
+                _open_plain(name),
+                device=device,
+                output=out,
+                flags=MANIFEST[name]["flags"],
+                plane_index=MANIFEST[name].get("plane_index"),
             )
             out.write_text(defn.to_yaml())
             done[name] = (defn, out)
