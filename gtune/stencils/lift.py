@@ -137,11 +137,8 @@ class Interface:
 def interface(
     kernel: TunableKernel, label: str | None = None, plane_index: str | None = None
 ) -> Interface:
-    """The arrays and scalars of a plain kernel's description, checked for lifting.
-
-    ``plane_index`` (``"k=z"``): the integer scalar ``k`` is the index of the plane along
-    z that one launch writes (a kernel launched once per plane, as C loop nests are
-    ported); it is no scalar of the stencil, and each probe launches every plane."""
+    """The arrays and scalars of a plain kernel's description, checked for lifting;
+    ``plane_index`` (``"k=z"``): see :func:`_plane`."""
     where = label or kernel.source_path or kernel.label
     sizes = dict(kernel.sizes)
 
@@ -254,7 +251,10 @@ def plane_index_candidates(kernel: TunableKernel) -> list[str]:
 
 
 def _plane(kernel: TunableKernel, text: str, dims: int, where: str) -> tuple[str, str, str]:
-    """``--plane-index k=z``: (scalar, C type, axis), checked against the kernel."""
+    """``--plane-index k=z``: (scalar, C type, axis), checked against the kernel. The
+    integer scalar ``k`` is the index of the plane along z that one launch writes (a
+    kernel launched once per plane, as C loop nests are ported); it is no scalar of the
+    stencil, and each probe launches every plane."""
     m = re.fullmatch(r"\s*([A-Za-z_]\w*)\s*=\s*([xyz])\s*", text)
     if m is None:
         raise InputError(
