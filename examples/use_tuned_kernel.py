@@ -54,7 +54,8 @@ def heat3d_reference(src: np.ndarray) -> np.ndarray:
 
 def make_inputs(tuned: TunedKernel, sizes: Mapping[str, int]) -> dict[str, np.ndarray]:
     """Every array argument's initial contents: random inputs, outputs as described
-    (``copy:src``: the output starts as a copy of ``src``, whose boundary it keeps)."""
+    (``copy:src``: the output starts as a copy of ``src``, whose boundary it keeps;
+    ``values:...``: the given contents)."""
     rng = np.random.default_rng(0)
     host: dict[str, np.ndarray] = {}
     for arg in tuned.arguments:
@@ -67,6 +68,9 @@ def make_inputs(tuned: TunedKernel, sizes: Mapping[str, int]) -> dict[str, np.nd
             host[arg["name"]] = host[init.removeprefix("copy:")].copy()
         elif init == "zeros":
             host[arg["name"]] = np.zeros(shape, dtype)
+        elif init.startswith("values:"):  # given contents (a lifted stencil's weights)
+            values = [float(v) for v in init.removeprefix("values:").split(",")]
+            host[arg["name"]] = np.array(values, dtype).reshape(shape)
         else:
             host[arg["name"]] = rng.random(shape, dtype=np.float64).astype(dtype)
     return host

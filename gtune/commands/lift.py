@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -53,6 +54,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="the kernel writes one plane per launch and its integer argument SCALAR is "
         "the plane's index along AXIS (k=z: the host loops k over the planes); lifted as "
         "a 3D stencil, the tuned kernel writes every plane in one launch",
+    )
+    p.add_argument(
+        "--weights-fixed",
+        action="store_true",
+        help="the weights arrays (a __constant filter) hold the values the definition "
+        "records (edit them under weights:): the tuned kernel bakes them in as numbers",
     )
     add_plain_arguments(p)
 
@@ -190,9 +197,17 @@ def run(args: argparse.Namespace) -> int:
             definition, launches = _lift_transposed(args, kernel, refusal, device, out)
         else:
             raise
+    if args.weights_fixed:
+        if not definition.weights:
+            raise InputError("the kernel takes no weights array to fix", source="--weights-fixed")
+        definition = replace(definition, weights_fixed=True)
     write_text(out, definition.to_yaml(), force=args.force)
     terms = len(definition.terms)
     coefs = ", ".join(definition.coefficients) or "none"
+    coefs += "".join(f", weights {w}[{len(v)}]" for w, v in definition.weights.items())
+    coefs += "".join(
+        f", {f} padded by {list(p[: definition.dims])}" for f, p in definition.pads.items()
+    )
     print(
         f"{out}: {definition.name}: {definition.dims}D {definition.dtype}, {terms} terms, "
         f"fields {', '.join(definition.fields)}, coefficients {coefs}, boundary "

@@ -70,6 +70,7 @@ _TOP = (
     "steps",
     "pad",
     "weights",
+    "weights_fixed",
     "kernel",
     "original",
 )
@@ -178,6 +179,8 @@ class Coefficient:
 def _renamed(name: str, rename: Mapping[str, str]) -> str:
     """A factor's C name: ``coeff[7]`` with its array renamed."""
     entry = _ENTRY.match(name)
+    if name in rename:  # a fixed weight: its value
+        return rename[name]
     if entry:
         return f"{rename.get(entry.group(1), entry.group(1))}[{entry.group(2)}]"
     return rename.get(name, name)
@@ -272,6 +275,9 @@ class StencilDefinition:
     weights: dict[str, tuple[float, ...]] = field(default_factory=dict)
     """Weights arrays, each with the values the definition's own reference uses: the
     kernel takes each as an argument and its terms read its entries (``coeff[7]``)."""
+    weights_fixed: bool = False
+    """The weights are these values: the rendered kernel bakes them in as numbers (it
+    still takes the arrays, and ignores them)."""
     """Padded fields: the field is stored with this many extra points (x, y, z) on
     each side of every axis, and ``field[p + offset]`` reads the stored array at
     ``p + pad + offset`` (a convolution's input padded by the filter's half-width)."""
@@ -473,6 +479,8 @@ class StencilDefinition:
             data["coefficients"] = list(self.coefficients)
         if self.weights:
             data["weights"] = {n: [_yaml_number(v) for v in vs] for n, vs in self.weights.items()}
+        if self.weights_fixed:
+            data["weights_fixed"] = True
         terms: list[dict[str, Any]] = []
         for t in self.terms:
             item: dict[str, Any] = {"field": t.field}
@@ -879,7 +887,16 @@ def parse_definition(data: Any, source: str) -> StencilDefinition:
         steps=int(steps),
         pads=pads,
         weights=weights,
+        weights_fixed=_weights_fixed(data.get("weights_fixed", False), weights, err),
     )
+
+
+def _weights_fixed(raw: Any, weights: Mapping[str, Any], err: _Err) -> bool:
+    if not isinstance(raw, bool):
+        raise err("weights_fixed", f"expected true or false, got {raw!r}")
+    if raw and not weights:
+        raise err("weights_fixed", "there are no weights arrays (weights:) to fix")
+    return raw
 
 
 def _weights(raw: Any, taken: Sequence[str], err: _Err) -> dict[str, tuple[float, ...]]:

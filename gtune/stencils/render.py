@@ -39,6 +39,7 @@ from gtune.stencils.definition import (
     from_weights,
     literal,
     load_definition,
+    weight_entries,
 )
 
 Offset = tuple[int, int, int]
@@ -240,6 +241,8 @@ def render_source(stencil: Stencil) -> str:
     """The template with the stencil's definitions at the marker."""
     d, intensity = _as_definition(stencil)
     names = c_names(d)
+    if d.weights_fixed:  # the weights are numbers: each entry written as its value
+        names.update({n: literal(v, d.dtype) for n, v in weight_entries(d.weights).items()})
     rx, ry, rz = d.radius
     primary = d.primary_field
     head = (

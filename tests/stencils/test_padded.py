@@ -5,18 +5,25 @@ template reading it at the pad's offset on real OpenCL (PoCL in CI)."""
 from __future__ import annotations
 
 import itertools
+import json
+import os
+import subprocess
+import sys
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+import yaml
 
 from gtune.exceptions import InputError
 from gtune.kernel import TunableKernel
 from gtune.measure import OpenCLEvaluator, Status, select_device
 from gtune.measure.problem import initial_arrays
-from gtune.stencils.definition import parse_definition
+from gtune.stencils.definition import load_definition, parse_definition
 from gtune.stencils.render import definition_kernel_of
+from tests.conftest import ROOT, run_gtune
 
 
 def _conv(dims: int, radius: int, boundary: str, pad: int, **extra: Any) -> dict[str, Any]:
@@ -159,6 +166,10 @@ def test_weights_in_an_array_are_read_from_it() -> None:
     kernel = definition_kernel_of(d, {"NX": 16, "NY": 8})
     assert np.allclose(initial_arrays(kernel)["coeff"], d.weights["coeff"])
     assert parse_definition(d.to_dict(), "again.stencil.yaml") == d
+    fixed = parse_definition({**_weighted(1, 1), "weights_fixed": True}, "f.stencil.yaml")
+    assert fixed.to_dict()["weights_fixed"] is True
+    with pytest.raises(InputError, match="no weights arrays"):
+        parse_definition({**_conv(2, 1, "clamp", 1), "weights_fixed": True}, "c.stencil.yaml")
     bad = _weighted(1, 1)
     bad["terms"][0]["coefficient"] = "coeff[9]"
     with pytest.raises(InputError, match="unknown coefficient 'coeff\\[9\\]'"):
@@ -167,14 +178,24 @@ def test_weights_in_an_array_are_read_from_it() -> None:
 
 @pytest.mark.opencl
 @pytest.mark.usefixtures("shared_workers")
-@pytest.mark.parametrize("boundary", ["clamp", "interior"])
-def test_the_template_reads_weights_from_their_array(boundary: str) -> None:
-    d = parse_definition(_weighted(2, 2, boundary), "w.stencil.yaml")
+@pytest.mark.parametrize(
+    ("boundary", "fixed"), [("clamp", False), ("interior", False), ("clamp", True)]
+)
+def test_the_template_reads_weights_from_their_array(boundary: str, fixed: bool) -> None:
+    data = _weighted(2, 2, boundary)
+    if fixed:  # the weights baked in as numbers; the kernel still takes the array
+        data["weights_fixed"] = True
+    d = parse_definition(data, "w.stencil.yaml")
     kernel = definition_kernel_of(d, {"NX": 32, "NY": 16})
     assert "__constant REAL *restrict coeff" in kernel.source
+    terms = kernel.source.split("#define STENCIL_TERMS")[1].split("\n\n")[0]
+    assert ("coeff[" in terms) is not fixed
     limits = select_device(None).limit_values()
-    # the same kernel reading the filter transposed is caught
-    bad = replace(kernel, source=kernel.source.replace("coeff[1])", "coeff[5])"))
+    # the same kernel reading the filter transposed (or a weight changed) is caught
+    first = f"{d.weights['coeff'][1]}f" if fixed else "coeff[1])"
+    bad = replace(
+        kernel, source=kernel.source.replace(first, "0.125f" if fixed else "coeff[5])", 1)
+    )
     assert bad.source != kernel.source
     with OpenCLEvaluator(kernel, runs=1) as ev, OpenCLEvaluator(bad, runs=1) as wrong:
         for cfg in _configs(kernel, limits):
@@ -197,3 +218,57 @@ def test_an_arrays_given_values_are_checked() -> None:
     kernel = parse_description(description, source=source, label="w.yaml", source_path="")
     with pytest.raises(InputError, match="lists 2 values for its 9 elements"):
         initial_arrays(kernel)
+
+
+def _example(tuned: Path, original: Path, *extra: str) -> str:
+    env = dict(os.environ, PYTHONPATH=str(ROOT), PYOPENCL_CTX=os.environ.get("PYOPENCL_CTX", "0"))
+    example = ROOT / "examples" / "use_tuned_kernel.py"
+    done = subprocess.run(
+        [sys.executable, str(example), str(tuned), "--original", str(original), *extra],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    return done.stdout + done.stderr
+
+
+@pytest.mark.opencl
+@pytest.mark.slow
+@pytest.mark.parametrize("fixed", [False, True])
+def test_padded_convolution_with_a_filter_array_lift_run_export(tmp_path: Path, fixed: bool):
+    """The corpus convolution (padded input, __constant filter) from the command line:
+    lift from flags, tune against the original, export, and the exported kernel against
+    the original on fresh data at two sizes; with the filter taken at run time, on
+    other weights too (with --weights-fixed the tuned kernel holds the recorded ones)."""
+    entry = yaml.safe_load((ROOT / "stencils" / "plain" / "manifest.yaml").read_text())
+    flags = entry["kernels"]["convolution"]["flags"]
+    out = tmp_path / "conv.stencil.yaml"
+    source = ROOT / "stencils" / "plain" / "convolution.cl"
+    more = ["--weights-fixed"] if fixed else []
+    done = run_gtune("lift", str(source), "--size", "32x32", *flags, *more, "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    assert "weights filter[25], input padded by [2, 2]" in done.stderr
+    d = load_definition(out)
+    assert d.pads == {"input": (2, 2, 0)} and list(d.weights) == ["filter"]
+    assert d.weights_fixed is fixed
+    assert [a.name for a in d.arguments] == ["output", "input", "filter", "width", "height"]
+    db = tmp_path / "r.db"
+    ran = run_gtune("run", str(out), "--size", "64x32", "--budget", "3", db=db)
+    assert ran.returncode == 0, ran.stderr
+    assert "over the original" in ran.stdout + ran.stderr
+    exported = run_gtune("export", str(out), "--size", "64x32", "-o", str(tmp_path / "t"), db=db)
+    assert exported.returncode == 0, exported.stderr
+    tuned = tmp_path / "t" / "conv_tuned.json"
+    for extra in ([], ["--size", "96x64"]):
+        said = _example(tuned, out, *extra)
+        assert "output: max |tuned - original| = 0 (ok)" in said, said
+    # other weights at run time: the exported kernel reads its filter argument
+    data = json.loads(tuned.read_text())
+    for arg in data["arguments"]:
+        if arg["name"] == "filter":
+            arg["init"] = "random"
+    other = tmp_path / "t" / "other.json"
+    other.write_text(json.dumps(data))
+    said = _example(other, out)
+    assert ("(ok)" in said) is not fixed, said
