@@ -272,15 +272,15 @@ class StencilDefinition:
     """Time steps the application runs: step k + 1 reads step k's output as its primary
     field (the other fields stay fixed)."""
     pads: dict[str, Offset] = field(default_factory=dict)
+    """Padded fields: the field is stored with this many extra points (x, y, z) on
+    each side of every axis, and ``field[p + offset]`` reads the stored array at
+    ``p + pad + offset`` (a convolution's input padded by the filter's half-width)."""
     weights: dict[str, tuple[float, ...]] = field(default_factory=dict)
     """Weights arrays, each with the values the definition's own reference uses: the
     kernel takes each as an argument and its terms read its entries (``coeff[7]``)."""
     weights_fixed: bool = False
     """The weights are these values: the rendered kernel bakes them in as numbers (it
     still takes the arrays, and ignores them)."""
-    """Padded fields: the field is stored with this many extra points (x, y, z) on
-    each side of every axis, and ``field[p + offset]`` reads the stored array at
-    ``p + pad + offset`` (a convolution's input padded by the filter's half-width)."""
 
     # -- shape ------------------------------------------------------------------------
     @property
