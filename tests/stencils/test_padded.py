@@ -272,3 +272,47 @@ def test_padded_convolution_with_a_filter_array_lift_run_export(tmp_path: Path, 
     other.write_text(json.dumps(data))
     said = _example(other, out)
     assert ("(ok)" in said) is not fixed, said
+
+
+def _face(weights: list[float], pad: int) -> Any:
+    from gtune.stencils.lift import Interface, ScalarArg
+
+    return Interface(
+        label="sep.cl",
+        kernel_name="sep",
+        shape=(16, 20),
+        dtype="float32",
+        fields=("src",),
+        output="dst",
+        order=("src", "dst", "w"),
+        scalars=tuple(
+            ScalarArg(f"w[{i}]", "float32", v, entry_of="w") for i, v in enumerate(weights)
+        ),
+        pads={"src": (pad, pad)},
+        weights={"w": len(weights)},
+    )
+
+
+def test_lift_finds_which_entry_multiplies_which_offset() -> None:
+    """A numpy kernel: a 3x3 filter from a 1D array of 3, applied separably
+    (w[i] * w[j]) to an input padded by 1, and a 3x3 array read transposed."""
+    from gtune.stencils.lift import lift_with
+
+    def separable(inputs: Any, out0: np.ndarray, scalars: Any) -> np.ndarray:
+        src, w = inputs["src"], inputs["w"]
+        ny, nx = out0.shape
+        return sum(w[i] * w[j] * src[i : i + ny, j : j + nx] for i in range(3) for j in range(3))
+
+    d, _ = lift_with(_face([0.5, -0.75, 1.25], 1), separable, name="sep")
+    assert d.pads == {"src": (1, 1, 0)} and d.weights == {"w": (0.5, -0.75, 1.25)}
+    got = {t.offset[:2]: str(t.coefficient) for t in d.terms}
+    assert got[(-1, -1)] == "w[0]*w[0]" and got[(1, 0)] == "w[1]*w[2]"
+
+    def transposed(inputs: Any, out0: np.ndarray, scalars: Any) -> np.ndarray:
+        src, w = inputs["src"], inputs["w"]
+        ny, nx = out0.shape
+        return sum(w[j * 3 + i] * src[i : i + ny, j : j + nx] for i in range(3) for j in range(3))
+
+    d, _ = lift_with(_face([0.5 + k / 8 for k in range(9)], 1), transposed, name="t")
+    got = {t.offset[:2]: str(t.coefficient) for t in d.terms}
+    assert got[(1, -1)] == "w[6]" and got[(-1, 1)] == "w[2]"  # (dx, dy) = (j-1, i-1)
