@@ -68,6 +68,8 @@ _TOP = (
     "constant",
     "values",
     "steps",
+    "storage",
+    "convert",
     "pad",
     "weights",
     "weights_fixed",
@@ -281,6 +283,11 @@ class StencilDefinition:
     weights_fixed: bool = False
     """The weights are these values: the rendered kernel bakes them in as numbers (it
     still takes the arrays, and ignores them)."""
+    storage: str = ""
+    """Integer elements (``uint8`` ...): the fields' and the output's element type; the
+    arithmetic stays in ``dtype`` and each result is stored through ``convert``
+    (:mod:`gtune.stencils.elements`). Empty: the elements are ``dtype``."""
+    convert: str = ""
 
     # -- shape ------------------------------------------------------------------------
     @property
@@ -394,7 +401,7 @@ class StencilDefinition:
         else:
             lo, hi = (rz, ry, rx), (nz - rz, ny - ry, nx - rx)
             if any(b <= a for a, b in zip(lo, hi, strict=True)):
-                return out
+                return np.array(out_initial, dtype=self.storage) if self.storage else out
         coefs = [term.coefficient.typed_value(vals, self.dtype) for term in self.terms]
         constant = self.constant.typed_value(vals, self.dtype)
         z0, z1 = lo[0], hi[0]
@@ -413,6 +420,14 @@ class StencilDefinition:
             np.add(acc, tmp, out=acc)
         if not self.constant.is_zero:
             np.add(acc, constant, out=acc)
+        if self.storage:  # integer elements: stored as the kernel converts them
+            from gtune.stencils.elements import to_storage
+
+            kept = np.array(out_initial, dtype=self.storage, copy=True)  # exact, unwritten
+            (kept if self.dims == 3 else kept[np.newaxis])[z0:z1, lo[1] : hi[1], lo[2] : hi[2]] = (
+                to_storage(acc, self.storage, self.convert)
+            )
+            return kept
         out3[z0:z1, lo[1] : hi[1], lo[2] : hi[2]] = acc
         return out
 
@@ -445,6 +460,8 @@ class StencilDefinition:
         (the primary field's terms scale the previous step's bound) and the sum of the
         steps' tolerances (a step also carries the previous one's error forward,
         scaled by the primary field's coefficients)."""
+        if self.storage:  # integer elements: bit for bit
+            return 0.0
         vals = self.all_values(values)
         eps = float(np.finfo(_NP[self.dtype]).eps) * 4 * (len(self.terms) + 1)
         primary = self.primary_field
@@ -481,6 +498,8 @@ class StencilDefinition:
             data["weights"] = {n: [_yaml_number(v) for v in vs] for n, vs in self.weights.items()}
         if self.weights_fixed:
             data["weights_fixed"] = True
+        if self.storage:
+            data.update({"storage": self.storage, "convert": self.convert})
         terms: list[dict[str, Any]] = []
         for t in self.terms:
             item: dict[str, Any] = {"field": t.field}
@@ -888,7 +907,33 @@ def parse_definition(data: Any, source: str) -> StencilDefinition:
         pads=pads,
         weights=weights,
         weights_fixed=_weights_fixed(data.get("weights_fixed", False), weights, err),
+        **_elements(data, str(dtype), int(steps), err),
     )
+
+
+def _elements(data: Mapping[str, Any], dtype: str, steps: int, err: _Err) -> dict[str, str]:
+    """``storage`` and ``convert``: integer elements and how a result becomes one."""
+    from gtune.stencils.elements import CONVERSIONS, STORAGE_TYPES
+
+    storage, convert = data.get("storage"), data.get("convert")
+    if storage is None or storage == dtype:
+        if convert is not None:
+            raise err("convert", "only a definition with integer elements (storage:) converts")
+        return {}
+    if storage not in STORAGE_TYPES:
+        raise err(
+            "storage",
+            f"expected an integer element type ({', '.join(STORAGE_TYPES)}), got {storage!r}",
+        )
+    if convert not in CONVERSIONS:
+        raise err(
+            "convert",
+            f"expected how a result becomes a {storage} ({', '.join(CONVERSIONS)}), got "
+            f"{convert!r}",
+        )
+    if steps != 1:
+        raise err("steps", "a definition with integer elements takes one step")
+    return {"storage": str(storage), "convert": str(convert)}
 
 
 def _weights_fixed(raw: Any, weights: Mapping[str, Any], err: _Err) -> bool:

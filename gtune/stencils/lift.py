@@ -47,6 +47,7 @@ from gtune.stencils.definition import (
     parse_definition,
     weight_entries,
 )
+from gtune.stencils.elements import STORAGE_TYPES
 
 #: A probe: one launch with these input fields (by name; a field not given is zero), this
 #: initial output and these scalar values (by name, every scalar); returns the output.
@@ -69,6 +70,7 @@ MAX_MONOMIALS = 32
 _SCALES = (0.5, 0.75, 1.25, 1.5, 2.0, 0.625)  # one scalar's values, times its base
 _FIT = 1e4  # a fitted term below this many ulps of the weights is noise
 _SNAP = 256  # a fitted factor is snapped to a simple number within this many ulps
+_ELEMENTS = f"a definition holds float32/float64 or integer elements ({', '.join(STORAGE_TYPES)})"
 Slot = tuple[str, tuple[int, ...]]  # (field, offset in array axis order); ("", ()) = constant
 CONSTANT: Slot = ("", ())
 
@@ -200,8 +202,8 @@ def interface(
                 "shape, a field the problem's or the problem's padded alike on both sides "
                 f"of each axis (--array {arg.name}=NX+6,NY+6 for a pad of 3)"
             )
-        if arg.dtype not in _NP:
-            raise refuse(f"array {arg.name} holds {arg.dtype}; a definition holds float32/float64")
+        if arg.dtype not in _NP and arg.dtype not in STORAGE_TYPES:
+            raise refuse(f"array {arg.name} holds {arg.dtype}; {_ELEMENTS}")
         dtypes.add(arg.dtype)
         if arg.role == "input":
             fields.append(arg.name)
@@ -916,9 +918,7 @@ class _Lifter:
             rand = dict(self.user)
             for s in face.float_scalars:
                 rand[s.name] = float(self.t(self.rng.uniform(0.5, 1.5) * self.rng.choice([-1, 1])))
-            settings.append(
-                ("random scalar values", rand, {n: float(rand[n]) for n in names})
-            )
+            settings.append(("random scalar values", rand, {n: float(rand[n]) for n in names}))
         for what, scalars, vals in settings:
             for wide in (False, True):
                 inputs = {f: self.random(wide, name=f) for f in face.fields}
@@ -1096,12 +1096,16 @@ def lift_with(
     Weights are first read as sums of products of scalars (each to the first power);
     where that fails and a weight depends on a scalar, as sums of monomials with
     integer powers from -2 to 2 (a scalar that divides or enters squared)."""
+    kw: dict[str, Any] = {"name": name, "source": source, "doc": doc, "original": original}
+    if face.dtype in STORAGE_TYPES:  # integer elements: a staircase, not a linear map
+        from gtune.stencils.lift_int import lift_integer
+
+        return lift_integer(face, probe, seed=seed, **kw)
     lifter = _Lifter(face, probe, seed)
     lifter.written_region()
     lifter.linearity()
     lifter.footprints()
     lifter.relevance()
-    kw: dict[str, Any] = {"name": name, "source": source, "doc": doc, "original": original}
     try:
         lifter.coefficients()
         definition = build_definition(face, lifter.lifted(), **kw)

@@ -204,10 +204,11 @@ def _kernel_args(d: StencilDefinition, names: Mapping[str, str]) -> list[str]:
     args: list[str] = []
     for a in d.arguments:
         n = names[a.name]
+        elem = "ELEM" if d.storage else "REAL"  # integer elements: arithmetic in REAL
         if a.kind == "field":
-            args.append("SRC_ARG" if a.name == primary else f"__global const REAL *restrict {n}")
+            args.append("SRC_ARG" if a.name == primary else f"__global const {elem} *restrict {n}")
         elif a.kind == "output":
-            args.append("__global REAL *restrict DST")
+            args.append(f"__global {elem} *restrict DST")
         elif a.kind == "coefficient":
             args.append(f"const REAL {n}")
         elif a.kind == "weights":  # read at run time, as the original takes them
@@ -273,6 +274,14 @@ def render_source(stencil: Stencil) -> str:
             "#pragma OPENCL EXTENSION cl_khr_fp64 : enable",
             "#define REAL double",
             "#define UREAL ulong",
+        ]
+    if d.storage:
+        from gtune.stencils.elements import STORAGE_TYPES, store_macro
+
+        real = "double" if d.dtype == "float64" else "float"
+        lines += [
+            f"#define ELEM {STORAGE_TYPES[d.storage]}",
+            store_macro(d.storage, d.convert, real),
         ]
     if d.boundary == "clamp":
         lines.append("#define CLAMP 1")
@@ -697,15 +706,17 @@ def describe(
     """The description (as plain data) of ``stencil`` rendered into ``source``."""
     d, _ = _as_definition(stencil)
     generated = isinstance(stencil, WeightedStencil)
-    if d.steps > 1 or d.pads:  # an image holds the initial field only: the steps swap
-        image = False  # buffers; a padded field is read in its own rows (global, local)
+    if d.steps > 1 or d.pads or d.storage:  # an image holds the initial field only: the
+        image = False  # steps swap buffers; a padded field is read in its own rows (global,
+        # local); integer elements are read and stored one by one (global, local)
     g = _geometry(d, image)
     fp64 = g.fp64
     shape = list(d.shape_names)
     constraints = _shape_constraints(g) + _vector_and_image_constraints(g)
     constraints += _temporal_constraints(g)
     techniques = _techniques(g)
-    if d.pads:  # the template reads a padded field with the global and local techniques
+    if d.pads or d.storage:  # the global and local techniques read padded fields and
+        # integer elements
         constraints += ["VX == 1", "STREAM == 0"]
         techniques = {k: v for k, v in techniques.items() if k in ("global", "local")}
     image_doc = (
@@ -919,7 +930,7 @@ def _argument(d: StencilDefinition, a: KernelArg, shape: list[str], image: bool)
     if a.kind == "field":
         arg: dict[str, Any] = {
             "name": a.name,
-            "dtype": d.dtype,
+            "dtype": d.storage or d.dtype,
             "role": "input",
             "shape": d.field_shape_names(a.name) if a.name in d.pads else shape,
             "init": "random",
@@ -935,7 +946,8 @@ def _argument(d: StencilDefinition, a: KernelArg, shape: list[str], image: bool)
             # the steps swap the primary field's buffer and the output's: both hold the
             # same points near the edge, which keep their values every step (interior)
             init = f"copy:{d.primary_field}"
-        return {"name": a.name, "dtype": d.dtype, "role": "output", "shape": shape, "init": init}
+        dtype = d.storage or d.dtype
+        return {"name": a.name, "dtype": dtype, "role": "output", "shape": shape, "init": init}
     if a.kind == "coefficient":
         return {"name": a.name, "kind": "scalar", "dtype": d.dtype, "value": d.values[a.name]}
     if a.kind == "weights":  # the definition's weights (the reference reads the array)

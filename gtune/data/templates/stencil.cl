@@ -159,6 +159,14 @@
 #define REAL float
 #define UREAL uint
 #endif
+/* integer elements (gtune/stencils/elements.py): arrays of ELEM, arithmetic in REAL,
+   each result stored through STORE (a conversion with the original's rounding) */
+#ifndef ELEM
+#define ELEM REAL
+#endif
+#ifndef STORE
+#define STORE(v) (v)
+#endif
 #ifndef CLAMP
 #define CLAMP 0
 #endif
@@ -172,7 +180,7 @@
 #define KERNEL_NAME stencil
 #endif
 #ifndef KERNEL_ARGS
-#define KERNEL_ARGS SRC_ARG, __global REAL *restrict DST
+#define KERNEL_ARGS SRC_ARG, __global ELEM *restrict DST
 #endif
 #ifndef EXTRA_TERMS
 #define EXTRA_TERMS(E)
@@ -331,7 +339,7 @@ __constant sampler_t SMP = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_ED
 /* the clamp-to-edge sampler clamps every neighbour itself */
 #define CLAMPED_READ(zz, yy, xx) GLOBAL_READ(zz, yy, xx)
 #else
-#define SRC_ARG __global const REAL *restrict SRC
+#define SRC_ARG __global const ELEM *restrict SRC
 #define GLOBAL_READ(zz, yy, xx) SRC[SIDX(zz, yy, xx)]
 #define CLAMPED_READ(zz, yy, xx) GLOBAL_READ(SCLZ(zz), SCLY(yy), SCLX(xx))
 #endif
@@ -620,7 +628,7 @@ void KERNEL_NAME(KERNEL_ARGS)
                 }
                 if (s == TB) {
                     if (written) {
-                        DST[IDX(0, y, x)] = v;
+                        DST[IDX(0, y, x)] = STORE(v);
                     }
                 } else {
                     RING(s, y)[ix] = v;
@@ -856,7 +864,7 @@ void KERNEL_NAME(KERNEL_ARGS)
                 }
                 if (s == TB) {
                     if (written) {
-                        DST[IDX(z, y, x)] = v;
+                        DST[IDX(z, y, x)] = STORE(v);
                     }
                 } else {
                     now[k] = v;
@@ -1026,7 +1034,7 @@ void KERNEL_NAME(KERNEL_ARGS)
                 }
                 if (s == TB) {
                     if (written) {
-                        DST[IDX(z, y, x)] = v;
+                        DST[IDX(z, y, x)] = STORE(v);
                     }
                 } else {
                     now[k] = v;
@@ -1157,7 +1165,7 @@ void KERNEL_NAME(KERNEL_ARGS)
                     }
                     if (s == TB) {
                         if (zw) {
-                            DST[IDX(z, y, x)] = v;
+                            DST[IDX(z, y, x)] = STORE(v);
                         }
                     } else {
                         RING(s, z)[at] = v;
@@ -1189,7 +1197,7 @@ void KERNEL_NAME(KERNEL_ARGS)
                     }
                     if (s == TB) {
                         if (written) {
-                            DST[IDX(z, y, x)] = v;
+                            DST[IDX(z, y, x)] = STORE(v);
                         }
                     } else {
                         RING(s, z)[at] = v;
@@ -1304,7 +1312,7 @@ void KERNEL_NAME(KERNEL_ARGS)
                 EXTRA_TERMS(TEMPORAL_EXTRA)
                 ADD_CONSTANT(acc);
                 if (s == TB) {
-                    DST[IDX(z, y, x)] = acc;
+                    DST[IDX(z, y, x)] = STORE(acc);
                 } else {
                     next[at] = acc;
                 }
@@ -1328,7 +1336,7 @@ void KERNEL_NAME(KERNEL_ARGS)
             }
             if (s == TB) {
                 if (x >= LOX && x < HIX && y >= LOY && y < HIY && z >= LOZ && z < HIZ) {
-                    DST[IDX(z, y, x)] = v;
+                    DST[IDX(z, y, x)] = STORE(v);
                 }
             } else {
                 next[at] = v;
@@ -1493,7 +1501,7 @@ void KERNEL_NAME(KERNEL_ARGS)
                         const int x = x0 + b;
                         if (x >= LOX && x < HIX) {
                             ROW_OUTPUT(r, cx, b);
-                            DST[IDX(0, y, x)] = r;
+                            DST[IDX(0, y, x)] = STORE(r);
                         }
                     }
                 }
@@ -1666,12 +1674,12 @@ void KERNEL_NAME(KERNEL_ARGS)
                             const int x = gx0 + cx * (WX * BX) + lx * BX + b;
                             if (y >= LOY && y < HIY && x >= LOX && x < HIX) {
 #if defined(NO_EXTRA_TERMS) && !defined(CONSTANT_TERM)
-                                DST[IDX(z, y, x)] = q[(cy * CX + cx) * BX + b][0];
+                                DST[IDX(z, y, x)] = STORE(q[(cy * CX + cx) * BX + b][0]);
 #else
                                 REAL r = q[(cy * CX + cx) * BX + b][0];
                                 EXTRA_TERMS(STREAM_EXTRA)
                                 ADD_CONSTANT(r);
-                                DST[IDX(z, y, x)] = r;
+                                DST[IDX(z, y, x)] = STORE(r);
 #endif
                             }
                         }
@@ -1857,7 +1865,7 @@ void KERNEL_NAME(KERNEL_ARGS)
                                     STENCIL_TERMS(SCALAR_TERM)
                                     EXTRA_TERMS(SCALAR_EXTRA)
                                     ADD_CONSTANT(acc);
-                                    DST[IDX(z, y, xs)] = acc;
+                                    DST[IDX(z, y, xs)] = STORE(acc);
                                 }
                             }
                         }
@@ -1878,7 +1886,7 @@ void KERNEL_NAME(KERNEL_ARGS)
                             EXTRA_TERMS(SCALAR_EXTRA)
 #endif
                             ADD_CONSTANT(acc);
-                            DST[IDX(z, y, xs)] = acc;
+                            DST[IDX(z, y, xs)] = STORE(acc);
                         }
 #endif
                     }

@@ -1,0 +1,392 @@
+"""Lifting a kernel of integer elements (``uchar`` pixels, ``short`` samples ...): the
+stencil computed in floating point and the original's conversion back, exactly.
+
+Rounding makes such a kernel a staircase, not a linear map, so the float method of
+:mod:`gtune.stencils.lift` does not apply. Instead, by running it through the same
+:data:`~gtune.stencils.lift.Probe`:
+
+1. all inputs zero, with two initial outputs that differ everywhere: the points it
+   writes (every point, or the interior), which must be zero (no constant term);
+2. an impulse of a large value at the centre of each field: the offsets it reads;
+3. impulses of every value 1 .. 255 (and -1 .. -128 for a signed type, and a few large
+   ones for a wide type) on a lattice of cells whose responses do not overlap: for each
+   offset, the staircase ``y(a) = R(w * a)``; for each rounding ``R`` (``rte``,
+   ``half_up``, ``rtz``) the weights the staircase allows form an interval, whose
+   simplest number is taken (``1/9``), and the staircase is computed again in float32
+   under that rounding: it must be reproduced exactly (a probe that lands on a tie tells
+   ``rte`` from ``half_up``);
+4. saturation: where some input can drive the sum out of the type's range, an input
+   that does: the output must be clamped (``_sat``), else it is refused (the result of
+   an out-of-range conversion without ``_sat`` is undefined in OpenCL C);
+5. the check: random inputs over the type's whole range, and 0/max patterns; the
+   definition's reference must equal the kernel's output at every point, bit for bit.
+   A scalar (other than a size) must not change the output: weights from run-time
+   scalars with integer elements are not expressed yet.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Mapping, Sequence
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from gtune.exceptions import GtuneError
+from gtune.stencils.definition import StencilDefinition, parse_definition
+from gtune.stencils.elements import limits, to_storage
+from gtune.stencils.lift import (
+    MAX_OFFSET,
+    Interface,
+    Lifted,
+    PartialWrite,
+    Probe,
+    Slot,
+    _Monomial,
+    definition_data,
+)
+
+_ROUNDINGS = ("rte", "half_up", "rtz")
+
+
+def simplest(lo: Fraction, hi: Fraction) -> Fraction:
+    """The simplest rational number in ``[lo, hi]`` (smallest denominator, then
+    numerator): the Stern-Brocot descent."""
+    if lo > hi:
+        raise ValueError("empty interval")
+    if lo <= 0 <= hi:
+        return Fraction(0)
+    if hi < 0:
+        return -simplest(-hi, -lo)
+    n = math.floor(lo)
+    if n == lo:
+        return Fraction(n)
+    if n + 1 <= hi:
+        return Fraction(n + 1)
+    return n + 1 / simplest(1 / (hi - n), 1 / (lo - n))
+
+
+def _pre_range(rounding: str, y: int) -> tuple[Fraction, Fraction]:
+    """The values before rounding that round to ``y`` (closed; ties either way)."""
+    half = Fraction(1, 2)
+    if rounding == "rte":
+        return y - half, y + half
+    if rounding == "half_up":  # trunc(x + 0.5)
+        if y > 0:
+            return y - half, y + half
+        if y == 0:
+            return Fraction(-3, 2), half
+        return y - Fraction(3, 2), y - half
+    if y > 0:  # rtz
+        return Fraction(y), Fraction(y + 1)
+    if y == 0:
+        return Fraction(-1), Fraction(1)
+    return Fraction(y - 1), Fraction(y)
+
+
+class _IntLifter:
+    def __init__(self, face: Interface, probe: Probe, seed: int) -> None:
+        self.face = face
+        self._probe = probe
+        self.rng = np.random.default_rng(seed)
+        self.t = np.dtype(face.dtype)
+        self.lo, self.hi = limits(face.dtype)
+        self.user: dict[str, float | int] = {s.name: s.value for s in face.scalars}
+        self.launches = 0
+
+    def refuse(self, why: str, kind: Any = None) -> Exception:
+        return self.face.refuse(why, kind) if kind else self.face.refuse(why)
+
+    def run(
+        self, inputs: Mapping[str, np.ndarray], out_init: np.ndarray, scalars: Any = None
+    ) -> np.ndarray:
+        face = self.face
+        full = {f: inputs.get(f, np.zeros(face.field_shape(f), self.t)) for f in face.fields}
+        self.launches += 1
+        out = np.asarray(self._probe(full, out_init, self.user if scalars is None else scalars))
+        if out.shape != face.shape:
+            raise GtuneError(f"a probe returned the shape {out.shape}, not {face.shape}")
+        return out.astype(np.int64)
+
+    def random(self, shape: Sequence[int], lo: int | None = None, hi: int | None = None) -> Any:
+        a, b = self.lo if lo is None else lo, self.hi if hi is None else hi
+        return self.rng.integers(a, b + 1, tuple(shape)).astype(self.t)
+
+    # -- 1. what it writes --------------------------------------------------------------
+    def written_region(self) -> None:
+        shape = self.face.shape
+        self.r1 = self.random(shape)
+        span = self.hi - self.lo + 1
+        r2 = ((self.r1.astype(np.int64) - self.lo + 1) % span + self.lo).astype(self.t)
+        o1, o2 = self.run({}, self.r1), self.run({}, r2)
+        written = ~((o1 == self.r1) & (o2 == r2))
+        if not written.any():
+            raise self.refuse(f"it leaves its output {self.face.output} as it was")
+        if (written & (o1 != o2)).any():
+            raise self.refuse("what it writes depends on what its output held: it reads it")
+        idx = np.argwhere(written)
+        lo, hi = idx.min(axis=0), idx.max(axis=0) + 1
+        box = np.zeros_like(written)
+        box[tuple(slice(int(a), int(b)) for a, b in zip(lo, hi, strict=True))] = True
+        if not np.array_equal(box, written) or not np.array_equal(lo, np.array(shape) - hi):
+            raise self.refuse(
+                "the points it writes are not every point nor a centred box", PartialWrite
+            )
+        if (o1[written] != 0).any():
+            raise self.refuse(
+                f"with every input zero it writes {int(o1[written].flat[0])}: a constant term, "
+                "which a definition of integer elements does not hold yet"
+            )
+        self.zero_out = o1
+        self.margin = tuple(int(v) for v in lo)
+        self.top = tuple(int(v) for v in hi)
+        self.written = written
+
+    # -- 2. the offsets -------------------------------------------------------------------
+    def footprints(self) -> None:
+        face = self.face
+        centre = tuple(n // 2 for n in face.shape)
+        big = min(self.hi, 4095)
+        self.offsets: dict[str, list[tuple[int, ...]]] = {}
+        for f in face.fields:
+            pad = face.pads.get(f, (0,) * face.dims)
+            a = np.zeros(face.field_shape(f), self.t)
+            a[tuple(c + p for c, p in zip(centre, pad, strict=True))] = big
+            changed = self.run({f: a}, self.r1) != self.zero_out
+            if (changed & ~self.written).any():
+                raise self.refuse(f"an impulse in {f} changes a point it does not write")
+            offs = sorted(
+                {
+                    tuple(c - int(v) for c, v in zip(centre, p, strict=True))
+                    for p in np.argwhere(changed)
+                }
+            )
+            if not offs:
+                raise self.refuse(f"its output does not depend on {f} (or every weight is tiny)")
+            if any(max(abs(v) for v in o) > MAX_OFFSET for o in offs):
+                raise self.refuse(f"it reads {f} beyond the largest offset ({MAX_OFFSET})")
+            self.offsets[f] = offs
+        self.radius = tuple(
+            max(abs(o[d]) for offs in self.offsets.values() for o in offs) for d in range(face.dims)
+        )
+        if all(m == 0 for m in self.margin):
+            self.boundary = "clamp"
+        elif self.margin == self.radius:
+            self.boundary = "interior"
+        else:
+            raise self.refuse(
+                "the band it writes is neither every point (clamp) nor the points at least "
+                "the radius from each edge (interior)"
+            )
+
+    # -- 3. the staircases ----------------------------------------------------------------
+    def amplitudes(self) -> list[int]:
+        amps = list(range(1, min(self.hi, 255) + 1))
+        # wide types: a few large values, within float32's exact integers
+        amps += [v for v in (300, 1000, 4095, 40000, min(self.hi, 2**20)) if 255 < v <= self.hi]
+        if self.lo < 0:
+            amps += list(range(-1, max(self.lo, -128) - 1, -1))
+        return sorted(set(amps))
+
+    def staircases(self) -> dict[Slot, list[tuple[int, int]]]:
+        face = self.face
+        axes = [
+            range(
+                self.margin[d] + self.radius[d],
+                self.top[d] - self.radius[d],
+                2 * self.radius[d] + 2,
+            )
+            for d in range(face.dims)
+        ]
+        cells = list(itertools.product(*axes))
+        if not cells:
+            raise self.refuse("the array is too small for its stencil; lift with a larger --size")
+        amps = self.amplitudes()
+        samples: dict[Slot, list[tuple[int, int]]] = {
+            (f, o): [] for f in face.fields for o in self.offsets[f]
+        }
+        for f in face.fields:
+            pad = face.pads.get(f, (0,) * face.dims)
+            for start in range(0, len(amps), len(cells)):
+                chunk = amps[start : start + len(cells)]
+                a = np.zeros(face.field_shape(f), self.t)
+                for c, v in zip(cells, chunk, strict=False):
+                    a[tuple(ci + p for ci, p in zip(c, pad, strict=True))] = v
+                out = self.run({f: a}, self.r1)
+                for c, v in zip(cells, chunk, strict=False):
+                    for o in self.offsets[f]:
+                        p = tuple(ci - oi for ci, oi in zip(c, o, strict=True))
+                        samples[(f, o)].append((v, int(out[p])))
+        return samples
+
+    def weights_under(
+        self, rounding: str, samples: Mapping[Slot, list[tuple[int, int]]]
+    ) -> dict[Slot, Fraction] | None:
+        """The simplest weights that reproduce every staircase under ``rounding`` (the
+        float32 product, saturated ends clamped), or None."""
+        out: dict[Slot, Fraction] = {}
+        for slot, pairs in samples.items():
+            lo, hi = Fraction(-(10**9)), Fraction(10**9)
+            for a, y in pairs:
+                if y in (self.lo, self.hi):
+                    continue  # clamped: no bound on both sides
+                p0, p1 = _pre_range(rounding, y)
+                w0, w1 = (p0 / a, p1 / a) if a > 0 else (p1 / a, p0 / a)
+                lo, hi = max(lo, w0), min(hi, w1)
+            if lo > hi:
+                return None
+            w = _nice(lo, hi)
+            amps = np.array([a for a, _ in pairs], np.float32)
+            want = np.array([y for _, y in pairs], np.int64)
+            pre = (np.float32(float(w)) * amps).astype(np.float32)
+            got = to_storage(pre, self.face.dtype, rounding + "_sat").astype(np.int64)
+            if not np.array_equal(got, want):
+                return None
+            out[slot] = w
+        return out
+
+
+def _nice(lo: Fraction, hi: Fraction) -> Fraction:
+    """A number in ``[lo, hi]`` as a person writes it: the simplest fraction with a small
+    denominator, else the shortest decimal, else the simplest fraction."""
+    w = simplest(lo, hi)
+    if w.denominator <= 64:
+        return w
+    for digits in range(1, 8):
+        v = Fraction(round(float((lo + hi) / 2), digits))
+        if lo <= v <= hi:
+            return v
+    return w
+
+
+def lift_integer(
+    face: Interface,
+    probe: Probe,
+    *,
+    name: str,
+    source: str = "<lifted>",
+    doc: str = "",
+    original: Mapping[str, Any] | None = None,
+    seed: int = 1,
+) -> tuple[StencilDefinition, int]:
+    """Probe a kernel of integer elements and return its checked definition and the
+    launches it took (see the module's docstring)."""
+    lifter = _IntLifter(face, probe, seed)
+    lifter.written_region()
+    lifter.footprints()
+    samples = lifter.staircases()
+    candidates = [(r, w) for r in _ROUNDINGS if (w := lifter.weights_under(r, samples))]
+    if not candidates:
+        raise lifter.refuse(
+            "no rounding (to nearest even, + 0.5 then towards zero, towards zero) of a "
+            "weighted sum reproduces its response to single values: not a stencil of "
+            "weights and a conversion"
+        )
+    first: Exception | None = None
+    for rounding, weights in candidates:
+        sat = _saturation(lifter, weights)
+        definition = _definition(face, lifter, weights, rounding + sat, name, source, doc, original)
+        try:
+            _check(lifter, definition)
+        except GtuneError as exc:
+            first = first or exc
+            continue
+        return definition, lifter.launches
+    assert first is not None
+    raise first
+
+
+def _saturation(lifter: _IntLifter, weights: Mapping[Slot, Fraction]) -> str:
+    """``_sat`` where an input can drive the sum out of range and the kernel clamps
+    it (refused where it does not), and where no input can (the two agree)."""
+    face = lifter.face
+    centre = tuple(n // 2 for n in face.shape)
+    for sign in (1, -1):
+        inputs = {f: np.zeros(face.field_shape(f), lifter.t) for f in face.fields}
+        total = Fraction(0)
+        for (f, o), w in weights.items():
+            v = lifter.hi if w * sign > 0 else lifter.lo
+            pad = face.pads.get(f, (0,) * face.dims)
+            inputs[f][tuple(c + oi + p for c, oi, p in zip(centre, o, pad, strict=True))] = v
+            total += w * v
+        if lifter.lo <= total <= lifter.hi:
+            continue
+        got = int(lifter.run(inputs, lifter.r1)[centre])
+        if got != (lifter.hi if total > lifter.hi else lifter.lo):
+            raise lifter.refuse(
+                f"a sum of {float(total):g} is stored as {got}, not clamped to the range of "
+                f"{face.dtype}: a conversion without saturation (undefined in OpenCL C)"
+            )
+    return "_sat"
+
+
+def _definition(
+    face: Interface,
+    lifter: _IntLifter,
+    weights: Mapping[Slot, Fraction],
+    convert: str,
+    name: str,
+    source: str,
+    doc: str,
+    original: Mapping[str, Any] | None,
+) -> StencilDefinition:
+    lifted = Lifted(
+        boundary=lifter.boundary,
+        radius=lifter.radius,
+        terms={slot: [_Monomial(float(w), ())] for slot, w in weights.items() if w != 0},
+        constant=[],
+        coefficients=(),
+    )
+    data = definition_data(face, lifted, name=name, doc=doc, original=original)
+    data["dtype"] = "float32"
+    data["storage"] = face.dtype
+    data["convert"] = convert
+    return parse_definition(data, source)
+
+
+def _check(lifter: _IntLifter, definition: StencilDefinition) -> None:
+    """Bit for bit against the kernel on random inputs (the whole range, small values,
+    0/max patterns), and scalars other than sizes change nothing."""
+    face = lifter.face
+    trials: list[dict[str, np.ndarray]] = []
+    # a wide type's values within float32's exact integers (beyond them the sum's order,
+    # which a definition does not fix, changes the last bit)
+    wide = (max(lifter.lo, -(2**20)), min(lifter.hi, 2**20))
+    for lo, hi in (wide, (0, 9)):
+        trials.append({f: lifter.random(face.field_shape(f), lo, hi) for f in face.fields})
+    trials.append(
+        {
+            f: (lifter.rng.integers(0, 2, face.field_shape(f)) * wide[1]).astype(lifter.t)
+            for f in face.fields
+        }
+    )
+    for inputs in trials:
+        out = lifter.run(inputs, lifter.r1)
+        ref = definition.reference(inputs, lifter.r1).astype(np.int64)
+        bad = out != ref
+        if bad.any():
+            p = tuple(int(v) for v in np.argwhere(bad)[0])
+            raise lifter.refuse(
+                f"with random inputs its output differs from the definition's at "
+                f"{int(bad.sum())} of {bad.size} points (e.g. at {p[::-1]}: {int(out[p])}, the "
+                f"definition gives {int(ref[p])}; weights and rounding from single values: "
+                f"{definition.convert}): not bit for bit"
+            )
+    inputs = trials[0]
+    plain = lifter.run(inputs, lifter.r1)
+    for s in face.scalars:
+        if s.axis is not None:
+            continue
+        other = dict(lifter.user)
+        if s.dtype.startswith("float"):
+            other[s.name] = 2 * float(s.value) + 1
+        else:
+            other[s.name] = int(s.value) - 1 if int(s.value) > 1 else int(s.value) + 1
+        if not np.array_equal(lifter.run(inputs, lifter.r1, other), plain):
+            raise lifter.refuse(
+                f"the argument {s.name} changes the output: with integer elements, weights "
+                "from run-time scalars are not expressed yet (an integer argument must be a "
+                "size or unused)"
+            )

@@ -1,0 +1,146 @@
+"""Integer elements: the definition keys, the conversions, and lifting a kernel of
+integer elements on numpy kernels (fast; the corpus's OpenCL kernels are lifted in
+test_lift.py and verified bit for bit against their originals)."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import pytest
+import yaml
+
+from gtune.exceptions import InputError
+from gtune.stencils.definition import parse_definition
+from gtune.stencils.elements import store_macro, to_storage
+from gtune.stencils.lift import Interface, NotAStencil, ScalarArg, lift_with
+from gtune.stencils.lift_int import simplest
+
+BINOMIAL = [
+    {"field": "src", "offset": [dx, dy], "coefficient": f"{(2 - abs(dx)) * (2 - abs(dy))}/16"}
+    for dy in (-1, 0, 1)
+    for dx in (-1, 0, 1)
+]
+SHARPEN = [
+    {"field": "src", "coefficient": 1.5},
+    *(
+        {"field": "src", "offset": o, "coefficient": -0.125}
+        for o in ([1, 0], [-1, 0], [0, 1], [0, -1])
+    ),
+]
+
+
+def _definition(storage: str, convert: str, terms: Any, boundary: str = "clamp") -> Any:
+    data = {
+        "name": "k",
+        "dims": 2,
+        "dtype": "float32",
+        "boundary": boundary,
+        "fields": ["src"],
+        "output": "dst",
+        "storage": storage,
+        "convert": convert,
+        "terms": terms,
+    }
+    return parse_definition(data, "k.stencil.yaml")
+
+
+def _face(storage: str, shape: tuple[int, int] = (20, 24)) -> Interface:
+    sizes = (ScalarArg("nx", "int32", shape[1], "x"), ScalarArg("ny", "int32", shape[0], "y"))
+    return Interface(
+        "numpy.cl", "k", shape, storage, ("src",), "dst", ("src", "dst", "nx", "ny"), sizes
+    )
+
+
+def _probe(defn: Any) -> Any:
+    def probe(inputs: Any, out: np.ndarray, scalars: Any) -> np.ndarray:
+        return np.asarray(defn.reference(dict(inputs), out))
+
+    return probe
+
+
+def test_simplest_number_in_an_interval() -> None:
+    assert simplest(Fraction(105, 1000), Fraction(115, 1000)) == Fraction(1, 9)
+    assert simplest(Fraction(1, 10), Fraction(1, 8)) == Fraction(1, 8)
+    assert simplest(Fraction(-5, 4), Fraction(-3, 4)) == -1
+    assert simplest(Fraction(-1, 3), Fraction(1, 3)) == 0
+    assert simplest(Fraction(3, 16), Fraction(3, 16)) == Fraction(3, 16)
+
+
+def test_conversions_round_as_opencl_does() -> None:
+    acc = np.array([-1.5, -0.5, 0.5, 1.5, 2.5, 2.7, 300.0, np.nan], np.float32)
+    assert to_storage(acc, "int8", "rte_sat").tolist() == [-2, 0, 0, 2, 2, 3, 127, 0]
+    assert to_storage(acc, "int8", "half_up_sat").tolist() == [-1, 0, 1, 2, 3, 3, 127, 0]
+    assert to_storage(acc, "uint8", "rtz_sat").tolist() == [0, 0, 0, 1, 2, 2, 255, 0]
+    assert store_macro("uint8", "rte_sat", "float") == "#define STORE(v) convert_uchar_sat_rte(v)"
+    assert store_macro("int16", "half_up", "float") == "#define STORE(v) convert_short((v) + 0.5f)"
+    assert store_macro("int32", "rtz_sat", "double") == "#define STORE(v) convert_int_sat(v)"
+
+
+@pytest.mark.parametrize(
+    ("storage", "convert", "terms"),
+    [
+        ("uint8", "rte_sat", BINOMIAL),
+        ("uint8", "half_up_sat", BINOMIAL),
+        ("uint16", "rtz_sat", BINOMIAL),
+        ("int8", "half_up_sat", SHARPEN),
+        ("int16", "rte_sat", SHARPEN),
+        ("int16", "rtz_sat", SHARPEN),
+        ("int32", "half_up_sat", BINOMIAL),
+    ],
+)
+def test_lifting_finds_the_weights_and_the_rounding(storage: str, convert: str, terms: Any) -> None:
+    """Single values that land on ties and negative sums tell the roundings apart; the
+    lifted definition equals the kernel bit for bit."""
+    kernel = _definition(storage, convert, terms)
+    got, launches = lift_with(_face(storage), _probe(kernel), name="k")
+    assert got.storage == storage and got.convert == convert
+    assert sorted((t.offset, t.coefficient.factor) for t in got.terms) == sorted(
+        (t.offset, t.coefficient.factor) for t in kernel.terms
+    )
+    assert 5 <= launches <= 40
+    again = parse_definition(yaml.safe_load(got.to_yaml()), "k.stencil.yaml")
+    assert again == got
+
+
+def test_an_overflow_that_wraps_is_refused() -> None:
+    kernel = _definition("uint8", "rtz_sat", SHARPEN, "interior")
+
+    def wraps(inputs: Any, out: np.ndarray, scalars: Any) -> np.ndarray:
+        res = out.copy()
+        a = inputs["src"].astype(np.float32)
+        v = 1.5 * a[1:-1, 1:-1] - 0.125 * (a[1:-1, 2:] + a[1:-1, :-2] + a[2:, 1:-1] + a[:-2, 1:-1])
+        res[1:-1, 1:-1] = np.trunc(v).astype(np.int64).astype(np.uint8)  # modulo 256
+        return res
+
+    assert kernel.storage == "uint8"
+    with pytest.raises(NotAStencil, match=r"without saturation|no rounding|bit for bit"):
+        lift_with(_face("uint8"), wraps, name="k")
+
+
+def test_a_max_filter_on_pixels_is_refused() -> None:
+    def maxf(inputs: Any, out: np.ndarray, scalars: Any) -> np.ndarray:
+        res = out.copy()
+        a = inputs["src"]
+        res[1:-1, 1:-1] = np.maximum.reduce([a[1:-1, 1:-1], a[1:-1, 2:], a[2:, 1:-1]])
+        return res
+
+    with pytest.raises(NotAStencil, match=r"no rounding|bit for bit"):
+        lift_with(_face("uint8"), maxf, name="k")
+
+
+@pytest.mark.parametrize(
+    ("change", "why"),
+    [
+        ({"storage": "uint9"}, "expected an integer element type"),
+        ({"convert": "round"}, "expected how a result becomes a uint8"),
+        ({"steps": 3}, "one step"),
+        ({"storage": "float32"}, "only a definition with integer elements"),
+    ],
+)
+def test_bad_integer_keys_are_errors(change: dict[str, Any], why: str) -> None:
+    data = _definition("uint8", "rte_sat", BINOMIAL).to_dict()
+    data.update(change)
+    with pytest.raises(InputError, match=why):
+        parse_definition(data, "k.stencil.yaml")
