@@ -4,6 +4,7 @@ stencil definition (``NAME.stencil.yaml``) that ``gtune run`` tunes in the templ
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -17,6 +18,7 @@ from gtune.commands._plain import (
     open_tunable,
 )
 from gtune.exceptions import InputError
+from gtune.inputs import read_text
 from gtune.outfiles import check_target, write_text
 
 if TYPE_CHECKING:
@@ -56,12 +58,43 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "a 3D stencil, the tuned kernel writes every plane in one launch",
     )
     p.add_argument(
+        "--weights",
+        action="append",
+        default=[],
+        metavar="NAME=V0,V1,...|NAME=@FILE",
+        help="the values of a weights array (a __constant filter): recorded in the "
+        "definition, so the tuning and the check against the original use them (a file "
+        "holds numbers separated by commas or spaces) (repeatable)",
+    )
+    p.add_argument(
         "--weights-fixed",
         action="store_true",
         help="the weights arrays (a __constant filter) hold the values the definition "
         "records (edit them under weights:): the tuned kernel bakes them in as numbers",
     )
     add_plain_arguments(p)
+
+
+def given_weights(args: argparse.Namespace) -> dict[str, list[float]]:
+    """``--weights NAME=V0,V1,...`` or ``NAME=@FILE``: each array's values."""
+    out: dict[str, list[float]] = {}
+    for item in getattr(args, "weights", []):
+        name, sep, text = item.partition("=")
+        if not sep or not name.strip():
+            raise InputError(
+                f"expected NAME=V0,V1,... or NAME=@FILE, got {item!r}", source="--weights"
+            )
+        where = "--weights"
+        if text.startswith("@"):
+            where = text[1:]
+            text = read_text(Path(where), what="weights file")
+        try:
+            out[name.strip()] = [float(v) for v in re.split(r"[\s,]+", text.strip()) if v]
+        except ValueError:
+            raise InputError(
+                f"{name.strip()}: expected numbers, got {text[:60]!r}", source=where
+            ) from None
+    return out
 
 
 def recorded_flags(args: argparse.Namespace) -> list[str]:
@@ -114,6 +147,7 @@ def _lift_transposed(
             output=out,
             flags=definition_flags(recorded_flags(args), args.kernel, out),
             timeout_s=args.timeout,
+            weights=given_weights(args),
             plane_index=args.plane_index,
         )
     except InputError:
@@ -148,6 +182,7 @@ def _lift_planes(
                 output=out,
                 flags=definition_flags(recorded_flags(args), args.kernel, out),
                 timeout_s=args.timeout,
+                weights=given_weights(args),
                 plane_index=f"{name}={axis}",
             )
         except InputError:
@@ -187,6 +222,7 @@ def run(args: argparse.Namespace) -> int:
             output=out,
             flags=flags,
             timeout_s=args.timeout,
+            weights=given_weights(args),
             plane_index=args.plane_index,
         )
     except NotAStencil as refusal:

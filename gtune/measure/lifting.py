@@ -31,6 +31,7 @@ from gtune.stencils.lift import (
     interface,
     lift_with,
     shipped_config,
+    with_weights,
 )
 
 
@@ -43,12 +44,14 @@ def lift_kernel(
     timeout_s: float = 60.0,
     seed: int = 1,
     plane_index: str | None = None,
+    weights: Mapping[str, Sequence[float]] | None = None,
 ) -> tuple[StencilDefinition, int]:
     """Lift a plain kernel (its description from the plain flags) on ``device``.
 
     ``plane_index`` (``"k=z"``): the kernel writes one plane per launch, the plane's
     index in its integer argument ``k``; every probe launches it once per plane, and
-    ``original.plane_index`` records it (so the original runs so again).
+    ``original.plane_index`` records it (so the original runs so again). ``weights``:
+    the values of weights arrays (a filter) the definition records and is checked at.
 
     Returns the checked definition (``original:`` records the source relative to
     ``output``'s folder, the kernel, the flags and the shipped launch) and the number of
@@ -65,6 +68,8 @@ def lift_kernel(
         )
     src = Path(kernel.source_path)
     face = interface(kernel, str(src), plane_index)
+    if weights:
+        face = with_weights(face, weights)
     config = shipped_config(kernel)
     glob, loc = default_launch(kernel)
     original: dict[str, Any] = {

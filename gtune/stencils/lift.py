@@ -31,7 +31,7 @@ import itertools
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -274,6 +274,30 @@ def _plane(kernel: TunableKernel, text: str, dims: int, where: str) -> tuple[str
     if _AXES.index(axis) >= dims:
         raise InputError(f"the problem is {dims}D: it has no axis {axis}", source="--plane-index")
     return name, _INT_TYPES[arg.dtype], axis
+
+
+def with_weights(face: Interface, weights: Mapping[str, Sequence[float]]) -> Interface:
+    """``face`` with these values for its weights arrays (the user's filter): what the
+    definition records and the checks run at (the probes use values of their own)."""
+    for name, values in weights.items():
+        if name not in face.weights:
+            known = ", ".join(face.weights) or "none"
+            raise InputError(
+                f"{name} is not a weights array of kernel {face.kernel_name} ({known})",
+                source="--weights",
+            )
+        if len(values) != face.weights[name]:
+            raise InputError(
+                f"{name}: {len(values)} values for an array of {face.weights[name]}",
+                source="--weights",
+            )
+    scalars = tuple(
+        replace(s, value=float(weights[s.entry_of][int(s.name.rsplit("[", 1)[1][:-1])]))
+        if s.entry_of in weights
+        else s
+        for s in face.scalars
+    )
+    return replace(face, scalars=scalars)
 
 
 def _weight_values(n: int) -> list[float]:

@@ -246,12 +246,18 @@ def test_padded_convolution_with_a_filter_array_lift_run_export(tmp_path: Path, 
     out = tmp_path / "conv.stencil.yaml"
     source = ROOT / "stencils" / "plain" / "convolution.cl"
     more = ["--weights-fixed"] if fixed else []
+    filt = [round(0.04 * (k % 7) - 0.1, 2) for k in range(25)]  # the user's filter, in a file
+    if fixed:
+        (tmp_path / "filter.txt").write_text(" ".join(map(str, filt)))
+        more += ["--weights", f"filter=@{tmp_path / 'filter.txt'}"]
     done = run_gtune("lift", str(source), "--size", "32x32", *flags, *more, "-o", str(out))
     assert done.returncode == 0, done.stderr
     assert "weights filter[25], input padded by [2, 2]" in done.stderr
     d = load_definition(out)
     assert d.pads == {"input": (2, 2, 0)} and list(d.weights) == ["filter"]
     assert d.weights_fixed is fixed
+    if fixed:
+        assert d.weights["filter"] == tuple(filt)
     assert [a.name for a in d.arguments] == ["output", "input", "filter", "width", "height"]
     db = tmp_path / "r.db"
     ran = run_gtune("run", str(out), "--size", "64x32", "--budget", "3", db=db)
