@@ -559,6 +559,12 @@ class _Lifter:
                     f"- out(0) at {int(off.sum())} of {off.size} points (e.g. {self.where(p)}; "
                     f"{'random' if kind == 'uniform' else 'random 0/1'} inputs): min/max, "
                     "products of inputs, thresholds or data-dependent branches"
+                    + (
+                        " (an input array that holds weights is a weights array when its "
+                        "--array shape is its length: --array filter=25)"
+                        if len(face.fields) > 1
+                        else ""
+                    )
                 )
 
     # -- 2. the footprint of each field -----------------------------------------------

@@ -322,3 +322,27 @@ def test_lift_finds_which_entry_multiplies_which_offset() -> None:
     d, _ = lift_with(_face([0.5 + k / 8 for k in range(9)], 1), transposed, name="t")
     got = {t.offset[:2]: str(t.coefficient) for t in d.terms}
     assert got[(1, -1)] == "w[6]" and got[(-1, 1)] == "w[2]"  # (dx, dy) = (j-1, i-1)
+
+
+def test_weights_read_as_a_field_get_the_hint() -> None:
+    """A filter given the problem's shape (no --array w=9) is a field: the kernel is then
+    a product of inputs, refused with the hint to give the array its length."""
+    from gtune.stencils.lift import Interface, NotAStencil, lift_with
+
+    face = Interface(
+        label="conv.cl",
+        kernel_name="conv",
+        shape=(16, 20),
+        dtype="float32",
+        fields=("src", "w"),
+        output="dst",
+        order=("src", "w", "dst"),
+        scalars=(),
+    )
+
+    def conv(inputs: Any, out0: np.ndarray, scalars: Any) -> np.ndarray:
+        src, w = inputs["src"], inputs["w"].ravel()
+        return sum(w[k] * np.roll(src, k, axis=1) for k in range(3))
+
+    with pytest.raises(NotAStencil, match="--array filter=25"):
+        lift_with(face, conv, name="conv")
