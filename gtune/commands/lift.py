@@ -250,4 +250,11 @@ def run(args: argparse.Namespace) -> int:
         f"{definition.boundary} (checked against {launches} launches of {kernel.name})",
         file=sys.stderr,
     )
+    if definition.steps > 1:
+        print(
+            f"note: one launch of {kernel.name} is {definition.steps} time steps of this "
+            f"{terms}-point stencil (checked on random inputs): the definition has steps: "
+            f"{definition.steps}, so gtune's temporal techniques compete with it",
+            file=sys.stderr,
+        )
     return 0

@@ -48,6 +48,7 @@ from gtune.stencils.definition import (
     weight_entries,
 )
 from gtune.stencils.elements import STORAGE_TYPES
+from gtune.stencils.lift_steps import as_steps
 
 #: A probe: one launch with these input fields (by name; a field not given is zero), this
 #: initial output and these scalar values (by name, every scalar); returns the output.
@@ -450,6 +451,10 @@ class _Lifter:
         if out.shape != self.face.shape:
             raise GtuneError(f"a probe returned the shape {out.shape}, not {self.face.shape}")
         return out
+
+    def run_user(self, inputs: Mapping[str, np.ndarray], out_init: np.ndarray) -> np.ndarray:
+        """One launch at the user's scalar values."""
+        return self.run(inputs, out_init, self.user)
 
     def random(self, wide: bool = False, kind: str = "uniform", name: str = "") -> np.ndarray:
         """Uniform in [-1, 1); ``wide``: times 10**[-3, 3); ``kind="bits"``: 0 or 1; in
@@ -1139,6 +1144,9 @@ def lift_with(
     try:
         lifter.coefficients()
         definition = build_definition(face, lifter.lifted(), **kw)
+        stepped = as_steps(definition, lifter.run_user, lifter.random, source)
+        if stepped is not None:  # one launch is several steps of a smaller stencil
+            return stepped, lifter.launches
         lifter.check(definition)
     except NotAStencil as first:
         if not any(lifter.relevant.values()):
