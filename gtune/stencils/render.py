@@ -716,9 +716,11 @@ def describe(
     constraints += _temporal_constraints(g)
     techniques = _techniques(g)
     if d.pads or d.storage:  # the global and local techniques read padded fields and
-        # integer elements
-        constraints += ["VX == 1", "STREAM == 0"]
-        techniques = {k: v for k, v in techniques.items() if k in ("global", "local")}
+        # integer elements; 2D streaming reads padded fields too (value by value)
+        stream = bool(d.pads) and not d.storage and d.dims == 2
+        constraints += ["VX == 1"] + ([] if stream else ["STREAM == 0"])
+        kept = ("global", "local", "stream") if stream else ("global", "local")
+        techniques = {k: v for k, v in techniques.items() if k in kept}
     image_doc = (
         "read the input as an image"
         if generated

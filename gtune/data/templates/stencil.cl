@@ -63,7 +63,7 @@
  *   REAL UREAL     element type and the unsigned type of its width (float, uint)
  *   CLAMP          0: interior boundary; 1: clamp boundary
  *   SRC_PAD_X/Y/Z  the primary field is stored with this many points beyond each edge
- *                  (optional; global and local techniques only)
+ *                  (optional; global and local techniques, 2D streaming; VX=1)
  *   KERNEL_NAME KERNEL_ARGS DST   the kernel's name, parameters and output buffer
  *
  * Boundary: with CLAMP=0 only interior points, every coordinate d in [R_d, N_d - R_d),
@@ -254,8 +254,8 @@
 #define SRC_PAD_Z 0
 #endif
 #define SRC_PADDED (SRC_PAD_X || SRC_PAD_Y || SRC_PAD_Z)
-#if SRC_PADDED && (STREAM || VX > 1 || IMAGE || TB > 1)
-#error "a padded field is read by the global and local techniques: STREAM=0, VX=1, IMAGE=0, TB=1"
+#if SRC_PADDED && ((STREAM && ARRAY_DIMS == 3) || VX > 1 || IMAGE || TB > 1)
+#error "a padded field is read by the global and local techniques and 2D streaming: VX=1, IMAGE=0, TB=1"
 #endif
 
 /* Linear index; 32-bit arithmetic while the array fits, as GPUs prefer. */
@@ -1434,12 +1434,13 @@ void KERNEL_NAME(KERNEL_ARGS)
     for (int t = 0; t < ZC + 2 * RY; ++t) {
         const int p = y0 - RY + t; /* the input row of this step */
         if (p >= first && p < last) {
-            __global const REAL *row = SRC + IDX(0, CLY(p), 0);
+            __global const REAL *row = SRC + SIDX(0, SCLY(p), 0);
 #pragma unroll
             for (int cx = 0; cx < CX; ++cx) {
                 const int xs0 = gx0 + cx * (WX * BX) - HXS; /* the segment's first x */
                 REAL seg[SEG];
-                if (xs0 >= 0 && xs0 + SEG <= NX) { /* the whole segment lies inside */
+                /* the whole segment lies inside (a padded row: inside its pad) */
+                if (xs0 >= -SRC_PAD_X && xs0 + SEG <= NX + SRC_PAD_X) {
 #if VX > 1
 #pragma unroll
                     for (int i = 0; i < SEG / VX; ++i) {
@@ -1455,7 +1456,7 @@ void KERNEL_NAME(KERNEL_ARGS)
 #pragma unroll
                     for (int i = 0; i < SEG; ++i) {
 #if CLAMP
-                        seg[i] = row[CLX(xs0 + i)];
+                        seg[i] = row[SCLX(xs0 + i)];
 #else
                         const int xx = xs0 + i;
                         seg[i] = xx >= 0 && xx < NX ? row[xx] : (REAL)0;
