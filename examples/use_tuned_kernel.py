@@ -162,6 +162,25 @@ def original_outputs(
     return outputs
 
 
+def launches_per_original(original: str | None, tuned: TunedKernel) -> int:
+    """Launches of the tuned kernel that one launch of the original equals: a lifted
+    definition of several time steps over the tuned steps per launch (TB)."""
+    if not original or not original.endswith(".stencil.yaml"):
+        return 1
+    from gtune.stencils.definition import load_definition
+
+    steps = load_definition(original).steps
+    return steps // int(tuned.configuration.get("TB", 1))
+
+
+def swap_of(original: str) -> dict[str, str]:
+    """{primary field: output} of a lifted definition: what the next step reads."""
+    from gtune.stencils.definition import load_definition
+
+    d = load_definition(original)
+    return {d.primary_field: d.output}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("tuned", help="the .json written by `gtune export`")
@@ -197,6 +216,13 @@ def main() -> int:
         ctx, queue, tuned.source, tuned.kernel, options, global_size, local_size,
         tuned.arguments, host, scalars,
     )  # fmt: skip
+    for _ in range(launches_per_original(args.original, tuned) - 1):
+        # several time steps: the next launch reads the previous one's output
+        swapped = dict(host, **{p: got[o] for p, o in swap_of(args.original).items()})
+        got = launch(
+            ctx, queue, tuned.source, tuned.kernel, options, global_size, local_size,
+            tuned.arguments, swapped, scalars,
+        )  # fmt: skip
 
     if args.original:
         want = original_outputs(args.original, ctx, queue, sizes, host)

@@ -163,9 +163,9 @@ def _export_kernel(args: argparse.Namespace) -> int:
         ),
         full_template=args.full_template,
     )
-    plane = _plane_note(args.kernel_file)
-    if plane:
-        tuned = dataclasses.replace(tuned, notes=(*tuned.notes, plane))
+    notes = [n for n in (_plane_note(args.kernel_file), _steps_note(args.kernel_file, tuned)) if n]
+    if notes:
+        tuned = dataclasses.replace(tuned, notes=(*tuned.notes, *notes))
     stem = _stem(kernel) + "_tuned"
     target = (folder / f"{stem}.cl").resolve()
     if kernel.source_path and target == Path(kernel.source_path).resolve():
@@ -195,6 +195,25 @@ def _plane_note(path: str) -> str:
         f"planes); this kernel writes every plane in one launch: replace the loop "
         f"`for ({name} = 0; {name} < {count}; {name}++) launch(..., {name})` by one launch "
         f"at the global and local sizes given here (its argument {name} is ignored)"
+    )
+
+
+def _steps_note(path: str, tuned: TunedKernel) -> str:
+    """For a definition lifted from a kernel whose launch is several time steps, how many
+    launches of the tuned kernel replace one of the original; empty otherwise."""
+    from gtune.stencils.definition import is_definition_path, load_definition
+
+    if not is_definition_path(path):
+        return ""
+    d = load_definition(path)
+    if d.original is None or d.steps == 1:
+        return ""
+    per = int(tuned.configuration.get("TB", 1))
+    return (
+        f"one launch of the original {d.original.get('kernel', d.kernel_name)} is {d.steps} "
+        f"time steps; this kernel advances {per} per launch: launch it {d.steps // per} "
+        f"times, swapping {d.primary_field} and {d.output} between launches (each launch "
+        f"reads the previous one's {d.output})"
     )
 
 
