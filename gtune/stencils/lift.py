@@ -181,18 +181,9 @@ def interface(
         shape = arg.shape_for(sizes)
         pad = _pad(shape, data_shape) if arg.role == "input" else None
         if arg.role == "input" and len(shape) == 1 and arg.dtype in _NP:
-            # weights in an array: each entry is probed like a float scalar
-            if not 1 <= shape[0] <= MAX_WEIGHT_ENTRIES:
-                raise refuse(
-                    f"weights array {arg.name} has {shape[0]} entries; lift probes at most "
-                    f"{MAX_WEIGHT_ENTRIES}"
-                )
+            scalars += _weight_entries(arg.name, arg.dtype, shape[0], refuse)
             weights[arg.name] = shape[0]
             dtypes.add(arg.dtype)
-            scalars += [
-                ScalarArg(f"{arg.name}[{i}]", arg.dtype, v, entry_of=arg.name)
-                for i, v in enumerate(_weight_values(shape[0]))
-            ]
             continue
         if pad:
             pads[arg.name] = pad
@@ -301,9 +292,22 @@ def with_weights(face: Interface, weights: Mapping[str, Sequence[float]]) -> Int
     return replace(face, scalars=scalars)
 
 
+def _weight_entries(
+    name: str, dtype: str, n: int, refuse: Callable[[str], InputError]
+) -> list[ScalarArg]:
+    """A weights array's entries, each probed like a float scalar (``filter[7]``)."""
+    if not 1 <= n <= MAX_WEIGHT_ENTRIES:
+        raise refuse(
+            f"weights array {name} has {n} entries; lift probes at most {MAX_WEIGHT_ENTRIES}"
+        )
+    return [
+        ScalarArg(f"{name}[{i}]", dtype, v, entry_of=name) for i, v in enumerate(_weight_values(n))
+    ]
+
+
 def _weight_values(n: int) -> list[float]:
-    """The weights a lifted definition records for an array of ``n`` (its tuning draws
-    random ones): distinct, of both signs, exact in binary."""
+    """The weights a lifted definition records for an array of ``n`` when the user gives
+    none (``--weights``): distinct, of both signs, exact in binary."""
     return [(1 if i % 2 == 0 else -1) * (0.5 + (i % 32) / 64.0) for i in range(n)]
 
 
