@@ -62,6 +62,8 @@
  *   CONSTANT_TERM  added after the terms (optional)
  *   REAL UREAL     element type and the unsigned type of its width (float, uint)
  *   CLAMP          0: interior boundary; 1: clamp boundary
+ *   SRC_PAD_X/Y/Z  the primary field is stored with this many points beyond each edge
+ *                  (optional; global and local techniques, 2D streaming; VX=1)
  *   KERNEL_NAME KERNEL_ARGS DST   the kernel's name, parameters and output buffer
  *
  * Boundary: with CLAMP=0 only interior points, every coordinate d in [R_d, N_d - R_d),
@@ -172,6 +174,14 @@
 #define REAL float
 #define UREAL uint
 #endif
+/* integer elements (gtune/stencils/elements.py): arrays of ELEM, arithmetic in REAL,
+   each result stored through STORE (a conversion with the original's rounding) */
+#ifndef ELEM
+#define ELEM REAL
+#endif
+#ifndef STORE
+#define STORE(v) (v)
+#endif
 #ifndef CLAMP
 #define CLAMP 0
 #endif
@@ -185,7 +195,7 @@
 #define KERNEL_NAME stencil
 #endif
 #ifndef KERNEL_ARGS
-#define KERNEL_ARGS SRC_ARG, __global REAL *restrict DST
+#define KERNEL_ARGS SRC_ARG, __global ELEM *restrict DST
 #endif
 #ifndef EXTRA_TERMS
 #define EXTRA_TERMS(E)
@@ -247,8 +257,24 @@
 #error "temporal blocking is a technique of its own: TB > 1 needs LOCAL=IMAGE=0, VX=BX=1"
 #endif
 
+/* A padded primary field: SRC_PAD_X, SRC_PAD_Y, SRC_PAD_Z points stored beyond each
+   edge of each axis (a convolution's input padded by the filter's half-width). */
+#ifndef SRC_PAD_X
+#define SRC_PAD_X 0
+#endif
+#ifndef SRC_PAD_Y
+#define SRC_PAD_Y 0
+#endif
+#ifndef SRC_PAD_Z
+#define SRC_PAD_Z 0
+#endif
+#define SRC_PADDED (SRC_PAD_X || SRC_PAD_Y || SRC_PAD_Z)
+#if SRC_PADDED && ((STREAM && ARRAY_DIMS == 3) || VX > 1 || IMAGE || TB > 1)
+#error "a padded field is read by the global and local techniques and 2D streaming: VX=1, IMAGE=0, TB=1"
+#endif
+
 /* Linear index; 32-bit arithmetic while the array fits, as GPUs prefer. */
-#if (NX * NY * NZ) < 2147483647
+#if ((NX + 2 * SRC_PAD_X) * (NY + 2 * SRC_PAD_Y) * (NZ + 2 * SRC_PAD_Z)) < 2147483647
 typedef int idx_t;
 #else
 typedef long idx_t;
@@ -278,6 +304,32 @@ typedef long idx_t;
 #define CLZ(i) (i)
 #endif
 
+/* The primary field's index and its neighbours' clamp. A padded field is read at the
+   point plus the pad, in its own rows and planes; its neighbours beyond an edge lie in
+   the pad (the definition's pad covers the field's reach), so only an index beyond the
+   pad is clamped into it (a tile with a halo wider than the field's reach). */
+#if SRC_PADDED
+#define SIDX(zz, yy, xx)                                                                 \
+    (((((idx_t)(zz)) + SRC_PAD_Z) * (NY + 2 * SRC_PAD_Y) + (idx_t)(yy) + SRC_PAD_Y) *      \
+         (NX + 2 * SRC_PAD_X) +                                                          \
+     (idx_t)(xx) + SRC_PAD_X)
+#else
+#define SIDX(zz, yy, xx) IDX(zz, yy, xx)
+#endif
+#if SRC_PADDED && CLAMP
+#define SCLX(i) min(max((i), -SRC_PAD_X), NX - 1 + SRC_PAD_X)
+#define SCLY(i) min(max((i), -SRC_PAD_Y), NY - 1 + SRC_PAD_Y)
+#define SCLZ(i) min(max((i), -SRC_PAD_Z), NZ - 1 + SRC_PAD_Z)
+#elif SRC_PADDED /* the interior's points read inside the array */
+#define SCLX(i) (i)
+#define SCLY(i) (i)
+#define SCLZ(i) (i)
+#else
+#define SCLX(i) CLX(i)
+#define SCLY(i) CLY(i)
+#define SCLZ(i) CLZ(i)
+#endif
+
 /* A term of another field, read from global memory at (zz, yy, xx). */
 #define FIELD_AT(f, zz, yy, xx) (f)[IDX(CLZ(zz), CLY(yy), CLX(xx))]
 
@@ -302,9 +354,9 @@ __constant sampler_t SMP = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_ED
 /* the clamp-to-edge sampler clamps every neighbour itself */
 #define CLAMPED_READ(zz, yy, xx) GLOBAL_READ(zz, yy, xx)
 #else
-#define SRC_ARG __global const REAL *restrict SRC
-#define GLOBAL_READ(zz, yy, xx) SRC[IDX(zz, yy, xx)]
-#define CLAMPED_READ(zz, yy, xx) GLOBAL_READ(CLZ(zz), CLY(yy), CLX(xx))
+#define SRC_ARG __global const ELEM *restrict SRC
+#define GLOBAL_READ(zz, yy, xx) SRC[SIDX(zz, yy, xx)]
+#define CLAMPED_READ(zz, yy, xx) GLOBAL_READ(SCLZ(zz), SCLY(yy), SCLX(xx))
 #endif
 
 #if LOCAL
@@ -591,7 +643,7 @@ void KERNEL_NAME(KERNEL_ARGS)
                 }
                 if (s == TB) {
                     if (written) {
-                        DST[IDX(0, y, x)] = v;
+                        DST[IDX(0, y, x)] = STORE(v);
                     }
                 } else {
                     RING(s, y)[ix] = v;
@@ -827,7 +879,7 @@ void KERNEL_NAME(KERNEL_ARGS)
                 }
                 if (s == TB) {
                     if (written) {
-                        DST[IDX(z, y, x)] = v;
+                        DST[IDX(z, y, x)] = STORE(v);
                     }
                 } else {
                     now[k] = v;
@@ -997,7 +1049,7 @@ void KERNEL_NAME(KERNEL_ARGS)
                 }
                 if (s == TB) {
                     if (written) {
-                        DST[IDX(z, y, x)] = v;
+                        DST[IDX(z, y, x)] = STORE(v);
                     }
                 } else {
                     now[k] = v;
@@ -1128,7 +1180,7 @@ void KERNEL_NAME(KERNEL_ARGS)
                     }
                     if (s == TB) {
                         if (zw) {
-                            DST[IDX(z, y, x)] = v;
+                            DST[IDX(z, y, x)] = STORE(v);
                         }
                     } else {
                         RING(s, z)[at] = v;
@@ -1160,7 +1212,7 @@ void KERNEL_NAME(KERNEL_ARGS)
                     }
                     if (s == TB) {
                         if (written) {
-                            DST[IDX(z, y, x)] = v;
+                            DST[IDX(z, y, x)] = STORE(v);
                         }
                     } else {
                         RING(s, z)[at] = v;
@@ -1275,7 +1327,7 @@ void KERNEL_NAME(KERNEL_ARGS)
                 EXTRA_TERMS(TEMPORAL_EXTRA)
                 ADD_CONSTANT(acc);
                 if (s == TB) {
-                    DST[IDX(z, y, x)] = acc;
+                    DST[IDX(z, y, x)] = STORE(acc);
                 } else {
                     next[at] = acc;
                 }
@@ -1299,7 +1351,7 @@ void KERNEL_NAME(KERNEL_ARGS)
             }
             if (s == TB) {
                 if (x >= LOX && x < HIX && y >= LOY && y < HIY && z >= LOZ && z < HIZ) {
-                    DST[IDX(z, y, x)] = v;
+                    DST[IDX(z, y, x)] = STORE(v);
                 }
             } else {
                 next[at] = v;
@@ -1397,12 +1449,13 @@ void KERNEL_NAME(KERNEL_ARGS)
     for (int t = 0; t < ZC + 2 * RY; ++t) {
         const int p = y0 - RY + t; /* the input row of this step */
         if (p >= first && p < last) {
-            __global const REAL *row = SRC + IDX(0, CLY(p), 0);
+            __global const REAL *row = SRC + SIDX(0, SCLY(p), 0);
 #pragma unroll
             for (int cx = 0; cx < CX; ++cx) {
                 const int xs0 = gx0 + cx * (WX * BX) - HXS; /* the segment's first x */
                 REAL seg[SEG];
-                if (xs0 >= 0 && xs0 + SEG <= NX) { /* the whole segment lies inside */
+                /* the whole segment lies inside (a padded row: inside its pad) */
+                if (xs0 >= -SRC_PAD_X && xs0 + SEG <= NX + SRC_PAD_X) {
 #if VX > 1
 #pragma unroll
                     for (int i = 0; i < SEG / VX; ++i) {
@@ -1418,7 +1471,7 @@ void KERNEL_NAME(KERNEL_ARGS)
 #pragma unroll
                     for (int i = 0; i < SEG; ++i) {
 #if CLAMP
-                        seg[i] = row[CLX(xs0 + i)];
+                        seg[i] = row[SCLX(xs0 + i)];
 #else
                         const int xx = xs0 + i;
                         seg[i] = xx >= 0 && xx < NX ? row[xx] : (REAL)0;
@@ -1464,7 +1517,7 @@ void KERNEL_NAME(KERNEL_ARGS)
                         const int x = x0 + b;
                         if (x >= LOX && x < HIX) {
                             ROW_OUTPUT(r, cx, b);
-                            DST[IDX(0, y, x)] = r;
+                            DST[IDX(0, y, x)] = STORE(r);
                         }
                     }
                 }
@@ -1637,12 +1690,12 @@ void KERNEL_NAME(KERNEL_ARGS)
                             const int x = gx0 + cx * (WX * BX) + lx * BX + b;
                             if (y >= LOY && y < HIY && x >= LOX && x < HIX) {
 #if defined(NO_EXTRA_TERMS) && !defined(CONSTANT_TERM)
-                                DST[IDX(z, y, x)] = q[(cy * CX + cx) * BX + b][0];
+                                DST[IDX(z, y, x)] = STORE(q[(cy * CX + cx) * BX + b][0]);
 #else
                                 REAL r = q[(cy * CX + cx) * BX + b][0];
                                 EXTRA_TERMS(STREAM_EXTRA)
                                 ADD_CONSTANT(r);
-                                DST[IDX(z, y, x)] = r;
+                                DST[IDX(z, y, x)] = STORE(r);
 #endif
                             }
                         }
@@ -1715,7 +1768,7 @@ void KERNEL_NAME(KERNEL_ARGS)
                     const int yy = ty0 + iy;
                     const int zz = tz0 + iz;
 #if CLAMP
-                    tile[iz][iy][ix] = GLOBAL_READ(CLZ(zz), CLY(yy), CLX(xx));
+                    tile[iz][iy][ix] = GLOBAL_READ(SCLZ(zz), SCLY(yy), SCLX(xx));
 #else
                     const bool inside =
                         xx >= 0 && xx < NX && yy >= 0 && yy < NY && zz >= 0 && zz < NZ;
@@ -1828,7 +1881,7 @@ void KERNEL_NAME(KERNEL_ARGS)
                                     STENCIL_TERMS(SCALAR_TERM)
                                     EXTRA_TERMS(SCALAR_EXTRA)
                                     ADD_CONSTANT(acc);
-                                    DST[IDX(z, y, xs)] = acc;
+                                    DST[IDX(z, y, xs)] = STORE(acc);
                                 }
                             }
                         }
@@ -1849,7 +1902,7 @@ void KERNEL_NAME(KERNEL_ARGS)
                             EXTRA_TERMS(SCALAR_EXTRA)
 #endif
                             ADD_CONSTANT(acc);
-                            DST[IDX(z, y, xs)] = acc;
+                            DST[IDX(z, y, xs)] = STORE(acc);
                         }
 #endif
                     }
