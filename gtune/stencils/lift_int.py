@@ -275,6 +275,7 @@ def lift_integer(
     launches it took (see the module's docstring)."""
     lifter = _IntLifter(face, probe, seed)
     lifter.written_region()
+    _scalars_change_nothing(lifter)
     lifter.footprints()
     samples = lifter.staircases()
     candidates = [(r, w) for r in _ROUNDINGS if (w := lifter.weights_under(r, samples))]
@@ -282,7 +283,8 @@ def lift_integer(
         raise lifter.refuse(
             "no rounding (to nearest even, + 0.5 then towards zero, towards zero) of a "
             "weighted sum reproduces its response to single values: not a stencil of "
-            "weights and a conversion"
+            "weights and a conversion, or one that divides where a definition multiplies "
+            "(sum / 6 lands on ties that sum * (1/6) misses)"
         )
     first: Exception | None = None
     for rounding, weights in candidates:
@@ -374,7 +376,12 @@ def _check(lifter: _IntLifter, definition: StencilDefinition) -> None:
                 f"definition gives {int(ref[p])}; weights and rounding from single values: "
                 f"{definition.convert}): not bit for bit"
             )
-    inputs = trials[0]
+
+
+def _scalars_change_nothing(lifter: _IntLifter) -> None:
+    """A scalar argument other than a size must not change the output."""
+    face = lifter.face
+    inputs = {f: lifter.random(face.field_shape(f)) for f in face.fields}
     plain = lifter.run(inputs, lifter.r1)
     for s in face.scalars:
         if s.axis is not None:
