@@ -50,8 +50,9 @@ from gtune.stencils.definition import (
 from gtune.stencils.elements import STORAGE_TYPES
 from gtune.stencils.lift_steps import as_steps
 
-#: A probe: one launch with these input fields (by name; a field not given is zero), this
-#: initial output and these scalar values (by name, every scalar); returns the output.
+#: A probe: one launch with these input fields (by name; a field not given is zero; a
+#: padded field in its stored shape) and weights arrays, this initial output and these
+#: scalar values (by name, every scalar); returns the output.
 Probe = Callable[[Mapping[str, np.ndarray], np.ndarray, Mapping[str, float | int]], np.ndarray]
 
 _NP: dict[str, type[np.floating[Any]]] = {"float32": np.float32, "float64": np.float64}
