@@ -239,13 +239,16 @@ def run(args: argparse.Namespace) -> int:
         definition = replace(definition, weights_fixed=True)
     write_text(out, definition.to_yaml(), force=args.force)
     terms = len(definition.terms)
+    elements = definition.dtype
+    if definition.storage:  # integer elements: the conversion found, bit for bit
+        elements = f"{definition.storage} ({definition.convert}, sums in {definition.dtype})"
     coefs = ", ".join(definition.coefficients) or "none"
     coefs += "".join(f", weights {w}[{len(v)}]" for w, v in definition.weights.items())
     coefs += "".join(
         f", {f} padded by {list(p[: definition.dims])}" for f, p in definition.pads.items()
     )
     print(
-        f"{out}: {definition.name}: {definition.dims}D {definition.dtype}, {terms} terms, "
+        f"{out}: {definition.name}: {definition.dims}D {elements}, {terms} terms, "
         f"fields {', '.join(definition.fields)}, coefficients {coefs}, boundary "
         f"{definition.boundary} (checked against {launches} launches of {kernel.name})",
         file=sys.stderr,
