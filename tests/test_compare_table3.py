@@ -21,6 +21,7 @@ from gtune.loadpredict.features import StencilTraits
 from gtune.loadpredict.models import shipped_model_dir
 from gtune.stencils.generate import suite
 from tests.conftest import load_script
+from tests.rawdata import raw
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "benchmarks" / "compare" / "run_compare.py"
@@ -298,7 +299,7 @@ def test_table3_labels_reproduce_the_committed_rows(tmp_path: Path) -> None:
     """The load-predictor rows made from Table 3's stores are what the script makes now,
     and the kernels also in the collection keep their collected rows."""
     results = ROOT / "benchmarks" / "results"
-    stores = results / "compare" / "table3-scale" / "stores.tar.xz"
+    stores = raw(results / "compare" / "table3-scale" / "stores.tar.xz")  # 20 MB, out of tree
     committed = results / "predict" / "h100-table3"
     before = results / "predict" / "h100-scale" / "nvidia-h100-80gb-hbm3-hybrid.csv"
     done = subprocess.run(
@@ -319,7 +320,7 @@ def test_table3_labels_deeper_make_the_shipped_dataset(tmp_path: Path) -> None:
     """With ``--deeper`` the stores' rows replace the collected rows of the kernels in
     both, and the result is the dataset the shipped H100 model is fitted on."""
     results = ROOT / "benchmarks" / "results"
-    stores = results / "compare" / "table3-scale" / "stores.tar.xz"
+    stores = raw(results / "compare" / "table3-scale" / "stores.tar.xz")  # 20 MB, out of tree
     before = results / "predict" / "h100-scale" / "nvidia-h100-80gb-hbm3-hybrid.csv"
     shipped = ROOT / "gtune" / "data" / "models" / before.name
     done = subprocess.run(

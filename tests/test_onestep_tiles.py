@@ -10,6 +10,7 @@ import pytest
 
 from gtune.store import open_store
 from tests.conftest import load_script
+from tests.rawdata import raw
 
 ROOT = Path(__file__).resolve().parents[1]
 STORE = ROOT / "benchmarks" / "results" / "onestep" / "h100-relabelled" / "onestep.db.gz"
@@ -17,9 +18,9 @@ tiles = load_script(ROOT / "benchmarks" / "onestep_tiles.py")
 
 
 def test_best_per_tile_height_and_width_agree_with_the_store(tmp_path: Path) -> None:
-    got = tiles.best_by_tile(STORE, "heat3d", "512x512x512")
+    got = tiles.best_by_tile(raw(STORE), "heat3d", "512x512x512")
     db = tmp_path / "o.db"
-    with gzip.open(STORE, "rb") as src, db.open("wb") as dst:
+    with gzip.open(raw(STORE), "rb") as src, db.open("wb") as dst:
         shutil.copyfileobj(src, dst)
     store = open_store(db, readonly=True)
     try:
@@ -41,5 +42,5 @@ def test_best_per_tile_height_and_width_agree_with_the_store(tmp_path: Path) -> 
 
 
 def test_an_unknown_kernel_says_so(capsys: pytest.CaptureFixture[str]) -> None:
-    assert tiles.main([str(STORE), "no_such_kernel"]) == 1
+    assert tiles.main([str(raw(STORE)), "no_such_kernel"]) == 1
     assert "no verified stream configuration of no_such_kernel" in capsys.readouterr().out

@@ -15,6 +15,7 @@ from gtune.description import load_kernel
 from gtune.stencils.render import template_source
 from gtune.store import open_store
 from tests.conftest import load_script
+from tests.rawdata import raw
 
 ROOT = Path(__file__).resolve().parents[1]
 STORE = ROOT / "benchmarks" / "results" / "onestep" / "prefetch2" / "recorded.db.gz"
@@ -22,11 +23,11 @@ ab = load_script(ROOT / "benchmarks" / "template_ab.py")
 
 
 def test_stored_configs_are_the_fastest_distinct_verified_ones(tmp_path: Path) -> None:
-    top = ab.stored_configs(STORE, "heat3d", 5)
+    top = ab.stored_configs(raw(STORE), "heat3d", 5)
     assert len(top) == 5
     assert len({tuple(sorted(c.items())) for c in top}) == 5
     db = tmp_path / "s.db"
-    with gzip.open(STORE, "rb") as src, db.open("wb") as dst:
+    with gzip.open(raw(STORE), "rb") as src, db.open("wb") as dst:
         shutil.copyfileobj(src, dst)
     store = open_store(db, readonly=True)
     try:

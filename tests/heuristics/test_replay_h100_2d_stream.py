@@ -30,6 +30,7 @@ from gtune.measure import ReplayEvaluator, Result
 from gtune.space import EnumeratedSpace, solve_space
 from gtune.space.build import technique_space
 from gtune.store import open_store
+from tests.rawdata import raw
 
 pytestmark = pytest.mark.slow
 
@@ -62,7 +63,7 @@ def _case(name: str, tmp: Path, run: Path = RUN, sizes: dict[str, int] = SIZES) 
     space = technique_space(solve_space(kernel, device).space, kernel, "stream")
     db = tmp / f"{run.name}.db"
     if not db.exists():
-        with gzip.open(run / "lift.db.gz", "rb") as src, db.open("wb") as dst:
+        with gzip.open(raw(run / "lift.db.gz"), "rb") as src, db.open("wb") as dst:
             shutil.copyfileobj(src, dst)
     store = open_store(db, readonly=True)
     default = kernel.default_config()

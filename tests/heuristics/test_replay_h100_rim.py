@@ -26,6 +26,7 @@ from gtune.kernel import canonical_config
 from gtune.space import solve_space, technique_space
 from gtune.store.ranking import confirmation
 from tests.conftest import load_script
+from tests.rawdata import raw
 
 pytestmark = pytest.mark.slow  # solves two vec spaces at 512³ (about 10 s each)
 
@@ -42,7 +43,7 @@ def replayed(request: pytest.FixtureRequest) -> dict[str, Any]:
     kernel = load_kernel(ROOT / "stencils" / f"{name}.yaml", {"NX": 512, "NY": 512, "NZ": 512})
     device = DeviceLimits.from_dict(json.loads(lt.DEVICE.read_text()))
     space = technique_space(solve_space(kernel, device).space, kernel, "vec")
-    rows = [r for r in tiles.stored_rows(STORE, f"{name}:stencil") if confirmation(r) is None]
+    rows = [r for r in tiles.stored_rows(raw(STORE), f"{name}:stencil") if confirmation(r) is None]
     results = [r.result for r in rows if space.is_valid(dict(r.result.config)) is None]
     return {
         "name": name,
