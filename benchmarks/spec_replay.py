@@ -197,7 +197,8 @@ class Prepared:
 
 
 def unpacked(path: Path, tmp: Path) -> Path:
-    out = tmp / "_".join(path.relative_to(RESULTS).with_suffix("").parts)
+    where = path.relative_to(RESULTS) if path.is_relative_to(RESULTS) else Path(path.name)
+    out = tmp / "_".join(where.with_suffix("").parts)
     if not out.exists():
         with gzip.open(path, "rb") as src, out.open("wb") as dst:
             shutil.copyfileobj(src, dst)
