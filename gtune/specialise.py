@@ -31,8 +31,9 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gtune.expr import BINARY, COMPARE, Undefined
@@ -555,6 +556,131 @@ def _prune(lines: list[_Out]) -> list[_Out]:
         lines = kept
 
 
+# -- macros that only rename, inlined ---------------------------------------------------
+
+_OBJECT_ALIAS = re.compile(r"#\s*define\s+(\w+)[ \t]+([A-Za-z_]\w*)\s*$")
+_FUNCTION_ALIAS = re.compile(r"#\s*define\s+(\w+)\(([\w\s,]*)\)[ \t]+(.+?)\s*$")
+_Alias = tuple[list[str] | None, str | None]  # (parameters or None, the name it forwards to)
+
+
+def _alias(text: str) -> tuple[str, _Alias] | None:
+    """A ``#define`` that only renames: ``#define SRC src`` (a name for a name),
+    ``#define CLX(i) (i)`` (the identity) or ``#define SCLX(i) CLX(i)`` (the same
+    arguments passed on); None for any other."""
+    m = _OBJECT_ALIAS.match(text.strip())
+    if m:
+        return m[1], (None, m[2])
+    m = _FUNCTION_ALIAS.match(text.strip())
+    if not m:
+        return None
+    params = [p.strip() for p in m[2].split(",")] if m[2].strip() else []
+    body = m[3]
+    if len(params) == 1 and body == f"({params[0]})":
+        return m[1], (params, None)
+    forward = re.fullmatch(r"(\w+)\(\s*" + r"\s*,\s*".join(map(re.escape, params)) + r"\s*\)", body)
+    if params and forward:
+        return m[1], (params, forward[1])
+    return None
+
+
+def _aliases(out: list[_Out], keep: set[str]) -> dict[str, _Alias]:
+    """The renaming macros of ``out`` safe to inline: defined once, outside any
+    conditional left in, never tested (``defined``, ``#ifdef``), pasted or stringified,
+    and not a configuration parameter, size or build option (``keep``: readers look
+    those up by name)."""
+    depth, found, defined = 0, {}, Counter[str]()
+    for ln in out:
+        if ln.keyword in ("if", "ifdef", "ifndef"):
+            depth += 1
+        elif ln.keyword == "endif":
+            depth -= 1
+        if ln.keyword in ("define", "undef") and ln.name:
+            defined[ln.name] += 1
+        if ln.keyword == "define" and depth == 0 and ln.name not in keep:
+            alias = _alias(ln.text)
+            if alias is not None:
+                found[alias[0]] = alias[1]
+    tested = {n for ln in out if ln.keyword in ("if", "ifdef", "ifndef", "elif") for n in ln.names}
+    pasted: set[str] = set()
+    for ln in out:
+        for groups in re.findall(r"(\w+)\s*##|##\s*(\w+)|#\s*(\w+)", ln.text):
+            pasted.update(g for g in groups if g)
+    # a forwarding macro in front of one that pastes (``CAT(a, b) CAT_(a, b)``) is the
+    # extra expansion that lets its arguments expand first: it stays
+    pastes = {
+        ln.name for ln in out if ln.keyword == "define" and "#" in ln.text.split(ln.name, 1)[-1]
+    }
+    return {
+        n: a
+        for n, a in found.items()
+        if defined[n] == 1 and n not in tested and n not in pasted and a[1] not in pastes
+    }
+
+
+def _call_args(text: str, open_at: int) -> tuple[list[str], int] | None:
+    """The arguments of the call whose ``(`` is at ``open_at``, and the index after its
+    ``)``; None when the parentheses do not close on the line."""
+    depth, start, args = 0, open_at + 1, []
+    for i in range(open_at, len(text)):
+        c = text[i]
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                args.append(text[start:i])
+                return args, i + 1
+        elif c == "," and depth == 1:
+            args.append(text[start:i])
+            start = i + 1
+    return None
+
+
+def _replace_alias(text: str, name: str, alias: _Alias) -> str:
+    params, target = alias
+    if params is None:
+        return re.sub(rf"(?<![\w#]){re.escape(name)}(?![\w#])", str(target), text)
+    out, pos = [], 0
+    for m in re.finditer(rf"(?<![\w#]){re.escape(name)}\s*\(", text):
+        if m.start() < pos:
+            continue
+        call = _call_args(text, m.end() - 1)
+        if call is None or len(call[0]) != len(params):
+            continue
+        args, end = call
+        inner = ", ".join(a.strip() for a in args)
+        out.append(text[pos : m.start()])
+        out.append(f"({inner})" if target is None else f"{target}({inner})")
+        pos = end
+    return "".join(out) + text[pos:]
+
+
+def _inline_aliases(out: list[_Out], keep: set[str]) -> list[_Out]:
+    """``out`` with the macros that only rename (:func:`_aliases`) replaced where they
+    are used and their ``#define``s dropped, until none is left: the reader sees
+    ``src`` and ``(x)`` instead of a chain of names (``cpp_difference`` checks the
+    result against the whole source)."""
+    for _ in range(8):
+        aliases = _aliases(out, keep)
+        if not aliases:
+            break
+        result = []
+        for ln in out:
+            if ln.keyword == "define" and ln.name in aliases:
+                continue
+            text, names = ln.text, ln.names
+            for _depth in range(8 if not ln.comment else 0):  # an alias of an alias too
+                todo = [n for n in aliases if n in names]
+                if not todo:
+                    break
+                for name in todo:
+                    text = _replace_alias(text, name, aliases[name])
+                names = _identifiers(text)
+            result.append(replace(ln, text=text, names=names))
+        out = result
+    return out
+
+
 def _drop_orphan_comments(out: list[_Out], source: list[_Line]) -> list[_Out]:
     """Comments right above a line (or an ``#if`` group) that was dropped go with it: a
     comment on a macro nothing uses, or on a group whose every branch is dead."""
@@ -625,7 +751,9 @@ def specialise_source(
     resolver = _Resolver(macros)
     for i, line in enumerate(lines):
         resolver.line(i, line)
-    kept = _drop_orphan_comments(_prune(resolver.out), lines)
+    keep = {*values, *build_time, *option_macros(build_options)}
+    inlined = _prune(_inline_aliases(_prune(resolver.out), keep))
+    kept = _drop_orphan_comments(inlined, lines)
     return _tidy("\n".join(ln.text for ln in kept))
 
 
