@@ -162,6 +162,10 @@ def _classify(case: Case, status: int | None, err: str, hung: bool, orphan: bool
         return "ok"
     if status == 2 and "error" in err and (not case.names or any(n in err for n in case.names)):
         return "clean"
+    # `results` with any filter on an empty store: the store is the input at fault, and
+    # the one line names it and the cause (exit 2) before the filter is looked at
+    if status == 2 and "holds no results yet" in err and ("$GTUNE_DB" in err or "--db" in err):
+        return "clean"
     return "other"
 
 
