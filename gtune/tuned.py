@@ -156,12 +156,7 @@ class TunedKernel:
     def load(cls, path: str | Path) -> TunedKernel:
         """A tuned kernel from the JSON file ``gtune export`` wrote."""
         p = Path(path)
-        try:
-            data = json.loads(p.read_text())
-        except (OSError, ValueError) as exc:
-            raise InputError(f"cannot read a tuned kernel: {exc}", source=p) from None
-        if not isinstance(data, dict):
-            raise InputError("not a tuned kernel written by `gtune export`", source=p)
+        data = read_json_object(p, "a tuned kernel", "not a tuned kernel written by `gtune export`")
         return cls.from_dict(data, str(p))
 
     def header(self) -> str:
@@ -906,13 +901,20 @@ def read_bundle(path: str | Path) -> TunedBundle:
     """The bundle ``gtune export --sizes`` wrote (its JSON); the sources are read from
     the same folder when asked for (:meth:`TunedBundle.source`)."""
     p = Path(path)
-    try:
-        data = json.loads(p.read_text())
-    except (OSError, ValueError) as exc:
-        raise InputError(f"cannot read a bundle: {exc}", source=p) from None
-    if not isinstance(data, dict):
-        raise InputError("not a bundle written by `gtune export --sizes`", source=p)
+    data = read_json_object(p, "a bundle", "not a bundle written by `gtune export --sizes`")
     return TunedBundle.from_dict(data, str(p), p.parent)
+
+
+def read_json_object(path: Path, what: str, not_one: str) -> dict[str, Any]:
+    """The JSON object in ``path``; one clear error naming the file when it cannot be
+    read (``cannot read WHAT: ...``) or holds no object (``not_one``)."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise InputError(f"cannot read {what}: {exc}", source=path) from None
+    if not isinstance(data, dict):
+        raise InputError(not_one, source=path)
+    return data
 
 
 def size_checks(tuned: TunedKernel) -> tuple[str, ...]:
@@ -1263,6 +1265,7 @@ __all__ = [
     "bundle_header",
     "device_slug",
     "read_bundle",
+    "read_json_object",
     "size_checks",
     "size_distance",
     "specialise",

@@ -10,7 +10,6 @@ Pure Python: nothing here loads OpenCL.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +18,7 @@ from gtune.exceptions import GtuneError, InputError
 from gtune.kernel import TunableKernel
 from gtune.store import open_store
 from gtune.store.ranking import base_id, confirmation, groups, ranked
-from gtune.tuned import BUNDLE_FORMAT, TunedKernel, read_bundle
+from gtune.tuned import BUNDLE_FORMAT, TunedKernel, read_bundle, read_json_object
 
 STORE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
 
@@ -90,17 +89,13 @@ def file_entries(path: Path) -> list[TunedEntry]:
         if not found:
             raise InputError("no tuned kernel (.json) in this folder", source=path)
         return [e for p in found for e in file_entries(p)]
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError) as exc:
-        raise InputError(f"cannot read tuned results: {exc}", source=path) from None
-    if not isinstance(data, dict):
-        raise InputError("not a tuned kernel or bundle written by `gtune export`", source=path)
+    not_one = "not a tuned kernel or bundle written by `gtune export`"
+    data = read_json_object(path, "tuned results", not_one)
     if data.get("format") == "gtune-tuned-kernel":
         return [export_entry(TunedKernel.from_dict(data, str(path)), str(path))]
     if data.get("format") == BUNDLE_FORMAT:
         return bundle_entries(path)
-    raise InputError("not a tuned kernel or bundle written by `gtune export`", source=path)
+    raise InputError(not_one, source=path)
 
 
 def export_entry(tuned: TunedKernel, origin: str) -> TunedEntry:
