@@ -23,6 +23,7 @@ ARGS = {
 ELSEWHERE = {
     "use_tuned_kernel.py": ROOT / "tests" / "commands" / "test_export.py",  # an exported kernel
     "heat_solver.py": ROOT / "tests" / "test_runtime.py",  # with gtune.runtime's tests
+    "image_filter.py": ROOT / "tests" / "test_runtime_image_filter.py",  # images it checks
 }
 
 pytestmark = [pytest.mark.opencl, pytest.mark.slow]
