@@ -22,7 +22,7 @@ from gtune.inputs import read_text
 from gtune.outfiles import check_target, write_text
 
 if TYPE_CHECKING:
-    from gtune.stencils.lift import PartialWrite
+    from gtune.stencils.lift import NotAStencil
 
 HELP = (
     "recover the linear stencil of a plain .cl by running it (impulses, random inputs) "
@@ -124,15 +124,17 @@ def recorded_flags(args: argparse.Namespace) -> list[str]:
 
 
 def _lift_transposed(
-    args: argparse.Namespace, kernel: Any, partial: PartialWrite, device: Any, out: Path
+    args: argparse.Namespace, kernel: Any, partial: NotAStencil, device: Any, out: Path
 ) -> tuple[Any, int]:
     """A kernel whose ``get_global_id(0)`` indexes its slowest axis (``u[i*nx + j]``
     with ``i = get_global_id(0)``, as C loops are often ported) writes an off-centre box
-    at the default launch ``--global NX,NY`` unless the size is square. Without
-    ``--global``, the launch with its dimensions reversed is tried (``NY,NX``;
+    at the default launch ``--global NX,NY`` unless the size is square, or does not
+    launch at all (a work-group ``--default WX=4,WY=16`` made for rows x columns).
+    Without ``--global``, the launch with its dimensions reversed is tried (``NY,NX``;
     ``NZ,NY,NX``) and, if the stencil is lifted that way, recorded in the definition's
-    flags. Otherwise the first refusal stands, with the hint."""
+    flags. Otherwise the first refusal stands (an off-centre box with the hint)."""
     from gtune.measure.lifting import lift_kernel
+    from gtune.stencils.lift import LaunchFailed
 
     sizes = [n for n in ("NX", "NY", "NZ") if n in kernel.sizes]
     if args.global_size or len(sizes) < 2:
@@ -151,6 +153,8 @@ def _lift_transposed(
             plane_index=args.plane_index,
         )
     except InputError:
+        if isinstance(partial, LaunchFailed):
+            raise partial from None
         raise InputError(partial.message, source=partial.source, hint=hint) from None
     why = partial.why.split(";")[0]  # (a PartialWrite: what it writes, then the rule)
     print(
@@ -200,7 +204,7 @@ def _lift_planes(
 def run(args: argparse.Namespace) -> int:
     from gtune.measure import select_device
     from gtune.measure.lifting import lift_kernel
-    from gtune.stencils.lift import NotAStencil, PartialWrite
+    from gtune.stencils.lift import LaunchFailed, NotAStencil, PartialWrite
 
     if not is_plain(args.kernel):
         raise InputError(
@@ -229,7 +233,7 @@ def run(args: argparse.Namespace) -> int:
         found = None if args.plane_index else _lift_planes(args, kernel, device, out)
         if found is not None:
             definition, launches = found
-        elif isinstance(refusal, PartialWrite):
+        elif isinstance(refusal, PartialWrite | LaunchFailed):
             definition, launches = _lift_transposed(args, kernel, refusal, device, out)
         else:
             raise

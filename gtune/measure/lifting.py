@@ -27,6 +27,7 @@ from gtune.measure.opencl_evaluator import OpenCLEvaluator
 from gtune.measure.problem import initial_arrays
 from gtune.stencils.definition import SUFFIX, StencilDefinition, default_name
 from gtune.stencils.lift import (
+    LaunchFailed,
     default_launch,
     interface,
     lift_with,
@@ -104,7 +105,7 @@ def lift_kernel(
             try:
                 outputs = run_planes(evaluator, config, arrays, scalars, plane)
             except GtuneError as exc:
-                raise face.refuse(f"a probe launch failed: {exc.message}") from None
+                raise face.refuse(f"a probe launch failed: {exc.message}", LaunchFailed) from None
             return outputs[face.output]
 
         return lift_with(

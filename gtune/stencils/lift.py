@@ -77,6 +77,14 @@ Slot = tuple[str, tuple[int, ...]]  # (field, offset in array axis order); ("", 
 CONSTANT: Slot = ("", ())
 
 
+# why a kernel that writes every point differs from the stencil near the edges only
+EDGE_MISMATCH = (
+    "its output matches neither clamped neighbours nor an untouched border (zero padding, "
+    "periodic or mirrored boundaries, and pixels of vector elements, uchar4 or float4 "
+    "RGBA, clamped whole, cannot be expressed)"
+)
+
+
 class NotAStencil(InputError):
     """The kernel is not a linear stencil a definition can express (exit status 2)."""
 
@@ -87,6 +95,11 @@ class PartialWrite(NotAStencil):
     """What the kernel writes at its launch is a box off the centre, or no box: also
     what a launch with its dimensions in the wrong order writes (``get_global_id(0)``
     indexing rows, at a size that is not square)."""
+
+
+class LaunchFailed(NotAStencil):
+    """A probe launch did not run (a work-group size that does not divide the global
+    size, say): also what a launch with its dimensions in the wrong order can do."""
 
 
 @dataclass(frozen=True)
@@ -627,6 +640,7 @@ class _Lifter:
             max(abs(o[d]) for offs in self.offsets.values() for o in offs) for d in range(face.dims)
         )
         margin = self.lo
+        self.unless_steps: NotAStencil | None = None
         if all(m == 0 for m in margin):
             self.boundary = "clamp"
         elif tuple(margin) == self.radius:
@@ -636,11 +650,52 @@ class _Lifter:
                 f"{a} {self.radius[d]}"
                 for d, a in zip(reversed(range(face.dims)), _AXES, strict=False)
             )
-            raise self.refuse(
+            refusal = self.refuse(
                 f"it writes {self._band(np.array(self.lo), np.array(self.hi))} but its stencil "
                 f"reaches {rad}: a definition writes every point (clamp) or exactly the points "
                 "at least the radius from each edge (interior)"
             )
+            ratios = {
+                r // m if m and r % m == 0 else 0
+                for r, m in zip(self.radius, margin, strict=True)
+                if r or m
+            }
+            if len(ratios) != 1 or min(ratios) < 2 or face.float_scalars or len(face.fields) > 1:
+                raise refusal
+            # k steps with a fixed rim (each writes the points at least its radius, the
+            # margin, from the edges): the probes go on; refused unless as_steps finds them
+            self.boundary, self.unless_steps = "interior", refusal
+
+    def rim_refusal(self) -> NotAStencil | None:
+        """A kernel that writes every point, the stencil inside and on the rim (as wide as
+        the radius) a copy of an input or a constant (``out = in`` or ``out = 0`` at the
+        edges, as exercises write it): the refusal that says so, or None."""
+        face = self.face
+        if not any(self.radius) or any(self.lo):
+            return None
+        rim = np.ones(face.shape, bool)
+        rim[tuple(slice(r, n - r) for r, n in zip(self.radius, face.shape, strict=True))] = False
+        inputs = {f: self.random(name=f) for f in face.fields}
+        out = self.run(inputs, self.r1, self.base)
+        copied = [
+            f
+            for f in face.fields
+            if face.field_shape(f) == face.shape and np.array_equal(out[rim], inputs[f][rim])
+        ]
+        if copied:
+            what = f"a copy of {copied[0]}"
+        elif np.array_equal(out[rim], self.zero_out[rim]):
+            what = f"the constant {float(self.zero_out[rim][0]):g}"
+        else:
+            return None
+        wide = ", ".join(
+            f"{a} {self.radius[d]}" for d, a in zip(reversed(range(face.dims)), _AXES, strict=False)
+        )
+        return self.refuse(
+            f"it writes {what} on its rim ({wide} wide) and the stencil inside; a definition "
+            "reads clamped neighbours at the edges (clamp) or leaves the rim as it was "
+            "(interior): let the kernel skip the rim (write it apart) or clamp its reads"
+        )
 
     def _shape_text(self) -> str:
         return "x".join(str(n) for n in reversed(self.face.shape))
@@ -706,7 +761,7 @@ class _Lifter:
         for f in self.face.fields:
             for o in self.offsets[f]:
                 if base[(f, o)] == 0.0:
-                    raise self.refuse(
+                    raise self.rim_refusal() or self.refuse(
                         f"the weight of {self.offset_text(f, o)} changes with the position of "
                         "the impulse: not shift-invariant"
                     )
@@ -941,10 +996,8 @@ class _Lifter:
                         for d in range(face.dims)
                     )
                     if near_edge and self.boundary == "clamp":
-                        raise self.refuse(
-                            f"near the edges (e.g. at {self.where(p)}) its output matches "
-                            "neither clamped neighbours nor an untouched border (zero padding, "
-                            "periodic or mirrored boundaries cannot be expressed)"
+                        raise self.rim_refusal() or self.refuse(
+                            f"near the edges (e.g. at {self.where(p)}) {EDGE_MISMATCH}"
                         )
                     raise self.refuse(
                         f"impulses in {f} away from the centre give another response (e.g. at "
@@ -1152,6 +1205,8 @@ def lift_with(
         stepped = as_steps(definition, lifter.run_user, lifter.random, source)
         if stepped is not None:  # one launch is several steps of a smaller stencil
             return stepped, lifter.launches
+        if lifter.unless_steps is not None:  # writes less than its reach: steps or nothing
+            raise lifter.unless_steps
         lifter.check(definition)
     except NotAStencil as first:
         if not any(lifter.relevant.values()):

@@ -38,6 +38,7 @@ from gtune.exceptions import GtuneError
 from gtune.stencils.definition import StencilDefinition, parse_definition
 from gtune.stencils.elements import limits, to_storage
 from gtune.stencils.lift import (
+    EDGE_MISMATCH,
     MAX_OFFSET,
     Interface,
     Lifted,
@@ -370,6 +371,9 @@ def _check(lifter: _IntLifter, definition: StencilDefinition) -> None:
         bad = out != ref
         if bad.any():
             p = tuple(int(v) for v in np.argwhere(bad)[0])
+            inner = tuple(slice(r, n - r) for r, n in zip(lifter.radius, bad.shape, strict=True))
+            if lifter.boundary == "clamp" and any(lifter.radius) and not bad[inner].any():
+                raise lifter.refuse(f"near the edges (e.g. at {p[::-1]}) {EDGE_MISMATCH}")
             raise lifter.refuse(
                 f"with random inputs its output differs from the definition's at "
                 f"{int(bad.sum())} of {bad.size} points (e.g. at {p[::-1]}: {int(out[p])}, the "

@@ -1,0 +1,116 @@
+"""Lifting the idioms of image and exercise codes (issue 48, "Lift wider"), on numpy
+kernels: a rim copied or zeroed (refused, saying so), two steps per launch with a fixed
+rim (lifted with ``steps: 2``), pixels clamped whole (refused, saying so), and a launch
+that fails at ``--global NX,NY`` but runs transposed (the command retries it)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import yaml
+
+from gtune.stencils.lift import EDGE_MISMATCH, Interface, NotAStencil, ScalarArg, lift_with
+from tests.conftest import ROOT, run_gtune
+
+SHAPE = (20, 24)
+
+
+def _face(dtype: str = "float32") -> Interface:
+    sizes = (ScalarArg("nx", "int32", SHAPE[1], "x"), ScalarArg("ny", "int32", SHAPE[0], "y"))
+    return Interface("numpy.cl", "k", SHAPE, dtype, ("u",), "v", ("u", "v", "nx", "ny"), sizes)
+
+
+def _relax(a: np.ndarray) -> np.ndarray:
+    """The mean of the four neighbours, inside a rim of one."""
+    return 0.25 * (a[1:-1, :-2] + a[1:-1, 2:] + a[:-2, 1:-1] + a[2:, 1:-1])
+
+
+@pytest.mark.parametrize(("rim", "why"), [("copy", "a copy of u on its rim"), (0.0, "constant 0")])
+def test_a_rim_copied_or_zeroed_is_refused_saying_so(rim: Any, why: str) -> None:
+    """``out = in`` (or 0) at the edges, the stencil inside: no boundary a definition
+    has; the refusal names what the rim holds, not a failed shift invariance."""
+
+    def probe(inputs: Any, out: np.ndarray, scalars: Any) -> np.ndarray:
+        a = inputs["u"]
+        res = a.copy() if rim == "copy" else np.full_like(a, rim)
+        res[1:-1, 1:-1] = _relax(a) - a[1:-1, 1:-1]
+        return res
+
+    with pytest.raises(NotAStencil, match=why) as info:
+        lift_with(_face(), probe, name="k")
+    assert "x 1, y 1 wide" in info.value.why
+
+
+def test_two_steps_with_a_fixed_rim_lift_with_steps() -> None:
+    """Each step writes inside a rim of one that keeps the input's values: one launch
+    writes the points one from the edges, its composite stencil reaches two. Lifted as
+    two steps of the one-step stencil (the definition's reference_steps with the
+    output starting as a copy of the input)."""
+
+    def probe(inputs: Any, out: np.ndarray, scalars: Any) -> np.ndarray:
+        a = inputs["u"]
+        first = a.copy()
+        first[1:-1, 1:-1] = _relax(a)
+        res = out.copy()
+        res[1:-1, 1:-1] = _relax(first)
+        return res
+
+    got, _ = lift_with(_face(), probe, name="k")
+    assert got.steps == 2 and got.boundary == "interior"
+    assert sorted(t.offset[:2] for t in got.terms) == [(-1, 0), (0, -1), (0, 1), (1, 0)]
+    assert all(t.coefficient.factor == 0.25 for t in got.terms)
+
+
+def test_writing_less_than_the_reach_without_being_steps_is_refused() -> None:
+    """One from the edges written, reads two away, and no power of a smaller stencil."""
+
+    def probe(inputs: Any, out: np.ndarray, scalars: Any) -> np.ndarray:
+        a = np.pad(inputs["u"], 2, mode="edge")
+        res = out.copy()
+        c = a[2:-2, 2:-2]
+        inner = 0.5 * c + 0.25 * a[2:-2, :-4] + 0.3 * a[2:-2, 4:]
+        res[1:-1, 1:-1] = inner[1:-1, 1:-1]
+        return res
+
+    with pytest.raises(NotAStencil, match="but its stencil reaches x 2"):
+        lift_with(_face(), probe, name="k")
+
+
+def test_pixels_clamped_whole_are_refused_saying_so() -> None:
+    """uchar2 pixels as a row of bytes: x neighbours two bytes away, clamped to the
+    edge pixel's own channel; the refusal says the edges differ, not the rounding."""
+
+    def probe(inputs: Any, out: np.ndarray, scalars: Any) -> np.ndarray:
+        a = inputs["u"].astype(np.float32)
+        x = np.arange(SHAPE[1])
+        left = np.where(x - 2 < 0, x, x - 2)
+        right = np.where(x + 2 >= SHAPE[1], x, x + 2)
+        s = (a[:, left] + a + a[:, right]) * np.float32(1 / 3)
+        return np.clip(np.rint(s), 0, 255).astype(np.uint8)
+
+    with pytest.raises(NotAStencil, match="pixels of vector elements") as info:
+        lift_with(_face("uint8"), probe, name="k")
+    assert EDGE_MISMATCH in info.value.why
+
+
+@pytest.mark.opencl
+def test_a_launch_that_fails_untransposed_is_lifted_transposed(tmp_path: Path) -> None:
+    """A double-precision blur with dimension 0 the row and 4x16 work-groups (rows x
+    columns): at --global NX,NY (32 x 20) it cannot launch; lift tries NY,NX, says so
+    and records it."""
+    entry = yaml.safe_load((ROOT / "stencils/plain/manifest.yaml").read_text())["kernels"][
+        "blur_f64_rows"
+    ]
+    flags = list(entry["flags"])
+    at = flags.index("--global")
+    del flags[at : at + 2]  # as a user would first try it
+    out = tmp_path / "rows.stencil.yaml"
+    plain = str(ROOT / "stencils/plain" / entry["source"])
+    done = run_gtune("lift", plain, "--size", entry["size"], *flags, "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    assert "INVALID_WORK_GROUP_SIZE" in done.stderr and "launched --global NY,NX" in done.stderr
+    defn = yaml.safe_load(out.read_text())
+    assert defn["dtype"] == "float64" and defn["original"]["global"] == ["NY", "NX"]
