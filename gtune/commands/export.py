@@ -434,12 +434,20 @@ def _export_t4(args: argparse.Namespace) -> int:
                 f"{g[0].kernel_name} ({size_text(g[0].problem)}) on {g[0].device}"
                 for g in by_group.values()
             )
+            bare = args.format is None  # no KERNEL: T4 by default, perhaps unawares
             raise InputError(
-                f"the selection holds {len(by_group)} kernels ({names}); T4 has one kernel "
-                "per results file",
+                f"the selection holds {len(by_group)} kernels, sizes or devices ({names}); "
+                "a T4 results file holds one kernel at one size on one device",
                 source="--out" if out is not None else "gtune export",
-                hint="give a folder to --out (one results file per kernel plus "
-                "metadata.json), or select one kernel with --kernel and --device",
+                hint="give a folder to --out (one results file per kernel, size and device, "
+                "plus metadata.json), or select one: --kernel or the kernel's file with "
+                "--size, and --device"
+                + (
+                    "; without KERNEL, gtune export writes stored results in the T4 schema "
+                    "(gtune export KERNEL --size ... writes the tuned kernel)"
+                    if bare
+                    else ""
+                ),
             )
         text = json.dumps(export_t4(rows), indent=1) + "\n"
         if out is None:

@@ -165,6 +165,37 @@ def test_t4_export_of_several_kernels_is_one_file_per_kernel_and_metadata(tmp_pa
     assert len(json.loads((tmp_path / "j.json").read_text())["results"]) == 1
 
 
+def test_t4_export_of_one_kernel_at_several_sizes_says_how_to_pick_one(tmp_path: Path) -> None:
+    """A kernel tuned at two sizes is two T4 results files: a bare ``gtune export`` (a
+    newcomer after a tuned kernel) and ``-k`` alone are refused with how to pick one,
+    and the kernel's file with ``--size`` picks it."""
+    db = tmp_path / "s.db"
+    store = SQLiteStore(db)
+    for n in (16, 32):
+        kernel = load_kernel(HEAT, {"NX": n, "NY": n, "NZ": n})
+        config = kernel.default_config()
+        assert config is not None
+        result = Result(config, Status.OK, 0.1, (1e-4, 1.1e-4, 1.2e-4))
+        store.add(result, device="dev", kernel_id=kernel.identity(), kernel_name="heat3d:stencil",
+                  problem=dict(kernel.sizes))  # fmt: skip
+    store.close()
+    bare = run_gtune("export", db=db)
+    assert bare.returncode == 2 and "Traceback" not in bare.stderr
+    assert "2 kernels, sizes or devices" in bare.stderr and "16x16x16" in bare.stderr
+    assert "--size" in bare.stderr and "without KERNEL" in bare.stderr
+    named = run_gtune(
+        "export", "--format", "t4", "-k", "heat3d", "-o", str(tmp_path / "h.json"), db=db
+    )
+    assert named.returncode == 2 and "--size" in named.stderr
+    assert "without KERNEL" not in named.stderr  # --format t4 was asked for
+    one = tmp_path / "heat3d16.json"
+    picked = run_gtune(
+        "export", "--format", "t4", HEAT, "--size", "16x16x16", "-o", str(one), db=db
+    )
+    assert picked.returncode == 0, picked.stderr
+    assert len(json.loads(one.read_text())["results"]) == 1
+
+
 def _kt_cache(kernel_params: dict[str, int]) -> dict[str, object]:
     keys = list(kernel_params)
     ok = {
