@@ -994,9 +994,17 @@ def tuned_bundle(
 
 # -- the bundle in C ----------------------------------------------------------------------
 
+C_BUILD_OPTIONS = 1024  # gtune_choice.build_options: room for every value a long takes
+
 _C_CHOICE = """\
 #ifndef GTUNE_CHOICE_DEFINED
 #define GTUNE_CHOICE_DEFINED
+#define GTUNE_CHOICE_VERSION 2 /* the layout below: every bundle included must agree */
+#if defined(__GNUC__) || defined(__clang__)
+#define GTUNE_MAYBE_UNUSED __attribute__((unused))
+#else
+#define GTUNE_MAYBE_UNUSED
+#endif
 /* How gtune_select chose: exact size, nearest legal size on the device, the default. */
 enum { GTUNE_NONE = -1, GTUNE_EXACT = 0, GTUNE_NEAREST = 1, GTUNE_DEFAULT = 2 };
 typedef struct {
@@ -1016,17 +1024,21 @@ typedef struct {
     int has_local;               /* 0: let OpenCL choose the work-group (local NULL) */
     size_t global_size[3];
     size_t local_size[3];
-    char build_options[1024];    /* -D options for this size, then the fixed ones */
+    char build_options[1024];    /* -D options for this size, then the fixed ones (the
+                                    header is refused at export if they could not fit) */
 } gtune_choice;
 
-/* A device name as gtune makes the name part of an identity (ASCII): lower case,
-   every run of other characters than letters and digits one '-', at most 32. */
-static void gtune_device_slug(const char *name, char out[33]) {
+/* A device name as gtune makes the name part of an identity: lower case, every run
+   of characters other than the ASCII letters and digits one '-' (none at the start),
+   at most 32 characters. ASCII by itself, whatever the C locale: a name with letters
+   beyond ASCII (as gtune's Python side keeps them) matches only by its identity. */
+static GTUNE_MAYBE_UNUSED void gtune_device_slug(const char *name, char out[33]) {
     size_t n = 0;
     int dash = 0;
     for (; *name != '\\0' && n < 32; name++) {
-        unsigned char ch = (unsigned char)*name;
-        if (!isalnum(ch)) {
+        char ch = *name;
+        if (ch >= 'A' && ch <= 'Z') ch = (char)(ch - 'A' + 'a');
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9'))) {
             dash = 1;
             continue;
         }
@@ -1035,10 +1047,12 @@ static void gtune_device_slug(const char *name, char out[33]) {
             if (n == 32) break;
         }
         dash = 0;
-        out[n++] = (char)tolower(ch);
+        out[n++] = ch;
     }
     out[n] = '\\0';
 }
+#elif GTUNE_CHOICE_VERSION != 2
+#error "bundles of different gtune versions in one file: export them again with one gtune"
 #endif
 """
 
@@ -1049,11 +1063,11 @@ def _bundle_config_c(bundle: TunedBundle, c: BundleConfiguration, p: str, params
     unused = " ".join(f"(void){n};" for n in _c_size_params(bundle))
     checks = " && ".join(_c_expr(x) for x in c.size_checks) or "1"
     lines = [
-        f"static int {p}_legal_{c.index}({params}) {{",
+        f"static GTUNE_MAYBE_UNUSED int {p}_legal_{c.index}({params}) {{",
         f"    {unused}",
         f"    return {checks};",
         "}",
-        f"static void {p}_launch_{c.index}({params}, gtune_choice *c) {{",
+        f"static GTUNE_MAYBE_UNUSED void {p}_launch_{c.index}({params}, gtune_choice *c) {{",
         f"    {unused}",
         f"    c->work_dim = {len(c.global_size)};",
     ]
@@ -1065,6 +1079,13 @@ def _bundle_config_c(bundle: TunedBundle, c: BundleConfiguration, p: str, params
     fmt = " ".join(f"-D{k}=%ld" for k in c.defines)
     fmt = " ".join([fmt, *(printf_text(o) for o in bundle.build_options)]).strip()
     args = "".join(f", (long)({_c_expr(v)})" for v in c.defines.values())
+    longest = len(fmt.replace("%%", "%")) + len(c.defines) * (len(str(-(2**63))) - len("%ld"))
+    if longest >= C_BUILD_OPTIONS:
+        raise InputError(
+            f"configuration {c.index}'s build options may take {longest} characters, over "
+            f"the C header's {C_BUILD_OPTIONS - 1}",
+            source=bundle.name,
+        )
     lines.append(f"    snprintf(c->build_options, sizeof c->build_options, {c_string(fmt)}{args});")
     lines.append("}")
     return lines
@@ -1117,13 +1138,42 @@ def _bundle_tables_c(bundle: TunedBundle, p: str) -> list[str]:
     return lines
 
 
+_C_USAGE = """\
+/* Use (C99 or C++; one header per kernel, any number of files may include it):
+ *
+ *     char name[256];
+ *     clGetDeviceInfo(device, CL_DEVICE_NAME, sizeof name, name, NULL);
+ *     gtune_choice c = gtune_select(name, nx, ny, nz);  (sizes the kernel lacks: 1)
+ *     if (c.how == GTUNE_NONE) ...  a size not positive, or nothing fits and no default
+ *     if (!c.legal) ...             the default at a size its size checks refuse
+ *     build c.source_file (beside this header) with c.build_options, kernel
+ *     c.kernel_name; launch it with c.work_dim, c.global_size and
+ *     (c.has_local ? c.local_size : NULL).
+ *
+ * The device: its CL_DEVICE_NAME as the driver reports it (case, spaces and
+ * punctuation do not matter: "NVIDIA H200" and "nvidia-h200" are one device), or a
+ * gtune device identity ("nvidia-h200-1a2b3c4d"). A name matches every identity of
+ * that name in the bundle (the same GPU under other drivers); NULL or a device never
+ * tuned gets the default. Neither the device's limits nor its driver are checked:
+ * on a device never tuned, compare the product of c.local_size with its
+ * CL_DEVICE_MAX_WORK_GROUP_SIZE. Sizes and formulas are evaluated in long.
+ *
+ * gtune_select keeps no state and allocates nothing (its answer is returned by value,
+ * the strings in it are static), so any thread may call it at any time. With several
+ * bundles in one file, call each by its own name, @P@_select: gtune_select then
+ * names none of them (a call of it does not build), unless the application defines
+ * it (#define gtune_select @P@_select before the includes). */
+"""
+
 _C_SELECT = """\
 /* The configuration for a device (its CL_DEVICE_NAME, or a gtune device identity) at
    a problem size: the entry of exactly this size on this device; else the entry of the
-   nearest size on this device (least sum over the dimensions of max/min) whose
-   configuration's size checks hold at this size; else the default configuration.
-   The launch sizes and build options are evaluated for this size. */
-static gtune_choice @P@_select(const char *device_name, long nx, long ny, long nz) {
+   nearest size on this device (least sum over the dimensions of max/min; of equals,
+   the first in the table) whose configuration's size checks hold at this size; else
+   the default configuration. The launch sizes and build options are evaluated for
+   this size. Reentrant: no state, no allocation. */
+static GTUNE_MAYBE_UNUSED gtune_choice @P@_select(const char *device_name, long nx, long ny,
+                                                  long nz) {
     gtune_choice c;
     long asked[3];
     char slug[33];
@@ -1205,10 +1255,10 @@ def bundle_header(bundle: TunedBundle) -> str:
         f"/* {c_comment(bundle.name)}: every tuned (device, size) of `gtune export --sizes`,",
         " * and gtune_select to choose one at run time. The same data as the .json beside",
         " * it; the sources are the .cl files beside it (docs/export.md). */",
+        *_C_USAGE.replace("@P@", p).splitlines(),
         f"#ifndef {guard}",
         f"#define {guard}",
         "",
-        "#include <ctype.h>",
         "#include <stddef.h>",
         "#include <stdio.h>",
         "#include <string.h>",
@@ -1234,9 +1284,16 @@ def bundle_header(bundle: TunedBundle) -> str:
     select = _C_SELECT.replace("@PU@", p.upper()).replace("@P@", p)
     select = select.replace("@KERNEL@", c_string(bundle.kernel))
     lines.append(select.replace("@DIMS@", str(len(bundle.size_names))))
-    lines.append("#ifndef gtune_select")
-    lines.append(f"#define gtune_select {p}_select")
-    lines.append("#endif")
+    lines += [
+        "#if !defined(gtune_select)",
+        f"#define gtune_select {p}_select",
+        "#define GTUNE_SELECT_BY_BUNDLE 1",
+        "#elif defined(GTUNE_SELECT_BY_BUNDLE)",
+        "/* a second bundle in this file: gtune_select would silently be the first's */",
+        "#undef gtune_select",
+        "#define gtune_select gtune_select_names_several_bundles_call_each_PREFIX_select",
+        "#endif /* else the application's own #define gtune_select stands */",
+    ]
     lines.append("")
     lines.append(f"#endif /* {guard} */")
     return "\n".join(lines) + "\n"
