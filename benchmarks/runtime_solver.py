@@ -17,10 +17,11 @@ that fit two commands of under 9 minutes each (benchmarks/results/runtime/README
    300 s, into its own store), its tuning time recorded; the runtime opened on that
    store must choose it (``tuned``).
 4. ``compare``: the configurations of the three re-measured side by side in
-   alternating rounds (``--rounds`` of ``--round-steps`` steps each, interleaved, one
-   process, one device), so that "after the switch within 5 % of offline" is measured
-   in one sitting. It also says how the default's step time here compares with the
-   default run's (phases run by another command, perhaps on another machine).
+   alternating rounds (``--rounds`` of ``--round-steps`` steps each, interleaved, each
+   configuration first in turn, after a round to warm up; one process, one device),
+   so that "after the switch within 5 % of offline" is measured in one sitting. It
+   also says how the default's step time here compares with the default run's
+   (phases run by another command, perhaps on another machine).
 
 The criteria of the issue: the default run at least 5 minutes, the online run's wall
 time under half the default run's (1 and 2 run in the same command, on the same
@@ -248,15 +249,17 @@ def phase_compare(
         program = programs.get(ctx, ctx.devices[0], tuned.source, tuned.compile_options(sizes))
         launches[name] = Launch(tuned, program, sizes)
     times: dict[str, list[float]] = {name: [] for name in launches}
-    for _ in range(args.rounds):
-        for name, launch in launches.items():
+    names = list(launches)
+    for r in range(-1, args.rounds):  # round -1 warms up and is not kept
+        for name in names[r % len(names) :] + names[: r % len(names)]:  # each first in turn
             total = 0.0
             for _ in range(args.round_steps):
-                event = launch(queue, (a, b))
+                event = launches[name](queue, (a, b))
                 event.wait()
                 total += (event.profile.end - event.profile.start) * 1e-9
                 a, b = b, a
-            times[name].append(total / args.round_steps)
+            if r >= 0:
+                times[name].append(total / args.round_steps)
     medians = {name: statistics.median(t) for name, t in times.items()}
     out: dict[str, Any] = {"configurations": configs, "round_per_step_s": times}
     out["median_per_step_s"] = medians
@@ -286,9 +289,9 @@ def expected_s(name: str, args: argparse.Namespace, done: Mapping[str, Any]) -> 
         return float(args.online_cap * done["default"]["wall_s"]) + 30
     if name == "offline":
         wall = Budget.parse(args.offline_budget, "--offline-budget").wall_seconds
-        return 0.0 if wall is None else wall * 1.25 + 60
+        return math.inf if wall is None else wall * 1.25 + 60  # a count: length unknown
     default = float(done["default"]["phases"][0]["per_step_s"])
-    return 3 * int(args.rounds) * int(args.round_steps) * default * 1.5 + 30
+    return 3 * (int(args.rounds) + 1) * int(args.round_steps) * default * 1.5 + 30
 
 
 def report(done: Mapping[str, Any], out: Path) -> str:
@@ -381,7 +384,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--quick", action="store_true", help="tiny: checks that it runs (PoCL)")
     args = p.parse_args(argv)
     if args.quick:
-        args.size, args.minutes, args.budget, args.offline_budget = "32x32x16", 0.05, "6", "6"
+        args.size, args.minutes, args.budget, args.offline_budget = "32x32x16", 0.05, "6", "10s"
         args.online_cap, args.rounds, args.round_steps = 60.0, 2, 5
     unknown = set(args.phases.split(",")) - set(PHASES)
     if unknown:
@@ -428,7 +431,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             continue
         ends = time.perf_counter() - started + expected_s(name, args, done)
         if args.deadline is not None and ends > args.deadline:
-            left.append(f"{name} (would end at {ends:.0f} s, past --deadline {args.deadline:g})")
+            if math.isinf(ends):
+                left.append(f"{name} (a budget in configurations: no length to fit --deadline)")
+            else:
+                left.append(
+                    f"{name} (would end at {ends:.0f} s, past --deadline {args.deadline:g})"
+                )
             continue
         print(f"phase {name} at {args.size}", file=sys.stderr, flush=True)
         done[name] = {**PHASE_RUNS[name](ctx, sizes, args, done), **where(ctx)}
