@@ -286,7 +286,7 @@ def expected_s(name: str, args: argparse.Namespace, done: Mapping[str, Any]) -> 
     if name == "default":
         return float(args.minutes) * 60 + 30 if args.steps is None else 0.0
     if name == "online":
-        return float(args.online_cap * done["default"]["wall_s"]) + 30
+        return float(args.online_cap * done["default"]["wall_s"]) + 15  # + closing, 5 s
     if name == "offline":
         wall = Budget.parse(args.offline_budget, "--offline-budget").wall_seconds
         return math.inf if wall is None else wall * 1.25 + 60  # a count: length unknown
