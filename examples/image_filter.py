@@ -53,14 +53,14 @@ def blur_numpy(image: np.ndarray) -> np.ndarray:
 
 
 class OriginalBlur:
-    """The plain kernel, for sizes the template does not fit: any size, 16x8 groups."""
-
-    choice, configuration, tuning, tuning_message = "original", {"WX": 16, "WY": 8}, "", ""
+    """The plain kernel, for sizes the template does not fit: any size, 16x8 groups.
+    It answers what the run loop asks of a ``gtune.runtime`` kernel."""
 
     def __init__(self, ctx: Any, width: int, height: int, reason: str) -> None:
         self.kernel = cl.Program(ctx, ORIGINAL.read_text()).build().box_blur
         self.global_size = (-(-width // 16) * 16, -(-height // 8) * 8)
-        self.reason = reason
+        self.choice, self.configuration = "original", {"WX": 16, "WY": 8}
+        self.reason, self.tuning, self.tuning_message = reason, "", ""
 
     def __call__(self, queue: Any, src: Any, dst: Any, width: int, height: int) -> Any:
         args = (src, dst, np.int32(width), np.int32(height))
