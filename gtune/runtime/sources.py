@@ -62,8 +62,33 @@ def read_sources(sources: Sequence[str | Path], kernel: TunableKernel | None) ->
                 )
             entries += store_entries(str(source), kernel)
         else:
-            entries += file_entries(Path(source))
+            entries += of_kernel(file_entries(Path(source)), kernel, str(source))
+    if kernel is None:
+        names = sorted({e.tuned.name for e in entries if e.tuned is not None})
+        if len(names) > 1:
+            raise InputError(
+                f"tuned results of {len(names)} kernels ({', '.join(names)}): give the "
+                "kernel (kernel=...) whose results to use",
+                source=", ".join(str(s) for s in sources),
+            )
     return merged(entries)
+
+
+def of_kernel(
+    entries: Sequence[TunedEntry], kernel: TunableKernel | None, source: str
+) -> list[TunedEntry]:
+    """The entries of ``kernel`` (by its name in the store): a folder of exports may hold
+    other kernels' too, which must never stand in for this one's."""
+    if kernel is None:
+        return list(entries)
+    mine = [e for e in entries if e.tuned is None or e.tuned.name == kernel.store_name]
+    if entries and not mine:
+        names = sorted({e.tuned.name for e in entries if e.tuned is not None})
+        raise InputError(
+            f"no tuned result of {kernel.store_name}; it holds {', '.join(names)}",
+            source=source,
+        )
+    return mine
 
 
 def merged(entries: Iterable[TunedEntry]) -> list[TunedEntry]:
