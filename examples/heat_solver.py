@@ -32,6 +32,7 @@ import numpy as np
 import pyopencl as cl
 
 import gtune.runtime
+from gtune.exceptions import GtuneError
 
 HERE = Path(__file__).resolve().parent
 KERNEL = HERE.parent / "stencils" / "heat3d.cl"
@@ -139,15 +140,26 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING)
-    nx, ny, nz = (int(v) for v in args.size.lower().split("x"))
+    try:
+        nx, ny, nz = (int(v) for v in args.size.lower().split("x"))
+    except ValueError:
+        print(
+            f"error: --size: expected NXxNYxNZ, e.g. 32x32x16, got {args.size!r}", file=sys.stderr
+        )
+        return 2
     sizes = {"NX": nx, "NY": ny, "NZ": nz}
     ctx = cl.create_some_context(interactive=False)
-    with gtune.runtime.open_tuned(
-        *args.tuned,
-        kernel=args.kernel,
-        tune_missing=None if args.no_tune else args.budget,
-        store=args.store,
-    ) as lib:
+    try:
+        lib = gtune.runtime.open_tuned(
+            *args.tuned,
+            kernel=args.kernel,
+            tune_missing=None if args.no_tune else args.budget,
+            store=args.store,
+        )
+    except GtuneError as exc:  # a --tuned file or folder it cannot use, a bad --budget
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    with lib:
         run = solve(ctx, lib, sizes, args.steps, args.wait)
         step = lib.kernel_for(ctx, sizes)
         print("\n".join(report(run, step)))

@@ -153,15 +153,27 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{args.image}: {exc}", file=sys.stderr)
             return 2
     else:
-        width, height = (int(v) for v in args.size.lower().split("x"))
+        try:
+            width, height = (int(v) for v in args.size.lower().split("x"))
+        except ValueError:
+            print(
+                f"error: --size: expected WIDTHxHEIGHT, e.g. 640x480, got {args.size!r}",
+                file=sys.stderr,
+            )
+            return 2
         image = np.random.default_rng(0).integers(0, 256, (height, width), np.uint8)
     ctx = cl.create_some_context(interactive=False)
-    with gtune.runtime.open_tuned(
-        *args.tuned,
-        kernel=KERNEL,
-        tune_missing=None if args.no_tune else args.budget,
-        store=args.store,
-    ) as lib:
+    try:
+        lib = gtune.runtime.open_tuned(
+            *args.tuned,
+            kernel=KERNEL,
+            tune_missing=None if args.no_tune else args.budget,
+            store=args.store,
+        )
+    except GtuneError as exc:  # a --tuned file or folder it cannot use, a bad --budget
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    with lib:
         out = run(ctx, blur_for(ctx, lib, image.shape[1], image.shape[0]), image, args)
     if args.out is not None:
         write_pgm(args.out, out)
