@@ -1216,6 +1216,8 @@ def lift_with(
             definition = build_definition(face, lifter.lifted(), **kw)
             lifter.check(definition)
         except NotAStencil as second:
+            if second.why == first.why:  # (the boundary, say: no reading of weights helps)
+                raise face.refuse(first.why) from None
             raise face.refuse(f"{first.why}; read with powers from -2 to 2: {second.why}") from None
     return definition, lifter.launches
 

@@ -96,6 +96,52 @@ def test_pixels_clamped_whole_are_refused_saying_so() -> None:
     assert EDGE_MISMATCH in info.value.why
 
 
+def test_zero_padding_with_scalar_weights_is_refused_once() -> None:
+    """Taps outside the array skipped (zero padding), the weights scalars: the edge
+    refusal is given once, not again after the reading with powers (which cannot mend
+    a boundary)."""
+    sizes = (ScalarArg("nx", "int32", SHAPE[1], "x"), ScalarArg("ny", "int32", SHAPE[0], "y"))
+    face = Interface(
+        "numpy.cl",
+        "k",
+        SHAPE,
+        "float32",
+        ("u",),
+        "v",
+        ("u", "v", "c", "nx", "ny"),
+        (ScalarArg("c", "float32", 0.5), *sizes),
+    )
+
+    def probe(inputs: Any, out: np.ndarray, scalars: Any) -> np.ndarray:
+        a = np.pad(inputs["u"], 1)  # zeros around
+        c = np.float32(scalars["c"])
+        return (c * (a[1:-1, :-2] + a[1:-1, 2:]) + a[1:-1, 1:-1]).astype(np.float32)
+
+    with pytest.raises(NotAStencil, match="zero padding") as info:
+        lift_with(face, probe, name="k")
+    assert "read with powers" not in info.value.why
+
+
+def test_an_integer_division_is_refused_with_the_reason() -> None:
+    """``s / 9`` in integers is exact; the definition's float32 sum of 1/9-weighted
+    terms lands below the whole quotients now and then: refused, saying why."""
+
+    def probe(inputs: Any, out: np.ndarray, scalars: Any) -> np.ndarray:
+        a = inputs["u"].astype(np.int64)
+        res = out.copy()
+        s = sum(
+            a[1 + j : SHAPE[0] - 1 + j, 1 + i : SHAPE[1] - 1 + i]
+            for j in (-1, 0, 1)
+            for i in (-1, 0, 1)
+        )
+        res[1:-1, 1:-1] = (s // 9).astype(np.uint8)
+        return res
+
+    with pytest.raises(NotAStencil, match="not bit for bit") as info:
+        lift_with(_face("uint8"), probe, name="k")
+    assert "s / 9 in integers" in info.value.why
+
+
 @pytest.mark.opencl
 def test_a_launch_that_fails_untransposed_is_lifted_transposed(tmp_path: Path) -> None:
     """A double-precision blur with dimension 0 the row and 4x16 work-groups (rows x
