@@ -736,7 +736,7 @@ def _coefficient(value: Any, key: str, known: Sequence[str], err: _Err) -> Coeff
     names: list[str] = []
     divisors: list[str] = []
     for text in below:
-        if _IDENT.match(text):
+        if _named(text):  # a name, or a weights entry (coeff[7])
             divisors.append(_known(text, key, known, err))
             continue
         number = _parse_number(_digits_checked(text, key, err))

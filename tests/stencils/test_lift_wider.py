@@ -142,6 +142,49 @@ def test_an_integer_division_is_refused_with_the_reason() -> None:
     assert "s / 9 in integers" in info.value.why
 
 
+def test_a_quotient_of_weights_entries_lifts() -> None:
+    """A parameter block in a __constant array (alpha, dt, h): the weight
+    ``p[0]*p[1]/(p[2]*p[2])`` is a quotient of its entries, recorded so, and the
+    definition's reference follows other values of the array."""
+    from gtune.stencils.definition import parse_definition, weight_entries
+
+    sizes = (ScalarArg("nx", "int32", SHAPE[1], "x"), ScalarArg("ny", "int32", SHAPE[0], "y"))
+    entries = tuple(
+        ScalarArg(f"p[{i}]", "float32", v, entry_of="p") for i, v in enumerate((0.5, 0.1, 0.5))
+    )
+    face = Interface(
+        "numpy.cl",
+        "k",
+        SHAPE,
+        "float32",
+        ("u",),
+        "v",
+        ("u", "v", "p", "nx", "ny"),
+        (*entries, *sizes),
+        weights={"p": 3},
+    )
+
+    def probe(inputs: Any, out: np.ndarray, scalars: Any) -> np.ndarray:
+        a, p = inputs["u"], inputs["p"]
+        with np.errstate(divide="ignore", invalid="ignore"):  # (lift tries p[2] = 0)
+            r = np.float32(p[0] * p[1] / (p[2] * p[2]))
+        res = out.copy()
+        res[1:-1, 1:-1] = a[1:-1, 1:-1] + r * (4 * _relax(a) - 4 * a[1:-1, 1:-1])
+        return res
+
+    got, _ = lift_with(face, probe, name="k")
+    texts = {str(t.coefficient) for t in got.terms if t.offset[:2] == (1, 0)}
+    assert texts == {"p[0]*p[1]/(p[2]*p[2])"}
+    again = parse_definition(yaml.safe_load(got.to_yaml()), "k.stencil.yaml")
+    assert again == got
+    rng = np.random.default_rng(2)
+    a = rng.uniform(-1, 1, SHAPE).astype(np.float32)
+    p = np.array([0.3, 0.2, 0.7], np.float32)
+    want = probe({"u": a, "p": p}, np.zeros_like(a), {})
+    ref = again.reference({"u": a}, np.zeros_like(a), weight_entries({"p": p}))
+    np.testing.assert_allclose(ref, want, rtol=1e-5, atol=1e-5)
+
+
 @pytest.mark.opencl
 def test_a_launch_that_fails_untransposed_is_lifted_transposed(tmp_path: Path) -> None:
     """A double-precision blur with dimension 0 the row and 4x16 work-groups (rows x
