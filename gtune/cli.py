@@ -60,6 +60,8 @@ COMMANDS = (
 )
 
 EXIT_ERROR = 2
+# Options of gtune itself, given before the command (``gtune --db URL run ...``).
+GLOBAL_OPTIONS = ("--db", "--trust-module", "--debug", "--verbose", "--quiet", "-q")
 EXIT_INTERRUPTED = 130
 
 # Options whose value may also come from the environment: errors name what was used.
@@ -170,6 +172,20 @@ def _command_of(argv: Sequence[str]) -> str | None:
     return None
 
 
+def _unrecognized(extra: Sequence[str]) -> str:
+    """argparse's complaint, with the fix when a global option follows the command
+    (``gtune run K --db X``): argparse reads gtune's own options before it only."""
+    text = f"unrecognized arguments: {' '.join(extra)}"
+    for item in extra:
+        option = item.split("=", 1)[0]
+        if option in GLOBAL_OPTIONS or re.fullmatch(r"-v+", option):
+            return (
+                f"{text}; {option} is an option of gtune itself: give it before the "
+                f"command (gtune {option} ... COMMAND ...)"
+            )
+    return text
+
+
 def check_options(parsers: Sequence[argparse.ArgumentParser], args: argparse.Namespace) -> None:
     """Refuse option values no command can mean: empty text, NaN or infinite numbers,
     negative counts and durations (zero where a positive value is needed)."""
@@ -227,7 +243,9 @@ def main(argv: Sequence[str] | None = None, *, early_interrupts: Sequence[int] =
 def _main(argv: Sequence[str] | None, early_interrupts: Sequence[int]) -> int:
     given = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(_command_of(given))
-    args = parser.parse_args(given)
+    args, extra = parser.parse_known_args(given)
+    if extra:
+        parser.error(_unrecognized(extra))
     if not getattr(args, "_run", None):
         parser.print_help()
         return EXIT_ERROR

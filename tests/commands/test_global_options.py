@@ -1,0 +1,44 @@
+"""gtune's own options (``--db``, ``-v``…) go before the command; given after it, as
+a newcomer and the docs once wrote them, the refusal says where they go."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, run_gtune
+
+HEAT = str(ROOT / "stencils" / "heat3d.cl")
+
+
+@pytest.mark.parametrize(
+    ("args", "option"),
+    [
+        (["run", HEAT, "--size", "16x16x16", "--db", "x.db"], "--db"),
+        (["results", "--db=x.db"], "--db"),
+        (["results", "-vv"], "-vv"),
+        (["train", "--suite", "garvey104", "--debug"], "--debug"),
+    ],
+)
+def test_a_global_option_after_the_command_says_where_it_goes(
+    args: list[str], option: str, tmp_path: Path
+) -> None:
+    done = run_gtune(*args, cwd=tmp_path)
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert f"{option} is an option of gtune itself: give it before the command" in done.stderr
+    assert not (tmp_path / "x.db").exists()  # refused before anything ran
+
+
+def test_an_unknown_option_is_refused_as_before(tmp_path: Path) -> None:
+    done = run_gtune("results", "--bogus", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "unrecognized arguments: --bogus" in done.stderr
+    assert "option of gtune itself" not in done.stderr
+
+
+def test_the_same_option_before_the_command_works(tmp_path: Path) -> None:
+    done = run_gtune("--db", str(tmp_path / "x.db"), "results", cwd=tmp_path)
+    assert "unrecognized" not in done.stderr
+    assert "holds no results yet" in done.stderr  # the store was read: --db was taken
