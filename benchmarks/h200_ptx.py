@@ -37,6 +37,7 @@ times carry no configurations).
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import math
 import re
@@ -44,6 +45,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import tarfile
 import tempfile
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -61,6 +63,9 @@ ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = ROOT / "benchmarks" / "results" / "h200-limit" / "configs.json"
 KERNELS = {"heat3d": (512, 512, 512), "box27": (512, 512, 512), "laplacian4": (512, 512, 512)}
 KERNELS_2D = {"jacobi2d": (8192, 8192)}
+# vec blocks of more rows than the winners' (the fastest of each, VX 4): whether a
+# candidate that needs fewer registers per row moves the optimum
+PROBES = {"heat3d": [(2, 4)], "box27": [(4, 2)], "laplacian4": [(2, 2)], "jacobi2d": [(4, 1)]}
 SMS = 132
 THREADS_PER_SM = 2048
 BLOCKS_PER_SM = 32
@@ -93,8 +98,8 @@ for _n in (2, 4, 8, 16):
 
 # -- configurations -----------------------------------------------------------------------
 def extract(store: Path, top: int) -> dict[str, Any]:
-    """The ``top`` fastest vec configurations of each kernel and the best global and
-    stream one, from a labelling store."""
+    """The ``top`` fastest vec configurations of each kernel, the best global and stream
+    one, and the fastest vec block of each ``PROBES`` shape, from a labelling store."""
     db = sqlite3.connect(store)
     out: dict[str, Any] = {"source": store.name, "kernels": {}}
     for name in [*KERNELS, *KERNELS_2D]:
@@ -112,6 +117,20 @@ def extract(store: Path, top: int) -> dict[str, Any]:
             if tech in ("vec", "global", "stream") and seen[tech] < want:
                 seen[tech] += 1
                 picked.append({"technique": tech, "median_us": median * 1e6, "config": cfg})
+        for by, bz in PROBES.get(name, []):
+            probe = next(
+                (
+                    (median, cfg)
+                    for cfg, median in ((json.loads(t), m) for t, m in rows)
+                    if technique(cfg) == "vec"
+                    and cfg.get("VX") == 4
+                    and (cfg.get("BY", 1), cfg.get("BZ", 1)) == (by, bz)
+                ),
+                None,
+            )
+            if probe is not None:
+                picked.append({"technique": "vec probe", "median_us": probe[0] * 1e6})
+                picked[-1]["config"] = probe[1]
         out["kernels"][name] = picked
     return out
 
@@ -470,7 +489,11 @@ def residency(threads: int, regs: int, shared: int) -> tuple[int, str]:
     """Work-groups resident per SM and what limits them (regs per thread rounded as the
     hardware allocates them: 256 per warp)."""
     warps = math.ceil(threads / 32)
-    per_warp = math.ceil(max(regs, 16) * 32 / 256) * 256
+    # ptxas allocates at most 255, and no more than lets one work-group of the required
+    # size fit; it spills the rest
+    cap = min(255, REGS_PER_SM // (warps * 32) // 8 * 8)
+    spills = regs > cap
+    per_warp = math.ceil(min(max(regs, 16), cap) * 32 / 256) * 256
     limits = {
         "blocks": BLOCKS_PER_SM,
         "threads": THREADS_PER_SM // (warps * 32),
@@ -479,15 +502,51 @@ def residency(threads: int, regs: int, shared: int) -> tuple[int, str]:
     if shared:
         limits["local memory"] = SHARED_PER_SM // (shared + 1024)
     limit = min(limits, key=lambda k: limits[k])
-    return limits[limit], limit
+    return limits[limit], limit + (", spills" if spills else "")
 
 
-def analyse(kernel: TunableKernel, cfg: Mapping[str, int], clang: str) -> dict[str, Any]:
-    """One configuration's row: dynamic counts of an interior work-item per output, the
-    register estimate and the launch."""
+def clang_ptx(kernel: TunableKernel, cfg: Mapping[str, int], clang: str) -> str:
+    """``kernel`` at ``cfg`` compiled to PTX by clang."""
+    defines = [o for o in kernel.defines(kernel.with_defaults(cfg)) if o.startswith("-D")]
+    return compile_ptx(clang, kernel.source, defines)
+
+
+def device_ptx(kernel: TunableKernel, cfg: Mapping[str, int], device: Any) -> tuple[str, str]:
+    """``kernel`` at ``cfg`` built by the device's own compiler: (its program binary as
+    text, which NVIDIA's is PTX; the build log, with ptxas's registers and spills when
+    the platform is NVIDIA's: ``-cl-nv-verbose``)."""
+    import pyopencl as cl
+
+    options = kernel.defines(kernel.with_defaults(cfg))
+    if "NVIDIA" in device.platform.name:
+        options.append("-cl-nv-verbose")
+    program = cl.Program(cl.Context([device]), kernel.source).build(options=options)
+    log = str(program.get_build_info(device, cl.program_build_info.LOG))
+    binary = program.get_info(cl.program_info.BINARIES)[0]
+    return bytes(binary).decode("utf-8", errors="replace"), log
+
+
+def ptxas_info(log: str) -> dict[str, int]:
+    """Registers and spill bytes from an NVIDIA build log (empty: none said)."""
+    out: dict[str, int] = {}
+    for key, pattern in (
+        ("registers", r"Used (\d+) registers"),
+        ("spill_stores", r"(\d+) bytes spill stores"),
+        ("spill_loads", r"(\d+) bytes spill loads"),
+    ):
+        m = re.search(pattern, log)
+        if m:
+            out[key] = int(m.group(1))
+    return out
+
+
+def analyse(
+    kernel: TunableKernel, cfg: Mapping[str, int], ptx: str, registers: int | None = None
+) -> dict[str, Any]:
+    """One configuration's row from its PTX: dynamic counts of an interior work-item per
+    output, registers (``registers``, ptxas's, else the PTX's live estimate) and the
+    launch."""
     full = kernel.with_defaults(cfg)
-    defines = [o for o in kernel.defines(full) if o.startswith("-D")]
-    ptx = compile_ptx(clang, kernel.source, defines)
     prog = parse(ptx)
     glob, local = kernel.launch_sizes(full)
     assert local is not None
@@ -499,17 +558,11 @@ def analyse(kernel: TunableKernel, cfg: Mapping[str, int], clang: str) -> dict[s
     outs = c["outputs"]
     threads = math.prod(local)
     live = live_registers(prog)
-    resident, limit = residency(threads, live, prog.shared_bytes)
+    resident, limit = residency(threads, registers or live, prog.shared_bytes)
     wgs = math.prod(groups)
-    slots = resident * SMS
-    waves = wgs / slots
-    per_iter = outs / (
-        full.get("ZC", 1)
-        if full.get("STREAM")
-        else full.get("CX", 1) * full.get("CY", 1) * full.get("CZ", 1)
-    )
-    in_flight = resident * threads * per_iter * 4  # float: every kernel here
-
+    waves = wgs / (resident * SMS)
+    merged = full.get("CX", 1) * full.get("CY", 1) * full.get("CZ", 1)
+    per_iter = outs / (full.get("ZC", 1) if full.get("STREAM") else merged)
     instr = sum(v for k, v in c.items() if k not in ("outputs", "loads_before_use"))
     return {
         "config": dict(cfg),
@@ -517,6 +570,7 @@ def analyse(kernel: TunableKernel, cfg: Mapping[str, int], clang: str) -> dict[s
         "counts": dict(c),
         "per_output": {k: v / outs for k, v in c.items() if k != "outputs"},
         "instructions_per_output": instr / outs,
+        "registers": registers,
         "live_registers": live,
         "live_registers_path": live_registers(prog, path),
         "virtual_registers": virtual_registers(ptx),
@@ -527,7 +581,9 @@ def analyse(kernel: TunableKernel, cfg: Mapping[str, int], clang: str) -> dict[s
         "resident_limit": limit,
         "waves": waves,
         "wave_efficiency": waves / math.ceil(waves),
-        "in_flight_bytes_per_sm": in_flight,
+        # each resident work-item's unique input of one iteration (float: every kernel
+        # here), if all its loads are in flight at once
+        "in_flight_bytes_per_sm": resident * threads * per_iter * 4,
         "iteration_outputs": per_iter,
     }
 
@@ -552,49 +608,92 @@ def shown(cfg: Mapping[str, int]) -> str:
 
 def table(rows: Sequence[dict[str, Any]]) -> str:
     """Two tables: the interior work-item's instructions per output; registers and the
-    launch."""
+    launch. A row whose PTX could not be traced shows its registers and why."""
     lines = [
         "| kernel | tech | configuration | µs (% copy) | ld.v4 | ld | st.v4 | st | int | "
         "float | pred | bra | all | loads before use |",
         "|---|---|---|" + "---:|" * 11,
     ]
     for r in rows:
-        p = r["per_output"]
         pct = r["bytes"] / (r["median_us"] * 1e-6) / 1e9 / COPY_GBS * 100
-        cells = [f"{p.get(k, 0):.2f}" for k in COUNTED]
-        cells += [f"{r['instructions_per_output']:.2f}", str(r["counts"].get("loads_before_use"))]
+        if "per_output" in r:
+            cells = [f"{r['per_output'].get(k, 0):.2f}" for k in COUNTED]
+            cells += [f"{r['instructions_per_output']:.2f}"]
+            cells += [str(r["counts"].get("loads_before_use"))]
+        else:
+            cells = [""] * (len(COUNTED) + 1) + [f"not traced: {r.get('error', '')[:60]}"]
         lines.append(
             f"| {r['kernel']} | {r['technique']} | {shown(r['config'])} | "
             f"{r['median_us']:.1f} ({pct:.1f}) | " + " | ".join(cells) + " |"
         )
     lines += [
         "",
-        "| kernel | tech | configuration | live regs: kernel / path (virtual) | WG | WGs | "
-        "resident WGs/SM (limit) | waves (efficiency) | KB in flight/SM |",
+        "| kernel | tech | configuration | registers: ptxas (spilled B) or PTX live, kernel / "
+        "path (virtual) | WG | WGs | resident WGs/SM (limit) | waves (efficiency) | "
+        "KB in flight/SM |",
         "|---|---|---|" + "---:|" * 6,
     ]
     for r in rows:
+        ptxas = r.get("ptxas") or {}
+        if "registers" in ptxas:
+            regs = f"{ptxas['registers']} ({ptxas.get('spill_stores', 0)})"
+        elif "live_registers" in r:
+            regs = f"{r['live_registers']} / {r['live_registers_path']} ({r['virtual_registers']})"
+        else:
+            regs = "?"
+        launch = ["", "", "", "", ""]
+        if "threads" in r:
+            launch = [
+                str(r["threads"]),
+                str(r["work_groups"]),
+                f"{r['resident']} ({r['resident_limit']})",
+                f"{r['waves']:.1f} ({r['wave_efficiency'] * 100:.0f} %)",
+                f"{r['in_flight_bytes_per_sm'] / 1024:.1f}",
+            ]
         lines.append(
-            f"| {r['kernel']} | {r['technique']} | {shown(r['config'])} | "
-            f"{r['live_registers']} / {r['live_registers_path']} ({r['virtual_registers']}) | "
-            f"{r['threads']} | {r['work_groups']} | {r['resident']} ({r['resident_limit']}) | "
-            f"{r['waves']:.1f} ({r['wave_efficiency'] * 100:.0f} %) | "
-            f"{r['in_flight_bytes_per_sm'] / 1024:.1f} |"
+            f"| {r['kernel']} | {r['technique']} | {shown(r['config'])} | {regs} | "
+            + " | ".join(launch)
+            + " |"
         )
     return "\n".join(lines) + "\n"
 
 
-def run(configs: Mapping[str, Any], template: str | None, clang: str) -> list[dict[str, Any]]:
-    rows = []
+def run(
+    configs: Mapping[str, Any], template: str | None, clang: str, device: Any = None
+) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """Every configuration's row, and (device builds) each one's PTX by a file name."""
+    rows: list[dict[str, Any]] = []
+    ptxs: dict[str, str] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for name, picked in configs["kernels"].items():
             kernel = kernel_for(name, Path(tmp) / name, template)
-            for item in picked:
-                row = analyse(kernel, item["config"], clang)
-                row |= {"kernel": name, "technique": item["technique"]}
+            for i, item in enumerate(picked):
+                row: dict[str, Any] = {"kernel": name, "technique": item["technique"]}
                 row |= {"median_us": item["median_us"], "bytes": kernel.bytes_moved()}
+                if device is None:
+                    row |= analyse(kernel, item["config"], clang_ptx(kernel, item["config"], clang))
+                else:
+                    ptx, log = device_ptx(kernel, item["config"], device)
+                    ptxs[f"{name}-{i}.ptx"] = ptx
+                    info = ptxas_info(log)
+                    row |= {"config": item["config"], "ptxas": info}
+                    try:
+                        row |= analyse(kernel, item["config"], ptx, info.get("registers"))
+                    except (Unknown, RuntimeError, KeyError, ValueError, IndexError) as e:
+                        row["error"] = f"{type(e).__name__}: {e}"
                 rows.append(row)
-    return rows
+    return rows, ptxs
+
+
+def cl_device(selector: str) -> Any:
+    """The first OpenCL device whose platform or device name contains ``selector``."""
+    import pyopencl as cl
+
+    for platform in cl.get_platforms():
+        for dev in platform.get_devices():
+            if selector.lower() in f"{platform.name} {dev.name}".lower():
+                return dev
+    raise SystemExit(f"h200_ptx: no OpenCL device matches {selector!r}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -605,6 +704,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--clang", default=shutil.which("clang-15") or "clang")
     ap.add_argument("--extract", nargs=2, type=Path, metavar=("STORE", "CONFIGS"))
     ap.add_argument("--top", type=int, default=4, help="vec configurations per kernel (--extract)")
+    ap.add_argument(
+        "--device",
+        help="build with this OpenCL device's compiler instead of clang (NVIDIA: its PTX, "
+        "ptxas's registers and spills); the PTX files are packed beside OUT",
+    )
     args = ap.parse_args(argv)
     if args.extract:
         store, dest = args.extract
@@ -618,13 +722,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"h200_ptx: {args.configs}: no such configurations file", file=sys.stderr)
         return 2
     template = args.template.read_text() if args.template else None
-    rows = run(json.loads(args.configs.read_text()), template, args.clang)
+    device = cl_device(args.device) if args.device else None
+    rows, ptxs = run(json.loads(args.configs.read_text()), template, args.clang, device)
     text = table(rows)
     print(text)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(text)
         args.out.with_suffix(".json").write_text(json.dumps(rows, indent=1) + "\n")
+        if ptxs:
+            with tarfile.open(args.out.with_suffix(".ptx.tar.gz"), "w:gz") as tar:
+                for fname, ptx in ptxs.items():
+                    data = ptx.encode()
+                    info = tarfile.TarInfo(fname)
+                    info.size = len(data)
+                    tar.addfile(info, io.BytesIO(data))
     return 0
 
 

@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+"""A candidate stencil template computes exactly what the package's computes: bit by bit.
+
+``benchmarks/template_ab.py`` verifies both renderings against the numpy reference
+within its tolerance; a candidate meant to replace the template's code must do more:
+give the same bits. Each kernel (a real stencil by name) is rendered from the package's
+template and from ``--variant``; each configuration runs once in both on the same
+random input, with every output element first set to the same sentinel (so the points
+a kernel leaves alone, the interior boundary's rim, are compared too), and the outputs
+are compared as raw bits. The configurations: ``--config KERNEL:N=V,...`` (a parameter
+left out: its default) or, by default, a grid of small vec tiles (``RIM=1``, ``BX =
+VX`` 2 and 4, rows merged in y and z, cyclic merging in z, ``SEP`` where the kernel
+has it) whose blocks straddle every edge at ``--size``; a configuration the package's
+rendering cannot run is skipped, said so.
+
+    python3 benchmarks/template_exact.py --variant benchmarks/candidates/X.cl \\
+        --kernels heat3d box27 laplacian4 jacobi2d --size 64 --device pthread
+
+Exit status 0 when every configuration run gives the same bits, 1 when one does not,
+2 on bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import sys
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import onestep
+from template_ab import render_real
+
+from gtune.commands._common import parse_config
+from gtune.description import load_kernel
+from gtune.exceptions import GtuneError
+from gtune.kernel import TunableKernel
+from gtune.measure import run_plain
+from gtune.stencils.real import REAL
+
+SENTINEL = -7.25
+
+
+def grid(kernel: TunableKernel) -> Iterator[dict[str, int]]:
+    """Small vec tiles with whole rim vectors, rows merged and blocks cycled."""
+    three = "BZ" in kernel.parameter_names and kernel.sizes.get("NZ", 1) > 1
+    seps = [0, 1] if "SEP" in kernel.parameter_names else [0]
+    base = {"RIM": 1, "LOCAL": 0, "IMAGE": 0, "STREAM": 0, "ZC": 1, "CX": 1, "CY": 1}
+    for vx, by, bz, cz, sep in itertools.product(
+        (2, 4), (1, 2), (1, 2, 4) if three else (1,), (1, 2) if three else (1,), seps
+    ):
+        if not three and by == 1 and vx == 2:
+            continue
+        cfg = {**base, "WX": 8, "WY": 2, "BX": vx, "VX": vx, "BY": by, "SEP": sep}
+        if three:
+            cfg |= {"WZ": 1, "BZ": bz, "CZ": cz}
+        else:
+            cfg |= {"CY": 2}
+        yield {k: v for k, v in cfg.items() if k in kernel.parameter_names}
+
+
+def inputs(kernel: TunableKernel, seed: int) -> dict[str, np.ndarray]:
+    """Every buffer: inputs random, outputs the sentinel."""
+    rng = np.random.default_rng(seed)
+    env = dict(kernel.sizes)
+    arrays: dict[str, np.ndarray] = {}
+    for a in kernel.arguments:
+        if a.kind != "buffer":
+            continue
+        shape = a.shape_for(env)
+        if a.role == "input":
+            arrays[a.name] = rng.standard_normal(shape).astype(a.dtype)
+        else:
+            arrays[a.name] = np.full(shape, SENTINEL, dtype=a.dtype)
+    return arrays
+
+
+def same_bits(a: np.ndarray, b: np.ndarray) -> bool:
+    return a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+def check(
+    name: str, variant: str, size: int, configs: Sequence[Mapping[str, int]], device: str
+) -> tuple[int, int, int]:
+    """(configurations equal, different, skipped) for one kernel."""
+    with tempfile.TemporaryDirectory() as tmp:
+        ka = load_kernel(render_real(name, Path(tmp) / "package", None))
+        kb = load_kernel(render_real(name, Path(tmp) / "variant", variant))
+        sizes = onestep.kernel_sizes(ka, size, 16 * size)
+        ka, kb = ka.with_sizes(sizes), kb.with_sizes(sizes)
+        arrays = inputs(ka, seed=size)
+        equal = different = skipped = 0
+        for cfg in configs or list(grid(ka)):
+            full = ka.with_defaults(cfg)
+            try:
+                out_a = run_plain(ka, arrays, full, device=device)
+            except GtuneError as e:
+                print(f"{name}: skipped {full}: the package's rendering fails ({e})")
+                skipped += 1
+                continue
+            out_b = run_plain(kb, arrays, full, device=device)
+            bad = [n for n in out_a if not same_bits(out_a[n], out_b[n])]
+            text = " ".join(f"{k}={v}" for k, v in full.items())
+            if bad:
+                different += 1
+                print(f"{name}: DIFFERENT ({', '.join(bad)}) at {text}")
+            else:
+                equal += 1
+                print(f"{name}: same bits at {text}")
+        return equal, different, skipped
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--variant", type=Path, required=True, help="the candidate stencil.cl")
+    ap.add_argument("--kernels", nargs="+", default=["heat3d", "box27", "laplacian4", "jacobi2d"])
+    ap.add_argument("--config", action="append", default=[], metavar="KERNEL:N=V,...")
+    ap.add_argument("--size", type=int, default=64, help="3D cube side (2D: 16x this)")
+    ap.add_argument("--device", default="pthread")
+    args = ap.parse_args(argv)
+    if not args.variant.is_file():
+        print(f"template_exact: {args.variant}: no such file", file=sys.stderr)
+        return 2
+    unknown = [k for k in args.kernels if k not in REAL]
+    if unknown:
+        print(f"template_exact: not a real stencil: {', '.join(unknown)}", file=sys.stderr)
+        return 2
+    variant = args.variant.read_text()
+    totals = [0, 0, 0]
+    for name in args.kernels:
+        configs = [
+            parse_config(c.split(":", 1)[1]) for c in args.config if c.startswith(name + ":")
+        ]
+        for i, n in enumerate(check(name, variant, args.size, configs, args.device)):
+            totals[i] += n
+    print(f"same bits: {totals[0]}, different: {totals[1]}, skipped: {totals[2]}")
+    return 1 if totals[1] else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
