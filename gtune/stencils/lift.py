@@ -625,7 +625,9 @@ class _Lifter:
                         raise InputError(
                             f"cannot lift kernel {face.kernel_name}: an impulse in {f} at the "
                             f"centre reaches the edge of the {self._shape_text()} array; lift "
-                            "with a larger --size",
+                            f"with a larger --size (a stencil reaches {MAX_OFFSET} points at "
+                            "most; a response that runs to the edge at every size is a "
+                            "recursive filter or a scan, not a stencil)",
                             source=face.label,
                         )
             offs = sorted({tuple(c - v for c, v in zip(centre, p, strict=True)) for p in points})
