@@ -303,7 +303,7 @@ def test_online_tuning_from_a_nearest_size_fallback(
         kernel=kernel,
         tune_missing=8,
         store=tmp_path / "store.db",
-        tune_options=STEADY_CONFIRMATION,
+        tune_options={**STEADY_CONFIRMATION, "technique": "global"},
     )
     try:
         k = lib.kernel_for(ctx, SIZE)
