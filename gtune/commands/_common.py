@@ -99,8 +99,12 @@ def exit_now(status: int, why: str) -> None:
     os._exit(status)
 
 
-def parse_size(text: str | None, kernel: TunableKernel | None = None) -> dict[str, int] | None:
-    """``256x256x256`` (in the order of the kernel's problem names) or ``NX=256,NY=64``."""
+def parse_size(
+    text: str | None, kernel: TunableKernel | None = None, *, whole: bool = False
+) -> dict[str, int] | None:
+    """``256x256x256`` (in the order of the kernel's problem names) or ``NX=256,NY=64``.
+    ``whole``: the ``x`` form must give every size of ``kernel`` (``32x32`` for a 3D
+    kernel would otherwise keep the description's NZ unseen); names set some only."""
     if text is None:
         return None
     if not text.strip():
@@ -125,6 +129,14 @@ def parse_size(text: str | None, kernel: TunableKernel | None = None) -> dict[st
     if len(values) > len(names):
         raise InputError(
             f"{len(values)} sizes given but the kernel has {len(names)} ({', '.join(names)})",
+            source="--size",
+        )
+    if whole and kernel is not None and len(values) < len(names):
+        raise InputError(
+            f"{len(values)} size{'s' if len(values) > 1 else ''} given but the kernel has "
+            f"{len(names)} ({', '.join(names)}): "
+            f"give all {len(names)} ({'x'.join(str(v) for v in kernel.sizes.values())}), or "
+            f"name the ones to change ({names[0]}={values[0]})",
             source="--size",
         )
     return dict(zip(names, values, strict=False))
@@ -191,7 +203,7 @@ def parse_config(text: str) -> dict[str, int]:
 
 def open_kernel(path: str, size: str | None) -> TunableKernel:
     kernel = load_kernel(path)
-    sizes = parse_size(size, kernel)
+    sizes = parse_size(size, kernel, whole=True)
     return kernel.with_sizes(sizes) if sizes else kernel
 
 

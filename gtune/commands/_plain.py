@@ -146,7 +146,7 @@ def open_tunable(args: argparse.Namespace) -> TunableKernel:
                 source=args.kernel,
             )
         kernel = load_kernel(args.kernel)
-        sizes = parse_size(args.size, kernel)
+        sizes = parse_size(args.size, kernel, whole=True)
         return kernel.with_sizes(sizes) if sizes else kernel
     from gtune.plain import plain_kernel
 
