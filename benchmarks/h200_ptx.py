@@ -65,7 +65,12 @@ KERNELS = {"heat3d": (512, 512, 512), "box27": (512, 512, 512), "laplacian4": (5
 KERNELS_2D = {"jacobi2d": (8192, 8192)}
 # vec blocks of more rows than the winners' (the fastest of each, VX 4): whether a
 # candidate that needs fewer registers per row moves the optimum
-PROBES = {"heat3d": [(2, 4)], "box27": [(4, 2)], "laplacian4": [(2, 2)], "jacobi2d": [(4, 1)]}
+PROBES = {
+    "heat3d": [(2, 4)],
+    "box27": [(4, 2)],
+    "laplacian4": [(2, 2), (1, 4)],
+    "jacobi2d": [(4, 1)],
+}
 SMS = 132
 THREADS_PER_SM = 2048
 BLOCKS_PER_SM = 32
@@ -540,6 +545,33 @@ def ptxas_info(log: str) -> dict[str, int]:
     return out
 
 
+TERM = re.compile(r"\bT\((-?\d+), (-?\d+), (-?\d+),")
+
+
+def block_input(kernel: TunableKernel, cfg: Mapping[str, int]) -> float | None:
+    """Input elements one block of a work-group reads per output it writes, each vector
+    (VX elements) counted once however many of the block's work-items and terms read it:
+    what the L1 must fetch from L2 per output if it keeps a block's input (the halo's
+    share), for the global and vec techniques (None for the others)."""
+    full = kernel.with_defaults(cfg)
+    if full.get("STREAM") or full.get("LOCAL") or full.get("IMAGE"):
+        return None
+    terms = [tuple(int(v) for v in m.groups()) for m in TERM.finditer(kernel.source)]
+    vx = full.get("VX", 1)
+    sx = full.get("WX", 1) * full.get("BX", 1)
+    sy = full.get("WY", 1) * full.get("BY", 1)
+    sz = full.get("WZ", 1) * full.get("BZ", 1)
+    touched = {
+        (z + dz, y + dy, (x + dx + lane) // vx)
+        for z in range(sz)
+        for y in range(sy)
+        for x in range(0, sx, vx)
+        for dx, dy, dz in terms
+        for lane in (0, vx - 1)
+    }
+    return len(touched) * vx / (sx * sy * sz)
+
+
 def analyse(
     kernel: TunableKernel, cfg: Mapping[str, int], ptx: str, registers: int | None = None
 ) -> dict[str, Any]:
@@ -585,6 +617,7 @@ def analyse(
         # here), if all its loads are in flight at once
         "in_flight_bytes_per_sm": resident * threads * per_iter * 4,
         "iteration_outputs": per_iter,
+        "block_input_per_output": block_input(kernel, cfg),
     }
 
 
@@ -630,8 +663,8 @@ def table(rows: Sequence[dict[str, Any]]) -> str:
         "",
         "| kernel | tech | configuration | registers: ptxas (spilled B) or PTX live, kernel / "
         "path (virtual) | WG | WGs | resident WGs/SM (limit) | waves (efficiency) | "
-        "KB in flight/SM |",
-        "|---|---|---|" + "---:|" * 6,
+        "KB in flight/SM | block input per output |",
+        "|---|---|---|" + "---:|" * 7,
     ]
     for r in rows:
         ptxas = r.get("ptxas") or {}
@@ -641,14 +674,16 @@ def table(rows: Sequence[dict[str, Any]]) -> str:
             regs = f"{r['live_registers']} / {r['live_registers_path']} ({r['virtual_registers']})"
         else:
             regs = "?"
-        launch = ["", "", "", "", ""]
+        launch = ["", "", "", "", "", ""]
         if "threads" in r:
+            fill = r["block_input_per_output"]
             launch = [
                 str(r["threads"]),
                 str(r["work_groups"]),
                 f"{r['resident']} ({r['resident_limit']})",
                 f"{r['waves']:.1f} ({r['wave_efficiency'] * 100:.0f} %)",
                 f"{r['in_flight_bytes_per_sm'] / 1024:.1f}",
+                "" if fill is None else f"{fill:.2f}",
             ]
         lines.append(
             f"| {r['kernel']} | {r['technique']} | {shown(r['config'])} | {regs} | "

@@ -46,12 +46,13 @@ configs=(
   --config box27:BX=4,BY=4,BZ=4,CX=1,CY=1,CZ=1,IMAGE=0,LOCAL=0,RIM=1,SEP=1,STREAM=0,VX=4,WX=32,WY=2,WZ=1,ZC=1
   --config box27:BX=4,BY=2,BZ=4,CX=1,CY=1,CZ=1,IMAGE=0,LOCAL=0,RIM=1,SEP=1,STREAM=0,VX=4,WX=32,WY=2,WZ=2,ZC=1
   --config box27:BX=4,BY=4,BZ=2,CX=1,CY=1,CZ=1,IMAGE=0,LOCAL=0,RIM=1,SEP=1,STREAM=0,VX=4,WX=32,WY=2,WZ=1,ZC=1
-  # laplacian4 512^3: 304.4, 304.5, 306.1, 307.1 us (vec), 313.6 us (probe: BY 2)
+  # laplacian4 512^3: 304.4, 304.5, 306.1, 307.1 us (vec), 313.6 and 333.6 us (probes: BY 2; BZ 4)
   --config laplacian4:BX=4,BY=1,BZ=2,CX=1,CY=1,CZ=2,IMAGE=0,LOCAL=0,RIM=1,STREAM=0,VX=4,WX=32,WY=16,WZ=1,ZC=1
   --config laplacian4:BX=4,BY=1,BZ=2,CX=1,CY=1,CZ=4,IMAGE=0,LOCAL=0,RIM=1,STREAM=0,VX=4,WX=32,WY=16,WZ=1,ZC=1
   --config laplacian4:BX=4,BY=1,BZ=2,CX=1,CY=1,CZ=4,IMAGE=0,LOCAL=0,RIM=1,STREAM=0,VX=4,WX=64,WY=8,WZ=1,ZC=1
   --config laplacian4:BX=4,BY=1,BZ=2,CX=1,CY=1,CZ=4,IMAGE=0,LOCAL=0,RIM=1,STREAM=0,VX=4,WX=32,WY=8,WZ=1,ZC=1
   --config laplacian4:BX=4,BY=2,BZ=2,CX=1,CY=1,CZ=2,IMAGE=0,LOCAL=0,RIM=1,STREAM=0,VX=4,WX=32,WY=16,WZ=1,ZC=1
+  --config laplacian4:BX=4,BY=1,BZ=4,CX=1,CY=1,CZ=2,IMAGE=0,LOCAL=0,RIM=1,STREAM=0,VX=4,WX=64,WY=8,WZ=1,ZC=1
   # jacobi2d 8192^2: 132.7, 133.4, 133.7, 134.0 us (vec), 134.8 us (probe: BY 4)
   --config jacobi2d:BX=4,BY=2,CX=1,CY=1,IMAGE=0,LOCAL=0,RIM=1,STREAM=0,VX=4,WX=64,WY=8,ZC=1
   --config jacobi2d:BX=4,BY=2,CX=1,CY=1,IMAGE=0,LOCAL=0,RIM=1,STREAM=0,VX=4,WX=64,WY=4,ZC=1

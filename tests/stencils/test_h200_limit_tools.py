@@ -1,0 +1,102 @@
+"""Issue 49's tools: benchmarks/h200_ptx.py's PTX tracing and benchmarks/template_exact.py,
+on the candidates of benchmarks/candidates/."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import load_script
+
+ROOT = Path(__file__).resolve().parents[2]
+
+CANDIDATES = ROOT / "benchmarks" / "candidates"
+CLANG = shutil.which("clang-15")
+HEAT3D = {"BX": 4, "BY": 2, "BZ": 2, "CZ": 2, "RIM": 1, "VX": 4, "WX": 64, "WY": 2, "WZ": 2}
+
+
+def distinct_vectors(terms: list[tuple[int, int, int]], cfg: dict[str, int]) -> int:
+    """The vectors one work-item's block of BY x BZ rows of VX outputs reads, each once."""
+    vx = cfg["VX"]
+    return len(
+        {
+            (iz + dz, iy + dy, (dx + lane) // vx)
+            for iz in range(cfg["BZ"])
+            for iy in range(cfg["BY"])
+            for dx, dy, dz in terms
+            for lane in (0, vx - 1)
+        }
+    )
+
+
+@pytest.mark.skipif(CLANG is None, reason="clang-15 compiles the PTX")
+def test_interior_rows_load_each_vector_once() -> None:
+    """Traced through its PTX, an interior work-item of the candidate loads each vector
+    of its block once; the package's template loads some twice (clamped row indices the
+    compiler does not merge) and never fewer."""
+    h200_ptx = load_script(ROOT / "benchmarks" / "h200_ptx.py")
+    assert CLANG is not None
+    with tempfile.TemporaryDirectory() as tmp:
+        loads = {}
+        for name, template in (
+            ("package", None),
+            ("candidate", (CANDIDATES / "vec_interior_rolled.cl").read_text()),
+        ):
+            kernel = h200_ptx.kernel_for("heat3d", Path(tmp) / name, template)
+            row = h200_ptx.analyse(kernel, HEAT3D, h200_ptx.clang_ptx(kernel, HEAT3D, CLANG))
+            per_block = row["counts"]["ld.global.v4"] / HEAT3D["CZ"]
+            assert row["outputs"] == 4 * 2 * 2 * HEAT3D["CZ"]  # every output stored
+            loads[name] = per_block
+        terms = [tuple(int(v) for v in m.groups()) for m in h200_ptx.TERM.finditer(kernel.source)]
+    fewest = distinct_vectors(terms, HEAT3D)  # type: ignore[arg-type]
+    assert loads["candidate"] == fewest
+    assert loads["package"] > fewest
+
+
+def exact(variant: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    script = ROOT / "benchmarks" / "template_exact.py"
+    cmd = [sys.executable, str(script), "--variant", str(variant), "--size", "16", *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT)
+
+
+@pytest.mark.opencl
+def test_template_exact_tells_same_bits_from_different(tmp_path: Path) -> None:
+    """A candidate that computes the package's bits passes, one whose interior path
+    scales its outputs by 1 + 1e-7 is caught (exit status 1), on PoCL."""
+    config = "jacobi2d:WX=8,WY=2,BX=4,VX=4,BY=2,CY=2,RIM=1"
+    rolled = CANDIDATES / "vec_interior_rolled.cl"
+    same = exact(rolled, "--kernels", "jacobi2d", "--config", config)
+    assert same.returncode == 0, same.stdout + same.stderr[-2000:]
+    assert "same bits: 1, different: 0, skipped: 0" in same.stdout
+    broken = tmp_path / "broken.cl"
+    text = rolled.read_text()
+    store = "(d_ + xv)[IN_ROW(0, 0)] = acc;"
+    assert store in text
+    broken.write_text(text.replace(store, "(d_ + xv)[IN_ROW(0, 0)] = acc * (REAL)1.0000001f;"))
+    caught = exact(broken, "--kernels", "jacobi2d", "--config", config)
+    assert caught.returncode == 1, caught.stdout + caught.stderr[-2000:]
+    assert "DIFFERENT (dst)" in caught.stdout
+
+
+def test_template_exact_refuses_a_missing_variant(tmp_path: Path) -> None:
+    r = exact(tmp_path / "nothing.cl")
+    assert r.returncode == 2
+    assert "nothing.cl: no such file" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_configurations_file_names_each_kernels_winners() -> None:
+    """configs.json holds, per kernel, vec configurations fastest first and the probes
+    after them, every one with whole rim vectors."""
+    data = json.loads((ROOT / "benchmarks/results/h200-limit/configs.json").read_text())
+    assert set(data["kernels"]) == {"heat3d", "box27", "laplacian4", "jacobi2d"}
+    for picked in data["kernels"].values():
+        vec = [p["median_us"] for p in picked if p["technique"] == "vec"]
+        assert vec == sorted(vec) and len(vec) == 4
+        assert all(p["config"]["RIM"] == 1 for p in picked if p["technique"].startswith("vec"))
