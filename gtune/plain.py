@@ -111,10 +111,14 @@ def _dtype(ctype: str, what: str, where: str) -> str:
             f"{arrays} (a 3-vector is padded to four: describe its array in a description)",
             source=where,
         )
+    macro = re.fullmatch(r"[A-Z_][A-Z0-9_]*", ctype) is not None  # DATA_TYPE, REAL
     raise InputError(
         f"{what} has type {ctype!r}, which plain mode cannot infer "
         f"(supported: {', '.join(sorted(_CTYPES))}); images and structs need a description",
         source=where,
+        hint=f"a macro the host defines at build time? give it: --define {ctype}=float"
+        if macro
+        else "",
     )
 
 
