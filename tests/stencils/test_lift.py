@@ -420,6 +420,10 @@ def _open_plain(name: str, source: str | None = None) -> Any:
             kw["kernel_name"] = value
         elif flag == "--local":
             kw["local_size"] = [v.strip() for v in _split(value)]
+        elif flag == "--param":  # tied to another parameter (BLOCK_X=WX) or its values
+            k, v = value.split("=", 1)
+            values = [int(p) for p in v.split(",")] if v.replace(",", "").isdigit() else v
+            kw.setdefault("params", {})[k] = values
         else:
             raise AssertionError(flag)
     return plain_kernel(PLAIN / (source or entry["source"]), sizes=_sizes(entry["size"]), **kw)
