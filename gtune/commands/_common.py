@@ -286,7 +286,16 @@ def selected_rows(
         if len(held) > 12:
             break
     if not held:
-        raise InputError("holds no results yet", source=store.location)
+        absent = "://" not in store.location and store.location != ":memory:"
+        absent = absent and not Path(store.location).exists()
+        raise InputError(
+            "holds no results yet",
+            source=store.location,
+            hint="no such file: the store is $GTUNE_DB, else ./gtune-results.db in the "
+            "folder gtune ran in; run from that folder, or give gtune --db PATH"
+            if absent
+            else "",
+        )
     listing = "; ".join(list(held)[:12]) + ("; ..." if len(held) > 12 else "")
     raise InputError(
         f"no results match {wanted or 'the selection'}; the store holds {listing}",

@@ -1,5 +1,6 @@
 """gtune's own options (``--db``, ``-v``…) go before the command; given after it, as
-a newcomer and the docs once wrote them, the refusal says where they go."""
+a newcomer and the docs once wrote them, the refusal says where they go. And a store
+that is not where gtune looks says where it looks."""
 
 from __future__ import annotations
 
@@ -42,3 +43,21 @@ def test_the_same_option_before_the_command_works(tmp_path: Path) -> None:
     done = run_gtune("--db", str(tmp_path / "x.db"), "results", cwd=tmp_path)
     assert "unrecognized" not in done.stderr
     assert "holds no results yet" in done.stderr  # the store was read: --db was taken
+
+
+def test_an_absent_store_says_where_gtune_looks(tmp_path: Path) -> None:
+    """``gtune results`` in another folder than the one tuned in (a newcomer's slip):
+    the store file is not there, and the hint says where gtune looks; an existing,
+    empty store gets no such hint."""
+    absent = run_gtune("results", cwd=tmp_path)
+    assert absent.returncode == 2 and "Traceback" not in absent.stderr
+    assert "gtune-results.db: holds no results yet" in absent.stderr
+    assert "hint: no such file" in absent.stderr and "$GTUNE_DB" in absent.stderr
+    assert not (tmp_path / "gtune-results.db").exists()  # looking created nothing
+
+    from gtune.store import SQLiteStore
+
+    SQLiteStore(tmp_path / "empty.db").close()
+    empty = run_gtune("--db", str(tmp_path / "empty.db"), "results", cwd=tmp_path)
+    assert empty.returncode == 2 and "holds no results yet" in empty.stderr
+    assert "no such file" not in empty.stderr
