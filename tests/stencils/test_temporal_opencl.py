@@ -338,7 +338,7 @@ def test_benchmark_script_runs_quick_and_keeps_each_kernel_it_measured(tmp_path:
 @pytest.mark.slow
 @pytest.mark.usefixtures("shared_workers")
 @settings(
-    max_examples=6,
+    max_examples=3,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
@@ -392,12 +392,15 @@ def _zreg_kernel(data: dict[str, Any], path: Path) -> tuple[Any, dict[str, int]]
 
 @pytest.mark.slow
 @pytest.mark.usefixtures("shared_workers")
-@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("seed", [1, 2])
 def test_zreg_random_z_stars_step_exactly(seed: int) -> None:
     """Random z-star stencils (in-plane offsets up to radius 2, z-axis offsets up to 2,
-    not symmetric, with or without the centre; both boundaries and element types,
-    a second field on odd seeds) run with both ZREG layouts at TB = 2 and 4: equal to
-    single steps."""
+    not symmetric, with or without the centre) run with both ZREG layouts at TB = 2
+    and 4: equal to single steps. The two seeds take each value of every choice once:
+    seed 1 floats, the interior boundary, a second field and the block-first walk
+    unrolled (ZU); seed 2 doubles, clamping, one field, the walk not unrolled. (Seeds
+    0 and 3, their other pairings, ran the same code: the element type, boundary,
+    field and unrolling are rendered independently of one another.)"""
     rng = np.random.default_rng(seed)
     plane = [(dx, dy) for dx in range(-2, 3) for dy in range(-2, 3)]
     picked = [plane[i] for i in rng.choice(len(plane), size=5, replace=False)]
