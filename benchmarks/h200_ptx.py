@@ -48,7 +48,7 @@ import sys
 import tarfile
 import tempfile
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -694,15 +694,24 @@ def table(rows: Sequence[dict[str, Any]]) -> str:
 
 
 def run(
-    configs: Mapping[str, Any], template: str | None, clang: str, device: Any = None
+    configs: Mapping[str, Any],
+    template: str | None,
+    clang: str,
+    device: Any = None,
+    emit: Callable[[list[dict[str, Any]], dict[str, str]], None] | None = None,
+    techniques: Sequence[str] = (),
 ) -> tuple[list[dict[str, Any]], dict[str, str]]:
-    """Every configuration's row, and (device builds) each one's PTX by a file name."""
+    """Every configuration's row (of ``techniques``, default all), and (device builds)
+    each one's PTX by a file name; ``emit`` is given both after every row, so a time
+    limit loses only the rows not reached."""
     rows: list[dict[str, Any]] = []
     ptxs: dict[str, str] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for name, picked in configs["kernels"].items():
             kernel = kernel_for(name, Path(tmp) / name, template)
             for i, item in enumerate(picked):
+                if techniques and item["technique"] not in techniques:
+                    continue
                 row: dict[str, Any] = {"kernel": name, "technique": item["technique"]}
                 row |= {"median_us": item["median_us"], "bytes": kernel.bytes_moved()}
                 if device is None:
@@ -717,7 +726,23 @@ def run(
                     except (Unknown, RuntimeError, KeyError, ValueError, IndexError) as e:
                         row["error"] = f"{type(e).__name__}: {e}"
                 rows.append(row)
+                if emit is not None:
+                    emit(rows, ptxs)
     return rows, ptxs
+
+
+def write(out: Path, rows: Sequence[dict[str, Any]], ptxs: Mapping[str, str]) -> None:
+    """The table (Markdown), the rows (JSON beside it) and the PTX files (packed)."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(table(rows))
+    out.with_suffix(".json").write_text(json.dumps(list(rows), indent=1) + "\n")
+    if ptxs:
+        with tarfile.open(out.with_suffix(".ptx.tar.gz"), "w:gz") as tar:
+            for fname, ptx in ptxs.items():
+                data = ptx.encode()
+                info = tarfile.TarInfo(fname)
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
 
 
 def cl_device(selector: str) -> Any:
@@ -744,6 +769,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="build with this OpenCL device's compiler instead of clang (NVIDIA: its PTX, "
         "ptxas's registers and spills); the PTX files are packed beside OUT",
     )
+    ap.add_argument(
+        "--techniques",
+        nargs="+",
+        default=[],
+        help="only the configurations of these techniques (vec, 'vec probe', global, stream)",
+    )
     args = ap.parse_args(argv)
     if args.extract:
         store, dest = args.extract
@@ -758,20 +789,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     template = args.template.read_text() if args.template else None
     device = cl_device(args.device) if args.device else None
-    rows, ptxs = run(json.loads(args.configs.read_text()), template, args.clang, device)
-    text = table(rows)
-    print(text)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text)
-        args.out.with_suffix(".json").write_text(json.dumps(rows, indent=1) + "\n")
-        if ptxs:
-            with tarfile.open(args.out.with_suffix(".ptx.tar.gz"), "w:gz") as tar:
-                for fname, ptx in ptxs.items():
-                    data = ptx.encode()
-                    info = tarfile.TarInfo(fname)
-                    info.size = len(data)
-                    tar.addfile(info, io.BytesIO(data))
+    out = args.out
+
+    def emit(rows: list[dict[str, Any]], ptxs: dict[str, str]) -> None:
+        if out is not None:
+            write(out, rows, ptxs)
+
+    configs = json.loads(args.configs.read_text())
+    rows, _ = run(configs, template, args.clang, device, emit, args.techniques)
+    print(table(rows))
     return 0
 
 

@@ -70,7 +70,8 @@ ab() { # ab CANDIDATE LIMIT: the candidate against the package's template
   rm -rf "$OUT/ab-$c/rendered"
 }
 
-nv() { # nv NAME LIMIT [--template FILE]: ptxas's registers and NVIDIA's PTX
+nv() { # nv NAME LIMIT [--template FILE]: ptxas's registers and NVIDIA's PTX of the
+  # 21 configurations (rows written as they come: a time limit loses only the rest)
   local name=$1 limit=$2
   shift 2
   case "$dev" in
@@ -78,13 +79,13 @@ nv() { # nv NAME LIMIT [--template FILE]: ptxas's registers and NVIDIA's PTX
     *) echo "nv $name: skipped (no PTX from $dev)" >> "$OUT/rc.txt"; return ;;
   esac
   timeout "$(left "$limit")" python3 benchmarks/h200_ptx.py "$OUT/nv/$name.md" \
-    --device "$dev" "$@" > "$OUT/nv-$name.log" 2>&1
+    --device "$dev" --techniques vec "vec probe" "$@" > "$OUT/nv-$name.log" 2>&1
   echo "nv $name rc=$? at $(($(date +%s) - start)) s" >> "$OUT/rc.txt"
 }
 
 ab vec_interior_rolled 230
-nv package 40
-nv vec_interior_rolled 40 --template "$cands/vec_interior_rolled.cl"
+nv package 45
+nv vec_interior_rolled 45 --template "$cands/vec_interior_rolled.cl"
 ab vec_interior 200
-nv vec_interior 40 --template "$cands/vec_interior.cl"
+nv vec_interior 45 --template "$cands/vec_interior.cl"
 echo "done at $(($(date +%s) - start)) s" >> "$OUT/rc.txt"
