@@ -276,6 +276,8 @@ def trace(
     def val(a: str) -> int | None:
         if a in special:
             return special[a]
+        if a.startswith("%envreg"):  # NVIDIA's OpenCL: the global offset, 0 here
+            return 0
         if a.startswith("%"):
             return regs.get(a)
         if a.startswith("0f") or a.startswith("0d"):
