@@ -56,6 +56,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from candidate import read_variant
+
 from gtune.description import load_kernel
 from gtune.kernel import TunableKernel
 
@@ -789,7 +791,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.configs.is_file():
         print(f"h200_ptx: {args.configs}: no such configurations file", file=sys.stderr)
         return 2
-    template = args.template.read_text() if args.template else None
+    template = read_variant(args.template) if args.template else None
     device = cl_device(args.device) if args.device else None
     out = args.out
 

@@ -34,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bandwidth as bw
 import onestep
+from candidate import read_variant
 from onestep_tiles import stored_rows
 
 from gtune.commands._common import parse_config
@@ -122,7 +123,12 @@ def verify(
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("outdir", type=Path)
-    ap.add_argument("--variant", type=Path, required=True, help="the candidate stencil.cl")
+    ap.add_argument(
+        "--variant",
+        type=Path,
+        required=True,
+        help="the candidate: a stencil.cl, or a .patch of the package's (candidate.py)",
+    )
     ap.add_argument(
         "--kernels",
         nargs="+",
@@ -144,7 +150,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     device = select_device(args.device)
-    variant = args.variant.read_text()
+    variant = read_variant(args.variant)
     args.outdir.mkdir(parents=True, exist_ok=True)
     work = args.outdir / "rendered"
     runs: list[tuple[str, TunableKernel, Mapping[str, int]]] = []

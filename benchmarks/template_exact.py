@@ -13,7 +13,7 @@ VX`` 2 and 4, rows merged in y and z, cyclic merging in z, ``SEP`` where the ker
 has it) whose blocks straddle every edge at ``--size``; a configuration the package's
 rendering cannot run is skipped, said so.
 
-    python3 benchmarks/template_exact.py --variant benchmarks/candidates/X.cl \\
+    python3 benchmarks/template_exact.py --variant benchmarks/candidates/X.patch \\
         --kernels heat3d box27 laplacian4 jacobi2d --size 64 --device pthread
 
 Exit status 0 when every configuration run gives the same bits, 1 when one does not,
@@ -35,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import onestep
+from candidate import read_variant
 from template_ab import render_real
 
 from gtune.commands._common import parse_config
@@ -118,7 +119,12 @@ def check(
 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--variant", type=Path, required=True, help="the candidate stencil.cl")
+    ap.add_argument(
+        "--variant",
+        type=Path,
+        required=True,
+        help="the candidate: a stencil.cl, or a .patch of the package's (candidate.py)",
+    )
     ap.add_argument("--kernels", nargs="+", default=["heat3d", "box27", "laplacian4", "jacobi2d"])
     ap.add_argument("--config", action="append", default=[], metavar="KERNEL:N=V,...")
     ap.add_argument("--size", type=int, default=64, help="3D cube side (2D: 16x this)")
@@ -131,7 +137,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if unknown:
         print(f"template_exact: not a real stencil: {', '.join(unknown)}", file=sys.stderr)
         return 2
-    variant = args.variant.read_text()
+    variant = read_variant(args.variant)
     totals = [0, 0, 0]
     for name in args.kernels:
         configs = [

@@ -17,6 +17,7 @@ from tests.conftest import load_script
 ROOT = Path(__file__).resolve().parents[2]
 
 CANDIDATES = ROOT / "benchmarks" / "candidates"
+candidate = load_script(ROOT / "benchmarks" / "candidate.py")
 CLANG = shutil.which("clang-15")
 HEAT3D = {"BX": 4, "BY": 2, "BZ": 2, "CZ": 2, "RIM": 1, "VX": 4, "WX": 64, "WY": 2, "WZ": 2}
 
@@ -46,7 +47,7 @@ def test_interior_rows_load_each_vector_once() -> None:
         loads = {}
         for name, template in (
             ("package", None),
-            ("candidate", (CANDIDATES / "vec_interior_rolled.cl").read_text()),
+            ("candidate", candidate.read_variant(CANDIDATES / "vec_interior_rolled.patch")),
         ):
             kernel = h200_ptx.kernel_for("heat3d", Path(tmp) / name, template)
             row = h200_ptx.analyse(kernel, HEAT3D, h200_ptx.clang_ptx(kernel, HEAT3D, CLANG))
@@ -70,12 +71,12 @@ def test_template_exact_tells_same_bits_from_different(tmp_path: Path) -> None:
     """A candidate that computes the package's bits passes, one whose interior path
     scales its outputs by 1 + 1e-7 is caught (exit status 1), on PoCL."""
     config = "jacobi2d:WX=8,WY=2,BX=4,VX=4,BY=2,CY=2,RIM=1"
-    rolled = CANDIDATES / "vec_interior_rolled.cl"
+    rolled = CANDIDATES / "vec_interior_rolled.patch"
     same = exact(rolled, "--kernels", "jacobi2d", "--config", config)
     assert same.returncode == 0, same.stdout + same.stderr[-2000:]
     assert "same bits: 1, different: 0, skipped: 0" in same.stdout
     broken = tmp_path / "broken.cl"
-    text = rolled.read_text()
+    text = candidate.read_variant(rolled)
     store = "(d_ + xv)[IN_ROW(0, 0)] = acc;"
     assert store in text
     broken.write_text(text.replace(store, "(d_ + xv)[IN_ROW(0, 0)] = acc * (REAL)1.0000001f;"))
@@ -100,3 +101,18 @@ def test_configurations_file_names_each_kernels_winners() -> None:
         vec = [p["median_us"] for p in picked if p["technique"] == "vec"]
         assert vec == sorted(vec) and len(vec) == 4
         assert all(p["config"]["RIM"] == 1 for p in picked if p["technique"].startswith("vec"))
+
+
+def test_a_patch_applies_to_the_template_and_one_that_does_not_fit_is_named() -> None:
+    """Each candidate patch applies to the package's template (its context lines match),
+    changes something, and a patch whose context the template lacks stops with the
+    hunk's line, not a silently different template."""
+    template = candidate.TEMPLATE.read_text()
+    for patch in sorted(CANDIDATES.glob("*.patch")):
+        text = candidate.read_variant(patch)
+        assert text != template and text.count("\n") > template.count("\n") // 2
+    stale = "--- a\n+++ b\n@@ -3,2 +3,2 @@\n-no such line in the template\n+x\n ctx\n"
+    with pytest.raises(candidate.PatchError, match="line 3"):
+        candidate.apply_patch(template, stale)
+    # the applier itself: removed, added and context lines, a hunk at the first line
+    assert candidate.apply_patch("a\nb\nc\n", "@@ -1,2 +1,2 @@\n-a\n+A\n b\n") == "A\nb\nc\n"

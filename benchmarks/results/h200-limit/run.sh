@@ -64,7 +64,7 @@ configs=(
 ab() { # ab CANDIDATE LIMIT: the candidate against the package's template
   local c=$1
   timeout "$(left "$2")" python3 benchmarks/template_ab.py "$OUT/ab-$c" \
-    --variant "$cands/$c.cl" --kernels "${kernels[@]}" --device "$dev" --size "$size" \
+    --variant "$cands/$c.patch" --kernels "${kernels[@]}" --device "$dev" --size "$size" \
     --rounds "$rounds" --copy "${configs[@]}" > "$OUT/ab-$c.log" 2>&1
   echo "ab $c rc=$? at $(($(date +%s) - start)) s" >> "$OUT/rc.txt"
   rm -rf "$OUT/ab-$c/rendered"
@@ -85,7 +85,7 @@ nv() { # nv NAME LIMIT [--template FILE]: ptxas's registers and NVIDIA's PTX of 
 
 ab vec_interior_rolled 230
 nv package 45
-nv vec_interior_rolled 45 --template "$cands/vec_interior_rolled.cl"
+nv vec_interior_rolled 45 --template "$cands/vec_interior_rolled.patch"
 ab vec_interior 200
-nv vec_interior 45 --template "$cands/vec_interior.cl"
+nv vec_interior 45 --template "$cands/vec_interior.patch"
 echo "done at $(($(date +%s) - start)) s" >> "$OUT/rc.txt"
