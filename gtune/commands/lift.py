@@ -216,7 +216,8 @@ def run(args: argparse.Namespace) -> int:
     flags = definition_flags(recorded_flags(args), args.kernel, out)
     kernel = open_tunable(args)
     for line in note_lines(kernel):  # plain mode's warnings (its guesses: gtune describe)
-        if line.startswith("warning: "):
+        # and how it reads a pointer to vectors (uchar4 pixels: the sizes count uchars)
+        if line.startswith("warning: ") or " pointer: the array is given in " in line:
             print(line, file=sys.stderr)
     device = select_device(args.device)
     try:

@@ -203,3 +203,16 @@ def test_a_launch_that_fails_untransposed_is_lifted_transposed(tmp_path: Path) -
     assert "INVALID_WORK_GROUP_SIZE" in done.stderr and "launched --global NY,NX" in done.stderr
     defn = yaml.safe_load(out.read_text())
     assert defn["dtype"] == "float64" and defn["original"]["global"] == ["NY", "NX"]
+
+
+@pytest.mark.opencl
+def test_a_pointer_to_pixels_is_explained_when_it_fails(tmp_path: Path) -> None:
+    """An RGBA uchar4 blur lifted with its width as NX (not NX/4): the probes write
+    past the array; the command first says how plain mode reads a uchar4 pointer."""
+    plain = str(ROOT / "stencils/plain/blur_rgba.cl")
+    out = tmp_path / "rgba.stencil.yaml"
+    args = ("--scalar", "width=NX", "--scalar", "height=NY", "--default", "WX=16,WY=8")
+    done = run_gtune("lift", plain, "--size", "32x24", *args, "-o", str(out))
+    assert done.returncode == 2 and "Traceback" not in done.stderr and not out.exists()
+    assert "dst: a uchar4 pointer: the array is given in uchars" in done.stderr
+    assert "writes past the end of 'dst'" in done.stderr
