@@ -15,7 +15,7 @@ from gtune.api import tune
 from gtune.budget import Budget
 from gtune.measure import Status
 from gtune.plain import plain_kernel
-from gtune.tuning import TuningReport
+from gtune.tuning import ConfirmPolicy, TuningReport
 from tests.conftest import run_gtune
 
 # the tests' evaluators share the module's worker processes (a fresh interpreter, pyopencl
@@ -94,6 +94,13 @@ def device():
     return select_device(None)
 
 
+# The confirmation round in one round, no extra ones: its further rounds only make the
+# medians robust to noise on the machine, and no test here reads the times; one round
+# still confirms the candidates as a search does (the commands' tests below confirm
+# with gtune run's defaults).
+CONFIRM = ConfirmPolicy(rounds=1, extra_rounds=0)
+
+
 def _tune(path: Path, kwargs: Mapping[str, Any], device: Any, budget: str = "6") -> TuningReport:
     kernel = plain_kernel(path, **kwargs)
     return tune(
@@ -103,6 +110,7 @@ def _tune(path: Path, kwargs: Mapping[str, Any], device: Any, budget: str = "6")
         store="sqlite://",
         compile_workers=0,
         runs=1,
+        confirm=CONFIRM,
     )
 
 
