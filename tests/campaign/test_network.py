@@ -20,7 +20,7 @@ import pytest
 from gtune.campaign import CancelToken, SchedulerTls, local_cluster, parse_campaign, run_campaign
 from gtune.campaign.runner import _connect, _security
 from gtune.exceptions import EnvironmentProblem, InputError
-from tests.conftest import ROOT, run_gtune
+from tests.conftest import ROOT
 
 pytestmark = [pytest.mark.slow]
 
@@ -299,10 +299,16 @@ def test_ctrl_c_while_the_local_cluster_starts_stops_the_campaign(tmp_path: Path
 
 
 @pytest.mark.parametrize("command", ["campaign", "train"])
-def test_both_commands_take_the_scheduler_tls_flags(command: str, tmp_path: Path) -> None:
+def test_both_commands_take_the_scheduler_tls_flags(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """`gtune campaign` and `gtune train --scheduler` share the TLS flags and their checks:
     certificates without a scheduler, half a pair, and a missing file are refused before
-    anything connects (exit 2, the flag or file named)."""
+    anything connects (exit 2, the flag or file named). In-process (gtune.cli.main, what
+    the program runs, as tests/test_hardening.py does): each refusal is the command
+    line's own, with no interpreter to start."""
+    from gtune.cli import main
+
     spec = tmp_path / "n.yaml"
     spec.write_text(f"name: n\nkernels: [{ROOT / 'stencils' / 'heat3d.cl'}]\nsizes: [8x8x8]\n")
     target = (
@@ -310,18 +316,19 @@ def test_both_commands_take_the_scheduler_tls_flags(command: str, tmp_path: Path
         if command == "campaign"
         else ["--suite", "garvey104", "--kernels", "star_3d_xyz_r1", "--out", str(tmp_path)]
     )
-    lonely = run_gtune(command, *target, "--tls-cert", "c.pem", db=tmp_path / "s.db")
-    assert lonely.returncode == 2, lonely.stderr
-    assert "--tls-cert" in lonely.stderr and "remote scheduler" in lonely.stderr
-    half = run_gtune(
-        command, *target, "--scheduler", "tls://127.0.0.1:1", "--tls-cert", "c.pem",
-        db=tmp_path / "s.db",
-    )  # fmt: skip
-    assert half.returncode == 2 and "both --tls-ca-file and --tls-cert" in half.stderr
-    missing = run_gtune(
-        command, *target, "--scheduler", "tls://127.0.0.1:1",
+
+    def gtune(*args: str) -> tuple[int, str]:
+        code = main(["--db", str(tmp_path / "s.db"), command, *target, *args])
+        return code, capsys.readouterr().err
+
+    code, err = gtune("--tls-cert", "c.pem")
+    assert code == 2, err
+    assert "--tls-cert" in err and "remote scheduler" in err
+    code, err = gtune("--scheduler", "tls://127.0.0.1:1", "--tls-cert", "c.pem")
+    assert code == 2 and "both --tls-ca-file and --tls-cert" in err
+    code, err = gtune(
+        "--scheduler", "tls://127.0.0.1:1",
         "--tls-ca-file", str(tmp_path / "ca.pem"), "--tls-cert", str(tmp_path / "c.pem"),
-        db=tmp_path / "s.db", timeout=120,
     )  # fmt: skip
-    assert missing.returncode == 2, missing.stderr
-    assert "ca.pem" in missing.stderr and "Traceback" not in missing.stderr
+    assert code == 2, err
+    assert "ca.pem" in err and "Traceback" not in err
