@@ -3,18 +3,28 @@ wall time and in the speed of what each found (issue 46's done-when).
 
 For each kernel (a definition file at a size), two tunings from empty stores, in
 alternating order from kernel to kernel: the defaults (``technique="auto"``: the
-shipped model's pick, scouting its runner-up; no budget) and every technique searched
-to the end (``technique="all"``). Each tuning's wall time counts everything ``gtune
-run`` does (space, start-up, search, confirmation). Then both winners are re-measured
-side by side in alternating rounds (``--rounds``): the regret is auto's time over all's.
+shipped model's pick, scouting its runner-up; no budget; the default compile workers)
+and every technique searched to the end (``technique="all"``). Each tuning's wall time
+counts everything ``gtune run`` does (space, start-up, search, confirmation). Then both
+winners are re-measured side by side on one device in alternating rounds
+(``--rounds``): the regret is auto's time over all's.
 
     python benchmarks/predict/auto_vs_all.py OUT [--kernels FILE@SIZE ...] [--rounds 5]
-        [--device NVIDIA] [--small]
+        [--device NVIDIA] [--deadline SECONDS] [--share K/N] [--small]
+    python benchmarks/predict/auto_vs_all.py OUT --list [--small]
+    python benchmarks/predict/auto_vs_all.py OUT --report
 
 Default kernels: the real stencils and the lifted corpus at 512^3 and 8192^2, the
-kernels of ``complete_groups.txt``'s first two groups. Writes OUT/auto_vs_all.json
-after each tuning (a run cut short resumes: finished tunings are kept) and
-OUT/auto_vs_all.md. ``--small``: 32^3 and 64^2 (a smoke test on PoCL).
+kernels of ``complete_groups.txt``'s first two groups. Each kernel has its own file,
+``OUT/kernels/NAME.json``, written after each tuning and after its re-measurement, so
+any number of processes (one per GPU, ``--share K/N``; ``auto_vs_all_gpus.sh``) and any
+number of device commands share one OUT: a kernel whose arms are done is skipped, a
+tuning cut short is run again from an empty store (its wall time must be whole).
+``--deadline``: a tuning starts only when the longest of its arm so far would end
+within that many seconds (the re-measurements of the kernels whose arms are done still
+run). ``--report`` writes ``OUT/auto_vs_all.md`` and
+``OUT/auto_vs_all.json`` from every kernel file. ``--small``: 32^3 and 64^2 (a smoke
+test on PoCL).
 """
 
 from __future__ import annotations
@@ -22,6 +32,8 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
+import platform
 import sys
 import tempfile
 import time
@@ -38,7 +50,10 @@ from gtune.api import tune  # noqa: E402
 from gtune.description import load_kernel  # noqa: E402
 from gtune.kernel import TunableKernel  # noqa: E402
 from gtune.measure import select_device  # noqa: E402
+from gtune.measure.opencl_evaluator import default_compile_workers  # noqa: E402
 from gtune.tuning.techniques import technique_of  # noqa: E402
+
+ARMS = ("auto", "all")
 
 
 def default_kernels(small: bool) -> list[str]:
@@ -78,7 +93,136 @@ def tuned(kernel: TunableKernel, device: Any, technique: str) -> dict[str, Any]:
         "tuned_s": best.median_s if best is not None else None,
         "evaluations": report.evaluations,
         "notes": list(report.notes),
+        "host": platform.node(),
+        "device": device.name,
+        "compile_workers": default_compile_workers(),
+        "gpu": os.environ.get("CUDA_VISIBLE_DEVICES", ""),
     }
+
+
+def kernel_file(out: Path, name: str) -> Path:
+    return out / "kernels" / (name.replace("@", "_at_") + ".json")
+
+
+def read_entry(path: Path) -> dict[str, Any]:
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def write_entry(path: Path, entry: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(entry, indent=1) + "\n")
+    tmp.replace(path)  # whole or not at all: a process killed mid-write leaves the old
+
+
+def longest(out: Path, mode: str) -> float:
+    """The longest wall time of ``mode``'s tunings so far in ``out`` (0: none yet)."""
+    walls = [read_entry(f).get(mode, {}).get("wall_s", 0.0) for f in out.glob("kernels/*.json")]
+    return max(walls, default=0.0)
+
+
+def tune_arms(out: Path, kernels: dict[str, TunableKernel], device: Any, until: float) -> None:
+    """Each kernel's missing arms, in alternating order. A tuning starts only when the
+    longest of its arm so far would end before ``until`` (a ``time.monotonic()``)."""
+    for i, (name, kernel) in enumerate(kernels.items()):
+        path = kernel_file(out, name)
+        entry = read_entry(path)
+        for mode in ARMS if i % 2 == 0 else ARMS[::-1]:
+            if mode in entry:
+                continue
+            if time.monotonic() + longest(out, mode) > until:
+                print(f"{name} {mode}: not started (deadline)", file=sys.stderr, flush=True)
+                return
+            entry[mode] = tuned(kernel, device, mode)
+            entry.pop("remeasured", None)  # a new winner: measure the pair again
+            write_entry(path, entry)
+            e = entry[mode]
+            print(
+                f"{name} {mode}: {e['technique']} {e['tuned_s']} in {e['wall_s']:.0f} s",
+                file=sys.stderr,
+                flush=True,
+            )
+
+
+def remeasure(out: Path, kernels: dict[str, TunableKernel], device: Any, rounds: int) -> None:
+    """Both winners of each kernel whose arms are done and not yet re-measured, side by
+    side in alternating rounds on ``device``."""
+    for name, kernel in kernels.items():
+        path = kernel_file(out, name)
+        entry = read_entry(path)
+        if "remeasured" in entry or not all(entry.get(m, {}).get("config") for m in ARMS):
+            continue
+        runs = [(m, kernel, entry[m]["config"]) for m in ARMS]
+        times = bw.alternate(device, runs, rounds)
+        entry["remeasured"] = {
+            "auto_s": times["auto"],
+            "all_s": times["all"],
+            "rounds": rounds,
+            "device": device.name,
+            "host": platform.node(),
+            "gpu": os.environ.get("CUDA_VISIBLE_DEVICES", ""),
+        }
+        write_entry(path, entry)
+        print(f"{name}: regret {times['auto'] / times['all']:.3f}", file=sys.stderr, flush=True)
+
+
+def share(out: Path, specs: list[str], which: str) -> dict[str, TunableKernel]:
+    """The ``K/N`` share of the kernels whose pair is not yet re-measured, dealt round
+    robin in the given order (every process of one start reads the same files, so the
+    shares are disjoint)."""
+    k, n = (int(v) for v in which.split("/"))
+    loaded = [load(s) for s in specs]
+    todo = [
+        (name, kl) for name, kl in loaded if "remeasured" not in read_entry(kernel_file(out, name))
+    ]
+    return dict(todo[k - 1 :: n])
+
+
+def geomean(values: list[float]) -> float:
+    return math.exp(sum(math.log(v) for v in values) / len(values))
+
+
+def report(out: Path) -> list[str]:
+    """The table of every kernel file under ``out`` that has both arms re-measured."""
+    lines = [
+        "# `gtune run` defaults against `--technique all`",
+        "",
+        "Regret: auto's winner over all's, re-measured side by side on one device; wall "
+        "time: each tuning from an empty store, everything `gtune run` does.",
+        "",
+        "| kernel | auto: searched → technique, time | all: technique, time | regret "
+        "| wall: auto / all |",
+        "| --- | --- | --- | ---: | ---: |",
+    ]
+    rows: dict[str, Any] = {}
+    regrets, walls = [], []
+    for path in sorted((out / "kernels").glob("*.json")):
+        entry = read_entry(path)
+        if "remeasured" not in entry:
+            continue
+        name = path.stem.replace("_at_", "@")
+        a, b, m = entry["auto"], entry["all"], entry["remeasured"]
+        regret, wall = m["auto_s"] / m["all_s"], a["wall_s"] / b["wall_s"]
+        regrets.append(regret)
+        walls.append(wall)
+        rows[name] = {"regret": regret, "wall_share": wall, **entry}
+        lines.append(
+            f"| {name} | {'+'.join(str(t) for t in a['searched'])} → {a['technique']}, "
+            f"{m['auto_s'] * 1e6:.1f} µs | {b['technique']}, {m['all_s'] * 1e6:.1f} µs "
+            f"| {regret:.3f} | {a['wall_s']:.0f} / {b['wall_s']:.0f} s ({wall:.0%}) |"
+        )
+    if regrets:
+        lines += [
+            "",
+            f"{len(regrets)} kernels. Regret: geometric mean {geomean(regrets):.4f}, worst "
+            f"{max(regrets):.3f} ({sum(r > 1.05 for r in regrets)} above 1.05); wall time "
+            f"auto / all: geometric mean {geomean(walls):.0%}, total "
+            f"{sum(r['auto']['wall_s'] for r in rows.values()):.0f} / "
+            f"{sum(r['all']['wall_s'] for r in rows.values()):.0f} s.",
+        ]
+    (out / "auto_vs_all.json").write_text(json.dumps(rows, indent=1) + "\n")
+    (out / "auto_vs_all.md").write_text("\n".join(lines) + "\n")
+    return lines
 
 
 def main(argv: list[str]) -> int:
@@ -87,62 +231,28 @@ def main(argv: list[str]) -> int:
     p.add_argument("--kernels", nargs="+")
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--device", default="")
+    p.add_argument("--deadline", type=float, default=math.inf)
     p.add_argument("--small", action="store_true")
+    p.add_argument(
+        "--share",
+        default="1/1",
+        metavar="K/N",
+        help="the K-th of N shares of the kernels not yet done (one process per GPU)",
+    )
+    p.add_argument("--list", action="store_true", help="print the default kernels")
+    p.add_argument("--report", action="store_true", help="only write the report")
     args = p.parse_args(argv)
+    until = time.monotonic() + args.deadline
+    if args.list:
+        print("\n".join(default_kernels(args.small)))
+        return 0
     args.out.mkdir(parents=True, exist_ok=True)
-    state_path = args.out / "auto_vs_all.json"
-    state: dict[str, Any] = json.loads(state_path.read_text()) if state_path.exists() else {}
-    device = select_device(args.device)
-    kernels = dict(load(k) for k in (args.kernels or default_kernels(args.small)))
-    for i, (name, kernel) in enumerate(kernels.items()):
-        entry = state.setdefault(name, {})
-        order = ("auto", "all") if i % 2 == 0 else ("all", "auto")
-        for mode in order:
-            if mode not in entry:
-                entry[mode] = tuned(kernel, device, mode)
-                state_path.write_text(json.dumps(state, indent=1) + "\n")
-                e = entry[mode]
-                print(
-                    f"{name} {mode}: {e['technique']} {e['tuned_s']} in {e['wall_s']:.0f} s",
-                    file=sys.stderr,
-                )
-    runs = []
-    for name, entry in state.items():
-        for mode in ("auto", "all"):
-            if entry.get(mode, {}).get("config"):
-                runs.append((f"{name} {mode}", kernels[name], entry[mode]["config"]))
-    times = bw.alternate(device, runs, args.rounds)
-    lines = [
-        f"# `gtune run` defaults against `--technique all` ({device.name})",
-        "",
-        "| kernel | auto: technique, time | all: technique, time | regret | wall: auto / all |",
-        "| --- | --- | --- | ---: | ---: |",
-    ]
-    regrets, walls = [], []
-    for name, entry in state.items():
-        a, b = entry["auto"], entry["all"]
-        ta, tb = times.get(f"{name} auto"), times.get(f"{name} all")
-        if not ta or not tb:
-            continue
-        entry["remeasured"] = {"auto_s": ta, "all_s": tb}
-        regret = ta / tb
-        regrets.append(regret)
-        walls.append(a["wall_s"] / b["wall_s"])
-        lines.append(
-            f"| {name} | {a['technique']}, {ta * 1e6:.1f} µs | {b['technique']}, "
-            f"{tb * 1e6:.1f} µs | {regret:.3f} | {a['wall_s']:.0f} / {b['wall_s']:.0f} s |"
-        )
-    if regrets:
-        geo = math.exp(sum(math.log(r) for r in regrets) / len(regrets))
-        lines += [
-            "",
-            f"Regret: geometric mean {geo:.4f}, worst {max(regrets):.3f}; "
-            f"wall time auto / all: geometric mean "
-            f"{math.exp(sum(math.log(w) for w in walls) / len(walls)):.2f}.",
-        ]
-    state_path.write_text(json.dumps(state, indent=1) + "\n")
-    (args.out / "auto_vs_all.md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    if not args.report:
+        device = select_device(args.device)
+        kernels = share(args.out, args.kernels or default_kernels(args.small), args.share)
+        tune_arms(args.out, kernels, device, until)
+        remeasure(args.out, kernels, device, args.rounds)
+    print("\n".join(report(args.out)))
     return 0
 
 
