@@ -87,7 +87,7 @@ def limits() -> dict[str, int]:
 
 
 @settings(
-    max_examples=10,
+    max_examples=5,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
@@ -145,7 +145,7 @@ def draw_stream_config(
 
 
 @settings(
-    max_examples=7,
+    max_examples=4,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
