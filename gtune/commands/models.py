@@ -6,9 +6,12 @@ import argparse
 import json
 from typing import Any
 
-from rich.console import Console
+from rich.console import Console, Group
+from rich.padding import Padding
 from rich.table import Table
+from rich.text import Text
 
+from gtune.escape import terminal
 from gtune.exceptions import GtuneError
 from gtune.loadpredict.dataset import Dataset
 from gtune.loadpredict.models import (
@@ -69,6 +72,62 @@ def _unidentified(card: ModelCard) -> tuple[int, int] | None:
     return (missing, len(rows)) if missing else None
 
 
+def _where(c: ModelCard) -> str:
+    return "user" if c.path is not None and c.path.parent == user_model_dir() else "shipped"
+
+
+def _notes(c: ModelCard) -> list[str]:
+    """The card's warnings and what ``--technique auto`` does with it."""
+    notes = []
+    if c.cut_short():
+        notes.append(
+            "[yellow]warning[/]: labels from searches cut short rank techniques by how fast "
+            "each search starts, not by what each reaches (a technique with a larger space "
+            "needs more configurations to reach its best); relabel with `gtune train` "
+            "without --budget"
+        )
+    if c.scout_share > 0:
+        notes.append(
+            f"--technique auto searches the first choice and scouts the runner-up for "
+            f"{c.scout_share:.0%} of its search (docs/predictor.md)"
+        )
+    older = _unidentified(c)
+    if older:
+        notes.append(
+            f"{older[0]} of its {older[1]} rows do not name the kernel version they were "
+            "labelled on (labelled before gtune recorded it): a template change since may "
+            "have made them stale; `gtune train --relabel-changed` labels them again"
+        )
+    return notes
+
+
+def _card_block(c: ModelCard) -> Group:
+    """One model as a titled block of fields: readable in any terminal width (a table
+    of eleven columns is not, in 80)."""
+    cv = c.cv
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold", no_wrap=True)
+    grid.add_column(overflow="fold")
+    device = f"{c.device.get('name', '?')} ({c.device.get('type', '?')})"
+    sizes = ", ".join(c.sizes) or "?"
+    fields = {
+        "device": f"{device}; heuristic {c.heuristic}",
+        "trained on": f"{cv.get('kernels', '?')} kernels at {sizes}",
+        "accuracy": f"{_num(cv, 'absolute_accuracy', 2)} absolute, "
+        f"{_num(cv, 'penalty_weighted_accuracy', 3)} penalty-weighted (PW)",
+        "majority (PW)": _majority(cv),
+        "decisive: PW / majority": _decisive(cv),
+        "labels": c.label_search(),
+        "dataset": c.dataset + (f"; {c.source}" if c.source else ""),
+    }
+    for key, value in fields.items():  # a user's card is data: no markup, no control
+        grid.add_row(key, Text(terminal(value)))
+    for note in _notes(c):
+        grid.add_row("note", note)
+    title = Text.assemble((terminal(c.name), "bold cyan"), f"  ({_where(c)})")
+    return Group(title, Padding(grid, (0, 0, 0, 2)), Text(""))
+
+
 def run(args: argparse.Namespace) -> int:
     cards = installed_models()
     if args.json:
@@ -79,62 +138,9 @@ def run(args: argparse.Namespace) -> int:
             rows.append(d)
         print(json.dumps(rows, indent=2))
         return 0
-    table = Table(title="load-predictor models")
-    for col in (
-        "name",
-        "heuristic",
-        "device",
-        "type",
-        "kernels",
-        "sizes",
-        "abs. acc.",
-        "penalty-w.",
-        "majority (PW)",
-        "decisive: PW / majority",
-        "where",
-    ):
-        table.add_column(col)
-    for c in cards:
-        cv = c.cv
-        where = "user" if c.path is not None and c.path.parent == user_model_dir() else "shipped"
-        table.add_row(
-            c.name,
-            c.heuristic,
-            str(c.device.get("name", "?")),
-            str(c.device.get("type", "?")),
-            str(cv.get("kernels", "?")),
-            ", ".join(c.sizes) or "?",
-            _num(cv, "absolute_accuracy", 2),
-            _num(cv, "penalty_weighted_accuracy", 3),
-            _majority(cv),
-            _decisive(cv),
-            where,
-        )
     console = Console()
-    console.print(table)
     for c in cards:
-        console.print(f"{c.name}: dataset {c.dataset}" + (f"; {c.source}" if c.source else ""))
-        console.print(f"  labels: {c.label_search()}")
-        if c.cut_short():
-            console.print(
-                "  [yellow]warning[/]: labels from searches cut short rank techniques by "
-                "how fast each search starts, not by what each reaches (a technique with a "
-                "larger space needs more configurations to reach its best); relabel with "
-                "`gtune train` without --budget"
-            )
-        if c.scout_share > 0:
-            console.print(
-                f"  --technique auto searches the first choice and scouts the runner-up for "
-                f"{c.scout_share:.0%} of its search (docs/predictor.md)"
-            )
-        older = _unidentified(c)
-        if older:
-            console.print(
-                f"  {older[0]} of its {older[1]} rows do not name the kernel version they "
-                "were labelled on (labelled before gtune recorded it): a template change "
-                "since may have made them stale; `gtune train --relabel-changed` labels "
-                "them again"
-            )
+        console.print(_card_block(c))
     if cards:
         console.print(
             "leave-one-out accuracies (seed 001 §8.2); majority: always its most frequent "

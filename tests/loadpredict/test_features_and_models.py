@@ -292,22 +292,23 @@ def test_models_lists_each_cards_dataset_and_accuracies(tmp_path) -> None:
     shown = run_gtune("models", env_extra={"GTUNE_MODELS": str(tmp_path)})
     assert shown.returncode == 0, shown.stderr
     cards = [ModelCard.read(p) for p in sorted(shipped_model_dir().glob("*.model.json"))]
+    blocks = {  # each model's block: its title line to the blank line after it
+        b.split()[0]: " ".join(b.split()) for b in shown.stdout.split("\n\n") if b.strip()
+    }
     for card in cards:
         cv = card.cv
-        line = next(s for s in shown.stdout.splitlines() if card.name in s and "│" in s)
-        assert f"{cv['absolute_accuracy']:.2f}" in line
-        assert f"{cv['penalty_weighted_accuracy']:.3f}" in line
+        block = blocks[card.name]
+        assert f"{cv['absolute_accuracy']:.2f} absolute" in block
+        assert f"{cv['penalty_weighted_accuracy']:.3f} penalty-weighted" in block
         assert (
-            f"{cv['majority_technique']} ({cv['majority_penalty_weighted_accuracy']:.3f})" in line
+            f"{cv['majority_technique']} ({cv['majority_penalty_weighted_accuracy']:.3f})" in block
         )
         decisive = cv["decisive"]
-        assert f"({decisive['kernels']} kernels)" in line
-        assert f"{card.name}: dataset {card.dataset}; {card.source}" in " ".join(
-            shown.stdout.split()
-        ).replace("│", "")
+        assert f"({decisive['kernels']} kernels)" in block
+        assert f"dataset {card.dataset}; {' '.join(card.source.split())}" in block
         # rows that name no kernel version are counted (they may be stale)
         assert card.path is not None
         rows = Dataset.read_csv(card.path.parent / card.dataset).rows
         missing = sum(1 for r in rows if not r.identity)
         said = f"{missing} of its {len(rows)} rows do not name the kernel version"
-        assert (said in " ".join(shown.stdout.split())) == (missing > 0)
+        assert (said in block) == (missing > 0)
