@@ -270,7 +270,9 @@ def test_waiting_for_the_device_is_reported_and_not_counted_in_the_time_limit(
         assert max(r.times_s) < 1.0  # the wait is not in the measured times
         assert r.extra["worker_s"] >= r.extra["wait_s"]
     # a wait beyond lock_wait_s is one clear error; a killed holder leaves nothing locked
-    with OpenCLEvaluator(kernel, runs=3, compile_workers=0, lock_wait_s=0.5) as ev:
+    # (timeout_s as above: the new worker's build waits a quarter of it, at least 1 s,
+    # for its share of the held device before building unlocked; 15 s by default)
+    with OpenCLEvaluator(kernel, runs=3, compile_workers=0, timeout_s=4.0, lock_wait_s=0.5) as ev:
         holder = _device_holder(tmp_path, ev.device, 60.0)
         try:
             with pytest.raises(EnvironmentProblem, match="measured by another process"):
