@@ -117,7 +117,7 @@ def silent_server() -> Any:
 def test_a_scheduler_that_never_answers_is_given_up_on(tmp_path: Path, silent_server: str) -> None:
     started = time.monotonic()
     with pytest.raises(EnvironmentProblem, match="did not answer"):
-        run_campaign(_spec(tmp_path), tmp_path / "c", scheduler=silent_server, connect_timeout=2)
+        run_campaign(_spec(tmp_path), tmp_path / "c", scheduler=silent_server, connect_timeout=1)
     assert time.monotonic() - started < 30
 
 
