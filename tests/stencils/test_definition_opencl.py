@@ -29,7 +29,8 @@ from gtune.stencils.render import VEC_OUTS_MAX
 pytestmark = pytest.mark.opencl
 
 ROOT = Path(__file__).resolve().parents[2]
-CORPUS = sorted((ROOT / "tests" / "data" / "definitions").glob("*.stencil.yaml"))
+CORPUS_DIR = ROOT / "tests" / "data" / "definitions"
+CORPUS = sorted(CORPUS_DIR.glob("*.stencil.yaml"))
 REAL = sorted((ROOT / "stencils").glob("*.stencil.yaml"))
 
 
@@ -154,6 +155,41 @@ def test_zero_boundary_reads_zero_not_the_edge(name: str, limits: dict[str, int]
             assert evaluator.evaluate(cfg).status is Status.WRONG_RESULT, technique
     finally:
         evaluator.close()
+
+
+@pytest.mark.usefixtures("shared_workers")
+def test_zero_boundary_time_steps_verify_without_temporal_blocking(
+    tmp_path: Path, limits: dict[str, int]
+) -> None:
+    """Four steps with the zero boundary (each step reads 0 beyond the edges) verify in
+    every one-step technique; temporal blocking is left out (TB == 1) and the template
+    refuses it with the reason."""
+    data = parse_definition(
+        {**_yaml(CORPUS_DIR / "star2d_c.stencil.yaml"), "boundary": "zero", "steps": 4},
+        "zero_steps.stencil.yaml",
+    )
+    path = tmp_path / "zero_steps.stencil.yaml"
+    path.write_text(data.to_yaml())
+    kernel = load_kernel(path).with_sizes({"NX": 32, "NY": 16})
+    assert "TB == 1" in [c.text for c in kernel.constraints]
+    assert not any(t.startswith("temporal") for t in kernel.techniques)
+    assert set(verify_all(kernel, limits)) == {"global", "vec", "local", "stream"}
+    evaluator = OpenCLEvaluator(kernel, runs=1)
+    try:
+        default = kernel.default_config()
+        assert default is not None
+        result = evaluator.evaluate({**default, "TB": 2, "STREAM": 1})
+        assert result.status is Status.BUILD_FAILED
+        assert "zero boundary is not supported by temporal blocking" in result.message
+    finally:
+        evaluator.close()
+
+
+def _yaml(path: Path) -> dict[str, Any]:
+    import yaml
+
+    data: dict[str, Any] = yaml.safe_load(path.read_text())
+    return data
 
 
 @st.composite
