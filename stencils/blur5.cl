@@ -1456,8 +1456,8 @@ void KERNEL_NAME(KERNEL_ARGS)
  * wavefront covers whole memory segments. They are read through a pointer to the vector
  * type, whose alignment tells the compiler that one wide load is safe (vloadn promises
  * only the alignment of the element type, and some compilers then load value by value). A segment that crosses an edge is loaded
- * value by value, clamped (CLAMP) or zero beyond the edge (interior: those values
- * feed only outputs that are not written). The BX outputs of a row are stored as
+ * value by value, clamped (CLAMP) or zero beyond the edge (ZERO; interior: those values
+ * feed only outputs that are not written); with ZERO, rows beyond an edge are skipped. The BX outputs of a row are stored as
  * BX / VX vectors when all of them are written, else value by value.
  */
 #define QY (2 * RY + 1)
