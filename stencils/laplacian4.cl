@@ -519,6 +519,20 @@ __constant sampler_t SMP = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_ED
 #define VRY(i) CLY(i)
 #define VRZ(i) CLZ(i)
 #endif
+#if ZERO
+/* ZERO: a row beyond a y or z edge reads 0, so its term adds nothing (a vector that
+   touches an x edge is computed lane by lane) */
+#define VREAD_TERM(p, dx, dy, dz, w)                                                     \
+    if (y + (dy) >= 0 && y + (dy) < NY && z + (dz) >= 0 && z + (dz) < NZ) {              \
+        __global const VT *r_ = VROW(p, z + (dz), y + (dy));                             \
+        VT v_ = r_[xv + VFLOOR(dx)];                                                     \
+        if (SHIFT(dx) != 0) {                                                            \
+            const VT b_ = r_[xv + VFLOOR(dx) + 1];                                       \
+            v_ = COMPOSE(v_, b_, SHIFT(dx));                                             \
+        }                                                                                \
+        acc += (w) * F(v_);                                                              \
+    }
+#else
 #define VREAD_TERM(p, dx, dy, dz, w)                                                     \
     {                                                                                    \
         __global const VT *r_ = VROW(p, VRZ(z + (dz)), VRY(y + (dy)));                   \
@@ -529,6 +543,7 @@ __constant sampler_t SMP = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_ED
         }                                                                                \
         acc += (w) * F(v_);                                                              \
     }
+#endif
 /* The lanes of v whose x lies in [LOX, HIX) stored at d[0 .. VX-1] (d[0]: element x). */
 #define LANE(d, v, x, i, c)                                                              \
     if ((x) + (i) >= LOX && (x) + (i) < HIX) {                                           \
@@ -544,13 +559,6 @@ __constant sampler_t SMP = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_ED
     LANE(d, v, x, 11, sb) LANE(d, v, x, 12, sc) LANE(d, v, x, 13, sd)                    \
     LANE(d, v, x, 14, se) LANE(d, v, x, 15, sf)
 #define STORE_LANES(d, v, x) CAT(LANES, VX)(d, v, x)
-/* ZERO: a vector whose rows' neighbours lie beyond an edge in y or z is computed lane
-   by lane, as one touching an x edge (its rows would be clamped, not read as 0) */
-#if ZERO
-#define VEC_ROWS_INSIDE(zz, yy) ((zz) >= RZ && (zz) < NZ - RZ && (yy) >= RY && (yy) < NY - RY)
-#else
-#define VEC_ROWS_INSIDE(zz, yy) 1
-#endif
 #define VECTOR_TERM(dx, dy, dz, w) VREAD_TERM(SRC, dx, dy, dz, w)
 #define VECTOR_EXTRA(f, dx, dy, dz, w) VREAD_TERM(f, dx, dy, dz, w)
 /* SEP=1 (RIM=1): the factors' terms. x: a row's own vectors; y: row sums jy = iy + RY +
@@ -1910,7 +1918,7 @@ void KERNEL_NAME(KERNEL_ARGS)
                             }
                         }
 #elif VX > 1
-                        if (x >= RX && x + VX <= NX - RX && VEC_ROWS_INSIDE(z, y)) {
+                        if (x >= RX && x + VX <= NX - RX) {
                             /* the vectors read lie in the row: x >= RX and x + VX <=
                                NX - RX hold for x and NX rounded to whole vectors */
                             const int xv = x / VX;

@@ -193,7 +193,9 @@ def _yaml(path: Path) -> dict[str, Any]:
 
 
 @st.composite
-def definitions(draw: st.DrawFn) -> dict[str, Any]:
+def definitions(
+    draw: st.DrawFn, boundaries: tuple[str, ...] = ("interior", "clamp", "zero")
+) -> dict[str, Any]:
     dims = draw(st.sampled_from((2, 3)))
     radius = draw(st.integers(1, 4))
     coord = st.integers(-radius, radius)
@@ -214,7 +216,7 @@ def definitions(draw: st.DrawFn) -> dict[str, Any]:
     data: dict[str, Any] = {
         "dims": dims,
         "dtype": draw(st.sampled_from(("float32", "float64"))),
-        "boundary": draw(st.sampled_from(("interior", "clamp", "zero"))),
+        "boundary": draw(st.sampled_from(boundaries)),
         "fields": fields,
         "output": "out",
         "coefficients": ["a", "b"],
