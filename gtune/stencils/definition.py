@@ -33,7 +33,7 @@ from gtune.inputs import load_yaml, read_text
 
 SUFFIX = ".stencil.yaml"
 DTYPES = ("float32", "float64")
-BOUNDARIES = ("interior", "clamp")
+BOUNDARIES = ("interior", "clamp", "zero")
 MAX_STEPS = 1_000_000
 """Most time steps a definition may ask for."""
 MAX_OFFSET = 16
@@ -364,7 +364,8 @@ class StencilDefinition:
 
         Terms accumulate in file order from zero, then the constant is added. With
         ``interior``, points closer to an edge than the radius keep ``out_initial``; with
-        ``clamp``, every point is written and neighbour indices are clamped per axis.
+        ``clamp``, every point is written and neighbour indices are clamped per axis; with
+        ``zero``, every point is written and a neighbour beyond an edge reads 0.
         """
         vals = self.all_values(values, inputs)
         t = _NP[self.dtype]
@@ -374,7 +375,7 @@ class StencilDefinition:
         out3 = out if self.dims == 3 else out[np.newaxis]
         nz, ny, nx = out3.shape
         rx, ry, rz = self.radius
-        clamp = self.boundary == "clamp"
+        clamp = self.boundary != "interior"  # every point written (clamp, zero)
         sources: dict[str, np.ndarray] = {}
         shifts: dict[str, tuple[int, int, int]] = {}
         for f in self.fields:
@@ -393,7 +394,11 @@ class StencilDefinition:
                 and any(not term.is_centre for term in self.terms_of(f))
             ):
                 # a padded field's pad holds its neighbours beyond the edge: never clamped
-                a3 = np.pad(a3, ((rz, rz), (ry, ry), (rx, rx)), mode="edge")
+                width = ((rz, rz), (ry, ry), (rx, rx))
+                if self.boundary == "zero":  # a neighbour beyond an edge reads 0
+                    a3 = np.pad(a3, width, mode="constant")
+                else:
+                    a3 = np.pad(a3, width, mode="edge")
                 shifts[f] = (rz, ry, rx)
             sources[f] = a3
         if clamp:
@@ -985,6 +990,12 @@ def _pads(
             raise err(key, f"expected {dims} integers from 0 to {MAX_PAD} (x first), got {value!r}")
         pad = (int(value[0]), int(value[1]), int(value[2]) if dims == 3 else 0)
         reach = tuple(max(abs(t.offset[d]) for t in terms if t.field == name) for d in range(3))
+        if boundary == "zero" and any(pad):
+            raise err(
+                key,
+                "a padded field holds its neighbours beyond the edge in its pad, but with the "
+                "zero boundary they read 0: pad with clamp, or drop the pad",
+            )
         if boundary == "clamp" and any(p < r for p, r in zip(pad, reach, strict=True)):
             raise err(
                 key,

@@ -79,8 +79,8 @@ CONSTANT: Slot = ("", ())
 
 # why a kernel that writes every point differs from the stencil near the edges only
 EDGE_MISMATCH = (
-    "its output matches neither clamped neighbours nor an untouched border (zero padding, "
-    "periodic or mirrored boundaries, and pixels of vector elements, uchar4 or float4 "
+    "its output matches neither clamped neighbours, zero padding nor an untouched border "
+    "(periodic or mirrored boundaries, and pixels of vector elements, uchar4 or float4 "
     "RGBA, clamped whole, cannot be expressed)"
 )
 
@@ -699,6 +699,28 @@ class _Lifter:
             "(interior): let the kernel skip the rim (write it apart) or clamp its reads"
         )
 
+    def zero_padded(self, definition: StencilDefinition) -> bool:
+        """Whether a kernel that writes every point reads 0 beyond the edges (zero
+        padding, taps beyond the edge skipped) where ``definition`` clamps: its output on
+        random inputs misses the clamped reference and matches the zero-padded one. Then
+        the boundary becomes ``zero`` (the checks that follow test it everywhere)."""
+        if definition.boundary != "clamp" or not any(self.radius) or definition.pads:
+            return False
+        names = (*definition.coefficients, *weight_entries(definition.weights))
+        vals = {n: float(self.user[n]) for n in names}
+        inputs = {f: self.random(name=f) for f in self.face.fields}
+        out = self.run(inputs, self.r1, self.user).astype(np.float64)
+        tol = definition.tolerance(1.0, vals)
+
+        def matches(d: StencilDefinition) -> bool:
+            ref = d.reference(dict(inputs), self.r1, vals).astype(np.float64)
+            return bool((np.abs(out - ref) <= tol).all())
+
+        if matches(definition) or not matches(replace(definition, boundary="zero")):
+            return False
+        self.boundary = "zero"
+        return True
+
     def _shape_text(self) -> str:
         return "x".join(str(n) for n in reversed(self.face.shape))
 
@@ -1204,6 +1226,8 @@ def lift_with(
     try:
         lifter.coefficients()
         definition = build_definition(face, lifter.lifted(), **kw)
+        if lifter.zero_padded(definition):  # taps beyond the edge read 0: boundary zero
+            definition = build_definition(face, lifter.lifted(), **kw)
         stepped = as_steps(definition, lifter.run_user, lifter.random, source)
         if stepped is not None:  # one launch is several steps of a smaller stencil
             return stepped, lifter.launches
@@ -1216,6 +1240,8 @@ def lift_with(
         try:
             lifter.laurent()
             definition = build_definition(face, lifter.lifted(), **kw)
+            if lifter.zero_padded(definition):
+                definition = build_definition(face, lifter.lifted(), **kw)
             lifter.check(definition)
         except NotAStencil as second:
             if second.why == first.why:  # (the boundary, say: no reading of weights helps)

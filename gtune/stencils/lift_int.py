@@ -29,6 +29,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from fractions import Fraction
 from typing import Any
 
@@ -291,6 +292,7 @@ def lift_integer(
     for rounding, weights in candidates:
         sat = _saturation(lifter, weights)
         definition = _definition(face, lifter, weights, rounding + sat, name, source, doc, original)
+        definition = _zero_padded(lifter, definition)
         try:
             _check(lifter, definition)
         except GtuneError as exc:
@@ -347,6 +349,23 @@ def _definition(
     data["storage"] = face.dtype
     data["convert"] = convert
     return parse_definition(data, source)
+
+
+def _zero_padded(lifter: _IntLifter, definition: StencilDefinition) -> StencilDefinition:
+    """``definition`` with the zero boundary where the kernel writes every point and reads
+    0 beyond the edges (taps outside skipped): on random inputs its output misses the
+    clamped definition's, bit for bit, and equals the zero-padded one's. Else as given."""
+    if definition.boundary != "clamp" or not any(lifter.radius) or definition.pads:
+        return definition
+    face = lifter.face
+    inputs = {f: lifter.random(face.field_shape(f), max(lifter.lo, 0), 9) for f in face.fields}
+    out = lifter.run(inputs, lifter.r1).astype(np.int64)
+
+    def matches(d: StencilDefinition) -> bool:
+        return bool((out == d.reference(inputs, lifter.r1).astype(np.int64)).all())
+
+    zero = replace(definition, boundary="zero")
+    return zero if not matches(definition) and matches(zero) else definition
 
 
 def _check(lifter: _IntLifter, definition: StencilDefinition) -> None:

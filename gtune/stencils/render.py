@@ -283,8 +283,10 @@ def render_source(stencil: Stencil) -> str:
             f"#define ELEM {STORAGE_TYPES[d.storage]}",
             store_macro(d.storage, d.convert, real),
         ]
-    if d.boundary == "clamp":
+    if d.boundary != "interior":  # every point written (clamp, zero)
         lines.append("#define CLAMP 1")
+    if d.boundary == "zero":  # a neighbour beyond an edge reads 0
+        lines.append("#define ZERO 1")
     lines += _pad_lines(d)
     if d.kernel_name != "stencil":
         lines.append(f"#define KERNEL_NAME {d.kernel_name}")
@@ -421,6 +423,8 @@ def _parameters(
         }
     return params
 
+
+_SAMPLERS = {"interior": "clamp-to-edge", "clamp": "clamp-to-edge", "zero": "zero-border"}
 
 NO_FP64_IMAGES = (
     "IMAGE == 0 (float64: OpenCL images hold no 64-bit floats, so the image technique "
@@ -606,6 +610,8 @@ def _temporal_constraints(g: _Geometry) -> list[str]:
     # merging (CX, CY, CZ) makes the temporal block larger than the work-group
     single = ["LOCAL == 0", "VX == 1", "BX == 1"]
     constraints = [f"{d.steps} % TB == 0", f"TB == 1 or ({' and '.join(single)})"]
+    if d.boundary == "zero":  # temporal blocking's levels clamp their neighbours or keep
+        constraints.append("TB == 1")  # the rim: they never read 0 beyond an edge
     size = d.itemsize
     if g.dims3:
         constraints += [
@@ -651,6 +657,8 @@ def _techniques(g: _Geometry) -> dict[str, list[str]]:
     if g.stepping:
         for cons in techniques.values():
             cons.append("TB == 1")
+        if g.d.boundary == "zero":  # temporal blocking clamps or keeps the rim only
+            return techniques
         # streaming (along z in 3D, along y in 2D) with TB time levels; tiles as an
         # alternative
         techniques["temporal"] = ["TB > 1", "STREAM == 1", "LOCAL == 0", "VX == 1"]
@@ -724,7 +732,7 @@ def describe(
     image_doc = (
         "read the input as an image"
         if generated
-        else f"read {d.primary_field} as an image (clamp-to-edge sampler)"
+        else f"read {d.primary_field} as an image ({_SAMPLERS[d.boundary]} sampler)"
     )
     if fp64:
         image_doc = "never set: " + NO_FP64_IMAGES

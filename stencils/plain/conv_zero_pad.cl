@@ -1,7 +1,7 @@
 /*
  * A 3x3 convolution with its mask in a global buffer, taps outside the image skipped
- * (zero padding), as image-processing exercises write it. A definition clamps or
- * leaves the rim: refused, saying so.
+ * (zero padding), as image-processing exercises write it: lifted with boundary zero
+ * (every point written, a tap beyond the edge reading 0).
  */
 #define MW 3
 __kernel void conv(__global const float *in, __global const float *mask, __global float *out, int w, int h)

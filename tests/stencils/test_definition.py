@@ -145,7 +145,7 @@ ERRORS = [
     ("dim: 3", "dim: unknown key (did you mean dims?)"),
     ("dims: 4", "dims: expected 2 or 3"),
     ("dtype: float16", "dtype: expected one of float32, float64"),
-    ("boundary: wrap", "boundary: expected one of interior, clamp"),
+    ("boundary: wrap", "boundary: expected one of interior, clamp, zero"),
     (
         "terms[0].coefficient: c1",
         "terms[0].coefficient: unknown coefficient 'c1' (did you mean c0?)",
@@ -301,7 +301,10 @@ def loop_reference(
             yy = min(max(y + dy, 0), ny - 1)
             xx = min(max(x + dx, 0), nx - 1)
             c = term.coefficient.typed_value(d.values, d.dtype)
-            acc = t(acc + t(c * arrays[term.field][zz, yy, xx]))
+            v = arrays[term.field][zz, yy, xx]
+            if d.boundary == "zero" and (zz, yy, xx) != (z + dz, y + dy, x + dx):
+                v = t(0)  # beyond an edge: 0
+            acc = t(acc + t(c * v))
         if not d.constant.is_zero:
             acc = t(acc + d.constant.typed_value(d.values, d.dtype))
         o3[z, y, x] = acc
@@ -340,7 +343,7 @@ def random_definition(
 
 @pytest.mark.parametrize("dims", [2, 3])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-@pytest.mark.parametrize("boundary", ["interior", "clamp"])
+@pytest.mark.parametrize("boundary", ["interior", "clamp", "zero"])
 def test_reference_matches_a_direct_loop(dims: int, dtype: str, boundary: str) -> None:
     rng = np.random.default_rng(dims * 100 + len(dtype) * 10 + len(boundary))
     for _ in range(3):
@@ -352,6 +355,24 @@ def test_reference_matches_a_direct_loop(dims: int, dtype: str, boundary: str) -
         want = loop_reference(d, inputs, out0)
         assert got.dtype == np.dtype(dtype)
         np.testing.assert_array_equal(got, want)
+
+
+def test_zero_reads_zero_beyond_the_edge_and_takes_no_pad() -> None:
+    """1D in x: ``out[x] = u[x-1] + u[x+1]``, the taps beyond the edge 0; a pad is refused
+    with the zero boundary (the pad would hold the neighbours)."""
+    data: dict[str, Any] = {
+        "dims": 2,
+        "boundary": "zero",
+        "fields": ["u"],
+        "output": "v",
+        "terms": [{"field": "u", "offset": [-1, 0]}, {"field": "u", "offset": [1, 0]}],
+    }
+    d = parse_definition(data, "z.stencil.yaml")
+    u = np.arange(1, 7, dtype=np.float32).reshape(1, 6)
+    got = d.reference({"u": u}, np.full((1, 6), -7, np.float32))
+    np.testing.assert_array_equal(got, [[2, 4, 6, 8, 10, 5]])
+    with pytest.raises(InputError, match=r"pad\.u: .*zero boundary they read 0"):
+        parse_definition({**data, "pad": {"u": [1, 0]}}, "z.stencil.yaml")
 
 
 def test_interior_keeps_the_prior_output() -> None:

@@ -3,7 +3,7 @@
 Every corpus definition (``tests/data/definitions``) and every converted real stencil
 (``stencils/*.stencil.yaml``) verifies against its numpy reference in one configuration
 of each technique; random definitions (offsets up to radius 4, random weights and
-coefficients, both boundaries, both element types, a second field) do the same.
+coefficients, the three boundaries, both element types, a second field) do the same.
 """
 
 from __future__ import annotations
@@ -29,7 +29,8 @@ from gtune.stencils.render import VEC_OUTS_MAX
 pytestmark = pytest.mark.opencl
 
 ROOT = Path(__file__).resolve().parents[2]
-CORPUS = sorted((ROOT / "tests" / "data" / "definitions").glob("*.stencil.yaml"))
+CORPUS_DIR = ROOT / "tests" / "data" / "definitions"
+CORPUS = sorted(CORPUS_DIR.glob("*.stencil.yaml"))
 REAL = sorted((ROOT / "stencils").glob("*.stencil.yaml"))
 
 
@@ -134,8 +135,67 @@ def test_a_wrong_kernel_is_caught(tmp_path: Path) -> None:
         evaluator.close()
 
 
+@pytest.mark.usefixtures("shared_workers")
+@pytest.mark.parametrize("name", ["conv2d_zero", "star3d_zero"])
+def test_zero_boundary_reads_zero_not_the_edge(name: str, limits: dict[str, int]) -> None:
+    """The zero boundary's kernels rendered without ZERO (so clamping their neighbours,
+    every point still written) fail verification in every technique: the corpus' zero
+    definitions test what a neighbour beyond an edge reads."""
+    from dataclasses import replace
+
+    kernel = load_kernel(ROOT / "tests" / "data" / "definitions" / f"{name}.stencil.yaml")
+    kernel = kernel.with_sizes(small(kernel))
+    assert "#define ZERO 1" in kernel.source
+    clamped = replace(kernel, source=kernel.source.replace("#define ZERO 1", ""))
+    evaluator = OpenCLEvaluator(clamped, runs=1)
+    try:
+        configs = technique_configs(kernel, limits)
+        assert set(configs) == {"global", "vec", "local", "image", "stream"}
+        for technique, cfg in configs.items():
+            assert evaluator.evaluate(cfg).status is Status.WRONG_RESULT, technique
+    finally:
+        evaluator.close()
+
+
+@pytest.mark.usefixtures("shared_workers")
+def test_zero_boundary_time_steps_verify_without_temporal_blocking(
+    tmp_path: Path, limits: dict[str, int]
+) -> None:
+    """Four steps with the zero boundary (each step reads 0 beyond the edges) verify in
+    every one-step technique; temporal blocking is left out (TB == 1) and the template
+    refuses it with the reason."""
+    data = parse_definition(
+        {**_yaml(CORPUS_DIR / "star2d_c.stencil.yaml"), "boundary": "zero", "steps": 4},
+        "zero_steps.stencil.yaml",
+    )
+    path = tmp_path / "zero_steps.stencil.yaml"
+    path.write_text(data.to_yaml())
+    kernel = load_kernel(path).with_sizes({"NX": 32, "NY": 16})
+    assert "TB == 1" in [c.text for c in kernel.constraints]
+    assert not any(t.startswith("temporal") for t in kernel.techniques)
+    assert set(verify_all(kernel, limits)) == {"global", "vec", "local", "stream"}
+    evaluator = OpenCLEvaluator(kernel, runs=1)
+    try:
+        default = kernel.default_config()
+        assert default is not None
+        result = evaluator.evaluate({**default, "TB": 2, "STREAM": 1})
+        assert result.status is Status.BUILD_FAILED
+        assert "zero boundary is not supported by temporal blocking" in result.message
+    finally:
+        evaluator.close()
+
+
+def _yaml(path: Path) -> dict[str, Any]:
+    import yaml
+
+    data: dict[str, Any] = yaml.safe_load(path.read_text())
+    return data
+
+
 @st.composite
-def definitions(draw: st.DrawFn) -> dict[str, Any]:
+def definitions(
+    draw: st.DrawFn, boundaries: tuple[str, ...] = ("interior", "clamp", "zero")
+) -> dict[str, Any]:
     dims = draw(st.sampled_from((2, 3)))
     radius = draw(st.integers(1, 4))
     coord = st.integers(-radius, radius)
@@ -156,7 +216,7 @@ def definitions(draw: st.DrawFn) -> dict[str, Any]:
     data: dict[str, Any] = {
         "dims": dims,
         "dtype": draw(st.sampled_from(("float32", "float64"))),
-        "boundary": draw(st.sampled_from(("interior", "clamp"))),
+        "boundary": draw(st.sampled_from(boundaries)),
         "fields": fields,
         "output": "out",
         "coefficients": ["a", "b"],
@@ -275,9 +335,11 @@ def test_reference_is_not_trivial() -> None:
 # One corpus definition per shape of the tuning space (its parameters and techniques
 # follow from the dimensions, the boundary, a separable stencil's SEP and doubles'
 # lack of images): box3d_c tunes the space star3d_c does (3D, interior, floats) and
-# thermal3d the one star3d_r2_clamp does (3D, clamp, floats). Every definition's
+# thermal3d the one star3d_r2_clamp does (3D, clamp, floats), and the zero boundary's
+# conv2d_zero and star3d_zero those of thermal2d and star3d_r2_clamp. Every definition's
 # kernels verify in every technique in test_definition_verifies_in_every_technique.
-TUNED = [p for p in CORPUS if p.name not in ("box3d_c.stencil.yaml", "thermal3d.stencil.yaml")]
+SAME_SPACE = ("box3d_c", "thermal3d", "conv2d_zero", "star3d_zero")
+TUNED = [p for p in CORPUS if p.name.removesuffix(".stencil.yaml") not in SAME_SPACE]
 
 
 @pytest.mark.slow

@@ -118,6 +118,21 @@ def test_float64_excludes_images_and_needs_doubles() -> None:
     assert model.constraints
 
 
+def test_zero_boundary_renders_zero_and_every_technique_but_temporal() -> None:
+    """``boundary: zero``: every point written (CLAMP) reading 0 beyond the edge (ZERO),
+    no whole rim vectors, the image read through a zero-border sampler."""
+    d = load_definition(CORPUS / "conv2d_zero.stencil.yaml")
+    block = _block(render_source(d))
+    assert "#define CLAMP 1" in block and "#define ZERO 1" in block
+    kernel = load_kernel(CORPUS / "conv2d_zero.stencil.yaml")
+    assert set(kernel.techniques) == {"global", "vec", "local", "image", "stream"}
+    assert "RIM" not in kernel.parameter_names
+    assert "zero-border" in kernel.parameter("IMAGE").doc
+    assert kernel.features["boundary"] == "zero"
+    clamp = load_definition(CORPUS / "thermal2d.stencil.yaml")
+    assert "#define ZERO" not in _block(render_source(clamp))
+
+
 def test_definition_kernel_round_trips_through_workers() -> None:
     from gtune.description import from_dict
 

@@ -104,6 +104,22 @@ def test_lifting_finds_the_weights_and_the_rounding(storage: str, convert: str, 
     assert again == got
 
 
+@pytest.mark.parametrize(
+    ("storage", "convert", "terms"), [("uint8", "rte_sat", BINOMIAL), ("int16", "rtz_sat", SHARPEN)]
+)
+def test_zero_padding_of_integer_elements_lifts_to_the_zero_boundary(
+    storage: str, convert: str, terms: Any
+) -> None:
+    """A uchar blur (or a sharpen of shorts) whose taps beyond the edge are skipped:
+    ``boundary: zero``, bit for bit."""
+    kernel = _definition(storage, convert, terms, "zero")
+    got, _ = lift_with(_face(storage), _probe(kernel), name="k")
+    assert got.boundary == "zero" and got.convert == convert
+    assert sorted((t.offset, t.coefficient.factor) for t in got.terms) == sorted(
+        (t.offset, t.coefficient.factor) for t in kernel.terms
+    )
+
+
 def test_an_overflow_that_wraps_is_refused() -> None:
     kernel = _definition("uint8", "rtz_sat", SHARPEN, "interior")
 

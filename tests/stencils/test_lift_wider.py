@@ -96,12 +96,9 @@ def test_pixels_clamped_whole_are_refused_saying_so() -> None:
     assert EDGE_MISMATCH in info.value.why
 
 
-def test_zero_padding_with_scalar_weights_is_refused_once() -> None:
-    """Taps outside the array skipped (zero padding), the weights scalars: the edge
-    refusal is given once, not again after the reading with powers (which cannot mend
-    a boundary)."""
+def _sized_face() -> Interface:
     sizes = (ScalarArg("nx", "int32", SHAPE[1], "x"), ScalarArg("ny", "int32", SHAPE[0], "y"))
-    face = Interface(
+    return Interface(
         "numpy.cl",
         "k",
         SHAPE,
@@ -112,13 +109,41 @@ def test_zero_padding_with_scalar_weights_is_refused_once() -> None:
         (ScalarArg("c", "float32", 0.5), *sizes),
     )
 
+
+def test_zero_padding_with_scalar_weights_lifts_to_the_zero_boundary() -> None:
+    """Taps outside the array skipped (zero padding), the weights scalars: the kernel
+    writes every point and reads 0 beyond the edges, ``boundary: zero``, whose reference
+    reproduces it at other scalar values too."""
+
     def probe(inputs: Any, out: np.ndarray, scalars: Any) -> np.ndarray:
         a = np.pad(inputs["u"], 1)  # zeros around
         c = np.float32(scalars["c"])
-        return (c * (a[1:-1, :-2] + a[1:-1, 2:]) + a[1:-1, 1:-1]).astype(np.float32)
+        return (c * (a[1:-1, :-2] + a[2:, 1:-1]) + a[1:-1, 1:-1]).astype(np.float32)
+
+    definition, _ = lift_with(_sized_face(), probe, name="k")
+    assert definition.boundary == "zero"
+    rng = np.random.default_rng(3)
+    u = rng.uniform(-1, 1, SHAPE).astype(np.float32)
+    out = np.zeros(SHAPE, np.float32)
+    want = probe({"u": u}, out, {"c": 1.75})
+    got = definition.reference({"u": u}, out, {"c": 1.75})
+    assert np.allclose(got, want, rtol=0, atol=definition.tolerance(1.0, {"c": 1.75}))
+    assert got[0, 0] != np.float32(1.75) * (u[0, 0] + u[1, 0]) + u[0, 0]  # not clamped
+
+
+def test_zero_padding_in_x_only_is_refused_once() -> None:
+    """Zeros beyond the x edges, clamped rows in y: no boundary of a definition. The edge
+    refusal is given once, not again after the reading with powers (which cannot mend a
+    boundary)."""
+
+    def probe(inputs: Any, out: np.ndarray, scalars: Any) -> np.ndarray:
+        a = np.pad(np.pad(inputs["u"], ((1, 1), (0, 0)), mode="edge"), ((0, 0), (1, 1)))
+        c = np.float32(scalars["c"])
+        return (c * (a[1:-1, :-2] + a[2:, 1:-1]) + a[1:-1, 1:-1]).astype(np.float32)
 
     with pytest.raises(NotAStencil, match="zero padding") as info:
-        lift_with(face, probe, name="k")
+        lift_with(_sized_face(), probe, name="k")
+    assert EDGE_MISMATCH in info.value.why
     assert "read with powers" not in info.value.why
 
 

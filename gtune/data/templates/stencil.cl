@@ -61,14 +61,18 @@
  *                  from global memory (optional)
  *   CONSTANT_TERM  added after the terms (optional)
  *   REAL UREAL     element type and the unsigned type of its width (float, uint)
- *   CLAMP          0: interior boundary; 1: clamp boundary
+ *   CLAMP          0: interior boundary; 1: every point written (clamp, zero)
+ *   ZERO           with CLAMP=1: 1: zero boundary (a neighbour beyond an edge reads 0);
+ *                  0: clamp boundary (the global, vector, local, image and streaming
+ *                  techniques; not temporal blocking nor a padded field)
  *   SRC_PAD_X/Y/Z  the primary field is stored with this many points beyond each edge
  *                  (optional; global and local techniques, 2D streaming; VX=1)
  *   KERNEL_NAME KERNEL_ARGS DST   the kernel's name, parameters and output buffer
  *
  * Boundary: with CLAMP=0 only interior points, every coordinate d in [R_d, N_d - R_d),
  * are written and the rest of the output keeps its prior contents; with CLAMP=1 every
- * point is written and a neighbour beyond an edge reads the edge value (per axis).
+ * point is written and a neighbour beyond an edge reads the edge value (per axis), or 0
+ * with ZERO=1 (zero padding).
  */
 
 /* STENCIL */
@@ -170,6 +174,9 @@
 #ifndef CLAMP
 #define CLAMP 0
 #endif
+#ifndef ZERO
+#define ZERO 0
+#endif
 #ifndef SRC
 #define SRC src
 #endif
@@ -241,6 +248,12 @@
 #if TB > 1 && (LOCAL || IMAGE || VX > 1 || BX > 1)
 #error "temporal blocking is a technique of its own: TB > 1 needs LOCAL=IMAGE=0, VX=BX=1"
 #endif
+#if ZERO && !CLAMP
+#error "ZERO (the zero boundary) writes every point: it needs CLAMP=1"
+#endif
+#if ZERO && TB > 1
+#error "the zero boundary is not supported by temporal blocking (its levels clamp or keep the rim): TB=1"
+#endif
 
 /* A padded primary field: SRC_PAD_X, SRC_PAD_Y, SRC_PAD_Z points stored beyond each
    edge of each axis (a convolution's input padded by the filter's half-width). */
@@ -254,6 +267,9 @@
 #define SRC_PAD_Z 0
 #endif
 #define SRC_PADDED (SRC_PAD_X || SRC_PAD_Y || SRC_PAD_Z)
+#if SRC_PADDED && ZERO
+#error "a padded field holds its neighbours beyond the edge in its pad: the zero boundary has none"
+#endif
 #if SRC_PADDED && ((STREAM && ARRAY_DIMS == 3) || VX > 1 || IMAGE || TB > 1)
 #error "a padded field is read by the global and local techniques and 2D streaming: VX=1, IMAGE=0, TB=1"
 #endif
@@ -315,8 +331,17 @@ typedef long idx_t;
 #define SCLZ(i) CLZ(i)
 #endif
 
+/* ZERO: whether (zz, yy, xx) lies in the array; a neighbour beyond an edge reads 0. */
+#define IN_ARRAY(zz, yy, xx)                                                             \
+    ((zz) >= 0 && (zz) < NZ && (yy) >= 0 && (yy) < NY && (xx) >= 0 && (xx) < NX)
+
 /* A term of another field, read from global memory at (zz, yy, xx). */
+#if ZERO
+#define FIELD_AT(f, zz, yy, xx)                                                          \
+    (IN_ARRAY(zz, yy, xx) ? (REAL)(f)[IDX(zz, yy, xx)] : (REAL)0)
+#else
 #define FIELD_AT(f, zz, yy, xx) (f)[IDX(CLZ(zz), CLY(yy), CLX(xx))]
+#endif
 
 /* Work per read element: intensity 2 adds and multiplies each element with itself
    once more, so the compiler cannot fold the extra operations away. */
@@ -327,8 +352,12 @@ typedef long idx_t;
 #endif
 
 /* Where a scalar input element comes from. */
-#if IMAGE
+#if IMAGE && ZERO /* beyond an edge the border colour: 0 in the one channel read */
+__constant sampler_t SMP = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP | CLK_FILTER_NEAREST;
+#elif IMAGE
 __constant sampler_t SMP = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_EDGE | CLK_FILTER_NEAREST;
+#endif
+#if IMAGE
 #if ARRAY_DIMS == 3
 #define SRC_ARG __read_only image3d_t SRC
 #define GLOBAL_READ(zz, yy, xx) read_imagef(SRC, SMP, (int4)((xx), (yy), (zz), 0)).x
@@ -336,12 +365,17 @@ __constant sampler_t SMP = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_ED
 #define SRC_ARG __read_only image2d_t SRC
 #define GLOBAL_READ(zz, yy, xx) read_imagef(SRC, SMP, (int2)((xx), (yy))).x
 #endif
-/* the clamp-to-edge sampler clamps every neighbour itself */
+/* the sampler clamps every neighbour itself (ZERO: reads 0 beyond an edge) */
 #define CLAMPED_READ(zz, yy, xx) GLOBAL_READ(zz, yy, xx)
 #else
 #define SRC_ARG __global const ELEM *restrict SRC
 #define GLOBAL_READ(zz, yy, xx) SRC[SIDX(zz, yy, xx)]
+#if ZERO /* a neighbour beyond an edge reads 0 */
+#define CLAMPED_READ(zz, yy, xx)                                                         \
+    (IN_ARRAY(zz, yy, xx) ? (REAL)GLOBAL_READ(zz, yy, xx) : (REAL)0)
+#else
 #define CLAMPED_READ(zz, yy, xx) GLOBAL_READ(SCLZ(zz), SCLY(yy), SCLX(xx))
+#endif
 #endif
 
 #if LOCAL
@@ -464,6 +498,20 @@ __constant sampler_t SMP = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_ED
 #define VRY(i) CLY(i)
 #define VRZ(i) CLZ(i)
 #endif
+#if ZERO
+/* ZERO: a row beyond a y or z edge reads 0, so its term adds nothing (a vector that
+   touches an x edge is computed lane by lane) */
+#define VREAD_TERM(p, dx, dy, dz, w)                                                     \
+    if (y + (dy) >= 0 && y + (dy) < NY && z + (dz) >= 0 && z + (dz) < NZ) {              \
+        __global const VT *r_ = VROW(p, z + (dz), y + (dy));                             \
+        VT v_ = r_[xv + VFLOOR(dx)];                                                     \
+        if (SHIFT(dx) != 0) {                                                            \
+            const VT b_ = r_[xv + VFLOOR(dx) + 1];                                       \
+            v_ = COMPOSE(v_, b_, SHIFT(dx));                                             \
+        }                                                                                \
+        acc += (w) * F(v_);                                                              \
+    }
+#else
 #define VREAD_TERM(p, dx, dy, dz, w)                                                     \
     {                                                                                    \
         __global const VT *r_ = VROW(p, VRZ(z + (dz)), VRY(y + (dy)));                   \
@@ -474,6 +522,7 @@ __constant sampler_t SMP = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_ED
         }                                                                                \
         acc += (w) * F(v_);                                                              \
     }
+#endif
 /* The lanes of v whose x lies in [LOX, HIX) stored at d[0 .. VX-1] (d[0]: element x). */
 #define LANE(d, v, x, i, c)                                                              \
     if ((x) + (i) >= LOX && (x) + (i) < HIX) {                                           \
@@ -1370,8 +1419,8 @@ void KERNEL_NAME(KERNEL_ARGS)
  * wavefront covers whole memory segments. They are read through a pointer to the vector
  * type, whose alignment tells the compiler that one wide load is safe (vloadn promises
  * only the alignment of the element type, and some compilers then load value by value). A segment that crosses an edge is loaded
- * value by value, clamped (CLAMP) or zero beyond the edge (interior: those values
- * feed only outputs that are not written). The BX outputs of a row are stored as
+ * value by value, clamped (CLAMP) or zero beyond the edge (ZERO; interior: those values
+ * feed only outputs that are not written); with ZERO, rows beyond an edge are skipped. The BX outputs of a row are stored as
  * BX / VX vectors when all of them are written, else value by value.
  */
 #define QY (2 * RY + 1)
@@ -1410,7 +1459,7 @@ void KERNEL_NAME(KERNEL_ARGS)
     const int lx = (int)get_local_id(0);
     const int gx0 = (int)get_group_id(0) * (WX * BX * CX) + lx * BX;
     const int y0 = (int)get_global_id(1) * ZC;
-#if CLAMP /* rows beyond an edge are the edge row, loaded again */
+#if CLAMP && !ZERO /* rows beyond an edge are the edge row, loaded again */
     const int first = y0 - RY;
     const int last = min(y0 + ZC, NY) + RY; /* one past the last row read */
 #else
@@ -1455,9 +1504,9 @@ void KERNEL_NAME(KERNEL_ARGS)
                 } else {
 #pragma unroll
                     for (int i = 0; i < SEG; ++i) {
-#if CLAMP
+#if CLAMP && !ZERO
                         seg[i] = row[SCLX(xs0 + i)];
-#else
+#else /* interior (values that feed no written point) and zero: 0 beyond an edge */
                         const int xx = xs0 + i;
                         seg[i] = xx >= 0 && xx < NX ? row[xx] : (REAL)0;
 #endif
@@ -1559,7 +1608,7 @@ void KERNEL_NAME(KERNEL_ARGS)
         const REAL v_ = FIELD_AT(f, z + (dz), y + (dy), x + (dx));                       \
         r += (w) * F(v_);                                                                \
     }
-#if CLAMP /* planes beyond an edge are the edge plane, loaded again */
+#if CLAMP && !ZERO /* planes beyond an edge are the edge plane, loaded again */
 #define PLANE_AT(p) min(max((p), 0), NZ - 1)
 #else
 #define PLANE_AT(p) (p)
@@ -1584,7 +1633,7 @@ void KERNEL_NAME(KERNEL_ARGS)
         const int i = lid + k * GROUP;
         const int xx = gx0 - RX + i % PX;
         const int yy = gy0 - RY + i / PX;
-#if CLAMP
+#if CLAMP && !ZERO
         take[k] = i < PLANE;
         from[k] = CLY(yy) * NX + CLX(xx);
 #else
@@ -1603,7 +1652,7 @@ void KERNEL_NAME(KERNEL_ARGS)
     }
 
     /* The first plane read, loaded before the walk starts. */
-#if CLAMP
+#if CLAMP && !ZERO
     const int first = z0 - RZ;
     const int last = z0 + ZC + RZ; /* one past the last plane read */
 #else
@@ -1752,9 +1801,9 @@ void KERNEL_NAME(KERNEL_ARGS)
                     const int xx = tx0 + ix;
                     const int yy = ty0 + iy;
                     const int zz = tz0 + iz;
-#if CLAMP
+#if CLAMP && !ZERO
                     tile[iz][iy][ix] = GLOBAL_READ(SCLZ(zz), SCLY(yy), SCLX(xx));
-#else
+#else /* interior (values that feed no written point) and zero: 0 beyond an edge */
                     const bool inside =
                         xx >= 0 && xx < NX && yy >= 0 && yy < NY && zz >= 0 && zz < NZ;
                     tile[iz][iy][ix] = inside ? GLOBAL_READ(zz, yy, xx) : (REAL)0;
