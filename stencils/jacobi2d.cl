@@ -432,17 +432,18 @@ __constant sampler_t SMP = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_ED
     (RIM_ALL ? (idx_t)NZ * NY * NX : 2 * RIM_CAP + (idx_t)(NZ - 2 * RZ) * RIM_PLANE)
 #define WRITE_RIM()                                                                      \
     {                                                                                    \
-        const idx_t g_ =                                                                 \
-            (idx_t)get_global_id(0) +                                                    \
-            (idx_t)get_global_size(0) *                                                  \
-                ((idx_t)get_global_id(1) + (idx_t)get_global_size(1) * get_global_id(2)); \
+        const idx_t g_ = (idx_t)get_global_id(0) +                                       \
+                         (idx_t)get_global_size(0) *                                     \
+                             ((idx_t)get_global_id(1) +                                  \
+                              (idx_t)get_global_size(1) * get_global_id(2));             \
         const idx_t n_ =                                                                 \
             (idx_t)get_global_size(0) * get_global_size(1) * get_global_size(2);         \
         for (idx_t k_ = g_; k_ < RIM_POINTS; k_ += n_) {                                 \
             idx_t z_, p_, y_, x_;                                                        \
             if (RIM_ALL || k_ < RIM_CAP || k_ >= RIM_POINTS - RIM_CAP) {                 \
-                const idx_t q_ = RIM_ALL || k_ < RIM_CAP ? k_ : k_ - (RIM_POINTS - RIM_CAP) \
-                                                                + (idx_t)(NZ - RZ) * NY * NX; \
+                const idx_t q_ = RIM_ALL || k_ < RIM_CAP                                 \
+                                     ? k_                                                \
+                                     : k_ - (RIM_POINTS - RIM_CAP) + (idx_t)(NZ - RZ) * NY * NX; \
                 z_ = q_ / ((idx_t)NY * NX);                                              \
                 p_ = q_ % ((idx_t)NY * NX);                                              \
                 y_ = p_ / NX;                                                            \
@@ -459,8 +460,8 @@ __constant sampler_t SMP = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_ED
                     x_ = p_ % NX;                                                        \
                 } else {                                                                 \
                     p_ -= RIM_BAND;                                                      \
-                    y_ = RY + p_ / (2 * RX);                                             \
-                    x_ = p_ % (2 * RX);                                                  \
+                    y_ = RY + p_ / (2 * RX + !RX); /* (no x rim: unused) */              \
+                    x_ = p_ % (2 * RX + !RX);                                            \
                     x_ = x_ < RX ? x_ : NX - 2 * RX + x_;                                \
                 }                                                                        \
             }                                                                            \
