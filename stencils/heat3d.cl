@@ -65,12 +65,16 @@
  *   ZERO           with CLAMP=1: 1: zero boundary (a neighbour beyond an edge reads 0);
  *                  0: clamp boundary (the global, vector, local, image and streaming
  *                  techniques; not temporal blocking nor a padded field)
+ *   RIM_WRITE      with CLAMP=0: 0: the rim keeps the output's prior contents; 1: each
+ *                  rim point takes the primary field's value there; 2: RIM_CONST
+ *                  (optional; every technique but temporal blocking)
  *   SRC_PAD_X/Y/Z  the primary field is stored with this many points beyond each edge
  *                  (optional; global and local techniques, 2D streaming; VX=1)
  *   KERNEL_NAME KERNEL_ARGS DST   the kernel's name, parameters and output buffer
  *
  * Boundary: with CLAMP=0 only interior points, every coordinate d in [R_d, N_d - R_d),
- * are written and the rest of the output keeps its prior contents; with CLAMP=1 every
+ * are written and the rest of the output (the rim) keeps its prior contents, unless
+ * RIM_WRITE writes it (a copy of the input or a constant); with CLAMP=1 every
  * point is written and a neighbour beyond an edge reads the edge value (per axis), or 0
  * with ZERO=1 (zero padding).
  */
@@ -192,6 +196,9 @@
 #ifndef ZERO
 #define ZERO 0
 #endif
+#ifndef RIM_WRITE
+#define RIM_WRITE 0
+#endif
 #ifndef SRC
 #define SRC src
 #endif
@@ -268,6 +275,18 @@
 #endif
 #if ZERO && TB > 1
 #error "the zero boundary is not supported by temporal blocking (its levels clamp or keep the rim): TB=1"
+#endif
+#if RIM_WRITE != 0 && RIM_WRITE != 1 && RIM_WRITE != 2
+#error "RIM_WRITE is 0 (the rim kept), 1 (a copy of the input) or 2 (RIM_CONST)"
+#endif
+#if RIM_WRITE && CLAMP
+#error "RIM_WRITE writes the interior boundary's rim: it needs CLAMP=0"
+#endif
+#if RIM_WRITE && TB > 1
+#error "a written rim is not supported by temporal blocking (its levels keep the rim): TB=1"
+#endif
+#if RIM_WRITE == 2 && !defined(RIM_CONST)
+#error "RIM_WRITE=2 writes the constant RIM_CONST: define it"
 #endif
 
 /* A padded primary field: SRC_PAD_X, SRC_PAD_Y, SRC_PAD_Z points stored beyond each
@@ -391,6 +410,68 @@ __constant sampler_t SMP = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_ED
 #else
 #define CLAMPED_READ(zz, yy, xx) GLOBAL_READ(SCLZ(zz), SCLY(yy), SCLX(xx))
 #endif
+#endif
+
+/* RIM_WRITE: the rim (every point outside [LO, HI) on some axis) is written apart, before
+   the stencil, by every work-item of the launch in turn (work-item g writes rim points
+   g, g + G, ... of G work-items in all), whatever the technique: the first and last RZ
+   planes whole, then in each plane between them its first and last RY rows whole, then
+   in each row between those its first and last RX points. An array no wider than twice
+   the radius on some axis is rim throughout. */
+#if RIM_WRITE
+#if RIM_WRITE == 1 && IMAGE
+#define RIM_VALUE(zz, yy, xx) STORE((REAL)GLOBAL_READ(zz, yy, xx))
+#elif RIM_WRITE == 1 /* the element itself */
+#define RIM_VALUE(zz, yy, xx) GLOBAL_READ(zz, yy, xx)
+#else
+#define RIM_VALUE(zz, yy, xx) STORE((REAL)(RIM_CONST))
+#endif
+#define RIM_ALL (NX <= 2 * RX || NY <= 2 * RY || NZ <= 2 * RZ)
+#define RIM_CAP ((idx_t)RZ * NY * NX)            /* points of the first RZ planes */
+#define RIM_BAND ((idx_t)RY * NX)                /* points of a plane's first RY rows */
+#define RIM_PLANE (2 * RIM_BAND + (idx_t)2 * RX * (NY - 2 * RY)) /* an inner plane's */
+#define RIM_POINTS                                                                       \
+    (RIM_ALL ? (idx_t)NZ * NY * NX : 2 * RIM_CAP + (idx_t)(NZ - 2 * RZ) * RIM_PLANE)
+#define WRITE_RIM()                                                                      \
+    {                                                                                    \
+        const idx_t g_ = (idx_t)get_global_id(0) +                                       \
+                         (idx_t)get_global_size(0) *                                     \
+                             ((idx_t)get_global_id(1) +                                  \
+                              (idx_t)get_global_size(1) * get_global_id(2));             \
+        const idx_t n_ =                                                                 \
+            (idx_t)get_global_size(0) * get_global_size(1) * get_global_size(2);         \
+        for (idx_t k_ = g_; k_ < RIM_POINTS; k_ += n_) {                                 \
+            idx_t z_, p_, y_, x_;                                                        \
+            if (RIM_ALL || k_ < RIM_CAP || k_ >= RIM_POINTS - RIM_CAP) {                 \
+                const idx_t q_ = RIM_ALL || k_ < RIM_CAP                                 \
+                                     ? k_                                                \
+                                     : k_ - (RIM_POINTS - RIM_CAP) + (idx_t)(NZ - RZ) * NY * NX; \
+                z_ = q_ / ((idx_t)NY * NX);                                              \
+                p_ = q_ % ((idx_t)NY * NX);                                              \
+                y_ = p_ / NX;                                                            \
+                x_ = p_ % NX;                                                            \
+            } else {                                                                     \
+                z_ = RZ + (k_ - RIM_CAP) / RIM_PLANE;                                    \
+                p_ = (k_ - RIM_CAP) % RIM_PLANE;                                         \
+                if (p_ < RIM_BAND) {                                                     \
+                    y_ = p_ / NX;                                                        \
+                    x_ = p_ % NX;                                                        \
+                } else if (p_ >= RIM_PLANE - RIM_BAND) {                                 \
+                    p_ -= RIM_PLANE - RIM_BAND;                                          \
+                    y_ = NY - RY + p_ / NX;                                              \
+                    x_ = p_ % NX;                                                        \
+                } else {                                                                 \
+                    p_ -= RIM_BAND;                                                      \
+                    y_ = RY + p_ / (2 * RX + !RX); /* (no x rim: unused) */              \
+                    x_ = p_ % (2 * RX + !RX);                                            \
+                    x_ = x_ < RX ? x_ : NX - 2 * RX + x_;                                \
+                }                                                                        \
+            }                                                                            \
+            DST[IDX(z_, y_, x_)] = RIM_VALUE(z_, y_, x_);                                \
+        }                                                                                \
+    }
+#else
+#define WRITE_RIM()
 #endif
 
 #if LOCAL
@@ -1473,6 +1554,7 @@ void KERNEL_NAME(KERNEL_ARGS)
 {
     const int lx = (int)get_local_id(0);
     const int gx0 = (int)get_group_id(0) * (WX * BX * CX) + lx * BX;
+    WRITE_RIM() /* RIM_WRITE: the rim, written apart */
     const int y0 = (int)get_global_id(1) * ZC;
 #if CLAMP && !ZERO /* rows beyond an edge are the edge row, loaded again */
     const int first = y0 - RY;
@@ -1633,6 +1715,7 @@ __kernel __attribute__((reqd_work_group_size(WX, WY, 1)))
 void KERNEL_NAME(KERNEL_ARGS)
 {
     __local REAL planes[2 * PLANE];
+    WRITE_RIM() /* RIM_WRITE: the rim, written apart */
     const int lx = (int)get_local_id(0);
     const int ly = (int)get_local_id(1);
     const int lid = ly * WX + lx;
@@ -1786,6 +1869,7 @@ void KERNEL_NAME(KERNEL_ARGS)
 {
     const int lx = (int)get_local_id(0);
     const int ly = (int)get_local_id(1);
+    WRITE_RIM() /* RIM_WRITE: the rim, written apart */
     const int lz = (int)get_local_id(2);
     /* First output of this work-item in the work-group's first block. */
     const int gx0 = (int)get_group_id(0) * (WX * BX * CX);

@@ -252,10 +252,13 @@ def run(args: argparse.Namespace) -> int:
     coefs += "".join(
         f", {f} padded by {list(p[: definition.dims])}" for f, p in definition.pads.items()
     )
+    boundary = definition.boundary
+    if definition.rim != "keep":  # the interior's rim written: a copy or a constant
+        boundary += f", rim {definition.rim}"
     print(
         f"{out}: {definition.name}: {definition.dims}D {elements}, {terms} terms, "
         f"fields {', '.join(definition.fields)}, coefficients {coefs}, boundary "
-        f"{definition.boundary} (checked against {launches} launches of {kernel.name})",
+        f"{boundary} (checked against {launches} launches of {kernel.name})",
         file=sys.stderr,
     )
     if definition.steps > 1:

@@ -34,6 +34,9 @@ from gtune.inputs import load_yaml, read_text
 SUFFIX = ".stencil.yaml"
 DTYPES = ("float32", "float64")
 BOUNDARIES = ("interior", "clamp", "zero")
+RIM_KEEP, RIM_COPY = "keep", "copy"
+"""``rim``: the interior boundary's rim keeps the output's prior contents, or takes the
+primary field's value at the point; a number writes that constant."""
 MAX_STEPS = 1_000_000
 """Most time steps a definition may ask for."""
 MAX_OFFSET = 16
@@ -61,6 +64,7 @@ _TOP = (
     "dims",
     "dtype",
     "boundary",
+    "rim",
     "fields",
     "output",
     "coefficients",
@@ -288,6 +292,15 @@ class StencilDefinition:
     arithmetic stays in ``dtype`` and each result is stored through ``convert``
     (:mod:`gtune.stencils.elements`). Empty: the elements are ``dtype``."""
     convert: str = ""
+    rim: str = RIM_KEEP
+    """With the interior boundary, what the rim (the points closer to an edge than the
+    radius) holds: ``keep`` (the output's prior contents), ``copy`` (the primary field's
+    value at the point) or a number's text (that constant)."""
+
+    @property
+    def rim_constant(self) -> float | None:
+        """The constant the rim is written with, or None (``keep`` or ``copy``)."""
+        return None if self.rim in (RIM_KEEP, RIM_COPY) else float(self.rim)
 
     # -- shape ------------------------------------------------------------------------
     @property
@@ -406,7 +419,8 @@ class StencilDefinition:
         else:
             lo, hi = (rz, ry, rx), (nz - rz, ny - ry, nx - rx)
             if any(b <= a for a, b in zip(lo, hi, strict=True)):
-                return np.array(out_initial, dtype=self.storage) if self.storage else out
+                kept = np.array(out_initial, dtype=self.storage) if self.storage else out
+                return self._write_rim(kept, inputs, lo, hi)
         coefs = [term.coefficient.typed_value(vals, self.dtype) for term in self.terms]
         constant = self.constant.typed_value(vals, self.dtype)
         z0, z1 = lo[0], hi[0]
@@ -432,8 +446,39 @@ class StencilDefinition:
             (kept if self.dims == 3 else kept[np.newaxis])[z0:z1, lo[1] : hi[1], lo[2] : hi[2]] = (
                 to_storage(acc, self.storage, self.convert)
             )
-            return kept
+            return self._write_rim(kept, inputs, lo, hi)
         out3[z0:z1, lo[1] : hi[1], lo[2] : hi[2]] = acc
+        return self._write_rim(out, inputs, lo, hi)
+
+    def _write_rim(
+        self,
+        out: np.ndarray,
+        inputs: Mapping[str, np.ndarray],
+        lo: tuple[int, int, int],
+        hi: tuple[int, int, int],
+    ) -> np.ndarray:
+        """``out`` with its rim (outside ``[lo, hi)``, z first) written as :attr:`rim`
+        says: a copy of the primary field (its stored elements) or the constant."""
+        if self.rim == RIM_KEEP:
+            return out
+        out3 = out if self.dims == 3 else out[np.newaxis]
+        rim = np.ones(out3.shape, bool)
+        rim[tuple(slice(a, max(a, b)) for a, b in zip(lo, hi, strict=True))] = False
+        constant = self.rim_constant
+        if constant is not None:
+            if self.storage:
+                from gtune.stencils.elements import to_storage
+
+                one = np.full(1, constant, _NP[self.dtype])
+                out3[rim] = to_storage(one, self.storage, self.convert)[0]
+            else:
+                out3[rim] = _NP[self.dtype](constant)
+            return out
+        a = np.asarray(inputs[self.primary_field])
+        a3 = a if self.dims == 3 else a[np.newaxis]
+        px, py, pz = self.pad_of(self.primary_field)
+        nz, ny, nx = out3.shape
+        out3[rim] = a3[pz : pz + nz, py : py + ny, px : px + nx][rim].astype(out.dtype)
         return out
 
     def reference_steps(
@@ -491,6 +536,7 @@ class StencilDefinition:
                 "dims": self.dims,
                 "dtype": self.dtype,
                 "boundary": self.boundary,
+                **({"rim": _rim_data(self.rim)} if self.rim != RIM_KEEP else {}),
                 "fields": list(self.fields),
                 "output": self.output,
             }
@@ -535,6 +581,10 @@ class StencilDefinition:
     def to_yaml(self) -> str:
         """The definition as YAML (round-trips through :func:`load_definition`)."""
         return yaml.dump(self.to_dict(), Dumper=_Dumper, sort_keys=False, width=100)
+
+
+def _rim_data(rim: str) -> str | float | int:
+    return rim if rim == RIM_COPY else _yaml_number(float(rim))
 
 
 def _arg_data(a: KernelArg) -> str | dict[str, Any]:
@@ -862,6 +912,7 @@ def parse_definition(data: Any, source: str) -> StencilDefinition:
     boundary = data.get("boundary", "interior")
     if boundary not in BOUNDARIES:
         raise err("boundary", f"expected one of {', '.join(BOUNDARIES)}, got {boundary!r}")
+    rim = _rim(data.get("rim", RIM_KEEP), str(boundary), err)
     fields = _names(data["fields"], "fields", err, empty=False)
     output = _ident(data["output"], "output", err)
     if output in fields:
@@ -913,7 +964,27 @@ def parse_definition(data: Any, source: str) -> StencilDefinition:
         weights=weights,
         weights_fixed=_weights_fixed(data.get("weights_fixed", False), weights, err),
         **_elements(data, str(dtype), int(steps), err),
+        rim=rim,
     )
+
+
+def _rim(value: Any, boundary: str, err: _Err) -> str:
+    """``rim``: keep, copy or a number; other than keep only with the interior boundary."""
+    if value in (RIM_KEEP, RIM_COPY):
+        rim = str(value)
+    else:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise err("rim", f"expected keep, copy or a number, got {value!r}")
+        if not math.isfinite(float(value)):
+            raise err("rim", f"expected a finite number, got {value!r}")
+        rim = _number(float(value))
+    if rim != RIM_KEEP and boundary != "interior":
+        raise err(
+            "rim",
+            f"the {boundary} boundary writes every point from its neighbours: a rim of "
+            "its own is written only with boundary: interior",
+        )
+    return rim
 
 
 def _elements(data: Mapping[str, Any], dtype: str, steps: int, err: _Err) -> dict[str, str]:

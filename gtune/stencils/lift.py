@@ -42,6 +42,8 @@ from gtune.exceptions import GtuneError, InputError
 from gtune.kernel import TunableKernel, scalar_values
 from gtune.stencils.definition import MAX_PAD as MAX_PAD
 from gtune.stencils.definition import (
+    RIM_COPY,
+    RIM_KEEP,
     Coefficient,
     StencilDefinition,
     parse_definition,
@@ -381,6 +383,11 @@ def _monomial_value(m: _Monomial, values: Mapping[str, float | int]) -> float:
     return out / math.prod(float(values[n]) for n in m.divisors)
 
 
+def _rim_value(rim: str) -> str | float:
+    """The definition file's ``rim``: copy, or the constant as a number."""
+    return rim if rim == RIM_COPY else float(rim)
+
+
 def _coefficient_text(
     k: float, names: Sequence[str], divisors: Sequence[str] = ()
 ) -> int | float | str:
@@ -432,6 +439,7 @@ class Lifted:
     terms: dict[Slot, list[_Monomial]]
     constant: list[_Monomial]
     coefficients: tuple[str, ...]  # float scalars that are factors, signature order
+    rim: str = RIM_KEEP  # the interior boundary's rim: kept, a copy or a constant
 
 
 class _Lifter:
@@ -667,11 +675,50 @@ class _Lifter:
             # k steps with a fixed rim (each writes the points at least its radius, the
             # margin, from the edges): the probes go on; refused unless as_steps finds them
             self.boundary, self.unless_steps = "interior", refusal
+        self.rim = RIM_KEEP
+        if self.boundary == "clamp":  # out = in, or a constant, on a rim it writes apart?
+            self.written_rim()
+
+    def written_rim(self) -> None:
+        """A kernel that writes every point, on its rim (as wide as the radius) a copy of
+        the primary field or a constant and the stencil inside (``out = in`` or ``out =
+        0`` at the edges, as exercises write it): the interior boundary with ``rim: copy``
+        or ``rim: <constant>``, the probes that follow confined to the interior (the
+        checks test the rim too)."""
+        face = self.face
+        if not any(self.radius):
+            return
+        inner = tuple(slice(r, n - r) for r, n in zip(self.radius, face.shape, strict=True))
+        rim = np.ones(face.shape, bool)
+        rim[inner] = False
+        if not rim.any() or rim.all():
+            return
+        moved = [f for f in face.fields if any(any(o) for o in self.offsets[f])]
+        primary = (moved or list(face.fields))[0]
+        pad = face.pads.get(primary, (0,) * face.dims)
+        at = tuple(slice(p, p + n) for p, n in zip(pad, face.shape, strict=True))
+        copies, constant = True, True
+        for _ in range(2):
+            inputs = {f: self.random(name=f) for f in face.fields}
+            out = self.run(inputs, self.r1, self.base)
+            copies &= bool(np.array_equal(out[rim], inputs[primary][at][rim]))
+            constant &= bool(np.array_equal(out[rim], self.zero_out[rim]))
+        if copies:
+            self.rim = RIM_COPY
+        elif constant and float(self.zero_out[rim][0]) == float(self.zero_out[inner].flat[0]):
+            self.rim = repr(float(self.zero_out[rim][0]))
+        else:
+            return
+        self.boundary = "interior"
+        self.lo = tuple(self.radius)
+        self.hi = tuple(n - r for n, r in zip(face.shape, self.radius, strict=True))
+        self.written = ~rim
 
     def rim_refusal(self) -> NotAStencil | None:
         """A kernel that writes every point, the stencil inside and on the rim (as wide as
-        the radius) a copy of an input or a constant (``out = in`` or ``out = 0`` at the
-        edges, as exercises write it): the refusal that says so, or None."""
+        the radius) a copy of an input or a constant that :meth:`written_rim` cannot
+        express (a copy of another field than the primary one, a constant other than the
+        one written inside): the refusal that says so, or None."""
         face = self.face
         if not any(self.radius) or any(self.lo):
             return None
@@ -695,8 +742,10 @@ class _Lifter:
         )
         return self.refuse(
             f"it writes {what} on its rim ({wide} wide) and the stencil inside; a definition "
-            "reads clamped neighbours at the edges (clamp) or leaves the rim as it was "
-            "(interior): let the kernel skip the rim (write it apart) or clamp its reads"
+            "reads clamped neighbours at the edges (clamp), leaves the rim as it was "
+            "(interior) or writes there a copy of its primary field or the constant it "
+            "writes inside with every input zero (rim): let the kernel skip the rim (write "
+            "it apart) or clamp its reads"
         )
 
     def zero_padded(self, definition: StencilDefinition) -> bool:
@@ -979,6 +1028,7 @@ class _Lifter:
 
     def lifted(self) -> Lifted:
         return Lifted(
+            rim=self.rim,
             boundary=self.boundary,
             radius=self.radius,
             terms={s: m for s, m in self.monomials.items() if s != CONSTANT},
@@ -1114,6 +1164,7 @@ def definition_data(
             "dims": dims,
             "dtype": face.dtype,
             "boundary": lifted.boundary,
+            **({"rim": _rim_value(lifted.rim)} if lifted.rim != RIM_KEEP else {}),
             "fields": list(face.fields),
             "output": face.output,
         }

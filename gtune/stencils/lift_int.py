@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from gtune.exceptions import GtuneError
-from gtune.stencils.definition import StencilDefinition, parse_definition
+from gtune.stencils.definition import RIM_COPY, RIM_KEEP, StencilDefinition, parse_definition
 from gtune.stencils.elements import limits, to_storage
 from gtune.stencils.lift import (
     EDGE_MISMATCH,
@@ -173,8 +173,10 @@ class _IntLifter:
         self.radius = tuple(
             max(abs(o[d]) for offs in self.offsets.values() for o in offs) for d in range(face.dims)
         )
+        self.rim = RIM_KEEP
         if all(m == 0 for m in self.margin):
             self.boundary = "clamp"
+            self.written_rim()
         elif self.margin == self.radius:
             self.boundary = "interior"
         else:
@@ -182,6 +184,35 @@ class _IntLifter:
                 "the band it writes is neither every point (clamp) nor the points at least "
                 "the radius from each edge (interior)"
             )
+
+    def written_rim(self) -> None:
+        """Every point written, on a rim as wide as the radius a copy of the primary field
+        (the first read off the centre) or 0 (the constant written inside), on two random
+        inputs: the interior boundary with ``rim: copy`` or ``rim: 0``, the probes that
+        follow confined to the interior (the check tests the rim too)."""
+        face = self.face
+        inner = tuple(slice(r, n - r) for r, n in zip(self.radius, face.shape, strict=True))
+        rim = np.ones(face.shape, bool)
+        rim[inner] = False
+        if not any(self.radius) or rim.all():
+            return
+        moved = [f for f in face.fields if any(any(o) for o in self.offsets[f])]
+        primary = (moved or list(face.fields))[0]
+        pad = face.pads.get(primary, (0,) * face.dims)
+        at = tuple(slice(p, p + n) for p, n in zip(pad, face.shape, strict=True))
+        copies, zero = True, True
+        for _ in range(2):
+            inputs = {f: self.random(face.field_shape(f)) for f in face.fields}
+            out = self.run(inputs, self.r1)
+            copies &= bool(np.array_equal(out[rim], inputs[primary][at][rim]))
+            zero &= not out[rim].any()
+        if not (copies or zero):
+            return
+        self.rim = RIM_COPY if copies else "0.0"
+        self.boundary = "interior"
+        self.margin = tuple(self.radius)
+        self.top = tuple(n - r for n, r in zip(face.shape, self.radius, strict=True))
+        self.written = ~rim
 
     # -- 3. the staircases ----------------------------------------------------------------
     def amplitudes(self) -> list[int]:
@@ -338,6 +369,7 @@ def _definition(
     original: Mapping[str, Any] | None,
 ) -> StencilDefinition:
     lifted = Lifted(
+        rim=lifter.rim,
         boundary=lifter.boundary,
         radius=lifter.radius,
         terms={slot: [_Monomial(float(w), ())] for slot, w in weights.items() if w != 0},

@@ -34,6 +34,7 @@ from gtune.exceptions import InputError
 from gtune.features import from_offsets
 from gtune.outfiles import check_targets, write_text
 from gtune.stencils.definition import (
+    RIM_KEEP,
     KernelArg,
     StencilDefinition,
     from_weights,
@@ -287,6 +288,7 @@ def render_source(stencil: Stencil) -> str:
         lines.append("#define CLAMP 1")
     if d.boundary == "zero":  # a neighbour beyond an edge reads 0
         lines.append("#define ZERO 1")
+    lines += _rim_lines(d)
     lines += _pad_lines(d)
     if d.kernel_name != "stencil":
         lines.append(f"#define KERNEL_NAME {d.kernel_name}")
@@ -602,6 +604,16 @@ def _vector_and_image_constraints(g: _Geometry) -> list[str]:
     return constraints
 
 
+def _rim_lines(d: StencilDefinition) -> list[str]:
+    """RIM_WRITE (and RIM_CONST): the interior boundary's rim written apart."""
+    if d.rim == RIM_KEEP:
+        return []
+    constant = d.rim_constant
+    if constant is None:  # each rim point a copy of the primary field's
+        return ["#define RIM_WRITE 1"]
+    return ["#define RIM_WRITE 2", f"#define RIM_CONST {literal(constant, d.dtype)}"]
+
+
 def _temporal_constraints(g: _Geometry) -> list[str]:
     """Temporal blocking's (TB time steps a launch): its local memory and registers."""
     d = g.d
@@ -610,8 +622,8 @@ def _temporal_constraints(g: _Geometry) -> list[str]:
     # merging (CX, CY, CZ) makes the temporal block larger than the work-group
     single = ["LOCAL == 0", "VX == 1", "BX == 1"]
     constraints = [f"{d.steps} % TB == 0", f"TB == 1 or ({' and '.join(single)})"]
-    if d.boundary == "zero":  # temporal blocking's levels clamp their neighbours or keep
-        constraints.append("TB == 1")  # the rim: they never read 0 beyond an edge
+    if d.boundary == "zero" or d.rim != RIM_KEEP:  # temporal blocking's levels clamp
+        constraints.append("TB == 1")  # or keep the rim: never 0 beyond it, nor write it
     size = d.itemsize
     if g.dims3:
         constraints += [
@@ -657,8 +669,8 @@ def _techniques(g: _Geometry) -> dict[str, list[str]]:
     if g.stepping:
         for cons in techniques.values():
             cons.append("TB == 1")
-        if g.d.boundary == "zero":  # temporal blocking clamps or keeps the rim only
-            return techniques
+        if g.d.boundary == "zero" or g.d.rim != RIM_KEEP:  # temporal blocking clamps or
+            return techniques  # keeps the rim only
         # streaming (along z in 3D, along y in 2D) with TB time levels; tiles as an
         # alternative
         techniques["temporal"] = ["TB > 1", "STREAM == 1", "LOCAL == 0", "VX == 1"]

@@ -1,6 +1,7 @@
 /*
  * The horizontal Sobel derivative alone (linear): a weight table in __constant memory
- * indexed by constants, borders copied from the input instead of filtered.
+ * indexed by constants, borders copied from the input instead of filtered: lifted with
+ * boundary interior and rim: copy.
  */
 __constant float SX[3][3] = {{-1.0f, 0.0f, 1.0f}, {-2.0f, 0.0f, 2.0f}, {-1.0f, 0.0f, 1.0f}};
 

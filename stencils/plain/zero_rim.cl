@@ -1,6 +1,7 @@
 /*
  * A five-point Laplacian that writes zero on the rim (the else branch), as course
- * exercises often do instead of leaving the border alone.
+ * exercises often do instead of leaving the border alone: lifted with boundary interior
+ * and rim: 0.
  */
 __kernel void laplace_zero_rim(__global const float *u, __global float *lap, int nx, int ny)
 {

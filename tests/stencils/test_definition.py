@@ -385,6 +385,74 @@ def test_interior_keeps_the_prior_output() -> None:
     assert d.radius == (2, 0, 0)
 
 
+@pytest.mark.parametrize("rim", ["copy", -2.5])
+def test_a_written_rim_is_a_copy_or_a_constant(rim: str | float) -> None:
+    """``rim: copy`` writes the rim with the primary field's values, ``rim: <number>``
+    with the constant; the interior is the stencil's either way, and the definition
+    round-trips through YAML."""
+    data: dict[str, Any] = {
+        "dims": 2,
+        "rim": rim,
+        "fields": ["u", "w"],
+        "output": "v",
+        "terms": [
+            {"field": "u", "offset": [-1, 0]},
+            {"field": "u", "offset": [0, 1]},
+            {"field": "w", "coefficient": 2},
+        ],
+    }
+    d = parse_definition(data, "r.stencil.yaml")
+    assert parse_definition(yaml.safe_load(d.to_yaml()), "again.stencil.yaml") == d
+    u = np.arange(20, dtype=np.float32).reshape(4, 5)
+    w = np.full((4, 5), 0.5, np.float32)
+    got = d.reference({"u": u, "w": w}, np.full((4, 5), -7, np.float32))
+    inner = (slice(1, 3), slice(1, 4))
+    np.testing.assert_array_equal(got[inner], u[1:3, :3] + u[2:4, 1:4] + 1)
+    edge = np.ones((4, 5), bool)
+    edge[inner] = False
+    want = u[edge] if rim == "copy" else np.full(int(edge.sum()), rim, np.float32)
+    np.testing.assert_array_equal(got[edge], want)
+
+
+def test_a_written_rim_covers_an_array_narrower_than_the_stencil() -> None:
+    """An array no wider than twice the radius has no interior: every point is rim."""
+    d = parse_definition(
+        {
+            "dims": 2,
+            "rim": "copy",
+            "fields": ["u"],
+            "output": "v",
+            "terms": [{"field": "u", "offset": [-2, 0]}, {"field": "u", "offset": [2, 0]}],
+        },
+        "r.stencil.yaml",
+    )
+    u = np.arange(8, dtype=np.float32).reshape(2, 4)
+    np.testing.assert_array_equal(d.reference({"u": u}, np.zeros((2, 4), np.float32)), u)
+
+
+@pytest.mark.parametrize(
+    ("change", "why"),
+    [
+        ({"boundary": "clamp"}, "rim: the clamp boundary .* only with boundary: interior"),
+        ({"boundary": "zero"}, "rim: the zero boundary"),
+        ({"rim": "mirror"}, "rim: expected keep, copy or a number, got 'mirror'"),
+        ({"rim": True}, "rim: expected keep, copy or a number"),
+        ({"rim": float("nan")}, "rim: expected a finite number"),
+    ],
+)
+def test_a_rim_is_refused_saying_why(change: dict[str, Any], why: str) -> None:
+    data: dict[str, Any] = {
+        "dims": 2,
+        "rim": "copy",
+        "fields": ["u"],
+        "output": "v",
+        "terms": [{"field": "u", "offset": [-1, 0]}],
+        **change,
+    }
+    with pytest.raises(InputError, match=why):
+        parse_definition(data, "r.stencil.yaml")
+
+
 def test_tolerance_scales_with_dtype_and_terms() -> None:
     d = parse(HOTSPOT)
     t32 = d.tolerance(1.0)

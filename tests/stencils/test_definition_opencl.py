@@ -185,6 +185,61 @@ def test_zero_boundary_time_steps_verify_without_temporal_blocking(
         evaluator.close()
 
 
+@pytest.mark.usefixtures("shared_workers")
+@pytest.mark.parametrize(
+    ("name", "line"),
+    [("sobel2d_rim_copy", "#define RIM_WRITE 1"), ("star3d_rim_const", "#define RIM_WRITE 2")],
+)
+def test_a_written_rim_is_written_in_every_technique(
+    name: str, line: str, limits: dict[str, int]
+) -> None:
+    """The interior kernels whose rim is written (a copy of the input, a constant)
+    rendered without RIM_WRITE (so keeping the rim) fail verification in every
+    technique: the corpus' rim definitions test what the rim holds."""
+    from dataclasses import replace
+
+    kernel = load_kernel(CORPUS_DIR / f"{name}.stencil.yaml")
+    kernel = kernel.with_sizes(small(kernel))
+    assert line in kernel.source
+    kept = replace(kernel, source=kernel.source.replace(line, ""))
+    evaluator = OpenCLEvaluator(kept, runs=1)
+    try:
+        configs = technique_configs(kernel, limits)
+        assert {"global", "vec", "local", "image", "stream"} <= set(configs)
+        for technique, cfg in configs.items():
+            assert evaluator.evaluate(cfg).status is Status.WRONG_RESULT, technique
+    finally:
+        evaluator.close()
+
+
+@pytest.mark.usefixtures("shared_workers")
+def test_a_copied_rim_over_time_steps_verifies_without_temporal_blocking(
+    tmp_path: Path, limits: dict[str, int]
+) -> None:
+    """Three steps, each copying its input's rim, verify in every one-step technique;
+    temporal blocking is left out (TB == 1) and the template refuses it with the reason."""
+    data = parse_definition(
+        {**_yaml(CORPUS_DIR / "star2d_c.stencil.yaml"), "rim": "copy", "steps": 3},
+        "rim_steps.stencil.yaml",
+    )
+    path = tmp_path / "rim_steps.stencil.yaml"
+    path.write_text(data.to_yaml())
+    kernel = load_kernel(path).with_sizes({"NX": 32, "NY": 16})
+    assert "TB == 1" in [c.text for c in kernel.constraints]
+    assert not any(t.startswith("temporal") for t in kernel.techniques)
+    done = set(verify_all(kernel, limits))
+    assert done == {"global", "vec", "local", "stream", "vec rim", "vec blocks"}
+    evaluator = OpenCLEvaluator(kernel, runs=1)
+    try:
+        default = kernel.default_config()
+        assert default is not None
+        result = evaluator.evaluate({**default, "TB": 3, "STREAM": 1})
+        assert result.status is Status.BUILD_FAILED
+        assert "written rim is not supported by temporal blocking" in result.message
+    finally:
+        evaluator.close()
+
+
 def _yaml(path: Path) -> dict[str, Any]:
     import yaml
 
@@ -336,9 +391,18 @@ def test_reference_is_not_trivial() -> None:
 # follow from the dimensions, the boundary, a separable stencil's SEP and doubles'
 # lack of images): box3d_c tunes the space star3d_c does (3D, interior, floats) and
 # thermal3d the one star3d_r2_clamp does (3D, clamp, floats), and the zero boundary's
-# conv2d_zero and star3d_zero those of thermal2d and star3d_r2_clamp. Every definition's
+# conv2d_zero and star3d_zero those of thermal2d and star3d_r2_clamp, and the written
+# rims' sobel2d_rim_copy and star3d_rim_const those of thermal2d and star3d_c (the
+# interior's, no temporal blocking in one step). Every definition's
 # kernels verify in every technique in test_definition_verifies_in_every_technique.
-SAME_SPACE = ("box3d_c", "thermal3d", "conv2d_zero", "star3d_zero")
+SAME_SPACE = (
+    "box3d_c",
+    "thermal3d",
+    "conv2d_zero",
+    "star3d_zero",
+    "sobel2d_rim_copy",
+    "star3d_rim_const",
+)
 TUNED = [p for p in CORPUS if p.name.removesuffix(".stencil.yaml") not in SAME_SPACE]
 
 

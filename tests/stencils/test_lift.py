@@ -499,7 +499,7 @@ def _original_matches(kernel: Any, defn: StencilDefinition, device: Any, seed: i
     ref = defn.reference_steps(inputs, out0, values)  # a launch may be several steps
     tol = defn.tolerance(2.0, values)
     np.testing.assert_allclose(got, ref, rtol=0, atol=tol)
-    if defn.boundary == "interior":
+    if defn.boundary == "interior" and defn.rim == "keep":
         r = defn.radius
         edge = np.ones(face.shape, bool)
         inner = tuple(
@@ -507,6 +507,7 @@ def _original_matches(kernel: Any, defn: StencilDefinition, device: Any, seed: i
         )
         edge[inner] = False
         assert np.array_equal(got[edge], out0[edge])  # the boundary was left alone
+    # (a written rim, a copy or a constant, is compared above with the reference's)
 
 
 @pytest.fixture(scope="module")

@@ -199,3 +199,24 @@ def test_integer_kernel_to_drop_in_tuned_kernel_bit_for_bit(name: str, tmp_path:
         )
         assert check.returncode == 0, check.stdout + check.stderr
         assert "max |tuned - original| = 0 (ok)" in check.stdout
+
+
+@pytest.mark.parametrize(("storage", "rim"), [("uint8", "copy"), ("int16", 0)])
+def test_an_integer_kernel_with_a_written_rim_lifts_to_it(storage: str, rim: Any) -> None:
+    """The stencil inside and, on the rim, a copy of the input (or 0): the interior
+    boundary with ``rim: copy`` (or ``rim: 0``), whose reference equals the kernel bit for
+    bit on fresh inputs."""
+    terms = [
+        {"field": "src", "offset": [-1, 0], "coefficient": 0.5},
+        {"field": "src", "offset": [1, 1], "coefficient": 0.25},
+    ]
+    data = {**_definition(storage, "rte_sat", terms, "interior").to_dict(), "rim": rim}
+    want = parse_definition(data, "k.stencil.yaml")
+    got, _ = lift_with(_face(storage), _probe(want), name="k")
+    assert (got.boundary, got.rim, got.convert) == ("interior", want.rim, "rte_sat")
+    rng = np.random.default_rng(11)
+    src = rng.integers(0, 100, (20, 24)).astype(storage)
+    out = rng.integers(0, 100, (20, 24)).astype(storage)
+    np.testing.assert_array_equal(
+        got.reference({"src": src}, out), want.reference({"src": src}, out)
+    )

@@ -1,7 +1,8 @@
 """Lifting the idioms of image and exercise codes (issue 48, "Lift wider"), on numpy
-kernels: a rim copied or zeroed (refused, saying so), two steps per launch with a fixed
-rim (lifted with ``steps: 2``), pixels clamped whole (refused, saying so), and a launch
-that fails at ``--global NX,NY`` but runs transposed (the command retries it)."""
+kernels: a rim copied or zeroed (lifted with ``rim: copy`` or ``rim: 0``), two steps
+per launch with a fixed rim (lifted with ``steps: 2``), pixels clamped whole (refused,
+saying so), and a launch that fails at ``--global NX,NY`` but runs transposed (the
+command retries it)."""
 
 from __future__ import annotations
 
@@ -28,10 +29,10 @@ def _relax(a: np.ndarray) -> np.ndarray:
     return 0.25 * (a[1:-1, :-2] + a[1:-1, 2:] + a[:-2, 1:-1] + a[2:, 1:-1])
 
 
-@pytest.mark.parametrize(("rim", "why"), [("copy", "a copy of u on its rim"), (0.0, "constant 0")])
-def test_a_rim_copied_or_zeroed_is_refused_saying_so(rim: Any, why: str) -> None:
-    """``out = in`` (or 0) at the edges, the stencil inside: no boundary a definition
-    has; the refusal names what the rim holds, not a failed shift invariance."""
+@pytest.mark.parametrize(("rim", "want"), [("copy", "copy"), (0.0, "0.0")])
+def test_a_rim_copied_or_zeroed_lifts_to_a_written_rim(rim: Any, want: str) -> None:
+    """``out = in`` (or 0) at the edges, the stencil inside: the interior boundary with
+    ``rim: copy`` (or ``rim: 0``), whose reference reproduces the kernel everywhere."""
 
     def probe(inputs: Any, out: np.ndarray, scalars: Any) -> np.ndarray:
         a = inputs["u"]
@@ -39,8 +40,43 @@ def test_a_rim_copied_or_zeroed_is_refused_saying_so(rim: Any, why: str) -> None
         res[1:-1, 1:-1] = _relax(a) - a[1:-1, 1:-1]
         return res
 
-    with pytest.raises(NotAStencil, match=why) as info:
+    definition, _ = lift_with(_face(), probe, name="k")
+    assert (definition.boundary, definition.rim) == ("interior", want)
+    u = np.random.default_rng(5).uniform(-1, 1, SHAPE).astype(np.float32)
+    out = np.full(SHAPE, 9.0, np.float32)
+    got = definition.reference({"u": u}, out)
+    assert np.allclose(got, probe({"u": u}, out, {}), rtol=0, atol=1e-6)
+
+
+def test_a_rim_wider_than_the_stencil_is_refused() -> None:
+    """A copied rim two points wide around a stencil that reaches one: no definition
+    writes it (the rim is as wide as the radius), refused as not shift-invariant."""
+
+    def probe(inputs: Any, out: np.ndarray, scalars: Any) -> np.ndarray:
+        a = inputs["u"]
+        res = a.copy()
+        res[2:-2, 2:-2] = _relax(a)[1:-1, 1:-1]
+        return res
+
+    with pytest.raises(NotAStencil, match="changes with the position of the impulse"):
         lift_with(_face(), probe, name="k")
+
+
+def test_a_rim_copied_from_another_field_is_refused_saying_so() -> None:
+    """The rim a copy of the second field (read only at the centre), not the primary
+    one: no rim a definition writes; the refusal names what the rim holds."""
+    sizes = (ScalarArg("nx", "int32", SHAPE[1], "x"), ScalarArg("ny", "int32", SHAPE[0], "y"))
+    face = Interface(
+        "numpy.cl", "k", SHAPE, "float32", ("u", "s"), "v", ("u", "s", "v", "nx", "ny"), sizes
+    )
+
+    def probe(inputs: Any, out: np.ndarray, scalars: Any) -> np.ndarray:
+        res = inputs["s"].copy()
+        res[1:-1, 1:-1] = _relax(inputs["u"]) + inputs["s"][1:-1, 1:-1]
+        return res
+
+    with pytest.raises(NotAStencil, match="a copy of s on its rim") as info:
+        lift_with(face, probe, name="k")
     assert "x 1, y 1 wide" in info.value.why
 
 

@@ -1,0 +1,14 @@
+/*
+ * zero_rim.cl with the rim copied from the input instead of zeroed: the same inside,
+ * wrong on the rim (the constant rim's definition must not accept it).
+ */
+__kernel void laplace_zero_rim(__global const float *u, __global float *lap, int nx, int ny)
+{
+    const int i = get_global_id(0), j = get_global_id(1);
+    if (i >= nx || j >= ny) return;
+    if (i > 0 && i < nx - 1 && j > 0 && j < ny - 1)
+        lap[j * nx + i] = u[j * nx + i - 1] + u[j * nx + i + 1] + u[(j - 1) * nx + i]
+                        + u[(j + 1) * nx + i] - 4.0f * u[j * nx + i];
+    else
+        lap[j * nx + i] = u[j * nx + i];
+}
