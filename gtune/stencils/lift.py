@@ -430,6 +430,24 @@ def _sum_text(monomials: Sequence[_Monomial]) -> str:
 # The probing
 
 
+def rim_of(radius: Sequence[int], shape: Sequence[int]) -> np.ndarray:
+    """The points of an array of ``shape`` within ``radius`` of an edge (True there)."""
+    rim = np.ones(tuple(shape), bool)
+    rim[tuple(slice(r, n - r) for r, n in zip(radius, shape, strict=True))] = False
+    return rim
+
+
+def primary_view(
+    face: Interface, offsets: Mapping[str, Sequence[tuple[int, ...]]]
+) -> tuple[str, tuple[slice, ...]]:
+    """The primary field (the first read off the centre, else the first) and the slices
+    of its array over the output's points (its pad skipped)."""
+    moved = [f for f in face.fields if any(any(o) for o in offsets[f])]
+    primary = (moved or list(face.fields))[0]
+    pad = face.pads.get(primary, (0,) * face.dims)
+    return primary, tuple(slice(p, p + n) for p, n in zip(pad, face.shape, strict=True))
+
+
 @dataclass
 class Lifted:
     """What probing found (before it becomes a definition)."""
@@ -688,15 +706,10 @@ class _Lifter:
         face = self.face
         if not any(self.radius):
             return
-        inner = tuple(slice(r, n - r) for r, n in zip(self.radius, face.shape, strict=True))
-        rim = np.ones(face.shape, bool)
-        rim[inner] = False
+        rim = rim_of(self.radius, face.shape)
         if not rim.any() or rim.all():
             return
-        moved = [f for f in face.fields if any(any(o) for o in self.offsets[f])]
-        primary = (moved or list(face.fields))[0]
-        pad = face.pads.get(primary, (0,) * face.dims)
-        at = tuple(slice(p, p + n) for p, n in zip(pad, face.shape, strict=True))
+        primary, at = primary_view(face, self.offsets)
         copies, constant = True, True
         for _ in range(2):
             inputs = {f: self.random(name=f) for f in face.fields}
@@ -705,7 +718,7 @@ class _Lifter:
             constant &= bool(np.array_equal(out[rim], self.zero_out[rim]))
         if copies:
             self.rim = RIM_COPY
-        elif constant and float(self.zero_out[rim][0]) == float(self.zero_out[inner].flat[0]):
+        elif constant and float(self.zero_out[rim][0]) == float(self.zero_out[~rim].flat[0]):
             self.rim = repr(float(self.zero_out[rim][0]))
         else:
             return
@@ -722,8 +735,7 @@ class _Lifter:
         face = self.face
         if not any(self.radius) or any(self.lo):
             return None
-        rim = np.ones(face.shape, bool)
-        rim[tuple(slice(r, n - r) for r, n in zip(self.radius, face.shape, strict=True))] = False
+        rim = rim_of(self.radius, face.shape)
         inputs = {f: self.random(name=f) for f in face.fields}
         out = self.run(inputs, self.r1, self.base)
         copied = [

@@ -48,6 +48,8 @@ from gtune.stencils.lift import (
     Slot,
     _Monomial,
     definition_data,
+    primary_view,
+    rim_of,
 )
 
 _ROUNDINGS = ("rte", "half_up", "rtz")
@@ -191,15 +193,10 @@ class _IntLifter:
         inputs: the interior boundary with ``rim: copy`` or ``rim: 0``, the probes that
         follow confined to the interior (the check tests the rim too)."""
         face = self.face
-        inner = tuple(slice(r, n - r) for r, n in zip(self.radius, face.shape, strict=True))
-        rim = np.ones(face.shape, bool)
-        rim[inner] = False
+        rim = rim_of(self.radius, face.shape)
         if not any(self.radius) or rim.all():
             return
-        moved = [f for f in face.fields if any(any(o) for o in self.offsets[f])]
-        primary = (moved or list(face.fields))[0]
-        pad = face.pads.get(primary, (0,) * face.dims)
-        at = tuple(slice(p, p + n) for p, n in zip(pad, face.shape, strict=True))
+        primary, at = primary_view(face, self.offsets)
         copies, zero = True, True
         for _ in range(2):
             inputs = {f: self.random(face.field_shape(f)) for f in face.fields}
