@@ -352,3 +352,18 @@ def run_gtune(
     return subprocess.run(
         cmd + list(args), capture_output=True, text=True, timeout=timeout, env=env, **kw
     )
+
+
+def run_tuned_example(tuned: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``examples/use_tuned_kernel.py`` on an exported ``NAME_tuned.json`` (with
+    ``--original KERNEL`` and ``--size`` among ``args`` where a test compares), as a user
+    runs it: the repository on the path, the first OpenCL platform unless told."""
+    example = ROOT / "examples" / "use_tuned_kernel.py"
+    env = dict(os.environ, PYTHONPATH=str(ROOT), PYOPENCL_CTX=os.environ.get("PYOPENCL_CTX", "0"))
+    return subprocess.run(
+        [sys.executable, str(example), str(tuned), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )

@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,24 +17,16 @@ from gtune.measure import OpenCLEvaluator, Status
 from gtune.stencils.definition import load_definition
 from gtune.stencils.render import definition_kernel_of
 from gtune.tuned import tuned_kernel, write_tuned
-from tests.conftest import ROOT, run_gtune
+from tests.conftest import ROOT, run_gtune, run_tuned_example
 
 pytestmark = [pytest.mark.opencl, pytest.mark.slow]
 
 HEAT = str(ROOT / "stencils" / "heat3d.cl")
-EXAMPLE = ROOT / "examples" / "use_tuned_kernel.py"
 SIZE = "32x16x8"
 
 
 def _example(tuned_json: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, PYTHONPATH=str(ROOT), PYOPENCL_CTX=os.environ.get("PYOPENCL_CTX", "0"))
-    return subprocess.run(
-        [sys.executable, str(EXAMPLE), str(tuned_json), *extra],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=env,
-    )
+    return run_tuned_example(tuned_json, *extra)
 
 
 def test_run_results_export_and_the_example_agree(tmp_path: Path) -> None:

@@ -36,7 +36,7 @@ from gtune.stencils.lift import (
     lift_with,
     nice_number,
 )
-from tests.conftest import ROOT, run_gtune
+from tests.conftest import ROOT, run_gtune, run_tuned_example
 
 PLAIN = ROOT / "stencils" / "plain"
 MANIFEST = yaml.safe_load((PLAIN / "manifest.yaml").read_text())["kernels"]
@@ -978,8 +978,6 @@ def test_lift_without_a_shipped_launch_uses_the_first_configuration(
 def test_plain_kernel_to_drop_in_tuned_kernel(tmp_path: Path) -> None:
     """lift -> run -> export -> the documented example, which checks the exported kernel
     against the original plain kernel on fresh data, at the tuned size and a larger one."""
-    import subprocess
-    import sys
 
     out = tmp_path / "hot.stencil.yaml"
     _lift_cli("hotspot3d", out)
@@ -991,15 +989,7 @@ def test_plain_kernel_to_drop_in_tuned_kernel(tmp_path: Path) -> None:
     assert exported.returncode == 0, exported.stderr
     tuned = tmp_path / "t" / "hot_tuned.json"
     assert json.loads(tuned.read_text())["kernel"] == "hotspot3d"
-    example = ROOT / "examples" / "use_tuned_kernel.py"
-    env = dict(os.environ, PYTHONPATH=str(ROOT), PYOPENCL_CTX=os.environ.get("PYOPENCL_CTX", "0"))
     for extra in ([], ["--size", "128x32x16"]):
-        done = subprocess.run(
-            [sys.executable, str(example), str(tuned), "--original", str(out), *extra],
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=300,
-        )
+        done = run_tuned_example(tuned, "--original", str(out), *extra)
         assert done.returncode == 0, done.stdout + done.stderr
         assert "temp_out: max |tuned - original|" in done.stdout and "(ok)" in done.stdout

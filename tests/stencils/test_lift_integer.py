@@ -169,11 +169,8 @@ def test_integer_kernel_to_drop_in_tuned_kernel_bit_for_bit(name: str, tmp_path:
     """lift -> run (verified exactly against the original) -> export -> the example,
     which checks the exported kernel against the original bit for bit, at the tuned
     size and a larger one."""
-    import os
-    import subprocess
-    import sys
 
-    from tests.conftest import ROOT, run_gtune
+    from tests.conftest import ROOT, run_gtune, run_tuned_example
 
     entry = yaml.safe_load((ROOT / "stencils/plain/manifest.yaml").read_text())["kernels"][name]
     out = tmp_path / f"{name}.stencil.yaml"
@@ -187,16 +184,8 @@ def test_integer_kernel_to_drop_in_tuned_kernel_bit_for_bit(name: str, tmp_path:
     exported = run_gtune("export", str(out), "--size", "64x32", "-o", str(tmp_path / "t"), db=db)
     assert exported.returncode == 0, exported.stderr
     tuned = tmp_path / "t" / f"{name}_tuned.json"
-    example = ROOT / "examples" / "use_tuned_kernel.py"
-    env = dict(os.environ, PYTHONPATH=str(ROOT), PYOPENCL_CTX=os.environ.get("PYOPENCL_CTX", "0"))
     for extra in ([], ["--size", "256x128"]):
-        check = subprocess.run(
-            [sys.executable, str(example), str(tuned), "--original", str(out), *extra],
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=300,
-        )
+        check = run_tuned_example(tuned, "--original", str(out), *extra)
         assert check.returncode == 0, check.stdout + check.stderr
         assert "max |tuned - original| = 0 (ok)" in check.stdout
 

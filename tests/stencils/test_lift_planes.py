@@ -4,16 +4,14 @@ one whole-array kernel with a note on the host loop it replaces."""
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
 from gtune.stencils.definition import load_definition
-from tests.conftest import ROOT, run_gtune
+from tests.conftest import ROOT, run_gtune, run_tuned_example
 
 PLAIN = ROOT / "stencils" / "plain"
 ENTRY = yaml.safe_load((PLAIN / "manifest.yaml").read_text())["kernels"]["heat_planes"]
@@ -65,15 +63,7 @@ def test_plane_kernel_tunes_and_exports_a_whole_array_kernel(tmp_path: Path) -> 
     assert exported.returncode == 0, exported.stderr
     assert "replace the loop `for (k = 0; k < nz; k++)" in exported.stderr
     tuned = tmp_path / "t" / "planes_tuned.json"
-    example = ROOT / "examples" / "use_tuned_kernel.py"
-    env = dict(os.environ, PYTHONPATH=str(ROOT), PYOPENCL_CTX=os.environ.get("PYOPENCL_CTX", "0"))
     for extra in ([], ["--size", "64x32x20"]):  # the original looped over the planes
-        done = subprocess.run(
-            [sys.executable, str(example), str(tuned), "--original", str(out), *extra],
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=300,
-        )
+        done = run_tuned_example(tuned, "--original", str(out), *extra)
         assert done.returncode == 0, done.stdout + done.stderr
         assert "out: max |tuned - original|" in done.stdout and "(ok)" in done.stdout

@@ -4,16 +4,13 @@ drop-in kernel that matches the original on fresh data."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
 from gtune.stencils.definition import load_definition
-from tests.conftest import ROOT, run_gtune
+from tests.conftest import ROOT, run_gtune, run_tuned_example
 
 
 @pytest.mark.opencl
@@ -38,16 +35,8 @@ def test_quotient_weights_lift_tune_and_export(tmp_path: Path) -> None:
     assert exported.returncode == 0, exported.stderr
     source = (tmp_path / "t" / "hot2_tuned.cl").read_text()
     assert "/(Cap*Rx)" in source  # the quotient is computed from the scalar arguments
-    example = ROOT / "examples" / "use_tuned_kernel.py"
-    env = dict(os.environ, PYTHONPATH=str(ROOT), PYOPENCL_CTX=os.environ.get("PYOPENCL_CTX", "0"))
     tuned = tmp_path / "t" / "hot2_tuned.json"
     for extra in ([], ["--size", "128x64"]):
-        check = subprocess.run(
-            [sys.executable, str(example), str(tuned), "--original", str(out), *extra],
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=300,
-        )
+        check = run_tuned_example(tuned, "--original", str(out), *extra)
         assert check.returncode == 0, check.stdout + check.stderr
         assert "result: max |tuned - original|" in check.stdout and "(ok)" in check.stdout

@@ -108,13 +108,10 @@ def test_several_steps_per_launch_lift_tune_and_export(tmp_path: Any) -> None:
     """The corpus kernel of two steps per launch: lifted with steps: 2 (the command
     says so), tuned against its original, and exported with the launches that replace
     one of the original; the example checks it against the original on fresh data."""
-    import os
-    import subprocess
-    import sys
 
     import yaml
 
-    from tests.conftest import ROOT, run_gtune
+    from tests.conftest import ROOT, run_gtune, run_tuned_example
 
     entry = yaml.safe_load((ROOT / "stencils/plain/manifest.yaml").read_text())["kernels"][
         "smooth_2steps"
@@ -131,16 +128,8 @@ def test_several_steps_per_launch_lift_tune_and_export(tmp_path: Any) -> None:
     exported = run_gtune("export", str(out), "--size", "64x32", "-o", str(tmp_path / "t"), db=db)
     assert exported.returncode == 0, exported.stderr
     assert "time steps" in exported.stderr
-    example = ROOT / "examples" / "use_tuned_kernel.py"
-    env = dict(os.environ, PYTHONPATH=str(ROOT), PYOPENCL_CTX=os.environ.get("PYOPENCL_CTX", "0"))
     tuned = tmp_path / "t" / "two_tuned.json"
     for extra in ([], ["--size", "128x64"]):
-        check = subprocess.run(
-            [sys.executable, str(example), str(tuned), "--original", str(out), *extra],
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=300,
-        )
+        check = run_tuned_example(tuned, "--original", str(out), *extra)
         assert check.returncode == 0, check.stdout + check.stderr
         assert "v: max |tuned - original|" in check.stdout and "(ok)" in check.stdout

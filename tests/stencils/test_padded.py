@@ -6,9 +6,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
-import subprocess
-import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -23,7 +20,7 @@ from gtune.measure import OpenCLEvaluator, Status, select_device
 from gtune.measure.problem import initial_arrays
 from gtune.stencils.definition import load_definition, parse_definition
 from gtune.stencils.render import definition_kernel_of
-from tests.conftest import ROOT, run_gtune
+from tests.conftest import ROOT, run_gtune, run_tuned_example
 
 
 def _conv(dims: int, radius: int, boundary: str, pad: int, **extra: Any) -> dict[str, Any]:
@@ -224,15 +221,7 @@ def test_an_arrays_given_values_are_checked() -> None:
 
 
 def _example(tuned: Path, original: Path, *extra: str) -> str:
-    env = dict(os.environ, PYTHONPATH=str(ROOT), PYOPENCL_CTX=os.environ.get("PYOPENCL_CTX", "0"))
-    example = ROOT / "examples" / "use_tuned_kernel.py"
-    done = subprocess.run(
-        [sys.executable, str(example), str(tuned), "--original", str(original), *extra],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
+    done = run_tuned_example(tuned, "--original", str(original), *extra)
     return done.stdout + done.stderr
 
 
