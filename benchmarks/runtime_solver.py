@@ -139,13 +139,7 @@ def solve(
             break
         if wait and steps is not None and i == steps - 1:
             step.wait_tuning()
-        if not run.phases or run.phases[-1].configuration != step.configuration:
-            run.phases.append(SOLVER.Phase(step.choice, step.configuration, i))
-        event = step(queue, a, b)
-        event.wait()
-        phase = run.phases[-1]
-        phase.steps += 1
-        phase.kernel_s += (event.profile.end - event.profile.start) * 1e-9
+        run.step(step, queue, a, b, i)
         a, b = b, a
         i += 1
     queue.finish()

@@ -59,6 +59,17 @@ class Run:
     wall_s: float = 0.0
     final: np.ndarray | None = None
 
+    def step(self, kernel: Any, queue: Any, a: Any, b: Any, i: int) -> None:
+        """Step ``i``: ``kernel`` from ``a`` into ``b``, its time counted in the phase of
+        the configuration that ran it (a new phase where online tuning switched)."""
+        if not self.phases or self.phases[-1].configuration != kernel.configuration:
+            self.phases.append(Phase(kernel.choice, kernel.configuration, i))
+        event = kernel(queue, a, b)
+        event.wait()
+        phase = self.phases[-1]
+        phase.steps += 1
+        phase.kernel_s += (event.profile.end - event.profile.start) * 1e-9
+
 
 def heat_numpy(a: np.ndarray, steps: int) -> np.ndarray:
     """The same solver in numpy: interior points updated, the boundary kept."""
@@ -92,13 +103,7 @@ def solve(
     for i in range(steps):
         if wait and i == steps - 1:
             step.wait_tuning()
-        if not run.phases or run.phases[-1].configuration != step.configuration:
-            run.phases.append(Phase(step.choice, step.configuration, i))
-        event = step(queue, a, b)
-        event.wait()
-        phase = run.phases[-1]
-        phase.steps += 1
-        phase.kernel_s += (event.profile.end - event.profile.start) * 1e-9
+        run.step(step, queue, a, b, i)
         a, b = b, a
     queue.finish()
     run.wall_s = time.perf_counter() - start
