@@ -21,7 +21,8 @@ ARGS = {
 }
 # examples that need files another test makes first, and the test that runs them
 ELSEWHERE = {
-    "use_tuned_kernel.py": ROOT / "tests" / "commands" / "test_export.py",  # an exported kernel
+    # an exported kernel: run_tuned_example, used by test_export.py and the lift tests
+    "use_tuned_kernel.py": ROOT / "tests" / "conftest.py",
     "heat_solver.py": ROOT / "tests" / "test_runtime.py",  # with gtune.runtime's tests
     "image_filter.py": ROOT / "tests" / "test_runtime_image_filter.py",  # images it checks
 }
