@@ -46,8 +46,10 @@ every phase runs and the report is written).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib.util
 import json
+import logging
 import math
 import os
 import platform
@@ -167,7 +169,22 @@ def run_summary(run: Any, step: Any, sizes: Mapping[str, int]) -> dict[str, Any]
         "tuning_message": step.tuning_message,
         "final_configuration": step.configuration,
         "final_choice": step.choice,
+        **tuning_summary(step.tuning_report),
     }
+
+
+def tuning_summary(report: Any) -> dict[str, Any]:
+    """Online tuning's report, where it answered: its time breakdown, each technique's
+    search (configurations measured, why it stopped) and its notes."""
+    if report is None:
+        return {}
+    runs = [
+        {"technique": r.technique, "measured": r.measured,
+         "stop_reason": r.outcome.stop_reason if r.outcome is not None else None}
+        for r in report.runs
+    ]  # fmt: skip
+    return {"tuning_report": {"wall_s": report.wall_s, "time": dataclasses.asdict(report.time),
+                              "runs": runs, "notes": list(report.notes)}}  # fmt: skip
 
 
 def phase_default(
@@ -190,6 +207,10 @@ def phase_online(
     for path in args.out.glob("online.db*"):
         path.unlink()  # a size never tuned: an empty store
     cap = args.online_cap * done["default"]["wall_s"]
+    log = logging.FileHandler(args.out / "online.log", mode="w")  # what the tuner said
+    log.setFormatter(logging.Formatter("%(relativeCreated)8.0f ms %(name)s: %(message)s"))
+    logging.getLogger("gtune").addHandler(log)
+    logging.getLogger("gtune").setLevel(logging.INFO)
     with gtune.runtime.open_tuned(kernel=KERNEL, tune_missing=args.budget, store=store) as lib:
         run, step, finished = solve(
             ctx, lib, sizes, steps=done["default"]["steps"], max_s=cap, wait=args.quick

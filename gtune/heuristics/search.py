@@ -316,10 +316,7 @@ def drive(
             break
         before = run.best
         results, todo, reused = run.sort(batch)
-        todo, cut = run.limit(batch, todo, room)
-        if on_batch is not None:
-            on_batch(batch, len(todo))
-        evaluated = run.measure(batch, todo, results)
+        evaluated, cut = run.measure_within(batch, todo, results, room, on_batch)
         # A configuration repeated inside the batch gets the result measured above.
         for i, config in enumerate(batch.configs):
             if results[i] is None:
@@ -420,9 +417,40 @@ class _Run:
         if fits is not None:
             keep = _within_room(self.evaluator, [batch.configs[i] for i in todo], fits)
             if keep < len(todo):
+                cut = (
+                    "the time left has no room for another configuration"
+                    if keep == 0
+                    else f"the time left had room for {keep} of the step's {len(todo)} "
+                    "configurations"
+                )
                 todo = todo[:keep]
-                cut = "the time left has no room for another configuration"
         return todo, cut
+
+    def measure_within(
+        self,
+        batch: Batch,
+        todo: list[int],
+        results: list[Result | None],
+        room: Callable[[], int | None] | None,
+        on_batch: Callable[[Batch, int], None] | None,
+    ) -> tuple[int, str]:
+        """Measure ``todo`` in parts that fit the time left: a part cut by ``room()`` is
+        measured, then the room is asked again (its pace now better known: the first
+        configurations of a search carry its start-up) and the rest goes on while it
+        fits. Returns how many were measured and why the batch was cut ("" if not)."""
+        evaluated, cut = 0, ""
+        while todo:
+            part, cut = self.limit(batch, todo, room)
+            if not part:
+                break
+            if on_batch is not None:
+                on_batch(batch, len(part))
+            done = self.measure(batch, part, results)
+            evaluated += done
+            if not cut or done < len(part) or self.why_stop():
+                break
+            todo = todo[len(part) :]
+        return evaluated, cut
 
     def measure(self, batch: Batch, todo: list[int], results: list[Result | None]) -> int:
         """Measure ``todo``, recording each result as it comes, until told to stop;

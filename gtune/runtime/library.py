@@ -56,6 +56,7 @@ class RuntimeKernel:
         self.sizes = dict(sizes)
         self.tuning = ""
         self.tuning_message = ""
+        self.tuning_report: TuningReport | None = None  # online tuning's, once it answers
         self.history: list[tuple[str, dict[str, int]]] = []
         self._settled = threading.Event()
         self._choice = choice
@@ -125,6 +126,8 @@ class RuntimeKernel:
         """The online tuner's answer (in its thread): switch when the confirmation round
         found a configuration faster than the baseline (the default, or the nearest-size
         fallback that ran meanwhile) beyond the noise."""
+        self.tuning_report = report
+        message += _early_stops(report)
         try:
             self._decide(report, message)
         except GtuneError as exc:
@@ -169,6 +172,19 @@ class RuntimeKernel:
         self.library.add(entry)
         self.tuning, self.tuning_message = "switched", f"{message}; {speed}"
         self._note(choice)
+
+
+def _early_stops(report: TuningReport | None) -> str:
+    """Why searches of ``report`` stopped before their end ("" if none did): an online
+    search cut short is the first thing to look at when the switch gains too little."""
+    if report is None:
+        return ""
+    cut = [
+        f"{run.technique or 'the search'} after {run.measured}: {run.outcome.stop_reason}"
+        for run in report.runs
+        if run.outcome is not None and run.outcome.stop_reason != "search finished"
+    ]
+    return f" (stopped early: {'; '.join(cut)})" if cut else ""
 
 
 class TunedLibrary:

@@ -56,6 +56,7 @@ class Clock:
         self._seg_from: float | None = None
         self._seg_fresh = 0
         self._seg_excluded = 0.0
+        self.last_room: tuple[float, float] | None = None  # seconds left, per configuration
 
     def elapsed(self) -> float:
         return time.monotonic() - self.started
@@ -119,6 +120,7 @@ class Clock:
         pace = self.per_config()
         if pace is None or pace <= 0:
             return None
+        self.last_room = (left, pace)
         return int(left // pace)
 
 

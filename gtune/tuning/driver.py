@@ -402,6 +402,13 @@ def _search(
         on_batch=state.on_batch,
     )
     m1, r1 = session.counts()
+    if outcome.stop_reason.startswith("the time left") and clock.last_room is not None:
+        left, pace = clock.last_room
+        outcome = replace(
+            outcome,
+            stop_reason=f"{outcome.stop_reason} ({left:.1f} s left, {pace:.3g} s per "
+            "configuration so far)",
+        )
     if current.outcome is not None:
         outcome = _merged(current.outcome, outcome, began - current.started_s)
     current.outcome = outcome

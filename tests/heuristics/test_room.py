@@ -65,7 +65,9 @@ def test_stored_configurations_do_not_count_against_the_room(recorded: Recorded)
     assert isinstance(inner, _Counting) and len(inner.measured) == 5
     # room for two more measurements: the five stored are served, two measured, one cut
     searcher = _OneBatch(configs)
-    outcome = drive(searcher, stored, strategy="t", room=lambda: 2)
+    outcome = drive(
+        searcher, stored, strategy="t", room=lambda: max(0, 2 - (len(inner.measured) - 5))
+    )
     assert len(searcher.told) == 7
     assert [canonical_config(c) for c in inner.measured[5:]] == [
         canonical_config(c) for c in configs[5:7]
@@ -74,6 +76,31 @@ def test_stored_configurations_do_not_count_against_the_room(recorded: Recorded)
     # an evaluator without a store: the room is the number of configurations handed out
     plain = _Counting(recorded)
     searcher = _OneBatch(configs)
-    outcome = drive(searcher, plain, strategy="t", room=lambda: 2)
+    outcome = drive(searcher, plain, strategy="t", room=lambda: max(0, 2 - len(plain.measured)))
     assert len(plain.measured) == len(searcher.told) == 2
     store.close()
+
+
+def test_a_cut_batch_goes_on_when_the_room_grows(recorded: Recorded) -> None:
+    """The first configurations of a search carry its start-up, so the first pace is
+    too slow: after the part that fitted, the room is asked again and the rest of the
+    batch is measured when it now fits (a search is not ended by a first guess)."""
+    configs = recorded.configs[:8]
+    plain = _Counting(recorded)
+    searcher = _OneBatch(configs)
+    asked: list[int] = []
+
+    def room() -> int:  # the pace, once measured, leaves room for many more
+        asked.append(len(plain.measured))
+        return 3 if len(asked) == 1 else 100
+
+    outcome = drive(searcher, plain, strategy="t", room=room)
+    assert len(plain.measured) == len(searcher.told) == 8
+    assert asked[:2] == [0, 3]
+    assert outcome.stop_reason == "search finished"
+    # a room that stays short still ends the batch where it ends
+    plain = _Counting(recorded)
+    searcher = _OneBatch(configs)
+    outcome = drive(searcher, plain, strategy="t", room=lambda: max(0, 5 - len(plain.measured)))
+    assert len(plain.measured) == len(searcher.told) == 5
+    assert outcome.stop_reason == "the time left has no room for another configuration"
