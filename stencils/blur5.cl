@@ -42,6 +42,11 @@
  *              whole, those that straddle a row's rim from reads clamped into the row,
  *              and writes its interior lanes (no branch around the terms); 0: a vector
  *              that touches the rim is computed lane by lane
+ *   RIN        RIM=1 (the vector technique): 1: a work-item whose BY x BZ rows and
+ *              their neighbour rows all lie inside reads its vectors through one
+ *              pointer per field plus compile-time row offsets (the interior path),
+ *              and a work-item at a y or z rim computes its rows one at a time (the
+ *              loop kept rolled); 0: every work-item clamps each row it reads
  *   SEP        a separable stencil (SEP_X_TERMS, SEP_Y_TERMS, SEP_Z_TERMS: its weights'
  *              factors per axis): 1: the weights applied axis by axis. 2D streaming sums
  *              each row's x-terms once and feeds the sum to the y-queue; the vector
@@ -180,6 +185,9 @@
 #ifndef RIM
 #define RIM 0
 #endif
+#ifndef RIN
+#define RIN 0
+#endif
 #ifndef BY
 #define BY 1
 #endif
@@ -281,6 +289,12 @@
 #endif
 #if RIM && (VX == 1 || STREAM || TB > 1 || CLAMP)
 #error "RIM (whole rim vectors) applies to the vector technique with the interior boundary: VX > 1, STREAM=0, TB=1, CLAMP=0"
+#endif
+#if RIN != 0 && RIN != 1
+#error "RIN must be 0 or 1"
+#endif
+#if RIN && !RIM
+#error "RIN (the interior path) applies to the vector technique with whole rim vectors: RIM=1"
 #endif
 #if SEP && !(RIM || (STREAM && ARRAY_DIMS == 2))
 #error "SEP (axis by axis weights) applies to 2D streaming and to the vector technique with RIM=1"
@@ -672,6 +686,37 @@ __constant sampler_t SMP = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_ED
 #define SEP_VECTOR_X(dx, w) VREAD_TERM(SRC, dx, 0, 0, w)
 #define SEP_VECTOR_Y(dy, w) acc += (w) * rows_[jz][iy + RY + (dy)];
 #define SEP_VECTOR_Z(dz, w) acc += (w) * planes_[iz + RZ + (dz)][iy];
+#if RIN
+/* RIM=1, a work-item whose rows all lie inside (RIM_ROWS_INSIDE: every row of its
+   block written, every neighbour row inside the array, no row clamped): its vectors
+   are read through one pointer per field, the block's first row (s_ for the primary
+   field), at the x index of the vector (clamped into the row as RIM=1 clamps it: a
+   few instructions per work-item, not per row) plus a compile-time row offset. So
+   every load is a pointer plus an immediate (no clamp or index arithmetic per row),
+   and the rows the block's outputs share are the same address, loaded once. The
+   condition is on y and z only: the work-items of a warp share their rows (but at a
+   y or z rim), so the x rim (a lane of every row's first and last warp) does not
+   send its warp down both paths; it differs only in the store. oz_ and oy_: the
+   row's offset from the block's first row, constants once the row loops unroll. */
+#define RIM_ROWS_INSIDE(y, z) ((y) >= LOY && (y) + BY <= HIY && (z) >= LOZ && (z) + BZ <= HIZ)
+#define IN_ROW(dy, dz) ((((idx_t)(oz_ + (dz))) * NY + (oy_ + (dy))) * (NX / VX))
+#define IN_READ_AT(base, dx, dy, dz, w)                                                  \
+    {                                                                                    \
+        VT v_ = ((base) + VCL(xv + VFLOOR(dx)))[IN_ROW(dy, dz)];                         \
+        if (SHIFT(dx) != 0) {                                                            \
+            const VT b_ = ((base) + VCL(xv + VFLOOR(dx) + 1))[IN_ROW(dy, dz)];           \
+            v_ = COMPOSE(v_, b_, SHIFT(dx));                                             \
+        }                                                                                \
+        acc += (w) * F(v_);                                                              \
+    }
+#define IN_TERM(dx, dy, dz, w) IN_READ_AT(s_, dx, dy, dz, w)
+#define IN_EXTRA(f, dx, dy, dz, w)                                                       \
+    IN_READ_AT((__global const VT *)((f) + IDX(z0_, y0_, 0)), dx, dy, dz, w)
+#define IN_SEP_X(dx, w) IN_READ_AT(s_, dx, 0, 0, w)
+/* the rim's rolled path (one output row at a time): its row sums' y and z factors */
+#define ROLLED_SEP_Y(dy, w) acc += (w) * rl_[kz][RY + (dy)];
+#define ROLLED_SEP_Z(dz, w) acc += (w) * pl_[RZ + (dz)];
+#endif
 #ifndef SEP_Z_TERMS
 #define SEP_Z_TERMS(T) T(0, (REAL)1)
 #endif
@@ -1952,6 +1997,125 @@ void KERNEL_NAME(KERNEL_ARGS)
                                BZ x BY rows' terms are one stretch too, so each row of
                                input they share is loaded once. */
                             const int xv = x / VX;
+#if RIN
+                            /* the interior path: a block whose rows and their neighbour
+                               rows lie inside reads through one pointer per field; one at
+                               a y or z rim computes its rows one at a time (measured on
+                               the H200 at 512^3: benchmarks/results/h200-limit/) */
+                            if (RIM_ROWS_INSIDE(y, z)) {
+                                const int z0_ = z;
+                                const int y0_ = y;
+                                __global const VT *s_ = (__global const VT *)(SRC + IDX(z0_, y0_, 0));
+                                __global VT *d_ = (__global VT *)(DST + IDX(z0_, y0_, 0));
+#if SEP
+                                VT rows_[BZ + 2 * RZ][BY + 2 * RY];
+#pragma unroll
+                                for (int jz = 0; jz < BZ + 2 * RZ; ++jz) {
+#pragma unroll
+                                    for (int jy = 0; jy < BY + 2 * RY; ++jy) {
+                                        const int oz_ = jz - RZ;
+                                        const int oy_ = jy - RY;
+                                        VT acc = (VT)((REAL)0);
+                                        SEP_X_TERMS(IN_SEP_X)
+                                        rows_[jz][jy] = acc;
+                                    }
+                                }
+                                VT planes_[BZ + 2 * RZ][BY];
+#pragma unroll
+                                for (int jz = 0; jz < BZ + 2 * RZ; ++jz) {
+#pragma unroll
+                                    for (int iy = 0; iy < BY; ++iy) {
+                                        VT acc = (VT)((REAL)0);
+                                        SEP_Y_TERMS(SEP_VECTOR_Y)
+                                        planes_[jz][iy] = acc;
+                                    }
+                                }
+#endif
+#pragma unroll
+                                for (int iz = 0; iz < BZ; ++iz) {
+#pragma unroll
+                                    for (int iy = 0; iy < BY; ++iy) {
+                                        const int oz_ = iz;
+                                        const int oy_ = iy;
+                                        VT acc = (VT)((REAL)0);
+#if SEP
+                                        SEP_Z_TERMS(SEP_VECTOR_Z)
+#else
+                                        STENCIL_TERMS(IN_TERM)
+#endif
+                                        EXTRA_TERMS(IN_EXTRA)
+                                        ADD_CONSTANT(acc);
+                                        if (x >= RX && x + VX <= NX - RX) {
+                                            (d_ + xv)[IN_ROW(0, 0)] = acc;
+                                        } else { /* a vector at the x rim: its lanes */
+                                            __global REAL *l_ = DST + IDX(z0_ + oz_, y0_ + oy_, x);
+                                            STORE_LANES(l_, acc, x);
+                                        }
+                                    }
+                                }
+                            } else {
+                                /* a block at a y or z rim: one output row at a time (the
+                                   loop kept rolled), so this path's registers are one
+                                   row's, not the block's (a kernel's register count is
+                                   its most demanding path's, and it sets how many
+                                   work-groups an SM holds); the same terms, clamps and
+                                   sums in the same order as the block's path */
+                                UNROLL_BY(1)
+                                for (int r_ = 0; r_ < BZ * BY; ++r_) {
+                                    const int iz = r_ / BY;
+                                    const int iy = r_ % BY;
+                                    const int z_ = z + iz;
+                                    const int y_ = y + iy;
+                                    if (!(BY * BZ == 1 ||
+                                          (z_ >= LOZ && z_ < HIZ && y_ >= LOY && y_ < HIY))) {
+                                        continue;
+                                    }
+                                    VT out_;
+#if SEP
+                                    /* rl_[kz][ky]: the x-sum of input row (z_ + kz - RZ,
+                                       y_ + ky - RY); pl_[kz]: their y-sum */
+                                    VT rl_[2 * RZ + 1][2 * RY + 1];
+#pragma unroll
+                                    for (int kz = 0; kz < 2 * RZ + 1; ++kz) {
+#pragma unroll
+                                        for (int ky = 0; ky < 2 * RY + 1; ++ky) {
+                                            const int z = z_ + kz - RZ;
+                                            const int y = y_ + ky - RY;
+                                            VT acc = (VT)((REAL)0);
+                                            SEP_X_TERMS(SEP_VECTOR_X)
+                                            rl_[kz][ky] = acc;
+                                        }
+                                    }
+                                    VT pl_[2 * RZ + 1];
+#pragma unroll
+                                    for (int kz = 0; kz < 2 * RZ + 1; ++kz) {
+                                        VT acc = (VT)((REAL)0);
+                                        SEP_Y_TERMS(ROLLED_SEP_Y)
+                                        pl_[kz] = acc;
+                                    }
+#endif
+                                    {
+                                        const int z = z_;
+                                        const int y = y_;
+                                        VT acc = (VT)((REAL)0);
+#if SEP
+                                        SEP_Z_TERMS(ROLLED_SEP_Z)
+#else
+                                        STENCIL_TERMS(VECTOR_TERM)
+#endif
+                                        EXTRA_TERMS(VECTOR_EXTRA)
+                                        ADD_CONSTANT(acc);
+                                        out_ = acc;
+                                    }
+                                    if (x >= RX && x + VX <= NX - RX) {
+                                        ((__global VT *)(DST + IDX(z_, y_, 0)))[xv] = out_;
+                                    } else {
+                                        __global REAL *d_ = DST + IDX(z_, y_, x);
+                                        STORE_LANES(d_, out_, x);
+                                    }
+                                }
+                            } /* RIM_ROWS_INSIDE */
+#else
                             VT accs[BZ][BY];
 #if SEP
                             /* separable weights, axis by axis: each of the (BZ + 2 RZ) x
@@ -2024,6 +2188,7 @@ void KERNEL_NAME(KERNEL_ARGS)
                                     }
                                 }
                             }
+#endif
                         }
 #elif VX > 1
                         if (x >= RX && x + VX <= NX - RX) {

@@ -389,6 +389,14 @@ def _parameters(
             "rim from reads clamped into the row, writing their interior lanes (0: such "
             "vectors lane by lane)",
         }
+        params["RIN"] = {
+            "values": [0, 1],
+            "default": 0,
+            "doc": "vector technique with RIM: a work-item whose rows and their neighbours "
+            "lie inside reads them through one pointer per field plus constant row "
+            "offsets, one at a y or z rim computes its rows one at a time (0: every row "
+            "read clamped)",
+        }
         params["BY"] = {
             "values": [1, 2, 4],
             "default": 1,
@@ -585,6 +593,7 @@ def _vector_and_image_constraints(g: _Geometry) -> list[str]:
         )
     if g.interior:  # whole rim vectors: the vector technique's choice only; so are row blocks
         constraints.append("RIM == 0 or (VX > 1 and STREAM == 0)")
+        constraints.append("RIN == 0 or RIM == 1")  # the interior path: RIM's choice
         blocks = "BY*BZ" if g.dims3 else "BY"
         constraints += [f"{blocks} == 1 or RIM == 1", f"BX*{blocks} <= {VEC_OUTS_MAX}"]
     if g.image:
@@ -685,7 +694,7 @@ def _techniques(g: _Geometry) -> dict[str, list[str]]:
         # choice), so specs that tune neither (dims, opts, temporal) fit the kernel
         for name, cons in techniques.items():
             if name != "vec":
-                cons += ["RIM == 0", "BY == 1"] + (["BZ == 1"] if g.dims3 else [])
+                cons += ["RIM == 0", "RIN == 0", "BY == 1"] + (["BZ == 1"] if g.dims3 else [])
     return techniques
 
 

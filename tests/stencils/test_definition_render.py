@@ -310,7 +310,7 @@ def test_streaming_outputs_per_work_item_are_bounded() -> None:
     kernel = parse_description(description, source=source, label="flat")
     limits = {"LOCAL_MEM_SIZE": 1 << 20, "MAX_WORK_GROUP_SIZE": 1024, "DOUBLE_SUPPORT": 1}
     base = {"WX": 8, "WY": 1, "WZ": 1, "VX": 1, "BX": 1, "CZ": 1, "LOCAL": 0, "STREAM": 1}
-    base |= {"ZC": 4, "IMAGE": 0, "RIM": 0, "BY": 1, "BZ": 1}
+    base |= {"ZC": 4, "IMAGE": 0, "RIM": 0, "RIN": 0, "BY": 1, "BZ": 1}
 
     def valid(cx: int, cy: int) -> bool:
         names = {p.name for p in kernel.parameters}
