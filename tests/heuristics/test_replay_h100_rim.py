@@ -9,7 +9,9 @@ budget, its rim step tuning ``RIM``, ``VX``, ``BY``, ``BZ`` and ``SEP``. The rep
 serves every configuration from the search's rows of that store (the confirmation
 round's re-measurements left out, as the search never saw them; a configuration the
 store lacks would be answered as not run and never be the best), on the vec
-technique's space solved for the H100's limits.
+technique's space solved for the H100's limits. The search ran before the template had
+the interior path (``RIN``), so it is replayed with the spec of then
+(``benchmarks/compare/specs/hybrid-before-rin.yaml``): ``RIN`` stays 0, as it ran.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import pytest
 from gtune.description import load_kernel
 from gtune.device import DeviceLimits
 from gtune.kernel import canonical_config
+from gtune.measure import completed
 from gtune.space import solve_space, technique_space
 from gtune.store.ranking import confirmation
 from tests.conftest import load_script
@@ -32,6 +35,7 @@ pytestmark = pytest.mark.slow  # solves two vec spaces at 512³ (about 10 s each
 
 ROOT = Path(__file__).resolve().parents[2]
 STORE = ROOT / "benchmarks" / "results" / "onestep" / "h100-sep3d" / "onestep.db.gz"
+BEFORE = ROOT / "benchmarks" / "compare" / "specs" / "hybrid-before-rin.yaml"
 
 lt = load_script(ROOT / "benchmarks" / "compare" / "loo_table3.py")
 tiles = load_script(ROOT / "benchmarks" / "onestep_tiles.py")
@@ -44,12 +48,14 @@ def replayed(request: pytest.FixtureRequest) -> dict[str, Any]:
     device = DeviceLimits.from_dict(json.loads(lt.DEVICE.read_text()))
     space = technique_space(solve_space(kernel, device).space, kernel, "vec")
     rows = [r for r in tiles.stored_rows(raw(STORE), f"{name}:stencil") if confirmation(r) is None]
-    results = [r.result for r in rows if space.is_valid(dict(r.result.config)) is None]
+    # recorded before the template had RIN: a configuration without it ran it at 0
+    results = [completed(r.result, kernel.default_config() or {}) for r in rows]
+    results = [r for r in results if space.is_valid(dict(r.config)) is None]
     return {
         "name": name,
         "kernel": kernel,
         "results": results,
-        "replay": lt.replay_hybrid(kernel, device, results, ["vec"], space=space),
+        "replay": lt.replay_hybrid(kernel, device, results, ["vec"], space=space, spec=BEFORE),
     }
 
 

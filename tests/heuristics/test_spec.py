@@ -108,16 +108,16 @@ def test_two_dimensional_kernel_drops_z() -> None:
 
 def test_hybrid_rim_step() -> None:
     """The vector technique's rim vectors (RIM) are tuned once the merge factors in z are
-    known, both values, with the vector width, the row blocks and (separable stencils)
-    SEP; a kernel without RIM (clamp boundary, plain kernels) drops the step although it
+    known, both values, with the vector width, the row blocks, (separable stencils)
+    SEP and the interior path (RIN); a kernel without RIM (clamp boundary, plain kernels) drops the step although it
     has VX, and one without the blocks or SEP tunes the rest."""
     names = ["WX", "WY", "WZ", "BX", "CX", "CY", "CZ", "VX", "ZC", "STREAM", "RIM"]
     sizes = {"NX": 64, "NY": 64, "NZ": 64}
-    bound = load_spec("hybrid").bind([*names, "BY", "BZ", "SEP"], sizes)
+    bound = load_spec("hybrid").bind([*names, "BY", "BZ", "SEP", "RIN"], sizes)
     labels = [s.label for s in bound.steps]
     assert labels.index("z") < labels.index("rim") < labels.index("merge shape")
     step = bound.steps[labels.index("rim")]
-    assert list(step.tune) == ["RIM", "VX", "BY", "BZ", "SEP"]
+    assert list(step.tune) == ["RIM", "VX", "BY", "BZ", "SEP", "RIN"]
     assert step.needs == ("RIM",)
     for name in step.tune:  # "*": every value the space allows
         assert step.tune[name].values(sizes, 0) is None
