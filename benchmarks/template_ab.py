@@ -12,8 +12,13 @@ verified once per configuration first: a configuration the package's rendering c
 run (another size, another device) is skipped, and a variant that fails or computes
 something else where the package's rendering verifies stops the run, untimed.
 
+``--variant-set N=V,...`` gives the variant's configurations these values (the variant
+template, without ``--variant``, the package's own): two configurations of one template
+side by side, a template parameter off and on (``--variant-set RIN=1``).
+
     python3 benchmarks/template_ab.py OUT --variant candidate.cl --store onestep.db \\
         --kernels heat3d box27 --top 8 --device NVIDIA
+    python3 benchmarks/template_ab.py OUT --variant-set RIN=1 --config ... --device NVIDIA
 
 Writes ``OUT/template_ab.json`` and ``OUT/template_ab.md``.
 """
@@ -72,11 +77,12 @@ def render_real(name: str, directory: Path, template: str | None) -> Path:
 
 
 def load_both(
-    name: str, work: Path, variant: str, size: int
+    name: str, work: Path, variant: str | None, size: int
 ) -> tuple[str, TunableKernel, TunableKernel]:
     """A real stencil by name, or a NAME.stencil.yaml definition by path, loaded from
-    the package's template and from ``variant`` at ``onestep.py``'s sizes (``size``
-    cubed, 2D: ``16 * size`` squared): (its name, package, variant)."""
+    the package's template and from ``variant`` (None: the package's) at
+    ``onestep.py``'s sizes (``size`` cubed, 2D: ``16 * size`` squared): (its name,
+    package, variant)."""
     if name.endswith(".stencil.yaml"):
         ka = load_kernel(name)
         with rendering_from(variant):
@@ -126,8 +132,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument(
         "--variant",
         type=Path,
-        required=True,
-        help="the candidate: a stencil.cl, or a .patch of the package's (candidate.py)",
+        help="the candidate: a stencil.cl, or a .patch of the package's (candidate.py); "
+        "left out: the package's template (with --variant-set)",
+    )
+    ap.add_argument(
+        "--variant-set",
+        default="",
+        metavar="N=V,...",
+        help="the variant's configurations: each configuration with these values",
     )
     ap.add_argument(
         "--kernels",
@@ -148,9 +160,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "time as a fraction of its bandwidth",
     )
     args = ap.parse_args(argv)
+    if args.variant is None and not args.variant_set:
+        ap.error("give --variant, --variant-set or both")
+    vset = parse_config(args.variant_set) if args.variant_set else {}
 
     device = select_device(args.device)
-    variant = read_variant(args.variant)
+    variant = read_variant(args.variant) if args.variant is not None else None
     args.outdir.mkdir(parents=True, exist_ok=True)
     work = args.outdir / "rendered"
     runs: list[tuple[str, TunableKernel, Mapping[str, int]]] = []
@@ -167,8 +182,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         # it) at its default
         configs = [ka.with_defaults(c) for c in configs]
         kept = []
+        vconfigs = [{**c, **vset} for c in configs]
         for cfg, fa, fb in zip(
-            configs, verify(ka, device, configs), verify(kb, device, configs), strict=True
+            configs, verify(ka, device, configs), verify(kb, device, vconfigs), strict=True
         ):
             if fa is not None:  # not a configuration of this size and device: skipped
                 bw.log(f"{name}: skipped {cfg}: the package's rendering fails ({fa})")
@@ -179,7 +195,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         configs = kept
         for i, cfg in enumerate(configs):
             key = f"{name}#{i}"
-            runs += [(f"{key}/package", ka, cfg), (f"{key}/variant", kb, cfg)]
+            runs += [(f"{key}/package", ka, cfg), (f"{key}/variant", kb, {**cfg, **vset})]
             rows.append({"kernel": name, "key": key, "config": cfg})
         bw.log(f"{name}: {len(configs)} configurations, both renderings verified")
     copy: TunableKernel | None = None
@@ -193,6 +209,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         row["variant_s"] = times[f"{row['key']}/variant"]
         row["ratio"] = row["variant_s"] / row["package_s"]
     summary: dict[str, Any] = {"device": device.name, "rounds": args.rounds, "rows": rows}
+    if vset:
+        summary["variant_set"] = vset
     if copy is not None:
         # a kernel moves its own bytes (fields, sizes); the copy's bandwidth is the yardstick
         copy_gbs = copy.bytes_moved() / times["copy"] / 1e9
@@ -216,6 +234,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"Medians of {args.rounds} alternating rounds; ratio = variant / package time.",
         "",
     ]
+    if vset:
+        lines += [
+            "Variant: "
+            + ("the package's template" if variant is None else str(args.variant))
+            + " with "
+            + ", ".join(f"{k}={v}" for k, v in vset.items())
+            + " in every configuration.",
+            "",
+        ]
     if copy is not None:
         c = summary["copy"]
         lines += [

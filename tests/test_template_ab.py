@@ -65,18 +65,21 @@ def test_parse_config() -> None:
 def test_a_small_run_times_both_renderings_and_the_copy(tmp_path: Path) -> None:
     """Both renderings verified and timed, the copy kernel in the same rounds, each time
     also as a fraction of the copy's bandwidth; a configuration the size cannot take is
-    skipped, not timed."""
+    skipped, not timed. The variant side runs each configuration with RIN=1 (the
+    interior path, --variant-set), so the RIM=1 configuration verifies with it."""
     variant = tmp_path / "same.cl"
     variant.write_text(template_source())
     cfg = "WX=8,WY=4,WZ=1,BX=2,VX=2,CX=1,CY=1,CZ=2,LOCAL=0,IMAGE=0,STREAM=0,ZC=1"
     too_wide = "WX=64,WY=4,WZ=1,BX=4,VX=4,CX=1,CY=1,CZ=1,LOCAL=0,IMAGE=0,STREAM=0,ZC=1"
     args = [str(tmp_path / "out"), "--variant", str(variant), "--kernels", "heat3d"]
     args += ["--device", "pocl", "--size", "16", "--rounds", "1", "--copy"]
+    args += ["--variant-set", "RIN=1"]
     args += ["--config", f"heat3d:{cfg},RIM=1", "--config", f"heat3d:{too_wide},RIM=0"]
     assert ab.main(args) == 0
     summary = json.loads((tmp_path / "out" / "template_ab.json").read_text())
     (row,) = summary["rows"]  # the 256-wide tile does not fit 16 columns: skipped
-    assert row["config"]["RIM"] == 1
+    assert row["config"]["RIM"] == 1 and row["config"]["RIN"] == 0
+    assert summary["variant_set"] == {"RIN": 1}
     assert summary["copy"]["time_s"] > 0 and summary["copy"]["gbs"] > 0
     for side in ("package", "variant"):
         assert row[f"{side}_s"] > 0
@@ -85,3 +88,12 @@ def test_a_small_run_times_both_renderings_and_the_copy(tmp_path: Path) -> None:
             moved / row[f"{side}_s"] / 1e9 / summary["copy"]["gbs"]
         )
     assert "Copy kernel in the same rounds" in (tmp_path / "out" / "template_ab.md").read_text()
+
+
+def test_one_side_must_differ(capsys: pytest.CaptureFixture[str]) -> None:
+    """Without --variant and --variant-set both sides would be the same kernel: a usage
+    error (exit status 2) before any device is opened."""
+    with pytest.raises(SystemExit) as exc:
+        ab.main(["out", "--kernels", "heat3d", "--device", "nothing-such"])
+    assert exc.value.code == 2
+    assert "--variant, --variant-set or both" in capsys.readouterr().err
