@@ -62,6 +62,8 @@ def draw_config(
         for name in ("BY", "BZ"):
             if name in kernel.parameter_names:
                 cfg[name] = data.draw(st.sampled_from((1, 2, 4)), name) if cfg["RIM"] else 1
+        if "RIN" in kernel.parameter_names:  # the interior path: whole rim vectors' choice
+            cfg["RIN"] = data.draw(st.sampled_from((0, 1)), "RIN") if cfg["RIM"] else 0
     cfg["IMAGE"] = int(technique == "image")
     cfg["STREAM"], cfg["ZC"] = 0, 1
     group = min(MAX_GROUP, limits["MAX_WORK_GROUP_SIZE"])
@@ -127,7 +129,7 @@ def draw_stream_config(
     """A random valid configuration of the streaming technique (WZ = CZ = 1, any ZC)."""
     nx, ny, nz = (kernel.sizes[n] for n in ("NX", "NY", "NZ"))
     cfg = {"VX": 1, "LOCAL": 0, "IMAGE": 0, "STREAM": 1, "WZ": 1, "CZ": 1}
-    for name in ("RIM", "BY", "BZ"):  # the vector technique's; here at rest
+    for name in ("RIM", "RIN", "BY", "BZ"):  # the vector technique's; here at rest
         if name in kernel.parameter_names:
             cfg[name] = 1 if name in ("BY", "BZ") else 0
     group = min(MAX_GROUP, limits["MAX_WORK_GROUP_SIZE"])
