@@ -1,6 +1,7 @@
 """Lifting the idioms of image and exercise codes (issue 48, "Lift wider"), on numpy
 kernels: a rim copied or zeroed (lifted with ``rim: copy`` or ``rim: 0``), two steps
-per launch with a fixed rim (lifted with ``steps: 2``), pixels clamped whole (refused,
+per launch with a fixed rim (lifted with ``steps: 2``), one-sided stencils written
+where their taps lie inside (lifted with ``band: reach``), pixels clamped whole (refused,
 saying so), and a launch that fails at ``--global NX,NY`` but runs transposed (the
 command retries it)."""
 
@@ -113,6 +114,48 @@ def test_writing_less_than_the_reach_without_being_steps_is_refused() -> None:
 
     with pytest.raises(NotAStencil, match="but its stencil reaches x 2"):
         lift_with(_face(), probe, name="k")
+
+
+def _one_sided(a: np.ndarray) -> np.ndarray:
+    """Upwind in x (taps x-2, x-1), forward in y (y+1) and the centre: written where
+    every tap lies inside, x from 2 and y up to the last row but one."""
+    return 0.5 * a[:-1, 2:] - 0.25 * a[:-1, 1:-1] + 0.125 * a[:-1, :-2] + 0.0625 * a[1:, 2:]
+
+
+def test_a_one_sided_stencil_lifts_with_band_reach() -> None:
+    """A kernel writing every point whose taps lie inside the array (up to the edges
+    it does not read beyond) lifts to the interior boundary with ``band: reach``, whose
+    reference reproduces the kernel, the unwritten points kept, everywhere."""
+
+    def probe(inputs: Any, out: np.ndarray, scalars: Any) -> np.ndarray:
+        res = out.copy()
+        res[:-1, 2:] = _one_sided(inputs["u"])
+        return res
+
+    definition, _ = lift_with(_face(), probe, name="k")
+    assert (definition.boundary, definition.band, definition.rim) == ("interior", "reach", "keep")
+    assert definition.margins == ((2, 0, 0), (0, 1, 0))
+    u = np.random.default_rng(9).uniform(-1, 1, SHAPE).astype(np.float32)
+    out = np.full(SHAPE, 9.0, np.float32)
+    got = definition.reference({"u": u}, out)
+    assert np.allclose(got, probe({"u": u}, out, {}), rtol=0, atol=1e-6)
+
+
+def test_an_off_centre_band_other_than_the_reach_is_refused_naming_the_reach() -> None:
+    """The same stencil written from x = 3 (one column short of its reach): no band a
+    definition writes; the reason gives the band and where the taps lie inside."""
+
+    def probe(inputs: Any, out: np.ndarray, scalars: Any) -> np.ndarray:
+        res = out.copy()
+        res[:-1, 3:] = _one_sided(inputs["u"])[:, 1:]
+        return res
+
+    with pytest.raises(NotAStencil, match="off-centre band along y") as info:
+        lift_with(_face(), probe, name="k")
+    assert (
+        "(x 3..23, y 0..18), not the points whose taps all lie inside the array (x 2..23, y 0..18)"
+        in info.value.why
+    )
 
 
 def test_pixels_clamped_whole_are_refused_saying_so() -> None:
