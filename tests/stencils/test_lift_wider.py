@@ -320,3 +320,33 @@ def test_a_pointer_to_pixels_is_explained_when_it_fails(tmp_path: Path) -> None:
     assert done.returncode == 2 and "Traceback" not in done.stderr and not out.exists()
     assert "dst: a uchar4 pointer: the array is given in uchars" in done.stderr
     assert "writes past the end of 'dst'" in done.stderr
+
+
+@pytest.mark.opencl
+@pytest.mark.slow
+def test_a_one_sided_kernel_exports_a_drop_in_kernel(tmp_path: Path) -> None:
+    """upwind_linear.cl lifted with band: reach, tuned with the vector technique and
+    exported: the documented example runs the tuned kernel and the original on fresh
+    data and finds the same output (the last column, which the symmetric interior would
+    leave, included), at the tuned size and a larger one."""
+    from tests.conftest import run_tuned_example
+
+    entry = yaml.safe_load((ROOT / "stencils/plain/manifest.yaml").read_text())["kernels"][
+        "upwind_linear"
+    ]
+    out = tmp_path / "upwind.stencil.yaml"
+    plain = str(ROOT / "stencils/plain" / entry["source"])
+    done = run_gtune("lift", plain, "--size", entry["size"], *entry["flags"], "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    assert "band reach" in done.stderr and yaml.safe_load(out.read_text())["band"] == "reach"
+    db, size = tmp_path / "r.db", "64x16"
+    ran = run_gtune("run", str(out), "--size", size, "--technique", "vec", "--budget", "3", db=db)
+    assert ran.returncode == 0, ran.stderr
+    exported = run_gtune("export", str(out), "--size", size, "-o", str(tmp_path / "t"), db=db)
+    assert exported.returncode == 0, exported.stderr
+    tuned = tmp_path / "t" / "upwind_tuned.json"
+    assert "#define RX_HI 0" in (tmp_path / "t" / "upwind_tuned.cl").read_text()
+    for extra in ([], ["--size", "128x32"]):
+        done = run_tuned_example(tuned, "--original", str(out), *extra)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "un: max |tuned - original|" in done.stdout and "(ok)" in done.stdout
