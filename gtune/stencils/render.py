@@ -587,6 +587,9 @@ def _vector_and_image_constraints(g: _Geometry) -> list[str]:
             if g.interior
             else "SEP == 0 or STREAM == 1"
         )
+        if _one_sided_rows(g.d):  # the vector technique's row sums read every row within
+            # the radius, beyond the edge of a band written up to it: 2D streaming only
+            constraints.append("SEP == 0 or STREAM == 1")
     if g.interior:  # whole rim vectors: the vector technique's choice only; so are row blocks
         constraints.append("RIM == 0 or (VX > 1 and STREAM == 0)")
         blocks = "BY*BZ" if g.dims3 else "BY"
@@ -616,6 +619,15 @@ def _rim_lines(d: StencilDefinition) -> list[str]:
     if constant is None:  # each rim point a copy of the primary field's
         return ["#define RIM_WRITE 1"]
     return ["#define RIM_WRITE 2", f"#define RIM_CONST {literal(constant, d.dtype)}"]
+
+
+def _one_sided_rows(d: StencilDefinition) -> bool:
+    """Whether the interior is written closer to a y or z edge than the radius
+    (``band: reach`` with a one-sided reach across rows or planes)."""
+    if d.boundary != "interior" or d.band == BAND_RADIUS:
+        return False
+    below, above = d.margins
+    return any(m != r for m, r in zip(below[1:] + above[1:], d.radius[1:] * 2, strict=True))
 
 
 def _band_lines(d: StencilDefinition) -> list[str]:

@@ -315,6 +315,32 @@ def test_band_reach_renders_the_margins_that_differ_from_the_radius() -> None:
     assert defined == ["#define RX_HI 0", "#define RY_LO 0"]
 
 
+def test_a_one_sided_separable_stencil_sums_rows_first_only_when_streaming() -> None:
+    """A separable stencil one-sided in y (x-1..x+1 times y-2..y) with ``band: reach``:
+    the vector technique's row sums (RIM=1, SEP=1) read every row within the radius,
+    beyond the band's edge, so SEP is left to 2D streaming (which skips rows beyond an
+    edge); with the radius band, or one-sided only in x, nothing changes."""
+    u, v = {-1: 1.0, 0: 2.0, 1: 1.0}, {-2: 1.0, -1: 2.0, 0: 3.0}
+    terms = [
+        {"field": "u", "offset": [dx, dy], "coefficient": u[dx] * v[dy] / 24}
+        for dy in v
+        for dx in u
+    ]
+    data = {"name": "s", "dims": 2, "fields": ["u"], "output": "w", "terms": terms}
+    sizes = {"NX": 64, "NY": 32}
+
+    def sep_constraints(changes: dict[str, Any]) -> list[str]:
+        d = parse_definition({**data, **changes}, "s.stencil.yaml")
+        assert separable_factors(d) is not None
+        return [c for c in describe(d, sizes, source="s.cl")["constraints"] if "SEP" in c]
+
+    rows_first = "SEP == 0 or STREAM == 1"
+    assert rows_first in sep_constraints({"band": "reach"})
+    assert rows_first not in sep_constraints({})
+    across = [{**t, "offset": [t["offset"][1], t["offset"][0]]} for t in terms]  # x-2..x
+    assert rows_first not in sep_constraints({"band": "reach", "terms": across})
+
+
 def test_stencils_render_writes_a_loadable_kernel(tmp_path: Path) -> None:
     r = run_gtune(
         "stencils",
