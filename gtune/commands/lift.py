@@ -255,6 +255,8 @@ def run(args: argparse.Namespace) -> int:
     boundary = definition.boundary
     if definition.rim != "keep":  # the interior's rim written: a copy or a constant
         boundary += f", rim {definition.rim}"
+    if definition.band != "radius":  # one-sided: written where its taps lie inside
+        boundary += f", band {definition.band}"
     print(
         f"{out}: {definition.name}: {definition.dims}D {elements}, {terms} terms, "
         f"fields {', '.join(definition.fields)}, coefficients {coefs}, boundary "

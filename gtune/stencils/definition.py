@@ -37,6 +37,12 @@ BOUNDARIES = ("interior", "clamp", "zero")
 RIM_KEEP, RIM_COPY = "keep", "copy"
 """``rim``: the interior boundary's rim keeps the output's prior contents, or takes the
 primary field's value at the point; a number writes that constant."""
+BAND_RADIUS, BAND_REACH = "radius", "reach"
+BANDS = (BAND_RADIUS, BAND_REACH)
+"""``band``: the points the interior boundary writes per axis. ``radius``: at least the
+radius (the largest |offset|) from each edge, the same on both sides; ``reach``: every
+point whose taps all lie inside the array, ``[max(-min offset, 0), N - max(max offset,
+0))``, as one-sided (upwind, forward-difference) codes write."""
 MAX_STEPS = 1_000_000
 """Most time steps a definition may ask for."""
 MAX_OFFSET = 16
@@ -65,6 +71,7 @@ _TOP = (
     "dtype",
     "boundary",
     "rim",
+    "band",
     "fields",
     "output",
     "coefficients",
@@ -296,6 +303,11 @@ class StencilDefinition:
     """With the interior boundary, what the rim (the points closer to an edge than the
     radius) holds: ``keep`` (the output's prior contents), ``copy`` (the primary field's
     value at the point) or a number's text (that constant)."""
+    band: str = BAND_RADIUS
+    """With the interior boundary, which points are written per axis (:data:`BANDS`):
+    ``radius`` (the same margin, the radius, on both sides) or ``reach`` (each side's
+    margin is how far the offsets reach that way: a one-sided stencil writes up to the
+    edge it does not read beyond)."""
 
     @property
     def rim_constant(self) -> float | None:
@@ -311,6 +323,14 @@ class StencilDefinition:
             max(abs(t.offset[1]) for t in self.terms),
             max(abs(t.offset[2]) for t in self.terms),
         )
+
+    @property
+    def margins(self) -> tuple[Offset, Offset]:
+        """The interior's margins (x, y, z): how many points below and above along each
+        axis are not written (:attr:`band`); with ``radius`` both are the radius."""
+        if self.band == BAND_REACH:
+            return reach_of([t.offset for t in self.terms])
+        return self.radius, self.radius
 
     @property
     def primary_field(self) -> str:
@@ -376,7 +396,8 @@ class StencilDefinition:
         """The output the kernel must produce, computed in the element type.
 
         Terms accumulate in file order from zero, then the constant is added. With
-        ``interior``, points closer to an edge than the radius keep ``out_initial``; with
+        ``interior``, points closer to an edge than the radius (with ``band: reach``,
+        than the offsets reach towards it) keep ``out_initial``; with
         ``clamp``, every point is written and neighbour indices are clamped per axis; with
         ``zero``, every point is written and a neighbour beyond an edge reads 0.
         """
@@ -388,6 +409,7 @@ class StencilDefinition:
         out3 = out if self.dims == 3 else out[np.newaxis]
         nz, ny, nx = out3.shape
         rx, ry, rz = self.radius
+        (bx, by, bz), (ax, ay, az) = self.margins  # the interior's margins below, above
         clamp = self.boundary != "interior"  # every point written (clamp, zero)
         sources: dict[str, np.ndarray] = {}
         shifts: dict[str, tuple[int, int, int]] = {}
@@ -417,7 +439,7 @@ class StencilDefinition:
         if clamp:
             lo, hi = (0, 0, 0), (nz, ny, nx)
         else:
-            lo, hi = (rz, ry, rx), (nz - rz, ny - ry, nx - rx)
+            lo, hi = (bz, by, bx), (nz - az, ny - ay, nx - ax)
             if any(b <= a for a, b in zip(lo, hi, strict=True)):
                 kept = np.array(out_initial, dtype=self.storage) if self.storage else out
                 return self._write_rim(kept, inputs, lo, hi)
@@ -537,6 +559,7 @@ class StencilDefinition:
                 "dtype": self.dtype,
                 "boundary": self.boundary,
                 **({"rim": _rim_data(self.rim)} if self.rim != RIM_KEEP else {}),
+                **({"band": self.band} if self.band != BAND_RADIUS else {}),
                 "fields": list(self.fields),
                 "output": self.output,
             }
@@ -913,6 +936,7 @@ def parse_definition(data: Any, source: str) -> StencilDefinition:
     if boundary not in BOUNDARIES:
         raise err("boundary", f"expected one of {', '.join(BOUNDARIES)}, got {boundary!r}")
     rim = _rim(data.get("rim", RIM_KEEP), str(boundary), err)
+    band = _band(data.get("band", BAND_RADIUS), str(boundary), rim, err)
     fields = _names(data["fields"], "fields", err, empty=False)
     output = _ident(data["output"], "output", err)
     if output in fields:
@@ -965,7 +989,34 @@ def parse_definition(data: Any, source: str) -> StencilDefinition:
         weights_fixed=_weights_fixed(data.get("weights_fixed", False), weights, err),
         **_elements(data, str(dtype), int(steps), err),
         rim=rim,
+        band=band,
     )
+
+
+def _band(value: Any, boundary: str, rim: str, err: _Err) -> str:
+    """``band``: radius or reach; reach only with the interior boundary, its rim kept."""
+    if value not in BANDS:
+        raise err("band", f"expected one of {', '.join(BANDS)}, got {value!r}")
+    if value == BAND_REACH and boundary != "interior":
+        raise err(
+            "band",
+            f"the {boundary} boundary writes every point: a band of points is written "
+            "only with boundary: interior",
+        )
+    if value == BAND_REACH and rim != RIM_KEEP:
+        raise err(
+            "band", "band: reach keeps its rim (rim: keep); a written rim is as wide as the radius"
+        )
+    return str(value)
+
+
+def reach_of(offsets: Sequence[Sequence[int]]) -> tuple[Offset, Offset]:
+    """How far ``offsets`` (x, y, z) reach below and above the point along each axis
+    (0 where none reaches that way): the margins of the points whose taps all lie inside
+    the array, ``[below, N - above)`` per axis."""
+    below = tuple(max([0, *(-int(o[a]) for o in offsets)]) for a in range(3))
+    above = tuple(max([0, *(int(o[a]) for o in offsets)]) for a in range(3))
+    return (below[0], below[1], below[2]), (above[0], above[1], above[2])
 
 
 def _rim(value: Any, boundary: str, err: _Err) -> str:

@@ -35,8 +35,15 @@ from typing import Any
 
 import numpy as np
 
-from gtune.exceptions import GtuneError
-from gtune.stencils.definition import RIM_COPY, RIM_KEEP, StencilDefinition, parse_definition
+from gtune.exceptions import GtuneError, InputError
+from gtune.stencils.definition import (
+    BAND_RADIUS,
+    BAND_REACH,
+    RIM_COPY,
+    RIM_KEEP,
+    StencilDefinition,
+    parse_definition,
+)
 from gtune.stencils.elements import limits, to_storage
 from gtune.stencils.lift import (
     EDGE_MISMATCH,
@@ -134,9 +141,16 @@ class _IntLifter:
         lo, hi = idx.min(axis=0), idx.max(axis=0) + 1
         box = np.zeros_like(written)
         box[tuple(slice(int(a), int(b)) for a, b in zip(lo, hi, strict=True))] = True
-        if not np.array_equal(box, written) or not np.array_equal(lo, np.array(shape) - hi):
+        self.off_centre: Exception | None = None
+        if not np.array_equal(box, written):
             raise self.refuse(
                 "the points it writes are not every point nor a centred box", PartialWrite
+            )
+        if not np.array_equal(lo, np.array(shape) - hi):  # one-sided, once the offsets are known
+            self.off_centre = self.refuse(
+                "the points it writes are not every point, a centred box nor (a one-sided "
+                "stencil) the points whose taps all lie inside the array",
+                PartialWrite,
             )
         if (o1[written] != 0).any():
             raise self.refuse(
@@ -175,8 +189,16 @@ class _IntLifter:
         self.radius = tuple(
             max(abs(o[d]) for offs in self.offsets.values() for o in offs) for d in range(face.dims)
         )
-        self.rim = RIM_KEEP
-        if all(m == 0 for m in self.margin):
+        self.rim, self.band = RIM_KEEP, BAND_RADIUS
+        if self.off_centre is not None:  # the interior with band: reach, or refused
+            offsets = [o for offs in self.offsets.values() for o in offs]
+            below = tuple(max([0, *(-o[d] for o in offsets)]) for d in range(face.dims))
+            above = tuple(max([0, *(o[d] for o in offsets)]) for d in range(face.dims))
+            top = tuple(n - t for n, t in zip(face.shape, self.top, strict=True))
+            if face.pads or self.margin != below or top != above:
+                raise self.off_centre
+            self.boundary, self.band = "interior", BAND_REACH
+        elif all(m == 0 for m in self.margin):
             self.boundary = "clamp"
             self.written_rim()
         elif self.margin == self.radius:
@@ -305,8 +327,13 @@ def lift_integer(
     launches it took (see the module's docstring)."""
     lifter = _IntLifter(face, probe, seed)
     lifter.written_region()
-    _scalars_change_nothing(lifter)
-    lifter.footprints()
+    try:
+        _scalars_change_nothing(lifter)
+        lifter.footprints()
+    except InputError:  # an off-centre band is refused for its band, as before one-sided
+        if lifter.off_centre is None:  # stencils lifted
+            raise
+        raise lifter.off_centre from None
     samples = lifter.staircases()
     candidates = [(r, w) for r in _ROUNDINGS if (w := lifter.weights_under(r, samples))]
     if not candidates:
@@ -367,6 +394,7 @@ def _definition(
 ) -> StencilDefinition:
     lifted = Lifted(
         rim=lifter.rim,
+        band=lifter.band,
         boundary=lifter.boundary,
         radius=lifter.radius,
         terms={slot: [_Monomial(float(w), ())] for slot, w in weights.items() if w != 0},

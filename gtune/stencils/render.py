@@ -34,6 +34,7 @@ from gtune.exceptions import InputError
 from gtune.features import from_offsets
 from gtune.outfiles import check_targets, write_text
 from gtune.stencils.definition import (
+    BAND_RADIUS,
     RIM_KEEP,
     KernelArg,
     StencilDefinition,
@@ -258,6 +259,8 @@ def render_source(stencil: Stencil) -> str:
         extra_notes.append(d.dtype)
     if d.boundary != "interior":
         extra_notes.append(f"{d.boundary} boundary")
+    elif d.band != BAND_RADIUS:
+        extra_notes.append(f"band {d.band}")
     if extra_notes:
         head = head[:-3] + "; " + "; ".join(extra_notes) + " */"
     lines = [
@@ -289,6 +292,7 @@ def render_source(stencil: Stencil) -> str:
     if d.boundary == "zero":  # a neighbour beyond an edge reads 0
         lines.append("#define ZERO 1")
     lines += _rim_lines(d)
+    lines += _band_lines(d)
     lines += _pad_lines(d)
     if d.kernel_name != "stencil":
         lines.append(f"#define KERNEL_NAME {d.kernel_name}")
@@ -583,6 +587,9 @@ def _vector_and_image_constraints(g: _Geometry) -> list[str]:
             if g.interior
             else "SEP == 0 or STREAM == 1"
         )
+        if _one_sided_rows(g.d):  # the vector technique's row sums read every row within
+            # the radius, beyond the edge of a band written up to it: 2D streaming only
+            constraints.append("SEP == 0 or STREAM == 1")
     if g.interior:  # whole rim vectors: the vector technique's choice only; so are row blocks
         constraints.append("RIM == 0 or (VX > 1 and STREAM == 0)")
         blocks = "BY*BZ" if g.dims3 else "BY"
@@ -612,6 +619,30 @@ def _rim_lines(d: StencilDefinition) -> list[str]:
     if constant is None:  # each rim point a copy of the primary field's
         return ["#define RIM_WRITE 1"]
     return ["#define RIM_WRITE 2", f"#define RIM_CONST {literal(constant, d.dtype)}"]
+
+
+def _one_sided_rows(d: StencilDefinition) -> bool:
+    """Whether the interior is written closer to a y or z edge than the radius
+    (``band: reach`` with a one-sided reach across rows or planes)."""
+    if d.boundary != "interior" or d.band == BAND_RADIUS:
+        return False
+    below, above = d.margins
+    return any(m != r for m, r in zip(below[1:] + above[1:], d.radius[1:] * 2, strict=True))
+
+
+def _band_lines(d: StencilDefinition) -> list[str]:
+    """RX_LO ... RZ_HI: the interior's margins below and above each axis where they
+    differ from the radius (``band: reach``, a one-sided stencil)."""
+    if d.boundary != "interior" or d.band == BAND_RADIUS:
+        return []
+    below, above = d.margins
+    lines = []
+    for axis, r, lo, hi in zip("XYZ", d.radius, below, above, strict=True):
+        if lo != r:
+            lines.append(f"#define R{axis}_LO {lo}")
+        if hi != r:
+            lines.append(f"#define R{axis}_HI {hi}")
+    return lines
 
 
 def _temporal_constraints(g: _Geometry) -> list[str]:
