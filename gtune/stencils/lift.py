@@ -129,6 +129,12 @@ class Interface:
     pads: Mapping[str, tuple[int, ...]] = field(default_factory=dict)  # C order
     weights: Mapping[str, int] = field(default_factory=dict)  # weights arrays: length
     plane: tuple[str, str, str] | None = None  # (scalar, its C type, axis): a plane a launch
+    out_dtype: str = ""  # the output's element type where it differs from the fields'
+
+    @property
+    def output_dtype(self) -> str:
+        """The output's element type (numpy name)."""
+        return self.out_dtype or self.dtype
 
     @property
     def dims(self) -> int:
@@ -171,7 +177,8 @@ def interface(
     values = scalar_values(kernel)
     fields: list[str] = []
     outputs: list[str] = []
-    dtypes: set[str] = set()
+    dtypes: set[str] = set()  # the fields' (and weights arrays') element types
+    out_dtypes: set[str] = set()
     scalars: list[ScalarArg] = []
     pads: dict[str, tuple[int, ...]] = {}
     weights: dict[str, int] = {}
@@ -212,10 +219,11 @@ def interface(
             )
         if arg.dtype not in _NP and arg.dtype not in STORAGE_TYPES:
             raise refuse(f"array {arg.name} holds {arg.dtype}; {_ELEMENTS}")
-        dtypes.add(arg.dtype)
         if arg.role == "input":
+            dtypes.add(arg.dtype)
             fields.append(arg.name)
         elif arg.role == "output":
+            out_dtypes.add(arg.dtype)
             outputs.append(arg.name)
         else:
             raise refuse(
@@ -230,12 +238,24 @@ def interface(
     if not fields:
         raise refuse("it reads no input array")
     if len(dtypes) != 1:
-        raise refuse(f"its arrays mix element types ({', '.join(sorted(dtypes))})")
+        raise refuse(f"its input arrays mix element types ({', '.join(sorted(dtypes))})")
+    dtype, out_dtype = dtypes.pop(), out_dtypes.pop()
+    if out_dtype != dtype and dtype not in STORAGE_TYPES:
+        raise refuse(
+            f"it reads {dtype} and writes {out_dtype}: an output of another element type "
+            "is lifted for integer inputs (uchar pixels to short or float, say) only"
+        )
+    if out_dtype != dtype and out_dtype in _NP and out_dtype != "float32":
+        raise refuse(
+            f"it reads {dtype} and writes {out_dtype}: a float output of integer inputs "
+            "is lifted as float32 only"
+        )
     return Interface(
         label=where,
         kernel_name=kernel.name,
         shape=data_shape,
-        dtype=dtypes.pop(),
+        dtype=dtype,
+        out_dtype=out_dtype if out_dtype != dtype else "",
         fields=tuple(fields),
         output=outputs[0],
         order=tuple(a.name for a in kernel.arguments),

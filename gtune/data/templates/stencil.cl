@@ -168,9 +168,13 @@
 #define UREAL uint
 #endif
 /* integer elements (gtune/stencils/elements.py): arrays of ELEM, arithmetic in REAL,
-   each result stored through STORE (a conversion with the original's rounding) */
+   each result stored through STORE (a conversion with the original's rounding) into the
+   output's OUT_ELEM (a type of its own: short gradients of uchar pixels, or REAL) */
 #ifndef ELEM
 #define ELEM REAL
+#endif
+#ifndef OUT_ELEM
+#define OUT_ELEM ELEM
 #endif
 #ifndef STORE
 #define STORE(v) (v)
@@ -194,7 +198,7 @@
 #define KERNEL_NAME stencil
 #endif
 #ifndef KERNEL_ARGS
-#define KERNEL_ARGS SRC_ARG, __global ELEM *restrict DST
+#define KERNEL_ARGS SRC_ARG, __global OUT_ELEM *restrict DST
 #endif
 #ifndef EXTRA_TERMS
 #define EXTRA_TERMS(E)
