@@ -237,25 +237,13 @@ def interface(
         )
     if not fields:
         raise refuse("it reads no input array")
-    if len(dtypes) != 1:
-        raise refuse(f"its input arrays mix element types ({', '.join(sorted(dtypes))})")
-    dtype, out_dtype = dtypes.pop(), out_dtypes.pop()
-    if out_dtype != dtype and dtype not in STORAGE_TYPES:
-        raise refuse(
-            f"it reads {dtype} and writes {out_dtype}: an output of another element type "
-            "is lifted for integer inputs (uchar pixels to short or float, say) only"
-        )
-    if out_dtype != dtype and out_dtype in _NP and out_dtype != "float32":
-        raise refuse(
-            f"it reads {dtype} and writes {out_dtype}: a float output of integer inputs "
-            "is lifted as float32 only"
-        )
+    dtype, out_dtype = _element_types(dtypes, out_dtypes.pop(), refuse)
     return Interface(
         label=where,
         kernel_name=kernel.name,
         shape=data_shape,
         dtype=dtype,
-        out_dtype=out_dtype if out_dtype != dtype else "",
+        out_dtype=out_dtype,
         fields=tuple(fields),
         output=outputs[0],
         order=tuple(a.name for a in kernel.arguments),
@@ -264,6 +252,30 @@ def interface(
         weights=weights,
         plane=plane,
     )
+
+
+def _element_types(
+    inputs: set[str], output: str, refuse: Callable[[str], InputError]
+) -> tuple[str, str]:
+    """The fields' element type and the output's where it differs (else ``""``): one
+    type for every input; another for the output only with integer inputs (``uchar``
+    pixels into ``short`` or ``float``)."""
+    if len(inputs) != 1:
+        raise refuse(f"its input arrays mix element types ({', '.join(sorted(inputs))})")
+    dtype = inputs.pop()
+    if output == dtype:
+        return dtype, ""
+    if dtype not in STORAGE_TYPES:
+        raise refuse(
+            f"it reads {dtype} and writes {output}: an output of another element type "
+            "is lifted for integer inputs (uchar pixels to short or float, say) only"
+        )
+    if output in _NP and output != "float32":
+        raise refuse(
+            f"it reads {dtype} and writes {output}: a float output of integer inputs "
+            "is lifted as float32 only"
+        )
+    return dtype, output
 
 
 def plane_index_candidates(kernel: TunableKernel) -> list[str]:
