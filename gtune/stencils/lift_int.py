@@ -7,7 +7,9 @@ Rounding makes such a kernel a staircase, not a linear map, so the float method 
 
 1. all inputs zero, with two initial outputs that differ everywhere: the points it
    writes (every point, or the interior), which must be zero (no constant term);
-2. an impulse of a large value at the centre of each field: the offsets it reads;
+2. an impulse of a large value at the centre of each field: the offsets it reads (and a
+   large negative one for signed fields into an unsigned output, which clamps a
+   negative weight's response to a positive impulse to 0);
 3. impulses of every value 1 .. 255 (and -1 .. -128 for a signed type, and a few large
    ones for a wide type) on a lattice of cells whose responses do not overlap: for each
    offset, the staircase ``y(a) = R(w * a)``; for each rounding ``R`` (``rte``,
@@ -22,6 +24,11 @@ Rounding makes such a kernel a staircase, not a linear map, so the float method 
    definition's reference must equal the kernel's output at every point, bit for bit.
    A scalar (other than a size) must not change the output: weights from run-time
    scalars with integer elements are not expressed yet.
+
+The output may hold another element type than the fields (``output_storage``): another
+integer type, whose range the staircases, the roundings and the saturation are read in,
+or float32, whose staircase has no steps (each value the float32 product, the weight
+the simplest number that gives every probed value exactly; no rounding, no ``convert``).
 """
 
 from __future__ import annotations
@@ -170,13 +177,20 @@ class _IntLifter:
     def footprints(self) -> None:
         face = self.face
         centre = tuple(n // 2 for n in face.shape)
-        big = min(self.hi, 4095)
+        # signed fields into an unsigned output: a negative weight's response to a
+        # positive impulse is clamped to 0, so a negative impulse is tried too
+        unsigned_out = not self.out_float and self.olo == 0
+        bigs = [min(self.hi, 4095)] + (
+            [max(self.lo, -4096)] if self.lo < 0 and unsigned_out else []
+        )
         self.offsets: dict[str, list[tuple[int, ...]]] = {}
         for f in face.fields:
             pad = face.pads.get(f, (0,) * face.dims)
-            a = np.zeros(face.field_shape(f), self.t)
-            a[tuple(c + p for c, p in zip(centre, pad, strict=True))] = big
-            changed = self.run({f: a}, self.r1) != self.zero_out
+            changed = np.zeros(face.shape, bool)
+            for big in bigs:
+                a = np.zeros(face.field_shape(f), self.t)
+                a[tuple(c + p for c, p in zip(centre, pad, strict=True))] = big
+                changed |= self.run({f: a}, self.r1) != self.zero_out
             if (changed & ~self.written).any():
                 raise self.refuse(f"an impulse in {f} changes a point it does not write")
             offs = sorted(

@@ -35,7 +35,12 @@ SOBEL4 = [
 
 
 def _definition(
-    output: str, convert: str | None, terms: Any, boundary: str = "clamp", **more: Any
+    output: str,
+    convert: str | None,
+    terms: Any,
+    boundary: str = "clamp",
+    fields: str = "uint8",
+    **more: Any,
 ) -> StencilDefinition:
     data: dict[str, Any] = {
         "name": "k",
@@ -44,7 +49,7 @@ def _definition(
         "boundary": boundary,
         "fields": ["src"],
         "output": "dst",
-        "storage": "uint8",
+        "storage": fields,
         "output_storage": output,
         "terms": terms,
         **more,
@@ -54,13 +59,13 @@ def _definition(
     return parse_definition(data, "k.stencil.yaml")
 
 
-def _face(output: str, shape: tuple[int, int] = (20, 24)) -> Interface:
+def _face(output: str, fields: str = "uint8", shape: tuple[int, int] = (20, 24)) -> Interface:
     sizes = (ScalarArg("nx", "int32", shape[1], "x"), ScalarArg("ny", "int32", shape[0], "y"))
     return Interface(
         "numpy.cl",
         "k",
         shape,
-        "uint8",
+        fields,
         ("src",),
         "dst",
         ("src", "dst", "nx", "ny"),
@@ -99,21 +104,31 @@ def test_the_reference_stores_through_the_outputs_conversion() -> None:
 
 
 @pytest.mark.parametrize(
-    ("output", "convert", "terms", "boundary"),
+    ("fields", "output", "convert", "terms", "boundary", "rim"),
     [
-        ("int16", "rte_sat", PREWITT, "clamp"),
-        ("int8", "rte_sat", SOBEL4, "clamp"),
-        ("int8", "half_up_sat", SOBEL4, "interior"),
-        ("float32", None, SOBEL4, "interior"),
-        ("float32", None, PREWITT, "zero"),
+        ("uint8", "int16", "rte_sat", PREWITT, "clamp", "keep"),
+        ("uint8", "int8", "rte_sat", SOBEL4, "clamp", "keep"),
+        ("uint8", "int8", "half_up_sat", SOBEL4, "interior", "keep"),
+        ("uint8", "int16", "rtz_sat", SOBEL4, "interior", "copy"),
+        ("uint8", "float32", None, SOBEL4, "interior", "keep"),
+        ("uint8", "float32", None, PREWITT, "zero", "keep"),
+        ("uint16", "float32", None, SOBEL4, "clamp", "keep"),
+        ("int16", "uint8", "rte_sat", SOBEL4, "clamp", "keep"),
     ],
 )
 def test_lifting_finds_the_weights_and_the_outputs_type(
-    output: str, convert: str | None, terms: Any, boundary: str
+    fields: str, output: str, convert: str | None, terms: Any, boundary: str, rim: str
 ) -> None:
-    kernel = _definition(output, convert, terms, boundary)
-    got, _ = lift_with(_face(output), _probe(kernel), name="k")
-    assert (got.storage, got.out_storage, got.boundary) == ("uint8", output, boundary)
+    """Saturation and rounding in the output's range (a signed output of unsigned
+    fields, and the other way round), a float output exact, a rim copied across types."""
+    kernel = _definition(output, convert, terms, boundary, fields, rim=rim)
+    got, _ = lift_with(_face(output, fields), _probe(kernel), name="k")
+    assert (got.storage, got.out_storage, got.boundary, got.rim) == (
+        fields,
+        output,
+        boundary,
+        rim,
+    )
     assert got.convert == (convert or "")
     assert sorted((t.offset, t.coefficient.factor) for t in got.terms) == sorted(
         (t.offset, t.coefficient.factor) for t in kernel.terms
