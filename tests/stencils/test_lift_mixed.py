@@ -236,3 +236,41 @@ def test_integer_element_code_is_unchanged_after_preprocessing(tmp_path: Path) -
     new = render_source(parse_definition(data, "k.stencil.yaml"))
     for cfg in ([], ["-DLOCAL=1"], ["-DBX=2", "-DCX=2"]):
         assert _preprocessed(old, cfg, tmp_path) == _preprocessed(new, cfg, tmp_path), cfg
+
+
+@pytest.mark.opencl
+@pytest.mark.usefixtures("shared_workers")
+@pytest.mark.parametrize(
+    ("output", "convert", "boundary", "rim"),
+    [("int8", "rte_sat", "interior", "copy"), ("float32", None, "zero", "keep")],
+)
+def test_a_mixed_kernel_verifies_in_the_techniques_it_is_tuned_with(
+    output: str, convert: str | None, boundary: str, rim: str, tmp_path: Path
+) -> None:
+    """Rendered on PoCL, bit for bit against the reference with the global and the local
+    technique (an int8 output that saturates, its rim a copy of the uint8 field; a float
+    output with the zero boundary); no other technique is offered."""
+    from dataclasses import replace
+
+    from gtune.description import load_kernel
+    from gtune.measure import OpenCLEvaluator, Status, select_device
+    from tests.stencils.test_definition_opencl import technique_configs, verify_all
+
+    path = tmp_path / "k.stencil.yaml"
+    path.write_text(_definition(output, convert, SOBEL4, boundary, rim=rim).to_yaml())
+    kernel = load_kernel(path).with_sizes({"NX": 32, "NY": 16})
+    assert set(kernel.techniques) == {"global", "local"}
+    limits = select_device(None).limit_values()
+    assert verify_all(kernel, limits) == ["global", "local"]
+    if convert is None:
+        return
+    # the same kernel rounding towards zero: caught, so the check above is exact
+    store = "#define STORE(v) convert_char_sat_rte(v)"
+    assert store in kernel.source
+    rtz = replace(kernel, source=kernel.source.replace(store, store.replace("_rte", "")))
+    evaluator = OpenCLEvaluator(rtz, runs=1)
+    try:
+        for technique, cfg in technique_configs(kernel, limits).items():
+            assert evaluator.evaluate(cfg).status is Status.WRONG_RESULT, technique
+    finally:
+        evaluator.close()
