@@ -256,6 +256,8 @@ def render_source(stencil: Stencil) -> str:
         extra_notes.append(f"fields {', '.join(d.fields)} (primary {primary})")
     if d.dtype != "float32":
         extra_notes.append(d.dtype)
+    if d.storage:  # integer elements: global and local only (see ELEMENT_TECHNIQUES)
+        extra_notes.append(_elements_text(d) + ", tuned with global and local only")
     if d.boundary != "interior":
         extra_notes.append(f"{d.boundary} boundary")
     if extra_notes:
@@ -725,9 +727,9 @@ ELEMENT_TECHNIQUES = (
 
 
 def _elements_text(d: StencilDefinition) -> str:
-    """``uint8 elements`` or ``uint8 fields, an int16 output``."""
+    """``uint8 elements`` or ``uint8 fields, output int16``."""
     if d.output_storage:
-        return f"{d.storage} fields, a {d.out_storage} output"
+        return f"{d.storage} fields, output {d.out_storage}"
     return f"{d.storage} elements"
 
 
