@@ -208,8 +208,8 @@ def _kernel_args(d: StencilDefinition, names: Mapping[str, str]) -> list[str]:
         elem = "ELEM" if d.storage else "REAL"  # integer elements: arithmetic in REAL
         if a.kind == "field":
             args.append("SRC_ARG" if a.name == primary else f"__global const {elem} *restrict {n}")
-        elif a.kind == "output":  # (OUT_ELEM: ELEM unless the output's type differs)
-            args.append(f"__global {'OUT_ELEM' if d.output_storage else elem} *restrict DST")
+        elif a.kind == "output":  # (integer elements: OUT_ELEM, the output's type)
+            args.append(f"__global {'OUT_ELEM' if d.storage else 'REAL'} *restrict DST")
         elif a.kind == "coefficient":
             args.append(f"const REAL {n}")
         elif a.kind == "weights":  # read at run time, as the original takes them
@@ -282,9 +282,10 @@ def render_source(stencil: Stencil) -> str:
         from gtune.stencils.elements import STORAGE_TYPES, store_macro
 
         real = "double" if d.dtype == "float64" else "float"
-        lines.append(f"#define ELEM {STORAGE_TYPES[d.storage]}")
-        if d.output_storage:  # the output's elements of their own type
-            lines.append(f"#define OUT_ELEM {STORAGE_TYPES.get(d.out_storage, 'REAL')}")
+        lines += [  # (the template sets OUT_ELEM with ELEM: both, or neither)
+            f"#define ELEM {STORAGE_TYPES[d.storage]}",
+            f"#define OUT_ELEM {STORAGE_TYPES.get(d.out_storage, 'REAL')}",
+        ]
         if d.out_integer:  # (a float output stores each result as computed)
             lines.append(store_macro(d.out_storage, d.convert, real))
     if d.boundary != "interior":  # every point written (clamp, zero)

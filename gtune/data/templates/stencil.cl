@@ -167,14 +167,10 @@
 #define REAL float
 #define UREAL uint
 #endif
-/* integer elements (gtune/stencils/elements.py): arrays of ELEM, arithmetic in REAL,
-   each result stored through STORE (a conversion with the original's rounding) into the
-   output's OUT_ELEM (a type of its own: short gradients of uchar pixels, or REAL) */
+/* integer elements (elements.py): fields of ELEM, arithmetic in REAL, results by STORE */
 #ifndef ELEM
 #define ELEM REAL
-#endif
-#ifndef OUT_ELEM
-#define OUT_ELEM ELEM
+#define OUT_ELEM ELEM /* the output's type: set with ELEM (short gradients of uchar) */
 #endif
 #ifndef STORE
 #define STORE(v) (v)
