@@ -182,10 +182,10 @@
 #define REAL float
 #define UREAL uint
 #endif
-/* integer elements (gtune/stencils/elements.py): arrays of ELEM, arithmetic in REAL,
-   each result stored through STORE (a conversion with the original's rounding) */
+/* integer elements (elements.py): fields of ELEM, arithmetic in REAL, results by STORE */
 #ifndef ELEM
 #define ELEM REAL
+#define OUT_ELEM ELEM /* the output's type: set with ELEM (short gradients of uchar) */
 #endif
 #ifndef STORE
 #define STORE(v) (v)
@@ -209,7 +209,7 @@
 #define KERNEL_NAME stencil
 #endif
 #ifndef KERNEL_ARGS
-#define KERNEL_ARGS SRC_ARG, __global ELEM *restrict DST
+#define KERNEL_ARGS SRC_ARG, __global OUT_ELEM *restrict DST
 #endif
 #ifndef EXTRA_TERMS
 #define EXTRA_TERMS(E)
