@@ -188,10 +188,10 @@
 #define REAL float
 #define UREAL uint
 #endif
-/* integer elements (elements.py): fields of ELEM, arithmetic in REAL, results by STORE */
+/* integer elements (elements.py): ELEM fields, an OUT_ELEM output, REAL sums, STORE(v) */
 #ifndef ELEM
 #define ELEM REAL
-#define OUT_ELEM ELEM /* the output's type: set with ELEM (short gradients of uchar) */
+#define OUT_ELEM ELEM
 #endif
 #ifndef STORE
 #define STORE(v) (v)
