@@ -189,10 +189,10 @@
 #define REAL float
 #define UREAL uint
 #endif
-/* integer elements (gtune/stencils/elements.py): arrays of ELEM, arithmetic in REAL,
-   each result stored through STORE (a conversion with the original's rounding) */
+/* integer elements (elements.py): ELEM fields, an OUT_ELEM output, REAL sums, STORE(v) */
 #ifndef ELEM
 #define ELEM REAL
+#define OUT_ELEM ELEM
 #endif
 #ifndef STORE
 #define STORE(v) (v)
@@ -216,7 +216,7 @@
 #define KERNEL_NAME stencil
 #endif
 #ifndef KERNEL_ARGS
-#define KERNEL_ARGS SRC_ARG, __global ELEM *restrict DST
+#define KERNEL_ARGS SRC_ARG, __global OUT_ELEM *restrict DST
 #endif
 #ifndef EXTRA_TERMS
 #define EXTRA_TERMS(E)

@@ -80,6 +80,7 @@ _TOP = (
     "values",
     "steps",
     "storage",
+    "output_storage",
     "convert",
     "pad",
     "weights",
@@ -299,6 +300,11 @@ class StencilDefinition:
     arithmetic stays in ``dtype`` and each result is stored through ``convert``
     (:mod:`gtune.stencils.elements`). Empty: the elements are ``dtype``."""
     convert: str = ""
+    output_storage: str = ""
+    """The output's own element type where it differs from the fields' (``storage``):
+    another integer type (``int16`` gradients of ``uint8`` pixels), stored through
+    ``convert``, or ``dtype`` itself (float results, no conversion). Empty: the output's
+    elements are the fields'."""
     rim: str = RIM_KEEP
     """With the interior boundary, what the rim (the points closer to an edge than the
     radius) holds: ``keep`` (the output's prior contents), ``copy`` (the primary field's
@@ -308,6 +314,24 @@ class StencilDefinition:
     ``radius`` (the same margin, the radius, on both sides) or ``reach`` (each side's
     margin is how far the offsets reach that way: a one-sided stencil writes up to the
     edge it does not read beyond)."""
+
+    @property
+    def out_storage(self) -> str:
+        """The output's element type (numpy name): ``output_storage``, else the fields'."""
+        return self.output_storage or self.storage or self.dtype
+
+    @property
+    def out_integer(self) -> bool:
+        """The output's elements are integers: each result stored through ``convert``."""
+        return self.out_storage != self.dtype
+
+    def stored(self, acc: np.ndarray) -> np.ndarray:
+        """``acc`` (in ``dtype``) as the kernel stores it in the output."""
+        if not self.out_integer:
+            return acc
+        from gtune.stencils.elements import to_storage
+
+        return to_storage(acc, self.out_storage, self.convert)
 
     @property
     def rim_constant(self) -> float | None:
@@ -441,7 +465,7 @@ class StencilDefinition:
         else:
             lo, hi = (bz, by, bx), (nz - az, ny - ay, nx - ax)
             if any(b <= a for a, b in zip(lo, hi, strict=True)):
-                kept = np.array(out_initial, dtype=self.storage) if self.storage else out
+                kept = np.array(out_initial, dtype=self.out_storage) if self.storage else out
                 return self._write_rim(kept, inputs, lo, hi)
         coefs = [term.coefficient.typed_value(vals, self.dtype) for term in self.terms]
         constant = self.constant.typed_value(vals, self.dtype)
@@ -462,11 +486,9 @@ class StencilDefinition:
         if not self.constant.is_zero:
             np.add(acc, constant, out=acc)
         if self.storage:  # integer elements: stored as the kernel converts them
-            from gtune.stencils.elements import to_storage
-
-            kept = np.array(out_initial, dtype=self.storage, copy=True)  # exact, unwritten
+            kept = np.array(out_initial, dtype=self.out_storage, copy=True)  # exact, unwritten
             (kept if self.dims == 3 else kept[np.newaxis])[z0:z1, lo[1] : hi[1], lo[2] : hi[2]] = (
-                to_storage(acc, self.storage, self.convert)
+                self.stored(acc)
             )
             return self._write_rim(kept, inputs, lo, hi)
         out3[z0:z1, lo[1] : hi[1], lo[2] : hi[2]] = acc
@@ -489,10 +511,7 @@ class StencilDefinition:
         constant = self.rim_constant
         if constant is not None:
             if self.storage:
-                from gtune.stencils.elements import to_storage
-
-                one = np.full(1, constant, _NP[self.dtype])
-                out3[rim] = to_storage(one, self.storage, self.convert)[0]
+                out3[rim] = self.stored(np.full(1, constant, _NP[self.dtype]))[0]
             else:
                 out3[rim] = _NP[self.dtype](constant)
             return out
@@ -573,7 +592,11 @@ class StencilDefinition:
         if self.weights_fixed:
             data["weights_fixed"] = True
         if self.storage:
-            data.update({"storage": self.storage, "convert": self.convert})
+            data["storage"] = self.storage
+            if self.output_storage:
+                data["output_storage"] = self.output_storage
+            if self.out_integer:
+                data["convert"] = self.convert
         terms: list[dict[str, Any]] = []
         for t in self.terms:
             item: dict[str, Any] = {"field": t.field}
@@ -1039,11 +1062,19 @@ def _rim(value: Any, boundary: str, err: _Err) -> str:
 
 
 def _elements(data: Mapping[str, Any], dtype: str, steps: int, err: _Err) -> dict[str, str]:
-    """``storage`` and ``convert``: integer elements and how a result becomes one."""
+    """``storage``, ``output_storage`` and ``convert``: integer elements, the output's own
+    element type, and how a result becomes an integer element."""
     from gtune.stencils.elements import CONVERSIONS, STORAGE_TYPES
 
     storage, convert = data.get("storage"), data.get("convert")
+    output_storage = data.get("output_storage")
     if storage is None or storage == dtype:
+        if output_storage is not None and output_storage != dtype:
+            raise err(
+                "output_storage",
+                "an output element type of its own is for a definition with integer "
+                "elements (storage:)",
+            )
         if convert is not None:
             raise err("convert", "only a definition with integer elements (storage:) converts")
         return {}
@@ -1052,15 +1083,30 @@ def _elements(data: Mapping[str, Any], dtype: str, steps: int, err: _Err) -> dic
             "storage",
             f"expected an integer element type ({', '.join(STORAGE_TYPES)}), got {storage!r}",
         )
-    if convert not in CONVERSIONS:
+    out: dict[str, str] = {"storage": str(storage)}
+    target = storage
+    if output_storage is not None and output_storage != storage:
+        if output_storage not in STORAGE_TYPES and output_storage != dtype:
+            raise err(
+                "output_storage",
+                f"expected the output's element type: an integer type "
+                f"({', '.join(STORAGE_TYPES)}) or the arithmetic's {dtype}, got "
+                f"{output_storage!r}",
+            )
+        out["output_storage"] = target = str(output_storage)
+    if target == dtype:  # float results: stored as computed
+        if convert is not None:
+            raise err("convert", f"the output holds {dtype}, the arithmetic's: nothing converts")
+    elif convert not in CONVERSIONS:
         raise err(
             "convert",
-            f"expected how a result becomes a {storage} ({', '.join(CONVERSIONS)}), got "
-            f"{convert!r}",
+            f"expected how a result becomes a {target} ({', '.join(CONVERSIONS)}), got {convert!r}",
         )
+    else:
+        out["convert"] = str(convert)
     if steps != 1:
         raise err("steps", "a definition with integer elements takes one step")
-    return {"storage": str(storage), "convert": str(convert)}
+    return out
 
 
 def _weights_fixed(raw: Any, weights: Mapping[str, Any], err: _Err) -> bool:

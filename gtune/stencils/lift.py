@@ -131,6 +131,12 @@ class Interface:
     pads: Mapping[str, tuple[int, ...]] = field(default_factory=dict)  # C order
     weights: Mapping[str, int] = field(default_factory=dict)  # weights arrays: length
     plane: tuple[str, str, str] | None = None  # (scalar, its C type, axis): a plane a launch
+    out_dtype: str = ""  # the output's element type where it differs from the fields'
+
+    @property
+    def output_dtype(self) -> str:
+        """The output's element type (numpy name)."""
+        return self.out_dtype or self.dtype
 
     @property
     def dims(self) -> int:
@@ -173,7 +179,8 @@ def interface(
     values = scalar_values(kernel)
     fields: list[str] = []
     outputs: list[str] = []
-    dtypes: set[str] = set()
+    dtypes: set[str] = set()  # the fields' (and weights arrays') element types
+    out_dtypes: set[str] = set()
     scalars: list[ScalarArg] = []
     pads: dict[str, tuple[int, ...]] = {}
     weights: dict[str, int] = {}
@@ -214,10 +221,11 @@ def interface(
             )
         if arg.dtype not in _NP and arg.dtype not in STORAGE_TYPES:
             raise refuse(f"array {arg.name} holds {arg.dtype}; {_ELEMENTS}")
-        dtypes.add(arg.dtype)
         if arg.role == "input":
+            dtypes.add(arg.dtype)
             fields.append(arg.name)
         elif arg.role == "output":
+            out_dtypes.add(arg.dtype)
             outputs.append(arg.name)
         else:
             raise refuse(
@@ -231,13 +239,13 @@ def interface(
         )
     if not fields:
         raise refuse("it reads no input array")
-    if len(dtypes) != 1:
-        raise refuse(f"its arrays mix element types ({', '.join(sorted(dtypes))})")
+    dtype, out_dtype = _element_types(dtypes, out_dtypes.pop(), refuse)
     return Interface(
         label=where,
         kernel_name=kernel.name,
         shape=data_shape,
-        dtype=dtypes.pop(),
+        dtype=dtype,
+        out_dtype=out_dtype,
         fields=tuple(fields),
         output=outputs[0],
         order=tuple(a.name for a in kernel.arguments),
@@ -246,6 +254,30 @@ def interface(
         weights=weights,
         plane=plane,
     )
+
+
+def _element_types(
+    inputs: set[str], output: str, refuse: Callable[[str], InputError]
+) -> tuple[str, str]:
+    """The fields' element type and the output's where it differs (else ``""``): one
+    type for every input; another for the output only with integer inputs (``uchar``
+    pixels into ``short`` or ``float``)."""
+    if len(inputs) != 1:
+        raise refuse(f"its input arrays mix element types ({', '.join(sorted(inputs))})")
+    dtype = inputs.pop()
+    if output == dtype:
+        return dtype, ""
+    if dtype not in STORAGE_TYPES:
+        raise refuse(
+            f"it reads {dtype} and writes {output}: an output of another element type "
+            "is lifted for integer inputs (uchar pixels to short or float, say) only"
+        )
+    if output in _NP and output != "float32":
+        raise refuse(
+            f"it reads {dtype} and writes {output}: a float output of integer inputs "
+            "is lifted as float32 only"
+        )
+    return dtype, output
 
 
 def plane_index_candidates(kernel: TunableKernel) -> list[str]:

@@ -209,8 +209,8 @@ def _kernel_args(d: StencilDefinition, names: Mapping[str, str]) -> list[str]:
         elem = "ELEM" if d.storage else "REAL"  # integer elements: arithmetic in REAL
         if a.kind == "field":
             args.append("SRC_ARG" if a.name == primary else f"__global const {elem} *restrict {n}")
-        elif a.kind == "output":
-            args.append(f"__global {elem} *restrict DST")
+        elif a.kind == "output":  # (integer elements: OUT_ELEM, the output's type)
+            args.append(f"__global {'OUT_ELEM' if d.storage else 'REAL'} *restrict DST")
         elif a.kind == "coefficient":
             args.append(f"const REAL {n}")
         elif a.kind == "weights":  # read at run time, as the original takes them
@@ -257,6 +257,8 @@ def render_source(stencil: Stencil) -> str:
         extra_notes.append(f"fields {', '.join(d.fields)} (primary {primary})")
     if d.dtype != "float32":
         extra_notes.append(d.dtype)
+    if d.storage:  # integer elements: global and local only (see ELEMENT_TECHNIQUES)
+        extra_notes.append(_elements_text(d) + ", tuned with global and local only")
     if d.boundary != "interior":
         extra_notes.append(f"{d.boundary} boundary")
     elif d.band != BAND_RADIUS:
@@ -283,10 +285,12 @@ def render_source(stencil: Stencil) -> str:
         from gtune.stencils.elements import STORAGE_TYPES, store_macro
 
         real = "double" if d.dtype == "float64" else "float"
-        lines += [
+        lines += [  # (the template sets OUT_ELEM with ELEM: both, or neither)
             f"#define ELEM {STORAGE_TYPES[d.storage]}",
-            store_macro(d.storage, d.convert, real),
+            f"#define OUT_ELEM {STORAGE_TYPES.get(d.out_storage, 'REAL')}",
         ]
+        if d.out_integer:  # (a float output stores each result as computed)
+            lines.append(store_macro(d.out_storage, d.convert, real))
     if d.boundary != "interior":  # every point written (clamp, zero)
         lines.append("#define CLAMP 1")
     if d.boundary == "zero":  # a neighbour beyond an edge reads 0
@@ -747,6 +751,20 @@ def _launch(g: _Geometry) -> dict[str, Any]:
     }
 
 
+ELEMENT_TECHNIQUES = (
+    "{elements}: tuned with the global and local techniques only; the vector, image and "
+    "streaming techniques load and store vectors, images and queues of the arithmetic's "
+    "type, not integer elements converted one by one"
+)
+
+
+def _elements_text(d: StencilDefinition) -> str:
+    """``uint8 elements`` or ``uint8 fields, output int16``."""
+    if d.output_storage:
+        return f"{d.storage} fields, output {d.out_storage}"
+    return f"{d.storage} elements"
+
+
 def describe(
     stencil: Stencil,
     sizes: Mapping[str, int],
@@ -780,8 +798,11 @@ def describe(
     if fp64:
         image_doc = "never set: " + NO_FP64_IMAGES
     description: dict[str, Any] = {"kernel": d.kernel_name, "source": source}
-    if d.doc:
-        description["doc"] = d.doc
+    doc = [d.doc] if d.doc else []
+    if d.storage:  # the techniques left out, and why
+        doc.append(ELEMENT_TECHNIQUES.format(elements=_elements_text(d)))
+    if doc:
+        description["doc"] = "\n".join(doc)
     if generated:
         assert isinstance(stencil, WeightedStencil)
         features, flops, arguments, reference = _generated_parts(stencil, shape, image)
@@ -999,7 +1020,7 @@ def _argument(d: StencilDefinition, a: KernelArg, shape: list[str], image: bool)
             # the steps swap the primary field's buffer and the output's: both hold the
             # same points near the edge, which keep their values every step (interior)
             init = f"copy:{d.primary_field}"
-        dtype = d.storage or d.dtype
+        dtype = d.out_storage
         return {"name": a.name, "dtype": dtype, "role": "output", "shape": shape, "init": init}
     if a.kind == "coefficient":
         return {"name": a.name, "kind": "scalar", "dtype": d.dtype, "value": d.values[a.name]}

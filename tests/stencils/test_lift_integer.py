@@ -164,7 +164,7 @@ def test_bad_integer_keys_are_errors(change: dict[str, Any], why: str) -> None:
 
 @pytest.mark.opencl
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["blur_u8", "binomial_u16"])
+@pytest.mark.parametrize("name", ["blur_u8", "binomial_u16", "laplace_u8_f32"])
 def test_integer_kernel_to_drop_in_tuned_kernel_bit_for_bit(name: str, tmp_path: Any) -> None:
     """lift -> run (verified exactly against the original) -> export -> the example,
     which checks the exported kernel against the original bit for bit, at the tuned
