@@ -78,7 +78,8 @@
  *   KERNEL_NAME KERNEL_ARGS DST   the kernel's name, parameters and output buffer
  *
  * Boundary: with CLAMP=0 only interior points, every coordinate d in [R_d, N_d - R_d),
- * are written and the rest of the output (the rim) keeps its prior contents, unless
+ * are written (RX_LO ... RZ_HI, optional: the margins below and above each axis apart)
+ * and the rest of the output (the rim) keeps its prior contents, unless
  * RIM_WRITE writes it (a copy of the input or a constant); with CLAMP=1 every
  * point is written and a neighbour beyond an edge reads the edge value (per axis), or 0
  * with ZERO=1 (zero padding).
@@ -196,10 +197,10 @@
 #define REAL float
 #define UREAL uint
 #endif
-/* integer elements (gtune/stencils/elements.py): arrays of ELEM, arithmetic in REAL,
-   each result stored through STORE (a conversion with the original's rounding) */
+/* integer elements (elements.py): ELEM fields, an OUT_ELEM output, REAL sums, STORE(v) */
 #ifndef ELEM
 #define ELEM REAL
+#define OUT_ELEM ELEM
 #endif
 #ifndef STORE
 #define STORE(v) (v)
@@ -223,7 +224,7 @@
 #define KERNEL_NAME stencil
 #endif
 #ifndef KERNEL_ARGS
-#define KERNEL_ARGS SRC_ARG, __global ELEM *restrict DST
+#define KERNEL_ARGS SRC_ARG, __global OUT_ELEM *restrict DST
 #endif
 #ifndef EXTRA_TERMS
 #define EXTRA_TERMS(E)
@@ -348,12 +349,34 @@ typedef long idx_t;
 #define CLY(i) min(max((i), 0), NY - 1)
 #define CLZ(i) min(max((i), 0), NZ - 1)
 #else
-#define LOX RX
-#define LOY RY
-#define LOZ RZ
-#define HIX (NX - RX)
-#define HIY (NY - RY)
-#define HIZ (NZ - RZ)
+/* The interior's margins below (RX_LO ...) and above (RX_HI ...) each axis: the radius,
+   or (a definition's band: reach) how far the offsets reach that way, so a one-sided
+   stencil writes up to the edge it does not read beyond. Every read of a written point
+   lies inside the array either way; the halos stay the radius. */
+#ifndef RX_LO
+#define RX_LO RX
+#endif
+#ifndef RY_LO
+#define RY_LO RY
+#endif
+#ifndef RZ_LO
+#define RZ_LO RZ
+#endif
+#ifndef RX_HI
+#define RX_HI RX
+#endif
+#ifndef RY_HI
+#define RY_HI RY
+#endif
+#ifndef RZ_HI
+#define RZ_HI RZ
+#endif
+#define LOX RX_LO
+#define LOY RY_LO
+#define LOZ RZ_LO
+#define HIX (NX - RX_HI)
+#define HIY (NY - RY_HI)
+#define HIZ (NZ - RZ_HI)
 #define CLX(i) (i)
 #define CLY(i) (i)
 #define CLZ(i) (i)

@@ -220,6 +220,9 @@ def test_online_tuning_switches_to_a_faster_configuration(
             time.sleep(0.05)
         assert calls > 0 and k.wait_tuning(0)
         assert k.tuning == "switched", k.tuning_message
+        # the search was cut by its budget of eight, and the message says where and why
+        assert k.tuning_report is not None and k.tuning_report.best_config is not None
+        assert "(stopped early: global after 8: " in k.tuning_message, k.tuning_message
     finally:
         lib.close()
     assert [c for c, _ in k.history] == ["default", "tuned"]

@@ -246,7 +246,9 @@ def run(args: argparse.Namespace) -> int:
     terms = len(definition.terms)
     elements = definition.dtype
     if definition.storage:  # integer elements: the conversion found, bit for bit
-        elements = f"{definition.storage} ({definition.convert}, sums in {definition.dtype})"
+        stored = f"{definition.convert}, " if definition.out_integer else ""
+        into = f" into {definition.out_storage}" if definition.output_storage else ""
+        elements = f"{definition.storage}{into} ({stored}sums in {definition.dtype})"
     coefs = ", ".join(definition.coefficients) or "none"
     coefs += "".join(f", weights {w}[{len(v)}]" for w, v in definition.weights.items())
     coefs += "".join(
@@ -255,6 +257,8 @@ def run(args: argparse.Namespace) -> int:
     boundary = definition.boundary
     if definition.rim != "keep":  # the interior's rim written: a copy or a constant
         boundary += f", rim {definition.rim}"
+    if definition.band != "radius":  # one-sided: written where its taps lie inside
+        boundary += f", band {definition.band}"
     print(
         f"{out}: {definition.name}: {definition.dims}D {elements}, {terms} terms, "
         f"fields {', '.join(definition.fields)}, coefficients {coefs}, boundary "

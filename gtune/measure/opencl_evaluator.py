@@ -407,7 +407,9 @@ class OpenCLEvaluator(EvaluatorBase):
         #: How long a measurement waits for the device while another process measures.
         self.lock_wait_s = max(600.0, 10 * timeout_s) if lock_wait_s is None else lock_wait_s
         # builds on a CPU device hold the lock shared, waiting at most this long for it
-        self._build_lock_s = max(1.0, timeout_s / 4) if self.measure_alone else None
+        # (never longer than a measurement waits for the device)
+        build_wait = min(max(1.0, timeout_s / 4), self.lock_wait_s)
+        self._build_lock_s = build_wait if self.measure_alone else None
         self._compile_setup = {"device": self.device.to_dict(), "build_lock_s": self._build_lock_s}
 
     def _scratch(self) -> None:

@@ -37,6 +37,12 @@ BOUNDARIES = ("interior", "clamp", "zero")
 RIM_KEEP, RIM_COPY = "keep", "copy"
 """``rim``: the interior boundary's rim keeps the output's prior contents, or takes the
 primary field's value at the point; a number writes that constant."""
+BAND_RADIUS, BAND_REACH = "radius", "reach"
+BANDS = (BAND_RADIUS, BAND_REACH)
+"""``band``: the points the interior boundary writes per axis. ``radius``: at least the
+radius (the largest |offset|) from each edge, the same on both sides; ``reach``: every
+point whose taps all lie inside the array, ``[max(-min offset, 0), N - max(max offset,
+0))``, as one-sided (upwind, forward-difference) codes write."""
 MAX_STEPS = 1_000_000
 """Most time steps a definition may ask for."""
 MAX_OFFSET = 16
@@ -65,6 +71,7 @@ _TOP = (
     "dtype",
     "boundary",
     "rim",
+    "band",
     "fields",
     "output",
     "coefficients",
@@ -73,6 +80,7 @@ _TOP = (
     "values",
     "steps",
     "storage",
+    "output_storage",
     "convert",
     "pad",
     "weights",
@@ -292,10 +300,38 @@ class StencilDefinition:
     arithmetic stays in ``dtype`` and each result is stored through ``convert``
     (:mod:`gtune.stencils.elements`). Empty: the elements are ``dtype``."""
     convert: str = ""
+    output_storage: str = ""
+    """The output's own element type where it differs from the fields' (``storage``):
+    another integer type (``int16`` gradients of ``uint8`` pixels), stored through
+    ``convert``, or ``dtype`` itself (float results, no conversion). Empty: the output's
+    elements are the fields'."""
     rim: str = RIM_KEEP
     """With the interior boundary, what the rim (the points closer to an edge than the
     radius) holds: ``keep`` (the output's prior contents), ``copy`` (the primary field's
     value at the point) or a number's text (that constant)."""
+    band: str = BAND_RADIUS
+    """With the interior boundary, which points are written per axis (:data:`BANDS`):
+    ``radius`` (the same margin, the radius, on both sides) or ``reach`` (each side's
+    margin is how far the offsets reach that way: a one-sided stencil writes up to the
+    edge it does not read beyond)."""
+
+    @property
+    def out_storage(self) -> str:
+        """The output's element type (numpy name): ``output_storage``, else the fields'."""
+        return self.output_storage or self.storage or self.dtype
+
+    @property
+    def out_integer(self) -> bool:
+        """The output's elements are integers: each result stored through ``convert``."""
+        return self.out_storage != self.dtype
+
+    def stored(self, acc: np.ndarray) -> np.ndarray:
+        """``acc`` (in ``dtype``) as the kernel stores it in the output."""
+        if not self.out_integer:
+            return acc
+        from gtune.stencils.elements import to_storage
+
+        return to_storage(acc, self.out_storage, self.convert)
 
     @property
     def rim_constant(self) -> float | None:
@@ -311,6 +347,14 @@ class StencilDefinition:
             max(abs(t.offset[1]) for t in self.terms),
             max(abs(t.offset[2]) for t in self.terms),
         )
+
+    @property
+    def margins(self) -> tuple[Offset, Offset]:
+        """The interior's margins (x, y, z): how many points below and above along each
+        axis are not written (:attr:`band`); with ``radius`` both are the radius."""
+        if self.band == BAND_REACH:
+            return reach_of([t.offset for t in self.terms])
+        return self.radius, self.radius
 
     @property
     def primary_field(self) -> str:
@@ -376,7 +420,8 @@ class StencilDefinition:
         """The output the kernel must produce, computed in the element type.
 
         Terms accumulate in file order from zero, then the constant is added. With
-        ``interior``, points closer to an edge than the radius keep ``out_initial``; with
+        ``interior``, points closer to an edge than the radius (with ``band: reach``,
+        than the offsets reach towards it) keep ``out_initial``; with
         ``clamp``, every point is written and neighbour indices are clamped per axis; with
         ``zero``, every point is written and a neighbour beyond an edge reads 0.
         """
@@ -388,6 +433,7 @@ class StencilDefinition:
         out3 = out if self.dims == 3 else out[np.newaxis]
         nz, ny, nx = out3.shape
         rx, ry, rz = self.radius
+        (bx, by, bz), (ax, ay, az) = self.margins  # the interior's margins below, above
         clamp = self.boundary != "interior"  # every point written (clamp, zero)
         sources: dict[str, np.ndarray] = {}
         shifts: dict[str, tuple[int, int, int]] = {}
@@ -417,9 +463,9 @@ class StencilDefinition:
         if clamp:
             lo, hi = (0, 0, 0), (nz, ny, nx)
         else:
-            lo, hi = (rz, ry, rx), (nz - rz, ny - ry, nx - rx)
+            lo, hi = (bz, by, bx), (nz - az, ny - ay, nx - ax)
             if any(b <= a for a, b in zip(lo, hi, strict=True)):
-                kept = np.array(out_initial, dtype=self.storage) if self.storage else out
+                kept = np.array(out_initial, dtype=self.out_storage) if self.storage else out
                 return self._write_rim(kept, inputs, lo, hi)
         coefs = [term.coefficient.typed_value(vals, self.dtype) for term in self.terms]
         constant = self.constant.typed_value(vals, self.dtype)
@@ -440,11 +486,9 @@ class StencilDefinition:
         if not self.constant.is_zero:
             np.add(acc, constant, out=acc)
         if self.storage:  # integer elements: stored as the kernel converts them
-            from gtune.stencils.elements import to_storage
-
-            kept = np.array(out_initial, dtype=self.storage, copy=True)  # exact, unwritten
+            kept = np.array(out_initial, dtype=self.out_storage, copy=True)  # exact, unwritten
             (kept if self.dims == 3 else kept[np.newaxis])[z0:z1, lo[1] : hi[1], lo[2] : hi[2]] = (
-                to_storage(acc, self.storage, self.convert)
+                self.stored(acc)
             )
             return self._write_rim(kept, inputs, lo, hi)
         out3[z0:z1, lo[1] : hi[1], lo[2] : hi[2]] = acc
@@ -467,10 +511,7 @@ class StencilDefinition:
         constant = self.rim_constant
         if constant is not None:
             if self.storage:
-                from gtune.stencils.elements import to_storage
-
-                one = np.full(1, constant, _NP[self.dtype])
-                out3[rim] = to_storage(one, self.storage, self.convert)[0]
+                out3[rim] = self.stored(np.full(1, constant, _NP[self.dtype]))[0]
             else:
                 out3[rim] = _NP[self.dtype](constant)
             return out
@@ -537,6 +578,7 @@ class StencilDefinition:
                 "dtype": self.dtype,
                 "boundary": self.boundary,
                 **({"rim": _rim_data(self.rim)} if self.rim != RIM_KEEP else {}),
+                **({"band": self.band} if self.band != BAND_RADIUS else {}),
                 "fields": list(self.fields),
                 "output": self.output,
             }
@@ -550,7 +592,11 @@ class StencilDefinition:
         if self.weights_fixed:
             data["weights_fixed"] = True
         if self.storage:
-            data.update({"storage": self.storage, "convert": self.convert})
+            data["storage"] = self.storage
+            if self.output_storage:
+                data["output_storage"] = self.output_storage
+            if self.out_integer:
+                data["convert"] = self.convert
         terms: list[dict[str, Any]] = []
         for t in self.terms:
             item: dict[str, Any] = {"field": t.field}
@@ -913,6 +959,7 @@ def parse_definition(data: Any, source: str) -> StencilDefinition:
     if boundary not in BOUNDARIES:
         raise err("boundary", f"expected one of {', '.join(BOUNDARIES)}, got {boundary!r}")
     rim = _rim(data.get("rim", RIM_KEEP), str(boundary), err)
+    band = _band(data.get("band", BAND_RADIUS), str(boundary), rim, err)
     fields = _names(data["fields"], "fields", err, empty=False)
     output = _ident(data["output"], "output", err)
     if output in fields:
@@ -965,7 +1012,34 @@ def parse_definition(data: Any, source: str) -> StencilDefinition:
         weights_fixed=_weights_fixed(data.get("weights_fixed", False), weights, err),
         **_elements(data, str(dtype), int(steps), err),
         rim=rim,
+        band=band,
     )
+
+
+def _band(value: Any, boundary: str, rim: str, err: _Err) -> str:
+    """``band``: radius or reach; reach only with the interior boundary, its rim kept."""
+    if value not in BANDS:
+        raise err("band", f"expected one of {', '.join(BANDS)}, got {value!r}")
+    if value == BAND_REACH and boundary != "interior":
+        raise err(
+            "band",
+            f"the {boundary} boundary writes every point: a band of points is written "
+            "only with boundary: interior",
+        )
+    if value == BAND_REACH and rim != RIM_KEEP:
+        raise err(
+            "band", "band: reach keeps its rim (rim: keep); a written rim is as wide as the radius"
+        )
+    return str(value)
+
+
+def reach_of(offsets: Sequence[Sequence[int]]) -> tuple[Offset, Offset]:
+    """How far ``offsets`` (x, y, z) reach below and above the point along each axis
+    (0 where none reaches that way): the margins of the points whose taps all lie inside
+    the array, ``[below, N - above)`` per axis."""
+    below = tuple(max([0, *(-int(o[a]) for o in offsets)]) for a in range(3))
+    above = tuple(max([0, *(int(o[a]) for o in offsets)]) for a in range(3))
+    return (below[0], below[1], below[2]), (above[0], above[1], above[2])
 
 
 def _rim(value: Any, boundary: str, err: _Err) -> str:
@@ -988,11 +1062,19 @@ def _rim(value: Any, boundary: str, err: _Err) -> str:
 
 
 def _elements(data: Mapping[str, Any], dtype: str, steps: int, err: _Err) -> dict[str, str]:
-    """``storage`` and ``convert``: integer elements and how a result becomes one."""
+    """``storage``, ``output_storage`` and ``convert``: integer elements, the output's own
+    element type, and how a result becomes an integer element."""
     from gtune.stencils.elements import CONVERSIONS, STORAGE_TYPES
 
     storage, convert = data.get("storage"), data.get("convert")
+    output_storage = data.get("output_storage")
     if storage is None or storage == dtype:
+        if output_storage is not None and output_storage != dtype:
+            raise err(
+                "output_storage",
+                "an output element type of its own is for a definition with integer "
+                "elements (storage:)",
+            )
         if convert is not None:
             raise err("convert", "only a definition with integer elements (storage:) converts")
         return {}
@@ -1001,15 +1083,30 @@ def _elements(data: Mapping[str, Any], dtype: str, steps: int, err: _Err) -> dic
             "storage",
             f"expected an integer element type ({', '.join(STORAGE_TYPES)}), got {storage!r}",
         )
-    if convert not in CONVERSIONS:
+    out: dict[str, str] = {"storage": str(storage)}
+    target = storage
+    if output_storage is not None and output_storage != storage:
+        if output_storage not in STORAGE_TYPES and output_storage != dtype:
+            raise err(
+                "output_storage",
+                f"expected the output's element type: an integer type "
+                f"({', '.join(STORAGE_TYPES)}) or the arithmetic's {dtype}, got "
+                f"{output_storage!r}",
+            )
+        out["output_storage"] = target = str(output_storage)
+    if target == dtype:  # float results: stored as computed
+        if convert is not None:
+            raise err("convert", f"the output holds {dtype}, the arithmetic's: nothing converts")
+    elif convert not in CONVERSIONS:
         raise err(
             "convert",
-            f"expected how a result becomes a {storage} ({', '.join(CONVERSIONS)}), got "
-            f"{convert!r}",
+            f"expected how a result becomes a {target} ({', '.join(CONVERSIONS)}), got {convert!r}",
         )
+    else:
+        out["convert"] = str(convert)
     if steps != 1:
         raise err("steps", "a definition with integer elements takes one step")
-    return {"storage": str(storage), "convert": str(convert)}
+    return out
 
 
 def _weights_fixed(raw: Any, weights: Mapping[str, Any], err: _Err) -> bool:

@@ -40,8 +40,9 @@ import numpy as np
 
 from gtune.exceptions import GtuneError, InputError
 from gtune.kernel import TunableKernel, scalar_values
-from gtune.stencils.definition import MAX_PAD as MAX_PAD
 from gtune.stencils.definition import (
+    BAND_RADIUS,
+    BAND_REACH,
     RIM_COPY,
     RIM_KEEP,
     Coefficient,
@@ -49,6 +50,7 @@ from gtune.stencils.definition import (
     parse_definition,
     weight_entries,
 )
+from gtune.stencils.definition import MAX_PAD as MAX_PAD
 from gtune.stencils.elements import STORAGE_TYPES
 from gtune.stencils.lift_steps import as_steps
 
@@ -129,6 +131,12 @@ class Interface:
     pads: Mapping[str, tuple[int, ...]] = field(default_factory=dict)  # C order
     weights: Mapping[str, int] = field(default_factory=dict)  # weights arrays: length
     plane: tuple[str, str, str] | None = None  # (scalar, its C type, axis): a plane a launch
+    out_dtype: str = ""  # the output's element type where it differs from the fields'
+
+    @property
+    def output_dtype(self) -> str:
+        """The output's element type (numpy name)."""
+        return self.out_dtype or self.dtype
 
     @property
     def dims(self) -> int:
@@ -171,7 +179,8 @@ def interface(
     values = scalar_values(kernel)
     fields: list[str] = []
     outputs: list[str] = []
-    dtypes: set[str] = set()
+    dtypes: set[str] = set()  # the fields' (and weights arrays') element types
+    out_dtypes: set[str] = set()
     scalars: list[ScalarArg] = []
     pads: dict[str, tuple[int, ...]] = {}
     weights: dict[str, int] = {}
@@ -212,10 +221,11 @@ def interface(
             )
         if arg.dtype not in _NP and arg.dtype not in STORAGE_TYPES:
             raise refuse(f"array {arg.name} holds {arg.dtype}; {_ELEMENTS}")
-        dtypes.add(arg.dtype)
         if arg.role == "input":
+            dtypes.add(arg.dtype)
             fields.append(arg.name)
         elif arg.role == "output":
+            out_dtypes.add(arg.dtype)
             outputs.append(arg.name)
         else:
             raise refuse(
@@ -229,13 +239,13 @@ def interface(
         )
     if not fields:
         raise refuse("it reads no input array")
-    if len(dtypes) != 1:
-        raise refuse(f"its arrays mix element types ({', '.join(sorted(dtypes))})")
+    dtype, out_dtype = _element_types(dtypes, out_dtypes.pop(), refuse)
     return Interface(
         label=where,
         kernel_name=kernel.name,
         shape=data_shape,
-        dtype=dtypes.pop(),
+        dtype=dtype,
+        out_dtype=out_dtype,
         fields=tuple(fields),
         output=outputs[0],
         order=tuple(a.name for a in kernel.arguments),
@@ -244,6 +254,30 @@ def interface(
         weights=weights,
         plane=plane,
     )
+
+
+def _element_types(
+    inputs: set[str], output: str, refuse: Callable[[str], InputError]
+) -> tuple[str, str]:
+    """The fields' element type and the output's where it differs (else ``""``): one
+    type for every input; another for the output only with integer inputs (``uchar``
+    pixels into ``short`` or ``float``)."""
+    if len(inputs) != 1:
+        raise refuse(f"its input arrays mix element types ({', '.join(sorted(inputs))})")
+    dtype = inputs.pop()
+    if output == dtype:
+        return dtype, ""
+    if dtype not in STORAGE_TYPES:
+        raise refuse(
+            f"it reads {dtype} and writes {output}: an output of another element type "
+            "is lifted for integer inputs (uchar pixels to short or float, say) only"
+        )
+    if output in _NP and output != "float32":
+        raise refuse(
+            f"it reads {dtype} and writes {output}: a float output of integer inputs "
+            "is lifted as float32 only"
+        )
+    return dtype, output
 
 
 def plane_index_candidates(kernel: TunableKernel) -> list[str]:
@@ -458,6 +492,7 @@ class Lifted:
     constant: list[_Monomial]
     coefficients: tuple[str, ...]  # float scalars that are factors, signature order
     rim: str = RIM_KEEP  # the interior boundary's rim: kept, a copy or a constant
+    band: str = BAND_RADIUS  # the interior's points: the radius or (one-sided) the reach
 
 
 class _Lifter:
@@ -563,11 +598,13 @@ class _Lifter:
                 PartialWrite,
             )
         shape = np.array(face.shape)
-        if not np.array_equal(lo, shape - hi):
-            axis = _AXES[face.dims - 1 - int(np.argmax(lo != shape - hi))]
-            raise self.refuse(
+        self.off_centre: NotAStencil | None = None
+        if not np.array_equal(lo, shape - hi):  # one-sided (band: reach), once the offsets
+            axis = _AXES[face.dims - 1 - int(np.argmax(lo != shape - hi))]  # are known
+            self.off_centre = self.refuse(
                 f"it writes an off-centre band along {axis} ({self._band(lo, hi)}); a definition "
-                "writes every point or the interior",
+                "writes every point, the interior or (a one-sided stencil) the points whose "
+                "taps all lie inside the array",
                 PartialWrite,
             )
         self.lo, self.hi = tuple(int(v) for v in lo), tuple(int(v) for v in hi)
@@ -617,6 +654,20 @@ class _Lifter:
                 )
 
     # -- 2. the footprint of each field -----------------------------------------------
+    def footprints_checked(self) -> None:
+        """:meth:`linearity`, then :meth:`footprints`; a kernel that writes an off-centre
+        band and fails either is refused for its band, as before one-sided stencils
+        lifted (a launch with its dimensions in the wrong order writes one too)."""
+        try:
+            self.linearity()
+            self.footprints()
+        except PartialWrite:
+            raise
+        except InputError as e:
+            if self.off_centre is None:
+                raise
+            raise self.off_centre from e
+
     def footprints(self) -> None:
         face = self.face
         centre = tuple(n // 2 for n in face.shape)
@@ -669,6 +720,10 @@ class _Lifter:
         )
         margin = self.lo
         self.unless_steps: NotAStencil | None = None
+        self.band = BAND_RADIUS
+        if self.off_centre is not None:
+            self.one_sided(self.off_centre)
+            return
         if all(m == 0 for m in margin):
             self.boundary = "clamp"
         elif tuple(margin) == self.radius:
@@ -696,6 +751,28 @@ class _Lifter:
         self.rim = RIM_KEEP
         if self.boundary == "clamp":  # out = in, or a constant, on a rim it writes apart?
             self.written_rim()
+
+    def one_sided(self, refusal: NotAStencil) -> None:
+        """A kernel that writes an off-centre band: the interior with ``band: reach`` if
+        the band is exactly the points whose taps all lie inside the array (a one-sided,
+        upwind or forward-difference stencil writing up to the edge it does not read
+        beyond), else ``refusal`` with where its taps lie inside."""
+        face = self.face
+        offsets = [o for offs in self.offsets.values() for o in offs]
+        below = tuple(max([0, *(-o[d] for o in offsets)]) for d in range(face.dims))
+        above = tuple(max([0, *(o[d] for o in offsets)]) for d in range(face.dims))
+        top = tuple(n - h for n, h in zip(face.shape, self.hi, strict=True))
+        if face.pads:  # a padded input's pad holds its neighbours: written everywhere
+            raise refusal
+        if self.lo != below or top != above:
+            inside = np.array(face.shape) - np.array(above)
+            raise self.refuse(
+                f"{refusal.why.split(';')[0]}, not the points whose taps all lie inside the "
+                f"array ({self._band(np.array(below), inside)}): a definition writes every "
+                "point, the interior or (a one-sided stencil) those points",
+                PartialWrite,
+            )
+        self.boundary, self.band, self.rim = "interior", BAND_REACH, RIM_KEEP
 
     def written_rim(self) -> None:
         """A kernel that writes every point, on its rim (as wide as the radius) a copy of
@@ -1041,6 +1118,7 @@ class _Lifter:
     def lifted(self) -> Lifted:
         return Lifted(
             rim=self.rim,
+            band=self.band,
             boundary=self.boundary,
             radius=self.radius,
             terms={s: m for s, m in self.monomials.items() if s != CONSTANT},
@@ -1139,8 +1217,7 @@ def lift_probe(face: Interface, probe: Probe, *, seed: int = 1) -> tuple[Lifted,
     """Probe a kernel and return what it computes (not yet checked)."""
     lifter = _Lifter(face, probe, seed)
     lifter.written_region()
-    lifter.linearity()
-    lifter.footprints()
+    lifter.footprints_checked()
     lifter.relevance()
     lifter.coefficients()
     return lifter.lifted(), lifter
@@ -1177,6 +1254,7 @@ def definition_data(
             "dtype": face.dtype,
             "boundary": lifted.boundary,
             **({"rim": _rim_value(lifted.rim)} if lifted.rim != RIM_KEEP else {}),
+            **({"band": lifted.band} if lifted.band != BAND_RADIUS else {}),
             "fields": list(face.fields),
             "output": face.output,
         }
@@ -1283,8 +1361,7 @@ def lift_with(
         return lift_integer(face, probe, seed=seed, **kw)
     lifter = _Lifter(face, probe, seed)
     lifter.written_region()
-    lifter.linearity()
-    lifter.footprints()
+    lifter.footprints_checked()
     lifter.relevance()
     try:
         lifter.coefficients()

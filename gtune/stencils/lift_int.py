@@ -7,7 +7,9 @@ Rounding makes such a kernel a staircase, not a linear map, so the float method 
 
 1. all inputs zero, with two initial outputs that differ everywhere: the points it
    writes (every point, or the interior), which must be zero (no constant term);
-2. an impulse of a large value at the centre of each field: the offsets it reads;
+2. an impulse of a large value at the centre of each field: the offsets it reads (and a
+   large negative one for signed fields into an unsigned output, which clamps a
+   negative weight's response to a positive impulse to 0);
 3. impulses of every value 1 .. 255 (and -1 .. -128 for a signed type, and a few large
    ones for a wide type) on a lattice of cells whose responses do not overlap: for each
    offset, the staircase ``y(a) = R(w * a)``; for each rounding ``R`` (``rte``,
@@ -22,6 +24,11 @@ Rounding makes such a kernel a staircase, not a linear map, so the float method 
    definition's reference must equal the kernel's output at every point, bit for bit.
    A scalar (other than a size) must not change the output: weights from run-time
    scalars with integer elements are not expressed yet.
+
+The output may hold another element type than the fields (``output_storage``): another
+integer type, whose range the staircases, the roundings and the saturation are read in,
+or float32, whose staircase has no steps (each value the float32 product, the weight
+the simplest number that gives every probed value exactly; no rounding, no ``convert``).
 """
 
 from __future__ import annotations
@@ -35,8 +42,15 @@ from typing import Any
 
 import numpy as np
 
-from gtune.exceptions import GtuneError
-from gtune.stencils.definition import RIM_COPY, RIM_KEEP, StencilDefinition, parse_definition
+from gtune.exceptions import GtuneError, InputError
+from gtune.stencils.definition import (
+    BAND_RADIUS,
+    BAND_REACH,
+    RIM_COPY,
+    RIM_KEEP,
+    StencilDefinition,
+    parse_definition,
+)
 from gtune.stencils.elements import limits, to_storage
 from gtune.stencils.lift import (
     EDGE_MISMATCH,
@@ -97,6 +111,11 @@ class _IntLifter:
         self.rng = np.random.default_rng(seed)
         self.t = np.dtype(face.dtype)
         self.lo, self.hi = limits(face.dtype)
+        # the output's elements: the fields' type, another integer type, or float32 (no
+        # conversion: a staircase without steps, each value the float32 product)
+        self.ot = np.dtype(face.output_dtype)
+        self.out_float = self.ot.kind == "f"
+        self.olo, self.ohi = (0, 0) if self.out_float else limits(face.output_dtype)
         self.user: dict[str, float | int] = {s.name: s.value for s in face.scalars}
         self.launches = 0
 
@@ -112,7 +131,17 @@ class _IntLifter:
         out = np.asarray(self._probe(full, out_init, self.user if scalars is None else scalars))
         if out.shape != face.shape:
             raise GtuneError(f"a probe returned the shape {out.shape}, not {face.shape}")
-        return out.astype(np.int64)
+        return self.exact(out)
+
+    def exact(self, out: np.ndarray) -> np.ndarray:
+        """An output's values, compared exactly: int64, or float64 for float elements."""
+        return out.astype(np.float64 if self.out_float else np.int64)
+
+    def random_out(self, shape: Sequence[int]) -> Any:
+        """An initial output: random values of the output's type."""
+        if self.out_float:
+            return (self.rng.integers(-4096, 4096, tuple(shape)) + 0.25).astype(self.ot)
+        return self.rng.integers(self.olo, self.ohi + 1, tuple(shape)).astype(self.ot)
 
     def random(self, shape: Sequence[int], lo: int | None = None, hi: int | None = None) -> Any:
         a, b = self.lo if lo is None else lo, self.hi if hi is None else hi
@@ -121,9 +150,12 @@ class _IntLifter:
     # -- 1. what it writes --------------------------------------------------------------
     def written_region(self) -> None:
         shape = self.face.shape
-        self.r1 = self.random(shape)
-        span = self.hi - self.lo + 1
-        r2 = ((self.r1.astype(np.int64) - self.lo + 1) % span + self.lo).astype(self.t)
+        self.r1 = self.random_out(shape)
+        if self.out_float:
+            r2 = (self.r1 + 1).astype(self.ot)
+        else:
+            span = self.ohi - self.olo + 1
+            r2 = ((self.r1.astype(np.int64) - self.olo + 1) % span + self.olo).astype(self.ot)
         o1, o2 = self.run({}, self.r1), self.run({}, r2)
         written = ~((o1 == self.r1) & (o2 == r2))
         if not written.any():
@@ -134,13 +166,20 @@ class _IntLifter:
         lo, hi = idx.min(axis=0), idx.max(axis=0) + 1
         box = np.zeros_like(written)
         box[tuple(slice(int(a), int(b)) for a, b in zip(lo, hi, strict=True))] = True
-        if not np.array_equal(box, written) or not np.array_equal(lo, np.array(shape) - hi):
+        self.off_centre: Exception | None = None
+        if not np.array_equal(box, written):
             raise self.refuse(
                 "the points it writes are not every point nor a centred box", PartialWrite
             )
+        if not np.array_equal(lo, np.array(shape) - hi):  # one-sided, once the offsets are known
+            self.off_centre = self.refuse(
+                "the points it writes are not every point, a centred box nor (a one-sided "
+                "stencil) the points whose taps all lie inside the array",
+                PartialWrite,
+            )
         if (o1[written] != 0).any():
             raise self.refuse(
-                f"with every input zero it writes {int(o1[written].flat[0])}: a constant term, "
+                f"with every input zero it writes {o1[written].flat[0]:g}: a constant term, "
                 "which a definition of integer elements does not hold yet"
             )
         self.zero_out = o1
@@ -152,13 +191,20 @@ class _IntLifter:
     def footprints(self) -> None:
         face = self.face
         centre = tuple(n // 2 for n in face.shape)
-        big = min(self.hi, 4095)
+        # signed fields into an unsigned output: a negative weight's response to a
+        # positive impulse is clamped to 0, so a negative impulse is tried too
+        unsigned_out = not self.out_float and self.olo == 0
+        bigs = [min(self.hi, 4095)] + (
+            [max(self.lo, -4096)] if self.lo < 0 and unsigned_out else []
+        )
         self.offsets: dict[str, list[tuple[int, ...]]] = {}
         for f in face.fields:
             pad = face.pads.get(f, (0,) * face.dims)
-            a = np.zeros(face.field_shape(f), self.t)
-            a[tuple(c + p for c, p in zip(centre, pad, strict=True))] = big
-            changed = self.run({f: a}, self.r1) != self.zero_out
+            changed = np.zeros(face.shape, bool)
+            for big in bigs:
+                a = np.zeros(face.field_shape(f), self.t)
+                a[tuple(c + p for c, p in zip(centre, pad, strict=True))] = big
+                changed |= self.run({f: a}, self.r1) != self.zero_out
             if (changed & ~self.written).any():
                 raise self.refuse(f"an impulse in {f} changes a point it does not write")
             offs = sorted(
@@ -175,8 +221,16 @@ class _IntLifter:
         self.radius = tuple(
             max(abs(o[d]) for offs in self.offsets.values() for o in offs) for d in range(face.dims)
         )
-        self.rim = RIM_KEEP
-        if all(m == 0 for m in self.margin):
+        self.rim, self.band = RIM_KEEP, BAND_RADIUS
+        if self.off_centre is not None:  # the interior with band: reach, or refused
+            offsets = [o for offs in self.offsets.values() for o in offs]
+            below = tuple(max([0, *(-o[d] for o in offsets)]) for d in range(face.dims))
+            above = tuple(max([0, *(o[d] for o in offsets)]) for d in range(face.dims))
+            top = tuple(n - t for n, t in zip(face.shape, self.top, strict=True))
+            if face.pads or self.margin != below or top != above:
+                raise self.off_centre
+            self.boundary, self.band = "interior", BAND_REACH
+        elif all(m == 0 for m in self.margin):
             self.boundary = "clamp"
             self.written_rim()
         elif self.margin == self.radius:
@@ -220,7 +274,7 @@ class _IntLifter:
             amps += list(range(-1, max(self.lo, -128) - 1, -1))
         return sorted(set(amps))
 
-    def staircases(self) -> dict[Slot, list[tuple[int, int]]]:
+    def staircases(self) -> dict[Slot, list[tuple[int, int | float]]]:
         face = self.face
         axes = [
             range(
@@ -234,7 +288,7 @@ class _IntLifter:
         if not cells:
             raise self.refuse("the array is too small for its stencil; lift with a larger --size")
         amps = self.amplitudes()
-        samples: dict[Slot, list[tuple[int, int]]] = {
+        samples: dict[Slot, list[tuple[int, int | float]]] = {
             (f, o): [] for f in face.fields for o in self.offsets[f]
         }
         for f in face.fields:
@@ -248,34 +302,45 @@ class _IntLifter:
                 for c, v in zip(cells, chunk, strict=False):
                     for o in self.offsets[f]:
                         p = tuple(ci - oi for ci, oi in zip(c, o, strict=True))
-                        samples[(f, o)].append((v, int(out[p])))
+                        samples[(f, o)].append((v, out[p].item()))
         return samples
 
     def weights_under(
-        self, rounding: str, samples: Mapping[Slot, list[tuple[int, int]]]
+        self, rounding: str, samples: Mapping[Slot, list[tuple[int, int | float]]]
     ) -> dict[Slot, Fraction] | None:
         """The simplest weights that reproduce every staircase under ``rounding`` (the
-        float32 product, saturated ends clamped), or None."""
+        float32 product, saturated ends clamped; ``""``: a float output, the product
+        itself), or None."""
         out: dict[Slot, Fraction] = {}
         for slot, pairs in samples.items():
             lo, hi = Fraction(-(10**9)), Fraction(10**9)
             for a, y in pairs:
-                if y in (self.lo, self.hi):
+                if not self.out_float and y in (self.olo, self.ohi):
                     continue  # clamped: no bound on both sides
-                p0, p1 = _pre_range(rounding, y)
+                p0, p1 = _float_range(y) if self.out_float else _pre_range(rounding, int(y))
                 w0, w1 = (p0 / a, p1 / a) if a > 0 else (p1 / a, p0 / a)
                 lo, hi = max(lo, w0), min(hi, w1)
             if lo > hi:
                 return None
             w = _nice(lo, hi)
             amps = np.array([a for a, _ in pairs], np.float32)
-            want = np.array([y for _, y in pairs], np.int64)
+            want = self.exact(np.array([y for _, y in pairs]))
             pre = (np.float32(float(w)) * amps).astype(np.float32)
-            got = to_storage(pre, self.face.dtype, rounding + "_sat").astype(np.int64)
-            if not np.array_equal(got, want):
+            if not self.out_float:
+                pre = to_storage(pre, self.face.output_dtype, rounding + "_sat")
+            if not np.array_equal(self.exact(pre), want):
                 return None
             out[slot] = w
         return out
+
+
+def _float_range(y: float) -> tuple[Fraction, Fraction]:
+    """The values that round to the float32 ``y`` (closed; ties either way)."""
+    f = np.float32(y)
+    below = np.nextafter(f, np.float32(-np.inf))
+    above = np.nextafter(f, np.float32(np.inf))
+    mid = Fraction(float(f))
+    return (mid + Fraction(float(below))) / 2, (mid + Fraction(float(above))) / 2
 
 
 def _nice(lo: Fraction, hi: Fraction) -> Fraction:
@@ -305,10 +370,16 @@ def lift_integer(
     launches it took (see the module's docstring)."""
     lifter = _IntLifter(face, probe, seed)
     lifter.written_region()
-    _scalars_change_nothing(lifter)
-    lifter.footprints()
+    try:
+        _scalars_change_nothing(lifter)
+        lifter.footprints()
+    except InputError:  # an off-centre band is refused for its band, as before one-sided
+        if lifter.off_centre is None:  # stencils lifted
+            raise
+        raise lifter.off_centre from None
     samples = lifter.staircases()
-    candidates = [(r, w) for r in _ROUNDINGS if (w := lifter.weights_under(r, samples))]
+    roundings = ("",) if lifter.out_float else _ROUNDINGS  # a float output: no rounding
+    candidates = [(r, w) for r in roundings if (w := lifter.weights_under(r, samples))]
     if not candidates:
         raise lifter.refuse(
             "no rounding (to nearest even, + 0.5 then towards zero, towards zero) of a "
@@ -335,6 +406,8 @@ def _saturation(lifter: _IntLifter, weights: Mapping[Slot, Fraction]) -> str:
     """``_sat`` where an input can drive the sum out of range and the kernel clamps
     it (refused where it does not), and where no input can (the two agree)."""
     face = lifter.face
+    if lifter.out_float:  # float results: stored as computed
+        return ""
     centre = tuple(n // 2 for n in face.shape)
     for sign in (1, -1):
         inputs = {f: np.zeros(face.field_shape(f), lifter.t) for f in face.fields}
@@ -344,13 +417,13 @@ def _saturation(lifter: _IntLifter, weights: Mapping[Slot, Fraction]) -> str:
             pad = face.pads.get(f, (0,) * face.dims)
             inputs[f][tuple(c + oi + p for c, oi, p in zip(centre, o, pad, strict=True))] = v
             total += w * v
-        if lifter.lo <= total <= lifter.hi:
+        if lifter.olo <= total <= lifter.ohi:
             continue
         got = int(lifter.run(inputs, lifter.r1)[centre])
-        if got != (lifter.hi if total > lifter.hi else lifter.lo):
+        if got != (lifter.ohi if total > lifter.ohi else lifter.olo):
             raise lifter.refuse(
                 f"a sum of {float(total):g} is stored as {got}, not clamped to the range of "
-                f"{face.dtype}: a conversion without saturation (undefined in OpenCL C)"
+                f"{face.output_dtype}: a conversion without saturation (undefined in OpenCL C)"
             )
     return "_sat"
 
@@ -367,6 +440,7 @@ def _definition(
 ) -> StencilDefinition:
     lifted = Lifted(
         rim=lifter.rim,
+        band=lifter.band,
         boundary=lifter.boundary,
         radius=lifter.radius,
         terms={slot: [_Monomial(float(w), ())] for slot, w in weights.items() if w != 0},
@@ -376,7 +450,10 @@ def _definition(
     data = definition_data(face, lifted, name=name, doc=doc, original=original)
     data["dtype"] = "float32"
     data["storage"] = face.dtype
-    data["convert"] = convert
+    if face.out_dtype:  # the output's elements of their own type
+        data["output_storage"] = face.out_dtype
+    if convert:  # (a float output: none)
+        data["convert"] = convert
     return parse_definition(data, source)
 
 
@@ -388,10 +465,10 @@ def _zero_padded(lifter: _IntLifter, definition: StencilDefinition) -> StencilDe
         return definition
     face = lifter.face
     inputs = {f: lifter.random(face.field_shape(f), max(lifter.lo, 0), 9) for f in face.fields}
-    out = lifter.run(inputs, lifter.r1).astype(np.int64)
+    out = lifter.run(inputs, lifter.r1)
 
     def matches(d: StencilDefinition) -> bool:
-        return bool((out == d.reference(inputs, lifter.r1).astype(np.int64)).all())
+        return bool((out == lifter.exact(d.reference(inputs, lifter.r1))).all())
 
     zero = replace(definition, boundary="zero")
     return zero if not matches(definition) and matches(zero) else definition
@@ -415,19 +492,20 @@ def _check(lifter: _IntLifter, definition: StencilDefinition) -> None:
     )
     for inputs in trials:
         out = lifter.run(inputs, lifter.r1)
-        ref = definition.reference(inputs, lifter.r1).astype(np.int64)
+        ref = lifter.exact(definition.reference(inputs, lifter.r1))
         bad = out != ref
         if bad.any():
             p = tuple(int(v) for v in np.argwhere(bad)[0])
             inner = tuple(slice(r, n - r) for r, n in zip(lifter.radius, bad.shape, strict=True))
             if lifter.boundary == "clamp" and any(lifter.radius) and not bad[inner].any():
                 raise lifter.refuse(f"near the edges (e.g. at {p[::-1]}) {EDGE_MISMATCH}")
-            by_one = bool((np.abs(out[bad].astype(np.int64) - ref[bad]) == 1).all())
+            by_one = not lifter.out_float and bool((np.abs(out[bad] - ref[bad]) == 1).all())
+            how = f"rounding {definition.convert}" if definition.out_integer else "no rounding"
             raise lifter.refuse(
                 f"with random inputs its output differs from the definition's at "
-                f"{int(bad.sum())} of {bad.size} points (e.g. at {p[::-1]}: {int(out[p])}, the "
-                f"definition gives {int(ref[p])}; weights and rounding from single values: "
-                f"{definition.convert}): not bit for bit"
+                f"{int(bad.sum())} of {bad.size} points (e.g. at {p[::-1]}: {out[p]:g}, the "
+                f"definition gives {ref[p]:g}; weights and {how} from single values): "
+                "not bit for bit"
                 + (
                     " (by one, where a quotient is a whole number or a tie: the kernel divides "
                     "its exact sum, s / 9 in integers or sum / 6.0f, and a definition adds "

@@ -34,6 +34,7 @@ from gtune.exceptions import InputError
 from gtune.features import from_offsets
 from gtune.outfiles import check_targets, write_text
 from gtune.stencils.definition import (
+    BAND_RADIUS,
     RIM_KEEP,
     KernelArg,
     StencilDefinition,
@@ -208,8 +209,8 @@ def _kernel_args(d: StencilDefinition, names: Mapping[str, str]) -> list[str]:
         elem = "ELEM" if d.storage else "REAL"  # integer elements: arithmetic in REAL
         if a.kind == "field":
             args.append("SRC_ARG" if a.name == primary else f"__global const {elem} *restrict {n}")
-        elif a.kind == "output":
-            args.append(f"__global {elem} *restrict DST")
+        elif a.kind == "output":  # (integer elements: OUT_ELEM, the output's type)
+            args.append(f"__global {'OUT_ELEM' if d.storage else 'REAL'} *restrict DST")
         elif a.kind == "coefficient":
             args.append(f"const REAL {n}")
         elif a.kind == "weights":  # read at run time, as the original takes them
@@ -256,8 +257,12 @@ def render_source(stencil: Stencil) -> str:
         extra_notes.append(f"fields {', '.join(d.fields)} (primary {primary})")
     if d.dtype != "float32":
         extra_notes.append(d.dtype)
+    if d.storage:  # integer elements: global and local only (see ELEMENT_TECHNIQUES)
+        extra_notes.append(_elements_text(d) + ", tuned with global and local only")
     if d.boundary != "interior":
         extra_notes.append(f"{d.boundary} boundary")
+    elif d.band != BAND_RADIUS:
+        extra_notes.append(f"band {d.band}")
     if extra_notes:
         head = head[:-3] + "; " + "; ".join(extra_notes) + " */"
     lines = [
@@ -280,15 +285,18 @@ def render_source(stencil: Stencil) -> str:
         from gtune.stencils.elements import STORAGE_TYPES, store_macro
 
         real = "double" if d.dtype == "float64" else "float"
-        lines += [
+        lines += [  # (the template sets OUT_ELEM with ELEM: both, or neither)
             f"#define ELEM {STORAGE_TYPES[d.storage]}",
-            store_macro(d.storage, d.convert, real),
+            f"#define OUT_ELEM {STORAGE_TYPES.get(d.out_storage, 'REAL')}",
         ]
+        if d.out_integer:  # (a float output stores each result as computed)
+            lines.append(store_macro(d.out_storage, d.convert, real))
     if d.boundary != "interior":  # every point written (clamp, zero)
         lines.append("#define CLAMP 1")
     if d.boundary == "zero":  # a neighbour beyond an edge reads 0
         lines.append("#define ZERO 1")
     lines += _rim_lines(d)
+    lines += _band_lines(d)
     lines += _pad_lines(d)
     if d.kernel_name != "stencil":
         lines.append(f"#define KERNEL_NAME {d.kernel_name}")
@@ -591,6 +599,9 @@ def _vector_and_image_constraints(g: _Geometry) -> list[str]:
             if g.interior
             else "SEP == 0 or STREAM == 1"
         )
+        if _one_sided_rows(g.d):  # the vector technique's row sums read every row within
+            # the radius, beyond the edge of a band written up to it: 2D streaming only
+            constraints.append("SEP == 0 or STREAM == 1")
     if g.interior:  # whole rim vectors: the vector technique's choice only; so are row blocks
         constraints.append("RIM == 0 or (VX > 1 and STREAM == 0)")
         constraints.append("RIN == 0 or RIM == 1")  # the interior path: RIM's choice
@@ -621,6 +632,30 @@ def _rim_lines(d: StencilDefinition) -> list[str]:
     if constant is None:  # each rim point a copy of the primary field's
         return ["#define RIM_WRITE 1"]
     return ["#define RIM_WRITE 2", f"#define RIM_CONST {literal(constant, d.dtype)}"]
+
+
+def _one_sided_rows(d: StencilDefinition) -> bool:
+    """Whether the interior is written closer to a y or z edge than the radius
+    (``band: reach`` with a one-sided reach across rows or planes)."""
+    if d.boundary != "interior" or d.band == BAND_RADIUS:
+        return False
+    below, above = d.margins
+    return any(m != r for m, r in zip(below[1:] + above[1:], d.radius[1:] * 2, strict=True))
+
+
+def _band_lines(d: StencilDefinition) -> list[str]:
+    """RX_LO ... RZ_HI: the interior's margins below and above each axis where they
+    differ from the radius (``band: reach``, a one-sided stencil)."""
+    if d.boundary != "interior" or d.band == BAND_RADIUS:
+        return []
+    below, above = d.margins
+    lines = []
+    for axis, r, lo, hi in zip("XYZ", d.radius, below, above, strict=True):
+        if lo != r:
+            lines.append(f"#define R{axis}_LO {lo}")
+        if hi != r:
+            lines.append(f"#define R{axis}_HI {hi}")
+    return lines
 
 
 def _temporal_constraints(g: _Geometry) -> list[str]:
@@ -725,6 +760,20 @@ def _launch(g: _Geometry) -> dict[str, Any]:
     }
 
 
+ELEMENT_TECHNIQUES = (
+    "{elements}: tuned with the global and local techniques only; the vector, image and "
+    "streaming techniques load and store vectors, images and queues of the arithmetic's "
+    "type, not integer elements converted one by one"
+)
+
+
+def _elements_text(d: StencilDefinition) -> str:
+    """``uint8 elements`` or ``uint8 fields, output int16``."""
+    if d.output_storage:
+        return f"{d.storage} fields, output {d.out_storage}"
+    return f"{d.storage} elements"
+
+
 def describe(
     stencil: Stencil,
     sizes: Mapping[str, int],
@@ -758,8 +807,11 @@ def describe(
     if fp64:
         image_doc = "never set: " + NO_FP64_IMAGES
     description: dict[str, Any] = {"kernel": d.kernel_name, "source": source}
-    if d.doc:
-        description["doc"] = d.doc
+    doc = [d.doc] if d.doc else []
+    if d.storage:  # the techniques left out, and why
+        doc.append(ELEMENT_TECHNIQUES.format(elements=_elements_text(d)))
+    if doc:
+        description["doc"] = "\n".join(doc)
     if generated:
         assert isinstance(stencil, WeightedStencil)
         features, flops, arguments, reference = _generated_parts(stencil, shape, image)
@@ -977,7 +1029,7 @@ def _argument(d: StencilDefinition, a: KernelArg, shape: list[str], image: bool)
             # the steps swap the primary field's buffer and the output's: both hold the
             # same points near the edge, which keep their values every step (interior)
             init = f"copy:{d.primary_field}"
-        dtype = d.storage or d.dtype
+        dtype = d.out_storage
         return {"name": a.name, "dtype": dtype, "role": "output", "shape": shape, "init": init}
     if a.kind == "coefficient":
         return {"name": a.name, "kind": "scalar", "dtype": d.dtype, "value": d.values[a.name]}

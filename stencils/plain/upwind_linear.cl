@@ -1,7 +1,7 @@
 /*
  * First-order upwind advection along x with a constant speed, as course exercises
- * write it: linear, but one-sided, writing from x = 1 to the last column. A definition
- * writes every point or the points at least its radius from both edges: refused.
+ * write it: linear, one-sided, writing from x = 1 to the last column (every point whose
+ * taps lie inside the array): lifted with band: reach.
  */
 __kernel void advect(__global const float *u, __global float *un, int nx, int ny, float c)
 {

@@ -18,6 +18,7 @@ from gtune.stencils.definition import (
     load_definition,
     parse_coefficient,
     parse_definition,
+    reach_of,
 )
 
 HOTSPOT = """
@@ -451,6 +452,56 @@ def test_a_rim_is_refused_saying_why(change: dict[str, Any], why: str) -> None:
     }
     with pytest.raises(InputError, match=why):
         parse_definition(data, "r.stencil.yaml")
+
+
+def test_reach_is_each_sides_largest_offset() -> None:
+    """The margins of ``band: reach``: how far the offsets reach below and above each
+    axis (x, y, z), 0 on a side none reaches; symmetric offsets give the radius."""
+    assert reach_of([(-1, 0, 0), (0, 0, 0)]) == ((1, 0, 0), (0, 0, 0))
+    assert reach_of([(0, 0, 0), (0, 1, 0), (0, 2, 0), (1, 0, 0)]) == ((0, 0, 0), (1, 2, 0))
+    assert reach_of([(-2, 0, 0), (0, 1, -1), (1, 0, 0)]) == ((2, 0, 1), (1, 1, 0))
+    assert reach_of([(1, 1, 0), (2, 3, 0)]) == ((0, 0, 0), (2, 3, 0))  # never the centre
+    star = [(-1, 0, 0), (1, 0, 0), (0, -2, 0), (0, 2, 0)]
+    assert reach_of(star) == ((1, 2, 0), (1, 2, 0))
+
+
+UPWIND = {
+    "dims": 2,
+    "fields": ["u"],
+    "output": "v",
+    "terms": [{"field": "u", "offset": [-1, 0], "coefficient": 0.3}, {"field": "u"}],
+}
+
+
+def test_band_reach_writes_up_to_the_edge_it_does_not_read_beyond() -> None:
+    """``band: reach`` writes every point whose taps lie inside the array: for taps at
+    x-1 and x, columns 1 .. NX-1 of every row; the default (radius) keeps the last
+    column too, as every definition before the band did; the band round-trips."""
+    reach = parse_definition({**UPWIND, "band": "reach"}, "u.stencil.yaml")
+    radius = parse_definition(UPWIND, "u.stencil.yaml")
+    assert reach.margins == ((1, 0, 0), (0, 0, 0)) and radius.margins == ((1, 0, 0),) * 2
+    u = np.random.default_rng(3).uniform(-1, 1, (6, 9)).astype(np.float32)
+    init = np.full(u.shape, 7.0, np.float32)
+    want = init.copy()
+    want[:, 1:] = 0.3 * u[:, :-1] + u[:, 1:]
+    assert np.allclose(reach.reference({"u": u}, init), want, rtol=0, atol=1e-6)
+    kept = radius.reference({"u": u}, init)
+    assert (kept[:, -1] == 7.0).all() and np.allclose(kept[:, :-1], want[:, :-1], atol=1e-6)
+    assert reach.to_dict()["band"] == "reach" and "band" not in radius.to_dict()
+    assert parse_definition(reach.to_dict(), "again.stencil.yaml") == reach
+
+
+@pytest.mark.parametrize(
+    ("change", "why"),
+    [
+        ({"band": "tight"}, "band: expected one of radius, reach"),
+        ({"band": "reach", "boundary": "clamp"}, "band: the clamp boundary writes every point"),
+        ({"band": "reach", "rim": "copy"}, r"band: band: reach keeps its rim \(rim: keep\)"),
+    ],
+)
+def test_a_band_is_refused_saying_why(change: dict[str, Any], why: str) -> None:
+    with pytest.raises(InputError, match=why):
+        parse_definition({**UPWIND, **change}, "b.stencil.yaml")
 
 
 def test_tolerance_scales_with_dtype_and_terms() -> None:

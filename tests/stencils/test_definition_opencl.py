@@ -240,6 +240,55 @@ def test_a_copied_rim_over_time_steps_verifies_without_temporal_blocking(
         evaluator.close()
 
 
+ONE_SIDED = {
+    # upwind in x and y (taps x-1, y-1): written from x = 1, y = 1 up to the far edges
+    "2d": (2, [[-1, 0], [0, 0], [0, -1]], {"NX": 32, "NY": 32}),
+    # x-2 .. x, y .. y+1 and z-2 .. z (its off-plane taps on the z axis: ZREG serves it)
+    "3d": (3, [[-2, 0, 0], [-1, 0, 0], [0, 0, 0], [0, 1, 0], [0, 0, -1], [0, 0, -2]], {}),
+}
+
+
+@pytest.mark.usefixtures("shared_workers")
+@pytest.mark.parametrize("case", sorted(ONE_SIDED))
+def test_band_reach_verifies_in_every_technique(case: str, limits: dict[str, int]) -> None:
+    """A one-sided stencil with ``band: reach`` (written where its taps lie inside the
+    array, up to the edge it does not read beyond) over four steps verifies in every
+    technique: one-step ones and temporal blocking, tiles and streaming (3D: its
+    z-neighbours in registers too). The template's halos stay the radius; only the
+    points written move (RX_LO ... RZ_HI), and without them the kernels fail."""
+    from dataclasses import replace
+
+    dims, offsets, sizes = ONE_SIDED[case]
+    terms = [
+        {"field": "u", "offset": o, "coefficient": 0.125 * (i + 1)} for i, o in enumerate(offsets)
+    ]
+    data = {"dims": dims, "fields": ["u"], "output": "v", "band": "reach", "terms": terms}
+    d = parse_definition({**data, "name": f"one_sided_{case}", "steps": 4}, "one_sided")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / f"{d.name}.stencil.yaml"
+        path.write_text(d.to_yaml())
+        kernel = load_kernel(path)
+    kernel = kernel.with_sizes(sizes or small(kernel))
+    default = kernel.default_config()
+    assert default is not None
+    configs = technique_configs(kernel, limits)
+    temporal = {"temporal": {"STREAM": 1}, "temporal-tile": {}}
+    if dims == 3:
+        temporal["temporal-zreg"] = {"STREAM": 1, "ZREG": 2, "ZU": 1}
+    assert set(temporal) == {t for t in kernel.techniques if t.startswith("temporal")}
+    configs.update({t: {**default, **c, "TB": 2} for t, c in temporal.items()})
+    sided = replace(kernel, source=kernel.source.replace("#define RX_HI 0", ""))
+    evaluators = OpenCLEvaluator(kernel, runs=1), OpenCLEvaluator(sided, runs=1)
+    try:
+        for technique, cfg in configs.items():
+            assert evaluators[0].evaluate(cfg).status is Status.OK, (case, technique)
+        for technique in ("global", "temporal"):  # the symmetric band misses a column
+            assert evaluators[1].evaluate(configs[technique]).status is Status.WRONG_RESULT
+    finally:
+        for e in evaluators:
+            e.close()
+
+
 def _yaml(path: Path) -> dict[str, Any]:
     import yaml
 

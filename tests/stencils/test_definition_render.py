@@ -18,10 +18,16 @@ from hypothesis import strategies as st
 from gtune.description import load_kernel
 from gtune.exceptions import UnsatisfiableSpace
 from gtune.space.model import build_model
-from gtune.stencils.definition import load_definition, parse_definition
+from gtune.stencils.definition import StencilDefinition, load_definition, parse_definition
 from gtune.stencils.real import REAL
 from gtune.stencils.reference import weighted_sum
-from gtune.stencils.render import c_names, describe, render_source, separable_factors
+from gtune.stencils.render import (
+    WeightedStencil,
+    c_names,
+    describe,
+    render_source,
+    separable_factors,
+)
 from tests.conftest import run_gtune
 from tests.space.space_helpers import h100_limits
 
@@ -221,6 +227,118 @@ def test_float32_interior_code_is_unchanged_after_preprocessing(tmp_path: Path) 
                 text = text.replace("; ;", ";").replace("} ;", "}")
             outs.append(text)
         assert outs[0] == outs[1], cfg
+
+
+def _preprocessed(text: str, flags: str, tmp_path: Path) -> str:
+    src = tmp_path / "k.cl"
+    src.write_text(text)
+    pre = subprocess.run(["cpp", "-P", "-undef", *flags.split(), str(src)], capture_output=True)
+    assert pre.returncode == 0, pre.stderr
+    return pre.stdout.decode()
+
+
+# the interior's points as the template wrote them before its margins could differ
+_SYMMETRIC = """#define LOX RX
+#define LOY RY
+#define LOZ RZ
+#define HIX (NX - RX)
+#define HIY (NY - RY)
+#define HIZ (NZ - RZ)
+"""
+
+
+@pytest.mark.skipif(shutil.which("cpp") is None, reason="needs the C preprocessor")
+def test_interior_margins_default_to_the_radius_after_preprocessing(tmp_path: Path) -> None:
+    """The interior's margins below and above each axis (RX_LO ... RZ_HI) default to the
+    radius: every kernel without ``band: reach`` preprocesses to the very code of the
+    template that wrote LOX = RX and HIX = NX - RX, in every technique (vector with whole
+    rim vectors and row blocks, local, image, streaming in 2D and 3D, temporal
+    blocking and streaming) and with a written rim."""
+    start = "/* The interior's margins below"
+    cases: list[tuple[WeightedStencil | StencilDefinition, str, list[str]]] = [
+        (
+            REAL["heat3d"](),
+            "-DNX=64 -DNY=32 -DNZ=32",
+            [
+                "",
+                "-DVX=4 -DBX=4 -DRIM=1 -DBY=2 -DBZ=2",
+                "-DLOCAL=1",
+                "-DIMAGE=1",
+                "-DSTREAM=1 -DZC=4",
+            ],
+        ),
+        (
+            load_definition(CORPUS / "box2d.stencil.yaml"),
+            "-DNX=64 -DNY=32",
+            ["-DVX=4 -DBX=4", "-DSTREAM=1 -DZC=4 -DBX=4 -DVX=4", "-DTB=2", "-DTB=2 -DSTREAM=1"],
+        ),
+        (
+            parse_definition({**_ASYMMETRIC, "steps": 4}, "a.stencil.yaml"),
+            "-DNX=64 -DNY=32",
+            ["", "-DVX=4 -DBX=4 -DRIM=1 -DBY=2", "-DTB=2 -DSTREAM=1", "-DTB=4"],
+        ),
+        (
+            parse_definition({**_ASYMMETRIC, "rim": "copy"}, "r.stencil.yaml"),
+            "-DNX=64 -DNY=32",
+            ["", "-DLOCAL=1"],
+        ),
+    ]
+    for stencil, sizes, configs in cases:
+        new = render_source(stencil)
+        assert "_LO " not in _block(new) and "_HI " not in _block(new)
+        head, rest = new.split(start, 1)
+        old = head + _SYMMETRIC + rest[rest.index("#define CLX") :]
+        for cfg in configs:
+            flags = f"{sizes} {cfg}"
+            assert _preprocessed(old, flags, tmp_path) == _preprocessed(new, flags, tmp_path), cfg
+
+
+_ASYMMETRIC = {
+    "dims": 2,
+    "fields": ["u"],
+    "output": "v",
+    "terms": [
+        {"field": "u", "offset": [-2, 0], "coefficient": 0.25},
+        {"field": "u", "offset": [0, 1], "coefficient": 0.5},
+        {"field": "u"},
+    ],
+}
+
+
+def test_band_reach_renders_the_margins_that_differ_from_the_radius() -> None:
+    """``band: reach`` writes RX_HI, RY_LO ... where a side's reach is not the radius
+    (taps x-2, y+1: nothing above x, nothing below y), and notes the band."""
+    d = parse_definition({**_ASYMMETRIC, "band": "reach"}, "a.stencil.yaml")
+    block = _block(render_source(d))
+    assert "band reach" in block.splitlines()[0]
+    defined = [line for line in block.splitlines() if "_LO " in line or "_HI " in line]
+    assert defined == ["#define RX_HI 0", "#define RY_LO 0"]
+
+
+def test_a_one_sided_separable_stencil_sums_rows_first_only_when_streaming() -> None:
+    """A separable stencil one-sided in y (x-1..x+1 times y-2..y) with ``band: reach``:
+    the vector technique's row sums (RIM=1, SEP=1) read every row within the radius,
+    beyond the band's edge, so SEP is left to 2D streaming (which skips rows beyond an
+    edge); with the radius band, or one-sided only in x, nothing changes."""
+    u, v = {-1: 1.0, 0: 2.0, 1: 1.0}, {-2: 1.0, -1: 2.0, 0: 3.0}
+    terms = [
+        {"field": "u", "offset": [dx, dy], "coefficient": u[dx] * v[dy] / 24}
+        for dy in v
+        for dx in u
+    ]
+    data = {"name": "s", "dims": 2, "fields": ["u"], "output": "w", "terms": terms}
+    sizes = {"NX": 64, "NY": 32}
+
+    def sep_constraints(changes: dict[str, Any]) -> list[str]:
+        d = parse_definition({**data, **changes}, "s.stencil.yaml")
+        assert separable_factors(d) is not None
+        return [c for c in describe(d, sizes, source="s.cl")["constraints"] if "SEP" in c]
+
+    rows_first = "SEP == 0 or STREAM == 1"
+    assert rows_first in sep_constraints({"band": "reach"})
+    assert rows_first not in sep_constraints({})
+    across = [{**t, "offset": [t["offset"][1], t["offset"][0]]} for t in terms]  # x-2..x
+    assert rows_first not in sep_constraints({"band": "reach", "terms": across})
 
 
 def test_stencils_render_writes_a_loadable_kernel(tmp_path: Path) -> None:

@@ -3,7 +3,7 @@ whole rim vectors only, fixed at 0 everywhere else, and at 0 the template's code
 it (no OpenCL; the kernels themselves verify in test_interior_path_opencl.py).
 
 ``tests/data/stencil_before_rin.cl.gz`` is the template as it was before ``RIN`` (commit
-7ac4bb4): the code it gives is the code ``RIN=0`` must give. When the template's vector
+e1859c5): the code it gives is the code ``RIN=0`` must give. When the template's vector
 code changes on purpose later, this snapshot (and the test that reads it) retires.
 """
 

@@ -164,7 +164,7 @@ def test_bad_integer_keys_are_errors(change: dict[str, Any], why: str) -> None:
 
 @pytest.mark.opencl
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["blur_u8", "binomial_u16"])
+@pytest.mark.parametrize("name", ["blur_u8", "binomial_u16", "laplace_u8_f32"])
 def test_integer_kernel_to_drop_in_tuned_kernel_bit_for_bit(name: str, tmp_path: Any) -> None:
     """lift -> run (verified exactly against the original) -> export -> the example,
     which checks the exported kernel against the original bit for bit, at the tuned
@@ -209,3 +209,32 @@ def test_an_integer_kernel_with_a_written_rim_lifts_to_it(storage: str, rim: Any
     np.testing.assert_array_equal(
         got.reference({"src": src}, out), want.reference({"src": src}, out)
     )
+
+
+def test_a_one_sided_integer_kernel_lifts_with_band_reach() -> None:
+    """Pixels averaged with their left and lower neighbours (taps x-1, y+1), written
+    where every tap lies inside: the interior boundary with ``band: reach``, bit for bit;
+    one column short of that band it is refused for its band."""
+    terms = [
+        {"field": "src", "offset": [-1, 0], "coefficient": 0.5},
+        {"field": "src", "offset": [0, 1], "coefficient": 0.25},
+        {"field": "src", "coefficient": 0.25},
+    ]
+    data = {**_definition("uint8", "rte_sat", terms, "interior").to_dict(), "band": "reach"}
+    want = parse_definition(data, "k.stencil.yaml")
+    got, _ = lift_with(_face("uint8"), _probe(want), name="k")
+    assert (got.boundary, got.band, got.margins) == ("interior", "reach", want.margins)
+    rng = np.random.default_rng(12)
+    src = rng.integers(0, 256, (20, 24)).astype(np.uint8)
+    out = rng.integers(0, 256, (20, 24)).astype(np.uint8)
+    np.testing.assert_array_equal(
+        got.reference({"src": src}, out), want.reference({"src": src}, out)
+    )
+
+    def short(inputs: Any, out: np.ndarray, scalars: Any) -> np.ndarray:
+        res = np.asarray(want.reference(dict(inputs), out)).copy()
+        res[:, 1] = out[:, 1]  # the first column it may write, left as it was
+        return res
+
+    with pytest.raises(NotAStencil, match="the points whose taps all lie inside the array"):
+        lift_with(_face("uint8"), short, name="k")

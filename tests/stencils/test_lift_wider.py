@@ -1,6 +1,7 @@
 """Lifting the idioms of image and exercise codes (issue 48, "Lift wider"), on numpy
 kernels: a rim copied or zeroed (lifted with ``rim: copy`` or ``rim: 0``), two steps
-per launch with a fixed rim (lifted with ``steps: 2``), pixels clamped whole (refused,
+per launch with a fixed rim (lifted with ``steps: 2``), one-sided stencils written
+where their taps lie inside (lifted with ``band: reach``), pixels clamped whole (refused,
 saying so), and a launch that fails at ``--global NX,NY`` but runs transposed (the
 command retries it)."""
 
@@ -113,6 +114,48 @@ def test_writing_less_than_the_reach_without_being_steps_is_refused() -> None:
 
     with pytest.raises(NotAStencil, match="but its stencil reaches x 2"):
         lift_with(_face(), probe, name="k")
+
+
+def _one_sided(a: np.ndarray) -> np.ndarray:
+    """Upwind in x (taps x-2, x-1), forward in y (y+1) and the centre: written where
+    every tap lies inside, x from 2 and y up to the last row but one."""
+    return 0.5 * a[:-1, 2:] - 0.25 * a[:-1, 1:-1] + 0.125 * a[:-1, :-2] + 0.0625 * a[1:, 2:]
+
+
+def test_a_one_sided_stencil_lifts_with_band_reach() -> None:
+    """A kernel writing every point whose taps lie inside the array (up to the edges
+    it does not read beyond) lifts to the interior boundary with ``band: reach``, whose
+    reference reproduces the kernel, the unwritten points kept, everywhere."""
+
+    def probe(inputs: Any, out: np.ndarray, scalars: Any) -> np.ndarray:
+        res = out.copy()
+        res[:-1, 2:] = _one_sided(inputs["u"])
+        return res
+
+    definition, _ = lift_with(_face(), probe, name="k")
+    assert (definition.boundary, definition.band, definition.rim) == ("interior", "reach", "keep")
+    assert definition.margins == ((2, 0, 0), (0, 1, 0))
+    u = np.random.default_rng(9).uniform(-1, 1, SHAPE).astype(np.float32)
+    out = np.full(SHAPE, 9.0, np.float32)
+    got = definition.reference({"u": u}, out)
+    assert np.allclose(got, probe({"u": u}, out, {}), rtol=0, atol=1e-6)
+
+
+def test_an_off_centre_band_other_than_the_reach_is_refused_naming_the_reach() -> None:
+    """The same stencil written from x = 3 (one column short of its reach): no band a
+    definition writes; the reason gives the band and where the taps lie inside."""
+
+    def probe(inputs: Any, out: np.ndarray, scalars: Any) -> np.ndarray:
+        res = out.copy()
+        res[:-1, 3:] = _one_sided(inputs["u"])[:, 1:]
+        return res
+
+    with pytest.raises(NotAStencil, match="off-centre band along y") as info:
+        lift_with(_face(), probe, name="k")
+    assert (
+        "(x 3..23, y 0..18), not the points whose taps all lie inside the array (x 2..23, y 0..18)"
+        in info.value.why
+    )
 
 
 def test_pixels_clamped_whole_are_refused_saying_so() -> None:
@@ -277,3 +320,33 @@ def test_a_pointer_to_pixels_is_explained_when_it_fails(tmp_path: Path) -> None:
     assert done.returncode == 2 and "Traceback" not in done.stderr and not out.exists()
     assert "dst: a uchar4 pointer: the array is given in uchars" in done.stderr
     assert "writes past the end of 'dst'" in done.stderr
+
+
+@pytest.mark.opencl
+@pytest.mark.slow
+def test_a_one_sided_kernel_exports_a_drop_in_kernel(tmp_path: Path) -> None:
+    """upwind_linear.cl lifted with band: reach, tuned with the vector technique and
+    exported: the documented example runs the tuned kernel and the original on fresh
+    data and finds the same output (the last column, which the symmetric interior would
+    leave, included), at the tuned size and a larger one."""
+    from tests.conftest import run_tuned_example
+
+    entry = yaml.safe_load((ROOT / "stencils/plain/manifest.yaml").read_text())["kernels"][
+        "upwind_linear"
+    ]
+    out = tmp_path / "upwind.stencil.yaml"
+    plain = str(ROOT / "stencils/plain" / entry["source"])
+    done = run_gtune("lift", plain, "--size", entry["size"], *entry["flags"], "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    assert "band reach" in done.stderr and yaml.safe_load(out.read_text())["band"] == "reach"
+    db, size = tmp_path / "r.db", "64x16"
+    ran = run_gtune("run", str(out), "--size", size, "--technique", "vec", "--budget", "3", db=db)
+    assert ran.returncode == 0, ran.stderr
+    exported = run_gtune("export", str(out), "--size", size, "-o", str(tmp_path / "t"), db=db)
+    assert exported.returncode == 0, exported.stderr
+    tuned = tmp_path / "t" / "upwind_tuned.json"
+    assert "#define RX_HI 0" in (tmp_path / "t" / "upwind_tuned.cl").read_text()
+    for extra in ([], ["--size", "128x32"]):
+        done = run_tuned_example(tuned, "--original", str(out), *extra)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "un: max |tuned - original|" in done.stdout and "(ok)" in done.stdout
