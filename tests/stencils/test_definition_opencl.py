@@ -329,6 +329,12 @@ def definitions(
     }
     if draw(st.booleans()):
         data["constant"] = "0.25*b"
+    if data["boundary"] == "interior":  # the rim kept, copied or set; or the tight band
+        edge = draw(st.sampled_from(("keep", "copy", "number", "reach")))
+        if edge in ("copy", "number"):
+            data["rim"] = "copy" if edge == "copy" else 0.5
+        elif edge == "reach":
+            data["band"] = "reach"
     return data
 
 
