@@ -359,7 +359,8 @@ def test_random_definitions_step_exactly(data: dict[str, Any]) -> None:
     """Random definitions (offsets up to radius 4, both boundaries and element types,
     a second field) with 4 steps: TB = 2 and 4 in tiles, merged tiles, and streaming
     (along z in 3D, along y in 2D)."""
-    data = {**data, "steps": STEPS}
+    # a written rim is not served by temporal blocking (the tight band is)
+    data = {**{k: v for k, v in data.items() if k != "rim"}, "steps": STEPS}
     d = parse_definition(data, "random.stencil.yaml")
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "random.stencil.yaml"
