@@ -390,55 +390,70 @@ def _parameters(
             + (", then z)" if dims3 else ")"),
         }
     if interior:
-        params["RIM"] = {
-            "values": [0, 1],
-            "default": 0,
-            "doc": "vector technique: every vector computed whole, those straddling a row's "
-            "rim from reads clamped into the row, writing their interior lanes (0: such "
-            "vectors lane by lane)",
-        }
-        params["RIN"] = {
-            "values": [0, 1],
-            "default": 0,
-            "doc": "vector technique with RIM: a work-item whose rows and their neighbours "
-            "lie inside reads them through one pointer per field plus constant row "
-            "offsets, one at a y or z rim computes its rows one at a time (0: every row "
-            "read clamped)",
-        }
-        params["BY"] = {
-            "values": [1, 2, 4],
-            "default": 1,
-            "doc": "vector technique with RIM: adjacent rows in y per work-item (the rows "
-            "of input they share loaded once)",
-        }
-        if dims3:
-            params["BZ"] = {
-                "values": [1, 2, 4],
-                "default": 1,
-                "doc": "vector technique with RIM: adjacent planes in z per work-item (the "
-                "rows of input they share loaded once)",
-            }
+        params.update(_rim_parameters(dims3))
     if steps > 1 and dims3:
-        params["ZREG"] = {
-            "values": [0, 1, 2],
-            "default": 0,
-            "doc": "temporal streaming along z (TB > 1) with the z-neighbours in registers: "
-            "local memory holds two planes, not the levels' rings (z-star stencils); 2: "
-            "the block's points first, then the halo frame by frame, each level computing "
-            "only its own region",
-        }
-        params["ZU"] = {
-            "values": [0, 1],
-            "default": 0,
-            "doc": "ZREG = 2: the walk along z unrolled by the queue length, so the queues' "
-            "shift is a renaming of registers (interior boundary)",
-        }
+        params.update(_zreg_parameters())
     if steps > 1:
         params["TB"] = {
             "values": [t for t in TB_VALUES if steps % t == 0],
             "default": 1,
             "doc": "temporal blocking: time steps one launch advances",
         }
+    return params
+
+
+def _rim_parameters(dims3: bool) -> dict[str, Any]:
+    """The vector technique's whole rim vectors, interior path and row blocks (the
+    interior boundary only)."""
+    params: dict[str, Any] = {}
+    params["RIM"] = {
+        "values": [0, 1],
+        "default": 0,
+        "doc": "vector technique: every vector computed whole, those straddling a row's "
+        "rim from reads clamped into the row, writing their interior lanes (0: such "
+        "vectors lane by lane)",
+    }
+    params["RIN"] = {
+        "values": [0, 1],
+        "default": 0,
+        "doc": "vector technique with RIM: a work-item whose rows and their neighbours "
+        "lie inside reads them through one pointer per field plus constant row "
+        "offsets, one at a y or z rim computes its rows one at a time (0: every row "
+        "read clamped)",
+    }
+    params["BY"] = {
+        "values": [1, 2, 4],
+        "default": 1,
+        "doc": "vector technique with RIM: adjacent rows in y per work-item (the rows "
+        "of input they share loaded once)",
+    }
+    if dims3:
+        params["BZ"] = {
+            "values": [1, 2, 4],
+            "default": 1,
+            "doc": "vector technique with RIM: adjacent planes in z per work-item (the "
+            "rows of input they share loaded once)",
+        }
+    return params
+
+
+def _zreg_parameters() -> dict[str, Any]:
+    """Temporal streaming along z with the z-neighbours in registers (3D, TB > 1)."""
+    params: dict[str, Any] = {}
+    params["ZREG"] = {
+        "values": [0, 1, 2],
+        "default": 0,
+        "doc": "temporal streaming along z (TB > 1) with the z-neighbours in registers: "
+        "local memory holds two planes, not the levels' rings (z-star stencils); 2: "
+        "the block's points first, then the halo frame by frame, each level computing "
+        "only its own region",
+    }
+    params["ZU"] = {
+        "values": [0, 1],
+        "default": 0,
+        "doc": "ZREG = 2: the walk along z unrolled by the queue length, so the queues' "
+        "shift is a renaming of registers (interior boundary)",
+    }
     return params
 
 
