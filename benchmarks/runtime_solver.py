@@ -209,13 +209,20 @@ def phase_online(
     cap = args.online_cap * done["default"]["wall_s"]
     log = logging.FileHandler(args.out / "online.log", mode="w")  # what the tuner said
     log.setFormatter(logging.Formatter("%(relativeCreated)8.0f ms %(name)s: %(message)s"))
-    logging.getLogger("gtune").addHandler(log)
-    logging.getLogger("gtune").setLevel(logging.INFO)
-    with gtune.runtime.open_tuned(kernel=KERNEL, tune_missing=args.budget, store=store) as lib:
-        run, step, finished = solve(
-            ctx, lib, sizes, steps=done["default"]["steps"], max_s=cap, wait=args.quick
-        )
-        data = run_summary(run, step, sizes)
+    logger = logging.getLogger("gtune")
+    level = logger.level
+    logger.addHandler(log)
+    logger.setLevel(logging.INFO)
+    try:
+        with gtune.runtime.open_tuned(kernel=KERNEL, tune_missing=args.budget, store=store) as lib:
+            run, step, finished = solve(
+                ctx, lib, sizes, steps=done["default"]["steps"], max_s=cap, wait=args.quick
+            )
+            data = run_summary(run, step, sizes)
+    finally:  # the phases after this one log as before
+        logger.removeHandler(log)
+        logger.setLevel(level)
+        log.close()
     data.update(budget=args.budget, finished=finished, cap_s=cap)
     switched = [p for p in data["phases"] if p["choice"] == "tuned"]
     data["switch_step"] = switched[0]["first_step"] if switched else None
