@@ -197,7 +197,8 @@ class ModelCard:
         for r in data.rows:
             seen.setdefault(array_dims(r.traits), set()).update(r.available)
         frozen = {k: frozenset(v) for k, v in seen.items()}
-        return LoadedModel(self, est, frozen, closeness(data))
+        lengths = tuple(dict(r.configs) for r in data.rows if r.configs)
+        return LoadedModel(self, est, frozen, closeness(data), lengths)
 
 
 def new_forest(**params: Any) -> TechniqueForest:
@@ -235,6 +236,24 @@ class LoadedModel:
     # had (searched)
     seen: Mapping[int, frozenset[str]] = field(default_factory=dict)
     closeness: tuple[str, ...] = ()  # techniques, closest to the winners first
+    # per training kernel: how many configurations each technique's search measured
+    lengths: tuple[Mapping[str, int], ...] = ()
+
+    def length_ratio(self, first: str, second: str) -> float | None:
+        """How long ``second``'s search is against ``first``'s: the median over the
+        training kernels that searched both of the ratio of their configurations
+        (``None``: no kernel did). With labels from complete searches (the H200's:
+        stream 0.2-0.3 of vec) this is each technique's own search length, so a
+        runner-up is scouted for a share of *its* search, not of the first choice's."""
+        ratios = sorted(
+            n[second] / n[first]
+            for n in self.lengths
+            if n.get(first, 0) > 0 and n.get(second, 0) > 0
+        )
+        if not ratios:
+            return None
+        mid = len(ratios) // 2
+        return ratios[mid] if len(ratios) % 2 else (ratios[mid - 1] + ratios[mid]) / 2
 
     def unseen(self, traits: StencilTraits, techniques: Sequence[str]) -> list[str]:
         """Those of ``techniques`` the model learned on one kind of array only, never on

@@ -25,6 +25,9 @@ class TechniqueChoice:
     model: str | None = None
     scout: str | None = None  # the runner-up, scouted besides (see TechniqueChoice)
     scout_share: float = 0.0
+    # the runner-up's search length over the first choice's, from the model's data
+    # (``None``: unknown; the scout's share is then of the first choice's length)
+    scout_length: float | None = None
 
     @property
     def oracle(self) -> bool:
@@ -115,6 +118,7 @@ def choose_techniques(
         model=card.name,
         scout=scout if scout not in chosen else None,
         scout_share=card.scout_share if scout not in chosen else 0.0,
+        scout_length=model.length_ratio(best, scout) if scout and scout not in chosen else None,
     )
 
 

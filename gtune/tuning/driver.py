@@ -475,7 +475,7 @@ def _scout_runner_up(
     done = [e for e in first.outcome.trace if e.result.status.value != "pruned"]
     ka = max(1, round(share_ * len(done)))
     bar = min((e.result.objective for e in done[:ka] if e.result.ok), default=math.inf)
-    expected = plan.searcher.expected_evaluations() or len(done)
+    expected, how_long = _scout_length(plan.searcher, len(done), first.technique, choice)
     kb = max(1, round(share_ * expected))
     run = state.current = TechniqueRun(
         scout, plan.space.size(), None, started_s=time.monotonic() - t0
@@ -494,7 +494,8 @@ def _scout_runner_up(
     report.runs.append(run)
     lead = scouted.best_s < bar
     note = (
-        f"scouted {scout} for {kb} configurations ({share_:.0%} of its search): its best, "
+        f"scouted {scout} for {kb} configurations ({share_:.0%} of its search{how_long}): "
+        "its best, "
         f"{_us(scouted.best_s)}, {'led' if lead else 'did not lead'} {first.technique}'s "
         f"{_us(bar)} after {ka} configurations ({share_:.0%} of its search)"
     )
@@ -505,6 +506,24 @@ def _scout_runner_up(
         note += f": {scout} was searched to its end"
     state.current = None
     report.notes.append(note)
+
+
+def _scout_length(
+    searcher: Searcher, first_length: int, first: str | None, choice: TechniqueChoice
+) -> tuple[float, str]:
+    """How many configurations the runner-up's whole search holds, and how that is
+    known (for the note): its searcher's count when it has one; else the first
+    choice's length times the model's ratio of the two techniques' search lengths;
+    else the first choice's length."""
+    expected = searcher.expected_evaluations()
+    if expected:
+        return expected, ""
+    if choice.scout_length is not None:
+        return first_length * choice.scout_length, (
+            f", {first_length * choice.scout_length:.0f} configurations: "
+            f"{choice.scout_length:.2f} of {first}'s, as in the model's data"
+        )
+    return first_length, f", taken as long as {first}'s"
 
 
 def _us(seconds: float) -> str:

@@ -52,6 +52,9 @@ class TechniqueChoice:
     # searched, and searched to its end when it leads at equal progress (docs/predictor.md)
     scout: str | None = None
     scout_share: float = 0.0
+    # the runner-up's search length over the first choice's, estimated from the
+    # model's data (``None``: unknown; the scout's share is of the first choice's length)
+    scout_length: float | None = None
 
 
 class TechniquePolicy(Protocol):
@@ -139,6 +142,7 @@ class PredictedTechniquePolicy:
             unpredicted,
             scout=choice.scout,
             scout_share=choice.scout_share,
+            scout_length=choice.scout_length,
         )
 
 

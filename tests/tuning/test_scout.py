@@ -31,9 +31,12 @@ class Hedged:
     scout: str
     share: float
     name: str = "auto"
+    length: float | None = None  # the scout's search length over the first choice's
 
     def choose(self, kernel: TunableKernel, device: DeviceLimits | None) -> TechniqueChoice:
-        return TechniqueChoice((self.first,), scout=self.scout, scout_share=self.share)
+        return TechniqueChoice(
+            (self.first,), scout=self.scout, scout_share=self.share, scout_length=self.length
+        )
 
 
 def _session(recorded: Recorded) -> TuningSession:
@@ -93,6 +96,25 @@ def test_the_runner_up_continues_only_when_it_leads_at_equal_progress(
         assert report.search_s == pytest.approx(min(a))
 
 
+@pytest.mark.parametrize("share", [0.2, 0.5])
+def test_the_scout_share_is_of_the_runner_ups_own_search(recorded: Recorded, share: float) -> None:
+    """Told how long the runner-up's search is against the first choice's (the model's
+    data), the scout measures that share of its own search, not of the first
+    choice's; and the note says where the length came from."""
+    a, b = _complete(recorded, "local"), _complete(recorded, "global")
+    ratio = len(b) / len(a)
+    for length, kb in ((ratio, round(share * len(b))), (None, round(share * len(a)))):
+        session = _session(recorded)
+        try:
+            report = run_tuning(session, technique=Hedged("local", "global", share, length=length))
+        finally:
+            session.close()
+        note = next(n for n in report.notes if n.startswith("scouted global"))
+        assert int(note.split(" for ")[1].split()[0]) == min(max(1, kb), len(b))
+        said = "as in the model's data" if length is not None else "taken as long as local's"
+        assert said in note
+
+
 def test_no_scouting_under_a_budget(replay_session: TuningSession) -> None:
     from gtune.budget import Budget
 
@@ -145,6 +167,30 @@ def test_the_policy_scouts_the_runner_up(tmp_path: Path, recorded: Recorded) -> 
     card = _card(tmp_path, recorded, ["vec", "global"], 0.0, name="no-scout")
     choice = choose_techniques(recorded.kernel, device, "hybrid", card=card)
     assert choice.scout is None and len(choice.techniques) == 2
+
+
+def test_the_model_knows_each_techniques_search_length(tmp_path: Path, recorded: Recorded) -> None:
+    """A model whose rows record how many configurations each technique's complete
+    search measured gives the runner-up's length over the first choice's: the median
+    over the training kernels that searched both."""
+    card = _card(tmp_path, recorded, ["vec", "vec", "global"], 0.2)
+    rows = [
+        TrainingRow(r.kernel, r.device, r.heuristic, r.traits, r.times, None, configs)
+        for r, configs in zip(
+            Dataset.read_csv(tmp_path / "m.csv").rows,
+            [{"vec": 800, "global": 200}, {"vec": 400, "global": 120}, {"vec": 100}],
+            strict=True,
+        )
+    ]
+    Dataset(rows).write_csv(tmp_path / "m.csv")
+    device = DeviceLimits.from_dict(recorded.data["device"])
+    choice = choose_techniques(recorded.kernel, device, "hybrid", card=ModelCard.read(card.path))
+    assert choice.techniques == ["vec"] and choice.scout == "global"
+    assert choice.scout_length == pytest.approx((0.25 + 0.3) / 2)
+    # a dataset without lengths leaves it unknown
+    _card(tmp_path, recorded, ["vec", "vec", "global"], 0.2, name="bare")
+    bare = ModelCard.read(tmp_path / "bare.model.json")
+    assert choose_techniques(recorded.kernel, device, "hybrid", card=bare).scout_length is None
 
 
 def test_cards_say_how_their_labels_were_searched(tmp_path: Path, recorded: Recorded) -> None:
