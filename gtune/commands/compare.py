@@ -141,7 +141,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--compile-workers",
         type=int,
         metavar="N",
-        help="compile processes per kernel (default: cores - 1, at most 8)",
+        help="compile processes per kernel (default: cores - 1, at most 16)",
     )
 
 

@@ -264,9 +264,17 @@ def default_bundle(device: DeviceLimits) -> int:
     return 8 if "NVIDIA" in device.platform.upper() else 1
 
 
+MAX_COMPILE_WORKERS = 16
+"""On NVIDIA a search is bound by its builds (90 % of a complete search's time on the
+GPU host): with the host's 16 cores, 15 helpers labelled 26-35 configurations/s
+(``benchmarks/results/predict/h200-complete``). More than 16 processes per kernel
+is left to ``--compile-workers``."""
+
+
 def default_compile_workers() -> int:
+    """The compile helpers of one evaluator: every core but the measuring one's."""
     cores = os.cpu_count() or 1
-    return max(0, min(cores - 1, 8))
+    return max(0, min(cores - 1, MAX_COMPILE_WORKERS))
 
 
 class OpenCLEvaluator(EvaluatorBase):
