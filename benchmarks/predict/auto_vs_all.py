@@ -25,11 +25,21 @@ within that many seconds (the re-measurements of the kernels whose arms are done
 run). ``--report`` writes ``OUT/auto_vs_all.md`` and
 ``OUT/auto_vs_all.json`` from every kernel file. ``--small``: 32^3 and 64^2 (a smoke
 test on PoCL).
+
+``--arms all``: only the reference arm now (its searches do not depend on the
+technique policy, so they may be measured before a change to it). ``--holdout``: the
+auto arm of each kernel uses the device's shipped model refitted without the kernel's
+family (the real stencils, ``stencils/``; the lifted corpus,
+``benchmarks/predict/corpus/``; any other folder is a family of its own), written under
+``OUT/models/FAMILY/`` and installed for that tuning alone (``GTUNE_MODELS``): the
+kernels are held out from the model that picks their technique.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import csv
 import json
 import math
 import os
@@ -37,6 +47,7 @@ import platform
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +60,7 @@ import bandwidth as bw  # noqa: E402
 from gtune.api import tune  # noqa: E402
 from gtune.description import load_kernel  # noqa: E402
 from gtune.kernel import TunableKernel  # noqa: E402
+from gtune.loadpredict.models import find_model  # noqa: E402
 from gtune.measure import select_device  # noqa: E402
 from gtune.measure.opencl_evaluator import default_compile_workers  # noqa: E402
 from gtune.tuning.techniques import technique_of  # noqa: E402
@@ -100,6 +112,66 @@ def tuned(kernel: TunableKernel, device: Any, technique: str) -> dict[str, Any]:
     }
 
 
+FAMILIES = {"stencils": "real", "corpus": "lifted"}
+
+
+def family_of(spec: str) -> str:
+    """The family a kernel is held out with: the folder its definition lies in."""
+    folder = Path(spec.rsplit("@", 1)[0]).parent.name
+    return FAMILIES.get(folder, folder)
+
+
+def row_family(name: str) -> str | None:
+    """The family of a dataset row's kernel (``heat3d@512x512x512``); ``None``: the
+    suite's kernels (written without a size), in no held-out family."""
+    if "@" not in name:
+        return None
+    stem = name.split("@")[0]
+    return "lifted" if stem.startswith("lifted_") else "real"
+
+
+def holdout_model(out: Path, family: str, device: Any) -> Path:
+    """The device's shipped model refitted without ``family``'s rows, in its own folder
+    (``OUT/models/FAMILY``); its card says which rows were left out."""
+    folder = out / "models" / family
+    card = find_model(device, "hybrid")
+    if card is None or card.path is None:
+        raise SystemExit(f"--holdout: no model fits {device.name}")
+    source = card.path.parent / card.dataset
+    with source.open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    kept = [r for r in rows if row_family(r["kernel"]) != family]
+    folder.mkdir(parents=True, exist_ok=True)
+    with (folder / card.dataset).open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(kept)
+    card.source = (
+        f"{card.name} without the {family} family: {len(rows) - len(kept)} of {len(rows)} "
+        f"rows left out (benchmarks/predict/auto_vs_all.py --holdout)"
+    )
+    card.cv = {}
+    card.write(folder)
+    return folder
+
+
+@contextlib.contextmanager
+def models_from(folder: Path | None) -> Iterator[None]:
+    """``GTUNE_MODELS`` set to ``folder`` for the block (nothing with ``None``)."""
+    if folder is None:
+        yield
+        return
+    before = os.environ.get("GTUNE_MODELS")
+    os.environ["GTUNE_MODELS"] = str(folder)
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["GTUNE_MODELS"]
+        else:
+            os.environ["GTUNE_MODELS"] = before
+
+
 def kernel_file(out: Path, name: str) -> Path:
     return out / "kernels" / (name.replace("@", "_at_") + ".json")
 
@@ -121,19 +193,31 @@ def longest(out: Path, mode: str) -> float:
     return max(walls, default=0.0)
 
 
-def tune_arms(out: Path, kernels: dict[str, TunableKernel], device: Any, until: float) -> None:
+def tune_arms(
+    out: Path,
+    kernels: dict[str, TunableKernel],
+    device: Any,
+    until: float,
+    models: dict[str, Path] | None = None,
+    arms: tuple[str, ...] = ARMS,
+) -> None:
     """Each kernel's missing arms, in alternating order. A tuning starts only when the
-    longest of its arm so far would end before ``until`` (a ``time.monotonic()``)."""
+    longest of its arm so far would end before ``until`` (a ``time.monotonic()``).
+    ``models``: the model folder each kernel's auto arm uses (``--holdout``)."""
     for i, (name, kernel) in enumerate(kernels.items()):
         path = kernel_file(out, name)
         entry = read_entry(path)
         for mode in ARMS if i % 2 == 0 else ARMS[::-1]:
-            if mode in entry:
+            if mode in entry or mode not in arms:
                 continue
             if time.monotonic() + longest(out, mode) > until:
                 print(f"{name} {mode}: not started (deadline)", file=sys.stderr, flush=True)
                 return
-            entry[mode] = tuned(kernel, device, mode)
+            folder = (models or {}).get(name) if mode == "auto" else None
+            with models_from(folder):
+                entry[mode] = tuned(kernel, device, mode)
+            if folder is not None:
+                entry[mode]["models"] = str(folder.relative_to(out))
             entry.pop("remeasured", None)  # a new winner: measure the pair again
             write_entry(path, entry)
             e = entry[mode]
@@ -220,6 +304,13 @@ def report(out: Path) -> list[str]:
             f"{sum(r['auto']['wall_s'] for r in rows.values()):.0f} / "
             f"{sum(r['all']['wall_s'] for r in rows.values()):.0f} s.",
         ]
+    held = sorted({r["auto"]["models"] for r in rows.values() if "models" in r["auto"]})
+    if held:
+        lines += [
+            "",
+            "auto picked with the shipped model refitted without the kernel's family "
+            f"(`--holdout`): {', '.join(f'`{h}`' for h in held)}.",
+        ]
     (out / "auto_vs_all.json").write_text(json.dumps(rows, indent=1) + "\n")
     (out / "auto_vs_all.md").write_text("\n".join(lines) + "\n")
     return lines
@@ -239,6 +330,16 @@ def main(argv: list[str]) -> int:
         metavar="K/N",
         help="the K-th of N shares of the kernels not yet done (one process per GPU)",
     )
+    p.add_argument(
+        "--holdout",
+        action="store_true",
+        help="auto picks with the shipped model refitted without the kernel's family",
+    )
+    p.add_argument(
+        "--arms",
+        default=",".join(ARMS),
+        help="the arms to tune now (default: both; `all`: the reference alone)",
+    )
     p.add_argument("--list", action="store_true", help="print the default kernels")
     p.add_argument("--report", action="store_true", help="only write the report")
     args = p.parse_args(argv)
@@ -249,8 +350,13 @@ def main(argv: list[str]) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     if not args.report:
         device = select_device(args.device)
-        kernels = share(args.out, args.kernels or default_kernels(args.small), args.share)
-        tune_arms(args.out, kernels, device, until)
+        specs = args.kernels or default_kernels(args.small)
+        kernels = share(args.out, specs, args.share)
+        models = None
+        if args.holdout:
+            folders = {f: holdout_model(args.out, f, device) for f in map(family_of, specs)}
+            models = {load(s)[0]: folders[family_of(s)] for s in specs}
+        tune_arms(args.out, kernels, device, until, models, tuple(args.arms.split(",")))
         remeasure(args.out, kernels, device, args.rounds)
     print("\n".join(report(args.out)))
     return 0
