@@ -126,6 +126,41 @@ def hedge_even(tr: Traces, first: str, second: str, share: float) -> Outcome:
     return a.best(), a.cost() + b.cost(kb), f"{first}+{second}[{kb}]"
 
 
+def hedge_first_length(tr: Traces, first: str, second: str, share: float) -> Outcome:
+    """:func:`hedge_even` as the driver ran it before: the runner-up scouted for
+    ``share`` of the *first choice's* search length (its own is not known before it
+    ends), so a runner-up with a shorter search is compared further into its search."""
+    a, b = tr[first], tr[second]
+    ka = max(1, round(share * len(a.times)))
+    if b.best(ka) < a.best(ka):
+        return min(a.best(), b.best()), a.cost() + b.cost(), f"{first}+{second}"
+    return a.best(), a.cost() + b.cost(ka), f"{first}+{second}[{ka}]"
+
+
+def hedge_estimated(tr: Traces, first: str, second: str, share: float, f: Fold) -> Outcome:
+    """:func:`hedge_even` with the runner-up's search length estimated as the driver
+    can: the first choice's length times the training kernels' median ratio of the
+    two techniques' complete search lengths."""
+    a, b = tr[first], tr[second]
+    ka = max(1, round(share * len(a.times)))
+    kb = max(1, round(share * len(a.times) * f.length_ratio(first, second)))
+    if b.best(kb) < a.best(ka):
+        return min(a.best(), b.best()), a.cost() + b.cost(), f"{first}+{second}"
+    return a.best(), a.cost() + b.cost(kb), f"{first}+{second}[{kb}]"
+
+
+def projected(tr: Traces, first: str, second: str, share: float, f: Fold) -> Outcome:
+    """The first choice to its end; the runner-up scouted for ``share`` of its
+    (estimated) search and continued when its best so far, times what the training
+    kernels' searches of that technique still gained after that share, beats the first
+    choice's final best."""
+    a, b = tr[first], tr[second]
+    kb = max(1, round(share * len(a.times) * f.length_ratio(first, second)))
+    if b.best(kb) * f.gain(second, share) < a.best():
+        return min(a.best(), b.best()), a.cost() + b.cost(), f"{first}+{second}"
+    return a.best(), a.cost() + b.cost(kb), f"{first}+{second}[{kb}]"
+
+
 def race(tr: Traces, first: str, second: str, k: int) -> Outcome:
     """Both scouted K; the leader continues alone."""
     a, b = tr[first], tr[second]
@@ -136,7 +171,8 @@ def race(tr: Traces, first: str, second: str, k: int) -> Outcome:
 class Fold:
     """A model and its fallbacks, fitted on the training families."""
 
-    def __init__(self, train: list[TrainingRow]) -> None:
+    def __init__(self, train: list[TrainingRow], traces: dict[str, Traces] | None = None) -> None:
+        self.traces = [traces[r.kernel] for r in train if traces and r.kernel in traces]
         self.labels = Counter(r.label for r in train)
         self.majority = self.labels.most_common(1)[0][0]
         # runner-up when the model knows one class: the technique closest to the best
@@ -150,6 +186,28 @@ class Fold:
         self.model = TechniqueForest().fit(
             np.array([r.vector(False) for r in train]), np.array([r.label for r in train])
         )
+
+    def length_ratio(self, first: str, second: str) -> float:
+        """Median over the training kernels of ``second``'s complete search length over
+        ``first``'s."""
+        ratios = [
+            len(t[second].times) / len(t[first].times)
+            for t in self.traces
+            if first in t and second in t and t[first].times
+        ]
+        return float(np.median(ratios)) if ratios else 1.0
+
+    def gain(self, technique: str, share: float) -> float:
+        """Median over the training kernels of ``technique``'s final best over its best
+        after ``share`` of its search (1: nothing gained after it)."""
+        gains = []
+        for t in self.traces:
+            if technique in t and t[technique].times:
+                tr = t[technique]
+                at = tr.best(max(1, round(share * len(tr.times))))
+                if math.isfinite(at) and math.isfinite(tr.best()):
+                    gains.append(tr.best() / at)
+        return float(np.median(gains)) if gains else 1.0
 
     def rank(self, row: TrainingRow, techniques: Sequence[str]) -> list[tuple[str, float]]:
         proba = self.model.predict_proba(np.array([row.vector(False)]))[0]
@@ -175,6 +233,16 @@ def policies(ks: Sequence[int]) -> dict[str, Callable[[Traces, TrainingRow, Fold
         out[f"even-{share:.0%}"] = lambda tr, row, f, share=share: _ranked(
             hedge_even, tr, row, f, share
         )
+    for share in (0.1, 0.2, 0.3):
+        out[f"first-length-{share:.0%}"] = lambda tr, row, f, share=share: _ranked(
+            hedge_first_length, tr, row, f, share
+        )
+        out[f"even-est-{share:.0%}"] = lambda tr, row, f, share=share: _ranked_fold(
+            hedge_estimated, tr, row, f, share
+        )
+        out[f"projected-{share:.0%}"] = lambda tr, row, f, share=share: _ranked_fold(
+            projected, tr, row, f, share
+        )
     for k in ks:
         out[f"hedge-{k}"] = lambda tr, row, f, k=k: _ranked(hedge, tr, row, f, k)
         out[f"race-{k}"] = lambda tr, row, f, k=k: _ranked(race, tr, row, f, k)
@@ -194,6 +262,17 @@ def _ranked(
     return how(tr, ranked[0][0], ranked[1][0], k)
 
 
+def _ranked_fold(
+    how: Callable[[Traces, str, str, float, Fold], Outcome],
+    tr: Traces,
+    row: TrainingRow,
+    f: Fold,
+    share: float,
+) -> Outcome:
+    ranked = f.rank(row, list(tr))
+    return how(tr, ranked[0][0], ranked[1][0], share, f)
+
+
 def evaluate(
     rows: list[TrainingRow],
     traces: dict[str, Traces],
@@ -206,7 +285,7 @@ def evaluate(
         train = [r for r in rows if group(r) != held]
         if not train:
             continue
-        fold = Fold(train)
+        fold = Fold(train, traces)
         for row in (r for r in rows if group(r) == held):
             tr = traces[row.kernel]
             ref_best, ref_cost, _ = searched(tr, sorted(tr))
