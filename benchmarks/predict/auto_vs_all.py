@@ -40,6 +40,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import csv
+import dataclasses
 import json
 import math
 import os
@@ -104,6 +105,7 @@ def tuned(kernel: TunableKernel, device: Any, technique: str) -> dict[str, Any]:
         "config": report.best_config,
         "tuned_s": best.median_s if best is not None else None,
         "evaluations": report.evaluations,
+        "time": dataclasses.asdict(report.time),
         "notes": list(report.notes),
         "host": platform.node(),
         "device": device.name,

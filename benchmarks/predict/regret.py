@@ -19,6 +19,13 @@ policy:
   configurations; when the scout's best already beats the first choice's, the
   runner-up is searched to its end too. ``race-K``: both scouted K, the leader
   continues alone.
+- ``even-X``: the runner-up scouted for X of its own complete search, continued when
+  it leads the first choice at X of the first's; ``even-est-X`` (what ``gtune run``
+  does): the same with the runner-up's length estimated from the training kernels'
+  ratio of the two techniques' search lengths; ``first-length-X``: the scout as the
+  driver ran it before (X of the *first choice's* length); ``projected-X``: continued
+  when the scout's best times the gain the training kernels' searches of that
+  technique still made after X beats the first choice's final best.
 
 Regret: the policy's best time over ``all``'s; cost: the seconds its searches took
 (each configuration's compile share and timed runs, as recorded) over ``all``'s. A
@@ -358,7 +365,7 @@ def main(argv: list[str]) -> int:
     (args.out / "regret.md").write_text("\n".join(md))
     # per-kernel entries of the shipped policy and the baselines it is judged against;
     # the others' summaries only (regret.md has them all)
-    keep = {"all", "always-vec", "model", "even-20%"}
+    keep = {"all", "always-vec", "model", "even-20%", "even-est-20%", "first-length-20%"}
     slim = {
         title: {
             n: v if n in keep else {k: x for k, x in v.items() if k != "kernels"}
