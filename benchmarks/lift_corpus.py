@@ -107,6 +107,7 @@ def bench_kernel(
         output=definition_path,
         flags=entry["flags"],
         plane_index=entry.get("plane_index"),
+        fixed=entry.get("fixed", ()),
     )
     definition_path.write_text(defn.to_yaml())
     lift_s = time.monotonic() - t0

@@ -163,7 +163,15 @@ def _export_kernel(args: argparse.Namespace) -> int:
         ),
         full_template=args.full_template,
     )
-    notes = [n for n in (_plane_note(args.kernel_file), _steps_note(args.kernel_file, tuned)) if n]
+    notes = [
+        n
+        for n in (
+            _plane_note(args.kernel_file),
+            _steps_note(args.kernel_file, tuned),
+            _fixed_note(args.kernel_file),
+        )
+        if n
+    ]
     if notes:
         tuned = dataclasses.replace(tuned, notes=(*tuned.notes, *notes))
     stem = _stem(kernel) + "_tuned"
@@ -195,6 +203,25 @@ def _plane_note(path: str) -> str:
         f"planes); this kernel writes every plane in one launch: replace the loop "
         f"`for ({name} = 0; {name} < {count}; {name}++) launch(..., {name})` by one launch "
         f"at the global and local sizes given here (its argument {name} is ignored)"
+    )
+
+
+def _fixed_note(path: str) -> str:
+    """For a definition lifted with integer arguments held (``--fixed``: a filter's
+    size), that the kernel computes the stencil at those values only; empty otherwise."""
+    from gtune.stencils.definition import is_definition_path, load_definition
+
+    if not is_definition_path(path):
+        return ""
+    definition = load_definition(path)
+    fixed = (definition.original or {}).get("fixed") or {}
+    if not isinstance(fixed, dict) or not fixed:
+        return ""
+    held = ", ".join(f"{n} = {v}" for n, v in fixed.items())
+    return (
+        f"the original {(definition.original or {}).get('kernel', definition.kernel_name)} "
+        f"was lifted at {held} (--fixed): this kernel computes that stencil and ignores "
+        f"{', '.join(fixed)}; call it only with {held}"
     )
 
 

@@ -67,6 +67,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "holds numbers separated by commas or spaces) (repeatable)",
     )
     p.add_argument(
+        "--fixed",
+        action="append",
+        default=[],
+        metavar="SCALAR",
+        help="an integer argument that changes what the kernel computes (a filter's "
+        "size): held at its --scalar value; the definition is the kernel at that value, "
+        "and the tuned kernel computes it for that value only (repeatable)",
+    )
+    p.add_argument(
         "--weights-fixed",
         action="store_true",
         help="the weights arrays (a __constant filter) hold the values the definition "
@@ -150,6 +159,7 @@ def _lift_transposed(
             flags=definition_flags(recorded_flags(args), args.kernel, out),
             timeout_s=args.timeout,
             weights=given_weights(args),
+            fixed=args.fixed,
             plane_index=args.plane_index,
         )
     except InputError:
@@ -187,6 +197,7 @@ def _lift_planes(
                 flags=definition_flags(recorded_flags(args), args.kernel, out),
                 timeout_s=args.timeout,
                 weights=given_weights(args),
+                fixed=args.fixed,
                 plane_index=f"{name}={axis}",
             )
         except InputError:
@@ -228,6 +239,7 @@ def run(args: argparse.Namespace) -> int:
             flags=flags,
             timeout_s=args.timeout,
             weights=given_weights(args),
+            fixed=args.fixed,
             plane_index=args.plane_index,
         )
     except NotAStencil as refusal:
@@ -265,6 +277,12 @@ def run(args: argparse.Namespace) -> int:
         f"{boundary} (checked against {launches} launches of {kernel.name})",
         file=sys.stderr,
     )
+    for name, value in (definition.original or {}).get("fixed", {}).items():
+        print(
+            f"note: {name} held at {value} (--fixed): the definition is {kernel.name} at "
+            f"{name} = {value}, and the tuned kernel computes that for any {name}",
+            file=sys.stderr,
+        )
     if definition.steps > 1:
         print(
             f"note: one launch of {kernel.name} is {definition.steps} time steps of this "

@@ -32,6 +32,7 @@ from gtune.stencils.lift import (
     interface,
     lift_with,
     shipped_config,
+    with_held,
     with_weights,
 )
 
@@ -46,6 +47,7 @@ def lift_kernel(
     seed: int = 1,
     plane_index: str | None = None,
     weights: Mapping[str, Sequence[float]] | None = None,
+    fixed: Sequence[str] = (),
 ) -> tuple[StencilDefinition, int]:
     """Lift a plain kernel (its description from the plain flags) on ``device``.
 
@@ -53,6 +55,9 @@ def lift_kernel(
     index in its integer argument ``k``; every probe launches it once per plane, and
     ``original.plane_index`` records it (so the original runs so again). ``weights``:
     the values of weights arrays (a filter) the definition records and is checked at.
+    ``fixed``: integer arguments that change what the kernel computes (a filter's size),
+    held at their given values; ``original.fixed`` records them, and the definition is
+    the kernel at those values.
 
     Returns the checked definition (``original:`` records the source relative to
     ``output``'s folder, the kernel, the flags and the shipped launch) and the number of
@@ -71,6 +76,8 @@ def lift_kernel(
     face = interface(kernel, str(src), plane_index)
     if weights:
         face = with_weights(face, weights)
+    if fixed:
+        face = with_held(face, fixed)
     config = shipped_config(kernel)
     glob, loc = default_launch(kernel)
     original: dict[str, Any] = {
@@ -84,6 +91,8 @@ def lift_kernel(
         original["local"] = loc
     if face.plane is not None:
         original["plane_index"] = f"{face.plane[0]}={face.plane[2]}"
+    if face.held:
+        original["fixed"] = {s.name: int(s.value) for s in face.scalars if s.name in face.held}
     doc = (
         f"Lifted by gtune from {src.name} (kernel {kernel.name}) by running it at "
         f"{'x'.join(str(v) for v in original['size'])}."

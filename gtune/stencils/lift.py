@@ -132,6 +132,9 @@ class Interface:
     weights: Mapping[str, int] = field(default_factory=dict)  # weights arrays: length
     plane: tuple[str, str, str] | None = None  # (scalar, its C type, axis): a plane a launch
     out_dtype: str = ""  # the output's element type where it differs from the fields'
+    # integer arguments that change what the kernel computes (a filter's size), held at
+    # the user's value: the definition is the kernel at that value (``--fixed``)
+    held: frozenset[str] = frozenset()
 
     @property
     def output_dtype(self) -> str:
@@ -340,6 +343,28 @@ def with_weights(face: Interface, weights: Mapping[str, Sequence[float]]) -> Int
         for s in face.scalars
     )
     return replace(face, scalars=scalars)
+
+
+def with_held(face: Interface, names: Sequence[str]) -> Interface:
+    """``face`` with these integer arguments held at their given values (``--fixed``):
+    each may change what the kernel computes (a filter's size), and the definition is
+    the kernel at that value."""
+    by_name = {s.name: s for s in face.scalars}
+    for name in names:
+        s = by_name.get(name)
+        if s is None or s.entry_of:
+            known = ", ".join(n for n, a in by_name.items() if not a.entry_of) or "none"
+            raise InputError(
+                f"{name} is not a scalar argument of kernel {face.kernel_name} ({known})",
+                source="--fixed",
+            )
+        if s.axis is not None or s.dtype.startswith("float"):
+            kind = "a size" if s.axis is not None else "a float scalar (a weight)"
+            raise InputError(
+                f"{name} is {kind}; --fixed holds an integer argument that is no size",
+                source="--fixed",
+            )
+    return replace(face, held=face.held | frozenset(names))
 
 
 def _weight_entries(
@@ -1193,7 +1218,7 @@ class _Lifter:
         inputs = {f: self.random(name=f) for f in face.fields}
         plain = self.run(inputs, self.r1, self.user)
         for s in face.scalars:
-            if s.axis is not None or s.dtype.startswith("float"):
+            if s.axis is not None or s.dtype.startswith("float") or s.name in face.held:
                 continue
             other = dict(self.user)
             other[s.name] = int(s.value) - 1 if int(s.value) > 1 else int(s.value) + 1
@@ -1205,7 +1230,9 @@ class _Lifter:
                 raise self.refuse(
                     f"the integer argument {s.name} (given {s.value}) changes the output; "
                     "an integer argument of a definition is a size (--scalar "
-                    f"{s.name}=NX, NY or NZ, or NX/4 for a width in float4s) or unused"
+                    f"{s.name}=NX, NY or NZ, or NX/4 for a width in float4s), unused, or "
+                    f"held at its value (--fixed {s.name}: a filter's size; the tuned "
+                    f"kernel then computes the stencil at {s.name} = {s.value} only)"
                 )
 
 

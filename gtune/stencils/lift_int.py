@@ -522,7 +522,7 @@ def _scalars_change_nothing(lifter: _IntLifter) -> None:
     inputs = {f: lifter.random(face.field_shape(f)) for f in face.fields}
     plain = lifter.run(inputs, lifter.r1)
     for s in face.scalars:
-        if s.axis is not None:
+        if s.axis is not None or s.name in face.held:
             continue
         other = dict(lifter.user)
         if s.dtype.startswith("float"):
@@ -533,5 +533,5 @@ def _scalars_change_nothing(lifter: _IntLifter) -> None:
             raise lifter.refuse(
                 f"the argument {s.name} changes the output: with integer elements, weights "
                 "from run-time scalars are not expressed yet (an integer argument must be a "
-                "size or unused)"
+                f"size, unused, or held at its value: --fixed {s.name})"
             )

@@ -1,7 +1,9 @@
 /*
  * A 2D convolution whose filter size comes as an argument (fw x fw, the input padded by
- * fw/2): the stencil's extent changes with an integer argument, which a definition cannot
- * express (its offsets are fixed). Must be refused.
+ * 2 for filters up to 5 x 5), as convolution samples pass it: the stencil's extent
+ * changes with fw, which a definition cannot express (its offsets are fixed), so lift
+ * refuses it unless told to hold fw at its value (--fixed fw): the definition is then
+ * this kernel at that fw.
  */
 __kernel void convolution_sized(__global float *output, __global const float *input,
                                 __constant float *filter, int fw, int width, int height)

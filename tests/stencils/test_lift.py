@@ -537,6 +537,7 @@ def lifted(device: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
                 output=out,
                 flags=MANIFEST[name]["flags"],
                 plane_index=MANIFEST[name].get("plane_index"),
+                fixed=MANIFEST[name].get("fixed", ()),
             )
             out.write_text(defn.to_yaml())
             done[name] = (defn, out)
