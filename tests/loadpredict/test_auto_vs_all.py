@@ -63,3 +63,52 @@ def test_a_tuning_starts_only_if_the_longest_of_its_arm_would_end_in_time(
     avsa.write_entry(avsa.kernel_file(tmp_path, "a@8x8"), {"all": arm(250, "vec")})
     avsa.write_entry(avsa.kernel_file(tmp_path, "b@8x8"), {"all": arm(90, "vec")})
     assert avsa.longest(tmp_path, "all") == 250 and avsa.longest(tmp_path, "auto") == 0.0
+
+
+class _H200:
+    """The shipped H200 model's device, as a card matches it (vendor, name, type)."""
+
+    vendor, name, type = "NVIDIA Corporation", "NVIDIA H200", "GPU"
+
+
+def test_holdout_refits_the_shipped_model_without_the_family(tmp_path: Path) -> None:
+    """The real stencils and the lifted corpus are held out of the model that picks
+    their technique: each family's model folder has the shipped dataset less its rows,
+    and installed for a block (GTUNE_MODELS) it is the model found for the device."""
+    import os
+
+    from gtune.loadpredict.dataset import Dataset
+    from gtune.loadpredict.models import find_model
+
+    assert avsa.family_of("stencils/heat3d.stencil.yaml@512x512x512") == "real"
+    assert avsa.family_of("benchmarks/predict/corpus/lifted_star7.stencil.yaml@8x8x8") == "lifted"
+    shipped = find_model(_H200(), "hybrid")
+    assert shipped is not None and shipped.path is not None
+    every = Dataset.read_csv(shipped.path.parent / shipped.dataset).rows
+    for family in ("real", "lifted"):
+        folder = avsa.holdout_model(tmp_path, family, _H200())
+        rows = Dataset.read_csv(folder / shipped.dataset).rows
+        left = {r.kernel for r in every} - {r.kernel for r in rows}
+        assert left and all("@" in k for k in left)  # sized kernels only, never the suite
+        assert all(k.startswith("lifted_") == (family == "lifted") for k in left)
+        before = os.environ.get("GTUNE_MODELS")
+        with avsa.environ("GTUNE_MODELS", str(folder)):
+            card = find_model(_H200(), "hybrid")
+            assert card is not None and card.path == folder / f"{card.name}.model.json"
+            assert f"without the {family} family" in card.source
+        assert os.environ.get("GTUNE_MODELS") == before
+
+
+def test_only_the_arms_asked_for_are_tuned(tmp_path: Path, monkeypatch) -> None:
+    """``--arms all`` tunes the reference alone; the auto arm is left for later."""
+    asked: list[str] = []
+
+    def fake(kernel: object, device: object, technique: str) -> dict[str, object]:
+        asked.append(technique)
+        return {**arm(1, technique), "tuned_s": 1e-4}
+
+    monkeypatch.setattr(avsa, "tuned", fake)
+    avsa.tune_arms(tmp_path, {"a@8x8": object(), "b@8x8": object()}, None, math.inf, None, ("all",))
+    files = {p.stem: json.loads(p.read_text()) for p in (tmp_path / "kernels").glob("*.json")}
+    assert {k: sorted(v) for k, v in files.items()} == {"a_at_8x8": ["all"], "b_at_8x8": ["all"]}
+    assert asked == ["all", "all"]
