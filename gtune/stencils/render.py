@@ -832,6 +832,8 @@ def describe(
     doc = [d.doc] if d.doc else []
     if d.storage:  # the techniques left out, and why
         doc.append(ELEMENT_TECHNIQUES.format(elements=_elements_text(d)))
+        if d.pads:
+            doc.append("a padded field: the global and local techniques only")
     if doc:
         description["doc"] = "\n".join(doc)
     if generated:

@@ -151,6 +151,7 @@ def test_padded_integer_fields_keep_the_global_and_local_techniques() -> None:
     desc = describe(d, {"NX": 64, "NY": 16}, source="k.cl")
     assert set(desc["techniques"]) == {"global", "local"}
     assert "VX == 1" in desc["constraints"]
+    assert "a padded field: the global and local techniques only" in desc["doc"]
 
 
 def _cpp(text: str, flags: list[str], tmp: Path) -> tuple[int, str]:
