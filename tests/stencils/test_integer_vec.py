@@ -73,6 +73,14 @@ def _gradient(dims: int) -> list[dict[str, Any]]:
     return terms
 
 
+def _mask() -> list[dict[str, Any]]:
+    """Terms of a second field, ``mask``: its point and its right neighbour."""
+    return [
+        {"field": "mask", "coefficient": "-1/4"},
+        {"field": "mask", "offset": [1, 0], "coefficient": "1/8"},
+    ]
+
+
 def _definition(
     dims: int,
     terms: list[dict[str, Any]],
@@ -222,6 +230,16 @@ CASES = {
     "u8-3d-interior-copy": (3, _binomial(3), "uint8", "rte_sat", "interior", None, {"rim": "copy"}),
     "i16-3d-clamp": (3, _sharpen(3), "int16", "half_up_sat", "clamp", None, {}),
     "u8-f32-3d-interior": (3, _gradient(3), "uint8", None, "interior", "float32", {}),
+    # a second field (its vectors through VECTOR_EXTRA and IN_EXTRA)
+    "u8-2fields-2d-interior": (
+        2,
+        [*_binomial(2), *_mask()],
+        "uint8",
+        "rte_sat",
+        "interior",
+        None,
+        {"fields": ["src", "mask"]},
+    ),
 }
 
 
