@@ -12,7 +12,8 @@
  *              input they share are loaded once (1 elsewhere)
  *   VX         vector width in x (1, 2, 4, 8, 16); BX must be a multiple of VX. With
  *              2D streaming: the width of the aligned vector loads of each row segment
- *              and of the stores of a work-item's BX outputs
+ *              and of the stores of a work-item's BX outputs. Integer elements: vectors
+ *              of ELEM loaded and converted to REAL, stored through STORE_VECTOR
  *   CX CY CZ   cyclic merging: a work-group computes CX*CY*CZ blocks of
  *              (WX*BX) x WY x WZ outputs, one after the other (round robin)
  *   LOCAL      1: cache each block's input tile and its halo in local memory
@@ -197,8 +198,13 @@
 #define REAL float
 #define UREAL uint
 #endif
-/* integer elements (elements.py): ELEM fields, an OUT_ELEM output, REAL sums, STORE(v) */
-#ifndef ELEM
+/* integer elements (elements.py): ELEM fields, an OUT_ELEM output, REAL sums, STORE(v);
+   the vector technique stores a vector of results through STORE_VECTOR(v) (an integer
+   output; a float output stores the sums themselves) */
+#ifdef ELEM
+#define INT_ELEMS 1
+#else
+#define INT_ELEMS 0
 #define ELEM REAL
 #define OUT_ELEM ELEM
 #endif
@@ -278,6 +284,9 @@
 #endif
 #if SEP && !defined(SEP_X_TERMS)
 #error "SEP needs a separable stencil (SEP_X_TERMS, SEP_Y_TERMS)"
+#endif
+#if INT_ELEMS && (SEP || STREAM || IMAGE || TB > 1)
+#error "integer elements are read by the global, local and vector techniques, term by term: SEP=0, STREAM=0, IMAGE=0, TB=1"
 #endif
 #if (BY > 1 || BZ > 1) && !RIM
 #error "BY, BZ (rows merged in y and z) apply to the vector technique with whole rim vectors: RIM=1"
@@ -566,6 +575,31 @@ __constant sampler_t SMP = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_ED
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
 #define VT CAT(REAL, VX)
+/* Integer elements (INT_ELEMS): the fields' vectors (VE) are loaded as they are and each
+   is converted to a vector of REAL (VIN) as it is loaded, so a vector that several terms
+   read is converted once (the compiler loads it once, and converts it once), and the
+   misaligned vectors are composed of REAL vectors, a choice of registers as for floats;
+   composing the ELEM vectors first would convert every term's composed vector anew.
+   Each result is computed lane by lane as the scalar code computes it (the same terms,
+   products and sums in the same order), and a vector of results is stored through
+   VOUT: STORE_VECTOR, each lane converted as STORE converts a scalar (an integer
+   output), or the sums themselves (a float output). For float elements VE, VO, VIN and
+   VOUT are the vector type and the identity. */
+#if INT_ELEMS
+#define VE CAT(ELEM, VX)
+#define VO CAT(OUT_ELEM, VX)
+#define VIN(v) CAT(convert_, VT)(v)
+#ifdef STORE_VECTOR
+#define VOUT(v) STORE_VECTOR(v)
+#else
+#define VOUT(v) v
+#endif
+#else
+#define VE VT
+#define VO VT
+#define VIN(v) v
+#define VOUT(v) v
+#endif
 #define VLOAD CAT(vload, VX)
 #define VSTORE CAT(vstore, VX)
 /* VX consecutive inputs starting at x + dx on row (zz, yy); x is a multiple of VX and
@@ -581,7 +615,7 @@ __constant sampler_t SMP = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_ED
    (the work-item's own vector and one either side), not four pairs. */
 #define VFLOOR(d) (((d) >= 0 ? (d) : (d) - (VX - 1)) / VX) /* floor(d / VX) */
 #define SHIFT(dx) ((dx) - VFLOOR(dx) * VX)
-#define VROW(p, zz, yy) ((__global const VT *)((p) + IDX(zz, yy, 0)))
+#define VROW(p, zz, yy) ((__global const VE *)((p) + IDX(zz, yy, 0)))
 /* lanes s .. VX-1 of a, then lanes 0 .. s-1 of b (0 < s < VX) */
 #if VX == 2
 #define COMPOSE(a, b, s) (VT)((a).s1, (b).s0)
@@ -642,10 +676,10 @@ __constant sampler_t SMP = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_ED
    touches an x edge is computed lane by lane) */
 #define VREAD_TERM(p, dx, dy, dz, w)                                                     \
     if (y + (dy) >= 0 && y + (dy) < NY && z + (dz) >= 0 && z + (dz) < NZ) {              \
-        __global const VT *r_ = VROW(p, z + (dz), y + (dy));                             \
-        VT v_ = r_[xv + VFLOOR(dx)];                                                     \
+        __global const VE *r_ = VROW(p, z + (dz), y + (dy));                             \
+        VT v_ = VIN(r_[xv + VFLOOR(dx)]);                                                \
         if (SHIFT(dx) != 0) {                                                            \
-            const VT b_ = r_[xv + VFLOOR(dx) + 1];                                       \
+            const VT b_ = VIN(r_[xv + VFLOOR(dx) + 1]);                                  \
             v_ = COMPOSE(v_, b_, SHIFT(dx));                                             \
         }                                                                                \
         acc += (w) * F(v_);                                                              \
@@ -653,20 +687,28 @@ __constant sampler_t SMP = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_ED
 #else
 #define VREAD_TERM(p, dx, dy, dz, w)                                                     \
     {                                                                                    \
-        __global const VT *r_ = VROW(p, VRZ(z + (dz)), VRY(y + (dy)));                   \
-        VT v_ = r_[VCL(xv + VFLOOR(dx))];                                                \
+        __global const VE *r_ = VROW(p, VRZ(z + (dz)), VRY(y + (dy)));                   \
+        VT v_ = VIN(r_[VCL(xv + VFLOOR(dx))]);                                           \
         if (SHIFT(dx) != 0) {                                                            \
-            const VT b_ = r_[VCL(xv + VFLOOR(dx) + 1)];                                  \
+            const VT b_ = VIN(r_[VCL(xv + VFLOOR(dx) + 1)]);                             \
             v_ = COMPOSE(v_, b_, SHIFT(dx));                                             \
         }                                                                                \
         acc += (w) * F(v_);                                                              \
     }
 #endif
-/* The lanes of v whose x lies in [LOX, HIX) stored at d[0 .. VX-1] (d[0]: element x). */
+/* The lanes of v whose x lies in [LOX, HIX) stored at d[0 .. VX-1] (d[0]: element x);
+   integer elements: each through STORE, as the scalar code stores it. */
+#if INT_ELEMS
+#define LANE(d, v, x, i, c)                                                              \
+    if ((x) + (i) >= LOX && (x) + (i) < HIX) {                                           \
+        (d)[i] = STORE((v).c);                                                           \
+    }
+#else
 #define LANE(d, v, x, i, c)                                                              \
     if ((x) + (i) >= LOX && (x) + (i) < HIX) {                                           \
         (d)[i] = (v).c;                                                                  \
     }
+#endif
 #define LANES2(d, v, x) LANE(d, v, x, 0, s0) LANE(d, v, x, 1, s1)
 #define LANES4(d, v, x) LANES2(d, v, x) LANE(d, v, x, 2, s2) LANE(d, v, x, 3, s3)
 #define LANES8(d, v, x)                                                                  \
@@ -701,16 +743,16 @@ __constant sampler_t SMP = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_ED
 #define IN_ROW(dy, dz) ((((idx_t)(oz_ + (dz))) * NY + (oy_ + (dy))) * (NX / VX))
 #define IN_READ_AT(base, dx, dy, dz, w)                                                  \
     {                                                                                    \
-        VT v_ = ((base) + VCL(xv + VFLOOR(dx)))[IN_ROW(dy, dz)];                         \
+        VT v_ = VIN(((base) + VCL(xv + VFLOOR(dx)))[IN_ROW(dy, dz)]);                    \
         if (SHIFT(dx) != 0) {                                                            \
-            const VT b_ = ((base) + VCL(xv + VFLOOR(dx) + 1))[IN_ROW(dy, dz)];           \
+            const VT b_ = VIN(((base) + VCL(xv + VFLOOR(dx) + 1))[IN_ROW(dy, dz)]);      \
             v_ = COMPOSE(v_, b_, SHIFT(dx));                                             \
         }                                                                                \
         acc += (w) * F(v_);                                                              \
     }
 #define IN_TERM(dx, dy, dz, w) IN_READ_AT(s_, dx, dy, dz, w)
 #define IN_EXTRA(f, dx, dy, dz, w)                                                       \
-    IN_READ_AT((__global const VT *)((f) + IDX(z0_, y0_, 0)), dx, dy, dz, w)
+    IN_READ_AT((__global const VE *)((f) + IDX(z0_, y0_, 0)), dx, dy, dz, w)
 #define IN_SEP_X(dx, w) IN_READ_AT(s_, dx, 0, 0, w)
 /* the rim's rolled path (one output row at a time): its row sums' y and z factors */
 #define ROLLED_SEP_Y(dy, w) acc += (w) * rl_[kz][RY + (dy)];
@@ -2004,8 +2046,8 @@ void KERNEL_NAME(KERNEL_ARGS)
                             if (RIM_ROWS_INSIDE(y, z)) {
                                 const int z0_ = z;
                                 const int y0_ = y;
-                                __global const VT *s_ = (__global const VT *)(SRC + IDX(z0_, y0_, 0));
-                                __global VT *d_ = (__global VT *)(DST + IDX(z0_, y0_, 0));
+                                __global const VE *s_ = (__global const VE *)(SRC + IDX(z0_, y0_, 0));
+                                __global VO *d_ = (__global VO *)(DST + IDX(z0_, y0_, 0));
 #if SEP
                                 VT rows_[BZ + 2 * RZ][BY + 2 * RY];
 #pragma unroll
@@ -2045,9 +2087,9 @@ void KERNEL_NAME(KERNEL_ARGS)
                                         EXTRA_TERMS(IN_EXTRA)
                                         ADD_CONSTANT(acc);
                                         if (x >= RX && x + VX <= NX - RX) {
-                                            (d_ + xv)[IN_ROW(0, 0)] = acc;
+                                            (d_ + xv)[IN_ROW(0, 0)] = VOUT(acc);
                                         } else { /* a vector at the x rim: its lanes */
-                                            __global REAL *l_ = DST + IDX(z0_ + oz_, y0_ + oy_, x);
+                                            __global OUT_ELEM *l_ = DST + IDX(z0_ + oz_, y0_ + oy_, x);
                                             STORE_LANES(l_, acc, x);
                                         }
                                     }
@@ -2107,9 +2149,9 @@ void KERNEL_NAME(KERNEL_ARGS)
                                         out_ = acc;
                                     }
                                     if (x >= RX && x + VX <= NX - RX) {
-                                        ((__global VT *)(DST + IDX(z_, y_, 0)))[xv] = out_;
+                                        ((__global VO *)(DST + IDX(z_, y_, 0)))[xv] = VOUT(out_);
                                     } else {
-                                        __global REAL *d_ = DST + IDX(z_, y_, x);
+                                        __global OUT_ELEM *d_ = DST + IDX(z_, y_, x);
                                         STORE_LANES(d_, out_, x);
                                     }
                                 }
@@ -2178,10 +2220,10 @@ void KERNEL_NAME(KERNEL_ARGS)
                                     if (BY * BZ == 1 ||
                                         (z_ >= LOZ && z_ < HIZ && y_ >= LOY && y_ < HIY)) {
                                         if (x >= RX && x + VX <= NX - RX) {
-                                            ((__global VT *)(DST + IDX(z_, y_, 0)))[xv] =
-                                                accs[iz][iy];
+                                            ((__global VO *)(DST + IDX(z_, y_, 0)))[xv] =
+                                                VOUT(accs[iz][iy]);
                                         } else {
-                                            __global REAL *d_ = DST + IDX(z_, y_, x);
+                                            __global OUT_ELEM *d_ = DST + IDX(z_, y_, x);
                                             STORE_LANES(d_, accs[iz][iy], x);
                                         }
                                     }
@@ -2198,7 +2240,7 @@ void KERNEL_NAME(KERNEL_ARGS)
                             STENCIL_TERMS(VECTOR_TERM)
                             EXTRA_TERMS(VECTOR_EXTRA)
                             ADD_CONSTANT(acc);
-                            ((__global VT *)(DST + IDX(z, y, 0)))[xv] = acc;
+                            ((__global VO *)(DST + IDX(z, y, 0)))[xv] = VOUT(acc);
                         } else {
                             /* a vector that touches the boundary: lane by lane */
                             for (int lane = 0; lane < VX; ++lane) {

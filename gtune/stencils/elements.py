@@ -71,6 +71,22 @@ def store_macro(storage: str, convert: str, real: str) -> str:
     return f"#define STORE(v) convert_{ctype}{sat}{mode}(v)"
 
 
+def store_vector_macro(storage: str, convert: str, real: str) -> str:
+    """``#define STORE_VECTOR(v) ...``: :func:`store_macro` for a vector ``v`` of ``VX``
+    results (the vector technique), each lane converted as ``STORE`` converts a scalar:
+    ``convert_uchar4_sat_rte(v)`` at ``VX`` 4. ``CAT`` is the template's (``VX > 1``)."""
+    ctype = STORAGE_TYPES[storage]
+    rounding = convert.removesuffix("_sat")
+    suffix = ("_sat" if convert.endswith("_sat") else "") + ("_rte" if rounding == "rte" else "")
+    name = f"CAT(convert_{ctype}, VX)"
+    if suffix:
+        name = f"CAT({name}, {suffix})"
+    if rounding == "half_up":
+        half = "0.5f" if real == "float" else "0.5"
+        return f"#define STORE_VECTOR(v) {name}((v) + {half})"
+    return f"#define STORE_VECTOR(v) {name}(v)"
+
+
 def describe(storage: str, convert: str) -> dict[str, Any]:
     """The keys a definition file holds for integer elements."""
     return {"storage": storage, "convert": convert}

@@ -257,8 +257,8 @@ def render_source(stencil: Stencil) -> str:
         extra_notes.append(f"fields {', '.join(d.fields)} (primary {primary})")
     if d.dtype != "float32":
         extra_notes.append(d.dtype)
-    if d.storage:  # integer elements: global and local only (see ELEMENT_TECHNIQUES)
-        extra_notes.append(_elements_text(d) + ", tuned with global and local only")
+    if d.storage:  # integer elements: global, local and vec (see ELEMENT_TECHNIQUES)
+        extra_notes.append(_elements_text(d) + ", tuned with global, local and vec")
     if d.boundary != "interior":
         extra_notes.append(f"{d.boundary} boundary")
     elif d.band != BAND_RADIUS:
@@ -282,7 +282,7 @@ def render_source(stencil: Stencil) -> str:
             "#define UREAL ulong",
         ]
     if d.storage:
-        from gtune.stencils.elements import STORAGE_TYPES, store_macro
+        from gtune.stencils.elements import STORAGE_TYPES, store_macro, store_vector_macro
 
         real = "double" if d.dtype == "float64" else "float"
         lines += [  # (the template sets OUT_ELEM with ELEM: both, or neither)
@@ -291,6 +291,7 @@ def render_source(stencil: Stencil) -> str:
         ]
         if d.out_integer:  # (a float output stores each result as computed)
             lines.append(store_macro(d.out_storage, d.convert, real))
+            lines.append(store_vector_macro(d.out_storage, d.convert, real))
     if d.boundary != "interior":  # every point written (clamp, zero)
         lines.append("#define CLAMP 1")
     if d.boundary == "zero":  # a neighbour beyond an edge reads 0
@@ -776,9 +777,12 @@ def _launch(g: _Geometry) -> dict[str, Any]:
 
 
 ELEMENT_TECHNIQUES = (
-    "{elements}: tuned with the global and local techniques only; the vector, image and "
-    "streaming techniques load and store vectors, images and queues of the arithmetic's "
-    "type, not integer elements converted one by one"
+    "{elements}: tuned with the global, local and vector techniques; the vector technique "
+    "loads vectors of elements, converts them to the arithmetic's type, sums the terms lane "
+    "by lane in the scalar code's order and stores each vector converted as one result is "
+    "(bit for bit the global technique's results), without SEP (the weights axis by axis: "
+    "another order of the sum, other roundings); the image and streaming techniques hold "
+    "images and queues of the arithmetic's type, not integer elements converted one by one"
 )
 
 
@@ -801,19 +805,22 @@ def describe(
     generated = isinstance(stencil, WeightedStencil)
     if d.steps > 1 or d.pads or d.storage:  # an image holds the initial field only: the
         image = False  # steps swap buffers; a padded field is read in its own rows (global,
-        # local); integer elements are read and stored one by one (global, local)
+        # local); an image holds no integer elements (read_imagef)
     g = _geometry(d, image)
     fp64 = g.fp64
     shape = list(d.shape_names)
     constraints = _shape_constraints(g) + _vector_and_image_constraints(g)
     constraints += _temporal_constraints(g)
     techniques = _techniques(g)
-    if d.pads or d.storage:  # the global and local techniques read padded fields and
-        # integer elements; 2D streaming reads padded fields too (value by value)
-        stream = bool(d.pads) and not d.storage and d.dims == 2
+    if d.pads:  # the global and local techniques read padded fields (integer elements
+        # too); 2D streaming reads padded fields of floats too (value by value)
+        stream = not d.storage and d.dims == 2
         constraints += ["VX == 1"] + ([] if stream else ["STREAM == 0"])
         kept = ("global", "local", "stream") if stream else ("global", "local")
         techniques = {k: v for k, v in techniques.items() if k in kept}
+    elif d.storage:  # integer elements: global, local and vec (ELEMENT_TECHNIQUES)
+        constraints += ["STREAM == 0"] + (["SEP == 0"] if separable_factors(d) else [])
+        techniques = {k: v for k, v in techniques.items() if k in ("global", "local", "vec")}
     image_doc = (
         "read the input as an image"
         if generated
@@ -825,6 +832,8 @@ def describe(
     doc = [d.doc] if d.doc else []
     if d.storage:  # the techniques left out, and why
         doc.append(ELEMENT_TECHNIQUES.format(elements=_elements_text(d)))
+        if d.pads:
+            doc.append("a padded field: the global and local techniques only")
     if doc:
         description["doc"] = "\n".join(doc)
     if generated:

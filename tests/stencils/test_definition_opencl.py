@@ -60,7 +60,9 @@ def technique_configs(
         wanted["vec rim"] = ("vec", {**vec, "RIM": 1})
         blocks = {n: 2 for n in ("BY", "BZ") if n in kernel.parameter_names}
         wanted["vec blocks"] = ("vec", {**vec, "RIM": 1, **blocks})
-        if "SEP" in kernel.parameter_names:  # a separable stencil's weights axis by axis
+        fixed = {c.text for c in kernel.constraints}  # (integer elements: SEP == 0)
+        if "SEP" in kernel.parameter_names and "SEP == 0" not in fixed:
+            # a separable stencil's weights axis by axis
             wanted["vec separable"] = ("vec", {**vec, "RIM": 1, **blocks, "SEP": 1})
             wanted["vec separable rows"] = ("vec", {**vec, "RIM": 1, "SEP": 1})
     out: dict[str, dict[str, int]] = {}

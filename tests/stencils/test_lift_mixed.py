@@ -153,19 +153,23 @@ def test_a_float_output_that_is_not_the_weighted_sum_is_refused() -> None:
 
 
 def test_the_description_and_source_declare_the_outputs_type() -> None:
-    """The output argument has its own dtype; the source defines OUT_ELEM (and STORE for
-    an integer output only); the techniques are global and local, the doc says why."""
+    """The output argument has its own dtype; the source defines OUT_ELEM (and STORE and
+    STORE_VECTOR for an integer output only); the techniques are global, local and vec,
+    the doc says why."""
     for output, convert, ctype in (("int16", "rtz_sat", "short"), ("float32", None, "REAL")):
         d = _definition(output, convert, PREWITT)
         desc = describe(d, {"NX": 32, "NY": 16}, source="k.cl")
         args = {a["name"]: a["dtype"] for a in desc["arguments"]}
         assert args == {"src": "uint8", "dst": output}
-        assert set(desc["techniques"]) == {"global", "local"}
-        assert "uint8 fields" in desc["doc"] and "global and local techniques only" in desc["doc"]
+        assert set(desc["techniques"]) == {"global", "local", "vec"}
+        assert "uint8 fields" in desc["doc"]
+        assert "global, local and vector techniques" in desc["doc"]
         src = render_source(d)
         assert f"#define OUT_ELEM {ctype}" in src
         assert "__global OUT_ELEM *restrict DST" in src
         assert ("#define STORE(v) convert_short_sat(v)" in src) == (convert is not None)
+        vector = "#define STORE_VECTOR(v) CAT(CAT(convert_short, VX), _sat)(v)"
+        assert (vector in src) == (convert is not None)
 
 
 @pytest.mark.parametrize(
@@ -249,9 +253,10 @@ def test_integer_element_code_is_unchanged_after_preprocessing(tmp_path: Path) -
 def test_a_mixed_kernel_verifies_in_the_techniques_it_is_tuned_with(
     output: str, convert: str | None, boundary: str, rim: str, tmp_path: Path
 ) -> None:
-    """Rendered on PoCL, bit for bit against the reference with the global and the local
-    technique (an int8 output that saturates, its rim a copy of the uint8 field; a float
-    output with the zero boundary); no other technique is offered."""
+    """Rendered on PoCL, bit for bit against the reference with the global, the local
+    and the vector technique (an int8 output that saturates, its rim a copy of the uint8
+    field, with whole rim vectors and row blocks too; a float output with the zero
+    boundary); no other technique is offered."""
     from dataclasses import replace
 
     from gtune.description import load_kernel
@@ -261,15 +266,18 @@ def test_a_mixed_kernel_verifies_in_the_techniques_it_is_tuned_with(
     path = tmp_path / "k.stencil.yaml"
     path.write_text(_definition(output, convert, SOBEL4, boundary, rim=rim).to_yaml())
     kernel = load_kernel(path).with_sizes({"NX": 32, "NY": 16})
-    assert set(kernel.techniques) == {"global", "local"}
+    assert set(kernel.techniques) == {"global", "local", "vec"}
     limits = select_device(None).limit_values()
-    assert verify_all(kernel, limits) == ["global", "local"]
+    rims = ["vec rim", "vec blocks"] if boundary == "interior" else []
+    assert verify_all(kernel, limits) == ["global", "vec", "local", *rims]
     if convert is None:
         return
     # the same kernel rounding towards zero: caught, so the check above is exact
     store = "#define STORE(v) convert_char_sat_rte(v)"
-    assert store in kernel.source
-    rtz = replace(kernel, source=kernel.source.replace(store, store.replace("_rte", "")))
+    vector = "#define STORE_VECTOR(v) CAT(CAT(convert_char, VX), _sat_rte)(v)"
+    assert store in kernel.source and vector in kernel.source
+    source = kernel.source.replace(store, store.replace("_rte", ""))
+    rtz = replace(kernel, source=source.replace(vector, vector.replace("_rte", "")))
     evaluator = OpenCLEvaluator(rtz, runs=1)
     try:
         for technique, cfg in technique_configs(kernel, limits).items():
