@@ -77,9 +77,11 @@ def test_template_exact_tells_same_bits_from_different(tmp_path: Path) -> None:
     assert "same bits: 1, different: 0, skipped: 0" in same.stdout
     broken = tmp_path / "broken.cl"
     text = candidate.read_variant(rolled)
-    store = "(d_ + xv)[IN_ROW(0, 0)] = acc;"
+    store = "(d_ + xv)[IN_ROW(0, 0)] = VOUT(acc);"
     assert store in text
-    broken.write_text(text.replace(store, "(d_ + xv)[IN_ROW(0, 0)] = acc * (REAL)1.0000001f;"))
+    broken.write_text(
+        text.replace(store, "(d_ + xv)[IN_ROW(0, 0)] = VOUT(acc * (REAL)1.0000001f);")
+    )
     caught = exact(broken, "--kernels", "jacobi2d", "--config", config)
     assert caught.returncode == 1, caught.stdout + caught.stderr[-2000:]
     assert "DIFFERENT (dst)" in caught.stdout
