@@ -75,7 +75,8 @@
  *                  rim point takes the primary field's value there; 2: RIM_CONST
  *                  (optional; every technique but temporal blocking)
  *   SRC_PAD_X/Y/Z  the primary field is stored with this many points beyond each edge
- *                  (optional; global and local techniques, 2D streaming; VX=1)
+ *                  (optional; global, local and vector techniques, 2D streaming with
+ *                  VX=1; the vector technique needs (NX + 2*SRC_PAD_X) % VX == 0)
  *   KERNEL_NAME KERNEL_ARGS DST   the kernel's name, parameters and output buffer
  *
  * Boundary: with CLAMP=0 only interior points, every coordinate d in [R_d, N_d - R_d),
@@ -358,8 +359,11 @@
 #if SRC_PADDED && ZERO
 #error "a padded field holds its neighbours beyond the edge in its pad: the zero boundary has none"
 #endif
-#if SRC_PADDED && ((STREAM && ARRAY_DIMS == 3) || VX > 1 || IMAGE || TB > 1)
-#error "a padded field is read by the global and local techniques and 2D streaming: VX=1, IMAGE=0, TB=1"
+#if SRC_PADDED && ((STREAM && (ARRAY_DIMS == 3 || VX > 1)) || IMAGE || TB > 1)
+#error "a padded field is read by the global, local and vector techniques and 2D streaming with VX=1: IMAGE=0, TB=1"
+#endif
+#if SRC_PADDED && VX > 1 && (NX + 2 * SRC_PAD_X) % VX != 0
+#error "the vector technique reads a padded field's rows as whole vectors: (NX + 2*SRC_PAD_X) % VX == 0"
 #endif
 
 /* Linear index; 32-bit arithmetic while the array fits, as GPUs prefer. */
@@ -695,6 +699,41 @@ __constant sampler_t SMP = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_ED
 #define VRY(i) CLY(i)
 #define VRZ(i) CLZ(i)
 #endif
+#if SRC_PADDED
+/* A padded primary field: each stored row holds NX + 2*SRC_PAD_X points and starts at
+   x = -SRC_PAD_X on a multiple of VX ((NX + 2*SRC_PAD_X) % VX == 0), so element x + dx
+   lies in vector xv + VFLOOR(dx + SRC_PAD_X) of the padded row, lane SHIFT(dx +
+   SRC_PAD_X) on. Rows and planes beyond the array's edge lie in the pad (it covers the
+   field's reach with the clamp boundary), so the row clamps (row blocks, the clamp
+   boundary) and the vector clamp (RIM=1) keep indices in the padded extent, not the
+   array's: a written lane's vectors are unchanged by them. Other fields are unpadded
+   (VREAD_TERM). */
+#define SPX(dx) ((dx) + SRC_PAD_X)
+#define SNXV ((NX + 2 * SRC_PAD_X) / VX) /* vectors per padded row */
+#define SVROW(zz, yy) ((__global const VE *)(SRC + SIDX(zz, yy, -SRC_PAD_X)))
+#if RIM
+#define SVCL(i) min(max((i), 0), SNXV - 1)
+#else
+#define SVCL(i) (i)
+#endif
+#if BY > 1 || BZ > 1 || CLAMP
+#define SVRY(i) min(max((i), -SRC_PAD_Y), NY - 1 + SRC_PAD_Y)
+#define SVRZ(i) min(max((i), -SRC_PAD_Z), NZ - 1 + SRC_PAD_Z)
+#else
+#define SVRY(i) (i)
+#define SVRZ(i) (i)
+#endif
+#define SVREAD_TERM(dx, dy, dz, w)                                                       \
+    {                                                                                    \
+        __global const VE *r_ = SVROW(SVRZ(z + (dz)), SVRY(y + (dy)));                   \
+        VT v_ = VIN(r_[SVCL(xv + VFLOOR(SPX(dx)))]);                                     \
+        if (SHIFT(SPX(dx)) != 0) {                                                       \
+            const VT b_ = VIN(r_[SVCL(xv + VFLOOR(SPX(dx)) + 1)]);                       \
+            v_ = COMPOSE(v_, b_, SHIFT(SPX(dx)));                                        \
+        }                                                                                \
+        acc += (w) * F(v_);                                                              \
+    }
+#endif
 #if ZERO
 /* ZERO: a row beyond a y or z edge reads 0, so its term adds nothing (a vector that
    touches an x edge is computed lane by lane) */
@@ -743,12 +782,20 @@ __constant sampler_t SMP = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_ED
     LANE(d, v, x, 11, sb) LANE(d, v, x, 12, sc) LANE(d, v, x, 13, sd)                    \
     LANE(d, v, x, 14, se) LANE(d, v, x, 15, sf)
 #define STORE_LANES(d, v, x) CAT(LANES, VX)(d, v, x)
+#if SRC_PADDED
+#define VECTOR_TERM(dx, dy, dz, w) SVREAD_TERM(dx, dy, dz, w)
+#else
 #define VECTOR_TERM(dx, dy, dz, w) VREAD_TERM(SRC, dx, dy, dz, w)
+#endif
 #define VECTOR_EXTRA(f, dx, dy, dz, w) VREAD_TERM(f, dx, dy, dz, w)
 /* SEP=1 (RIM=1): the factors' terms. x: a row's own vectors; y: row sums jy = iy + RY +
    dy of plane jz; z: plane sums jz = iz + RZ + dz of row iy. A 2D array has no z
    factor: its one plane's sums are the outputs. */
+#if SRC_PADDED
+#define SEP_VECTOR_X(dx, w) SVREAD_TERM(dx, 0, 0, w)
+#else
 #define SEP_VECTOR_X(dx, w) VREAD_TERM(SRC, dx, 0, 0, w)
+#endif
 #define SEP_VECTOR_Y(dy, w) acc += (w) * rows_[jz][iy + RY + (dy)];
 #define SEP_VECTOR_Z(dz, w) acc += (w) * planes_[iz + RZ + (dz)][iy];
 #if RIN
@@ -774,10 +821,29 @@ __constant sampler_t SMP = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_ED
         }                                                                                \
         acc += (w) * F(v_);                                                              \
     }
+#if SRC_PADDED
+/* the padded primary field: s_ is the block's first padded row (its x = -SRC_PAD_X),
+   its rows SNXV vectors apart, its planes NY + 2*SRC_PAD_Y rows */
+#define IN_SROW(dy, dz)                                                                  \
+    ((((idx_t)(oz_ + (dz))) * (NY + 2 * SRC_PAD_Y) + (oy_ + (dy))) * SNXV)
+#define IN_TERM(dx, dy, dz, w)                                                           \
+    {                                                                                    \
+        VT v_ = VIN((s_ + SVCL(xv + VFLOOR(SPX(dx))))[IN_SROW(dy, dz)]);                 \
+        if (SHIFT(SPX(dx)) != 0) {                                                       \
+            const VT b_ = VIN((s_ + SVCL(xv + VFLOOR(SPX(dx)) + 1))[IN_SROW(dy, dz)]);   \
+            v_ = COMPOSE(v_, b_, SHIFT(SPX(dx)));                                        \
+        }                                                                                \
+        acc += (w) * F(v_);                                                              \
+    }
+#define IN_SEP_X(dx, w) IN_TERM(dx, 0, 0, w)
+#define S_FIRST(zz, yy) SIDX(zz, yy, -SRC_PAD_X)
+#else
 #define IN_TERM(dx, dy, dz, w) IN_READ_AT(s_, dx, dy, dz, w)
+#define IN_SEP_X(dx, w) IN_READ_AT(s_, dx, 0, 0, w)
+#define S_FIRST(zz, yy) IDX(zz, yy, 0)
+#endif
 #define IN_EXTRA(f, dx, dy, dz, w)                                                       \
     IN_READ_AT((__global const VE *)((f) + IDX(z0_, y0_, 0)), dx, dy, dz, w)
-#define IN_SEP_X(dx, w) IN_READ_AT(s_, dx, 0, 0, w)
 /* the rim's rolled path (one output row at a time): its row sums' y and z factors */
 #define ROLLED_SEP_Y(dy, w) acc += (w) * rl_[kz][RY + (dy)];
 #define ROLLED_SEP_Z(dz, w) acc += (w) * pl_[RZ + (dz)];
@@ -2070,7 +2136,7 @@ void KERNEL_NAME(KERNEL_ARGS)
                             if (RIM_ROWS_INSIDE(y, z)) {
                                 const int z0_ = z;
                                 const int y0_ = y;
-                                __global const VE *s_ = (__global const VE *)(SRC + IDX(z0_, y0_, 0));
+                                __global const VE *s_ = (__global const VE *)(SRC + S_FIRST(z0_, y0_));
                                 __global VO *d_ = (__global VO *)(DST + IDX(z0_, y0_, 0));
 #if SEP
                                 VT rows_[BZ + 2 * RZ][BY + 2 * RY];

@@ -786,6 +786,31 @@ ELEMENT_TECHNIQUES = (
 )
 
 
+PADDED_TECHNIQUES = (
+    "a padded field: tuned with the global, local and vector techniques (and in 2D "
+    "streaming, value by value: VX == 1); the vector technique reads each padded row "
+    "({width} points) as whole vectors from its first stored point, so VX divides {width}; "
+    "no image (its own rows, not the problem's), no temporal blocking (one step)"
+)
+
+
+def _padded_row(d: StencilDefinition) -> str:
+    """The stored row of the padded primary field: ``NX+4`` (``NX`` without an x pad)."""
+    px = d.pad_of(d.primary_field)[0]
+    return f"NX+{2 * px}" if px else "NX"
+
+
+def _padded_constraints(d: StencilDefinition) -> list[str]:
+    """A padded primary field: the global and local techniques (integer elements too);
+    floats also the vector technique, whose rows start on whole vectors (VX divides the
+    padded row), and in 2D streaming value by value."""
+    if d.storage:
+        return ["VX == 1", "STREAM == 0"]
+    return [f"({_padded_row(d)}) % VX == 0", "STREAM == 0 or VX == 1"] + (
+        [] if d.dims == 2 else ["STREAM == 0"]
+    )
+
+
 def _elements_text(d: StencilDefinition) -> str:
     """``uint8 elements`` or ``uint8 fields, output int16``."""
     if d.output_storage:
@@ -812,11 +837,10 @@ def describe(
     constraints = _shape_constraints(g) + _vector_and_image_constraints(g)
     constraints += _temporal_constraints(g)
     techniques = _techniques(g)
-    if d.pads:  # the global and local techniques read padded fields (integer elements
-        # too); 2D streaming reads padded fields of floats too (value by value)
-        stream = not d.storage and d.dims == 2
-        constraints += ["VX == 1"] + ([] if stream else ["STREAM == 0"])
-        kept = ("global", "local", "stream") if stream else ("global", "local")
+    if d.pads:  # padded fields: PADDED_TECHNIQUES
+        constraints += _padded_constraints(d)
+        kept = ["global", "local"]
+        kept += [] if d.storage else ["vec"] + (["stream"] if d.dims == 2 else [])
         techniques = {k: v for k, v in techniques.items() if k in kept}
     elif d.storage:  # integer elements: global, local and vec (ELEMENT_TECHNIQUES)
         constraints += ["STREAM == 0"] + (["SEP == 0"] if separable_factors(d) else [])
@@ -834,6 +858,8 @@ def describe(
         doc.append(ELEMENT_TECHNIQUES.format(elements=_elements_text(d)))
         if d.pads:
             doc.append("a padded field: the global and local techniques only")
+    elif d.pads:
+        doc.append(PADDED_TECHNIQUES.format(width=_padded_row(d)))
     if doc:
         description["doc"] = "\n".join(doc)
     if generated:
