@@ -787,11 +787,12 @@ ELEMENT_TECHNIQUES = (
 
 
 PADDED_TECHNIQUES = (
-    "a padded field: tuned with the global, local and vector techniques (and in 2D "
-    "streaming, value by value: VX == 1); the vector technique reads each padded row "
-    "({width} points) as whole vectors from its first stored point, so VX divides {width}; "
-    "no image (its own rows, not the problem's), no temporal blocking (one step)"
+    "a padded field: tuned with the global, local and vector techniques{stream}; the "
+    "vector technique reads each padded row ({width} points) as whole vectors from its "
+    "first stored point, so VX divides {width}; no image (its own rows, not the "
+    "problem's), no temporal blocking (one step)"
 )
+PADDED_STREAM = " (and in 2D streaming, value by value: VX == 1)"
 
 
 def _padded_row(d: StencilDefinition) -> str:
@@ -801,13 +802,13 @@ def _padded_row(d: StencilDefinition) -> str:
 
 
 def _padded_constraints(d: StencilDefinition) -> list[str]:
-    """A padded primary field: the global and local techniques (integer elements too);
-    floats also the vector technique, whose rows start on whole vectors (VX divides the
-    padded row), and in 2D streaming value by value."""
-    if d.storage:
-        return ["VX == 1", "STREAM == 0"]
-    return [f"({_padded_row(d)}) % VX == 0", "STREAM == 0 or VX == 1"] + (
-        [] if d.dims == 2 else ["STREAM == 0"]
+    """A padded primary field: the global, local and vector techniques, the vector
+    technique's rows starting on whole vectors (VX divides the padded row); floats in 2D
+    also streaming, value by value."""
+    if d.storage:  # no streaming at all (ELEMENT_TECHNIQUES)
+        return [f"({_padded_row(d)}) % VX == 0"]
+    return [f"({_padded_row(d)}) % VX == 0"] + (
+        ["STREAM == 0 or VX == 1"] if d.dims == 2 else ["STREAM == 0"]
     )
 
 
@@ -830,7 +831,7 @@ def describe(
     generated = isinstance(stencil, WeightedStencil)
     if d.steps > 1 or d.pads or d.storage:  # an image holds the initial field only: the
         image = False  # steps swap buffers; a padded field is read in its own rows (global,
-        # local); an image holds no integer elements (read_imagef)
+        # local, vec); an image holds no integer elements (read_imagef)
     g = _geometry(d, image)
     fp64 = g.fp64
     shape = list(d.shape_names)
@@ -839,10 +840,9 @@ def describe(
     techniques = _techniques(g)
     if d.pads:  # padded fields: PADDED_TECHNIQUES
         constraints += _padded_constraints(d)
-        kept = ["global", "local"]
-        kept += [] if d.storage else ["vec"] + (["stream"] if d.dims == 2 else [])
+        kept = ["global", "local", "vec"] + (["stream"] if d.dims == 2 and not d.storage else [])
         techniques = {k: v for k, v in techniques.items() if k in kept}
-    elif d.storage:  # integer elements: global, local and vec (ELEMENT_TECHNIQUES)
+    if d.storage:  # integer elements: global, local and vec (ELEMENT_TECHNIQUES)
         constraints += ["STREAM == 0"] + (["SEP == 0"] if separable_factors(d) else [])
         techniques = {k: v for k, v in techniques.items() if k in ("global", "local", "vec")}
     image_doc = (
@@ -856,10 +856,9 @@ def describe(
     doc = [d.doc] if d.doc else []
     if d.storage:  # the techniques left out, and why
         doc.append(ELEMENT_TECHNIQUES.format(elements=_elements_text(d)))
-        if d.pads:
-            doc.append("a padded field: the global and local techniques only")
-    elif d.pads:
-        doc.append(PADDED_TECHNIQUES.format(width=_padded_row(d)))
+    if d.pads:
+        stream = PADDED_STREAM if d.dims == 2 and not d.storage else ""
+        doc.append(PADDED_TECHNIQUES.format(width=_padded_row(d), stream=stream))
     if doc:
         description["doc"] = "\n".join(doc)
     if generated:

@@ -154,12 +154,13 @@ def test_integer_kernels_offer_the_vector_technique(
     assert "tuned with global, local and vec" in src
 
 
-def test_padded_integer_fields_keep_the_global_and_local_techniques() -> None:
+def test_padded_integer_fields_take_the_vector_technique_too() -> None:
+    """Its padded rows as whole vectors (test_padded_vec.py); no SEP, no streaming."""
     d = _definition(2, _binomial(2), "uint8", "rte_sat", "clamp", pad={"src": [1, 1]})
     desc = describe(d, {"NX": 64, "NY": 16}, source="k.cl")
-    assert set(desc["techniques"]) == {"global", "local"}
-    assert "VX == 1" in desc["constraints"]
-    assert "a padded field: the global and local techniques only" in desc["doc"]
+    assert set(desc["techniques"]) == {"global", "local", "vec"}
+    assert {"(NX+2) % VX == 0", "STREAM == 0", "SEP == 0"} <= set(desc["constraints"])
+    assert "so VX divides NX+2" in desc["doc"] and "in 2D streaming" not in desc["doc"]
 
 
 def _cpp(text: str, flags: list[str], tmp: Path) -> tuple[int, str]:
