@@ -673,11 +673,11 @@ __constant sampler_t SMP = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_ED
 /* A padded primary field: each stored row holds NX + 2*SRC_PAD_X points and starts at
    x = -SRC_PAD_X on a multiple of VX ((NX + 2*SRC_PAD_X) % VX == 0), so element x + dx
    lies in vector xv + VFLOOR(dx + SRC_PAD_X) of the padded row, lane SHIFT(dx +
-   SRC_PAD_X) on. Rows and planes beyond the array's edge lie in the pad (it covers the
-   field's reach with the clamp boundary), so the row clamps (row blocks, the clamp
-   boundary) and the vector clamp (RIM=1) keep indices in the padded extent, not the
-   array's: a written lane's vectors are unchanged by them. Other fields are unpadded
-   (VREAD_TERM). */
+   SRC_PAD_X) on. Rows and planes beyond the array's edge lie in the pad (with the clamp
+   boundary it covers the field's reach: no row is clamped), so the row clamps of row
+   blocks (BY, BZ) and the vector clamp (RIM=1) keep indices in the padded extent, not
+   the array's: a written lane's vectors are unchanged by them. Other fields are
+   unpadded (VREAD_TERM). */
 #define SPX(dx) ((dx) + SRC_PAD_X)
 #define SNXV ((NX + 2 * SRC_PAD_X) / VX) /* vectors per padded row */
 #define SVROW(zz, yy) ((__global const VE *)(SRC + SIDX(zz, yy, -SRC_PAD_X)))
@@ -686,7 +686,7 @@ __constant sampler_t SMP = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_ED
 #else
 #define SVCL(i) (i)
 #endif
-#if BY > 1 || BZ > 1 || CLAMP
+#if BY > 1 || BZ > 1
 #define SVRY(i) min(max((i), -SRC_PAD_Y), NY - 1 + SRC_PAD_Y)
 #define SVRZ(i) min(max((i), -SRC_PAD_Z), NZ - 1 + SRC_PAD_Z)
 #else

@@ -25,7 +25,7 @@ from tests.space.space_helpers import h100_limits
 from tests.stencils.test_padded import _conv, _weighted
 
 ROUND_TO_THE_PAD = "#define SPX(dx) ((dx) + SRC_PAD_X)"
-EDGE_ROWS = "#define SVRY(i) min(max((i), -SRC_PAD_Y), NY - 1 + SRC_PAD_Y)"
+EDGE_ROWS = "#define SVR{axis}(i) (i)"  # one output row's rows and planes: never clamped
 
 
 def _binomial(pad: int, boundary: str = "interior") -> dict[str, Any]:
@@ -173,12 +173,14 @@ def test_the_vector_technique_reads_a_padded_field(case: str) -> None:
     kernel = definition_kernel_of(d, sizes)
     assert "vec" in kernel.techniques
     configs = _vec_configs(kernel, d.boundary == "interior", d.dims)
-    assert ROUND_TO_THE_PAD in kernel.source and EDGE_ROWS in kernel.source
+    assert ROUND_TO_THE_PAD in kernel.source
     unshifted = kernel.source.replace(ROUND_TO_THE_PAD, "#define SPX(dx) (dx)")
-    edge = kernel.source.replace(EDGE_ROWS, "#define SVRY(i) min(max((i), 0), NY - 1)")
     wrongs = [replace(kernel, source=unshifted)]
-    if d.boundary == "clamp":
-        wrongs.append(replace(kernel, source=edge))
+    for axis in ("Y", "Z")[: d.dims - 1] if d.boundary == "clamp" else ():
+        rows = EDGE_ROWS.format(axis=axis)
+        edge = f"#define SVR{axis}(i) min(max((i), 0), N{axis} - 1)"  # into the array
+        assert kernel.source.count(rows) == 1
+        wrongs.append(replace(kernel, source=kernel.source.replace(rows, edge)))
     with OpenCLEvaluator(kernel, runs=1) as ev:
         for cfg in configs:
             result = ev.evaluate(cfg)
