@@ -573,6 +573,7 @@ __constant sampler_t SMP = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_ED
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
 #define VT CAT(REAL, VX)
+#if INT_ELEMS
 /* Integer elements (INT_ELEMS): the fields' vectors (VE) are loaded as they are and each
    is converted to a vector of REAL (VIN) as it is loaded, so a vector that several terms
    read is converted once (the compiler loads it once, and converts it once), and the
@@ -581,9 +582,7 @@ __constant sampler_t SMP = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_ED
    Each result is computed lane by lane as the scalar code computes it (the same terms,
    products and sums in the same order), and a vector of results is stored through
    VOUT: STORE_VECTOR, each lane converted as STORE converts a scalar (an integer
-   output), or the sums themselves (a float output). For float elements VE, VO, VIN and
-   VOUT are the vector type and the identity. */
-#if INT_ELEMS
+   output), or the sums themselves (a float output). */
 #define VE CAT(ELEM, VX)
 #define VO CAT(OUT_ELEM, VX)
 #define VIN(v) CAT(convert_, VT)(v)
@@ -593,6 +592,7 @@ __constant sampler_t SMP = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_ED
 #define VOUT(v) v
 #endif
 #else
+/* float elements: VE and VO are the vector type, VIN and VOUT the identity */
 #define VE VT
 #define VO VT
 #define VIN(v) v

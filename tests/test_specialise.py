@@ -105,7 +105,8 @@ def test_every_heat3d_technique_is_specialised_and_checked(technique: str) -> No
     full = tuned_kernel(kernel, config, full_template=True)
     assert not tuned.notes  # the C preprocessor saw the same tokens
     lines = tuned.source.splitlines()
-    assert len(lines) < (210 if technique in ("stream", "vec-rim") else 200)
+    # (vec-rim: 212 lines, with the element type's vector macros VIN and VOUT)
+    assert len(lines) < (215 if technique in ("stream", "vec-rim") else 200)
     assert len(full.source.splitlines()) > 1500
     assert "gtune optimizing stencil template" not in tuned.source
     assert not any(line.startswith(("#ifndef WX", "#error")) for line in lines)
