@@ -12,9 +12,7 @@ that reads it) retires.
 
 from __future__ import annotations
 
-import gzip
 import shutil
-import subprocess
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -25,12 +23,12 @@ from gtune.description import load_kernel
 from gtune.stencils.definition import StencilDefinition, load_definition, parse_definition
 from gtune.stencils.elements import store_vector_macro
 from gtune.stencils.real import REAL
-from gtune.stencils.render import describe, render_source, template_source
+from gtune.stencils.render import describe, render_source
+from tests.stencils.template_snapshot import beside_snapshot, cpp, sizes_of
 
 ROOT = Path(__file__).resolve().parents[2]
 BEFORE = ROOT / "tests" / "data" / "stencil_before_int_vec.cl.gz"
 CORPUS = ROOT / "tests" / "data" / "definitions"
-MARKER = "/* STENCIL */"
 
 
 def _binomial(dims: int) -> list[dict[str, Any]]:
@@ -163,13 +161,6 @@ def test_padded_integer_fields_take_the_vector_technique_too() -> None:
     assert "so VX divides NX+2" in desc["doc"] and "in 2D streaming" not in desc["doc"]
 
 
-def _cpp(text: str, flags: list[str], tmp: Path) -> tuple[int, str]:
-    src = tmp / "k.cl"
-    src.write_text(text)
-    pre = subprocess.run(["cpp", "-P", "-undef", *flags, str(src)], capture_output=True, text=True)
-    return pre.returncode, pre.stdout + pre.stderr
-
-
 def _vector_configs(block: str) -> list[str]:
     """The vector technique's switches (and the others' once), whole rim vectors with
     row blocks, the interior path and (separable stencils) SEP."""
@@ -191,23 +182,14 @@ def test_float_kernels_preprocess_to_the_code_before_integer_vectors(tmp_path: P
     constant rim, float64, a separable one), rendered, preprocess with the vector
     technique's switches to the same text as the template before integer elements had
     the vector technique, rendered with the same stencil."""
-    before = gzip.decompress(BEFORE.read_bytes()).decode()
-    template = template_source()
-    cut = template.index(MARKER)
     stencils: list[Any] = [REAL[n]() for n in sorted(REAL)]
     stencils += [load_definition(p) for p in sorted(CORPUS.glob("*.stencil.yaml"))]
-    for stencil in stencils:
-        new = render_source(stencil)
-        block = new[cut : len(new) - (len(template) - cut - len(MARKER))]
-        assert new == template.replace(MARKER, block, 1)
-        old = before.replace(MARKER, block, 1)
-        dims3 = "#define ARRAY_DIMS 3" in block
-        sizes = ["-DNX=64", "-DNY=32"] + (["-DNZ=16"] if dims3 else [])
+    for block, new, old in beside_snapshot(BEFORE, stencils):
         for cfg in _vector_configs(block):
-            flags = sizes + cfg.split()
-            want = _cpp(old, flags, tmp_path)
+            flags = sizes_of(block) + cfg.split()
+            want = cpp(old, flags, tmp_path)
             assert want[0] == 0, (block[:80], cfg, want[1][-300:])
-            assert _cpp(new, flags, tmp_path) == want, (block[:80], cfg)
+            assert cpp(new, flags, tmp_path) == want, (block[:80], cfg)
 
 
 @pytest.mark.skipif(shutil.which("cpp") is None, reason="needs the C preprocessor")
@@ -215,9 +197,9 @@ def test_integer_elements_with_sep_or_streaming_are_an_error(tmp_path: Path) -> 
     src = render_source(_definition(2, _binomial(2), "uint8", "rte_sat", "interior"))
     sizes = ["-DNX=64", "-DNY=32"]
     for cfg in ("-DVX=4 -DBX=4 -DRIM=1 -DSEP=1", "-DSTREAM=1 -DZC=4"):
-        rc, out = _cpp(src, sizes + cfg.split(), tmp_path)
+        rc, out = cpp(src, sizes + cfg.split(), tmp_path)
         assert rc != 0 and "integer elements are read by the global, local and vector" in out
-    assert _cpp(src, [*sizes, "-DVX=16", "-DBX=16", "-DRIM=1", "-DRIN=1"], tmp_path)[0] == 0
+    assert cpp(src, [*sizes, "-DVX=16", "-DBX=16", "-DRIM=1", "-DRIN=1"], tmp_path)[0] == 0
 
 
 # (dims, terms, fields, convert, boundary, output, more): uint8 with ties (rte_sat),

@@ -9,7 +9,6 @@ code changes on purpose later, this snapshot (and the test that reads it) retire
 
 from __future__ import annotations
 
-import gzip
 import shutil
 import subprocess
 from pathlib import Path
@@ -20,14 +19,14 @@ from gtune.description import load_kernel
 from gtune.space.build import build_space, technique_space
 from gtune.stencils.definition import load_definition
 from gtune.stencils.real import REAL
-from gtune.stencils.render import render_source, template_source
+from gtune.stencils.render import render_source
 from tests.space.space_helpers import h100_limits
+from tests.stencils.template_snapshot import beside_snapshot, cpp, sizes_of
 
 ROOT = Path(__file__).resolve().parents[2]
 STENCILS = ROOT / "stencils"
 CORPUS = ROOT / "tests" / "data" / "definitions"
 BEFORE = ROOT / "tests" / "data" / "stencil_before_rin.cl.gz"
-MARKER = "/* STENCIL */"
 
 
 @pytest.mark.parametrize("name", sorted(REAL))
@@ -72,13 +71,6 @@ def test_the_space_grows_only_where_rim_is_1(name: str) -> None:
             assert all(c["RIN"] == 0 for c in sub.enumerate()), technique
 
 
-def _cpp(text: str, flags: list[str], tmp: Path) -> tuple[int, str]:
-    src = tmp / "k.cl"
-    src.write_text(text)
-    pre = subprocess.run(["cpp", "-P", "-undef", *flags, str(src)], capture_output=True, text=True)
-    return pre.returncode, pre.stdout
-
-
 def _configs(dims3: bool, separable: bool) -> list[str]:
     """The techniques' switches, and the vector technique's whole rim vectors with row
     blocks and (separable stencils) SEP."""
@@ -94,33 +86,25 @@ def test_rin_0_gives_the_code_of_the_template_before_it(tmp_path: Path) -> None:
     """Every real stencil and a multi-field definition (2D, a written rim), rendered,
     preprocess with RIN left out and with RIN=0 to the same text as the template before
     RIN rendered with the same stencil; with RIN=1 (RIM=1) to other code."""
-    before = gzip.decompress(BEFORE.read_bytes()).decode()
-    template = template_source()
-    cut = template.index(MARKER)
     stencils = [REAL[n]() for n in sorted(REAL)]
     stencils.append(load_definition(CORPUS / "sobel2d_rim_copy.stencil.yaml"))
-    for stencil in stencils:
-        new = render_source(stencil)
-        block = new[cut : len(new) - (len(template) - cut - len(MARKER))]
-        assert new == template.replace(MARKER, block, 1)
-        old = before.replace(MARKER, block, 1)
+    for block, new, old in beside_snapshot(BEFORE, stencils):
         dims3 = "#define ARRAY_DIMS 3" in block
-        sizes = ["-DNX=64", "-DNY=32"] + (["-DNZ=16"] if dims3 else [])
         for cfg in _configs(dims3, "SEP_X_TERMS" in block):
-            flags = sizes + cfg.split()
-            want = _cpp(old, flags, tmp_path)
+            flags = sizes_of(block) + cfg.split()
+            want = cpp(old, flags, tmp_path)
             assert want[0] == 0, (block[:80], cfg)
             for rin in ([], ["-DRIN=0"]):
-                assert _cpp(new, flags + rin, tmp_path) == want, (block[:80], cfg, rin)
+                assert cpp(new, flags + rin, tmp_path) == want, (block[:80], cfg, rin)
             if "RIM=1" in cfg:
-                assert _cpp(new, [*flags, "-DRIN=1"], tmp_path)[1] != want[1]
+                assert cpp(new, [*flags, "-DRIN=1"], tmp_path)[1] != want[1]
 
 
 @pytest.mark.skipif(shutil.which("cpp") is None, reason="needs the C preprocessor")
 def test_rin_without_whole_rim_vectors_is_an_error(tmp_path: Path) -> None:
     source = render_source(REAL["heat3d"]())
     flags = ["-DNX=64", "-DNY=32", "-DNZ=16", "-DVX=4", "-DBX=4", "-DRIN=1"]
-    assert _cpp(source, [*flags, "-DRIM=1"], tmp_path)[0] == 0
+    assert cpp(source, [*flags, "-DRIM=1"], tmp_path)[0] == 0
     src = tmp_path / "k.cl"
     src.write_text(source)
     pre = subprocess.run(["cpp", "-P", "-undef", *flags, str(src)], capture_output=True, text=True)

@@ -1,0 +1,43 @@
+"""A rendered stencil against a snapshot of the template from before a change: the
+C preprocessor's output of both, for the template tests that pin the code a change
+must leave as it was (``tests/data/stencil_before_*.cl.gz``)."""
+
+from __future__ import annotations
+
+import gzip
+import subprocess
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from gtune.stencils.render import render_source, template_source
+
+MARKER = "/* STENCIL */"
+
+
+def cpp(text: str, flags: list[str], tmp: Path) -> tuple[int, str]:
+    """``text`` preprocessed with ``flags``: the exit status, and the output with its
+    messages (an ``#error`` is read from it)."""
+    src = tmp / "k.cl"
+    src.write_text(text)
+    pre = subprocess.run(["cpp", "-P", "-undef", *flags, str(src)], capture_output=True, text=True)
+    return pre.returncode, pre.stdout + pre.stderr
+
+
+def beside_snapshot(snapshot: Path, stencils: Iterable[Any]) -> Iterator[tuple[str, str, str]]:
+    """For each stencil: its rendered block (what the renderer puts at the template's
+    marker), its source with today's template and its source with the snapshot's."""
+    before = gzip.decompress(snapshot.read_bytes()).decode()
+    template = template_source()
+    cut = template.index(MARKER)
+    for stencil in stencils:
+        new = render_source(stencil)
+        block = new[cut : len(new) - (len(template) - cut - len(MARKER))]
+        assert new == template.replace(MARKER, block, 1)
+        yield block, new, before.replace(MARKER, block, 1)
+
+
+def sizes_of(block: str) -> list[str]:
+    """The problem-size flags for a rendered block (2D or 3D)."""
+    dims3 = "#define ARRAY_DIMS 3" in block
+    return ["-DNX=64", "-DNY=32"] + (["-DNZ=16"] if dims3 else [])
