@@ -15,6 +15,7 @@ import dataclasses
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gtune.campaign.formats import export_t4, export_t4_metadata, t4_file_name
 from gtune.commands._common import (
@@ -31,6 +32,9 @@ from gtune.outfiles import check_targets, write_text
 from gtune.result import ResultStore, StoredRow
 from gtune.store.ranking import confirmation, confirmed_default, groups, ranked
 from gtune.tuned import TunedKernel, tuned_bundle, tuned_kernel, write_bundle, write_tuned
+
+if TYPE_CHECKING:
+    from gtune.stencils.definition import StencilDefinition
 
 HELP = (
     "write a kernel's best configuration for an application (source, JSON, C header), "
@@ -163,15 +167,7 @@ def _export_kernel(args: argparse.Namespace) -> int:
         ),
         full_template=args.full_template,
     )
-    notes = [
-        n
-        for n in (
-            _plane_note(args.kernel_file),
-            _steps_note(args.kernel_file, tuned),
-            _fixed_note(args.kernel_file),
-        )
-        if n
-    ]
+    notes = _lifted_notes(args.kernel_file, tuned)
     if notes:
         tuned = dataclasses.replace(tuned, notes=(*tuned.notes, *notes))
     stem = _stem(kernel) + "_tuned"
@@ -183,14 +179,27 @@ def _export_kernel(args: argparse.Namespace) -> int:
     return 0
 
 
-def _plane_note(path: str) -> str:
-    """For a definition lifted from a kernel launched once per plane, how to replace
-    the host's loop; empty otherwise."""
+def _lifted_notes(path: str, tuned: TunedKernel) -> list[str]:
+    """For a definition lifted from a plain kernel: what its host code must know (a
+    per-plane loop replaced, several steps per launch, arguments held); empty for any
+    other kernel."""
     from gtune.stencils.definition import is_definition_path, load_definition
 
     if not is_definition_path(path):
-        return ""
+        return []
     definition = load_definition(path)
+    if definition.original is None:
+        return []
+    notes = (
+        _plane_note(definition),
+        _steps_note(definition, tuned),
+        _fixed_note(definition),
+    )
+    return [n for n in notes if n]
+
+
+def _plane_note(definition: StencilDefinition) -> str:
+    """For a kernel launched once per plane, how to replace the host's loop."""
     original = definition.original or {}
     index = original.get("plane_index")
     if not index:
@@ -206,33 +215,24 @@ def _plane_note(path: str) -> str:
     )
 
 
-def _fixed_note(path: str) -> str:
-    """For a definition lifted with integer arguments held (``--fixed``: a filter's
-    size), that the kernel computes the stencil at those values only; empty otherwise."""
-    from gtune.stencils.definition import is_definition_path, load_definition
-
-    if not is_definition_path(path):
-        return ""
-    definition = load_definition(path)
-    fixed = (definition.original or {}).get("fixed") or {}
+def _fixed_note(definition: StencilDefinition) -> str:
+    """For integer arguments held (``--fixed``: a filter's size), that the kernel
+    computes the stencil at those values only."""
+    original = definition.original or {}
+    fixed = original.get("fixed") or {}
     if not isinstance(fixed, dict) or not fixed:
         return ""
     held = ", ".join(f"{n} = {v}" for n, v in fixed.items())
     return (
-        f"the original {(definition.original or {}).get('kernel', definition.kernel_name)} "
+        f"the original {original.get('kernel', definition.kernel_name)} "
         f"was lifted at {held} (--fixed): this kernel computes that stencil and ignores "
         f"{', '.join(fixed)}; call it only with {held}"
     )
 
 
-def _steps_note(path: str, tuned: TunedKernel) -> str:
-    """For a definition lifted from a kernel whose launch is several time steps, how many
-    launches of the tuned kernel replace one of the original; empty otherwise."""
-    from gtune.stencils.definition import is_definition_path, load_definition
-
-    if not is_definition_path(path):
-        return ""
-    d = load_definition(path)
+def _steps_note(d: StencilDefinition, tuned: TunedKernel) -> str:
+    """For a kernel whose launch is several time steps, how many launches of the tuned
+    kernel replace one of the original."""
     if d.original is None or d.steps == 1:
         return ""
     per = int(tuned.configuration.get("TB", 1))

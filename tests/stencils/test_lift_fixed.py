@@ -49,7 +49,7 @@ def test_held_at_its_value_it_lifts_and_says_so(tmp_path: Path) -> None:
     assert defn.pads["input"][:2] == (2, 2)
     fw = next(a for a in defn.arguments if a.name == "fw")
     assert fw.kind == "ignored" and fw.value == 3  # kept in the signature, ignored
-    note = _fixed_note(str(out))
+    note = _fixed_note(defn)
     assert "lifted at fw = 3" in note and "call it only with fw = 3" in note
 
 
