@@ -16,6 +16,7 @@ import json
 import math
 import os
 import re
+import statistics
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -245,15 +246,12 @@ class LoadedModel:
         (``None``: no kernel did). With labels from complete searches (the H200's:
         stream 0.2-0.3 of vec) this is each technique's own search length, so a
         runner-up is scouted for a share of *its* search, not of the first choice's."""
-        ratios = sorted(
+        ratios = [
             n[second] / n[first]
             for n in self.lengths
             if n.get(first, 0) > 0 and n.get(second, 0) > 0
-        )
-        if not ratios:
-            return None
-        mid = len(ratios) // 2
-        return ratios[mid] if len(ratios) % 2 else (ratios[mid - 1] + ratios[mid]) / 2
+        ]
+        return statistics.median(ratios) if ratios else None
 
     def unseen(self, traits: StencilTraits, techniques: Sequence[str]) -> list[str]:
         """Those of ``techniques`` the model learned on one kind of array only, never on
