@@ -15,14 +15,23 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from gtune.description import load_kernel
 from gtune.exceptions import InputError
 from gtune.kernel import canonical_config
 from gtune.measure import OpenCLEvaluator, select_device
 from gtune.measure.evaluator import EvaluatorBase
+from gtune.measure.stats import faster_beyond_noise
 from gtune.result import Result, Status
-from gtune.tuning.confirm import ConfirmedConfig, ConfirmPolicy, confirm, side_by_side
+from gtune.tuning.confirm import (
+    Confirmation,
+    ConfirmedConfig,
+    ConfirmPolicy,
+    confirm,
+    side_by_side,
+)
 from tests.conftest import DATA, ROOT
 
 RECORD = json.loads((DATA / "confirm_h100_dense_1d_y_r4.json").read_text())
@@ -142,6 +151,73 @@ def test_entries_without_rounds_use_every_time() -> None:
     assert e.by_round() == [[1.0, 1.1], [5.0, 5.0, 5.0, 5.0], [1.2]]
     assert e.sample == [1.0, 5.0, 1.2] and e.median_s == 1.2
     assert e.to_dict(0.95)["round_sizes"] == [2, 4, 1]
+
+
+# each round's slowdown by other work on the machine: the burst rounds slow both
+# configurations of the round alike
+LOADS = [1.0, 3.0, 1.0, 2.5, 1.0, 4.0, 1.2, 1.5, 3.0]
+
+
+def _loaded(per_run_s: float, loads: list[float], *, default: bool = False) -> ConfirmedConfig:
+    """Three runs a round at ``per_run_s`` times each round's load."""
+    times = [per_run_s * load * f for load in loads for f in (0.98, 1.0, 1.02)]
+    return ConfirmedConfig(
+        {"WX": 1 if default else 8}, is_default=default, times_s=times,
+        round_sizes=[3] * len(loads), rounds=len(loads),
+    )  # fmt: skip
+
+
+def test_a_speedup_in_every_round_is_significant_though_bursts_blur_the_pools() -> None:
+    best, default = _loaded(1.0, LOADS), _loaded(1.75, LOADS, default=True)
+    c = Confirmation([default, best], confidence=0.95, rounds_done=len(LOADS))
+    # pooled, the burst rounds of the best reach into the default's quiet ones
+    assert not faster_beyond_noise(best.sample, default.sample, 0.95)
+    assert c.round_speedups == pytest.approx([1.75] * len(LOADS))
+    assert c.significant and c.coverage >= 0.95
+    interval = c.speedup_interval
+    assert interval is not None and interval[0] == pytest.approx(1.75)
+    assert "1.75x faster than the default" in c.verdict
+
+
+def test_a_speedup_in_half_the_rounds_is_not() -> None:
+    best = _loaded(1.0, LOADS)
+    # the default as fast as the best in four of the nine rounds
+    default_loads = [load * (1.75 if i % 2 == 0 else 0.9) for i, load in enumerate(LOADS)]
+    default = _loaded(1.0, default_loads, default=True)
+    c = Confirmation([default, best], confidence=0.95, rounds_done=len(LOADS))
+    speedups = c.round_speedups
+    assert speedups is not None and sum(s > 1.0 for s in speedups) == 5
+    assert not c.significant and "no significant speedup" in c.verdict
+
+
+def test_too_few_rounds_to_pair_leave_the_pooled_intervals_to_decide() -> None:
+    loads = LOADS[:5]  # five rounds: 94 % at most from their ratios
+    best, default = _loaded(1.0, loads), _loaded(1.75, loads, default=True)
+    c = Confirmation([default, best], confidence=0.95, rounds_done=len(loads))
+    assert c.round_speedups is None
+    assert c.significant == faster_beyond_noise(best.sample, default.sample, 0.95)
+
+
+@given(
+    loads=st.lists(st.floats(0.5, 5.0), min_size=6, max_size=20),
+    speedup=st.floats(1.01, 3.0),
+)
+def test_a_best_faster_in_every_round_is_significant(loads: list[float], speedup: float) -> None:
+    best, default = _loaded(1.0, loads), _loaded(speedup, loads, default=True)
+    c = Confirmation([default, best], confidence=0.95, rounds_done=len(loads))
+    assert c.significant
+    interval = c.speedup_interval
+    assert interval is not None and interval[0] > 1.0
+
+
+@given(loads=st.lists(st.floats(0.5, 5.0), min_size=6, max_size=20), flip=st.data())
+def test_a_best_slower_in_half_the_rounds_never_is(loads: list[float], flip: st.DataObject) -> None:
+    n = len(loads)
+    slower = set(flip.draw(st.lists(st.integers(0, n - 1), min_size=n // 2, unique=True)))
+    default_loads = [load * (0.8 if i in slower else 1.5) for i, load in enumerate(loads)]
+    best, default = _loaded(1.0, loads), _loaded(1.0, default_loads, default=True)
+    c = Confirmation([default, best], confidence=0.95, rounds_done=n)
+    assert not c.significant
 
 
 @pytest.mark.parametrize(
