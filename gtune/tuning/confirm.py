@@ -335,6 +335,7 @@ class Confirmation:
             "best_is_default": self.best_is_default,
             "speedup": self.speedup,
             "speedup_interval": list(interval) if interval else None,
+            "round_speedups": self.round_speedups,
             "significant": self.significant,
             "verdict": self.verdict,
             "notes": list(self.notes),
