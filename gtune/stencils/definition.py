@@ -467,24 +467,8 @@ class StencilDefinition:
             if any(b <= a for a, b in zip(lo, hi, strict=True)):
                 kept = np.array(out_initial, dtype=self.out_storage) if self.storage else out
                 return self._write_rim(kept, inputs, lo, hi)
-        coefs = [term.coefficient.typed_value(vals, self.dtype) for term in self.terms]
-        constant = self.constant.typed_value(vals, self.dtype)
+        acc = self._sum(sources, shifts, vals, lo, hi)
         z0, z1 = lo[0], hi[0]
-        acc = np.zeros((z1 - z0, hi[1] - lo[1], hi[2] - lo[2]), dtype=t)
-        tmp = np.empty_like(acc)
-        for term, c in zip(self.terms, coefs, strict=True):
-            dx, dy, dz = term.offset
-            src = sources[term.field]
-            sh = shifts[term.field]
-            v = src[
-                z0 + dz + sh[0] : z1 + dz + sh[0],
-                lo[1] + dy + sh[1] : hi[1] + dy + sh[1],
-                lo[2] + dx + sh[2] : hi[2] + dx + sh[2],
-            ]
-            np.multiply(v, c, out=tmp)
-            np.add(acc, tmp, out=acc)
-        if not self.constant.is_zero:
-            np.add(acc, constant, out=acc)
         if self.storage:  # integer elements: stored as the kernel converts them
             kept = np.array(out_initial, dtype=self.out_storage, copy=True)  # exact, unwritten
             (kept if self.dims == 3 else kept[np.newaxis])[z0:z1, lo[1] : hi[1], lo[2] : hi[2]] = (
@@ -493,6 +477,47 @@ class StencilDefinition:
             return self._write_rim(kept, inputs, lo, hi)
         out3[z0:z1, lo[1] : hi[1], lo[2] : hi[2]] = acc
         return self._write_rim(out, inputs, lo, hi)
+
+    def _sum(
+        self,
+        sources: Mapping[str, np.ndarray],
+        shifts: Mapping[str, tuple[int, int, int]],
+        vals: Mapping[str, float],
+        lo: tuple[int, int, int],
+        hi: tuple[int, int, int],
+    ) -> np.ndarray:
+        """The terms' sum (and the constant) over the points ``[lo, hi)``, in the
+        element type: from zero, term by term in file order, block by block on every
+        core (:func:`gtune.stencils.reference.in_blocks`: the same bits as one pass)."""
+        from gtune.stencils.reference import in_blocks
+
+        t = _NP[self.dtype]
+        coefs = [term.coefficient.typed_value(vals, self.dtype) for term in self.terms]
+        constant = self.constant.typed_value(vals, self.dtype)
+        shape = (hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2])
+        acc = np.empty(shape, dtype=t)
+
+        def block(zs: slice, ys: slice) -> None:
+            part = acc[zs, ys]
+            part.fill(0)
+            tmp = np.empty_like(part)
+            z0, y0 = lo[0] + zs.start, lo[1] + ys.start
+            z1, y1 = lo[0] + zs.stop, lo[1] + ys.stop
+            for term, c in zip(self.terms, coefs, strict=True):
+                dx, dy, dz = term.offset
+                sz, sy, sx = shifts[term.field]
+                v = sources[term.field][
+                    z0 + dz + sz : z1 + dz + sz,
+                    y0 + dy + sy : y1 + dy + sy,
+                    lo[2] + dx + sx : hi[2] + dx + sx,
+                ]
+                np.multiply(v, c, out=tmp)
+                np.add(part, tmp, out=part)
+            if not self.constant.is_zero:
+                np.add(part, constant, out=part)
+
+        in_blocks(shape, block)
+        return acc
 
     def _write_rim(
         self,

@@ -8,7 +8,7 @@ and ``.yaml``.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -55,17 +55,15 @@ def weighted_sum(
         ((int(o[0]), int(o[1]), int(o[2])), np.float32(w))
         for o, w in zip(offsets, weights, strict=True)
     ]
-    inner = (ny - 2 * ry) * (nx - 2 * rx)
-    step = max(1, _BLOCK // inner)
-    blocks = [(z, min(z + step, nz - rz)) for z in range(rz, nz - rz, step)]
 
-    def block(bounds: tuple[int, int]) -> None:
-        """Output planes [z0, z1): every term over a block that stays in cache."""
-        z0, z1 = bounds
-        acc = np.zeros((z1 - z0, ny - 2 * ry, nx - 2 * rx), dtype=np.float32)
+    def block(zs: slice, ys: slice) -> None:
+        """Output planes ``zs``, rows ``ys`` (of the interior): every term over a
+        block that stays in cache."""
+        z0, z1, y0, y1 = zs.start + rz, zs.stop + rz, ys.start + ry, ys.stop + ry
+        acc = np.zeros((z1 - z0, y1 - y0, nx - 2 * rx), dtype=np.float32)
         tmp = np.empty_like(acc)
         for (dx, dy, dz), w in terms:
-            v = src3[z0 + dz : z1 + dz, ry + dy : ny - ry + dy, rx + dx : nx - rx + dx]
+            v = src3[z0 + dz : z1 + dz, y0 + dy : y1 + dy, rx + dx : nx - rx + dx]
             if intensity == 2:
                 np.add(v, v, out=tmp)
                 np.multiply(tmp, v, out=tmp)
@@ -73,18 +71,52 @@ def weighted_sum(
             else:
                 np.multiply(v, w, out=tmp)
             np.add(acc, tmp, out=acc)
-        out3[z0:z1, ry : ny - ry, rx : nx - rx] = acc
+        out3[z0:z1, y0:y1, rx : nx - rx] = acc
 
-    if len(blocks) == 1:
-        block(blocks[0])
-    else:  # numpy releases the GIL in its loops: blocks run on every core
-        with ThreadPoolExecutor(max_workers=min(len(blocks), os.cpu_count() or 1)) as pool:
-            list(pool.map(block, blocks))
+    in_blocks((nz - 2 * rz, ny - 2 * ry, nx - 2 * rx), block)
     return {output: out}
 
 
 # Output points per block: the block's sums and a term's products stay in cache.
 _BLOCK = 1 << 16
+
+
+def blocks(shape: tuple[int, int, int], points: int | None = None) -> list[tuple[slice, slice]]:
+    """``shape`` (planes, rows, columns) cut into blocks of about ``points`` points:
+    whole planes where a plane is smaller, else runs of rows of one plane (a 2D
+    array's single plane is cut too). Together the blocks cover every point once."""
+    nz, ny, nx = shape
+    points = _BLOCK if points is None else max(1, points)
+    if nz <= 0 or ny <= 0 or nx <= 0:
+        return []
+    if ny * nx >= points:
+        rows = max(1, points // nx)
+        return [
+            (slice(z, z + 1), slice(y, min(y + rows, ny)))
+            for z in range(nz)
+            for y in range(0, ny, rows)
+        ]
+    planes = max(1, points // (ny * nx))
+    return [(slice(z, min(z + planes, nz)), slice(0, ny)) for z in range(0, nz, planes)]
+
+
+def in_blocks(
+    shape: tuple[int, int, int],
+    block: Callable[[slice, slice], None],
+    points: int | None = None,
+) -> None:
+    """``block(planes, rows)`` over :func:`blocks` of ``shape`` (``points`` each,
+    default :data:`_BLOCK`), on every core: numpy
+    releases the GIL in its loops. Each block computes its points exactly as the whole
+    array would (the same operations in the same order), so the result is the same bits
+    however it is cut."""
+    parts = blocks(shape, points)
+    if len(parts) <= 1:
+        for zs, ys in parts:
+            block(zs, ys)
+        return
+    with ThreadPoolExecutor(max_workers=min(len(parts), os.cpu_count() or 1)) as pool:
+        list(pool.map(lambda part: block(*part), parts))
 
 
 def definition_sum(
