@@ -30,7 +30,9 @@ from collections.abc import Callable, Mapping
 from multiprocessing.connection import Connection
 from pathlib import Path
 
-PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
+PACKAGE_PARENT = str(Path(__file__).resolve().parents[1])
+"""The folder holding the ``gtune`` package: first on a child's ``PYTHONPATH``, so a
+child imports the gtune its parent runs (a checkout that is not installed too)."""
 
 
 def child_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:

@@ -90,7 +90,7 @@ def _main(directory: Path) -> int:
         a.name: np.load(directory / f"{a.name}.npy") for a in kernel.arguments if a.kind == "buffer"
     }
     try:
-        refs = python_reference(kernel, arrays)
+        refs = python_reference(kernel, arrays, copy=False)  # loaded for it alone
     except GtuneError as exc:
         with open(directory / _ERROR, "wb") as fh:
             pickle.dump(exc, fh)

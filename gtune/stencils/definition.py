@@ -467,15 +467,16 @@ class StencilDefinition:
             if any(b <= a for a, b in zip(lo, hi, strict=True)):
                 kept = np.array(out_initial, dtype=self.out_storage) if self.storage else out
                 return self._write_rim(kept, inputs, lo, hi)
-        acc = self._sum(sources, shifts, vals, lo, hi)
         z0, z1 = lo[0], hi[0]
         if self.storage:  # integer elements: stored as the kernel converts them
+            acc = self._sum(sources, shifts, vals, lo, hi)
             kept = np.array(out_initial, dtype=self.out_storage, copy=True)  # exact, unwritten
             (kept if self.dims == 3 else kept[np.newaxis])[z0:z1, lo[1] : hi[1], lo[2] : hi[2]] = (
                 self.stored(acc)
             )
             return self._write_rim(kept, inputs, lo, hi)
-        out3[z0:z1, lo[1] : hi[1], lo[2] : hi[2]] = acc
+        # summed in place: no second array of the output's size
+        self._sum(sources, shifts, vals, lo, hi, into=out3[z0:z1, lo[1] : hi[1], lo[2] : hi[2]])
         return self._write_rim(out, inputs, lo, hi)
 
     def _sum(
@@ -485,17 +486,21 @@ class StencilDefinition:
         vals: Mapping[str, float],
         lo: tuple[int, int, int],
         hi: tuple[int, int, int],
+        into: np.ndarray | None = None,
     ) -> np.ndarray:
         """The terms' sum (and the constant) over the points ``[lo, hi)``, in the
         element type: from zero, term by term in file order, block by block on every
-        core (:func:`gtune.stencils.reference.in_blocks`: the same bits as one pass)."""
+        core (:func:`gtune.stencils.reference.in_blocks`: the same bits as one pass);
+        written into ``into`` (of the points' shape and the element type) if given."""
         from gtune.stencils.reference import in_blocks
 
         t = _NP[self.dtype]
         coefs = [term.coefficient.typed_value(vals, self.dtype) for term in self.terms]
         constant = self.constant.typed_value(vals, self.dtype)
         shape = (hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2])
-        acc = np.empty(shape, dtype=t)
+        acc = np.empty(shape, dtype=t) if into is None else into
+        if acc.shape != shape or acc.dtype != t:
+            raise ValueError(f"{self.name}: the sum needs {shape} {t}, got {acc.shape} {acc.dtype}")
 
         def block(zs: slice, ys: slice) -> None:
             part = acc[zs, ys]

@@ -68,6 +68,22 @@ def test_children_keep_pythonpath_without_empty_entries(monkeypatch: pytest.Monk
     assert env["PYTHONSAFEPATH"] == "1" and env["EXTRA"] == "1"
 
 
+def test_a_child_imports_the_gtune_its_parent_runs(tmp_path: Path) -> None:
+    """With no installed gtune to fall back on (``-S``: no site-packages), a child finds
+    the package through ``PYTHONPATH`` alone, the folder that holds it."""
+    import gtune
+
+    assert (Path(PACKAGE_PARENT) / "gtune" / "__init__.py").resolve() == Path(
+        gtune.__file__
+    ).resolve()
+    done = subprocess.run(
+        [sys.executable, "-S", "-P", "-c", "import gtune.processes as p; print(p.__file__)"],
+        cwd=tmp_path, env=child_env(), capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert Path(done.stdout.strip()).resolve() == (Path(PACKAGE_PARENT) / "gtune" / "processes.py")
+
+
 def test_a_child_does_not_find_modules_in_the_working_directory(tmp_path: Path) -> None:
     mark = _plant(tmp_path)
     (tmp_path / "probe.py").write_text("import numpy\n")
