@@ -174,6 +174,7 @@ def run_tuning(
     policy = technique_policy(technique, resolved.label)
     choice = policy.choose(kernel, device)
     space_from, startup0, store0 = time.monotonic(), session.startup_s, session.store_s
+    session.start_early()  # the workers start and the data is written while it solves
     space = session.space
     space_s = time.monotonic() - space_from
     plans = _plans(session, space, choice, resolved, seed_default)

@@ -3,19 +3,21 @@
 A :class:`TuningSession` holds a kernel's solved space and its evaluator (worker
 processes, problem data on the device), so several strategies and techniques tuned one
 after another share them, and a result measured once is served from the store to every
-later search. The evaluator starts on the first configuration the store cannot serve.
+later search. The evaluator starts on the first configuration the store cannot serve,
+or, for a fresh tuning, while the space is solved (:meth:`TuningSession.start_early`).
 """
 
 from __future__ import annotations
 
 import inspect
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from gtune.device import DeviceLimits
 from gtune.exceptions import InputError
-from gtune.kernel import TunableKernel
+from gtune.kernel import TunableKernel, canonical_config
 from gtune.measure.evaluator import Evaluator, StoredEvaluator
 from gtune.measure.result import Result, Status
 from gtune.space import EnumeratedSpace, solve_space
@@ -33,18 +35,56 @@ def build_space(
 
 class _Lazy:
     """Creates the real evaluator on the first configuration the store cannot serve,
-    so a run answered entirely from the store starts no worker and uploads no data."""
+    so a run answered entirely from the store starts no worker and uploads no data.
+
+    :meth:`start` makes it ahead, in a thread of its own, while the caller does other
+    work (solves the space); the first use then waits for it. Start-up time counts
+    only what a use waited."""
 
     def __init__(self, make: Callable[[], Evaluator]) -> None:
         self._make = make
         self._inner: Evaluator | None = None
-        self._made_s = 0.0  # seconds spent making evaluators
+        self._made_s = 0.0  # seconds spent waiting for evaluators to be made
         self._closed_s = 0.0  # compile workers started by evaluators closed since
+        self._thread: threading.Thread | None = None
+        self._made: list[Evaluator] = []  # what the thread made
+        self._failed: list[BaseException] = []  # or why it could not
+
+    @property
+    def started(self) -> bool:
+        return self._inner is not None or self._thread is not None
+
+    def start(self) -> None:
+        """Make the evaluator now, in a thread (workers started off the main thread
+        watch their parent themselves: gtune.processes.spawn_worker)."""
+        if self.started:
+            return
+
+        def make() -> None:
+            try:
+                self._made.append(self._make())
+            except BaseException as exc:  # handed to the first use, raised there
+                self._failed.append(exc)
+
+        self._thread = threading.Thread(target=make, name="gtune-evaluator-start", daemon=True)
+        self._thread.start()
+
+    def _join(self) -> Evaluator | None:
+        """The evaluator the thread made (None if none was started); its error raised.
+        A Ctrl-C while waiting leaves the thread to :meth:`close`."""
+        if self._thread is None:
+            return None
+        self._thread.join()
+        self._thread = None
+        if self._failed:
+            raise self._failed.pop()
+        return self._made.pop()
 
     def _get(self) -> Evaluator:
         if self._inner is None:
             t0 = time.monotonic()
-            self._inner = self._make()
+            early = self._join()
+            self._inner = early if early is not None else self._make()
             self._made_s += time.monotonic() - t0
         return self._inner
 
@@ -63,6 +103,11 @@ class _Lazy:
             yield from self._get().evaluate_batch(configs)
 
     def close(self) -> None:
+        if self._thread is not None:  # made ahead and never used: waited for, closed
+            self._thread.join()
+            self._thread = None
+            self._failed.clear()  # its error belonged to a use that never came
+            self._inner = self._made.pop() if self._made else None
         if self._inner is not None:
             self._closed_s += float(getattr(self._inner, "compilers_start_s", 0.0))
             self._inner.close()
@@ -124,6 +169,22 @@ class TuningSession:
     def startup_s(self) -> float:
         """Seconds spent so far starting the evaluator (workers, data on the device)."""
         return self._raw.startup_s
+
+    def start_early(self) -> bool:
+        """Start the evaluator (workers, problem data, reference) in a thread while the
+        caller solves the space, when the space is still to be solved and the run will
+        measure: the store holds no result of the kernel's default configuration on
+        this device, which every fresh tuning measures first (a run the store answers
+        keeps starting nothing). Whether it started."""
+        if self._space is not None or self._raw.started:
+            return False
+        default = self.kernel.default_config()
+        if default is not None:
+            key = canonical_config(default)
+            if self.store.latest(self.device.identity, self.kernel.identity(), [key]):
+                return False
+        self._raw.start()
+        return True
 
     @property
     def store_s(self) -> float:
