@@ -9,6 +9,7 @@ or, for a fresh tuning, while the space is solved (:meth:`TuningSession.start_ea
 
 from __future__ import annotations
 
+import contextvars
 import inspect
 import threading
 import time
@@ -66,7 +67,12 @@ class _Lazy:
             except BaseException as exc:  # handed to the first use, raised there
                 self._failed.append(exc)
 
-        self._thread = threading.Thread(target=make, name="gtune-evaluator-start", daemon=True)
+        # in this context: what it holds (the worker pools of gtune.measure.pool) is
+        # what the evaluator made here would have seen
+        context = contextvars.copy_context()
+        self._thread = threading.Thread(
+            target=context.run, args=(make,), name="gtune-evaluator-start", daemon=True
+        )
         self._thread.start()
 
     def _join(self) -> Evaluator | None:

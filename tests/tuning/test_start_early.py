@@ -162,3 +162,23 @@ def test_a_tuning_solves_its_space_while_the_evaluator_starts(
         assert session._space is not None  # solved by the run, after the factory began
     assert made.calls == [(THREAD, False)]
     assert report.best_config is not None and report.measured > 0
+
+
+def test_the_thread_sees_the_worker_pools_of_its_caller(
+    recorded: Recorded, device: DeviceLimits
+) -> None:
+    """Evaluators made inside ``reuse_workers`` share its pools (a context variable):
+    made ahead in the thread, too."""
+    from gtune.measure.pool import pool_for, reuse_workers
+
+    seen: list[object] = []
+
+    def factory(kernel: TunableKernel, dev: DeviceLimits) -> Evaluator:
+        seen.append(pool_for(dev))
+        return recorded.replay()
+
+    with reuse_workers() as pools:
+        with TuningSession(recorded.kernel, device, evaluator_factory=factory) as session:
+            assert session.start_early()
+            assert session.raw.evaluate(a_config(recorded)).ok
+        assert seen and seen[0] is not None and seen[0] in pools.values()
