@@ -118,3 +118,21 @@ def test_a_patch_applies_to_the_template_and_one_that_does_not_fit_is_named() ->
         candidate.apply_patch(template, stale)
     # the applier itself: removed, added and context lines, a hunk at the first line
     assert candidate.apply_patch("a\nb\nc\n", "@@ -1,2 +1,2 @@\n-a\n+A\n b\n") == "A\nb\nc\n"
+
+
+@pytest.mark.skipif(CLANG is None, reason="clang-15 compiles the PTX")
+def test_ptx_int_loads_counts_each_vectors_loads() -> None:
+    """An 8-bit kernel's vectors in LLVM's PTX: whatever the width, loads of 4 bytes
+    (ld.v4.u8), so loads per output stay at VX 4's; the table says so."""
+    script = ROOT / "benchmarks" / "ptx_int_loads.py"
+    done = subprocess.run(
+        [sys.executable, str(script), str(ROOT / "examples" / "box_blur_u8.stencil.yaml"),
+         "--vx", "4,16", "--size", "4096x4096"],
+        capture_output=True, text=True, timeout=300, cwd=ROOT,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = [line.split("|") for line in done.stdout.splitlines() if line.startswith("| 4 ")]
+    rows += [line.split("|") for line in done.stdout.splitlines() if line.startswith("| 16 ")]
+    assert len(rows) == 2
+    assert all("ld.v4.u8" in r[2] for r in rows)
+    assert float(rows[0][3]) == float(rows[1][3]) > 0  # VX 16: four loads of 4 bytes
