@@ -492,9 +492,12 @@ class StencilDefinition:
         element type: from zero, term by term in file order, block by block on every
         core (:func:`gtune.stencils.reference.in_blocks`: the same bits as one pass);
         written into ``into`` (of the points' shape and the element type) if given."""
-        from gtune.stencils.reference import in_blocks
+        from gtune.stencils.reference import fma32, in_blocks
 
         t = _NP[self.dtype]
+        # integer elements are compared exactly: each term added as the kernel's
+        # contracted acc += w * v computes it (one rounding), in float32
+        fused = bool(self.storage) and t == np.float32
         coefs = [term.coefficient.typed_value(vals, self.dtype) for term in self.terms]
         constant = self.constant.typed_value(vals, self.dtype)
         shape = (hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2])
@@ -516,8 +519,11 @@ class StencilDefinition:
                     y0 + dy + sy : y1 + dy + sy,
                     lo[2] + dx + sx : hi[2] + dx + sx,
                 ]
-                np.multiply(v, c, out=tmp)
-                np.add(part, tmp, out=part)
+                if fused:
+                    fma32(c, v, part, out=part)
+                else:
+                    np.multiply(v, c, out=tmp)
+                    np.add(part, tmp, out=part)
             if not self.constant.is_zero:
                 np.add(part, constant, out=part)
 

@@ -81,6 +81,32 @@ def weighted_sum(
 _BLOCK = 1 << 16
 
 
+def fma32(w: np.float32, v: np.ndarray, acc: np.ndarray, out: np.ndarray) -> None:
+    """``out = fma(w, v, acc)`` in float32, correctly rounded: ``acc + w * v`` rounded
+    once, as a device computes it when it contracts the expression (OpenCL's default;
+    PoCL and NVIDIA do), where numpy's float32 rounds the product and then the sum.
+
+    In float64 the product is exact (24 + 24 bits); the sum is split exactly into
+    ``s + e`` (Knuth's TwoSum). Rounding ``s`` to float32 is the fma's result except
+    where ``s`` lies exactly halfway between two float32 values and ``e`` says on which
+    side the exact sum lies: there the nearer one is taken instead of the even one."""
+    p = v.astype(np.float64) * np.float64(w)
+    c = acc.astype(np.float64)
+    s = p + c
+    b = s - p
+    e = (p - (s - b)) + (c - b)
+    r = s.astype(np.float32)
+    back = r.astype(np.float64)
+    toward = np.where(s > back, np.float32(np.inf), np.float32(-np.inf)).astype(np.float32)
+    other = np.nextafter(r, toward)
+    tie = (s != back) & ((back + other.astype(np.float64)) * 0.5 == s) & (e != 0)
+    if tie.any():
+        up = e > 0
+        pick = np.where(up == (other > r), other, r)
+        r = np.where(tie, pick, r)
+    out[...] = r
+
+
 def blocks(shape: tuple[int, int, int], points: int | None = None) -> list[tuple[slice, slice]]:
     """``shape`` (planes, rows, columns) cut into blocks of about ``points`` points:
     whole planes where a plane is smaller, else runs of rows of one plane (a 2D

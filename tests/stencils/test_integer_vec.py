@@ -17,6 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from gtune.description import load_kernel
@@ -77,6 +78,34 @@ def _mask() -> list[dict[str, Any]]:
         {"field": "mask", "coefficient": "-1/4"},
         {"field": "mask", "offset": [1, 0], "coefficient": "1/8"},
     ]
+
+
+def _random_weights(dims: int) -> list[dict[str, Any]]:
+    """A 3x3 (3x3x3) of random 3-decimal weights: no product of a weight and a pixel
+    is exact in float32, so a kernel that contracts ``acc += w * v`` to an fma rounds
+    differently from separate products and sums at some points."""
+    rng = np.random.default_rng(48)
+    offsets = [
+        [dx, dy, dz][:dims]
+        for dz in ((-1, 0, 1) if dims == 3 else (0,))
+        for dy in (-1, 0, 1)
+        for dx in (-1, 0, 1)
+    ]
+    return [
+        {"field": "src", "offset": o, "coefficient": round(float(w), 3)}
+        for o, w in zip(offsets, rng.uniform(0.01, 0.25, len(offsets)), strict=True)
+    ]
+
+
+def _twelfths(dims: int) -> list[dict[str, Any]]:
+    """A fourth-order Laplacian-like star: -1/12 and 4/3 (neither exact in float32)."""
+    terms: list[dict[str, Any]] = [{"field": "src", "coefficient": "-5/2"}]
+    for axis in range(dims):
+        for d, c in ((1, "4/3"), (-1, "4/3"), (2, "-1/12"), (-2, "-1/12")):
+            o = [0] * dims
+            o[axis] = d
+            terms.append({"field": "src", "offset": o, "coefficient": c})
+    return terms
 
 
 def _definition(
@@ -213,6 +242,10 @@ CASES = {
     "u8-3d-interior-copy": (3, _binomial(3), "uint8", "rte_sat", "interior", None, {"rim": "copy"}),
     "i16-3d-clamp": (3, _sharpen(3), "int16", "half_up_sat", "clamp", None, {}),
     "u8-f32-3d-interior": (3, _gradient(3), "uint8", None, "interior", "float32", {}),
+    # weights no product is exact with (the reference adds each term as the kernel's
+    # contracted acc += w * v does: one rounding)
+    "u8-2d-random-weights": (2, _random_weights(2), "uint8", "rte_sat", "interior", None, {}),
+    "i16-3d-twelfths": (3, _twelfths(3), "int16", "rte_sat", "clamp", None, {}),
     # a second field (its vectors through VECTOR_EXTRA and IN_EXTRA)
     "u8-2fields-2d-interior": (
         2,
@@ -296,5 +329,31 @@ def test_a_wrong_vector_store_is_caught(tmp_path: Path) -> None:
         assert evaluator.evaluate(kernel.default_config() or {}).status is Status.OK
         for cfg in _configs(kernel, select_device(None).limit_values())[:2]:
             assert evaluator.evaluate(cfg).status is Status.WRONG_RESULT, cfg
+    finally:
+        evaluator.close()
+
+
+@pytest.mark.opencl
+@pytest.mark.usefixtures("shared_workers")
+@pytest.mark.parametrize("case", ["u8-2d-random-weights", "i16-3d-twelfths"])
+def test_weights_no_product_is_exact_with_verify_in_every_technique(
+    case: str, tmp_path: Path
+) -> None:
+    """The global and local techniques too (the default configuration, LOCAL=1): with
+    separate products and sums in the reference, these kernels were wrong results at a
+    few points in every technique."""
+    from gtune.measure import OpenCLEvaluator, Status
+
+    dims, terms, fields, convert, boundary, output, more = CASES[case]
+    path = tmp_path / "k.stencil.yaml"
+    path.write_text(_definition(dims, terms, fields, convert, boundary, output, **more).to_yaml())
+    sizes = {"NX": 256, "NY": 128} if dims == 2 else {"NX": 32, "NY": 16, "NZ": 16}
+    kernel = load_kernel(path).with_sizes(sizes)
+    default = kernel.default_config() or {}
+    evaluator = OpenCLEvaluator(kernel, runs=1)
+    try:
+        for cfg in (default, {**default, "LOCAL": 1}):
+            result = evaluator.evaluate(cfg)
+            assert result.status is Status.OK, (case, cfg, result.message)
     finally:
         evaluator.close()

@@ -113,3 +113,45 @@ def test_weighted_sum_in_small_blocks_is_the_same_bits(monkeypatch: pytest.Monke
             monkeypatch.setattr(reference, "_BLOCK", points)
             got = reference.weighted_sum(arrays, {}, {}, **args)["b"]
             assert got.tobytes() == whole.tobytes(), (shape, points)
+
+
+def _exact_fma32(w: float, v: float, a: float) -> np.float32:
+    """fma(w, v, a) rounded once to float32 (ties to even), in exact arithmetic."""
+    from fractions import Fraction
+
+    exact = Fraction(float(w)) * Fraction(float(v)) + Fraction(float(a))
+    lo = np.float32(float(exact))  # a candidate; step to the two float32 around exact
+    while Fraction(float(lo)) > exact:
+        lo = np.nextafter(lo, np.float32(-np.inf))
+    while Fraction(float(np.nextafter(lo, np.float32(np.inf)))) <= exact:
+        lo = np.nextafter(lo, np.float32(np.inf))
+    hi = np.nextafter(lo, np.float32(np.inf))
+    d_lo, d_hi = exact - Fraction(float(lo)), Fraction(float(hi)) - exact
+    if d_lo != d_hi:
+        return lo if d_lo < d_hi else hi
+    return lo if int(lo.view(np.uint32)) % 2 == 0 else hi
+
+
+_f32 = st.floats(width=32, allow_nan=False, allow_infinity=False, min_value=-1e6, max_value=1e6)
+
+
+@given(w=_f32, v=_f32, a=_f32)
+def test_fma32_rounds_once(w: float, v: float, a: float) -> None:
+    out = np.empty(1, np.float32)
+    reference.fma32(np.float32(w), np.array([v], np.float32), np.array([a], np.float32), out)
+    assert out[0] == _exact_fma32(w, v, a)
+
+
+def test_fma32_where_the_float64_sum_is_a_float32_tie() -> None:
+    """The sum rounded to float64 lands exactly halfway between two float32 values while
+    the exact sum lies below it: the exact side decides, not ties-to-even. a = 1 + 2^-23
+    (odd), w * v = 2^-24 (1 - 2^-46): the exact sum is 2^-70 short of the tie between
+    1 + 2^-23 and 1 + 2^-22, which float64 cannot hold."""
+    a = np.float32(1.0 + 2.0**-23)
+    w = np.float32(2.0**-24 * (1.0 + 2.0**-23))
+    v = np.float32(1.0 - 2.0**-23)
+    assert float(w) * float(v) + float(a) == 1.0 + 2.0**-23 + 2.0**-24  # a tie in float64
+    out = np.empty(1, np.float32)
+    reference.fma32(w, np.array([v]), np.array([a]), out)
+    assert out[0] == _exact_fma32(float(w), float(v), float(a)) == a
+    assert np.float32(float(w) * float(v) + float(a)) != a  # what one rounding of s gives
