@@ -9,7 +9,12 @@ and instructions per output. It answers one question before a GPU is at hand: is
 vector of small elements one load, or several?
 
     python3 benchmarks/ptx_int_loads.py examples/box_blur_u8.stencil.yaml \\
-        [--size 8192x8192] [--vx 1,4,8,16] [--config WX=64,WY=4]
+        [--size 8192x8192] [--vx 1,4,8,16] [--config WX=64,WY=4] [--device NVIDIA]
+
+``--device NVIDIA`` builds with NVIDIA's own OpenCL compiler instead (on the GPU host:
+its program binary is PTX, ``h200_ptx.device_ptx``), which is what decides; ptxas's
+register count goes into the residency then. Another platform's binary is no PTX:
+refused.
 """
 
 from __future__ import annotations
@@ -42,24 +47,37 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--vx", default="1,4,8,16")
     p.add_argument("--config", default="WX=64,WY=4", help="the work-group and the like")
     p.add_argument("--clang", default="clang-15")
+    p.add_argument("--device", help="build with this OpenCL device's compiler (NVIDIA's)")
     args = p.parse_args(argv)
+    device = h200_ptx.cl_device(args.device) if args.device else None
+    if device is not None and "NVIDIA" not in device.platform.name:
+        print(
+            f"ptx_int_loads: {device.name} ({device.platform.name}): its program binary "
+            "is not PTX; give an NVIDIA device, or none for clang",
+            file=sys.stderr,
+        )
+        return 2
     kernel = load_kernel(args.definition)
     names = ["NX", "NY", "NZ"]
     sizes = dict(zip(names, (int(v) for v in args.size.split("x")), strict=False))
     kernel = kernel.with_sizes({k: v for k, v in sizes.items() if k in kernel.sizes})
     base = dict(kernel.default_config() or {})
     base.update({k: int(v) for k, v in (kv.split("=") for kv in args.config.split(",") if kv)})
-    print(
-        f"# {args.definition} at {args.size}: PTX by clang ({args.clang}), one interior work-item\n"
-    )
+    compiler = f"{device.name}'s driver" if device is not None else f"clang ({args.clang})"
+    print(f"# {args.definition} at {args.size}: PTX by {compiler}, one interior work-item\n")
     print("| VX | global accesses in the PTX (static) | loads / output | instructions / output |")
     print("| ---: | --- | ---: | ---: |")
     for vx in (int(v) for v in args.vx.split(",")):
         cfg = {**base, "VX": vx, "BX": vx, "LOCAL": 0, "STREAM": 0}
         cfg = {k: v for k, v in cfg.items() if k in base or k in ("VX", "BX")}
-        ptx = h200_ptx.clang_ptx(kernel, cfg, args.clang)
+        registers = None
+        if device is None:
+            ptx = h200_ptx.clang_ptx(kernel, cfg, args.clang)
+        else:
+            ptx, log = h200_ptx.device_ptx(kernel, cfg, device)
+            registers = h200_ptx.ptxas_info(log).get("registers")
         try:
-            row = h200_ptx.analyse(kernel, cfg, ptx)
+            row = h200_ptx.analyse(kernel, cfg, ptx, registers)
         except ZeroDivisionError:
             print(
                 f"ptx_int_loads: VX={vx}: the grid's middle work-item writes nothing at "

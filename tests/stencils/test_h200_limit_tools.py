@@ -136,3 +136,15 @@ def test_ptx_int_loads_counts_each_vectors_loads() -> None:
     assert len(rows) == 2
     assert all("ld.v4.u8" in r[2] for r in rows)
     assert float(rows[0][3]) == float(rows[1][3]) > 0  # VX 16: four loads of 4 bytes
+
+
+@pytest.mark.opencl
+def test_ptx_int_loads_refuses_a_device_whose_binary_is_no_ptx() -> None:
+    script = ROOT / "benchmarks" / "ptx_int_loads.py"
+    done = subprocess.run(
+        [sys.executable, str(script), str(ROOT / "examples" / "box_blur_u8.stencil.yaml"),
+         "--vx", "4", "--device", "Portable"],
+        capture_output=True, text=True, timeout=300, cwd=ROOT,
+    )  # fmt: skip
+    assert done.returncode == 2 and "is not PTX" in done.stderr
+    assert "Traceback" not in done.stderr
