@@ -120,16 +120,19 @@ def test_a_patch_applies_to_the_template_and_one_that_does_not_fit_is_named() ->
     assert candidate.apply_patch("a\nb\nc\n", "@@ -1,2 +1,2 @@\n-a\n+A\n b\n") == "A\nb\nc\n"
 
 
+def ptx_int_loads(*args: str) -> subprocess.CompletedProcess[str]:
+    """benchmarks/ptx_int_loads.py on the uint8 box blur, with ``args``."""
+    script = ROOT / "benchmarks" / "ptx_int_loads.py"
+    blur = ROOT / "examples" / "box_blur_u8.stencil.yaml"
+    cmd = [sys.executable, str(script), str(blur), *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=ROOT)
+
+
 @pytest.mark.skipif(CLANG is None, reason="clang-15 compiles the PTX")
 def test_ptx_int_loads_counts_each_vectors_loads() -> None:
     """An 8-bit kernel's vectors in LLVM's PTX: whatever the width, loads of 4 bytes
     (ld.v4.u8), so loads per output stay at VX 4's; the table says so."""
-    script = ROOT / "benchmarks" / "ptx_int_loads.py"
-    done = subprocess.run(
-        [sys.executable, str(script), str(ROOT / "examples" / "box_blur_u8.stencil.yaml"),
-         "--vx", "4,16", "--size", "4096x4096"],
-        capture_output=True, text=True, timeout=300, cwd=ROOT,
-    )  # fmt: skip
+    done = ptx_int_loads("--vx", "4,16", "--size", "4096x4096")
     assert done.returncode == 0, done.stderr[-2000:]
     rows = [line.split("|") for line in done.stdout.splitlines() if line.startswith("| 4 ")]
     rows += [line.split("|") for line in done.stdout.splitlines() if line.startswith("| 16 ")]
@@ -140,11 +143,6 @@ def test_ptx_int_loads_counts_each_vectors_loads() -> None:
 
 @pytest.mark.opencl
 def test_ptx_int_loads_refuses_a_device_whose_binary_is_no_ptx() -> None:
-    script = ROOT / "benchmarks" / "ptx_int_loads.py"
-    done = subprocess.run(
-        [sys.executable, str(script), str(ROOT / "examples" / "box_blur_u8.stencil.yaml"),
-         "--vx", "4", "--device", "Portable"],
-        capture_output=True, text=True, timeout=300, cwd=ROOT,
-    )  # fmt: skip
+    done = ptx_int_loads("--vx", "4", "--device", "Portable")
     assert done.returncode == 2 and "is not PTX" in done.stderr
     assert "Traceback" not in done.stderr
