@@ -822,11 +822,18 @@ class Session(Compiler):
         config: Mapping[str, int],
         arrays: Mapping[str, np.ndarray],
         scalars: Mapping[str, float | int] | None = None,
+        sweep: tuple[str, int] | None = None,
     ) -> dict[str, Any]:
         """One launch of ``config`` with these contents (buffers by name; any not given
         keeps what it holds) and scalar values (any not given keeps its description
         value); returns every written buffer afterwards, or the failure as plain data (a
         write before or past an array, caught by its guard zones, included).
+
+        ``sweep`` (a scalar argument's name and a count): ``count`` launches instead of
+        one, in order, that argument 0, 1, ..., count - 1 (a kernel the host launches
+        once per plane): on the same buffers (the arrays go in once), the device held
+        alone throughout; the guard zones are checked and the outputs read once, after
+        the last launch. A failed launch says at which value of the argument.
 
         Probing a kernel (``gtune lift``) is many launches of one configuration with
         other inputs: the program is built once and kept.
@@ -842,31 +849,33 @@ class Session(Compiler):
             knl = cl.Kernel(program, self.kernel.name)
             self._run_kernels = {key: knl}
         glob, loc = self.kernel.launch_sizes(cfg)
+        names = [a.name for a in self.kernel.arguments]
+        if sweep is not None and sweep[0] not in self.scalars:
+            raise InputError(
+                f"sweep: the kernel {self.kernel.name} has no scalar argument {sweep[0]!r}",
+                source=self.kernel.label,
+            )
+        at = ""
         try:
-            args: list[Any] = []
-            for arg in self.kernel.arguments:
-                if arg.kind == "scalar":
-                    value = (scalars or {}).get(arg.name)
-                    given = self.scalars[arg.name] if value is None else value
-                    args.append(np.dtype(arg.dtype).type(given))
-                    continue
-                if arg.name in arrays:
-                    host = np.ascontiguousarray(arrays[arg.name], dtype=self.host[arg.name].dtype)
-                    if host.shape != self.host[arg.name].shape:
-                        raise ValueError(
-                            f"{arg.name}: shape {host.shape}, expected {self.host[arg.name].shape}"
-                        )
-                    cl.enqueue_copy(self.queue, self.buffers[arg.name], host)
-                args.append(self.buffers[arg.name])
-            knl.set_args(*args)
+            knl.set_args(*self._run_args(arrays, scalars or {}))
             with self.alone() as waited:  # no timing is kept, but another's would suffer
                 self.unreported_wait_s += waited
-                cl.enqueue_nd_range_kernel(self.queue, knl, glob, loc).wait()
+                if sweep is None:
+                    cl.enqueue_nd_range_kernel(self.queue, knl, glob, loc).wait()
+                else:
+                    name, count = sweep
+                    index = names.index(name)
+                    kind = np.dtype(self.kernel.arguments[index].dtype).type
+                    for value in range(count):
+                        at = f" (launch {value + 1} of {count}, {name}={value})"
+                        knl.set_arg(index, kind(value))
+                        cl.enqueue_nd_range_kernel(self.queue, knl, glob, loc).wait()
+                    at = ""
                 self.queue.finish()
         except cl.Error as exc:
             code = error_code(exc)
             status = Status.LAUNCH_FAILED if code in LAUNCH_CODES else Status.CRASHED
-            return {"status": status.value, "message": str(exc)[:2000]}
+            return {"status": status.value, "message": f"{str(exc)[:2000]}{at}"}
         stray = self.check_guards()
         if stray:
             return {"status": Status.WRONG_RESULT.value, "message": "; ".join(stray)}
@@ -874,6 +883,28 @@ class Session(Compiler):
             a.name for a in self.kernel.arguments if a.kind == "buffer" and a.role != "input"
         ]
         return {"status": Status.OK.value, "outputs": {n: self.read_output(n) for n in written}}
+
+    def _run_args(
+        self, arrays: Mapping[str, np.ndarray], scalars: Mapping[str, float | int]
+    ) -> list[Any]:
+        """:meth:`run_once`'s kernel arguments: the scalars at the values given (else
+        their description's), the buffers, those given filled with these contents."""
+        args: list[Any] = []
+        for arg in self.kernel.arguments:
+            if arg.kind == "scalar":
+                value = scalars.get(arg.name)
+                given = self.scalars[arg.name] if value is None else value
+                args.append(np.dtype(arg.dtype).type(given))
+                continue
+            if arg.name in arrays:
+                host = np.ascontiguousarray(arrays[arg.name], dtype=self.host[arg.name].dtype)
+                if host.shape != self.host[arg.name].shape:
+                    raise ValueError(
+                        f"{arg.name}: shape {host.shape}, expected {self.host[arg.name].shape}"
+                    )
+                cl.enqueue_copy(self.queue, self.buffers[arg.name], host)
+            args.append(self.buffers[arg.name])
+        return args
 
     def _nan_hint(self) -> str:
         """Where a wrong output holds NaN the reference has not: the kernel read a

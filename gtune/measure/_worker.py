@@ -3,11 +3,10 @@
 Workers are fresh interpreters (started by :func:`gtune.processes.spawn_worker`; forking
 after the NVIDIA driver is initialised fails) and talk to the parent over a pipe with plain
 data. A worker dies with its parent however the parent ends (see :func:`guard_parent`),
-even while a kernel hangs. A *measure*
-worker holds the problem data on the device and times configurations (or runs one
-with other inputs and hands back its outputs: probing, ``gtune lift``); *compile*
-workers only build programs and hand back binaries, so that compilation overlaps
-measurement.
+even while a kernel hangs. A *measure* worker holds the problem data on the device and
+times configurations (or runs one with other inputs, once or once per plane in one sweep,
+and hands back its outputs: probing, ``gtune lift``); *compile* workers only build
+programs and hand back binaries, so that compilation overlaps measurement.
 """
 
 from __future__ import annotations

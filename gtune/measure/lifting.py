@@ -133,14 +133,9 @@ def run_planes(
 ) -> dict[str, np.ndarray]:
     """One launch, or, for a kernel that writes one plane per launch (``plane``: its
     index argument and the number of planes), one launch per plane in order, on the
-    same buffers (the arrays go in once)."""
-    if plane is None:
-        return evaluator.run_once(config, arrays, scalars)
-    name, count = plane
-    outputs: dict[str, np.ndarray] = {}
-    for k in range(count):
-        outputs = evaluator.run_once(config, arrays if k == 0 else {}, {**(scalars or {}), name: k})
-    return outputs
+    same buffers: one sweep in the worker (see :meth:`OpenCLEvaluator.run_once`), the
+    arrays in and the outputs back once, the evaluator's time limit for the whole."""
+    return evaluator.run_once(config, arrays, scalars, sweep=plane)
 
 
 def plane_of(definition: StencilDefinition, sizes: Mapping[str, int]) -> tuple[str, int] | None:

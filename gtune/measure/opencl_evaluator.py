@@ -988,31 +988,61 @@ class OpenCLEvaluator(EvaluatorBase):
         config: Mapping[str, int],
         arrays: Mapping[str, np.ndarray],
         scalars: Mapping[str, float | int] | None = None,
+        sweep: tuple[str, int] | None = None,
     ) -> dict[str, np.ndarray]:
         """Launch ``config`` once with these buffer contents (by argument name; others
         keep theirs) and scalar values, and return every written buffer afterwards.
 
+        ``sweep`` (an integer scalar argument's name and a count): launch it ``count``
+        times instead, in order, that argument 0, 1, ..., count - 1, on the same buffers
+        (a kernel the host launches once per plane); the arrays go in once and the
+        written buffers come back once, after the last launch, in one call to the
+        worker. The evaluator's ``timeout_s`` bounds the whole call, a sweep's launches
+        together (a kernel whose every launch takes a while needs a longer one).
+
         Nothing is timed or verified: this probes what a kernel computes. A build or
-        launch failure, a crash or a hang raises :class:`GtuneError` saying which (the
-        worker is restarted for the next call).
+        launch failure (a sweep's says at which value of its argument), a crash or a
+        hang raises :class:`GtuneError` saying which (the worker is restarted for the
+        next call); so does a ``sweep`` of an argument that is no integer scalar.
         """
+        if sweep is not None:
+            self._check_sweep(sweep)
         payload = {
             "config": dict(config),
             "arrays": {k: np.asarray(v) for k, v in arrays.items()},
             "scalars": dict(scalars or {}),
+            "sweep": None if sweep is None else (str(sweep[0]), int(sweep[1])),
         }
+        what = "" if sweep is None else f" ({sweep[1]} launches, {sweep[0]} = 0 .. {sweep[1] - 1})"
         try:
             answer = self._measure.call("run", payload, timeout_s=self.timeout_s)
         except WorkerTimeout:
             self._restart_measure()
-            raise GtuneError(f"the kernel gave no answer within {self.timeout_s:g} s") from None
+            raise GtuneError(
+                f"the kernel gave no answer within {self.timeout_s:g} s{what}"
+            ) from None
         except WorkerDied as exc:
             self._restart_measure()
-            raise GtuneError(f"the kernel crashed its worker ({exc})") from None
+            raise GtuneError(f"the kernel crashed its worker ({exc}){what}") from None
         if answer["status"] != Status.OK.value:
             raise GtuneError(f"the kernel did not run ({answer['status']}): {answer['message']}")
         outputs: dict[str, np.ndarray] = answer["outputs"]
         return outputs
+
+    def _check_sweep(self, sweep: tuple[str, int]) -> None:
+        """A :meth:`run_once` sweep names an integer scalar argument and a count of at
+        least 1."""
+        name, count = sweep
+        scalars = {a.name: a for a in self.kernel.arguments if a.kind == "scalar"}
+        arg = scalars.get(name)
+        if arg is None or np.dtype(arg.dtype).kind not in "iu":
+            have = ", ".join(n for n, a in scalars.items() if np.dtype(a.dtype).kind in "iu")
+            raise GtuneError(
+                f"cannot sweep {name!r}: the kernel {self.kernel.name} has no integer scalar "
+                f"argument of that name (it has: {have or 'none'})"
+            )
+        if int(count) < 1:
+            raise GtuneError(f"a sweep of {name!r} needs at least one launch, got {count}")
 
     def output(self, name: str) -> np.ndarray:
         """The current contents of an output argument (after the last measurement)."""
