@@ -155,6 +155,7 @@ class GroupedSearch:
         self._point: Config | None = None
         self._seed: Config | None = None
         self._best = math.inf
+        self._round_start_best = math.inf
 
     # -- Searcher protocol -------------------------------------------------------------
     @property
@@ -215,7 +216,8 @@ class GroupedSearch:
         self._point = point
         previous: list[Step] | None = None
         point_before = dict(point)
-        for r in range(self.rounds):
+        r = 0
+        while self._another_round(r):
             steps = self.spec.steps_for_round(r)
             if previous is not None and steps == previous and point_before == self._point:
                 self._notes.append(
@@ -225,6 +227,7 @@ class GroupedSearch:
                 return
             previous = steps
             point_before = dict(self._point)
+            self._round_start_best = self._best
             for step in steps:
                 candidates = self._candidates(step, self._point)
                 if not candidates:
@@ -233,11 +236,33 @@ class GroupedSearch:
                     continue
                 results = yield Batch(candidates, step.label, r)
                 for config, result in zip(candidates, results, strict=False):
+                    if result.ok and math.isinf(self._round_start_best):
+                        self._round_start_best = result.objective  # the first time known
                     if result.ok and result.objective < self._best:
                         self._best = result.objective
                         self._point = dict(config)
                 if len(results) < len(candidates):
                     return
+            r += 1
+
+    def _another_round(self, r: int) -> bool:
+        """Whether round ``r`` (from 0) runs: the spec's ``1 + repeat`` rounds, then, with
+        ``converge``, up to its ``rounds`` more while the round before gained enough."""
+        if r < self.rounds:
+            return True
+        converge = self.spec.spec.converge
+        if converge is None or r >= self.rounds + converge.rounds:
+            return False
+        before, after = self._round_start_best, self._best
+        gained = before / after - 1.0 if math.isfinite(before) and after > 0 else 0.0
+        if gained < converge.gain:
+            return False
+        self._notes.append(
+            f"round {r + 1} added: round {r} made the best {gained * 100:.1f} % faster "
+            f"(converge: another round while a round gains {converge.gain * 100:g} % or "
+            f"more, at most {converge.rounds} more)"
+        )
+        return True
 
     def _initial_point(self) -> Config | None:
         """The start values, every other parameter at the kernel's default where that is

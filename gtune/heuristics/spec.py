@@ -27,7 +27,19 @@ from gtune.inputs import MAX_YAML_BYTES, load_yaml, read_text
 
 Rounds = Literal["all", "first", "later"]
 
-_TOP_KEYS = ("name", "doc", "repeat", "seed", "optional", "start", "where", "budget", "steps")
+_TOP_KEYS = (
+    "name",
+    "doc",
+    "repeat",
+    "converge",
+    "seed",
+    "optional",
+    "start",
+    "where",
+    "budget",
+    "steps",
+)
+_CONVERGE_KEYS = ("gain", "rounds")
 _STEP_KEYS = ("name", "tune", "keep_product", "where", "rounds", "needs")
 _BUDGET_KEYS = ("evaluations", "seconds", "wall_seconds")
 _ROUNDS: tuple[Rounds, ...] = ("all", "first", "later")
@@ -296,6 +308,16 @@ class Step:
 
 
 @dataclass(frozen=True)
+class Converge:
+    """More rounds for a search still gaining: after the ``1 + repeat`` rounds, up to
+    ``rounds`` more, each only while the round before it made the best time at least
+    ``gain`` (a fraction: 0.02 is 2 %) faster."""
+
+    gain: float
+    rounds: int
+
+
+@dataclass(frozen=True)
 class HeuristicSpec:
     """A parsed spec, not yet checked against a kernel (see :meth:`bind`)."""
 
@@ -309,6 +331,7 @@ class HeuristicSpec:
     start: Mapping[str, SpecExpr] = field(default_factory=dict)
     where: tuple[SpecExpr, ...] = ()
     budget: Budget | None = None
+    converge: Converge | None = None
 
     @property
     def rounds(self) -> int:
@@ -540,6 +563,7 @@ def parse_spec(raw: Any, source: str) -> HeuristicSpec:
     if repeat > MAX_REPEAT:
         raise InputError(f"must be at most {MAX_REPEAT}, got {repeat}", source=at("repeat"))
     seed = _int(raw.get("seed", 0), at("seed"), minimum=0)
+    converge = _parse_converge(raw["converge"], source) if raw.get("converge") is not None else None
 
     optional = _parse_optional(raw.get("optional") or {}, source)
     start = _parse_start(raw.get("start") or {}, source)
@@ -560,7 +584,28 @@ def parse_spec(raw: Any, source: str) -> HeuristicSpec:
         start=start,
         where=where,
         budget=budget,
+        converge=converge,
     )
+
+
+def _parse_converge(craw: Any, source: str) -> Converge:
+    def at(key: str) -> str:
+        return f"{source}: converge.{key}"
+
+    if not isinstance(craw, dict) or "gain" not in craw or "rounds" not in craw:
+        raise InputError(
+            "must be a mapping such as {gain: 0.02, rounds: 2}", source=f"{source}: converge"
+        )
+    _reject_unknown(craw, _CONVERGE_KEYS, source, "converge.")
+    gain = craw["gain"]
+    if isinstance(gain, bool) or not isinstance(gain, int | float) or not 0 < gain < math.inf:
+        raise InputError(
+            f"must be a positive fraction (0.02 is 2 %), got {gain!r}", source=at("gain")
+        )
+    rounds = _int(craw["rounds"], at("rounds"), minimum=1)
+    if rounds > MAX_REPEAT:
+        raise InputError(f"must be at most {MAX_REPEAT}, got {rounds}", source=at("rounds"))
+    return Converge(gain=float(gain), rounds=rounds)
 
 
 def _parse_optional(optional_raw: Any, source: str) -> dict[str, int]:
