@@ -218,6 +218,7 @@ def bench_kernel(
         **extra,
         "size": size,
         "dtype": defn.dtype,
+        "elements": elements_of(defn),
         "terms": len(defn.terms),
         "boundary": defn.boundary,
         "lift_s": lift_s,
@@ -267,7 +268,8 @@ def summary(data: Mapping[str, Any]) -> str:
             continue
         t = k["times_s"]
         lines.append(
-            f"| {name} | {k['size']} | {k['dtype']} | {t['original'] * 1e3:.3f} ms | "
+            f"| {name} | {k['size']} | {k.get('elements') or k['dtype']} | "
+            f"{t['original'] * 1e3:.3f} ms | "
             f"{t['plain'] * 1e3:.3f} ms | {t['lifted'] * 1e3:.3f} ms | "
             f"{k['lifted_over_plain']:.2f}x | {k['lifted_over_original']:.2f}x | "
             f"{k['gbs']['lifted']:.0f} | {k['fraction_of_copy'] * 100:.1f} % |"
@@ -302,6 +304,12 @@ def summary(data: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def elements_of(defn: StencilDefinition) -> str:
+    """The fields' and the output's element types (``uint8 -> int16``), or the dtype."""
+    fields = defn.storage or defn.dtype
+    return fields if defn.out_storage == fields else f"{fields} -> {defn.out_storage}"
+
+
 def merge(out: Path, runs: Sequence[Path]) -> dict[str, Any]:
     """One report from several (possibly cut short) runs' results."""
     kernels: dict[str, Any] = {}
@@ -317,7 +325,12 @@ def merge(out: Path, runs: Sequence[Path]) -> dict[str, Any]:
             meta = {k: data.get(k) for k in ("device", "device_identity", "driver", "budget")}
             meta["rounds"] = data["rounds"]
             continue
-        kernels.update(json.loads((run / "lift_corpus.partial.json").read_text()))
+        partial = json.loads((run / "lift_corpus.partial.json").read_text())
+        for name, k in partial.items():  # runs from before "elements" was recorded
+            written = run / "definitions" / f"{name}.stencil.yaml"
+            if "error" not in k and "elements" not in k and written.exists():
+                k["elements"] = elements_of(load_definition(written))
+        kernels.update(partial)
         for line in (run / "run.log").read_text().splitlines():
             m = re.match(r"copy (\S+)(?: again)?: (\d+) GB/s", line)
             if m:
