@@ -9,12 +9,17 @@ and instructions per output. It answers one question before a GPU is at hand: is
 vector of small elements one load, or several?
 
     python3 benchmarks/ptx_int_loads.py examples/box_blur_u8.stencil.yaml \\
-        [--size 8192x8192] [--vx 1,4,8,16] [--config WX=64,WY=4] [--device NVIDIA]
+        [--size 8192x8192] [--vx 1,4,8,16] [--config WX=64,WY=4] [--device NVIDIA] \\
+        [--template benchmarks/candidates/X.patch]
 
 ``--device NVIDIA`` builds with NVIDIA's own OpenCL compiler instead (on the GPU host:
 its program binary is PTX, ``h200_ptx.device_ptx``), which is what decides; ptxas's
 register count goes into the residency then. Another platform's binary is no PTX:
 refused.
+
+``--template`` renders the definition from a candidate template instead of the
+package's: a whole ``stencil.cl``, or a ``.patch`` of the package's
+(``benchmarks/candidate.py``); the table's heading names it.
 """
 
 from __future__ import annotations
@@ -29,6 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import h200_ptx
+from candidate import PatchError, read_variant
+from template_ab import rendering_from
 
 from gtune.description import load_kernel
 
@@ -48,7 +55,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--config", default="WX=64,WY=4", help="the work-group and the like")
     p.add_argument("--clang", default="clang-15")
     p.add_argument("--device", help="build with this OpenCL device's compiler (NVIDIA's)")
+    p.add_argument(
+        "--template",
+        type=Path,
+        help="a candidate stencil.cl, or a .patch of the package's (default: the package's)",
+    )
     args = p.parse_args(argv)
+    try:
+        template = read_variant(args.template) if args.template else None
+    except (OSError, PatchError) as exc:
+        print(f"ptx_int_loads: {exc}", file=sys.stderr)
+        return 2
     device = h200_ptx.cl_device(args.device) if args.device else None
     if device is not None and "NVIDIA" not in device.platform.name:
         print(
@@ -57,14 +74,17 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    kernel = load_kernel(args.definition)
+    with rendering_from(template):
+        kernel = load_kernel(args.definition)
     names = ["NX", "NY", "NZ"]
     sizes = dict(zip(names, (int(v) for v in args.size.split("x")), strict=False))
     kernel = kernel.with_sizes({k: v for k, v in sizes.items() if k in kernel.sizes})
     base = dict(kernel.default_config() or {})
     base.update({k: int(v) for k, v in (kv.split("=") for kv in args.config.split(",") if kv)})
     compiler = f"{device.name}'s driver" if device is not None else f"clang ({args.clang})"
-    print(f"# {args.definition} at {args.size}: PTX by {compiler}, one interior work-item\n")
+    source = f"template {args.template}" if args.template else "the package's template"
+    print(f"# {args.definition} at {args.size} ({source}): PTX by {compiler}, one interior")
+    print("work-item\n")
     print("| VX | global accesses in the PTX (static) | loads / output | instructions / output |")
     print("| ---: | --- | ---: | ---: |")
     for vx in (int(v) for v in args.vx.split(",")):
