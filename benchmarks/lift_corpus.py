@@ -69,6 +69,7 @@ from gtune.kernel import TunableKernel
 from gtune.measure import select_device
 from gtune.measure.lifting import against_original, lift_kernel
 from gtune.stencils.definition import StencilDefinition, load_definition
+from gtune.tuning.report import TuningReport
 
 ROOT = Path(__file__).resolve().parents[1]
 PLAIN = ROOT / "stencils" / "plain"
@@ -144,6 +145,37 @@ def lift_entry(
     return defn, lift_s, launches
 
 
+def tune_lifted(
+    definition_path: Path,
+    size: str,
+    original: TunableKernel,
+    device: DeviceLimits,
+    budget: Budget,
+    store: str | None,
+    technique: str,
+) -> tuple[TunableKernel, TuningReport, float, float]:
+    """The lifted definition's template at ``size``, verified against the original's
+    own output, and its tuning, with the seconds of each."""
+    with tempfile.TemporaryDirectory(prefix="gtune-lift-bench-") as tmp:
+        template = load_kernel(definition_path, sizes_of(size))
+        t0 = time.monotonic()
+        checked = against_original(
+            template, load_definition(definition_path), original, device, Path(tmp)
+        )
+        verify_s = time.monotonic() - t0
+        t0 = time.monotonic()
+        lifted_report = tune(
+            checked, device=device, budget=budget, confirm=None, store=store, technique=technique
+        )
+        lifted_s = time.monotonic() - t0
+    log(
+        f"  lifted: {lifted_report.best_config} {lifted_report.best_s * 1e3:.3f} ms "
+        f"({lifted_report.evaluations} configs, {lifted_s:.0f} s; its reference, the "
+        f"original's output, {verify_s:.0f} s)"
+    )
+    return template, lifted_report, verify_s, lifted_s
+
+
 def bench_kernel(
     name: str,
     entry: Mapping[str, Any],
@@ -174,28 +206,13 @@ def bench_kernel(
         f"({plain_report.evaluations} configs, {plain_s:.0f} s)"
     )
 
-    with tempfile.TemporaryDirectory(prefix="gtune-lift-bench-") as tmp:
-        template = load_kernel(definition_path, sizes_of(size))
-        checked = against_original(
-            template, load_definition(definition_path), original, device, Path(tmp)
-        )
-        t0 = time.monotonic()
-        lifted_report = tune(
-            checked,
-            device=device,
-            budget=the_budget,
-            confirm=None,
-            store=store,
-            technique=technique,
-        )
-        lifted_s = time.monotonic() - t0
-    log(
-        f"  lifted: {lifted_report.best_config} {lifted_report.best_s * 1e3:.3f} ms "
-        f"({lifted_report.evaluations} configs, {lifted_s:.0f} s)"
+    template, lifted_report, verify_s, lifted_s = tune_lifted(
+        definition_path, size, original, device, the_budget, store, technique
     )
     if plain_report.best_config is None or lifted_report.best_config is None:
         raise GtuneError(f"{name}: a tuning found nothing that runs")
     shipped = original.default_config() or {}
+    t0 = time.monotonic()
     times = alternate(
         device,
         [
@@ -205,6 +222,8 @@ def bench_kernel(
         ],
         rounds,
     )
+    remeasure_s = time.monotonic() - t0
+    log(f"  re-measured side by side ({rounds} rounds) in {remeasure_s:.0f} s")
     # the template's times are per step; one launch of the original is all its steps
     times["lifted"] *= template.step_count
     if planes is not None:
@@ -232,6 +251,8 @@ def bench_kernel(
         "lifted_evaluations": lifted_report.evaluations,
         "plain_tuning_s": plain_s,
         "lifted_tuning_s": lifted_s,
+        "verify_s": verify_s,
+        "remeasure_s": remeasure_s,
         "times_s": times,
         "gbs": {k: bytes_moved / v / 1e9 for k, v in times.items()},
         "lifted_over_plain": times["plain"] / times["lifted"],
@@ -239,6 +260,7 @@ def bench_kernel(
         "unverified": [
             str(e.result.extra["unverified"])
             for run in lifted_report.runs
+            if run.outcome is not None
             for e in run.outcome.trace
             if e.result.extra.get("unverified")
         ][:1],
