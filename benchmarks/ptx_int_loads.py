@@ -6,11 +6,18 @@ compiled by clang to PTX at each width VX (``h200_ptx.clang_ptx``: LLVM's NVPTX 
 as NVIDIA's OpenCL compiler is LLVM-based, not the same one) and one interior work-item
 traced (``h200_ptx.analyse``): its global loads and stores by the instruction's width,
 and instructions per output. It answers one question before a GPU is at hand: is a
-vector of small elements one load, or several?
+vector of small elements one load, or several? Loads per output count every width
+(scalar, v2, v4) alike. clang has no OpenCL library here: each ``convert_`` would be a
+call whose body is not in the PTX, and a vector converted whole is loaded whole.
+``--bodies`` gives the integer-to-float ones (``convert_float16`` of a ``uchar16``
+...) bodies, lane by lane casts (``CONVERSIONS``: one ``cvt.rn.f32`` a lane), so their
+instructions are counted and the compiler sees which lanes are used, as NVIDIA's
+compiler does with its library; the stores' (``convert_uchar4_sat_rte`` ...) stay
+calls. The last column counts the calls in the PTX (static).
 
     python3 benchmarks/ptx_int_loads.py examples/box_blur_u8.stencil.yaml \\
         [--size 8192x8192] [--vx 1,4,8,16] [--config WX=64,WY=4] [--device NVIDIA] \\
-        [--template benchmarks/candidates/X.patch]
+        [--template benchmarks/candidates/X.patch] [--bodies]
 
 ``--device NVIDIA`` builds with NVIDIA's own OpenCL compiler instead (on the GPU host:
 its program binary is PTX, ``h200_ptx.device_ptx``), which is what decides; ptxas's
@@ -28,6 +35,7 @@ import argparse
 import re
 import sys
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -39,7 +47,25 @@ from template_ab import rendering_from
 
 from gtune.description import load_kernel
 
+INTEGERS = ("uchar", "char", "ushort", "short", "uint", "int")
+
+
+def _conversion(src: str, n: int) -> str:
+    """``convert_floatN`` of an ``srcN`` (n 1: the scalar), lane by lane casts."""
+    suffix = "" if n == 1 else str(n)
+    lanes = ["x"] if n == 1 else [f"x.s{i:x}" for i in range(n)]
+    body = ", ".join(f"(float){lane}" for lane in lanes)
+    value = body if n == 1 else f"(float{suffix})({body})"
+    return (
+        f"float{suffix} __attribute__((overloadable)) convert_float{suffix}"
+        f"({src}{suffix} x) {{ return {value}; }}\n"
+    )
+
+
+#: Bodies for the integer-to-float conversions (the OpenCL library's, which clang lacks).
+CONVERSIONS = "".join(_conversion(t, n) for t in INTEGERS for n in (1, 2, 4, 8, 16))
 ACCESS = re.compile(r"\b(ld|st)\.global(?:\.nc)?((?:\.v[24])?)\.(\w+)")
+CALL = re.compile(r"^\s*call(?:\.uni)?\b", re.M)
 
 
 def accesses(ptx: str) -> dict[str, int]:
@@ -55,6 +81,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--config", default="WX=64,WY=4", help="the work-group and the like")
     p.add_argument("--clang", default="clang-15")
     p.add_argument("--device", help="build with this OpenCL device's compiler (NVIDIA's)")
+    p.add_argument(
+        "--bodies",
+        action="store_true",
+        help="clang: give the integer-to-float convert_ functions bodies (CONVERSIONS)",
+    )
     p.add_argument(
         "--template",
         type=Path,
@@ -83,16 +114,20 @@ def main(argv: list[str] | None = None) -> int:
     base.update({k: int(v) for k, v in (kv.split("=") for kv in args.config.split(",") if kv)})
     compiler = f"{device.name}'s driver" if device is not None else f"clang ({args.clang})"
     source = f"template {args.template}" if args.template else "the package's template"
-    print(f"# {args.definition} at {args.size} ({source}): PTX by {compiler}, one interior")
-    print("work-item\n")
-    print("| VX | global accesses in the PTX (static) | loads / output | instructions / output |")
-    print("| ---: | --- | ---: | ---: |")
+    print(f"# {args.definition} at {args.size} ({source}): PTX by {compiler}, ", end="")
+    print("one interior work-item\n")
+    print(
+        "| VX | global accesses in the PTX (static) | loads / output | instructions / output "
+        "| calls (static) |"
+    )
+    print("| ---: | --- | ---: | ---: | ---: |")
     for vx in (int(v) for v in args.vx.split(",")):
         cfg = {**base, "VX": vx, "BX": vx, "LOCAL": 0, "STREAM": 0}
         cfg = {k: v for k, v in cfg.items() if k in base or k in ("VX", "BX")}
         registers = None
         if device is None:
-            ptx = h200_ptx.clang_ptx(kernel, cfg, args.clang)
+            source = (CONVERSIONS if args.bodies else "") + kernel.source
+            ptx = h200_ptx.clang_ptx(replace(kernel, source=source), cfg, args.clang)
         else:
             ptx, log = h200_ptx.device_ptx(kernel, cfg, device)
             registers = h200_ptx.ptxas_info(log).get("registers")
@@ -106,9 +141,10 @@ def main(argv: list[str] | None = None) -> int:
             )
             return 2
         per = row["per_output"]
-        loads = per.get("ld.global", 0.0) + per.get("ld.global.v4", 0.0)
+        loads = sum(per.get(k, 0.0) for k in ("ld.global", "ld.global.v2", "ld.global.v4"))
         forms = ", ".join(f"{k} ×{n}" for k, n in sorted(accesses(ptx).items()))
-        print(f"| {vx} | {forms} | {loads:.2f} | {row['instructions_per_output']:.1f} |")
+        calls = len(CALL.findall(ptx))
+        print(f"| {vx} | {forms} | {loads:.2f} | {row['instructions_per_output']:.1f} | {calls} |")
     return 0
 
 

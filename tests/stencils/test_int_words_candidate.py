@@ -1,0 +1,296 @@
+"""Issue 48's candidates ``benchmarks/candidates/int_words*.patch``: 8- and 16-bit fields'
+vectors loaded as 32-bit words (``uint``, ``uint2``, ``uint4``, ``uint8``) and their lanes
+taken out by shifts and masks, converted by ``convert_`` (``int_words``) or by an
+exponent bias (``int_words_bias``: no conversion instruction).
+
+A candidate must leave every float kernel's code as it was (the C preprocessor's output
+of both templates, every real stencil and the corpus's definitions) and compute the
+package's bits for integer kernels: on PoCL, unsigned and signed 8- and 16-bit fields
+(2D and 3D, the clamp, zero and interior boundaries, a padded field, a second field,
+16-bit and float outputs) on random data over the whole range of the type, VX 2 to 16,
+whole rim vectors, row blocks and the interior path, every output element compared as
+raw bits with the package template's and with the numpy reference. The lifted corpus's
+integer kernels too (slow).
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import yaml
+
+from gtune.description import load_kernel
+from gtune.kernel import TunableKernel
+from gtune.stencils.definition import StencilDefinition, load_definition, parse_definition
+from gtune.stencils.real import REAL
+from gtune.stencils.render import render_source
+from tests.conftest import load_script
+from tests.stencils.template_snapshot import cpp, sizes_of
+
+ROOT = Path(__file__).resolve().parents[2]
+CANDIDATES = ROOT / "benchmarks" / "candidates"
+PATCHES = ["int_words.patch", "int_words_bias.patch"]
+CORPUS = ROOT / "tests" / "data" / "definitions"
+candidate = load_script(ROOT / "benchmarks" / "candidate.py")
+template_ab = load_script(ROOT / "benchmarks" / "template_ab.py")
+
+
+def _variant(patch: str) -> str:
+    text: str = candidate.read_variant(CANDIDATES / patch)
+    return text
+
+
+def _float_configs(block: str) -> list[str]:
+    """The vector technique's switches, as test_integer_vec.py's snapshot test sets them."""
+    dims3 = "#define ARRAY_DIMS 3" in block
+    configs = ["", "-DLOCAL=1", "-DVX=4 -DBX=4", "-DVX=8 -DBX=8", "-DVX=16 -DBX=16"]
+    if "#define CLAMP" not in block:
+        rim = "-DVX=4 -DBX=4 -DRIM=1 -DBY=2" + (" -DBZ=2" if dims3 else "")
+        configs += [rim, rim + " -DRIN=1"]
+    return configs
+
+
+@pytest.mark.skipif(shutil.which("cpp") is None, reason="needs the C preprocessor")
+@pytest.mark.parametrize("patch", PATCHES)
+def test_float_kernels_preprocess_as_with_the_package_template(patch: str, tmp_path: Path) -> None:
+    """Every real stencil and the corpus's definitions (clamp, zero, rims, float64,
+    separable), rendered from the candidate, preprocess to the package's text."""
+    variant = _variant(patch)
+    stencils: list[Any] = [REAL[n]() for n in sorted(REAL)]
+    stencils += [load_definition(p) for p in sorted(CORPUS.glob("*.stencil.yaml"))]
+    for stencil in stencils:
+        new = render_source(stencil)
+        with template_ab.rendering_from(variant):
+            old = render_source(stencil)
+        assert old != new  # the candidate's template, not the package's
+        for cfg in _float_configs(new):
+            flags = sizes_of(new) + cfg.split()
+            want = cpp(new, flags, tmp_path)
+            assert want[0] == 0, (stencil, cfg, want[1][-300:])
+            assert cpp(old, flags, tmp_path) == want, (stencil, cfg)
+
+
+# -- integer kernels on PoCL ---------------------------------------------------------------
+def _terms(dims: int, fields: list[str]) -> list[dict[str, Any]]:
+    """A 3x3 (3x3x3) of weights no product is exact with, a sharpening negative centre
+    difference and, for a second field, its point and right neighbour."""
+    rng = np.random.default_rng(48)
+    offsets = [
+        [dx, dy, dz][:dims]
+        for dz in ((-1, 0, 1) if dims == 3 else (0,))
+        for dy in (-1, 0, 1)
+        for dx in (-1, 0, 1)
+    ]
+    terms: list[dict[str, Any]] = [
+        {"field": "src", "offset": o, "coefficient": round(float(w), 3)}
+        for o, w in zip(offsets, rng.uniform(-0.2, 0.3, len(offsets)), strict=True)
+    ]
+    terms.append({"field": "src", "offset": [2, 0, 0][:dims], "coefficient": "-1/8"})
+    if "mask" in fields:
+        terms += [
+            {"field": "mask", "coefficient": "-1/4"},
+            {"field": "mask", "offset": [1, 0, 0][:dims], "coefficient": "1/8"},
+        ]
+    return terms
+
+
+# name: (dims, storage, output storage, convert, boundary, more keys)
+CASES: dict[str, tuple[int, str, str | None, str | None, str, dict[str, Any]]] = {
+    "u8-2d-clamp": (2, "uint8", None, "rte_sat", "clamp", {}),
+    "s8-2d-interior": (2, "int8", None, "half_up_sat", "interior", {}),
+    "s8-3d-zero": (3, "int8", None, "rtz_sat", "zero", {}),
+    "u16-2d-interior": (2, "uint16", None, "rte_sat", "interior", {}),
+    "s16-2d-clamp": (2, "int16", None, "rte_sat", "clamp", {}),
+    "s16-3d-interior": (3, "int16", None, "half_up_sat", "interior", {}),
+    "u8-s16-2d-interior": (2, "uint8", "int16", "rtz_sat", "interior", {}),
+    "s8-f32-2d-interior": (2, "int8", "float32", None, "interior", {}),
+    "u8-2d-padded": (2, "uint8", None, "rte_sat", "clamp", {"pad": {"src": [8, 2]}}),
+    "s16-2fields-2d-interior": (2, "int16", None, "rte_sat", "interior", {"mask": True}),
+}
+
+
+def _definition(case: str) -> StencilDefinition:
+    dims, storage, output, convert, boundary, more = CASES[case]
+    fields = ["src", "mask"] if more.get("mask") else ["src"]
+    data: dict[str, Any] = {
+        "name": "k",
+        "dims": dims,
+        "dtype": "float32",
+        "boundary": boundary,
+        "fields": fields,
+        "output": "dst",
+        "storage": storage,
+        "terms": _terms(dims, fields),
+        **{k: v for k, v in more.items() if k != "mask"},
+    }
+    if convert is not None:
+        data["convert"] = convert
+    if output is not None:
+        data["output_storage"] = output
+    return parse_definition(data, "k.stencil.yaml")
+
+
+def _configs(kernel: TunableKernel) -> Iterator[dict[str, int]]:
+    """VX 2 to 16 (16 with two work-items a row), cyclic merging, and with the interior
+    boundary whole rim vectors, row blocks and the interior path; each one the space
+    allows."""
+    default = dict(kernel.default_config() or {})
+    names = kernel.parameter_names
+    changes: list[dict[str, int]] = [
+        {"VX": vx, "BX": vx, "WX": 4} for vx in (2, 4, 8, 16) if "VX" in names
+    ]
+    changes += [{"VX": 16, "BX": 16, "WX": 8}, {"VX": 8, "BX": 8, "WX": 4, "CX": 2}]
+    if "RIM" in names:
+        blocks: dict[str, int] = {n: 2 for n in ("BY", "BZ") if n in names}
+        changes += [
+            {"VX": 16, "BX": 16, "WX": 4, "RIM": 1, **blocks},
+            {"VX": 8, "BX": 8, "WX": 4, "RIM": 1, "RIN": 1, **blocks},
+            {"VX": 4, "BX": 4, "WX": 4, "RIM": 1, "RIN": 1},
+        ]
+    for change in changes:
+        cfg = {**default, **change}
+        env = kernel.env(cfg)
+        if all(c.evaluate(env) for c in kernel.constraints):
+            yield cfg
+
+
+def _arrays(kernel: TunableKernel, seed: int) -> dict[str, np.ndarray]:
+    """Inputs random over the whole range of their type; outputs a sentinel."""
+    rng = np.random.default_rng(seed)
+    env = dict(kernel.sizes)
+    arrays: dict[str, np.ndarray] = {}
+    for a in kernel.arguments:
+        if a.kind != "buffer":
+            continue
+        dtype, shape = np.dtype(a.dtype), a.shape_for(env)
+        if a.role != "input":
+            arrays[a.name] = np.full(shape, 93, dtype=dtype)
+        elif dtype.kind in "iu":
+            info = np.iinfo(dtype)
+            arrays[a.name] = rng.integers(info.min, info.max, shape, dtype=dtype, endpoint=True)
+        else:
+            arrays[a.name] = rng.standard_normal(shape).astype(dtype)
+    return arrays
+
+
+def _outputs(kernel: TunableKernel, arrays: dict[str, np.ndarray], cfg: dict[str, int]) -> Any:
+    from gtune.measure import OpenCLEvaluator
+
+    ev = OpenCLEvaluator(kernel, runs=1, verify=False, arrays=arrays, compile_workers=0)
+    try:
+        result = ev.evaluate(cfg)
+        assert result.ok, (kernel.name, cfg, result.status, result.message[-500:])
+        return {a.name: ev.output(a.name) for a in kernel.arguments if a.role == "output"}
+    finally:
+        ev.close()
+
+
+def same_bits(path: Path, variant: str, sizes: dict[str, int]) -> int:
+    """Configurations of the definition at ``path`` whose outputs from ``variant`` are the
+    package template's bits and the numpy reference's; fails at the first that is not."""
+    definition = load_definition(path)
+    package = load_kernel(path).with_sizes(sizes)
+    with template_ab.rendering_from(variant):
+        words = load_kernel(path).with_sizes(sizes)
+    assert words.source != package.source
+    arrays = _arrays(package, seed=sum(sizes.values()))
+    out = definition.output
+    inputs = {f: arrays[f] for f in definition.fields}
+    want = definition.reference(inputs, arrays[out])
+    checked = 0
+    for cfg in _configs(package):
+        a = _outputs(package, arrays, cfg)[out]
+        b = _outputs(words, arrays, cfg)[out]
+        assert a.dtype == b.dtype == want.dtype, (path.name, cfg)
+        assert b.tobytes() == a.tobytes(), (path.name, cfg, "not the package's bits")
+        assert b.tobytes() == want.tobytes(), (path.name, cfg, "not the reference's bits")
+        checked += 1
+    return checked
+
+
+def _sizes(dims: int) -> dict[str, int]:
+    return {"NX": 128, "NY": 24} if dims == 2 else {"NX": 64, "NY": 8, "NZ": 8}
+
+
+@pytest.mark.opencl
+@pytest.mark.usefixtures("shared_workers")
+@pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.parametrize("patch", PATCHES)
+def test_integer_kernels_give_the_package_templates_bits(
+    patch: str, case: str, tmp_path: Path
+) -> None:
+    path = tmp_path / "k.stencil.yaml"
+    path.write_text(_definition(case).to_yaml())
+    assert same_bits(path, _variant(patch), _sizes(CASES[case][0])) >= 5
+
+
+@pytest.mark.opencl
+@pytest.mark.usefixtures("shared_workers")
+def test_pocl_compiles_the_words_not_the_element_vectors(tmp_path: Path) -> None:
+    """The element vectors' branch made an error, the candidate still builds and runs on
+    PoCL for 8- and 16-bit fields (the device is little-endian: the words are read), and
+    fails for int32 fields (their vectors are read as before)."""
+    fallback = "#define VE CAT(ELEM, VX)\n#define VIN(v) CAT(convert_, VT)(v)\n"
+    variant = _variant("int_words_bias.patch")
+    assert variant.count(fallback) == 1
+    variant = variant.replace(fallback, '#error "the element vectors"\n')
+    for storage, ok in (("uint8", True), ("int16", True), ("int32", False)):
+        data = _definition("u8-2d-clamp").to_yaml().replace("uint8", storage)
+        path = tmp_path / f"{storage}.stencil.yaml"
+        path.write_text(data)
+        with template_ab.rendering_from(variant):
+            kernel = load_kernel(path).with_sizes(_sizes(2))
+        from gtune.measure import OpenCLEvaluator
+
+        ev = OpenCLEvaluator(kernel, runs=1, compile_workers=0)
+        try:
+            cfg = {**(kernel.default_config() or {}), "VX": 8, "BX": 8, "WX": 4}
+            result = ev.evaluate(cfg)
+            assert result.ok == ok, (storage, result.status, result.message[-300:])
+            if not ok:
+                assert "the element vectors" in result.message
+        finally:
+            ev.close()
+
+
+CORPUS_INTEGER = ["smooth_s8", "gauss_u8_rte", "binomial_u16", "sharpen_s16", "prewitt_u8_s16"]
+
+
+@pytest.mark.opencl
+@pytest.mark.slow
+@pytest.mark.usefixtures("shared_workers")
+@pytest.mark.parametrize("name", CORPUS_INTEGER)
+def test_the_corpus_integer_kernels_lifted_give_the_package_templates_bits(
+    name: str, tmp_path: Path
+) -> None:
+    """The plain corpus's 8- and 16-bit kernels (stencils/plain/manifest.yaml), lifted,
+    with both candidates."""
+    from tests.conftest import run_gtune
+
+    entry = yaml.safe_load((ROOT / "stencils/plain/manifest.yaml").read_text())["kernels"][name]
+    path = tmp_path / f"{name}.stencil.yaml"
+    plain = str(ROOT / "stencils/plain" / entry["source"])
+    done = run_gtune("lift", plain, "--size", entry["size"], *entry["flags"], "-o", str(path))
+    assert done.returncode == 0, done.stderr
+    for patch in PATCHES:
+        assert same_bits(path, _variant(patch), _sizes(2)) >= 6
+
+
+@pytest.mark.opencl
+@pytest.mark.usefixtures("shared_workers")
+def test_a_lost_sign_extension_is_caught(tmp_path: Path) -> None:
+    """The candidate with char lanes taken as unsigned bytes (no sign extension): the
+    check fails on its first configuration, a signed 8-bit kernel's bits differ."""
+    signed = "#define WBITS_(w, b) (WI_((w) << (24 - 8 * (b))) >> 24)"
+    variant = _variant("int_words_bias.patch")
+    assert variant.count(signed) == 1
+    broken = variant.replace(signed, "#define WBITS_(w, b) WI_(((w) >> (8 * (b))) & 0xffu)")
+    path = tmp_path / "k.stencil.yaml"
+    path.write_text(_definition("s8-2d-interior").to_yaml())
+    with pytest.raises(AssertionError, match="not the package's bits"):
+        same_bits(path, broken, _sizes(2))
