@@ -294,3 +294,48 @@ def test_a_lost_sign_extension_is_caught(tmp_path: Path) -> None:
     path.write_text(_definition("s8-2d-interior").to_yaml())
     with pytest.raises(AssertionError, match="not the package's bits"):
         same_bits(path, broken, _sizes(2))
+
+
+def _ptx_row(vx: int, *args: str) -> list[str]:
+    """benchmarks/ptx_int_loads.py's row for ``vx`` on the uint8 box blur, with ``args``."""
+    import subprocess
+    import sys
+
+    script = ROOT / "benchmarks" / "ptx_int_loads.py"
+    blur = ROOT / "examples" / "box_blur_u8.stencil.yaml"
+    cmd = [sys.executable, str(script), str(blur), "--vx", str(vx), "--size", "4096x4096"]
+    done = subprocess.run([*cmd, *args], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = [r.split("|") for r in done.stdout.splitlines() if r.startswith(f"| {vx} ")]
+    assert len(rows) == 1, done.stdout
+    return [c.strip() for c in rows[0]]
+
+
+@pytest.mark.skipif(shutil.which("clang-15") is None, reason="clang-15 compiles the PTX")
+def test_the_candidates_load_a_uchar16_as_one_vector_of_words() -> None:
+    """In LLVM's PTX, VX 16: the package's template loads 4 bytes a load (ld.v4.u8), the
+    candidates 16 (ld.v4.u32), a quarter of the loads per output; with the conversions'
+    bodies (--bodies) int_words converts each lane once (cvt) and int_words_bias
+    converts none."""
+    package = _ptx_row(16)
+    assert "ld.v4.u8" in package[2] and "u32" not in package[2] and float(package[3]) > 0
+    for patch in PATCHES:
+        words = _ptx_row(16, "--template", str(CANDIDATES / patch), "--bodies")
+        assert "ld.v4.u32" in words[2] and "ld.v4.u8" not in words[2]
+        assert float(words[3]) == pytest.approx(float(package[3]) / 4, abs=0.01)
+        assert (float(words[5]) > 0) == (patch == "int_words.patch")
+
+
+def test_ptx_int_loads_names_a_template_that_does_not_apply(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    stale = tmp_path / "stale.patch"
+    stale.write_text("--- a\n+++ b\n@@ -3,1 +3,1 @@\n-no such line in the template\n+x\n")
+    script = ROOT / "benchmarks" / "ptx_int_loads.py"
+    blur = ROOT / "examples" / "box_blur_u8.stencil.yaml"
+    cmd = [sys.executable, str(script), str(blur), "--template", str(stale)]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert done.returncode == 2
+    assert "stale.patch" in done.stderr and "line 3" in done.stderr
+    assert "Traceback" not in done.stderr
