@@ -235,15 +235,17 @@ def test_a_campaign_mistake_is_named_before_any_cluster_starts(
 
 
 def _campaign_at_a_terminal(tmp_path: Path) -> subprocess.Popen[str]:
-    """``gtune campaign`` on heat3d in a process group of its own, as a terminal runs it."""
+    """``gtune campaign`` on heat3d in a process group of its own, as a terminal runs it:
+    work for far longer than the Ctrl-C waits (a campaign of 60 configurations at 16^3
+    finished in 6 s on a fast day, and a Ctrl-C at 5 s then met it exiting)."""
     import os
     import sys
 
     heat = str(ROOT / "stencils" / "heat3d.cl")
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    cmd = [sys.executable, "-m", "gtune", "campaign", "--kernels", heat, "--sizes", "16x16x16"]
+    cmd = [sys.executable, "-m", "gtune", "campaign", "--kernels", heat, "--sizes", "32x32x32"]
     return subprocess.Popen(
-        [*cmd, "--budget", "60", "--out", str(tmp_path / "c")],
+        [*cmd, "--budget", "2000", "--out", str(tmp_path / "c")],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
