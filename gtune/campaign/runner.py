@@ -618,18 +618,51 @@ def _drive(run: _Run, stream: _Stream, ledger: Path) -> None:
         stream.cancel()
 
 
+class _ResultLost(Exception):
+    """A piece ended, but its result died with its worker before it was fetched."""
+
+
+FETCH_WAIT_S = 2.0
+"""How long one wait for an ended piece's result lasts before its worker is looked for."""
+
+
+def _fetch(run: _Run, stream: _Stream, fut: Any) -> Any:
+    """An ended piece's result. A piece is bound to the worker it was handed to, so a
+    result that worker held when it died would be computed again there, never: the
+    wait would never end. So the result is waited for while that worker is connected;
+    once it is gone the piece is queued again (or given up past its retries) and
+    :class:`_ResultLost` raised."""
+    while True:
+        try:
+            return fut.result(timeout=FETCH_WAIT_S)
+        except TimeoutError:
+            if fut.status == "error":  # the piece itself raised a TimeoutError
+                raise
+            if run.token.cancelled:  # the campaign stops: every piece is cancelled
+                raise _ResultLost() from None
+            if stream.worker_of(fut) in stream.workers():
+                continue
+        given_up = stream.requeue(fut)
+        if given_up is not None and given_up[0].final:
+            run.fail(given_up[0].task, given_up[1])
+        raise _ResultLost()
+
+
 def _settle(run: _Run, stream: _Stream, fut: Any, fh: IO[str], pieces_fh: IO[str]) -> None:
     """An ended piece: its summary appended to the ledger (a split task's pieces to
     ``pieces.jsonl``), or its failure reported (a campaign task's only)."""
-    piece = stream.settle(fut)
     try:
-        summary = fut.result()
+        summary = _fetch(run, stream, fut)
+    except _ResultLost:
+        return
     except Exception as exc:  # GtuneError; a task that died on every retry (KilledWorker...)
+        piece = stream.settle(fut)
         text = exc.render() if isinstance(exc, GtuneError) else f"{type(exc).__name__}: {exc}"
         log.warning("task %s failed: %s", piece.key, text)
         if piece.final:
             run.fail(piece.task, text)
         return
+    piece = stream.settle(fut)
     summary = stream.ran(piece, summary)
     if not piece.final:
         pieces_fh.write(json.dumps(summary, default=_json_default) + "\n")
@@ -1108,20 +1141,30 @@ class _Stream:
         is served when they run again). A piece whose worker died under it more than
         ``retries`` times is given up instead: returned with why."""
         out: list[tuple[Piece, str]] = []
-        for fut, (piece, worker) in list(self.running.items()):
+        for fut, (_, worker) in list(self.running.items()):
             if worker in workers or fut.done():
                 continue
-            del self.running[fut]
-            self.client.cancel([fut])
-            self.lost[piece.key] = times = self.lost.get(piece.key, 0) + 1
-            queue = self.queues[resource_name(piece.task.device or "")]
-            if times > self.retries:
-                queue.done(piece.key)
-                out.append((piece, f"its Dask worker died or left {times} times while running it"))
-            else:
-                log.warning("task %s: its worker %s is gone; queued again", piece.key, worker)
-                queue.push(piece)
+            given_up = self.requeue(fut)
+            if given_up is not None:
+                out.append(given_up)
         return out
+
+    def requeue(self, fut: Any) -> tuple[Piece, str] | None:
+        """The piece of ``fut``, whose worker is gone, queued again (its future
+        cancelled); given up instead, and returned with why, past ``retries``."""
+        piece, worker = self.running.pop(fut)
+        self.client.cancel([fut])
+        self.lost[piece.key] = times = self.lost.get(piece.key, 0) + 1
+        queue = self.queues[resource_name(piece.task.device or "")]
+        if times > self.retries:
+            queue.done(piece.key)
+            return piece, f"its Dask worker died or left {times} times while running it"
+        log.warning("task %s: its worker %s is gone; queued again", piece.key, worker)
+        queue.push(piece)
+        return None
+
+    def worker_of(self, fut: Any) -> str:
+        return self.running[fut][1]
 
     def next_done(self, timeout: float) -> Any:
         deadline = time.monotonic() + timeout
