@@ -32,6 +32,7 @@ from gtune.stencils.real import REAL
 from gtune.stencils.render import render_source
 from tests.conftest import load_script
 from tests.stencils.template_snapshot import cpp, sizes_of
+from tests.stencils.test_integer_vec import _random_weights
 
 ROOT = Path(__file__).resolve().parents[2]
 CANDIDATES = ROOT / "benchmarks" / "candidates"
@@ -80,17 +81,7 @@ def test_float_kernels_preprocess_as_with_the_package_template(patch: str, tmp_p
 def _terms(dims: int, fields: list[str]) -> list[dict[str, Any]]:
     """A 3x3 (3x3x3) of weights no product is exact with, a sharpening negative centre
     difference and, for a second field, its point and right neighbour."""
-    rng = np.random.default_rng(48)
-    offsets = [
-        [dx, dy, dz][:dims]
-        for dz in ((-1, 0, 1) if dims == 3 else (0,))
-        for dy in (-1, 0, 1)
-        for dx in (-1, 0, 1)
-    ]
-    terms: list[dict[str, Any]] = [
-        {"field": "src", "offset": o, "coefficient": round(float(w), 3)}
-        for o, w in zip(offsets, rng.uniform(-0.2, 0.3, len(offsets)), strict=True)
-    ]
+    terms = _random_weights(dims, -0.2, 0.3)
     terms.append({"field": "src", "offset": [2, 0, 0][:dims], "coefficient": "-1/8"})
     if "mask" in fields:
         terms += [

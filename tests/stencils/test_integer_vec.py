@@ -80,10 +80,10 @@ def _mask() -> list[dict[str, Any]]:
     ]
 
 
-def _random_weights(dims: int) -> list[dict[str, Any]]:
-    """A 3x3 (3x3x3) of random 3-decimal weights: no product of a weight and a pixel
-    is exact in float32, so a kernel that contracts ``acc += w * v`` to an fma rounds
-    differently from separate products and sums at some points."""
+def _random_weights(dims: int, low: float = 0.01, high: float = 0.25) -> list[dict[str, Any]]:
+    """A 3x3 (3x3x3) of random 3-decimal weights in [low, high): no product of a weight
+    and a pixel is exact in float32, so a kernel that contracts ``acc += w * v`` to an
+    fma rounds differently from separate products and sums at some points."""
     rng = np.random.default_rng(48)
     offsets = [
         [dx, dy, dz][:dims]
@@ -93,7 +93,7 @@ def _random_weights(dims: int) -> list[dict[str, Any]]:
     ]
     return [
         {"field": "src", "offset": o, "coefficient": round(float(w), 3)}
-        for o, w in zip(offsets, rng.uniform(0.01, 0.25, len(offsets)), strict=True)
+        for o, w in zip(offsets, rng.uniform(low, high, len(offsets)), strict=True)
     ]
 
 
