@@ -615,9 +615,93 @@ __constant sampler_t SMP = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_ED
    products and sums in the same order), and a vector of results is stored through
    VOUT: STORE_VECTOR, each lane converted as STORE converts a scalar (an integer
    output), or the sums themselves (a float output). */
-#define VE CAT(ELEM, VX)
 #define VO CAT(OUT_ELEM, VX)
+/* ELEM_BYTES: the size of ELEM (uchar, char: 1; ushort, short: 2; 0: any other type,
+   read as ELEM vectors); ELEM_SIGNED: 1 for char and short */
+#define ELEM_BYTES_uchar 1
+#define ELEM_BYTES_char 1
+#define ELEM_BYTES_ushort 2
+#define ELEM_BYTES_short 2
+#define ELEM_SIGNED_char 1
+#define ELEM_SIGNED_short 1
+#define ELEM_BYTES CAT(ELEM_BYTES_, ELEM)
+#define ELEM_SIGNED CAT(ELEM_SIGNED_, ELEM)
+#if defined(__ENDIAN_LITTLE__) && ELEM_BYTES && VX * ELEM_BYTES >= 4
+/* uchar, char, ushort and short fields whose vector is 1, 2, 4 or 8 uint: the vector
+   is loaded as uint (VE: uint, uint2, uint4, uint8, of the size and alignment of VX
+   ELEM, so the vector index and the pointer's alignment hold as for ELEM vectors),
+   and each lane comes out of its uint by a shift and an and (char and short: a shift
+   up, then an arithmetic shift down), then is converted to REAL: the values convert_
+   converts to, bit for bit. A vector of ELEM is not loaded: the compiler loads a
+   uchar16 as four vectors of 4 uchar (NVIDIA's GPUs load no vector of 16 lanes), a
+   uint4 as one load. Each shift applies to the whole vector of uint (WPART_), so the
+   compiler keeps its load one vector; with a shift per uint, the compiler loads each
+   uint on its own. The lane i of VE is ELEM i in memory only where __ENDIAN_LITTLE__
+   is defined; elsewhere ELEM vectors are read. */
+#if VX * ELEM_BYTES == 4
+#define VE uint
+#define WT REAL
+#define WI_(x) as_int(x)
+#define WF_(x) as_float(x)
+#elif VX * ELEM_BYTES == 8
+#define VE uint2
+#define WT CAT(REAL, 2)
+#define WI_(x) as_int2(x)
+#define WF_(x) as_float2(x)
+#elif VX * ELEM_BYTES == 16
+#define VE uint4
+#define WT CAT(REAL, 4)
+#define WI_(x) as_int4(x)
+#define WF_(x) as_float4(x)
+#else
+#define VE uint8
+#define WT CAT(REAL, 8)
+#define WI_(x) as_int8(x)
+#define WF_(x) as_float8(x)
+#endif
+/* ELEM b of each uint of w, as an integer */
+#if ELEM_BYTES == 1 && ELEM_SIGNED
+#define WBITS_(w, b) (WI_((w) << (24 - 8 * (b))) >> 24)
+#elif ELEM_BYTES == 1
+#define WBITS_(w, b) (((w) >> (8 * (b))) & 0xffu)
+#elif ELEM_SIGNED
+#define WBITS_(w, b) (WI_((w) << (16 - 16 * (b))) >> 16)
+#else
+#define WBITS_(w, b) (((w) >> (16 * (b))) & 0xffffu)
+#endif
+/* ... as REAL */
+#define WPART_(w, b) CAT(convert_, WT)(WBITS_(w, b))
+/* the lanes of uint k of w, in memory order */
+#if ELEM_BYTES == 1
+#define WLANES_(k) p0_.k, p1_.k, p2_.k, p3_.k
+#else
+#define WLANES_(k) p0_.k, p1_.k
+#endif
+static inline VT vin_words_(const VE w) {
+    const WT p0_ = WPART_(w, 0);
+    const WT p1_ = WPART_(w, 1);
+#if ELEM_BYTES == 1
+    const WT p2_ = WPART_(w, 2);
+    const WT p3_ = WPART_(w, 3);
+#endif
+#if VX * ELEM_BYTES == 4 && ELEM_BYTES == 1
+    return (VT)(p0_, p1_, p2_, p3_);
+#elif VX * ELEM_BYTES == 4
+    return (VT)(p0_, p1_);
+#elif VX * ELEM_BYTES == 8
+    return (VT)(WLANES_(s0), WLANES_(s1));
+#elif VX * ELEM_BYTES == 16
+    return (VT)(WLANES_(s0), WLANES_(s1), WLANES_(s2), WLANES_(s3));
+#else
+    return (VT)(WLANES_(s0), WLANES_(s1), WLANES_(s2), WLANES_(s3), WLANES_(s4),
+                WLANES_(s5), WLANES_(s6), WLANES_(s7));
+#endif
+}
+#define VIN(v) vin_words_(v)
+#else
+#define VE CAT(ELEM, VX)
 #define VIN(v) CAT(convert_, VT)(v)
+#endif
 #ifdef STORE_VECTOR
 #define VOUT(v) STORE_VECTOR(v)
 #else

@@ -1,16 +1,17 @@
-"""Issue 48's candidates ``benchmarks/candidates/int_words*.patch``: 8- and 16-bit fields'
-vectors loaded as 32-bit words (``uint``, ``uint2``, ``uint4``, ``uint8``) and their lanes
-taken out by shifts and masks, converted by ``convert_`` (``int_words``) or by an
-exponent bias (``int_words_bias``: no conversion instruction).
+"""The template's 8- and 16-bit vectors read as 32-bit words (``uint``, ``uint2``,
+``uint4``, ``uint8``) with their lanes taken out by shifts and masks (issue 48's
+candidate ``int_words``, promoted after the H200's A/B: benchmarks/results/lift/
+int_words.md). ``benchmarks/candidates/element_vectors.patch`` is the template before
+it, vectors of the element type, kept as the comparison.
 
-A candidate must leave every float kernel's code as it was (the C preprocessor's output
+The words must leave every float kernel's code as it was (the C preprocessor's output
 of both templates, every real stencil and the corpus's definitions) and compute the
-package's bits for integer kernels: on PoCL, unsigned and signed 8- and 16-bit fields
-(2D and 3D, the clamp, zero and interior boundaries, a padded field, a second field,
-16-bit and float outputs) on random data over the whole range of the type, VX 2 to 16,
-whole rim vectors, row blocks and the interior path, every output element compared as
-raw bits with the package template's and with the numpy reference. The lifted corpus's
-integer kernels too (slow).
+element vectors' bits for integer kernels: on PoCL, unsigned and signed 8- and 16-bit
+fields (2D and 3D, the clamp, zero and interior boundaries, a padded field, a second
+field, 16-bit and float outputs) on random data over the whole range of the type, VX 2
+to 16, whole rim vectors, row blocks and the interior path, every output element
+compared as raw bits with the element vectors' and with the numpy reference. The lifted
+corpus's integer kernels too (slow).
 """
 
 from __future__ import annotations
@@ -36,7 +37,8 @@ from tests.stencils.test_integer_vec import _random_weights
 
 ROOT = Path(__file__).resolve().parents[2]
 CANDIDATES = ROOT / "benchmarks" / "candidates"
-PATCHES = ["int_words.patch", "int_words_bias.patch"]
+PATCHES = ["element_vectors.patch"]
+TEMPLATE = ROOT / "gtune" / "data" / "templates" / "stencil.cl"
 CORPUS = ROOT / "tests" / "data" / "definitions"
 candidate = load_script(ROOT / "benchmarks" / "candidate.py")
 template_ab = load_script(ROOT / "benchmarks" / "template_ab.py")
@@ -61,7 +63,7 @@ def _float_configs(block: str) -> list[str]:
 @pytest.mark.parametrize("patch", PATCHES)
 def test_float_kernels_preprocess_as_with_the_package_template(patch: str, tmp_path: Path) -> None:
     """Every real stencil and the corpus's definitions (clamp, zero, rims, float64,
-    separable), rendered from the candidate, preprocess to the package's text."""
+    separable), rendered from the element vectors, preprocess to the package's text."""
     variant = _variant(patch)
     stencils: list[Any] = [REAL[n]() for n in sorted(REAL)]
     stencils += [load_definition(p) for p in sorted(CORPUS.glob("*.stencil.yaml"))]
@@ -69,7 +71,7 @@ def test_float_kernels_preprocess_as_with_the_package_template(patch: str, tmp_p
         new = render_source(stencil)
         with template_ab.rendering_from(variant):
             old = render_source(stencil)
-        assert old != new  # the candidate's template, not the package's
+        assert old != new  # the other template, not the package's
         for cfg in _float_configs(new):
             flags = sizes_of(new) + cfg.split()
             want = cpp(new, flags, tmp_path)
@@ -188,8 +190,8 @@ def same_bits(path: Path, variant: str, sizes: dict[str, int]) -> int:
     definition = load_definition(path)
     package = load_kernel(path).with_sizes(sizes)
     with template_ab.rendering_from(variant):
-        words = load_kernel(path).with_sizes(sizes)
-    assert words.source != package.source
+        other = load_kernel(path).with_sizes(sizes)
+    assert other.source != package.source
     arrays = _arrays(package, seed=sum(sizes.values()))
     out = definition.output
     inputs = {f: arrays[f] for f in definition.fields}
@@ -197,7 +199,7 @@ def same_bits(path: Path, variant: str, sizes: dict[str, int]) -> int:
     checked = 0
     for cfg in _configs(package):
         a = _outputs(package, arrays, cfg)[out]
-        b = _outputs(words, arrays, cfg)[out]
+        b = _outputs(other, arrays, cfg)[out]
         assert a.dtype == b.dtype == want.dtype, (path.name, cfg)
         assert b.tobytes() == a.tobytes(), (path.name, cfg, "not the package's bits")
         assert b.tobytes() == want.tobytes(), (path.name, cfg, "not the reference's bits")
@@ -209,18 +211,16 @@ def _sizes(dims: int) -> dict[str, int]:
     return {"NX": 128, "NY": 24} if dims == 2 else {"NX": 64, "NY": 8, "NZ": 8}
 
 
-# The candidates are not shipped: the whole matrix (every case with both patches, every
-# corpus kernel) is the check before one is promoted into the template, about 6 minutes
-# of PoCL on two cores: GTUNE_CANDIDATE_FULL=1 pytest -m "" tests/stencils/<this file>.
-# Otherwise each patch runs two cases (together: u8, s8 to float, s16 in 3D, a padded
-# field) and one corpus kernel, so the test suite stays within CI's time.
+# The whole matrix (every case, every corpus kernel) is the check of a change to the
+# words or the conversions, about 4 minutes of PoCL on two cores:
+# GTUNE_CANDIDATE_FULL=1 pytest -m "" tests/stencils/<this file>. Otherwise four cases
+# (together: u8 clamped and padded, s8 to float, s16 in 3D) and one corpus kernel, so the
+# test suite stays within CI's time.
 FULL = os.environ.get("GTUNE_CANDIDATE_FULL") == "1"
 MATRIX = [(p, c) for p in PATCHES for c in sorted(CASES)]
 SAMPLE = [
-    ("int_words.patch", "u8-2d-padded"),
-    ("int_words.patch", "s16-3d-interior"),
-    ("int_words_bias.patch", "u8-2d-clamp"),
-    ("int_words_bias.patch", "s8-f32-2d-interior"),
+    ("element_vectors.patch", case)
+    for case in ("u8-2d-padded", "s16-3d-interior", "u8-2d-clamp", "s8-f32-2d-interior")
 ]
 
 
@@ -238,13 +238,13 @@ def test_integer_kernels_give_the_package_templates_bits(
 @pytest.mark.opencl
 @pytest.mark.usefixtures("shared_workers")
 def test_pocl_compiles_the_words_not_the_element_vectors(tmp_path: Path) -> None:
-    """The element vectors' branch made an error, the candidate still builds and runs on
-    PoCL for 8- and 16-bit fields (the device is little-endian: the words are read), and
-    fails for int32 fields (their vectors are read as before)."""
+    """With the element vectors' branch made an error, the template still builds and
+    runs on PoCL for 8- and 16-bit fields (the device is little-endian: the words are
+    read), and fails for int32 fields (their vectors are read as elements)."""
     fallback = "#define VE CAT(ELEM, VX)\n#define VIN(v) CAT(convert_, VT)(v)\n"
-    variant = _variant("int_words_bias.patch")
-    assert variant.count(fallback) == 1
-    variant = variant.replace(fallback, '#error "the element vectors"\n')
+    template = TEMPLATE.read_text()
+    assert template.count(fallback) == 1
+    variant = template.replace(fallback, '#error "the element vectors"\n')
     for storage, ok in (("uint8", True), ("int16", True), ("int32", False)):
         data = _definition("u8-2d-clamp").to_yaml().replace("uint8", storage)
         path = tmp_path / f"{storage}.stencil.yaml"
@@ -274,8 +274,8 @@ CORPUS_INTEGER = ["smooth_s8", "gauss_u8_rte", "binomial_u16", "sharpen_s16", "p
 def test_the_corpus_integer_kernels_lifted_give_the_package_templates_bits(
     name: str, tmp_path: Path
 ) -> None:
-    """The plain corpus's 8- and 16-bit kernels (stencils/plain/manifest.yaml), lifted,
-    with both candidates."""
+    """The plain corpus's 8- and 16-bit kernels (stencils/plain/manifest.yaml), lifted:
+    the words give the element vectors' bits."""
     from tests.conftest import run_gtune
 
     entry = yaml.safe_load((ROOT / "stencils/plain/manifest.yaml").read_text())["kernels"][name]
@@ -290,12 +290,12 @@ def test_the_corpus_integer_kernels_lifted_give_the_package_templates_bits(
 @pytest.mark.opencl
 @pytest.mark.usefixtures("shared_workers")
 def test_a_lost_sign_extension_is_caught(tmp_path: Path) -> None:
-    """The candidate with char lanes taken as unsigned bytes (no sign extension): the
+    """The template with char lanes taken as unsigned bytes (no sign extension): the
     check fails on its first configuration, a signed 8-bit kernel's bits differ."""
     signed = "#define WBITS_(w, b) (WI_((w) << (24 - 8 * (b))) >> 24)"
-    variant = _variant("int_words_bias.patch")
-    assert variant.count(signed) == 1
-    broken = variant.replace(signed, "#define WBITS_(w, b) WI_(((w) >> (8 * (b))) & 0xffu)")
+    template = TEMPLATE.read_text()
+    assert template.count(signed) == 1
+    broken = template.replace(signed, "#define WBITS_(w, b) WI_(((w) >> (8 * (b))) & 0xffu)")
     path = tmp_path / "k.stencil.yaml"
     path.write_text(_definition("s8-2d-interior").to_yaml())
     with pytest.raises(AssertionError, match="not the package's bits"):
@@ -318,18 +318,15 @@ def _ptx_row(vx: int, *args: str) -> list[str]:
 
 
 @pytest.mark.skipif(shutil.which("clang-15") is None, reason="clang-15 compiles the PTX")
-def test_the_candidates_load_a_uchar16_as_one_vector_of_words() -> None:
-    """In LLVM's PTX, VX 16: the package's template loads 4 bytes a load (ld.v4.u8), the
-    candidates 16 (ld.v4.u32), a quarter of the loads per output; with the conversions'
-    bodies (--bodies) int_words converts each lane once (cvt) and int_words_bias
-    converts none."""
-    package = _ptx_row(16)
-    assert "ld.v4.u8" in package[2] and "u32" not in package[2] and float(package[3]) > 0
-    for patch in PATCHES:
-        words = _ptx_row(16, "--template", str(CANDIDATES / patch), "--bodies")
-        assert "ld.v4.u32" in words[2] and "ld.v4.u8" not in words[2]
-        assert float(words[3]) == pytest.approx(float(package[3]) / 4, abs=0.01)
-        assert (float(words[5]) > 0) == (patch == "int_words.patch")
+def test_a_uchar16_is_loaded_as_one_vector_of_words() -> None:
+    """In LLVM's PTX, VX 16: the template loads 16 bytes a load (ld.v4.u32), the element
+    vectors 4 (ld.v4.u8), four times the loads per output; with the conversions' bodies
+    (--bodies) each lane is converted (cvt)."""
+    words = _ptx_row(16, "--bodies")
+    assert "ld.v4.u32" in words[2] and "ld.v4.u8" not in words[2] and float(words[5]) > 0
+    elements = _ptx_row(16, "--template", str(CANDIDATES / "element_vectors.patch"))
+    assert "ld.v4.u8" in elements[2] and "u32" not in elements[2]
+    assert float(words[3]) == pytest.approx(float(elements[3]) / 4, abs=0.01)
 
 
 def test_ptx_int_loads_names_a_template_that_does_not_apply(tmp_path: Path) -> None:
