@@ -24,35 +24,64 @@ class PatchError(ValueError):
     """A patch that does not apply to the template."""
 
 
+def _hunks(patch: str) -> list[tuple[str, int, list[tuple[str, str]]]]:
+    """Each hunk of ``patch``: its header, the 0-based line it names, its tagged lines."""
+    hunks: list[tuple[str, int, list[tuple[str, str]]]] = []
+    for line in patch.splitlines(keepends=True):
+        m = HUNK.match(line)
+        if m:
+            start = int(m.group(1)) - (0 if m.group(2) == "0" else 1)
+            hunks.append((m.group(0), start, []))
+        elif hunks and line[:1] in (" ", "-", "+"):
+            hunks[-1][2].append((line[:1], line[1:]))
+    return hunks  # the file headers (---, +++), "\ No newline" and the rest are skipped
+
+
+def _find(lines: list[str], old: list[str], near: int, at: int) -> int | None:
+    """The line nearest ``near`` (not before ``at``) where ``old`` stands, as ``patch``
+    finds a hunk whose lines moved since the diff was made."""
+    want = [t.rstrip("\n") for t in old]
+
+    def fits(k: int) -> bool:
+        return k + len(want) <= len(lines) and all(
+            lines[k + n].rstrip("\n") == w for n, w in enumerate(want)
+        )
+
+    for d in range(len(lines) + 1):
+        for k in (near - d, near + d) if d else (near,):
+            if k >= at and fits(k):
+                return k
+    return None
+
+
 def apply_patch(original: str, patch: str) -> str:
-    """``original`` with the unified diff ``patch`` applied (hunks in order)."""
+    """``original`` with the unified diff ``patch`` applied (hunks in order). A hunk
+    applies where its context and removed lines stand exactly, at the line its header
+    names or, the template having changed above it, the nearest line where they do."""
     lines = original.splitlines(keepends=True)
     out: list[str] = []
     at = 0  # the next line of ``lines`` not yet copied
-    body = patch.splitlines(keepends=True)
-    i = 0
-    while i < len(body):
-        m = HUNK.match(body[i])
-        i += 1
-        if not m:
-            continue  # the file headers (---, +++) and anything before the first hunk
-        start = int(m.group(1)) - (0 if m.group(2) == "0" else 1)
-        if start < at:
-            raise PatchError(f"hunk {m.group(0)} overlaps the one before")
+    shift = 0  # how far the hunks before this one moved
+    for header, named, body in _hunks(patch):
+        if named + shift < at:
+            raise PatchError(f"hunk {header} overlaps the one before")
+        old = [text for tag, text in body if tag in (" ", "-")]
+        start = _find(lines, old, named + shift, at)
+        if start is None:
+            k = named + shift
+            first = lines[k].rstrip("\n") if k < len(lines) else "the end"
+            raise PatchError(
+                f"hunk {header}: its lines are nowhere in the template (line {k + 1} is {first!r})"
+            )
+        shift = start - named
         out += lines[at:start]
         at = start
-        while i < len(body) and not body[i].startswith("@@"):
-            tag, text = body[i][:1], body[i][1:]
-            i += 1
-            if tag == "\\":  # "\ No newline at end of file"
-                continue
+        for tag, text in body:
             if tag in (" ", "-"):
-                if at >= len(lines) or lines[at].rstrip("\n") != text.rstrip("\n"):
-                    raise PatchError(f"hunk {m.group(0)}: line {at + 1} is not {text!r}")
                 at += 1
                 if tag == " ":
                     out.append(lines[at - 1])
-            elif tag == "+":
+            else:
                 out.append(text if text.endswith("\n") else text + "\n")
     return "".join(out + lines[at:])
 

@@ -118,6 +118,11 @@ def test_a_patch_applies_to_the_template_and_one_that_does_not_fit_is_named() ->
         candidate.apply_patch(template, stale)
     # the applier itself: removed, added and context lines, a hunk at the first line
     assert candidate.apply_patch("a\nb\nc\n", "@@ -1,2 +1,2 @@\n-a\n+A\n b\n") == "A\nb\nc\n"
+    # a hunk whose lines moved (lines added above them since the diff) applies where
+    # they now stand, and the hunks after it move as far
+    moved = "new\nnew\na\nb\nc\nd\n"
+    two = "@@ -1,2 +1,2 @@\n-a\n+A\n b\n@@ -4,1 +4,1 @@\n-d\n+D\n"
+    assert candidate.apply_patch(moved, two) == "new\nnew\nA\nb\nc\nD\n"
 
 
 def ptx_int_loads(*args: str) -> subprocess.CompletedProcess[str]:
@@ -129,16 +134,28 @@ def ptx_int_loads(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.skipif(CLANG is None, reason="clang-15 compiles the PTX")
-def test_ptx_int_loads_counts_each_vectors_loads() -> None:
-    """An 8-bit kernel's vectors in LLVM's PTX: whatever the width, loads of 4 bytes
-    (ld.v4.u8), so loads per output stay at VX 4's; the table says so."""
-    done = ptx_int_loads("--vx", "4,16", "--size", "4096x4096")
+def _vx_rows(*args: str) -> list[list[str]]:
+    """ptx_int_loads.py's rows for VX 4 and 16 (in that order), with ``args``."""
+    done = ptx_int_loads("--vx", "4,16", "--size", "4096x4096", *args)
     assert done.returncode == 0, done.stderr[-2000:]
-    rows = [line.split("|") for line in done.stdout.splitlines() if line.startswith("| 4 ")]
-    rows += [line.split("|") for line in done.stdout.splitlines() if line.startswith("| 16 ")]
+    lines = done.stdout.splitlines()
+    rows = [line.split("|") for line in lines if line.startswith("| 4 ")]
+    rows += [line.split("|") for line in lines if line.startswith("| 16 ")]
     assert len(rows) == 2
-    assert all("ld.v4.u8" in r[2] for r in rows)
-    assert float(rows[0][3]) == float(rows[1][3]) > 0  # VX 16: four loads of 4 bytes
+    return rows
+
+
+def test_ptx_int_loads_counts_each_vectors_loads() -> None:
+    """An 8-bit kernel's vectors in LLVM's PTX. Read as vectors of uchar (the template
+    before, element_vectors.patch), whatever the width, loads of 4 bytes (ld.v4.u8), so
+    loads per output stay at VX 4's; read as 32-bit words (the template), VX 16 is one
+    ld.v4.u32, a quarter of VX 4's loads per output. The table says so."""
+    elements = _vx_rows("--template", str(CANDIDATES / "element_vectors.patch"))
+    assert all("ld.v4.u8" in r[2] for r in elements)
+    assert float(elements[0][3]) == float(elements[1][3]) > 0  # four loads of 4 bytes
+    words = _vx_rows()
+    assert "ld.v4.u32" in words[1][2] and "ld.v4.u8" not in words[1][2]
+    assert float(words[1][3]) == pytest.approx(float(words[0][3]) / 4, abs=0.01)
 
 
 @pytest.mark.opencl
