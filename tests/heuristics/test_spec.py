@@ -102,7 +102,14 @@ def test_two_dimensional_kernel_drops_z() -> None:
         "work-group shape",
         "tile shape",
     ]
-    assert bound.dropped_steps == ("chunk", "separable", "z", "rim", "time steps per launch")
+    assert bound.dropped_steps == (
+        "chunk",
+        "separable",
+        "z",
+        "rim",
+        "time steps per launch",
+        "rows shape",
+    )
     assert bound.constants["WZ"] == 1
 
 
