@@ -120,13 +120,19 @@ def arrangements(results: Sequence[Result]) -> dict[str, Any]:
         key = (*sorted((k, v) for k, v in c.items() if k not in ROWS), rows)
         groups.setdefault(key, []).append(r)
     ratios: list[float] = []
+    widest: list[Result] = []
     for rs in groups.values():
         block = [r.objective for r in rs if r.config.get("CY", 1) * r.config.get("CZ", 1) == 1]
         cyclic = [r.objective for r in rs if r.config.get("CY", 1) * r.config.get("CZ", 1) > 1]
         if block and cyclic:
             ratios.append(min(cyclic) / min(block))
+            if len(rs) > len(widest):
+                widest = sorted(rs, key=lambda r: r.objective)
     ratios.sort()
     return {
+        "widest": [
+            {"config": dict(r.config), "us": r.objective * 1e6} for r in widest
+        ],  # the group with the most arrangements recorded, fastest first
         "groups": len(ratios),
         "block_faster": sum(1 for x in ratios if x > 1),
         "median": ratios[len(ratios) // 2] if ratios else None,
@@ -190,6 +196,23 @@ def report(cases: Sequence[dict[str, Any]], step: str, command: str) -> str:
             f"| {c['case'].replace('benchmarks/predict/corpus/', '')} | {g['groups']} | "
             f"{g['block_faster']} | {g['median']:.3f} | {g['min']:.3f} | {g['max']:.3f} |"
         )
+    for c in cases:
+        g = c.get("arrangements")
+        if not g or not g["widest"]:
+            continue
+        at = {k: v for k, v in g["widest"][0]["config"].items() if k not in ROWS}
+        shown = ", ".join(f"{k} {v}" for k, v in at.items() if k not in ("LOCAL", "IMAGE"))
+        lines += [
+            "",
+            f"{c['case'].replace('benchmarks/predict/corpus/', '')}: the most arrangements "
+            f"recorded at one point ({shown}):",
+            "",
+            "| BY | BZ | CY | CZ | µs |",
+            "| ---: | ---: | ---: | ---: | ---: |",
+        ]
+        for e in g["widest"]:
+            cfg = e["config"]
+            lines.append(f"| {' | '.join(str(cfg.get(k, 1)) for k in ROWS)} | {e['us']:.1f} |")
     return "\n".join(lines) + "\n"
 
 
