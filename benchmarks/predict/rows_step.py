@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import shlex
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -161,8 +162,8 @@ def report(cases: Sequence[dict[str, Any]], step: str, command: str) -> str:
     lines = [
         f"# The `{step}` step replayed on the H200's complete searches",
         "",
-        "Produced by (the store: the labelling store of the complete searches, "
-        "as for close_calls.md):",
+        "Produced by (the store: the labelling store of the complete searches, as for "
+        "close_calls.md: `collect_complete.sh`'s `labels.db.gz`, unzipped):",
         "",
         f"    {command}",
         "",
@@ -241,8 +242,8 @@ def main(argv: list[str] | None = None) -> int:
     for text in texts:
         cases.append(case(args.store, text, device, args.before, args.after, args.step))
         print(row(cases[-1]), flush=True)
-    command = "python3 benchmarks/predict/rows_step.py " + " ".join(
-        sys.argv[1:] if argv is None else argv
+    command = shlex.join(
+        ["python3", "benchmarks/predict/rows_step.py", *(sys.argv[1:] if argv is None else argv)]
     )
     args.out.write_text(report(cases, args.step, command))
     args.out.with_suffix(".json").write_text(json.dumps(cases, indent=1) + "\n")
