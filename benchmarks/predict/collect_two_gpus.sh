@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Label kernels from complete searches on a machine of two GPUs: two collect_complete.sh
+# at once, one per GPU (CUDA_VISIBLE_DEVICES 0 and 1, each its own device-lock folder,
+# its own store and dataset, pinned to half of the host's cores with taskset), each on
+# its own groups file. A device call continues the one before from STATE.
+# Usage (project root, GPU bundle sourced):
+#   bash benchmarks/predict/collect_two_gpus.sh OUT DEVICE SECONDS GROUPS_A GROUPS_B [STATE]
+# GROUPS_A, GROUPS_B: collect_complete.sh's groups files, for GPU 0 and GPU 1 (kernels
+# in both are labelled twice: give each its own). STATE (default .gpu-state) may hold
+# STATE/A and STATE/B, each either the OUT/A (OUT/B) of the call before, as it came back
+# (collect.tar.gz, labels.db.gz.part.*), or a store labels.db.gz and a dataset
+# NAME-hybrid.csv: NAME is the device's (`gtune train`'s model_name, nvidia-h200 on the
+# H200); `gtune train` reads no other name, and a dataset it does not read relabels
+# every kernel of the groups. Writes OUT/A and OUT/B (collect_complete.sh's outputs),
+# OUT/A.log, OUT/B.log, OUT/rc.txt. Allow SECONDS + 60 for an outer timeout.
+# TRAIN_ARGS (default "--compile-workers N", N = half the cores less one) goes to
+# `gtune train`. Example, on nvidia-h200-x2 (.gpu-state carried):
+#   timeout 570 bash benchmarks/predict/collect_two_gpus.sh $OUT/c NVIDIA 480 \
+#     .gpu-state/groupsA.txt .gpu-state/groupsB.txt .gpu-state
+# then carry OUT/c/A and OUT/c/B back as .gpu-state/A and .gpu-state/B.
+set -uo pipefail
+if [ $# -lt 5 ]; then
+  sed -n '2,/^set /p' "$0" | sed '$d' | sed 's/^# \{0,1\}//' >&2
+  exit 2
+fi
+out=$1 device=$2 seconds=$3 groups_a=$4 groups_b=$5 state=${6:-.gpu-state}
+here=$(cd "$(dirname "$0")" && pwd)
+for g in "$groups_a" "$groups_b"; do
+  [ -f "$g" ] || { echo "collect_two_gpus: $g: no such groups file" >&2; exit 2; }
+done
+cores=$(nproc)
+half=$((cores / 2))
+train_args=${TRAIN_ARGS:---compile-workers $((half > 1 ? half - 1 : 1))}
+mkdir -p "$out" && : > "$out/rc.txt"
+
+# the store and dataset of one part, from STATE/PART, into WORK: sets u_store, u_dataset
+unpack() {
+  local from=$1 work=$2 other
+  u_store="" u_dataset=""
+  [ -d "$from" ] || return 0
+  if compgen -G "$from/labels.db.gz.part.*" > /dev/null; then
+    cat "$from"/labels.db.gz.part.* > "$work/labels.db.gz" && u_store=$work/labels.db.gz
+  elif [ -f "$from/labels.db.gz" ]; then
+    u_store=$from/labels.db.gz
+  fi
+  if [ -f "$from/collect.tar.gz" ]; then
+    tar -xzf "$from/collect.tar.gz" -C "$work" --wildcards './*-hybrid.csv' 2> /dev/null
+    from=$work
+  fi
+  other=$(find "$from" -maxdepth 1 -name '*.csv' ! -name '*-hybrid.csv' | head -1)
+  if [ -n "$other" ]; then
+    echo "collect_two_gpus: $other: gtune train reads only NAME-hybrid.csv; rename it" >&2
+    return 2
+  fi
+  u_dataset=$(find "$from" -maxdepth 1 -name '*-hybrid.csv' | head -1)
+}
+
+part() { # GPU PART GROUPS FIRST_CORE WORK STORE DATASET
+  local gpu=$1 name=$2 groups=$3 first=$4 work=$5 store=$6 dataset=$7 pin=() rc
+  mkdir -p "$work/lock"
+  command -v taskset > /dev/null && pin=(taskset -c "$first-$((first + half - 1))")
+  CUDA_VISIBLE_DEVICES=$gpu GTUNE_LOCK_DIR="$work/lock" PYTHONUNBUFFERED=1 \
+    DATASET=$dataset TRAIN_ARGS=$train_args \
+    "${pin[@]}" bash "$here/collect_complete.sh" "$out/$name" "$device" "$seconds" \
+    "$groups" ${store:+"$store"} > "$out/$name.log" 2>&1
+  rc=$?
+  echo "$name (GPU $gpu): exit status $rc at $(date -u +%H:%M:%S)" >> "$out/rc.txt"
+  return $rc
+}
+
+work_a=$(mktemp -d) work_b=$(mktemp -d)
+trap 'rm -rf "$work_a" "$work_b"' EXIT
+unpack "$state/A" "$work_a" || exit 2
+store_a=$u_store dataset_a=$u_dataset
+unpack "$state/B" "$work_b" || exit 2
+store_b=$u_store dataset_b=$u_dataset
+part 0 A "$groups_a" 0 "$work_a" "$store_a" "$dataset_a" &
+a=$!
+part 1 B "$groups_b" "$half" "$work_b" "$store_b" "$dataset_b" &
+b=$!
+rc=0
+wait $a || rc=$?
+wait $b || rc=$?
+cat "$out/rc.txt"
+exit $rc
