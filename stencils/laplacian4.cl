@@ -286,8 +286,8 @@
 #if SEP && !defined(SEP_X_TERMS)
 #error "SEP needs a separable stencil (SEP_X_TERMS, SEP_Y_TERMS)"
 #endif
-#if INT_ELEMS && (SEP || STREAM || IMAGE || TB > 1)
-#error "integer elements are read by the global, local and vector techniques, term by term: SEP=0, STREAM=0, IMAGE=0, TB=1"
+#if INT_ELEMS && (SEP || (STREAM && ARRAY_DIMS == 3) || IMAGE || TB > 1)
+#error "integer elements are read by the global, local and vector techniques and 2D streaming, term by term: SEP=0, IMAGE=0, TB=1, no streaming along z"
 #endif
 #if (BY > 1 || BZ > 1) && !RIM
 #error "BY, BZ (rows merged in y and z) apply to the vector technique with whole rim vectors: RIM=1"
@@ -1784,6 +1784,13 @@ void KERNEL_NAME(KERNEL_ARGS)
  * value by value, clamped (CLAMP) or zero beyond the edge (ZERO; interior: those values
  * feed only outputs that are not written); with ZERO, rows beyond an edge are skipped. The BX outputs of a row are stored as
  * BX / VX vectors when all of them are written, else value by value.
+ *
+ * Integer elements (INT_ELEMS): each row segment is converted to REAL as it is loaded
+ * (VIN; values no term reads are never converted: the compiler drops them), so each
+ * input value is converted once per chunk, not once per output row that reads it; a
+ * vector of results is stored through VOUT. Each output sums its terms in y order, so
+ * the results are the scalar code's bits when the terms are listed in y order (the
+ * renderer offers streaming to such definitions only).
  */
 #define QY (2 * RY + 1)
 #if SEP /* separable weights: a row's x-terms summed once, the sum fed to the queue */
@@ -1846,7 +1853,7 @@ void KERNEL_NAME(KERNEL_ARGS)
     for (int t = 0; t < ZC + 2 * RY; ++t) {
         const int p = y0 - RY + t; /* the input row of this step */
         if (p >= first && p < last) {
-            __global const REAL *row = SRC + SIDX(0, SCLY(p), 0);
+            __global const ELEM *row = SRC + SIDX(0, SCLY(p), 0);
 #pragma unroll
             for (int cx = 0; cx < CX; ++cx) {
                 const int xs0 = gx0 + cx * (WX * BX) - HXS; /* the segment's first x */
@@ -1856,7 +1863,7 @@ void KERNEL_NAME(KERNEL_ARGS)
 #if VX > 1
 #pragma unroll
                     for (int i = 0; i < SEG / VX; ++i) {
-                        VSTORE(((__global const VT *)row)[xs0 / VX + i], i, seg);
+                        VSTORE(VIN(((__global const VE *)row)[xs0 / VX + i]), i, seg);
                     }
 #else
 #pragma unroll
@@ -1904,7 +1911,7 @@ void KERNEL_NAME(KERNEL_ARGS)
                     }
 #pragma unroll
                     for (int v = 0; v < BX / VX; ++v) {
-                        ((__global VT *)(DST + IDX(0, y, 0)))[x0 / VX + v] = VLOAD(v, out);
+                        ((__global VO *)(DST + IDX(0, y, 0)))[x0 / VX + v] = VOUT(VLOAD(v, out));
                     }
                 } else
 #endif

@@ -257,8 +257,9 @@ def render_source(stencil: Stencil) -> str:
         extra_notes.append(f"fields {', '.join(d.fields)} (primary {primary})")
     if d.dtype != "float32":
         extra_notes.append(d.dtype)
-    if d.storage:  # integer elements: global, local and vec (see ELEMENT_TECHNIQUES)
-        extra_notes.append(_elements_text(d) + ", tuned with global, local and vec")
+    if d.storage:  # integer elements: global, local, vec (and 2D streaming: element_techniques)
+        more = " and stream" if integer_streams(d) else ""
+        extra_notes.append(_elements_text(d) + f", tuned with global, local, vec{more}")
     if d.boundary != "interior":
         extra_notes.append(f"{d.boundary} boundary")
     elif d.band != BAND_RADIUS:
@@ -777,13 +778,53 @@ def _launch(g: _Geometry) -> dict[str, Any]:
 
 
 ELEMENT_TECHNIQUES = (
-    "{elements}: tuned with the global, local and vector techniques; the vector technique "
-    "loads vectors of elements, converts them to the arithmetic's type, sums the terms lane "
-    "by lane in the scalar code's order and stores each vector converted as one result is "
-    "(bit for bit the global technique's results), without SEP (the weights axis by axis: "
-    "another order of the sum, other roundings); the image and streaming techniques hold "
-    "images and queues of the arithmetic's type, not integer elements converted one by one"
+    "{elements}: tuned with the global, local and vector techniques{stream}; the vector "
+    "technique loads vectors of elements, converts them to the arithmetic's type, sums the "
+    "terms lane by lane in the scalar code's order and stores each vector converted as one "
+    "result is (bit for bit the global technique's results), without SEP (the weights axis "
+    "by axis: another order of the sum, other roundings); the image technique holds images "
+    "of the arithmetic's type, not integer elements{no_stream}"
 )
+ELEMENT_STREAM = (
+    " and 2D streaming (each input row converted once as it is loaded, each output's terms "
+    "summed row by row: the file lists them in y order, so the scalar code's order)"
+)
+ELEMENT_NO_STREAM_3D = "; streaming along z holds planes of the arithmetic's type"
+ELEMENT_NO_STREAM_ORDER = (
+    "; no streaming: it sums each output's terms row by row (in y order), and the file "
+    "lists them in another order (the results would round differently)"
+)
+
+
+def integer_streams(d: StencilDefinition) -> bool:
+    """Whether 2D streaming computes a definition of integer elements bit for bit: it
+    sums each output's terms row by row (increasing y, each row's terms in file order),
+    then the other fields' terms, so the file must list the primary field's terms in
+    non-decreasing y and the other fields' after them (the reference's file order)."""
+    if not d.storage or d.dims != 2:
+        return False
+    primary = d.primary_field
+    last_dy: int | None = None
+    others = False
+    for t in d.terms:
+        if t.field != primary:
+            others = True
+            continue
+        if others or (last_dy is not None and t.offset[1] < last_dy):
+            return False
+        last_dy = t.offset[1]
+    return True
+
+
+def _element_doc(d: StencilDefinition) -> str:
+    """ELEMENT_TECHNIQUES for ``d``: with streaming, or why not."""
+    streams = integer_streams(d)
+    why_not = ELEMENT_NO_STREAM_3D if d.dims == 3 else ELEMENT_NO_STREAM_ORDER
+    return ELEMENT_TECHNIQUES.format(
+        elements=_elements_text(d),
+        stream=ELEMENT_STREAM if streams else "",
+        no_stream="" if streams else why_not,
+    )
 
 
 PADDED_TECHNIQUES = (
@@ -805,7 +846,7 @@ def _padded_constraints(d: StencilDefinition) -> list[str]:
     """A padded primary field: the global, local and vector techniques, the vector
     technique's rows starting on whole vectors (VX divides the padded row); floats in 2D
     also streaming, value by value."""
-    if d.storage:  # no streaming at all (ELEMENT_TECHNIQUES)
+    if d.storage and not integer_streams(d):  # no streaming (ELEMENT_TECHNIQUES)
         return [f"({_padded_row(d)}) % VX == 0"]
     return [f"({_padded_row(d)}) % VX == 0"] + (
         ["STREAM == 0 or VX == 1"] if d.dims == 2 else ["STREAM == 0"]
@@ -840,11 +881,16 @@ def describe(
     techniques = _techniques(g)
     if d.pads:  # padded fields: PADDED_TECHNIQUES
         constraints += _padded_constraints(d)
-        kept = ["global", "local", "vec"] + (["stream"] if d.dims == 2 and not d.storage else [])
+        streams = d.dims == 2 and (not d.storage or integer_streams(d))
+        kept = ["global", "local", "vec"] + (["stream"] if streams else [])
         techniques = {k: v for k, v in techniques.items() if k in kept}
-    if d.storage:  # integer elements: global, local and vec (ELEMENT_TECHNIQUES)
-        constraints += ["STREAM == 0"] + (["SEP == 0"] if separable_factors(d) else [])
-        techniques = {k: v for k, v in techniques.items() if k in ("global", "local", "vec")}
+    if d.storage:  # integer elements: global, local, vec, 2D streaming (ELEMENT_TECHNIQUES)
+        streams = integer_streams(d)
+        constraints += ([] if streams else ["STREAM == 0"]) + (
+            ["SEP == 0"] if separable_factors(d) else []
+        )
+        kept = ["global", "local", "vec"] + (["stream"] if streams else [])
+        techniques = {k: v for k, v in techniques.items() if k in kept}
     image_doc = (
         "read the input as an image"
         if generated
@@ -855,9 +901,9 @@ def describe(
     description: dict[str, Any] = {"kernel": d.kernel_name, "source": source}
     doc = [d.doc] if d.doc else []
     if d.storage:  # the techniques left out, and why
-        doc.append(ELEMENT_TECHNIQUES.format(elements=_elements_text(d)))
+        doc.append(_element_doc(d))
     if d.pads:
-        stream = PADDED_STREAM if d.dims == 2 and not d.storage else ""
+        stream = PADDED_STREAM if d.dims == 2 and (not d.storage or integer_streams(d)) else ""
         doc.append(PADDED_TECHNIQUES.format(width=_padded_row(d), stream=stream))
     if doc:
         description["doc"] = "\n".join(doc)

@@ -1,8 +1,9 @@
 """The vector technique for kernels of integer elements (``storage: uint8`` ...): ELEM
 vectors loaded and converted to REAL, the terms summed lane by lane in the scalar code's
 order, a vector of results stored through ``STORE_VECTOR``. Its description (vec kept,
-SEP, streaming and images left out), and on PoCL its results bit for bit against the
-numpy reference with VX 4 and 16, whole rim vectors, row blocks and the interior path.
+SEP and images left out; streaming: test_integer_stream.py), and on PoCL its results
+bit for bit against the numpy reference with VX 4 and 16, whole rim vectors, row blocks
+and the interior path.
 
 ``tests/data/stencil_before_int_vec.cl.gz`` is the template as it was before integer
 elements had the vector technique: every float kernel preprocesses to the code it gave.
@@ -24,7 +25,7 @@ from gtune.description import load_kernel
 from gtune.stencils.definition import StencilDefinition, load_definition, parse_definition
 from gtune.stencils.elements import store_vector_macro
 from gtune.stencils.real import REAL
-from gtune.stencils.render import describe, render_source
+from gtune.stencils.render import describe, integer_streams, render_source
 from tests.stencils.template_snapshot import beside_snapshot, cpp, sizes_of
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -164,13 +165,17 @@ def test_the_vector_store_converts_each_lane_as_store_does() -> None:
 def test_integer_kernels_offer_the_vector_technique(
     terms: Any, output: str | None, convert: str | None, separable: bool
 ) -> None:
-    """global, local and vec; no streaming, no SEP (another order of the sum); the doc
-    says why; the source defines STORE_VECTOR for an integer output only."""
+    """global, local and vec, 2D streaming where the terms are listed in y order
+    (test_integer_stream.py); no SEP (another order of the sum); the doc says why; the
+    source defines STORE_VECTOR for an integer output only."""
     d = _definition(2, terms, "uint8", convert, "interior", output)
     desc = describe(d, {"NX": 64, "NY": 16}, source="k.cl")
-    assert set(desc["techniques"]) == {"global", "local", "vec"}
+    streams = integer_streams(d)
+    assert set(desc["techniques"]) - {"stream"} == {"global", "local", "vec"}
+    assert ("stream" in desc["techniques"]) == streams
     assert "VX > 1" in desc["techniques"]["vec"]
-    assert "STREAM == 0" in desc["constraints"] and "VX == 1" not in desc["constraints"]
+    assert ("STREAM == 0" in desc["constraints"]) != streams
+    assert "VX == 1" not in desc["constraints"]
     assert ("SEP" in desc["parameters"]) == separable
     assert ("SEP == 0" in desc["constraints"]) == separable
     assert desc["parameters"]["VX"]["values"] == [1, 2, 4, 8, 16]
@@ -178,16 +183,18 @@ def test_integer_kernels_offer_the_vector_technique(
     assert "without SEP" in desc["doc"]
     src = render_source(d)
     assert ("#define STORE_VECTOR(v)" in src) == (output != "float32")
-    assert "tuned with global, local and vec" in src
+    assert "tuned with global, local, vec" + (" and stream" if streams else "") in src
 
 
 def test_padded_integer_fields_take_the_vector_technique_too() -> None:
-    """Its padded rows as whole vectors (test_padded_vec.py); no SEP, no streaming."""
+    """Its padded rows as whole vectors (test_padded_vec.py); no SEP; streamed value by
+    value (a binomial is listed in y order), as a float field's padded rows are."""
     d = _definition(2, _binomial(2), "uint8", "rte_sat", "clamp", pad={"src": [1, 1]})
     desc = describe(d, {"NX": 64, "NY": 16}, source="k.cl")
-    assert set(desc["techniques"]) == {"global", "local", "vec"}
-    assert {"(NX+2) % VX == 0", "STREAM == 0", "SEP == 0"} <= set(desc["constraints"])
-    assert "so VX divides NX+2" in desc["doc"] and "in 2D streaming" not in desc["doc"]
+    assert set(desc["techniques"]) == {"global", "local", "vec", "stream"}
+    assert {"(NX+2) % VX == 0", "STREAM == 0 or VX == 1", "SEP == 0"} <= set(desc["constraints"])
+    assert "STREAM == 0" not in desc["constraints"]
+    assert "so VX divides NX+2" in desc["doc"] and "in 2D streaming" in desc["doc"]
 
 
 def _vector_configs(block: str) -> list[str]:
@@ -222,13 +229,17 @@ def test_float_kernels_preprocess_to_the_code_before_integer_vectors(tmp_path: P
 
 
 @pytest.mark.skipif(shutil.which("cpp") is None, reason="needs the C preprocessor")
-def test_integer_elements_with_sep_or_streaming_are_an_error(tmp_path: Path) -> None:
+def test_integer_elements_with_sep_or_streaming_along_z_are_an_error(tmp_path: Path) -> None:
     src = render_source(_definition(2, _binomial(2), "uint8", "rte_sat", "interior"))
     sizes = ["-DNX=64", "-DNY=32"]
-    for cfg in ("-DVX=4 -DBX=4 -DRIM=1 -DSEP=1", "-DSTREAM=1 -DZC=4"):
+    for cfg in ("-DVX=4 -DBX=4 -DRIM=1 -DSEP=1", "-DSTREAM=1 -DZC=4 -DSEP=1"):
         rc, out = cpp(src, sizes + cfg.split(), tmp_path)
         assert rc != 0 and "integer elements are read by the global, local and vector" in out
     assert cpp(src, [*sizes, "-DVX=16", "-DBX=16", "-DRIM=1", "-DRIN=1"], tmp_path)[0] == 0
+    assert cpp(src, [*sizes, "-DSTREAM=1", "-DZC=4", "-DVX=4", "-DBX=4"], tmp_path)[0] == 0
+    src3 = render_source(_definition(3, _binomial(3), "uint8", "rte_sat", "interior"))
+    rc, out = cpp(src3, [*sizes, "-DNZ=8", "-DSTREAM=1", "-DZC=4"], tmp_path)
+    assert rc != 0 and "no streaming along z" in out
 
 
 # (dims, terms, fields, convert, boundary, output, more): uint8 with ties (rte_sat),
@@ -300,7 +311,9 @@ def test_integer_vector_kernels_equal_the_reference_bit_for_bit(case: str, tmp_p
     path.write_text(_definition(dims, terms, fields, convert, boundary, output, **more).to_yaml())
     sizes = {"NX": 64, "NY": 16} if dims == 2 else {"NX": 64, "NY": 8, "NZ": 8}
     kernel = load_kernel(path).with_sizes(sizes)
-    assert set(kernel.techniques) == {"global", "local", "vec"}
+    streams = "stream" in kernel.techniques  # 2D, listed in y order: test_integer_stream.py
+    assert set(kernel.techniques) - {"stream"} == {"global", "local", "vec"}
+    assert not streams or dims == 2
     evaluator = OpenCLEvaluator(kernel, runs=1)
     try:
         for cfg in _configs(kernel, select_device(None).limit_values()):

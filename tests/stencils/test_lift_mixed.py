@@ -154,16 +154,16 @@ def test_a_float_output_that_is_not_the_weighted_sum_is_refused() -> None:
 
 def test_the_description_and_source_declare_the_outputs_type() -> None:
     """The output argument has its own dtype; the source defines OUT_ELEM (and STORE and
-    STORE_VECTOR for an integer output only); the techniques are global, local and vec,
-    the doc says why."""
+    STORE_VECTOR for an integer output only); the techniques are global, local, vec and
+    (the terms listed in y order) 2D streaming, the doc says why."""
     for output, convert, ctype in (("int16", "rtz_sat", "short"), ("float32", None, "REAL")):
         d = _definition(output, convert, PREWITT)
         desc = describe(d, {"NX": 32, "NY": 16}, source="k.cl")
         args = {a["name"]: a["dtype"] for a in desc["arguments"]}
         assert args == {"src": "uint8", "dst": output}
-        assert set(desc["techniques"]) == {"global", "local", "vec"}
+        assert set(desc["techniques"]) == {"global", "local", "vec", "stream"}
         assert "uint8 fields" in desc["doc"]
-        assert "global, local and vector techniques" in desc["doc"]
+        assert "global, local and vector techniques and 2D streaming" in desc["doc"]
         src = render_source(d)
         assert f"#define OUT_ELEM {ctype}" in src
         assert "__global OUT_ELEM *restrict DST" in src
@@ -256,7 +256,8 @@ def test_a_mixed_kernel_verifies_in_the_techniques_it_is_tuned_with(
     """Rendered on PoCL, bit for bit against the reference with the global, the local
     and the vector technique (an int8 output that saturates, its rim a copy of the uint8
     field, with whole rim vectors and row blocks too; a float output with the zero
-    boundary); no other technique is offered."""
+    boundary) and streaming (the terms are listed in y order); no other technique is
+    offered."""
     from dataclasses import replace
 
     from gtune.description import load_kernel
@@ -266,10 +267,10 @@ def test_a_mixed_kernel_verifies_in_the_techniques_it_is_tuned_with(
     path = tmp_path / "k.stencil.yaml"
     path.write_text(_definition(output, convert, SOBEL4, boundary, rim=rim).to_yaml())
     kernel = load_kernel(path).with_sizes({"NX": 32, "NY": 16})
-    assert set(kernel.techniques) == {"global", "local", "vec"}
+    assert set(kernel.techniques) == {"global", "local", "vec", "stream"}
     limits = select_device(None).limit_values()
-    rims = ["vec rim", "vec blocks"] if boundary == "interior" else []
-    assert verify_all(kernel, limits) == ["global", "vec", "local", *rims]
+    rims = {"vec rim", "vec blocks"} if boundary == "interior" else set()
+    assert set(verify_all(kernel, limits)) == {"global", "vec", "local", "stream", *rims}
     if convert is None:
         return
     # the same kernel rounding towards zero: caught, so the check above is exact

@@ -77,11 +77,17 @@ def test_padded_floats_offer_the_vector_technique() -> None:
     three = describe(_definition(_conv(3, 1, "clamp", 1)), {"NX": 32, "NY": 8, "NZ": 8}, source="k")
     assert set(three["techniques"]) == {"global", "local", "vec"}
     assert "(NX+2) % VX == 0" in three["constraints"] and "STREAM == 0" in three["constraints"]
-    # integer elements: no streaming (test_integer_vec.py)
+    # integer elements listed x-major (not in y order): no streaming, which would sum
+    # them in another order (test_integer_stream.py); in y order, streaming value by value
     ints = _definition(_ints(_conv(2, 1, "clamp", 1), "uint8"))
     desc = describe(ints, {"NX": 32, "NY": 16}, source="k")
     assert set(desc["techniques"]) == {"global", "local", "vec"}
     assert {"(NX+2) % VX == 0", "STREAM == 0"} <= set(desc["constraints"])
+    terms = ints.to_dict()["terms"]
+    by_y = {**ints.to_dict(), "terms": sorted(terms, key=lambda t: t.get("offset", [0, 0])[1])}
+    desc = describe(_definition(by_y), {"NX": 32, "NY": 16}, source="k")
+    assert set(desc["techniques"]) == {"global", "local", "vec", "stream"}
+    assert {"(NX+2) % VX == 0", "STREAM == 0 or VX == 1"} <= set(desc["constraints"])
 
 
 def test_a_padded_row_that_vectors_do_not_tile_is_outside_the_space(tmp_path: Path) -> None:
