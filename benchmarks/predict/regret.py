@@ -22,7 +22,8 @@ policy:
 - ``even-X``: the runner-up scouted for X of its own complete search, continued when
   it leads the first choice at X of the first's; ``even-est-X`` (what ``gtune run``
   does): the same with the runner-up's length estimated from the training kernels'
-  ratio of the two techniques' search lengths; ``first-length-X``: the scout as the
+  ratio of the two techniques' search lengths, and never fewer than ``SCOUT_MIN``
+  configurations (``even-est-X-nofloor``: without that floor); ``first-length-X``: the scout as the
   driver ran it before (X of the *first choice's* length); ``projected-X``: continued
   when the scout's best times the gain the training kernels' searches of that
   technique still made after X beats the first choice's final best.
@@ -49,6 +50,7 @@ import numpy as np
 
 from gtune.loadpredict.dataset import Dataset, TrainingRow
 from gtune.loadpredict.model import TechniqueForest
+from gtune.tuning.techniques import SCOUT_MIN
 
 REAL = {"heat3d", "box27", "laplacian4", "jacobi2d", "blur5", "hotspot"}
 
@@ -144,16 +146,24 @@ def hedge_first_length(tr: Traces, first: str, second: str, share: float) -> Out
     return a.best(), a.cost() + b.cost(ka), f"{first}+{second}[{ka}]"
 
 
-def hedge_estimated(tr: Traces, first: str, second: str, share: float, f: Fold) -> Outcome:
+def hedge_estimated(
+    tr: Traces, first: str, second: str, share: float, f: Fold, least: int = SCOUT_MIN
+) -> Outcome:
     """:func:`hedge_even` with the runner-up's search length estimated as the driver
     can: the first choice's length times the training kernels' median ratio of the
-    two techniques' complete search lengths."""
+    two techniques' complete search lengths; never fewer than ``least`` configurations
+    (the driver's ``SCOUT_MIN``)."""
     a, b = tr[first], tr[second]
     ka = max(1, round(share * len(a.times)))
-    kb = max(1, round(share * len(a.times) * f.length_ratio(first, second)))
+    kb = max(least, round(share * len(a.times) * f.length_ratio(first, second)))
     if b.best(kb) < a.best(ka):
         return min(a.best(), b.best()), a.cost() + b.cost(), f"{first}+{second}"
     return a.best(), a.cost() + b.cost(kb), f"{first}+{second}[{kb}]"
+
+
+def hedge_estimated_nofloor(tr: Traces, first: str, second: str, share: float, f: Fold) -> Outcome:
+    """:func:`hedge_estimated` as the driver ran it before ``SCOUT_MIN``."""
+    return hedge_estimated(tr, first, second, share, f, least=1)
 
 
 def projected(tr: Traces, first: str, second: str, share: float, f: Fold) -> Outcome:
@@ -246,6 +256,9 @@ def policies(ks: Sequence[int]) -> dict[str, Callable[[Traces, TrainingRow, Fold
         )
         out[f"even-est-{share:.0%}"] = lambda tr, row, f, share=share: _ranked_fold(
             hedge_estimated, tr, row, f, share
+        )
+        out[f"even-est-{share:.0%}-nofloor"] = lambda tr, row, f, share=share: _ranked_fold(
+            hedge_estimated_nofloor, tr, row, f, share
         )
         out[f"projected-{share:.0%}"] = lambda tr, row, f, share=share: _ranked_fold(
             projected, tr, row, f, share
@@ -365,7 +378,8 @@ def main(argv: list[str]) -> int:
     (args.out / "regret.md").write_text("\n".join(md))
     # per-kernel entries of the shipped policy and the baselines it is judged against;
     # the others' summaries only (regret.md has them all)
-    keep = {"all", "always-vec", "model", "even-20%", "even-est-20%", "first-length-20%"}
+    keep = {"all", "always-vec", "model", "even-20%", "even-est-20%", "even-est-20%-nofloor"}
+    keep.add("first-length-20%")
     slim = {
         title: {
             n: v if n in keep else {k: x for k, x in v.items() if k != "kernels"}

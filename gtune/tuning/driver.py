@@ -455,7 +455,8 @@ def _scout_runner_up(
     t0: float,
 ) -> None:
     """The technique policy's hedge: once the first choice is searched, its runner-up
-    is searched for ``choice.scout_share`` of its search and, when its best so far
+    is searched for ``choice.scout_share`` of its search (at least ``choice.scout_min``
+    configurations, :data:`gtune.tuning.techniques.SCOUT_MIN`) and, when its best so far
     beats the first choice's best at the same share of the first choice's search (two
     searches compared at equal progress), continued to its end. Runs only without a
     budget (a budget is the user's to share), and says what it did."""
@@ -477,7 +478,7 @@ def _scout_runner_up(
     ka = max(1, round(share_ * len(done)))
     bar = min((e.result.objective for e in done[:ka] if e.result.ok), default=math.inf)
     expected, how_long = _scout_length(plan.searcher, len(done), first.technique, choice)
-    kb = max(1, round(share_ * expected))
+    kb = max(choice.scout_min, round(share_ * expected))
     run = state.current = TechniqueRun(
         scout, plan.space.size(), None, started_s=time.monotonic() - t0
     )
@@ -494,13 +495,16 @@ def _scout_runner_up(
     )
     report.runs.append(run)
     lead = scouted.best_s < bar
+    measured = sum(1 for e in scouted.trace if e.result.status.value != "pruned")
+    whole = scouted.stop_reason == "search finished"  # within its scout: nothing to continue
+    floor = f", at least {kb}" if kb == choice.scout_min > 1 else ""
     note = (
-        f"scouted {scout} for {kb} configurations ({share_:.0%} of its search{how_long}): "
-        "its best, "
+        f"scouted {scout} for {measured} configurations ({share_:.0%} of its search"
+        f"{how_long}{floor}{': the whole search' if whole else ''}): its best, "
         f"{_us(scouted.best_s)}, {'led' if lead else 'did not lead'} {first.technique}'s "
         f"{_us(bar)} after {ka} configurations ({share_:.0%} of its search)"
     )
-    if lead and not token.cancelled:
+    if lead and not whole and not token.cancelled:
         _search(
             state, plan, plan.fresh(), None, math.inf, resolved.label, token, t0, " (continued)"
         )

@@ -40,6 +40,18 @@ def technique_for(strategy: str, technique: str) -> str:
     return technique
 
 
+SCOUT_MIN = 30
+"""The fewest configurations the runner-up is scouted for, whatever its share: a scout
+of fewer has measured little beyond its spec's first configurations. Replayed on the
+H200's 62 complete searches with whole families held out
+(``benchmarks/predict/regret.py``), the runner-up's length estimated from the model's
+data gave stream 14 configurations on diamond_2d_yz_r3 (its own search: 161), where it
+had 112.2 µs against vec's 87.3 µs and was dropped; after 30 it led (81.4 µs) and won
+(56.8 against 67.6 µs): regret 1.0028 (worst 1.19) without the floor, 1.0000 with it
+(20, too few; 30, 40 and 60 alike), at 66 % of ``--technique all``'s search time
+against 65 %."""
+
+
 @dataclass(frozen=True)
 class TechniqueChoice:
     """The techniques to search, one search each (``None``: the whole space at once)."""
@@ -55,6 +67,8 @@ class TechniqueChoice:
     # the runner-up's search length over the first choice's, estimated from the
     # model's data (``None``: unknown; the scout's share is of the first choice's length)
     scout_length: float | None = None
+    # never fewer configurations than this, whatever the share (SCOUT_MIN)
+    scout_min: int = SCOUT_MIN
 
 
 class TechniquePolicy(Protocol):

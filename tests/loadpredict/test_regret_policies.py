@@ -43,8 +43,16 @@ def test_a_share_of_the_runner_ups_own_length_compares_equal_progress() -> None:
     tr = kernel()
     f = fold([kernel(), kernel()])
     assert math.isclose(f.length_ratio("vec", "stream"), 0.25)
-    best, cost, what = regret.hedge_estimated(tr, "vec", "stream", 0.2, f)
+    best, cost, what = regret.hedge_estimated(tr, "vec", "stream", 0.2, f, least=1)
     # 5 stream configurations (20 % of its 25) against vec's first 20: vec leads
     assert what == "vec+stream[5]" and math.isclose(best, 1.0) and cost == 105
+    # as gtune run scouts: never fewer than SCOUT_MIN (30, more than stream's 25: its
+    # whole search, which leads vec's first 20 and is "continued" at no further cost)
+    assert regret.SCOUT_MIN == 30
+    best, cost, what = regret.hedge_estimated(tr, "vec", "stream", 0.2, f)
+    assert what == "vec+stream" and math.isclose(best, 1.0) and cost == 125
+    # at 10 (1.45 after 10, against vec's 1.485 after 20) stream leads too
+    best, cost, what = regret.hedge_estimated(tr, "vec", "stream", 0.2, f, least=10)
+    assert what == "vec+stream" and cost == 125
     # what stream still gains after 20 % of its search, as the training kernels show
     assert math.isclose(f.gain("stream", 0.2), 1.2 / (1.6 - 0.4 * 4 / 24))

@@ -19,7 +19,7 @@ from gtune.loadpredict.models import ModelCard, device_card
 from gtune.loadpredict.policy import choose_techniques
 from gtune.tuning import TuningSession
 from gtune.tuning.driver import run_tuning
-from gtune.tuning.techniques import FixedTechniquePolicy, TechniqueChoice
+from gtune.tuning.techniques import SCOUT_MIN, FixedTechniquePolicy, TechniqueChoice
 from tests.heuristics.conftest import Recorded
 
 
@@ -32,10 +32,15 @@ class Hedged:
     share: float
     name: str = "auto"
     length: float | None = None  # the scout's search length over the first choice's
+    least: int = 1  # the fewest configurations scouted (gtune run: SCOUT_MIN)
 
     def choose(self, kernel: TunableKernel, device: DeviceLimits | None) -> TechniqueChoice:
         return TechniqueChoice(
-            (self.first,), scout=self.scout, scout_share=self.share, scout_length=self.length
+            (self.first,),
+            scout=self.scout,
+            scout_share=self.share,
+            scout_length=self.length,
+            scout_min=self.least,
         )
 
 
@@ -113,6 +118,30 @@ def test_the_scout_share_is_of_the_runner_ups_own_search(recorded: Recorded, sha
         assert int(note.split(" for ")[1].split()[0]) == min(max(1, kb), len(b))
         said = "as in the model's data" if length is not None else "taken as long as local's"
         assert said in note
+
+
+@pytest.mark.parametrize("share", [0.1, 0.5])
+def test_the_scout_measures_at_least_its_floor(recorded: Recorded, share: float) -> None:
+    """However small its share, the runner-up is scouted for at least ``scout_min``
+    configurations (gtune run: SCOUT_MIN); where that is its whole search, the scout is
+    the search: nothing is continued, and the better of both is the result."""
+    a, b = _complete(recorded, "local"), _complete(recorded, "global")
+    least = len(b) // 2 + 1
+    for floor, want in ((least, max(least, round(share * len(b)))), (len(b) + 5, len(b))):
+        session = _session(recorded)
+        try:
+            policy = Hedged("local", "global", share, length=len(b) / len(a), least=floor)
+            report = run_tuning(session, technique=policy)
+        finally:
+            session.close()
+        note = next(n for n in report.notes if n.startswith("scouted global"))
+        assert int(note.split(" for ")[1].split()[0]) == want
+        assert (f"at least {floor}" in note) == (round(share * len(b)) < floor)
+        assert ("the whole search" in note) == (want == len(b))
+        if want == len(b):
+            assert "was searched to its end" not in note
+            assert report.search_s == pytest.approx(min(min(a), min(b)))
+    assert TechniqueChoice(("vec",)).scout_min == SCOUT_MIN
 
 
 def test_no_scouting_under_a_budget(replay_session: TuningSession) -> None:
