@@ -271,10 +271,19 @@ GPU host): with the host's 16 cores, 15 helpers labelled 26-35 configurations/s
 is left to ``--compile-workers``."""
 
 
+def usable_cores() -> int:
+    """The cores this process may run on (its affinity: ``taskset``, a container's
+    cpuset), not the machine's: two tunings pinned to half a host each (one per GPU)
+    would otherwise each start helpers for the whole host."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # no affinity on this platform
+        return os.cpu_count() or 1
+
+
 def default_compile_workers() -> int:
-    """The compile helpers of one evaluator: every core but the measuring one's."""
-    cores = os.cpu_count() or 1
-    return max(0, min(cores - 1, MAX_COMPILE_WORKERS))
+    """The compile helpers of one evaluator: every usable core but the measuring one's."""
+    return max(0, min(usable_cores() - 1, MAX_COMPILE_WORKERS))
 
 
 class OpenCLEvaluator(EvaluatorBase):

@@ -7,7 +7,7 @@ import pytest
 
 from gtune.description import load_kernel
 from gtune.measure import OpenCLEvaluator, Status
-from gtune.measure.opencl_evaluator import default_compile_workers
+from gtune.measure.opencl_evaluator import default_compile_workers, usable_cores
 
 pytestmark = pytest.mark.opencl
 
@@ -310,3 +310,20 @@ def test_float64_outputs_verified_on_the_device(tmp_path, off, status):
     assert r.status is status, r.message
     if status is Status.WRONG_RESULT:
         assert r.max_error is not None and 5e-4 < r.max_error < 2e-3
+
+
+def test_compile_helpers_follow_the_cores_this_process_may_use() -> None:
+    """Pinned to fewer cores (taskset, one tuning per GPU on half a host), the default
+    compile helpers are those cores less one, not the machine's."""
+    import subprocess
+    import sys
+
+    assert default_compile_workers() == max(0, min(usable_cores() - 1, 16))
+    code = (
+        "import os; os.sched_setaffinity(0, {0});"
+        "import gtune.measure.opencl_evaluator as e;"
+        "print(e.usable_cores(), e.default_compile_workers())"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["1", "0"]
