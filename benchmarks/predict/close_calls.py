@@ -31,6 +31,7 @@ from gtune.description import load_kernel
 from gtune.device import DeviceLimits
 from gtune.heuristics import SearchProblem, get_strategy
 from gtune.heuristics.search import Seeded, TraceEntry, drive, nearest_config
+from gtune.kernel import TunableKernel
 from gtune.measure import ReplayEvaluator, Result
 from gtune.space import solve_space
 from gtune.space.build import technique_space
@@ -85,7 +86,19 @@ def steps_of(trace: Sequence[TraceEntry]) -> list[tuple[str, list[TraceEntry]]]:
     return groups
 
 
-def case(store: Path, text: str, device: DeviceLimits) -> dict[str, Any]:
+@dataclasses.dataclass
+class Case:
+    """A recorded search's case ``KERNEL_FILE@SIZE:TECHNIQUE``: the kernel at its size,
+    the technique's space on ``device`` and the store's results of that kernel."""
+
+    kernel: TunableKernel
+    technique: str
+    space: Any
+    default: dict[str, int]
+    results: list[Result]
+
+
+def load_case(store: Path, text: str, device: DeviceLimits) -> Case:
     where, technique = text.rsplit(":", 1)
     path, size = where.split("@")
     sizes = dict(zip(("NX", "NY", "NZ"), (int(v) for v in size.split("x")), strict=False))
@@ -94,8 +107,14 @@ def case(store: Path, text: str, device: DeviceLimits) -> dict[str, Any]:
     space = technique_space(solve_space(kernel, device).space, kernel, technique)
     stem = Path(path).name.split(".")[0]
     label = kernel.name if stem == kernel.name else f"{stem}:{kernel.name}"
-    default = kernel.default_config() or {}
+    default = dict(kernel.default_config() or {})
     results = recorded(store, label, sizes, set(space.parameters), default)
+    return Case(kernel, technique, space, default, results)
+
+
+def case(store: Path, text: str, device: DeviceLimits) -> dict[str, Any]:
+    c = load_case(store, text, device)
+    kernel, space, default, results = c.kernel, c.space, c.default, c.results
     evaluator = ReplayEvaluator(results, source=str(store), unrecorded="fail")
     strategy = get_strategy("grouped", {"spec": "hybrid"})
     searcher: Any = strategy.searcher(

@@ -31,15 +31,12 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from close_calls import ROOT, h200_limits, recorded
+from close_calls import h200_limits, load_case
 
-from gtune.description import load_kernel
 from gtune.device import DeviceLimits
 from gtune.heuristics import SearchProblem, get_strategy
 from gtune.heuristics.search import Seeded, drive, nearest_config
 from gtune.measure import ReplayEvaluator, Result
-from gtune.space import solve_space
-from gtune.space.build import technique_space
 
 
 def search(
@@ -84,16 +81,8 @@ def search(
 def case(
     store: Path, text: str, device: DeviceLimits, before: str, after: str, step: str
 ) -> dict[str, Any]:
-    where, technique = text.rsplit(":", 1)
-    path, size = where.split("@")
-    sizes = dict(zip(("NX", "NY", "NZ"), (int(v) for v in size.split("x")), strict=False))
-    sizes = {k: v for k, v in sizes.items() if not (k == "NZ" and v == 1)}
-    kernel = load_kernel(ROOT / path, sizes)
-    space = technique_space(solve_space(kernel, device).space, kernel, technique)
-    stem = Path(path).name.split(".")[0]
-    label = kernel.name if stem == kernel.name else f"{stem}:{kernel.name}"
-    default = kernel.default_config() or {}
-    results = recorded(store, label, sizes, set(space.parameters), default)
+    c = load_case(store, text, device)
+    kernel, space, technique, results = c.kernel, c.space, c.technique, c.results
     return {
         "case": text,
         "recorded": len(results),
