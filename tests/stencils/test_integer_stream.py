@@ -28,6 +28,7 @@ from gtune.stencils.render import describe, integer_streams
 from tests.conftest import run_gtune
 from tests.stencils.template_snapshot import beside_snapshot, cpp, sizes_of
 from tests.stencils.test_int_words import _arrays, _outputs
+from tests.stencils.test_integer_vec import _definition as integer_definition
 from tests.stencils.test_integer_vec import _random_weights
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -96,22 +97,9 @@ CASES: dict[str, tuple[str, str | None, str | None, str, dict[str, Any]]] = {
 def _definition(case: str, terms: list[dict[str, Any]] | None = None) -> StencilDefinition:
     storage, output, convert, boundary, more = CASES[case]
     fields = ["src", "mask"] if more.get("mask") else ["src"]
-    data: dict[str, Any] = {
-        "name": "k",
-        "dims": 2,
-        "dtype": "float32",
-        "boundary": boundary,
-        "fields": fields,
-        "output": "dst",
-        "storage": storage,
-        "terms": terms if terms is not None else _sorted_terms(2, fields),
-        **{k: v for k, v in more.items() if k != "mask"},
-    }
-    if convert is not None:
-        data["convert"] = convert
-    if output is not None:
-        data["output_storage"] = output
-    return parse_definition(data, "k.stencil.yaml")
+    extra = {k: v for k, v in more.items() if k != "mask"} | {"fields": fields}
+    terms = terms if terms is not None else _sorted_terms(2, fields)
+    return integer_definition(2, terms, storage, convert, boundary, output, **extra)
 
 
 def test_the_renderer_streams_integer_elements_listed_in_y_order() -> None:
