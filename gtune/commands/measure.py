@@ -20,7 +20,7 @@ from gtune.commands._common import (
 )
 from gtune.commands._plain import add_plain_arguments, note_lines, open_tunable
 from gtune.device import DeviceLimits
-from gtune.exceptions import BuildError, InputError
+from gtune.exceptions import BuildError, ExpressionError, InputError
 from gtune.kernel import TunableKernel
 from gtune.measure import Status, StoredEvaluator
 from gtune.measure.result import Result
@@ -85,6 +85,7 @@ def run(args: argparse.Namespace) -> int:
             source="--sweep" if args.sweep else "--config",
             hint="`gtune space` lists the values each parameter may take",
         )
+    _note_outside_space(kernel, configs)
     device = select_device(args.device)
     if args.sweep:
         return _sweep(args, kernel, configs, device, remeasure)
@@ -150,6 +151,32 @@ def run(args: argparse.Namespace) -> int:
             )
     Console().print(t)
     return 0 if result.ok else 1
+
+
+def _note_outside_space(kernel: TunableKernel, configs: list[dict[str, int]]) -> None:
+    """A note for each constraint of the kernel's description that a configuration
+    asked for fails: measured anyway (measure takes what it is given; a search never
+    proposes it), but the user learns why a search would not, and that its build or its
+    results may fail for that reason."""
+    failing: list[str] = []
+    for config in configs:
+        env = kernel.env(config)
+        for c in kernel.constraints:
+            try:
+                ok = bool(c.evaluate(env))
+            except (InputError, ExpressionError, KeyError, ZeroDivisionError):
+                continue  # one the space reports where it solves
+            if not ok and c.text not in failing:
+                failing.append(c.text)
+    if failing:
+        shown = ", ".join(f"`{t}`" for t in failing[:4]) + (" ..." if len(failing) > 4 else "")
+        Console(stderr=True).print(
+            escape(
+                f"note: {kernel.label}: outside the tuning space (the description's "
+                f"constraint {shown} fails); measured as asked"
+            ),
+            highlight=False,
+        )
 
 
 def _sweep_configs(

@@ -175,7 +175,8 @@ def test_streamed_integer_kernels_give_the_reference_bits(case: str, tmp_path: P
 def test_streaming_out_of_y_order_is_caught_by_the_verification(tmp_path: Path) -> None:
     """Why the renderer refuses it: measured by hand, streaming integer terms listed out
     of y order (the centre row's first term first) rounds some outputs differently, and
-    the bit-for-bit verification says so (wrong_result, never a time)."""
+    the bit-for-bit verification says so (wrong_result, never a time); measure notes
+    that the configuration is outside the tuning space."""
     terms = _sorted_terms(2, ["src"])
     path = tmp_path / "k.stencil.yaml"
     path.write_text(_definition("u8-clamp", [terms[3], *terms[:3], *terms[4:]]).to_yaml())
@@ -185,3 +186,10 @@ def test_streaming_out_of_y_order_is_caught_by_the_verification(tmp_path: Path) 
     )  # fmt: skip
     assert done.returncode != 0 and "Traceback" not in done.stderr
     assert "wrong_result" in done.stdout and "differ from the reference" in done.stdout
+    # measure says the configuration is outside the tuning space, and why
+    assert "outside the tuning space" in done.stderr and "`STREAM == 0` fails" in done.stderr
+    inside = run_gtune(
+        "--db", str(tmp_path / "r.db"), "measure", str(path), "--size", "64x16",
+        "--config", "STREAM=0,VX=4,BX=4,WX=8", "--json",
+    )  # fmt: skip
+    assert inside.returncode == 0 and "outside the tuning space" not in inside.stderr
