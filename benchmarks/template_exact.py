@@ -66,19 +66,23 @@ def grid(kernel: TunableKernel) -> Iterator[dict[str, int]]:
         yield {k: v for k, v in cfg.items() if k in kernel.parameter_names}
 
 
-def inputs(kernel: TunableKernel, seed: int) -> dict[str, np.ndarray]:
-    """Every buffer: inputs random, outputs the sentinel."""
+def inputs(kernel: TunableKernel, seed: int, sentinel: float = SENTINEL) -> dict[str, np.ndarray]:
+    """Every buffer: inputs random (floats normal, integers over their type's whole
+    range), outputs ``sentinel``."""
     rng = np.random.default_rng(seed)
     env = dict(kernel.sizes)
     arrays: dict[str, np.ndarray] = {}
     for a in kernel.arguments:
         if a.kind != "buffer":
             continue
-        shape = a.shape_for(env)
-        if a.role == "input":
-            arrays[a.name] = rng.standard_normal(shape).astype(a.dtype)
+        dtype, shape = np.dtype(a.dtype), a.shape_for(env)
+        if a.role != "input":
+            arrays[a.name] = np.full(shape, sentinel, dtype=dtype)
+        elif dtype.kind in "iu":
+            info = np.iinfo(dtype)
+            arrays[a.name] = rng.integers(info.min, info.max, shape, dtype=dtype, endpoint=True)
         else:
-            arrays[a.name] = np.full(shape, SENTINEL, dtype=a.dtype)
+            arrays[a.name] = rng.standard_normal(shape).astype(dtype)
     return arrays
 
 

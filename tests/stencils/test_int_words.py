@@ -42,6 +42,7 @@ TEMPLATE = ROOT / "gtune" / "data" / "templates" / "stencil.cl"
 CORPUS = ROOT / "tests" / "data" / "definitions"
 candidate = load_script(ROOT / "benchmarks" / "candidate.py")
 template_ab = load_script(ROOT / "benchmarks" / "template_ab.py")
+template_exact = load_script(ROOT / "benchmarks" / "template_exact.py")
 
 
 def _variant(patch: str) -> str:
@@ -155,20 +156,7 @@ def _configs(kernel: TunableKernel) -> Iterator[dict[str, int]]:
 
 def _arrays(kernel: TunableKernel, seed: int) -> dict[str, np.ndarray]:
     """Inputs random over the whole range of their type; outputs a sentinel."""
-    rng = np.random.default_rng(seed)
-    env = dict(kernel.sizes)
-    arrays: dict[str, np.ndarray] = {}
-    for a in kernel.arguments:
-        if a.kind != "buffer":
-            continue
-        dtype, shape = np.dtype(a.dtype), a.shape_for(env)
-        if a.role != "input":
-            arrays[a.name] = np.full(shape, 93, dtype=dtype)
-        elif dtype.kind in "iu":
-            info = np.iinfo(dtype)
-            arrays[a.name] = rng.integers(info.min, info.max, shape, dtype=dtype, endpoint=True)
-        else:
-            arrays[a.name] = rng.standard_normal(shape).astype(dtype)
+    arrays: dict[str, np.ndarray] = template_exact.inputs(kernel, seed, sentinel=93)
     return arrays
 
 
