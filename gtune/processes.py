@@ -166,3 +166,14 @@ def _runs(pid: int) -> bool:
     except OSError:
         return True
     return state not in ([b"Z"], [b"X"])
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its affinity: ``taskset``, a container's
+    cpuset), not the machine's: two tunings pinned to half a host each (one per GPU)
+    would otherwise each start helpers (compile workers, solver processes) for the
+    whole host."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # no affinity on this platform
+        return os.cpu_count() or 1

@@ -41,7 +41,14 @@ from gtune.measure.guard import (
 from gtune.measure.problem import tolerances, write_problem
 from gtune.measure.result import Result, Status
 from gtune.measure.stats import TimingPolicy
-from gtune.processes import Stopped, scratch_dir, spawn_worker, stop_overdue, wait_stoppable
+from gtune.processes import (
+    Stopped,
+    scratch_dir,
+    spawn_worker,
+    stop_overdue,
+    usable_cores,
+    wait_stoppable,
+)
 
 MAX_RUNS = 100_000
 """Most timed runs of one configuration."""
@@ -269,16 +276,6 @@ MAX_COMPILE_WORKERS = 16
 GPU host): with the host's 16 cores, 15 helpers labelled 26-35 configurations/s
 (``benchmarks/results/predict/h200-complete``). More than 16 processes per kernel
 is left to ``--compile-workers``."""
-
-
-def usable_cores() -> int:
-    """The cores this process may run on (its affinity: ``taskset``, a container's
-    cpuset), not the machine's: two tunings pinned to half a host each (one per GPU)
-    would otherwise each start helpers for the whole host."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):  # no affinity on this platform
-        return os.cpu_count() or 1
 
 
 def default_compile_workers() -> int:

@@ -32,7 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gtune.exceptions import EnvironmentProblem, GtuneError, InputError, UnsatisfiableSpace
-from gtune.processes import scratch_dir, wait_stoppable
+from gtune.processes import scratch_dir, usable_cores, wait_stoppable
 from gtune.space.constraints import NamedConstraint
 from gtune.space.model import SpaceModel, device_dzn, model_mzn, mzn_name
 
@@ -368,7 +368,7 @@ def _solve_fzn(
         code = RowCode.of(model.parameters, model.domains, sources)
         declarations, constraints = code.flatzinc()
         body = _before_solve(_insert_declaration(body, declarations), constraints)
-        n = max(1, min(workers or os.cpu_count() or 1, 16))
+        n = max(1, min(workers or usable_cores(), 16))
         parts = _split(body, model, sources, n * PARTS_PER_WORKER if n > 1 else 1)
         t1 = time.perf_counter()
         parsed, parse_s = _solve_parts(gecode, parts, work, n, len(code.groups), model, timeout)

@@ -7,7 +7,8 @@ import pytest
 
 from gtune.description import load_kernel
 from gtune.measure import OpenCLEvaluator, Status
-from gtune.measure.opencl_evaluator import default_compile_workers, usable_cores
+from gtune.measure.opencl_evaluator import default_compile_workers
+from gtune.processes import usable_cores
 
 pytestmark = pytest.mark.opencl
 
@@ -321,8 +322,8 @@ def test_compile_helpers_follow_the_cores_this_process_may_use() -> None:
     assert default_compile_workers() == max(0, min(usable_cores() - 1, 16))
     code = (
         "import os; os.sched_setaffinity(0, {0});"
-        "import gtune.measure.opencl_evaluator as e;"
-        "print(e.usable_cores(), e.default_compile_workers())"
+        "import gtune.measure.opencl_evaluator as e, gtune.processes as p;"
+        "print(p.usable_cores(), e.default_compile_workers())"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
