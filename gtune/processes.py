@@ -168,12 +168,17 @@ def _runs(pid: int) -> bool:
     return state not in ([b"Z"], [b"X"])
 
 
-def usable_cores() -> int:
-    """The cores this process may run on (its affinity: ``taskset``, a container's
-    cpuset), not the machine's: two tunings pinned to half a host each (one per GPU)
-    would otherwise each start helpers (compile workers, solver processes) for the
-    whole host."""
+def allowed_cpus() -> list[int]:
+    """The CPUs this process may run on (its affinity: ``taskset``, a container's
+    cpuset); every CPU where the platform has no affinity."""
     try:
-        return max(1, len(os.sched_getaffinity(0)))
+        return sorted(os.sched_getaffinity(0))
     except (AttributeError, OSError):  # no affinity on this platform
-        return os.cpu_count() or 1
+        return list(range(os.cpu_count() or 1))
+
+
+def usable_cores() -> int:
+    """How many CPUs this process may use (:func:`allowed_cpus`), not the machine's: two
+    tunings pinned to half a host each (one per GPU) would otherwise each start helpers
+    (compile workers, solver processes) for the whole host."""
+    return max(1, len(allowed_cpus()))

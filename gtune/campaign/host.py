@@ -11,11 +11,12 @@ summary says so (``source``).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Collection
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
+
+from gtune.processes import allowed_cpus
 
 SYSFS_CPU = Path("/sys/devices/system/cpu")
 
@@ -33,13 +34,6 @@ class HostCores:
         return asdict(self)
 
 
-def _allowed() -> list[int]:
-    try:
-        return sorted(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return list(range(os.cpu_count() or 1))
-
-
 def _read_id(path: Path) -> str | None:
     try:
         text = path.read_text().strip()
@@ -51,7 +45,7 @@ def _read_id(path: Path) -> str | None:
 def host_cores(cpus: Collection[int] | None = None, sysfs: Path = SYSFS_CPU) -> HostCores:
     """The cores of ``cpus`` (default: those this process may run on), by the CPU
     topology under ``sysfs``; each CPU a core where any CPU's topology is missing."""
-    chosen = sorted(cpus) if cpus is not None else _allowed()
+    chosen = sorted(cpus) if cpus is not None else allowed_cpus()
     logical = max(1, len(chosen))
     cores: dict[tuple[str, str, str], int] = {}
     for cpu in chosen:

@@ -134,7 +134,6 @@ def _configs(kernel: TunableKernel) -> Iterator[dict[str, int]]:
     """VX 2 to 16 (16 with two work-items a row), cyclic merging, and with the interior
     boundary whole rim vectors, row blocks and the interior path; each one the space
     allows."""
-    default = dict(kernel.default_config() or {})
     names = kernel.parameter_names
     changes: list[dict[str, int]] = [
         {"VX": vx, "BX": vx, "WX": 4} for vx in (2, 4, 8, 16) if "VX" in names
@@ -147,8 +146,15 @@ def _configs(kernel: TunableKernel) -> Iterator[dict[str, int]]:
             {"VX": 8, "BX": 8, "WX": 4, "RIM": 1, "RIN": 1, **blocks},
             {"VX": 4, "BX": 4, "WX": 4, "RIM": 1, "RIN": 1},
         ]
+    yield from allowed(kernel, changes)
+
+
+def allowed(kernel: TunableKernel, changes: list[dict[str, int]]) -> Iterator[dict[str, int]]:
+    """The kernel's default configuration with each change (of the parameters it has),
+    where the space allows it."""
+    default = dict(kernel.default_config() or {})
     for change in changes:
-        cfg = {**default, **change}
+        cfg = {**default, **{k: v for k, v in change.items() if k in kernel.parameter_names}}
         env = kernel.env(cfg)
         if all(c.evaluate(env) for c in kernel.constraints):
             yield cfg

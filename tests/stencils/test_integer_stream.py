@@ -27,7 +27,7 @@ from gtune.stencils.real import REAL
 from gtune.stencils.render import describe, integer_streams
 from tests.conftest import run_gtune
 from tests.stencils.template_snapshot import beside_snapshot, cpp, sizes_of
-from tests.stencils.test_int_words import _arrays, _outputs
+from tests.stencils.test_int_words import _arrays, _outputs, allowed
 from tests.stencils.test_integer_vec import _definition as integer_definition
 from tests.stencils.test_integer_vec import _random_weights
 
@@ -133,7 +133,6 @@ def test_the_renderer_streams_integer_elements_listed_in_y_order() -> None:
 def _stream_cases(kernel: Any) -> list[dict[str, int]]:
     """Streaming configurations the kernel's space allows: value by value, vectors of
     4, 8 (with cyclic merging) and 16, chunks of 1 to 8 rows."""
-    default = dict(kernel.default_config() or {})
     changes = [
         {"STREAM": 1, "ZC": 4, "VX": 1, "BX": 1, "WX": 8},
         {"STREAM": 1, "ZC": 1, "VX": 1, "BX": 4, "WX": 4},
@@ -141,13 +140,7 @@ def _stream_cases(kernel: Any) -> list[dict[str, int]]:
         {"STREAM": 1, "ZC": 2, "VX": 8, "BX": 8, "WX": 4, "CX": 2},
         {"STREAM": 1, "ZC": 4, "VX": 16, "BX": 16, "WX": 2},
     ]
-    out = []
-    for change in changes:
-        cfg = {**default, **{k: v for k, v in change.items() if k in kernel.parameter_names}}
-        env = kernel.env(cfg)
-        if all(c.evaluate(env) for c in kernel.constraints):
-            out.append(cfg)
-    return out
+    return list(allowed(kernel, changes))
 
 
 @pytest.mark.opencl
