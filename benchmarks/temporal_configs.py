@@ -103,7 +103,7 @@ def table(rows: Sequence[Mapping[str, Any]], copy_gbs: float, head: str) -> str:
         lines.append(f"| {name} | {r['shape']} | {r['status']} | " + " | ".join(cells) + " |")
     lines += [
         "",
-        f"Copy: {copy_gbs:.1f} GB/s, measured in the same rounds. Target (issue 27): "
+        f"Copy: {copy_gbs:.1f} GB/s, measured in the same rounds. Target: "
         f"{TARGET_MULTI}x copy per step.",
     ]
     return "\n".join(lines) + "\n"
