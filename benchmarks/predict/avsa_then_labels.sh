@@ -12,7 +12,7 @@
 # OUT/avsa.tar.gz (the kernel files and the report), OUT/c/A, OUT/c/B (collect_complete's
 # outputs) and OUT/logs.tar.gz (A.log, B.log, avsa0.log, avsa1.log, rc.txt): six files, within
 # the device tool's eight. Every part has its own limit inside SECONDS; allow SECONDS + 60
-# for an outer timeout.
+# for an outer timeout. TRAIN_ARGS, TRAIN_ARGS_A, TRAIN_ARGS_B: as for collect_two_gpus.sh.
 set -uo pipefail
 if [ $# -lt 6 ]; then
   sed -n '2,/^set /p' "$0" | sed '$d' | sed 's/^# \{0,1\}//' >&2
@@ -27,6 +27,11 @@ start=$(date +%s)
 half=$(($(nproc) / 2))
 mkdir -p "$out/avsa" "$out/c" && cp -r "$avsa/kernels" "$out/avsa/" && : > "$out/rc.txt"
 mapfile -t kernels < <(grep -v '^#' "$here/heldout_kernels.txt")
+
+args_of() { # PART: `gtune train`'s arguments for it (as collect_two_gpus.sh: TRAIN_ARGS_A, _B)
+  local v=TRAIN_ARGS_$1
+  echo "${!v:-${TRAIN_ARGS:---compile-workers $((half > 1 ? half - 1 : 1))}}"
+}
 
 gpu() { # GPU PART GROUPS
   local i=$1 name=$2 groups=$3 work pin=() left from
@@ -46,7 +51,7 @@ gpu() { # GPU PART GROUPS
   [ -f "$from/collect.tar.gz" ] && tar -xzf "$from/collect.tar.gz" -C "$work" --wildcards './*-hybrid.csv' 2> /dev/null
   left=$((seconds - ($(date +%s) - start) - 60))
   DATASET=$(find "$work" -maxdepth 1 -name '*-hybrid.csv' | head -1) \
-    TRAIN_ARGS="--compile-workers $((half > 1 ? half - 1 : 1))" \
+    TRAIN_ARGS="$(args_of "$name")" \
     "${pin[@]}" bash "$here/collect_complete.sh" "$out/c/$name" "$device" "$left" "$groups" \
     $([ -f "$work/labels.db.gz" ] && echo "$work/labels.db.gz") > "$out/$name.log" 2>&1
   echo "labels $name (GPU $i): exit status $? at $(date -u +%H:%M:%S)" >> "$out/rc.txt"
