@@ -6,9 +6,13 @@
 # GROUPS_FILE (default benchmarks/predict/complete_groups.txt): lines "SIZE FILE...";
 # each group is labelled at its size (`gtune train --kernel-files ... --sizes SIZE`,
 # cheapest kernels first; "suite:PATTERN" instead of files: the garvey104 suite's kernels
-# matching PATTERN), in order: a group may take what is left of SECONDS but 30 s for each
-# group after it (kernels labelled already cost nothing). STORE: a result store (labels.db
-# or labels.db.gz) of an earlier call to continue from; searched configurations are
+# matching PATTERN), in order: a group may take what is left of SECONDS but RESERVE s
+# (default 30) for each group after it (kernels labelled already cost nothing); RESERVE=0
+# gives each group all that is left, so a later group runs only once the ones before
+# have labelled all their kernels (the most rows when the groups go cheapest first; a
+# slice of 30 s labels nothing and costs `gtune train`'s start and fit). STORE: a result
+# store (labels.db or labels.db.gz) of an earlier call to continue from; searched
+# configurations are
 # served from it, kernels whose row is in OUT's dataset are not searched again.
 # Writes OUT/labels.db.gz (split into parts of 15 MiB: the device tool brings back no
 # larger file) and OUT/collect.tar.gz (dataset CSV, model card, log). Every configuration
@@ -32,7 +36,7 @@ n=${#lines[@]}
 for i in "${!lines[@]}"; do
   read -r size files <<< "${lines[$i]}"
   left=$(( seconds - ($(date +%s) - start) ))
-  share=$(( left - 30 * (n - i - 1) ))
+  share=$(( left - ${RESERVE:-30} * (n - i - 1) ))
   [ "$share" -lt 30 ] && { echo "collect_complete: no time left for $size" | tee -a "$work/model/collect.log"; continue; }
   echo "== $size: $share s ($(date -u +%H:%M:%S))" | tee -a "$work/model/collect.log"
   case "$files" in
