@@ -5,7 +5,8 @@ For each kernel of ``stencils/plain/manifest.yaml`` that lifts: ``gtune lift`` a
 manifest's small size (on the benchmark device), then at the GPU size (``bench``):
 
 * *plain*: the original kernel tuned as a plain kernel (its work-group size; hybrid
-  strategy, ``--budget`` configurations);
+  strategy, ``--budget`` configurations; ``--budget 0``: no budget, each search to the
+  end of its spec, as ``gtune run`` does by default);
 * *lifted*: the lifted definition rendered in the template and tuned with ``gtune run``'s
   defaults (hybrid strategy, the load predictor's technique where a model fits the
   device), the same budget, verified against the original kernel's output;
@@ -150,7 +151,7 @@ def tune_lifted(
     size: str,
     original: TunableKernel,
     device: DeviceLimits,
-    budget: Budget,
+    budget: Budget | None,
     store: str | None,
     technique: str,
 ) -> tuple[TunableKernel, TuningReport, float, float]:
@@ -195,7 +196,7 @@ def bench_kernel(
     planes = plane_bench(entry, size)
     # a plane kernel is tuned and timed at its middle plane, its times x NZ
     bench = original if planes is None else plain({**entry, "flags": planes[0]}, size)
-    the_budget = Budget(evaluations=budget)
+    the_budget = Budget(evaluations=budget) if budget > 0 else None
 
     t0 = time.monotonic()
     plain_report = tune(bench, device=device, budget=the_budget, confirm=None, store=store)
@@ -281,11 +282,18 @@ def same_bytes_cell(k: Mapping[str, Any]) -> str:
     return f"{k['fraction_of_same_bytes_copy'] * 100:.1f} % ({k['same_bytes_copy']})"
 
 
+def budget_words(budget: int | None) -> str:
+    """The budget as the report states it (0: none, every search to its spec's end)."""
+    if not budget:
+        return "No budget: every search to the end of its spec (`gtune run`'s default)"
+    return f"Budget {budget} configurations per tuning"
+
+
 def summary(data: Mapping[str, Any]) -> str:
     lines = [
         f"# Lifted corpus kernels on {data['device']}",
         "",
-        f"Budget {data['budget']} configurations per tuning (plain: work-group only; lifted: "
+        f"{budget_words(data['budget'])} (plain: work-group only; lifted: "
         f"the template); times: medians of {data['rounds']} alternating round(s). Copy: "
         "the float4 copy kernel's best bandwidth per size (start and end of the run).",
         "",
@@ -413,7 +421,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("outdir", type=Path)
     parser.add_argument("--device", help="P:D, identity or name (default: the first GPU)")
     parser.add_argument("--kernels", nargs="+", help="manifest names (default: all)")
-    parser.add_argument("--budget", type=int, default=60, help="configurations per tuning")
+    parser.add_argument(
+        "--budget",
+        type=int,
+        default=60,
+        help="configurations per tuning; 0: none, every search to its spec's end "
+        "(gtune run's default)",
+    )
     parser.add_argument("--rounds", type=int, default=3, help="alternating re-measurements")
     parser.add_argument("--small", action="store_true", help="the manifest's small sizes")
     parser.add_argument(
