@@ -40,7 +40,9 @@ for i in "${!lines[@]}"; do
   [ "$share" -lt 30 ] && { echo "collect_complete: no time left for $size" | tee -a "$work/model/collect.log"; continue; }
   echo "== $size: $share s ($(date -u +%H:%M:%S))" | tee -a "$work/model/collect.log"
   case "$files" in
-    suite:*) what=(--suite garvey104 --no-real --kernels "${files#suite:}") ;;
+    suite:*) what=(--suite garvey104 --no-real --kernels "${files#suite:}")
+      # rows at another size than the suite's 256^3 are named KERNEL@SIZE
+      [ "$size" != 256x256x256 ] && what+=(--size-in-name) ;;
     *) read -r -a what <<< "--kernel-files $files" ;;
   esac
   python3 -m gtune --db "$work/labels.db" train "${what[@]}" --sizes "$size" \

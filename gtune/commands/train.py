@@ -73,6 +73,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default="256x256x256",
         help="problem sizes; each kernel is labelled at each (default 256x256x256)",
     )
+    p.add_argument(
+        "--size-in-name",
+        action="store_true",
+        help="name each suite kernel KERNEL@NXxNYxNZ even when one size is given (as "
+        "several sizes do): a dataset grown one size per call keeps a row per size "
+        "(without it, one size names the kernel alone, as 256x256x256 rows are named)",
+    )
     p.add_argument("--heuristic", default="hybrid", help="heuristic to run (default hybrid)")
     p.add_argument(
         "--techniques",
@@ -372,6 +379,7 @@ def _training_kernels(
             names=[k for k in (args.kernels or "").split(",") if k.strip()] or None,
             real=not args.no_real,
             suite=args.suite,
+            size_in_name=args.size_in_name,
         )
     return kernels_from_paths(args.kernel_files, sizes if args.sizes else [])
 

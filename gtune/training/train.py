@@ -470,12 +470,15 @@ def suite_kernels(
     names: Sequence[str] | None = None,
     real: bool = True,
     suite: str = "garvey104",
+    size_in_name: bool = False,
 ) -> list[TrainingKernel]:
     """Render the suite (and the real weighted-sum stencils) into ``directory``.
 
     ``names`` filters by kernel name (shell-style patterns); each kernel appears once per
-    size, named ``kernel@NXxNYxNZ`` when several sizes are given. 2D-array stencils get
-    the 2D size of :func:`size_2d`.
+    size, named ``kernel@NXxNYxNZ`` when several sizes are given or ``size_in_name``
+    (a dataset grown one size per call: otherwise a second size's kernels would take
+    the first one's names, and a kernel labelled at one size would be skipped at the
+    other). 2D-array stencils get the 2D size of :func:`size_2d`.
     """
     import fnmatch
 
@@ -516,7 +519,7 @@ def suite_kernels(
             else:
                 nx, ny = size_2d(size)
                 s = {"NX": nx, "NY": ny}
-            label = f"{name}@{tag}" if len(sizes) > 1 else name
+            label = f"{name}@{tag}" if len(sizes) > 1 or size_in_name else name
             out.append(TrainingKernel(label, path, s))
     return out
 

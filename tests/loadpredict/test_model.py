@@ -347,6 +347,14 @@ def test_2d_stencils_get_two_distinct_training_shapes(tmp_path: Path) -> None:
     assert problems["jacobi2d@256x256x256"] != problems["jacobi2d@1024x1024x32"]
     assert problems["jacobi2d@1024x1024x32"] == {"NX": 8192, "NY": 1024}
     assert problems["heat3d@1024x1024x32"] == {"NX": 1024, "NY": 1024, "NZ": 32}
+    # one size names the kernel alone, unless the size is asked for in the name (a
+    # dataset grown one size per call keeps the flat rows apart from the 256^3 ones)
+    flat = [(1024, 1024, 32)]
+    alone = suite_kernels(tmp_path, flat, names=["heat3d"])
+    named = suite_kernels(tmp_path, flat, names=["heat3d"], size_in_name=True)
+    assert [k.name for k in alone] == ["heat3d"]
+    assert [k.name for k in named] == ["heat3d@1024x1024x32"]
+    assert named[0].sizes == alone[0].sizes == {"NX": 1024, "NY": 1024, "NZ": 32}
 
 
 def test_a_time_limited_collection_labels_the_cheapest_kernels_first(tmp_path: Path) -> None:
