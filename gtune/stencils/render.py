@@ -69,11 +69,14 @@ VEC_OUTS_MAX = 64
 TEMPORAL_LOADS_MAX = 32
 
 # Most 32-bit registers a work-group of temporal streaming with the z-neighbours in
-# registers (ZREG = 1) may fill with its queues and loads: half a GPU compute unit's
-# register file (65,536 on NVIDIA since Kepler, AMD's CDNA alike), the rest for
-# addresses and sums. A work-item of 1,024 gets at most 64 registers on NVIDIA; values
-# beyond would spill to memory.
-ZREG_GROUP_REGISTERS = 32768
+# registers (ZREG = 1, 2) may fill with its queues and loads: a GPU compute unit's
+# register file (65,536 on NVIDIA since Kepler, AMD's CDNA alike), one work-group per
+# unit. A work-item of 1,024 gets at most 64 registers on NVIDIA; values beyond spill
+# to memory (the kernel still runs: the measurement decides). Half the file (32,768)
+# cut TB = 4 at heat3d's best blocks (64 x 32 on 512 work-items: 39,936), the depth
+# whose DRAM traffic per step is half TB = 2's (benchmarks/results/temporal/
+# zreg-analysis.md).
+ZREG_GROUP_REGISTERS = 65536
 
 TB_VALUES = (1, 2, 4, 8, 16)
 """Time steps per launch the temporal technique tries (those that divide the steps)."""

@@ -424,17 +424,20 @@ def test_zreg_is_streaming_with_the_z_neighbours_in_registers() -> None:
     env2 = {**kernel.env({**zreg, "ZREG": 2}), **limits}
     assert kernel.launch.local_memory_bytes.evaluate_int(env2) == 2 * 4 * 132 * 20
     # registers: the points per work-item times (TB*3 + 1) values, at most 128 per
-    # work-item and 32,768 per work-group. TB = 8 at 16 x 16 work-items and a 64 x 16
+    # work-item and 65,536 per work-group. TB = 8 at 16 x 16 work-items and a 64 x 16
     # block: 80 x 32 points, 10 each, 250 values: too many; at 32 x 32 work-items and a
     # 64 x 32 block: 80 x 48 points, 4 each, 100 values, but 102,400 in the work-group;
     # a 32 x 8 block on 32 x 8: 48 x 24 points, 5 each, 125 values, 32,000 in all
     assert not _valid(kernel, {**zreg, "WX": 16, "WY": 16, "CX": 4, "TB": 8}, limits)
     assert not _valid(kernel, {**zreg, "WX": 32, "WY": 32, "CX": 2, "TB": 8}, limits)
     assert _valid(kernel, {**zreg, "WX": 32, "WY": 8, "CX": 1, "TB": 8}, limits)
-    # float64 counts two registers a value: 64,000 in that work-group
+    # TB = 4, a 64 x 32 block on 32 x 16: 72 x 40 points, 6 each, 78 values, 39,936 in
+    # the work-group; float64 counts two registers a value: 79,872
+    tb4 = {**zreg, "WX": 32, "WY": 16, "CX": 2, "CY": 2, "TB": 4}
+    assert _valid(kernel, tb4, limits)
     d64 = parse_definition({**with_steps(HEAT, 8), "dtype": "float64"}, "h.stencil.yaml")
     k64 = parse_description(definition_description(d64, sizes)[1], source=source, label="h")
-    assert not _valid(k64, {**zreg, "WX": 32, "WY": 8, "CX": 1, "TB": 8}, limits)
+    assert not _valid(k64, tb4, limits)
     # one step and tiles take no ZREG
     assert not _valid(kernel, {**zreg, "TB": 1}, limits)
     assert not _valid(kernel, {**zreg, "STREAM": 0, "ZC": 1}, limits)
