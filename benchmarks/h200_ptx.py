@@ -652,7 +652,12 @@ def table(rows: Sequence[dict[str, Any]]) -> str:
         "|---|---|---|" + "---:|" * 11,
     ]
     for r in rows:
-        pct = r["bytes"] / (r["median_us"] * 1e-6) / 1e9 / COPY_GBS * 100
+        us = r["median_us"]  # None: a configuration not measured yet
+        timed = (
+            "—"
+            if us is None
+            else f"{us:.1f} ({r['bytes'] / (us * 1e-6) / 1e9 / COPY_GBS * 100:.1f})"
+        )
         if "per_output" in r:
             cells = [f"{r['per_output'].get(k, 0):.2f}" for k in COUNTED]
             cells += [f"{r['instructions_per_output']:.2f}"]
@@ -661,7 +666,7 @@ def table(rows: Sequence[dict[str, Any]]) -> str:
             cells = [""] * (len(COUNTED) + 1) + [f"not traced: {r.get('error', '')[:60]}"]
         lines.append(
             f"| {r['kernel']} | {r['technique']} | {shown(r['config'])} | "
-            f"{r['median_us']:.1f} ({pct:.1f}) | " + " | ".join(cells) + " |"
+            f"{timed} | " + " | ".join(cells) + " |"
         )
     lines += [
         "",

@@ -3,11 +3,14 @@
 
 ``benchmarks/template_ab.py`` verifies both renderings against the numpy reference
 within its tolerance; a candidate meant to replace the template's code must do more:
-give the same bits. Each kernel (a real stencil by name) is rendered from the package's
-template and from ``--variant``; each configuration runs once in both on the same
-random input, with every output element first set to the same sentinel (so the points
-a kernel leaves alone, the interior boundary's rim, are compared too), and the outputs
-are compared as raw bits. The configurations: ``--config KERNEL:N=V,...`` (a parameter
+give the same bits. Each kernel (a real stencil by name or a ``NAME.stencil.yaml``
+path) is rendered from the package's template and from ``--variant``; each
+configuration runs once in both on the same random input, with every output element
+first set to the same sentinel (so the points a kernel leaves alone, the interior
+boundary's rim, are compared too), and the outputs are compared as raw bits
+(``--variant-set N=V,...``: the variant's configurations with these values, a new
+value of a template parameter against the package's code, e.g. ``RIN=2`` against
+``RIN=0``). The configurations: ``--config KERNEL:N=V,...`` (a parameter
 left out: its default) or, by default, a grid of small vec tiles (``RIM=1``, ``BX =
 VX`` 2 and 4, rows merged in y and z, cyclic merging in z, ``SEP`` where the kernel
 has it) whose blocks straddle every edge at ``--size``; a configuration the package's
@@ -36,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import onestep
 from candidate import read_variant
-from template_ab import render_real
+from template_ab import render_real, rendering_from
 
 from gtune.commands._common import parse_config
 from gtune.description import load_kernel
@@ -91,12 +94,22 @@ def same_bits(a: np.ndarray, b: np.ndarray) -> bool:
 
 
 def check(
-    name: str, variant: str, size: int, configs: Sequence[Mapping[str, int]], device: str
+    name: str,
+    variant: str,
+    size: int,
+    configs: Sequence[Mapping[str, int]],
+    device: str,
+    vset: Mapping[str, int] | None = None,
 ) -> tuple[int, int, int]:
     """(configurations equal, different, skipped) for one kernel."""
     with tempfile.TemporaryDirectory() as tmp:
-        ka = load_kernel(render_real(name, Path(tmp) / "package", None))
-        kb = load_kernel(render_real(name, Path(tmp) / "variant", variant))
+        if name.endswith(".stencil.yaml"):  # a definition, rendered as it loads
+            ka = load_kernel(name)
+            with rendering_from(variant):
+                kb = load_kernel(name)
+        else:
+            ka = load_kernel(render_real(name, Path(tmp) / "package", None))
+            kb = load_kernel(render_real(name, Path(tmp) / "variant", variant))
         sizes = onestep.kernel_sizes(ka, size, 16 * size)
         ka, kb = ka.with_sizes(sizes), kb.with_sizes(sizes)
         arrays = inputs(ka, seed=size)
@@ -109,7 +122,7 @@ def check(
                 print(f"{name}: skipped {full}: the package's rendering fails ({e})")
                 skipped += 1
                 continue
-            out_b = run_plain(kb, arrays, full, device=device)
+            out_b = run_plain(kb, arrays, {**full, **(vset or {})}, device=device)
             bad = [n for n in out_a if not same_bits(out_a[n], out_b[n])]
             text = " ".join(f"{k}={v}" for k, v in full.items())
             if bad:
@@ -129,25 +142,44 @@ def main(argv: Sequence[str] | None = None) -> int:
         required=True,
         help="the candidate: a stencil.cl, or a .patch of the package's (candidate.py)",
     )
-    ap.add_argument("--kernels", nargs="+", default=["heat3d", "box27", "laplacian4", "jacobi2d"])
+    ap.add_argument(
+        "--kernels",
+        nargs="+",
+        default=["heat3d", "box27", "laplacian4", "jacobi2d"],
+        help="real stencils by name or NAME.stencil.yaml paths",
+    )
     ap.add_argument("--config", action="append", default=[], metavar="KERNEL:N=V,...")
     ap.add_argument("--size", type=int, default=64, help="3D cube side (2D: 16x this)")
     ap.add_argument("--device", default="pthread")
+    ap.add_argument(
+        "--variant-set",
+        default="",
+        metavar="N=V,...",
+        help="the variant's configurations with these values (e.g. RIN=2)",
+    )
     args = ap.parse_args(argv)
     if not args.variant.is_file():
         print(f"template_exact: {args.variant}: no such file", file=sys.stderr)
         return 2
-    unknown = [k for k in args.kernels if k not in REAL]
+    unknown = [
+        k
+        for k in args.kernels
+        if k not in REAL and not (k.endswith(".stencil.yaml") and Path(k).is_file())
+    ]
     if unknown:
-        print(f"template_exact: not a real stencil: {', '.join(unknown)}", file=sys.stderr)
+        print(
+            f"template_exact: not a real stencil nor a .stencil.yaml file: {', '.join(unknown)}",
+            file=sys.stderr,
+        )
         return 2
     variant = read_variant(args.variant)
+    vset = parse_config(args.variant_set) if args.variant_set else {}
     totals = [0, 0, 0]
     for name in args.kernels:
         configs = [
             parse_config(c.split(":", 1)[1]) for c in args.config if c.startswith(name + ":")
         ]
-        for i, n in enumerate(check(name, variant, args.size, configs, args.device)):
+        for i, n in enumerate(check(name, variant, args.size, configs, args.device, vset)):
             totals[i] += n
     print(f"same bits: {totals[0]}, different: {totals[1]}, skipped: {totals[2]}")
     return 1 if totals[1] else 0
