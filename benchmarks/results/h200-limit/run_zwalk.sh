@@ -13,7 +13,7 @@
 # From the project root on the GPU host (about 3 minutes; under 4):
 #   source .gpu-bundle/env.sh .gpu-bundle && OUT=$OUT bash benchmarks/results/h200-limit/run_zwalk.sh
 # Smoke test on PoCL (128^3: the configurations are 128 wide in x; the venv's python):
-#   PATH=$PWD/.venv/bin:$PATH OUT=/tmp/smoke ROUNDS=1 BUDGET=900 \
+#   PATH=$PWD/.venv/bin:$PATH OUT=/tmp/smoke ROUNDS=1 BUDGET=1500 SCALE=10 \
 #     bash benchmarks/results/h200-limit/run_zwalk.sh pthread 128
 #
 # Each step has its own time limit, cut to what is left of BUDGET seconds. Writes
@@ -25,13 +25,14 @@ dev=${1:-NVIDIA}
 size=${2:-512}
 rounds=${ROUNDS:-5}
 budget=${BUDGET:-230}
+scale=${SCALE:-1} # the steps' limits times this (PoCL's smoke test: 10)
 kernels=(${KERNELS:-laplacian4 box27 heat3d})
 start=$(date +%s)
 mkdir -p "$OUT"
 
-left() { # seconds left of the budget, at most $1
-  local l=$((budget - ($(date +%s) - start)))
-  [ "$l" -gt "$1" ] && l=$1
+left() { # seconds left of the budget, at most $1 (times SCALE)
+  local l=$((budget - ($(date +%s) - start))) cap=$(($1 * scale))
+  [ "$l" -gt "$cap" ] && l=$cap
   [ "$l" -lt 5 ] && l=5
   echo "$l"
 }
@@ -96,8 +97,8 @@ nv() { # nv NAME LIMIT CONFIGS [--template FILE]: ptxas's registers and NVIDIA's
 
 # one kernel group per step, so a step cut by its limit loses only its kernels
 ab ab-zwalk 60 2 "laplacian4 heat3d" "${configs[@]}"
-ab ab-zwalk-box27 70 2 box27 "${configs[@]}"
+ab ab-zwalk-box27 80 2 box27 "${configs[@]}"
 ab ab-zwalk-unrolled 45 3 "laplacian4 box27" "${configs3[@]}"
-nv zwalk 30 configs_zwalk_walk.json --template benchmarks/candidates/vec_zwalk.patch
-nv package 25 configs_zwalk.json
+nv zwalk 25 configs_zwalk_walk.json --template benchmarks/candidates/vec_zwalk.patch
+nv package 20 configs_zwalk.json
 echo "done at $(($(date +%s) - start)) s" >> "$OUT/rc.txt"
