@@ -11,6 +11,8 @@ is on: on PoCL, the walk against ``RIN=1`` on blocks that straddle every edge.
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +49,8 @@ def test_the_walk_gives_the_interior_paths_bits(name: str, config: str, rin: int
     assert (equal, different, skipped) == (1, 0, 0)
 
 
-CORPUS = Path(__file__).resolve().parents[1] / "data" / "definitions"
+ROOT = Path(__file__).resolve().parents[2]
+CORPUS = ROOT / "tests" / "data" / "definitions"
 
 
 def _two_fields(path: Path) -> None:
@@ -102,3 +105,39 @@ def test_the_walk_gives_the_bits_of_definitions(
         str(path), words._variant(PATCH), 32, [cfg], "pthread", {"RIN": rin}
     )
     assert (equal, different, skipped) == (1, 0, 0)
+
+
+def _exact(variant: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    script = ROOT / "benchmarks" / "template_exact.py"
+    cmd = [sys.executable, str(script), "--variant", str(variant), "--size", "32", *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT)
+
+
+@pytest.mark.opencl
+def test_template_exact_sets_the_variants_values_and_reads_definitions(tmp_path: Path) -> None:
+    """``--variant-set RIN=2`` runs the candidate's side with the walk on (against the
+    package's ``RIN=0``), a definition given by its path: the candidate gives the same
+    bits, a mutant whose walk reads every z-neighbour from the queue's centre differs,
+    and without the option (the walk off) the mutant too gives the package's bits."""
+    star = str(CORPUS / "star3d_c.stencil.yaml")
+    config = ["--kernels", star, "--config", f"{star}:WX=8,WY=2,BX=4,VX=4,BY=2,BZ=4,RIM=1"]
+    same = _exact(ROOT / "benchmarks" / "candidates" / PATCH, *config, "--variant-set", "RIN=2")
+    assert same.returncode == 0, same.stdout + same.stderr[-2000:]
+    assert "same bits: 1, different: 0, skipped: 0" in same.stdout
+    mutant = tmp_path / "mutant.cl"
+    queued = "acc += (w) * F(q_[RZ + (dz)][oy_]);"
+    text = words._variant(PATCH)
+    assert queued in text
+    mutant.write_text(text.replace(queued, "acc += (w) * F(q_[RZ][oy_]);"))
+    caught = _exact(mutant, *config, "--variant-set", "RIN=2")
+    assert caught.returncode == 1, caught.stdout + caught.stderr[-2000:]
+    assert "DIFFERENT (anext)" in caught.stdout  # the definition's output
+    off = _exact(mutant, *config)
+    assert off.returncode == 0, off.stdout + off.stderr[-2000:]
+
+
+def test_template_exact_names_a_kernel_it_cannot_find() -> None:
+    r = _exact(ROOT / "benchmarks" / "candidates" / PATCH, "--kernels", "no_such.stencil.yaml")
+    assert r.returncode == 2
+    assert "not a real stencil nor a .stencil.yaml file: no_such.stencil.yaml" in r.stderr
+    assert "Traceback" not in r.stderr
