@@ -60,9 +60,10 @@ def test_interior_rows_load_each_vector_once() -> None:
     assert loads["package"] > fewest
 
 
-def exact(variant: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def exact(variant: Path, *args: str, size: int = 16) -> subprocess.CompletedProcess[str]:
+    """``benchmarks/template_exact.py`` on PoCL: the package's template against ``variant``."""
     script = ROOT / "benchmarks" / "template_exact.py"
-    cmd = [sys.executable, str(script), "--variant", str(variant), "--size", "16", *args]
+    cmd = [sys.executable, str(script), "--variant", str(variant), "--size", str(size), *args]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT)
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ import pytest
 
 from gtune.stencils.definition import parse_definition
 from tests.stencils import test_int_words as words
+from tests.stencils.test_h200_limit_tools import exact
 
 PATCH = "vec_zwalk.patch"
 
@@ -108,9 +108,7 @@ def test_the_walk_gives_the_bits_of_definitions(
 
 
 def _exact(variant: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    script = ROOT / "benchmarks" / "template_exact.py"
-    cmd = [sys.executable, str(script), "--variant", str(variant), "--size", "32", *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT)
+    return exact(variant, *args, size=32)
 
 
 @pytest.mark.opencl
