@@ -18,7 +18,8 @@
 #
 # Each step has its own time limit, cut to what is left of BUDGET seconds. Writes
 # $OUT/ab-zwalk/ (laplacian4, heat3d), $OUT/ab-zwalk-box27/, $OUT/ab-zwalk-unrolled/
-# (template_ab.md, .json), $OUT/nv/{package,zwalk}.md (.json, .ptx.tar.gz), logs, rc.txt.
+# (template_ab.md, .json), $OUT/nv/{package,zwalk}.md (.json, .ptx.tar.gz), logs, packed
+# at the end into $OUT/zwalk.tar.gz beside $OUT/rc.txt.
 set -u
 here=$(dirname "$0")
 dev=${1:-NVIDIA}
@@ -102,3 +103,6 @@ ab ab-zwalk-unrolled 45 3 "laplacian4 box27" "${configs3[@]}"
 nv zwalk 25 configs_zwalk_walk.json --template benchmarks/candidates/vec_zwalk.patch
 nv package 20 configs_zwalk.json
 echo "done at $(($(date +%s) - start)) s" >> "$OUT/rc.txt"
+# the device tool brings back at most 8 files: everything but rc.txt in one archive
+tar -czf "$OUT/zwalk.tar.gz" -C "$OUT" --exclude=zwalk.tar.gz --exclude=rc.txt . &&
+  find "$OUT" -mindepth 1 -maxdepth 1 ! -name zwalk.tar.gz ! -name rc.txt -exec rm -rf {} +
