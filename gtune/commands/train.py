@@ -53,7 +53,8 @@ def _installed(name: str) -> list[Path]:
     return [user_model_dir() / f"{name}.csv", user_model_dir() / f"{name}{CARD_SUFFIX}"]
 
 
-def add_arguments(p: argparse.ArgumentParser) -> None:
+def _kernel_arguments(p: argparse.ArgumentParser) -> None:
+    """Which kernels are labelled, at which sizes, and how their rows are named."""
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument(
         "--suite", choices=["garvey104"], help="the synthetic suite (plus real stencils)"
@@ -80,6 +81,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "several sizes do): a dataset grown one size per call keeps a row per size "
         "(without it, one size names the kernel alone, as 256x256x256 rows are named)",
     )
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    _kernel_arguments(p)
     p.add_argument("--heuristic", default="hybrid", help="heuristic to run (default hybrid)")
     p.add_argument(
         "--techniques",
