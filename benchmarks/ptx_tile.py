@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""Work per point per time step of the temporal-tile kernel, from clang's PTX.
+
+A multi-step definition (jacobi2d with ``--steps`` by default) is rendered from the
+package's template or ``--template`` (a candidate: a ``stencil.cl`` or a ``.patch`` of
+the package's, ``benchmarks/candidate.py``), each configuration compiled to PTX by clang
+(``h200_ptx.clang_ptx``: LLVM's NVPTX back end, as NVIDIA's OpenCL compiler is, not the
+same one) and one work-item of a work-group in the middle of the grid executed
+(``h200_ptx.trace``: its tile lies inside the array, the fast path). Its dynamic counts
+are divided by the points it owns times TB: per output point and time step, the halo
+computed again included. Local-memory loads and stores, barriers, all instructions.
+
+    python3 benchmarks/ptx_tile.py [--kernel stencils/jacobi2d.stencil.yaml] \\
+        [--size 8192] [--steps 8] [--template X.patch] --config TB=4,WX=16,... [...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import h200_ptx
+from candidate import PatchError, read_variant
+from template_ab import rendering_from
+
+from gtune.commands._common import parse_config
+from gtune.kernel import TunableKernel
+from gtune.stencils.definition import load_definition
+from gtune.stencils.render import definition_kernel_of
+
+ROOT = Path(__file__).resolve().parents[1]
+# clang has no OpenCL library: barrier() would be a call; NVIDIA's is one bar.sync
+BARRIER = "#define barrier(flags) __nvvm_bar_sync(0)\n"
+SHOWN = ("ld.shared", "st.shared", "bar", "float", "integer", "branch", "all")
+
+
+def kernel_of(path: Path, size: int, steps: int, template: str | None) -> TunableKernel:
+    """The definition at ``path`` with ``steps`` steps, ``size`` per axis."""
+    d = dataclasses.replace(load_definition(path), steps=steps)
+    sizes = {k: size for k in ("NX", "NY", "NZ")[: d.dims]}
+    with rendering_from(template):
+        kernel: TunableKernel = definition_kernel_of(d, sizes)
+    return kernel
+
+
+def counts(kernel: TunableKernel, cfg: Mapping[str, int], clang: str) -> dict[str, float]:
+    """Dynamic counts of a middle work-item per output point and time step."""
+    full = kernel.with_defaults(cfg)
+    kept = h200_ptx.PRELUDE
+    h200_ptx.PRELUDE = kept + BARRIER
+    try:
+        ptx = h200_ptx.clang_ptx(kernel, full, clang)
+    finally:
+        h200_ptx.PRELUDE = kept
+    prog = h200_ptx.parse(ptx)
+    glob, local = kernel.launch_sizes(full)
+    assert local is not None
+    groups = [g // w for g, w in zip(glob, local, strict=True)]
+    tid = [w // 2 for w in local] + [0] * (3 - len(local))
+    ctaid = [g // 2 for g in groups] + [0] * (3 - len(groups))
+    c: Counter[str] = h200_ptx.trace(prog, tid, ctaid, [*local, 1, 1][:3])
+    bars = _barriers(prog, tid, ctaid, local)
+    per = c["outputs"] * full.get("TB", 1)
+    work = {k: v for k, v in c.items() if k not in ("outputs", "loads_before_use")}
+    out = {k: work.get(k, 0) / per for k in SHOWN if k not in ("bar", "all")}
+    out["bar"] = bars / per
+    out["all"] = sum(work.values()) / per
+    out["outputs"] = c["outputs"]
+    out["shared_bytes"] = prog.shared_bytes
+    return out
+
+
+def _barriers(prog: Any, tid: Sequence[int], ctaid: Sequence[int], local: Sequence[int]) -> int:
+    """The barriers the work-item passes (``trace`` counts them among ``other``)."""
+    kept = h200_ptx.kind
+    h200_ptx.kind = lambda op: "bar" if op.startswith("bar") else kept(op)
+    try:
+        return h200_ptx.trace(prog, tid, ctaid, [*local, 1, 1][:3])["bar"]
+    finally:
+        h200_ptx.kind = kept
+
+
+def table(rows: Sequence[tuple[str, dict[str, float]]]) -> str:
+    lines = [
+        "| configuration | " + " | ".join(SHOWN) + " |",
+        "|---|" + "---:|" * len(SHOWN),
+    ]
+    for name, c in rows:
+        cells = [f"{c[k]:.2f}" if k != "bar" else f"{c[k]:.4f}" for k in SHOWN]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--kernel", type=Path, default=ROOT / "stencils" / "jacobi2d.stencil.yaml")
+    p.add_argument("--size", type=int, default=8192)
+    p.add_argument("--steps", type=int, default=8)
+    p.add_argument("--template", type=Path, help="a candidate stencil.cl or .patch")
+    p.add_argument("--config", action="append", required=True, metavar="N=V,...")
+    p.add_argument("--clang", default="clang-15")
+    args = p.parse_args(argv)
+    try:
+        template = read_variant(args.template) if args.template else None
+    except (OSError, PatchError) as exc:
+        print(f"ptx_tile: {exc}", file=sys.stderr)
+        return 2
+    kernel = kernel_of(args.kernel, args.size, args.steps, template)
+    rows = [(c, counts(kernel, parse_config(c), args.clang)) for c in args.config]
+    source = args.template or "the package's template"
+    print(f"Per output point and time step ({args.kernel.name}, {source}, clang PTX):\n")
+    print(table(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,104 @@
+"""Issue 49's candidate ``benchmarks/candidates/tile_rows.patch``: the temporal-tile
+kernel's work-items compute ``TR`` rows of a level's column at a time, the rows they
+share read once from local memory (jacobi2d 8192², 8 steps on the H200).
+
+The candidate must leave the package's code as it was where it is off (every float
+kernel preprocesses to the same text; ``TR`` left out is 1) and give the bits of the
+package's single steps where it is on: each point's terms in the same order, so S steps
+of the candidate equal S single steps of the package's global technique bit for bit,
+on tiles inside the array and on the edge tiles (the package's own path).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import yaml
+
+from gtune.description import load_kernel
+from gtune.kernel import TunableKernel
+from gtune.measure.once import run_plain
+from tests.stencils import test_int_words as words
+
+PATCH = "tile_rows.patch"
+ROOT = Path(__file__).resolve().parents[2]
+CORPUS = ROOT / "tests" / "data" / "definitions"
+SINGLE = {"TB": 1, "STREAM": 0, "ZC": 1, "LOCAL": 0, "VX": 1, "BX": 1, "CX": 1, "CY": 1}
+
+
+@pytest.mark.skipif(shutil.which("cpp") is None, reason="needs the C preprocessor")
+def test_float_kernels_preprocess_as_with_the_package_template(tmp_path: Path) -> None:
+    words.test_float_kernels_preprocess_as_with_the_package_template(PATCH, tmp_path)
+
+
+def _kernels(source: Path, steps: int, tmp: Path, text: str) -> tuple[TunableKernel, TunableKernel]:
+    """The definition at ``source`` with ``steps`` steps, from the package's template and
+    from ``text`` (a whole template), at 64² (2D) or 32³."""
+    data = yaml.safe_load(source.read_text())
+    data["steps"] = steps
+    path = tmp / "k.stencil.yaml"
+    path.write_text(yaml.safe_dump(data))
+    package = load_kernel(path)
+    with words.template_ab.rendering_from(text):
+        variant = load_kernel(path)
+    n = 64 if data["dims"] == 2 else 32
+    sizes = {k: n for k in ("NX", "NY", "NZ")[: data["dims"]]}
+    return package.with_sizes(sizes), variant.with_sizes(sizes)
+
+
+def _outputs(kernel: TunableKernel, cfg: dict[str, int], arrays: dict[str, Any]) -> Any:
+    out = kernel.steps.output if kernel.steps is not None else "b"
+    return run_plain(kernel, arrays, kernel.with_defaults(cfg), device="pthread")[out]
+
+
+def _steps_equal(source: Path, steps: int, cfg: dict[str, int], tmp: Path, text: str) -> bool:
+    """S steps of ``text``'s temporal tiles at ``cfg`` against S single steps of the
+    package (the output's rim starts as the input's, so both keep the same rim)."""
+    package, variant = _kernels(source, steps, tmp, text)
+    arrays = words.template_exact.inputs(package, seed=7)
+    assert package.steps is not None
+    arrays[package.steps.output] = arrays[package.steps.input].copy()
+    want = _outputs(package, {**SINGLE, "WX": 8, "WY": 4}, arrays)
+    got = _outputs(variant, {**SINGLE, **cfg}, arrays)
+    assert np.isfinite(want).all()
+    return bool(words.template_exact.same_bits(want, got))
+
+
+JACOBI = ROOT / "stencils" / "jacobi2d.stencil.yaml"
+
+
+@pytest.mark.opencl
+@pytest.mark.parametrize(
+    ("source", "steps", "cfg"),
+    [
+        (JACOBI, 8, {"TB": 4, "WX": 8, "WY": 4, "CX": 2, "CY": 2, "TR": 4}),  # 14 rows: 4+4+4+2
+        (JACOBI, 8, {"TB": 4, "WX": 8, "WY": 4, "CX": 2, "CY": 2, "TR": 3}),  # no level divides
+        (JACOBI, 8, {"TB": 8, "WX": 4, "WY": 8, "CX": 2, "CY": 1, "TR": 8}),  # TR = the block
+        (CORPUS / "thermal2d.stencil.yaml", 4, {"TB": 4, "WX": 8, "WY": 4, "CY": 2, "TR": 4}),
+        (CORPUS / "jacobi2d_clamp_f64.stencil.yaml", 4, {"TB": 2, "WX": 8, "WY": 4, "TR": 4}),
+        (CORPUS / "star3d_c.stencil.yaml", 4, {"TB": 2, "WX": 8, "WY": 4, "TR": 2}),
+    ],
+)
+def test_the_rows_give_the_single_steps_bits(
+    source: Path, steps: int, cfg: dict[str, int], tmp_path: Path
+) -> None:
+    assert _steps_equal(source, steps, cfg, tmp_path, words._variant(PATCH))
+
+
+@pytest.mark.opencl
+@pytest.mark.parametrize(
+    ("line", "mutant"),
+    [
+        ("const int at = at0 + r * TTX;", "const int at = at0 + (r / 2) * TTX;"),
+        ("const int r0 = min(seg * TR, ey - TR);", "const int r0 = min(seg * TR, ey - TR - 1);"),
+    ],
+)
+def test_a_mutant_of_the_rows_is_caught(line: str, mutant: str, tmp_path: Path) -> None:
+    text = words._variant(PATCH)
+    assert line in text
+    cfg = {"TB": 4, "WX": 8, "WY": 4, "CX": 2, "CY": 2, "TR": 4}
+    assert not _steps_equal(JACOBI, 8, cfg, tmp_path, text.replace(line, mutant))
