@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
-"""Work per point per time step of the temporal-tile kernel, from clang's PTX.
+"""Work per point per time step of the temporal-tile kernel, from PTX.
 
 A multi-step definition (jacobi2d with ``--steps`` by default) is rendered from the
 package's template or ``--template`` (a candidate: a ``stencil.cl`` or a ``.patch`` of
 the package's, ``benchmarks/candidate.py``), each configuration compiled to PTX by clang
 (``h200_ptx.clang_ptx``: LLVM's NVPTX back end, as NVIDIA's OpenCL compiler is, not the
-same one) and one work-item of a work-group in the middle of the grid executed
+same one; ``--device NVIDIA`` on the GPU host: NVIDIA's own, with ptxas's registers)
+and one work-item of a work-group in the middle of the grid executed
 (``h200_ptx.trace``: its tile lies inside the array, the fast path). Its dynamic counts
 are divided by the points it owns times TB: per output point and time step, the halo
 computed again included. Local-memory loads and stores, barriers, all instructions.
@@ -51,15 +52,28 @@ def kernel_of(path: Path, size: int, steps: int, template: str | None) -> Tunabl
     return kernel
 
 
-def counts(kernel: TunableKernel, cfg: Mapping[str, int], clang: str) -> dict[str, float]:
-    """Dynamic counts of a middle work-item per output point and time step."""
-    full = kernel.with_defaults(cfg)
+def compiled(
+    kernel: TunableKernel, full: Mapping[str, int], clang: str, device: Any | None
+) -> tuple[str, dict[str, int]]:
+    """The PTX of ``kernel`` at ``full``, from clang or from the device's own compiler
+    (NVIDIA's, whose program binary is PTX; then ptxas's registers and spills too)."""
+    if device is not None:
+        ptx, log = h200_ptx.device_ptx(kernel, full, device)
+        return ptx, h200_ptx.ptxas_info(log)
     kept = h200_ptx.PRELUDE
     h200_ptx.PRELUDE = kept + BARRIER
     try:
-        ptx = h200_ptx.clang_ptx(kernel, full, clang)
+        return h200_ptx.clang_ptx(kernel, full, clang), {}
     finally:
         h200_ptx.PRELUDE = kept
+
+
+def counts(
+    kernel: TunableKernel, cfg: Mapping[str, int], clang: str, device: Any | None = None
+) -> dict[str, float]:
+    """Dynamic counts of a middle work-item per output point and time step."""
+    full = kernel.with_defaults(cfg)
+    ptx, info = compiled(kernel, full, clang, device)
     prog = h200_ptx.parse(ptx)
     glob, local = kernel.launch_sizes(full)
     assert local is not None
@@ -75,6 +89,7 @@ def counts(kernel: TunableKernel, cfg: Mapping[str, int], clang: str) -> dict[st
     out["all"] = sum(work.values()) / per
     out["outputs"] = c["outputs"]
     out["shared_bytes"] = prog.shared_bytes
+    out |= info
     return out
 
 
@@ -96,7 +111,12 @@ def table(rows: Sequence[tuple[str, dict[str, float]]]) -> str:
     for name, c in rows:
         cells = [f"{c[k]:.2f}" if k != "bar" else f"{c[k]:.4f}" for k in SHOWN]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+    regs = [
+        f"- {name}: {c['registers']:.0f} registers, spills {c.get('spill_stores', 0):.0f} B"
+        for name, c in rows
+        if "registers" in c
+    ]
+    return "\n".join(lines + (["", *regs] if regs else []))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -107,16 +127,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--template", type=Path, help="a candidate stencil.cl or .patch")
     p.add_argument("--config", action="append", required=True, metavar="N=V,...")
     p.add_argument("--clang", default="clang-15")
+    p.add_argument(
+        "--device",
+        help="an OpenCL device by name (NVIDIA's: its compiler's PTX and ptxas's registers); "
+        "left out: clang",
+    )
     args = p.parse_args(argv)
     try:
         template = read_variant(args.template) if args.template else None
     except (OSError, PatchError) as exc:
         print(f"ptx_tile: {exc}", file=sys.stderr)
         return 2
+    device = h200_ptx.cl_device(args.device) if args.device else None
     kernel = kernel_of(args.kernel, args.size, args.steps, template)
-    rows = [(c, counts(kernel, parse_config(c), args.clang)) for c in args.config]
+    rows = [(c, counts(kernel, parse_config(c), args.clang, device)) for c in args.config]
     source = args.template or "the package's template"
-    print(f"Per output point and time step ({args.kernel.name}, {source}, clang PTX):\n")
+    compiler = f"{device.name}'s PTX" if device is not None else "clang PTX"
+    print(f"Per output point and time step ({args.kernel.name}, {source}, {compiler}):\n")
     print(table(rows))
     return 0
 

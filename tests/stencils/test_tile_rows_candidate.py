@@ -11,6 +11,7 @@ on tiles inside the array and on the edge tiles (the package's own path).
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,10 @@ import yaml
 from gtune.description import load_kernel
 from gtune.kernel import TunableKernel
 from gtune.measure.once import run_plain
+from gtune.stencils.definition import load_definition
+from gtune.stencils.render import render_source
 from tests.stencils import test_int_words as words
+from tests.stencils.template_snapshot import cpp, sizes_of
 
 PATCH = "tile_rows.patch"
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,6 +37,31 @@ SINGLE = {"TB": 1, "STREAM": 0, "ZC": 1, "LOCAL": 0, "VX": 1, "BX": 1, "CX": 1, 
 @pytest.mark.skipif(shutil.which("cpp") is None, reason="needs the C preprocessor")
 def test_float_kernels_preprocess_as_with_the_package_template(tmp_path: Path) -> None:
     words.test_float_kernels_preprocess_as_with_the_package_template(PATCH, tmp_path)
+
+
+TEMPORAL = ["-DTB=2", "-DTB=4 -DCX=2 -DCY=2", "-DTB=2 -DSTREAM=1 -DZC=4"]
+
+
+@pytest.mark.skipif(shutil.which("cpp") is None, reason="needs the C preprocessor")
+@pytest.mark.parametrize("name", ["jacobi2d_clamp_f64", "thermal2d", "star3d_c"])
+def test_temporal_kernels_without_tr_preprocess_as_the_packages(name: str, tmp_path: Path) -> None:
+    """Temporal tiles and temporal streaming, TR left out: the package's text; TR > 1
+    where it does not apply (streaming, more rows than the block) stops the build."""
+    d = dataclasses.replace(load_definition(CORPUS / f"{name}.stencil.yaml"), steps=4)
+    package = render_source(d)
+    with words.template_ab.rendering_from(words._variant(PATCH)):
+        candidate = render_source(d)
+    assert candidate != package
+    for cfg in TEMPORAL:
+        flags = [*sizes_of(package), "-DWX=8", "-DWY=4", *cfg.split()]
+        want = cpp(package, flags, tmp_path)
+        assert want[0] == 0, (name, cfg, want[1][-300:])
+        assert cpp(candidate, flags, tmp_path) == want, (name, cfg)
+    for cfg in ("-DTB=2 -DSTREAM=1 -DZC=4 -DTR=2", "-DTB=2 -DTR=5", "-DTR=2"):
+        status, text = cpp(
+            candidate, [*sizes_of(package), "-DWX=8", "-DWY=4", *cfg.split()], tmp_path
+        )
+        assert status != 0 and "TR (rows per work-item" in text, cfg
 
 
 def _kernels(source: Path, steps: int, tmp: Path, text: str) -> tuple[TunableKernel, TunableKernel]:
@@ -55,6 +84,9 @@ def _outputs(kernel: TunableKernel, cfg: dict[str, int], arrays: dict[str, Any])
     return run_plain(kernel, arrays, kernel.with_defaults(cfg), device="pthread")[out]
 
 
+_SINGLE_STEPS: dict[tuple[str, int], Any] = {}
+
+
 def _steps_equal(source: Path, steps: int, cfg: dict[str, int], tmp: Path, text: str) -> bool:
     """S steps of ``text``'s temporal tiles at ``cfg`` against S single steps of the
     package (the output's rim starts as the input's, so both keep the same rim)."""
@@ -62,7 +94,10 @@ def _steps_equal(source: Path, steps: int, cfg: dict[str, int], tmp: Path, text:
     arrays = words.template_exact.inputs(package, seed=7)
     assert package.steps is not None
     arrays[package.steps.output] = arrays[package.steps.input].copy()
-    want = _outputs(package, {**SINGLE, "WX": 8, "WY": 4}, arrays)
+    key = (str(source), steps)
+    if key not in _SINGLE_STEPS:  # the same reference for the candidate and its mutants
+        _SINGLE_STEPS[key] = _outputs(package, {**SINGLE, "WX": 8, "WY": 4}, arrays)
+    want = _SINGLE_STEPS[key]
     got = _outputs(variant, {**SINGLE, **cfg}, arrays)
     assert np.isfinite(want).all()
     return bool(words.template_exact.same_bits(want, got))

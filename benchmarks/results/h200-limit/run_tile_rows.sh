@@ -5,7 +5,7 @@
 # 8 steps: the recorded winner (temporal-8/: TB 4, block 128x32, work-group 16x16) and
 # neighbours, each as the package runs it (TR=1) and with TR (template_ab.py --variant
 # --variant-set TR=N), the float4 copy in the same alternating rounds; then the PTX
-# counts per point and step (ptx_tile.py, clang) of both.
+# counts per point and step (ptx_tile.py: NVIDIA's compiler and ptxas's registers) of both.
 #
 # From the project root on the GPU host (about 3 minutes; under 4):
 #   source .gpu-bundle/env.sh .gpu-bundle && OUT=$OUT bash benchmarks/results/h200-limit/run_tile_rows.sh
@@ -46,27 +46,30 @@ configs=(
   --config "$k:$t,TB=8,WX=16,WY=16,CX=4,CY=2"
 )
 
-ab() { # ab TR LIMIT
+ab() { # ab TR LIMIT N: the first N configurations against themselves with TR
   timeout "$(left "$2")" python3 benchmarks/template_ab.py "$OUT/tr$1" \
     --variant benchmarks/candidates/tile_rows.patch --variant-set "TR=$1" \
     --kernels "$def" --device "$dev" --size "$size" --rounds "$rounds" --copy \
-    "${configs[@]}" > "$OUT/tr$1.log" 2>&1
+    "${configs[@]:0:$((2 * $3))}" > "$OUT/tr$1.log" 2>&1
   echo "tr$1 rc=$? at $(($(date +%s) - start)) s" >> "$OUT/rc.txt"
   rm -rf "$OUT/tr$1/rendered"
 }
 
-ab 4 90
-ab 2 60
-ab 8 60
-ptx() { # ptx [TR]: ptx_tile.py's counts of the configurations (with TR=N)
-  local c args=()
+# TR 4 on all six, TR 8 on the first four (the taller blocks), TR 2 on the winner's two
+ab 4 95 6
+ab 8 70 4
+ab 2 45 2
+ptx() { # ptx [TR]: ptx_tile.py's counts of the configurations (with TR=N), from
+  # NVIDIA's compiler with ptxas's registers on the GPU host, else clang's
+  local c args=() on=()
   for c in "${configs[@]}"; do
     [ "$c" = --config ] || args+=(--config "${c#*:}${1:+,TR=$1}")
   done
-  timeout "$(left 15)" python3 benchmarks/ptx_tile.py --size $((16 * size)) \
+  case "$dev" in *NVIDIA* | *nvidia*) on=(--device "$dev") ;; esac
+  timeout "$(left 12)" python3 benchmarks/ptx_tile.py --size $((16 * size)) ${on[@]+"${on[@]}"} \
     ${1:+--template benchmarks/candidates/tile_rows.patch} "${args[@]}"
 }
-{ ptx; ptx 2; ptx 4; ptx 8; } > "$OUT/ptx.md" 2>&1
+{ ptx; ptx 4; ptx 8; ptx 2; } > "$OUT/ptx.md" 2>&1
 echo "ptx rc=$? at $(($(date +%s) - start)) s" >> "$OUT/rc.txt"
 echo "done at $(($(date +%s) - start)) s" >> "$OUT/rc.txt"
 # the device tool brings back at most 8 files: everything but rc.txt in one archive
