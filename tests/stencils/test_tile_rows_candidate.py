@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import dataclasses
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +27,7 @@ from gtune.kernel import TunableKernel
 from gtune.measure.once import run_plain
 from gtune.stencils.definition import load_definition
 from gtune.stencils.render import render_source
+from tests.conftest import load_script
 from tests.stencils import test_int_words as words
 from tests.stencils.template_snapshot import cpp, sizes_of
 
@@ -137,3 +140,31 @@ def test_a_mutant_of_the_rows_is_caught(line: str, mutant: str, tmp_path: Path) 
     assert line in text
     cfg = {"TB": 4, "WX": 8, "WY": 4, "CX": 2, "CY": 2, "TR": 4}
     assert not _steps_equal(JACOBI, 8, cfg, tmp_path, text.replace(line, mutant))
+
+
+def _ptx_tile() -> Any:
+    return load_script(ROOT / "benchmarks" / "ptx_tile.py")
+
+
+@pytest.mark.skipif(shutil.which("clang-15") is None, reason="needs clang 15 (PTX)")
+def test_the_rows_cut_local_loads_and_instructions_per_point() -> None:
+    """clang's PTX of jacobi2d's recorded winner shape (TB 4, block 128x32 on 16x16):
+    the package reads each of the 5 terms from local memory (more than 5 per output and
+    step: the halo computed again); TR 4 shares the rows of a column, fewer loads and
+    fewer instructions per point, one barrier per step all the same."""
+    tool = _ptx_tile()
+    cfg = {"TB": 4, "WX": 16, "WY": 16, "CX": 8, "CY": 2, "STREAM": 0, "ZC": 1}
+    package = tool.counts(tool.kernel_of(JACOBI, 1024, 8, None), cfg, "clang-15")
+    kernel = tool.kernel_of(JACOBI, 1024, 8, words._variant(PATCH))
+    rows = tool.counts(kernel, {**cfg, "TR": 4}, "clang-15")
+    assert package["ld.shared"] > 5 > 4.5 > rows["ld.shared"]
+    assert rows["all"] < 0.9 * package["all"]
+    assert rows["bar"] == package["bar"] == 1 / 16  # one per step, 16 points a work-item
+
+
+def test_ptx_tile_names_a_candidate_it_cannot_read() -> None:
+    script = ROOT / "benchmarks" / "ptx_tile.py"
+    cmd = [sys.executable, str(script), "--template", "no_such.patch", "--config", "TB=2"]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert r.returncode == 2
+    assert "no_such.patch" in r.stderr and "Traceback" not in r.stderr
