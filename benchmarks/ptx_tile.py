@@ -140,7 +140,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     device = h200_ptx.cl_device(args.device) if args.device else None
     kernel = kernel_of(args.kernel, args.size, args.steps, template)
-    rows = [(c, counts(kernel, parse_config(c), args.clang, device)) for c in args.config]
+    rows = []
+    for c in args.config:
+        try:
+            rows.append((c, counts(kernel, parse_config(c), args.clang, device)))
+        except (h200_ptx.Unknown, RuntimeError, KeyError, ValueError) as exc:
+            # a PTX the tracer cannot follow: the other configurations still count
+            print(f"ptx_tile: {c}: not traced ({type(exc).__name__}: {exc})", file=sys.stderr)
     source = args.template or "the package's template"
     compiler = f"{device.name}'s PTX" if device is not None else "clang PTX"
     print(f"Per output point and time step ({args.kernel.name}, {source}, {compiler}):\n")
