@@ -23,7 +23,7 @@ from typing import Any
 from gtune.clsource import kernel_signatures
 from gtune.escape import check_file_name
 from gtune.exceptions import ExpressionError, InputError
-from gtune.expr import Expr
+from gtune.expr import Expr, parse_ast
 from gtune.includes import headers_digest, kernel_include_option
 from gtune.inputs import MAX_SOURCE_BYTES, read_text, read_yaml_file
 from gtune.kernel import (
@@ -666,7 +666,7 @@ def _float_literals(text: str, source: str) -> str:
     import ast
 
     try:
-        tree = ast.parse(text.strip(), mode="eval")
+        tree = parse_ast(text.strip())
     except SyntaxError:
         return text  # Expr reports the syntax error with its position
 
@@ -684,7 +684,7 @@ def _round_up_form(expr: Expr) -> Expr:
     division whose remainder the space would have to require to be zero."""
     import ast
 
-    tree = ast.parse(expr.text.strip(), mode="eval")
+    tree = parse_ast(expr.text.strip())
 
     def same(a: ast.AST, b: ast.AST) -> bool:
         return ast.dump(a) == ast.dump(b)
@@ -721,14 +721,10 @@ def _round_up_form(expr: Expr) -> Expr:
             if found is None:
                 return self.generic_visit(node)
             n, w = (ast.unparse(x) for x in found)
-            return ast.parse(f"({n}) + (({w}) - ({n}) % ({w})) % ({w})", mode="eval").body
+            return parse_ast(f"({n}) + (({w}) - ({n}) % ({w})) % ({w})").body
 
     text = ast.unparse(RoundUp().visit(tree))
-    return (
-        expr
-        if text == ast.unparse(ast.parse(expr.text.strip(), mode="eval"))
-        else Expr(text, expr.source)
-    )
+    return expr if text == ast.unparse(parse_ast(expr.text.strip())) else Expr(text, expr.source)
 
 
 _REFERENCE_KEYS = ("python", "config", "none", "args", "rtol", "atol")

@@ -38,6 +38,7 @@ from __future__ import annotations
 import ast
 import math
 import operator
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -46,6 +47,20 @@ from typing import Any, Literal
 import numpy as np
 
 from gtune.exceptions import ExpressionError
+
+# CPython 3.11 converts a parse tree to ``ast`` objects with a recursion counter in state
+# that threads share: two ``ast.parse`` calls at once can fail with "SystemError: AST
+# constructor recursion depth mismatch" (CPython issue 106905). gtune parses expressions
+# in several threads (a tuning's session, the search, the space's solver), so every parse
+# of gtune's goes through one lock.
+_PARSE_LOCK = threading.Lock()
+
+
+def parse_ast(text: str) -> ast.Expression:
+    """``ast.parse(text, mode="eval")``, one parse at a time across threads."""
+    with _PARSE_LOCK:
+        return ast.parse(text, mode="eval")
+
 
 Number = int | float
 Value = int | float | bool
@@ -389,7 +404,7 @@ class Expr:
                 source=where,
             )
         try:
-            tree = ast.parse(text, mode="eval").body
+            tree = parse_ast(text).body
         except SyntaxError as exc:
             raise ExpressionError(
                 f"cannot parse expression {_short(text)!r}: {exc.msg}", source=where
@@ -793,8 +808,8 @@ def substitute(expr: Expr, names: Mapping[str, Expr]) -> Expr:
     class Swap(ast.NodeTransformer):
         def visit_Name(self, node: ast.Name) -> ast.expr:
             if node.id in names:
-                return ast.parse(names[node.id].text.strip(), mode="eval").body
+                return parse_ast(names[node.id].text.strip()).body
             return node
 
-    tree = ast.parse(expr.text.strip(), mode="eval")
+    tree = parse_ast(expr.text.strip())
     return Expr(ast.unparse(Swap().visit(tree)), expr.source)

@@ -28,7 +28,7 @@ from typing import Any
 from gtune.device import name_slug
 from gtune.escape import c_comment, c_string, printf_text
 from gtune.exceptions import ExpressionError, GtuneError, InputError
-from gtune.expr import Expr, parse
+from gtune.expr import Expr, parse, parse_ast
 from gtune.kernel import TunableKernel
 from gtune.outfiles import check_targets, write_text
 from gtune.specialise import cpp_difference, specialise_source
@@ -514,7 +514,7 @@ _C_COMPARE = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt:
 
 def _c_expr(text: str) -> str:
     """A formula as a C expression over macro parameters (integer arithmetic)."""
-    return _c(ast.parse(text, mode="eval").body)
+    return _c(parse_ast(text).body)
 
 
 def _c(node: ast.expr) -> str:

@@ -78,3 +78,33 @@ def test_substitute_keeps_each_expression_whole():
         assert swapped.evaluate({"A": a, "B": b}) == a + b
     untouched = Expr("NX / WX", "global_size")
     assert substitute(untouched, {"W": Expr("1", "x")}) is untouched
+
+
+def test_expressions_parse_in_many_threads_at_once() -> None:
+    """CPython 3.11 can fail two ``ast.parse`` calls at once ("AST constructor recursion
+    depth mismatch"); gtune's expressions are parsed in several threads of one tuning,
+    so every parse goes through ``parse_ast``'s lock: eight threads parsing nested
+    expressions together all get their values."""
+    import threading
+
+    from gtune.expr import Expr
+
+    text = " + ".join(f"(({i} * NX) % (WX + {i}))" for i in range(40))
+    want = Expr(text).evaluate({"NX": 512, "WX": 8})
+    errors: list[BaseException] = []
+    got: list[float] = []
+
+    def parse_many() -> None:
+        try:
+            for _ in range(200):
+                got.append(Expr(text).evaluate({"NX": 512, "WX": 8}))
+        except BaseException as exc:  # what a thread raised is the result
+            errors.append(exc)
+
+    threads = [threading.Thread(target=parse_many) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert got == [want] * 1600

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from gtune.device import LIMIT_NAMES, DeviceLimits
 from gtune.escape import mzn_comment, mzn_string
 from gtune.exceptions import ExpressionError, GtuneError, InputError, UnsatisfiableSpace
-from gtune.expr import Expr, Value, substitute
+from gtune.expr import Expr, Value, parse_ast, substitute
 from gtune.kernel import TunableKernel, domain_values
 from gtune.space.constraints import NamedConstraint
 
@@ -275,7 +275,7 @@ def _product(exprs: Sequence[Expr], source: str) -> Expr:
 def _divisions(expr: Expr) -> list[tuple[str, str]]:
     """Numerator and denominator text of every integer division in ``expr`` that must be
     exact: a division rounded up on purpose, ``(N + D - 1) / D``, need not be."""
-    tree = ast.parse(expr.text.strip(), mode="eval").body
+    tree = parse_ast(expr.text.strip()).body
     return [
         (ast.unparse(n.left), ast.unparse(n.right))
         for n in ast.walk(tree)
@@ -465,7 +465,7 @@ def fits_solver(expr: Expr, model: SpaceModel) -> bool:
         if values:
             bounds[p] = (float(min(values)), float(max(values)))
     try:
-        tree = ast.parse(expr.text.strip(), mode="eval").body
+        tree = parse_ast(expr.text.strip()).body
     except SyntaxError:
         return True
     worst = [0.0]
