@@ -33,9 +33,18 @@ args_of() { # PART: `gtune train`'s arguments for it (as collect_two_gpus.sh: TR
   echo "${!v:-${TRAIN_ARGS:---compile-workers $((half > 1 ? half - 1 : 1))}}"
 }
 
-gpu() { # GPU PART GROUPS
-  local i=$1 name=$2 groups=$3 work pin=() left from
-  work=$(mktemp -d)
+# each labelling part continues STATE/PART (its store and dataset), checked before any
+# GPU time is spent
+. "$here/label_state.sh"
+work_a=$(mktemp -d) work_b=$(mktemp -d)
+trap 'rm -rf "$work_a" "$work_b"' EXIT
+unpack "$state/A" "$work_a" || exit 2
+store_a=$u_store dataset_a=$u_dataset
+unpack "$state/B" "$work_b" || exit 2
+store_b=$u_store dataset_b=$u_dataset
+
+gpu() { # GPU PART GROUPS WORK STORE DATASET
+  local i=$1 name=$2 groups=$3 work=$4 store=$5 dataset=$6 pin=() left
   command -v taskset > /dev/null && pin=(taskset -c "$((i * half))-$((i * half + half - 1))")
   export CUDA_VISIBLE_DEVICES=$i GTUNE_LOCK_DIR=$work/lock PYTHONUNBUFFERED=1
   mkdir -p "$GTUNE_LOCK_DIR"
@@ -43,24 +52,16 @@ gpu() { # GPU PART GROUPS
     --device "$device" --deadline "${AVSA_SECONDS:-240}" --holdout --share "$((i + 1))/2" \
     --kernels "${kernels[@]}" > "$out/avsa$i.log" 2>&1
   echo "avsa (GPU $i): exit status $? at $(date -u +%H:%M:%S)" >> "$out/rc.txt"
-  # the labelling part continues STATE/PART: its store (in parts) and its dataset
-  from=$state/$name
-  if compgen -G "$from/labels.db.gz.part.*" > /dev/null; then
-    cat "$from"/labels.db.gz.part.* > "$work/labels.db.gz"
-  fi
-  [ -f "$from/collect.tar.gz" ] && tar -xzf "$from/collect.tar.gz" -C "$work" --wildcards './*-hybrid.csv' 2> /dev/null
   left=$((seconds - ($(date +%s) - start) - 60))
-  DATASET=$(find "$work" -maxdepth 1 -name '*-hybrid.csv' | head -1) \
-    TRAIN_ARGS="$(args_of "$name")" \
+  DATASET=$dataset TRAIN_ARGS="$(args_of "$name")" \
     "${pin[@]}" bash "$here/collect_complete.sh" "$out/c/$name" "$device" "$left" "$groups" \
-    $([ -f "$work/labels.db.gz" ] && echo "$work/labels.db.gz") > "$out/$name.log" 2>&1
+    ${store:+"$store"} > "$out/$name.log" 2>&1
   echo "labels $name (GPU $i): exit status $? at $(date -u +%H:%M:%S)" >> "$out/rc.txt"
-  rm -rf "$work"
 }
 
-gpu 0 A "$groups_a" &
+gpu 0 A "$groups_a" "$work_a" "$store_a" "$dataset_a" &
 a=$!
-gpu 1 B "$groups_b" &
+gpu 1 B "$groups_b" "$work_b" "$store_b" "$dataset_b" &
 b=$!
 wait $a $b
 python3 "$here/auto_vs_all.py" "$out/avsa" --report > /dev/null 2>&1

@@ -38,27 +38,8 @@ half=$((cores / 2))
 train_args=${TRAIN_ARGS:---compile-workers $((half > 1 ? half - 1 : 1))}
 mkdir -p "$out" && : > "$out/rc.txt"
 
-# the store and dataset of one part, from STATE/PART, into WORK: sets u_store, u_dataset
-unpack() {
-  local from=$1 work=$2 other
-  u_store="" u_dataset=""
-  [ -d "$from" ] || return 0
-  if compgen -G "$from/labels.db.gz.part.*" > /dev/null; then
-    cat "$from"/labels.db.gz.part.* > "$work/labels.db.gz" && u_store=$work/labels.db.gz
-  elif [ -f "$from/labels.db.gz" ]; then
-    u_store=$from/labels.db.gz
-  fi
-  if [ -f "$from/collect.tar.gz" ]; then
-    tar -xzf "$from/collect.tar.gz" -C "$work" --wildcards './*-hybrid.csv' 2> /dev/null
-    from=$work
-  fi
-  other=$(find "$from" -maxdepth 1 -name '*.csv' ! -name '*-hybrid.csv' | head -1)
-  if [ -n "$other" ]; then
-    echo "collect_two_gpus: $other: gtune train reads only NAME-hybrid.csv; rename it" >&2
-    return 2
-  fi
-  u_dataset=$(find "$from" -maxdepth 1 -name '*-hybrid.csv' | head -1)
-}
+# unpack: the store and dataset of one part, from STATE/PART
+. "$here/label_state.sh"
 
 part() { # GPU PART GROUPS FIRST_CORE WORK STORE DATASET
   local gpu=$1 name=$2 groups=$3 first=$4 work=$5 store=$6 dataset=$7 pin=() rc bundle bundle_var args_var
