@@ -49,17 +49,26 @@ import numpy as np
 from gtune.exceptions import ExpressionError
 
 # CPython 3.11 converts a parse tree to ``ast`` objects with a recursion counter in state
-# that threads share: two ``ast.parse`` calls at once can fail with "SystemError: AST
-# constructor recursion depth mismatch" (CPython issue 106905). gtune parses expressions
-# in several threads (a tuning's session, the search, the space's solver), so every parse
-# of gtune's goes through one lock.
+# that every thread shares: a parse can fail with "SystemError: AST constructor recursion
+# depth mismatch" when another thread parses meanwhile (CPython issue 106905). gtune's own
+# parses take one lock; a parse elsewhere in the process (a library's, a garbage
+# collector's finalizer) can still interleave, as CI saw with the lock held, so the
+# spurious error is parsed again: the parse itself is deterministic.
 _PARSE_LOCK = threading.Lock()
+_PARSE_TRIES = 3
 
 
 def parse_ast(text: str) -> ast.Expression:
-    """``ast.parse(text, mode="eval")``, one parse at a time across threads."""
-    with _PARSE_LOCK:
-        return ast.parse(text, mode="eval")
+    """``ast.parse(text, mode="eval")``, one gtune parse at a time across threads, again
+    after CPython 3.11's spurious recursion-depth mismatch."""
+    for attempt in range(_PARSE_TRIES):
+        try:
+            with _PARSE_LOCK:
+                return ast.parse(text, mode="eval")
+        except SystemError as exc:
+            if "recursion depth mismatch" not in str(exc) or attempt == _PARSE_TRIES - 1:
+                raise
+    raise AssertionError("unreachable")  # the loop returns or raises
 
 
 Number = int | float

@@ -403,7 +403,7 @@ def specialise(expr: Expr, values: Mapping[str, int]) -> str:
 
 def _constant(text: str) -> int | None:
     try:
-        value = ast.literal_eval(text)
+        value = ast.literal_eval(parse_ast(text))
     except (ValueError, SyntaxError):
         return None
     if isinstance(value, bool):
