@@ -32,6 +32,9 @@
  *              with STREAM=1 streaming along z (3D) or y (2D, a work-group owning
  *              WY*ZC rows of a strip) with TB time levels; CX CY CZ then merge
  *              blocks into one larger block per work-group)
+ *   TR         temporal tiles (TB > 1, STREAM=0): each work-item computes TR rows of a
+ *              level's column at a time, the rows they share read once from local
+ *              memory (1: one point at a time)
  *   ZREG       1: temporal streaming along z (TB > 1, STREAM=1, 3D) keeps each level's
  *              z-neighbours in registers and shares only the centre plane in local
  *              memory (stencils whose off-plane terms lie on the z axis); 2: the same
@@ -154,6 +157,9 @@
 #endif
 #ifndef TB
 #define TB 1
+#endif
+#ifndef TR
+#define TR 1
 #endif
 #ifndef ZREG
 #define ZREG 0
@@ -291,6 +297,9 @@
 #endif
 #if (BY > 1 || BZ > 1) && !RIM
 #error "BY, BZ (rows merged in y and z) apply to the vector technique with whole rim vectors: RIM=1"
+#endif
+#if TR != 1 && !(TB > 1 && !STREAM && TR >= 1 && TR <= WY * CY)
+#error "TR (rows per work-item of a temporal tile's level) applies to temporal tiles (TB > 1, STREAM=0), 1 <= TR <= WY*CY"
 #endif
 #if ZU && ZREG != 2
 #error "ZU (the unrolled walk) applies to ZREG=2 only"
@@ -1714,6 +1723,54 @@ void KERNEL_NAME(KERNEL_ARGS)
         const int ex = SBX + 2 * mx;
         const int ey = SBY + 2 * my;
         const int ez = SBZ + 2 * mz;
+#if TR > 1
+        if (inner) {
+            /* TR rows per work-item: the region's columns cut into segments of TR rows;
+               each point's terms in the same order as below, all loads of the segment
+               before its stores, so a row that several of its points read is loaded
+               from local memory once. A column's last segment ends at the region's
+               last row and skips the rows the segment before computed. */
+            const int segs = (ey + TR - 1) / TR;
+            for (int i = lid; i < ex * segs * ez; i += GROUP) {
+                const int ix = HX - mx + i % ex;
+#if ARRAY_DIMS == 3
+                const int seg = (i / ex) % segs;
+                const int iz = HZ - mz + i / (ex * segs);
+#else
+                const int seg = i / ex;
+                const int iz = 0;
+#endif
+                const int r0 = min(seg * TR, ey - TR);
+                /* rows of the segment before (none where TR divides the region) */
+                const int skip = ey % TR == 0 ? 0 : seg * TR - r0;
+                const int x = tx0 + ix;
+                const int z = tz0 + iz;
+                const int y0 = ty0 + HY - my + r0;
+                const int at0 = (iz * TTY + HY - my + r0) * TTX + ix;
+                REAL row_[TR];
+#pragma unroll
+                for (int r = 0; r < TR; ++r) {
+                    const int at = at0 + r * TTX;
+                    const int y = y0 + r;
+                    REAL acc = (REAL)0;
+                    STENCIL_TERMS(INNER_TERM)
+                    EXTRA_TERMS(TEMPORAL_EXTRA)
+                    ADD_CONSTANT(acc);
+                    row_[r] = acc;
+                }
+#pragma unroll
+                for (int r = 0; r < TR; ++r) {
+                    if (r >= skip) {
+                        if (s == TB) {
+                            DST[IDX(z, y0 + r, x)] = STORE(row_[r]);
+                        } else {
+                            next[at0 + r * TTX] = row_[r];
+                        }
+                    }
+                }
+            }
+        } else
+#else
         if (inner) {
             for (int i = lid; i < ex * ey * ez; i += GROUP) {
                 LEVEL_POINT(i);
@@ -1729,6 +1786,7 @@ void KERNEL_NAME(KERNEL_ARGS)
                 }
             }
         } else
+#endif
         for (int i = lid; i < ex * ey * ez; i += GROUP) {
             LEVEL_POINT(i);
             if (x < 0 || x >= NX || y < 0 || y >= NY || z < 0 || z >= NZ) {

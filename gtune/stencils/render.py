@@ -80,6 +80,10 @@ ZREG_GROUP_REGISTERS = 65536
 
 TB_VALUES = (1, 2, 4, 8, 16)
 """Time steps per launch the temporal technique tries (those that divide the steps)."""
+# Temporal tiles' rows per work-item (TR): on the H200, jacobi2d 8192^2 8 steps at TB 4
+# went from 153 % of copy (TR 1) to 187 % (TR 4, 8), 180 % (TR 2)
+# (benchmarks/results/h200-limit/tile-rows/)
+TR_VALUES = (1, 2, 4, 8)
 
 SIZE_3D = {"NX": 256, "NY": 256, "NZ": 256}
 SIZE_2D = {"NX": 4096, "NY": 4096}
@@ -404,6 +408,12 @@ def _parameters(
             "default": 1,
             "doc": "temporal blocking: time steps one launch advances",
         }
+        params["TR"] = {
+            "values": list(TR_VALUES),
+            "default": 1,
+            "doc": "temporal tiles (TB > 1, STREAM = 0): rows of a level's column each "
+            "work-item computes at a time, the rows they share read once from local memory",
+        }
     return params
 
 
@@ -686,6 +696,8 @@ def _temporal_constraints(g: _Geometry) -> list[str]:
     # merging (CX, CY, CZ) makes the temporal block larger than the work-group
     single = ["LOCAL == 0", "VX == 1", "BX == 1"]
     constraints = [f"{d.steps} % TB == 0", f"TB == 1 or ({' and '.join(single)})"]
+    # rows per work-item of a temporal tile's level: at most the block's rows
+    constraints.append("TR == 1 or (TB > 1 and STREAM == 0 and TR <= WY*CY)")
     if d.boundary == "zero" or d.rim != RIM_KEEP:  # temporal blocking's levels clamp
         constraints.append("TB == 1")  # or keep the rim: never 0 beyond it, nor write it
     size = d.itemsize
@@ -732,19 +744,20 @@ def _techniques(g: _Geometry) -> dict[str, list[str]]:
     ]
     if g.stepping:
         for cons in techniques.values():
-            cons.append("TB == 1")
+            cons += ["TB == 1", "TR == 1"]
         if g.d.boundary == "zero" or g.d.rim != RIM_KEEP:  # temporal blocking clamps or
             return techniques  # keeps the rim only
         # streaming (along z in 3D, along y in 2D) with TB time levels; tiles as an
         # alternative
-        techniques["temporal"] = ["TB > 1", "STREAM == 1", "LOCAL == 0", "VX == 1"]
+        # temporal tiles alone compute several rows of a column per work-item (TR)
+        techniques["temporal"] = ["TB > 1", "STREAM == 1", "LOCAL == 0", "VX == 1", "TR == 1"]
         techniques["temporal-tile"] = ["TB > 1", "STREAM == 0", "LOCAL == 0", "VX == 1"]
         if g.dims3:
             techniques["temporal"] += ["ZREG == 0", "ZU == 0"]
             techniques["temporal-tile"] += ["ZREG == 0", "ZU == 0"]
             if _z_star(g.d):  # streaming, the z-neighbours in registers, one plane shared
                 techniques["temporal-zreg"] = ["TB > 1", "STREAM == 1", "ZREG >= 1"]
-                techniques["temporal-zreg"] += ["LOCAL == 0", "VX == 1"]
+                techniques["temporal-zreg"] += ["LOCAL == 0", "VX == 1", "TR == 1"]
     if g.interior:  # whole rim vectors and row blocks belong to the vector technique (its
         # choice), so specs that tune neither (dims, opts, temporal) fit the kernel
         for name, cons in techniques.items():

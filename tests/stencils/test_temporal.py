@@ -202,7 +202,7 @@ def test_definition_with_steps_loads_through_load_kernel(tmp_path: Path) -> None
     path.write_text(yaml.safe_dump(with_steps(HEAT, 4)))
     kernel = load_kernel(path, {"NX": 16, "NY": 16, "NZ": 16})
     assert kernel.steps is not None and kernel.steps.input == "u"
-    assert [p.name for p in kernel.parameters][-1] == "TB"
+    assert [p.name for p in kernel.parameters][-2:] == ["TB", "TR"]
 
 
 def test_a_model_without_temporal_still_searches_it(

@@ -41,6 +41,9 @@ CASES: dict[str, tuple[Path, dict[str, int], list[dict[str, int]]]] = {
             {"STREAM": 1, "WX": 8, "WY": 1, "CX": 2, "ZC": 8},
             {"STREAM": 1, "WX": 16, "WY": 1, "ZC": 2},
             {"STREAM": 1, "WX": 4, "WY": 4, "CX": 2, "ZC": 2},
+            {"WX": 8, "WY": 8, "TR": 2},
+            {"WX": 4, "WY": 4, "CX": 4, "CY": 2, "TR": 4},
+            {"WX": 8, "WY": 1, "CX": 2, "CY": 8, "TR": 8},
         ],
     ),
     "jacobi2d_f64": (
@@ -51,6 +54,8 @@ CASES: dict[str, tuple[Path, dict[str, int], list[dict[str, int]]]] = {
             {"WX": 4, "WY": 2, "CX": 2, "CY": 4},
             {"STREAM": 1, "WX": 8, "WY": 1, "CX": 2, "ZC": 4},
             {"STREAM": 1, "WX": 4, "WY": 8, "CX": 2, "ZC": 2},
+            {"WX": 4, "WY": 2, "CX": 2, "CY": 4, "TR": 8},
+            {"WX": 4, "WY": 2, "CX": 2, "CY": 2, "TR": 2},
         ],
     ),
     "heat3d": (
@@ -76,6 +81,8 @@ CASES: dict[str, tuple[Path, dict[str, int], list[dict[str, int]]]] = {
         [
             {"STREAM": 1, "ZC": 4, "WX": 4, "WY": 2, "CX": 2, "CY": 2},
             {"WX": 4, "WY": 2, "WZ": 2, "CX": 2, "CY": 2, "CZ": 1},
+            {"WX": 4, "WY": 2, "WZ": 2, "CX": 2, "CY": 2, "TR": 4},
+            {"WX": 4, "WY": 4, "WZ": 2, "CX": 2, "CY": 2, "TR": 8},
             {"STREAM": 1, "ZREG": 1, "ZC": 4, "WX": 8, "WY": 4},
             {"STREAM": 1, "ZREG": 2, "ZC": 4, "WX": 8, "WY": 4},
         ],
@@ -86,6 +93,7 @@ CASES: dict[str, tuple[Path, dict[str, int], list[dict[str, int]]]] = {
         [
             {"STREAM": 1, "ZC": 4, "WX": 4, "WY": 2, "CX": 2, "CY": 2},
             {"WX": 4, "WY": 2, "WZ": 2, "CX": 2, "CY": 2, "CZ": 1},
+            {"WX": 4, "WY": 2, "WZ": 2, "CX": 2, "CY": 2, "TR": 2},
         ],
     ),
     "box3d": (
@@ -140,7 +148,10 @@ unrolled by the queue length). Each configuration runs at TB = 2 with one bounda
 at TB = 4 with the other; so do the defaults (TB = 2 with the interior boundary, 4
 with clamp), which also run at TB = 1 with the interior boundary (see
 ``tb_configs``). heat3d_inner's ZREG configurations have interior work-groups (plane
-and halo inside the array) at TB = 2 and 4 beside edge ones."""
+and halo inside the array) at TB = 2 and 4 beside edge ones. Configurations with TR
+(star2d, jacobi2d_f64, heat3d_inner, box3d_inner) compute TR rows of a temporal tile's
+column per work-item (2, 4, 8; TR = the block's rows in star2d's and heat3d_inner's
+last), each at both TB values over the boundaries."""
 
 
 def stepping(path: Path, tmp: Path, *, boundary: str, dtype: str | None = None) -> Path:
