@@ -28,10 +28,6 @@ half=$(($(nproc) / 2))
 mkdir -p "$out/avsa" "$out/c" && cp -r "$avsa/kernels" "$out/avsa/" && : > "$out/rc.txt"
 mapfile -t kernels < <(grep -v '^#' "$here/heldout_kernels.txt")
 
-args_of() { # PART: `gtune train`'s arguments for it (as collect_two_gpus.sh: TRAIN_ARGS_A, _B)
-  local v=TRAIN_ARGS_$1
-  echo "${!v:-${TRAIN_ARGS:---compile-workers $((half > 1 ? half - 1 : 1))}}"
-}
 
 # each labelling part continues STATE/PART (its store and dataset), checked before any
 # GPU time is spent
@@ -53,7 +49,7 @@ gpu() { # GPU PART GROUPS WORK STORE DATASET
     --kernels "${kernels[@]}" > "$out/avsa$i.log" 2>&1
   echo "avsa (GPU $i): exit status $? at $(date -u +%H:%M:%S)" >> "$out/rc.txt"
   left=$((seconds - ($(date +%s) - start) - 60))
-  DATASET=$dataset TRAIN_ARGS="$(args_of "$name")" \
+  DATASET=$dataset TRAIN_ARGS="$(train_args "$name" "$half")" \
     "${pin[@]}" bash "$here/collect_complete.sh" "$out/c/$name" "$device" "$left" "$groups" \
     ${store:+"$store"} > "$out/$name.log" 2>&1
   echo "labels $name (GPU $i): exit status $? at $(date -u +%H:%M:%S)" >> "$out/rc.txt"

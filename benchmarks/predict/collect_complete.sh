@@ -30,6 +30,7 @@ case "$store" in
   *) cp "$store" "$work/labels.db" ;;
 esac
 [ -n "${DATASET:-}" ] && cp "$DATASET" "$work/model/"
+status=0
 start=$(date +%s)
 mapfile -t lines < <(grep -v '^\s*#' "$groups" | grep -v '^\s*$')
 n=${#lines[@]}
@@ -49,8 +50,18 @@ for i in "${!lines[@]}"; do
     --techniques global,vec,stream --device "$device" --out "$work/model" \
     --max-minutes "$(python3 -c "print($share / 60)")" --order cheapest ${TRAIN_ARGS:-} \
     >> "$work/model/collect.log" 2>&1
-  echo "train exit status $?" >> "$work/model/collect.log"
+  rc=$?
+  echo "train exit status $rc" >> "$work/model/collect.log"
+  # 2: `gtune train` refused its input or set-up (the log says why), which the next
+  # groups would meet again: stop, rather than spend the call on a refusal per group
+  if [ "$rc" = 2 ]; then
+    echo "collect_complete: gtune train refused the $size group (exit status 2, collect.log says why); the groups after it are not started" \
+      | tee -a "$work/model/collect.log" >&2
+    status=2
+    break
+  fi
 done
-gzip -6 "$work/labels.db"
+[ -f "$work/labels.db" ] && gzip -6 "$work/labels.db"
 tar -C "$work/model" --exclude=./kernels -czf "$out/collect.tar.gz" .
-split -b 15m -d -a 2 "$work/labels.db.gz" "$out/labels.db.gz.part."
+[ -f "$work/labels.db.gz" ] && split -b 15m -d -a 2 "$work/labels.db.gz" "$out/labels.db.gz.part."
+exit "${status:-0}"

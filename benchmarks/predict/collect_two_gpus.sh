@@ -13,11 +13,12 @@
 # H200); `gtune train` reads no other name, and a dataset it does not read relabels
 # every kernel of the groups. Writes OUT/A and OUT/B (collect_complete.sh's outputs),
 # OUT/A.log, OUT/B.log, OUT/rc.txt. Allow SECONDS + 60 for an outer timeout.
-# TRAIN_ARGS (default "--compile-workers N", N = half the cores less one) goes to
-# `gtune train`; TRAIN_ARGS_A, TRAIN_ARGS_B replace it for that part alone (e.g.
-# "--workers-per-device 3 --compile-workers 7": three searches at once on that GPU, its
-# timed runs taking turns under the device lock, so that the builds of one search fill
-# the cores another leaves idle between its steps). BUNDLE_A, BUNDLE_B: GTUNE_BUNDLE for
+# TRAIN_ARGS goes to `gtune train`; TRAIN_ARGS_A, TRAIN_ARGS_B replace it for that part
+# alone. The default, "--workers-per-device 3 --compile-workers 7" on 16 cores: three
+# searches at once on that part's GPU, its timed runs taking turns under the device
+# lock, so that the builds of one search fill the cores another leaves idle between its
+# steps (label_state.sh's train_args: one search at a time where Dask or cryptography
+# is missing). BUNDLE_A, BUNDLE_B: GTUNE_BUNDLE for
 # that part alone (configurations built as one program; NVIDIA's default 8). Both
 # compare build throughput in one call. Example, on nvidia-h200-x2 (.gpu-state carried):
 #   timeout 570 bash benchmarks/predict/collect_two_gpus.sh $OUT/c NVIDIA 480 \
@@ -35,20 +36,19 @@ for g in "$groups_a" "$groups_b"; do
 done
 cores=$(nproc)
 half=$((cores / 2))
-train_args=${TRAIN_ARGS:---compile-workers $((half > 1 ? half - 1 : 1))}
 mkdir -p "$out" && : > "$out/rc.txt"
 
 # unpack: the store and dataset of one part, from STATE/PART
 . "$here/label_state.sh"
 
 part() { # GPU PART GROUPS FIRST_CORE WORK STORE DATASET
-  local gpu=$1 name=$2 groups=$3 first=$4 work=$5 store=$6 dataset=$7 pin=() rc bundle bundle_var args_var
+  local gpu=$1 name=$2 groups=$3 first=$4 work=$5 store=$6 dataset=$7 pin=() rc bundle bundle_var args
   mkdir -p "$work/lock"
+  args=$(train_args "$name" "$half")
   command -v taskset > /dev/null && pin=(taskset -c "$first-$((first + half - 1))")
   bundle_var=BUNDLE_$name bundle=${!bundle_var:-${GTUNE_BUNDLE:-}}
-  args_var=TRAIN_ARGS_$name
   CUDA_VISIBLE_DEVICES=$gpu GTUNE_LOCK_DIR="$work/lock" PYTHONUNBUFFERED=1 \
-    DATASET=$dataset TRAIN_ARGS=${!args_var:-$train_args} \
+    DATASET=$dataset TRAIN_ARGS=$args \
     env ${bundle:+GTUNE_BUNDLE=$bundle} "${pin[@]}" bash "$here/collect_complete.sh" "$out/$name" "$device" "$seconds" \
     "$groups" ${store:+"$store"} > "$out/$name.log" 2>&1
   rc=$?

@@ -1,4 +1,5 @@
-# Sourced by collect_two_gpus.sh and avsa_then_labels.sh: a labelling part's state.
+# Sourced by collect_two_gpus.sh and avsa_then_labels.sh: a labelling part's state
+# (unpack) and its `gtune train` arguments (train_args).
 # unpack FROM WORK: the store and dataset of one part, from FROM (a call's OUT/c/A as it
 # came back: collect.tar.gz, labels.db.gz.part.*; or a store labels.db.gz and a dataset
 # NAME-hybrid.csv) into WORK; sets u_store and u_dataset (empty where FROM has none).
@@ -23,4 +24,24 @@ unpack() {
     return 2
   fi
   u_dataset=$(find "$from" -maxdepth 1 -name '*-hybrid.csv' | head -1)
+}
+
+# train_args PART HALF: `gtune train`'s arguments for one part on HALF cores: TRAIN_ARGS_PART,
+# else TRAIN_ARGS, else three searches at once on the part's GPU ("--workers-per-device 3
+# --compile-workers (HALF-1)/2"), which labelled 1.7-2.3 times the configurations per
+# second of one search at a time on the H200 (h200-complete/README.md, call 11). Three
+# searches at once run on a Dask cluster whose TLS credentials need the cryptography
+# package: where it or Dask cannot be imported, the part labels one search at a time
+# ("--compile-workers HALF-1") and says so on stderr, rather than spend its device time
+# on a refusal per group.
+train_args() {
+  local v=TRAIN_ARGS_$1 half=$2 args
+  args=${!v:-${TRAIN_ARGS:---workers-per-device 3 --compile-workers $(((half - 1) / 2 > 1 ? (half - 1) / 2 : 1))}}
+  if [[ " $args " == *" --workers-per-device "* ]] \
+    && ! python3 -c "import distributed, cryptography" 2> /dev/null; then
+    echo "$(basename "$0"): part $1: Dask or cryptography cannot be imported; one search at a time" >&2
+    args=$(sed -E 's/--workers-per-device +[0-9]+//; s/--compile-workers +[0-9]+//' <<< "$args")
+    args="$args --compile-workers $((half > 1 ? half - 1 : 1))"
+  fi
+  echo "$args"
 }
