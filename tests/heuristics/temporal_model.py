@@ -8,7 +8,8 @@ block's input with its halo and the output through global memory at ``bandwidth`
 computes every level's region (the block widened by TB - s radii) from local memory at
 ``local_bandwidth``, idles the lanes of a work-group's last partial pass over a region,
 and hides latency only with enough work-items resident per compute unit (local memory
-and work-group size limit how many groups are). Its numbers are not the H100's: what
+and work-group size limit how many groups are). Temporal tiles with TR rows per
+work-item read a column's terms along y once per TR points. Its numbers are not the H100's: what
 matters to a search is the shape, where a larger block pays a smaller halo but needs
 more local memory and more work per work-item.
 """
@@ -70,11 +71,16 @@ def launch_seconds(
     elif zreg == 2:
         plane = [p // (sbz + 2 * (tb - s) * rz) for s, p in enumerate(points, 1)]
         passes = sum(math.ceil(p / 32) * 32 for p in plane) * walked * groups
-    else:
-        passes = sum(math.ceil(p / group) * group for p in points) * groups
+    else:  # temporal tiles: a work-item computes TR rows of a column (segments)
+        tr = c.get("TR", 1)
+        passes = sum(math.ceil(math.ceil(p / tr) / group) * group * tr for p in points)
+        passes *= groups
     # per point its terms' reads and one store; with the z-neighbours in registers
-    # (ZREG) the 2*RZ z-terms and the centre come from registers
-    accesses = terms - 2 * rz if zreg else terms + 1
+    # (ZREG) the 2*RZ z-terms and the centre come from registers; with TR rows a
+    # column's 2*RY+1 terms along y are TR + 2*RY loads per TR points
+    accesses: float = terms - 2 * rz if zreg else terms + 1
+    if not stream and c.get("TR", 1) > 1:
+        accesses -= 2 * ry + 1 - (c["TR"] + 2 * ry) / c["TR"]
     lds = passes * accesses * 4 / LOCAL_BANDWIDTH
     barriers = groups * tb * (sbz + 2 * tb * rz if stream and dims3 else 1)
     if stream and not dims3:
