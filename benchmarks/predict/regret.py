@@ -23,7 +23,8 @@ policy:
   it leads the first choice at X of the first's; ``even-est-X`` (what ``gtune run``
   does): the same with the runner-up's length estimated from the training kernels'
   ratio of the two techniques' search lengths, and never fewer than ``SCOUT_MIN``
-  configurations (``even-est-X-nofloor``: without that floor); ``first-length-X``: the scout as the
+  configurations (``even-est-X-nofloor``: without that floor; ``even-est-X-floor30``:
+  with the floor of 30 it had before); ``first-length-X``: the scout as the
   driver ran it before (X of the *first choice's* length); ``projected-X``: continued
   when the scout's best times the gain the training kernels' searches of that
   technique still made after X beats the first choice's final best.
@@ -166,6 +167,12 @@ def hedge_estimated_nofloor(tr: Traces, first: str, second: str, share: float, f
     return hedge_estimated(tr, first, second, share, f, least=1)
 
 
+def hedge_estimated_floor30(tr: Traces, first: str, second: str, share: float, f: Fold) -> Outcome:
+    """:func:`hedge_estimated` with the floor of 30 configurations the driver had
+    before ``SCOUT_MIN`` became 60."""
+    return hedge_estimated(tr, first, second, share, f, least=30)
+
+
 def projected(tr: Traces, first: str, second: str, share: float, f: Fold) -> Outcome:
     """The first choice to its end; the runner-up scouted for ``share`` of its
     (estimated) search and continued when its best so far, times what the training
@@ -259,6 +266,9 @@ def policies(ks: Sequence[int]) -> dict[str, Callable[[Traces, TrainingRow, Fold
         )
         out[f"even-est-{share:.0%}-nofloor"] = lambda tr, row, f, share=share: _ranked_fold(
             hedge_estimated_nofloor, tr, row, f, share
+        )
+        out[f"even-est-{share:.0%}-floor30"] = lambda tr, row, f, share=share: _ranked_fold(
+            hedge_estimated_floor30, tr, row, f, share
         )
         out[f"projected-{share:.0%}"] = lambda tr, row, f, share=share: _ranked_fold(
             projected, tr, row, f, share
@@ -379,6 +389,7 @@ def main(argv: list[str]) -> int:
     # per-kernel entries of the shipped policy and the baselines it is judged against;
     # the others' summaries only (regret.md has them all)
     keep = {"all", "always-vec", "model", "even-20%", "even-est-20%", "even-est-20%-nofloor"}
+    keep.add("even-est-20%-floor30")
     keep.add("first-length-20%")
     slim = {
         title: {

@@ -40,16 +40,17 @@ def technique_for(strategy: str, technique: str) -> str:
     return technique
 
 
-SCOUT_MIN = 30
+SCOUT_MIN = 60
 """The fewest configurations the runner-up is scouted for, whatever its share: a scout
-of fewer has measured little beyond its spec's first configurations. Replayed on the
-H200's 62 complete searches with whole families held out
-(``benchmarks/predict/regret.py``), the runner-up's length estimated from the model's
-data gave stream 14 configurations on diamond_2d_yz_r3 (its own search: 161), where it
-had 112.2 µs against vec's 87.3 µs and was dropped; after 30 it led (81.4 µs) and won
-(56.8 against 67.6 µs): regret 1.0028 (worst 1.19) without the floor, 1.0000 with it
-(20, too few; 30, 40 and 60 alike), at 66 % of ``--technique all``'s search time
-against 65 %."""
+of fewer has measured little beyond its spec's first steps. Replayed on the H200's 144
+complete searches with whole families held out (``benchmarks/predict/regret.py``,
+``benchmarks/results/predict/h200-complete/regret.md``), a floor of 30 left three 2D
+image convolutions that stream wins at 4096² and 8192² on vec (stream's scout of 30 had
+not reached its best: regret up to 1.098, geometric mean 1.0022); 60 finds every
+kernel's best technique but a few within 3.3 % (1.0005, worst 1.033) at 71 % of
+``--technique all``'s search time against 67 %; 50 still missed one by 6 %, 70 found
+all at 74 %. The floor first came from one kernel (diamond_2d_yz_r3, whose stream
+scout of 14 configurations dropped a technique that won by 19 %: 30 caught it)."""
 
 
 @dataclass(frozen=True)

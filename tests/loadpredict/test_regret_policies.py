@@ -46,9 +46,9 @@ def test_a_share_of_the_runner_ups_own_length_compares_equal_progress() -> None:
     best, cost, what = regret.hedge_estimated(tr, "vec", "stream", 0.2, f, least=1)
     # 5 stream configurations (20 % of its 25) against vec's first 20: vec leads
     assert what == "vec+stream[5]" and math.isclose(best, 1.0) and cost == 105
-    # as gtune run scouts: never fewer than SCOUT_MIN (30, more than stream's 25: its
+    # as gtune run scouts: never fewer than SCOUT_MIN (60, more than stream's 25: its
     # whole search, which leads vec's first 20 and is "continued" at no further cost)
-    assert regret.SCOUT_MIN == 30
+    assert regret.SCOUT_MIN == 60
     best, cost, what = regret.hedge_estimated(tr, "vec", "stream", 0.2, f)
     assert what == "vec+stream" and math.isclose(best, 1.0) and cost == 125
     # at 10 (1.45 after 10, against vec's 1.485 after 20) stream leads too
