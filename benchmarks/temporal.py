@@ -152,14 +152,16 @@ def plot(path: Path, data: Mapping[str, Any]) -> None:
 
 
 def shape(cfg: Mapping[str, int]) -> str:
-    """A temporal configuration in brief: TB, the block (work-group times merging), and
-    the streaming chunk."""
+    """A temporal configuration in brief: TB, the block (work-group times merging), the
+    streaming chunk, and temporal tiles' rows per work-item."""
     block = [cfg.get("WX", 1) * cfg.get("CX", 1), cfg.get("WY", 1) * cfg.get("CY", 1)]
     if "WZ" in cfg and not cfg.get("STREAM"):
         block.append(cfg["WZ"] * cfg.get("CZ", 1))
     text = f"TB={cfg.get('TB')} block {'x'.join(str(v) for v in block)}"
     if cfg.get("STREAM"):
         text += f" ZC={cfg.get('ZC')}"
+    if cfg.get("TR", 1) > 1:  # temporal tiles' rows per work-item
+        text += f" TR={cfg['TR']}"
     return text + f" wg {cfg.get('WX')}x{cfg.get('WY')}"
 
 

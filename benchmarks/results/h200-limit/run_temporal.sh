@@ -10,12 +10,20 @@
 #     .gpu-bundle/env.sh .gpu-bundle && bash benchmarks/results/h200-limit/run_temporal.sh")
 # On PoCL (a check of the script, small sizes):
 #   OUT=/tmp/o DEVICE=pthread SIZE=32 SIZE2D=256 bash benchmarks/results/h200-limit/run_temporal.sh
+# DEEP=0 leaves out the fixed configurations (heat3d's measured in call 12:
+# temporal-8/README.md). KERNELS=jacobi2d runs jacobi2d alone, then its temporal tiles
+# with TR 1-8 fixed (temporal_configs/jacobi2d-tile-rows.yaml), within 400 s on one GPU
+# (t1.tar.gz, c1.tar.gz, run.log):
+#   run(kind="nvidia-h200", carry=[".gpu-bundle"], timeout_s=400, command="source
+#     .gpu-bundle/env.sh .gpu-bundle && KERNELS=jacobi2d bash benchmarks/results/h200-limit/run_temporal.sh")
 set -u
 : "${OUT:?set OUT}"
 DEVICE=${DEVICE:-NVIDIA}
 SIZE=${SIZE:-512}
 SIZE2D=${SIZE2D:-8192}
 PY=${PY:-python3}
+DEEP=${DEEP:-1}
+KERNELS=${KERNELS:-heat3d jacobi2d}
 [ -x .venv/bin/python ] && [ "$DEVICE" != NVIDIA ] && PY=.venv/bin/python
 if [ -z "${GPUS:-}" ]; then
   GPUS=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
@@ -48,26 +56,32 @@ temporal() { # gpu kernel seconds
   mv "$OUT/t$1.log" "$OUT/t$1/run.log"
 }
 
-deep() { # gpu seconds: heat3d's fixed deep-TB temporal-zreg configurations
+fixed() { # gpu seconds name size: fixed configurations (benchmarks/temporal_configs/)
   mkdir -p "$OUT/c$1"
   launch "$1" timeout "$2" "$PY" benchmarks/temporal_configs.py "$OUT/c$1" \
-    benchmarks/temporal_configs/heat3d-zreg-deep.yaml --device "$DEVICE" --size "$SIZE" \
+    "benchmarks/temporal_configs/$3.yaml" --device "$DEVICE" --size "$4" \
     --rounds 3 > "$OUT/c$1.log" 2>&1
-  log "configs heat3d-zreg-deep gpu$1 rc $?"
+  log "configs $3 gpu$1 rc $?"
   mv "$OUT/c$1.log" "$OUT/c$1/run.log"
 }
+deep() { # gpu seconds: heat3d's fixed deep-TB temporal-zreg configurations
+  fixed "$1" "$2" heat3d-zreg-deep "$SIZE"
+}
 
-log "gpus $GPUS device $DEVICE sizes $SIZE / $SIZE2D"
-if [ "$GPUS" -ge 2 ]; then
-  (temporal 0 heat3d 330; deep 0 $(($(left) - 10))) &
+log "gpus $GPUS device $DEVICE sizes $SIZE / $SIZE2D kernels $KERNELS deep $DEEP"
+if [ "$KERNELS" = jacobi2d ]; then # the search, then TR through the package, fixed
+  temporal 1 jacobi2d 300
+  [ "$DEEP" = 1 ] && [ "$(left)" -gt 60 ] && fixed 1 $(($(left) - 10)) jacobi2d-tile-rows "$SIZE2D"
+elif [ "$GPUS" -ge 2 ]; then
+  (temporal 0 heat3d 330; [ "$DEEP" = 1 ] && deep 0 $(($(left) - 10))) &
   temporal 1 jacobi2d 300 &
   wait
 else
   temporal 0 heat3d 300
   temporal 1 jacobi2d $(($(left) - 60 > 200 ? 200 : $(left) - 60))
-  [ "$(left)" -gt 90 ] && deep 0 $(($(left) - 10))
+  [ "$DEEP" = 1 ] && [ "$(left)" -gt 90 ] && deep 0 $(($(left) - 10))
 fi
-for d in t0 t1 c0; do
+for d in t0 t1 c0 c1; do
   [ -d "$OUT/$d" ] && tar -czf "$OUT/$d.tar.gz" -C "$OUT" "$d" && rm -rf "${OUT:?}/$d"
 done
 log "done in $(($(date +%s) - START)) s"
