@@ -194,6 +194,31 @@ def write_entry(path: Path, entry: dict[str, Any]) -> None:
     tmp.replace(path)  # whole or not at all: a process killed mid-write leaves the old
 
 
+def retire(out: Path, arm: str, suffix: str) -> list[str]:
+    """Keep each kernel file's ``arm`` and its ``remeasured`` pair as ``ARM_SUFFIX`` and
+    ``remeasured_SUFFIX``, so that the next run measures that arm again (after a change
+    of the policy or the model) and re-measures the pair; the names of the kernels
+    retired. An arm retired under that suffix before is refused, never overwritten."""
+    if arm not in ARMS or not suffix.isidentifier():
+        raise SystemExit(
+            f"auto_vs_all: --retire {arm}:{suffix}: ARM is one of {ARMS}, SUFFIX a word"
+        )
+    done = []
+    for path in sorted(out.glob("kernels/*.json")):
+        entry = read_entry(path)
+        if arm not in entry:
+            continue
+        for key in (arm, "remeasured"):
+            if f"{key}_{suffix}" in entry:
+                raise SystemExit(f"auto_vs_all: {path}: {key}_{suffix} exists already")
+        entry[f"{arm}_{suffix}"] = entry.pop(arm)
+        if "remeasured" in entry:
+            entry[f"remeasured_{suffix}"] = entry.pop("remeasured")
+        write_entry(path, entry)
+        done.append(path.stem)
+    return done
+
+
 def longest(out: Path, mode: str) -> float:
     """The longest wall time of ``mode``'s tunings so far in ``out`` (0: none yet)."""
     walls = [read_entry(f).get(mode, {}).get("wall_s", 0.0) for f in out.glob("kernels/*.json")]
@@ -350,7 +375,18 @@ def main(argv: list[str]) -> int:
     )
     p.add_argument("--list", action="store_true", help="print the default kernels")
     p.add_argument("--report", action="store_true", help="only write the report")
+    p.add_argument(
+        "--retire",
+        metavar="ARM:SUFFIX",
+        help="keep every kernel file's ARM (and its re-measured pair) as ARM_SUFFIX, "
+        "to be measured again, and stop",
+    )
     args = p.parse_args(argv)
+    if args.retire:
+        arm, _, suffix = args.retire.partition(":")
+        names = retire(args.out, arm, suffix)
+        print(f"retired {arm} as {arm}_{suffix} in {len(names)} kernel files")
+        return 0
     until = time.monotonic() + args.deadline
     if args.list:
         print("\n".join(default_kernels(args.small)))

@@ -8,6 +8,8 @@ import json
 import math
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -112,3 +114,24 @@ def test_only_the_arms_asked_for_are_tuned(tmp_path: Path, monkeypatch) -> None:
     files = {p.stem: json.loads(p.read_text()) for p in (tmp_path / "kernels").glob("*.json")}
     assert {k: sorted(v) for k, v in files.items()} == {"a_at_8x8": ["all"], "b_at_8x8": ["all"]}
     assert asked == ["all", "all"]
+
+
+def test_a_retired_arm_is_kept_aside_and_measured_again(tmp_path: Path) -> None:
+    """After a change of policy, `--retire auto:SUFFIX` keeps the old auto arm and its
+    re-measured pair under new names, and the kernel is dealt out again."""
+    spec = str(ROOT / SPECS[0])
+    name = avsa.load(spec)[0]
+    path = avsa.kernel_file(tmp_path, name)
+    old = {"auto": arm(1, "vec"), "all": arm(2, "vec"), "remeasured": {"auto_s": 1, "all_s": 1}}
+    avsa.write_entry(path, old)
+    assert avsa.share(tmp_path, [spec], "1/1") == {}
+    assert avsa.main([str(tmp_path), "--retire", "auto:before_x"]) == 0
+    entry = avsa.read_entry(path)
+    assert entry["auto_before_x"] == old["auto"] and entry["all"] == old["all"]
+    assert entry["remeasured_before_x"] == old["remeasured"]
+    assert "auto" not in entry and "remeasured" not in entry
+    assert set(avsa.share(tmp_path, [spec], "1/1")) == {name}
+    # the same suffix twice would lose the first: refused
+    avsa.write_entry(path, {**entry, "auto": arm(1, "vec")})
+    with pytest.raises(SystemExit, match="exists already"):
+        avsa.main([str(tmp_path), "--retire", "auto:before_x"])
