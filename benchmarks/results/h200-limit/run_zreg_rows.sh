@@ -29,12 +29,7 @@ start=$(date +%s)
 mkdir -p "$OUT"
 def=$here/heat3d-8.stencil.yaml
 
-left() { # seconds left of the budget, at most $1 (times SCALE)
-  local l=$((budget - ($(date +%s) - start))) cap=$(($1 * scale))
-  [ "$l" -gt "$cap" ] && l=$cap
-  [ "$l" -lt 5 ] && l=5
-  echo "$l"
-}
+. benchmarks/step_budget.sh # left N: the seconds a step may take
 
 k=heat3d-8
 t="STREAM=1,ZREG=2,LOCAL=0,VX=1,BX=1,BY=1,BZ=1,RIM=0,RIN=0,WZ=1,CZ=1"

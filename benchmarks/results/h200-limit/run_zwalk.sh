@@ -31,12 +31,7 @@ kernels=(${KERNELS:-laplacian4 box27 heat3d})
 start=$(date +%s)
 mkdir -p "$OUT"
 
-left() { # seconds left of the budget, at most $1 (times SCALE)
-  local l=$((budget - ($(date +%s) - start))) cap=$(($1 * scale))
-  [ "$l" -gt "$cap" ] && l=$cap
-  [ "$l" -lt 5 ] && l=5
-  echo "$l"
-}
+. benchmarks/step_budget.sh # left N: the seconds a step may take
 
 # the package's best (defaults/onestep.md, README's tables) and the walks: BZ 4 to 16
 # planes per work-item, which the package's unrolled blocks pay for in registers

@@ -29,12 +29,7 @@ start=$(date +%s)
 mkdir -p "$OUT/defs"
 D=$OUT/defs
 
-left() { # seconds left of the budget, at most $1 (times SCALE)
-  local l=$((budget - ($(date +%s) - start))) cap=$(($1 * scale))
-  [ "$l" -gt "$cap" ] && l=$cap
-  [ "$l" -lt 5 ] && l=5
-  echo "$l"
-}
+. benchmarks/step_budget.sh # left N: the seconds a step may take
 
 lift() { # the lifted definitions, as int_words.md's "Next: on the H200" lifts them
   timeout "$(left 20)" python3 -m gtune lift stencils/plain/$1.cl --size 32x24 --scalar $2=NX \
