@@ -15,6 +15,9 @@ something else where the package's rendering verifies stops the run, untimed.
 ``--variant-set N=V,...`` gives the variant's configurations these values (the variant
 template, without ``--variant``, the package's own): two configurations of one template
 side by side, a template parameter off and on (``--variant-set RIN=1``).
+``--variant-option OPT`` (repeatable) builds the variant with this compiler option
+besides the kernel's own: one template built two ways, e.g. NVIDIA's register cap
+(``--variant-option=-cl-nv-maxrregcount=64``).
 
     python3 benchmarks/template_ab.py OUT --variant candidate.cl --store onestep.db \\
         --kernels heat3d box27 --top 8 --device NVIDIA
@@ -31,6 +34,7 @@ import json
 import statistics
 import sys
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -142,6 +146,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="the variant's configurations: each configuration with these values",
     )
     ap.add_argument(
+        "--variant-option",
+        action="append",
+        default=[],
+        metavar="OPT",
+        help="a compiler option the variant is built with besides the kernel's own "
+        "(repeatable; write it --variant-option=-cl-...)",
+    )
+    ap.add_argument(
         "--kernels",
         nargs="+",
         default=["heat3d", "box27"],
@@ -160,8 +172,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "time as a fraction of its bandwidth",
     )
     args = ap.parse_args(argv)
-    if args.variant is None and not args.variant_set:
-        ap.error("give --variant, --variant-set or both")
+    if args.variant is None and not args.variant_set and not args.variant_option:
+        ap.error("give --variant, --variant-set or --variant-option")
     vset = parse_config(args.variant_set) if args.variant_set else {}
 
     device = select_device(args.device)
@@ -173,6 +185,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows: list[dict[str, Any]] = []
     for spec in args.kernels:
         name, ka, kb = load_both(spec, work, variant, args.size)
+        if args.variant_option:
+            kb = replace(kb, build_options=kb.build_options + tuple(args.variant_option))
         kernels[name] = ka
         configs = stored_configs(args.store, name, args.top) if args.store else []
         configs += [
@@ -211,6 +225,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     summary: dict[str, Any] = {"device": device.name, "rounds": args.rounds, "rows": rows}
     if vset:
         summary["variant_set"] = vset
+    if args.variant_option:
+        summary["variant_options"] = list(args.variant_option)
     if copy is not None:
         # a kernel moves its own bytes (fields, sizes); the copy's bandwidth is the yardstick
         copy_gbs = copy.bytes_moved() / times["copy"] / 1e9
@@ -241,6 +257,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             + " with "
             + ", ".join(f"{k}={v}" for k, v in vset.items())
             + " in every configuration.",
+            "",
+        ]
+    if args.variant_option:
+        lines += [
+            "Variant built with the compiler options "
+            + " ".join(f"`{o}`" for o in args.variant_option)
+            + " besides the kernel's own"
+            + ("" if variant is None else f" (template {args.variant})")
+            + ".",
             "",
         ]
     if copy is not None:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from gtune.description import load_kernel
+from gtune.exceptions import GtuneError
 from gtune.stencils.render import template_source
 from gtune.store import open_store
 from tests.conftest import load_script
@@ -91,9 +92,26 @@ def test_a_small_run_times_both_renderings_and_the_copy(tmp_path: Path) -> None:
 
 
 def test_one_side_must_differ(capsys: pytest.CaptureFixture[str]) -> None:
-    """Without --variant and --variant-set both sides would be the same kernel: a usage
-    error (exit status 2) before any device is opened."""
+    """Without --variant, --variant-set or --variant-option both sides would be the same
+    kernel: a usage error (exit status 2) before any device is opened."""
     with pytest.raises(SystemExit) as exc:
         ab.main(["out", "--kernels", "heat3d", "--device", "nothing-such"])
     assert exc.value.code == 2
-    assert "--variant, --variant-set or both" in capsys.readouterr().err
+    assert "--variant, --variant-set or --variant-option" in capsys.readouterr().err
+
+
+@pytest.mark.opencl
+def test_a_variant_option_reaches_the_variants_builds_alone(tmp_path: Path) -> None:
+    """``--variant-option`` builds the variant with that compiler option: an option the
+    device's compiler accepts runs both sides; one it refuses fails the variant alone
+    (the package's rendering verified first: the compiler's refusal named), and the run
+    stops, untimed."""
+    cfg = "WX=8,WY=4,WZ=1,BX=2,VX=2,CX=1,CY=1,CZ=2,LOCAL=0,IMAGE=0,STREAM=0,ZC=1,RIM=0"
+    base = ["--kernels", "heat3d", "--device", "pocl", "--size", "16", "--rounds", "1"]
+    base += ["--config", f"heat3d:{cfg}"]
+    assert ab.main([str(tmp_path / "ok"), "--variant-option=-cl-mad-enable", *base]) == 0
+    summary = json.loads((tmp_path / "ok" / "template_ab.json").read_text())
+    assert summary["variant_options"] == ["-cl-mad-enable"] and len(summary["rows"]) == 1
+    assert "`-cl-mad-enable`" in (tmp_path / "ok" / "template_ab.md").read_text()
+    with pytest.raises(GtuneError, match="refuses the build options -cl-no-such-option-at-all"):
+        ab.main([str(tmp_path / "bad"), "--variant-option=-cl-no-such-option-at-all", *base])

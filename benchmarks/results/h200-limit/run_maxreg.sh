@@ -1,0 +1,53 @@
+#!/bin/bash
+# Issue 49, one step: NVIDIA's register cap. The package's best one-step configurations
+# of laplacian4, box27 and heat3d at 512^3 (as run_zwalk.sh lists them) built as they
+# are and with `-cl-nv-maxrregcount=N` (template_ab.py --variant-option), side by side
+# with the float4 copy, for each cap N in CAPS. The question (analysis.md, "What the
+# numbers say"): laplacian4's winner needs 106 registers, so an SM holds one work-group
+# of 512 and 16 KB in flight, half the copy's; at 64 registers it would hold two. A cap
+# that wins becomes a tuned parameter; one that spills loses.
+#
+# From the project root on the GPU host (about 3 minutes; under 4):
+#   source .gpu-bundle/env.sh .gpu-bundle && OUT=$OUT bash benchmarks/results/h200-limit/run_maxreg.sh
+# Smoke test on PoCL (256^3: the x tiles are 128 and 256 wide; PoCL has no register cap,
+# so an option it takes stands in; 50 s):
+#   PATH=$PWD/.venv/bin:$PATH OUT=/tmp/smoke ROUNDS=1 SCALE=10 CAPS=1 \
+#     OPTION=-cl-mad-enable bash benchmarks/results/h200-limit/run_maxreg.sh pthread 256
+#
+# Writes $OUT/ab-maxreg-N/ (template_ab.md, .json) and logs, packed at the end into
+# $OUT/maxreg.tar.gz beside $OUT/rc.txt.
+set -u
+dev=${1:-NVIDIA}
+size=${2:-512}
+rounds=${ROUNDS:-5}
+budget=${BUDGET:-230}
+scale=${SCALE:-1} # the steps' limits times this (PoCL's smoke test: 10)
+caps=(${CAPS:-64 48 80})
+option=${OPTION:--cl-nv-maxrregcount=}
+start=$(date +%s)
+mkdir -p "$OUT"
+
+. benchmarks/step_budget.sh # left N: the seconds a step may take
+
+configs=(
+  --config laplacian4:BX=4,BY=1,BZ=1,CX=1,CY=2,CZ=2,RIM=1,RIN=1,VX=4,WX=32,WY=4,WZ=4
+  --config laplacian4:BX=4,BY=1,BZ=2,CX=1,CY=1,CZ=4,RIM=1,RIN=0,VX=4,WX=32,WY=16,WZ=1
+  --config box27:BX=4,BY=4,BZ=4,CX=1,CY=1,CZ=1,RIM=1,RIN=1,SEP=1,VX=4,WX=32,WY=2,WZ=2
+  --config box27:BX=4,BY=2,BZ=4,CX=1,CY=1,CZ=1,RIM=1,RIN=0,SEP=1,VX=4,WX=32,WY=4,WZ=1
+  --config heat3d:BX=4,BY=1,BZ=1,CX=1,CY=1,CZ=4,RIM=1,RIN=1,VX=4,WX=64,WY=8,WZ=1
+)
+
+for n in "${caps[@]}"; do
+  name=ab-maxreg-$n
+  opt=$option
+  [[ "$option" == *= ]] && opt=$option$n
+  timeout "$(left 75)" python3 benchmarks/template_ab.py "$OUT/$name" --variant-option="$opt" \
+    --kernels laplacian4 box27 heat3d --device "$dev" --size "$size" --rounds "$rounds" \
+    --copy "${configs[@]}" > "$OUT/$name.log" 2>&1
+  echo "$name rc=$? at $(($(date +%s) - start)) s" >> "$OUT/rc.txt"
+  rm -rf "$OUT/$name/rendered"
+done
+echo "done at $(($(date +%s) - start)) s" >> "$OUT/rc.txt"
+# the device tool brings back at most 8 files: everything but rc.txt in one archive
+tar -czf "$OUT/maxreg.tar.gz" -C "$OUT" --exclude=maxreg.tar.gz --exclude=rc.txt . &&
+  find "$OUT" -mindepth 1 -maxdepth 1 ! -name maxreg.tar.gz ! -name rc.txt -exec rm -rf {} +
