@@ -24,7 +24,9 @@ policy:
   does): the same with the runner-up's length estimated from the training kernels'
   ratio of the two techniques' search lengths, and never fewer than ``SCOUT_MIN``
   configurations (``even-est-X-nofloor``: without that floor; ``even-est-X-floor30``:
-  with the floor of 30 it had before); ``first-length-X``: the scout as the
+  with the floor of 30 it had before; ``even-own-X``: the runner-up's length from its
+  own training searches, which a scout run beside the first choice would know);
+  ``first-length-X``: the scout as the
   driver ran it before (X of the *first choice's* length); ``projected-X``: continued
   when the scout's best times the gain the training kernels' searches of that
   technique still made after X beats the first choice's final best.
@@ -173,6 +175,24 @@ def hedge_estimated_floor30(tr: Traces, first: str, second: str, share: float, f
     return hedge_estimated(tr, first, second, share, f, least=30)
 
 
+def hedge_own_length(
+    tr: Traces, first: str, second: str, share: float, f: Fold, least: int = SCOUT_MIN
+) -> Outcome:
+    """:func:`hedge_estimated` with the runner-up's length estimated from its own complete
+    searches of the training kernels (their median), not from the first choice's
+    length: known before the first choice's search ends, so the scout could run beside
+    it (the two sharing the compile workers) and be compared at equal progress once
+    both end."""
+    a, b = tr[first], tr[second]
+    lens = [len(t[second].times) for t in f.traces if second in t]
+    expected = float(np.median(lens)) if lens else float(len(a.times))
+    ka = max(1, round(share * len(a.times)))
+    kb = max(least, round(share * expected))
+    if b.best(kb) < a.best(ka):
+        return min(a.best(), b.best()), a.cost() + b.cost(), f"{first}+{second}"
+    return a.best(), a.cost() + b.cost(kb), f"{first}+{second}[{kb}]"
+
+
 def projected(tr: Traces, first: str, second: str, share: float, f: Fold) -> Outcome:
     """The first choice to its end; the runner-up scouted for ``share`` of its
     (estimated) search and continued when its best so far, times what the training
@@ -269,6 +289,9 @@ def policies(ks: Sequence[int]) -> dict[str, Callable[[Traces, TrainingRow, Fold
         )
         out[f"even-est-{share:.0%}-floor30"] = lambda tr, row, f, share=share: _ranked_fold(
             hedge_estimated_floor30, tr, row, f, share
+        )
+        out[f"even-own-{share:.0%}"] = lambda tr, row, f, share=share: _ranked_fold(
+            hedge_own_length, tr, row, f, share
         )
         out[f"projected-{share:.0%}"] = lambda tr, row, f, share=share: _ranked_fold(
             projected, tr, row, f, share
@@ -390,6 +413,7 @@ def main(argv: list[str]) -> int:
     # the others' summaries only (regret.md has them all)
     keep = {"all", "always-vec", "model", "even-20%", "even-est-20%", "even-est-20%-nofloor"}
     keep.add("even-est-20%-floor30")
+    keep.add("even-own-20%")
     keep.add("first-length-20%")
     slim = {
         title: {

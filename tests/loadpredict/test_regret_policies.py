@@ -56,3 +56,19 @@ def test_a_share_of_the_runner_ups_own_length_compares_equal_progress() -> None:
     assert what == "vec+stream" and cost == 125
     # what stream still gains after 20 % of its search, as the training kernels show
     assert math.isclose(f.gain("stream", 0.2), 1.2 / (1.6 - 0.4 * 4 / 24))
+
+
+def test_the_runner_ups_own_length_needs_nothing_of_the_first_choices_end() -> None:
+    """``even-own``: the scout's length from the runner-up's own training searches (their
+    median), so it is the same however long the first choice's search turns out."""
+    f = fold([kernel(), kernel(), {"vec": trace([1.0] * 10), "stream": trace([1.0] * 75)}])
+    short = {"vec": trace([1.6 - 0.6 * i / 39 for i in range(40)]), "stream": kernel()["stream"]}
+    # stream's training lengths 25, 25, 75: median 25, 20 % of it 5
+    for tr in (kernel(), short):
+        best, cost, what = regret.hedge_own_length(tr, "vec", "stream", 0.2, f, least=1)
+        assert what == "vec+stream[5]" and math.isclose(best, 1.0)
+        assert cost == len(tr["vec"].times) + 5
+    # with the floor, as gtune run would scout it: 60, more than stream's 25: its whole
+    # search, which leads vec's first 20 % and is "continued" at no further cost
+    best, cost, what = regret.hedge_own_length(kernel(), "vec", "stream", 0.2, f)
+    assert what == "vec+stream" and cost == 125
