@@ -49,12 +49,15 @@ for i in "${!lines[@]}"; do
   python3 -m gtune --db "$work/labels.db" train "${what[@]}" --sizes "$size" \
     --techniques global,vec,stream --device "$device" --out "$work/model" \
     --max-minutes "$(python3 -c "print($share / 60)")" --order cheapest ${TRAIN_ARGS:-} \
-    >> "$work/model/collect.log" 2>&1
+    > "$work/train.log" 2>&1
   rc=$?
+  cat "$work/train.log" >> "$work/model/collect.log"
   echo "train exit status $rc" >> "$work/model/collect.log"
-  # 2: `gtune train` refused its input or set-up (the log says why), which the next
-  # groups would meet again: stop, rather than spend the call on a refusal per group
-  if [ "$rc" = 2 ]; then
+  # 2 before any configuration was measured: `gtune train` refused its input or set-up
+  # (the log says why), which the next groups would meet again: stop, rather than spend
+  # the call on a refusal per group. (2 after measuring: its share ended before a
+  # kernel had every technique searched; the next group has its own share.)
+  if [ "$rc" = 2 ] && ! grep -q "configurations measured" "$work/train.log"; then
     echo "collect_complete: gtune train refused the $size group (exit status 2, collect.log says why); the groups after it are not started" \
       | tee -a "$work/model/collect.log" >&2
     status=2
