@@ -20,6 +20,7 @@ from gtune.loadpredict.models import (
     shipped_model_dir,
     user_model_dir,
 )
+from gtune.tuning.techniques import SCOUT_MIN
 
 HELP = "list installed load-predictor models (device, heuristic, kernels, accuracy)"
 
@@ -89,7 +90,8 @@ def _notes(c: ModelCard) -> list[str]:
     if c.scout_share > 0:
         notes.append(
             f"--technique auto searches the first choice and scouts the runner-up for "
-            f"{c.scout_share:.0%} of its search (docs/predictor.md)"
+            f"{c.scout_share:.0%} of its search, at least {SCOUT_MIN} configurations "
+            "(docs/predictor.md)"
         )
     older = _unidentified(c)
     if older:
