@@ -55,12 +55,9 @@ def test_time_breakdown_is_reported(data_dir):
     assert parts <= r.extra["worker_s"] * 1.05 + 1e-3
 
 
-def test_first_configuration_is_not_slower(data_dir):
-    """The same configuration measured first and again after others: the first is not
-    slower, its median's interval reaching down into those of the later ones (taken
-    together, so that one burst of load from elsewhere on the machine does not decide)."""
-    kernel = load_kernel(data_dir / "naive7.cl", sizes={"NX": 64, "NY": 64, "NZ": 32})
-    policy = TimingPolicy(min_runs=15, max_runs=15, max_seconds=10.0)
+def _first_and_later(kernel, policy):
+    """The same configuration timed first, by a fresh evaluator, and again after each of
+    five others: (the first's median interval, the later ones' intervals)."""
     with OpenCLEvaluator(kernel, timing=policy, compile_workers=0) as ev:
         first = ev.evaluate(GOOD)
         later = []
@@ -68,7 +65,27 @@ def test_first_configuration_is_not_slower(data_dir):
             ev.evaluate({"WX": wx, "WY": 4, "WZ": 1})
             later.append(ev.evaluate(GOOD))
     assert first.ok and all(r.ok for r in later)
-    lo1, _ = median_interval(first.times_s)
-    intervals = [median_interval(r.times_s) for r in later]
-    hi2 = max(hi for _, hi in intervals)
-    assert lo1 <= hi2, (first.times_s, [r.times_s for r in later])
+    return median_interval(first.times_s), [median_interval(r.times_s) for r in later]
+
+
+def test_first_configuration_is_not_slower(data_dir):
+    """The same configuration measured first and again after others: the first is not
+    slower, its median's interval reaching down into those of the later ones (taken
+    together, so that one burst of load from elsewhere on the machine does not decide).
+
+    The machine is shared (CI runs two test processes on two cores), and a change of
+    load during one attempt moves the later times against the first either way (a CI
+    run saw the later ones halve when the other process let go of a core). So up to
+    three attempts, each with a fresh evaluator and its own warm-up: what the warm-up
+    prevents, a first configuration slower because it came first, would show in every
+    attempt; a burst of load does not repeat three times over."""
+    kernel = load_kernel(data_dir / "naive7.cl", sizes={"NX": 64, "NY": 64, "NZ": 32})
+    policy = TimingPolicy(min_runs=15, max_runs=15, max_seconds=10.0)
+    seen = []
+    for _ in range(3):
+        (lo1, _), intervals = _first_and_later(kernel, policy)
+        hi2 = max(hi for _, hi in intervals)
+        if lo1 <= hi2:
+            return
+        seen.append((lo1, hi2))
+    raise AssertionError(f"the first configuration was slower in every attempt: {seen}")
