@@ -32,12 +32,7 @@ mapfile -t kernels < <(grep -v '^#' "$here/heldout_kernels.txt")
 # each labelling part continues STATE/PART (its store and dataset), checked before any
 # GPU time is spent
 . "$here/label_state.sh"
-work_a=$(mktemp -d) work_b=$(mktemp -d)
-trap 'rm -rf "$work_a" "$work_b"' EXIT
-unpack "$state/A" "$work_a" || exit 2
-store_a=$u_store dataset_a=$u_dataset
-unpack "$state/B" "$work_b" || exit 2
-store_b=$u_store dataset_b=$u_dataset
+unpack_parts "$state" || exit 2
 
 gpu() { # GPU PART GROUPS WORK STORE DATASET
   local i=$1 name=$2 groups=$3 work=$4 store=$5 dataset=$6 pin=() left

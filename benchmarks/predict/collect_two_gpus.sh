@@ -56,12 +56,7 @@ part() { # GPU PART GROUPS FIRST_CORE WORK STORE DATASET
   return $rc
 }
 
-work_a=$(mktemp -d) work_b=$(mktemp -d)
-trap 'rm -rf "$work_a" "$work_b"' EXIT
-unpack "$state/A" "$work_a" || exit 2
-store_a=$u_store dataset_a=$u_dataset
-unpack "$state/B" "$work_b" || exit 2
-store_b=$u_store dataset_b=$u_dataset
+unpack_parts "$state" || exit 2
 part 0 A "$groups_a" 0 "$work_a" "$store_a" "$dataset_a" &
 a=$!
 part 1 B "$groups_b" "$half" "$work_b" "$store_b" "$dataset_b" &

@@ -1,5 +1,5 @@
 # Sourced by collect_two_gpus.sh and avsa_then_labels.sh: a labelling part's state
-# (unpack) and its `gtune train` arguments (train_args).
+# (unpack, unpack_parts) and its `gtune train` arguments (train_args).
 # unpack FROM WORK: the store and dataset of one part, from FROM (a call's OUT/c/A as it
 # came back: collect.tar.gz, labels.db.gz.part.*; or a store labels.db.gz and a dataset
 # NAME-hybrid.csv) into WORK; sets u_store and u_dataset (empty where FROM has none).
@@ -24,6 +24,18 @@ unpack() {
     return 2
   fi
   u_dataset=$(find "$from" -maxdepth 1 -name '*-hybrid.csv' | head -1)
+}
+
+# unpack_parts STATE: both parts' state (STATE/A, STATE/B) into fresh work folders,
+# removed on exit; sets work_a, work_b, store_a, store_b, dataset_a, dataset_b. Returns
+# 2 (before any GPU time) where unpack refuses a part.
+unpack_parts() {
+  work_a=$(mktemp -d) work_b=$(mktemp -d)
+  trap 'rm -rf "$work_a" "$work_b"' EXIT
+  unpack "$1/A" "$work_a" || return 2
+  store_a=$u_store dataset_a=$u_dataset
+  unpack "$1/B" "$work_b" || return 2
+  store_b=$u_store dataset_b=$u_dataset
 }
 
 # train_args PART HALF: `gtune train`'s arguments for one part on HALF cores: TRAIN_ARGS_PART,
