@@ -43,16 +43,17 @@ mkdir -p "$out" && : > "$out/rc.txt"
 
 part() { # GPU PART GROUPS FIRST_CORE WORK STORE DATASET
   local gpu=$1 name=$2 groups=$3 first=$4 work=$5 store=$6 dataset=$7 pin=() rc bundle bundle_var args
-  mkdir -p "$work/lock"
+  local lock
+  lock=$(lock_of "$gpu") && mkdir -p "$lock"
   args=$(train_args "$name" "$half")
   command -v taskset > /dev/null && pin=(taskset -c "$first-$((first + half - 1))")
   bundle_var=BUNDLE_$name bundle=${!bundle_var:-${GTUNE_BUNDLE:-}}
-  CUDA_VISIBLE_DEVICES=$gpu GTUNE_LOCK_DIR="$work/lock" PYTHONUNBUFFERED=1 \
+  CUDA_VISIBLE_DEVICES=$(gpu_of "$gpu") GTUNE_LOCK_DIR="$lock" PYTHONUNBUFFERED=1 \
     DATASET=$dataset TRAIN_ARGS=$args \
     env ${bundle:+GTUNE_BUNDLE=$bundle} "${pin[@]}" bash "$here/collect_complete.sh" "$out/$name" "$device" "$seconds" \
     "$groups" ${store:+"$store"} > "$out/$name.log" 2>&1
   rc=$?
-  echo "$name (GPU $gpu): exit status $rc at $(date -u +%H:%M:%S)" >> "$out/rc.txt"
+  echo "$name (GPU $(gpu_of "$gpu")): exit status $rc at $(date -u +%H:%M:%S)" >> "$out/rc.txt"
   return $rc
 }
 

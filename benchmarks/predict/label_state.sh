@@ -57,3 +57,14 @@ train_args() {
   fi
   echo "$args"
 }
+
+# gpu_of SLOT, lock_of SLOT: the GPU index and device-lock folder for slot 0 or 1 (part A
+# or B, arm 0 or 1). On a machine of two GPUs each slot has its own GPU and lock; on one
+# GPU (nvidia-smi lists one, or GPUS=1) both slots share GPU 0 and one lock, so their
+# timed runs take turns there while their builds use separate cores.
+gpus() {
+  local n=${GPUS:-$(nvidia-smi -L 2> /dev/null | grep -c '^GPU')}
+  [ "${n:-0}" -ge 2 ] 2> /dev/null && echo 2 || echo 1
+}
+gpu_of() { [ "$(gpus)" = 2 ] && echo "$1" || echo 0; }
+lock_of() { echo "${LOCK_ROOT:-/tmp}/gtune-lock$(gpu_of "$1")"; }

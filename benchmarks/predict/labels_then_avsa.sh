@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# One device call on a machine of two GPUs for issue 46: complete-search labels on both
+# One device call for issue 46 on a machine of two GPUs (or one: both parts and both
+# arms then share GPU 0, label_state.sh's gpu_of): complete-search labels on both
 # GPUs (collect_two_gpus.sh, LABEL_SECONDS), then the labels merged into the shipped
 # dataset and its card refitted in this checkout (merge_labels.py, refit_card.py), then
 # the held-out kernels' arms measured with that model (auto_vs_all.py --holdout, one
@@ -30,6 +31,7 @@ for f in "$groups_a" "$groups_b" "$avsa/kernels" "$models/$model.csv" "$models/$
   [ -e "$f" ] || { echo "labels_then_avsa: $f: not found" >&2; exit 2; }
 done
 half=$(($(nproc) / 2))
+. "$here/label_state.sh" # gpu_of, lock_of: one GPU or two
 holdout=$([ "${HOLDOUT:-1}" = 1 ] && echo 1)
 mkdir -p "$out/avsa" "$out/logs" && cp -r "$avsa/kernels" "$out/avsa/"
 log=$out/logs/rc.txt
@@ -57,22 +59,27 @@ if [ ${#parts[@]} -gt 0 ]; then
 fi
 tar -czf "$out/model.tar.gz" -C "$models" "$model.csv" "$model.model.json"
 
-# 3. the held-out kernels' arms, with that model (refitted without each kernel's family)
+# 3. the held-out kernels' arms, with that model (refitted without each kernel's family):
+# one process per GPU on its half of the cores; on one GPU one process on all of them, so
+# that an arm has the cores it had on two (call 13 ran two on one GPU, 8 cores each, and
+# laplacian4's auto arm, built at half the rate, ended at another optimum)
+n=$(gpus)
 arm() { # GPU
   local i=$1 pin=()
-  command -v taskset > /dev/null && pin=(taskset -c "$((i * half))-$((i * half + half - 1))")
-  mkdir -p "/tmp/gtune-lock$i"
-  CUDA_VISIBLE_DEVICES=$i GTUNE_LOCK_DIR=/tmp/gtune-lock$i PYTHONUNBUFFERED=1 "${pin[@]}" \
+  [ "$n" = 2 ] && command -v taskset > /dev/null && pin=(taskset -c "$((i * half))-$((i * half + half - 1))")
+  mkdir -p "$(lock_of "$i")"
+  CUDA_VISIBLE_DEVICES=$(gpu_of "$i") GTUNE_LOCK_DIR=$(lock_of "$i") PYTHONUNBUFFERED=1 "${pin[@]}" \
     timeout $((${AVSA_SECONDS:-270} + 40)) python3 "$here/auto_vs_all.py" "$out/avsa" \
-    --device "$device" --deadline "${AVSA_SECONDS:-270}" ${holdout:+--holdout} --share "$((i + 1))/2" \
+    --device "$device" --deadline "${AVSA_SECONDS:-270}" ${holdout:+--holdout} --share "$((i + 1))/$n" \
     --arms "${ARMS:-auto}" --kernels "${kernels[@]}" > "$out/logs/avsa$i.log" 2>&1
-  echo "avsa (GPU $i): exit status $? at $(date -u +%H:%M:%S)" >> "$log"
+  echo "avsa (GPU $(gpu_of "$i")): exit status $? at $(date -u +%H:%M:%S)" >> "$log"
 }
-arm 0 &
-a=$!
-arm 1 &
-b=$!
-wait $a $b
+pids=()
+for ((i = 0; i < n; i++)); do
+  arm "$i" &
+  pids+=($!)
+done
+wait "${pids[@]}"
 python3 "$here/auto_vs_all.py" "$out/avsa" --report > /dev/null 2>&1
 tar -czf "$out/avsa.tar.gz" -C "$out/avsa" . && rm -rf "$out/avsa"
 cat "$log"

@@ -114,3 +114,23 @@ def test_without_cryptography_a_part_labels_one_search_at_a_time(tmp_path: Path)
     proc = _train_args("A", env)
     assert proc.stdout.split() == ["--compile-workers", "15"]
     assert "one search at a time" in proc.stderr
+
+
+@pytest.mark.parametrize(("gpus", "expected"), [("1", "0 0 lock0 lock0"), ("2", "0 1 lock0 lock1")])
+def test_slots_share_the_one_gpu_and_its_lock(tmp_path: Path, gpus: str, expected: str) -> None:
+    """On one GPU both labelling parts and both arms run on GPU 0 under one device lock
+    (their timed runs take turns); on two each slot has its own GPU and lock."""
+    script = (
+        f". {PREDICT / 'label_state.sh'}; "
+        'echo "$(gpu_of 0) $(gpu_of 1) $(basename "$(lock_of 0)" | sed s/gtune-//)'
+        ' $(basename "$(lock_of 1)" | sed s/gtune-//)"'
+    )
+    proc = subprocess.run(
+        ["bash", "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env={**os.environ, "GPUS": gpus, "LOCK_ROOT": str(tmp_path)},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == expected.split()
