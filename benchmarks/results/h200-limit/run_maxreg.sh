@@ -7,7 +7,8 @@
 # of 512 and 16 KB in flight, half the copy's; at 64 registers it would hold two. A cap
 # that wins becomes a tuned parameter; one that spills loses.
 #
-# From the project root on the GPU host (about 3 minutes; under 4):
+# From the project root on the GPU host (about 80 s a cap: the verification of the five
+# configurations takes most of it; measured 2026-11-30 with CAPS=64: README.md):
 #   source .gpu-bundle/env.sh .gpu-bundle && OUT=$OUT bash benchmarks/results/h200-limit/run_maxreg.sh
 # Smoke test on PoCL (256^3: the x tiles are 128 and 256 wide; PoCL has no register cap,
 # so an option it takes stands in; 50 s):
@@ -41,7 +42,7 @@ for n in "${caps[@]}"; do
   name=ab-maxreg-$n
   opt=$option
   [[ "$option" == *= ]] && opt=$option$n
-  timeout "$(left 75)" python3 benchmarks/template_ab.py "$OUT/$name" --variant-option="$opt" \
+  timeout "$(left 150)" python3 benchmarks/template_ab.py "$OUT/$name" --variant-option="$opt" \
     --kernels laplacian4 box27 heat3d --device "$dev" --size "$size" --rounds "$rounds" \
     --copy "${configs[@]}" > "$OUT/$name.log" 2>&1
   echo "$name rc=$? at $(($(date +%s) - start)) s" >> "$OUT/rc.txt"
