@@ -45,8 +45,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import re
+import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -154,6 +157,7 @@ def tune_lifted(
     budget: Budget | None,
     store: str | None,
     technique: str,
+    compile_workers: int | None = None,
 ) -> tuple[TunableKernel, TuningReport, float, float]:
     """The lifted definition's template at ``size``, verified against the original's
     own output, and its tuning, with the seconds of each."""
@@ -166,7 +170,13 @@ def tune_lifted(
         verify_s = time.monotonic() - t0
         t0 = time.monotonic()
         lifted_report = tune(
-            checked, device=device, budget=budget, confirm=None, store=store, technique=technique
+            checked,
+            device=device,
+            budget=budget,
+            confirm=None,
+            store=store,
+            technique=technique,
+            compile_workers=compile_workers,
         )
         lifted_s = time.monotonic() - t0
     log(
@@ -187,6 +197,7 @@ def bench_kernel(
     small: bool,
     store: str | None = None,
     technique: str = "auto",
+    compile_workers: int | None = None,
 ) -> dict[str, Any]:
     started = time.monotonic()
     size = entry["size"] if small else entry["bench"]
@@ -199,7 +210,14 @@ def bench_kernel(
     the_budget = Budget(evaluations=budget) if budget > 0 else None
 
     t0 = time.monotonic()
-    plain_report = tune(bench, device=device, budget=the_budget, confirm=None, store=store)
+    plain_report = tune(
+        bench,
+        device=device,
+        budget=the_budget,
+        confirm=None,
+        store=store,
+        compile_workers=compile_workers,
+    )
     plain_s = time.monotonic() - t0
     log(
         f"  plain: {plain_report.best_config} {plain_report.best_s * 1e3:.3f} ms"
@@ -208,7 +226,7 @@ def bench_kernel(
     )
 
     template, lifted_report, verify_s, lifted_s = tune_lifted(
-        definition_path, size, original, device, the_budget, store, technique
+        definition_path, size, original, device, the_budget, store, technique, compile_workers
     )
     if plain_report.best_config is None or lifted_report.best_config is None:
         raise GtuneError(f"{name}: a tuning found nothing that runs")
@@ -369,6 +387,7 @@ def merge(out: Path, runs: Sequence[Path]) -> dict[str, Any]:
     """One report from several (possibly cut short) runs' results."""
     kernels: dict[str, Any] = {}
     copies: dict[str, list[dict[str, Any]]] = {}
+    refused: dict[str, str] = {}
     meta: dict[str, Any] = {}
     for run in runs:
         whole = run / "lift_corpus.json"
@@ -377,6 +396,7 @@ def merge(out: Path, runs: Sequence[Path]) -> dict[str, Any]:
             kernels.update(data["kernels"])
             for size, measured in data["copy_all"].items():
                 copies.setdefault(size, []).extend(measured)
+            refused.update(data.get("refused", {}))
             meta = {k: data.get(k) for k in ("device", "device_identity", "driver", "budget")}
             meta["rounds"] = data["rounds"]
             continue
@@ -407,7 +427,7 @@ def merge(out: Path, runs: Sequence[Path]) -> dict[str, Any]:
         "copy": best_copy,
         "copy_all": copies,
         "kernels": kernels,
-        "refused": {},
+        "refused": refused,
         "merged_from": [str(r) for r in runs],
     }
     out.mkdir(parents=True, exist_ok=True)
@@ -416,7 +436,67 @@ def merge(out: Path, runs: Sequence[Path]) -> dict[str, Any]:
     return data
 
 
-def main(argv: list[str] | None = None) -> int:
+def job_command(args: argparse.Namespace, k: int, names: Sequence[str], workers: int) -> list[str]:
+    """The command line of job ``k``: this script on ``names`` into ``OUT/jobK``, one job,
+    ``workers`` build processes, the rest of the options as given."""
+    cmd = [sys.executable, str(Path(__file__).resolve()), str(args.outdir / f"job{k}")]
+    cmd += ["--kernels", *names, "--budget", str(args.budget), "--rounds", str(args.rounds)]
+    cmd += ["--technique", args.technique, "--compile-workers", str(workers)]
+    if args.device:
+        cmd += ["--device", args.device]
+    if args.small:
+        cmd.append("--small")
+    if args.store:
+        cmd += ["--store", f"{args.store}.job{k}"]
+    return cmd
+
+
+def run_jobs(args: argparse.Namespace, names: Sequence[str]) -> int:
+    """``names`` dealt round-robin to ``--jobs`` processes of this script on the one
+    device, then their results merged into OUT. Each job measures its own copies and
+    keeps ``lift_corpus.partial.json`` after every kernel; their timed runs (the
+    searches' and the side-by-side rounds') take turns under the device lock, so a
+    kernel's times are its own while the other jobs build. Ctrl-C or a SIGTERM (a
+    ``timeout`` around the run) stops every job and merges what they finished."""
+    jobs = min(args.jobs, len(names))
+    workers = args.compile_workers or max(1, ((os.cpu_count() or 2) - 1) // jobs)
+    running: list[tuple[int, subprocess.Popen[bytes]]] = []
+    previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        for k in range(jobs):
+            part = list(names[k::jobs])
+            folder = args.outdir / f"job{k}"
+            folder.mkdir(parents=True, exist_ok=True)
+            with (folder / "run.log").open("wb") as logf:
+                proc = subprocess.Popen(
+                    job_command(args, k, part, workers), stdout=logf, stderr=subprocess.STDOUT
+                )
+            running.append((k, proc))
+            log(f"job {k}: {' '.join(part)} ({workers} build workers; {folder / 'run.log'})")
+        codes = [proc.wait() for _, proc in running]
+    except KeyboardInterrupt:
+        log("stopping the jobs; merging what they finished")
+        for _, proc in running:
+            proc.terminate()  # a job keeps the kernels it finished, not one it was cut in
+        codes = [proc.wait() for _, proc in running] + [130]
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    for (k, _), code in zip(running, codes, strict=False):
+        log(f"job {k}: exit status {code}")
+    folders = [args.outdir / f"job{k}" for k, _ in running]
+    done = [
+        f
+        for f in folders
+        if (f / "lift_corpus.json").exists() or (f / "lift_corpus.partial.json").exists()
+    ]
+    if not done:
+        print("lift_corpus: no job finished a kernel", file=sys.stderr)
+        return 2
+    log(summary(merge(args.outdir, done)))
+    return 0 if all(c == 0 for c in codes) else 1
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("outdir", type=Path)
     parser.add_argument("--device", help="P:D, identity or name (default: the first GPU)")
@@ -443,15 +523,43 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--merge", nargs="+", type=Path, metavar="RUN_DIR", help="combine these runs' results"
     )
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        help="kernels tuned at once on the one device, each job its own process and "
+        "OUT/jobK folder (their timed runs take turns under the device lock; the builds "
+        "share the cores), merged into OUT at the end (default 1)",
+    )
+    parser.add_argument(
+        "--compile-workers",
+        type=int,
+        help="build processes per tuning (default: every core but one, shared among the jobs)",
+    )
     args = parser.parse_args(argv)
+    if args.jobs < 1:
+        parser.error("--jobs: at least 1")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
     if args.merge:
         log(summary(merge(args.outdir, args.merge)))
         return 0
     started = time.monotonic()
     out: Path = args.outdir
-    (out / "definitions").mkdir(parents=True, exist_ok=True)
     manifest = yaml.safe_load((PLAIN / "manifest.yaml").read_text())["kernels"]
     names = args.kernels or list(manifest)
+    unknown = [n for n in names if n not in manifest]
+    if unknown:
+        print(
+            f"lift_corpus: not in {PLAIN / 'manifest.yaml'}: {', '.join(unknown)}", file=sys.stderr
+        )
+        return 2
+    if args.jobs > 1:
+        return run_jobs(args, names)
+    (out / "definitions").mkdir(parents=True, exist_ok=True)
     device = select_device(args.device)
     log(f"device: {device.name}; budget {args.budget}")
     work = out / "copy"
@@ -496,6 +604,7 @@ def main(argv: list[str] | None = None) -> int:
                 args.small,
                 args.store,
                 args.technique,
+                args.compile_workers,
             )
         except GtuneError as exc:
             kernels[name] = {"error": exc.render()}
