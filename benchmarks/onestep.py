@@ -1,5 +1,6 @@
 """One step at the bandwidth limit: the real stencils tuned with ``gtune run``'s defaults
-against a float4 copy kernel in one run (issue 27's one-step target).
+against a float4 copy kernel in one run (issue 49's one-step target on the H200: a
+geometric mean of 93 % of the copy, none below 88 %; issue 27's on the H100 was 95 / 90).
 
 For each kernel (default: heat3d, box27, laplacian4 at 512³ and jacobi2d at 8192²),
 the library call ``gtune run`` makes with its defaults: :func:`gtune.tune` with the
@@ -17,7 +18,7 @@ once, as for the copy; each kernel is compared with the copy of its own size.
 
 Writes into OUT: ``onestep.json`` (everything), ``onestep.md`` (per kernel: the
 technique chosen, the configuration, time, GB/s, fraction of copy, configurations and
-seconds spent; the geometric mean against the 95 % / 90 % targets) and ``onestep.png``.
+seconds spent; the geometric mean against the 93 % / 88 % targets) and ``onestep.png``.
 Every measurement goes to ``OUT/onestep.db``, and after each tuning ``onestep.tuned.json``
 holds what the tunings found, so a run cut short (a time limit) resumes where it stopped
 when started again with the same OUT: the tunings done are skipped, a cut search is
@@ -58,8 +59,8 @@ from gtune.tuning import TuningReport
 from gtune.tuning.techniques import technique_of
 
 DEFAULT_KERNELS = ("heat3d", "box27", "laplacian4", "jacobi2d")
-TARGET_MEAN = 0.95  # geometric mean over the kernels, of copy bandwidth
-TARGET_EACH = 0.90  # no kernel below
+TARGET_MEAN = 0.93  # geometric mean over the kernels, of copy bandwidth (issue 49)
+TARGET_EACH = 0.88  # no kernel below
 TUNED = "onestep.tuned.json"  # what the tunings found, kept for a later run
 log = bw.log
 # notes of every run, left out of onestep.md (onestep.json keeps them)
@@ -328,8 +329,12 @@ def plot(path: Path, data: Mapping[str, Any]) -> None:
     ax.bar([x - (0.2 if any(best) else 0) for x in xs], dflt, width, label="gtune run defaults")
     if any(best):
         ax.bar([x + 0.2 for x in xs], best, width, label="best technique, searched alone")
-    ax.axhline(TARGET_MEAN, color="black", linestyle="--", linewidth=1, label="95 % (mean)")
-    ax.axhline(TARGET_EACH, color="grey", linestyle=":", linewidth=1, label="90 % (each)")
+    ax.axhline(
+        TARGET_MEAN, color="black", linestyle="--", linewidth=1, label=f"{TARGET_MEAN:.0%} (mean)"
+    )
+    ax.axhline(
+        TARGET_EACH, color="grey", linestyle=":", linewidth=1, label=f"{TARGET_EACH:.0%} (each)"
+    )
     ax.set_xticks(xs)
     ax.set_xticklabels([f"{n}\n{ks[n]['size']}" for n in names])
     ax.set_ylim(0, max([1.05, *dflt, *best]))

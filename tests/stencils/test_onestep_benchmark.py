@@ -52,7 +52,7 @@ def test_defaults_and_every_technique_against_copy(tmp_path: Path) -> None:
         assert best["fraction_of_copy"] > 0
     v = data["verdict"]
     assert v["lowest"] == min(fractions)
-    assert v["meets"] == (v["geomean"] >= 0.95 and v["lowest"] >= 0.90)
+    assert v["meets"] == (v["geomean"] >= 0.93 and v["lowest"] >= 0.88)  # issue 49's targets
     assert (out / "onestep.md").exists() and (out / "onestep.png").exists()
     tuned = json.loads((out / "onestep.tuned.json").read_text())  # kept for a later run
     assert (
