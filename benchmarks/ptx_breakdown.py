@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""Where a kernel's instructions per output go, by PTX opcode (static evidence).
+
+``ptx_int_loads.py`` gives a configuration's instructions per output as one number and
+its classes; this lists them by opcode (``fma.rn.f32``, ``cvt.rn.f32.u32``, ``bfe.u32``
+...), each executed instruction of one interior work-item divided by the outputs it
+writes, the way ``h200_ptx.analyse`` traces it. PTX by clang's NVPTX back end
+(``h200_ptx.clang_ptx``; the integer-to-float ``convert_`` functions given lane by lane
+bodies as ``ptx_int_loads.py --bodies`` gives them). clang has no OpenCL library: the
+results' ``convert_T_sat_rte`` stay calls, counted as ``call`` (NVIDIA's compiler makes
+each lane one ``cvt.rni.sat``), so the table shows the integer-to-float work, the
+arithmetic, the loads and the addressing, and leaves out the stores' conversions.
+
+    python3 benchmarks/ptx_breakdown.py DEF.stencil.yaml --config WX=8,WY=4,VX=16,BX=16,CX=2 \\
+        [--size 8192x8192] [--template benchmarks/candidates/X.patch] [--top 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import Counter
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import h200_ptx
+from candidate import PatchError, read_variant
+from ptx_int_loads import CONVERSIONS
+from template_ab import rendering_from
+
+from gtune.description import load_kernel
+
+
+def by_opcode(kernel: Any, cfg: dict[str, int], clang: str) -> tuple[Counter[str], int]:
+    """Executed instructions of the middle work-item by opcode, and the outputs it
+    writes."""
+    full = kernel.with_defaults(cfg)
+    ptx = h200_ptx.clang_ptx(replace(kernel, source=CONVERSIONS + kernel.source), cfg, clang)
+    prog = h200_ptx.parse(ptx)
+    glob, local = kernel.launch_sizes(full)
+    assert local is not None
+    groups = [g // w for g, w in zip(glob, local, strict=True)]
+    tid = [w // 2 for w in local] + [0] * (3 - len(local))
+    ctaid = [g // 2 for g in groups] + [0] * (3 - len(groups))
+    kind = h200_ptx.kind
+    h200_ptx.kind = lambda op: op  # every opcode its own class
+    try:
+        c = h200_ptx.trace(prog, tid, ctaid, [*local, 1, 1][:3])
+    finally:
+        h200_ptx.kind = kind
+    outs = c.pop("outputs")
+    c.pop("loads_before_use", None)
+    return c, outs
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("definition", type=Path)
+    p.add_argument("--config", required=True, help="N=V,... (VX, BX, the work-group ...)")
+    p.add_argument("--size", default="8192x8192")
+    p.add_argument("--clang", default="clang-15")
+    p.add_argument("--template", type=Path, help="a candidate stencil.cl or .patch")
+    p.add_argument("--top", type=int, default=30, help="the most frequent opcodes shown")
+    args = p.parse_args(argv)
+    try:
+        template = read_variant(args.template) if args.template else None
+    except (OSError, PatchError) as exc:
+        print(f"ptx_breakdown: {exc}", file=sys.stderr)
+        return 2
+    with rendering_from(template):
+        kernel = load_kernel(args.definition)
+    sizes = dict(zip(("NX", "NY", "NZ"), (int(v) for v in args.size.split("x")), strict=False))
+    kernel = kernel.with_sizes({k: v for k, v in sizes.items() if k in kernel.sizes})
+    cfg = dict(kernel.default_config() or {})
+    cfg.update({k: int(v) for k, v in (kv.split("=") for kv in args.config.split(",") if kv)})
+    counts, outs = by_opcode(kernel, cfg, args.clang)
+    if not outs:
+        print(f"ptx_breakdown: the middle work-item writes nothing at {args.size}", file=sys.stderr)
+        return 2
+    total = sum(counts.values())
+    source = f"template {args.template}" if args.template else "the package's template"
+    print(f"# {args.definition.name} at {args.size}, {args.config} ({source}): clang PTX\n")
+    print(f"{outs} outputs, {total / outs:.2f} instructions / output\n")
+    print("| opcode | per output |\n| --- | ---: |")
+    for op, n in counts.most_common(args.top):
+        print(f"| `{op}` | {n / outs:.2f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,133 @@
+"""Issue 48's candidate ``benchmarks/candidates/u8_swar.patch``: the vector technique's
+8-bit sums computed in integers, two 16-bit lanes a 32-bit word, where every weight is
+an integer multiple of 2^-K (the package's float sums are then exact, so the integer
+sum, converted once, is the package's float), for the H200's 8-bit kernels, which issue
+about 21 instructions an output (benchmarks/results/lift/u8_math/README.md).
+
+A candidate must leave every float kernel's code as it was and give the package's bits:
+on PoCL, the five lifted integer kernels of issue 48 (``stencils/plain/``: the box blur
+keeps the package's code, its weights 1/9 are no multiple of a power of two), and a
+signed kernel with negative weights whose sums reach the 16-bit lanes' bound, inputs
+random with stretches of each type's extremes; a bias off by one is caught.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from gtune.description import load_kernel
+from gtune.kernel import TunableKernel
+from gtune.stencils.definition import load_definition, parse_definition
+from tests.conftest import run_gtune
+from tests.stencils import test_int_words as words
+
+PATCH = "u8_swar.patch"
+ROOT = Path(__file__).resolve().parents[2]
+
+# (kernel, its x and y scalars), as benchmarks/results/lift/no_cvt/run_no_cvt.sh lifts them
+LIFTED = {
+    "blur_u8": ("width", "height"),
+    "gauss_u8_rte": ("cols", "rows"),
+    "smooth_s8": ("nx", "ny"),
+    "binomial_u16": ("w", "h"),
+    "prewitt_u8_s16": ("w", "h"),
+}
+SIZES = {"NX": 64, "NY": 12}
+# VX 4, 8, 16 (one work-item and two a row), cyclic merging: the words' shapes the
+# integer sums take (each of the widths' compositions of a row's vectors)
+CHANGES: list[dict[str, int]] = [
+    {"VX": 4, "BX": 4, "WX": 4},
+    {"VX": 8, "BX": 8, "WX": 4, "CX": 2},
+    {"VX": 16, "BX": 16, "WX": 4},
+]
+
+
+def _lift(name: str, out: Path) -> Path:
+    x, y = LIFTED[name]
+    path = out / f"{name}.stencil.yaml"
+    plain = str(ROOT / "stencils" / "plain" / f"{name}.cl")
+    flags = ["--scalar", f"{x}=NX", "--scalar", f"{y}=NY", "--default", "WX=16,WY=8"]
+    done = run_gtune("lift", plain, "--size", "32x24", *flags, "-o", str(path))
+    assert done.returncode == 0, done.stderr
+    return path
+
+
+def _arrays(kernel: TunableKernel) -> dict[str, np.ndarray]:
+    """words' random inputs over the type's whole range, with rows 2-4 at its maximum and
+    rows 7-8 at its minimum (the sums' extremes, the lanes' bounds)."""
+    arrays = words._arrays(kernel, seed=7)
+    for a in kernel.arguments:
+        if a.kind == "buffer" and a.role == "input" and arrays[a.name].dtype.kind in "iu":
+            info = np.iinfo(arrays[a.name].dtype)
+            rows = arrays[a.name].reshape(SIZES["NY"], SIZES["NX"])
+            rows[2:5] = info.max
+            rows[7:9] = info.min
+            rows[5, ::3] = info.max
+    return arrays
+
+
+def same_bits(path: Path, variant: str) -> int:
+    """Configurations whose outputs from ``variant`` are the package template's bits and
+    the numpy reference's; fails at the first that is not."""
+    definition = load_definition(path)
+    package = load_kernel(path).with_sizes(SIZES)
+    with words.template_ab.rendering_from(variant):
+        other = load_kernel(path).with_sizes(SIZES)
+    arrays = _arrays(package)
+    out = definition.output
+    want = definition.reference({f: arrays[f] for f in definition.fields}, arrays[out])
+    checked = 0
+    for cfg in words.allowed(package, CHANGES):
+        a = words._outputs(package, arrays, cfg)[out]
+        b = words._outputs(other, arrays, cfg)[out]
+        assert b.tobytes() == a.tobytes(), (path.name, cfg, "not the package's bits")
+        assert b.tobytes() == want.tobytes(), (path.name, cfg, "not the reference's bits")
+        checked += 1
+    return checked
+
+
+def _edge_definition(tmp_path: Path) -> Path:
+    """int8, the zero boundary, weights k/256 with negative ones, sum of |W| 256: the
+    lanes' sums span 255 * 256 = 65280 of the 65535 they hold."""
+    w = {(-1, -1): -40, (0, -1): 24, (1, -1): -8, (-1, 0): 56, (0, 0): 72, (1, 0): -16}
+    w |= {(-1, 1): 8, (0, 1): -24, (1, 1): 8}
+    terms: list[dict[str, Any]] = [
+        {"field": "src", "offset": [dx, dy], "coefficient": f"{c}/256"} for (dx, dy), c in w.items()
+    ]
+    data = {"name": "k", "dims": 2, "dtype": "float32", "boundary": "zero"}
+    data |= {"fields": ["src"], "output": "dst", "storage": "int8", "convert": "rte_sat"}
+    data["terms"] = terms
+    path = tmp_path / "edge.stencil.yaml"
+    path.write_text(parse_definition(data, "edge.stencil.yaml").to_yaml())
+    return path
+
+
+def test_float_kernels_preprocess_as_with_the_package_template(tmp_path: Path) -> None:
+    words.test_float_kernels_preprocess_as_with_the_package_template(PATCH, tmp_path)
+
+
+@pytest.mark.opencl
+@pytest.mark.usefixtures("shared_workers")
+def test_the_lifted_integer_kernels_give_the_package_templates_bits(tmp_path: Path) -> None:
+    variant = words._variant(PATCH)
+    for name in LIFTED:
+        assert same_bits(_lift(name, tmp_path), variant) == len(CHANGES), name
+    assert same_bits(_edge_definition(tmp_path), variant) == len(CHANGES)
+
+
+@pytest.mark.opencl
+@pytest.mark.usefixtures("shared_workers")
+def test_a_bias_off_by_one_is_caught(tmp_path: Path) -> None:
+    """The candidate with the end's subtraction one short: the dyadic kernels' bits
+    differ (the integer sums are what they compute), the box blur's do not."""
+    variant = words._variant(PATCH)
+    exact = "(-(float)(0x800000 + swc_) * SW_SCALE)"
+    assert variant.count(exact) == 1
+    broken = variant.replace(exact, "(-(float)(0x800000 + swc_ - 1) * SW_SCALE)")
+    with pytest.raises(AssertionError, match="not the package's bits"):
+        same_bits(_lift("gauss_u8_rte", tmp_path), broken)
+    assert same_bits(_lift("blur_u8", tmp_path), broken) == len(CHANGES)
