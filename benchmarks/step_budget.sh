@@ -10,3 +10,15 @@ left() {
   [ "$l" -lt 5 ] && l=5
   echo "$l"
 }
+
+# pack NAME: everything in OUT but rc.txt into OUT/NAME.tar.gz, the rest removed (the
+# device tool brings back at most 8 files). The archive is written outside OUT first:
+# written inside, tar sees its own folder change ("file changed as we read it"), exits
+# 1, and the clean-up after it never ran (2026-11-30).
+pack() {
+  local archive
+  archive=$(mktemp "${TMPDIR:-/tmp}/pack.XXXXXX") &&
+    tar -czf "$archive" -C "$OUT" --exclude=rc.txt . &&
+    find "$OUT" -mindepth 1 -maxdepth 1 ! -name rc.txt -exec rm -rf {} + &&
+    mv "$archive" "$OUT/$1.tar.gz"
+}

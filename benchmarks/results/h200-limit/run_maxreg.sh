@@ -49,6 +49,4 @@ for n in "${caps[@]}"; do
   rm -rf "$OUT/$name/rendered"
 done
 echo "done at $(($(date +%s) - start)) s" >> "$OUT/rc.txt"
-# the device tool brings back at most 8 files: everything but rc.txt in one archive
-tar -czf "$OUT/maxreg.tar.gz" -C "$OUT" --exclude=maxreg.tar.gz --exclude=rc.txt . &&
-  find "$OUT" -mindepth 1 -maxdepth 1 ! -name maxreg.tar.gz ! -name rc.txt -exec rm -rf {} +
+pack maxreg # the device tool brings back at most 8 files: all but rc.txt in one

@@ -69,6 +69,4 @@ ptx() { # ptx_tile.py's counts of the configurations with ZY=0 and ZY=1, from NV
 ptx > "$OUT/ptx.md" 2>&1
 echo "ptx rc=$? at $(($(date +%s) - start)) s" >> "$OUT/rc.txt"
 echo "done at $(($(date +%s) - start)) s" >> "$OUT/rc.txt"
-# the device tool brings back at most 8 files: everything but rc.txt in one archive
-tar -czf "$OUT/zreg_rows.tar.gz" -C "$OUT" --exclude=zreg_rows.tar.gz --exclude=rc.txt . &&
-  find "$OUT" -mindepth 1 -maxdepth 1 ! -name zreg_rows.tar.gz ! -name rc.txt -exec rm -rf {} +
+pack zreg_rows # the device tool brings back at most 8 files: all but rc.txt in one

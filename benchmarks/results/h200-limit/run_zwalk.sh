@@ -98,6 +98,4 @@ ab ab-zwalk-unrolled 45 3 "laplacian4 box27" "${configs3[@]}"
 nv zwalk 25 configs_zwalk_walk.json --template benchmarks/candidates/vec_zwalk.patch
 nv package 20 configs_zwalk.json
 echo "done at $(($(date +%s) - start)) s" >> "$OUT/rc.txt"
-# the device tool brings back at most 8 files: everything but rc.txt in one archive
-tar -czf "$OUT/zwalk.tar.gz" -C "$OUT" --exclude=zwalk.tar.gz --exclude=rc.txt . &&
-  find "$OUT" -mindepth 1 -maxdepth 1 ! -name zwalk.tar.gz ! -name rc.txt -exec rm -rf {} +
+pack zwalk # the device tool brings back at most 8 files: all but rc.txt in one

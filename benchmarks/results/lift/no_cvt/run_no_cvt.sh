@@ -35,11 +35,7 @@ D=$OUT/defs
 
 . benchmarks/step_budget.sh # left N: the seconds a step may take
 
-lift() { # the lifted definitions, as int_words.md's "Next: on the H200" lifts them
-  timeout "$(left 20)" python3 -m gtune lift stencils/plain/$1.cl --size 32x24 --scalar $2=NX \
-    --scalar $3=NY --default WX=16,WY=8 -o $D/$1.stencil.yaml >> "$OUT/lift.log" 2>&1
-  echo "lift $1 rc=$? at $(($(date +%s) - start)) s" >> "$OUT/rc.txt"
-}
+. benchmarks/results/lift/int_defs.sh # lift NAME XS YS: the lifted definitions
 lift blur_u8 width height
 lift gauss_u8_rte cols rows
 lift smooth_s8 nx ny
@@ -84,6 +80,4 @@ ptx package
 for c in in_bias no_cvt; do ptx $c --template=benchmarks/candidates/$c.patch; done
 for c in "${candidates[@]}"; do ab "$c" "${AB_LIMIT:-160}"; done
 echo "done at $(($(date +%s) - start)) s" >> "$OUT/rc.txt"
-# the device tool brings back at most 8 files: everything but rc.txt in one archive
-tar -czf "$OUT/no_cvt.tar.gz" -C "$OUT" --exclude=no_cvt.tar.gz --exclude=rc.txt . &&
-  find "$OUT" -mindepth 1 -maxdepth 1 ! -name no_cvt.tar.gz ! -name rc.txt -exec rm -rf {} +
+pack no_cvt # the device tool brings back at most 8 files: all but rc.txt in one
