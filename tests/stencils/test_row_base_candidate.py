@@ -1,0 +1,91 @@
+"""Issue 49's candidate ``benchmarks/candidates/vec_row_base.patch``: the vec technique's
+interior path (``RIN=1``) takes its row base from one pointer per work-item (its first
+block's first row), a block's rows a constant number of vectors further (``RB=1``),
+instead of a row index multiplied and widened per block
+(benchmarks/results/h200-limit/row_base/).
+
+A candidate must leave the package's code as it was where it is off (every float kernel
+with ``RIN`` 0 and 1, the global, local and stream techniques, preprocesses to the same
+text) and give the package's bits where it is on: on PoCL, ``RB=1`` against ``RIN=1`` on
+blocks that straddle every edge.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from gtune.stencils.definition import load_definition
+from gtune.stencils.render import render_source
+from tests.stencils import test_int_words as words
+from tests.stencils.template_snapshot import cpp, sizes_of
+
+PATCH = "vec_row_base.patch"
+ROOT = Path(__file__).resolve().parents[2]
+CORPUS = ROOT / "tests" / "data" / "definitions"
+
+
+@pytest.mark.skipif(shutil.which("cpp") is None, reason="needs the C preprocessor")
+def test_float_kernels_preprocess_as_with_the_package_template(tmp_path: Path) -> None:
+    words.test_float_kernels_preprocess_as_with_the_package_template(PATCH, tmp_path)
+
+
+STREAM = ["-DSTREAM=1 -DZC=4", "-DSTREAM=1 -DZC=4 -DCY=2", "-DTB=2 -DSTREAM=1 -DZC=4"]
+STREAM_2D = ["-DSTREAM=1", "-DSTREAM=1 -DVX=4 -DBX=4", "-DSTREAM=1 -DVX=4 -DBX=4 -DSEP=1"]
+
+
+@pytest.mark.skipif(shutil.which("cpp") is None, reason="needs the C preprocessor")
+@pytest.mark.parametrize("name", ["star3d_c", "box3d_c", "box2d"])
+def test_stream_kernels_preprocess_as_the_packages(name: str, tmp_path: Path) -> None:
+    """Streaming (one step and temporal; 2D with vectors) with RB left out: the
+    package's text; RB without the interior path stops the build with its reason."""
+    d = load_definition(CORPUS / f"{name}.stencil.yaml")
+    package = render_source(d)
+    with words.template_ab.rendering_from(words._variant(PATCH)):
+        candidate = render_source(d)
+    assert candidate != package
+    for cfg in STREAM if d.dims == 3 else STREAM_2D:
+        flags = [*sizes_of(package), "-DWX=8", "-DWY=4", *cfg.split()]
+        want = cpp(package, flags, tmp_path)
+        assert want[0] == 0, (name, cfg, want[1][-300:])
+        assert cpp(candidate, flags, tmp_path) == want, (name, cfg)
+    flags = [*sizes_of(package), "-DWX=8", "-DWY=4", "-DVX=4", "-DBX=4", "-DRIM=1", "-DRB=1"]
+    status, text = cpp(candidate, flags, tmp_path)
+    assert status != 0 and "RB (the interior path's row bases" in text
+
+
+BASE = "RIM=1,RIN=1,LOCAL=0,IMAGE=0,STREAM=0,ZC=1"
+CASES = [
+    ("laplacian4", "WX=8,WY=2,WZ=2,BX=4,VX=4,CY=2,CZ=2"),  # the defaults' winner's shape
+    ("laplacian4", "WX=8,WY=4,WZ=1,BX=4,VX=4,BZ=2,CZ=4"),  # radius 2, two rows in z
+    ("heat3d", "WX=8,WY=8,WZ=1,BX=4,VX=4,CZ=4"),  # heat3d's winner's shape
+    ("heat3d", "WX=8,WY=2,WZ=2,BX=2,VX=2,BY=2,BZ=2,CY=2,CX=2"),  # VX 2, every loop
+    ("box27", "WX=8,WY=2,WZ=2,BX=4,VX=4,BY=4,BZ=4,SEP=1"),  # box27's winner's shape
+    ("box27", "WX=8,WY=4,WZ=1,BX=4,VX=4,BY=2,BZ=4,CY=2,SEP=1"),
+]
+
+
+@pytest.mark.opencl
+@pytest.mark.parametrize(("name", "config"), CASES)
+def test_the_row_base_gives_the_interior_paths_bits(name: str, config: str) -> None:
+    cfg = words.template_exact.parse_config(f"{BASE},{config}")
+    equal, different, skipped = words.template_exact.check(
+        name, words._variant(PATCH), 32, [cfg], "pthread", {"RB": 1}
+    )
+    assert (equal, different, skipped) == (1, 0, 0)
+
+
+@pytest.mark.opencl
+def test_a_mutant_of_the_row_base_is_caught() -> None:
+    """A block's base one row too far in y (cy rows of TILE_Y + 1): different bits; the
+    same mutant with RB off gives the package's."""
+    text = words._variant(PATCH)
+    line = "(idx_t)(cy) * TILE_Y) * (NX / VX))"
+    assert line in text
+    mutant = text.replace(line, "(idx_t)(cy) * (TILE_Y + 1)) * (NX / VX))")
+    cfg = words.template_exact.parse_config(f"{BASE},WX=8,WY=4,WZ=1,BX=4,VX=4,CY=2,CZ=2")
+    check = words.template_exact.check
+    assert check("heat3d", mutant, 32, [cfg], "pthread", {"RB": 1})[1] == 1
+    assert check("heat3d", mutant, 32, [cfg], "pthread")[:2] == (1, 0)
