@@ -37,13 +37,13 @@ LIFTED = {
     "prewitt_u8_s16": ("w", "h"),
 }
 SIZES = {"NX": 64, "NY": 12}
-# VX 4, 8, 16 (one work-item and two a row), cyclic merging: the words' shapes the
-# integer sums take (each of the widths' compositions of a row's vectors)
+# VX 16 and 8 (with cyclic merging), the vec winners' widths; the edge cases VX 4 too:
+# each width's words (one, two, four a vector) and compositions of a row's vectors
 CHANGES: list[dict[str, int]] = [
-    {"VX": 4, "BX": 4, "WX": 4},
-    {"VX": 8, "BX": 8, "WX": 4, "CX": 2},
     {"VX": 16, "BX": 16, "WX": 4},
+    {"VX": 8, "BX": 8, "WX": 4, "CX": 2},
 ]
+EDGE_CHANGES = [*CHANGES, {"VX": 4, "BX": 4, "WX": 4}]
 
 
 def _lift(name: str, out: Path) -> Path:
@@ -70,7 +70,7 @@ def _arrays(kernel: TunableKernel) -> dict[str, np.ndarray]:
     return arrays
 
 
-def same_bits(path: Path, variant: str) -> int:
+def same_bits(path: Path, variant: str, changes: list[dict[str, int]] = CHANGES) -> int:
     """Configurations whose outputs from ``variant`` are the package template's bits and
     the numpy reference's; fails at the first that is not."""
     definition = load_definition(path)
@@ -81,7 +81,7 @@ def same_bits(path: Path, variant: str) -> int:
     out = definition.output
     want = definition.reference({f: arrays[f] for f in definition.fields}, arrays[out])
     checked = 0
-    for cfg in words.allowed(package, CHANGES):
+    for cfg in words.allowed(package, changes):
         a = words._outputs(package, arrays, cfg)[out]
         b = words._outputs(other, arrays, cfg)[out]
         assert b.tobytes() == a.tobytes(), (path.name, cfg, "not the package's bits")
@@ -90,19 +90,25 @@ def same_bits(path: Path, variant: str) -> int:
     return checked
 
 
-def _edge_definition(tmp_path: Path) -> Path:
-    """int8, the zero boundary, weights k/256 with negative ones, sum of |W| 256: the
-    lanes' sums span 255 * 256 = 65280 of the 65535 they hold."""
-    w = {(-1, -1): -40, (0, -1): 24, (1, -1): -8, (-1, 0): 56, (0, 0): 72, (1, 0): -16}
-    w |= {(-1, 1): 8, (0, 1): -24, (1, 1): 8}
+def _edge_definition(tmp_path: Path, storage: str, boundary: str, output: str | None) -> Path:
+    """Weights k/256 with negative ones, offsets -3 to 4 in x (each class of x + dx mod
+    4, and words beyond the next), sum of |W| 256: the lanes' sums span 255 * 256 =
+    65280 of the 65535 they hold."""
+    w = {(-1, -1): -41, (0, -1): 25, (1, -1): -7, (-1, 0): 23, (0, 0): 41, (1, 0): -15}
+    w |= {(-1, 1): 7, (0, 1): -23, (1, 1): 9, (-3, 0): 15, (-2, 0): -9, (2, 0): 7}
+    w |= {(3, 0): -17, (4, 0): 17}
+    assert sum(abs(c) for c in w.values()) == 256
     terms: list[dict[str, Any]] = [
         {"field": "src", "offset": [dx, dy], "coefficient": f"{c}/256"} for (dx, dy), c in w.items()
     ]
-    data = {"name": "k", "dims": 2, "dtype": "float32", "boundary": "zero"}
-    data |= {"fields": ["src"], "output": "dst", "storage": "int8", "convert": "rte_sat"}
-    data["terms"] = terms
-    path = tmp_path / "edge.stencil.yaml"
-    path.write_text(parse_definition(data, "edge.stencil.yaml").to_yaml())
+    data: dict[str, Any] = {"name": "k", "dims": 2, "dtype": "float32", "boundary": boundary}
+    data |= {"fields": ["src"], "output": "dst", "storage": storage, "terms": terms}
+    if output is None:
+        data["convert"] = "rte_sat"
+    else:
+        data["output_storage"] = output
+    path = tmp_path / f"edge_{storage}.stencil.yaml"
+    path.write_text(parse_definition(data, path.name).to_yaml())
     return path
 
 
@@ -116,18 +122,22 @@ def test_the_lifted_integer_kernels_give_the_package_templates_bits(tmp_path: Pa
     variant = words._variant(PATCH)
     for name in LIFTED:
         assert same_bits(_lift(name, tmp_path), variant) == len(CHANGES), name
-    assert same_bits(_edge_definition(tmp_path), variant) == len(CHANGES)
+    for storage, boundary, output in (("int8", "zero", None), ("uint8", "clamp", "float32")):
+        path = _edge_definition(tmp_path, storage, boundary, output)
+        assert same_bits(path, variant, EDGE_CHANGES) == len(EDGE_CHANGES), path.name
 
 
 @pytest.mark.opencl
 @pytest.mark.usefixtures("shared_workers")
 def test_a_bias_off_by_one_is_caught(tmp_path: Path) -> None:
-    """The candidate with the end's subtraction one short: the dyadic kernels' bits
-    differ (the integer sums are what they compute), the box blur's do not."""
+    """The candidate with the end's subtraction one short: the bits of the dyadic
+    kernels (the Gaussian, the signed edge case) differ, so the integer sums are what
+    compute them; the box blur's do not (its weights keep the package's code)."""
     variant = words._variant(PATCH)
     exact = "(-(float)(0x800000 + swc_) * SW_SCALE)"
     assert variant.count(exact) == 1
     broken = variant.replace(exact, "(-(float)(0x800000 + swc_ - 1) * SW_SCALE)")
-    with pytest.raises(AssertionError, match="not the package's bits"):
-        same_bits(_lift("gauss_u8_rte", tmp_path), broken)
+    for path in (_lift("gauss_u8_rte", tmp_path), _edge_definition(tmp_path, "int8", "zero", None)):
+        with pytest.raises(AssertionError, match="not the package's bits"):
+            same_bits(path, broken)
     assert same_bits(_lift("blur_u8", tmp_path), broken) == len(CHANGES)
