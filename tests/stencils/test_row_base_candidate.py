@@ -1,7 +1,7 @@
 """Issue 49's candidate ``benchmarks/candidates/vec_row_base.patch``: the vec technique's
-interior path (``RIN=1``) takes its row base from one pointer per work-item (its first
-block's first row), a block's rows a constant number of vectors further (``RB=1``),
-instead of a row index multiplied and widened per block
+interior path (``RIN=1``), for a work-item whose blocks all lie inside, runs a loop of its
+own (``RB=1``): no block tests its rows, and a block's row base is the one before it
+a constant number of vectors further, not a row index multiplied and widened per block
 (benchmarks/results/h200-limit/row_base/).
 
 A candidate must leave the package's code as it was where it is off (every float kernel
@@ -77,15 +77,26 @@ def test_the_row_base_gives_the_interior_paths_bits(name: str, config: str) -> N
     assert (equal, different, skipped) == (1, 0, 0)
 
 
+MUTANTS = {
+    "a block's rows one row too far in y": (
+        "sy_ += RB_SRC_ROWS(TILE_Y);",
+        "sy_ += RB_SRC_ROWS(TILE_Y + 1);",
+    ),
+    "a work-item one row past the interior taken in": (
+        "#define RB_YSPAN (HIY - BY - (CY - 1) * TILE_Y - LOY)",
+        "#define RB_YSPAN (HIY - BY - (CY - 1) * TILE_Y - LOY + 1)",
+    ),
+}
+
+
 @pytest.mark.opencl
-def test_a_mutant_of_the_row_base_is_caught() -> None:
-    """A block's base one row too far in y (cy rows of TILE_Y + 1): different bits; the
-    same mutant with RB off gives the package's."""
+@pytest.mark.parametrize("mutant", sorted(MUTANTS))
+def test_a_mutant_of_the_row_base_is_caught(mutant: str) -> None:
+    """The mutant gives other bits with RB on, and the package's with RB off."""
+    old, new = MUTANTS[mutant]
     text = words._variant(PATCH)
-    line = "(idx_t)(cy) * TILE_Y) * (NX / VX))"
-    assert line in text
-    mutant = text.replace(line, "(idx_t)(cy) * (TILE_Y + 1)) * (NX / VX))")
+    assert text.count(old) == 1
     cfg = words.template_exact.parse_config(f"{BASE},WX=8,WY=4,WZ=1,BX=4,VX=4,CY=2,CZ=2")
     check = words.template_exact.check
-    assert check("heat3d", mutant, 32, [cfg], "pthread", {"RB": 1})[1] == 1
-    assert check("heat3d", mutant, 32, [cfg], "pthread")[:2] == (1, 0)
+    assert check("heat3d", text.replace(old, new), 32, [cfg], "pthread", {"RB": 1})[:2] == (0, 1)
+    assert check("heat3d", text.replace(old, new), 32, [cfg], "pthread")[:2] == (1, 0)
