@@ -4,7 +4,13 @@
 ``ptx_int_loads.py`` gives a configuration's instructions per output as one number and
 its classes; this lists them by opcode (``fma.rn.f32``, ``cvt.rn.f32.u32``, ``bfe.u32``
 ...), each executed instruction of one interior work-item divided by the outputs it
-writes, the way ``h200_ptx.analyse`` traces it. PTX by clang's NVPTX back end
+writes, the way ``h200_ptx.analyse`` traces it, and the issue slots they take by pipe
+at compute capability 9.0's rates a clock per SM (CUDA's throughput table: float32
+add, multiply, fma 128; 32-bit integer arithmetic, shifts and logic 64; conversions to
+or from float 16; one instruction a clock per scheduler, 128 lanes in all): the largest
+is the pipe that bounds the arithmetic, in clocks per output per SM. PTX is not SASS:
+ptxas fuses integer chains (``lop3``, ``iadd3``, ``lea``, ``shf``, ``prmt``) and drops
+``mov.b32`` bit casts, so the integer column is an upper bound. PTX by clang's NVPTX back end
 (``h200_ptx.clang_ptx``; the integer-to-float ``convert_`` functions given lane by lane
 bodies as ``ptx_int_loads.py --bodies`` gives them). clang has no OpenCL library: the
 results' ``convert_T_sat_rte`` stay calls, counted as ``call`` (NVIDIA's compiler makes
@@ -57,6 +63,34 @@ def by_opcode(kernel: Any, cfg: dict[str, int], clang: str) -> tuple[Counter[str
     return c, outs
 
 
+#: lanes a clock per SM on compute capability 9.0, by pipe
+RATES = {"float": 128, "integer": 64, "conversion": 16, "issue": 128}
+NOT_ARITHMETIC = ("mov", "ld", "st", "bra", "ret", "exit", "bar", "call")
+
+
+def pipe(op: str) -> str | None:
+    """An opcode's pipe: float, integer, conversion (int to or from float), or None
+    (moves, loads, stores, branches, calls)."""
+    head = op.split(".")[0]
+    if head in NOT_ARITHMETIC:
+        return None
+    parts = op.split(".")
+    if head == "cvt":
+        return "conversion" if any(p in ("f32", "f64", "f16") for p in parts) else "integer"
+    return "float" if parts[-1] in ("f32", "f64") else "integer"
+
+
+def pipes(counts: Counter[str], outs: int) -> dict[str, float]:
+    """Clocks per output per SM each pipe takes (and the issue slots of all)."""
+    per: Counter[str] = Counter()
+    for op, n in counts.items():
+        p = pipe(op)
+        if p is not None:
+            per[p] += n
+    per["issue"] = sum(counts.values())
+    return {p: per[p] / outs / rate for p, rate in RATES.items()}
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("definition", type=Path)
@@ -85,6 +119,10 @@ def main(argv: list[str] | None = None) -> int:
     source = f"template {args.template}" if args.template else "the package's template"
     print(f"# {args.definition.name} at {args.size}, {args.config} ({source}): clang PTX\n")
     print(f"{outs} outputs, {total / outs:.2f} instructions / output\n")
+    clocks = pipes(counts, outs)
+    bound = max(clocks, key=lambda p: clocks[p])
+    shown = ", ".join(f"{p} {c:.3f}" for p, c in clocks.items())
+    print(f"clocks / output / SM by pipe: {shown}; bound: {bound}\n")
     print("| opcode | per output |\n| --- | ---: |")
     for op, n in counts.most_common(args.top):
         print(f"| `{op}` | {n / outs:.2f} |")
