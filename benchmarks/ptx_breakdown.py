@@ -24,6 +24,7 @@ arithmetic, the loads and the addressing, and leaves out the stores' conversions
 from __future__ import annotations
 
 import argparse
+import subprocess
 import sys
 from collections import Counter
 from dataclasses import replace
@@ -39,6 +40,7 @@ from ptx_int_loads import CONVERSIONS
 from template_ab import rendering_from
 
 from gtune.description import load_kernel
+from gtune.exceptions import GtuneError
 
 
 def by_opcode(kernel: Any, cfg: dict[str, int], clang: str) -> tuple[Counter[str], int]:
@@ -105,13 +107,23 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, PatchError) as exc:
         print(f"ptx_breakdown: {exc}", file=sys.stderr)
         return 2
-    with rendering_from(template):
-        kernel = load_kernel(args.definition)
-    sizes = dict(zip(("NX", "NY", "NZ"), (int(v) for v in args.size.split("x")), strict=False))
-    kernel = kernel.with_sizes({k: v for k, v in sizes.items() if k in kernel.sizes})
-    cfg = dict(kernel.default_config() or {})
-    cfg.update({k: int(v) for k, v in (kv.split("=") for kv in args.config.split(",") if kv)})
-    counts, outs = by_opcode(kernel, cfg, args.clang)
+    try:
+        with rendering_from(template):
+            kernel = load_kernel(args.definition)
+        dims = (int(v) for v in args.size.split("x"))
+        sizes = dict(zip(("NX", "NY", "NZ"), dims, strict=False))
+        kernel = kernel.with_sizes({k: v for k, v in sizes.items() if k in kernel.sizes})
+        cfg = dict(kernel.default_config() or {})
+        cfg.update({k: int(v) for k, v in (kv.split("=") for kv in args.config.split(",") if kv)})
+    except (OSError, GtuneError, ValueError) as exc:
+        said = str(exc) if str(args.definition) in str(exc) else f"{args.definition}: {exc}"
+        print(f"ptx_breakdown: {said}", file=sys.stderr)
+        return 2
+    try:
+        counts, outs = by_opcode(kernel, cfg, args.clang)
+    except (OSError, subprocess.CalledProcessError) as exc:
+        print(f"ptx_breakdown: {args.definition}: clang failed: {exc}", file=sys.stderr)
+        return 2
     if not outs:
         print(f"ptx_breakdown: the middle work-item writes nothing at {args.size}", file=sys.stderr)
         return 2

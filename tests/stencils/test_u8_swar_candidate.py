@@ -13,6 +13,9 @@ random with stretches of each type's extremes; a bias off by one is caught.
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +30,7 @@ from tests.stencils import test_int_words as words
 
 PATCH = "u8_swar.patch"
 ROOT = Path(__file__).resolve().parents[2]
+PATCH_PATH = ROOT / "benchmarks" / "candidates" / PATCH
 
 # (kernel, its x and y scalars), as benchmarks/results/lift/no_cvt/run_no_cvt.sh lifts them
 LIFTED = {
@@ -44,6 +48,8 @@ CHANGES: list[dict[str, int]] = [
     {"VX": 8, "BX": 8, "WX": 4, "CX": 2},
 ]
 EDGE_CHANGES = [*CHANGES, {"VX": 4, "BX": 4, "WX": 4}]
+# the kernels whose code the candidate keeps (weights 1/9; 16-bit lanes): one width
+KEPT = ("blur_u8", "binomial_u16")
 
 
 def _lift(name: str, out: Path) -> Path:
@@ -121,7 +127,8 @@ def test_float_kernels_preprocess_as_with_the_package_template(tmp_path: Path) -
 def test_the_lifted_integer_kernels_give_the_package_templates_bits(tmp_path: Path) -> None:
     variant = words._variant(PATCH)
     for name in LIFTED:
-        assert same_bits(_lift(name, tmp_path), variant) == len(CHANGES), name
+        changes = CHANGES[:1] if name in KEPT else CHANGES
+        assert same_bits(_lift(name, tmp_path), variant, changes) == len(changes), name
     for storage, boundary, output in (("int8", "zero", None), ("uint8", "clamp", "float32")):
         path = _edge_definition(tmp_path, storage, boundary, output)
         assert same_bits(path, variant, EDGE_CHANGES) == len(EDGE_CHANGES), path.name
@@ -140,4 +147,36 @@ def test_a_bias_off_by_one_is_caught(tmp_path: Path) -> None:
     for path in (_lift("gauss_u8_rte", tmp_path), _edge_definition(tmp_path, "int8", "zero", None)):
         with pytest.raises(AssertionError, match="not the package's bits"):
             same_bits(path, broken)
-    assert same_bits(_lift("blur_u8", tmp_path), broken) == len(CHANGES)
+    assert same_bits(_lift("blur_u8", tmp_path), broken, CHANGES[:1]) == 1
+
+
+def _breakdown(definition: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    script = ROOT / "benchmarks" / "ptx_breakdown.py"
+    cmd = [sys.executable, str(script), str(definition), *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=ROOT)
+
+
+@pytest.mark.skipif(shutil.which("clang-15") is None, reason="clang-15 compiles the PTX")
+def test_the_candidate_leaves_no_conversion_in_the_gaussians_ptx(tmp_path: Path) -> None:
+    """benchmarks/ptx_breakdown.py on the lifted Gaussian at VX 16: the package's sums
+    are 9 fma an output and its inputs' conversions bound; the candidate's have no
+    int-to-float conversion left, one fma an output, and the integer pipe bounds."""
+    gauss = _lift("gauss_u8_rte", tmp_path)
+    cfg = ["--config", "WX=8,WY=4,BX=16,VX=16,CX=2", "--top", "60"]
+    rows = {}
+    for name, extra in (("package", []), ("u8_swar", ["--template", str(PATCH_PATH)])):
+        done = _breakdown(gauss, *cfg, *extra)
+        assert done.returncode == 0, done.stderr[-2000:]
+        table = [r.split("|") for r in done.stdout.splitlines() if r.startswith("| `")]
+        rows[name] = {c[1].strip(" `"): float(c[2]) for c in table}
+        assert ("bound: conversion" if name == "package" else "bound: integer") in done.stdout
+    assert rows["package"]["fma.rn.f32"] == 9.0 and rows["package"]["cvt.rn.f32.u32"] > 3
+    assert rows["u8_swar"]["fma.rn.f32"] == 1.0
+    assert not [op for op in rows["u8_swar"] if op.startswith("cvt.rn.f32")]
+
+
+def test_ptx_breakdown_names_bad_input(tmp_path: Path) -> None:
+    missing = tmp_path / "none.stencil.yaml"
+    done = _breakdown(missing, "--config", "VX=4")
+    assert done.returncode == 2 and str(missing) in done.stderr
+    assert "Traceback" not in done.stderr
