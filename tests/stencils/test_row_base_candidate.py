@@ -17,10 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from gtune.stencils.definition import load_definition
+from gtune.stencils.definition import load_definition, parse_definition
 from gtune.stencils.render import render_source
 from tests.stencils import test_int_words as words
 from tests.stencils.template_snapshot import cpp, sizes_of
+from tests.stencils.test_padded_vec import _binomial, _with_power
+from tests.stencils.test_zwalk_candidate import _two_fields
 
 PATCH = "vec_row_base.patch"
 ROOT = Path(__file__).resolve().parents[2]
@@ -63,7 +65,6 @@ CASES = [
     ("heat3d", "WX=8,WY=8,WZ=1,BX=4,VX=4,CZ=4"),  # heat3d's winner's shape
     ("heat3d", "WX=8,WY=2,WZ=2,BX=2,VX=2,BY=2,BZ=2,CY=2,CX=2"),  # VX 2, every loop
     ("box27", "WX=8,WY=2,WZ=2,BX=4,VX=4,BY=4,BZ=4,SEP=1"),  # box27's winner's shape
-    ("box27", "WX=8,WY=4,WZ=1,BX=4,VX=4,BY=2,BZ=4,CY=2,SEP=1"),
 ]
 
 
@@ -73,6 +74,30 @@ def test_the_row_base_gives_the_interior_paths_bits(name: str, config: str) -> N
     cfg = words.template_exact.parse_config(f"{BASE},{config}")
     equal, different, skipped = words.template_exact.check(
         name, words._variant(PATCH), 32, [cfg], "pthread", {"RB": 1}
+    )
+    assert (equal, different, skipped) == (1, 0, 0)
+
+
+@pytest.mark.opencl
+@pytest.mark.parametrize(
+    ("definition", "config"),
+    [
+        ("two-fields", "WX=8,WY=2,WZ=1,BX=4,VX=4,BY=2,BZ=2,CZ=2"),  # a second field, a constant
+        ("padded", "WX=8,WY=2,BX=4,VX=4,BY=2,CY=2,SEP=1"),  # 2D, padded src, a second field
+    ],
+)
+def test_the_row_base_gives_the_bits_of_definitions(
+    definition: str, config: str, tmp_path: Path
+) -> None:
+    path = tmp_path / "k.stencil.yaml"
+    if definition == "two-fields":
+        _two_fields(path)
+    else:
+        data = {"name": "k", "dtype": "float32", **_with_power(_binomial(2))}
+        path.write_text(parse_definition(data, "k.stencil.yaml").to_yaml())
+    cfg = words.template_exact.parse_config(f"{BASE},{config}")
+    equal, different, skipped = words.template_exact.check(
+        str(path), words._variant(PATCH), 32, [cfg], "pthread", {"RB": 1}
     )
     assert (equal, different, skipped) == (1, 0, 0)
 
