@@ -141,9 +141,9 @@ def test_a_bias_off_by_one_is_caught(tmp_path: Path) -> None:
     kernels (the Gaussian, the signed edge case) differ, so the integer sums are what
     compute them; the box blur's do not (its weights keep the package's code)."""
     variant = words._variant(PATCH)
-    exact = "(-(float)(0x800000 + swc_) * SW_SCALE)"
+    exact = "(-(float)swc_ * SW_SCALE)"
     assert variant.count(exact) == 1
-    broken = variant.replace(exact, "(-(float)(0x800000 + swc_ - 1) * SW_SCALE)")
+    broken = variant.replace(exact, "(-(float)(swc_ - 1) * SW_SCALE)")
     for path in (_lift("gauss_u8_rte", tmp_path), _edge_definition(tmp_path, "int8", "zero", None)):
         with pytest.raises(AssertionError, match="not the package's bits"):
             same_bits(path, broken)
@@ -157,10 +157,11 @@ def _breakdown(definition: Path, *args: str) -> subprocess.CompletedProcess[str]
 
 
 @pytest.mark.skipif(shutil.which("clang-15") is None, reason="clang-15 compiles the PTX")
-def test_the_candidate_leaves_no_conversion_in_the_gaussians_ptx(tmp_path: Path) -> None:
+def test_the_candidate_converts_once_an_output_in_the_gaussians_ptx(tmp_path: Path) -> None:
     """benchmarks/ptx_breakdown.py on the lifted Gaussian at VX 16: the package's sums
-    are 9 fma an output and its inputs' conversions bound; the candidate's have no
-    int-to-float conversion left, one fma an output, and the integer pipe bounds."""
+    are 9 fma an output and its inputs' conversions (3.4 an output) bound; the
+    candidate's are one conversion and one float operation (2^-K) an output, and the
+    integer pipe bounds."""
     gauss = _lift("gauss_u8_rte", tmp_path)
     cfg = ["--config", "WX=8,WY=4,BX=16,VX=16,CX=2", "--top", "60"]
     rows = {}
@@ -171,8 +172,10 @@ def test_the_candidate_leaves_no_conversion_in_the_gaussians_ptx(tmp_path: Path)
         rows[name] = {c[1].strip(" `"): float(c[2]) for c in table}
         assert ("bound: conversion" if name == "package" else "bound: integer") in done.stdout
     assert rows["package"]["fma.rn.f32"] == 9.0 and rows["package"]["cvt.rn.f32.u32"] > 3
-    assert rows["u8_swar"]["fma.rn.f32"] == 1.0
-    assert not [op for op in rows["u8_swar"] if op.startswith("cvt.rn.f32")]
+    mine = rows["u8_swar"]
+    arithmetic = ("fma", "mul", "add", "sub")
+    floats = [n for op, n in mine.items() if op.endswith(".f32") and op[:3] in arithmetic]
+    assert sum(floats) == 1.0 and mine["cvt.rn.f32.u32"] == 1.0
 
 
 def test_ptx_breakdown_names_bad_input(tmp_path: Path) -> None:
