@@ -1,8 +1,8 @@
 #!/bin/bash
 # Issue 48: the 8-bit sums in integers, two lanes a word (benchmarks/candidates/
 # u8_swar.patch), against the package's template on one GPU. The package's vec winners
-# at 8192^2 (run_no_cvt.sh's six configurations of the five lifted kernels) in both
-# templates, five alternating rounds with the float4 copy (benchmarks/template_ab.py),
+# at 8192^2 (run_no_cvt.sh's six configurations of the five lifted kernels, and
+# prewitt_u8_s16 at VX 16 too) in both templates, five alternating rounds with the float4 copy (benchmarks/template_ab.py),
 # then NVIDIA's own PTX of gauss_u8_rte at VX 16 and prewitt_u8_s16 at VX 8 in both
 # (ptx_int_loads.py --bodies: instructions, loads and int-to-float cvt per output).
 # blur_u8 and binomial_u16 keep the package's code in the candidate (weights 1/9,
@@ -15,8 +15,8 @@
 #     BUDGET=900 SCALE=3 bash benchmarks/results/lift/u8_math/run_u8_math.sh
 #
 # Each step has its own time limit, cut to what is left of BUDGET seconds; the A/B's is
-# 240 s (its verification of 6 configurations x 2 templates at 8192^2 took more than
-# 70 s on 2026-11-30). Writes three files: $OUT/rc.txt (each step's exit status and
+# 240 s (run_no_cvt.sh's verification of 6 configurations x 2 templates at 8192^2 took
+# more than 70 s on 2026-11-30; this one verifies 7). Writes three files: $OUT/rc.txt (each step's exit status and
 # time), $OUT/u8_math.log (the A/B's and the PTX steps' output, outside the archive)
 # and $OUT/u8_math.tar.gz (defs/, ab-u8_swar/template_ab.{md,json}, ptx-*.md, logs).
 set -u
@@ -51,6 +51,7 @@ configs=(
   --config smooth_s8:WX=8,WY=4,BX=16,VX=16,CX=2,CY=1,LOCAL=0,STREAM=0,ZC=1,RIM=0,RIN=0
   --config binomial_u16:WX=16,WY=4,BX=8,VX=8,CX=1,CY=1,LOCAL=0,STREAM=0,ZC=1,SEP=0
   --config prewitt_u8_s16:WX=16,WY=8,BX=8,VX=8,CX=4
+  --config prewitt_u8_s16:WX=8,WY=4,BX=16,VX=16,CX=2
 )
 
 timeout "$(left 240)" python3 benchmarks/template_ab.py "$OUT/ab-u8_swar" --variant "$PATCH" \
