@@ -16,9 +16,10 @@
 #
 # Each step has its own time limit, cut to what is left of BUDGET seconds; the A/B's is
 # 240 s (run_no_cvt.sh's verification of 6 configurations x 2 templates at 8192^2 took
-# more than 70 s on 2026-11-30; this one verifies 7). Writes three files: $OUT/rc.txt (each step's exit status and
-# time), $OUT/u8_math.log (the A/B's and the PTX steps' output, outside the archive)
-# and $OUT/u8_math.tar.gz (defs/, ab-u8_swar/template_ab.{md,json}, ptx-*.md, logs).
+# more than 70 s on 2026-11-30; this one verifies 7). Writes three files: $OUT/rc.txt
+# (each step's exit status and time), $OUT/u8_math.log (the A/B's and the PTX steps'
+# output, outside the archive) and $OUT/u8_math.tar.gz (defs/, ab-u8_swar/
+# template_ab.{md,json}, ptx-*.md, logs).
 set -u
 dev=${DEVICE:-${1:-NVIDIA}}
 size=${SIZE:-512} # template_ab's: 2D arrays 16 x this square (512: 8192^2)
