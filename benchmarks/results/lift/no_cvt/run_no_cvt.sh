@@ -36,22 +36,8 @@ D=$OUT/defs
 . benchmarks/step_budget.sh # left N: the seconds a step may take
 
 . benchmarks/results/lift/int_defs.sh # lift NAME XS YS: the lifted definitions
-lift blur_u8 width height
-lift gauss_u8_rte cols rows
-lift smooth_s8 nx ny
-lift binomial_u16 w h
-lift prewitt_u8_s16 w h
-
-# the package's vec winners (gtune run --technique vec, 150 configurations, 8192^2), and
-# blur_u8's and prewitt's of the int_words A/B
-configs=(
-  --config blur_u8:WX=8,WY=4,BX=16,VX=16,CX=2,CY=1,LOCAL=0,STREAM=0,ZC=1,SEP=0
-  --config blur_u8:WX=16,WY=8,BX=8,VX=8,CX=4
-  --config gauss_u8_rte:WX=8,WY=4,BX=16,VX=16,CX=2,CY=1,LOCAL=0,STREAM=0,ZC=1,SEP=0
-  --config smooth_s8:WX=8,WY=4,BX=16,VX=16,CX=2,CY=1,LOCAL=0,STREAM=0,ZC=1,RIM=0,RIN=0
-  --config binomial_u16:WX=16,WY=4,BX=8,VX=8,CX=1,CY=1,LOCAL=0,STREAM=0,ZC=1,SEP=0
-  --config prewitt_u8_s16:WX=16,WY=8,BX=8,VX=8,CX=4
-)
+lift_five
+configs=("${WINNERS[@]}")
 
 ab() { # ab CANDIDATE LIMIT: each winner in the package's template and in the candidate's
   local n=ab-$1

@@ -34,26 +34,9 @@ LOG=$(mktemp "${TMPDIR:-/tmp}/u8_math.XXXXXX") # becomes $OUT/u8_math.log after 
 
 . benchmarks/step_budget.sh # left N: the seconds a step may take; pack NAME
 
-lift() { # the lifted definitions, as run_no_cvt.sh lifts them
-  timeout "$(left 20)" python3 -m gtune lift stencils/plain/$1.cl --size 32x24 --scalar $2=NX \
-    --scalar $3=NY --default WX=16,WY=8 -o $D/$1.stencil.yaml >> "$OUT/lift.log" 2>&1
-  echo "lift $1 rc=$? at $(($(date +%s) - start)) s" >> "$OUT/rc.txt"
-}
-lift blur_u8 width height
-lift gauss_u8_rte cols rows
-lift smooth_s8 nx ny
-lift binomial_u16 w h
-lift prewitt_u8_s16 w h
-
-configs=(
-  --config blur_u8:WX=8,WY=4,BX=16,VX=16,CX=2,CY=1,LOCAL=0,STREAM=0,ZC=1,SEP=0
-  --config blur_u8:WX=16,WY=8,BX=8,VX=8,CX=4
-  --config gauss_u8_rte:WX=8,WY=4,BX=16,VX=16,CX=2,CY=1,LOCAL=0,STREAM=0,ZC=1,SEP=0
-  --config smooth_s8:WX=8,WY=4,BX=16,VX=16,CX=2,CY=1,LOCAL=0,STREAM=0,ZC=1,RIM=0,RIN=0
-  --config binomial_u16:WX=16,WY=4,BX=8,VX=8,CX=1,CY=1,LOCAL=0,STREAM=0,ZC=1,SEP=0
-  --config prewitt_u8_s16:WX=16,WY=8,BX=8,VX=8,CX=4
-  --config prewitt_u8_s16:WX=8,WY=4,BX=16,VX=16,CX=2
-)
+. benchmarks/results/lift/int_defs.sh # lift_five, WINNERS
+lift_five
+configs=("${WINNERS[@]}" --config prewitt_u8_s16:WX=8,WY=4,BX=16,VX=16,CX=2)
 
 timeout "$(left 240)" python3 benchmarks/template_ab.py "$OUT/ab-u8_swar" --variant "$PATCH" \
   --kernels $D/blur_u8.stencil.yaml $D/gauss_u8_rte.stencil.yaml $D/smooth_s8.stencil.yaml \
