@@ -62,21 +62,11 @@ ab() { # ab NAME LIMIT SET CONFIG...: the package's template against the candida
   rm -rf "$OUT/$n/rendered"
 }
 
-nv() { # nv NAME LIMIT CONFIGS [--template FILE]: ptxas's registers and NVIDIA's PTX
-  local name=$1 limit=$2 cfgs=$3
-  shift 3
-  case "$dev" in
-    *NVIDIA* | *nvidia*) ;;
-    *) echo "nv $name: skipped (no PTX from $dev)" >> "$OUT/rc.txt"; return ;;
-  esac
-  timeout "$(left "$limit")" python3 benchmarks/h200_ptx.py "$OUT/nv/$name.md" \
-    --device "$dev" --configs "$here/row_base/$cfgs" "$@" > "$OUT/nv-$name.log" 2>&1
-  echo "nv $name rc=$? at $(($(date +%s) - start)) s" >> "$OUT/rc.txt"
-}
+. benchmarks/results/h200-limit/nv_ptx.sh # nv NAME LIMIT CONFIGS [--template FILE]
 
 ab ab-row-base 240 RB=1 "${configs[@]}"
 ab ab-row-base-rin0 150 RIN=1,RB=1 "${configs_rin0[@]}"
-nv row_base 30 configs_rb.json --template benchmarks/candidates/vec_row_base.patch
-nv package 30 configs.json
+nv row_base 30 row_base/configs_rb.json --template benchmarks/candidates/vec_row_base.patch
+nv package 30 row_base/configs.json
 echo "done at $(($(date +%s) - start)) s" >> "$OUT/rc.txt"
 pack row_base # the device tool brings back at most 8 files: all but rc.txt in one

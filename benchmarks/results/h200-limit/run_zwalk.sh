@@ -79,17 +79,7 @@ ab() { # ab NAME LIMIT RIN "KERNEL..." CONFIG...: each configuration of those ke
   rm -rf "$OUT/$n/rendered"
 }
 
-nv() { # nv NAME LIMIT CONFIGS [--template FILE]: ptxas's registers and NVIDIA's PTX
-  local name=$1 limit=$2 cfgs=$3
-  shift 3
-  case "$dev" in
-    *NVIDIA* | *nvidia*) ;;
-    *) echo "nv $name: skipped (no PTX from $dev)" >> "$OUT/rc.txt"; return ;;
-  esac
-  timeout "$(left "$limit")" python3 benchmarks/h200_ptx.py "$OUT/nv/$name.md" \
-    --device "$dev" --configs "$here/$cfgs" "$@" > "$OUT/nv-$name.log" 2>&1
-  echo "nv $name rc=$? at $(($(date +%s) - start)) s" >> "$OUT/rc.txt"
-}
+. benchmarks/results/h200-limit/nv_ptx.sh # nv NAME LIMIT CONFIGS [--template FILE]
 
 # one kernel group per step, so a step cut by its limit loses only its kernels
 ab ab-zwalk 60 2 "laplacian4 heat3d" "${configs[@]}"

@@ -34,11 +34,8 @@ D=$OUT/defs
 
 . benchmarks/step_budget.sh # left N: the seconds a step may take
 
-. benchmarks/results/lift/int_defs.sh # lift NAME XS YS: the lifted definitions
-lift blur_u8 width height
-lift gauss_u8_rte cols rows
-lift smooth_s8 nx ny
-lift binomial_u16 w h
+. benchmarks/results/lift/int_defs.sh # lift_five: the lifted definitions
+lift_five
 
 # the package's vec winners (gtune run --technique vec, 150 configurations, 8192^2)
 configs=(
