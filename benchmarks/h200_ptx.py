@@ -576,6 +576,20 @@ def block_input(kernel: TunableKernel, cfg: Mapping[str, int]) -> float | None:
     return len(touched) * vx / (sx * sy * sz)
 
 
+def middle_item(
+    kernel: TunableKernel, full: Mapping[str, int]
+) -> tuple[list[int], list[int], list[int], list[int]]:
+    """The launch's middle work-item, as :func:`trace` takes it: its ids in its group
+    (``tid``), its group's ids (``ctaid``), the group's size in three dimensions, and
+    the number of groups per dimension."""
+    glob, local = kernel.launch_sizes(full)
+    assert local is not None
+    groups = [g // w for g, w in zip(glob, local, strict=True)]
+    tid = [w // 2 for w in local] + [0] * (3 - len(local))
+    ctaid = [g // 2 for g in groups] + [0] * (3 - len(groups))
+    return tid, ctaid, [*local, 1, 1][:3], groups
+
+
 def analyse(
     kernel: TunableKernel, cfg: Mapping[str, int], ptx: str, registers: int | None = None
 ) -> dict[str, Any]:
@@ -584,13 +598,9 @@ def analyse(
     launch."""
     full = kernel.with_defaults(cfg)
     prog = parse(ptx)
-    glob, local = kernel.launch_sizes(full)
-    assert local is not None
-    groups = [g // w for g, w in zip(glob, local, strict=True)]
-    tid = [w // 2 for w in local] + [0] * (3 - len(local))  # the middle work-item
-    ctaid = [g // 2 for g in groups] + [0] * (3 - len(groups))
+    tid, ctaid, local, groups = middle_item(kernel, full)
     path: set[int] = set()
-    c = trace(prog, tid, ctaid, [*local, 1, 1][:3], executed=path)
+    c = trace(prog, tid, ctaid, local, executed=path)
     outs = c["outputs"]
     threads = math.prod(local)
     live = live_registers(prog)

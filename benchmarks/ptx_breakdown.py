@@ -49,15 +49,11 @@ def by_opcode(kernel: Any, cfg: dict[str, int], clang: str) -> tuple[Counter[str
     full = kernel.with_defaults(cfg)
     ptx = h200_ptx.clang_ptx(replace(kernel, source=CONVERSIONS + kernel.source), cfg, clang)
     prog = h200_ptx.parse(ptx)
-    glob, local = kernel.launch_sizes(full)
-    assert local is not None
-    groups = [g // w for g, w in zip(glob, local, strict=True)]
-    tid = [w // 2 for w in local] + [0] * (3 - len(local))
-    ctaid = [g // 2 for g in groups] + [0] * (3 - len(groups))
+    tid, ctaid, local, _ = h200_ptx.middle_item(kernel, full)
     kind = h200_ptx.kind
     h200_ptx.kind = lambda op: op  # every opcode its own class
     try:
-        c = h200_ptx.trace(prog, tid, ctaid, [*local, 1, 1][:3])
+        c = h200_ptx.trace(prog, tid, ctaid, local)
     finally:
         h200_ptx.kind = kind
     outs = c.pop("outputs")

@@ -75,12 +75,8 @@ def counts(
     full = kernel.with_defaults(cfg)
     ptx, info = compiled(kernel, full, clang, device)
     prog = h200_ptx.parse(ptx)
-    glob, local = kernel.launch_sizes(full)
-    assert local is not None
-    groups = [g // w for g, w in zip(glob, local, strict=True)]
-    tid = [w // 2 for w in local] + [0] * (3 - len(local))
-    ctaid = [g // 2 for g in groups] + [0] * (3 - len(groups))
-    c: Counter[str] = h200_ptx.trace(prog, tid, ctaid, [*local, 1, 1][:3])
+    tid, ctaid, local, _ = h200_ptx.middle_item(kernel, full)
+    c: Counter[str] = h200_ptx.trace(prog, tid, ctaid, local)
     bars = _barriers(prog, tid, ctaid, local)
     per = c["outputs"] * full.get("TB", 1)
     work = {k: v for k, v in c.items() if k not in ("outputs", "loads_before_use")}
