@@ -24,6 +24,10 @@ ROOT = Path(__file__).parent.parent
 # with ``--all-tiers`` (``./bootstrap.sh test`` and CI pass it), with ``-m`` naming
 # markers, or when test files or folders are named on the command line.
 REAL_TIERS = ("opencl", "minizinc", "postgres", "dask")
+# Tests of a candidate template (a patch under benchmarks/candidates/, not the package's
+# code, decided by a device A/B): they run when asked for (``--candidates``, ``-m
+# candidate``, or their files named), not with the tiers, so CI tests what ships.
+CANDIDATE = "candidate"
 # Fixtures that bring a real part with them: a test using one is in that tier.
 FIXTURE_TIERS = {"pg_cluster": "postgres", "pg_url": "postgres"}
 # Parametrized fixtures whose value picks a real part (the store backends).
@@ -35,6 +39,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--all-tiers",
         action="store_true",
         help="run every test tier: fast, plus OpenCL (PoCL), MiniZinc, PostgreSQL and Dask",
+    )
+    parser.addoption(
+        "--candidates",
+        action="store_true",
+        help="also run the tests of the candidate templates (benchmarks/candidates/)",
     )
     parser.addoption(
         "--shard",
@@ -80,6 +89,14 @@ def pocl_optimised() -> Iterator[None]:
 def _fast_tier_only(config: pytest.Config) -> bool:
     return not (
         config.getoption("--all-tiers") or config.option.markexpr or config.option.file_or_dir
+    )
+
+
+def _candidates_asked(config: pytest.Config) -> bool:
+    return bool(
+        config.getoption("--candidates")
+        or CANDIDATE in (config.option.markexpr or "")
+        or any("candidate" in str(f) for f in config.option.file_or_dir or ())
     )
 
 
@@ -151,6 +168,11 @@ def _shard(config: pytest.Config, items: list[pytest.Item]) -> None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         _mark_tiers(item)
+    if not _candidates_asked(config):
+        out = [i.get_closest_marker(CANDIDATE) is not None for i in items]
+        if any(out):
+            config.hook.pytest_deselected(items=[i for i, o in zip(items, out, strict=True) if o])
+            items[:] = [i for i, o in zip(items, out, strict=True) if not o]
     if _fast_tier_only(config):
         real = [any(i.get_closest_marker(t) for t in (*REAL_TIERS, "slow")) for i in items]
         if any(real):

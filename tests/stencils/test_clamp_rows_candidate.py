@@ -24,6 +24,8 @@ from gtune.description import load_kernel
 from tests.conftest import load_script
 from tests.stencils import test_int_words as words
 
+pytestmark = pytest.mark.candidate  # a candidate template: run with --candidates
+
 PATCH = "clamp_rows.patch"
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))  # clamp_rows.py imports its tools from there

@@ -19,6 +19,8 @@ import pytest
 
 from tests.stencils import test_int_words as words
 
+pytestmark = pytest.mark.candidate  # a candidate template: run with --candidates
+
 PATCH = "in_bias.patch"
 BOTH = "no_cvt.patch"  # in_bias and store_bias.patch together: no conversion instruction left
 

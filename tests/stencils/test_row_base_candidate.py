@@ -24,6 +24,8 @@ from tests.stencils.template_snapshot import cpp, sizes_of
 from tests.stencils.test_padded_vec import _binomial, _with_power
 from tests.stencils.test_zwalk_candidate import _two_fields
 
+pytestmark = pytest.mark.candidate  # a candidate template: run with --candidates
+
 PATCH = "vec_row_base.patch"
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "tests" / "data" / "definitions"

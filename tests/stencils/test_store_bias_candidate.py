@@ -18,6 +18,8 @@ import pytest
 from gtune.stencils.definition import parse_definition
 from tests.stencils import test_int_words as words
 
+pytestmark = pytest.mark.candidate  # a candidate template: run with --candidates
+
 PATCH = "store_bias.patch"
 
 

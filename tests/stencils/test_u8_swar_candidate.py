@@ -28,6 +28,8 @@ from gtune.stencils.definition import load_definition, parse_definition
 from tests.conftest import run_gtune
 from tests.stencils import test_int_words as words
 
+pytestmark = pytest.mark.candidate  # a candidate template: run with --candidates
+
 PATCH = "u8_swar.patch"
 ROOT = Path(__file__).resolve().parents[2]
 PATCH_PATH = ROOT / "benchmarks" / "candidates" / PATCH

@@ -26,6 +26,8 @@ from tests.stencils import test_int_words as words
 from tests.stencils.template_snapshot import cpp, sizes_of
 from tests.stencils.test_tile_rows import _steps_equal
 
+pytestmark = pytest.mark.candidate  # a candidate template: run with --candidates
+
 PATCH = "zreg_rows.patch"
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "tests" / "data" / "definitions"

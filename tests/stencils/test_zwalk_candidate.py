@@ -21,6 +21,8 @@ from gtune.stencils.definition import parse_definition
 from tests.stencils import test_int_words as words
 from tests.stencils.test_h200_limit_tools import exact
 
+pytestmark = pytest.mark.candidate  # a candidate template: run with --candidates
+
 PATCH = "vec_zwalk.patch"
 
 
