@@ -30,13 +30,9 @@ mkdir -p "$OUT"
 
 . benchmarks/step_budget.sh # left N: the seconds a step may take
 
-configs=(
-  --config laplacian4:BX=4,BY=1,BZ=1,CX=1,CY=2,CZ=2,RIM=1,RIN=1,VX=4,WX=32,WY=4,WZ=4
-  --config laplacian4:BX=4,BY=1,BZ=2,CX=1,CY=1,CZ=4,RIM=1,RIN=0,VX=4,WX=32,WY=16,WZ=1
-  --config box27:BX=4,BY=4,BZ=4,CX=1,CY=1,CZ=1,RIM=1,RIN=1,SEP=1,VX=4,WX=32,WY=2,WZ=2
-  --config box27:BX=4,BY=2,BZ=4,CX=1,CY=1,CZ=1,RIM=1,RIN=0,SEP=1,VX=4,WX=32,WY=4,WZ=1
-  --config heat3d:BX=4,BY=1,BZ=1,CX=1,CY=1,CZ=4,RIM=1,RIN=1,VX=4,WX=64,WY=8,WZ=1
-)
+. benchmarks/results/h200-limit/winners.sh # WINNERS
+configs=()
+for c in "${WINNERS[@]}"; do configs+=(--config "$c"); done
 
 for n in "${caps[@]}"; do
   name=ab-maxreg-$n

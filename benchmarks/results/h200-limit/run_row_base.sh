@@ -35,20 +35,15 @@ mkdir -p "$OUT"
 
 . benchmarks/step_budget.sh # left N: the seconds a step may take
 
-# run_maxreg.sh's five, every one with RIN=1 (the candidate changes only the interior
-# path; row_base/configs.json holds the same list for h200_ptx.py)
-configs=(
-  --config laplacian4:BX=4,BY=1,BZ=1,CX=1,CY=2,CZ=2,RIM=1,RIN=1,VX=4,WX=32,WY=4,WZ=4
-  --config laplacian4:BX=4,BY=1,BZ=2,CX=1,CY=1,CZ=4,RIM=1,RIN=1,VX=4,WX=32,WY=16,WZ=1
-  --config box27:BX=4,BY=4,BZ=4,CX=1,CY=1,CZ=1,RIM=1,RIN=1,SEP=1,VX=4,WX=32,WY=2,WZ=2
-  --config box27:BX=4,BY=2,BZ=4,CX=1,CY=1,CZ=1,RIM=1,RIN=1,SEP=1,VX=4,WX=32,WY=4,WZ=1
-  --config heat3d:BX=4,BY=1,BZ=1,CX=1,CY=1,CZ=4,RIM=1,RIN=1,VX=4,WX=64,WY=8,WZ=1
-)
-# the two the package runs with RIN=0 (run_maxreg.sh's), as it runs them
-configs_rin0=(
-  --config laplacian4:BX=4,BY=1,BZ=2,CX=1,CY=1,CZ=4,RIM=1,RIN=0,VX=4,WX=32,WY=16,WZ=1
-  --config box27:BX=4,BY=2,BZ=4,CX=1,CY=1,CZ=1,RIM=1,RIN=0,SEP=1,VX=4,WX=32,WY=4,WZ=1
-)
+# run_maxreg.sh's five (winners.sh), every one with RIN=1 (the candidate changes only the
+# interior path; row_base/configs.json holds the same list for h200_ptx.py), and the two
+# the package runs with RIN=0, as it runs them
+. benchmarks/results/h200-limit/winners.sh # WINNERS
+configs=() configs_rin0=()
+for c in "${WINNERS[@]}"; do
+  configs+=(--config "${c//RIN=0/RIN=1}")
+  [[ $c == *RIN=0* ]] && configs_rin0+=(--config "$c")
+done
 
 ab() { # ab NAME LIMIT SET CONFIG...: the package's template against the candidate's
   # with SET (N=V,...), each configuration side by side with the copy
