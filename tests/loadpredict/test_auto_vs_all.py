@@ -92,6 +92,7 @@ def test_holdout_refits_the_shipped_model_without_the_family(tmp_path: Path) -> 
         rows = Dataset.read_csv(folder / shipped.dataset).rows
         left = {r.kernel for r in every} - {r.kernel for r in rows}
         assert left and all("@" in k for k in left)  # sized kernels only, never the suite
+        assert not any(avsa.SUITE.match(k.split("@")[0]) for k in left)  # flat suite rows stay
         assert all(k.startswith("lifted_") == (family == "lifted") for k in left)
         before = os.environ.get("GTUNE_MODELS")
         with avsa.environ("GTUNE_MODELS", str(folder)):
@@ -135,3 +136,37 @@ def test_a_retired_arm_is_kept_aside_and_measured_again(tmp_path: Path) -> None:
     avsa.write_entry(path, {**entry, "auto": arm(1, "vec")})
     with pytest.raises(SystemExit, match="exists already"):
         avsa.main([str(tmp_path), "--retire", "auto:before_x"])
+
+
+def test_row_family_keeps_suite_rows_at_any_size_in_no_family() -> None:
+    """Suite kernels are named with their size at any size but 256^3: they stay in every
+    held-out model (a flat suite row is not a real stencil)."""
+    assert avsa.row_family("dense_3d_xyz_r1") is None
+    assert avsa.row_family("dense_3d_xyz_r1@1024x1024x32") is None
+    assert avsa.row_family("thumbtack_3d_z_r1@1024x1024x32") is None
+    assert avsa.row_family("heat3d@512x512x512") == "real"
+    assert avsa.row_family("lifted_star7@512x512x512") == "lifted"
+
+
+def test_picks_same_compares_techniques_scout_and_its_length() -> None:
+    """picks.py: an earlier arm stands for a refitted model only where the choice is the
+    same: first technique, scout, and the scout's estimated length within 15 %."""
+    from gtune.loadpredict.policy import TechniqueChoice
+
+    picks = load_script(ROOT / "benchmarks" / "predict" / "picks.py")
+
+    def choice(first: str, scout: str | None, length: float | None) -> TechniqueChoice:
+        return TechniqueChoice(
+            [first],
+            "",
+            predicted=first,
+            probability=0.9,
+            scout=scout,
+            scout_share=0.2 if scout else 0.0,
+            scout_length=length,
+        )
+
+    assert picks.same(choice("vec", "stream", 0.22), choice("vec", "stream", 0.21))
+    assert not picks.same(choice("vec", "stream", 0.22), choice("vec", "stream", 0.30))
+    assert not picks.same(choice("vec", "stream", 0.22), choice("stream", "vec", 3.5))
+    assert not picks.same(choice("vec", "stream", 0.22), choice("vec", None, None))
