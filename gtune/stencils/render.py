@@ -36,6 +36,7 @@ from gtune.outfiles import check_targets, write_text
 from gtune.stencils.definition import (
     BAND_RADIUS,
     RIM_KEEP,
+    Coefficient,
     KernelArg,
     StencilDefinition,
     from_weights,
@@ -325,8 +326,10 @@ def render_source(stencil: Stencil) -> str:
     lines += _xmacro("STENCIL_TERMS(T)", main)
     factors = separable_factors(d)
     if factors is not None:  # 2D streaming and the vector technique may sum rows first
-        for axis, factor in zip("XYZ", factors, strict=False):
-            terms = [f"T({o}, {literal(w, dtype)})" for o, w in factor]
+        scale = separable_scale(d)  # (a common scalar factor: on the last axis's weights)
+        for i, (axis, factor) in enumerate(zip("XYZ", factors, strict=False)):
+            by = scale if i == len(factors) - 1 else Coefficient()
+            terms = [f"T({o}, {replace(by, factor=w).render(names, dtype)})" for o, w in factor]
             lines += _xmacro(f"SEP_{axis}_TERMS(T)", terms)
     extra = [
         f"E({names[t.field]}, {t.offset[0]}, {t.offset[1]}, {t.offset[2]}, "
@@ -960,34 +963,39 @@ def separable_factors(d: StencilDefinition) -> tuple[Factor, ...] | None:
     ``w(dx, dy, dz) = u(dx) * v(dy) * s(dz)`` in 3D (box27's binomial smoothing), each
     factor a list of (offset, weight).
 
-    Only for one-step definitions whose primary terms all have number coefficients
-    (2D: in the plane), a radius on every axis, and more terms than the factors have
-    (else nothing is saved). The factors come from the lines through the largest weight
-    p (2D: both scaled by sqrt(|p|), so a binomial's are exact; 3D: u the x line, v and s
-    the y and z lines over p) and must reproduce every weight of the bounding box
-    (absent offsets are zero) to a few ulps of the element type. 2D streaming may then
-    sum each row's x-terms once per output (``u``) and add that row sum to the y-queue
-    (``v``): (2RX+1) + (2RY+1) multiply-adds per output instead of one per term. The
-    vector technique (RIM = 1, SEP = 1) sums each input row's x-terms once for all of a
+    Only for one-step definitions whose primary terms' coefficients are all numbers, or
+    all a number times one common scalar expression S (``0.0625*gain``, ``w/h``,
+    ``dt*alpha/(dx*dx)``: :func:`separable_scale`; the factors are then those of the
+    numbers, and the kernel multiplies S into the last axis's weights), with entries of
+    fixed weights arrays (``weights_fixed``) counted as numbers; 2D: in the plane; a
+    radius on every axis, and more terms than the factors have (else nothing is saved).
+    The factors come from the lines through the largest weight p (2D: both scaled by
+    sqrt(|p|), so a binomial's are exact; 3D: u the x line, v and s the y and z lines
+    over p) and must reproduce every weight of the bounding box (absent offsets are
+    zero) to a few ulps of the element type. 2D streaming may then sum each row's
+    x-terms once per output (``u``) and add that row sum to the y-queue (``v``):
+    (2RX+1) + (2RY+1) multiply-adds per output instead of one per term. The vector
+    technique (RIM = 1, SEP = 1) sums each input row's x-terms once for all of a
     work-item's rows and combines the row sums in y (and z): for box27 with BY = 2, BZ =
     4, 16.5 multiply-adds per output instead of 27. The sums are rounded differently
-    from the reference's term order, within :meth:`StencilDefinition.tolerance`.
+    from the reference's term order (and S applied once, not to each term), within
+    :meth:`StencilDefinition.tolerance`.
     """
-    if d.steps != 1:
+    split = _numbers_and_scale(d)
+    if split is None:
         return None
+    numbers = split[0]
     dims = d.dims
     terms = d.terms_of(d.primary_field)
-    if not terms or any(
-        not t.coefficient.is_number or any(t.offset[a] != 0 for a in range(dims, 3)) for t in terms
-    ):
+    if any(t.offset[a] != 0 for t in terms for a in range(dims, 3)):
         return None
     radii = d.radius[:dims]
     if 0 in radii:
         return None
     w: dict[tuple[int, ...], float] = {}
-    for t in terms:
+    for t, number in zip(terms, numbers, strict=True):
         key = t.offset[:dims]
-        w[key] = w.get(key, 0.0) + float(t.coefficient.factor)
+        w[key] = w.get(key, 0.0) + number
     nonzero = [k for k, v in w.items() if v != 0.0]
     if len(nonzero) <= sum(2 * r + 1 for r in radii):
         return None
@@ -1015,6 +1023,48 @@ def separable_factors(d: StencilDefinition) -> tuple[Factor, ...] | None:
     return tuple(
         [(o, f[o]) for o in axis if f[o] != 0.0] for f, axis in zip(factors, axes, strict=True)
     )
+
+
+def separable_scale(d: StencilDefinition) -> Coefficient:
+    """The scalar expression S (factor 1) that every primary term's coefficient is a
+    number times, where :func:`separable_factors` finds the weights separable: ``gain``
+    for ``0.0625*gain``, ``0.125*gain`` ..., ``(dt*alpha)/(dx*dx)`` for multiples of
+    it; the number 1 when the coefficients are numbers (or entries of fixed weights)."""
+    split = _numbers_and_scale(d)
+    return Coefficient() if split is None else split[1]
+
+
+def _numbers_and_scale(d: StencilDefinition) -> tuple[list[float], Coefficient] | None:
+    """Each primary term's number and the scalar expression S (factor 1) common to all
+    (``0.0625*gain`` is 0.0625 times ``gain``; an entry of a fixed weights array is its
+    number), or None: more than one step, no terms, or scalars that differ between
+    terms (``0.25*a`` and ``0.5*b``: no common factor)."""
+    terms = d.terms_of(d.primary_field)
+    if d.steps != 1 or not terms:
+        return None
+    fixed = weight_entries(d.weights) if d.weights_fixed else {}
+    numbers: list[float] = []
+    parts: set[tuple[tuple[str, ...], tuple[str, ...]]] = set()
+    for t in terms:
+        c = t.coefficient
+        number = float(c.factor)
+        for n in c.names:
+            number *= fixed.get(n, 1.0)
+        for n in c.divisors:
+            if fixed.get(n) == 0.0:
+                return None
+            number /= fixed.get(n, 1.0)
+        numbers.append(number)
+        parts.add(
+            (
+                tuple(n for n in c.names if n not in fixed),
+                tuple(n for n in c.divisors if n not in fixed),
+            )
+        )
+    if len(parts) != 1:
+        return None
+    names, divisors = parts.pop()
+    return numbers, Coefficient(1.0, names, divisors)
 
 
 def _z_star(d: StencilDefinition) -> bool:

@@ -446,7 +446,8 @@ def test_reference_is_not_trivial() -> None:
 
 # One corpus definition per shape of the tuning space (its parameters and techniques
 # follow from the dimensions, the boundary, a separable stencil's SEP and doubles'
-# lack of images): box3d_c tunes the space star3d_c does (3D, interior, floats) and
+# lack of images): box3d_c tunes the space sep3d_r2 does (3D, interior, floats,
+# separable: its weights are numbers times one scalar, s) and
 # thermal3d the one star3d_r2_clamp does (3D, clamp, floats), and the zero boundary's
 # conv2d_zero and star3d_zero those of thermal2d and star3d_r2_clamp, and the written
 # rims' sobel2d_rim_copy and star3d_rim_const those of thermal2d and star3d_c (the
@@ -487,3 +488,97 @@ def test_corpus_definition_tunes_briefly(path: Path, tmp_path: Path) -> None:
     assert best is not None and best.status is Status.OK, report
     assert "unverified" not in (best.extra or {}), best.extra
     assert report.measured >= 2
+
+
+@pytest.mark.usefixtures("shared_workers")
+@pytest.mark.parametrize("boundary", ["interior", "clamp"])
+def test_a_scaled_separable_stencil_verifies_axis_by_axis(
+    boundary: str, limits: dict[str, int], tmp_path: Path
+) -> None:
+    """A 5x5 binomial written as ``0.00390625*gain``, ``0.015625*gain`` ... (a number
+    times one scalar, as the lifted tile_local's): SEP=1, its scalar multiplied into
+    the y factor's weights, computes what the definition says with 2D streaming and
+    (interior) the vector technique's row sums; a kernel that leaves the scalar out of
+    one y weight is caught."""
+    binomial = {-2: 1, -1: 4, 0: 6, 1: 4, 2: 1}
+    terms = [
+        {"field": "u", "offset": [dx, dy], "coefficient": f"{wx * wy / 256!r}*gain"}
+        for dy, wy in binomial.items()
+        for dx, wx in binomial.items()
+    ]
+    data = {
+        "dims": 2,
+        "boundary": boundary,
+        "fields": ["u"],
+        "output": "out",
+        "coefficients": ["gain"],
+        "values": {"gain": 1.5},
+        "terms": terms,
+    }
+    path = tmp_path / "scaled.stencil.yaml"
+    path.write_text(parse_definition(data, str(path)).to_yaml())
+    kernel = load_kernel(path).with_sizes({"NX": 32, "NY": 16})
+    assert "SEP" in kernel.parameter_names
+    default = kernel.default_config()
+    assert default is not None
+    stream = {"STREAM": 1, "ZC": 4, "WZ": 1, "BX": 2, "WX": 8, "WY": 2}
+    configs = [{**default, **stream, "SEP": 1}]
+    if boundary == "interior":
+        configs.append({**default, "VX": 4, "BX": 4, "WX": 4, "RIM": 1, "BY": 2, "SEP": 1})
+    for cfg in configs:
+        env = {**kernel.env(cfg), **limits}
+        assert all(c.evaluate(env) for c in kernel.constraints), cfg
+    from dataclasses import replace
+
+    centre = "T(0, ((REAL)0.375*gain))"  # the y factor's centre weight times the scalar
+    assert kernel.source.count(centre) == 1
+    bad = replace(kernel, source=kernel.source.replace(centre, "T(0, ((REAL)0.375))"))
+    for k, status in ((kernel, Status.OK), (bad, Status.WRONG_RESULT)):
+        evaluator = OpenCLEvaluator(k, runs=1)
+        try:
+            for cfg in configs:
+                result = evaluator.evaluate(cfg)
+                assert result.status is status, (cfg, result.message)
+        finally:
+            evaluator.close()
+
+
+@pytest.mark.usefixtures("shared_workers")
+def test_fixed_weights_separable_verifies_axis_by_axis(
+    limits: dict[str, int], tmp_path: Path
+) -> None:
+    """``w[i]*w[j]`` from a fixed weights array (``weights_fixed``): the entries count
+    as numbers, so SEP is offered, and SEP=1 verifies with 2D streaming and the vector
+    technique's row sums."""
+    terms = [
+        {"field": "u", "offset": [dx, dy], "coefficient": f"w[{dx + 1}]*w[{dy + 1}]"}
+        for dy in (-1, 0, 1)
+        for dx in (-1, 0, 1)
+    ]
+    data = {
+        "dims": 2,
+        "fields": ["u"],
+        "output": "out",
+        "terms": terms,
+        "weights": {"w": [0.3, 0.5, -0.2]},
+        "weights_fixed": True,
+    }
+    path = tmp_path / "fixed.stencil.yaml"
+    path.write_text(parse_definition(data, str(path)).to_yaml())
+    kernel = load_kernel(path).with_sizes({"NX": 32, "NY": 16})
+    assert "SEP" in kernel.parameter_names
+    default = kernel.default_config()
+    assert default is not None
+    configs = [
+        {**default, "STREAM": 1, "ZC": 4, "WZ": 1, "BX": 2, "WX": 8, "WY": 2, "SEP": 1},
+        {**default, "VX": 4, "BX": 4, "WX": 4, "RIM": 1, "BY": 2, "SEP": 1},
+    ]
+    evaluator = OpenCLEvaluator(kernel, runs=1)
+    try:
+        for cfg in configs:
+            env = {**kernel.env(cfg), **limits}
+            assert all(c.evaluate(env) for c in kernel.constraints), cfg
+            result = evaluator.evaluate(cfg)
+            assert result.status is Status.OK, (cfg, result.message)
+    finally:
+        evaluator.close()

@@ -27,6 +27,7 @@ from gtune.stencils.render import (
     describe,
     render_source,
     separable_factors,
+    separable_scale,
 )
 from tests.conftest import run_gtune
 from tests.space.space_helpers import h100_limits
@@ -440,7 +441,7 @@ def test_streaming_outputs_per_work_item_are_bounded() -> None:
     assert not valid(8, 8) and not valid(2 * STREAM_OUTS_MAX, 1)
 
 
-def _box(weights: dict[tuple[int, int], Any], **extra: Any) -> Any:
+def _box(weights: dict[tuple[int, int], Any], /, **extra: Any) -> Any:
     data = {
         "dims": 2,
         "fields": ["u"],
@@ -544,9 +545,19 @@ def test_a_3d_star_is_not_separable() -> None:
         ({(0, 0): 0.5, (1, 0): 0.1, (-1, 0): 0.1, (0, 1): 0.1, (0, -1): 0.1}, {}, "a star"),
         ({(dx, dy): 1.0 + (dx == dy == 0) for dx in (-1, 0, 1) for dy in (-1, 0, 1)}, {}, "rank 2"),
         (
-            {(dx, dy): "a" for dx in (-1, 0, 1) for dy in (-1, 0, 1)},
-            {"coefficients": ["a"], "values": {"a": 0.1}},
-            "run-time coefficients",
+            {(dx, dy): "a" if dy == 0 else "b" for dx in (-1, 0, 1) for dy in (-1, 0, 1)},
+            {"coefficients": ["a", "b"], "values": {"a": 0.1, "b": 0.1}},
+            "two scalars",
+        ),
+        (
+            {(dx, dy): "0.25*a" if dy == 0 else 0.25 for dx in (-1, 0, 1) for dy in (-1, 0, 1)},
+            {"coefficients": ["a"], "values": {"a": 1.0}},
+            "a scalar and numbers",
+        ),
+        (
+            {(dx, dy): f"w[{dx + 1}]*w[{dy + 1}]" for dx in (-1, 0, 1) for dy in (-1, 0, 1)},
+            {"weights": {"w": [0.25, 0.5, 0.25]}},
+            "weights read at run time",
         ),
         ({(dx, 0): 0.2 for dx in range(-2, 3)}, {}, "one row"),
         ({(dx, dy): 0.1 for dx in (-1, 0, 1) for dy in (-1, 0, 1)}, {"steps": 2}, "time steps"),
@@ -576,3 +587,65 @@ def test_separable_3d_needs_a_radius_on_every_axis() -> None:
         "box3.stencil.yaml",
     )
     assert separable_factors(d) is None
+
+
+_BINOMIAL = {-2: 1.0, -1: 4.0, 0: 6.0, 1: 4.0, 2: 1.0}
+
+
+@pytest.mark.parametrize(
+    ("scale", "extra", "rendered"),
+    [
+        ("gain", {"coefficients": ["gain"], "values": {"gain": 1.5}}, "*gain)"),
+        (
+            "alpha*beta/cap",
+            {"coefficients": ["alpha", "beta", "cap"], "values": {"alpha": 2, "beta": 3, "cap": 5}},
+            "*alpha*beta/(cap))",
+        ),
+        (
+            "tau/(cap*cap)",
+            {"coefficients": ["tau", "cap"], "values": {"tau": 0.1, "cap": 2}},
+            "*tau/(cap*cap))",
+        ),
+    ],
+)
+def test_a_number_times_a_common_scalar_is_separable(
+    scale: str, extra: dict[str, Any], rendered: str
+) -> None:
+    """A 5x5 binomial written as ``0.00390625*gain``, ``0.015625*gain`` ... (the lifted
+    tile_local's form; also with a product and quotient of scalars): the numbers'
+    factors are found, S is factored out and multiplied into the y factor's weights
+    once, and the space offers SEP."""
+    w = {
+        (dx, dy): f"{_BINOMIAL[dx] * _BINOMIAL[dy] / 256!r}*{scale}"
+        for dy in _BINOMIAL
+        for dx in _BINOMIAL
+    }
+    d = _box(w, **extra)
+    factors = separable_factors(d)
+    assert factors is not None
+    fu, fv = dict(factors[0]), dict(factors[1])
+    for (dx, dy), _ in w.items():
+        assert fu[dx] * fv[dy] == _BINOMIAL[dx] * _BINOMIAL[dy] / 256
+    s = separable_scale(d)
+    assert s.factor == 1.0 and not s.is_number
+    assert str(s) == scale
+    desc = describe(d, {"NX": 64, "NY": 64}, source="box.cl")
+    assert "SEP" in desc["parameters"]
+    block = _block(render_source(d))
+    x_terms = block[block.index("SEP_X_TERMS") : block.index("SEP_Y_TERMS")]
+    y_terms = block[block.index("SEP_Y_TERMS") :]
+    assert "T(0, 0.375f)" in x_terms  # the x factor: numbers
+    assert y_terms.count(rendered) == 5  # S once per y weight
+    assert separable_scale(_box({k: 0.1 for k in w})).is_number
+
+
+def test_fixed_weights_entries_count_as_numbers() -> None:
+    """``w[i]*w[j]`` from a fixed weights array (``weights_fixed``) is an outer
+    product of numbers: separable, with no scalar factor."""
+    w = {(dx, dy): f"w[{dx + 1}]*w[{dy + 1}]" for dx in (-1, 0, 1) for dy in (-1, 0, 1)}
+    d = _box(w, weights={"w": [0.25, 0.5, 0.25]}, weights_fixed=True)
+    factors = separable_factors(d)
+    assert factors is not None and separable_scale(d).is_number
+    fu, fv = dict(factors[0]), dict(factors[1])
+    assert all(fu[dx] * fv[dy] == (0.5 - abs(dx) / 4) * (0.5 - abs(dy) / 4) for dx, dy in w)
+    assert "SEP" in describe(d, {"NX": 64, "NY": 64}, source="box.cl")["parameters"]
