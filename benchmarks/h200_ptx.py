@@ -27,6 +27,8 @@ unique input of one iteration, if its loads are issued before their first use, a
 PTX shows) against Little's law at 4.8 TB/s.
 
     python3 benchmarks/h200_ptx.py OUT.md [--template X.cl] [--configs configs.json]
+    python3 benchmarks/h200_ptx.py OUT.md --device NVIDIA --config KERNEL:N=V,... \
+        [--option=-cl-nv-maxrregcount=32]
     python3 benchmarks/h200_ptx.py --extract STORE.db configs.json [--top 4]
 
 ``--extract`` writes the configurations file from a labelling store (the H200's
@@ -49,7 +51,7 @@ import tarfile
 import tempfile
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +60,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from candidate import read_variant
 
+from gtune.commands._common import parse_config
 from gtune.description import load_kernel
 from gtune.kernel import TunableKernel
 
@@ -139,6 +142,17 @@ def extract(store: Path, top: int) -> dict[str, Any]:
                 picked.append({"technique": "vec probe", "median_us": probe[0] * 1e6})
                 picked[-1]["config"] = probe[1]
         out["kernels"][name] = picked
+    return out
+
+
+def given_configs(given: Sequence[str]) -> dict[str, Any]:
+    """``KERNEL:N=V,...`` configurations in the configurations file's form (untimed)."""
+    out: dict[str, Any] = {"source": "--config", "kernels": {}}
+    for text in given:
+        name, _, values = text.partition(":")
+        cfg = parse_config(values)
+        item = {"technique": technique(cfg), "median_us": None, "config": cfg}
+        out["kernels"].setdefault(name, []).append(item)
     return out
 
 
@@ -719,15 +733,18 @@ def run(
     device: Any = None,
     emit: Callable[[list[dict[str, Any]], dict[str, str]], None] | None = None,
     techniques: Sequence[str] = (),
+    options: Sequence[str] = (),
 ) -> tuple[list[dict[str, Any]], dict[str, str]]:
     """Every configuration's row (of ``techniques``, default all), and (device builds)
     each one's PTX by a file name; ``emit`` is given both after every row, so a time
-    limit loses only the rows not reached."""
+    limit loses only the rows not reached. ``options``: compiler options a device build
+    takes besides the kernel's own (clang's takes only the defines)."""
     rows: list[dict[str, Any]] = []
     ptxs: dict[str, str] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for name, picked in configs["kernels"].items():
             kernel = kernel_for(name, Path(tmp) / name, template)
+            kernel = replace(kernel, build_options=kernel.build_options + tuple(options))
             for i, item in enumerate(picked):
                 if techniques and item["technique"] not in techniques:
                     continue
@@ -794,6 +811,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=[],
         help="only the configurations of these techniques (vec, 'vec probe', global, stream)",
     )
+    ap.add_argument(
+        "--config",
+        action="append",
+        default=[],
+        metavar="KERNEL:N=V,...",
+        help="a configuration to analyse (repeatable): these instead of --configs' file",
+    )
+    ap.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="OPT",
+        help="a compiler option the device builds take besides the kernel's own "
+        "(repeatable; write it --option=-cl-..., e.g. NVIDIA's register cap)",
+    )
     args = ap.parse_args(argv)
     if args.extract:
         store, dest = args.extract
@@ -803,7 +835,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         dest.parent.mkdir(parents=True, exist_ok=True)
         dest.write_text(json.dumps(extract(store, args.top), indent=1) + "\n")
         return 0
-    if not args.configs.is_file():
+    if args.config:
+        configs = given_configs(args.config)
+    elif args.configs.is_file():
+        configs = json.loads(args.configs.read_text())
+    else:
         print(f"h200_ptx: {args.configs}: no such configurations file", file=sys.stderr)
         return 2
     template = read_variant(args.template) if args.template else None
@@ -814,8 +850,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if out is not None:
             write(out, rows, ptxs)
 
-    configs = json.loads(args.configs.read_text())
-    rows, _ = run(configs, template, args.clang, device, emit, args.techniques)
+    rows, _ = run(configs, template, args.clang, device, emit, args.techniques, args.option)
     print(table(rows))
     return 0
 

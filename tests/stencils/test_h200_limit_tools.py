@@ -60,6 +60,24 @@ def test_interior_rows_load_each_vector_once() -> None:
     assert loads["package"] > fewest
 
 
+@pytest.mark.skipif(CLANG is None, reason="clang-15 compiles the PTX")
+def test_configurations_given_on_the_command_line(tmp_path: Path) -> None:
+    """``--config KERNEL:N=V,...`` (repeatable) takes the place of the configurations
+    file: one untimed row per configuration, each kernel's in the order given."""
+    h200_ptx = load_script(ROOT / "benchmarks" / "h200_ptx.py")
+    given = ["heat3d:" + ",".join(f"{k}={v}" for k, v in HEAT3D.items()), "heat3d:VX=1,WX=64"]
+    assert [i["technique"] for i in h200_ptx.given_configs(given)["kernels"]["heat3d"]] == [
+        "vec",
+        "global",
+    ]
+    out = tmp_path / "t.md"
+    args = [str(out), "--config", given[0], "--option=-cl-nv-maxrregcount=32"]
+    assert h200_ptx.main(args) == 0
+    rows = json.loads(out.with_suffix(".json").read_text())
+    assert [(r["kernel"], r["median_us"]) for r in rows] == [("heat3d", None)]
+    assert "BY=2 BZ=2 CZ=2" in out.read_text()
+
+
 def exact(variant: Path, *args: str, size: int = 16) -> subprocess.CompletedProcess[str]:
     """``benchmarks/template_exact.py`` on PoCL: the package's template against ``variant``."""
     script = ROOT / "benchmarks" / "template_exact.py"

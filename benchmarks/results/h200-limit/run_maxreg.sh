@@ -2,7 +2,10 @@
 # Issue 49, one step: NVIDIA's register cap. The package's best one-step configurations
 # of laplacian4, box27 and heat3d at 512^3 (as run_zwalk.sh lists them) built as they
 # are and with `-cl-nv-maxrregcount=N` (template_ab.py --variant-option), side by side
-# with the float4 copy, for each cap N in CAPS. The question (analysis.md, "What the
+# with the float4 copy, for each cap N in CAPS, then ptxas's registers and spills of the
+# same configurations built each way (h200_ptx.py --option; on NVIDIA only). CONFIGS
+# (KERNEL:N=V,... separated by spaces) gives other configurations (run_maxreg_blocks.sh:
+# blocks of more planes at 32 registers). The first question (analysis.md, "What the
 # numbers say"): laplacian4's winner needs 106 registers, so an SM holds one work-group
 # of 512 and 16 KB in flight, half the copy's; at 64 registers it would hold two. A cap
 # that wins becomes a tuned parameter; one that spills loses.
@@ -15,9 +18,11 @@
 #   PATH=$PWD/.venv/bin:$PATH OUT=/tmp/smoke ROUNDS=1 SCALE=10 CAPS=1 \
 #     OPTION=-cl-mad-enable bash benchmarks/results/h200-limit/run_maxreg.sh pthread 256
 #
-# Writes $OUT/ab-maxreg-N/ (template_ab.md, .json) and logs, packed at the end into
-# $OUT/maxreg.tar.gz beside $OUT/rc.txt.
+# Writes $OUT/ab-maxreg-N/ (template_ab.md, .json), $OUT/nv/{package,maxreg-N}.md
+# (.json, .ptx.tar.gz) and logs, packed at the end into $OUT/maxreg.tar.gz beside
+# $OUT/rc.txt. STEP: the seconds a cap's A/B may take (times SCALE, within BUDGET).
 set -u
+here=$(dirname "$0")
 dev=${1:-NVIDIA}
 size=${2:-512}
 rounds=${ROUNDS:-5}
@@ -25,24 +30,32 @@ budget=${BUDGET:-230}
 scale=${SCALE:-1} # the steps' limits times this (PoCL's smoke test: 10)
 caps=(${CAPS:-64 48 80})
 option=${OPTION:--cl-nv-maxrregcount=}
+step=${STEP:-150}
 start=$(date +%s)
 mkdir -p "$OUT"
 
 . benchmarks/step_budget.sh # left N: the seconds a step may take
 
 . benchmarks/results/h200-limit/winners.sh # WINNERS
-configs=()
-for c in "${WINNERS[@]}"; do configs+=(--config "$c"); done
+. benchmarks/results/h200-limit/nv_ptx.sh # nv NAME LIMIT CONFIGS [ARGS...]
+if [ -n "${CONFIGS:-}" ]; then read -ra given <<< "$CONFIGS"; else given=("${WINNERS[@]}"); fi
+configs=() kernels=()
+for c in "${given[@]}"; do
+  configs+=(--config "$c")
+  [[ " ${kernels[*]} " == *" ${c%%:*} "* ]] || kernels+=("${c%%:*}")
+done
 
 for n in "${caps[@]}"; do
   name=ab-maxreg-$n
   opt=$option
   [[ "$option" == *= ]] && opt=$option$n
-  timeout "$(left 150)" python3 benchmarks/template_ab.py "$OUT/$name" --variant-option="$opt" \
-    --kernels laplacian4 box27 heat3d --device "$dev" --size "$size" --rounds "$rounds" \
+  timeout "$(left "$step")" python3 benchmarks/template_ab.py "$OUT/$name" --variant-option="$opt" \
+    --kernels "${kernels[@]}" --device "$dev" --size "$size" --rounds "$rounds" \
     --copy "${configs[@]}" > "$OUT/$name.log" 2>&1
   echo "$name rc=$? at $(($(date +%s) - start)) s" >> "$OUT/rc.txt"
   rm -rf "$OUT/$name/rendered"
+  nv "maxreg-$n" 40 - --option="$opt" "${configs[@]}"
 done
+nv package 40 - "${configs[@]}"
 echo "done at $(($(date +%s) - start)) s" >> "$OUT/rc.txt"
 pack maxreg # the device tool brings back at most 8 files: all but rc.txt in one
