@@ -490,6 +490,17 @@ def test_corpus_definition_tunes_briefly(path: Path, tmp_path: Path) -> None:
     assert report.measured >= 2
 
 
+def _separable_kernel(data: dict[str, Any], path: Path) -> tuple[Any, dict[str, int]]:
+    """The 2D definition ``data`` written to ``path`` and loaded at 32 x 16, with SEP
+    among its parameters; the kernel and its default configuration."""
+    path.write_text(parse_definition(data, str(path)).to_yaml())
+    kernel = load_kernel(path).with_sizes({"NX": 32, "NY": 16})
+    assert "SEP" in kernel.parameter_names
+    default = kernel.default_config()
+    assert default is not None
+    return kernel, default
+
+
 @pytest.mark.usefixtures("shared_workers")
 @pytest.mark.parametrize("boundary", ["interior", "clamp"])
 def test_a_scaled_separable_stencil_verifies_axis_by_axis(
@@ -515,12 +526,7 @@ def test_a_scaled_separable_stencil_verifies_axis_by_axis(
         "values": {"gain": 1.5},
         "terms": terms,
     }
-    path = tmp_path / "scaled.stencil.yaml"
-    path.write_text(parse_definition(data, str(path)).to_yaml())
-    kernel = load_kernel(path).with_sizes({"NX": 32, "NY": 16})
-    assert "SEP" in kernel.parameter_names
-    default = kernel.default_config()
-    assert default is not None
+    kernel, default = _separable_kernel(data, tmp_path / "scaled.stencil.yaml")
     stream = {"STREAM": 1, "ZC": 4, "WZ": 1, "BX": 2, "WX": 8, "WY": 2}
     configs = [{**default, **stream, "SEP": 1}]
     if boundary == "interior":
@@ -563,12 +569,7 @@ def test_fixed_weights_separable_verifies_axis_by_axis(
         "weights": {"w": [0.3, 0.5, -0.2]},
         "weights_fixed": True,
     }
-    path = tmp_path / "fixed.stencil.yaml"
-    path.write_text(parse_definition(data, str(path)).to_yaml())
-    kernel = load_kernel(path).with_sizes({"NX": 32, "NY": 16})
-    assert "SEP" in kernel.parameter_names
-    default = kernel.default_config()
-    assert default is not None
+    kernel, default = _separable_kernel(data, tmp_path / "fixed.stencil.yaml")
     configs = [
         {**default, "STREAM": 1, "ZC": 4, "WZ": 1, "BX": 2, "WX": 8, "WY": 2, "SEP": 1},
         {**default, "VX": 4, "BX": 4, "WX": 4, "RIM": 1, "BY": 2, "SEP": 1},
