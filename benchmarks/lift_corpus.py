@@ -307,30 +307,51 @@ def budget_words(budget: int | None) -> str:
     return f"Budget {budget} configurations per tuning"
 
 
+def kernel_budgets(data: Mapping[str, Any]) -> set[int]:
+    """The budgets the report's kernels were tuned with (a merge of runs may mix them;
+    a kernel without its own took the report's)."""
+    return {
+        int(k.get("budget", data["budget"]) or 0)
+        for k in data["kernels"].values()
+        if "error" not in k
+    }
+
+
 def summary(data: Mapping[str, Any]) -> str:
+    mixed = len(kernel_budgets(data)) > 1
+    words = (
+        "Budgets differ by kernel (the budget column; 0: every search to the end of its spec)"
+        if mixed
+        else budget_words(data["budget"])
+    )
     lines = [
         f"# Lifted corpus kernels on {data['device']}",
         "",
-        f"{budget_words(data['budget'])} (plain: work-group only; lifted: "
+        f"{words} (plain: work-group only; lifted: "
         f"the template); times: medians of {data['rounds']} alternating round(s). Copy: "
         "the float4 copy kernel's best bandwidth per size (start and end of the run).",
         "",
         "| kernel | size | dtype | original (shipped) | plain tuned | lifted tuned | "
-        "lifted / plain | lifted / original | lifted GB/s | of copy | of copy, same bytes |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "lifted / plain | lifted / original | lifted GB/s | of copy | of copy, same bytes |"
+        + (" budget |" if mixed else ""),
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+        + (" ---: |" if mixed else ""),
     ]
     for name, k in data["kernels"].items():
         if "error" in k:
-            lines.append(f"| {name} | | | error: {k['error']} | | | | | | | |")
+            lines.append(
+                f"| {name} | | | error: {k['error']} | | | | | | | |" + (" |" if mixed else "")
+            )
             continue
         t = k["times_s"]
+        budget = f" {k.get('budget', data['budget']) or 0} |" if mixed else ""
         lines.append(
             f"| {name} | {k['size']} | {k.get('elements') or k['dtype']} | "
             f"{t['original'] * 1e3:.3f} ms | "
             f"{t['plain'] * 1e3:.3f} ms | {t['lifted'] * 1e3:.3f} ms | "
             f"{k['lifted_over_plain']:.2f}x | {k['lifted_over_original']:.2f}x | "
             f"{k['gbs']['lifted']:.0f} | {k['fraction_of_copy'] * 100:.1f} % | "
-            f"{same_bytes_cell(k)} |"
+            f"{same_bytes_cell(k)} |{budget}"
         )
     swept = [n for n, k in data["kernels"].items() if k.get("plain_times_per")]
     if swept:
@@ -393,6 +414,8 @@ def merge(out: Path, runs: Sequence[Path]) -> dict[str, Any]:
         whole = run / "lift_corpus.json"
         if whole.exists():
             data = json.loads(whole.read_text())
+            for k in data["kernels"].values():
+                k.setdefault("budget", data.get("budget"))
             kernels.update(data["kernels"])
             for size, measured in data["copy_all"].items():
                 copies.setdefault(size, []).extend(measured)
@@ -405,7 +428,7 @@ def merge(out: Path, runs: Sequence[Path]) -> dict[str, Any]:
             written = run / "definitions" / f"{name}.stencil.yaml"
             if "error" not in k and "elements" not in k and written.exists():
                 k["elements"] = elements_of(load_definition(written))
-        kernels.update(partial)
+        run_budget = None
         for line in (run / "run.log").read_text().splitlines():
             m = re.match(r"copy (\S+)(?: again)?: (\d+) GB/s", line)
             if m:
@@ -414,6 +437,10 @@ def merge(out: Path, runs: Sequence[Path]) -> dict[str, Any]:
             if m:
                 meta.setdefault("device", m[1])
                 meta.setdefault("budget", int(m[2]))
+                run_budget = int(m[2])
+        for k in partial.values():
+            k.setdefault("budget", run_budget)
+        kernels.update(partial)
     best_copy = {s: max(c, key=lambda c: c["gbs"] or 0.0) for s, c in copies.items()}
     for k in kernels.values():
         if "error" not in k and k["size"] in best_copy:

@@ -3,6 +3,9 @@ small elements (pure: shapes only)."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -46,3 +49,40 @@ def test_the_same_bytes_or_the_size_itself(nx: int, ny: int, moved: int) -> None
     size = f"{nx}x{ny}"
     same = corpus.same_bytes_size(size, moved)
     assert same == size or volume(same) * 8 == moved
+
+
+def _run(run: Path, budget: int, name: str) -> None:
+    """A whole run's report with one kernel (the fields the summary reads)."""
+    k = {
+        "size": "64x64",
+        "dtype": "float32",
+        "times_s": {"original": 2e-6, "plain": 2e-6, "lifted": 1e-6},
+        "lifted_over_plain": 2.0,
+        "lifted_over_original": 2.0,
+        "gbs": {"lifted": 90.0, "plain": 45.0},
+    }
+    run.mkdir(parents=True)
+    data = {
+        "device": "dev",
+        "budget": budget,
+        "rounds": 3,
+        "copy_all": {"64x64": [{"gbs": 100.0, "config": None}]},
+        "kernels": {name: k},
+    }
+    (run / "lift_corpus.json").write_text(json.dumps(data))
+
+
+def test_a_merge_of_runs_of_other_budgets_says_each_kernels(tmp_path: Path) -> None:
+    """Rows of a run at 300 configurations keep that budget beside rows searched to the
+    end: the header says the budgets differ and a column gives each row's."""
+    base = tmp_path
+    _run(base / "a", 300, "box")
+    _run(base / "b", 0, "blur")
+    data = corpus.merge(base / "out", [base / "a", base / "b"])
+    assert {n: k["budget"] for n, k in data["kernels"].items()} == {"box": 300, "blur": 0}
+    md = (base / "out" / "lift_corpus.md").read_text()
+    assert "Budgets differ by kernel" in md and "No budget" not in md
+    rows = {line.split(" | ")[0].strip("| "): line for line in md.splitlines() if "64x64 |" in line}
+    assert rows["box"].endswith("| 300 |") and rows["blur"].endswith("| 0 |")
+    alone = corpus.merge(base / "one", [base / "b"])
+    assert "No budget" in (base / "one" / "lift_corpus.md").read_text() and alone["budget"] == 0
