@@ -16,9 +16,12 @@ bodies as ``ptx_int_loads.py --bodies`` gives them). clang has no OpenCL library
 results' ``convert_T_sat_rte`` stay calls, counted as ``call`` (NVIDIA's compiler makes
 each lane one ``cvt.rni.sat``), so the table shows the integer-to-float work, the
 arithmetic, the loads and the addressing, and leaves out the stores' conversions.
+``--device NVIDIA`` (on the GPU host) traces NVIDIA's own PTX instead (its OpenCL
+compiler's program binary, ``h200_ptx.device_ptx``) and names ptxas's registers.
 
     python3 benchmarks/ptx_breakdown.py DEF.stencil.yaml --config WX=8,WY=4,VX=16,BX=16,CX=2 \\
-        [--size 8192x8192] [--template benchmarks/candidates/X.patch] [--top 20]
+        [--size 8192x8192] [--template benchmarks/candidates/X.patch] [--top 20] \\
+        [--device NVIDIA]
 """
 
 from __future__ import annotations
@@ -43,11 +46,14 @@ from gtune.description import load_kernel
 from gtune.exceptions import GtuneError
 
 
-def by_opcode(kernel: Any, cfg: dict[str, int], clang: str) -> tuple[Counter[str], int]:
+def by_opcode(
+    kernel: Any, cfg: dict[str, int], clang: str, ptx: str | None = None
+) -> tuple[Counter[str], int]:
     """Executed instructions of the middle work-item by opcode, and the outputs it
-    writes."""
+    writes (of ``ptx``, or clang's PTX of the kernel)."""
     full = kernel.with_defaults(cfg)
-    ptx = h200_ptx.clang_ptx(replace(kernel, source=CONVERSIONS + kernel.source), cfg, clang)
+    if ptx is None:
+        ptx = h200_ptx.clang_ptx(replace(kernel, source=CONVERSIONS + kernel.source), cfg, clang)
     prog = h200_ptx.parse(ptx)
     tid, ctaid, local, _ = h200_ptx.middle_item(kernel, full)
     kind = h200_ptx.kind
@@ -97,6 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--clang", default="clang-15")
     p.add_argument("--template", type=Path, help="a candidate stencil.cl or .patch")
     p.add_argument("--top", type=int, default=30, help="the most frequent opcodes shown")
+    p.add_argument("--device", help="trace this OpenCL device's PTX (NVIDIA's) instead of clang's")
     args = p.parse_args(argv)
     try:
         template = read_variant(args.template) if args.template else None
@@ -115,8 +122,18 @@ def main(argv: list[str] | None = None) -> int:
         said = str(exc) if str(args.definition) in str(exc) else f"{args.definition}: {exc}"
         print(f"ptx_breakdown: {said}", file=sys.stderr)
         return 2
+    ptx, compiler, registers = None, "clang PTX", ""
+    if args.device:
+        device = h200_ptx.cl_device(args.device)
+        if "NVIDIA" not in device.platform.name:
+            print(f"ptx_breakdown: {device.name}: its program binary is not PTX", file=sys.stderr)
+            return 2
+        ptx, log = h200_ptx.device_ptx(kernel, cfg, device)
+        compiler = f"{device.name}'s PTX"
+        regs = h200_ptx.ptxas_info(log).get("registers")
+        registers = f"ptxas: {regs} registers\n\n" if regs is not None else ""
     try:
-        counts, outs = by_opcode(kernel, cfg, args.clang)
+        counts, outs = by_opcode(kernel, cfg, args.clang, ptx)
     except (OSError, subprocess.CalledProcessError) as exc:
         print(f"ptx_breakdown: {args.definition}: clang failed: {exc}", file=sys.stderr)
         return 2
@@ -125,8 +142,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     total = sum(counts.values())
     source = f"template {args.template}" if args.template else "the package's template"
-    print(f"# {args.definition.name} at {args.size}, {args.config} ({source}): clang PTX\n")
-    print(f"{outs} outputs, {total / outs:.2f} instructions / output\n")
+    print(f"# {args.definition.name} at {args.size}, {args.config} ({source}): {compiler}\n")
+    print(f"{registers}{outs} outputs, {total / outs:.2f} instructions / output\n")
     clocks = pipes(counts, outs)
     bound = max(clocks, key=lambda p: clocks[p])
     shown = ", ".join(f"{p} {c:.3f}" for p, c in clocks.items())
