@@ -13,24 +13,18 @@ terms in the same order.
 
 from __future__ import annotations
 
-import dataclasses
 import shutil
 from pathlib import Path
 
 import pytest
 
-from gtune.stencils.definition import load_definition
-from gtune.stencils.render import render_source
 from tests.stencils import test_int_words as words
-from tests.stencils.template_snapshot import cpp, sizes_of
 from tests.stencils.test_tile_rows import _steps_equal
+from tests.stencils.test_zreg_rows_candidate import CORPUS, HEAT, zreg_text_unchanged
 
 pytestmark = pytest.mark.candidate  # a candidate template: run with --candidates
 
 PATCH = "zreg_planes.patch"
-ROOT = Path(__file__).resolve().parents[2]
-CORPUS = ROOT / "tests" / "data" / "definitions"
-HEAT = ROOT / "stencils" / "heat3d.stencil.yaml"
 
 
 @pytest.mark.skipif(shutil.which("cpp") is None, reason="needs the C preprocessor")
@@ -38,27 +32,10 @@ def test_float_kernels_preprocess_as_with_the_package_template(tmp_path: Path) -
     words.test_float_kernels_preprocess_as_with_the_package_template(PATCH, tmp_path)
 
 
-ZREG = ["-DTB=2 -DSTREAM=1 -DZC=4 -DZREG=2", "-DTB=4 -DSTREAM=1 -DZC=4 -DZREG=2 -DZU=1 -DCY=2"]
-
-
 @pytest.mark.skipif(shutil.which("cpp") is None, reason="needs the C preprocessor")
 @pytest.mark.parametrize("name", ["star3d_c", "thermal3d"])
 def test_zreg_kernels_without_zp_preprocess_as_the_packages(name: str, tmp_path: Path) -> None:
-    """Temporal streaming with the z-neighbours in registers, ZP left out: the
-    package's text; ZP where it does not apply (ZREG 1) stops the build."""
-    d = dataclasses.replace(load_definition(CORPUS / f"{name}.stencil.yaml"), steps=4)
-    package = render_source(d)
-    with words.template_ab.rendering_from(words._variant(PATCH)):
-        candidate = render_source(d)
-    assert candidate != package
-    for cfg in ZREG:
-        flags = [*sizes_of(package), "-DWX=8", "-DWY=4", *cfg.split()]
-        want = cpp(package, flags, tmp_path)
-        assert want[0] == 0, (name, cfg, want[1][-300:])
-        assert cpp(candidate, flags, tmp_path) == want, (name, cfg)
-    flags = [*sizes_of(package), "-DWX=8", "-DWY=4", "-DTB=2", "-DSTREAM=1", "-DZC=4"]
-    status, text = cpp(candidate, [*flags, "-DZREG=1", "-DZP=1"], tmp_path)
-    assert status != 0 and "ZP (plane pointers of the z-walk)" in text
+    zreg_text_unchanged(PATCH, "ZP", "ZP (plane pointers of the z-walk)", name, tmp_path)
 
 
 ZP = {"STREAM": 1, "ZREG": 2, "ZP": 1, "LOCAL": 0, "VX": 1, "BX": 1}

@@ -42,14 +42,13 @@ def test_float_kernels_preprocess_as_with_the_package_template(tmp_path: Path) -
 ZREG = ["-DTB=2 -DSTREAM=1 -DZC=4 -DZREG=2", "-DTB=4 -DSTREAM=1 -DZC=4 -DZREG=2 -DZU=1 -DCY=2"]
 
 
-@pytest.mark.skipif(shutil.which("cpp") is None, reason="needs the C preprocessor")
-@pytest.mark.parametrize("name", ["star3d_c", "thermal3d"])
-def test_zreg_kernels_without_zy_preprocess_as_the_packages(name: str, tmp_path: Path) -> None:
-    """Temporal streaming with the z-neighbours in registers, ZY left out: the
-    package's text; ZY where it does not apply (ZREG 1) stops the build."""
+def zreg_text_unchanged(patch: str, param: str, refusal: str, name: str, tmp_path: Path) -> None:
+    """Temporal streaming with the z-neighbours in registers, ``param`` left out: the
+    package's text from the candidate ``patch``; ``param`` where it does not apply (ZREG
+    1) stops the build with ``refusal`` (shared with test_zreg_planes_candidate.py)."""
     d = dataclasses.replace(load_definition(CORPUS / f"{name}.stencil.yaml"), steps=4)
     package = render_source(d)
-    with words.template_ab.rendering_from(words._variant(PATCH)):
+    with words.template_ab.rendering_from(words._variant(patch)):
         candidate = render_source(d)
     assert candidate != package
     for cfg in ZREG:
@@ -58,8 +57,14 @@ def test_zreg_kernels_without_zy_preprocess_as_the_packages(name: str, tmp_path:
         assert want[0] == 0, (name, cfg, want[1][-300:])
         assert cpp(candidate, flags, tmp_path) == want, (name, cfg)
     flags = [*sizes_of(package), "-DWX=8", "-DWY=4", "-DTB=2", "-DSTREAM=1", "-DZC=4"]
-    status, text = cpp(candidate, [*flags, "-DZREG=1", "-DZY=1"], tmp_path)
-    assert status != 0 and "ZY (a work-item's block points" in text
+    status, text = cpp(candidate, [*flags, "-DZREG=1", f"-D{param}=1"], tmp_path)
+    assert status != 0 and refusal in text
+
+
+@pytest.mark.skipif(shutil.which("cpp") is None, reason="needs the C preprocessor")
+@pytest.mark.parametrize("name", ["star3d_c", "thermal3d"])
+def test_zreg_kernels_without_zy_preprocess_as_the_packages(name: str, tmp_path: Path) -> None:
+    zreg_text_unchanged(PATCH, "ZY", "ZY (a work-item's block points", name, tmp_path)
 
 
 ZY = {"STREAM": 1, "ZREG": 2, "ZY": 1, "LOCAL": 0, "VX": 1, "BX": 1}

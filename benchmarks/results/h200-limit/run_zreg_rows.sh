@@ -17,7 +17,9 @@
 #     bash benchmarks/results/h200-limit/run_zreg_rows.sh pthread 32
 #
 # Writes $OUT/zy/ (template_ab.md, .json), $OUT/ptx.md, logs, packed at the end into
-# $OUT/zreg_rows.tar.gz beside $OUT/rc.txt.
+# $OUT/zreg_rows.tar.gz beside $OUT/rc.txt. CANDIDATE (default zreg_rows) and PARAM
+# (default ZY) name another candidate of the same walk and its 0/1 parameter
+# (run_zreg_planes.sh: zreg_planes, ZP); the folder is then the parameter in lower case.
 set -u
 here=$(dirname "$0")
 dev=${1:-NVIDIA}
@@ -28,6 +30,10 @@ scale=${SCALE:-1}
 start=$(date +%s)
 mkdir -p "$OUT"
 def=$here/heat3d-8.stencil.yaml
+candidate=${CANDIDATE:-zreg_rows}
+param=${PARAM:-ZY}
+tag=$(tr '[:upper:]' '[:lower:]' <<< "$param")
+patch=benchmarks/candidates/$candidate.patch
 
 . benchmarks/step_budget.sh # left N: the seconds a step may take
 
@@ -48,25 +54,25 @@ if [ "$size" -lt 64 ]; then # 32³: blocks of 32 x 16 (the configurations' x hal
   configs=("${configs[@]//WX=32,WY=8,CX=2/WX=16,WY=8,CX=2}")
 fi
 
-timeout "$(left 170)" python3 benchmarks/template_ab.py "$OUT/zy" \
-  --variant benchmarks/candidates/zreg_rows.patch --variant-set ZY=1 \
+timeout "$(left 170)" python3 benchmarks/template_ab.py "$OUT/$tag" \
+  --variant "$patch" --variant-set "$param=1" \
   --kernels "$def" --device "$dev" --size "$size" --rounds "$rounds" --copy \
-  "${configs[@]}" > "$OUT/zy.log" 2>&1
-echo "zy rc=$? at $(($(date +%s) - start)) s" >> "$OUT/rc.txt"
-rm -rf "$OUT/zy/rendered"
+  "${configs[@]}" > "$OUT/$tag.log" 2>&1
+echo "$tag rc=$? at $(($(date +%s) - start)) s" >> "$OUT/rc.txt"
+rm -rf "$OUT/$tag/rendered"
 
-ptx() { # ptx_tile.py's counts of the configurations with ZY=0 and ZY=1, from NVIDIA's
+ptx() { # ptx_tile.py's counts of the configurations with PARAM 0 and 1, from NVIDIA's
   # compiler with ptxas's registers on the GPU host, else clang's
   local c args=() on=()
   for c in "${configs[@]}"; do
-    [ "$c" = --config ] || args+=(--config "${c#*:},ZY=0" --config "${c#*:},ZY=1")
+    [ "$c" = --config ] || args+=(--config "${c#*:},$param=0" --config "${c#*:},$param=1")
   done
   case "$dev" in *NVIDIA* | *nvidia*) on=(--device "$dev") ;; esac
   timeout "$(left 40)" python3 benchmarks/ptx_tile.py --kernel stencils/heat3d.stencil.yaml \
     --size "$size" --steps 8 ${on[@]+"${on[@]}"} \
-    --template benchmarks/candidates/zreg_rows.patch "${args[@]}"
+    --template "$patch" "${args[@]}"
 }
 ptx > "$OUT/ptx.md" 2>&1
 echo "ptx rc=$? at $(($(date +%s) - start)) s" >> "$OUT/rc.txt"
 echo "done at $(($(date +%s) - start)) s" >> "$OUT/rc.txt"
-pack zreg_rows # the device tool brings back at most 8 files: all but rc.txt in one
+pack "$candidate" # the device tool brings back at most 8 files: all but rc.txt in one
