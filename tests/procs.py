@@ -39,11 +39,28 @@ def command_name(pid: int) -> str:
         return ""
 
 
-def alive(pid: int) -> bool:
-    """Whether the process exists and has not ended (a zombie has: only its exit status
-    is left)."""
+def _stat(pid: int) -> list[str]:
+    """The fields of ``/proc/PID/stat`` after the command's name (the state first), or
+    none where the process is gone."""
     try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except (OSError, IndexError):
+        return []
+
+
+def start_time(pid: int) -> int | None:
+    """When the process started (clock ticks since boot): with its pid, it names one
+    process, where a pid alone may name a later one (pids wrap at 32768 here, and a
+    loaded test machine starts thousands of processes a minute)."""
+    fields = _stat(pid)
+    return int(fields[19]) if len(fields) > 19 else None
+
+
+def alive(pid: int, started: int | None = None) -> bool:
+    """Whether the process exists and has not ended (a zombie has: only its exit status
+    is left); with ``started`` (:func:`start_time`), whether that very process has not:
+    another that took its pid since does not count."""
+    fields = _stat(pid)
+    if not fields or fields[0] in ("Z", "X"):
         return False
-    return state not in ("Z", "X")
+    return started is None or start_time(pid) == started

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from space_helpers import DATA, h100_limits
 
-from tests.procs import alive, children, command_name
+from tests.procs import alive, children, command_name, start_time
 
 pytestmark = pytest.mark.minizinc
 
@@ -133,12 +133,14 @@ def test_ctrl_c_during_the_solve_of_a_run_stops_it_at_once(tmp_path: Path) -> No
     while not (pids.exists() and pids.read_text().strip()):
         assert time.monotonic() < deadline and proc.poll() is None, "the solver did not start"
         time.sleep(0.05)
+    solver = int(pids.read_text())
+    born = start_time(solver)
     proc.send_signal(signal.SIGINT)
     sent = time.monotonic()
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert time.monotonic() - sent < 10 and "Traceback" not in err
-    assert not alive(int(pids.read_text()))
+    assert not alive(solver, born)
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
@@ -158,13 +160,14 @@ def test_no_solver_outlives_a_stopped_space_solve(tmp_path: Path, sig: signal.Si
         assert time.monotonic() < deadline and proc.poll() is None, "the solver did not start"
         time.sleep(0.05)
     solver = int(pids.read_text())
+    born = start_time(solver)  # the pid alone may be another process's by the end
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=30)
     assert proc.returncode in (2, 130) and "Traceback" not in err, err
     # the stand-in solver sleeps 120 s: one that outlived gtune would live on for
     # minutes; 15 s leaves room for a loaded two-core CI machine (5 s was passed by 23 ms)
     deadline = time.monotonic() + 15
-    while alive(solver):
+    while alive(solver, born):
         assert time.monotonic() < deadline, "the solver outlived gtune"
         time.sleep(0.05)
 
