@@ -38,21 +38,14 @@ LOG=$(mktemp "${TMPDIR:-/tmp}/conv_hoist.XXXXXX") # becomes $OUT/conv_hoist.log 
 
 . benchmarks/step_budget.sh # left N: the seconds a step may take; pack NAME
 
-# lift NAME SOURCE SIZE FLAGS...: stencils/plain/SOURCE lifted as stencils/plain/
-# manifest.yaml lifts it (benchmarks/lift_corpus.py), into D/NAME.stencil.yaml
-lift() {
-  local n=$1 src=$2 at=$3
-  shift 3
-  timeout "$(left 20)" python3 -m gtune lift stencils/plain/$src --size "$at" "$@" \
-    --device "$dev" -o $D/$n.stencil.yaml >> "$OUT/lift.log" 2>&1
-  echo "lift $n rc=$? at $(($(date +%s) - start)) s" >> "$OUT/rc.txt"
-}
-lift convolution convolution.cl 32x32 --array input=NX+4,NY+4 --array filter=25 \
-  --scalar width=NX --scalar height=NY --default WX=16,WY=16
-lift conv_padded_mask conv_padded_mask.cl 32x24 --array padded=NX+4,NY+4 --array mask=25 \
-  --scalar W=NX --scalar H=NY --default WX=16,WY=8
-lift tile_local tile_local.cl 48x32 --default WX=16,WY=16 --scalar gain=1.5
-lift jacobi2d jacobi2d.cl 32x32 --scalar n=NX --define DATA_TYPE=float --default WX=32,WY=8
+. benchmarks/results/lift/int_defs.sh # lift_as NAME SOURCE SIZE FLAGS...
+lift_as convolution convolution.cl 32x32 --array input=NX+4,NY+4 --array filter=25 \
+  --scalar width=NX --scalar height=NY --default WX=16,WY=16 --device "$dev"
+lift_as conv_padded_mask conv_padded_mask.cl 32x24 --array padded=NX+4,NY+4 \
+  --array mask=25 --scalar W=NX --scalar H=NY --default WX=16,WY=8 --device "$dev"
+lift_as tile_local tile_local.cl 48x32 --default WX=16,WY=16 --scalar gain=1.5 --device "$dev"
+lift_as jacobi2d jacobi2d.cl 32x32 --scalar n=NX --define DATA_TYPE=float \
+  --default WX=32,WY=8 --device "$dev"
 
 CONV=WX=32,WY=4,BX=4,VX=4,CX=1,CY=2,LOCAL=0,STREAM=0,ZC=1
 MASK=WX=32,WY=8,BX=4,VX=1,CX=2,CY=1,LOCAL=0,STREAM=1,ZC=128
