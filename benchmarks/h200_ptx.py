@@ -540,10 +540,14 @@ def device_ptx(kernel: TunableKernel, cfg: Mapping[str, int], device: Any) -> tu
     the platform is NVIDIA's: ``-cl-nv-verbose``)."""
     import pyopencl as cl
 
+    from gtune.measure._opencl import build_program
+
     options = kernel.defines(kernel.with_defaults(cfg))
     if "NVIDIA" in device.platform.name:
         options.append("-cl-nv-verbose")
-    program = cl.Program(cl.Context([device]), kernel.source).build(options=options)
+    context = cl.Context([device])
+    # as gtune's workers build: a register cap through the PTX (gtune.measure.regcap)
+    program = build_program(cl.Program(context, kernel.source), context, device, options)
     log = str(program.get_build_info(device, cl.program_build_info.LOG))
     binary = program.get_info(cl.program_info.BINARIES)[0]
     return bytes(binary).decode("utf-8", errors="replace"), log

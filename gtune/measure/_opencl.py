@@ -28,6 +28,7 @@ from gtune.kernel import Argument, TunableKernel
 from gtune.measure.buildslots import host_slots
 from gtune.measure.bundle import bundle
 from gtune.measure.devlock import DeviceLock
+from gtune.measure.regcap import register_cap, with_maxnreg
 from gtune.measure.result import Result, Status
 from gtune.measure.stats import TimingPolicy, relative_halfwidth
 
@@ -224,10 +225,13 @@ class Compiler:
             return self._build(source, options)
 
     def _build(self, source: str, options: list[str]) -> tuple[Any, Built]:
-        program = cl.Program(self.context, source)
         start = time.perf_counter()
+        program: Any = None
         try:
-            program.build(options=options, devices=[self.device])
+            program = cl.Program(self.context, source)
+            program = build_program(program, self.context, self.device, options)
+        except ValueError as exc:  # a register cap that is not a number
+            return None, Built(Status.BUILD_FAILED, 0.0, str(exc), None, CL_INVALID_BUILD_OPTIONS)
         except cl.Error as exc:
             elapsed = time.perf_counter() - start
             log = _build_log(program, self.device) or str(exc)
@@ -312,6 +316,23 @@ class Compiler:
             built.compile_s += time.perf_counter() - start
             built.binary = bytes(program.binaries[0])
         return built
+
+
+def build_program(program: Any, context: Any, device: Any, options: list[str]) -> Any:
+    """Build ``program`` (made from source) for ``device`` with ``options``; where they
+    ask for a register cap (``-cl-nv-maxrregcount=N``) on NVIDIA's platform, which its
+    compiler takes and ignores, the cap is applied through the PTX (gtune.measure.regcap):
+    the program built from the capped PTX is returned. Raises cl.Error as a build does,
+    ValueError for a cap that is not a number."""
+    cap, rest = register_cap(options)
+    if cap is None or "NVIDIA" not in device.platform.name:
+        program.build(options=options, devices=[device])
+        return program
+    program.build(options=rest, devices=[device])
+    capped = with_maxnreg(bytes(program.get_info(cl.program_info.BINARIES)[0]), cap)
+    again = cl.Program(context, [device], [capped])
+    again.build(options=rest, devices=[device])
+    return again
 
 
 def _build_log(program: Any, device: Any) -> str:
@@ -1026,8 +1047,8 @@ class SlabRunner:
         self.config = dict(config)
         program = cl.Program(self.context, kernel.source)
         try:
-            program.build(options=kernel.defines(self.config), devices=[self.device])
-        except cl.Error as exc:
+            program = build_program(program, self.context, self.device, kernel.defines(config))
+        except (cl.Error, ValueError) as exc:
             raise BuildError(
                 f"configuration {self.config} does not build for the sub-problem "
                 f"{dict(kernel.sizes)}",
