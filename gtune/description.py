@@ -17,6 +17,7 @@ import math
 import os
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +73,8 @@ def from_dict(data: Mapping[str, Any]) -> TunableKernel:
         ),
         trust_modules=[trusted] if trusted else (),
     )
+    if "build_options" in data:
+        kernel = replace(kernel, build_options=tuple(str(o) for o in data["build_options"]))
     return kernel.with_sizes(data["sizes"])
 
 

@@ -383,6 +383,8 @@ class TunableKernel:
             "source_path": self.source_path,
             "description_path": self.description_path,
             "trusted_module": _reference_trust(self.reference),
+            # as built here: options given in memory (dataclasses.replace) travel too
+            "build_options": list(self.build_options),
         }
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -69,6 +71,19 @@ def test_wrong_kernel_is_wrong_result(kernel_copy):
     assert r.status is Status.WRONG_RESULT
     assert r.max_error is not None and r.max_error > 1e-3
     assert len(r.times_s) >= 3  # timing is kept even for wrong results
+
+
+@pytest.mark.parametrize("compile_workers", [0, 1], ids=["measuring worker", "compile worker"])
+def test_options_given_in_memory_reach_the_build(data_dir, compile_workers):
+    """A kernel whose build options were changed in memory (dataclasses.replace, as
+    benchmarks/template_ab.py builds a variant) is built with them by whichever process
+    builds: the measuring worker rebuilds the kernel from plain data."""
+    kernel = load_kernel(data_dir / "naive7.cl")
+    wrong = dataclasses.replace(kernel, build_options=(*kernel.build_options, "-DWRONG"))
+    with OpenCLEvaluator(wrong, compile_workers=compile_workers) as ev:
+        assert ev.evaluate(GOOD).status is Status.WRONG_RESULT
+    with OpenCLEvaluator(kernel, compile_workers=compile_workers) as ev:
+        assert ev.evaluate(GOOD).status is Status.OK
 
 
 def test_reference_from_a_configuration(kernel_copy):
