@@ -545,6 +545,37 @@ __constant sampler_t SMP = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_ED
 #define UNCLAMPED_READ(zz, yy, xx) GLOBAL_READ(zz, yy, xx)
 #endif
 
+/* The primary field's coefficients, read once a work-item (issue 48): at the kernel's
+   entry into private values, not where each term uses them. A coefficient that is an
+   entry of a run-time weights array (a __constant filter, as convolution.cl and
+   conv_padded_mask.cl take it) would otherwise be a load at every use: the vector and
+   2D streaming kernels would load a 5x5 convolution's 25 weights again for each row of
+   outputs or each streamed row (benchmarks/results/lift/h200-all/conv_ptx.md). On the
+   H200 the hoist made the two array-weighted 5x5 convolutions' winners 13.3 % and
+   7.0 % faster, kernels with number coefficients unchanged
+   (benchmarks/results/lift/conv_hoist/README.md). wq_ holds the coefficient of each
+   offset of the stencil's box, wn_ how many terms name that offset (numbers the
+   compiler folds: every index is a constant once the terms are unrolled); an offset
+   named by more than one term keeps its coefficient at each use. Numbers and scalar
+   coefficients fold to what they were, and the sums, their order and their
+   contractions are unchanged, so the results are the same bits as reading the
+   coefficients at each use. The 2D streaming kernel (ROW_TERM) and the
+   global/local/vector kernel (SCALAR, INSIDE, IN, VECTOR terms) take it. */
+#define WQ_AT(a, dx, dy, dz) a[RZ + (dz)][RY + (dy)][RX + (dx)]
+#define WQ_SET(dx, dy, dz, w)                                                            \
+    WQ_AT(wq_, dx, dy, dz) = (w);                                                        \
+    ++WQ_AT(wn_, dx, dy, dz);
+#define WQ_LOAD()                                                                        \
+    REAL wq_[2 * RZ + 1][2 * RY + 1][2 * RX + 1];                                        \
+    int wn_[2 * RZ + 1][2 * RY + 1][2 * RX + 1] = {{{0}}};                               \
+    STENCIL_TERMS(WQ_SET)
+#define WQ(dx, dy, dz, w) (WQ_AT(wn_, dx, dy, dz) == 1 ? WQ_AT(wq_, dx, dy, dz) : (w))
+#define SCALAR_TERM_Q(dx, dy, dz, w) SCALAR_TERM(dx, dy, dz, WQ(dx, dy, dz, w))
+#define INSIDE_TERM_Q(dx, dy, dz, w) INSIDE_TERM(dx, dy, dz, WQ(dx, dy, dz, w))
+#define VECTOR_TERM_Q(dx, dy, dz, w) VECTOR_TERM(dx, dy, dz, WQ(dx, dy, dz, w))
+#define IN_TERM_Q(dx, dy, dz, w) IN_TERM(dx, dy, dz, WQ(dx, dy, dz, w))
+#define ROW_TERM_Q(dx, dy, dz, w) ROW_TERM(dx, dy, dz, WQ(dx, dy, dz, w))
+
 #define SCALAR_TERM(dx, dy, dz, w)                                                       \
     {                                                                                    \
         const REAL v_ = READ(z + (dz), y + (dy), xs + (dx));                             \
@@ -1877,6 +1908,7 @@ void KERNEL_NAME(KERNEL_ARGS)
 __kernel __attribute__((reqd_work_group_size(WX, WY, 1)))
 void KERNEL_NAME(KERNEL_ARGS)
 {
+    WQ_LOAD() /* the primary field's coefficients, read once */
     const int lx = (int)get_local_id(0);
     const int gx0 = (int)get_group_id(0) * (WX * BX * CX) + lx * BX;
     WRITE_RIM() /* RIM_WRITE: the rim, written apart */
@@ -1941,7 +1973,7 @@ void KERNEL_NAME(KERNEL_ARGS)
                     SEP_X_TERMS(SEP_X_TERM)
                     SEP_Y_TERMS(SEP_Y_TERM)
 #else
-                    STENCIL_TERMS(ROW_TERM)
+                    STENCIL_TERMS(ROW_TERM_Q)
 #endif
                 }
             }
@@ -2192,6 +2224,7 @@ void KERNEL_NAME(KERNEL_ARGS)
 __kernel __attribute__((reqd_work_group_size(WX, WY, WZ)))
 void KERNEL_NAME(KERNEL_ARGS)
 {
+    WQ_LOAD() /* the primary field's coefficients, read once */
     const int lx = (int)get_local_id(0);
     const int ly = (int)get_local_id(1);
     WRITE_RIM() /* RIM_WRITE: the rim, written apart */
@@ -2291,7 +2324,7 @@ void KERNEL_NAME(KERNEL_ARGS)
 #if SEP
                                         SEP_Z_TERMS(SEP_VECTOR_Z)
 #else
-                                        STENCIL_TERMS(IN_TERM)
+                                        STENCIL_TERMS(IN_TERM_Q)
 #endif
                                         EXTRA_TERMS(IN_EXTRA)
                                         ADD_CONSTANT(acc);
@@ -2351,7 +2384,7 @@ void KERNEL_NAME(KERNEL_ARGS)
 #if SEP
                                         SEP_Z_TERMS(ROLLED_SEP_Z)
 #else
-                                        STENCIL_TERMS(VECTOR_TERM)
+                                        STENCIL_TERMS(VECTOR_TERM_Q)
 #endif
                                         EXTRA_TERMS(VECTOR_EXTRA)
                                         ADD_CONSTANT(acc);
@@ -2412,7 +2445,7 @@ void KERNEL_NAME(KERNEL_ARGS)
 #if SEP
                                         SEP_Z_TERMS(SEP_VECTOR_Z)
 #else
-                                        STENCIL_TERMS(VECTOR_TERM)
+                                        STENCIL_TERMS(VECTOR_TERM_Q)
 #endif
                                         EXTRA_TERMS(VECTOR_EXTRA)
                                         ADD_CONSTANT(acc);
@@ -2446,7 +2479,7 @@ void KERNEL_NAME(KERNEL_ARGS)
                                NX - RX hold for x and NX rounded to whole vectors */
                             const int xv = x / VX;
                             VT acc = (VT)((REAL)0);
-                            STENCIL_TERMS(VECTOR_TERM)
+                            STENCIL_TERMS(VECTOR_TERM_Q)
                             EXTRA_TERMS(VECTOR_EXTRA)
                             ADD_CONSTANT(acc);
                             ((__global VO *)(DST + IDX(z, y, 0)))[xv] = VOUT(acc);
@@ -2456,7 +2489,7 @@ void KERNEL_NAME(KERNEL_ARGS)
                                 const int xs = x + lane;
                                 if (xs >= LOX && xs < HIX) {
                                     REAL acc = (REAL)0;
-                                    STENCIL_TERMS(SCALAR_TERM)
+                                    STENCIL_TERMS(SCALAR_TERM_Q)
                                     EXTRA_TERMS(SCALAR_EXTRA)
                                     ADD_CONSTANT(acc);
                                     DST[IDX(z, y, xs)] = STORE(acc);
@@ -2469,14 +2502,14 @@ void KERNEL_NAME(KERNEL_ARGS)
                             REAL acc = (REAL)0;
 #if CLAMP
                             if (INSIDE(z, y, xs)) {
-                                STENCIL_TERMS(INSIDE_TERM)
+                                STENCIL_TERMS(INSIDE_TERM_Q)
                                 EXTRA_TERMS(INSIDE_EXTRA)
                             } else {
-                                STENCIL_TERMS(SCALAR_TERM)
+                                STENCIL_TERMS(SCALAR_TERM_Q)
                                 EXTRA_TERMS(SCALAR_EXTRA)
                             }
 #else
-                            STENCIL_TERMS(SCALAR_TERM)
+                            STENCIL_TERMS(SCALAR_TERM_Q)
                             EXTRA_TERMS(SCALAR_EXTRA)
 #endif
                             ADD_CONSTANT(acc);

@@ -1,17 +1,15 @@
-"""Issue 48's candidate ``benchmarks/candidates/wq_hoist.patch``: the primary field's
-coefficients read once a work-item, at the kernel's entry, instead of at each use, for
-the 5x5 convolutions whose weights are a run-time ``__constant`` array (clang's PTX of
-the package's template loads them again for each row of outputs or streamed row:
-benchmarks/results/lift/h200-all/conv_ptx.md).
+"""The primary field's coefficients read once a work-item (issue 48; the template's
+``WQ_LOAD``/``WQ``): at the kernel's entry into private values instead of at each use,
+for the 5x5 convolutions whose weights are a run-time ``__constant`` array (read again
+for each row of outputs or streamed row otherwise: benchmarks/results/lift/h200-all/
+conv_ptx.md; on the H200: benchmarks/results/lift/conv_hoist/README.md).
 
-The candidate changes no sum, its order nor its contractions, so on PoCL it must give
-the package template's bits: the two array-weighted corpus kernels (convolution,
-conv_padded_mask) lifted as issue 48's runs lift them, at their H200 winners' shapes
-(vector CY 2, 2D streaming with cyclic merging) and the global, local and vector
-techniques; a definition with an offset named by two terms (the package's coefficient
-kept at each use) and the interior path with row blocks; every output within the
-definition's tolerance of the numpy reference. A hoist that takes the wrong offset's
-weight is caught.
+On PoCL, every output within the definition's tolerance of the numpy reference: the two
+array-weighted corpus kernels (convolution, conv_padded_mask) lifted as issue 48's runs
+lift them, at their H200 winners' shapes (vector CY 2, 2D streaming with cyclic
+merging) and the global, local and vector techniques; a definition with an offset named
+by two terms (its coefficient kept at each use) and the interior path with row blocks.
+A hoist that takes the wrong offset's weight (mirrored in x) is caught by the reference.
 """
 
 from __future__ import annotations
@@ -26,12 +24,10 @@ from gtune.description import load_kernel
 from gtune.device import LIMIT_NAMES
 from gtune.kernel import TunableKernel
 from gtune.stencils.definition import load_definition, parse_definition
+from gtune.stencils.render import template_source
 from tests.conftest import run_gtune
 from tests.stencils import test_int_words as words
 
-pytestmark = pytest.mark.candidate  # a candidate template: run with --candidates
-
-PATCH = "wq_hoist.patch"
 ROOT = Path(__file__).resolve().parents[2]
 
 # as stencils/plain/manifest.yaml lifts them (benchmarks/lift_corpus.py)
@@ -63,6 +59,8 @@ INTERIOR_CHANGES: list[dict[str, int]] = [
     {"WX": 8, "WY": 2, "BX": 4, "VX": 4, "RIM": 1, "RIN": 1, "BY": 2},
     {"WX": 8, "WY": 2, "BX": 4, "VX": 4, "RIM": 1, "RIN": 0, "BY": 2},
 ]
+# the hoisted coefficient a term takes (an offset named once)
+HOISTED = "#define WQ(dx, dy, dz, w) (WQ_AT(wn_, dx, dy, dz) == 1 ? WQ_AT(wq_, dx, dy, dz)"
 
 
 def _lift(name: str, out: Path) -> Path:
@@ -105,52 +103,50 @@ def allowed(kernel: TunableKernel, changes: list[dict[str, int]]) -> list[dict[s
     return out
 
 
-def same_bits(path: Path, variant: str, changes: list[dict[str, int]]) -> int:
-    """Configurations whose outputs from ``variant`` are the package template's bits and
-    within the definition's tolerance of the numpy reference; fails at the first that
-    is not."""
+def errors(path: Path, changes: list[dict[str, int]], template: str | None = None) -> list[float]:
+    """For each configuration the space allows, the largest difference of the outputs
+    (from the package's template, or ``template``: a whole stencil.cl) from the numpy
+    reference, in units of the definition's tolerance: at most 1 is within it."""
     definition = load_definition(path)
-    package = load_kernel(path).with_sizes(SIZES)
-    with words.template_ab.rendering_from(variant):
-        other = load_kernel(path).with_sizes(SIZES)
-    assert other.source != package.source
-    arrays = words._arrays(package, seed=11)
+    if template is None:
+        kernel = load_kernel(path).with_sizes(SIZES)
+    else:
+        with words.template_ab.rendering_from(template):
+            kernel = load_kernel(path).with_sizes(SIZES)
+    assert "WQ_LOAD()" in kernel.source and "STENCIL_TERMS(VECTOR_TERM_Q)" in kernel.source
+    arrays = words._arrays(kernel, seed=11)
     for name, values in definition.weights.items():  # the definition's weights
         arrays[name] = np.asarray(values, dtype=np.float32)
     out = definition.output
     fields = {f: arrays[f] for f in definition.fields}
     want = definition.reference(fields, arrays[out])
     tol = definition.tolerance(max(float(np.abs(a).max()) for a in fields.values()))
-    checked = 0
-    for cfg in allowed(package, changes):
-        a = words._outputs(package, arrays, cfg)[out]
-        b = words._outputs(other, arrays, cfg)[out]
-        assert b.tobytes() == a.tobytes(), (path.name, cfg, "not the package's bits")
-        assert np.abs(b.astype(np.float64) - want).max() <= tol, (path.name, cfg)
-        checked += 1
-    return checked
+    assert tol > 0
+    worst = []
+    for cfg in allowed(kernel, changes):
+        got = words._outputs(kernel, arrays, cfg)[out]
+        worst.append(float(np.abs(got.astype(np.float64) - want).max()) / tol)
+    return worst
 
 
 @pytest.mark.opencl
 @pytest.mark.usefixtures("shared_workers")
-def test_the_array_weighted_convolutions_give_the_package_templates_bits(
-    tmp_path: Path,
-) -> None:
-    variant = words._variant(PATCH)
+def test_the_array_weighted_convolutions_match_the_reference(tmp_path: Path) -> None:
     for name in LIFTED:
-        assert same_bits(_lift(name, tmp_path), variant, CHANGES) == len(CHANGES), name
-    path = _repeated(tmp_path)
-    assert same_bits(path, variant, INTERIOR_CHANGES) == len(INTERIOR_CHANGES)
+        worst = errors(_lift(name, tmp_path), CHANGES)
+        assert len(worst) == len(CHANGES) and max(worst) <= 1, (name, worst)
+    worst = errors(_repeated(tmp_path), INTERIOR_CHANGES)
+    assert len(worst) == len(INTERIOR_CHANGES) and max(worst) <= 1, worst
 
 
 @pytest.mark.opencl
 @pytest.mark.usefixtures("shared_workers")
 def test_a_hoist_that_takes_the_wrong_weight_is_caught(tmp_path: Path) -> None:
-    """The candidate with the hoisted weights mirrored in x: the convolution's bits
-    differ, so the hoisted values are what the terms use."""
-    variant = words._variant(PATCH)
-    right = "#define WQ(dx, dy, dz, w) (WQ_AT(wn_, dx, dy, dz) == 1 ? WQ_AT(wq_, dx, dy, dz)"
-    assert variant.count(right) == 1
-    broken = variant.replace(right, right.replace("WQ_AT(wq_, dx,", "WQ_AT(wq_, -dx,"))
-    with pytest.raises(AssertionError, match="not the package's bits"):
-        same_bits(_lift("convolution", tmp_path), broken, CHANGES[:1])
+    """The template with the hoisted weights mirrored in x: the convolution's outputs
+    (vector CY 2, 2D streaming) leave the reference's tolerance, so the hoisted values
+    are what the terms use."""
+    text = template_source()
+    assert text.count(HOISTED) == 1
+    mirrored = text.replace(HOISTED, HOISTED.replace("WQ_AT(wq_, dx,", "WQ_AT(wq_, -dx,"))
+    worst = errors(_lift("convolution", tmp_path), CHANGES[:2], mirrored)
+    assert len(worst) == 2 and min(worst) > 1, worst
