@@ -1,17 +1,21 @@
 #!/bin/bash
-# Issue 48: the weights of a run-time weights array read once a work-item
-# (benchmarks/candidates/wq_hoist.patch) against the package's template on one GPU.
-# clang's PTX of the package reloads the 25 weights of the two array-weighted 5x5
-# convolutions for each row of outputs (convolution: 6.25 ld.const an output at its
-# winner) or each streamed row (conv_padded_mask: 3.22); the candidate loads them once
+# Issue 48: the weights of a run-time weights array read once a work-item (the package's
+# template since this A/B kept it) against the template from before that hoist, on one
+# GPU. The template before it ($BEFORE: commit 6859453's stencil.cl, written here from
+# git when BEFORE is not set; a host without the repository's history is given the file)
+# is the variant, so each ratio is before / package, the inverse of the run recorded in
+# h200/ (made when the hoist was the candidate benchmarks/candidates/wq_hoist.patch).
+# clang's PTX of the template before reloads the 25 weights of the two array-weighted
+# 5x5 convolutions for each row of outputs (convolution: 6.25 ld.const an output at its
+# winner) or each streamed row (conv_padded_mask: 3.22); the hoist loads them once
 # (3.12 and 0.02), every other instruction the same (../h200-all/conv_ptx.md). The
 # package's H200 winners at 8192^2 (../h200-all/lift_corpus.json) of convolution and
 # conv_padded_mask, with tile_local and jacobi2d as controls (numbers and a scalar as
-# coefficients: the candidate leaves their PTX as it was, ratio 1 expected), five
+# coefficients: the hoist leaves their PTX as it was, ratio 1 expected), five
 # alternating rounds with the float4 copy (benchmarks/template_ab.py); then NVIDIA's own
 # PTX of the two convolutions in both templates (ptx_breakdown.py --device: opcodes per
 # output, ld.const among them, and ptxas's registers): whether NVIDIA's compiler already
-# hoists what clang reloads.
+# hoists what clang reloads in the template before.
 #
 # From the project root on the GPU host (about 4 minutes; under 8):
 #   source .gpu-bundle/env.sh .gpu-bundle && OUT=$OUT bash benchmarks/results/lift/conv_hoist/run_conv_hoist.sh
@@ -33,7 +37,16 @@ scale=${SCALE:-1} # the steps' limits times this (PoCL's smoke test: 3)
 start=$(date +%s)
 mkdir -p "$OUT/defs"
 D=$OUT/defs
-PATCH=benchmarks/candidates/wq_hoist.patch
+made_before=
+if [ -z "${BEFORE:-}" ]; then
+  made_before=1
+  BEFORE=$(mktemp --suffix=.cl "${TMPDIR:-/tmp}/before_hoist.XXXXXX")
+  git show 6859453:gtune/data/templates/stencil.cl > "$BEFORE" || {
+    echo "run_conv_hoist: no template from before the hoist (set BEFORE to a file of" \
+      "git show 6859453:gtune/data/templates/stencil.cl)" >&2
+    exit 2
+  }
+fi
 LOG=$(mktemp "${TMPDIR:-/tmp}/conv_hoist.XXXXXX") # becomes $OUT/conv_hoist.log after packing
 
 . benchmarks/step_budget.sh # left N: the seconds a step may take; pack NAME
@@ -56,7 +69,7 @@ configs=(
   --config jacobi2d:WX=128,WY=2,BX=4,VX=4,CX=1,CY=1,LOCAL=0,IMAGE=0,STREAM=0,ZC=1,RIM=1,RIN=0,BY=4
 )
 
-timeout "$(left 240)" python3 benchmarks/template_ab.py "$OUT/ab-wq_hoist" --variant "$PATCH" \
+timeout "$(left 240)" python3 benchmarks/template_ab.py "$OUT/ab-wq_hoist" --variant "$BEFORE" \
   --kernels $D/convolution.stencil.yaml $D/conv_padded_mask.stencil.yaml \
   $D/tile_local.stencil.yaml $D/jacobi2d.stencil.yaml --device "$dev" \
   --size "$size" --rounds "$rounds" --copy "${configs[@]}" > "$OUT/ab-wq_hoist.log" 2>&1
@@ -77,10 +90,11 @@ ptx() { # ptx NAME KERNEL CONFIG [--template=FILE]: NVIDIA's PTX of one kernel, 
   { echo "== ptx $name"; cat "$OUT/ptx-$name.md"; } >> "$LOG"
 }
 ptx convolution-package convolution $CONV
-ptx convolution-wq_hoist convolution $CONV --template=$PATCH
+ptx convolution-before convolution $CONV --template="$BEFORE"
 ptx conv_padded_mask-package conv_padded_mask $MASK
-ptx conv_padded_mask-wq_hoist conv_padded_mask $MASK --template=$PATCH
+ptx conv_padded_mask-before conv_padded_mask $MASK --template="$BEFORE"
 echo "done at $(($(date +%s) - start)) s" >> "$OUT/rc.txt"
 # the device tool brings back at most 8 files: rc.txt, the log, and one archive
 pack conv_hoist
 mv "$LOG" "$OUT/conv_hoist.log"
+if [ -n "$made_before" ]; then rm -f "$BEFORE"; fi

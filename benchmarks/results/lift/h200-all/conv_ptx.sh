@@ -2,15 +2,19 @@
 # Issue 48: where the 5x5 convolutions' instructions go at their H200 winners
 # (benchmarks/results/lift/h200-all/lift_corpus.json's lifted_config), from clang's
 # PTX (benchmarks/ptx_breakdown.py: the middle work-item's executed instructions per
-# output; an estimate, not NVIDIA's PTX nor SASS), in the package's template and in
-# the candidate benchmarks/candidates/wq_hoist.patch, with jacobi2d (96.9 % of the
-# copy) and convolution_sized (3x3, 91.6 %) beside them. No GPU: clang-15 and the venv.
+# output; an estimate, not NVIDIA's PTX nor SASS), in the template from before the
+# hoist of the primary field's coefficients (issue 48: commit 6859453's, taken from
+# git) and in the package's, which reads them once a work-item, with jacobi2d (96.9 %
+# of the copy) and convolution_sized (3x3, 91.6 %) beside them. No GPU: clang-15, the
+# venv and the repository's history.
 #   PATH=$PWD/.venv/bin:$PATH bash benchmarks/results/lift/h200-all/conv_ptx.sh OUT
 # Writes OUT/defs/ (the definitions, lifted as stencils/plain/manifest.yaml lifts
-# them), OUT/{package,wq_hoist}-NAME.md (ptx_breakdown's tables) and prints the summary.
+# them), OUT/before.cl, OUT/{before,package}-NAME.md (ptx_breakdown's tables) and
+# prints the summary.
 set -eu
 out=${1:?OUT}
 mkdir -p "$out/defs"
+git show 6859453:gtune/data/templates/stencil.cl > "$out/before.cl"
 lift() { # lift NAME SOURCE SIZE FLAGS...
   local n=$1 src=$2 size=$3
   shift 3
@@ -40,7 +44,7 @@ for n in "${names[@]}"; do
   python3 benchmarks/ptx_breakdown.py "$out/defs/$n.stencil.yaml" --config "${cfg[$n]}" \
     --top 200 > "$out/package-$n.md"
   python3 benchmarks/ptx_breakdown.py "$out/defs/$n.stencil.yaml" --config "${cfg[$n]}" \
-    --top 200 --template benchmarks/candidates/wq_hoist.patch > "$out/wq_hoist-$n.md"
+    --top 200 --template "$out/before.cl" > "$out/before-$n.md"
 done
 python3 - "$out" "${names[@]}" <<'PY'
 import re, sys
@@ -50,7 +54,7 @@ print("| kernel | template | outputs / item | instr. | fma | weight loads | glob
       "| integer | other | issue clk / SM |")
 print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 for n in names:
-    for t in ("package", "wq_hoist"):
+    for t in ("before", "package"):
         text = (out / f"{t}-{n}.md").read_text()
         outs = int(re.search(r"^(\d+) outputs", text, re.M).group(1))
         total = float(re.search(r"([\d.]+) instructions / output", text).group(1))
