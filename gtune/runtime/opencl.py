@@ -19,6 +19,7 @@ import pyopencl as cl
 
 from gtune.device import DeviceLimits
 from gtune.exceptions import BuildError, InputError
+from gtune.measure._opencl import build_program
 from gtune.tuned import TunedKernel
 
 
@@ -70,9 +71,9 @@ class Programs:
             program = self._built.get(key)
         if program is not None:
             return program
-        try:
-            program = cl.Program(context, source).build(options=list(options), devices=[device])
-        except cl.Error as exc:
+        try:  # as gtune's workers build it: a register cap through the PTX on NVIDIA's
+            program = build_program(cl.Program(context, source), context, device, list(options))
+        except (cl.Error, ValueError) as exc:
             raise BuildError(f"the tuned kernel does not build: {exc}") from None
         with self._lock:
             self._built.setdefault(key, program)
