@@ -558,7 +558,15 @@ __constant sampler_t SMP = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_ED
    coefficients fold to what they were, and the sums, their order and their
    contractions are unchanged, so the results are the same bits as reading the
    coefficients at each use. The 2D streaming kernel (ROW_TERM) and the
-   global/local/vector kernel (SCALAR, INSIDE, IN, VECTOR terms) take it. */
+   global/local/vector kernel (SCALAR, INSIDE, IN, VECTOR terms) take it. The renderer
+   defines WQ_HOIST only for a definition with a run-time weights array; elsewhere the
+   coefficients are numbers or scalars, which the hoist would fold to what they were,
+   so the code (and an exported kernel) stays as written. */
+/* WQ_HOIST 1: a coefficient is an entry of a run-time weights array */
+#ifndef WQ_HOIST
+#define WQ_HOIST 0
+#endif
+#if WQ_HOIST
 #define WQ_AT(a, dx, dy, dz) a[RZ + (dz)][RY + (dy)][RX + (dx)]
 #define WQ_SET(dx, dy, dz, w)                                                            \
     WQ_AT(wq_, dx, dy, dz) = (w);                                                        \
@@ -568,6 +576,11 @@ __constant sampler_t SMP = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_ED
     int wn_[2 * RZ + 1][2 * RY + 1][2 * RX + 1] = {{{0}}};                               \
     STENCIL_TERMS(WQ_SET)
 #define WQ(dx, dy, dz, w) (WQ_AT(wn_, dx, dy, dz) == 1 ? WQ_AT(wq_, dx, dy, dz) : (w))
+#else
+/* every coefficient a number or a scalar: read where used, as written */
+#define WQ_LOAD()
+#define WQ(dx, dy, dz, w) (w)
+#endif
 #define SCALAR_TERM_Q(dx, dy, dz, w) SCALAR_TERM(dx, dy, dz, WQ(dx, dy, dz, w))
 #define INSIDE_TERM_Q(dx, dy, dz, w) INSIDE_TERM(dx, dy, dz, WQ(dx, dy, dz, w))
 #define VECTOR_TERM_Q(dx, dy, dz, w) VECTOR_TERM(dx, dy, dz, WQ(dx, dy, dz, w))

@@ -305,6 +305,8 @@ def render_source(stencil: Stencil) -> str:
         lines.append("#define CLAMP 1")
     if d.boundary == "zero":  # a neighbour beyond an edge reads 0
         lines.append("#define ZERO 1")
+    if d.weights and not d.weights_fixed:  # weights read at run time: read once a work-item
+        lines.append("#define WQ_HOIST 1")
     lines += _rim_lines(d)
     lines += _band_lines(d)
     lines += _pad_lines(d)
