@@ -29,8 +29,6 @@ import numpy as np
 import pytest
 
 from gtune.description import load_kernel
-from gtune.device import LIMIT_NAMES
-from gtune.kernel import TunableKernel
 from gtune.stencils.definition import load_definition, parse_definition
 from gtune.stencils.real import REAL
 from gtune.stencils.render import render_source
@@ -103,19 +101,6 @@ def lifted(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return paths
 
 
-def allowed(kernel: TunableKernel, changes: list[dict[str, int]]) -> list[dict[str, int]]:
-    """The default configuration with each change, where the space allows it (the
-    device's limits taken as large: these work-groups are small)."""
-    default = dict(kernel.default_config() or {})
-    limits = dict.fromkeys(LIMIT_NAMES, 1 << 20)
-    out = []
-    for change in changes:
-        cfg = {**default, **{k: v for k, v in change.items() if k in kernel.parameter_names}}
-        if all(c.evaluate({**limits, **kernel.env(cfg)}) for c in kernel.constraints):
-            out.append(cfg)
-    return out
-
-
 def check(path: Path, variant: str, changes: list[dict[str, int]], sizes: dict[str, int]) -> int:
     """Each configuration of the candidate (the package's default with ``changes``, every
     one the space allows): its outputs within the definition's tolerance of the numpy
@@ -126,7 +111,7 @@ def check(path: Path, variant: str, changes: list[dict[str, int]], sizes: dict[s
     with render_side.clamp_rims(), words.template_ab.rendering_from(variant):
         other = load_kernel(path).with_sizes(sizes)
     assert set(RIM_NAMES[:3]) <= set(other.parameter_names), other.parameter_names
-    configs = allowed(other, changes)
+    configs = list(words.allowed(other, changes))
     assert len(configs) == len(changes), "a configuration the candidate's space refuses"
     arrays = words._arrays(package, seed=sum(sizes.values()))
     out = definition.output
@@ -142,7 +127,7 @@ def check(path: Path, variant: str, changes: list[dict[str, int]], sizes: dict[s
         base |= {k: 0 for k in ("SEP",) if k in base}
         key = repr(sorted(base.items()))
         if key not in theirs:
-            assert allowed(package, [base]), (path.name, base)
+            assert list(words.allowed(package, [base])), (path.name, base)
             theirs[key] = words._outputs(package, arrays, base)[out].astype(np.float64)
         assert np.abs(b - theirs[key]).max() <= tol, (path.name, cfg, "not the package's")
     return len(configs)

@@ -27,6 +27,7 @@ import pytest
 import yaml
 
 from gtune.description import load_kernel
+from gtune.device import LIMIT_NAMES
 from gtune.kernel import TunableKernel
 from gtune.stencils.definition import StencilDefinition, load_definition, parse_definition
 from gtune.stencils.real import REAL
@@ -151,11 +152,13 @@ def _configs(kernel: TunableKernel) -> Iterator[dict[str, int]]:
 
 def allowed(kernel: TunableKernel, changes: list[dict[str, int]]) -> Iterator[dict[str, int]]:
     """The kernel's default configuration with each change (of the parameters it has),
-    where the space allows it."""
+    where the space allows it (a device's limits, where a constraint names them, taken as
+    large: these work-groups are small)."""
     default = dict(kernel.default_config() or {})
+    limits = dict.fromkeys(LIMIT_NAMES, 1 << 20)
     for change in changes:
         cfg = {**default, **{k: v for k, v in change.items() if k in kernel.parameter_names}}
-        env = kernel.env(cfg)
+        env = {**limits, **kernel.env(cfg)}
         if all(c.evaluate(env) for c in kernel.constraints):
             yield cfg
 

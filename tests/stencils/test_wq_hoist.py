@@ -21,8 +21,6 @@ import numpy as np
 import pytest
 
 from gtune.description import load_kernel
-from gtune.device import LIMIT_NAMES
-from gtune.kernel import TunableKernel
 from gtune.stencils.definition import load_definition, parse_definition
 from gtune.stencils.render import template_source
 from tests.conftest import run_gtune
@@ -89,20 +87,6 @@ def _repeated(tmp_path: Path) -> Path:
     return path
 
 
-def allowed(kernel: TunableKernel, changes: list[dict[str, int]]) -> list[dict[str, int]]:
-    """The default configuration with each change, where the space allows it (the
-    device's limits taken as large: these work-groups are small)."""
-    default = dict(kernel.default_config() or {})
-    limits = dict.fromkeys(LIMIT_NAMES, 1 << 20)
-    out = []
-    for change in changes:
-        cfg = {**default, **{k: v for k, v in change.items() if k in kernel.parameter_names}}
-        env = {**limits, **kernel.env(cfg)}
-        if all(c.evaluate(env) for c in kernel.constraints):
-            out.append(cfg)
-    return out
-
-
 def errors(path: Path, changes: list[dict[str, int]], template: str | None = None) -> list[float]:
     """For each configuration the space allows, the largest difference of the outputs
     (from the package's template, or ``template``: a whole stencil.cl) from the numpy
@@ -123,7 +107,7 @@ def errors(path: Path, changes: list[dict[str, int]], template: str | None = Non
     tol = definition.tolerance(max(float(np.abs(a).max()) for a in fields.values()))
     assert tol > 0
     worst = []
-    for cfg in allowed(kernel, changes):
+    for cfg in words.allowed(kernel, changes):
         got = words._outputs(kernel, arrays, cfg)[out]
         worst.append(float(np.abs(got.astype(np.float64) - want).max()) / tol)
     return worst
