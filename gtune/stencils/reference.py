@@ -86,13 +86,35 @@ def fma32(w: np.float32, v: np.ndarray, acc: np.ndarray, out: np.ndarray) -> Non
     once, as a device computes it when it contracts the expression (OpenCL's default;
     PoCL and NVIDIA do), where numpy's float32 rounds the product and then the sum.
 
-    In float64 the product is exact (24 + 24 bits); the sum is split exactly into
-    ``s + e`` (Knuth's TwoSum). Rounding ``s`` to float32 is the fma's result except
-    where ``s`` lies exactly halfway between two float32 values and ``e`` says on which
-    side the exact sum lies: there the nearer one is taken instead of the even one."""
-    p = v.astype(np.float64) * np.float64(w)
-    c = acc.astype(np.float64)
-    s = p + c
+    In float64 the product is exact (24 + 24 bits), and the sum ``s`` rounded to float32
+    is the fma's result except where ``s`` lies exactly halfway between two float32
+    values (its bits below float32's precision are 1000...0, or it is in float32's
+    subnormal range) and was itself rounded: only those points take
+    :func:`_fma32_at_ties`, which asks on which side the exact sum lies."""
+    p = v.astype(np.float64)
+    p *= np.float64(w)
+    s = p + acc  # float64: acc's float32 values are exact in it
+    r = s.astype(np.float32)
+    suspect = (s.view(np.uint64) & _BELOW_F32) == _HALF_F32
+    small = np.abs(s) < _TINY_F32
+    if small.any():
+        suspect |= small & (s != 0)
+    if suspect.any():
+        at = np.nonzero(suspect)
+        r[at] = _fma32_at_ties(p[at], np.asarray(acc, np.float64)[at], s[at])
+    out[...] = r
+
+
+_BELOW_F32 = np.uint64((1 << 29) - 1)  # float64's mantissa bits that float32 lacks
+_HALF_F32 = np.uint64(1 << 28)  # ... holding exactly half of float32's last place
+_TINY_F32 = float(np.finfo(np.float32).tiny)  # below it float32 is subnormal
+
+
+def _fma32_at_ties(p: np.ndarray, c: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """fma rounded to float32 where ``s = p + c`` (float64) may be a float32 tie: the
+    sum's error is split off exactly (Knuth's TwoSum, ``s + e``); where ``s`` is exactly
+    halfway and ``e`` says on which side the exact sum lies, the nearer float32 is
+    taken instead of the even one."""
     b = s - p
     e = (p - (s - b)) + (c - b)
     r = s.astype(np.float32)
@@ -100,11 +122,9 @@ def fma32(w: np.float32, v: np.ndarray, acc: np.ndarray, out: np.ndarray) -> Non
     toward = np.where(s > back, np.float32(np.inf), np.float32(-np.inf)).astype(np.float32)
     other = np.nextafter(r, toward)
     tie = (s != back) & ((back + other.astype(np.float64)) * 0.5 == s) & (e != 0)
-    if tie.any():
-        up = e > 0
-        pick = np.where(up == (other > r), other, r)
-        r = np.where(tie, pick, r)
-    out[...] = r
+    up = e > 0
+    pick = np.where(up == (other > r), other, r)
+    return np.where(tie, pick, r)
 
 
 def blocks(shape: tuple[int, int, int], points: int | None = None) -> list[tuple[slice, slice]]:

@@ -155,3 +155,23 @@ def test_fma32_where_the_float64_sum_is_a_float32_tie() -> None:
     reference.fma32(w, np.array([v]), np.array([a]), out)
     assert out[0] == _exact_fma32(float(w), float(v), float(a)) == a
     assert np.float32(float(w) * float(v) + float(a)) != a  # what one rounding of s gives
+
+
+def test_fma32_on_arrays_of_ties_subnormals_and_plain_points() -> None:
+    """Whole arrays mix points that take the tie path (float64 ties, float32 subnormal
+    sums) with ordinary ones: each point is the exactly rounded fma."""
+    rng = np.random.default_rng(3)
+    w = np.float32(2.0**-24 * (1.0 + 2.0**-23))
+    v = rng.uniform(-2, 2, 64).astype(np.float32)
+    a = rng.uniform(-2, 2, 64).astype(np.float32)
+    v[::8] = np.float32(1.0 - 2.0**-23)  # the tie of the test above, every eighth point
+    a[::8] = np.float32(1.0 + 2.0**-23)
+    a[3::8] = np.float32(3e-39)  # subnormal float32 sums
+    v[3::8] = np.float32(1e-32)
+    a[5::8] = np.float32(0.0)
+    v[5::8] = np.float32(0.0)
+    out = np.empty(64, np.float32)
+    reference.fma32(w, v, a, out)
+    want = [_exact_fma32(float(w), float(x), float(y)) for x, y in zip(v, a, strict=True)]
+    assert out.tobytes() == np.array(want, np.float32).tobytes()
+    assert out[0] == a[0]  # the tie went the exact sum's way
