@@ -40,7 +40,9 @@ def device() -> DeviceLimits:
 @pytest.fixture(scope="module")
 def kernel(tmp_path_factory: pytest.TempPathFactory) -> TunableKernel:
     folder = tmp_path_factory.mktemp("k")
-    generate([k for k in suite("garvey104") if k.name == KERNEL], folder, size=parse_size("64"))
+    # at 32^3: technique spaces of hundreds of configurations, not thousands (every
+    # recording and replay below goes over a whole one)
+    generate([k for k in suite("garvey104") if k.name == KERNEL], folder, size=parse_size("32"))
     return as_kernel(str(folder / f"{KERNEL}.cl"), None)
 
 
