@@ -113,12 +113,12 @@ def test_kill_9_mid_run_then_resume(tmp_path: Path, data_dir: Path):
         "measure",
         str(data_dir / "naive7.cl"),
         "--sweep",
-        "WX=1,2,4,8,16,32",
+        "WX=1,2,4,8",
         "--sweep",
-        "WY=1,2,4,8,16",
+        "WY=1,2,4",
         "--sweep",
         "WZ=1,2",
-    ]
+    ]  # 24 configurations, each a build of its own (its work-group size)
     cmd = [sys.executable, "-m", "gtune", "--db", str(db), *sweep]
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -130,13 +130,13 @@ def test_kill_9_mid_run_then_resume(tmp_path: Path, data_dir: Path):
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     before = _rows(db)
-    assert 5 <= len(before) < 60, "the sweep must be killed mid-way"
+    assert 5 <= len(before) < 24, "the sweep must be killed mid-way"
     second = run_gtune(*sweep, db=db)
     assert second.returncode == 0, second.stderr
     after = _rows(db)
-    assert len(after) == 60 and len({c for c, _ in after}) == 60
+    assert len(after) == 24 and len({c for c, _ in after}) == 24
     assert set(before) <= set(after)
-    assert f"({60 - len(before)} measured now, {len(before)} from the store)" in second.stdout
+    assert f"({24 - len(before)} measured now, {len(before)} from the store)" in second.stdout
 
 
 def test_no_opencl_platform_says_how_to_install(tmp_path: Path, data_dir: Path):
