@@ -70,6 +70,14 @@ def _lift(name: str, out: Path) -> Path:
     return path
 
 
+@pytest.fixture(scope="module")
+def lifted(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The two corpus kernels lifted once for the module (``gtune lift``, a process of
+    its own each); the tests only read the definitions."""
+    out = tmp_path_factory.mktemp("lifted")
+    return {name: _lift(name, out) for name in LIFTED}
+
+
 def _repeated(tmp_path: Path) -> Path:
     """A 5x5 stencil, interior boundary, its weights a run-time array, the centre named
     by two terms (a weight and a number) and the offset (1, -2) by two entries."""
@@ -115,9 +123,11 @@ def errors(path: Path, changes: list[dict[str, int]], template: str | None = Non
 
 @pytest.mark.opencl
 @pytest.mark.usefixtures("shared_workers")
-def test_the_array_weighted_convolutions_match_the_reference(tmp_path: Path) -> None:
+def test_the_array_weighted_convolutions_match_the_reference(
+    tmp_path: Path, lifted: dict[str, Path]
+) -> None:
     for name in LIFTED:
-        worst = errors(_lift(name, tmp_path), CHANGES)
+        worst = errors(lifted[name], CHANGES)
         assert len(worst) == len(CHANGES) and max(worst) <= 1, (name, worst)
     worst = errors(_repeated(tmp_path), INTERIOR_CHANGES)
     assert len(worst) == len(INTERIOR_CHANGES) and max(worst) <= 1, worst
@@ -125,12 +135,12 @@ def test_the_array_weighted_convolutions_match_the_reference(tmp_path: Path) -> 
 
 @pytest.mark.opencl
 @pytest.mark.usefixtures("shared_workers")
-def test_a_hoist_that_takes_the_wrong_weight_is_caught(tmp_path: Path) -> None:
+def test_a_hoist_that_takes_the_wrong_weight_is_caught(lifted: dict[str, Path]) -> None:
     """The template with the hoisted weights mirrored in x: the convolution's outputs
     (vector CY 2, 2D streaming) leave the reference's tolerance, so the hoisted values
     are what the terms use."""
     text = template_source()
     assert text.count(HOISTED) == 1
     mirrored = text.replace(HOISTED, HOISTED.replace("WQ_AT(wq_, dx,", "WQ_AT(wq_, -dx,"))
-    worst = errors(_lift("convolution", tmp_path), CHANGES[:2], mirrored)
+    worst = errors(lifted["convolution"], CHANGES[:2], mirrored)
     assert len(worst) == 2 and min(worst) > 1, worst
