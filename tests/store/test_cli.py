@@ -30,7 +30,7 @@ def _one_error(proc: subprocess.CompletedProcess[str]) -> str:
 @pytest.mark.opencl
 def test_run_and_results_on_postgresql(pg_url: str, tmp_path: Path):
     out = tmp_path / "run.json"
-    args = ["run", HEAT, "--size", "16x8x8", "--technique", "global", "--budget", "8"]
+    args = ["run", HEAT, "--size", "16x8x8", "--technique", "global", "--budget", "4"]
     first = run_gtune(*args, "--json", str(out), db=pg_url)  # type: ignore[arg-type]
     assert first.returncode == 0, first.stderr
     report = json.loads(out.read_text())
