@@ -87,8 +87,11 @@ def launch(
     arguments: Sequence[Mapping[str, Any]],
     host: Mapping[str, np.ndarray],
     scalars: Mapping[str, float],
+    plane: tuple[str, int] | None = None,
 ) -> dict[str, np.ndarray]:
-    """Build ``source``, launch kernel ``name`` once on copies of ``host``; the outputs."""
+    """Build ``source``, launch kernel ``name`` once on copies of ``host``; the outputs.
+    With ``plane`` (NAME, COUNT): COUNT launches in order on the same buffers, the
+    scalar NAME 0, 1, ...: the host loop of a kernel launched once per plane."""
     kernel = getattr(cl.Program(ctx, source).build(options=list(options)), name)
     mf = cl.mem_flags
     device_args: list[Any] = []
@@ -104,7 +107,14 @@ def launch(
         else:
             data = host[arg["name"]].copy()
             device_args.append(cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=data))
-    kernel(queue, global_size, local_size, *device_args)
+    if plane is None:
+        kernel(queue, global_size, local_size, *device_args)
+    else:
+        at = [a["name"] for a in arguments].index(plane[0])
+        kind = np.dtype(arguments[at]["dtype"]).type
+        for k in range(plane[1]):
+            device_args[at] = kind(k)
+            kernel(queue, global_size, local_size, *device_args)
     outputs = {}
     for arg, buf in zip(arguments, device_args, strict=True):
         if arg["kind"] == "buffer" and arg.get("role") != "input":
@@ -145,21 +155,10 @@ def original_outputs(
         if a.kind == "scalar" and a.value is not None:
             scalars[a.name] = a.value.evaluate(env)
     options = kernel.defines(config)
-    if plane is None:
-        return launch(
-            ctx, queue, kernel.source, kernel.name, options, glob, loc, arguments, host, scalars
-        )
-    # the host loop the tuned kernel replaces: one launch per plane, in order
-    name, count = plane
-    data = dict(host)
-    outputs: dict[str, np.ndarray] = {}
-    for k in range(count):
-        scalars[name] = k
-        outputs = launch(
-            ctx, queue, kernel.source, kernel.name, options, glob, loc, arguments, data, scalars
-        )
-        data.update(outputs)
-    return outputs
+    # plane: the host loop the tuned kernel replaces, one launch per plane in order
+    return launch(
+        ctx, queue, kernel.source, kernel.name, options, glob, loc, arguments, host, scalars, plane
+    )
 
 
 def launches_per_original(original: str | None, tuned: TunedKernel) -> int:
