@@ -43,7 +43,24 @@ MANIFEST = yaml.safe_load((PLAIN / "manifest.yaml").read_text())["kernels"]
 # (`ci: none`: left to benchmarks/lift_corpus.py --small; `ci: lift`: not tuned here)
 CHECKED = {n: e for n, e in MANIFEST.items() if e.get("ci") != "none"}
 LIFTED = sorted(n for n, e in CHECKED.items() if e.get("expect", "lift") == "lift")
-TUNED = sorted(n for n in LIFTED if CHECKED[n].get("ci") != "lift")
+# Tuned against its original here: one kernel of each kind of original that the check
+# serves (doubles; integer elements, 16 and 32 bits, and an output type of their own; a
+# vector launch; the zero boundary; a copied rim; a one-sided band; two steps a launch).
+# The manifest's other float kernels tune as these do, and star7, hotspot3d and
+# rows_first are tuned against their originals by the commands' tests below (the
+# padded convolution in test_padded_vec.py, 8-bit ones in test_lift_integer.py).
+TUNE_KINDS = (
+    "conv_zero_pad",
+    "jacobi2d_f64",
+    "jacobi_2steps_rim",
+    "prewitt_u8_s16",
+    "sharpen_s16",
+    "smooth_float4",
+    "smooth_i32",
+    "sobel_x",
+    "upwind2_y",
+)
+TUNED = sorted(n for n in LIFTED if CHECKED[n].get("ci") != "lift" and n in TUNE_KINDS)
 REFUSED = sorted(n for n, e in CHECKED.items() if e.get("expect") == "refuse")
 
 
@@ -589,7 +606,7 @@ def test_corpus_kernel_tunes_against_its_original(
         checked,
         device=device,
         technique="global",
-        budget=Budget.parse("3"),
+        budget=Budget.parse("2"),
         store="sqlite://",
         compile_workers=0,
         runs=1,
@@ -632,14 +649,18 @@ def test_corpus_kernel_is_refused(name: str, device: Any, tmp_path: Path):
     assert str(info.value.source).endswith(MANIFEST[name]["source"])
 
 
+@pytest.fixture(scope="module")
+def hot_cli(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """hotspot3d lifted by ``gtune lift`` (once in the module): the definition's path."""
+    out = tmp_path_factory.mktemp("hot_cli") / "hot.stencil.yaml"
+    _lift_cli("hotspot3d", out)
+    return out
+
+
 @pytest.mark.opencl
-def test_lift_command(tmp_path: Path) -> None:
+def test_lift_command(hot_cli: Path, tmp_path: Path) -> None:
     entry = MANIFEST["hotspot3d"]
-    out = tmp_path / "hot.stencil.yaml"
-    args = ["lift", str(PLAIN / entry["source"]), "--size", entry["size"], *entry["flags"]]
-    done = run_gtune(*args, "-o", str(out))
-    assert done.returncode == 0, done.stderr
-    defn = load_definition(out)
+    defn = load_definition(hot_cli)
     assert defn.boundary == "clamp" and defn.fields == ("power", "temp_in")
     assert defn.constant.names == ("ct",) and defn.constant.factor == 80
     assert defn.original is not None
@@ -856,7 +877,10 @@ def _reach(offsets: set[tuple[int, ...]], dims: int) -> list[int]:
 @pytest.mark.opencl
 @pytest.mark.usefixtures("shared_workers")
 @pytest.mark.slow
-@pytest.mark.parametrize("seed", range(10))
+# Six of the ten seeds the pattern below spans: each boundary in 2D and 3D, each of the
+# four pairs of dimensions and element type, a kernel marching along z (seed 9; seeds 1,
+# 2, 4 and 7 repeat these pairs).
+@pytest.mark.parametrize("seed", [0, 3, 5, 6, 8, 9])
 def test_random_generated_kernels_lift(seed: int, device: Any, tmp_path: Path) -> None:
     from gtune.measure.lifting import lift_kernel
     from gtune.plain import plain_kernel
@@ -902,9 +926,8 @@ def _lift_cli(name: str, out: Path) -> None:
 
 @pytest.mark.opencl
 @pytest.mark.slow
-def test_run_on_a_lifted_definition_uses_the_original(tmp_path: Path) -> None:
-    out = tmp_path / "star7.stencil.yaml"
-    _lift_cli("star7", out)
+def test_run_on_a_lifted_definition_uses_the_original(lifted: Any, tmp_path: Path) -> None:
+    _, out = lifted("star7")  # (test_lift_command lifts with the command)
     report = tmp_path / "report.json"
     done = run_gtune(
         "run",
@@ -912,7 +935,7 @@ def test_run_on_a_lifted_definition_uses_the_original(tmp_path: Path) -> None:
         "--size",
         "32x16x16",
         "--budget",
-        "4",
+        "3",
         "--technique",
         "global",
         "--runs",
@@ -935,10 +958,12 @@ def test_run_on_a_lifted_definition_uses_the_original(tmp_path: Path) -> None:
 
 
 @pytest.mark.opencl
-def test_an_edited_lifted_definition_no_longer_matches_its_original(tmp_path: Path) -> None:
-    out = tmp_path / "jacobi.stencil.yaml"
-    _lift_cli("jacobi2d", out)
-    data = yaml.safe_load(out.read_text())
+def test_an_edited_lifted_definition_no_longer_matches_its_original(
+    lifted: Any, tmp_path: Path
+) -> None:
+    _, lifted_path = lifted("jacobi2d")
+    out = lifted_path.with_name("jacobi.stencil.yaml")  # beside it: its original's path holds
+    data = yaml.safe_load(lifted_path.read_text())
     data["terms"][0]["coefficient"] = 0.3
     out.write_text(yaml.safe_dump(data, sort_keys=False))
     done = run_gtune("run", str(out), "--size", "32x32", "--budget", "2", db=tmp_path / "r.db")
@@ -985,12 +1010,11 @@ def test_lift_without_a_shipped_launch_uses_the_first_configuration(
 
 @pytest.mark.opencl
 @pytest.mark.slow
-def test_plain_kernel_to_drop_in_tuned_kernel(tmp_path: Path) -> None:
+def test_plain_kernel_to_drop_in_tuned_kernel(hot_cli: Path, tmp_path: Path) -> None:
     """lift -> run -> export -> the documented example, which checks the exported kernel
     against the original plain kernel on fresh data, at the tuned size and a larger one."""
 
-    out = tmp_path / "hot.stencil.yaml"
-    _lift_cli("hotspot3d", out)
+    out = hot_cli  # lifted by the command
     db = tmp_path / "r.db"
     size = "64x16x8"
     ran = run_gtune("run", str(out), "--size", size, "--budget", "3", "--runs", "3", db=db)
