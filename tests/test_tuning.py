@@ -77,11 +77,11 @@ def test_tune_resumes_from_the_store(tmp_path: Path, device: DeviceLimits):
     db = tmp_path / "r.db"
     with SQLiteStore(db) as store:
         first = tune(
-            _heat(), device=device, technique="global", budget=Budget(evaluations=10), store=store
+            _heat(), device=device, technique="global", budget=Budget(evaluations=6), store=store
         )
     best = first.best_result
     assert best is not None and best.ok
-    assert 0 < first.evaluations <= 10
+    assert 0 < first.evaluations <= 6
     assert first.measured >= first.evaluations  # plus the default, unless searched
     assert first.best_s <= first.default_s
     assert first.technique_choice == "global"
@@ -93,7 +93,7 @@ def test_tune_resumes_from_the_store(tmp_path: Path, device: DeviceLimits):
     )
     with SQLiteStore(db) as store:
         again = tune(
-            _heat(), device=device, technique="global", budget=Budget(evaluations=10), store=store
+            _heat(), device=device, technique="global", budget=Budget(evaluations=6), store=store
         )
     assert again.measured == 0 and again.reused == first.measured + first.reused
     assert again.search_config == first.search_config
