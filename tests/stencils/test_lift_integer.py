@@ -168,7 +168,8 @@ def test_bad_integer_keys_are_errors(change: dict[str, Any], why: str) -> None:
 def test_integer_kernel_to_drop_in_tuned_kernel_bit_for_bit(name: str, tmp_path: Any) -> None:
     """lift -> run (verified exactly against the original) -> export -> the example,
     which checks the exported kernel against the original bit for bit, at the tuned
-    size and a larger one."""
+    size (blur_u8 at a larger one too: a size other than the tuned one is served alike
+    whatever the element type)."""
 
     from tests.conftest import ROOT, run_gtune, run_tuned_example
 
@@ -178,13 +179,13 @@ def test_integer_kernel_to_drop_in_tuned_kernel_bit_for_bit(name: str, tmp_path:
     done = run_gtune("lift", plain, "--size", entry["size"], *entry["flags"], "-o", str(out))
     assert done.returncode == 0, done.stderr
     db = tmp_path / "r.db"
-    ran = run_gtune("run", str(out), "--size", "64x32", "--budget", "4", db=db)
+    ran = run_gtune("run", str(out), "--size", "64x32", "--budget", "3", db=db)
     assert ran.returncode == 0, ran.stderr
     assert "wrong_result" not in ran.stdout
     exported = run_gtune("export", str(out), "--size", "64x32", "-o", str(tmp_path / "t"), db=db)
     assert exported.returncode == 0, exported.stderr
     tuned = tmp_path / "t" / f"{name}_tuned.json"
-    for extra in ([], ["--size", "256x128"]):
+    for extra in ([], ["--size", "256x128"])[: 2 if name == "blur_u8" else 1]:
         check = run_tuned_example(tuned, "--original", str(out), *extra)
         assert check.returncode == 0, check.stdout + check.stderr
         assert "max |tuned - original| = 0 (ok)" in check.stdout
