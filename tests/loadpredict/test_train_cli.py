@@ -10,11 +10,13 @@ from pathlib import Path
 import pytest
 
 from gtune.loadpredict import Dataset
-from tests.conftest import run_gtune
+from tests.inprocess import gtune_in_process
 
 pytestmark = [pytest.mark.opencl, pytest.mark.slow]
 
-# two small suite kernels, three techniques, four configurations each
+# two small suite kernels, three techniques, four configurations each; the compile
+# helpers gtune's default (none where one would be all: on a CPU device a single
+# helper is measured alone, its builds overlapping nothing, one more process to start)
 TINY = [
     "train",
     "--suite",
@@ -28,8 +30,6 @@ TINY = [
     "4",
     "--name",
     "tiny",
-    "--compile-workers",
-    "1",
     "--techniques",
     "global,local,vec",
 ]
@@ -68,7 +68,9 @@ def test_train_rejects_bad_flags_with_one_message(
         assert "Traceback" not in err and "gtune: error" in err
 
 
-def test_train_labels_on_workers_and_in_process_resumes_and_installs(tmp_path: Path) -> None:
+def test_train_labels_on_workers_and_in_process_resumes_and_installs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Each technique's search a task on one of two local workers: the dataset has the
     rows an in-process collection makes, from the same searches, and a second call
     finds everything done. In this process, on the same store, the collection labels
@@ -78,10 +80,11 @@ def test_train_labels_on_workers_and_in_process_resumes_and_installs(tmp_path: P
     (One test: the in-process collection's first run measured the same searches the
     workers measure here; in-process measuring is covered by its deeper searches below
     and by test_a_time_limit_before_any_label_keeps_the_measurements_and_says_so.)"""
+    gtune = gtune_in_process(capsys, monkeypatch)  # twelve commands: one process
     db, models = tmp_path / "t.db", tmp_path / "models"
     env = {"GTUNE_MODELS": str(models)}
     common = TINY
-    spread = run_gtune(*common, "--out", str(tmp_path / "a"), "--workers-per-device", "2", db=db)
+    spread = gtune(*common, "--out", str(tmp_path / "a"), "--workers-per-device", "2", db=db)
     assert spread.returncode == 0, spread.stderr
     assert "configurations measured in" in spread.stderr  # where the time went
     pieces = [
@@ -93,7 +96,7 @@ def test_train_labels_on_workers_and_in_process_resumes_and_installs(tmp_path: P
     assert sorted(r.kernel for r in cluster_rows) == ["dense_1d_x_r1", "star_3d_xyz_r1"]
     # in this process, on the same store: the same searches, every result served
     installed = [*common, "--out", str(tmp_path / "b"), "--install"]
-    local = run_gtune(*installed, db=db, env_extra=env)
+    local = gtune(*installed, db=db, env_extra=env)
     assert local.returncode == 0, local.stderr
     assert "configurations measured" not in local.stderr
     local_rows = Dataset.read_csv(tmp_path / "b" / "tiny.csv").rows
@@ -117,34 +120,34 @@ def test_train_labels_on_workers_and_in_process_resumes_and_installs(tmp_path: P
     assert all(len(r.identity) == 16 for r in local_rows)
     _stale(tmp_path / "b" / "tiny.csv", "star_3d_xyz_r1")
     # the installed model is kept unless --force, said before any labelling
-    refused = run_gtune(*installed, db=db, env_extra=env)
+    refused = gtune(*installed, db=db, env_extra=env)
     assert refused.returncode == 2 and "--force" in refused.stderr, refused.stderr
     assert (
         str(models / "tiny.csv") in refused.stderr
         and "labelling" not in refused.stdout + refused.stderr
     )
     installed.append("--force")
-    kept = run_gtune(*installed, db=db, env_extra=env)
+    kept = gtune(*installed, db=db, env_extra=env)
     assert kept.returncode == 0 and "labelled again" not in kept.stderr, kept.stderr
     assert "configurations measured" not in kept.stderr
-    relabel = run_gtune(*installed, "--relabel-changed", db=db, env_extra=env)
+    relabel = gtune(*installed, "--relabel-changed", db=db, env_extra=env)
     assert relabel.returncode == 0, relabel.stderr
     assert "labelled again (1: the kernel changed since its row): star_3d_xyz_r1" in " ".join(
         relabel.stderr.split()
     )
     assert "configurations measured" not in relabel.stderr  # the store serves the kernel
     assert Dataset.read_csv(tmp_path / "b" / "tiny.csv").rows == local_rows  # identity back
-    listed = run_gtune("models", "--json", env_extra=env)
+    listed = gtune("models", "--json", env_extra=env)
     assert listed.returncode == 0, listed.stderr
     assert "tiny" in [m["name"] for m in json.loads(listed.stdout)]
-    again = run_gtune(*common, "--out", str(tmp_path / "a"), "--workers-per-device", "2", db=db)
+    again = gtune(*common, "--out", str(tmp_path / "a"), "--workers-per-device", "2", db=db)
     assert again.returncode == 0, again.stderr
     assert "configurations measured" not in again.stderr  # nothing left to measure
     assert Dataset.read_csv(tmp_path / "a" / "tiny.csv").rows == cluster_rows
     # a row of another version of its kernel, labelled again on the workers: the
     # ledger's searches recorded this version, so they are served, nothing measured
     _stale(tmp_path / "a" / "tiny.csv", "dense_1d_x_r1")
-    relabel = run_gtune(
+    relabel = gtune(
         *common, "--out", str(tmp_path / "a"), "--workers-per-device", "2", "--relabel-changed",
         db=db,
     )  # fmt: skip
@@ -162,7 +165,7 @@ def test_train_labels_on_workers_and_in_process_resumes_and_installs(tmp_path: P
     Dataset([r for r in cluster_rows if r.kernel != "dense_1d_x_r1"]).write_csv(
         tmp_path / "a" / "tiny.csv"
     )
-    rerun = run_gtune(*common, "--out", str(tmp_path / "a"), "--workers-per-device", "2", db=db)
+    rerun = gtune(*common, "--out", str(tmp_path / "a"), "--workers-per-device", "2", db=db)
     assert rerun.returncode == 0, rerun.stderr
     after = [json.loads(line) for line in ledger.read_text().splitlines()]
     assert [e["key"] for e in after[len(entries) :]] == [stale["key"]]
@@ -171,19 +174,19 @@ def test_train_labels_on_workers_and_in_process_resumes_and_installs(tmp_path: P
     )
     assert Dataset.read_csv(tmp_path / "a" / "tiny.csv").rows == cluster_rows
     # every kernel a close call (margin 10: up to 11 times as slow): the two fastest
-    # searched to 8 each, on the workers and in this process alike, the first 4 from
+    # searched to 6 each, on the workers and in this process alike, the first 4 from
     # the store
-    deeper = ["--deepen", "8", "--deepen-margin", "10"]
-    spread = run_gtune(
+    deeper = ["--deepen", "6", "--deepen-margin", "10"]
+    spread = gtune(
         *common, *deeper, "--out", str(tmp_path / "a"), "--workers-per-device", "2", db=db
     )
     assert spread.returncode == 0, spread.stderr
-    assert spread.stderr.count("searched deeper (8 each)") == 2
+    assert spread.stderr.count("searched deeper (6 each)") == 2
     deep_rows = {r.kernel: r for r in Dataset.read_csv(tmp_path / "a" / "tiny.csv").rows}
     for first in cluster_rows:
         row = deep_rows[first.kernel]
         pair = sorted(first.times, key=lambda t: first.times[t])[:2]
-        assert row.deepened == 8
+        assert row.deepened == 6
         for t in first.times:
             assert row.times[t] <= first.times[t]
             assert (
@@ -191,17 +194,20 @@ def test_train_labels_on_workers_and_in_process_resumes_and_installs(tmp_path: P
                 if t in pair
                 else row.configs[t] == first.configs[t]
             )
-    local = run_gtune(*common, *deeper, "--out", str(tmp_path / "b"), db=db)
+    local = gtune(*common, *deeper, "--out", str(tmp_path / "b"), db=db)
     assert local.returncode == 0, local.stderr
     local_deep = {r.kernel: r for r in Dataset.read_csv(tmp_path / "b" / "tiny.csv").rows}
     assert {k: (r.times, r.deepened) for k, r in local_deep.items()} == {
         k: (r.times, r.deepened) for k, r in deep_rows.items()
     }
-    again = run_gtune(*common, *deeper, "--out", str(tmp_path / "b"), db=db)
+    again = gtune(*common, *deeper, "--out", str(tmp_path / "b"), db=db)
     assert again.returncode == 0 and "searched deeper" not in again.stderr, again.stderr
 
 
-def test_a_time_limit_before_any_label_keeps_the_measurements_and_says_so(tmp_path: Path) -> None:
+def test_a_time_limit_before_any_label_keeps_the_measurements_and_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gtune = gtune_in_process(capsys, monkeypatch)  # the command in this process
     db, out = tmp_path / "t.db", tmp_path / "model"
     args = [
         "train",
@@ -223,7 +229,7 @@ def test_a_time_limit_before_any_label_keeps_the_measurements_and_says_so(tmp_pa
         "--out",
         str(out),
     ]
-    proc = run_gtune(*args, db=db)
+    proc = gtune(*args, db=db)
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr
     assert "--max-minutes" in proc.stderr and "kept in the store" in proc.stderr
