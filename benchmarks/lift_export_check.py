@@ -162,8 +162,8 @@ def measure_winner(
     name: str, k: Mapping[str, Any], definition: Path, store: Path, env: Mapping[str, str]
 ) -> dict[str, Any]:
     """``gtune measure`` of the recorded winner into ``store``: its status and median
-    when it measured ok with exactly that configuration, else the kernel's FAILED row
-    (``ok`` false)."""
+    when it measured ok with that configuration (parameters the template gained since at
+    their defaults), else the kernel's FAILED row (``ok`` false)."""
     config: dict[str, int] = k["lifted_config"]
     size = k["size"]
     text = ",".join(f"{a}={b}" for a, b in config.items())
@@ -184,15 +184,20 @@ def measure_winner(
     if status != "ok":
         progress(f"{name}: the winner measured {status}: {message}")
         return {**row, "status": status, "note": f"measure: {status}: {message}"[:2000]}
-    if result.get("config") != config:
+    measured = dict(result.get("config") or {})
+    if any(measured.get(k) != v for k, v in config.items()):
         progress(f"{name}: measured {result.get('config')}, not the recorded {config}")
         return {
             **row,
             "status": "incomplete",
             "note": f"measure: measured {result.get('config')}, not the recorded configuration",
         }
+    # parameters the template has gained since the winner was recorded take their
+    # defaults (the code the recorded configuration ran): named in the row
+    added = {k: v for k, v in measured.items() if k not in config}
     progress(f"{name}: the winner measured ok, median {result['median_s'] * 1e3:.4f} ms")
-    return {"status": "ok", "measured_s": result["median_s"]}
+    row = {"status": "ok", "measured_s": result["median_s"]}
+    return {**row, "defaults_added": added} if added else row
 
 
 def check_winners(args: argparse.Namespace) -> int:
