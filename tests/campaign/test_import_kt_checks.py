@@ -1,7 +1,7 @@
 """``import-kt`` checks every entry against the description (issue 45): domains,
 constraints, integer values, keys that spell their values, plausible times; refusals
 are counted by reason with examples; non-regular files are refused before they are
-opened; a 200,000-entry cache imports in seconds (batched writes)."""
+opened; a 50,000-entry cache imports in seconds (batched writes)."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from gtune.exceptions import InputError
 from gtune.measure.result import Status
 from gtune.store import SQLiteStore
 from tests.conftest import DATA, ROOT, run_gtune
+from tests.inprocess import gtune_in_process
 
 HEAT = str(ROOT / "stencils" / "heat3d.cl")
 SIZE = {"NX": 16, "NY": 16, "NZ": 16}
@@ -158,7 +159,10 @@ def test_a_fifo_is_refused_before_it_is_opened(tmp_path: Path) -> None:
     assert "not a regular file" in proc.stderr and str(fifo) in proc.stderr
 
 
-def test_the_command_reports_refusals_by_reason_and_imports_the_rest(tmp_path: Path) -> None:
+def test_the_command_reports_refusals_by_reason_and_imports_the_rest(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run_gtune = gtune_in_process(capsys, monkeypatch)  # the commands in this process
     path = tmp_path / "kt.json"
     entries = [_entry({"WX": 8}), _entry({"WX": 3}), _entry({"WX": 4}, time_ms=1e30)]
     path.write_text(json.dumps(_cache(entries, ["WX"])))
@@ -171,7 +175,10 @@ def test_the_command_reports_refusals_by_reason_and_imports_the_rest(tmp_path: P
         assert [r.config["WX"] for r in store.results()] == [8]
 
 
-def test_a_cache_whose_every_entry_is_refused_is_an_error(tmp_path: Path) -> None:
+def test_a_cache_whose_every_entry_is_refused_is_an_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run_gtune = gtune_in_process(capsys, monkeypatch)  # the commands in this process
     path = tmp_path / "kt.json"
     path.write_text(json.dumps(_cache([_entry({"WX": 3}), _entry({"WX": 0})], ["WX"])))
     proc = run_gtune(
@@ -182,7 +189,10 @@ def test_a_cache_whose_every_entry_is_refused_is_an_error(tmp_path: Path) -> Non
 
 
 @pytest.mark.slow
-def test_200000_entries_import_in_batches_within_a_minute(tmp_path: Path) -> None:
+def test_50000_entries_import_in_batches_within_15_s(tmp_path: Path) -> None:
+    """A quarter of the 200,000 entries this test once imported, and of its minute:
+    one write a row took 3 minutes for 200,000, so about 45 s for these; batched,
+    200,000 took 34 s on a loaded two-core machine, well inside its minute."""
     shutil.copy(DATA / "naive7.cl", tmp_path / "big.cl")
     text = (DATA / "naive7.yaml").read_text()
     text = text.replace("kernel: naive7", "kernel: naive7\nsource: big.cl")
@@ -193,20 +203,18 @@ def test_200000_entries_import_in_batches_within_a_minute(tmp_path: Path) -> Non
     )
     text = "\n".join(ln for ln in text.splitlines() if not ln.startswith("reference"))
     (tmp_path / "big.yaml").write_text(text + "\n")
-    entries = [_entry({"A": a, "B": b}, 0.5) for a in range(1, 1001) for b in range(1, 201)]
+    entries = [_entry({"A": a, "B": b}, 0.5) for a in range(1, 251) for b in range(1, 201)]
     path = tmp_path / "kt.json"
     path.write_text(json.dumps(_cache(entries, ["A", "B"])))
     kernel = load_kernel(tmp_path / "big.yaml")
     store = SQLiteStore(tmp_path / "s.db")
     phases: list[tuple[str, int, int]] = []
     began = time.monotonic()
-    done = import_kt(
-        path, kernel, store, "kt-x", progress=lambda *a: phases.append(a)
-    )  # 3 minutes before writes were batched
+    done = import_kt(path, kernel, store, "kt-x", progress=lambda *a: phases.append(a))
     seconds = time.monotonic() - began
-    assert (done.added, done.refused.total) == (200_000, 0)
-    assert seconds < 60, seconds
-    assert ("storing", 200_000, 200_000) in phases and phases[0][0] == "checking"
-    assert store.count() == 200_000
+    assert (done.added, done.refused.total) == (50_000, 0)
+    assert seconds < 15, seconds
+    assert ("storing", 50_000, 50_000) in phases and phases[0][0] == "checking"
+    assert store.count() == 50_000
     assert all(r.status is Status.OK for r in store.results()[:10])
     store.close()
