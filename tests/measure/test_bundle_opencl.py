@@ -42,8 +42,8 @@ def _tune(kernel: Any, bundle: str, monkeypatch: pytest.MonkeyPatch) -> TuningRe
         device=select_device(None),
         strategy="random",
         technique="whole",  # one search: its configurations come as one batch
-        strategy_options={"n": 10, "seed": 3},
-        budget=Budget.parse("10"),
+        strategy_options={"n": 8, "seed": 3},  # two bundles of 4
+        budget=Budget.parse("8"),
         store="sqlite://",
         confirm=None,
         runs=1,
@@ -121,7 +121,7 @@ def test_a_source_the_renaming_misses_is_built_singly(
     monkeypatch.setenv("GTUNE_BUNDLE", "3")
     with (
         caplog.at_level(logging.INFO, logger="gtune.measure"),
-        OpenCLEvaluator(kernel, runs=1, compile_workers=2) as ev,
+        OpenCLEvaluator(kernel, runs=1, compile_workers=1) as ev,
     ):
         results = list(ev.evaluate_batch(configs))
         results += list(ev.evaluate_batch(configs))
@@ -160,12 +160,12 @@ def test_a_source_with_an_include_is_built_singly_and_says_so(
         default={"WX": 4, "WPT": 1},
     )
     configs = [{"WX": x, "WPT": w} for x in (2, 4) for w in (1, 2, 4)]
-    with OpenCLEvaluator(kernel, runs=1, compile_workers=2, max_bundle=1) as ev:
+    with OpenCLEvaluator(kernel, runs=1, compile_workers=1, max_bundle=1) as ev:
         expected = [r.status for r in ev.evaluate_batch(configs)]
     monkeypatch.setenv("GTUNE_BUNDLE", "3")
     with (
         caplog.at_level(logging.INFO, logger="gtune.measure"),
-        OpenCLEvaluator(kernel, runs=1, compile_workers=2) as ev,
+        OpenCLEvaluator(kernel, runs=1, compile_workers=1) as ev,
     ):
         results = list(ev.evaluate_batch(configs))
         assert ev.max_bundle == 1
