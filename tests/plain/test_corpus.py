@@ -16,7 +16,7 @@ from gtune.budget import Budget
 from gtune.measure import Status
 from gtune.plain import plain_kernel
 from gtune.tuning import ConfirmPolicy, TuningReport
-from tests.conftest import run_gtune
+from tests.inprocess import gtune_in_process
 
 # the tests' evaluators share the module's worker processes (a fresh interpreter, pyopencl
 # and a driver context per kernel otherwise); the CLI tests start their own
@@ -101,7 +101,9 @@ def device():
 CONFIRM = ConfirmPolicy(rounds=1, extra_rounds=0)
 
 
-def _tune(path: Path, kwargs: Mapping[str, Any], device: Any, budget: str = "6") -> TuningReport:
+def _tune(path: Path, kwargs: Mapping[str, Any], device: Any, budget: str = "4") -> TuningReport:
+    """Tuned with a budget of 4 by default: besides the default (the reference), a
+    few configurations to verify, what every check below reads."""
     kernel = plain_kernel(path, **kwargs)
     return tune(
         kernel,
@@ -137,7 +139,7 @@ def test_corpus_kernel_verifies(name: str, device):
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_corpus_wrong_variant_is_caught(name: str, device):
     """Every result of a wrong variant is caught (a budget of 3 shows it as 6 would);
-    blur_block, wrong only away from its hard-coded block, keeps 6 to see both kinds."""
+    blur_block, wrong only away from its hard-coded block, takes 6 to see both kinds."""
     kwargs, caught = CASES[name]
     budget = "6" if name == "blur_block" else "3"
     report = _tune(CORPUS / f"{name}_wrong.cl", kwargs, device, budget)
@@ -156,20 +158,26 @@ def test_corpus_wrong_variant_is_caught(name: str, device):
         assert best is None
 
 
-def test_cli_run_shows_inferences_and_unverified(tmp_path: Path):
+def test_cli_run_shows_inferences_and_unverified(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+):
+    gtune = gtune_in_process(capsys, monkeypatch)  # the commands in this process
     out = tmp_path / "r.json"
     args = ["--size", "32x16", "--budget", "4", "--runs", "1", "--json", str(out)]
-    proc = run_gtune("run", str(CORPUS / "jacobi_nonconst_wrong.cl"), *args, db=tmp_path / "r.db")
+    proc = gtune("run", str(CORPUS / "jacobi_nonconst_wrong.cl"), *args, db=tmp_path / "r.db")
     assert proc.returncode == 0, proc.stderr
     assert "inferred: out: input: only read" in proc.stderr
     assert "UNVERIFIED" in proc.stdout and "nothing to compare" in proc.stdout
     assert "nothing to compare" in json.loads(out.read_text())["unverified"]
 
 
-def test_cli_measure_accepts_plain_kernels(tmp_path: Path):
+def test_cli_measure_accepts_plain_kernels(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+):
+    gtune = gtune_in_process(capsys, monkeypatch)  # the commands in this process
     kernel = str(CORPUS / "blur_block.cl")
     ties = ["--param", "block_size_x=WX", "--param", "block_size_y=WY"]
-    proc = run_gtune(
+    proc = gtune(
         "measure",
         kernel,
         "--size",
@@ -242,17 +250,20 @@ def test_partly_wrong_variants_are_caught_at_every_wrong_configuration(name: str
             assert result.status is expected, (config, result.message)
 
 
-def test_cli_run_counts_wrong_results_and_names_the_verification(tmp_path: Path):
+def test_cli_run_counts_wrong_results_and_names_the_verification(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+):
+    gtune = gtune_in_process(capsys, monkeypatch)  # the commands in this process
     out = tmp_path / "r.json"
     flags = ["--param", "block_size_x=WX", "--param", "block_size_y=WY", "--default", "WX=16,WY=1"]
-    proc = run_gtune(
+    proc = gtune(
         "run",
         str(CORPUS / "blur_block_wrong.cl"),
         "--size",
         "128x8",
         *flags,
         "--budget",
-        "8",
+        "6",
         "--runs",
         "1",
         "--json",
