@@ -1,4 +1,5 @@
-"""The foundation commands end to end, in subprocesses, on the real OpenCL device."""
+"""The foundation commands end to end, in subprocesses, on the real OpenCL device (the
+refusals of bad input in-process, through gtune.cli.main: tests.inprocess)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT, run_gtune
+from tests.inprocess import gtune_in_process
 
 pytestmark = pytest.mark.opencl
 
@@ -69,7 +71,8 @@ def test_measure_default_and_results_export(tmp_path: Path, data_dir: Path):
     assert exported["results"][0]["config"] == {"WX": 8, "WY": 4, "WZ": 1}
 
 
-def test_build_error_is_one_message_with_log(tmp_path: Path, kernel_copy):
+def test_build_error_is_one_message_with_log(tmp_path: Path, kernel_copy, capsys, monkeypatch):
+    run_gtune = gtune_in_process(capsys, monkeypatch)  # the commands in this process
     path = kernel_copy("naive7", lambda t: t + "build_options: [-DBROKEN]\n")
     proc = run_gtune("measure", str(path), db=tmp_path / "r.db")
     assert proc.returncode == 2
@@ -89,8 +92,9 @@ def test_build_error_is_one_message_with_log(tmp_path: Path, kernel_copy):
         ),
     ],
 )
-def test_bad_input_exits_2_without_traceback(tmp_path: Path, args, message):
-    proc = run_gtune(*args, db=tmp_path / "r.db", cwd=ROOT)
+def test_bad_input_exits_2_without_traceback(tmp_path: Path, args, message, capsys, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    proc = gtune_in_process(capsys, monkeypatch)(*args, db=tmp_path / "r.db")
     assert proc.returncode == 2, proc.stderr
     assert message in proc.stderr and "Traceback" not in proc.stderr
 
