@@ -99,6 +99,20 @@ def _configs(kernel: TunableKernel, limits: dict[str, int]) -> list[dict[str, in
     return out
 
 
+def _configs_and_firsts(
+    kernel: TunableKernel, limits: dict[str, int]
+) -> list[tuple[dict[str, int], bool]]:
+    """``_configs``, each with whether it is the first of its technique (global, local,
+    streaming): where a wrong kernel is run, once a technique."""
+    seen: set[tuple[int, int]] = set()
+    out = []
+    for cfg in _configs(kernel, limits):
+        path = (cfg.get("LOCAL", 0), cfg.get("STREAM", 0))
+        out.append((cfg, path not in seen))
+        seen.add(path)
+    return out
+
+
 @pytest.mark.opencl
 @pytest.mark.usefixtures("shared_workers")
 @pytest.mark.parametrize(
@@ -117,10 +131,11 @@ def test_the_template_reads_a_padded_field(dims: int, boundary: str, pad: int) -
         kernel, source=kernel.source.replace("#define SRC_PAD_X", "#define SRC_PAD_X 0 //")
     )
     with OpenCLEvaluator(kernel, runs=1) as ev, OpenCLEvaluator(bad, runs=1) as wrong:
-        for cfg in _configs(kernel, limits):
+        for cfg, first in _configs_and_firsts(kernel, limits):
             result = ev.evaluate(cfg)
             assert result.status is Status.OK, (cfg, result.message)
-            assert wrong.evaluate(cfg).status is not Status.OK, cfg  # the pad matters
+            if first:  # the pad matters
+                assert wrong.evaluate(cfg).status is not Status.OK, cfg
 
 
 def _weighted(radius: int, pad: int, boundary: str = "clamp") -> dict[str, Any]:
@@ -199,10 +214,11 @@ def test_the_template_reads_weights_from_their_array(boundary: str, fixed: bool)
     )
     assert bad.source != kernel.source
     with OpenCLEvaluator(kernel, runs=1) as ev, OpenCLEvaluator(bad, runs=1) as wrong:
-        for cfg in _configs(kernel, limits):
+        for cfg, first in _configs_and_firsts(kernel, limits):
             result = ev.evaluate(cfg)
             assert result.status is Status.OK, (cfg, result.message)
-            assert wrong.evaluate(cfg).status is Status.WRONG_RESULT, cfg
+            if first:
+                assert wrong.evaluate(cfg).status is Status.WRONG_RESULT, cfg
 
 
 def test_an_arrays_given_values_are_checked() -> None:
@@ -232,8 +248,8 @@ def _example(tuned: Path, original: Path, *extra: str) -> str:
 def test_padded_convolution_with_a_filter_array_lift_run_export(tmp_path: Path, fixed: bool):
     """The corpus convolution (padded input, __constant filter) from the command line:
     lift from flags, tune against the original, export, and the exported kernel against
-    the original on fresh data at two sizes; with the filter taken at run time, on
-    other weights too (with --weights-fixed the tuned kernel holds the recorded ones)."""
+    the original on fresh data (at a second size too with the filter taken at run time)
+    and on other weights (with --weights-fixed the tuned kernel holds the recorded ones)."""
     entry = yaml.safe_load((ROOT / "stencils" / "plain" / "manifest.yaml").read_text())
     flags = entry["kernels"]["convolution"]["flags"]
     out = tmp_path / "conv.stencil.yaml"
@@ -253,13 +269,14 @@ def test_padded_convolution_with_a_filter_array_lift_run_export(tmp_path: Path, 
         assert d.weights["filter"] == tuple(filt)
     assert [a.name for a in d.arguments] == ["output", "input", "filter", "width", "height"]
     db = tmp_path / "r.db"
-    ran = run_gtune("run", str(out), "--size", "64x32", "--budget", "3", db=db)
+    ran = run_gtune("run", str(out), "--size", "64x32", "--budget", "2", db=db)
     assert ran.returncode == 0, ran.stderr
     assert "over the original" in ran.stdout + ran.stderr
     exported = run_gtune("export", str(out), "--size", "64x32", "-o", str(tmp_path / "t"), db=db)
     assert exported.returncode == 0, exported.stderr
     tuned = tmp_path / "t" / "conv_tuned.json"
-    for extra in ([], ["--size", "96x64"]):
+    # (the second size once: the exported kernel's sizes do not depend on --weights-fixed)
+    for extra in ([], ["--size", "96x64"])[: 1 if fixed else 2]:
         said = _example(tuned, out, *extra)
         assert "output: max |tuned - original| = 0 (ok)" in said, said
     # other weights at run time: the exported kernel reads its filter argument
