@@ -31,7 +31,15 @@ pytestmark = pytest.mark.opencl
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS_DIR = ROOT / "tests" / "data" / "definitions"
 CORPUS = sorted(CORPUS_DIR.glob("*.stencil.yaml"))
-REAL = sorted((ROOT / "stencils").glob("*.stencil.yaml"))
+# The real stencils (stencils/*.stencil.yaml) less jacobi2d and heat3d: the corpus's
+# star2d_c and star3d_c with numbers for weights, as blur5, box27 and laplacian4 have
+# (test_real_stencils.py runs every real stencil's default and a tuned configuration).
+SAME_AS_CORPUS = ("jacobi2d", "heat3d")
+REAL = sorted(
+    p
+    for p in (ROOT / "stencils").glob("*.stencil.yaml")
+    if p.name.removesuffix(".stencil.yaml") not in SAME_AS_CORPUS
+)
 
 
 @pytest.fixture(scope="module")
@@ -142,7 +150,8 @@ def test_a_wrong_kernel_is_caught(tmp_path: Path) -> None:
 def test_zero_boundary_reads_zero_not_the_edge(name: str, limits: dict[str, int]) -> None:
     """The zero boundary's kernels rendered without ZERO (so clamping their neighbours,
     every point still written) fail verification in every technique: the corpus' zero
-    definitions test what a neighbour beyond an edge reads."""
+    definitions test what a neighbour beyond an edge reads. The two take the techniques
+    by turns (2D: global, local, stream; 3D: vec, image), each technique's teeth once."""
     from dataclasses import replace
 
     kernel = load_kernel(ROOT / "tests" / "data" / "definitions" / f"{name}.stencil.yaml")
@@ -153,7 +162,8 @@ def test_zero_boundary_reads_zero_not_the_edge(name: str, limits: dict[str, int]
     try:
         configs = technique_configs(kernel, limits)
         assert set(configs) == {"global", "vec", "local", "image", "stream"}
-        for technique, cfg in configs.items():
+        turn = ["conv2d_zero", "star3d_zero"].index(name)
+        for technique, cfg in list(configs.items())[turn::2]:
             assert evaluator.evaluate(cfg).status is Status.WRONG_RESULT, technique
     finally:
         evaluator.close()
@@ -197,7 +207,8 @@ def test_a_written_rim_is_written_in_every_technique(
 ) -> None:
     """The interior kernels whose rim is written (a copy of the input, a constant)
     rendered without RIM_WRITE (so keeping the rim) fail verification in every
-    technique: the corpus' rim definitions test what the rim holds."""
+    technique: the corpus' rim definitions test what the rim holds. The two take the
+    techniques by turns, each technique's teeth once."""
     from dataclasses import replace
 
     kernel = load_kernel(CORPUS_DIR / f"{name}.stencil.yaml")
@@ -208,7 +219,8 @@ def test_a_written_rim_is_written_in_every_technique(
     try:
         configs = technique_configs(kernel, limits)
         assert {"global", "vec", "local", "image", "stream"} <= set(configs)
-        for technique, cfg in configs.items():
+        turn = ["sobel2d_rim_copy", "star3d_rim_const"].index(name)
+        for technique, cfg in list(configs.items())[turn::2]:
             assert evaluator.evaluate(cfg).status is Status.WRONG_RESULT, technique
     finally:
         evaluator.close()
@@ -343,7 +355,7 @@ def definitions(
 @pytest.mark.slow
 @pytest.mark.usefixtures("shared_workers")
 @settings(
-    max_examples=4,
+    max_examples=2,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
@@ -394,7 +406,7 @@ def separable_definitions(draw: st.DrawFn) -> dict[str, Any]:
 
 @pytest.mark.usefixtures("shared_workers")
 @settings(
-    max_examples=3,
+    max_examples=2,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
@@ -539,10 +551,15 @@ def test_a_scaled_separable_stencil_verifies_axis_by_axis(
     centre = "T(0, ((REAL)0.375*gain))"  # the y factor's centre weight times the scalar
     assert kernel.source.count(centre) == 1
     bad = replace(kernel, source=kernel.source.replace(centre, "T(0, ((REAL)0.375))"))
-    for k, status in ((kernel, Status.OK), (bad, Status.WRONG_RESULT)):
+    # the wrong kernel caught in one configuration a boundary: streaming (clamp), the
+    # vector technique's row sums (interior)
+    for k, status, tried in (
+        (kernel, Status.OK, configs),
+        (bad, Status.WRONG_RESULT, configs[-1:]),
+    ):
         evaluator = OpenCLEvaluator(k, runs=1)
         try:
-            for cfg in configs:
+            for cfg in tried:
                 result = evaluator.evaluate(cfg)
                 assert result.status is status, (cfg, result.message)
         finally:
