@@ -45,7 +45,9 @@
  *   RIM        VX > 1 without streaming, interior boundary: 1: every vector is computed
  *              whole, those that straddle a row's rim from reads clamped into the row,
  *              and writes its interior lanes (no branch around the terms); 0: a vector
- *              that touches the rim is computed lane by lane
+ *              that touches the rim is computed lane by lane. The clamp boundary
+ *              (CLAMP=1, ZERO=0): every vector whole, one that touches an x edge built
+ *              from its lanes' clamped elements (XEDGE), every lane and row written
  *   RIN        RIM=1 (the vector technique): 1: a work-item whose BY x BZ rows and
  *              their neighbour rows all lie inside reads its vectors through one
  *              pointer per field plus compile-time row offsets (the interior path),
@@ -271,8 +273,8 @@
 #if RIM != 0 && RIM != 1
 #error "RIM must be 0 or 1"
 #endif
-#if RIM && (VX == 1 || STREAM || TB > 1 || CLAMP)
-#error "RIM (whole rim vectors) applies to the vector technique with the interior boundary: VX > 1, STREAM=0, TB=1, CLAMP=0"
+#if RIM && (VX == 1 || STREAM || TB > 1 || ZERO)
+#error "RIM (whole rim vectors) applies to the vector technique with the interior or clamp boundary: VX > 1, STREAM=0, TB=1, ZERO=0"
 #endif
 #if RIN != 0 && RIN != 1
 #error "RIN must be 0 or 1"
@@ -796,6 +798,26 @@ static inline VT vin_words_(const VE w) {
 #else
 #define VCL(i) (i)
 #endif
+#if RIM && CLAMP
+/* The clamp boundary with RIM=1: a vector that touches an x edge (XEDGE: x < RX or
+   x + VX > NX - RX, some lane's neighbour x + dx beyond the row) builds each shifted
+   vector from its lanes' elements, lane i read at its own clamped index CLX(x + i + dx)
+   (XGATHER), so a lane whose neighbour lies beyond the edge reads the edge element, as
+   the clamp boundary reads it, and every lane is written. Every other vector reads two
+   vectors and COMPOSEs them, the interior boundary's code. xe_: whether the vector
+   touches an x edge; the work-item's code for a vector stands twice, once for each
+   value (a loop of two unrolled, XEDGE_PATHS), so in each copy xe_ is a constant and
+   the vectors inside carry no branch. Rows in y and z: VRY, VRZ (and CLY, CLZ) clamp
+   them, the clamp boundary's rows; every row is written (LOY = 0, HIY = NY). */
+#define XEDGE(x) ((x) < RX || (x) + VX > NX - RX)
+#define XG_(e, xx) ((REAL)(e)[CLX(xx)])
+#define XG2_(e, xx) XG_(e, xx), XG_(e, (xx) + 1)
+#define XG4_(e, xx) XG2_(e, xx), XG2_(e, (xx) + 2)
+#define XG8_(e, xx) XG4_(e, xx), XG4_(e, (xx) + 4)
+#define XG16_(e, xx) XG8_(e, xx), XG8_(e, (xx) + 8)
+/* the VX elements x + dx .. x + dx + VX - 1 of the row at e, each index clamped */
+#define XGATHER(e, xx) ((VT)(CAT(CAT(XG, VX), _)(e, xx)))
+#endif
 /* BY, BZ > 1: a block's rows may lie beyond an edge of the array (y < RY, say, where
    the next row of the block is written): their neighbours' rows are clamped into the
    array. Such rows are not written, and a written row's neighbours lie inside. */
@@ -851,6 +873,23 @@ static inline VT vin_words_(const VE w) {
         if (SHIFT(dx) != 0) {                                                            \
             const VT b_ = VIN(r_[xv + VFLOOR(dx) + 1]);                                  \
             v_ = COMPOSE(v_, b_, SHIFT(dx));                                             \
+        }                                                                                \
+        acc += (w) * F(v_);                                                              \
+    }
+#elif RIM && CLAMP
+/* an x edge's vector (xe_) from its lanes' clamped elements, others as below */
+#define VREAD_TERM(p, dx, dy, dz, w)                                                     \
+    {                                                                                    \
+        VT v_;                                                                           \
+        if (xe_) {                                                                       \
+            v_ = XGATHER((p) + IDX(VRZ(z + (dz)), VRY(y + (dy)), 0), x + (dx));          \
+        } else {                                                                         \
+            __global const VE *r_ = VROW(p, VRZ(z + (dz)), VRY(y + (dy)));               \
+            v_ = VIN(r_[VCL(xv + VFLOOR(dx))]);                                          \
+            if (SHIFT(dx) != 0) {                                                        \
+                const VT b_ = VIN(r_[VCL(xv + VFLOOR(dx) + 1)]);                         \
+                v_ = COMPOSE(v_, b_, SHIFT(dx));                                         \
+            }                                                                            \
         }                                                                                \
         acc += (w) * F(v_);                                                              \
     }
@@ -917,8 +956,29 @@ static inline VT vin_words_(const VE w) {
    y or z rim), so the x rim (a lane of every row's first and last warp) does not
    send its warp down both paths; it differs only in the store. oz_ and oy_: the
    row's offset from the block's first row, constants once the row loops unroll. */
+#if CLAMP /* the clamp boundary writes every row: its neighbour rows inside too */
+#define RIM_ROWS_INSIDE(y, z)                                                            \
+    ((y) >= RY && (y) + BY <= NY - RY && (z) >= RZ && (z) + BZ <= NZ - RZ)
+#else
 #define RIM_ROWS_INSIDE(y, z) ((y) >= LOY && (y) + BY <= HIY && (z) >= LOZ && (z) + BZ <= HIZ)
+#endif
 #define IN_ROW(dy, dz) ((((idx_t)(oz_ + (dz))) * NY + (oy_ + (dy))) * (NX / VX))
+#if CLAMP /* an x edge's vector (xe_) from its lanes' clamped elements, as VREAD_TERM */
+#define IN_READ_AT(base, dx, dy, dz, w)                                                  \
+    {                                                                                    \
+        VT v_;                                                                           \
+        if (xe_) {                                                                       \
+            v_ = XGATHER((__global const ELEM *)(base) + IN_ROW(dy, dz) * VX, x + (dx)); \
+        } else {                                                                         \
+            v_ = VIN(((base) + VCL(xv + VFLOOR(dx)))[IN_ROW(dy, dz)]);                   \
+            if (SHIFT(dx) != 0) {                                                        \
+                const VT b_ = VIN(((base) + VCL(xv + VFLOOR(dx) + 1))[IN_ROW(dy, dz)]);  \
+                v_ = COMPOSE(v_, b_, SHIFT(dx));                                         \
+            }                                                                            \
+        }                                                                                \
+        acc += (w) * F(v_);                                                              \
+    }
+#else
 #define IN_READ_AT(base, dx, dy, dz, w)                                                  \
     {                                                                                    \
         VT v_ = VIN(((base) + VCL(xv + VFLOOR(dx)))[IN_ROW(dy, dz)]);                    \
@@ -928,6 +988,7 @@ static inline VT vin_words_(const VE w) {
         }                                                                                \
         acc += (w) * F(v_);                                                              \
     }
+#endif
 #if SRC_PADDED
 /* the padded primary field: s_ is the block's first padded row (its x = -SRC_PAD_X),
    its rows SNXV vectors apart, its planes NY + 2*SRC_PAD_Y rows */
@@ -2285,6 +2346,13 @@ void KERNEL_NAME(KERNEL_ARGS)
                     for (int b = 0; b < BX; b += VX) {
                         const int x = bx0 + lx * BX + b;
 #if RIM
+#if CLAMP
+                        /* XEDGE_PATHS: the clamp boundary's code for a vector twice, xe_
+                           (the vector touches an x edge) a constant in each copy */
+#pragma unroll
+                        for (int xe_ = 0; xe_ < 2; ++xe_)
+                            if (xe_ == (int)XEDGE(x))
+#endif
                         {
                             /* every vector whole (VCL): no branch around the terms, one
                                stretch of code for every block; measured on the H100 at

@@ -359,7 +359,7 @@ def _parameters(
     image_doc: str,
     steps: int = 1,
     separable: bool = False,
-    interior: bool = True,
+    rim_vectors: bool = True,
 ) -> dict[str, Any]:
     def pow2(hi: str, default: int, doc: str) -> dict[str, Any]:
         return {"pow2": [1, hi], "default": default, "doc": doc}
@@ -403,7 +403,7 @@ def _parameters(
             "vector technique with RIM: the row sums of a work-item's rows combined in y"
             + (", then z)" if dims3 else ")"),
         }
-    if interior:
+    if rim_vectors:
         params.update(_rim_parameters(dims3))
     if steps > 1 and dims3:
         params.update(_zreg_parameters())
@@ -424,7 +424,7 @@ def _parameters(
 
 def _rim_parameters(dims3: bool) -> dict[str, Any]:
     """The vector technique's whole rim vectors, interior path and row blocks (the
-    interior boundary only)."""
+    interior and clamp boundaries)."""
     params: dict[str, Any] = {}
     params["RIM"] = {
         "values": [0, 1],
@@ -514,17 +514,20 @@ class _Geometry:
         return self.d.steps > 1
 
     @property
-    def interior(self) -> bool:
-        return self.d.boundary == "interior"
+    def rim_vectors(self) -> bool:
+        """Whether the vector technique's whole rim vectors (RIM), with the interior path
+        (RIN), row blocks (BY, BZ) and SEP, apply: the interior and clamp boundaries (the
+        zero boundary has none)."""
+        return self.d.boundary in ("interior", "clamp")
 
     @property
     def by(self) -> str:
         """Rows merged in y (BY): the vector technique's, with whole rim vectors."""
-        return "BY*" if self.interior else ""
+        return "BY*" if self.rim_vectors else ""
 
     @property
     def bz(self) -> str:
-        return "BZ*" if self.interior and self.dims3 else ""
+        return "BZ*" if self.rim_vectors and self.dims3 else ""
 
     @property
     def one_step(self) -> str:
@@ -631,13 +634,13 @@ def _vector_and_image_constraints(g: _Geometry) -> list[str]:
     if separable_factors(g.d) is not None:  # 2D streaming, and whole rim vectors
         constraints.append(
             ("SEP == 0 or RIM == 1" if g.dims3 else "SEP == 0 or STREAM == 1 or RIM == 1")
-            if g.interior
+            if g.rim_vectors
             else "SEP == 0 or STREAM == 1"
         )
         if _one_sided_rows(g.d):  # the vector technique's row sums read every row within
             # the radius, beyond the edge of a band written up to it: 2D streaming only
             constraints.append("SEP == 0 or STREAM == 1")
-    if g.interior:  # whole rim vectors: the vector technique's choice only; so are row blocks
+    if g.rim_vectors:  # whole rim vectors: the vector technique's choice only; so are row blocks
         constraints.append("RIM == 0 or (VX > 1 and STREAM == 0)")
         constraints.append("RIN == 0 or RIM == 1")  # the interior path: RIM's choice
         blocks = "BY*BZ" if g.dims3 else "BY"
@@ -763,7 +766,7 @@ def _techniques(g: _Geometry) -> dict[str, list[str]]:
             if _z_star(g.d):  # streaming, the z-neighbours in registers, one plane shared
                 techniques["temporal-zreg"] = ["TB > 1", "STREAM == 1", "ZREG >= 1"]
                 techniques["temporal-zreg"] += ["LOCAL == 0", "VX == 1", "TR == 1"]
-    if g.interior:  # whole rim vectors and row blocks belong to the vector technique (its
+    if g.rim_vectors:  # whole rim vectors and row blocks belong to the vector technique (its
         # choice), so specs that tune neither (dims, opts, temporal) fit the kernel
         for name, cons in techniques.items():
             if name != "vec":
@@ -938,7 +941,7 @@ def describe(
         {
             "problem": {k: int(v) for k, v in sizes.items()},
             "arguments": arguments,
-            "parameters": _parameters(g.dims3, image, image_doc, d.steps, separable, g.interior),
+            "parameters": _parameters(g.dims3, image, image_doc, d.steps, separable, g.rim_vectors),
             "constraints": constraints,
             "launch": _launch(g),
             "reference": reference,

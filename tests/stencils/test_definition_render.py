@@ -479,11 +479,14 @@ def test_separable_factors_reproduce_rank_one_weights(
         assert abs(fu.get(dx, 0.0) * fv.get(dy, 0.0) - x) <= 1e-12 * big
     desc = describe(d, {"NX": 64, "NY": 64}, source="box.cl")
     assert "SEP" in desc["parameters"]
-    # 2D streaming, or the vector technique's whole rim vectors (interior boundary)
+    # 2D streaming, or the vector technique's whole rim vectors (interior, clamp boundary)
     assert "SEP == 0 or STREAM == 1 or RIM == 1" in desc["constraints"]
     assert "SEP_X_TERMS" in render_source(d)
     clamped = describe(_box(w, dtype=dtype, boundary="clamp"), {"NX": 64, "NY": 64}, source="b.cl")
-    assert "SEP == 0 or STREAM == 1" in clamped["constraints"]
+    assert "SEP == 0 or STREAM == 1 or RIM == 1" in clamped["constraints"]
+    zero = describe(_box(w, dtype=dtype, boundary="zero"), {"NX": 64, "NY": 64}, source="z.cl")
+    assert "SEP == 0 or STREAM == 1" in zero["constraints"]
+    assert "RIM" not in zero["parameters"]
 
 
 def _box3(weights: dict[tuple[int, int, int], Any], **extra: Any) -> Any:
