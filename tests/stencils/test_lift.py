@@ -37,6 +37,7 @@ from gtune.stencils.lift import (
     nice_number,
 )
 from tests.conftest import ROOT, run_gtune, run_tuned_example
+from tests.inprocess import gtune_in_process
 
 PLAIN = ROOT / "stencils" / "plain"
 MANIFEST = yaml.safe_load((PLAIN / "manifest.yaml").read_text())["kernels"]
@@ -658,7 +659,13 @@ def hot_cli(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.mark.opencl
-def test_lift_command(hot_cli: Path, tmp_path: Path) -> None:
+def test_lift_command(
+    hot_cli: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    run_gtune = gtune_in_process(capsys, monkeypatch)  # the commands in this process
     entry = MANIFEST["hotspot3d"]
     defn = load_definition(hot_cli)
     assert defn.boundary == "clamp" and defn.fields == ("power", "temp_in")
@@ -702,11 +709,14 @@ __kernel void k(__global const float *u, __global float *v, int nx, int ny)
 
 
 @pytest.mark.opencl
-def test_lift_turns_a_launch_whose_dimension_0_is_the_row(tmp_path: Path) -> None:
+def test_lift_turns_a_launch_whose_dimension_0_is_the_row(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A kernel ported from a C loop nest (get_global_id(0) the slowest axis) writes an
     off-centre box at the default launch; without --global, lift tries the reversed
     launch, says so, and records it in the definition's flags. A kernel that writes an
     off-centre box either way keeps its refusal, with the hint."""
+    run_gtune = gtune_in_process(capsys, monkeypatch)  # the commands in this process
     import subprocess
     import sys
 
@@ -926,7 +936,13 @@ def _lift_cli(name: str, out: Path) -> None:
 
 @pytest.mark.opencl
 @pytest.mark.slow
-def test_run_on_a_lifted_definition_uses_the_original(lifted: Any, tmp_path: Path) -> None:
+def test_run_on_a_lifted_definition_uses_the_original(
+    lifted: Any,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    run_gtune = gtune_in_process(capsys, monkeypatch)  # the commands in this process
     _, out = lifted("star7")  # (test_lift_command lifts with the command)
     report = tmp_path / "report.json"
     done = run_gtune(
@@ -959,8 +975,12 @@ def test_run_on_a_lifted_definition_uses_the_original(lifted: Any, tmp_path: Pat
 
 @pytest.mark.opencl
 def test_an_edited_lifted_definition_no_longer_matches_its_original(
-    lifted: Any, tmp_path: Path
+    lifted: Any,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    run_gtune = gtune_in_process(capsys, monkeypatch)  # the commands in this process
     _, lifted_path = lifted("jacobi2d")
     out = lifted_path.with_name("jacobi.stencil.yaml")  # beside it: its original's path holds
     data = yaml.safe_load(lifted_path.read_text())
@@ -1010,9 +1030,15 @@ def test_lift_without_a_shipped_launch_uses_the_first_configuration(
 
 @pytest.mark.opencl
 @pytest.mark.slow
-def test_plain_kernel_to_drop_in_tuned_kernel(hot_cli: Path, tmp_path: Path) -> None:
+def test_plain_kernel_to_drop_in_tuned_kernel(
+    hot_cli: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """lift -> run -> export -> the documented example, which checks the exported kernel
     against the original plain kernel on fresh data, at the tuned size and a larger one."""
+    run_gtune = gtune_in_process(capsys, monkeypatch)  # the commands in this process
 
     out = hot_cli  # lifted by the command
     db = tmp_path / "r.db"
