@@ -1,62 +1,36 @@
 #!/usr/bin/env python3
-"""The render side of ``clamp_rim.patch``: whole rim vectors (``RIM``) for the clamp boundary.
+"""The A/B of whole rim vectors (``RIM=1``) for the clamp boundary, on one definition.
 
-``clamp_rim.patch`` lets the vector technique's whole-vector path (``RIM=1``) serve the
-clamp boundary: a vector that touches an x edge is built from its lanes' clamped
-elements, rows beyond a y or z edge read the edge row, and every point is written, so
-row blocks (``BY``, ``BZ``), the interior path (``RIN``) and separable weights summed
-row by row (``SEP``) apply to clamp kernels. The package's renderer offers those only
-for the interior boundary (``_Geometry.interior``: the parameters, the launch's
-``NY / (BY*CY)``, the constraints ``RIM == 0 or (VX > 1 and STREAM == 0)``, ``SEP == 0
-or STREAM == 1 or RIM == 1``, and ``RIM == 0`` in the other techniques). Inside
-:func:`clamp_rims` the renderer does what promoting the candidate would make it do, and
-nothing else: the clamp boundary is treated as the interior one there (the zero
-boundary is not: the candidate refuses ``RIM`` with ``ZERO``). A kernel rendered there
-from the package's template at ``RIM=0`` launches and compiles as outside it (``-DRIM=0
--DBY=1`` are the template's defaults).
+The candidate ``clamp_rim`` (issue 48) is the package's code now: the vector technique's
+whole-vector path (``RIM=1``), with row blocks (``BY``, ``BZ``), the interior path
+(``RIN``) and separable weights summed row by row (``SEP``), serves clamp kernels
+(benchmarks/results/lift/clamp_rim/README.md). This script repeats the A/B that kept
+it, both sides rendered from the package's template (``--variant``: a candidate template,
+a ``.patch`` or ``.cl``, for the second side instead).
 
-    python3 benchmarks/candidates/clamp_rim.py ab OUT --variant \\
-        benchmarks/candidates/clamp_rim.patch --kernel DEF.stencil.yaml \\
-        --package N=V,... --candidate N=V,... [--copy] ...
-    python3 benchmarks/candidates/clamp_rim.py template_ab ARGS   (template_ab.py)
+    python3 benchmarks/candidates/clamp_rim.py ab OUT --kernel DEF.stencil.yaml \\
+        --package N=V,... --candidate N=V,... [--copy] [--variant PATCH] ...
 
 ``ab`` times the package's configurations of one definition (``--package``, e.g. its
-winner: 2D streaming) and the candidate's (``--candidate``, its own configurations,
-``RIM=1``) in the same alternating rounds (bandwidth.alternate), each verified on the
-device first (a candidate configuration that fails is reported and left out), and
-writes ``OUT/clamp_rim_ab.json`` and ``.md``: each configuration's time, its fraction
-of the float4 copy's bandwidth (``--copy``), and its ratio to the package's best.
+winner before the change: 2D streaming) and the rim vectors' (``--candidate``, ``RIM=1``)
+in the same alternating rounds (bandwidth.alternate), each verified on the device first
+(a configuration that fails is reported and left out), and writes
+``OUT/clamp_rim_ab.json`` and ``.md``: each configuration's time, its fraction of the
+float4 copy's bandwidth (``--copy``), and its ratio to the package side's best.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import importlib
 import json
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from gtune.stencils import render
-
-
-@contextlib.contextmanager
-def clamp_rims() -> Iterator[None]:
-    """Stencils rendered inside offer the clamp boundary what the interior one has: the
-    vector technique's ``RIM``, ``RIN``, ``BY`` (``BZ``) and, separable, ``SEP`` with
-    ``RIM``; the launch divides the rows by ``BY`` (planes by ``BZ``)."""
-    geometry: Any = render._Geometry
-    saved = geometry.interior
-    geometry.interior = property(lambda g: g.d.boundary in ("interior", "clamp"))
-    try:
-        yield
-    finally:
-        geometry.interior = saved
 
 
 def _table(rows: list[dict[str, Any]]) -> list[str]:
@@ -83,7 +57,9 @@ def ab(argv: Sequence[str]) -> int:
 
     ap = argparse.ArgumentParser(prog="clamp_rim.py ab", description=ab.__doc__)
     ap.add_argument("outdir", type=Path)
-    ap.add_argument("--variant", type=Path, required=True, help="the candidate (.patch or .cl)")
+    ap.add_argument(
+        "--variant", type=Path, help="a candidate template (.patch or .cl) for the second side"
+    )
     ap.add_argument("--kernel", required=True, help="a NAME.stencil.yaml definition")
     ap.add_argument("--package", action="append", default=[], metavar="N=V,...")
     ap.add_argument("--candidate", action="append", default=[], metavar="N=V,...")
@@ -98,10 +74,8 @@ def ab(argv: Sequence[str]) -> int:
     device = select_device(args.device)
     args.outdir.mkdir(parents=True, exist_ok=True)
     work = args.outdir / "rendered"
-    with clamp_rims():
-        name, ka, kb = template_ab.load_both(
-            args.kernel, work, read_variant(args.variant), args.size
-        )
+    variant = None if args.variant is None else read_variant(args.variant)
+    name, ka, kb = template_ab.load_both(args.kernel, work, variant, args.size)
     sides = [("package", ka, args.package), ("candidate", kb, args.candidate)]
     rows: list[dict[str, Any]] = []
     runs = []
@@ -139,7 +113,8 @@ def ab(argv: Sequence[str]) -> int:
             r["ratio"] = r["time_s"] / best
     summary["rows"] = rows
     (args.outdir / "clamp_rim_ab.json").write_text(json.dumps(summary, indent=1))
-    lines = [f"# {name}: the package's template against {args.variant} on {device.name}", ""]
+    against = "its rim vectors (RIM=1)" if args.variant is None else str(args.variant)
+    lines = [f"# {name}: the package's configurations against {against} on {device.name}", ""]
     lines.append(f"Medians of {args.rounds} alternating rounds, {ka.sizes}.")
     if copy is not None:
         c = summary["copy"]
@@ -153,15 +128,10 @@ def ab(argv: Sequence[str]) -> int:
 
 
 def main(argv: Sequence[str]) -> int:
-    """``ab ARGS``: :func:`ab`; ``template_ab ARGS``: template_ab.py inside
-    :func:`clamp_rims`."""
+    """``ab ARGS``: :func:`ab`."""
     if argv and argv[0] == "ab":
         return ab(argv[1:])
-    if argv and argv[0] == "template_ab":
-        with clamp_rims():
-            code: int = importlib.import_module("template_ab").main(list(argv[1:]))
-        return code
-    print("clamp_rim: give ab or template_ab, then its arguments", file=sys.stderr)
+    print("clamp_rim: give ab, then its arguments", file=sys.stderr)
     return 2
 
 

@@ -1,14 +1,14 @@
 #!/bin/bash
-# Issue 48: whole rim vectors for the clamp boundary (benchmarks/candidates/clamp_rim.patch,
-# rendered through benchmarks/candidates/clamp_rim.py, which offers RIM, RIN, BY and SEP
-# to clamp kernels) on one GPU. The lifted blur_clamp (5x5 binomial, clamp, 8192^2):
-# the package's H200 winner (2D streaming, VX 16, SEP 1: ../h200-all/lift_corpus.json's
-# lifted_config, 160.6 us there) and a vec configuration of the package (RIM 0: edge
-# vectors lane by lane, no SEP, no row blocks) against the candidate's vec + RIM=1
-# configurations (SEP 1 with BY 4, the shapes near the interior blur5's H200 best,
-# 142.3 us; RIN 1, VX 8, and SEP 0 / BY 1 to see what each adds), all verified on the
-# device against the numpy reference first, then five alternating rounds with the
-# float4 copy (clamp_rim.py ab).
+# Issue 48: whole rim vectors for the clamp boundary on one GPU (the candidate
+# clamp_rim, the package's code since: RIM, RIN, BY and SEP offered to clamp kernels;
+# clamp_rim.py ab renders both sides from the package's template). The lifted blur_clamp
+# (5x5 binomial, clamp, 8192^2): the package's H200 winner before the change (2D
+# streaming, VX 16, SEP 1: ../h200-all/lift_corpus.json's lifted_config, 160.6 us there)
+# and a vec configuration at RIM 0 (edge vectors lane by lane, no SEP, no row blocks)
+# against vec + RIM=1 configurations (SEP 1 with BY 4, the shapes near the interior
+# blur5's H200 best, 142.3 us; RIN 1, VX 8, and SEP 0 / BY 1 to see what each adds),
+# all verified on the device against the numpy reference first, then five alternating
+# rounds with the float4 copy (clamp_rim.py ab).
 #
 # From the project root on the GPU host (about 2-3 minutes; under 4):
 #   source .gpu-bundle/env.sh .gpu-bundle && OUT=$OUT bash benchmarks/results/lift/clamp_rim/run_clamp_rim.sh
@@ -30,7 +30,6 @@ scale=${SCALE:-1} # the steps' limits times this (PoCL's smoke test: 4)
 start=$(date +%s)
 mkdir -p "$OUT/defs"
 D=$OUT/defs
-PATCH=benchmarks/candidates/clamp_rim.patch
 LOG=$(mktemp "${TMPDIR:-/tmp}/clamp_rim.XXXXXX") # becomes $OUT/clamp_rim.log after packing
 
 . benchmarks/step_budget.sh # left N: the seconds a step may take; pack NAME
@@ -38,11 +37,11 @@ LOG=$(mktemp "${TMPDIR:-/tmp}/clamp_rim.XXXXXX") # becomes $OUT/clamp_rim.log af
 . benchmarks/results/lift/int_defs.sh # lift_as NAME SOURCE SIZE FLAGS...
 lift_as blur_clamp blur_clamp.cl 32x16 --default WX=16,WY=16 --device "$dev"
 
-# the package's: its H200 winner, and vec at the candidates' shape (RIM 0)
+# the package's H200 winner before the change, and vec at the RIM=1 shape (RIM 0)
 WINNER=WX=64,WY=4,BX=16,VX=16,CX=1,CY=1,LOCAL=0,IMAGE=0,STREAM=1,ZC=64,SEP=1
 SHAPE=WX=128,WY=4,BX=4,VX=4,CX=2,CY=1
 package=(--package $WINNER --package $SHAPE,SEP=0)
-# the candidate's, all vec with RIM 1
+# vec with RIM 1 (the candidate's side; the package's code since)
 candidate=(
   --candidate WX=128,WY=1,BX=4,VX=4,CX=2,CY=1,RIM=1,SEP=1,BY=4,RIN=0
   --candidate $SHAPE,RIM=1,SEP=1,BY=4,RIN=0
@@ -53,7 +52,7 @@ candidate=(
   --candidate $SHAPE,RIM=1,SEP=0,BY=1,RIN=0
 )
 
-timeout "$(left 200)" python3 benchmarks/candidates/clamp_rim.py ab "$OUT/ab" --variant "$PATCH" \
+timeout "$(left 200)" python3 benchmarks/candidates/clamp_rim.py ab "$OUT/ab" \
   --kernel $D/blur_clamp.stencil.yaml --device "$dev" --size "$size" --rounds "$rounds" \
   --copy "${package[@]}" "${candidate[@]}" > "$OUT/ab.log" 2>&1
 echo "ab rc=$? at $(($(date +%s) - start)) s" >> "$OUT/rc.txt"
