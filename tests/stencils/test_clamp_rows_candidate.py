@@ -71,18 +71,20 @@ def test_row_blocks_give_the_package_templates_bits(
 
 
 def test_the_launch_takes_by_rows_per_work_item(tmp_path: Path) -> None:
-    """Inside ``row_blocks`` a clamp kernel launches NY / (BY*CY) rows of work-items and
-    has BY; outside, the package's NY / CY and no BY."""
+    """Inside ``row_blocks`` a zero-boundary kernel launches NY / (BY*CY) rows of
+    work-items and has BY; outside, the package's NY / CY and no BY. (The package's
+    clamp kernels have BY, with RIM=1: whole rim vectors serve the clamp boundary.)"""
     path = tmp_path / "k.stencil.yaml"
-    path.write_text(words._definition("u8-2d-clamp").to_yaml())
-    cfg = {"WX": 4, "WY": 2, "BX": 4, "VX": 4, "CX": 1, "CY": 2, "ZC": 1}
-    package = load_kernel(path).with_sizes({"NX": 64, "NY": 64})
+    path.write_text(words._definition("s8-3d-zero").to_yaml())
+    cfg = {"WX": 4, "WY": 2, "WZ": 1, "BX": 4, "VX": 4, "CX": 1, "CY": 2, "CZ": 1, "ZC": 1}
+    sizes = {"NX": 64, "NY": 16, "NZ": 16}
+    package = load_kernel(path).with_sizes(sizes)
     assert "BY" not in package.parameter_names
-    assert package.launch_sizes(cfg)[0] == (16, 32)
+    assert package.launch_sizes(cfg)[0] == (16, 8, 16)
     with clamp_rows.row_blocks():
-        blocks = load_kernel(path).with_sizes({"NX": 64, "NY": 64})
+        blocks = load_kernel(path).with_sizes(sizes)
     assert "BY" in blocks.parameter_names
-    assert blocks.launch_sizes({**cfg, "BY": 4})[0] == (16, 8)
+    assert blocks.launch_sizes({**cfg, "BY": 4, "BZ": 2})[0] == (16, 2, 8)
     assert "BY" not in load_kernel(path).parameter_names  # the renderer restored
 
 
