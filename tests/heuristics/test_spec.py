@@ -116,7 +116,7 @@ def test_two_dimensional_kernel_drops_z() -> None:
 def test_hybrid_rim_step() -> None:
     """The vector technique's rim vectors (RIM) are tuned once the merge factors in z are
     known, both values, with the vector width, the row blocks, (separable stencils)
-    SEP and the interior path (RIN); a kernel without RIM (clamp boundary, plain
+    SEP and the interior path (RIN); a kernel without RIM (zero boundary, plain
     kernels) drops the step although it has VX, and one without the blocks or SEP tunes
     the rest."""
     names = ["WX", "WY", "WZ", "BX", "CX", "CY", "CZ", "VX", "ZC", "STREAM", "RIM"]
