@@ -17,7 +17,8 @@ import pytest
 
 from gtune.campaign import parse_campaign, run_campaign
 from gtune.tuning import CampaignStarted, TaskFinished, TuningEvent
-from tests.conftest import ROOT, run_gtune
+from tests.conftest import ROOT
+from tests.inprocess import gtune_in_process
 
 pytestmark = [pytest.mark.opencl, pytest.mark.dask, pytest.mark.slow]
 
@@ -89,23 +90,23 @@ def _kill_one_worker(
 def test_killed_worker_task_is_retried_nothing_lost_and_rerun_measures_nothing(
     tmp_path: Path,
 ) -> None:
-    """Four tasks (a kernel file and a suite kernel, two strategies each) on two
-    workers, one of them killed mid-search."""
-    spec = _spec(tmp_path, kernels=[HEAT, {"suite": "garvey104", "names": ["star_3d_xyz_r1"]}])
+    """Two tasks (a kernel file, two strategies) on two workers side by side, one of
+    them killed mid-search. (Suite kernels in campaigns: the tests below.)"""
+    spec = _spec(tmp_path, kernels=[HEAT])
     out = tmp_path / "c"
     killed: list[int] = []
     killer = _kill_one_worker(_searching, killed, settle_s=1.0)  # it measures something first
     result = run_campaign(spec, out, workers_per_device=2, cluster_hook=killer)
     assert killed, "no worker was busy to be killed"
     assert result.complete, result.failed
-    assert len(result.summaries) == 4
+    assert len(result.summaries) == 2
     rows = _rows(out / "campaign.db")
     assert len(rows) == len(set(rows))  # nothing stored twice
     assert all(s["best_s"] for s in result.summaries)
 
     # the same campaign again: every task already finished, nothing runs
     again = run_campaign(spec, out, workers_per_device=2)
-    assert again.skipped == 4 and len(again.summaries) == 4
+    assert again.skipped == 2 and len(again.summaries) == 2
     # forced: every task runs again, every configuration comes from the store
     forced = run_campaign(spec, out, workers_per_device=1, force=True)
     assert forced.complete
@@ -144,25 +145,28 @@ def test_a_worker_killed_while_starting_does_not_hold_up_the_campaign(tmp_path: 
     assert any(s.get("error") for s in started_workers), started_workers  # the killed one
 
 
-def test_campaign_command_writes_report_and_resumes(tmp_path: Path) -> None:
+def test_campaign_command_writes_report_and_resumes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run_gtune = gtune_in_process(capsys, monkeypatch)  # the commands in this process
     heat = tmp_path / "heat3d.cl"  # a copy, edited below
     for name in Path(HEAT).parent.glob("heat3d.*"):
         shutil.copy(name, tmp_path / name.name)
     camp = tmp_path / "c.yaml"
     camp.write_text(
         f"name: cli\nkernels: [{heat}]\nsizes: [16x16x16]\nstrategies: [hybrid]\n"
-        "technique: global\nbudget: 6\ncompile_workers: 0\n"
+        "technique: global\nbudget: 3\ncompile_workers: 0\n"
     )
     out = tmp_path / "out"
-    first = run_gtune("campaign", str(camp), "--out", str(out), timeout=300)
+    first = run_gtune("campaign", str(camp), "--out", str(out))
     assert first.returncode == 0, first.stderr
     for name in ("campaign.csv", "campaign.json", "campaign.md", "campaign.png", "tasks.jsonl"):
         assert (out / name).exists()
-    second = run_gtune("campaign", str(camp), "--out", str(out), timeout=300)
+    second = run_gtune("campaign", str(camp), "--out", str(out))
     assert second.returncode == 0 and "1 already finished" in second.stderr
     # the kernel edited since: its finished task searched another version, and runs again
     heat.write_text(heat.read_text() + "\n// edited\n")
-    third = run_gtune("campaign", str(camp), "--out", str(out), timeout=300)
+    third = run_gtune("campaign", str(camp), "--out", str(out))
     assert third.returncode == 0 and "0 already finished" in third.stderr, third.stderr
     entries = [json.loads(line) for line in (out / "tasks.jsonl").read_text().splitlines()]
     assert len(entries) == 2 and entries[0]["kernel_identity"] != entries[1]["kernel_identity"]
@@ -187,70 +191,25 @@ def test_workers_share_a_postgresql_store(tmp_path: Path, pg_url: str) -> None:
             if not r.kernel_id.endswith("/confirmed")
         ]
     assert rows and len(rows) == len(set(rows))  # two workers, nothing measured twice
-    again = run_campaign(spec, out, store=pg_url, workers_per_device=2, force=True)
+    again = run_campaign(spec, out, store=pg_url, workers_per_device=1, force=True)
     assert again.complete and sum(s["measured"] for s in again.summaries) == 0
-
-
-def test_split_campaign_streams_technique_pieces_over_several_workers(tmp_path: Path) -> None:
-    """Technique pieces spread over three workers, each keeps its kernel's session for
-    the next piece, and the tasks themselves are then served from the store."""
-    spec = parse_campaign(
-        {
-            "name": "split",
-            "kernels": [{"suite": "garvey104", "names": ["star_3d_xyz_r1", "dense_1d_x_r1"]}],
-            "sizes": ["16x16x16"],
-            "strategies": ["hybrid"],
-            "technique": "all",
-            "budget": 15,
-            "compile_workers": 0,
-        },
-        source="t.yaml",
-        base_dir=tmp_path,
-    )
-    out = tmp_path / "c"
-    events: list[TuningEvent] = []
-
-    class Collect:
-        def on_event(self, event: TuningEvent) -> None:
-            events.append(event)
-
-    result = run_campaign(spec, out, workers_per_device=3, observer=Collect())
-    assert result.complete, result.failed
-    assert len(result.summaries) == 2  # one row per campaign task, as unsplit
-    # the campaign's progress comes as events of the one Observer interface
-    assert events[0] == CampaignStarted(total=2, skipped=0, devices=("",))
-    finished = [e for e in events if isinstance(e, TaskFinished)]
-    assert sorted(e.label for e in finished) == sorted(s["label"] for s in result.summaries)
-    assert all(e.summary is not None and e.error == "" for e in finished)
-    pieces = [json.loads(line) for line in (out / "pieces.jsonl").read_text().splitlines()]
-    assert len(pieces) == sum(len(s["runs"]) for s in result.summaries) >= 6
-    assert all(p["task"]["confirm"] is False and len(p["runs"]) == 1 for p in pieces)
-    assert len({p["worker"] for p in pieces}) >= 2  # the pieces spread over workers
-    # a worker's next piece of the same kernel started nothing and solved nothing
-    assert any(p["time"]["startup_s"] == 0 and p["time"]["space_s"] < 0.01 for p in pieces)
-    for s in result.summaries:
-        # the task's own searches came from the store; it reports what its pieces measured
-        assert s["split"]["pieces"] == len(s["runs"]) and s["split"]["measured"] > 0
-        assert s["measured"] - s["split"]["measured"] <= s["evaluations"] // 2
-        assert s["measured"] + s["reused"] >= s["evaluations"]
-        assert {r["technique"] for r in s["runs"]} == {
-            p["task"]["technique"] for p in pieces if p["label"] == s["label"]
-        }
-    rows = _rows(out / "campaign.db")
-    assert len(rows) == len(set(rows))  # nothing measured twice
 
 
 def test_workers_start_their_processes_first_and_never_time_on_the_device_at_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Two Dask workers on the one PoCL device, each with a compile helper.
+    """Two Dask workers on the one PoCL device, each with a compile helper, a split
+    campaign (technique pieces) of two suite kernels.
 
     The measure worker and compile helper of every Dask worker start side by side
     before any search, off the searches' clock; what the campaign started on (cores,
     build slots, each worker's start) is recorded beside its ledger. The device lock
     keeps the workers' timed sections apart (recorded inside the lock by every
     measuring process) and the results are those of a lone worker: verified, nothing
-    failed. (One campaign checks both: each needs two workers with a helper each.)"""
+    failed. The technique pieces spread over the workers, each keeps its kernel's
+    session for the next piece, and the tasks themselves are then served from the
+    store; the progress comes as events of the one Observer interface. (One campaign
+    checks all three: each needs several workers.)"""
     from gtune.measure.devlock import LOCK_DIR_ENV, LOCK_LOG_ENV
     from gtune.store import open_store
     from tests.measure.test_devlock import _disjoint, _intervals
@@ -265,14 +224,20 @@ def test_workers_start_their_processes_first_and_never_time_on_the_device_at_onc
             "sizes": ["16x16x16"],
             "strategies": ["hybrid"],
             "technique": "all",
-            "budget": 6,
+            "budget": 15,
             "compile_workers": 1,
         },
         source="t.yaml",
         base_dir=tmp_path,
     )
     out = tmp_path / "c"
-    result = run_campaign(spec, out, workers_per_device=2)
+    events: list[TuningEvent] = []
+
+    class Collect:
+        def on_event(self, event: TuningEvent) -> None:
+            events.append(event)
+
+    result = run_campaign(spec, out, workers_per_device=2, observer=Collect())
     assert result.complete, result.failed
     assert 0 < result.start_s < result.wall_s
     started = json.loads((out / "cluster.json").read_text())
@@ -302,6 +267,27 @@ def test_workers_start_their_processes_first_and_never_time_on_the_device_at_onc
     held = _intervals(log)
     assert len(held) >= 2  # the two workers' measuring processes
     _disjoint(held)
+
+    # split: one row per campaign task, as unsplit, its progress as events
+    assert len(result.summaries) == 2
+    assert events[0] == CampaignStarted(total=2, skipped=0, devices=("",))
+    finished = [e for e in events if isinstance(e, TaskFinished)]
+    assert sorted(e.label for e in finished) == sorted(s["label"] for s in result.summaries)
+    assert all(e.summary is not None and e.error == "" for e in finished)
+    assert len(pieces) == sum(len(s["runs"]) for s in result.summaries) >= 6
+    assert all(p["task"]["confirm"] is False and len(p["runs"]) == 1 for p in pieces)
+    # a worker's next piece of the same kernel started nothing and solved nothing
+    assert any(p["time"]["startup_s"] == 0 and p["time"]["space_s"] < 0.01 for p in pieces)
+    for s in result.summaries:
+        # the task's own searches came from the store; it reports what its pieces measured
+        assert s["split"]["pieces"] == len(s["runs"]) and s["split"]["measured"] > 0
+        assert s["measured"] - s["split"]["measured"] <= s["evaluations"] // 2
+        assert s["measured"] + s["reused"] >= s["evaluations"]
+        assert {r["technique"] for r in s["runs"]} == {
+            p["task"]["technique"] for p in pieces if p["label"] == s["label"]
+        }
+    rows = _rows(out / "campaign.db")
+    assert len(rows) == len(set(rows))  # nothing measured twice
 
 
 def test_a_device_whose_every_worker_is_gone_fails_its_tasks_instead_of_waiting(
