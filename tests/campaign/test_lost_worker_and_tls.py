@@ -34,7 +34,7 @@ MACHINE = [
 @pytest.mark.opencl
 @pytest.mark.slow
 def test_a_campaign_whose_only_worker_is_killed_finishes_every_task(tmp_path: Path) -> None:
-    spec = _spec(tmp_path)  # six tasks
+    spec = _spec(tmp_path, kernels=[HEAT])  # two tasks: one searching, one queued behind it
     out = tmp_path / "c"
     killed: list[int] = []
     killer = _kill_one_worker(_searching, killed, settle_s=1.0)
@@ -42,7 +42,7 @@ def test_a_campaign_whose_only_worker_is_killed_finishes_every_task(tmp_path: Pa
     result = run_campaign(spec, out, workers_per_device=1, cluster_hook=killer)
     assert killed, "the worker was never busy to be killed"
     assert result.complete, result.failed
-    assert len(result.summaries) == 6 and all(s["best_s"] for s in result.summaries)
+    assert len(result.summaries) == 2 and all(s["best_s"] for s in result.summaries)
     assert time.monotonic() - started < 600
     rows = _rows(out / "campaign.db")
     assert len(rows) == len(set(rows))  # the piece run again measured nothing twice
