@@ -130,8 +130,8 @@ def test_a_window_cuts_each_setting_after_its_share_of_searching(tmp_path: Path)
     argv = [str(out), "--gpus", "2", *small, "--budget", "150", "--techniques", "global,vec"]
     # a window long enough that each setting measures something on a loaded two-core host:
     # its first configurations wait on the space, the predictor and a cold PoCL build
-    # (idle, 5 s measured 1 or 2; CI once measured none in them)
-    window = 30.0
+    # (idle, 5 s measured 1 or 2; CI once measured none in them): 10 s of searching
+    window = 20.0
     argv += ["--window-s", f"{window:g}", "--limit", "300", "--direct-s", "0"]
     argv += ["--min-phase-s", "20"]
     assert bench.main(argv) == 0
