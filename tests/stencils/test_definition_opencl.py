@@ -111,7 +111,7 @@ def test_definition_verifies_in_every_technique(path: Path, limits: dict[str, in
     expected = {"global", "vec", "local", "stream"}  # streaming along z (3D) or y (2D)
     if "float64" not in kernel.features.get("dtype", ""):
         expected.add("image")
-    if kernel.features.get("boundary") == "interior":  # whole rim vectors too
+    if kernel.features.get("boundary") in ("interior", "clamp"):  # whole rim vectors too
         expected |= {"vec rim", "vec blocks"}
         if "SEP" in kernel.parameter_names:  # and the weights applied axis by axis
             expected |= {"vec separable", "vec separable rows"}
