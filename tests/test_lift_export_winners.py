@@ -60,7 +60,13 @@ def test_the_recorded_winners_are_measured_exported_and_match(tmp_path: Path) ->
     assert list(rows) == ["jacobi2d", "blur_u8"]
     assert not rows["jacobi2d"]["ok"] and rows["jacobi2d"]["status"] == "launch_failed"
     assert rows["blur_u8"]["ok"] and rows["blur_u8"]["status"] == "ok"
-    assert rows["blur_u8"]["configuration"] == BLUR_U8  # exported: the winner, not another
+    exported = rows["blur_u8"]["configuration"]
+    assert {k: exported[k] for k in BLUR_U8} == BLUR_U8  # exported: the winner, not another
+    # parameters the template gained since (the clamp boundary's RIM, RIN, BY): named,
+    # and at their defaults, the code the recorded winner ran
+    added = {k: v for k, v in exported.items() if k not in BLUR_U8}
+    assert added == rows["blur_u8"].get("defaults_added", {})
+    assert added.get("RIM", 0) == 0
     for name in ("jacobi2d", "blur_u8"):
         assert rows[name]["size"] == MANIFEST[name]["size"]
     assert rows["blur_u8"]["measured_s"] > 0
