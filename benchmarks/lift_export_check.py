@@ -29,7 +29,8 @@ real, at the recorded size into a fresh store OUT_DIR/lift.db:
         --config K=V,... --device P:D
 
 then exports and runs it as above. A winner that no longer measures ok is a FAILED row
-with its status and message. Writes OUT_DIR/lift_corpus.json (MERGED.json with the rows
+with its status and message; each row holds the seconds its steps took (lifting,
+measuring, exporting and running the example). Writes OUT_DIR/lift_corpus.json (MERGED.json with the rows
 checked) beside the reports, rewritten after each kernel (a run cut short keeps what
 it finished); progress on standard error. Exit status 2 for a missing or malformed
 MERGED.json or a kernel it does not hold.
@@ -43,6 +44,7 @@ import os
 import shlex
 import subprocess
 import sys
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -252,13 +254,18 @@ def check_winners(args: argparse.Namespace) -> int:
             row["note"] = "no tuned result in the merged result"
         else:
             try:
+                started = time.monotonic()
                 lift_entry(manifest[name], device, definition)
+                lifted = time.monotonic()
                 row = measure_winner(name, k, definition, store, env)
+                row["seconds"] = {"lift": lifted - started, "measure": time.monotonic() - lifted}
             except GtuneError as exc:
                 row["note"] = f"not lifted: {exc.render()}"
                 progress(f"{name}: {row['note']}")
         if "measured_s" in row:  # the winner measured ok
+            started = time.monotonic()
             row = {**check_kernel(name, k["size"], definition, store, tuned_dir, env), **row}
+            row["seconds"]["export and example"] = time.monotonic() - started
         rows.append(row)
         (out / "lift_corpus.json").write_text(json.dumps(checked, indent=1, default=str))
         write_reports(out, rows, head)
