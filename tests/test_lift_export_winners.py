@@ -67,6 +67,7 @@ def test_the_recorded_winners_are_measured_exported_and_match(tmp_path: Path) ->
     added = {k: v for k, v in exported.items() if k not in BLUR_U8}
     assert added == rows["blur_u8"].get("defaults_added", {})
     assert added.get("RIM", 0) == 0
+    assert set(rows["blur_u8"]["seconds"]) == {"lift", "measure", "export and example"}
     for name in ("jacobi2d", "blur_u8"):
         assert rows[name]["size"] == MANIFEST[name]["size"]
     assert rows["blur_u8"]["measured_s"] > 0
