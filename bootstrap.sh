@@ -66,14 +66,19 @@ if [ "$1" = test ]; then
     exec "$VENV/bin/python" -m pytest --all-tiers "$@"
   fi
   # GTUNE_TEST_JOBS=N: N pytest processes at once, each a share of the test files
-  # (--shard, tests/conftest.py) with its own temporary folder; their reports follow
-  # one another and the exit status is the worst of theirs.
+  # (--shard, tests/conftest.py) with its own temporary folder and its own device lock
+  # (GTUNE_LOCK_DIR): the tests' timings are checks, not measurements, and with one
+  # lock for all a share's probe or timed run waited for the others' builds on the CPU
+  # device (three test files at once, each its own share: 106.6 s with one lock, 85.2
+  # s with one each, 2026-11-30). Their reports follow one another and the exit status
+  # is the worst of theirs.
   work=$(mktemp -d "${TMPDIR:-/tmp}/gtune-tests-XXXXXX")
   pids=()
   trap 'kill "${pids[@]}" 2>/dev/null; wait; rm -rf "$work"; exit 130' INT TERM
   for k in $(seq 1 "$jobs"); do
-    "$VENV/bin/python" -m pytest --all-tiers --shard "$k/$jobs" --basetemp "$work/tmp$k" "$@" \
-      >"$work/$k.log" 2>&1 &
+    mkdir -p "$work/locks$k"
+    GTUNE_LOCK_DIR="$work/locks$k" "$VENV/bin/python" -m pytest --all-tiers --shard "$k/$jobs" \
+      --basetemp "$work/tmp$k" "$@" >"$work/$k.log" 2>&1 &
     pids+=($!)
   done
   status=0 empty=0
