@@ -30,9 +30,9 @@ real, at the recorded size into a fresh store OUT_DIR/lift.db:
 
 then exports and runs it as above. A winner that no longer measures ok is a FAILED row
 with its status and message; each row holds the seconds its steps took (lifting,
-measuring, exporting and running the example). Writes OUT_DIR/lift_corpus.json (MERGED.json with the rows
-checked) beside the reports, rewritten after each kernel (a run cut short keeps what
-it finished); progress on standard error. Exit status 2 for a missing or malformed
+measuring, exporting and running the example). Writes OUT_DIR/lift_corpus.json
+(MERGED.json with the rows checked) beside the reports, rewritten after each kernel (a
+run cut short keeps what it finished); progress on standard error. Exit status 2 for a missing or malformed
 MERGED.json or a kernel it does not hold.
 """
 
