@@ -32,8 +32,8 @@ then exports and runs it as above. A winner that no longer measures ok is a FAIL
 with its status and message; each row holds the seconds its steps took (lifting,
 measuring, exporting and running the example). Writes OUT_DIR/lift_corpus.json
 (MERGED.json with the rows checked) beside the reports, rewritten after each kernel (a
-run cut short keeps what it finished); progress on standard error. Exit status 2 for a missing or malformed
-MERGED.json or a kernel it does not hold.
+run cut short keeps what it finished); progress on standard error. Exit status 2 for a
+missing or malformed MERGED.json or a kernel it does not hold.
 """
 
 from __future__ import annotations
