@@ -101,7 +101,7 @@ def fma32(w: np.float32, v: np.ndarray, acc: np.ndarray, out: np.ndarray) -> Non
         suspect |= small & (s != 0)
     if suspect.any():
         at = np.nonzero(suspect)
-        r[at] = _fma32_at_ties(p[at], np.asarray(acc, np.float64)[at], s[at])
+        r[at] = _fma32_at_ties(p[at], np.asarray(acc)[at].astype(np.float64), s[at])
     out[...] = r
 
 
