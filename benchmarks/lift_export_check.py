@@ -293,7 +293,15 @@ def main() -> int:
     if args.winners:
         return check_winners(args)
     run_dir = args.run_dir.resolve()
-    data = json.loads((run_dir / "lift_corpus.json").read_text())
+    summary = run_dir / "lift_corpus.json"
+    partial = run_dir / "lift_corpus.partial.json"  # a run cut by its time limit
+    if summary.exists():
+        data = json.loads(summary.read_text())
+    elif partial.exists():
+        data = {"kernels": json.loads(partial.read_text()), "device": None}
+    else:
+        progress(f"{summary}: no such file, nor {partial.name}")
+        return 2
     store = run_dir / "lift.db"
     if not store.exists():
         progress(f"{store}: no store (run lift_corpus.py with --store, or use --winners)")
