@@ -109,6 +109,7 @@ def test_two_dimensional_kernel_drops_z() -> None:
         "rim",
         "time steps per launch",
         "rows shape",
+        "vector shape",
     )
     assert bound.constants["WZ"] == 1
 
