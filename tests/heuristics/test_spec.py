@@ -136,6 +136,37 @@ def test_hybrid_rim_step() -> None:
     assert "rim" in without.dropped_steps and "VX" in without.parameters
 
 
+def test_hybrid_vector_shape_step_joins_laplacian4s_two_ends() -> None:
+    """The last step moves the vector width with the work-group's and the merges'
+    shapes, each at its size: from one end of laplacian4's default runs on the H200
+    (WX 64 WY 1 WZ 4, VX 2, CX 2) the other (WX 32 WY 4 WZ 2, VX 4, CZ 2) is one of its
+    candidates. Without whole rim vectors (RIM 0) or with streaming only the current
+    point is; a kernel without RIM drops the step."""
+    names = ["WX", "WY", "WZ", "BX", "CX", "CY", "CZ", "VX", "ZC", "STREAM", "RIM"]
+    sizes = {"NX": 512, "NY": 512, "NZ": 512}
+    bound = load_spec("hybrid").bind([*names, "BY", "BZ"], sizes)
+    step = bound.steps[-1]
+    assert step.label == "vector shape" and step.needs == ("RIM",)
+    start = {"WX": 64, "WY": 1, "WZ": 4, "VX": 2, "CX": 2, "CY": 1, "CZ": 1}
+    other = {"WX": 32, "WY": 4, "WZ": 2, "VX": 4, "CX": 1, "CY": 1, "CZ": 2}
+    env = {**bound.constants, **{best_name(p): v for p, v in start.items()}}
+    for name, value in other.items():
+        allowed = step.tune[name].values({**env, **other}, 0)
+        assert allowed is None or value in allowed, name
+    assert 8 not in (step.tune["VX"].values(env, 0) or ())  # within a factor 2
+    for expr in step.keep_product:
+        assert expr.evaluate({**env, **other}) == expr.evaluate({**env, **start})
+
+    def holds(point: dict[str, int]) -> bool:
+        return all(bool(w.evaluate({**env, **point})) for w in step.where)
+
+    assert holds({**other, "RIM": 1, "STREAM": 0})
+    assert not holds({**other, "RIM": 0, "STREAM": 0})
+    assert not holds({**other, "RIM": 1, "STREAM": 1})
+    assert holds({**start, "RIM": 0, "STREAM": 1})  # the current point, measured once
+    assert "vector shape" in load_spec("hybrid").bind(names[:-1], sizes).dropped_steps
+
+
 def test_a_step_needs_known_parameters(tmp_path: Path) -> None:
     """``needs:`` names parameters; one neither the kernel's nor optional is an error
     naming the step's key, and a malformed value too."""
