@@ -1,11 +1,13 @@
-"""The OpenCL backend: the only module of gtune that imports pyopencl.
+"""The OpenCL backend: with ``gtune/runtime/opencl.py``, the only module of gtune that
+imports pyopencl.
 
 It queries devices, builds programs with ``-D`` defines, uploads problem data once,
 launches with profiling events, verifies outputs on the device and classifies
 failures by OpenCL error code into :class:`~gtune.measure.result.Status`.
 
 Everything here runs inside worker processes (see ``_worker.py``) except device
-listing, which is harmless in the parent.
+listing, which is harmless in the parent. The runtime, which runs in the application's
+own process, shares two functions: :func:`build_program` and :func:`limits_of`.
 """
 
 from __future__ import annotations
@@ -94,7 +96,10 @@ def _platforms() -> list[Any]:
         ) from None
 
 
-def _limits(platform: Any, device: Any, pi: int, di: int) -> DeviceLimits:
+def limits_of(platform: Any, device: Any, pi: int, di: int) -> DeviceLimits:
+    """The limits and identity of ``device`` (platform ``pi``, device ``di``), as the
+    store records them."""
+
     def get(attr: str, default: Any) -> Any:
         try:
             return getattr(device, attr)
@@ -148,7 +153,7 @@ def list_devices() -> list[DeviceLimits]:
         except cl.Error:
             continue
         for di, device in enumerate(devices):
-            out.append(_limits(platform, device, pi, di))
+            out.append(limits_of(platform, device, pi, di))
     if not out:
         raise EnvironmentProblem(
             "OpenCL platforms exist but expose no device", hint=_NO_PLATFORM_HINT
@@ -168,7 +173,7 @@ def _cl_device(limits: DeviceLimits) -> Any:
     devices: list[Any] = []
     for pi, platform in enumerate(_platforms()):
         for di, device in enumerate(platform.get_devices()):
-            listed.append(_limits(platform, device, pi, di))
+            listed.append(limits_of(platform, device, pi, di))
             devices.append(device)
     i = same_device(listed, limits)
     if i is None:

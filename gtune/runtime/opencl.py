@@ -42,7 +42,7 @@ def context_device(context: Any, device: Any = None) -> Any:
 def device_limits(device: Any) -> DeviceLimits:
     """What gtune knows about ``device``: the same limits and identity its measuring
     workers record in the store."""
-    from gtune.measure._opencl import _limits
+    from gtune.measure._opencl import limits_of
 
     for pi, platform in enumerate(cl.get_platforms()):
         try:
@@ -51,8 +51,8 @@ def device_limits(device: Any) -> DeviceLimits:
             continue
         for di, d in enumerate(listed):
             if d == device:
-                return _limits(platform, d, pi, di)
-    return _limits(device.platform, device, 0, 0)
+                return limits_of(platform, d, pi, di)
+    return limits_of(device.platform, device, 0, 0)
 
 
 class Programs:
