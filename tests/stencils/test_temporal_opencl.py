@@ -136,12 +136,19 @@ shared plane per stage (ZREG = 1: the plane's points round robin; ZREG = 2: the 
 first, then the halo frame by frame, each level on its own region; ZU = 1: its walk
 unrolled by the queue length). Each configuration runs at TB = 2 with one boundary and
 at TB = 4 with the other; so do the defaults (TB = 2 with the interior boundary, 4
-with clamp), which also run at TB = 1 with the interior boundary (see
-``tb_configs``). heat3d_inner's ZREG configurations have interior work-groups (plane
-and halo inside the array) at TB = 2 and 4 beside edge ones. Configurations with TR
-(star2d, jacobi2d_f64, heat3d_inner, box3d_inner) compute TR rows of a temporal tile's
-column per work-item (2, 4, 8; TR = the block's rows in star2d's and heat3d_inner's
-last), each at both TB values over the boundaries."""
+with clamp), which also run at TB = 1 with the interior boundary where ONE_STEP_LOOP
+names the case (see ``tb_configs``). heat3d_inner's ZREG configurations have interior
+work-groups (plane and halo inside the array) at TB = 2 and 4 beside edge ones.
+Configurations with TR (star2d, jacobi2d_f64, heat3d_inner, box3d_inner) compute TR
+rows of a temporal tile's column per work-item (2, 4, 8; TR = the block's rows in
+star2d's and heat3d_inner's last), each at both TB values over the boundaries."""
+
+
+ONE_STEP_LOOP = ("star2d", "heat3d_inner", "hotspot", "thermal3d")
+"""The cases whose defaults also run at TB = 1: the host's loop of one-step launches,
+buffers swapped, in 2D and 3D, with one field and with a second one held (the loop
+does not depend on the element type, the radius or the boundary: jacobi2d_f64,
+box3d_inner and laplacian4 run no more of it)."""
 
 
 def stepping(path: Path, tmp: Path, *, boundary: str, dtype: str | None = None) -> Path:
@@ -183,7 +190,8 @@ def tb_configs(
     (test_tb_steps_per_launch_equal_single_steps: one per boundary) runs every
     configuration at both TB values at half the builds. TB = 1 renders no temporal
     code: what it adds is the host's loop of launches with the buffers swapped (and a
-    second field held), the same whatever the boundary, so it runs once per kernel;
+    second field held), the same whatever the boundary, so it runs once per kernel
+    (test_tb_steps_per_launch_equal_single_steps: once per ONE_STEP_LOOP kernel);
     the one-step kernel's boundaries and other shapes (streaming, merged blocks) are
     verified by test_definition_opencl, test_stream2d_opencl and
     test_template_opencl."""
@@ -205,9 +213,11 @@ def test_tb_steps_per_launch_equal_single_steps(case: str, boundary: str, tmp_pa
     assert kernel.steps is not None and kernel.steps.count == STEPS
     assert "temporal" in kernel.techniques and "temporal-tile" in kernel.techniques
     # the defaults as the other configurations run: TB = 2 and 4 by turns, TB = 2 with
-    # the interior boundary (and TB = 1, once per kernel) and TB = 4 with clamp
+    # the interior boundary (and TB = 1, once per ONE_STEP_LOOP kernel) and TB = 4
+    # with clamp
     phase = ["interior", "clamp"].index(boundary)
-    configs = tb_configs(kernel, extra, phase=phase, defaults=((1, 2), (4,))[phase])
+    first = (1, 2) if case in ONE_STEP_LOOP else (2,)
+    configs = tb_configs(kernel, extra, phase=phase, defaults=(first, (4,))[phase])
     for cfg, result in zip(configs, evaluate(kernel, configs), strict=True):
         assert result.status is Status.OK, (case, boundary, cfg, result.message)
         assert result.extra.get("launches", 1) == STEPS // cfg["TB"]
@@ -215,33 +225,35 @@ def test_tb_steps_per_launch_equal_single_steps(case: str, boundary: str, tmp_pa
 
 @pytest.mark.slow
 @pytest.mark.usefixtures("shared_workers")
-def test_float64_in_both_dims(tmp_path: Path) -> None:
-    """The 2D star and 3D heat stencils in doubles (their files give float32, which
-    test_tb_steps_per_launch_equal_single_steps runs with both boundaries); star2d and
-    heat3d_inner take the interior fast path in some work-groups and the checked one in
-    the others. (The configurations heat3d_inner took from heat3d at 16 x 8 x 16 are left
-    out: their doubles run the same code as heat3d_inner's own, ZREG layouts too.)
-    Every other configuration of each: tiles, merged blocks, streaming, TR and ZREG
-    among them (the shapes' code does not depend on the element type, which the
-    loads, stores and sums do)."""
-    for name, own in (("star2d", 9), ("heat3d_inner", 6)):  # (not heat3d's)
-        path, sizes, extra = CASES[name]
-        extra = extra[:own:2]
-        kernel = load_kernel(stepping(path, tmp_path, boundary="clamp", dtype="float64"), sizes)
-        # no TB = 1: the host's loop of one-step launches is the same in floats
-        # (test_tb_steps_per_launch_equal_single_steps), the one-step kernel in
-        # doubles test_definition_opencl's
-        configs = tb_configs(kernel, extra, defaults=(2, 4))
-        for cfg, result in zip(configs, evaluate(kernel, configs), strict=True):
-            assert result.status is Status.OK, (name, cfg, result.message)
+def test_float64_in_3d(tmp_path: Path) -> None:
+    """The 3D heat stencil in doubles (its file gives float32, which
+    test_tb_steps_per_launch_equal_single_steps runs with both boundaries); heat3d_inner
+    takes the interior fast path in some work-groups and the checked one in the others.
+    (The configurations heat3d_inner took from heat3d at 16 x 8 x 16 are left out: their
+    doubles run the same code as heat3d_inner's own, ZREG layouts too.) Every other
+    configuration: tiles, merged blocks, streaming, TR and ZREG among them (the shapes'
+    code does not depend on the element type, which the loads, stores and sums do).
+    Doubles in 2D are CASES' jacobi2d_f64 (tiles, merged blocks, streaming along y and
+    TR, with both boundaries, some work-groups inside the array)."""
+    path, sizes, extra = CASES["heat3d_inner"]
+    extra = extra[:6:2]  # (not heat3d's)
+    kernel = load_kernel(stepping(path, tmp_path, boundary="clamp", dtype="float64"), sizes)
+    # no TB = 1: the host's loop of one-step launches is the same in floats
+    # (test_tb_steps_per_launch_equal_single_steps), the one-step kernel in
+    # doubles test_definition_opencl's
+    configs = tb_configs(kernel, extra, defaults=(2, 4))
+    for cfg, result in zip(configs, evaluate(kernel, configs), strict=True):
+        assert result.status is Status.OK, (cfg, result.message)
 
 
 @pytest.mark.usefixtures("shared_workers")
 def test_a_wrong_step_count_is_caught(tmp_path: Path) -> None:
     """The verification tells the steps apart: a kernel checked against a reference of
-    one step fewer fails in every TB (the reference loop has teeth)."""
-    path, _, _ = CASES["heat3d_inner"]
-    sizes = {"NX": 16, "NY": 8, "NZ": 16}
+    one step fewer fails in every TB (the reference loop has teeth). The kernel is
+    heat3d_inner's with the interior boundary, source and sizes (its programs at TB = 1
+    and 2 those test_tb_steps_per_launch_equal_single_steps built: PoCL's cache has
+    them); only the reference differs."""
+    path, sizes, _ = CASES["heat3d_inner"]
     d = load_definition(stepping(path, tmp_path, boundary="interior"))
     source, description = definition_description(d, sizes)
     description["reference"]["args"]["definition"]["steps"] = STEPS - 1
@@ -300,19 +312,23 @@ def test_benchmark_script_runs_quick_and_keeps_each_kernel_it_measured(tmp_path:
     suite kernel (by name) and a 2D stencil. It writes its results after every kernel:
     while the second runs, the first is on disk, marked partial (a run stopped then
     keeps it; the file is replaced whole, never half written). A name it does not know
-    stops it before anything is measured."""
+    stops it before anything is measured. Its result store is the test's own (not
+    ./gtune-results.db, whose results of an earlier run it would reuse)."""
     import json
+    import os
     import subprocess
     import sys
     import time
 
     script = str(ROOT / "benchmarks" / "temporal.py")
+    env = {**os.environ, "GTUNE_DB": str(tmp_path / "results.db")}
     bad = subprocess.run(
         [sys.executable, script, str(tmp_path / "bad"), "--kernels", "heat3d", "suite:nope"],
         capture_output=True,
         text=True,
         timeout=120,
         cwd=ROOT,
+        env=env,
     )
     assert bad.returncode == 2 and "no suite kernel 'nope'" in bad.stderr
     assert not (tmp_path / "bad" / "temporal.json").exists()
@@ -323,7 +339,7 @@ def test_benchmark_script_runs_quick_and_keeps_each_kernel_it_measured(tmp_path:
     cmd += ["--kernels", "suite:star_3d_xyz_r1", "jacobi2d"]
     log = tmp_path / "temporal.log"  # a file: a full pipe would stall the script
     with open(log, "wb") as sink:
-        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=sink)
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=sink)
     written = out / "temporal.json"
     try:
         deadline = time.monotonic() + 600
