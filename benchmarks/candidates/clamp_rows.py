@@ -2,14 +2,16 @@
 """The render side of ``clamp_rows.patch``: row blocks (``BY``, ``BZ``) for every boundary.
 
 ``clamp_rows.patch`` lets the vector technique compute ``BY`` x ``BZ`` adjacent rows
-without whole rim vectors (``RIM=0``), which the clamp and zero boundaries need (they
-have no ``RIM``). The package's renderer gives those kernels no ``BY`` parameter and
-launches ``NY / CY`` work-items in y, so a row block would launch ``BY`` times the
-work-groups it needs. Inside :func:`row_blocks` the renderer does what promoting the
-candidate would make it do, and nothing else: every boundary's launch divides the rows
-by ``BY`` (planes by ``BZ``), ``BY`` (``BZ``) is a parameter of every kernel (values 1,
-2, 4, 8, default 1). A kernel rendered there from the package's template at ``BY=1``
-launches and compiles as outside it (``-DBY=1`` is the template's default).
+without whole rim vectors (``RIM=0``), which the clamp and zero boundaries needed when
+it was measured (neither had ``RIM``; since ``clamp_rim`` was promoted, the clamp
+boundary has it, and its row blocks with it). The package's renderer gave those kernels
+no ``BY`` parameter and launches ``NY / CY`` work-items in y, so a row block would
+launch ``BY`` times the work-groups it needs. Inside :func:`row_blocks` the renderer
+does what promoting the candidate would make it do, and nothing else: every boundary's
+launch divides the rows by ``BY`` (planes by ``BZ``), ``BY`` (``BZ``) is a parameter of
+every kernel (values 1, 2, 4, 8, default 1). A kernel rendered there from the package's
+template at ``BY=1`` launches and compiles as outside it (``-DBY=1`` is the template's
+default).
 
     python3 benchmarks/candidates/clamp_rows.py ab OUT --variant \\
         benchmarks/candidates/clamp_rows.patch --variant-set BY=4 ...   (template_ab.py)
