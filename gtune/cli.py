@@ -40,6 +40,7 @@ from gtune.commands._common import (
 from gtune.description import TRUST_ENV, ReferenceCodeNotice, is_path_entry
 from gtune.escape import has_control, visible
 from gtune.exceptions import GtuneError, InputError
+from gtune.processes import defer_stop
 
 COMMANDS = (
     "devices",
@@ -483,20 +484,28 @@ def _signals_as_interrupt(received: list[str], early: Sequence[int] = ()) -> Ite
     wanted = list(STOP_SIGNALS)
     interrupts = received_interrupts
 
+    def terminated() -> None:
+        raise Terminated()
+
+    def keyboard_interrupt() -> None:
+        raise KeyboardInterrupt
+
     def handler(signum: int, frame: FrameType | None) -> None:
         name = signal.Signals(signum).name
         received.append(name)
         for s in wanted:
             signal.signal(s, signal.SIG_DFL)
         arm_exit_deadline(EXIT_ERROR, f"stopped by {name}")
-        raise Terminated()
+        if not defer_stop(terminated):  # starting a child: raised once it is held
+            terminated()
 
     def interrupt(signum: int, frame: FrameType | None) -> None:
         interrupts.append(signum)
         if len(interrupts) > 1:
             exit_now(EXIT_INTERRUPTED, "interrupted again")
         arm_exit_deadline(EXIT_INTERRUPTED, "interrupted")
-        raise KeyboardInterrupt
+        if not defer_stop(keyboard_interrupt):
+            keyboard_interrupt()
 
     previous: dict[int, Any] = {}
     try:

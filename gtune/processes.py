@@ -26,7 +26,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from multiprocessing.connection import Connection
 from pathlib import Path
 
@@ -113,6 +113,39 @@ def stop_requested() -> bool:
 def stop_overdue() -> bool:
     """Whether a stop was asked for more than :data:`STOP_GRACE_S` ago."""
     return bool(_stop_at) and time.monotonic() >= _stop_at[0] + STOP_GRACE_S
+
+
+_deferring: list[int] = []  # open sections of stops_deferred (main thread)
+_deferred: list[Callable[[], None]] = []  # the stop a handler left for a section's end
+
+
+def defer_stop(raise_it: Callable[[], None]) -> bool:
+    """For a stop signal's handler: inside :func:`stops_deferred` (on the main thread),
+    keep ``raise_it`` for the section's end and say so (True); elsewhere False, and the
+    handler raises at once."""
+    if _deferring and threading.current_thread() is threading.main_thread():
+        _deferred.append(raise_it)
+        return True
+    return False
+
+
+@contextlib.contextmanager
+def stops_deferred() -> Iterator[None]:
+    """A section in which a stop signal (Ctrl-C, SIGTERM, SIGHUP: the command line's
+    handlers) does not raise until the section ends: starting a child inside it, the
+    stop comes once the caller holds the child, so whatever ends the wait ends the child
+    too. A signal that arrived while ``subprocess.Popen`` waited for the child's exec
+    would otherwise raise inside Popen, after the child started, and leave it running
+    with nobody to end it."""
+    _deferring.append(1)
+    try:
+        yield
+    finally:
+        _deferring.pop()
+    if not _deferring and _deferred:
+        raise_it = _deferred[0]
+        _deferred.clear()
+        raise_it()
 
 
 class Stopped(KeyboardInterrupt):

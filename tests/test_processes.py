@@ -69,3 +69,44 @@ def test_a_worker_that_cannot_start_says_why(
     with pytest.raises(EnvironmentProblem, match="No space left on device") as err:
         OpenCLEvaluator(load_kernel(data_dir / "naive7.cl"), compile_workers=0)
     assert "exited with status 1" in err.value.render()
+
+
+class _Stop(Exception):
+    pass
+
+
+def test_a_stop_signal_while_a_child_starts_is_raised_once_it_is_held() -> None:
+    """A stop signal's handler (as the command line's) that comes inside stops_deferred
+    raises at the section's end, after the child started there is known to the caller,
+    who ends it; outside a section the handler raises at once."""
+    import signal
+
+    def raise_stop() -> None:
+        raise _Stop()
+
+    def handler(signum: int, frame: object) -> None:
+        if not processes.defer_stop(raise_stop):
+            raise_stop()
+
+    previous = signal.signal(signal.SIGUSR1, handler)
+    started: list[subprocess.Popen[bytes]] = []
+    try:
+        with pytest.raises(_Stop):
+            try:
+                with processes.stops_deferred():
+                    started.append(
+                        subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+                    )
+                    os.kill(os.getpid(), signal.SIGUSR1)
+                    time.sleep(0.05)  # the handler has run: nothing raised yet
+                    started.append(started[0])  # this line ran
+            finally:
+                for p in started[:1]:
+                    p.kill()
+                    p.wait(timeout=10)
+        assert len(started) == 2 and started[0].returncode is not None
+        with pytest.raises(_Stop):  # outside a section: at once
+            os.kill(os.getpid(), signal.SIGUSR1)
+            time.sleep(5)
+    finally:
+        signal.signal(signal.SIGUSR1, previous)

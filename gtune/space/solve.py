@@ -32,7 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gtune.exceptions import EnvironmentProblem, GtuneError, InputError, UnsatisfiableSpace
-from gtune.processes import scratch_dir, usable_cores, wait_stoppable
+from gtune.processes import scratch_dir, stops_deferred, usable_cores, wait_stoppable
 from gtune.space.constraints import NamedConstraint
 from gtune.space.model import SpaceModel, device_dzn, model_mzn, mzn_name
 
@@ -230,34 +230,42 @@ def _run(
     cwd: str | None = None,
     model: SpaceModel | None = None,
 ) -> str:
-    try:
-        # a session of its own: MiniZinc starts its solver as a child, and the whole
-        # group is ended with it, however the wait ends (a stop signal included)
-        proc = subprocess.Popen(
-            cmd,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            errors="replace",
-            cwd=cwd,
-            start_new_session=True,
-        )
-    except (FileNotFoundError, PermissionError, OSError) as exc:
-        raise EnvironmentProblem(f"cannot run {cmd[0]}: {exc}", hint=_INSTALL_HINT) from None
+    started: list[subprocess.Popen[str]] = []
     got: list[tuple[str, str]] = []
 
     def done(wait_s: float) -> bool:
         try:
-            got.append(proc.communicate(timeout=wait_s))
+            got.append(started[0].communicate(timeout=wait_s))
         except subprocess.TimeoutExpired:
             return False
         return True
 
     try:  # a stop asked for (the first Ctrl-C of a run) ends the wait, too
+        # a session of its own: MiniZinc starts its solver as a child, and the whole
+        # group is ended with it, however the wait ends (a stop signal included; one
+        # that comes while the child starts is raised once it is held here)
+        with stops_deferred():
+            try:
+                started.append(
+                    subprocess.Popen(
+                        cmd,
+                        stdout=subprocess.PIPE,
+                        stderr=subprocess.PIPE,
+                        text=True,
+                        errors="replace",
+                        cwd=cwd,
+                        start_new_session=True,
+                    )
+                )
+            except (FileNotFoundError, PermissionError, OSError) as exc:
+                raise EnvironmentProblem(
+                    f"cannot run {cmd[0]}: {exc}", hint=_INSTALL_HINT
+                ) from None
         if not wait_stoppable(done, timeout):
             raise _timed_out(what, model, timeout or 0.0)
     finally:
-        _end_all([proc])
+        _end_all(started)
+    proc = started[0]
     stdout, stderr = got[0]
     if proc.returncode != 0:
         raise _SolverFailed(cmd[0], what, proc.returncode, _clean(stderr or stdout))
@@ -410,9 +418,14 @@ def _solve_parts(
     def start(i: int) -> None:
         f = work / f"part{i}.fzn"
         f.write_text(parts[i])
-        with open(work / f"part{i}.out", "wb") as out, open(work / f"part{i}.err", "wb") as err:
-            # a session of its own, as every solver run: Gecode ends its search at a
-            # terminal's Ctrl-C and prints a partial space; gtune decides instead
+        # a session of its own, as every solver run: Gecode ends its search at a
+        # terminal's Ctrl-C and prints a partial space; gtune decides instead. A stop
+        # signal while it starts is raised once it is held (stops_deferred).
+        with (
+            open(work / f"part{i}.out", "wb") as out,
+            open(work / f"part{i}.err", "wb") as err,
+            stops_deferred(),
+        ):
             running[i] = subprocess.Popen(
                 [gecode, "-a", str(f)], stdout=out, stderr=err, start_new_session=True
             )
