@@ -115,15 +115,15 @@ def stop_overdue() -> bool:
     return bool(_stop_at) and time.monotonic() >= _stop_at[0] + STOP_GRACE_S
 
 
-_deferring: list[int] = []  # open sections of stops_deferred (main thread)
+_deferring: list[int] = []  # open sections of stops_deferred on the main thread
 _deferred: list[Callable[[], None]] = []  # the stop a handler left for a section's end
 
 
 def defer_stop(raise_it: Callable[[], None]) -> bool:
-    """For a stop signal's handler: inside :func:`stops_deferred` (on the main thread),
-    keep ``raise_it`` for the section's end and say so (True); elsewhere False, and the
-    handler raises at once."""
-    if _deferring and threading.current_thread() is threading.main_thread():
+    """For a stop signal's handler (Python runs them on the main thread): inside
+    :func:`stops_deferred`, keep ``raise_it`` for the section's end and say so (True);
+    elsewhere False, and the handler raises at once."""
+    if _deferring:
         _deferred.append(raise_it)
         return True
     return False
@@ -136,7 +136,11 @@ def stops_deferred() -> Iterator[None]:
     stop comes once the caller holds the child, so whatever ends the wait ends the child
     too. A signal that arrived while ``subprocess.Popen`` waited for the child's exec
     would otherwise raise inside Popen, after the child started, and leave it running
-    with nobody to end it."""
+    with nobody to end it. Off the main thread, where no signal handler raises, the
+    section defers nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
     _deferring.append(1)
     try:
         yield

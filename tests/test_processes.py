@@ -110,3 +110,26 @@ def test_a_stop_signal_while_a_child_starts_is_raised_once_it_is_held() -> None:
             time.sleep(5)
     finally:
         signal.signal(signal.SIGUSR1, previous)
+
+
+def test_a_section_off_the_main_thread_defers_nothing() -> None:
+    """A handler runs on the main thread: a section another thread opened must not
+    keep its stop (it would be raised in that thread, or never)."""
+    import threading
+
+    opened = threading.Event()
+    leave = threading.Event()
+
+    def section() -> None:
+        with processes.stops_deferred():
+            opened.set()
+            leave.wait(10)
+
+    t = threading.Thread(target=section)
+    t.start()
+    try:
+        assert opened.wait(10)
+        assert processes.defer_stop(lambda: None) is False
+    finally:
+        leave.set()
+        t.join(10)
