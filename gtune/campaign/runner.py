@@ -729,7 +729,10 @@ def _warm_workers(
         if pending:
             # a warm-up bound to a worker that died (its nanny starts another, at another
             # address) would never run: given up at once, not at WARM_TIMEOUT_S
-            alive = set(_worker_resources(client))
+            try:
+                alive = set(_worker_resources(client))
+            except OSError:  # the scheduler busy: looked at again next turn
+                continue
             for f in pending:
                 if target[f] not in alive:
                     gone[f] = target[f]
@@ -769,13 +772,23 @@ def _write_start(
         path.write_text(json.dumps(data, indent=2, default=_json_default) + "\n")
 
 
+def _scheduler_workers(client: Any) -> dict[str, Any]:
+    """Every connected worker's identity, asked of the scheduler now; OSError when the
+    scheduler does not answer. Not ``Client.scheduler_info()``: that answers from the
+    client's cached identity, which the client's own periodic refresh replaces with one
+    listing no worker (it asks for ``n_workers=0``) and which a failed query leaves as
+    it was. A driver turn that read such an answer took every worker for gone and
+    queued every running piece again (a loaded CI run measured its pieces twice)."""
+    kwargs = {"n_workers": -1} if _accepts_n_workers(client) else {}
+    info = client.sync(client.scheduler.identity, **kwargs)
+    return dict(info.get("workers", {}) or {})
+
+
 def _worker_resources(client: Any) -> dict[str, dict[str, float]]:
-    info = (
-        client.scheduler_info(n_workers=-1)
-        if _accepts_n_workers(client)
-        else client.scheduler_info()
-    )
-    return {addr: dict(w.get("resources", {}) or {}) for addr, w in info.get("workers", {}).items()}
+    """Each connected worker's resources (:func:`_scheduler_workers`)."""
+    return {
+        addr: dict(w.get("resources", {}) or {}) for addr, w in _scheduler_workers(client).items()
+    }
 
 
 @dataclass(frozen=True)
@@ -1081,6 +1094,7 @@ class _Stream:
         self.client = client
         self.store_url = store_url
         self.retries = retries
+        self._workers: dict[str, dict[str, float]] = {}  # the connected ones, last asked
         self.queues: dict[str, Queue] = {}
         for res in dict.fromkeys(resource_name(p.task.device or "") for p in pieces):
             self.queues[res] = Queue.of(
@@ -1100,7 +1114,11 @@ class _Stream:
     def workers(self) -> dict[str, dict[str, float]]:
         """The connected workers' resources (one scheduler query): what
         :meth:`hand_out` and :meth:`stranded` of the same loop turn both read."""
-        return _worker_resources(self.client)
+        try:
+            self._workers = _worker_resources(self.client)
+        except OSError as exc:  # the scheduler busy: the last answer stands this turn
+            log.debug("the scheduler did not say which workers are connected: %s", exc)
+        return self._workers
 
     def hand_out(self, workers: Mapping[str, Mapping[str, float]]) -> None:
         if not any(q.ready for q in self.queues.values()):
@@ -1248,14 +1266,10 @@ def _check_resources(client: Any, tasks: Sequence[CampaignTask]) -> None:
     deadline = time.monotonic() + 60
     needed = {resource_name(t.device or "") for t in tasks}
     while True:
-        info = (
-            client.scheduler_info(n_workers=-1)
-            if _accepts_n_workers(client)
-            else client.scheduler_info()
-        )
         have: set[str] = set()
-        for w in info.get("workers", {}).values():
-            have.update(w.get("resources", {}) or {})
+        with contextlib.suppress(OSError):  # the scheduler busy: asked again
+            for resources in _worker_resources(client).values():
+                have.update(resources)
         missing = needed - have
         if not missing:
             return

@@ -77,3 +77,36 @@ def test_a_result_whose_worker_lives_is_fetched(tmp_path: Path) -> None:
     finally:
         client.close(timeout=20)
         cluster.close(timeout=20)
+
+
+def test_the_driver_sees_every_connected_worker_whatever_the_clients_cache_holds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the client's own periodic refresh caches an identity that lists no worker, and
+    # Client.scheduler_info() answers from that cache when its query fails (distributed
+    # logs it at debug): a driver turn that read it queued every running piece again
+    from distributed import Client
+
+    cluster = runner.local_cluster([""], 2)
+    client = Client(cluster)
+    try:
+        client.wait_for_workers(2, timeout=60)
+        client.sync(client._update_scheduler_info)  # the periodic refresh: no worker
+        assert not client._scheduler_identity.get("workers")
+
+        async def lost(**_: Any) -> None:  # a query that failed: the cache left as it is
+            return None
+
+        monkeypatch.setattr(client, "_update_scheduler_info", lost)
+        stream = runner._Stream(client, [_one_piece(tmp_path)], "", retries=2)
+        first = stream.workers()
+        assert len(first) == 2 and all(first.values())  # each advertises its device
+
+        def busy(_: Any) -> dict[str, Any]:
+            raise OSError("the scheduler did not answer")
+
+        # a query of its own that fails: the last answer stands for this turn
+        monkeypatch.setattr(runner, "_scheduler_workers", busy)
+        assert stream.workers() == first
+    finally:
+        client.close(timeout=20)
