@@ -1056,16 +1056,17 @@ class _Lifter:
                     if abs(ai) > _FIT * self.eps * max(abs(a))
                 ]
                 exps[slot][name] = keep
-        candidates = {
-            slot: [dict(zip(e, c, strict=True)) for c in itertools.product(*e.values())]
-            for slot, e in exps.items()
-        }
-        most = max(len(c) for c in candidates.values())
+        # counted before they are listed: a weight of nine scalars has 5**9 candidates
+        most = max(math.prod(len(v) for v in e.values()) for e in exps.values())
         if most > MAX_MONOMIALS:
             raise self.refuse(
                 f"a weight would be a sum of {most} monomials of the scalars; at most "
                 f"{MAX_MONOMIALS} are told apart"
             )
+        candidates = {
+            slot: [dict(zip(e, c, strict=True)) for c in itertools.product(*e.values())]
+            for slot, e in exps.items()
+        }
         points = [self._random_scalars(names) for _ in range(most + 4)]
         measured = [self.slot_values(p) for p in points]
         self.monomials = {}
