@@ -77,6 +77,10 @@ void copy(__global const float *restrict src, __global float *restrict dst)
 }
 """
 
+SMOKE_WORK_GROUPS = (256,)
+"""The copy's work-group in a smoke run (``onestep.py --small``): its default; the
+three vector widths are searched at it."""
+
 COPY_YAML = """\
 kernel: copy
 source: copy.cl
@@ -138,11 +142,20 @@ class Capture:
         return self.inner
 
 
-def copy_kernel(work: Path, sizes: Mapping[str, int]) -> TunableKernel:
-    """The copy kernel (written into ``work``) at ``sizes`` (2D: NZ = 1)."""
+def copy_kernel(
+    work: Path, sizes: Mapping[str, int], work_groups: Sequence[int] | None = None
+) -> TunableKernel:
+    """The copy kernel (written into ``work``) at ``sizes`` (2D: NZ = 1). Its space is
+    every power-of-two work-group from 32 to 1024 with each vector width; with
+    ``work_groups`` (a smoke test's: ``SMOKE_WORK_GROUPS``), only those work-groups,
+    each vector width still searched (every configuration is a kernel build)."""
     work.mkdir(parents=True, exist_ok=True)
     (work / "copy.cl").write_text(COPY_CL)
-    (work / "copy.yaml").write_text(COPY_YAML)
+    text = COPY_YAML
+    if work_groups:
+        wx = f"  WX: {{values: {list(work_groups)}, default: {work_groups[0]}}}\n"
+        text = text.replace("  WX: {pow2: [32, 1024], default: 256}\n", wx)
+    (work / "copy.yaml").write_text(text)
     full = {"NX": sizes["NX"], "NY": sizes["NY"], "NZ": sizes.get("NZ", 1)}
     return load_kernel(work / "copy.yaml", sizes=full)
 

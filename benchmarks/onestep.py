@@ -29,7 +29,7 @@ served by the store, and the copy and the side-by-side rounds run again. So does
         [--budget N|Ns] [--all-techniques [--techniques global stream ...]
         [--technique-budget N|Ns]] [--rounds 5] [--size 512] [--size2d 8192] [--small]
 
-``--small``: 32³ and 64² (a smoke test on PoCL).
+``--small``: 32³ and 64², the copy at one work-group (a smoke test on PoCL).
 """
 
 from __future__ import annotations
@@ -374,7 +374,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=5, help="alternating re-measurements")
     parser.add_argument("--size", type=int, default=512, help="3D cube side (default 512)")
     parser.add_argument("--size2d", type=int, default=8192, help="2D square side (default 8192)")
-    parser.add_argument("--small", action="store_true", help="32³ and 64² (PoCL smoke test)")
+    parser.add_argument(
+        "--small",
+        action="store_true",
+        help="32³ and 64², the copy at one work-group (PoCL smoke test)",
+    )
     args = parser.parse_args(argv)
     n3, n2 = (32, 64) if args.small else (args.size, args.size2d)
     for text, flag in ((args.budget, "--budget"), (args.technique_budget, "--technique-budget")):
@@ -434,7 +438,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             size = size_text(kernel.sizes)
             if size in copies:
                 continue
-            copier = bw.copy_kernel(Path(tmp) / size, kernel.sizes)
+            wgs = bw.SMOKE_WORK_GROUPS if args.small else None  # a smoke test: 3 builds
+            copier = bw.copy_kernel(Path(tmp) / size, kernel.sizes, wgs)
             copies[size] = bw.copy_bandwidth(copier, device, runs=5, store=store)
             scalar = (copies[size]["by_vx"].get(1) or {}).get("config")
             copy_runs[size] = (copier, dict(copies[size]["config"]), scalar)
