@@ -200,9 +200,11 @@ def write_problem(
     *,
     problems: list[str] | None = None,
     seed: int = 1234,
+    reference: bool = True,
 ) -> dict[str, np.ndarray]:
     """Write initial arrays (and the python reference's outputs when there is one,
-    computed in a process of its own: :mod:`gtune.measure._reference`).
+    computed in a process of its own: :mod:`gtune.measure._reference`; ``reference``
+    False: not computed, for a caller that replaces the inputs it would read).
 
     Reasons why checking against the reference could not fail (the verification guard,
     :mod:`gtune.measure.guard`) are appended to ``problems`` when it is given.
@@ -211,7 +213,7 @@ def write_problem(
     for name, arr in arrays.items():
         np.save(directory / f"{name}.npy", arr)
     refs: dict[str, np.ndarray] = {}
-    if kernel.reference.kind == "python":
+    if kernel.reference.kind == "python" and reference:
         from gtune.measure._reference import run_reference
 
         refs = run_reference(kernel, directory)  # in a process of its own
