@@ -16,6 +16,7 @@ from gtune.stencils.definition import parse_definition
 from gtune.stencils.elements import store_macro, to_storage
 from gtune.stencils.lift import Interface, NotAStencil, ScalarArg, lift_with
 from gtune.stencils.lift_int import simplest
+from tests.inprocess import gtune_in_process
 
 BINOMIAL = [
     {"field": "src", "offset": [dx, dy], "coefficient": f"{(2 - abs(dx)) * (2 - abs(dy))}/16"}
@@ -165,13 +166,20 @@ def test_bad_integer_keys_are_errors(change: dict[str, Any], why: str) -> None:
 @pytest.mark.opencl
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["blur_u8", "binomial_u16", "laplace_u8_f32"])
-def test_integer_kernel_to_drop_in_tuned_kernel_bit_for_bit(name: str, tmp_path: Any) -> None:
+def test_integer_kernel_to_drop_in_tuned_kernel_bit_for_bit(
+    name: str,
+    tmp_path: Any,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """lift -> run (verified exactly against the original) -> export -> the example,
     which checks the exported kernel against the original bit for bit, at the tuned
     size (blur_u8 at a larger one too: a size other than the tuned one is served alike
     whatever the element type)."""
 
-    from tests.conftest import ROOT, run_gtune, run_tuned_example
+    from tests.conftest import ROOT, run_tuned_example
+
+    run_gtune = gtune_in_process(capsys, monkeypatch)  # the commands in this process
 
     entry = yaml.safe_load((ROOT / "stencils/plain/manifest.yaml").read_text())["kernels"][name]
     out = tmp_path / f"{name}.stencil.yaml"
@@ -179,7 +187,7 @@ def test_integer_kernel_to_drop_in_tuned_kernel_bit_for_bit(name: str, tmp_path:
     done = run_gtune("lift", plain, "--size", entry["size"], *entry["flags"], "-o", str(out))
     assert done.returncode == 0, done.stderr
     db = tmp_path / "r.db"
-    ran = run_gtune("run", str(out), "--size", "64x32", "--budget", "3", db=db)
+    ran = run_gtune("run", str(out), "--size", "64x32", "--budget", "2", db=db)
     assert ran.returncode == 0, ran.stderr
     assert "wrong_result" not in ran.stdout
     exported = run_gtune("export", str(out), "--size", "64x32", "-o", str(tmp_path / "t"), db=db)
@@ -244,14 +252,19 @@ def test_a_one_sided_integer_kernel_lifts_with_band_reach() -> None:
 @pytest.mark.opencl
 @pytest.mark.parametrize("name", ["gauss_u8_rte"])  # (blur_u8: its drop-in test above)
 def test_integer_kernel_tuned_with_the_vector_technique_against_its_original(
-    name: str, tmp_path: Any
+    name: str,
+    tmp_path: Any,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A lifted corpus kernel of uchar pixels tuned with ``--technique vec``: every
     configuration measured (vectors of 2 to 16 uchars among them) verified exactly
     against the original kernel's output."""
     import json
 
-    from tests.conftest import ROOT, run_gtune
+    from tests.conftest import ROOT
+
+    run_gtune = gtune_in_process(capsys, monkeypatch)  # the commands in this process
 
     entry = yaml.safe_load((ROOT / "stencils/plain/manifest.yaml").read_text())["kernels"][name]
     out = tmp_path / f"{name}.stencil.yaml"

@@ -10,12 +10,16 @@ import pytest
 import yaml
 
 from gtune.stencils.definition import load_definition
-from tests.conftest import ROOT, run_gtune, run_tuned_example
+from tests.conftest import ROOT, run_tuned_example
+from tests.inprocess import gtune_in_process
 
 
 @pytest.mark.opencl
 @pytest.mark.slow
-def test_quotient_weights_lift_tune_and_export(tmp_path: Path) -> None:
+def test_quotient_weights_lift_tune_and_export(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run_gtune = gtune_in_process(capsys, monkeypatch)  # the commands in this process
     entry = yaml.safe_load((ROOT / "stencils/plain/manifest.yaml").read_text())["kernels"][
         "hotspot2d"
     ]

@@ -104,15 +104,19 @@ def test_the_composite_of_steps_that_clamps_once_stays_one_step() -> None:
 
 @pytest.mark.opencl
 @pytest.mark.slow
-def test_several_steps_per_launch_lift_tune_and_export(tmp_path: Any) -> None:
+def test_several_steps_per_launch_lift_tune_and_export(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The corpus kernel of two steps per launch: lifted with steps: 2 (the command
     says so), tuned against its original, and exported with the launches that replace
     one of the original; the example checks it against the original on fresh data."""
 
     import yaml
 
-    from tests.conftest import ROOT, run_gtune, run_tuned_example
+    from tests.conftest import ROOT, run_tuned_example
+    from tests.inprocess import gtune_in_process
 
+    run_gtune = gtune_in_process(capsys, monkeypatch)  # the commands in this process
     entry = yaml.safe_load((ROOT / "stencils/plain/manifest.yaml").read_text())["kernels"][
         "smooth_2steps"
     ]
