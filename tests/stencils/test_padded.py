@@ -20,7 +20,8 @@ from gtune.measure import OpenCLEvaluator, Status, select_device
 from gtune.measure.problem import initial_arrays
 from gtune.stencils.definition import load_definition, parse_definition
 from gtune.stencils.render import definition_kernel_of
-from tests.conftest import ROOT, run_gtune, run_tuned_example
+from tests.conftest import ROOT, run_tuned_example
+from tests.inprocess import gtune_in_process
 
 
 def _conv(dims: int, radius: int, boundary: str, pad: int, **extra: Any) -> dict[str, Any]:
@@ -115,9 +116,12 @@ def _configs_and_firsts(
 
 @pytest.mark.opencl
 @pytest.mark.usefixtures("shared_workers")
+# A pad as wide as the reach (2D interior, 3D clamp) and wider (2D clamp, 3D interior),
+# each boundary in 2D and 3D. (2D clamp with a pad as wide as its reach, left out, reads
+# the pad as 2D interior does and clamps its rows as 2D clamp with the wider pad.)
 @pytest.mark.parametrize(
     ("dims", "boundary", "pad"),
-    [(2, "clamp", 3), (2, "interior", 3), (2, "clamp", 4), (3, "clamp", 1), (3, "interior", 2)],
+    [(2, "interior", 3), (2, "clamp", 4), (3, "clamp", 1), (3, "interior", 2)],
 )
 def test_the_template_reads_a_padded_field(dims: int, boundary: str, pad: int) -> None:
     radius = 3 if dims == 2 else 1
@@ -245,11 +249,17 @@ def _example(tuned: Path, original: Path, *extra: str) -> str:
 @pytest.mark.opencl
 @pytest.mark.slow
 @pytest.mark.parametrize("fixed", [False, True])
-def test_padded_convolution_with_a_filter_array_lift_run_export(tmp_path: Path, fixed: bool):
+def test_padded_convolution_with_a_filter_array_lift_run_export(
+    tmp_path: Path,
+    fixed: bool,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """The corpus convolution (padded input, __constant filter) from the command line:
     lift from flags, tune against the original, export, and the exported kernel against
     the original on fresh data (at a second size too with the filter taken at run time)
     and on other weights (with --weights-fixed the tuned kernel holds the recorded ones)."""
+    run_gtune = gtune_in_process(capsys, monkeypatch)  # the commands in this process
     entry = yaml.safe_load((ROOT / "stencils" / "plain" / "manifest.yaml").read_text())
     flags = entry["kernels"]["convolution"]["flags"]
     out = tmp_path / "conv.stencil.yaml"
