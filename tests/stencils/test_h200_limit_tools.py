@@ -104,6 +104,28 @@ def test_template_exact_tells_same_bits_from_different(tmp_path: Path) -> None:
     caught = exact(broken, "--kernels", "jacobi2d", "--config", config)
     assert caught.returncode == 1, caught.stdout + caught.stderr[-2000:]
     assert "DIFFERENT (dst)" in caught.stdout
+    # --tolerance: the same difference is within the kernel's verification tolerance
+    close = exact(broken, "--kernels", "jacobi2d", "--config", config, "--tolerance")
+    assert close.returncode == 0, close.stdout + close.stderr[-2000:]
+    assert "jacobi2d: within tolerance (largest difference" in close.stdout
+
+
+@pytest.mark.opencl
+def test_sep_pairs_sums_within_tolerance_and_leaves_the_rest_alone() -> None:
+    """The sep_pairs candidate: box27's SEP=1 sums in another order (within tolerance,
+    not the same bits), its SEP=0 code the package's bit for bit."""
+    base = "box27:WX=8,WY=2,WZ=1,BX=4,VX=4,BY=2,BZ=2,CZ=2,RIM=1,RIN=1"
+    r = exact(
+        CANDIDATES / "sep_pairs.patch",
+        *("--kernels", "box27", "--tolerance"),
+        *("--config", f"{base},SEP=1", "--config", f"{base},SEP=0"),
+        size=32,
+    )
+    assert r.returncode == 0, r.stdout + r.stderr[-2000:]
+    lines = r.stdout.splitlines()
+    assert any(x.startswith("box27: within tolerance") and "SEP=1" in x for x in lines)
+    assert any(x.startswith("box27: same bits at") and "SEP=0" in x for x in lines)
+    assert "same bits or within tolerance: 2, different: 0, skipped: 0" in r.stdout
 
 
 def test_template_exact_refuses_a_missing_variant(tmp_path: Path) -> None:
@@ -182,3 +204,44 @@ def test_ptx_int_loads_refuses_a_device_whose_binary_is_no_ptx() -> None:
     done = ptx_int_loads("--vx", "4", "--device", "Portable")
     assert done.returncode == 2 and "is not PTX" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_replay_runs_merges_what_each_search_saw(tmp_path: Path) -> None:
+    """benchmarks/compare/replay_runs.py's union: a configuration at the median over the
+    runs of each run's first ok time (a winner's re-measurement after it left out),
+    another kernel's or size's rows ignored, a run's own results first where it has
+    them."""
+    import csv
+    import gzip
+
+    replay = load_script(ROOT / "benchmarks" / "compare" / "replay_runs.py")
+    head = ["device", "kernel", "kernel_id", "size", "WX", "VX", "status", "median_s"]
+
+    def run(name: str, rows: list[list[object]]) -> Path:
+        path = tmp_path / f"{name}.csv.gz"
+        with gzip.open(path, "wt", newline="") as fh:
+            w = csv.writer(fh)
+            w.writerow(head)
+            w.writerows(rows)
+        return path
+
+    a = run(
+        "a",
+        [
+            ["d", "box27:stencil", "i", "8x8x8", 32, 4, "ok", 3.0],
+            ["d", "box27:stencil", "i", "8x8x8", 32, 4, "ok", 1.0],  # re-measured
+            ["d", "box27:stencil", "i", "8x8x8", 64, 4, "build_failed", ""],
+            ["d", "heat3d:stencil", "i", "8x8x8", 32, 4, "ok", 9.0],
+            ["d", "box27:stencil", "i", "16x16x16", 32, 4, "ok", 9.0],
+        ],
+    )
+    b = run("b", [["d", "box27:stencil", "i", "8x8x8", 32, 4, "ok", 5.0]])
+    results, rows = replay.merged([a, b], "box27", "8x8x8")
+    assert rows == 4
+    by = {(r.config["WX"], r.config["VX"]): r for r in results}
+    assert by[32, 4].ok and by[32, 4].median_s == 4.0  # median of 3 (a's first) and 5
+    assert not by[64, 4].ok and by[64, 4].status.value == "build_failed"
+    own, _ = replay.merged([b], "box27", "8x8x8")
+    filled = replay.filled(own, results)
+    assert [r.median_s for r in filled if r.config["WX"] == 32] == [5.0]
+    assert any(r.config["WX"] == 64 for r in filled)
