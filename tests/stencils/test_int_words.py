@@ -16,6 +16,7 @@ corpus's integer kernels too (slow).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 from collections.abc import Iterator
@@ -171,16 +172,26 @@ def _arrays(kernel: TunableKernel, seed: int) -> dict[str, np.ndarray]:
     return arrays
 
 
-def _outputs(kernel: TunableKernel, arrays: dict[str, np.ndarray], cfg: dict[str, int]) -> Any:
+def _evaluator(kernel: TunableKernel, arrays: dict[str, np.ndarray]) -> Any:
+    """An evaluator of ``kernel`` on ``arrays``, for :func:`_outputs_of` (one for all of a
+    kernel's configurations: each measurement starts from the arrays given)."""
     from gtune.measure import OpenCLEvaluator
 
-    ev = OpenCLEvaluator(kernel, runs=1, verify=False, arrays=arrays, compile_workers=0)
-    try:
-        result = ev.evaluate(cfg)
-        assert result.ok, (kernel.name, cfg, result.status, result.message[-500:])
-        return {a.name: ev.output(a.name) for a in kernel.arguments if a.role == "output"}
-    finally:
-        ev.close()
+    return OpenCLEvaluator(kernel, runs=1, verify=False, arrays=arrays, compile_workers=0)
+
+
+def _outputs_of(ev: Any, cfg: dict[str, int]) -> Any:
+    """The outputs of ``cfg`` run by ``ev`` (:func:`_evaluator`)."""
+    kernel = ev.kernel
+    result = ev.evaluate(cfg)
+    assert result.ok, (kernel.name, cfg, result.status, result.message[-500:])
+    return {a.name: ev.output(a.name) for a in kernel.arguments if a.role == "output"}
+
+
+def _outputs(kernel: TunableKernel, arrays: dict[str, np.ndarray], cfg: dict[str, int]) -> Any:
+    """The outputs of ``cfg`` on ``arrays``, with an evaluator of its own."""
+    with _evaluator(kernel, arrays) as ev:
+        return _outputs_of(ev, cfg)
 
 
 def same_bits(
@@ -202,18 +213,21 @@ def same_bits(
     inputs = {f: arrays[f] for f in definition.fields}
     want = definition.reference(inputs, arrays[out])
     checked = 0
-    for cfg in _configs(package, turn):
-        a = _outputs(package, arrays, cfg)[out]
-        assert a.dtype == want.dtype, (path.name, cfg)
-        assert a.tobytes() == want.tobytes(), (path.name, cfg, "not the reference's bits")
-        if other is not None:
-            b = _outputs(other, arrays, cfg)[out]
-            assert b.dtype == a.dtype and b.tobytes() == a.tobytes(), (
-                path.name,
-                cfg,
-                "not the package's bits",
-            )
-        checked += 1
+    with contextlib.ExitStack() as stack:
+        ev = stack.enter_context(_evaluator(package, arrays))
+        other_ev = stack.enter_context(_evaluator(other, arrays)) if other is not None else None
+        for cfg in _configs(package, turn):
+            a = _outputs_of(ev, cfg)[out]
+            assert a.dtype == want.dtype, (path.name, cfg)
+            assert a.tobytes() == want.tobytes(), (path.name, cfg, "not the reference's bits")
+            if other_ev is not None:
+                b = _outputs_of(other_ev, cfg)[out]
+                assert b.dtype == a.dtype and b.tobytes() == a.tobytes(), (
+                    path.name,
+                    cfg,
+                    "not the package's bits",
+                )
+            checked += 1
     return checked
 
 
@@ -288,11 +302,13 @@ CORPUS_INTEGER = ["smooth_s8", "gauss_u8_rte", "binomial_u16", "sharpen_s16", "p
 @pytest.mark.usefixtures("shared_workers")
 @pytest.mark.parametrize("name", CORPUS_INTEGER if FULL else ["prewitt_u8_s16"])
 def test_the_corpus_integer_kernels_lifted_give_the_package_templates_bits(
-    name: str, tmp_path: Path
+    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The plain corpus's 8- and 16-bit kernels (stencils/plain/manifest.yaml), lifted:
     the words give the element vectors' bits."""
-    from tests.conftest import run_gtune
+    from tests.inprocess import gtune_in_process
+
+    run_gtune = gtune_in_process(capsys, monkeypatch)  # the command in this process
 
     entry = yaml.safe_load((ROOT / "stencils/plain/manifest.yaml").read_text())["kernels"][name]
     path = tmp_path / f"{name}.stencil.yaml"

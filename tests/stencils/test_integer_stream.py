@@ -25,9 +25,9 @@ from gtune.description import load_kernel
 from gtune.stencils.definition import StencilDefinition, load_definition, parse_definition
 from gtune.stencils.real import REAL
 from gtune.stencils.render import describe, integer_streams
-from tests.conftest import run_gtune
+from tests.inprocess import gtune_in_process
 from tests.stencils.template_snapshot import beside_snapshot, cpp, sizes_of
-from tests.stencils.test_int_words import _arrays, _outputs, allowed
+from tests.stencils.test_int_words import _arrays, _evaluator, _outputs_of, allowed
 from tests.stencils.test_integer_vec import _definition as integer_definition
 from tests.stencils.test_integer_vec import _random_weights
 
@@ -162,18 +162,22 @@ def test_streamed_integer_kernels_give_the_reference_bits(case: str, tmp_path: P
     values = [c for c in configs if c["VX"] == 1]
     if values and len(values) < len(configs):
         values = [values[sorted(CASES).index(case) % len(values)]]
-    for cfg in [*values, *(c for c in configs if c["VX"] > 1)]:
-        got = _outputs(kernel, arrays, cfg)[out]
-        assert got.dtype == want.dtype
-        assert got.tobytes() == want.tobytes(), (case, cfg)
+    with _evaluator(kernel, arrays) as ev:  # each configuration from the same arrays
+        for cfg in [*values, *(c for c in configs if c["VX"] > 1)]:
+            got = _outputs_of(ev, cfg)[out]
+            assert got.dtype == want.dtype
+            assert got.tobytes() == want.tobytes(), (case, cfg)
 
 
 @pytest.mark.opencl
-def test_streaming_out_of_y_order_is_caught_by_the_verification(tmp_path: Path) -> None:
+def test_streaming_out_of_y_order_is_caught_by_the_verification(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Why the renderer refuses it: measured by hand, streaming integer terms listed out
     of y order (the centre row's first term first) rounds some outputs differently, and
     the bit-for-bit verification says so (wrong_result, never a time); measure notes
     that the configuration is outside the tuning space."""
+    run_gtune = gtune_in_process(capsys, monkeypatch)  # the commands in this process
     terms = _sorted_terms(2, ["src"])
     path = tmp_path / "k.stencil.yaml"
     path.write_text(_definition("u8-clamp", [terms[3], *terms[:3], *terms[4:]]).to_yaml())
