@@ -116,9 +116,10 @@ def errors(path: Path, changes: list[dict[str, int]], template: str | None = Non
     tol = definition.tolerance(max(float(np.abs(a).max()) for a in fields.values()))
     assert tol > 0
     worst = []
-    for cfg in words.allowed(kernel, changes):
-        got = words._outputs(kernel, arrays, cfg)[out]
-        worst.append(float(np.abs(got.astype(np.float64) - want).max()) / tol)
+    with words._evaluator(kernel, arrays) as ev:  # each configuration from the same arrays
+        for cfg in words.allowed(kernel, changes):
+            got = words._outputs_of(ev, cfg)[out]
+            worst.append(float(np.abs(got.astype(np.float64) - want).max()) / tol)
     return worst
 
 
