@@ -15,7 +15,7 @@ from gtune.expr import Expr
 from gtune.kernel import domain_values
 from gtune.plain import plain_kernel
 from gtune.space.model import _divisions
-from tests.conftest import run_gtune
+from tests.inprocess import Cli, gtune_in_process
 
 CORPUS = Path(__file__).parents[1] / "data" / "corpus"
 TILE = {
@@ -181,8 +181,14 @@ def test_helper_functions_are_read_through_their_parameters():
     assert uses["d"].written and not uses["d"].read
 
 
+@pytest.fixture
+def run_gtune(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Cli:
+    """The commands in this process."""
+    return gtune_in_process(capsys, monkeypatch)
+
+
 @pytest.mark.opencl
-def test_space_and_measure_take_the_plain_flags(tmp_path: Path):
+def test_space_and_measure_take_the_plain_flags(tmp_path: Path, run_gtune: Cli):
     flags = [
         "--size",
         "48x44",
@@ -241,7 +247,7 @@ def test_headers_are_named_and_change_the_identity(tmp_path: Path):
 
 
 @pytest.mark.opencl
-def test_a_fixed_launch_is_one_configuration(tmp_path: Path):
+def test_a_fixed_launch_is_one_configuration(tmp_path: Path, run_gtune: Cli):
     """Work-group sizes given as numbers leave nothing to tune: the space is that one
     configuration, ``run`` says so (exit 2, pointing at ``measure``), and ``measure``
     times it without calling it verified: it is its own reference."""

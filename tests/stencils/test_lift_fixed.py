@@ -16,20 +16,27 @@ from gtune.commands.export import _fixed_note
 from gtune.exceptions import InputError
 from gtune.stencils.definition import load_definition
 from gtune.stencils.lift import interface, with_held
-from tests.conftest import ROOT, run_gtune
+from tests.conftest import ROOT
+from tests.inprocess import Cli, gtune_in_process
 
 PLAIN = ROOT / "stencils" / "plain"
 ENTRY = yaml.safe_load((PLAIN / "manifest.yaml").read_text())["kernels"]["convolution_sized"]
 
 
-def _lift(out: Path, *extra: str) -> Any:
+@pytest.fixture
+def run_gtune(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Cli:
+    """The commands in this process."""
+    return gtune_in_process(capsys, monkeypatch)
+
+
+def _lift(run_gtune: Cli, out: Path, *extra: str) -> Any:
     args = ["lift", str(PLAIN / ENTRY["source"]), "--size", ENTRY["size"], *ENTRY["flags"]]
     return run_gtune(*args, *extra, "-o", str(out))
 
 
 @pytest.mark.opencl
-def test_a_filter_size_argument_is_refused_naming_fixed(tmp_path: Path) -> None:
-    done = _lift(tmp_path / "c.stencil.yaml")
+def test_a_filter_size_argument_is_refused_naming_fixed(tmp_path: Path, run_gtune: Cli) -> None:
+    done = _lift(run_gtune, tmp_path / "c.stencil.yaml")
     assert done.returncode == 2
     assert "the integer argument fw (given 3) changes the output" in done.stderr
     assert "--fixed fw" in done.stderr and "Traceback" not in done.stderr
@@ -37,9 +44,9 @@ def test_a_filter_size_argument_is_refused_naming_fixed(tmp_path: Path) -> None:
 
 
 @pytest.mark.opencl
-def test_held_at_its_value_it_lifts_and_says_so(tmp_path: Path) -> None:
+def test_held_at_its_value_it_lifts_and_says_so(tmp_path: Path, run_gtune: Cli) -> None:
     out = tmp_path / "c.stencil.yaml"
-    done = _lift(out, "--fixed", "fw")
+    done = _lift(run_gtune, out, "--fixed", "fw")
     assert done.returncode == 0, done.stderr
     assert "fw held at 3 (--fixed)" in done.stderr
     defn = load_definition(out)
