@@ -165,7 +165,8 @@ def test_train_labels_on_workers_and_in_process_resumes_and_installs(
     Dataset([r for r in cluster_rows if r.kernel != "dense_1d_x_r1"]).write_csv(
         tmp_path / "a" / "tiny.csv"
     )
-    rerun = gtune(*common, "--out", str(tmp_path / "a"), "--workers-per-device", "2", db=db)
+    # (one search to run: one worker, not a second one started to wait)
+    rerun = gtune(*common, "--out", str(tmp_path / "a"), "--workers-per-device", "1", db=db)
     assert rerun.returncode == 0, rerun.stderr
     after = [json.loads(line) for line in ledger.read_text().splitlines()]
     assert [e["key"] for e in after[len(entries) :]] == [stale["key"]]
