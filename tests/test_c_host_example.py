@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from gtune.tuned import read_bundle
-from tests.conftest import ROOT, run_gtune
+from tests.conftest import ROOT
+from tests.inprocess import Cli, gtune_in_process
 
 pytestmark = [
     pytest.mark.opencl,
@@ -33,13 +34,21 @@ CHOICE = re.compile(r"choice: (\w+) config (\d+) \((\S+)\) on (.+) at (\d+)x(\d+
 
 @pytest.fixture(scope="module")
 def tuned_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """heat3d tuned at SIZES by ``gtune run`` in this process (what it says is in the
+    captured output)."""
+    from gtune.cli import main
+
     db = tmp_path_factory.mktemp("store") / "r.db"
     for size in SIZES:
-        ran = run_gtune(
-            "run", HEAT, "--size", size, "--technique", "global", "--budget", "6", db=db
-        )  # fmt: skip
-        assert ran.returncode == 0, ran.stderr
+        args = ["run", HEAT, "--size", size, "--technique", "global", "--budget", "6"]
+        assert main(["--db", str(db), *args]) == 0
     return db
+
+
+@pytest.fixture
+def run_gtune(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Cli:
+    """The commands in this process."""
+    return gtune_in_process(capsys, monkeypatch)
 
 
 def _build(bundle_dir: Path, tmp_path: Path) -> Path:
@@ -56,7 +65,7 @@ def _build(bundle_dir: Path, tmp_path: Path) -> Path:
 
 
 def test_the_c_host_chooses_as_the_bundle_says_and_computes_heat3d(
-    tuned_store: Path, tmp_path: Path
+    tuned_store: Path, tmp_path: Path, run_gtune: Cli
 ) -> None:
     out = tmp_path / "tuned"
     exported = run_gtune("export", HEAT, "--sizes", "all", "-o", str(out), db=tuned_store)
@@ -107,7 +116,9 @@ def test_the_c_host_chooses_as_the_bundle_says_and_computes_heat3d(
     assert other.how == "default" and other.configuration.index == bundle.default_index
 
 
-def test_export_sizes_names_what_the_store_has(tuned_store: Path, tmp_path: Path) -> None:
+def test_export_sizes_names_what_the_store_has(
+    tuned_store: Path, tmp_path: Path, run_gtune: Cli
+) -> None:
     out = tmp_path / "listed"
     listed = run_gtune("export", HEAT, "--sizes", SIZES[0], "-o", str(out), db=tuned_store)
     assert listed.returncode == 0, listed.stderr

@@ -8,9 +8,16 @@ from pathlib import Path
 import pytest
 
 from gtune.description import load_kernel
-from tests.conftest import ROOT, run_gtune
+from tests.conftest import ROOT
+from tests.inprocess import Cli, gtune_in_process
 
 HEAT = str(ROOT / "stencils" / "heat3d.cl")
+
+
+@pytest.fixture
+def run_gtune(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Cli:
+    """The commands in this process (what they say and refuse)."""
+    return gtune_in_process(capsys, monkeypatch)
 
 
 def test_values_outside_a_domain_are_named(data_dir: Path) -> None:
@@ -31,7 +38,7 @@ def test_values_outside_a_domain_are_named(data_dir: Path) -> None:
     ],
 )
 def test_measure_refuses_values_outside_the_domain(
-    tmp_path: Path, args: list[str], needle: str
+    tmp_path: Path, args: list[str], needle: str, run_gtune: Cli
 ) -> None:
     db = tmp_path / "r.db"
     done = run_gtune("measure", HEAT, "--size", "16x8x8", *args, db=db)
@@ -42,7 +49,9 @@ def test_measure_refuses_values_outside_the_domain(
 
 
 @pytest.mark.parametrize("runs", ["0", "-3", "100001"])
-def test_measure_refuses_a_number_of_runs_out_of_range(tmp_path: Path, runs: str) -> None:
+def test_measure_refuses_a_number_of_runs_out_of_range(
+    tmp_path: Path, runs: str, run_gtune: Cli
+) -> None:
     done = run_gtune("measure", HEAT, "--size", "16x8x8", "--runs", runs, db=tmp_path / "r.db")
     assert done.returncode == 2, done.stderr
     assert "--runs" in done.stderr
@@ -50,7 +59,7 @@ def test_measure_refuses_a_number_of_runs_out_of_range(tmp_path: Path, runs: str
 
 
 @pytest.mark.opencl
-def test_a_thousand_runs_and_more_are_timed(tmp_path: Path) -> None:
+def test_a_thousand_runs_and_more_are_timed(tmp_path: Path, run_gtune: Cli) -> None:
     done = run_gtune(
         "measure", HEAT, "--size", "16x8x8", "--runs", "1100", "--json", db=tmp_path / "r.db"
     )
@@ -68,7 +77,9 @@ def test_the_library_refuses_runs_out_of_range(data_dir: Path, runs: int) -> Non
         OpenCLEvaluator(load_kernel(data_dir / "naive7.cl"), runs=runs)
 
 
-def test_a_define_cannot_smuggle_in_compiler_options(tmp_path: Path, data_dir: Path) -> None:
+def test_a_define_cannot_smuggle_in_compiler_options(
+    tmp_path: Path, data_dir: Path, run_gtune: Cli
+) -> None:
     plain = str(data_dir / "plain_blur.cl")
     done = run_gtune(
         "measure", plain, "--size", "64x32", "--scalar", "scale=0.1",
@@ -109,7 +120,7 @@ def test_descriptions_with_values_gtune_cannot_use_are_refused(
 
 
 def test_terminal_escapes_never_reach_the_terminal(
-    kernel_copy, tmp_path: Path, data_dir: Path
+    kernel_copy, tmp_path: Path, data_dir: Path, run_gtune: Cli
 ) -> None:
     cl = kernel_copy("naive7", lambda t: t + 'doc: "\\e[2J\\e[31mred"\n')
     done = run_gtune("space", str(cl))

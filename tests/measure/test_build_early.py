@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from gtune.measure.opencl_evaluator import user_build_log
-from tests.conftest import run_gtune
+from tests.inprocess import Cli, gtune_in_process
 
 pytestmark = pytest.mark.opencl
 
@@ -17,8 +17,14 @@ def test_driver_file_names_become_the_users():
     assert user_build_log("<kernel>:7:3: error: x", "k.cl") == "k.cl:7:3: error: x"
 
 
-def _measure(kernel, tmp_path):
-    return run_gtune("measure", str(kernel), db=tmp_path / "r.db", timeout=120)
+@pytest.fixture
+def run_gtune(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Cli:
+    """The commands in this process (what they say)."""
+    return gtune_in_process(capsys, monkeypatch)
+
+
+def _measure(run_gtune: Cli, kernel, tmp_path):
+    return run_gtune("measure", str(kernel), db=tmp_path / "r.db")
 
 
 def _one_message(proc, *wanted: str) -> None:
@@ -29,30 +35,30 @@ def _one_message(proc, *wanted: str) -> None:
     assert "tempfile" not in proc.stderr
 
 
-def test_syntax_error_names_file_and_line(kernel_copy, tmp_path):
+def test_syntax_error_names_file_and_line(kernel_copy, tmp_path, run_gtune):
     cl = kernel_copy("naive7")
     lines = cl.read_text().splitlines()
     bad = next(i for i, line in enumerate(lines) if "const int i =" in line)
     lines[bad] = lines[bad].replace(";", "")  # a missing semicolon on this line
     cl.write_text("\n".join(lines) + "\n")
-    proc = _measure(cl, tmp_path)
+    proc = _measure(run_gtune, cl, tmp_path)
     _one_message(proc, f"{cl}:{bad + 1}", "does not compile")
 
 
-def test_wrong_kernel_name(kernel_copy, tmp_path):
+def test_wrong_kernel_name(kernel_copy, tmp_path, run_gtune):
     cl = kernel_copy("naive7", lambda t: t.replace("kernel: naive7", "kernel: naive8"))
-    proc = _measure(cl, tmp_path)
+    proc = _measure(run_gtune, cl, tmp_path)
     _one_message(proc, str(cl), "naive8")
 
 
-def test_bad_build_options(kernel_copy, tmp_path):
+def test_bad_build_options(kernel_copy, tmp_path, run_gtune):
     cl = kernel_copy("naive7", lambda t: t + "build_options: [-cl-no-such-option]\n")
-    proc = _measure(cl, tmp_path)
+    proc = _measure(run_gtune, cl, tmp_path)
     _one_message(proc, "naive7.yaml", "build_options", "-cl-no-such-option")
 
 
-def test_run_fails_once_early(kernel_copy, tmp_path):
+def test_run_fails_once_early(kernel_copy, tmp_path, run_gtune):
     cl = kernel_copy("naive7")
     cl.write_text(cl.read_text().replace("const int i =", "const int i = undeclared +"))
-    proc = run_gtune("run", str(cl), "--budget", "20", db=tmp_path / "r.db", timeout=180)
+    proc = run_gtune("run", str(cl), "--budget", "20", db=tmp_path / "r.db")
     _one_message(proc, str(cl), "undeclared")
