@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, run_gtune
+from tests.conftest import ROOT
+from tests.inprocess import gtune_in_process
 
 pytestmark = [pytest.mark.opencl, pytest.mark.slow]
 
@@ -54,7 +55,10 @@ def _kt_cache(rows: list[dict[str, object]], device_name: str) -> dict[str, obje
     }
 
 
-def test_a_kernel_tuner_15_cache_warm_starts_a_run_on_the_same_device(tmp_path: Path) -> None:
+def test_a_kernel_tuner_15_cache_warm_starts_a_run_on_the_same_device(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run_gtune = gtune_in_process(capsys, monkeypatch)  # the commands in this process
     devices = json.loads(run_gtune("devices", "--json").stdout)["devices"]
     first_db, second_db = tmp_path / "first.db", tmp_path / "second.db"
     first = run_gtune(*RUN, "--json", str(tmp_path / "first.json"), db=first_db)

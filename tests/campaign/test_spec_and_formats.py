@@ -14,7 +14,8 @@ from gtune.description import load_kernel
 from gtune.exceptions import InputError
 from gtune.measure.result import Result, Status
 from gtune.store import SQLiteStore
-from tests.conftest import ROOT, run_gtune
+from tests.conftest import ROOT
+from tests.inprocess import gtune_in_process
 
 HEAT = str(ROOT / "stencils" / "heat3d.cl")
 
@@ -138,7 +139,10 @@ def test_t4_export_classifies_every_status(tmp_path: Path) -> None:
     assert got[128]["invalidity"] == "correctness" and got[128]["correctness"] == 0
 
 
-def test_t4_export_of_several_kernels_is_one_file_per_kernel_and_metadata(tmp_path: Path) -> None:
+def test_t4_export_of_several_kernels_is_one_file_per_kernel_and_metadata(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run_gtune = gtune_in_process(capsys, monkeypatch)  # the commands in this process
     db = tmp_path / "s.db"
     store = _stored(tmp_path, db)
     other = Result({"WX": 8}, Status.OK, 0.1, (2e-4,))
@@ -165,10 +169,13 @@ def test_t4_export_of_several_kernels_is_one_file_per_kernel_and_metadata(tmp_pa
     assert len(json.loads((tmp_path / "j.json").read_text())["results"]) == 1
 
 
-def test_t4_export_of_one_kernel_at_several_sizes_says_how_to_pick_one(tmp_path: Path) -> None:
+def test_t4_export_of_one_kernel_at_several_sizes_says_how_to_pick_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A kernel tuned at two sizes is two T4 results files: a bare ``gtune export`` (a
     newcomer after a tuned kernel) and ``-k`` alone are refused with how to pick one,
     and the kernel's file with ``--size`` picks it."""
+    run_gtune = gtune_in_process(capsys, monkeypatch)  # the commands in this process
     db = tmp_path / "s.db"
     store = SQLiteStore(db)
     for n in (16, 32):
@@ -382,7 +389,10 @@ def _kernel_tuner_t4() -> Any:
     )
 
 
-def test_t4_export_validates_against_kernel_tuners_schemas(tmp_path: Path) -> None:
+def test_t4_export_validates_against_kernel_tuners_schemas(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run_gtune = gtune_in_process(capsys, monkeypatch)  # the commands in this process
     import jsonschema
 
     kt = _kernel_tuner_t4()
