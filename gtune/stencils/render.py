@@ -248,6 +248,29 @@ def _xmacro(name: str, items: Sequence[str]) -> list[str]:
     return lines + [f"    {t} \\" for t in items[:-1]] + [f"    {items[-1]}"]
 
 
+def _separable_lines(d: StencilDefinition, names: Mapping[str, str]) -> list[str]:
+    """A separable stencil's factors (:func:`separable_factors`), which 2D streaming and
+    the vector technique may sum axis by axis: ``SEP_X_TERMS(T)`` ... term by term, and
+    ``SEP_X_SUMS(T, P)`` ... as :func:`separable_sums` groups them; the common scalar
+    factor on the last axis's weights. Nothing for another stencil."""
+    factors = separable_factors(d)
+    if factors is None:
+        return []
+    scale = separable_scale(d)
+    lines: list[str] = []
+    for i, (axis, factor) in enumerate(zip("XYZ", factors, strict=False)):
+        by = scale if i == len(factors) - 1 else Coefficient()
+        terms = [f"T({o}, {replace(by, factor=w).render(names, d.dtype)})" for o, w in factor]
+        lines += _xmacro(f"SEP_{axis}_TERMS(T)", terms)
+    for i, (axis, sums) in enumerate(zip("XYZ", separable_sums(factors), strict=False)):
+        by = scale if i == len(factors) - 1 else Coefficient()
+        items = [
+            f"{kind}({o}, {replace(by, factor=w).render(names, d.dtype)})" for kind, o, w in sums
+        ]
+        lines += _xmacro(f"SEP_{axis}_SUMS(T, P)", items)
+    return lines
+
+
 def render_source(stencil: Stencil) -> str:
     """The template with the stencil's definitions at the marker."""
     d, intensity = _as_definition(stencil)
@@ -326,19 +349,7 @@ def render_source(stencil: Stencil) -> str:
         for dx, dy, dz in [t.offset]
     ]
     lines += _xmacro("STENCIL_TERMS(T)", main)
-    factors = separable_factors(d)
-    if factors is not None:  # 2D streaming and the vector technique may sum rows first
-        scale = separable_scale(d)  # (a common scalar factor: on the last axis's weights)
-        for i, (axis, factor) in enumerate(zip("XYZ", factors, strict=False)):
-            by = scale if i == len(factors) - 1 else Coefficient()
-            terms = [f"T({o}, {replace(by, factor=w).render(names, dtype)})" for o, w in factor]
-            lines += _xmacro(f"SEP_{axis}_TERMS(T)", terms)
-        for i, (axis, sums) in enumerate(zip("XYZ", separable_sums(factors), strict=False)):
-            by = scale if i == len(factors) - 1 else Coefficient()
-            items = [
-                f"{kind}({o}, {replace(by, factor=w).render(names, dtype)})" for kind, o, w in sums
-            ]
-            lines += _xmacro(f"SEP_{axis}_SUMS(T, P)", items)
+    lines += _separable_lines(d, names)
     extra = [
         f"E({names[t.field]}, {t.offset[0]}, {t.offset[1]}, {t.offset[2]}, "
         f"{t.coefficient.render(names, dtype)})"
