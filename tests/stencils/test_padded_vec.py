@@ -192,10 +192,9 @@ def test_the_vector_technique_reads_a_padded_field(case: str) -> None:
         for cfg in configs:
             result = ev.evaluate(cfg)
             assert result.status is Status.OK, (cfg, result.message)
-    for bad in wrongs:
+    for bad in wrongs:  # the first configuration reads every row through the mutant
         with OpenCLEvaluator(bad, runs=1) as wrong:
-            for cfg in configs[:2]:
-                assert wrong.evaluate(cfg).status is Status.WRONG_RESULT, cfg
+            assert wrong.evaluate(configs[0]).status is Status.WRONG_RESULT, configs[0]
 
 
 def _open_corpus(name: str) -> Any:
