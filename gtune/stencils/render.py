@@ -257,18 +257,19 @@ def _separable_lines(d: StencilDefinition, names: Mapping[str, str]) -> list[str
     if factors is None:
         return []
     scale = separable_scale(d)
-    lines: list[str] = []
-    for i, (axis, factor) in enumerate(zip("XYZ", factors, strict=False)):
+    terms: list[str] = []
+    sums: list[str] = []
+    grouped = separable_sums(factors)
+    for i, (axis, factor, group) in enumerate(zip("XYZ", factors, grouped, strict=False)):
         by = scale if i == len(factors) - 1 else Coefficient()
-        terms = [f"T({o}, {replace(by, factor=w).render(names, d.dtype)})" for o, w in factor]
-        lines += _xmacro(f"SEP_{axis}_TERMS(T)", terms)
-    for i, (axis, sums) in enumerate(zip("XYZ", separable_sums(factors), strict=False)):
-        by = scale if i == len(factors) - 1 else Coefficient()
-        items = [
-            f"{kind}({o}, {replace(by, factor=w).render(names, d.dtype)})" for kind, o, w in sums
-        ]
-        lines += _xmacro(f"SEP_{axis}_SUMS(T, P)", items)
-    return lines
+
+        def weight(w: float, by: Coefficient = by) -> str:
+            return replace(by, factor=w).render(names, d.dtype)
+
+        terms += _xmacro(f"SEP_{axis}_TERMS(T)", [f"T({o}, {weight(w)})" for o, w in factor])
+        items = [f"{kind}({o}, {weight(w)})" for kind, o, w in group]
+        sums += _xmacro(f"SEP_{axis}_SUMS(T, P)", items)
+    return terms + sums
 
 
 def render_source(stencil: Stencil) -> str:
