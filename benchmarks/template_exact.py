@@ -22,7 +22,7 @@ rendering cannot run is skipped, said so.
 
 ``--tolerance``: a configuration whose outputs differ in bits passes when they agree
 within the kernel's verification tolerance (the rim left as it was, bit for bit), for a
-candidate that sums in another order (``sep_pairs.patch``); each says which it was.
+candidate that sums in another order; each says which it was.
 
 Exit status 0 when every configuration run gives the same bits (or agrees within
 tolerance), 1 when one does not, 2 on bad input.

@@ -140,15 +140,6 @@
     T(-1, 0.5f) \
     T(0, 1.0f) \
     T(1, 0.5f)
-#define SEP_X_SUMS(T, P) \
-    T(0, 1.0f) \
-    P(1, 0.5f)
-#define SEP_Y_SUMS(T, P) \
-    T(0, 1.0f) \
-    P(1, 0.5f)
-#define SEP_Z_SUMS(T, P) \
-    T(0, 0.125f) \
-    P(1, 0.0625f)
 
 #ifndef NY
 #define NY 1

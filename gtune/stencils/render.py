@@ -250,26 +250,21 @@ def _xmacro(name: str, items: Sequence[str]) -> list[str]:
 
 def _separable_lines(d: StencilDefinition, names: Mapping[str, str]) -> list[str]:
     """A separable stencil's factors (:func:`separable_factors`), which 2D streaming and
-    the vector technique may sum axis by axis: ``SEP_X_TERMS(T)`` ... term by term, and
-    ``SEP_X_SUMS(T, P)`` ... as :func:`separable_sums` groups them; the common scalar
-    factor on the last axis's weights. Nothing for another stencil."""
+    the vector technique may sum axis by axis: ``SEP_X_TERMS(T)`` ... term by term, the
+    common scalar factor on the last axis's weights. Nothing for another stencil."""
     factors = separable_factors(d)
     if factors is None:
         return []
     scale = separable_scale(d)
     terms: list[str] = []
-    sums: list[str] = []
-    grouped = separable_sums(factors)
-    for i, (axis, factor, group) in enumerate(zip("XYZ", factors, grouped, strict=False)):
+    for i, (axis, factor) in enumerate(zip("XYZ", factors, strict=False)):
         by = scale if i == len(factors) - 1 else Coefficient()
 
         def weight(w: float, by: Coefficient = by) -> str:
             return replace(by, factor=w).render(names, d.dtype)
 
         terms += _xmacro(f"SEP_{axis}_TERMS(T)", [f"T({o}, {weight(w)})" for o, w in factor])
-        items = [f"{kind}({o}, {weight(w)})" for kind, o, w in group]
-        sums += _xmacro(f"SEP_{axis}_SUMS(T, P)", items)
-    return terms + sums
+    return terms
 
 
 def render_source(stencil: Stencil) -> str:
@@ -1046,39 +1041,6 @@ def separable_factors(d: StencilDefinition) -> tuple[Factor, ...] | None:
     return tuple(
         [(o, f[o]) for o in axis if f[o] != 0.0] for f, axis in zip(factors, axes, strict=True)
     )
-
-
-def separable_sums(factors: Sequence[Factor]) -> list[list[tuple[str, int, float]]]:
-    """The factors as the vector technique sums them (``SEP_X_SUMS(T, P)`` ...): each
-    axis but the last divided by its centre weight, the last multiplied by theirs (the
-    same products), so a binomial's x and y lines have the weight 1 at their centre,
-    which costs no instruction; the centre first, then each pair of offsets ±d of equal
-    weight as one ``P(d, w)`` (the two inputs added, then one multiply-add: two
-    instructions for three terms where one each was three), then the rest as
-    ``T(o, w)``. box27 at BY 4 BZ 4: 10.5 float instructions per output instead of
-    14.25 (clang's PTX). Sums are rounded differently from the reference's order,
-    within :meth:`StencilDefinition.tolerance`, as the factors already are.
-
-    The package's template still sums ``SEP_*_TERMS`` term by term; the template
-    candidate ``benchmarks/candidates/sep_pairs.patch`` sums these, until a side-by-side
-    measurement on the GPU decides (benchmarks/README.md)."""
-    weights = [dict(f) for f in factors]
-    centres = [w.get(0, 0.0) for w in weights]
-    carry = 1.0
-    for a in range(len(weights) - 1):
-        if centres[a] != 0.0:
-            weights[a] = {o: x / centres[a] for o, x in weights[a].items()}
-            carry *= centres[a]
-    weights[-1] = {o: x * carry for o, x in weights[-1].items()}
-    out: list[list[tuple[str, int, float]]] = []
-    for w in weights:
-        items: list[tuple[str, int, float]] = [("T", 0, w[0])] if 0 in w else []
-        rest = sorted(o for o in w if o != 0)
-        paired = {o for o in rest if o > 0 and w.get(-o) == w[o]}
-        items += [("P", o, w[o]) for o in sorted(paired)]
-        items += [("T", o, w[o]) for o in rest if abs(o) not in paired]
-        out.append(items)
-    return out
 
 
 def separable_scale(d: StencilDefinition) -> Coefficient:

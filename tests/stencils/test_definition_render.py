@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import importlib.util
-import itertools
-import math
 import re
 import shutil
 import subprocess
@@ -30,7 +28,6 @@ from gtune.stencils.render import (
     render_source,
     separable_factors,
     separable_scale,
-    separable_sums,
 )
 from tests.conftest import run_gtune
 from tests.space.space_helpers import h100_limits
@@ -492,55 +489,6 @@ def test_separable_factors_reproduce_rank_one_weights(
     assert "RIM" not in zero["parameters"]
 
 
-@given(
-    lines=st.lists(
-        st.lists(st.sampled_from([0.0, 0.125, 0.25, 0.5, -0.5, 1.0, 3.0]), min_size=3, max_size=7),
-        min_size=2,
-        max_size=3,
-    ),
-    symmetric=st.booleans(),
-)
-@settings(max_examples=80, deadline=None)
-def test_separable_sums_keep_every_product_and_pair_equal_weights(
-    lines: list[list[float]], symmetric: bool
-) -> None:
-    """The vector technique's sums: the same products of weights as the factors (each
-    axis but the last over its centre, the last times the centres); the centre first, a
-    pair P(d, w) exactly where the weights at -d and +d are equal, every offset once."""
-    factors = []
-    for line in lines:
-        line = line[: len(line) // 2 * 2 + 1]
-        r = len(line) // 2
-        if symmetric:
-            line = [*line[: r + 1], *reversed(line[:r])]
-        factors.append([(o - r, w) for o, w in enumerate(line) if w != 0.0])
-    sums = separable_sums(factors)
-    assert len(sums) == len(factors)
-    expanded = []
-    for axis, items in zip(factors, sums, strict=True):
-        weights = dict(axis)
-        got: dict[int, float] = {}
-        for kind, o, w in items:
-            offsets = (-o, o) if kind == "P" else (o,)
-            assert kind in "TP" and (kind == "T" or (o > 0 and weights[-o] == weights[o]))
-            for x in offsets:
-                assert x not in got
-                got[x] = w
-        assert set(got) == set(weights)
-        if 0 in weights:
-            assert items[0][:2] == ("T", 0)
-        unpaired = [o for kind, o, _ in items if kind == "T" and o > 0]
-        assert all(weights.get(-o) != weights[o] for o in unpaired)
-        expanded.append(got)
-    for axis, got in zip(factors[:-1], expanded[:-1], strict=True):
-        if 0 in dict(axis):  # a centre weight becomes 1: no instruction
-            assert got[0] == 1.0
-    for key in itertools.product(*(sorted(dict(a)) for a in factors)):
-        want = math.prod(dict(a)[o] for a, o in zip(factors, key, strict=True))
-        have = math.prod(g[o] for g, o in zip(expanded, key, strict=True))
-        assert abs(have - want) <= 1e-12 * max(1.0, abs(want))
-
-
 def _box3(weights: dict[tuple[int, int, int], Any], **extra: Any) -> Any:
     data = {
         "dims": 3,
@@ -690,14 +638,9 @@ def test_a_number_times_a_common_scalar_is_separable(
     assert "SEP" in desc["parameters"]
     block = _block(render_source(d))
     x_terms = block[block.index("SEP_X_TERMS") : block.index("SEP_Y_TERMS")]
-    y_terms = block[block.index("SEP_Y_TERMS") : block.index("SEP_X_SUMS")]
-    x_sums = block[block.index("SEP_X_SUMS") : block.index("SEP_Y_SUMS")]
-    y_sums = block[block.index("SEP_Y_SUMS") :]
+    y_terms = block[block.index("SEP_Y_TERMS") :]
     assert "T(0, 0.375f)" in x_terms  # the x factor: numbers
     assert y_terms.count(rendered) == 5  # S once per y weight
-    # the sums: x over its centre (numbers), S on y's centre and its two pairs
-    assert "T(0, 1.0f)" in x_sums and "P(2, " in x_sums and rendered not in x_sums
-    assert y_sums.count(rendered) == 3 and y_sums.count("P(") == 2
     assert separable_scale(_box({k: 0.1 for k in w})).is_number
 
 
