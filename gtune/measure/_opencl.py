@@ -211,13 +211,20 @@ class BuiltBundle:
 class Compiler:
     """Builds programs for one device; also used alone in compile workers."""
 
-    def __init__(self, limits: DeviceLimits, build_lock_s: float | None = None) -> None:
+    def __init__(
+        self, limits: DeviceLimits, build_lock_s: float | None = None, *, context: Any = None
+    ) -> None:
         """``build_lock_s``: builds hold the device lock shared (a CPU device, where a
         build would slow down a kernel timed on the same cores), waiting at most that
-        long for it before building unlocked; None: builds take no lock."""
+        long for it before building unlocked; None: builds take no lock. ``context``: a
+        driver context on the device to build in (default: a new one)."""
         self.limits = limits
-        self.device = _cl_device(limits)
-        self.context = cl.Context([self.device])
+        if context is None:
+            self.device = _cl_device(limits)
+            self.context = cl.Context([self.device])
+        else:
+            self.device = context.devices[0]
+            self.context = context
         self.lock = DeviceLock(limits)
         self.build_lock_s = build_lock_s
         #: The host's build slots, taken by :meth:`build_binary` (compile workers).
@@ -410,12 +417,14 @@ class Session(Compiler):
         build_lock_s: float | None = None,
         lock_wait_s: float | None = None,
         notify: Callable[[bool], None] | None = None,
+        context: Any = None,
     ) -> None:
         """``lock_wait_s``: how long a measurement waits for the device while another
         process measures on it (None: as long as it takes); ``notify(True)`` is called
         when it starts waiting, ``notify(False)`` when it holds the device after a wait
-        (the worker tells its parent, whose time limit then starts)."""
-        super().__init__(limits, build_lock_s)
+        (the worker tells its parent, whose time limit then starts). ``context``: the
+        driver context of an earlier kernel's session on the device (see Compiler)."""
+        super().__init__(limits, build_lock_s, context=context)
         self.lock_wait_s = lock_wait_s
         self.notify = notify
         self.unreported_wait_s = 0.0  # waits of settle and run_once, told with a measure

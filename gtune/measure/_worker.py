@@ -90,10 +90,16 @@ def serve(conn: Connection) -> None:
                 return
             if verb == "setup":
                 limits, kernel = _device_and_kernel(payload)
+                context = None
                 if session is not None:  # a pooled worker handed its next kernel
+                    if session.limits == limits:
+                        # its driver context serves the next kernel: PoCL loads its
+                        # kernel library into each new context at the first build
+                        # (about 0.5 s of CPU a kernel)
+                        context = session.context
                     session = None
                     gc.collect()  # the last kernel's device buffers go before the new ones
-                session = _session(limits, kernel, payload, conn)
+                session = _session(limits, kernel, payload, conn, context)
                 conn.send(("ok", None))
             elif verb == "compiler":
                 from gtune.device import DeviceLimits
@@ -145,9 +151,14 @@ def _device_and_kernel(payload: dict[str, Any]) -> tuple[DeviceLimits, TunableKe
 
 
 def _session(
-    limits: DeviceLimits, kernel: TunableKernel, payload: dict[str, Any], conn: Connection
+    limits: DeviceLimits,
+    kernel: TunableKernel,
+    payload: dict[str, Any],
+    conn: Connection,
+    context: Any = None,
 ) -> Any:
-    """The measuring session of ``setup``'s kernel on its device."""
+    """The measuring session of ``setup``'s kernel on its device (in ``context``, an
+    earlier session's driver context, where given)."""
     from gtune.measure._opencl import Session
 
     return Session(
@@ -157,6 +168,7 @@ def _session(
         build_lock_s=payload.get("build_lock_s"),
         lock_wait_s=payload.get("lock_wait_s"),
         notify=lambda waiting: conn.send((WAITING if waiting else HOLDING, None)),
+        context=context,
     )
 
 
