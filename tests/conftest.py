@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from gtune.description import TRUST_ENV
@@ -313,15 +314,44 @@ def _module_worker_pools() -> Iterator[dict[str, Any]]:
         pool.close()
 
 
+def _own_references_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """gtune's own numpy references (``gtune.…`` targets: a stencil definition's, a
+    generated kernel's) computed in the test's process, not in one of their own (a fresh
+    interpreter importing numpy and gtune, about 0.45 s of CPU an evaluator): the same
+    function on the same arrays gives the same outputs. A reference from a file (the
+    author's code) still runs in its process; tests of that process (test_stopping,
+    test_opencl_evaluator's watched references) make their evaluators without this."""
+    from gtune.measure import _reference
+    from gtune.measure.problem import python_reference
+
+    in_own_process = _reference.run_reference
+
+    def run_reference(kernel: Any, directory: Path) -> Any:
+        if kernel.reference.kind != "python" or not kernel.reference.target.startswith("gtune."):
+            return in_own_process(kernel, directory)
+        names = [a.name for a in kernel.arguments if a.kind == "buffer"]
+        arrays = {n: np.load(directory / f"{n}.npy") for n in names}
+        refs = python_reference(kernel, arrays, copy=False)
+        for name, arr in refs.items():  # what the measuring worker checks against
+            np.save(directory / f"ref_{name}.npy", arr)
+        return refs
+
+    monkeypatch.setattr(_reference, "run_reference", run_reference)
+
+
 @pytest.fixture
-def shared_workers(_module_worker_pools: dict[str, Any]) -> Iterator[None]:
+def shared_workers(
+    _module_worker_pools: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> Iterator[None]:
     """Inside the test, OpenCL evaluators share worker processes with the module's other
     tests that use this (``reuse_workers``, as a campaign worker shares them): each
     evaluator after the first skips starting a worker (a fresh interpreter, pyopencl, a
-    driver context). For tests that check kernels' results; tests of starting workers,
-    of tuning and of the commands make their evaluators without it."""
+    driver context), and gtune's own numpy references run in the test's process
+    (``_own_references_in_process``). For tests that check kernels' results; tests of
+    starting workers, of tuning and of the commands make their evaluators without it."""
     from gtune.measure.pool import reuse_workers
 
+    _own_references_in_process(monkeypatch)
     with reuse_workers(_module_worker_pools):
         yield
 
