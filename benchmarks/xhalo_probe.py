@@ -81,16 +81,19 @@ __kernel void vec3(__global const float4 *restrict s, __global float4 *restrict 
     const float4 c = s[v];                                                           \
     const float4 l = s[xv > 0 ? v - 1 : v], r = s[xv < NXV - 1 ? v + 1 : v];         \
     const float4 o = W0 * (float4)(l.w, c.xyz) + W1 * c + W2 * (float4)(c.yzw, r.x);
+/* vector v of row position xv stored, the row's first and last element left */
+#define STORE_KEEPING_RIM(o)                                                         \
+    __global float *e = (__global float *)(d + v);                                   \
+    if (xv == 0) {                                                                   \
+        e[1] = (o).y; e[2] = (o).z; e[3] = (o).w;                                    \
+    } else if (xv == NXV - 1) {                                                      \
+        e[0] = (o).x; e[1] = (o).y; e[2] = (o).z;                                    \
+    } else {                                                                         \
+        d[v] = (o);                                                                  \
+    }
 __kernel void vec3i(__global const float4 *restrict s, __global float4 *restrict d) {
     VEC3_BODY
-    __global float *e = (__global float *)(d + v);
-    if (xv == 0) {
-        e[1] = o.y; e[2] = o.z; e[3] = o.w;
-    } else if (xv == NXV - 1) {
-        e[0] = o.x; e[1] = o.y; e[2] = o.z;
-    } else {
-        d[v] = o;
-    }
+    STORE_KEEPING_RIM(o)
 }
 __kernel void vec3m(__global const float4 *restrict s, __global float4 *restrict d) {
     VEC3_BODY
@@ -105,14 +108,7 @@ __kernel void vec3m(__global const float4 *restrict s, __global float4 *restrict
 __kernel void copy4i(__global const float4 *restrict s, __global float4 *restrict d) {
     const int v = get_global_id(0), xv = v % NXV;
     const float4 c = s[v];
-    __global float *e = (__global float *)(d + v);
-    if (xv == 0) {
-        e[1] = c.y; e[2] = c.z; e[3] = c.w;
-    } else if (xv == NXV - 1) {
-        e[0] = c.x; e[1] = c.y; e[2] = c.z;
-    } else {
-        d[v] = c;
-    }
+    STORE_KEEPING_RIM(c)
 }
 __kernel void vec3x2(__global const float4 *restrict s, __global float4 *restrict d) {
     const int v = 2 * get_global_id(0), xv = v % NXV;

@@ -263,10 +263,11 @@ def test_xhalo_probe_verifies_each_kernel_and_catches_a_wrong_one(tmp_path: Path
     }
     assert all(data["verified"].values())
     assert next(r["kernel"] for r in data["rows"]) == "copy4"
-    mutant = (
-        "e[1] = c.y; e[2] = c.z; e[3] = c.w;",
-        "e[0] = c.x; e[1] = c.y; e[2] = c.z; e[3] = c.w;",
+    mutant = (  # the row's first element written too
+        "e[1] = (o).y; e[2] = (o).z; e[3] = (o).w;",
+        "e[0] = (o).x; e[1] = (o).y; e[2] = (o).z; e[3] = (o).w;",
     )
     bad = probe(tmp_path / "bad", mutant)
     assert bad.returncode == 1, bad.stdout + bad.stderr[-2000:]
-    assert json.loads((tmp_path / "bad" / "xhalo.json").read_text())["verified"]["copy4i"] is False
+    verified = json.loads((tmp_path / "bad" / "xhalo.json").read_text())["verified"]
+    assert not verified["copy4i"] and not verified["vec3i"] and verified["vec3m"]
