@@ -128,9 +128,9 @@ def serve(conn: Connection) -> None:
                 conn.send(("ok", session.read_output(payload["name"])))
             elif verb == "guards":
                 conn.send(("ok", session.guards(**payload)))
-            elif verb == "reload_refs":
+            elif verb == "reload_refs":  # the arrays it now has a reference output of
                 session.load_references()
-                conn.send(("ok", None))
+                conn.send(("ok", sorted(session.refs)))
             else:
                 conn.send(("error", f"unknown verb {verb!r}"))
         except Exception as exc:  # reported to the parent, which classifies it

@@ -726,7 +726,13 @@ class OpenCLEvaluator(EvaluatorBase):
                 "no array is written by the kernel, so there is nothing to compare"
             )
         if reload:
-            self._measure.call("reload_refs", None, timeout_s=self.timeout_s)
+            loaded = self._measure.call("reload_refs", None, timeout_s=self.timeout_s)
+            missing = [c.name for c in checks if c.compared and c.name not in loaded]
+            if missing:  # never claim a comparison the worker cannot make
+                self.unverified = (
+                    f"no reference output of {', '.join(missing)} reached the measuring "
+                    "worker, so its results were not compared"
+                )
 
     # -- measuring ----------------------------------------------------------------
     def _call_measure(self, payload: dict[str, Any]) -> Result:

@@ -143,6 +143,23 @@ def test_wrong_kernel_is_wrong_result(kernel_copy):
     assert len(r.times_s) >= 3  # timing is kept even for wrong results
 
 
+@pytest.mark.usefixtures("shared_workers")
+def test_a_reference_the_worker_lacks_leaves_results_unverified(kernel_copy):
+    """A compared array whose reference output never reached the measuring worker: the
+    worker cannot compare it, so its results say they are unverified (a wrong kernel
+    then passes, and says why), never verified."""
+    with OpenCLEvaluator(_kernel(kernel_copy, "-DWRONG"), compile_workers=0) as ev:
+        assert ev.verify and not ev.unverified
+        for ref in ev.data_dir.glob("ref_*.npy"):
+            ref.unlink()
+        ev._apply_checks(ev.checks, "the numpy reference")
+        r = ev.evaluate(GOOD)
+    assert r.status is Status.OK, r.message
+    assert "no reference output of out reached the measuring worker" in str(
+        r.extra.get("unverified")
+    ), r.extra
+
+
 @pytest.mark.parametrize("compile_workers", [0, 1], ids=["measuring worker", "compile worker"])
 def test_options_given_in_memory_reach_the_build(data_dir, compile_workers):
     """A kernel whose build options were changed in memory (dataclasses.replace, as
