@@ -10,7 +10,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 
 from gtune.description import TRUST_ENV
@@ -322,19 +321,13 @@ def _own_references_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
     author's code) still runs in its process; tests of that process (test_stopping,
     test_opencl_evaluator's watched references) make their evaluators without this."""
     from gtune.measure import _reference
-    from gtune.measure.problem import python_reference
 
     in_own_process = _reference.run_reference
 
     def run_reference(kernel: Any, directory: Path) -> Any:
         if kernel.reference.kind != "python" or not kernel.reference.target.startswith("gtune."):
             return in_own_process(kernel, directory)
-        names = [a.name for a in kernel.arguments if a.kind == "buffer"]
-        arrays = {n: np.load(directory / f"{n}.npy") for n in names}
-        refs = python_reference(kernel, arrays, copy=False)
-        for name, arr in refs.items():  # what the measuring worker checks against
-            np.save(directory / f"ref_{name}.npy", arr)
-        return refs
+        return _reference.write_references(kernel, directory)
 
     monkeypatch.setattr(_reference, "run_reference", run_reference)
 

@@ -79,24 +79,33 @@ def _exited(proc: subprocess.Popen[bytes], wait_s: float) -> bool:
     return True
 
 
-def _main(directory: Path) -> int:
-    from gtune.description import from_dict
-    from gtune.exceptions import GtuneError
+def write_references(kernel: TunableKernel, directory: Path) -> dict[str, np.ndarray]:
+    """The reference's outputs for the initial arrays written in ``directory``, computed
+    in this process and saved beside them (``ref_NAME.npy``, what the measuring worker
+    checks against)."""
     from gtune.measure.problem import python_reference
 
-    with open(directory / "kernel.pickle", "rb") as fh:
-        kernel = from_dict(pickle.load(fh))  # written by our parent
     arrays = {
         a.name: np.load(directory / f"{a.name}.npy") for a in kernel.arguments if a.kind == "buffer"
     }
+    refs = python_reference(kernel, arrays, copy=False)  # loaded for it alone
+    for name, arr in refs.items():
+        np.save(directory / f"ref_{name}.npy", arr)
+    return refs
+
+
+def _main(directory: Path) -> int:
+    from gtune.description import from_dict
+    from gtune.exceptions import GtuneError
+
+    with open(directory / "kernel.pickle", "rb") as fh:
+        kernel = from_dict(pickle.load(fh))  # written by our parent
     try:
-        refs = python_reference(kernel, arrays, copy=False)  # loaded for it alone
+        write_references(kernel, directory)
     except GtuneError as exc:
         with open(directory / _ERROR, "wb") as fh:
             pickle.dump(exc, fh)
         return 3
-    for name, arr in refs.items():
-        np.save(directory / f"ref_{name}.npy", arr)
     (directory / _DONE).write_text("ok\n")
     return 0
 
