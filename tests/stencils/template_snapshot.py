@@ -5,7 +5,10 @@ must leave as it was (``tests/data/stencil_before_*.cl.gz``).
 Every snapshot is older than the hoist of the primary field's coefficients (issue 48:
 read once a work-item into ``wq_``, the terms taking ``WQ(...)``): today's source is
 compared with that hoist undone (:func:`without_hoist`), so each test still pins what
-its own change must leave as it was (the hoist's own results: test_wq_hoist.py).
+its own change must leave as it was (the hoist's own results: test_wq_hoist.py). They
+are older too than a written rim's x rim stored with its rows' vectors (RIM=1, float
+elements: ``RIM_X_IN_VECTORS``), undone the same way (:func:`without_rim_vectors`; its
+own results: test_rim_vectors.py).
 """
 
 from __future__ import annotations
@@ -34,6 +37,18 @@ def without_hoist(text: str) -> str:
     return out
 
 
+RIM_VECTORS_ON = "#if RIM && !INT_ELEMS\n#define RIM_X_IN_VECTORS 1\n"
+
+
+def without_rim_vectors(text: str) -> str:
+    """``text`` (a rendered stencil) as the template before a written rim's x rim was
+    stored with its rows' vectors gave it: ``RIM_X_IN_VECTORS`` 0 in every kernel, so
+    ``RIM_WRITE`` writes each row's x rim apart and the rim vectors their interior
+    lanes."""
+    assert text.count(RIM_VECTORS_ON) == 1
+    return text.replace(RIM_VECTORS_ON, "#if 0\n#define RIM_X_IN_VECTORS 1\n")
+
+
 def cpp(text: str, flags: list[str], tmp: Path) -> tuple[int, str]:
     """``text`` preprocessed with ``flags``: the exit status, and the output with its
     messages (an ``#error`` is read from it)."""
@@ -45,8 +60,9 @@ def cpp(text: str, flags: list[str], tmp: Path) -> tuple[int, str]:
 
 def beside_snapshot(snapshot: Path, stencils: Iterable[Any]) -> Iterator[tuple[str, str, str]]:
     """For each stencil: its rendered block (what the renderer puts at the template's
-    marker), its source with today's template (the coefficients' hoist undone:
-    :func:`without_hoist`) and its source with the snapshot's."""
+    marker), its source with today's template (the coefficients' hoist and the rim
+    vectors undone: :func:`without_hoist`, :func:`without_rim_vectors`) and its source
+    with the snapshot's."""
     before = gzip.decompress(snapshot.read_bytes()).decode()
     template = template_source()
     cut = template.index(MARKER)
@@ -54,7 +70,7 @@ def beside_snapshot(snapshot: Path, stencils: Iterable[Any]) -> Iterator[tuple[s
         new = render_source(stencil)
         block = new[cut : len(new) - (len(template) - cut - len(MARKER))]
         assert new == template.replace(MARKER, block, 1)
-        yield block, without_hoist(new), before.replace(MARKER, block, 1)
+        yield block, without_rim_vectors(without_hoist(new)), before.replace(MARKER, block, 1)
 
 
 def sizes_of(block: str) -> list[str]:
