@@ -1,0 +1,114 @@
+"""benchmarks/ncu_ptx.py's text work: the PTX's entry and offsets, the cache-hint
+rewrites, ncu's units and its summary table (the CUDA launches themselves need an
+NVIDIA GPU: benchmarks/results/h200-limit/ncu/)."""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import load_script
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results" / "h200-limit" / "ncu"
+ncu = load_script(ROOT / "benchmarks" / "ncu_ptx.py")
+
+# The head of NVIDIA's PTX for copy3d (the package's template, 3D grid), as its OpenCL
+# compiler wrote it on the H200, and a load and a store of its body.
+PTX = """\
+.version 9.0
+.target sm_90, texmode_independent
+.address_size 64
+
+\t// .globl\tcopy3d
+
+.entry copy3d(
+\t.param .u64 .ptr .global .align 4 copy3d_param_0,
+\t.param .u64 .ptr .global .align 4 copy3d_param_1
+)
+.reqntid 64, 4, 2
+{
+\tld.param.u64 \t%rd8, [copy3d_param_0];
+\tmov.u32 \t%r11, %ctaid.x;
+\tmov.b32 \t%r12, %envreg0;
+\tadd.s32 \t%r13, %r12, %r11;
+\tmov.b32 \t%r15, %envreg1;
+\tmov.b32 \t%r1, %envreg3;
+\tld.global.nc.v4.f32 \t{%f1, %f2, %f3, %f4}, [%rd3];
+\tld.global.nc.f32 \t%f5, [%rd4];
+\tst.global.v4.f32 \t[%rd5], {%f1, %f2, %f3, %f4};
+\tst.global.f32 \t[%rd6], %f5;
+}
+"""
+
+
+def test_the_entry_and_its_parameters_are_read() -> None:
+    assert ncu.entry_params(PTX) == ("copy3d", ["u64", "u64"])
+    with pytest.raises(ncu.CudaError, match=r"no \.entry"):
+        ncu.entry_params(".version 9.0\n")
+
+
+def test_the_launch_offsets_read_as_zero() -> None:
+    text = ncu.offsets_zeroed(PTX)
+    assert "%envreg" not in text
+    assert "mov.b32 \t%r12, 0;" in text and "mov.b32 \t%r1, 0;" in text
+    assert text.count("\n") == PTX.count("\n")  # nothing else moved
+    with pytest.raises(ncu.CudaError, match="environment register"):
+        ncu.offsets_zeroed("add.s32 %r1, %envreg2, 1;")
+
+
+@pytest.mark.parametrize("name", sorted(ncu.PTX_VARIANTS))
+def test_each_rewrite_touches_only_the_global_accesses(name: str) -> None:
+    text = ncu.rewrite(PTX, name)
+    ops = re.findall(r"\b(?:ld|st)\.global[\w.:]*", text)
+    assert len(ops) == 4
+    loads, stores = ops[:2], ops[2:]
+    if "l2" in name:
+        size = "256B" if "256" in name else "128B"
+        assert loads == [f"ld.global.nc.L2::{size}.v4.f32", f"ld.global.nc.L2::{size}.f32"]
+    else:
+        assert loads == ["ld.global.nc.v4.f32", "ld.global.nc.f32"]
+    if "st-cs" in name:
+        assert stores == ["st.global.cs.v4.f32", "st.global.cs.f32"]
+    else:
+        assert stores == ["st.global.v4.f32", "st.global.f32"]
+    rest = [line for line in text.splitlines() if ".global" not in line]
+    assert rest == [line for line in PTX.splitlines() if ".global" not in line]
+
+
+def test_units_convert_by_their_prefixes() -> None:
+    assert ncu.convert(536.954368, "Mbyte", "Mbyte") == 536.954368
+    assert ncu.convert(2.5, "Gbyte", "Mbyte") == pytest.approx(2500.0)
+    assert ncu.convert(16777216.0, "sector", "Msector") == pytest.approx(16.777216)
+    assert ncu.convert(252.064, "us", "us") == 252.064
+    assert ncu.convert(0.252, "ms", "us") == pytest.approx(252.0)
+    assert ncu.convert(25165824.0, "inst", "Minst") == pytest.approx(25.165824)
+    assert ncu.convert(86.6, "%", "%") == 86.6
+    with pytest.raises(ValueError):
+        ncu.convert(1.0, "Mbyte", "Msector")
+
+
+def test_the_summary_reads_the_recorded_counters(tmp_path: Path) -> None:
+    raw = tmp_path / "raw.csv"
+    raw.write_bytes(gzip.decompress((RESULTS / "winners" / "raw.csv.gz").read_bytes()))
+    checked = json.loads((RESULTS / "winners" / "check.json").read_text())
+    table = ncu.summary(raw, checked)
+    with raw.open(newline="") as f:
+        rows = list(csv.reader(f))
+    head, units, data = rows[0], rows[1], rows[2:]
+    time = head.index("gpu__time_duration.sum")
+    assert units[time] == "us"
+    line = next(t for t in table.splitlines() if t.startswith("| time µs |"))
+    cells = [c.strip() for c in line.strip("|").split("|")[1:]]
+    assert len(cells) == len(checked) == len(data)
+    for cell, row in zip(cells, data, strict=True):
+        assert float(cell) == pytest.approx(float(row[time]), rel=5e-3)
+    for r in checked:
+        assert f"- {r['index']}: {r['case']}" in table
+    with pytest.raises(SystemExit, match="profiled launches"):
+        ncu.summary(raw, checked[:-1] if len(checked) > 1 else checked * 2)
