@@ -483,8 +483,9 @@ __constant sampler_t SMP = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_ED
    the stencil, by every work-item of the launch in turn (work-item g writes rim points
    g, g + G, ... of G work-items in all), whatever the technique: the first and last RZ
    planes whole, then in each plane between them its first and last RY rows whole, then
-   in each row between those its first and last RX points. An array no wider than twice
-   the radius on some axis is rim throughout. */
+   in each row between those its first and last RX points (RIM_XS of them: none where
+   RIM_X_IN_VECTORS stores them with their vectors). An array no wider than twice the
+   radius on some axis is rim throughout. */
 #if RIM_WRITE
 #if RIM_WRITE == 1 && IMAGE
 #define RIM_VALUE(zz, yy, xx) STORE((REAL)GLOBAL_READ(zz, yy, xx))
@@ -493,10 +494,21 @@ __constant sampler_t SMP = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_ED
 #else
 #define RIM_VALUE(zz, yy, xx) STORE((REAL)(RIM_CONST))
 #endif
+/* RIM_X_IN_VECTORS: with RIM=1 (float elements), each written row's first and last RX
+   points are not written apart: the vector that holds them (a rim vector, computed
+   whole) stores them with the rest of its lanes, each rim lane taking its RIM_VALUE,
+   so the row's first and last sectors are written whole, by one store. */
+#if RIM && !INT_ELEMS
+#define RIM_X_IN_VECTORS 1
+#define RIM_XS 0 /* the x rim points each row's ends have written apart */
+#else
+#define RIM_X_IN_VECTORS 0
+#define RIM_XS RX
+#endif
 #define RIM_ALL (NX <= 2 * RX || NY <= 2 * RY || NZ <= 2 * RZ)
 #define RIM_CAP ((idx_t)RZ * NY * NX)            /* points of the first RZ planes */
 #define RIM_BAND ((idx_t)RY * NX)                /* points of a plane's first RY rows */
-#define RIM_PLANE (2 * RIM_BAND + (idx_t)2 * RX * (NY - 2 * RY)) /* an inner plane's */
+#define RIM_PLANE (2 * RIM_BAND + (idx_t)2 * RIM_XS * (NY - 2 * RY)) /* an inner plane's */
 #define RIM_POINTS                                                                       \
     (RIM_ALL ? (idx_t)NZ * NY * NX : 2 * RIM_CAP + (idx_t)(NZ - 2 * RZ) * RIM_PLANE)
 #define WRITE_RIM()                                                                      \
@@ -529,9 +541,9 @@ __constant sampler_t SMP = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_ED
                     x_ = p_ % NX;                                                        \
                 } else {                                                                 \
                     p_ -= RIM_BAND;                                                      \
-                    y_ = RY + p_ / (2 * RX + !RX); /* (no x rim: unused) */              \
-                    x_ = p_ % (2 * RX + !RX);                                            \
-                    x_ = x_ < RX ? x_ : NX - 2 * RX + x_;                                \
+                    y_ = RY + p_ / (2 * RIM_XS + !RIM_XS); /* (no x rim: unused) */      \
+                    x_ = p_ % (2 * RIM_XS + !RIM_XS);                                    \
+                    x_ = x_ < RIM_XS ? x_ : NX - 2 * RIM_XS + x_;                        \
                 }                                                                        \
             }                                                                            \
             DST[IDX(z_, y_, x_)] = RIM_VALUE(z_, y_, x_);                                \
@@ -934,6 +946,33 @@ static inline VT vin_words_(const VE w) {
     LANE(d, v, x, 11, sb) LANE(d, v, x, 12, sc) LANE(d, v, x, 13, sd)                    \
     LANE(d, v, x, 14, se) LANE(d, v, x, 15, sf)
 #define STORE_LANES(d, v, x) CAT(LANES, VX)(d, v, x)
+/* A vector at the x rim of row (zz, yy), from x: with RIM_X_IN_VECTORS its rim lanes
+   take their RIM_VALUE and the vector is stored whole; else its interior lanes. */
+#if RIM_WRITE && RIM_X_IN_VECTORS
+#define RIM_LANE(w, zz, yy, x, i, c)                                                     \
+    if ((x) + (i) < LOX || (x) + (i) >= HIX) {                                           \
+        (w).c = (REAL)RIM_VALUE(zz, yy, (x) + (i));                                      \
+    }
+#define RIM_LANES2(w, zz, yy, x) RIM_LANE(w, zz, yy, x, 0, s0) RIM_LANE(w, zz, yy, x, 1, s1)
+#define RIM_LANES4(w, zz, yy, x)                                                         \
+    RIM_LANES2(w, zz, yy, x) RIM_LANE(w, zz, yy, x, 2, s2) RIM_LANE(w, zz, yy, x, 3, s3)
+#define RIM_LANES8(w, zz, yy, x)                                                         \
+    RIM_LANES4(w, zz, yy, x) RIM_LANE(w, zz, yy, x, 4, s4) RIM_LANE(w, zz, yy, x, 5, s5) \
+    RIM_LANE(w, zz, yy, x, 6, s6) RIM_LANE(w, zz, yy, x, 7, s7)
+#define RIM_LANES16(w, zz, yy, x)                                                        \
+    RIM_LANES8(w, zz, yy, x) RIM_LANE(w, zz, yy, x, 8, s8) RIM_LANE(w, zz, yy, x, 9, s9) \
+    RIM_LANE(w, zz, yy, x, 10, sa) RIM_LANE(w, zz, yy, x, 11, sb)                        \
+    RIM_LANE(w, zz, yy, x, 12, sc) RIM_LANE(w, zz, yy, x, 13, sd)                        \
+    RIM_LANE(w, zz, yy, x, 14, se) RIM_LANE(w, zz, yy, x, 15, sf)
+#define STORE_X_RIM(d, v, zz, yy, x)                                                     \
+    {                                                                                    \
+        VT w_ = (v);                                                                     \
+        CAT(RIM_LANES, VX)(w_, zz, yy, x)                                                \
+        ((__global VO *)(DST + IDX(zz, yy, 0)))[(x) / VX] = VOUT(w_);                    \
+    }
+#else
+#define STORE_X_RIM(d, v, zz, yy, x) STORE_LANES(d, v, x)
+#endif
 #if SRC_PADDED
 #define VECTOR_TERM(dx, dy, dz, w) SVREAD_TERM(dx, dy, dz, w)
 #else
@@ -2419,7 +2458,7 @@ void KERNEL_NAME(KERNEL_ARGS)
                                             (d_ + xv)[IN_ROW(0, 0)] = VOUT(acc);
                                         } else { /* a vector at the x rim: its lanes */
                                             __global OUT_ELEM *l_ = DST + IDX(z0_ + oz_, y0_ + oy_, x);
-                                            STORE_LANES(l_, acc, x);
+                                            STORE_X_RIM(l_, acc, z0_ + oz_, y0_ + oy_, x);
                                         }
                                     }
                                 }
@@ -2481,7 +2520,7 @@ void KERNEL_NAME(KERNEL_ARGS)
                                         ((__global VO *)(DST + IDX(z_, y_, 0)))[xv] = VOUT(out_);
                                     } else {
                                         __global OUT_ELEM *d_ = DST + IDX(z_, y_, x);
-                                        STORE_LANES(d_, out_, x);
+                                        STORE_X_RIM(d_, out_, z_, y_, x);
                                     }
                                 }
                             } /* RIM_ROWS_INSIDE */
@@ -2553,7 +2592,7 @@ void KERNEL_NAME(KERNEL_ARGS)
                                                 VOUT(accs[iz][iy]);
                                         } else {
                                             __global OUT_ELEM *d_ = DST + IDX(z_, y_, x);
-                                            STORE_LANES(d_, accs[iz][iy], x);
+                                            STORE_X_RIM(d_, accs[iz][iy], z_, y_, x);
                                         }
                                     }
                                 }
