@@ -507,9 +507,8 @@ __constant sampler_t SMP = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_ED
    the stencil, by every work-item of the launch in turn (work-item g writes rim points
    g, g + G, ... of G work-items in all), whatever the technique: the first and last RZ
    planes whole, then in each plane between them its first and last RY rows whole, then
-   in each row between those its first and last RX points (RIM_XS of them: none where
-   RIM_X_IN_VECTORS stores them with their vectors). An array no wider than twice the
-   radius on some axis is rim throughout. */
+   in each row between those its first and last RX points (RIM_XS, below). An array no
+   wider than twice the radius on some axis is rim throughout. */
 #if RIM_WRITE
 #if RIM_WRITE == 1 && IMAGE
 #define RIM_VALUE(zz, yy, xx) STORE((REAL)GLOBAL_READ(zz, yy, xx))
@@ -970,9 +969,9 @@ static inline VT vin_words_(const VE w) {
     LANE(d, v, x, 11, sb) LANE(d, v, x, 12, sc) LANE(d, v, x, 13, sd)                    \
     LANE(d, v, x, 14, se) LANE(d, v, x, 15, sf)
 #define STORE_LANES(d, v, x) CAT(LANES, VX)(d, v, x)
-/* A vector at the x rim of row (zz, yy), from x: with RIM_X_IN_VECTORS its rim lanes
-   take their RIM_VALUE and the vector is stored whole; else its interior lanes. */
 #if RIM_WRITE && RIM_X_IN_VECTORS
+/* A vector at the x rim of row (zz, yy), from x: its rim lanes take their RIM_VALUE
+   and the vector is stored whole (else STORE_X_RIM stores its interior lanes). */
 #define RIM_LANE(w, zz, yy, x, i, c)                                                     \
     if ((x) + (i) < LOX || (x) + (i) >= HIX) {                                           \
         (w).c = (REAL)RIM_VALUE(zz, yy, (x) + (i));                                      \
