@@ -1223,6 +1223,10 @@ void KERNEL_NAME(KERNEL_ARGS)
 #define PX (SBX + 2 * HX)
 #define PY (SBY + 2 * HY)
 #define PLANE (PX * PY)
+/* the plane's row pitch in local memory: odd, so that a column of up to 32 points (the
+   halo's side frames, dealt along y) falls in 32 banks */
+#define PITCH (PX + 1 - PX % 2)
+#define PLANE_STORE (PITCH * PY)
 #define QZ (2 * RZ + 1)
 #define GROUP (WX * WY)
 #define BLOCK_PTS (CX * CY)                     /* block points per work-item */
@@ -1236,8 +1240,8 @@ void KERNEL_NAME(KERNEL_ARGS)
    of its first, halo points from their registers (k is a constant: unrolled). */
 #define PX_OF(k) ((k) < BLOCK_PTS ? HX + lx + ((k) % CX) * WX : hx[(k) - BLOCK_PTS])
 #define PY_OF(k) ((k) < BLOCK_PTS ? HY + ly + ((k) / CX) * WY : hy[(k) - BLOCK_PTS])
-#define POS(k) ((k) < BLOCK_PTS ? home + ((k) % CX) * WX + ((k) / CX) * WY * PX         \
-                                : hy[(k) - BLOCK_PTS] * PX + hx[(k) - BLOCK_PTS])
+#define POS(k) ((k) < BLOCK_PTS ? home + ((k) % CX) * WX + ((k) / CX) * WY * PITCH      \
+                                : hy[(k) - BLOCK_PTS] * PITCH + hx[(k) - BLOCK_PTS])
 /* whether halo point m of the work-item lies in frames 1 .. f */
 #define IN_FRAMES(m, f) (lid + (m) * GROUP < min(WIDE(f), HALO))
 #define LOAD_PLANE(pp)                                                                   \
@@ -1268,9 +1272,9 @@ void KERNEL_NAME(KERNEL_ARGS)
     }
 #endif
 #if CLAMP
-#define PLANE_AT(dx, dy) plane[(CLY(y + (dy)) - ty0) * PX + (CLX(x + (dx)) - tx0)]
+#define PLANE_AT(dx, dy) plane[(CLY(y + (dy)) - ty0) * PITCH + (CLX(x + (dx)) - tx0)]
 #else
-#define PLANE_AT(dx, dy) plane[POS(k) + (dy) * PX + (dx)]
+#define PLANE_AT(dx, dy) plane[POS(k) + (dy) * PITCH + (dx)]
 #endif
 #define ZREG_TERM(dx, dy, dz, w)                                                         \
     {                                                                                    \
@@ -1288,14 +1292,14 @@ void KERNEL_NAME(KERNEL_ARGS)
 __kernel __attribute__((reqd_work_group_size(WX, WY, 1)))
 void KERNEL_NAME(KERNEL_ARGS)
 {
-    __local REAL centre[2 * PLANE];
+    __local REAL centre[2 * PLANE_STORE];
     const int lx = (int)get_local_id(0);
     const int ly = (int)get_local_id(1);
     const int lid = ly * WX + lx;
     const int tx0 = (int)get_group_id(0) * SBX - HX;
     const int ty0 = (int)get_group_id(1) * SBY - HY;
     const int z0 = (int)get_group_id(2) * ZC;
-    const int home = (HY + ly) * PX + HX + lx; /* the work-item's first block point */
+    const int home = (HY + ly) * PITCH + HX + lx; /* the work-item's first block point */
 
     REAL q[TB][PTS][QZ]; /* levels 0 .. TB-1: planes z-RZ .. z+RZ per point */
     REAL next[PTS];
@@ -1390,7 +1394,7 @@ void KERNEL_NAME(KERNEL_ARGS)
         for (int s = 1; s <= TB; ++s) {
             const int z = p - s * RZ; /* level s's plane of this step */
             const int mz = (TB - s) * RZ;
-            __local REAL *plane = centre + ((stage + s) & 1) * PLANE;
+            __local REAL *plane = centre + ((stage + s) & 1) * PLANE_STORE;
 #pragma unroll
             for (int k = 0; k < PTS; ++k) { /* level s - 1's plane z on its region */
                 if (k < BLOCK_PTS || IN_FRAMES(k - BLOCK_PTS, TB - s + 1)) {

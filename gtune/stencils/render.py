@@ -587,7 +587,11 @@ def _geometry(d: StencilDefinition, image: bool) -> _Geometry:
     # plane with its halo round robin (the temporal loads), ZREG = 2 gives each
     # work-item CX*CY points of the block and deals the halo round robin, and the
     # block is CX*CY passes of the work-group.
-    zreg_plane = f"{2 * size} * (min(WX*CX, NX) + 2*TB*{rx}) * (min(WY*CY, NY) + 2*TB*{ry})"
+    # (ZREG = 2 stores the plane's rows at an odd pitch, PX + 1 for an even PX: a column
+    # of the halo's side frames falls in distinct banks)
+    zreg_px = f"(min(WX*CX, NX) + 2*TB*{rx})"
+    zreg_pitch = f"({zreg_px} + (1 - {zreg_px} % 2 if ZREG == 2 else 0))"
+    zreg_plane = f"{2 * size} * {zreg_pitch} * (min(WY*CY, NY) + 2*TB*{ry})"
     zreg_registers = f"{temporal_loads} * (TB*{2 * rz + 1} + 1)"
     return _Geometry(
         d,
