@@ -154,7 +154,10 @@ class Cuda:
     """The few CUDA driver calls a PTX launch needs (primary context of device 0)."""
 
     def __init__(self) -> None:
-        self.lib = ctypes.CDLL("libcuda.so.1")
+        try:
+            self.lib = ctypes.CDLL("libcuda.so.1")
+        except OSError as exc:
+            raise CudaError(f"no CUDA driver here ({exc}): ncu_ptx needs an NVIDIA GPU") from exc
         self.call("cuInit", 0)
         dev = ctypes.c_int()
         self.call("cuDeviceGet", ctypes.byref(dev), 0)
@@ -556,13 +559,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         checked = json.loads((args.outdir / "check.json").read_text())
         (args.outdir / "ncu.md").write_text(summary(args.summary, checked))
         return 0
-    if args.mode == "profile":
-        profile(args)
-        return 0
-    from h200_ptx import cl_device
+    try:
+        if args.mode == "profile":
+            profile(args)
+            return 0
+        from h200_ptx import cl_device
 
-    device = cl_device(args.device)
-    rows = check(args, device)
+        device = cl_device(args.device)
+        rows = check(args, device)
+    except CudaError as exc:
+        print(f"ncu_ptx: {exc}", file=sys.stderr)
+        return 2
     (args.outdir / "check.json").write_text(json.dumps(rows, indent=1))
     (args.outdir / "check.md").write_text(check_table(rows, str(device.name)))
     return 0

@@ -5,6 +5,7 @@ NVIDIA GPU: benchmarks/results/h200-limit/ncu/)."""
 from __future__ import annotations
 
 import csv
+import ctypes
 import gzip
 import json
 import re
@@ -112,3 +113,21 @@ def test_the_summary_reads_the_recorded_counters(tmp_path: Path) -> None:
         assert f"- {r['index']}: {r['case']}" in table
     with pytest.raises(SystemExit, match="profiled launches"):
         ncu.summary(raw, checked[:-1] if len(checked) > 1 else checked * 2)
+
+
+def _cuda_driver_here() -> bool:
+    try:
+        ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(_cuda_driver_here(), reason="a CUDA driver is here: nothing to refuse")
+def test_without_a_cuda_driver_it_says_so_and_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert ncu.main([str(tmp_path), "--device", "pthread", "--copy", "--size", "32"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ncu_ptx: no CUDA driver here") and "Traceback" not in err
+    assert not (tmp_path / "check.json").exists()
