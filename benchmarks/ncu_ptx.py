@@ -131,16 +131,16 @@ class CudaError(RuntimeError):
 
 # PTX rewrites timed beside the PTX as built (``--ptx-variant``): cache hints that
 # OpenCL C cannot express. The rewritten kernel must give the same bits.
+_LOADS = r"\bld\.global(\.nc)?\.(v[24]\.)?"
+# each global load's L2 miss fetches 256 (128) bytes, not the 32-byte sector alone
+_PREFETCH = {size: (_LOADS, rf"ld.global\1.L2::{size}B.\2") for size in (128, 256)}
+# stores evict first (streaming): the outputs leave L2 room for the inputs' halos
+_EVICT_FIRST = (r"\bst\.global\.", r"st.global.cs.")
 PTX_VARIANTS = {
-    # each global load's L2 miss fetches 256 (128) bytes, not the 32-byte sector alone
-    "l2-256": [(r"\bld\.global(\.nc)?\.(v[24]\.)?", r"ld.global\1.L2::256B.\2")],
-    "l2-128": [(r"\bld\.global(\.nc)?\.(v[24]\.)?", r"ld.global\1.L2::128B.\2")],
-    # stores evict first (streaming): the outputs leave L2 room for the inputs' halos
-    "st-cs": [(r"\bst\.global\.", r"st.global.cs.")],
-    "l2-256+st-cs": [
-        (r"\bld\.global(\.nc)?\.(v[24]\.)?", r"ld.global\1.L2::256B.\2"),
-        (r"\bst\.global\.", r"st.global.cs."),
-    ],
+    "l2-256": [_PREFETCH[256]],
+    "l2-128": [_PREFETCH[128]],
+    "st-cs": [_EVICT_FIRST],
+    "l2-256+st-cs": [_PREFETCH[256], _EVICT_FIRST],
 }
 
 
