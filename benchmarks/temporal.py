@@ -153,8 +153,10 @@ def plot(path: Path, data: Mapping[str, Any]) -> None:
 
 def shape(cfg: Mapping[str, int]) -> str:
     """A temporal configuration in brief: TB, the block (work-group times merging), the
-    streaming chunk, and temporal tiles' rows per work-item."""
-    block = [cfg.get("WX", 1) * cfg.get("CX", 1), cfg.get("WY", 1) * cfg.get("CY", 1)]
+    streaming chunk, and temporal tiles' rows per work-item. (With TB > 1, BX is 1 but
+    for temporal-zreg's vectors, where each work-item's block point is BX wide.)"""
+    wide = cfg.get("BX", 1) if cfg.get("TB", 1) > 1 else 1
+    block = [cfg.get("WX", 1) * wide * cfg.get("CX", 1), cfg.get("WY", 1) * cfg.get("CY", 1)]
     if "WZ" in cfg and not cfg.get("STREAM"):
         block.append(cfg["WZ"] * cfg.get("CZ", 1))
     text = f"TB={cfg.get('TB')} block {'x'.join(str(v) for v in block)}"
@@ -162,6 +164,8 @@ def shape(cfg: Mapping[str, int]) -> str:
         text += f" ZC={cfg.get('ZC')}"
     if cfg.get("TR", 1) > 1:  # temporal tiles' rows per work-item
         text += f" TR={cfg['TR']}"
+    if wide > 1:
+        text += f" VX={cfg.get('VX')}"
     return text + f" wg {cfg.get('WX')}x{cfg.get('WY')}"
 
 

@@ -28,7 +28,11 @@ fraction of copy, speed against the baseline), first with the verifying session'
 times (so a run cut short keeps them; ``side_by_side`` false), then with the rounds'.
 
     python3 benchmarks/temporal_configs.py OUT CONFIGS.yaml [--device NVIDIA]
-        [--size 512] [--rounds 5] [--runs 5]
+        [--size 512] [--rounds 5] [--runs 5] [--template CANDIDATE.patch]
+
+``--template`` renders every configuration from a candidate template: a candidate
+that only adds configurations (values the package's template refuses) is then measured
+beside the package's own configurations, which it renders as the package does.
 """
 
 from __future__ import annotations
@@ -50,6 +54,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bandwidth as bw
+from candidate import read_variant
+from template_ab import rendering_from
 from temporal import TARGET_MULTI, definition, shape
 
 from gtune.kernel import TunableKernel
@@ -152,6 +158,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", type=int, help="cube or square side (the file's, else 512)")
     parser.add_argument("--rounds", type=int, default=5, help="side-by-side rounds (5)")
     parser.add_argument("--runs", type=int, default=5, help="timed runs per measurement (5)")
+    parser.add_argument(
+        "--template",
+        type=Path,
+        help="render every configuration from this candidate template (a "
+        "benchmarks/candidates/*.patch, or a whole stencil.cl) instead of the package's",
+    )
     args = parser.parse_args(argv)
 
     started = time.monotonic()
@@ -165,7 +177,9 @@ def main(argv: list[str] | None = None) -> int:
     d = definition(str(spec.get("kernel", "heat3d")))
     steps = int(spec.get("steps", 8))
     sizes = {"NX": n, "NY": n, "NZ": n} if d.dims == 3 else {"NX": n, "NY": n}
-    kernel = definition_kernel_of(dataclasses.replace(d, steps=steps), sizes)
+    template = read_variant(args.template) if args.template else None
+    with rendering_from(template):
+        kernel = definition_kernel_of(dataclasses.replace(d, steps=steps), sizes)
     log = bw.log
     log(f"device: {device.name}; {d.name} {'x'.join(map(str, sizes.values()))}, {steps} steps")
 
@@ -208,6 +222,7 @@ def main(argv: list[str] | None = None) -> int:
         "rounds": args.rounds,
         "runs": args.runs,
         "configs_file": str(args.configs),
+        "template": str(args.template) if args.template else "the package's",
         "copy": copy,
     }
     ok = [r for r in rows if r["status"] == "ok"]
