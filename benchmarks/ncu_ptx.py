@@ -56,6 +56,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bandwidth as bw
 import onestep
+from candidate import read_variant
+from template_ab import rendering_from
 
 from gtune.commands._common import parse_config
 from gtune.kernel import TunableKernel
@@ -255,10 +257,12 @@ def cases(args: argparse.Namespace) -> list[Case]:
         sizes = {"NX": args.size, "NY": args.size, "NZ": args.size}
         out.append(Case("copy", bw.copy_kernel(work / "copy", sizes), dict(COPY_CONFIG)))
     loaded: dict[str, TunableKernel] = {}
+    template = read_variant(args.template) if args.template else None
     for spec in args.config:
         name, _, values = spec.partition(":")
         if name not in loaded:
-            loaded[name] = onestep.load(name, args.size, 16 * args.size)[1]
+            with rendering_from(template):
+                loaded[name] = onestep.load(name, args.size, 16 * args.size)[1]
         label = Path(name).name.removesuffix(".stencil.yaml")
         out.append(Case(f"{label} {values}", loaded[name], parse_config(values)))
     return out
@@ -553,6 +557,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="check mode: time this rewrite of each PTX too (repeatable)",
     )
     ap.add_argument("--summary", type=Path, help="ncu's raw CSV: write OUT/ncu.md and stop")
+    ap.add_argument(
+        "--template",
+        type=Path,
+        help="render the kernels from this candidate template (benchmarks/candidates/"
+        "*.patch or a whole stencil.cl), in the check and the profile alike",
+    )
     args = ap.parse_args(argv)
     args.outdir.mkdir(parents=True, exist_ok=True)
     if args.summary is not None:

@@ -10,9 +10,10 @@
 #
 # From the project root on the GPU host (about 4 minutes; under 5):
 #   source .gpu-bundle/env.sh .gpu-bundle && OUT=$OUT bash benchmarks/results/h200-limit/run_zreg_vectors.sh
-# Smoke test on PoCL (64³; the venv's python):
+# CONFIGS names another configurations file (heat3d-zreg-vectors-tb4.yaml: the second
+# round). Smoke test on PoCL (128³; the venv's python):
 #   PATH=$PWD/.venv/bin:$PATH OUT=/tmp/smoke ROUNDS=1 SCALE=10 \
-#     bash benchmarks/results/h200-limit/run_zreg_vectors.sh pthread 64
+#     bash benchmarks/results/h200-limit/run_zreg_vectors.sh pthread 128
 #
 # Writes $OUT/zv/ (configs.md, .csv, .json), $OUT/ptx.md, logs, packed at the end into
 # $OUT/zreg_vectors.tar.gz beside $OUT/rc.txt.
@@ -27,7 +28,7 @@ mkdir -p "$OUT"
 patch=benchmarks/candidates/zreg_vectors.patch
 . benchmarks/step_budget.sh # left N: the seconds a step may take
 
-configs=benchmarks/temporal_configs/heat3d-zreg-vectors.yaml
+configs=${CONFIGS:-benchmarks/temporal_configs/heat3d-zreg-vectors.yaml}
 if [ "$size" -lt 512 ]; then # the smoke test: chunks that fit (ZC 256, 512 -> a quarter, half)
   sed -e "s/ZC: 256/ZC: $((size / 4))/" -e "s/ZC: 512/ZC: $((size / 2))/" "$configs" > "$OUT/configs.yaml"
   configs=$OUT/configs.yaml
@@ -37,19 +38,16 @@ timeout "$(left 230)" python3 benchmarks/temporal_configs.py "$OUT/zv" "$configs
 echo "zv rc=$? at $(($(date +%s) - start)) s" >> "$OUT/rc.txt"
 rm -rf "$OUT/zv/kernels"
 
-ptx() { # ptx_tile.py's counts: NVIDIA's compiler with ptxas's registers on the GPU
-  # host, else clang's
-  local t="STREAM=1,ZREG=2,LOCAL=0,RIM=0,RIN=0,WZ=1,CZ=1,ZU=1" on=()
+ptx() { # ptx_tile.py's counts of every configuration of the file: NVIDIA's compiler with
+  # ptxas's registers on the GPU host, else clang's
+  local on=() args=() c
   case "$dev" in *NVIDIA* | *nvidia*) on=(--device "$dev") ;; esac
-  timeout "$(left 50)" python3 benchmarks/ptx_tile.py --kernel stencils/heat3d.stencil.yaml \
-    --size "$size" --steps 8 ${on[@]+"${on[@]}"} --template "$patch" \
-    --config "$t,TB=2,ZC=256,WX=64,WY=8,CX=1,CY=4" \
-    --config "$t,TB=2,ZC=256,VX=4,BX=4,WX=16,WY=32,CY=1" \
-    --config "$t,TB=2,ZC=256,VX=4,BX=4,WX=16,WY=16,CY=2" \
-    --config "$t,TB=2,ZC=256,VX=4,BX=4,WX=16,WY=32,CY=2" \
-    --config "$t,TB=2,ZC=256,VX=2,BX=2,WX=32,WY=16,CY=2" \
-    --config "$t,TB=4,ZC=32,WX=64,WY=8,CX=1,CY=4" \
-    --config "$t,TB=4,ZC=256,VX=4,BX=4,WX=16,WY=32,CY=1"
+  while read -r c; do args+=(--config "LOCAL=0,RIM=0,RIN=0,WZ=1,CZ=1,$c"); done < <(
+    python3 -c 'import sys, yaml
+for e in yaml.safe_load(open(sys.argv[1]))["configs"]:
+    print(",".join(f"{k}={v}" for k, v in e["config"].items()))' "$configs")
+  timeout "$(left 60)" python3 benchmarks/ptx_tile.py --kernel stencils/heat3d.stencil.yaml \
+    --size "$size" --steps 8 ${on[@]+"${on[@]}"} --template "$patch" "${args[@]}"
 }
 ptx > "$OUT/ptx.md" 2>&1
 echo "ptx rc=$? at $(($(date +%s) - start)) s" >> "$OUT/rc.txt"

@@ -4,6 +4,7 @@
 #   OUT=DIR bash benchmarks/results/h200-limit/ncu/run_ncu.sh [extra --config ...]
 # VARIANTS="l2-256 st-cs": PTX rewrites timed beside each kernel in the check;
 # PROFILE=0: the check alone. ONLY=1: only the --config arguments given (and the copy).
+# TEMPLATE=benchmarks/candidates/X.patch: every kernel rendered from that candidate.
 # Brings back $OUT/ncu.tar.gz and $OUT/rc.txt.
 set -u
 OUT=${OUT:?OUT=DIR}
@@ -28,6 +29,8 @@ if [ "${ONLY:-0}" = 1 ]; then CFG=("$@"); fi  # ONLY=1: the configurations given
 rc=""
 V=()
 for v in ${VARIANTS:-}; do V+=(--ptx-variant "$v"); done
+# TEMPLATE=benchmarks/candidates/X.patch: the kernels rendered from a candidate template
+if [ -n "${TEMPLATE:-}" ]; then CFG+=(--template "$TEMPLATE"); fi
 timeout "${CHECK_S:-200}" python3 benchmarks/ncu_ptx.py "$D" --size "$SIZE" --copy "${CFG[@]}" \
   "${V[@]}" --reps "${REPS:-9}" >"$D/check.log" 2>&1
 rc="check=$?"
