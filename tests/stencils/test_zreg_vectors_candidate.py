@@ -40,7 +40,9 @@ def test_float_kernels_preprocess_as_with_the_package_template(tmp_path: Path) -
 @pytest.mark.skipif(shutil.which("cpp") is None, reason="needs the C preprocessor")
 @pytest.mark.parametrize("name", ["star3d_c", "thermal3d"])
 def test_zreg_kernels_without_vectors_preprocess_as_the_packages(name: str, tmp_path: Path) -> None:
-    zreg_text_unchanged(PATCH, "ZS", "ZS, ZE, ZY, ZD apply to ZREG=2 with vectors", name, tmp_path)
+    zreg_text_unchanged(
+        PATCH, "ZS", "ZS (one barrier per plane step) applies to ZREG=2", name, tmp_path
+    )
 
 
 def _interior_thermal(tmp: Path) -> Path:
@@ -76,6 +78,26 @@ def test_the_vectors_give_the_single_steps_bits(
     source: Path, steps: int, cfg: dict[str, int], tmp_path: Path
 ) -> None:
     assert _steps_equal(source, steps, {**ZV, **cfg}, tmp_path, words._variant(PATCH))
+
+
+SCALAR = {"STREAM": 1, "ZREG": 2, "LOCAL": 0, "ZS": 1}
+
+
+@pytest.mark.opencl
+@pytest.mark.parametrize(
+    ("source", "steps", "cfg"),
+    [
+        (HEAT, 8, {"TB": 2, "WX": 8, "WY": 4, "CX": 2, "CY": 2, "ZC": 8}),
+        (HEAT, 8, {"TB": 4, "WX": 8, "WY": 2, "CY": 4, "ZC": 16, "ZU": 1}),
+        (LAPLACIAN, 4, {"TB": 2, "WX": 8, "WY": 4, "CY": 2, "ZC": 16}),
+        (CORPUS / "thermal3d.stencil.yaml", 4, {"TB": 2, "WX": 8, "WY": 4, "CY": 2, "ZC": 8}),
+    ],
+)
+def test_one_barrier_per_plane_step_gives_the_single_steps_bits(
+    source: Path, steps: int, cfg: dict[str, int], tmp_path: Path
+) -> None:
+    """ZS=1 in the scalar kernel (VX=1), the clamp boundary (thermal3d) included."""
+    assert _steps_equal(source, steps, {**SCALAR, **cfg}, tmp_path, words._variant(PATCH))
 
 
 @pytest.mark.opencl
