@@ -13,7 +13,9 @@
  *   VX         vector width in x (1, 2, 4, 8, 16); BX must be a multiple of VX. With
  *              2D streaming: the width of the aligned vector loads of each row segment
  *              and of the stores of a work-item's BX outputs. Integer elements: vectors
- *              of ELEM loaded and converted to REAL, stored through STORE_VECTOR
+ *              of ELEM loaded and converted to REAL, stored through STORE_VECTOR.
+ *              ZREG=2 (interior boundary): VX = BX = 2 or 4, each block point of a
+ *              work-item a vector of VX points
  *   CX CY CZ   cyclic merging: a work-group computes CX*CY*CZ blocks of
  *              (WX*BX) x WY x WZ outputs, one after the other (round robin)
  *   LOCAL      1: cache each block's input tile and its halo in local memory
@@ -42,6 +44,8 @@
  *              level computes only its own region
  *   ZU         1: ZREG=2 unrolls its walk along z by the queue length 2*RZ+1, so
  *              (interior boundary) the queues' shift is a renaming of registers
+ *   ZS         1: ZREG=2 with vectors stores every level's centre plane at the start of
+ *              a plane step and meets one barrier per step (0: one per level)
  *   RIM        VX > 1 without streaming, interior boundary: 1: every vector is computed
  *              whole, those that straddle a row's rim from reads clamped into the row,
  *              and writes its interior lanes (no branch around the terms); 0: a vector
@@ -163,6 +167,9 @@
 #ifndef ZU
 #define ZU 0
 #endif
+#ifndef ZS
+#define ZS 0
+#endif
 #ifndef RIM
 #define RIM 0
 #endif
@@ -255,7 +262,7 @@
 #if STREAM && (LOCAL || IMAGE)
 #error "streaming is a data-loading technique of its own: STREAM=1 needs LOCAL=0, IMAGE=0"
 #endif
-#if STREAM && ARRAY_DIMS == 3 && VX > 1
+#if STREAM && ARRAY_DIMS == 3 && VX > 1 && !(ZREG == 2 && TB > 1)
 #error "streaming along z loads its planes into local memory: STREAM=1 needs VX=1 for a 3D array"
 #endif
 #if STREAM && ARRAY_DIMS == 3 && (WZ != 1 || CZ != 1)
@@ -300,11 +307,14 @@
 #if ZU && ZREG != 2
 #error "ZU (the unrolled walk) applies to ZREG=2 only"
 #endif
+#if ZS && !(TB > 1 && STREAM && ZREG == 2 && VX > 1)
+#error "ZS (one barrier per plane step) applies to ZREG=2 with vectors (VX > 1)"
+#endif
 #if ZREG && !(TB > 1 && STREAM && ARRAY_DIMS == 3)
 #error "ZREG (z-neighbours in registers) applies to temporal streaming along z: TB > 1, STREAM=1, 3D"
 #endif
-#if TB > 1 && (LOCAL || IMAGE || VX > 1 || BX > 1)
-#error "temporal blocking is a technique of its own: TB > 1 needs LOCAL=IMAGE=0, VX=BX=1"
+#if TB > 1 && (LOCAL || IMAGE || ((VX > 1 || BX > 1) && !(STREAM && ZREG == 2)))
+#error "temporal blocking is a technique of its own: TB > 1 needs LOCAL=IMAGE=0, VX=BX=1 (but ZREG=2's vectors)"
 #endif
 #if ZERO && !CLAMP
 #error "ZERO (the zero boundary) writes every point: it needs CLAMP=1"
@@ -1081,7 +1091,11 @@ static inline VT vin_words_(const VE w) {
 #define HX (TB * RX) /* halo per side */
 #define HY (TB * RY)
 #define HZ (TB * RZ)
+#if VX > 1
+#define SBX (WX * VX * CX) /* the block of one work-group: ZREG=2's vectors */
+#else
 #define SBX (WX * CX) /* the block of one work-group */
+#endif
 #define SBY (WY * CY)
 #define SBZ (WZ * CZ)
 #if STREAM && ARRAY_DIMS == 2
@@ -1200,6 +1214,376 @@ void KERNEL_NAME(KERNEL_ARGS)
         if (more) { /* the rows the next iteration's level 1 reads replace older ones */
             STORE_ROWS(p + WY)
             barrier(CLK_LOCAL_MEM_FENCE);
+        }
+    }
+}
+
+#elif STREAM && ZREG == 2 && VX > 1
+/*
+ * Streaming along z with TB time levels, ZREG=2 with vectors (VX = BX = 2 or 4, the
+ * interior boundary): the walk, the levels, the queues and the halo frames are those of
+ * the scalar kernel below, but each of a work-item's CX*CY block points is a vector of
+ * VX adjacent points in x (vector (a, b) of work-item (lx, ly): x = (lx + a*WX)*VX,
+ * y = ly + b*WY of the block, which is (WX*VX*CX) x (WY*CY)). A block vector is loaded,
+ * queued, stored in the shared plane and written to the output as one vector, and its
+ * terms are computed lane by lane: its y-neighbours are the aligned vectors of the rows
+ * above and below, its x-neighbours the vectors beside composed with its own (the same
+ * addresses for every term of a row), its z-neighbours its queue. The halo's points
+ * stay scalars, dealt frame by frame as the scalar kernel deals them. In the plane the
+ * block starts on a whole vector (XOFF columns before the halo), and its row pitch is
+ * an odd number of vectors. Each lane's terms are the scalar kernel's, in the same
+ * order: the same results, bit for bit. On the H200 (heat3d 512^3, 8 steps) the vectors
+ * at a 128x16 block with ZS=1 ran 3.3-3.7 % faster than the scalar kernel's best, and
+ * TB 4 as fast per step as TB 2 (benchmarks/results/h200-limit/temporal-8/zreg-vectors/).
+ */
+#if CLAMP
+#error "ZREG=2 with vectors (VX > 1) supports the interior boundary only: CLAMP=0"
+#endif
+#if VX != BX || VX > 4
+#error "ZREG=2 with vectors: VX = BX = 2 or 4"
+#endif
+#if RX > VX
+#error "ZREG=2 with vectors reads its x-neighbours from the vectors beside it: RX <= VX"
+#endif
+#if NX % VX != 0
+#error "ZREG=2 with vectors reads whole vectors of each row: NX % VX == 0"
+#endif
+#define PX (SBX + 2 * HX)
+#define PY (SBY + 2 * HY)
+#define PLANE (PX * PY)
+#define XOFF ((HX + VX - 1) / VX * VX - HX) /* columns before the halo: the block aligned */
+#define PVN ((XOFF + PX + VX - 1) / VX)     /* a row's vectors */
+#define PITCH (VX * (PVN + 1 - PVN % 2))    /* an odd number of vectors */
+#define PLANE_STORE (PITCH * PY)
+#define QZ (2 * RZ + 1)
+#define GROUP (WX * WY)
+#define BLOCK_VS (CX * CY)                      /* block vectors per work-item */
+#define HALO (PLANE - SBX * SBY)                /* halo points of the plane */
+#define HALO_PTS ((HALO + GROUP - 1) / GROUP)   /* halo points per work-item */
+#define HALO_ARRAY (HALO_PTS > 0 ? HALO_PTS : 1) /* no halo: no zero-length arrays */
+#define WIDE(m) ((SBX + 2 * (m) * RX) * (SBY + 2 * (m) * RY) - SBX * SBY)
+/* whether halo point m of the work-item lies in frames 1 .. f (the first test a
+   constant: a point beyond frame f in every work-item keeps no queue of the levels it
+   is never computed at) */
+#define IN_FRAMES(m, f)                                                                  \
+    ((m) * GROUP < min(WIDE(f), HALO) && lid + (m) * GROUP < min(WIDE(f), HALO))
+/* block vector k: its first lane's place in the tile (0 .. PX-1, 0 .. PY-1) and in the
+   plane (a multiple of VX); halo point m's place in the plane */
+#define BVX(k) (HX + (lx + ((k) % CX) * WX) * VX)
+#define BVY(k) (HY + ly + ((k) / CX) * WY)
+#define BPOS(k) (home + ((k) % CX) * WX * VX + ((k) / CX) * WY * PITCH)
+#define HPOS(m) (hy[m] * PITCH + XOFF + hx[m])
+#define PV(o) (*(__local VT *)(plane + (o))) /* the aligned vector at plane place o */
+/* block vector k's row dy, the vector j beside it (its own: level s - 1's queue) */
+#define ROWV(k, dy, j)                                                                   \
+    ((dy) == 0 && (j) == 0 ? qv[s - 1][k][RZ] : PV(BPOS(k) + (dy) * PITCH + (j) * VX))
+#define ZV_TERM(dx, dy, dz, w)                                                           \
+    {                                                                                    \
+        typedef char zreg_needs_a_z_star[((dz) == 0 || ((dx) == 0 && (dy) == 0)) ? 1 : -1]; \
+        const VT v_ = ((dx) == 0 && (dy) == 0) ? qv[s - 1][k][RZ + (dz)]                 \
+                      : SHIFT(dx) == 0        ? ROWV(k, dy, VFLOOR(dx))                  \
+                                              : COMPOSE(ROWV(k, dy, VFLOOR(dx)),         \
+                                                        ROWV(k, dy, VFLOOR(dx) + 1),     \
+                                                        SHIFT(dx));                      \
+        acc += (w) * F(v_);                                                              \
+    }
+/* ZS=1: each plane step stores every level's centre plane first, then meets one
+   barrier, then computes the levels (0: a barrier before each level). Level s reads
+   level s - 1's plane z = p - s*RZ, computed RZ steps before, so it is there before the
+   step's levels; their z-neighbours (the newest entries) come from the work-item's own
+   queues. Each level has two buffers, by the step's parity. */
+#if ZS
+#define NBUF (2 * TB)
+#define BUF(s) ((stage & 1) * TB + (s) - 1)
+/* the queue entry that holds level s - 1's plane z before this step's levels: the
+   centre once level s - 1 has queued this step's plane (level 0 queues after them) */
+#define QSTORE(s) ((s) == 1 ? RZ : RZ + 1)
+#else
+#define NBUF 2
+#define BUF(s) ((stage + (s)) & 1)
+#define QSTORE(s) RZ
+#endif
+/* level t - 1's plane on level t's region (the block and frames 1 .. TB - t + 1) */
+#define STORE_LEVEL(t)                                                                   \
+    {                                                                                    \
+        __local REAL *plane_ = centre + BUF(t) * PLANE_STORE;                            \
+        _Pragma("unroll") for (int k = 0; k < BLOCK_VS; ++k) {                           \
+            *(__local VT *)(plane_ + BPOS(k)) = qv[(t) - 1][k][QSTORE(t)];               \
+        }                                                                                \
+        _Pragma("unroll") for (int m = 0; m < HALO_PTS; ++m) {                           \
+            if (IN_FRAMES(m, TB - (t) + 1)) {                                            \
+                plane_[HPOS(m)] = qs[(t) - 1][m][QSTORE(t)];                             \
+            }                                                                            \
+        }                                                                                \
+    }
+/* another field's lanes at x0 + dx + i, each read on its own (x kept in the row: the
+   rim's lanes are not written) */
+#define FIELD_LANE(f, dx, dy, dz, i)                                                     \
+    (f)[IDX(z + (dz), y + (dy), min(max(x0 + (dx) + (i), 0), NX - 1))]
+#if VX == 2
+#define FIELD_VECTOR(f, dx, dy, dz)                                                      \
+    (VT)(FIELD_LANE(f, dx, dy, dz, 0), FIELD_LANE(f, dx, dy, dz, 1))
+/* the constant lane by lane: a constant that is a product (a*b) then contracts with
+   each lane's sum as with the scalar kernel's, fma(a, b, acc); added to the vector it
+   would round once more */
+#define ADD_CONSTANT_V(acc)                                                              \
+    ADD_CONSTANT((acc).s0);                                                              \
+    ADD_CONSTANT((acc).s1)
+#else
+#define FIELD_VECTOR(f, dx, dy, dz)                                                      \
+    (VT)(FIELD_LANE(f, dx, dy, dz, 0), FIELD_LANE(f, dx, dy, dz, 1),                     \
+         FIELD_LANE(f, dx, dy, dz, 2), FIELD_LANE(f, dx, dy, dz, 3))
+#define ADD_CONSTANT_V(acc)                                                              \
+    ADD_CONSTANT((acc).s0);                                                              \
+    ADD_CONSTANT((acc).s1);                                                              \
+    ADD_CONSTANT((acc).s2);                                                              \
+    ADD_CONSTANT((acc).s3)
+#endif
+#define ZV_EXTRA(f, dx, dy, dz, w)                                                       \
+    {                                                                                    \
+        const VT v_ = FIELD_VECTOR(f, dx, dy, dz);                                       \
+        acc += (w) * F(v_);                                                              \
+    }
+#define PLANE_AT(dx, dy) plane[HPOS(m) + (dy) * PITCH + (dx)]
+#define HALO_TERM(dx, dy, dz, w)                                                         \
+    {                                                                                    \
+        const REAL v_ = ((dx) == 0 && (dy) == 0) ? qs[s - 1][m][RZ + (dz)]               \
+                                                 : PLANE_AT(dx, dy);                     \
+        acc += (w) * F(v_);                                                              \
+    }
+#define TEMPORAL_EXTRA(f, dx, dy, dz, w)                                                 \
+    {                                                                                    \
+        const REAL v_ = FIELD_AT(f, z + (dz), y + (dy), x + (dx));                       \
+        acc += (w) * F(v_);                                                              \
+    }
+/* a plane enters a queue: a plain shift (the interior boundary reads no plane beyond
+   the array); with ZU=1 the walk is unrolled by the queue's length, a renaming */
+#define SHIFT_IN(qq, val)                                                                \
+    {                                                                                    \
+        _Pragma("unroll") for (int j = 0; j < QZ - 1; ++j) {                             \
+            (qq)[j] = (qq)[j + 1];                                                       \
+        }                                                                                \
+        (qq)[QZ - 1] = (val);                                                            \
+    }
+#define LOAD_PLANE(pp)                                                                   \
+    {                                                                                    \
+        const bool in_ = (pp) >= 0 && (pp) < NZ;                                         \
+        _Pragma("unroll") for (int k = 0; k < BLOCK_VS; ++k) {                           \
+            nv[k] = in_ ? *(__global const VT *)(SRC + IDX(pp, ty0 + BVY(k), tx0 + BVX(k))) \
+                        : (VT)0;                                                         \
+        }                                                                                \
+        _Pragma("unroll") for (int m = 0; m < HALO_PTS; ++m) {                           \
+            ns[m] = in_ && hload[m] ? GLOBAL_READ(pp, ty0 + hy[m], tx0 + hx[m]) : (REAL)0; \
+        }                                                                                \
+    }
+/* The halo point m's frame and its place in the tile (hx, hy), whether it is loaded,
+   and reach (as the scalar kernel's: its last level, negative on the rim). */
+#define HALO_PLACE(m)                                                                    \
+    {                                                                                    \
+        const int h = lid + (m) * GROUP;                                                 \
+        int f = TB; /* the frame of halo point h */                                      \
+        _Pragma("unroll") for (int g = TB - 1; g >= 1; --g) {                            \
+            if (h < WIDE(g)) {                                                           \
+                f = g;                                                                   \
+            }                                                                            \
+        }                                                                                \
+        const int j0 = h - WIDE(f - 1);                                                  \
+        const int win = SBX + 2 * (f - 1) * RX; /* the frame's inner rectangle */        \
+        const int hin = SBY + 2 * (f - 1) * RY;                                          \
+        const int wout = win + 2 * RX;                                                   \
+        const int ox = HX - f * RX; /* the frame's outer corner in the tile */           \
+        const int oy = HY - f * RY;                                                      \
+        int ix, iy;                                                                      \
+        if (j0 < RY * wout) { /* above the inner rectangle */                            \
+            iy = oy + j0 / wout;                                                         \
+            ix = ox + j0 % wout;                                                         \
+        } else if (j0 < 2 * RY * wout) { /* below */                                     \
+            const int j = j0 - RY * wout;                                                \
+            iy = oy + RY + hin + j / wout;                                               \
+            ix = ox + j % wout;                                                          \
+        } else { /* beside: RX points left, RX right per row */                          \
+            const int j = j0 - 2 * RY * wout;                                            \
+            const int c = j % max(2 * RX, 1);                                            \
+            iy = oy + RY + j / max(2 * RX, 1);                                           \
+            ix = c < RX ? ox + c : ox + RX + win + (c - RX);                             \
+        }                                                                                \
+        hx[m] = h < HALO ? ix : 0;                                                       \
+        hy[m] = h < HALO ? iy : 0;                                                       \
+        const int x = tx0 + ix;                                                          \
+        const int y = ty0 + iy;                                                          \
+        hload[m] = h < HALO && x >= 0 && x < NX && y >= 0 && y < NY;                     \
+        int top = 0;                                                                     \
+        _Pragma("unroll") for (int s = 1; s <= TB; ++s) {                                \
+            const int mx = (TB - s) * RX;                                                \
+            const int my = (TB - s) * RY;                                                \
+            if (ix >= HX - mx && ix < HX + SBX + mx && iy >= HY - my && iy < HY + SBY + my) { \
+                top = s;                                                                 \
+            }                                                                            \
+        }                                                                                \
+        top = hload[m] ? top : 0; /* beyond the array, or no point (the last pass) */    \
+        reach[m] = x >= LOX && x < HIX && y >= LOY && y < HIY ? top : -top;              \
+    }
+/* Level s of block vector k at plane z: its terms lane by lane (the x rim's lanes keep
+   their value), then queued, or written at the last level. */
+#define VECTOR_LEVEL(k)                                                                  \
+    {                                                                                    \
+        const int x0 = tx0 + BVX(k);                                                     \
+        const int y = ty0 + BVY(k);                                                      \
+        const bool written = zw && wrow[k];                                              \
+        VT v = qv[s - 1][k][RZ]; /* interior boundary: the rim keeps it */               \
+        if (written) {                                                                   \
+            VT acc = (VT)0;                                                              \
+            STENCIL_TERMS(ZV_TERM)                                                       \
+            EXTRA_TERMS(ZV_EXTRA)                                                        \
+            ADD_CONSTANT_V(acc);                                                         \
+            if (xrim[k]) {                                                               \
+                REAL a_[VX];                                                             \
+                REAL c_[VX];                                                             \
+                VSTORE(acc, 0, a_);                                                      \
+                VSTORE(v, 0, c_);                                                        \
+                _Pragma("unroll") for (int i = 0; i < VX; ++i) {                         \
+                    a_[i] = x0 + i >= LOX && x0 + i < HIX ? a_[i] : c_[i];               \
+                }                                                                        \
+                acc = VLOAD(0, a_);                                                      \
+            }                                                                            \
+            v = acc;                                                                     \
+        }                                                                                \
+        if (s < TB) {                                                                    \
+            SHIFT_IN(qv[s][k], v)                                                        \
+        } else if (written && !xrim[k]) {                                                \
+            *(__global VT *)(DST + IDX(z, y, x0)) = STORE(v);                            \
+        } else if (written) {                                                            \
+            REAL a_[VX];                                                                 \
+            VSTORE(v, 0, a_);                                                            \
+            _Pragma("unroll") for (int i = 0; i < VX; ++i) {                             \
+                if (x0 + i >= LOX && x0 + i < HIX) {                                     \
+                    DST[IDX(z, y, x0 + i)] = STORE(a_[i]);                               \
+                }                                                                        \
+            }                                                                            \
+        }                                                                                \
+    }
+/* Level s of halo point m (in level s's region, s < TB): as the scalar kernel's. */
+#define HALO_LEVEL(m)                                                                    \
+    {                                                                                    \
+        const int x = tx0 + hx[m];                                                       \
+        const int y = ty0 + hy[m];                                                       \
+        REAL v = qs[s - 1][m][RZ];                                                       \
+        if (zw && reach[m] > 0) {                                                        \
+            REAL acc = (REAL)0;                                                          \
+            STENCIL_TERMS(HALO_TERM)                                                     \
+            EXTRA_TERMS(TEMPORAL_EXTRA)                                                  \
+            ADD_CONSTANT(acc);                                                           \
+            v = acc;                                                                     \
+        }                                                                                \
+        SHIFT_IN(qs[s][m], v)                                                            \
+    }
+
+__kernel __attribute__((reqd_work_group_size(WX, WY, 1)))
+void KERNEL_NAME(KERNEL_ARGS)
+{
+    __local VT centre_v[NBUF * PLANE_STORE / VX];
+    __local REAL *centre = (__local REAL *)centre_v;
+    const int lx = (int)get_local_id(0);
+    const int ly = (int)get_local_id(1);
+    const int lid = ly * WX + lx;
+    const int tx0 = (int)get_group_id(0) * SBX - HX;
+    const int ty0 = (int)get_group_id(1) * SBY - HY;
+    const int z0 = (int)get_group_id(2) * ZC;
+    const int home = (HY + ly) * PITCH + XOFF + HX + lx * VX; /* block vector 0 */
+
+    VT qv[TB][BLOCK_VS][QZ]; /* levels 0 .. TB-1: planes z-RZ .. z+RZ per vector */
+    REAL qs[TB][HALO_ARRAY][QZ];
+    VT nv[BLOCK_VS]; /* the next plane, loaded ahead */
+    REAL ns[HALO_ARRAY];
+    int hx[HALO_ARRAY]; /* the tile places of the work-item's halo points */
+    int hy[HALO_ARRAY];
+    bool hload[HALO_ARRAY]; /* a halo point inside the array (loaded) */
+    int reach[HALO_ARRAY];
+    bool wrow[BLOCK_VS]; /* block vector k's row is written (inside the y rim) */
+    bool xrim[BLOCK_VS]; /* block vector k holds lanes of the x rim */
+#pragma unroll
+    for (int m = 0; m < HALO_PTS; ++m) {
+        HALO_PLACE(m)
+    }
+#pragma unroll
+    for (int k = 0; k < BLOCK_VS; ++k) {
+        const int x0 = tx0 + BVX(k);
+        const int y = ty0 + BVY(k);
+        wrow[k] = y >= LOY && y < HIY;
+        xrim[k] = x0 < LOX || x0 + VX > HIX;
+    }
+#pragma unroll
+    for (int lv = 0; lv < TB; ++lv) {
+#pragma unroll
+        for (int j = 0; j < QZ; ++j) {
+#pragma unroll
+            for (int k = 0; k < BLOCK_VS; ++k) {
+                qv[lv][k][j] = (VT)0;
+            }
+#pragma unroll
+            for (int m = 0; m < HALO_PTS; ++m) {
+                qs[lv][m][j] = (REAL)0;
+            }
+        }
+    }
+    LOAD_PLANE(z0 - HZ) /* level 0: the first input plane */
+#pragma unroll
+    for (int k = 0; k < BLOCK_VS; ++k) {
+        SHIFT_IN(qv[0][k], nv[k])
+    }
+#pragma unroll
+    for (int m = 0; m < HALO_PTS; ++m) {
+        SHIFT_IN(qs[0][m], ns[m])
+    }
+    int stage = 0; /* stages so far: the buffers of the centre planes alternate */
+#if ZU
+    UNROLL_BY(QUEUE_Z)
+#endif
+    for (int p = z0 - HZ; p < z0 + ZC + HZ; ++p) {
+        const bool more = p + 1 < z0 + ZC + HZ;
+        if (more) {
+            LOAD_PLANE(p + 1)
+        }
+#pragma unroll
+        for (int s = 1; s <= TB; ++s) {
+#if ZS
+            if (s == 1) { /* every level's plane, then one barrier */
+#pragma unroll
+                for (int t = 1; t <= TB; ++t) {
+                    STORE_LEVEL(t)
+                }
+                barrier(CLK_LOCAL_MEM_FENCE);
+            }
+#else
+            STORE_LEVEL(s)
+            barrier(CLK_LOCAL_MEM_FENCE);
+#endif
+            __local REAL *plane = centre + BUF(s) * PLANE_STORE;
+            const int z = p - s * RZ; /* level s's plane of this step */
+            const int mz = (TB - s) * RZ;
+            /* the plane is one level s needs and one the stencil writes */
+            const bool zw = z >= max(z0 - mz, LOZ) && z < min(z0 + ZC + mz, HIZ);
+#pragma unroll
+            for (int k = 0; k < BLOCK_VS; ++k) {
+                VECTOR_LEVEL(k)
+            }
+#pragma unroll
+            for (int m = 0; m < HALO_PTS; ++m) { /* the halo's points of level s's region */
+                if (s < TB && IN_FRAMES(m, TB - s)) {
+                    HALO_LEVEL(m)
+                }
+            }
+        }
+        stage += ZS ? 1 : TB;
+        if (more) {
+#pragma unroll
+            for (int k = 0; k < BLOCK_VS; ++k) {
+                SHIFT_IN(qv[0][k], nv[k])
+            }
+#pragma unroll
+            for (int m = 0; m < HALO_PTS; ++m) {
+                SHIFT_IN(qs[0][m], ns[m])
+            }
         }
     }
 }

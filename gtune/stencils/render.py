@@ -487,6 +487,13 @@ def _zreg_parameters() -> dict[str, Any]:
         "doc": "ZREG = 2: the walk along z unrolled by the queue length, so the queues' "
         "shift is a renaming of registers (interior boundary)",
     }
+    params["ZS"] = {
+        "values": [0, 1],
+        "default": 0,
+        "doc": "ZREG = 2 with vectors (VX = BX = 4): every level's centre plane stored at "
+        "the start of a plane step, one barrier per step (0: one per level; 1 takes two "
+        "planes of local memory per level)",
+    }
     return params
 
 
@@ -575,7 +582,7 @@ def _geometry(d: StencilDefinition, image: bool) -> _Geometry:
     )
     # Temporal streaming's registers: the next plane (rows) per work-item, rounded up.
     temporal_loads = (
-        f"((min(WX*CX, NX) + 2*TB*{rx}) * (min(WY*CY, NY) + 2*TB*{ry}) + WX*WY - 1) / (WX*WY)"
+        f"((min(WX*BX*CX, NX) + 2*TB*{rx}) * (min(WY*CY, NY) + 2*TB*{ry}) + WX*WY - 1) / (WX*WY)"
         if dims3
         else f"(min(WX*CX, NX) + 2*TB*{rx} + WX - 1) / WX"
     )
@@ -589,9 +596,17 @@ def _geometry(d: StencilDefinition, image: bool) -> _Geometry:
     # block is CX*CY passes of the work-group.
     # (ZREG = 2 stores the plane's rows at an odd pitch, PX + 1 for an even PX: a column
     # of the halo's side frames falls in distinct banks)
-    zreg_px = f"(min(WX*CX, NX) + 2*TB*{rx})"
-    zreg_pitch = f"({zreg_px} + (1 - {zreg_px} % 2 if ZREG == 2 else 0))"
-    zreg_plane = f"{2 * size} * {zreg_pitch} * (min(WY*CY, NY) + 2*TB*{ry})"
+    # With vectors (ZREG = 2, VX = BX > 1) a work-item's block points are vectors of BX
+    # points (its points per work-item the same count of values), the block starts on a
+    # whole vector (the halo rounded up to vectors before it), the pitch is an odd
+    # number of vectors, and ZS = 1 keeps two planes per level (2*TB in all).
+    zreg_px = f"(min(WX*BX*CX, NX) + 2*TB*{rx})"
+    vectors = f"((TB*{rx} + BX - 1) / BX * BX - TB*{rx} + {zreg_px} + BX - 1) / BX"
+    zreg_pitch = (
+        f"(BX * ({vectors} + 1 - ({vectors}) % 2) if ZREG == 2 and BX > 1 else "
+        f"{zreg_px} + (1 - {zreg_px} % 2 if ZREG == 2 else 0))"
+    )
+    zreg_plane = f"{size} * (2 + ZS * (2*TB - 2)) * {zreg_pitch} * (min(WY*CY, NY) + 2*TB*{ry})"
     zreg_registers = f"{temporal_loads} * (TB*{2 * rz + 1} + 1)"
     return _Geometry(
         d,
@@ -625,7 +640,10 @@ def _shape_constraints(g: _Geometry) -> list[str]:
     one_step = g.one_step
     if dims3:
         constraints += [
-            "STREAM == 0 or (LOCAL == 0 and VX == 1 and WZ == 1 and CZ == 1)",
+            # 3D streaming's planes go through local memory value by value, but for
+            # the vectors of temporal streaming with ZREG = 2 (_temporal_constraints)
+            "STREAM == 0 or (LOCAL == 0 and WZ == 1 and CZ == 1 and "
+            + ("(VX == 1 or (TB > 1 and ZREG == 2)))" if g.stepping else "VX == 1)"),
             "STREAM == 1 or ZC == 1",
             # a tile one work-item wide reads its planes column by column (never fast),
             # and PoCL hangs on it for work-groups four or more deep: left out
@@ -718,9 +736,13 @@ def _temporal_constraints(g: _Geometry) -> list[str]:
     d = g.d
     if not g.stepping:
         return []
-    # merging (CX, CY, CZ) makes the temporal block larger than the work-group
-    single = ["LOCAL == 0", "VX == 1", "BX == 1"]
-    constraints = [f"{d.steps} % TB == 0", f"TB == 1 or ({' and '.join(single)})"]
+    # merging (CX, CY, CZ) makes the temporal block larger than the work-group; a
+    # work-item's points are single values, or with ZREG = 2 vectors of 4 (VX = BX: the
+    # interior boundary, radius at most 4 in x; VX 2 lost on the H200)
+    single = "VX == 1 and BX == 1"
+    if _zreg_vectors(d):
+        single = f"({single} or (STREAM == 1 and ZREG == 2 and VX == 4 and BX == 4))"
+    constraints = [f"{d.steps} % TB == 0", f"TB == 1 or (LOCAL == 0 and {single})"]
     # rows per work-item of a temporal tile's level: at most the block's rows
     constraints.append("TR == 1 or (TB > 1 and STREAM == 0 and TR <= WY*CY)")
     if d.boundary == "zero" or d.rim != RIM_KEEP:  # temporal blocking's levels clamp
@@ -733,13 +755,14 @@ def _temporal_constraints(g: _Geometry) -> list[str]:
             f"TB == 1 or STREAM == 0 or {g.temporal_loads} <= {TEMPORAL_LOADS_MAX}",
             "ZREG == 0 or (TB > 1 and STREAM == 1)",
             "ZU == 0 or ZREG == 2",
+            "ZS == 0 or (ZREG == 2 and VX > 1)",
             f"ZREG == 0 or {g.zreg_plane} <= LOCAL_MEM_SIZE",
             f"ZREG == 0 or {g.zreg_registers} <= {STREAM_QUEUE_MAX}",
             f"ZREG == 0 or {g.zreg_registers} * {max(1, size // 4)} * WX*WY"
             f" <= {ZREG_GROUP_REGISTERS}",
         ]
         if not _z_star(d):
-            constraints += ["ZREG == 0", "ZU == 0"]
+            constraints += ["ZREG == 0", "ZU == 0", "ZS == 0"]
     else:
         constraints += [
             # temporal streaming walks whole chunks of WY*ZC rows
@@ -782,7 +805,7 @@ def _techniques(g: _Geometry) -> dict[str, list[str]]:
             techniques["temporal-tile"] += ["ZREG == 0", "ZU == 0"]
             if _z_star(g.d):  # streaming, the z-neighbours in registers, one plane shared
                 techniques["temporal-zreg"] = ["TB > 1", "STREAM == 1", "ZREG >= 1"]
-                techniques["temporal-zreg"] += ["LOCAL == 0", "VX == 1", "TR == 1"]
+                techniques["temporal-zreg"] += ["LOCAL == 0", "TR == 1"]
     if g.rim_vectors:  # whole rim vectors and row blocks belong to the vector technique (its
         # choice), so specs that tune neither (dims, opts, temporal) fit the kernel
         for name, cons in techniques.items():
@@ -1087,6 +1110,20 @@ def _numbers_and_scale(d: StencilDefinition) -> tuple[list[float], Coefficient] 
         return None
     names, divisors = parts.pop()
     return numbers, Coefficient(1.0, names, divisors)
+
+
+def _zreg_vectors(d: StencilDefinition) -> bool:
+    """Whether temporal streaming with ZREG = 2 may hold vectors of 4 points (VX = BX =
+    4): the interior boundary with its rim kept, a z-star of float elements whose x
+    radius a vector's neighbours hold (the template's #errors say the same)."""
+    return (
+        d.dims == 3
+        and d.boundary == "interior"
+        and d.rim == RIM_KEEP
+        and not d.storage
+        and d.radius[0] <= 4
+        and _z_star(d)
+    )
 
 
 def _z_star(d: StencilDefinition) -> bool:

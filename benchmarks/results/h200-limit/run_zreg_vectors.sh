@@ -1,12 +1,14 @@
 #!/bin/bash
-# Issue 49: the zreg-vectors candidate (benchmarks/candidates/zreg_vectors.patch: VX = BX
-# = 2, 4 in temporal-zreg with ZREG=2, each block point of a work-item a vector of VX
-# adjacent points, loaded, queued, shared in local memory and stored whole) against the
-# package's recorded winners on heat3d 512³, 8 steps: the fixed configurations of
-# benchmarks/temporal_configs/heat3d-zreg-vectors.yaml (package TB 2 and TB 4 winners,
-# vector blocks at TB 2 and 4), each verified against 8 single steps, then 5 rounds
-# side by side with the float4 copy; then the PTX counts per point and step
-# (ptx_tile.py: NVIDIA's compiler and ptxas's registers) of the main shapes.
+# Issue 49: temporal-zreg with vectors (VX = BX = 2, 4 with ZREG=2, each block point of
+# a work-item a vector of VX adjacent points, loaded, queued, shared in local memory and
+# stored whole; ZS=1: one barrier per plane step) against the scalar walk's recorded
+# winners on heat3d 512³, 8 steps: the fixed configurations of a file
+# (benchmarks/temporal_configs/heat3d-zreg-vectors*.yaml), each verified against 8
+# single steps, then 5 rounds side by side with the float4 copy; then the PTX counts per
+# point and step (ptx_tile.py: NVIDIA's compiler and ptxas's registers). The vectors
+# and ZS are the template's (2026-12-01); the candidate's other options (ZE, ZY, ZD:
+# the rounds -edges, -ahead and -one-barrier) need its patch, TEMPLATE=PATCH (at
+# 3a375e3: git show 3a375e3:benchmarks/candidates/zreg_vectors.patch > PATCH).
 #
 # From the project root on the GPU host (about 4 minutes; under 5):
 #   source .gpu-bundle/env.sh .gpu-bundle && OUT=$OUT bash benchmarks/results/h200-limit/run_zreg_vectors.sh
@@ -25,7 +27,8 @@ budget=${BUDGET:-290}
 scale=${SCALE:-1}
 start=$(date +%s)
 mkdir -p "$OUT"
-patch=benchmarks/candidates/zreg_vectors.patch
+template=() # TEMPLATE=PATCH: every configuration rendered from that candidate
+if [ -n "${TEMPLATE:-}" ]; then template=(--template "$TEMPLATE"); fi
 . benchmarks/step_budget.sh # left N: the seconds a step may take
 
 configs=${CONFIGS:-benchmarks/temporal_configs/heat3d-zreg-vectors.yaml}
@@ -33,7 +36,7 @@ if [ "$size" -lt 512 ]; then # the smoke test: chunks that fit (ZC 256, 512 -> a
   sed -e "s/ZC: 256/ZC: $((size / 4))/" -e "s/ZC: 512/ZC: $((size / 2))/" "$configs" > "$OUT/configs.yaml"
   configs=$OUT/configs.yaml
 fi
-timeout "$(left 230)" python3 benchmarks/temporal_configs.py "$OUT/zv" "$configs" --template "$patch" \
+timeout "$(left 230)" python3 benchmarks/temporal_configs.py "$OUT/zv" "$configs" ${template[@]+"${template[@]}"} \
   --device "$dev" --size "$size" --rounds "$rounds" > "$OUT/zv.log" 2>&1
 echo "zv rc=$? at $(($(date +%s) - start)) s" >> "$OUT/rc.txt"
 rm -rf "$OUT/zv/kernels"
@@ -47,7 +50,7 @@ ptx() { # ptx_tile.py's counts of every configuration of the file: NVIDIA's comp
 for e in yaml.safe_load(open(sys.argv[1]))["configs"]:
     print(",".join(f"{k}={v}" for k, v in e["config"].items()))' "$configs")
   timeout "$(left 60)" python3 benchmarks/ptx_tile.py --kernel stencils/heat3d.stencil.yaml \
-    --size "$size" --steps 8 ${on[@]+"${on[@]}"} --template "$patch" "${args[@]}"
+    --size "$size" --steps 8 ${on[@]+"${on[@]}"} ${template[@]+"${template[@]}"} "${args[@]}"
 }
 ptx > "$OUT/ptx.md" 2>&1
 echo "ptx rc=$? at $(($(date +%s) - start)) s" >> "$OUT/rc.txt"
