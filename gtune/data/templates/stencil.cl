@@ -1203,7 +1203,91 @@ void KERNEL_NAME(KERNEL_ARGS)
     }
 }
 
-#elif STREAM && ZREG == 2 && VX > 1
+#elif STREAM && ZREG == 2
+/*
+ * Streaming along z with TB time levels, the z-neighbours in registers, each level on
+ * its own region (3D, ZREG=2; z-star stencils as ZREG=1): the block, the planes walked,
+ * the queues and the shared centre plane are those of ZREG=1, but the points of the
+ * block's plane with its halo are dealt to the work-items in another order. First the
+ * block, CX*CY points per work-item in the work-group's shape (point (a, b) of
+ * work-item (lx, ly): x = lx + a*WX, y = ly + b*WY of the block; its rows coalesce and
+ * its positions in the plane are constant offsets of the work-item's first), then the
+ * halo frame by frame outwards (frame f: the block widened by f radii less the block
+ * widened by f - 1; halo point h: work-item h % GROUP). Level s needs the block and
+ * frames 1 .. TB - s, so every level computes, stores in local memory and queues only
+ * its own region: a work-group's warps past it skip the level (the frames lie in
+ * consecutive points, only the warp at a frame's end is split), and the last level
+ * computes the block alone. ZREG=1 has every work-item visit (test, store, queue) each
+ * of its points at every level, the halo's TB radii included. Each step is exactly one
+ * step of the other techniques, boundary included.
+ */
+#define PX (SBX + 2 * HX)
+#define PY (SBY + 2 * HY)
+#define PLANE (PX * PY)
+#define QZ (2 * RZ + 1)
+#define GROUP (WX * WY)
+#define HALO (PLANE - SBX * SBY)                /* halo points of the plane */
+#define HALO_PTS ((HALO + GROUP - 1) / GROUP)   /* halo points per work-item */
+#define HALO_ARRAY (HALO_PTS > 0 ? HALO_PTS : 1) /* no halo: no zero-length arrays */
+/* halo points of the block widened by m radii per side (frames 1 .. m) */
+#define WIDE(m) ((SBX + 2 * (m) * RX) * (SBY + 2 * (m) * RY) - SBX * SBY)
+/* whether halo point m of the work-item lies in frames 1 .. f (the first test a
+   constant: a point beyond frame f in every work-item keeps no queue of the levels it
+   is never computed at) */
+#define IN_FRAMES(m, f)                                                                  \
+    ((m) * GROUP < min(WIDE(f), HALO) && lid + (m) * GROUP < min(WIDE(f), HALO))
+/* Halo point m of the work-item (point h of the halo, frame by frame outwards): its
+   place in the tile (hx, hy) and whether it lies in the array (loaded). */
+#define HALO_PLACE(m)                                                                    \
+    {                                                                                    \
+        const int h = lid + (m) * GROUP;                                                 \
+        int f = TB; /* the frame of halo point h */                                      \
+        _Pragma("unroll") for (int g = TB - 1; g >= 1; --g) {                            \
+            if (h < WIDE(g)) {                                                           \
+                f = g;                                                                   \
+            }                                                                            \
+        }                                                                                \
+        const int j0 = h - WIDE(f - 1);                                                  \
+        const int win = SBX + 2 * (f - 1) * RX; /* the frame's inner rectangle */        \
+        const int hin = SBY + 2 * (f - 1) * RY;                                          \
+        const int wout = win + 2 * RX;                                                   \
+        const int ox = HX - f * RX; /* the frame's outer corner in the tile */           \
+        const int oy = HY - f * RY;                                                      \
+        int ix, iy;                                                                      \
+        if (j0 < RY * wout) { /* above the inner rectangle */                            \
+            iy = oy + j0 / wout;                                                         \
+            ix = ox + j0 % wout;                                                         \
+        } else if (j0 < 2 * RY * wout) { /* below */                                     \
+            const int j = j0 - RY * wout;                                                \
+            iy = oy + RY + hin + j / wout;                                               \
+            ix = ox + j % wout;                                                          \
+        } else { /* beside: RX points left, RX right per row */                          \
+            const int j = j0 - 2 * RY * wout;                                            \
+            const int c = j % max(2 * RX, 1);                                            \
+            iy = oy + RY + j / max(2 * RX, 1);                                           \
+            ix = c < RX ? ox + c : ox + RX + win + (c - RX);                             \
+        }                                                                                \
+        hx[m] = h < HALO ? ix : 0;                                                       \
+        hy[m] = h < HALO ? iy : 0;                                                       \
+        const int x = tx0 + ix;                                                          \
+        const int y = ty0 + iy;                                                          \
+        hload[m] = h < HALO && x >= 0 && x < NX && y >= 0 && y < NY;                     \
+    }
+/* The last level whose region holds the tile place (ix, iy) (the block and frames
+   1 .. TB - s for level s): top = 0 .. TB. */
+#define REGION_TOP(ix, iy, top)                                                          \
+    {                                                                                    \
+        top = 0;                                                                         \
+        _Pragma("unroll") for (int s_ = 1; s_ <= TB; ++s_) {                             \
+            const int mx_ = (TB - s_) * RX;                                              \
+            const int my_ = (TB - s_) * RY;                                              \
+            if ((ix) >= HX - mx_ && (ix) < HX + SBX + mx_ && (iy) >= HY - my_ &&         \
+                (iy) < HY + SBY + my_) {                                                 \
+                top = s_;                                                                \
+            }                                                                            \
+        }                                                                                \
+    }
+#if VX > 1
 /*
  * Streaming along z with TB time levels, ZREG=2 with vectors (VX = BX = 2 or 4, the
  * interior boundary): the walk, the levels, the queues and the halo frames are those of
@@ -1233,25 +1317,11 @@ void KERNEL_NAME(KERNEL_ARGS)
 #if NX % VX != 0
 #error "ZREG=2 with vectors reads whole vectors of each row: NX % VX == 0"
 #endif
-#define PX (SBX + 2 * HX)
-#define PY (SBY + 2 * HY)
-#define PLANE (PX * PY)
 #define XOFF ((HX + VX - 1) / VX * VX - HX) /* columns before the halo: the block aligned */
 #define PVN ((XOFF + PX + VX - 1) / VX)     /* a row's vectors */
 #define PITCH (VX * (PVN + 1 - PVN % 2))    /* an odd number of vectors */
 #define PLANE_STORE (PITCH * PY)
-#define QZ (2 * RZ + 1)
-#define GROUP (WX * WY)
 #define BLOCK_VS (CX * CY)                      /* block vectors per work-item */
-#define HALO (PLANE - SBX * SBY)                /* halo points of the plane */
-#define HALO_PTS ((HALO + GROUP - 1) / GROUP)   /* halo points per work-item */
-#define HALO_ARRAY (HALO_PTS > 0 ? HALO_PTS : 1) /* no halo: no zero-length arrays */
-#define WIDE(m) ((SBX + 2 * (m) * RX) * (SBY + 2 * (m) * RY) - SBX * SBY)
-/* whether halo point m of the work-item lies in frames 1 .. f (the first test a
-   constant: a point beyond frame f in every work-item keeps no queue of the levels it
-   is never computed at) */
-#define IN_FRAMES(m, f)                                                                  \
-    ((m) * GROUP < min(WIDE(f), HALO) && lid + (m) * GROUP < min(WIDE(f), HALO))
 /* block vector k: its first lane's place in the tile (0 .. PX-1, 0 .. PY-1) and in the
    plane (a multiple of VX); halo point m's place in the plane */
 #define BVX(k) (HX + (lx + ((k) % CX) * WX) * VX)
@@ -1361,53 +1431,6 @@ void KERNEL_NAME(KERNEL_ARGS)
             ns[m] = in_ && hload[m] ? GLOBAL_READ(pp, ty0 + hy[m], tx0 + hx[m]) : (REAL)0; \
         }                                                                                \
     }
-/* The halo point m's frame and its place in the tile (hx, hy), whether it is loaded,
-   and reach (as the scalar kernel's: its last level, negative on the rim). */
-#define HALO_PLACE(m)                                                                    \
-    {                                                                                    \
-        const int h = lid + (m) * GROUP;                                                 \
-        int f = TB; /* the frame of halo point h */                                      \
-        _Pragma("unroll") for (int g = TB - 1; g >= 1; --g) {                            \
-            if (h < WIDE(g)) {                                                           \
-                f = g;                                                                   \
-            }                                                                            \
-        }                                                                                \
-        const int j0 = h - WIDE(f - 1);                                                  \
-        const int win = SBX + 2 * (f - 1) * RX; /* the frame's inner rectangle */        \
-        const int hin = SBY + 2 * (f - 1) * RY;                                          \
-        const int wout = win + 2 * RX;                                                   \
-        const int ox = HX - f * RX; /* the frame's outer corner in the tile */           \
-        const int oy = HY - f * RY;                                                      \
-        int ix, iy;                                                                      \
-        if (j0 < RY * wout) { /* above the inner rectangle */                            \
-            iy = oy + j0 / wout;                                                         \
-            ix = ox + j0 % wout;                                                         \
-        } else if (j0 < 2 * RY * wout) { /* below */                                     \
-            const int j = j0 - RY * wout;                                                \
-            iy = oy + RY + hin + j / wout;                                               \
-            ix = ox + j % wout;                                                          \
-        } else { /* beside: RX points left, RX right per row */                          \
-            const int j = j0 - 2 * RY * wout;                                            \
-            const int c = j % max(2 * RX, 1);                                            \
-            iy = oy + RY + j / max(2 * RX, 1);                                           \
-            ix = c < RX ? ox + c : ox + RX + win + (c - RX);                             \
-        }                                                                                \
-        hx[m] = h < HALO ? ix : 0;                                                       \
-        hy[m] = h < HALO ? iy : 0;                                                       \
-        const int x = tx0 + ix;                                                          \
-        const int y = ty0 + iy;                                                          \
-        hload[m] = h < HALO && x >= 0 && x < NX && y >= 0 && y < NY;                     \
-        int top = 0;                                                                     \
-        _Pragma("unroll") for (int s = 1; s <= TB; ++s) {                                \
-            const int mx = (TB - s) * RX;                                                \
-            const int my = (TB - s) * RY;                                                \
-            if (ix >= HX - mx && ix < HX + SBX + mx && iy >= HY - my && iy < HY + SBY + my) { \
-                top = s;                                                                 \
-            }                                                                            \
-        }                                                                                \
-        top = hload[m] ? top : 0; /* beyond the array, or no point (the last pass) */    \
-        reach[m] = x >= LOX && x < HIX && y >= LOY && y < HIY ? top : -top;              \
-    }
 /* Level s of block vector k at plane z: its terms lane by lane (the x rim's lanes keep
    their value), then queued, or written at the last level. */
 #define VECTOR_LEVEL(k)                                                                  \
@@ -1483,12 +1506,18 @@ void KERNEL_NAME(KERNEL_ARGS)
     int hx[HALO_ARRAY]; /* the tile places of the work-item's halo points */
     int hy[HALO_ARRAY];
     bool hload[HALO_ARRAY]; /* a halo point inside the array (loaded) */
-    int reach[HALO_ARRAY];
+    int reach[HALO_ARRAY]; /* the halo points' last level, negative on the rim */
     bool wrow[BLOCK_VS]; /* block vector k's row is written (inside the y rim) */
     bool xrim[BLOCK_VS]; /* block vector k holds lanes of the x rim */
 #pragma unroll
     for (int m = 0; m < HALO_PTS; ++m) {
         HALO_PLACE(m)
+        const int x = tx0 + hx[m];
+        const int y = ty0 + hy[m];
+        int top;
+        REGION_TOP(hx[m], hy[m], top)
+        top = hload[m] ? top : 0; /* beyond the array, or no point (the last pass) */
+        reach[m] = x >= LOX && x < HIX && y >= LOY && y < HIY ? top : -top;
     }
 #pragma unroll
     for (int k = 0; k < BLOCK_VS; ++k) {
@@ -1573,48 +1602,19 @@ void KERNEL_NAME(KERNEL_ARGS)
     }
 }
 
-#elif STREAM && ZREG == 2
-/*
- * Streaming along z with TB time levels, the z-neighbours in registers, each level on
- * its own region (3D, ZREG=2; z-star stencils as ZREG=1): the block, the planes walked,
- * the queues and the shared centre plane are those of ZREG=1, but the points of the
- * block's plane with its halo are dealt to the work-items in another order. First the
- * block, CX*CY points per work-item in the work-group's shape (point (a, b) of
- * work-item (lx, ly): x = lx + a*WX, y = ly + b*WY of the block; its rows coalesce and
- * its positions in the plane are constant offsets of the work-item's first), then the
- * halo frame by frame outwards (frame f: the block widened by f radii less the block
- * widened by f - 1; halo point h: work-item h % GROUP). Level s needs the block and
- * frames 1 .. TB - s, so every level computes, stores in local memory and queues only
- * its own region: a work-group's warps past it skip the level (the frames lie in
- * consecutive points, only the warp at a frame's end is split), and the last level
- * computes the block alone. ZREG=1 has every work-item visit (test, store, queue) each
- * of its points at every level, the halo's TB radii included. Each step is exactly one
- * step of the other techniques, boundary included.
- */
-#define PX (SBX + 2 * HX)
-#define PY (SBY + 2 * HY)
-#define PLANE (PX * PY)
+#else
 /* the plane's row pitch in local memory: odd, so that a column of up to 32 points (the
    halo's side frames, dealt along y) falls in 32 banks */
 #define PITCH (PX + 1 - PX % 2)
 #define PLANE_STORE (PITCH * PY)
-#define QZ (2 * RZ + 1)
-#define GROUP (WX * WY)
 #define BLOCK_PTS (CX * CY)                     /* block points per work-item */
-#define HALO (PLANE - SBX * SBY)                /* halo points of the plane */
-#define HALO_PTS ((HALO + GROUP - 1) / GROUP)   /* halo points per work-item */
 #define PTS (BLOCK_PTS + HALO_PTS)
-#define HALO_ARRAY (HALO_PTS > 0 ? HALO_PTS : 1) /* no halo: no zero-length arrays */
-/* halo points of the block widened by m radii per side (frames 1 .. m) */
-#define WIDE(m) ((SBX + 2 * (m) * RX) * (SBY + 2 * (m) * RY) - SBX * SBY)
 /* The place of the work-item's point k in the plane: block points at constant offsets
    of its first, halo points from their registers (k is a constant: unrolled). */
 #define PX_OF(k) ((k) < BLOCK_PTS ? HX + lx + ((k) % CX) * WX : hx[(k) - BLOCK_PTS])
 #define PY_OF(k) ((k) < BLOCK_PTS ? HY + ly + ((k) / CX) * WY : hy[(k) - BLOCK_PTS])
 #define POS(k) ((k) < BLOCK_PTS ? home + ((k) % CX) * WX + ((k) / CX) * WY * PITCH      \
                                 : hy[(k) - BLOCK_PTS] * PITCH + hx[(k) - BLOCK_PTS])
-/* whether halo point m of the work-item lies in frames 1 .. f */
-#define IN_FRAMES(m, f) (lid + (m) * GROUP < min(WIDE(f), HALO))
 #define LOAD_PLANE(pp)                                                                   \
     _Pragma("unroll") for (int k = 0; k < PTS; ++k) {                                    \
         next[k] = (pp) >= 0 && (pp) < NZ && (k < BLOCK_PTS || hload[k - BLOCK_PTS])      \
@@ -1683,39 +1683,7 @@ void KERNEL_NAME(KERNEL_ARGS)
     int reach[PTS];
 #pragma unroll
     for (int m = 0; m < HALO_PTS; ++m) {
-        const int h = lid + m * GROUP;
-        int f = TB; /* the frame of halo point h */
-#pragma unroll
-        for (int g = TB - 1; g >= 1; --g) {
-            if (h < WIDE(g)) {
-                f = g;
-            }
-        }
-        const int j0 = h - WIDE(f - 1);
-        const int win = SBX + 2 * (f - 1) * RX; /* the frame's inner rectangle */
-        const int hin = SBY + 2 * (f - 1) * RY;
-        const int wout = win + 2 * RX;
-        const int ox = HX - f * RX; /* the frame's outer corner in the plane */
-        const int oy = HY - f * RY;
-        int ix, iy;
-        if (j0 < RY * wout) { /* above the inner rectangle */
-            iy = oy + j0 / wout;
-            ix = ox + j0 % wout;
-        } else if (j0 < 2 * RY * wout) { /* below */
-            const int j = j0 - RY * wout;
-            iy = oy + RY + hin + j / wout;
-            ix = ox + j % wout;
-        } else { /* beside: RX points left, RX right per row */
-            const int j = j0 - 2 * RY * wout;
-            const int c = j % max(2 * RX, 1);
-            iy = oy + RY + j / max(2 * RX, 1);
-            ix = c < RX ? ox + c : ox + RX + win + (c - RX);
-        }
-        hx[m] = h < HALO ? ix : 0;
-        hy[m] = h < HALO ? iy : 0;
-        const int x = tx0 + ix;
-        const int y = ty0 + iy;
-        hload[m] = h < HALO && x >= 0 && x < NX && y >= 0 && y < NY;
+        HALO_PLACE(m)
     }
 #pragma unroll
     for (int k = 0; k < PTS; ++k) {
@@ -1723,15 +1691,8 @@ void KERNEL_NAME(KERNEL_ARGS)
         const int iy = PY_OF(k);
         const int x = tx0 + ix;
         const int y = ty0 + iy;
-        int top = 0;
-#pragma unroll
-        for (int s = 1; s <= TB; ++s) {
-            const int mx = (TB - s) * RX;
-            const int my = (TB - s) * RY;
-            if (ix >= HX - mx && ix < HX + SBX + mx && iy >= HY - my && iy < HY + SBY + my) {
-                top = s;
-            }
-        }
+        int top;
+        REGION_TOP(ix, iy, top)
         if (k >= BLOCK_PTS && !hload[k - BLOCK_PTS]) {
             top = 0; /* beyond the array, or no point (the halo's last pass) */
         }
@@ -1812,6 +1773,7 @@ void KERNEL_NAME(KERNEL_ARGS)
     }
 }
 
+#endif
 #elif STREAM && ZREG
 /*
  * Streaming along z with TB time levels, the z-neighbours in registers (3D, ZREG=1; a
