@@ -72,6 +72,9 @@ log "gpus $GPUS device $DEVICE sizes $SIZE / $SIZE2D kernels $KERNELS deep $DEEP
 if [ "$KERNELS" = jacobi2d ]; then # the search, then TR through the package, fixed
   temporal 1 jacobi2d 300
   [ "$DEEP" = 1 ] && [ "$(left)" -gt 60 ] && fixed 1 $(($(left) - 10)) jacobi2d-tile-rows "$SIZE2D"
+elif [ "$KERNELS" = heat3d ]; then # the search alone, then the deep-TB configurations
+  temporal 0 heat3d 330
+  [ "$DEEP" = 1 ] && [ "$(left)" -gt 90 ] && deep 0 $(($(left) - 10))
 elif [ "$GPUS" -ge 2 ]; then
   (temporal 0 heat3d 330; [ "$DEEP" = 1 ] && deep 0 $(($(left) - 10))) &
   temporal 1 jacobi2d 300 &
