@@ -155,3 +155,22 @@ def test_nested_macros_cost_no_more_than_flat_ones() -> None:
     assert time.monotonic() - started < 5
     loop = "#define A (A + 1)\n#if A > 0\nint maybe;\n#endif\n"
     assert "#if A > 0" in specialise_source(loop, {})
+
+
+@pytest.mark.parametrize("vectors", [0, 1])
+def test_temporal_zreg_kernels_are_specialised_and_checked(vectors: int) -> None:
+    """heat3d's walk with the z-neighbours in registers, scalar and with vectors of 4
+    points and one barrier per plane step (ZS): specialised, checked against the whole
+    template by the C preprocessor, and readable (the vectors' macros stay)."""
+    d = replace(load_definition(ROOT / "stencils" / "heat3d.stencil.yaml"), steps=8)
+    kernel = definition_kernel_of(d, {"NX": 64, "NY": 64, "NZ": 64})
+    change = (
+        {"VX": 4, "BX": 4, "WX": 8, "WY": 8, "CY": 1, "ZS": 1}
+        if vectors
+        else {"WX": 16, "WY": 8, "CY": 2, "ZU": 1}
+    )
+    config = {**(kernel.default_config() or {}), "STREAM": 1, "ZREG": 2, "TB": 2, "ZC": 16}
+    tuned = tuned_kernel(kernel, {**config, **change})
+    assert not tuned.notes
+    assert ("__local VT centre_v" in tuned.source) == bool(vectors)
+    assert len(tuned.source.splitlines()) < (480 if vectors else 340)
