@@ -1332,6 +1332,12 @@ void KERNEL_NAME(KERNEL_ARGS)
             }                                                                            \
         }                                                                                \
     }
+/* a term of another field at a point (x, y) of plane z, read from global memory */
+#define TEMPORAL_EXTRA(f, dx, dy, dz, w)                                                 \
+    {                                                                                    \
+        const REAL v_ = FIELD_AT(f, z + (dz), y + (dy), x + (dx));                       \
+        acc += (w) * F(v_);                                                              \
+    }
 #if VX > 1
 /*
  * Streaming along z with TB time levels, ZREG=2 with vectors (VX = BX = 2 or 4, the
@@ -1449,11 +1455,6 @@ void KERNEL_NAME(KERNEL_ARGS)
     {                                                                                    \
         const REAL v_ = ((dx) == 0 && (dy) == 0) ? qs[s - 1][m][RZ + (dz)]               \
                                                  : PLANE_AT(dx, dy);                     \
-        acc += (w) * F(v_);                                                              \
-    }
-#define TEMPORAL_EXTRA(f, dx, dy, dz, w)                                                 \
-    {                                                                                    \
-        const REAL v_ = FIELD_AT(f, z + (dz), y + (dy), x + (dx));                       \
         acc += (w) * F(v_);                                                              \
     }
 /* a plane enters a queue: a plain shift (the interior boundary reads no plane beyond
@@ -1697,11 +1698,6 @@ void KERNEL_NAME(KERNEL_ARGS)
         typedef char zreg_needs_a_z_star[((dz) == 0 || ((dx) == 0 && (dy) == 0)) ? 1 : -1]; \
         const REAL v_ = ((dx) == 0 && (dy) == 0) ? q[s - 1][k][RZ + (dz)]                \
                                                  : PLANE_AT(dx, dy);                     \
-        acc += (w) * F(v_);                                                              \
-    }
-#define TEMPORAL_EXTRA(f, dx, dy, dz, w)                                                 \
-    {                                                                                    \
-        const REAL v_ = FIELD_AT(f, z + (dz), y + (dy), x + (dx));                       \
         acc += (w) * F(v_);                                                              \
     }
 
