@@ -13,6 +13,9 @@ computed again included. Local-memory loads and stores, barriers, all instructio
 
     python3 benchmarks/ptx_tile.py [--kernel stencils/jacobi2d.stencil.yaml] \\
         [--size 8192] [--steps 8] [--template X.patch] --config TB=4,WX=16,... [...]
+
+``--configs FILE.yaml`` takes the kernel, the steps and the configurations of a
+``temporal_configs.py`` file instead (``--prefix N=V,...`` laid under each of them).
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -115,13 +120,28 @@ def table(rows: Sequence[tuple[str, dict[str, float]]]) -> str:
     return "\n".join(lines + (["", *regs] if regs else []))
 
 
+def from_file(path: Path, prefix: str) -> tuple[Path, int, list[str]]:
+    """A ``temporal_configs.py`` file's kernel (a real stencil's name or a definition's
+    path), steps and configurations, each as ``N=V,...`` after ``prefix``."""
+    data = yaml.safe_load(path.read_text())
+    name = str(data.get("kernel", "heat3d"))
+    kernel = Path(name) if name.endswith(".yaml") else ROOT / "stencils" / f"{name}.stencil.yaml"
+    head = [prefix] if prefix else []
+    configs = [
+        ",".join([*head, *(f"{k}={v}" for k, v in e["config"].items())]) for e in data["configs"]
+    ]
+    return kernel, int(data.get("steps", 8)), configs
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--kernel", type=Path, default=ROOT / "stencils" / "jacobi2d.stencil.yaml")
     p.add_argument("--size", type=int, default=8192)
     p.add_argument("--steps", type=int, default=8)
     p.add_argument("--template", type=Path, help="a candidate stencil.cl or .patch")
-    p.add_argument("--config", action="append", required=True, metavar="N=V,...")
+    p.add_argument("--config", action="append", default=[], metavar="N=V,...")
+    p.add_argument("--configs", type=Path, help="a temporal_configs.py file (YAML)")
+    p.add_argument("--prefix", default="", metavar="N=V,...", help="under each of --configs")
     p.add_argument("--clang", default="clang-15")
     p.add_argument(
         "--device",
@@ -129,6 +149,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "left out: clang",
     )
     args = p.parse_args(argv)
+    if args.configs:
+        args.kernel, args.steps, more = from_file(args.configs, args.prefix)
+        args.config += more
+    if not args.config:
+        p.error("give --config or --configs")
     try:
         template = read_variant(args.template) if args.template else None
     except (OSError, PatchError) as exc:
@@ -140,7 +165,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for c in args.config:
         try:
             rows.append((c, counts(kernel, parse_config(c), args.clang, device)))
-        except (h200_ptx.Unknown, RuntimeError, KeyError, ValueError) as exc:
+        except (h200_ptx.Unknown, RuntimeError, KeyError, ValueError, ZeroDivisionError) as exc:
             # a PTX the tracer cannot follow: the other configurations still count
             print(f"ptx_tile: {c}: not traced ({type(exc).__name__}: {exc})", file=sys.stderr)
     source = args.template or "the package's template"

@@ -193,3 +193,17 @@ def test_ptx_tile_names_a_candidate_it_cannot_read() -> None:
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert r.returncode == 2
     assert "no_such.patch" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_ptx_tile_reads_a_configurations_file(tmp_path: Path) -> None:
+    """``--configs``: a temporal_configs.py file's kernel (a real stencil by name, or a
+    definition's path), its steps, and each configuration after ``--prefix``."""
+    tool = _ptx_tile()
+    path = tmp_path / "c.yaml"
+    entries = [{"name": "a", "config": {"TB": 2, "WX": 8}}, {"name": "b", "config": {"TB": 4}}]
+    path.write_text(yaml.safe_dump({"kernel": "heat3d", "steps": 4, "configs": entries}))
+    kernel, steps, configs = tool.from_file(path, "LOCAL=0")
+    assert kernel == ROOT / "stencils" / "heat3d.stencil.yaml" and kernel.is_file()
+    assert steps == 4 and configs == ["LOCAL=0,TB=2,WX=8", "LOCAL=0,TB=4"]
+    path.write_text(yaml.safe_dump({"kernel": "x/copy.stencil.yaml", "configs": entries[:1]}))
+    assert tool.from_file(path, "") == (Path("x/copy.stencil.yaml"), 8, ["TB=2,WX=8"])

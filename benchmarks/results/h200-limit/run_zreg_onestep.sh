@@ -27,21 +27,12 @@ template=${TEMPLATE:-benchmarks/candidates/zreg_onestep.patch}
 files=${FILES:-"laplacian4-zreg-onestep heat3d-zreg-onestep"}
 . benchmarks/step_budget.sh # left N: the seconds a step may take
 
-ptx() { # ptx_tile.py's counts of every configuration of a file: NVIDIA's compiler with
-  # ptxas's registers on the GPU host, else clang's
-  local on=() args=() c
+ptx() { # ptx_tile.py's counts of every configuration of a file (its kernel and steps):
+  # NVIDIA's compiler with ptxas's registers on the GPU host, else clang's
+  local on=()
   case "$dev" in *NVIDIA* | *nvidia*) on=(--device "$dev") ;; esac
-  while read -r c; do args+=(--config "$c"); done < <(
-    python3 -c 'import sys, yaml
-for e in yaml.safe_load(open(sys.argv[1]))["configs"]:
-    print(",".join(f"{k}={v}" for k, v in e["config"].items()))' "$1")
-  local meta kernel steps # the file's kernel (a real stencil's name or a path) and steps
-  meta=$(python3 -c 'import sys, yaml
-d = yaml.safe_load(open(sys.argv[1])); k = str(d.get("kernel", "heat3d"))
-print(k if k.endswith(".yaml") else f"stencils/{k}.stencil.yaml", d.get("steps", 8))' "$1")
-  read -r kernel steps <<< "$meta"
-  timeout "$(left 40)" python3 benchmarks/ptx_tile.py --kernel "$kernel" \
-    --size "$size" --steps "$steps" ${on[@]+"${on[@]}"} --template "$template" "${args[@]}"
+  timeout "$(left 40)" python3 benchmarks/ptx_tile.py --configs "$1" --size "$size" \
+    ${on[@]+"${on[@]}"} --template "$template"
 }
 
 for f in $files; do

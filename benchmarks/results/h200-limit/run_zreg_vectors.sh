@@ -43,14 +43,10 @@ rm -rf "$OUT/zv/kernels"
 
 ptx() { # ptx_tile.py's counts of every configuration of the file: NVIDIA's compiler with
   # ptxas's registers on the GPU host, else clang's
-  local on=() args=() c
+  local on=()
   case "$dev" in *NVIDIA* | *nvidia*) on=(--device "$dev") ;; esac
-  while read -r c; do args+=(--config "LOCAL=0,RIM=0,RIN=0,WZ=1,CZ=1,$c"); done < <(
-    python3 -c 'import sys, yaml
-for e in yaml.safe_load(open(sys.argv[1]))["configs"]:
-    print(",".join(f"{k}={v}" for k, v in e["config"].items()))' "$configs")
-  timeout "$(left 60)" python3 benchmarks/ptx_tile.py --kernel stencils/heat3d.stencil.yaml \
-    --size "$size" --steps 8 ${on[@]+"${on[@]}"} ${template[@]+"${template[@]}"} "${args[@]}"
+  timeout "$(left 60)" python3 benchmarks/ptx_tile.py --configs "$configs" --size "$size" \
+    --prefix LOCAL=0,RIM=0,RIN=0,WZ=1,CZ=1 ${on[@]+"${on[@]}"} ${template[@]+"${template[@]}"}
 }
 ptx > "$OUT/ptx.md" 2>&1
 echo "ptx rc=$? at $(($(date +%s) - start)) s" >> "$OUT/rc.txt"
