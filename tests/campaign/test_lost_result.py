@@ -110,3 +110,4 @@ def test_the_driver_sees_every_connected_worker_whatever_the_clients_cache_holds
         assert stream.workers() == first
     finally:
         client.close(timeout=20)
+        cluster.close(timeout=20)  # (left open, its two workers ran to the session's end)
