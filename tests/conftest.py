@@ -12,6 +12,11 @@ from typing import Any
 
 import pytest
 
+# numpy's OpenBLAS starts a thread per core when imported, about 75 ms of CPU in each
+# of the suite's 1,300 Python processes (measure workers, references, commands); none
+# of them needs BLAS threads. Set before numpy is imported here; children inherit it.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 from gtune.description import TRUST_ENV
 
 DATA = Path(__file__).parent / "data"
