@@ -45,6 +45,7 @@ from functools import cached_property
 from typing import Any, Literal
 
 import numpy as np
+import numpy.typing as npt
 
 from gtune.exceptions import ExpressionError
 
@@ -124,8 +125,30 @@ def _check_columns(result: Operand, live: Operand, bad: Operand, reason: str) ->
     return result
 
 
+def _magnitude(x: Operand) -> int:
+    """The largest magnitude in an integer column (0 when empty), exactly."""
+    arr = np.asarray(x)
+    if arr.size == 0:
+        return 0
+    return max(abs(int(arr.min())), abs(int(arr.max())))
+
+
+def _within_bounds(r: npt.NDArray[Any]) -> bool:
+    """Whether every element of ``r`` is a finite number of magnitude at most
+    :data:`MAX_MAGNITUDE`: two reductions, no temporary columns (NaN makes both
+    ends NaN, so a column holding one is not within bounds)."""
+    if r.size == 0:
+        return True
+    lo, hi = r.min(), r.max()
+    if r.dtype.kind == "f":
+        return bool(lo >= -MAX_MAGNITUDE and hi <= MAX_MAGNITUDE)
+    return int(lo) >= -MAX_MAGNITUDE and int(hi) <= MAX_MAGNITUDE
+
+
 def _vector_bounds(result: Operand, live: Operand) -> Operand:
     r = np.asarray(result)
+    if _within_bounds(r):  # the usual case: nothing to look for row by row
+        return result
     if r.dtype.kind == "f":
         _check_columns(r, live, ~np.isfinite(r), "a value is not a finite number")
         with np.errstate(invalid="ignore"):
@@ -136,7 +159,10 @@ def _vector_bounds(result: Operand, live: Operand) -> Operand:
 
 
 def _safe_divisor(b: Operand, live: Operand, what: str) -> Operand:
-    zero = np.asarray(b) == 0
+    arr = np.asarray(b)
+    if np.count_nonzero(arr) == arr.size:  # no zero anywhere (the usual case)
+        return b
+    zero = arr == 0
     _check_columns(b, live, zero, f"{what} by zero")
     return np.where(zero, 1, b)
 
@@ -214,6 +240,8 @@ def _v_sub(a: Operand, b: Operand, live: Operand) -> Operand:
 def _v_mul(a: Operand, b: Operand, live: Operand) -> Operand:
     a, b = _numeric(a), _numeric(b)
     if _is_int(a) and _is_int(b):
+        if _magnitude(a) * _magnitude(b) <= MAX_MAGNITUDE:
+            return np.multiply(a, b)  # no product can leave the bounds
         approx = np.abs(np.multiply(a.astype(np.float64), b))
         huge = approx > 2.0**60
         _check_columns(a, live, huge, "a value exceeds 2**53 in magnitude")
@@ -222,6 +250,9 @@ def _v_mul(a: Operand, b: Operand, live: Operand) -> Operand:
 
 
 def _v_trunc_int(a: Operand, b: Operand) -> Operand:
+    a_arr, b_arr = np.asarray(a), np.asarray(b)
+    if a_arr.size and b_arr.size and a_arr.min() >= 0 and b_arr.min() > 0:
+        return np.floor_divide(a, b)  # no negative operand: flooring is truncating
     return np.sign(a) * np.sign(b) * np.floor_divide(np.abs(a), np.abs(b))
 
 

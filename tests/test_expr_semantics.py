@@ -104,6 +104,33 @@ def test_scalar_and_vectorised_evaluation_agree(text: str, envs: list[dict[str, 
         assert _same(s, v), f"{text} at {env}: scalar {s!r}, vectorised {v!r}"
 
 
+# values about the 2**53 bound and its square root (a product of two of them lands on
+# either side of it), beside small ones: rows in bounds and out of them in one column
+WIDE = st.one_of(
+    st.integers(-20, 20),
+    st.sampled_from([2**26, 2**26 + 1, 2**27, 3 * 2**25, 2**52, 2**53, 2**53 + 1]).flatmap(
+        lambda v: st.sampled_from([v, -v])
+    ),
+)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    text=_expressions(floats=True),
+    envs=st.lists(st.fixed_dictionaries({n: WIDE for n in NAMES}), min_size=1, max_size=8),
+)
+@example(text="(A * B)", envs=[{"A": 2**26, "B": 2**27, "C": 0}, {"A": 1, "B": 2, "C": 0}])
+@example(text="(A * B)", envs=[{"A": 2**26 + 1, "B": 2**27, "C": 0}])
+@example(text="((A + B) - C)", envs=[{"A": 2**53, "B": 1, "C": 2}])
+# a column of one sign and one of the other: truncation toward zero either way
+@example(text="(A / B)", envs=[{"A": -1, "B": 2, "C": 0}, {"A": 7, "B": 2, "C": 0}])
+@example(text="(A % B)", envs=[{"A": -1, "B": 2, "C": 0}, {"A": 7, "B": -2, "C": 0}])
+def test_evaluations_agree_about_the_bounds(text: str, envs: list[dict[str, int]]) -> None:
+    """As test_scalar_and_vectorised_evaluation_agree, with values whose products and
+    sums reach past 2**53 in some rows: the columns are checked row by row there."""
+    test_scalar_and_vectorised_evaluation_agree.hypothesis.inner_test(text, envs)  # type: ignore[attr-defined]
+
+
 def test_documented_float_semantics_agree() -> None:
     for text, want in [
         ("-7.0 // 2", -3.0),

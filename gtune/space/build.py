@@ -15,7 +15,7 @@ from gtune.space.enumerated import EnumeratedSpace, Exclusions
 from gtune.space.model import SpaceModel, build_model, split_for_solver
 from gtune.space.refusals import RefusalStore
 from gtune.space.solve import SolveInfo, explain_unsatisfiable, solve
-from gtune.space.vector import holds
+from gtune.space.vector import holds, row_columns
 
 
 @dataclass
@@ -57,7 +57,8 @@ def solve_space(
     )
     if after and len(rows):
         env: dict[str, object] = dict(model.env)
-        env.update({p: rows[:, i] for i, p in enumerate(model.parameters)})
+        names = frozenset().union(*(c.expr.names for c in after))
+        env.update(row_columns(model.parameters, rows, names))
         keep = np.ones(len(rows), dtype=bool)
         for c in after:
             keep &= holds(c.expr, env, len(rows))

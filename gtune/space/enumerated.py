@@ -18,7 +18,7 @@ from gtune.expr import Expr, Value
 from gtune.kernel import Config
 from gtune.space.base import Space, Violation
 from gtune.space.constraints import NamedConstraint
-from gtune.space.vector import holds
+from gtune.space.vector import holds, row_columns
 
 IntArray = npt.NDArray[np.int64]
 ExcludeHook = Callable[[Config, str], None]
@@ -317,8 +317,9 @@ class EnumeratedSpace(Space):
         self, rows: IntArray, constraints: Sequence[NamedConstraint]
     ) -> npt.NDArray[np.bool_]:
         env: dict[str, object] = dict(self._env)
-        for i, p in enumerate(self._params):
-            env[p] = rows[:, i]
+        env.update(
+            row_columns(self._params, rows, frozenset().union(*(c.expr.names for c in constraints)))
+        )
         mask = np.ones(len(rows), dtype=bool)
         for c in constraints:
             mask &= holds(c.expr, env, len(rows))

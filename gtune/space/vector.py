@@ -12,7 +12,7 @@ evaluated, so a division guarded by ``WX > 0 and ...`` is not an error where
 from __future__ import annotations
 
 import ast
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -24,6 +24,16 @@ from gtune.expr import BINARY, COMPARE, FUNCTIONS, Expr, Undefined
 Column = npt.NDArray[np.int64] | npt.NDArray[np.bool_] | npt.NDArray[np.float64]
 Scalar = int | float | bool
 Operand = Any  # an array or a Python scalar; numpy's own typing is too loose to help here
+
+
+def row_columns(
+    params: Sequence[str], rows: npt.NDArray[np.int64], wanted: Collection[str]
+) -> dict[str, Column]:
+    """The columns of ``rows`` (one row per configuration, ``params`` in order) that
+    ``wanted`` names, each a contiguous copy: a column of a wide row array is strided,
+    and an element-wise pass over it reads a cache line per element (on a space of 3.5
+    million rows of 20 parameters, its constraints took three times as long)."""
+    return {p: np.ascontiguousarray(rows[:, i]) for i, p in enumerate(params) if p in wanted}
 
 
 def evaluate_columns(expr: Expr, env: Mapping[str, Operand], rows: int) -> Operand:
