@@ -355,6 +355,14 @@ def shared_workers(
 
 
 @pytest.fixture
+def one_pocl_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """PoCL runs kernels on one thread in the processes the test starts (its pthread
+    device, one compute unit): a kernel made to hang (``-DHANG``) spins one core while
+    the test waits for a timeout or a signal, not every core of the machine."""
+    monkeypatch.setenv("POCL_MAX_PTHREAD_COUNT", "1")
+
+
+@pytest.fixture
 def data_dir() -> Path:
     return DATA
 

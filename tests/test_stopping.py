@@ -77,6 +77,7 @@ def test_a_reference_that_loops_stops_with_the_run(
     assert not [c for c in children if alive(c)], "a child outlived gtune"
 
 
+@pytest.mark.usefixtures("one_pocl_thread")  # the hanging kernel spins one core
 def test_ctrl_c_does_not_wait_for_a_hanging_kernel(tmp_path: Path) -> None:
     kernel = _naive7(tmp_path / "k", option="-DHANG")
     code, took, children = _stop_when(

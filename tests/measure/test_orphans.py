@@ -14,7 +14,8 @@ import pytest
 from tests.conftest import ROOT
 from tests.procs import alive, children, cmdline
 
-pytestmark = pytest.mark.opencl
+# every test here waits on a kernel that hangs (spinning one core, not all of them)
+pytestmark = [pytest.mark.opencl, pytest.mark.usefixtures("one_pocl_thread")]
 
 
 def _hanging_gtune(kernel: Path, db: Path) -> tuple[subprocess.Popen[bytes], list[int]]:
