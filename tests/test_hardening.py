@@ -225,6 +225,54 @@ def test_yaml_python_tags_are_refused(naive: Path) -> None:
         load_kernel(naive)
 
 
+def _repository_yaml() -> list[Path]:
+    found = [*ROOT.glob("*.y*ml"), *(ROOT / "tests").rglob("*.y*ml")]
+    for top in ("stencils", "specs", "examples", "benchmarks", "gtune", "docs"):
+        found += (ROOT / top).rglob("*.y*ml")
+    return sorted(p for p in found if p.name != "mkdocs.yml")  # (MkDocs' own !ENV tags)
+
+
+def test_libyaml_and_pyyamls_own_parser_read_every_yaml_file_alike(monkeypatch) -> None:
+    """Where PyYAML has libyaml's parser, the YAML readers use it; PyYAML's own parser
+    (the readers' fallback) gives the same values for every YAML file in the repository."""
+    from gtune import inputs
+
+    if inputs._FAST_LOADER is None:
+        pytest.skip("PyYAML without libyaml")
+    files = _repository_yaml()
+    assert len(files) > 100
+    fast = [inputs.load_yaml(p.read_text(), str(p)) for p in files]
+    monkeypatch.setattr(inputs, "_FAST_LOADER", None)
+    for path, value in zip(files, fast, strict=True):
+        assert inputs.load_yaml(path.read_text(), str(path)) == value, path
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        "kernel: [1, 2\n",  # an unclosed flow sequence
+        "kernel: a\n  b: c\n",  # a mapping where a scalar continues
+        "kernel: x\x7f\n",  # a character PyYAML does not read
+        "a: 1\na: 2\nb: {c: *nope}\n",  # an alias of nothing
+        "kernel: !!python/name:os.system\n",
+        "kernel: " + "[" * 80 + "]" * 80 + "\n",
+        "n: " + "9" * 1200 + "\n",
+        "name: 'fine'\nnote: \"tab\\there\\x1b[31m\"\n",
+    ],
+)
+def test_a_document_libyaml_refuses_is_told_as_pyyamls_own_parser_tells_it(
+    doc: str, monkeypatch
+) -> None:
+    from gtune import inputs
+
+    with pytest.raises(InputError) as fast:
+        inputs.load_yaml(doc, "d.yaml")
+    monkeypatch.setattr(inputs, "_FAST_LOADER", None)
+    with pytest.raises(InputError) as own:
+        inputs.load_yaml(doc, "d.yaml")
+    assert fast.value.render() == own.value.render()
+
+
 # -- description types and structure -----------------------------------------------------
 
 
