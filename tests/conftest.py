@@ -358,7 +358,10 @@ def shared_workers(
 def one_pocl_thread(monkeypatch: pytest.MonkeyPatch) -> None:
     """PoCL runs kernels on one thread in the processes the test starts (its pthread
     device, one compute unit): a kernel made to hang (``-DHANG``) spins one core while
-    the test waits for a timeout or a signal, not every core of the machine."""
+    the test waits for a timeout or a signal, not every core of the machine. For tests
+    whose gtune runs in a process of its own: the device's identity counts its compute
+    units, and one listed in the test's process before (two units) is not the device
+    its workers then find ("no longer present")."""
     monkeypatch.setenv("POCL_MAX_PTHREAD_COUNT", "1")
 
 

@@ -180,7 +180,6 @@ def test_reference_from_a_configuration(kernel_copy):
         assert ev.evaluate(GOOD).status is Status.OK
 
 
-@pytest.mark.usefixtures("one_pocl_thread")  # the hanging kernel spins one core
 def test_hang_times_out_and_evaluation_goes_on(kernel_copy, data_dir):
     kernel = _kernel(kernel_copy, "-DHANG")
     with OpenCLEvaluator(kernel, compile_workers=0, timeout_s=4) as ev:
