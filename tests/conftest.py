@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import contextlib
+import fnmatch
 import json
 import os
 import shutil
@@ -139,25 +140,23 @@ def _expected_s(item: pytest.Item) -> float:
     return 0.2
 
 
-def _shard(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Keep the ``--shard K/N`` share of ``items``: whole files (their module fixtures
-    stay shared), the longest first to the shard with the least so far. Every shard
-    process collects the same items, so the shares are disjoint and cover them all."""
+def _shard_of(config: pytest.Config) -> tuple[int, int] | None:
+    """``--shard K/N`` as (K, N), or None."""
     text = config.getoption("--shard")
     if not text:
-        return
+        return None
     try:
         k, n = (int(v) for v in str(text).split("/"))
     except ValueError:
         raise pytest.UsageError(f"--shard takes K/N, got {text!r}") from None
     if not 1 <= k <= n:
         raise pytest.UsageError(f"--shard K/N needs 1 <= K <= N, got {text!r}")
-    guessed: dict[str, float] = {}
-    for item in items:
-        name = item.nodeid.split("::")[0]
-        guessed[name] = guessed.get(name, 0.0) + _expected_s(item)
-    recorded = _recorded_durations()  # a file's recorded time where it has one
-    files = {n: recorded.get(n, g) for n, g in guessed.items()}
+    return k, n
+
+
+def _share_out(files: dict[str, float], k: int, n: int) -> set[str]:
+    """The files of the K-th of N shares: the longest first to the share with the least
+    so far (ties by name: every shard process decides alike)."""
     loads = [0.0] * n
     mine: set[str] = set()
     for name, load in sorted(files.items(), key=lambda f: (-f[1], f[0])):
@@ -165,6 +164,92 @@ def _shard(config: pytest.Config, items: list[pytest.Item]) -> None:
         loads[i] += load
         if i == k - 1:
             mine.add(name)
+    return mine
+
+
+_PLAN = pytest.StashKey[tuple[set[str], set[str]] | None]()
+
+
+def _test_files(config: pytest.Config, args: list[str]) -> set[str]:
+    """The test modules under ``args`` (files or folders) as pytest finds them: the
+    ``python_files`` patterns, folders of ``norecursedirs`` left out; rootdir-relative."""
+    patterns = config.getini("python_files")
+    skip = config.getini("norecursedirs")
+    found: set[str] = set()
+    for arg in args:
+        top = Path(arg).resolve()
+        if top.is_file():
+            found.add(top.relative_to(config.rootpath).as_posix())
+            continue
+        for folder, dirs, names in os.walk(top):
+            dirs[:] = sorted(d for d in dirs if not any(fnmatch.fnmatch(d, p) for p in skip))
+            for name in names:
+                if any(fnmatch.fnmatch(name, p) for p in patterns):
+                    path = Path(folder, name)
+                    found.add(path.relative_to(config.rootpath).as_posix())
+    return found
+
+
+def _collected_share(config: pytest.Config) -> tuple[set[str], set[str]] | None:
+    """(the test files under the command line's paths, those this ``--shard`` process
+    collects), decided before collection from their recorded seconds, so that it
+    imports (and rewrites the asserts of) a third of the modules, not all of them: some
+    ten seconds of CPU a process. None (collect every file, share out the items, see
+    ``_shard``) where a path names a test (``::``) or a test file has no recorded
+    seconds: one ``--record-durations`` has not seen yet is shared out by its markers."""
+    if _PLAN in config.stash:
+        return config.stash[_PLAN]
+    plan: tuple[set[str], set[str]] | None = None
+    shard = _shard_of(config)
+    args = [str(a) for a in config.args]
+    if shard is not None and args and not any("::" in a for a in args):
+        found = _test_files(config, args)
+        recorded = _recorded_durations()
+        if found and all(f in recorded for f in found if not _candidate_file(f)):
+            plan = found, _share_out({f: recorded.get(f, 0.0) for f in found}, *shard)
+    config.stash[_PLAN] = plan
+    return plan
+
+
+def _candidate_file(name: str) -> bool:
+    """A candidate template's tests (``tests/stencils/test_*_candidate.py``): never
+    recorded, as CI leaves them out; shared out at no cost, collected by one share."""
+    return name.endswith("_candidate.py")
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Under ``--shard``, the test files of the other shares are not collected."""
+    plan = _collected_share(config)
+    if plan is None:
+        return None
+    try:
+        name = collection_path.resolve().relative_to(config.rootpath).as_posix()
+    except ValueError:
+        return None
+    found, mine = plan
+    return True if name in found and name not in mine else None
+
+
+def _shard(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Keep the ``--shard K/N`` share of ``items``: whole files (their module fixtures
+    stay shared), the longest first to the shard with the least so far. Every shard
+    process collects the same items, so the shares are disjoint and cover them all.
+    (Where the files were shared out before collection, ``_collected_share``, this
+    process collected its own alone, and those named on the command line.)"""
+    shard = _shard_of(config)
+    if shard is None:
+        return
+    plan = _collected_share(config)
+    if plan is not None:  # (pytest collects a file named on the command line regardless)
+        mine = plan[1]
+    else:
+        guessed: dict[str, float] = {}
+        for item in items:
+            name = item.nodeid.split("::")[0]
+            guessed[name] = guessed.get(name, 0.0) + _expected_s(item)
+        recorded = _recorded_durations()  # a file's recorded time where it has one
+        files = {n: recorded.get(n, g) for n, g in guessed.items()}
+        mine = _share_out(files, *shard)
     keep = [i.nodeid.split("::")[0] in mine for i in items]
     config.hook.pytest_deselected(items=[i for i, m in zip(items, keep, strict=True) if not m])
     items[:] = [i for i, m in zip(items, keep, strict=True) if m]
