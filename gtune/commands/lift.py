@@ -212,10 +212,40 @@ def _lift_planes(
     return None
 
 
+def _lifted(
+    args: argparse.Namespace, kernel: Any, device: Any, out: Path, flags: list[str]
+) -> tuple[Any, int]:
+    """The kernel lifted at its launch; where that is refused, as one plane per launch,
+    then with the launch's dimensions reversed. The attempts share one measuring worker
+    (gtune.measure.pool): each after the first starts no interpreter and no driver
+    context, about a second of a two-core machine each."""
+    from gtune.measure.lifting import lift_kernel
+    from gtune.measure.pool import reuse_workers
+    from gtune.stencils.lift import LaunchFailed, NotAStencil, PartialWrite
+
+    with reuse_workers():
+        try:
+            return lift_kernel(
+                kernel,
+                device=device,
+                output=out,
+                flags=flags,
+                timeout_s=args.timeout,
+                weights=given_weights(args),
+                fixed=args.fixed,
+                plane_index=args.plane_index,
+            )
+        except NotAStencil as refusal:
+            found = None if args.plane_index else _lift_planes(args, kernel, device, out)
+            if found is not None:
+                return found
+            if isinstance(refusal, PartialWrite | LaunchFailed):
+                return _lift_transposed(args, kernel, refusal, device, out)
+            raise
+
+
 def run(args: argparse.Namespace) -> int:
     from gtune.measure import select_device
-    from gtune.measure.lifting import lift_kernel
-    from gtune.stencils.lift import LaunchFailed, NotAStencil, PartialWrite
 
     if not is_plain(args.kernel):
         raise InputError(
@@ -231,25 +261,7 @@ def run(args: argparse.Namespace) -> int:
         if line.startswith("warning: ") or " pointer: the array is given in " in line:
             print(line, file=sys.stderr)
     device = select_device(args.device)
-    try:
-        definition, launches = lift_kernel(
-            kernel,
-            device=device,
-            output=out,
-            flags=flags,
-            timeout_s=args.timeout,
-            weights=given_weights(args),
-            fixed=args.fixed,
-            plane_index=args.plane_index,
-        )
-    except NotAStencil as refusal:
-        found = None if args.plane_index else _lift_planes(args, kernel, device, out)
-        if found is not None:
-            definition, launches = found
-        elif isinstance(refusal, PartialWrite | LaunchFailed):
-            definition, launches = _lift_transposed(args, kernel, refusal, device, out)
-        else:
-            raise
+    definition, launches = _lifted(args, kernel, device, out, flags)
     if args.weights_fixed:
         if not definition.weights:
             raise InputError("the kernel takes no weights array to fix", source="--weights-fixed")

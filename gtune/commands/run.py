@@ -221,72 +221,29 @@ def run(args: argparse.Namespace) -> int:
     for line in note_lines(kernel):
         err.print(escape(terminal(line)), highlight=False)
     recorded: Path | None = None  # a lifted definition's original output
-    if lifted is not None:
-        from gtune.measure.lifting import against_original
-        from gtune.stencils.lift import original_output_file
+    with _workers_shared(lifted is not None):
+        if lifted is not None:
+            from gtune.measure.lifting import against_original
+            from gtune.stencils.lift import original_output_file
 
-        definition, original = lifted
-        kernel = against_original(kernel, definition, original, device, timeout_s=args.timeout)
-        recorded = original_output_file(kernel)
-        err.print(
-            f"reference: the output of the original kernel {original.name} "
-            f"({escape(terminal(original.source_path))}) at its shipped launch",
-            highlight=False,
-        )
-    store = open_store(args)
-    token = CancelToken()
-    interrupted = False
-    try:
-        with ProgressBar(quiet_console(args, err)) as bar, ctrl_c_cancels(token):
-            try:
-                report = tune(
-                    kernel,
-                    device=device,
-                    strategy=strategy,
-                    spec=spec,
-                    technique=args.technique,
-                    budget=budget,
-                    store=store,
-                    observer=bar,
-                    cancel=token,
-                    strategy_options=options,
-                    runs=args.runs,
-                    timeout_s=args.timeout,
-                    remeasure=remeasure,
-                    confirm=None if args.no_confirm else DEFAULT_CONFIRM,
-                )
-            except TuningInterrupted as stop:
-                report = stop.report
-            interrupted = report.interrupted
-    except BaseException:
-        if recorded is not None:
-            recorded.unlink(missing_ok=True)
-        raise
-    finally:
-        store.close()
-    comparison = None
-    try:
-        if lifted is not None and not interrupted and report.best_config is not None:
-            from gtune.measure.lifting import compare_with_original, plane_of
-
-            if plane_of(lifted[0], kernel.sizes) is not None:  # timed per plane: not compared
-                err.print(
-                    "note: the original writes one plane per launch; its time (a loop of "
-                    "launches in your host code) is not compared here",
-                    highlight=False,
-                )
-            else:
-                comparison = compare_with_original(
-                    kernel,
-                    report.best_config,
-                    lifted[1],
-                    device,
-                    timing=TimingPolicy(args.runs, args.runs) if args.runs else None,
-                    timeout_s=args.timeout,
-                )
-    finally:
-        if recorded is not None:
-            recorded.unlink(missing_ok=True)
+            definition, original = lifted
+            kernel = against_original(kernel, definition, original, device, timeout_s=args.timeout)
+            recorded = original_output_file(kernel)
+            err.print(
+                f"reference: the output of the original kernel {original.name} "
+                f"({escape(terminal(original.source_path))}) at its shipped launch",
+                highlight=False,
+            )
+        tuning = {"strategy": strategy, "spec": spec, "budget": budget, "options": options}
+        report = _tuned(args, kernel, device, tuning, remeasure, err, recorded)
+        interrupted = report.interrupted
+        comparison = None
+        try:
+            if lifted is not None and not interrupted and report.best_config is not None:
+                comparison = _compared(args, kernel, lifted, report.best_config, device, err)
+        finally:
+            if recorded is not None:
+                recorded.unlink(missing_ok=True)
     show(report, Console())
     if comparison is not None:
         show_original(comparison, Console())
@@ -299,6 +256,89 @@ def run(args: argparse.Namespace) -> int:
             print(f"gtune: {RESUME_NOTE}", file=sys.stderr)
         return 130
     return 0 if report.best_result is not None else 1
+
+
+def _workers_shared(shared: bool) -> contextlib.AbstractContextManager[Any]:
+    """Where one run measures with several evaluators one after another (a lifted
+    definition: the original's output, the tuning, the comparison with the original),
+    they share the measuring worker (gtune.measure.pool): each after the first starts no
+    interpreter and no driver context, about a second of a two-core machine each."""
+    if not shared:
+        return contextlib.nullcontext()
+    from gtune.measure.pool import reuse_workers
+
+    return reuse_workers()
+
+
+def _tuned(
+    args: argparse.Namespace,
+    kernel: TunableKernel,
+    device: Any,
+    tuning: dict[str, Any],
+    remeasure: Any,
+    err: Console,
+    recorded: Path | None,
+) -> TuningReport:
+    """The tuning, with its progress bar; Ctrl-C ends it with what it found. If it
+    fails, a lifted definition's recorded original output goes with it."""
+    store = open_store(args)
+    token = CancelToken()
+    try:
+        with ProgressBar(quiet_console(args, err)) as bar, ctrl_c_cancels(token):
+            try:
+                return tune(
+                    kernel,
+                    device=device,
+                    strategy=tuning["strategy"],
+                    spec=tuning["spec"],
+                    technique=args.technique,
+                    budget=tuning["budget"],
+                    store=store,
+                    observer=bar,
+                    cancel=token,
+                    strategy_options=tuning["options"],
+                    runs=args.runs,
+                    timeout_s=args.timeout,
+                    remeasure=remeasure,
+                    confirm=None if args.no_confirm else DEFAULT_CONFIRM,
+                )
+            except TuningInterrupted as stop:
+                return stop.report
+    except BaseException:
+        if recorded is not None:
+            recorded.unlink(missing_ok=True)
+        raise
+    finally:
+        store.close()
+
+
+def _compared(
+    args: argparse.Namespace,
+    kernel: TunableKernel,
+    lifted: tuple[Any, TunableKernel],
+    best: dict[str, int],
+    device: Any,
+    err: Console,
+) -> OriginalComparison | None:
+    """The tuned kernel timed against the original at its shipped launch; None for an
+    original that writes one plane per launch (its time is a loop of launches)."""
+    from gtune.measure.lifting import compare_with_original, plane_of
+
+    if plane_of(lifted[0], kernel.sizes) is not None:  # timed per plane: not compared
+        err.print(
+            "note: the original writes one plane per launch; its time (a loop of "
+            "launches in your host code) is not compared here",
+            highlight=False,
+        )
+        return None
+    return compare_with_original(
+        kernel,
+        best,
+        lifted[1],
+        device,
+        timing=TimingPolicy(args.runs, args.runs) if args.runs else None,
+        timeout_s=args.timeout,
+    )
 
 
 def show(report: TuningReport, console: Console) -> None:
