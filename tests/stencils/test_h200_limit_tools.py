@@ -3,6 +3,8 @@ on the candidates of benchmarks/candidates/."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import shutil
 import subprocess
@@ -18,6 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 CANDIDATES = ROOT / "benchmarks" / "candidates"
 candidate = load_script(ROOT / "benchmarks" / "candidate.py")
+template_exact = load_script(ROOT / "benchmarks" / "template_exact.py")
 CLANG = shutil.which("clang-15")
 HEAT3D = {"BX": 4, "BY": 2, "BZ": 2, "CZ": 2, "RIM": 1, "VX": 4, "WX": 64, "WY": 2, "WZ": 2}
 
@@ -79,13 +82,18 @@ def test_configurations_given_on_the_command_line(tmp_path: Path) -> None:
 
 
 def exact(variant: Path, *args: str, size: int = 16) -> subprocess.CompletedProcess[str]:
-    """``benchmarks/template_exact.py`` on PoCL: the package's template against ``variant``."""
-    script = ROOT / "benchmarks" / "template_exact.py"
-    cmd = [sys.executable, str(script), "--variant", str(variant), "--size", str(size), *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT)
+    """``benchmarks/template_exact.py`` on PoCL: the package's template against ``variant``;
+    its ``main`` in this process (no interpreter to start, its evaluators' worker shared
+    where the test shares workers), its output and exit status as the script's."""
+    argv = ["--variant", str(variant), "--size", str(size), *args]
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = template_exact.main(argv)
+    return subprocess.CompletedProcess(argv, code, out.getvalue(), err.getvalue())
 
 
 @pytest.mark.opencl
+@pytest.mark.usefixtures("shared_workers")  # four runs of the script, one measuring worker
 def test_template_exact_tells_same_bits_from_different(tmp_path: Path) -> None:
     """A candidate that computes the package's bits passes, one whose interior path
     scales its outputs by 1 + 1e-7 is caught (exit status 1), on PoCL; with

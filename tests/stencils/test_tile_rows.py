@@ -136,6 +136,7 @@ JACOBI = ROOT / "stencils" / "jacobi2d.stencil.yaml"
 
 
 @pytest.mark.opencl
+@pytest.mark.usefixtures("shared_workers")
 @pytest.mark.parametrize(
     ("source", "steps", "cfg"),
     [
@@ -154,6 +155,7 @@ def test_the_rows_give_the_single_steps_bits(
 
 
 @pytest.mark.opencl
+@pytest.mark.usefixtures("shared_workers")
 @pytest.mark.parametrize(
     ("line", "mutant"),
     [
