@@ -541,14 +541,18 @@ def test_zreg_layouts_without_terms_along_an_axis(axes: str, boundary: str, tmp_
 
 
 @pytest.mark.slow
-def test_fixed_configurations_script_runs(tmp_path: Path) -> None:
+@pytest.mark.usefixtures("shared_workers")
+def test_fixed_configurations_script_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """benchmarks/temporal_configs.py (the GPU A/B of fixed configurations against the
     copy kernel) runs end to end on a small size: every configuration verified, the
     first the baseline, one beyond the register bound run and marked so, one with
-    NVIDIA's build options run without them on PoCL."""
+    NVIDIA's build options run without them on PoCL. (Its main in this process, on the
+    module's shared workers: no interpreter to start.)"""
     import json
-    import subprocess
-    import sys
+
+    from tests.conftest import load_script
 
     configs = tmp_path / "configs.yaml"
     base = {"STREAM": 1, "TB": 2, "WX": 8, "WY": 4, "CX": 2, "ZC": 8}
@@ -563,10 +567,10 @@ def test_fixed_configurations_script_runs(tmp_path: Path) -> None:
         yaml.safe_dump({"kernel": "heat3d", "size": 16, "steps": 4, "configs": entries})
     )
     out = tmp_path / "out"
-    cmd = [sys.executable, str(ROOT / "benchmarks" / "temporal_configs.py"), str(out)]
-    cmd += [str(configs), "--rounds", "2", "--runs", "1"]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT)
-    assert r.returncode == 0, r.stderr[-2000:]
+    script = load_script(ROOT / "benchmarks" / "temporal_configs.py")
+    capsys.readouterr()
+    assert script.main([str(out), str(configs), "--rounds", "2", "--runs", "1"]) == 0
+    said = capsys.readouterr().out
     data = json.loads((out / "configs.json").read_text())
     rows = {row["name"]: row for row in data["configs"]}
     assert list(rows) == ["round robin", "block first", "probe", "capped"]
@@ -574,6 +578,6 @@ def test_fixed_configurations_script_runs(tmp_path: Path) -> None:
     assert rows["round robin"]["speedup"] == 1.0
     assert [bool(row["broken"]) for row in rows.values()] == [False, False, True, False]
     # NVIDIA's register cap: its build option on another device is dropped, and said so
-    assert rows["capped"]["options"] == [] and "NVIDIA's options dropped" in r.stdout
+    assert rows["capped"]["options"] == [] and "NVIDIA's options dropped" in said
     assert data["copy_gbs"] > 0 and data["steps"] == 4
     assert "(outside the space)" in (out / "configs.md").read_text()
