@@ -2,27 +2,39 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from gtune.description import load_kernel
+from tests.conftest import load_script
 
 pytestmark = pytest.mark.opencl
 
 ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / "benchmarks" / "onestep.py"
+onestep = load_script(ROOT / "benchmarks" / "onestep.py")
 
 
 def run(out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    cmd = [sys.executable, str(SCRIPT), str(out), "--small", "--rounds", "1", *extra]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=800, cwd=ROOT)
+    """``benchmarks/onestep.py OUT --small --rounds 1 EXTRA``: its main in this process (no
+    interpreter to start; on the module's shared workers where the test has them), its
+    output and exit status as the script's."""
+    argv = [str(out), "--small", "--rounds", "1", *extra]
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        try:
+            code = onestep.main(argv)
+        except SystemExit as stop:  # argparse's refusals
+            code = stop.code if isinstance(stop.code, int) else 1
+    return subprocess.CompletedProcess(argv, code, stdout.getvalue(), stderr.getvalue())
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("shared_workers")
 def test_defaults_and_every_technique_against_copy(tmp_path: Path) -> None:
     """A 3D and a 2D kernel: gtune run's defaults and three techniques alone, the
     winners re-measured with the copy of their size; the verdict follows the fractions."""
@@ -62,6 +74,7 @@ def test_defaults_and_every_technique_against_copy(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("shared_workers")
 def test_resumes_a_run_cut_short(tmp_path: Path) -> None:
     """A kernel whose tuning is recorded in OUT is not tuned again."""
     out = tmp_path / "out"
