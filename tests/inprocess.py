@@ -8,6 +8,7 @@ at start-up) keep ``run_gtune``."""
 from __future__ import annotations
 
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -29,8 +30,19 @@ def gtune_in_process(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.Mon
         with monkeypatch.context() as env:
             for name, value in (env_extra or {}).items():
                 env.setenv(name, value)
-            code = main([*(["--db", str(db)] if db is not None else []), *args])
+            try:
+                code = main([*(["--db", str(db)] if db is not None else []), *args])
+            except SystemExit as stop:  # argparse's refusals: the status a process exits with
+                code = _exit_status(stop)
         out, err = capsys.readouterr()
         return subprocess.CompletedProcess(list(args), code, out, err)
 
     return run
+
+
+def _exit_status(stop: SystemExit) -> int:
+    """The exit status of a process ended by ``stop`` (a message: printed, status 1)."""
+    if stop.code is None or isinstance(stop.code, int):
+        return int(stop.code or 0)
+    print(stop.code, file=sys.stderr)
+    return 1

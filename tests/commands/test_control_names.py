@@ -11,7 +11,8 @@ import pytest
 
 from gtune.description import load_kernel
 from gtune.exceptions import InputError
-from tests.conftest import ROOT, run_gtune
+from tests.conftest import ROOT
+from tests.inprocess import gtune_in_process
 
 NAMES = ["k\nconstraint WX = 2;\n%.cl", "k\x1b[31mred.cl", "k\x1b]0;title\x07.cl"]
 
@@ -19,8 +20,13 @@ NAMES = ["k\nconstraint WX = 2;\n%.cl", "k\x1b[31mred.cl", "k\x1b]0;title\x07.cl
 @pytest.mark.parametrize("name", NAMES, ids=["newline", "csi", "osc"])
 @pytest.mark.parametrize("command", ["run", "space", "describe", "measure"])
 def test_a_kernel_named_with_control_characters_is_refused(
-    tmp_path: Path, name: str, command: str
+    tmp_path: Path,
+    name: str,
+    command: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    run_gtune = gtune_in_process(capsys, monkeypatch)  # the command in this process
     kernel = tmp_path / name
     shutil.copy(ROOT / "tests" / "data" / "plain_blur.cl", kernel)
     done = run_gtune(command, str(kernel), "--size", "64x64", db=tmp_path / "r.db")

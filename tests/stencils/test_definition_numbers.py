@@ -10,7 +10,7 @@ import pytest
 
 from gtune.exceptions import InputError
 from gtune.stencils.definition import MAX_NUMBER_DIGITS, load_definition, parse_definition
-from tests.conftest import run_gtune
+from tests.inprocess import gtune_in_process
 
 BASE = "dims: 2\nfields: [A]\noutput: B\nterms:\n- {field: A, coefficient: %s}\n"
 
@@ -21,7 +21,13 @@ BASE = "dims: 2\nfields: [A]\noutput: B\nterms:\n- {field: A, coefficient: %s}\n
      "1" + "0" * 5000, "1" + "0" * 100, "'0.5*1" + "0" * 60 + "'"],
     ids=["rational", "quoted", "denominator", "plain-int", "long-int", "product"],
 )  # fmt: skip
-def test_a_coefficient_with_too_many_digits_is_refused(tmp_path: Path, coefficient: str) -> None:
+def test_a_coefficient_with_too_many_digits_is_refused(
+    tmp_path: Path,
+    coefficient: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    run_gtune = gtune_in_process(capsys, monkeypatch)  # the command in this process
     path = tmp_path / "big.stencil.yaml"
     path.write_text(BASE % coefficient)
     with pytest.raises(InputError, match="digits") as info:

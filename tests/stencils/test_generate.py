@@ -11,7 +11,7 @@ import pytest
 from gtune.description import load_kernel
 from gtune.stencils import StencilShape, generate, synthetic
 from gtune.stencils.reference import weighted_sum
-from tests.conftest import run_gtune
+from tests.inprocess import Cli, gtune_in_process
 
 SMALL = (16, 16, 16)
 
@@ -94,8 +94,17 @@ def test_weighted_sum_matches_pointwise_loop() -> None:
     assert np.array_equal(got[0], src[0])  # boundary untouched
 
 
-def test_template_is_found_from_any_directory(tmp_path: Path) -> None:
+@pytest.fixture
+def run_gtune(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Cli:
+    """The command line in this process (no interpreter to start for each call)."""
+    return gtune_in_process(capsys, monkeypatch)
+
+
+def test_template_is_found_from_any_directory(
+    tmp_path: Path, run_gtune: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
     out = tmp_path / "out"
+    monkeypatch.chdir(tmp_path)
     proc = run_gtune(
         "stencils",
         "generate",
@@ -106,7 +115,6 @@ def test_template_is_found_from_any_directory(tmp_path: Path) -> None:
         "--size",
         "32x16x16",
         str(out),
-        cwd=tmp_path,
     )
     assert proc.returncode == 0, proc.stderr
     assert "wrote 1 kernels" in proc.stdout
@@ -114,7 +122,7 @@ def test_template_is_found_from_any_directory(tmp_path: Path) -> None:
     assert kernel.features["size"] == 13
 
 
-def test_cli_writes_the_garvey104_suite(tmp_path: Path) -> None:
+def test_cli_writes_the_garvey104_suite(tmp_path: Path, run_gtune: Cli) -> None:
     proc = run_gtune("stencils", "generate", "--suite", "garvey104", str(tmp_path))
     assert proc.returncode == 0, proc.stderr
     assert len(list(tmp_path.glob("*.cl"))) == 104
@@ -136,7 +144,9 @@ def test_cli_writes_the_garvey104_suite(tmp_path: Path) -> None:
         (["--pattern", "dense", "--radius", "5", "--size", "10"], "no interior"),
     ],
 )
-def test_cli_bad_options_exit_2(tmp_path: Path, args: list[str], fragment: str) -> None:
+def test_cli_bad_options_exit_2(
+    tmp_path: Path, args: list[str], fragment: str, run_gtune: Cli
+) -> None:
     proc = run_gtune("stencils", "generate", *args, str(tmp_path / "out"))
     assert proc.returncode == 2
     assert fragment in proc.stderr
