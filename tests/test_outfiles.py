@@ -14,6 +14,7 @@ import pytest
 from gtune.exceptions import InputError
 from gtune.outfiles import OutputExists, check_targets, replacing, write_text
 from tests.conftest import ROOT
+from tests.inprocess import Cli, gtune_in_process
 
 
 def test_a_new_file_is_written_with_the_usual_mode_and_no_temporary_left(tmp_path: Path) -> None:
@@ -121,8 +122,16 @@ def test_a_read_only_folder_is_a_clear_error(tmp_path: Path) -> None:
     assert not target.exists()
 
 
-def test_describe_keeps_its_output_unless_forced_and_refuses_a_link(tmp_path: Path) -> None:
-    from tests.conftest import DATA, run_gtune
+@pytest.fixture
+def run_gtune(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Cli:
+    """The command line in this process (no interpreter to start for each call)."""
+    return gtune_in_process(capsys, monkeypatch)
+
+
+def test_describe_keeps_its_output_unless_forced_and_refuses_a_link(
+    tmp_path: Path, run_gtune: Cli
+) -> None:
+    from tests.conftest import DATA
 
     kernel = str(DATA / "plain_blur.cl")
     flags = ("--size", "64x32", "--scalar", "scale=0.5")
@@ -145,10 +154,11 @@ def test_describe_keeps_its_output_unless_forced_and_refuses_a_link(tmp_path: Pa
     assert victim.read_text() == "precious\n"
 
 
-def test_t4_export_keeps_its_files_unless_forced_and_refuses_a_link(tmp_path: Path) -> None:
+def test_t4_export_keeps_its_files_unless_forced_and_refuses_a_link(
+    tmp_path: Path, run_gtune: Cli
+) -> None:
     from gtune.result import Result, Status
     from gtune.store.sqlite import SQLiteStore
-    from tests.conftest import run_gtune
 
     db = tmp_path / "s.db"
     store = SQLiteStore(db)
@@ -170,10 +180,8 @@ def test_t4_export_keeps_its_files_unless_forced_and_refuses_a_link(tmp_path: Pa
     assert out.read_text() == written and [p.name for p in folder.iterdir()] == ["metadata.json"]
 
 
-def test_split_keeps_an_existing_sweep_plot_before_it_runs(tmp_path: Path) -> None:
+def test_split_keeps_an_existing_sweep_plot_before_it_runs(tmp_path: Path, run_gtune: Cli) -> None:
     """split's --force runs a split that cannot win; its plot is replaced with --overwrite."""
-    from tests.conftest import run_gtune
-
     plot = tmp_path / "sweep.png"
     plot.write_bytes(b"old")
     heat = str(ROOT / "stencils" / "heat3d.cl")
