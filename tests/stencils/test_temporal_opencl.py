@@ -307,53 +307,58 @@ def test_tunes_briefly_with_the_temporal_technique(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_benchmark_script_runs_quick_and_keeps_each_kernel_it_measured(tmp_path: Path) -> None:
+@pytest.mark.usefixtures("shared_workers")
+def test_benchmark_script_runs_quick_and_keeps_each_kernel_it_measured(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """benchmarks/temporal.py (the GPU measurement) runs end to end on small sizes, a 3D
     suite kernel (by name) and a 2D stencil. It writes its results after every kernel:
     while the second runs, the first is on disk, marked partial (a run stopped then
     keeps it; the file is replaced whole, never half written). A name it does not know
     stops it before anything is measured. Its result store is the test's own (not
-    ./gtune-results.db, whose results of an earlier run it would reuse)."""
+    ./gtune-results.db, whose results of an earlier run it would reuse). (Its main in
+    this process, the run in a thread of its own while this one reads its files, on
+    the module's shared workers: no interpreter to start.)"""
+    import contextvars
     import json
-    import os
-    import subprocess
-    import sys
+    import threading
     import time
 
-    script = str(ROOT / "benchmarks" / "temporal.py")
-    env = {**os.environ, "GTUNE_DB": str(tmp_path / "results.db")}
-    bad = subprocess.run(
-        [sys.executable, script, str(tmp_path / "bad"), "--kernels", "heat3d", "suite:nope"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=ROOT,
-        env=env,
-    )
-    assert bad.returncode == 2 and "no suite kernel 'nope'" in bad.stderr
+    from tests.conftest import load_script
+
+    script = load_script(ROOT / "benchmarks" / "temporal.py")
+    monkeypatch.setenv("GTUNE_DB", str(tmp_path / "results.db"))
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as bad:  # argparse's refusal: status 2
+        script.main([str(tmp_path / "bad"), "--kernels", "heat3d", "suite:nope"])
+    assert bad.value.code == 2 and "no suite kernel 'nope'" in capsys.readouterr().err
     assert not (tmp_path / "bad" / "temporal.json").exists()
 
     out = tmp_path / "out"
-    cmd = [sys.executable, script, str(out), "--quick", "--size", "16", "--size2d", "32"]
-    cmd += ["--steps", "4", "--budget", "1", "--runs", "1"]
-    cmd += ["--kernels", "suite:star_3d_xyz_r1", "jacobi2d"]
-    log = tmp_path / "temporal.log"  # a file: a full pipe would stall the script
-    with open(log, "wb") as sink:
-        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=sink)
+    argv = [str(out), "--quick", "--size", "16", "--size2d", "32"]
+    argv += ["--steps", "4", "--budget", "1", "--runs", "1"]
+    argv += ["--kernels", "suite:star_3d_xyz_r1", "jacobi2d"]
+    ended: list[Any] = []
+
+    def run() -> None:
+        try:
+            ended.append(script.main(argv))
+        except BaseException as exc:  # told in the test's thread
+            ended.append(exc)
+
+    context = contextvars.copy_context()  # the shared workers (a context variable)
+    worker = threading.Thread(target=context.run, args=(run,), daemon=True)
+    worker.start()
     written = out / "temporal.json"
-    try:
-        deadline = time.monotonic() + 600
-        while not written.exists() and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert written.exists(), "no results after the first kernel"
-        first = json.loads(written.read_text())
-        md = (out / "temporal.md").read_text()
-        still = json.loads(written.read_text())["partial"]
-        proc.wait(timeout=600)
-    finally:
-        proc.kill()
-        proc.wait(timeout=60)
-    assert proc.returncode == 0, log.read_text(errors="replace")[-2000:]
+    deadline = time.monotonic() + 600
+    while not written.exists() and worker.is_alive() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert written.exists(), f"no results after the first kernel: {ended}"
+    first = json.loads(written.read_text())
+    md = (out / "temporal.md").read_text()
+    still = json.loads(written.read_text())["partial"]
+    worker.join(timeout=600)
+    assert not worker.is_alive() and ended == [0], ended
     if first["partial"]:  # the usual case: read while the second kernel ran
         assert list(first["kernels"]) == ["star_3d_xyz_r1"] and len(first["copy"]) == 1
         temporal = first["kernels"]["star_3d_xyz_r1"]["multi_step"]["techniques"]["temporal"]
