@@ -28,6 +28,17 @@ kernel goes, against the float4 copy of the same arrays:
   sectors are written in part;
 - ``vec3m``: ``vec3i`` with the rim vectors merged with the destination's old value
   (read back) and stored whole;
+- ``copy4p0``, ``copy4p2k``, ``copy4p8k``: ``copy4i`` whose rim vectors' destination
+  sectors are first prefetched into L2 (NVIDIA's ``prefetch.global.L2``, inline PTX):
+  by the work-item that writes them, before its load (``p0``), or by the work-item
+  2,048 or 8,192 rows before (``p2k``, ``p8k``), so that the partial write finds its
+  sector in L2 rather than waiting for the memory; ``vec3ip0`` is ``vec3i`` with the
+  first; NVIDIA only;
+- ``copy4q0``: ``copy4p0`` with OpenCL's own ``prefetch`` (what a device makes of it);
+- ``copy4m``: ``copy4i`` with the rim vectors merged with the destination's old value
+  (read back, as ``vec3m``) and stored whole; ``copy4pm``, ``vec3pm``: ``copy4m`` and
+  ``vec3m`` with the destination's rim vector prefetched into L2 by the work-item
+  before its loads, so that the read back finds it there (NVIDIA only);
 - ``heat7``, ``lap13``, ``box27``: 3D stencils (7-point star, radius-2 star, 27-point
   box), a float4 per work-item in the plainest style (each neighbour row loaded by
   index, no blocks): what the template's blocks are measured against.
@@ -206,6 +217,62 @@ __kernel void shfl(__global const float4 *restrict s, __global float4 *restrict 
 }
 """
 
+# the interior copy whose rim sectors are prefetched into L2 AHEAD rows before they are
+# written (NVIDIA's inline PTX), and the same with OpenCL's prefetch
+PREFETCHED = r"""
+#define PREFETCHED(name, AHEAD, PF)                                                  \
+__kernel void name(__global const float4 *restrict s, __global float4 *restrict d) { \
+    const int v = get_global_id(0), xv = v % NXV;                                    \
+    const int ahead = v + (AHEAD) * NXV;                                             \
+    if ((xv == 0 || xv == NXV - 1) && ahead < NXV * NY * NZ) PF(d + ahead);          \
+    const float4 c = s[v];                                                           \
+    STORE_KEEPING_RIM(c)                                                             \
+}
+#define OCL_PREFETCH(p) prefetch((p), 1)
+PREFETCHED(copy4q0, 0, OCL_PREFETCH)
+/* the rim vector merged with the destination's old value and stored whole, the
+   destination's vector prefetched first by PF (NO_PREFETCH: none) */
+#define MERGE_RIM(o)                                                                 \
+    float4 w = (o);                                                                  \
+    if (xv == 0 || xv == NXV - 1) {                                                  \
+        const float4 old = d[v];                                                     \
+        if (xv == 0) w.x = old.x;                                                    \
+        if (xv == NXV - 1) w.w = old.w;                                              \
+    }                                                                                \
+    d[v] = w;
+#define NO_PREFETCH(p)
+#define MERGED_COPY(name, PF)                                                        \
+__kernel void name(__global const float4 *restrict s, __global float4 *restrict d) { \
+    const int v = get_global_id(0), xv = v % NXV;                                    \
+    if (xv == 0 || xv == NXV - 1) PF(d + v);                                         \
+    const float4 c = s[v];                                                           \
+    MERGE_RIM(c)                                                                     \
+}
+MERGED_COPY(copy4m, NO_PREFETCH)
+"""
+NV_PREFETCH = r"""
+static inline void l2_prefetch(__global const float4 *p) {
+    asm volatile("prefetch.global.L2 [%0];" : : "l"(p));
+}
+PREFETCHED(copy4p0, 0, l2_prefetch)
+PREFETCHED(copy4p2k, 2048, l2_prefetch)
+PREFETCHED(copy4p8k, 8192, l2_prefetch)
+MERGED_COPY(copy4pm, l2_prefetch)
+__kernel void vec3pm(__global const float4 *restrict s, __global float4 *restrict d) {
+    if (get_global_id(0) % NXV == 0 || get_global_id(0) % NXV == NXV - 1)
+        l2_prefetch(d + get_global_id(0));
+    VEC3_BODY
+    MERGE_RIM(o)
+}
+__kernel void vec3ip0(__global const float4 *restrict s, __global float4 *restrict d) {
+    if (get_global_id(0) % NXV == 0 || get_global_id(0) % NXV == NXV - 1)
+        l2_prefetch(d + get_global_id(0));
+    VEC3_BODY
+    STORE_KEEPING_RIM(o)
+}
+"""
+PREFETCH_KERNELS = ("copy4p0", "copy4p2k", "copy4p8k", "vec3ip0", "copy4pm", "vec3pm")
+
 # kernel: (elements per work-item, needs NVIDIA's inline PTX)
 KERNELS = {
     "copy4": (4, False),
@@ -217,13 +284,23 @@ KERNELS = {
     "scalar3": (1, False),
     "shfl": (4, True),
     "local4": (4, False),
+    "copy4p0": (4, True),
+    "copy4p2k": (4, True),
+    "copy4p8k": (4, True),
+    "vec3ip0": (4, True),
+    "copy4q0": (4, False),
+    "copy4m": (4, False),
+    "copy4pm": (4, True),
+    "vec3pm": (4, True),
     "heat7": (4, False),
     "lap13": (4, False),
     "box27": (4, False),
 }
 
 
-INTERIOR = ("vec3i", "vec3m", "copy4i")  # the row's ends not written
+# the row's ends not written; the copies among them
+COPIES = ("copy4i", "copy4p0", "copy4p2k", "copy4p8k", "copy4q0", "copy4m", "copy4pm")
+INTERIOR = ("vec3i", "vec3m", "vec3ip0", "vec3pm", *COPIES)
 
 
 def reference(a: np.ndarray, nx: int) -> np.ndarray:
@@ -268,21 +345,26 @@ def pick_device(name: str) -> Any:
     raise SystemExit(f"xhalo_probe: no OpenCL device matches {name!r}")
 
 
-def build(context: Any, nx: int, lw: int, nvidia: bool) -> dict[str, Any]:
-    """The kernels that build: name -> kernel (shfl only with NVIDIA's compiler)."""
+def build(context: Any, nx: int, lw: int, nvidia: bool, wanted: Sequence[str]) -> dict[str, Any]:
+    """The wanted kernels that build: name -> kernel (those with inline PTX only with
+    NVIDIA's compiler)."""
     import pyopencl as cl
 
     opts = [f"-DNXV={nx // 4}", f"-DLW={lw}", f"-DNY={nx}", f"-DNZ={nx}"]
     built = {}
-    program = cl.Program(context, PRELUDE + SOURCE + STENCILS3D).build(options=opts)
-    for name in KERNELS:
+    program = cl.Program(context, PRELUDE + SOURCE + PREFETCHED + STENCILS3D).build(options=opts)
+    for name in wanted:
         if not KERNELS[name][1]:
             built[name] = getattr(program, name)
-    if nvidia:
+    ptx = {
+        "shfl": PRELUDE + SHFL,
+        **{k: PRELUDE + SOURCE + PREFETCHED + NV_PREFETCH for k in PREFETCH_KERNELS},
+    }
+    for name in [k for k in wanted if KERNELS[k][1] and nvidia]:
         try:
-            built["shfl"] = cl.Program(context, PRELUDE + SHFL).build(options=opts).shfl
+            built[name] = getattr(cl.Program(context, ptx[name]).build(options=opts), name)
         except cl.RuntimeError as exc:  # inline PTX refused: say so, time the rest
-            print(f"xhalo_probe: shfl did not build: {str(exc)[:300]}", file=sys.stderr)
+            print(f"xhalo_probe: {name} did not build: {str(exc)[:300]}", file=sys.stderr)
     return built
 
 
@@ -303,7 +385,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     mf = cl.mem_flags
     src = cl.Buffer(context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=host)
     dst = cl.Buffer(context, mf.READ_WRITE, size=host.nbytes)
-    kernels = build(context, nx, args.lw, nvidia)
+    wanted = args.kernels or list(KERNELS)
+    kernels = build(context, nx, args.lw, nvidia, ["copy4", *[k for k in wanted if k != "copy4"]])
     want = reference(host, nx)
     out = np.empty_like(host)
     checked = {}
@@ -313,7 +396,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         launch(queue, kernel, name, n, args.lw, src, dst).wait()
         cl.enqueue_copy(queue, out, dst).wait()
         if name in INTERIOR:  # the rim keeps the destination's value
-            expect = (host if name == "copy4i" else want).reshape(-1, nx).copy()
+            expect = (host if name in COPIES else want).reshape(-1, nx).copy()
             expect[:, 0] = expect[:, -1] = -1.0
             expect = expect.reshape(-1)
             checked[name] = bool(np.array_equal(out, expect))
@@ -388,6 +471,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--lw", type=int, default=128, help="work-group size (a multiple of 32)")
     p.add_argument("--rounds", type=int, default=7)
     p.add_argument("--reps", type=int, default=10)
+    p.add_argument("--kernels", nargs="+", choices=list(KERNELS), help="these only (and copy4)")
     args = p.parse_args(argv)
     if args.size % 64 or args.lw % 32:
         p.error("--size must be a multiple of 64 and --lw a multiple of 32")

@@ -243,9 +243,11 @@ def test_replay_runs_merges_what_each_search_saw(tmp_path: Path) -> None:
     assert any(r.config["WX"] == 64 for r in filled)
 
 
-def probe(out: Path, edit: tuple[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """``benchmarks/xhalo_probe.py`` on PoCL at 64³ (a copy of it with one kernel's
-    source edited, a mutant, when ``edit`` is given)."""
+def probe(
+    out: Path, edit: tuple[str, str] | None = None, *extra: str
+) -> subprocess.CompletedProcess[str]:
+    """``benchmarks/xhalo_probe.py`` on PoCL at 64³ with ``extra`` arguments (a copy of
+    it with one kernel's source edited, a mutant, when ``edit`` is given)."""
     script = ROOT / "benchmarks" / "xhalo_probe.py"
     if edit is not None:
         text = script.read_text()
@@ -253,21 +255,22 @@ def probe(out: Path, edit: tuple[str, str] | None = None) -> subprocess.Complete
         script = out.parent / f"{out.name}_probe.py"
         script.write_text(text.replace(*edit))
     args = ["--device", "pthread", "--size", "64", "--lw", "32", "--rounds", "1", "--reps", "1"]
-    cmd = [sys.executable, str(script), str(out), *args]
+    cmd = [sys.executable, str(script), str(out), *args, *extra]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=ROOT)
 
 
 @pytest.mark.opencl
 def test_xhalo_probe_verifies_each_kernel_and_catches_a_wrong_one(tmp_path: Path) -> None:
-    """Every probe kernel (but NVIDIA's shuffles) agrees with numpy on PoCL, the
-    interior ones leaving each row's ends as they were; a kernel whose rim vector
-    writes its kept element is caught (exit status 1)."""
+    """Every probe kernel (but NVIDIA's inline PTX: shuffles, L2 prefetches) agrees with
+    numpy on PoCL, the interior ones leaving each row's ends as they were; a kernel
+    whose rim vector writes its kept element, or whose merged store keeps the wrong
+    lane, is caught (exit status 1). ``--kernels`` times those named and the copy."""
     good = probe(tmp_path / "good")
     assert good.returncode == 0, good.stdout + good.stderr[-2000:]
     data = json.loads((tmp_path / "good" / "xhalo.json").read_text())
     assert set(data["verified"]) == {
         *("copy4", "vec3", "vec3i", "vec3m", "copy4i", "vec3x2"),
-        *("scalar3", "local4", "heat7", "lap13", "box27"),
+        *("scalar3", "local4", "heat7", "lap13", "box27", "copy4q0", "copy4m"),
     }
     assert all(data["verified"].values())
     assert next(r["kernel"] for r in data["rows"]) == "copy4"
@@ -279,3 +282,9 @@ def test_xhalo_probe_verifies_each_kernel_and_catches_a_wrong_one(tmp_path: Path
     assert bad.returncode == 1, bad.stdout + bad.stderr[-2000:]
     verified = json.loads((tmp_path / "bad" / "xhalo.json").read_text())["verified"]
     assert not verified["copy4i"] and not verified["vec3i"] and verified["vec3m"]
+    assert not verified["copy4q0"] and verified["copy4m"]
+    merged = ("if (xv == 0) w.x = old.x;", "if (xv == 0) w.y = old.x;")  # vec3m and MERGE_RIM
+    bad = probe(tmp_path / "merged", merged, "--kernels", "copy4m", "copy4i")
+    assert bad.returncode == 1, bad.stdout + bad.stderr[-2000:]
+    verified = json.loads((tmp_path / "merged" / "xhalo.json").read_text())["verified"]
+    assert verified == {"copy4": True, "copy4i": True, "copy4m": False}
