@@ -52,6 +52,20 @@ def _variant(patch: str) -> str:
     return text
 
 
+def bits(
+    variant: str, kernel: str, config: str, vset: dict[str, int] | None = None
+) -> tuple[int, int, int]:
+    """``template_exact``'s check of one configuration (``N=V,...``) of ``kernel`` (a real
+    stencil's name or a definition's path) at 32³ on PoCL: the ``variant`` template's
+    rendering (with ``vset``'s values) against the package's, as (same, different,
+    skipped) counts."""
+    cfg = template_exact.parse_config(config)
+    result: tuple[int, int, int] = template_exact.check(
+        kernel, variant, 32, [cfg], "pthread", vset or {}
+    )
+    return result
+
+
 def _float_configs(block: str) -> list[str]:
     """The vector technique's switches, as test_integer_vec.py's snapshot test sets them."""
     dims3 = "#define ARRAY_DIMS 3" in block

@@ -39,11 +39,8 @@ CASES = [
 @pytest.mark.opencl
 @pytest.mark.parametrize(("name", "config"), CASES)
 def test_the_prefetch_gives_the_packages_bits(name: str, config: str) -> None:
-    cfg = words.template_exact.parse_config(f"{BASE},{config}")
-    equal, different, skipped = words.template_exact.check(
-        name, words._variant(PATCH), 32, [cfg], "pthread", {"RIM_PREFETCH": 2}
-    )
-    assert (equal, different, skipped) == (1, 0, 0)
+    on = {"RIM_PREFETCH": 2}
+    assert words.bits(words._variant(PATCH), name, f"{BASE},{config}", on) == (1, 0, 0)
 
 
 @pytest.mark.opencl
@@ -54,7 +51,6 @@ def test_a_prefetch_that_stores_is_caught() -> None:
     old = "#define RIM_L2_PREFETCH(p) prefetch((p), 1)"
     assert text.count(old) == 1
     mutant = text.replace(old, "#define RIM_L2_PREFETCH(p) (*(p) = (VO)0)")
-    cfg = words.template_exact.parse_config(f"{BASE},WX=8,WY=8,WZ=1,BX=4,VX=4,CZ=4")
-    check = words.template_exact.check
-    assert check("heat3d", mutant, 32, [cfg], "pthread", {"RIM_PREFETCH": 2})[:2] == (0, 1)
-    assert check("heat3d", mutant, 32, [cfg], "pthread")[:2] == (1, 0)
+    config = f"{BASE},WX=8,WY=8,WZ=1,BX=4,VX=4,CZ=4"
+    assert words.bits(mutant, "heat3d", config, {"RIM_PREFETCH": 2})[:2] == (0, 1)
+    assert words.bits(mutant, "heat3d", config)[:2] == (1, 0)

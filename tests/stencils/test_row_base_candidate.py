@@ -73,11 +73,7 @@ CASES = [
 @pytest.mark.opencl
 @pytest.mark.parametrize(("name", "config"), CASES)
 def test_the_row_base_gives_the_interior_paths_bits(name: str, config: str) -> None:
-    cfg = words.template_exact.parse_config(f"{BASE},{config}")
-    equal, different, skipped = words.template_exact.check(
-        name, words._variant(PATCH), 32, [cfg], "pthread", {"RB": 1}
-    )
-    assert (equal, different, skipped) == (1, 0, 0)
+    assert words.bits(words._variant(PATCH), name, f"{BASE},{config}", {"RB": 1}) == (1, 0, 0)
 
 
 @pytest.mark.opencl
@@ -97,11 +93,8 @@ def test_the_row_base_gives_the_bits_of_definitions(
     else:
         data = {"name": "k", "dtype": "float32", **_with_power(_binomial(2))}
         path.write_text(parse_definition(data, "k.stencil.yaml").to_yaml())
-    cfg = words.template_exact.parse_config(f"{BASE},{config}")
-    equal, different, skipped = words.template_exact.check(
-        str(path), words._variant(PATCH), 32, [cfg], "pthread", {"RB": 1}
-    )
-    assert (equal, different, skipped) == (1, 0, 0)
+    variant = words._variant(PATCH)
+    assert words.bits(variant, str(path), f"{BASE},{config}", {"RB": 1}) == (1, 0, 0)
 
 
 MUTANTS = {
@@ -123,7 +116,6 @@ def test_a_mutant_of_the_row_base_is_caught(mutant: str) -> None:
     old, new = MUTANTS[mutant]
     text = words._variant(PATCH)
     assert text.count(old) == 1
-    cfg = words.template_exact.parse_config(f"{BASE},WX=8,WY=4,WZ=1,BX=4,VX=4,CY=2,CZ=2")
-    check = words.template_exact.check
-    assert check("heat3d", text.replace(old, new), 32, [cfg], "pthread", {"RB": 1})[:2] == (0, 1)
-    assert check("heat3d", text.replace(old, new), 32, [cfg], "pthread")[:2] == (1, 0)
+    config = f"{BASE},WX=8,WY=4,WZ=1,BX=4,VX=4,CY=2,CZ=2"
+    assert words.bits(text.replace(old, new), "heat3d", config, {"RB": 1})[:2] == (0, 1)
+    assert words.bits(text.replace(old, new), "heat3d", config)[:2] == (1, 0)
