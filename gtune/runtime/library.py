@@ -142,11 +142,12 @@ class RuntimeKernel:
     def _decide(self, report: TuningReport | None, message: str) -> None:
         best = None if report is None else report.best_config
         result = None if report is None else report.best_result
+        if report is not None and report.interrupted and not report.confirmed:
+            # stopped (the application closing), measured or not yet: not a failure
+            self.tuning, self.tuning_message = "stopped", f"{message}; stopped before confirming"
+            return
         if report is None or best is None or result is None or not result.ok:
             self.tuning, self.tuning_message = "failed", message
-            return
-        if report.interrupted and not report.confirmed:
-            self.tuning, self.tuning_message = "stopped", f"{message}; stopped before confirming"
             return
         kernel = self.library.require_kernel()
         faster = bool(report.confirmed and report.significant and not report.best_from_default)
