@@ -18,11 +18,18 @@ The configurations file (YAML)::
       - name: capped
         config: {...}
         options: [-cl-nv-maxrregcount=64]   # build options of this configuration alone
+      - name: no halo
+        config: {...}
+        probe: true     # wrong by design (a probe's template): timed all the same
 
 Each configuration is laid over the kernel's default; one that breaks the
 description's constraints at this device (a probe beyond the register bound, say)
-still runs, marked ``outside the space``. Times are per step; effective bandwidth is
-the bytes of one step over the time per step, as in ``temporal.py``.
+still runs, marked ``outside the space``. A configuration marked ``probe`` is a
+measurement of a template built to be wrong (a cost left out, to bound what removing
+it could gain): its verification still runs and its status says ``wrong_result``, and
+it is timed all the same, marked ``probe`` (never a result). Times are per step;
+effective bandwidth is the bytes of one step over the time per step, as in
+``temporal.py``.
 
 Writes into OUT: ``configs.json`` (everything), ``configs.csv`` and ``configs.md``
 (one row per configuration: verified or not, time per step, effective bandwidth, its
@@ -110,6 +117,7 @@ def table(rows: Sequence[Mapping[str, Any]], copy_gbs: float, head: str) -> str:
             r.get(k) for k in ("time_per_step_s", "gbs", "fraction_of_copy", "speedup")
         )
         name = r["name"] + (" (outside the space)" if r["broken"] else "")
+        name += " (probe: wrong by design)" if r.get("probe") else ""
         cells = [
             f"{t * 1e3:.4f}" if t else "-",
             f"{gbs:.0f}" if gbs else "-",
@@ -234,6 +242,7 @@ def main(argv: list[str] | None = None) -> int:
         layout = "".join(f" {p}={cfg[p]}" for p in ("ZREG", "ZU", "ZE", "ZY") if cfg.get(p))
         layout += "".join(f" {o}" for o in opts)
         row = {"name": entry["name"], "config": cfg, "shape": shape(cfg) + layout}
+        row["probe"] = bool(entry.get("probe", False))
         rows.append({**row, "broken": broken, "options": list(opts)})
     results = verify(kernels, rows, device, args.runs)
     for r, res in zip(rows, results, strict=True):
@@ -261,6 +270,7 @@ def main(argv: list[str] | None = None) -> int:
         "copy": copy,
     }
     ok = [r for r in rows if r["status"] == "ok"]
+    timed = ok + [r for r in rows if r["probe"] and r["status"] == "wrong_result"]
     # the verifying session's times first (one after another, against the tuned copy),
     # written at once: a run cut short keeps them
     fill(rows, {r["name"]: r["verified_s"] for r in ok}, kernel.bytes_moved(), copy["gbs"])
@@ -279,7 +289,7 @@ def main(argv: list[str] | None = None) -> int:
     runs: list[tuple[str, TunableKernel, Mapping[str, int]]] = [
         ("copy", copy_kernel, copy["config"])
     ]
-    runs += [(r["name"], kernels[tuple(r["options"])], r["config"]) for r in ok]
+    runs += [(r["name"], kernels[tuple(r["options"])], r["config"]) for r in timed]
     times = bw.alternate(device, runs, args.rounds)
     copy_s = times.pop("copy")
     copy_gbs = copy_kernel.bytes_moved() / copy_s / 1e9

@@ -586,3 +586,42 @@ def test_fixed_configurations_script_runs(
     assert rows["capped"]["options"] == [] and "NVIDIA's options dropped" in said
     assert data["copy_gbs"] > 0 and data["steps"] == 4
     assert "(outside the space)" in (out / "configs.md").read_text()
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("shared_workers")
+def test_fixed_configurations_script_times_a_probe_all_the_same(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A configuration marked ``probe`` (a template wrong by design: the vector walk's
+    halo left out, benchmarks/candidates/probe_no_halo.patch) fails its verification,
+    says so and is timed all the same, marked; the same configuration unmarked is not
+    timed. The scalar walk, which the probe leaves as it is, still verifies."""
+    import json
+
+    from tests.conftest import load_script
+
+    configs = tmp_path / "configs.yaml"
+    vec = {"STREAM": 1, "ZREG": 2, "TB": 2, "VX": 4, "BX": 4, "WX": 4, "WY": 4, "ZC": 8}
+    entries = [
+        {"name": "scalar", "config": {"STREAM": 1, "ZREG": 2, "TB": 2, "WX": 8, "WY": 4, "ZC": 8}},
+        {"name": "no halo", "config": vec, "probe": True},
+        {"name": "no halo, unmarked", "config": vec},
+    ]
+    configs.write_text(
+        yaml.safe_dump({"kernel": "heat3d", "size": 32, "steps": 4, "configs": entries})
+    )
+    out = tmp_path / "out"
+    script = load_script(ROOT / "benchmarks" / "temporal_configs.py")
+    patch = ROOT / "benchmarks" / "candidates" / "probe_no_halo.patch"
+    args = [str(out), str(configs), "--rounds", "1", "--runs", "1", "--template", str(patch)]
+    assert script.main(args) == 0
+    capsys.readouterr()
+    rows = {r["name"]: r for r in json.loads((out / "configs.json").read_text())["configs"]}
+    assert rows["scalar"]["status"] == "ok" and rows["scalar"]["time_per_step_s"] > 0
+    assert rows["no halo"]["status"] == rows["no halo, unmarked"]["status"] == "wrong_result"
+    assert rows["no halo"]["time_per_step_s"] > 0
+    assert rows["no halo, unmarked"].get("time_per_step_s") is None
+    md = (out / "configs.md").read_text()
+    assert "no halo (probe: wrong by design)" in md
+    assert "no halo, unmarked (probe" not in md
