@@ -19,6 +19,7 @@ import pytest
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 from gtune.description import TRUST_ENV
+from tests.inprocess import Cli, gtune_in_process
 
 DATA = Path(__file__).parent / "data"
 ROOT = Path(__file__).parent.parent
@@ -448,6 +449,13 @@ def one_pocl_thread(monkeypatch: pytest.MonkeyPatch) -> None:
     units, and one listed in the test's process before (two units) is not the device
     its workers then find ("no longer present")."""
     monkeypatch.setenv("POCL_MAX_PTHREAD_COUNT", "1")
+
+
+@pytest.fixture
+def gtune_here(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Cli:
+    """The command line in the test's own process (``tests/inprocess.py``): called as
+    ``run_gtune`` is, with the test's ``capsys`` and ``monkeypatch``."""
+    return gtune_in_process(capsys, monkeypatch)
 
 
 @pytest.fixture

@@ -1,9 +1,10 @@
 """The command line in the test's own process: ``gtune.cli.main`` (what ``python -m
 gtune`` runs), with its output and exit status as ``tests.conftest.run_gtune`` gives
 them, but no interpreter to start and no gtune to import for each call (about a second
-of a two-core CI machine each). For the tests of what a command says and refuses;
-those of the program as a process (signals, exit on a closed pipe, an environment read
-at start-up) keep ``run_gtune``."""
+of a two-core CI machine each). For the tests of what a command says and refuses,
+through the fixture ``gtune_here`` (``tests/conftest.py``); those of the program as a
+process (signals, exit on a closed pipe, an environment read at start-up) keep
+``run_gtune``."""
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ import pytest
 
 from gtune.tuned import read_bundle
 from tests.conftest import ROOT
-from tests.inprocess import Cli, gtune_in_process
+from tests.inprocess import Cli
 
 pytestmark = [
     pytest.mark.opencl,
@@ -45,12 +45,6 @@ def tuned_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return db
 
 
-@pytest.fixture
-def run_gtune(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Cli:
-    """The commands in this process."""
-    return gtune_in_process(capsys, monkeypatch)
-
-
 def _build(bundle_dir: Path, tmp_path: Path) -> Path:
     exe = tmp_path / "heat3d_host"
     flags = ["-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-Wno-unused-function"]
@@ -65,16 +59,16 @@ def _build(bundle_dir: Path, tmp_path: Path) -> Path:
 
 
 def test_the_c_host_chooses_as_the_bundle_says_and_computes_heat3d(
-    tuned_store: Path, tmp_path: Path, run_gtune: Cli
+    tuned_store: Path, tmp_path: Path, gtune_here: Cli
 ) -> None:
     out = tmp_path / "tuned"
-    exported = run_gtune("export", HEAT, "--sizes", "all", "-o", str(out), db=tuned_store)
+    exported = gtune_here("export", HEAT, "--sizes", "all", "-o", str(out), db=tuned_store)
     assert exported.returncode == 0, exported.stderr
     bundle = read_bundle(out / "heat3d_bundle.json")
     assert sorted("x".join(map(str, e.sizes.values())) for e in bundle.entries) == sorted(SIZES)
     # each entry is the best configuration `gtune results --best 1` names for its size
     for size in SIZES:
-        best = run_gtune(
+        best = gtune_here(
             "results", "-k", "heat3d", "--best", "1", "--format", "json", db=tuned_store
         )  # fmt: skip
         rows = [r for r in json.loads(best.stdout)["results"] if r["size"] == size]
@@ -117,24 +111,24 @@ def test_the_c_host_chooses_as_the_bundle_says_and_computes_heat3d(
 
 
 def test_export_sizes_names_what_the_store_has(
-    tuned_store: Path, tmp_path: Path, run_gtune: Cli
+    tuned_store: Path, tmp_path: Path, gtune_here: Cli
 ) -> None:
     out = tmp_path / "listed"
-    listed = run_gtune("export", HEAT, "--sizes", SIZES[0], "-o", str(out), db=tuned_store)
+    listed = gtune_here("export", HEAT, "--sizes", SIZES[0], "-o", str(out), db=tuned_store)
     assert listed.returncode == 0, listed.stderr
     bundle = read_bundle(out / "heat3d_bundle.json")
     assert [e.sizes for e in bundle.entries] == [{"NX": 16, "NY": 8, "NZ": 8}]
     # written again: the files are kept without --force, replaced with it
-    again = run_gtune("export", HEAT, "--sizes", SIZES[0], "-o", str(out), db=tuned_store)
+    again = gtune_here("export", HEAT, "--sizes", SIZES[0], "-o", str(out), db=tuned_store)
     assert again.returncode == 2 and "--force" in again.stderr
-    forced = run_gtune(
+    forced = gtune_here(
         "export", HEAT, "--sizes", SIZES[0], "-o", str(out), "--force", db=tuned_store
     )  # fmt: skip
     assert forced.returncode == 0, forced.stderr
-    missing = run_gtune("export", HEAT, "--sizes", "64x64x64", "-o", str(out), db=tuned_store)
+    missing = gtune_here("export", HEAT, "--sizes", "64x64x64", "-o", str(out), db=tuned_store)
     assert missing.returncode == 2 and "Traceback" not in missing.stderr
     assert "64x64x64" in missing.stderr and all(s in missing.stderr for s in SIZES)
-    both = run_gtune("export", HEAT, "--size", SIZES[0], "--sizes", "all", db=tuned_store)
+    both = gtune_here("export", HEAT, "--size", SIZES[0], "--sizes", "all", db=tuned_store)
     assert both.returncode == 2 and "--sizes" in both.stderr
-    t4 = run_gtune("export", "--sizes", "all", db=tuned_store)
+    t4 = gtune_here("export", "--sizes", "all", db=tuned_store)
     assert t4.returncode == 2 and "--sizes" in t4.stderr

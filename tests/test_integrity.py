@@ -9,15 +9,9 @@ import pytest
 
 from gtune.description import load_kernel
 from tests.conftest import ROOT
-from tests.inprocess import Cli, gtune_in_process
+from tests.inprocess import Cli
 
 HEAT = str(ROOT / "stencils" / "heat3d.cl")
-
-
-@pytest.fixture
-def run_gtune(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Cli:
-    """The commands in this process (what they say and refuse)."""
-    return gtune_in_process(capsys, monkeypatch)
 
 
 def test_values_outside_a_domain_are_named(data_dir: Path) -> None:
@@ -38,10 +32,10 @@ def test_values_outside_a_domain_are_named(data_dir: Path) -> None:
     ],
 )
 def test_measure_refuses_values_outside_the_domain(
-    tmp_path: Path, args: list[str], needle: str, run_gtune: Cli
+    tmp_path: Path, args: list[str], needle: str, gtune_here: Cli
 ) -> None:
     db = tmp_path / "r.db"
-    done = run_gtune("measure", HEAT, "--size", "16x8x8", *args, db=db)
+    done = gtune_here("measure", HEAT, "--size", "16x8x8", *args, db=db)
     assert done.returncode == 2, done.stderr
     assert "outside the parameter's domain" in done.stderr and needle in done.stderr
     assert "Traceback" not in done.stderr
@@ -50,17 +44,17 @@ def test_measure_refuses_values_outside_the_domain(
 
 @pytest.mark.parametrize("runs", ["0", "-3", "100001"])
 def test_measure_refuses_a_number_of_runs_out_of_range(
-    tmp_path: Path, runs: str, run_gtune: Cli
+    tmp_path: Path, runs: str, gtune_here: Cli
 ) -> None:
-    done = run_gtune("measure", HEAT, "--size", "16x8x8", "--runs", runs, db=tmp_path / "r.db")
+    done = gtune_here("measure", HEAT, "--size", "16x8x8", "--runs", runs, db=tmp_path / "r.db")
     assert done.returncode == 2, done.stderr
     assert "--runs" in done.stderr
     assert "Traceback" not in done.stderr
 
 
 @pytest.mark.opencl
-def test_a_thousand_runs_and_more_are_timed(tmp_path: Path, run_gtune: Cli) -> None:
-    done = run_gtune(
+def test_a_thousand_runs_and_more_are_timed(tmp_path: Path, gtune_here: Cli) -> None:
+    done = gtune_here(
         "measure", HEAT, "--size", "16x8x8", "--runs", "1100", "--json", db=tmp_path / "r.db"
     )
     assert done.returncode == 0, done.stderr
@@ -78,10 +72,10 @@ def test_the_library_refuses_runs_out_of_range(data_dir: Path, runs: int) -> Non
 
 
 def test_a_define_cannot_smuggle_in_compiler_options(
-    tmp_path: Path, data_dir: Path, run_gtune: Cli
+    tmp_path: Path, data_dir: Path, gtune_here: Cli
 ) -> None:
     plain = str(data_dir / "plain_blur.cl")
-    done = run_gtune(
+    done = gtune_here(
         "measure", plain, "--size", "64x32", "--scalar", "scale=0.1",
         "--define", "X=1 -D NX=2", db=tmp_path / "r.db",
     )  # fmt: skip
@@ -120,14 +114,14 @@ def test_descriptions_with_values_gtune_cannot_use_are_refused(
 
 
 def test_terminal_escapes_never_reach_the_terminal(
-    kernel_copy, tmp_path: Path, data_dir: Path, run_gtune: Cli
+    kernel_copy, tmp_path: Path, data_dir: Path, gtune_here: Cli
 ) -> None:
     cl = kernel_copy("naive7", lambda t: t + 'doc: "\\e[2J\\e[31mred"\n')
-    done = run_gtune("space", str(cl))
+    done = gtune_here("space", str(cl))
     assert done.returncode == 2 and "control character" in done.stderr
     assert "\x1b" not in done.stderr + done.stdout
     clean = str(data_dir / "naive7.cl")
-    bad = run_gtune("measure", clean, "--config", "\x1b[31mWX=1", db=tmp_path / "r.db")
+    bad = gtune_here("measure", clean, "--config", "\x1b[31mWX=1", db=tmp_path / "r.db")
     assert bad.returncode == 2 and "\x1b" not in bad.stderr + bad.stdout, bad.stderr
 
 

@@ -14,7 +14,7 @@ import pytest
 from gtune.exceptions import InputError
 from gtune.outfiles import OutputExists, check_targets, replacing, write_text
 from tests.conftest import ROOT
-from tests.inprocess import Cli, gtune_in_process
+from tests.inprocess import Cli
 
 
 def test_a_new_file_is_written_with_the_usual_mode_and_no_temporary_left(tmp_path: Path) -> None:
@@ -122,40 +122,34 @@ def test_a_read_only_folder_is_a_clear_error(tmp_path: Path) -> None:
     assert not target.exists()
 
 
-@pytest.fixture
-def run_gtune(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Cli:
-    """The command line in this process (no interpreter to start for each call)."""
-    return gtune_in_process(capsys, monkeypatch)
-
-
 def test_describe_keeps_its_output_unless_forced_and_refuses_a_link(
-    tmp_path: Path, run_gtune: Cli
+    tmp_path: Path, gtune_here: Cli
 ) -> None:
     from tests.conftest import DATA
 
     kernel = str(DATA / "plain_blur.cl")
     flags = ("--size", "64x32", "--scalar", "scale=0.5")
     out = tmp_path / "blur.yaml"
-    first = run_gtune("describe", kernel, *flags, "-o", str(out))
+    first = gtune_here("describe", kernel, *flags, "-o", str(out))
     assert first.returncode == 0, first.stderr
     written = out.read_text()
     out.write_text("# edited by hand\n")
-    kept = run_gtune("describe", kernel, *flags, "-o", str(out))
+    kept = gtune_here("describe", kernel, *flags, "-o", str(out))
     assert kept.returncode == 2 and str(out) in kept.stderr and "--force" in kept.stderr
     assert out.read_text() == "# edited by hand\n" and "Traceback" not in kept.stderr
-    forced = run_gtune("describe", kernel, *flags, "-o", str(out), "--force")
+    forced = gtune_here("describe", kernel, *flags, "-o", str(out), "--force")
     assert forced.returncode == 0 and out.read_text() == written
     victim = tmp_path / "victim"
     victim.write_text("precious\n")
     link = tmp_path / "link.yaml"
     link.symlink_to(victim)
-    linked = run_gtune("describe", kernel, *flags, "-o", str(link), "--force")
+    linked = gtune_here("describe", kernel, *flags, "-o", str(link), "--force")
     assert linked.returncode == 2 and "symbolic link" in linked.stderr
     assert victim.read_text() == "precious\n"
 
 
 def test_t4_export_keeps_its_files_unless_forced_and_refuses_a_link(
-    tmp_path: Path, run_gtune: Cli
+    tmp_path: Path, gtune_here: Cli
 ) -> None:
     from gtune.result import Result, Status
     from gtune.store.sqlite import SQLiteStore
@@ -166,25 +160,25 @@ def test_t4_export_keeps_its_files_unless_forced_and_refuses_a_link(
               kernel_name="heat3d:stencil", problem={"NX": 64, "NY": 32, "NZ": 16})  # fmt: skip
     store.close()
     out = tmp_path / "t4.json"
-    assert run_gtune("export", "-o", str(out), db=db).returncode == 0
+    assert gtune_here("export", "-o", str(out), db=db).returncode == 0
     written = out.read_text()
-    again = run_gtune("export", "-o", str(out), db=db)
+    again = gtune_here("export", "-o", str(out), db=db)
     assert again.returncode == 2 and "--force" in again.stderr and str(out) in again.stderr
-    assert run_gtune("export", "-o", str(out), "--force", db=db).returncode == 0
+    assert gtune_here("export", "-o", str(out), "--force", db=db).returncode == 0
     assert out.read_text() == written
     folder = tmp_path / "t4"
     folder.mkdir()
     (folder / "metadata.json").symlink_to(out)
-    linked = run_gtune("export", "-o", str(folder), "--force", db=db)
+    linked = gtune_here("export", "-o", str(folder), "--force", db=db)
     assert linked.returncode == 2 and "symbolic link" in linked.stderr
     assert out.read_text() == written and [p.name for p in folder.iterdir()] == ["metadata.json"]
 
 
-def test_split_keeps_an_existing_sweep_plot_before_it_runs(tmp_path: Path, run_gtune: Cli) -> None:
+def test_split_keeps_an_existing_sweep_plot_before_it_runs(tmp_path: Path, gtune_here: Cli) -> None:
     """split's --force runs a split that cannot win; its plot is replaced with --overwrite."""
     plot = tmp_path / "sweep.png"
     plot.write_bytes(b"old")
     heat = str(ROOT / "stencils" / "heat3d.cl")
-    kept = run_gtune("split", heat, "--sweep", "--plot", str(plot), db=tmp_path / "r.db")
+    kept = gtune_here("split", heat, "--sweep", "--plot", str(plot), db=tmp_path / "r.db")
     assert kept.returncode == 2 and "--overwrite" in kept.stderr and str(plot) in kept.stderr
     assert plot.read_bytes() == b"old" and not (tmp_path / "r.db").exists()

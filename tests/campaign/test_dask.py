@@ -18,7 +18,7 @@ import pytest
 from gtune.campaign import parse_campaign, run_campaign
 from gtune.tuning import CampaignStarted, TaskFinished, TuningEvent
 from tests.conftest import ROOT
-from tests.inprocess import gtune_in_process
+from tests.inprocess import Cli
 
 pytestmark = [pytest.mark.opencl, pytest.mark.dask, pytest.mark.slow]
 
@@ -145,10 +145,7 @@ def test_a_worker_killed_while_starting_does_not_hold_up_the_campaign(tmp_path: 
     assert any(s.get("error") for s in started_workers), started_workers  # the killed one
 
 
-def test_campaign_command_writes_report_and_resumes(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    run_gtune = gtune_in_process(capsys, monkeypatch)  # the commands in this process
+def test_campaign_command_writes_report_and_resumes(tmp_path: Path, gtune_here: Cli) -> None:
     heat = tmp_path / "heat3d.cl"  # a copy, edited below
     for name in Path(HEAT).parent.glob("heat3d.*"):
         shutil.copy(name, tmp_path / name.name)
@@ -158,19 +155,19 @@ def test_campaign_command_writes_report_and_resumes(
         "technique: global\nbudget: 3\ncompile_workers: 0\n"
     )
     out = tmp_path / "out"
-    first = run_gtune("campaign", str(camp), "--out", str(out))
+    first = gtune_here("campaign", str(camp), "--out", str(out))
     assert first.returncode == 0, first.stderr
     for name in ("campaign.csv", "campaign.json", "campaign.md", "campaign.png", "tasks.jsonl"):
         assert (out / name).exists()
-    second = run_gtune("campaign", str(camp), "--out", str(out))
+    second = gtune_here("campaign", str(camp), "--out", str(out))
     assert second.returncode == 0 and "1 already finished" in second.stderr
     # the kernel edited since: its finished task searched another version, and runs again
     heat.write_text(heat.read_text() + "\n// edited\n")
-    third = run_gtune("campaign", str(camp), "--out", str(out))
+    third = gtune_here("campaign", str(camp), "--out", str(out))
     assert third.returncode == 0 and "0 already finished" in third.stderr, third.stderr
     entries = [json.loads(line) for line in (out / "tasks.jsonl").read_text().splitlines()]
     assert len(entries) == 2 and entries[0]["kernel_identity"] != entries[1]["kernel_identity"]
-    bad = run_gtune("campaign", "--suite", "garvey104:nothing*", "--out", str(out))
+    bad = gtune_here("campaign", "--suite", "garvey104:nothing*", "--out", str(out))
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
 
 

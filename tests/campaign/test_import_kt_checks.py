@@ -20,7 +20,7 @@ from gtune.exceptions import InputError
 from gtune.measure.result import Status
 from gtune.store import SQLiteStore
 from tests.conftest import DATA, ROOT, run_gtune
-from tests.inprocess import gtune_in_process
+from tests.inprocess import Cli
 
 HEAT = str(ROOT / "stencils" / "heat3d.cl")
 SIZE = {"NX": 16, "NY": 16, "NZ": 16}
@@ -160,14 +160,13 @@ def test_a_fifo_is_refused_before_it_is_opened(tmp_path: Path) -> None:
 
 
 def test_the_command_reports_refusals_by_reason_and_imports_the_rest(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, gtune_here: Cli
 ) -> None:
-    run_gtune = gtune_in_process(capsys, monkeypatch)  # the commands in this process
     path = tmp_path / "kt.json"
     entries = [_entry({"WX": 8}), _entry({"WX": 3}), _entry({"WX": 4}, time_ms=1e30)]
     path.write_text(json.dumps(_cache(entries, ["WX"])))
     db = tmp_path / "s.db"
-    proc = run_gtune("import-kt", str(path), "--kernel", HEAT, "--size", "16x16x16", db=db)
+    proc = gtune_here("import-kt", str(path), "--kernel", HEAT, "--size", "16x16x16", db=db)
     assert proc.returncode == 0, proc.stderr
     assert "1 results imported" in proc.stderr and "2 refused" in proc.stderr
     assert "1 outside the domain" in proc.stderr and "1 implausible times" in proc.stderr
@@ -175,13 +174,10 @@ def test_the_command_reports_refusals_by_reason_and_imports_the_rest(
         assert [r.config["WX"] for r in store.results()] == [8]
 
 
-def test_a_cache_whose_every_entry_is_refused_is_an_error(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    run_gtune = gtune_in_process(capsys, monkeypatch)  # the commands in this process
+def test_a_cache_whose_every_entry_is_refused_is_an_error(tmp_path: Path, gtune_here: Cli) -> None:
     path = tmp_path / "kt.json"
     path.write_text(json.dumps(_cache([_entry({"WX": 3}), _entry({"WX": 0})], ["WX"])))
-    proc = run_gtune(
+    proc = gtune_here(
         "import-kt", str(path), "--kernel", HEAT, "--size", "16x16x16", db=tmp_path / "s.db"
     )
     assert proc.returncode == 2 and "Traceback" not in proc.stderr

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
-from tests.inprocess import gtune_in_process
+from tests.inprocess import Cli
 
 pytestmark = [pytest.mark.opencl, pytest.mark.slow]
 
@@ -56,30 +56,29 @@ def _kt_cache(rows: list[dict[str, object]], device_name: str) -> dict[str, obje
 
 
 def test_a_kernel_tuner_15_cache_warm_starts_a_run_on_the_same_device(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, gtune_here: Cli
 ) -> None:
-    run_gtune = gtune_in_process(capsys, monkeypatch)  # the commands in this process
-    devices = json.loads(run_gtune("devices", "--json").stdout)["devices"]
+    devices = json.loads(gtune_here("devices", "--json").stdout)["devices"]
     first_db, second_db = tmp_path / "first.db", tmp_path / "second.db"
-    first = run_gtune(*RUN, "--json", str(tmp_path / "first.json"), db=first_db)
+    first = gtune_here(*RUN, "--json", str(tmp_path / "first.json"), db=first_db)
     assert first.returncode == 0, first.stderr
     report = json.loads((tmp_path / "first.json").read_text())
     device = next(d for d in devices if d["identity"] == report["device_identity"])
-    rows = json.loads(run_gtune("results", "--format", "json", db=first_db).stdout)["results"]
+    rows = json.loads(gtune_here("results", "--format", "json", db=first_db).stdout)["results"]
     cache = tmp_path / "kt_cache.json"
     cache.write_text(json.dumps(_kt_cache(rows, device["name"]), indent=1))
 
-    imported = run_gtune(
+    imported = gtune_here(
         "import-kt", str(cache), "--kernel", HEAT, "--size", "16x16x8", db=second_db
     )
     assert imported.returncode == 0, imported.stderr
     assert f"on {device['identity']}" in imported.stderr and "note" not in imported.stderr
     assert "0 refused" in imported.stderr and "unchecked" not in imported.stderr
-    stored = json.loads(run_gtune("results", "--format", "json", db=second_db).stdout)["results"]
+    stored = json.loads(gtune_here("results", "--format", "json", db=second_db).stdout)["results"]
     assert {r["device"] for r in stored} == {device["identity"]}
     assert any(r["status"] == "build_failed" for r in stored)
 
-    second = run_gtune(*RUN, "--json", str(tmp_path / "second.json"), db=second_db)
+    second = gtune_here(*RUN, "--json", str(tmp_path / "second.json"), db=second_db)
     assert second.returncode == 0, second.stderr
     again = json.loads((tmp_path / "second.json").read_text())
     assert again["reused"] > 0 and again["measured"] < report["measured"]

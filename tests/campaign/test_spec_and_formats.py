@@ -15,7 +15,7 @@ from gtune.exceptions import InputError
 from gtune.measure.result import Result, Status
 from gtune.store import SQLiteStore
 from tests.conftest import ROOT
-from tests.inprocess import gtune_in_process
+from tests.inprocess import Cli
 
 HEAT = str(ROOT / "stencils" / "heat3d.cl")
 
@@ -140,19 +140,18 @@ def test_t4_export_classifies_every_status(tmp_path: Path) -> None:
 
 
 def test_t4_export_of_several_kernels_is_one_file_per_kernel_and_metadata(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, gtune_here: Cli
 ) -> None:
-    run_gtune = gtune_in_process(capsys, monkeypatch)  # the commands in this process
     db = tmp_path / "s.db"
     store = _stored(tmp_path, db)
     other = Result({"WX": 8}, Status.OK, 0.1, (2e-4,))
     store.add(other, device="dev", kernel_id="kid2", kernel_name="jacobi2d:stencil",
               problem={"NX": 64, "NY": 32})  # fmt: skip
     store.close()
-    mixed = run_gtune("export", db=db)
+    mixed = gtune_here("export", db=db)
     assert mixed.returncode == 2 and "2 kernels" in mixed.stderr and "--out" in mixed.stderr
     out = tmp_path / "t4"
-    assert run_gtune("export", "-o", str(out), db=db).returncode == 0
+    assert gtune_here("export", "-o", str(out), db=db).returncode == 0
     meta = json.loads((out / "metadata.json").read_text())
     assert meta["schema_version"] == "1.0.0"
     assert {"hardware", "environment"} <= set(meta["metadata"])
@@ -164,18 +163,17 @@ def test_t4_export_of_several_kernels_is_one_file_per_kernel_and_metadata(
         doc = json.loads((out / file).read_text())
         _check_t4_results(doc)
         assert doc["metadata"]["kernel"] == name
-    one = run_gtune("export", "-k", "jacobi2d", "-o", str(tmp_path / "j.json"), db=db)
+    one = gtune_here("export", "-k", "jacobi2d", "-o", str(tmp_path / "j.json"), db=db)
     assert one.returncode == 0, one.stderr
     assert len(json.loads((tmp_path / "j.json").read_text())["results"]) == 1
 
 
 def test_t4_export_of_one_kernel_at_several_sizes_says_how_to_pick_one(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, gtune_here: Cli
 ) -> None:
     """A kernel tuned at two sizes is two T4 results files: a bare ``gtune export`` (a
     newcomer after a tuned kernel) and ``-k`` alone are refused with how to pick one,
     and the kernel's file with ``--size`` picks it."""
-    run_gtune = gtune_in_process(capsys, monkeypatch)  # the commands in this process
     db = tmp_path / "s.db"
     store = SQLiteStore(db)
     for n in (16, 32):
@@ -186,17 +184,17 @@ def test_t4_export_of_one_kernel_at_several_sizes_says_how_to_pick_one(
         store.add(result, device="dev", kernel_id=kernel.identity(), kernel_name="heat3d:stencil",
                   problem=dict(kernel.sizes))  # fmt: skip
     store.close()
-    bare = run_gtune("export", db=db)
+    bare = gtune_here("export", db=db)
     assert bare.returncode == 2 and "Traceback" not in bare.stderr
     assert "2 kernels, sizes or devices" in bare.stderr and "16x16x16" in bare.stderr
     assert "--size" in bare.stderr and "without KERNEL" in bare.stderr
-    named = run_gtune(
+    named = gtune_here(
         "export", "--format", "t4", "-k", "heat3d", "-o", str(tmp_path / "h.json"), db=db
     )
     assert named.returncode == 2 and "--size" in named.stderr
     assert "without KERNEL" not in named.stderr  # --format t4 was asked for
     one = tmp_path / "heat3d16.json"
-    picked = run_gtune(
+    picked = gtune_here(
         "export", "--format", "t4", HEAT, "--size", "16x16x16", "-o", str(one), db=db
     )
     assert picked.returncode == 0, picked.stderr
@@ -389,10 +387,7 @@ def _kernel_tuner_t4() -> Any:
     )
 
 
-def test_t4_export_validates_against_kernel_tuners_schemas(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    run_gtune = gtune_in_process(capsys, monkeypatch)  # the commands in this process
+def test_t4_export_validates_against_kernel_tuners_schemas(tmp_path: Path, gtune_here: Cli) -> None:
     import jsonschema
 
     kt = _kernel_tuner_t4()
@@ -403,7 +398,7 @@ def test_t4_export_validates_against_kernel_tuners_schemas(
               problem={"NX": 64, "NY": 32})  # fmt: skip
     store.close()
     out = tmp_path / "t4"
-    assert run_gtune("export", "-o", str(out), db=db).returncode == 0
+    assert gtune_here("export", "-o", str(out), db=db).returncode == 0
     _, results_schema = kt.output_file_schema("results")
     _, metadata_schema = kt.output_file_schema("metadata")
     jsonschema.validate(json.loads((out / "metadata.json").read_text()), metadata_schema)

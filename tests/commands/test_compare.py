@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT, run_gtune
-from tests.inprocess import gtune_in_process
+from tests.inprocess import Cli, gtune_in_process
 
 pytestmark = pytest.mark.opencl
 
@@ -114,11 +114,8 @@ def test_compare_tables_agree_and_resume(
     assert any("--no-confirm" in n for n in redo["notes"])
 
 
-def test_compare_needs_random(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-):
-    run_gtune = gtune_in_process(capsys, monkeypatch)  # the commands in this process
-    proc = run_gtune("compare", KERNELS[0], "--strategies", "hybrid,dims", db=tmp_path / "r.db")
+def test_compare_needs_random(tmp_path: Path, gtune_here: Cli) -> None:
+    proc = gtune_here("compare", KERNELS[0], "--strategies", "hybrid,dims", db=tmp_path / "r.db")
     assert proc.returncode == 2 and "include random" in proc.stderr
-    proc = run_gtune("compare", KERNELS[0], "--strategies", "random,nope", db=tmp_path / "r.db")
+    proc = gtune_here("compare", KERNELS[0], "--strategies", "random,nope", db=tmp_path / "r.db")
     assert proc.returncode == 2 and "unknown strategy 'nope'" in proc.stderr

@@ -12,7 +12,7 @@ import pytest
 from gtune.description import load_kernel
 from gtune.exceptions import InputError
 from tests.conftest import ROOT
-from tests.inprocess import gtune_in_process
+from tests.inprocess import Cli
 
 NAMES = ["k\nconstraint WX = 2;\n%.cl", "k\x1b[31mred.cl", "k\x1b]0;title\x07.cl"]
 
@@ -20,16 +20,11 @@ NAMES = ["k\nconstraint WX = 2;\n%.cl", "k\x1b[31mred.cl", "k\x1b]0;title\x07.cl
 @pytest.mark.parametrize("name", NAMES, ids=["newline", "csi", "osc"])
 @pytest.mark.parametrize("command", ["run", "space", "describe", "measure"])
 def test_a_kernel_named_with_control_characters_is_refused(
-    tmp_path: Path,
-    name: str,
-    command: str,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path, name: str, command: str, gtune_here: Cli
 ) -> None:
-    run_gtune = gtune_in_process(capsys, monkeypatch)  # the command in this process
     kernel = tmp_path / name
     shutil.copy(ROOT / "tests" / "data" / "plain_blur.cl", kernel)
-    done = run_gtune(command, str(kernel), "--size", "64x64", db=tmp_path / "r.db")
+    done = gtune_here(command, str(kernel), "--size", "64x64", db=tmp_path / "r.db")
     assert done.returncode == 2, done.stderr
     assert "control character" in done.stderr and "Traceback" not in done.stderr
     assert "\x1b" not in done.stderr and "\x07" not in done.stderr

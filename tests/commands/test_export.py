@@ -18,7 +18,7 @@ from gtune.stencils.definition import load_definition
 from gtune.stencils.render import definition_kernel_of
 from gtune.tuned import tuned_kernel, write_tuned
 from tests.conftest import ROOT, run_gtune, run_tuned_example
-from tests.inprocess import gtune_in_process
+from tests.inprocess import Cli
 
 pytestmark = [pytest.mark.opencl, pytest.mark.slow]
 
@@ -45,30 +45,26 @@ def tuned_store(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 
 def test_run_results_export_and_the_example_agree(
-    tmp_path: Path,
-    tuned_store: tuple[Path, Path],
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path, tuned_store: tuple[Path, Path], gtune_here: Cli
 ) -> None:
-    run_gtune = gtune_in_process(capsys, monkeypatch)  # the commands in this process
     db, report_path = tuned_store
     report = json.loads(report_path.read_text())
     assert report["confirmed"]
 
     # results --best 1 names the configuration run reported, with its confirmed time
     best = json.loads(
-        run_gtune("results", "-k", "heat3d", "--best", "1", "--format", "json", db=db).stdout
+        gtune_here("results", "-k", "heat3d", "--best", "1", "--format", "json", db=db).stdout
     )["results"]
     assert len(best) == 1 and best[0]["config"] == report["best_config"]
     assert best[0]["median_s"] == pytest.approx(report["best_s"])
     assert best[0]["kernel"] == "heat3d:stencil" and best[0]["size"] == SIZE
-    rows = json.loads(run_gtune("results", "-k", "heat3d", "--format", "json", db=db).stdout)
+    rows = json.loads(gtune_here("results", "-k", "heat3d", "--format", "json", db=db).stdout)
     default = [r for r in rows["results"] if "default" in r["confirmed"]]
     assert len(default) == 1 and default[0]["median_s"] == pytest.approx(report["default_s"])
 
     # the exported kernel is that configuration, and the example checks it
     out = tmp_path / "tuned"
-    exported = run_gtune("export", HEAT, "--size", SIZE, "-o", str(out), db=db)
+    exported = gtune_here("export", HEAT, "--size", SIZE, "-o", str(out), db=db)
     assert exported.returncode == 0, exported.stderr
     data = json.loads((out / "heat3d_tuned.json").read_text())
     assert data["configuration"] == report["best_config"] and data["confirmed"] is True
@@ -83,7 +79,7 @@ def test_run_results_export_and_the_example_agree(
     assert checked.returncode == 0 and "(ok)" in checked.stdout, checked.stdout + checked.stderr
 
     # a size the store has no results for is one clear error naming the sizes it has
-    missing = run_gtune("export", HEAT, "--size", "64x64x64", "-o", str(out), db=db)
+    missing = gtune_here("export", HEAT, "--size", "64x64x64", "-o", str(out), db=db)
     assert missing.returncode == 2 and "32x16x8" in missing.stderr
     assert "Traceback" not in missing.stderr
 
@@ -93,7 +89,7 @@ def test_run_results_export_and_the_example_agree(
     edited.mkdir()
     (edited / "heat3d.cl").write_text("/* edited */\n" + Path(HEAT).read_text())
     (edited / "heat3d.yaml").write_text(Path(HEAT).with_suffix(".yaml").read_text())
-    changed = run_gtune("export", str(edited / "heat3d.cl"), "--size", SIZE, db=db)
+    changed = gtune_here("export", str(edited / "heat3d.cl"), "--size", SIZE, db=db)
     assert changed.returncode == 2 and "another version of its source" in changed.stderr
     assert "give --size" not in changed.stderr and "Traceback" not in changed.stderr
 
@@ -172,24 +168,20 @@ def test_jacobi2d_and_temporal_exports_build_and_verify(config: dict[str, int]) 
 
 
 def test_export_keeps_files_refuses_links_and_names_a_wrong_device(
-    tmp_path: Path,
-    tuned_store: tuple[Path, Path],
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path, tuned_store: tuple[Path, Path], gtune_here: Cli
 ) -> None:
-    run_gtune = gtune_in_process(capsys, monkeypatch)  # the commands in this process
     db = tuned_store[0]
     out = tmp_path / "tuned"
-    first = run_gtune("export", HEAT, "--size", SIZE, "-o", str(out), db=db)
+    first = gtune_here("export", HEAT, "--size", SIZE, "-o", str(out), db=db)
     assert first.returncode == 0, first.stderr
     source = (out / "heat3d_tuned.cl").read_text()
     assert len(source.splitlines()) < 200 and "#if STREAM" not in source
 
     # a second export keeps the files unless --force
-    again = run_gtune("export", HEAT, "--size", SIZE, "-o", str(out), db=db)
+    again = gtune_here("export", HEAT, "--size", SIZE, "-o", str(out), db=db)
     assert again.returncode == 2 and "--force" in again.stderr
     assert "heat3d_tuned.cl" in again.stderr and "Traceback" not in again.stderr
-    full = run_gtune(
+    full = gtune_here(
         "export", HEAT, "--size", SIZE, "-o", str(out), "--force", "--full-template", db=db
     )  # fmt: skip
     assert full.returncode == 0, full.stderr
@@ -200,12 +192,12 @@ def test_export_keeps_files_refuses_links_and_names_a_wrong_device(
     victim.write_text("precious\n")
     (out / "heat3d_tuned.h").unlink()
     (out / "heat3d_tuned.h").symlink_to(victim)
-    linked = run_gtune("export", HEAT, "--size", SIZE, "-o", str(out), "--force", db=db)
+    linked = gtune_here("export", HEAT, "--size", SIZE, "-o", str(out), "--force", db=db)
     assert linked.returncode == 2 and "symbolic link" in linked.stderr
     assert victim.read_text() == "precious\n"
 
     # a device it was not tuned on is named as such, not blamed on the source
-    wrong = run_gtune(
+    wrong = gtune_here(
         "export", HEAT, "--size", SIZE, "-o", str(tmp_path / "w"), "--device", "nosuchdevice",
         db=db,
     )  # fmt: skip

@@ -71,10 +71,9 @@ def test_measure_default_and_results_export(tmp_path: Path, data_dir: Path):
     assert exported["results"][0]["config"] == {"WX": 8, "WY": 4, "WZ": 1}
 
 
-def test_build_error_is_one_message_with_log(tmp_path: Path, kernel_copy, capsys, monkeypatch):
-    run_gtune = gtune_in_process(capsys, monkeypatch)  # the commands in this process
+def test_build_error_is_one_message_with_log(tmp_path: Path, kernel_copy, gtune_here):
     path = kernel_copy("naive7", lambda t: t + "build_options: [-DBROKEN]\n")
-    proc = run_gtune("measure", str(path), db=tmp_path / "r.db")
+    proc = gtune_here("measure", str(path), db=tmp_path / "r.db")
     assert proc.returncode == 2
     assert "does not compile" in proc.stderr and "build log" in proc.stderr
     assert "Traceback" not in proc.stderr

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from gtune.measure.opencl_evaluator import user_build_log
-from tests.inprocess import Cli, gtune_in_process
+from tests.inprocess import Cli
 
 pytestmark = pytest.mark.opencl
 
@@ -17,14 +17,8 @@ def test_driver_file_names_become_the_users():
     assert user_build_log("<kernel>:7:3: error: x", "k.cl") == "k.cl:7:3: error: x"
 
 
-@pytest.fixture
-def run_gtune(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Cli:
-    """The commands in this process (what they say)."""
-    return gtune_in_process(capsys, monkeypatch)
-
-
-def _measure(run_gtune: Cli, kernel, tmp_path):
-    return run_gtune("measure", str(kernel), db=tmp_path / "r.db")
+def _measure(gtune_here: Cli, kernel, tmp_path):
+    return gtune_here("measure", str(kernel), db=tmp_path / "r.db")
 
 
 def _one_message(proc, *wanted: str) -> None:
@@ -35,30 +29,30 @@ def _one_message(proc, *wanted: str) -> None:
     assert "tempfile" not in proc.stderr
 
 
-def test_syntax_error_names_file_and_line(kernel_copy, tmp_path, run_gtune):
+def test_syntax_error_names_file_and_line(kernel_copy, tmp_path, gtune_here):
     cl = kernel_copy("naive7")
     lines = cl.read_text().splitlines()
     bad = next(i for i, line in enumerate(lines) if "const int i =" in line)
     lines[bad] = lines[bad].replace(";", "")  # a missing semicolon on this line
     cl.write_text("\n".join(lines) + "\n")
-    proc = _measure(run_gtune, cl, tmp_path)
+    proc = _measure(gtune_here, cl, tmp_path)
     _one_message(proc, f"{cl}:{bad + 1}", "does not compile")
 
 
-def test_wrong_kernel_name(kernel_copy, tmp_path, run_gtune):
+def test_wrong_kernel_name(kernel_copy, tmp_path, gtune_here):
     cl = kernel_copy("naive7", lambda t: t.replace("kernel: naive7", "kernel: naive8"))
-    proc = _measure(run_gtune, cl, tmp_path)
+    proc = _measure(gtune_here, cl, tmp_path)
     _one_message(proc, str(cl), "naive8")
 
 
-def test_bad_build_options(kernel_copy, tmp_path, run_gtune):
+def test_bad_build_options(kernel_copy, tmp_path, gtune_here):
     cl = kernel_copy("naive7", lambda t: t + "build_options: [-cl-no-such-option]\n")
-    proc = _measure(run_gtune, cl, tmp_path)
+    proc = _measure(gtune_here, cl, tmp_path)
     _one_message(proc, "naive7.yaml", "build_options", "-cl-no-such-option")
 
 
-def test_run_fails_once_early(kernel_copy, tmp_path, run_gtune):
+def test_run_fails_once_early(kernel_copy, tmp_path, gtune_here):
     cl = kernel_copy("naive7")
     cl.write_text(cl.read_text().replace("const int i =", "const int i = undeclared +"))
-    proc = run_gtune("run", str(cl), "--budget", "20", db=tmp_path / "r.db")
+    proc = gtune_here("run", str(cl), "--budget", "20", db=tmp_path / "r.db")
     _one_message(proc, str(cl), "undeclared")

@@ -15,7 +15,7 @@ from gtune.expr import Expr
 from gtune.kernel import domain_values
 from gtune.plain import plain_kernel
 from gtune.space.model import _divisions
-from tests.inprocess import Cli, gtune_in_process
+from tests.inprocess import Cli
 
 CORPUS = Path(__file__).parents[1] / "data" / "corpus"
 TILE = {
@@ -181,14 +181,8 @@ def test_helper_functions_are_read_through_their_parameters():
     assert uses["d"].written and not uses["d"].read
 
 
-@pytest.fixture
-def run_gtune(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Cli:
-    """The commands in this process."""
-    return gtune_in_process(capsys, monkeypatch)
-
-
 @pytest.mark.opencl
-def test_space_and_measure_take_the_plain_flags(tmp_path: Path, run_gtune: Cli):
+def test_space_and_measure_take_the_plain_flags(tmp_path: Path, gtune_here: Cli):
     flags = [
         "--size",
         "48x44",
@@ -204,7 +198,7 @@ def test_space_and_measure_take_the_plain_flags(tmp_path: Path, run_gtune: Cli):
         "WX=4,WPT=1",
     ]
     kernel = str(CORPUS / "tile_square.cl")
-    proc = run_gtune("space", kernel, *flags, "--json", "--no-min-groups")
+    proc = gtune_here("space", kernel, *flags, "--json", "--no-min-groups")
     assert proc.returncode == 0, proc.stderr
     # square groups dividing both global sizes; WPT=8 does not divide NY=44 and stays
     expected = [
@@ -215,13 +209,13 @@ def test_space_and_measure_take_the_plain_flags(tmp_path: Path, run_gtune: Cli):
     ]
     assert (2, 8) in expected
     assert json.loads(proc.stdout)[0]["pruned"] == len(expected)
-    proc = run_gtune(
+    proc = gtune_here(
         "measure", kernel, *flags, "--config", "WX=2,WPT=8", "--json", db=tmp_path / "r.db"
     )
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert data["status"] == "ok" and data["extra"]["verification"].endswith(": out")
-    bad = run_gtune("space", kernel, "--size", "48x40", "--role", "out=sideways")
+    bad = gtune_here("space", kernel, "--size", "48x40", "--role", "out=sideways")
     assert bad.returncode == 2 and "--role" in bad.stderr and "Traceback" not in bad.stderr
 
 
@@ -247,20 +241,20 @@ def test_headers_are_named_and_change_the_identity(tmp_path: Path):
 
 
 @pytest.mark.opencl
-def test_a_fixed_launch_is_one_configuration(tmp_path: Path, run_gtune: Cli):
+def test_a_fixed_launch_is_one_configuration(tmp_path: Path, gtune_here: Cli):
     """Work-group sizes given as numbers leave nothing to tune: the space is that one
     configuration, ``run`` says so (exit 2, pointing at ``measure``), and ``measure``
     times it without calling it verified: it is its own reference."""
     kernel = str(CORPUS / "jacobi_nonconst.cl")
     flags = ["--size", "32x16", "--local", "8,4", "--scalar", "nx=NX", "--scalar", "ny=NY"]
-    space = run_gtune("space", kernel, *flags, "--json")
+    space = gtune_here("space", kernel, *flags, "--json")
     assert space.returncode == 0, space.stderr
     assert json.loads(space.stdout)[0]["pruned"] == 1
-    tuned = run_gtune("run", kernel, *flags, "--budget", "3", db=tmp_path / "r.db")
+    tuned = gtune_here("run", kernel, *flags, "--budget", "3", db=tmp_path / "r.db")
     assert tuned.returncode == 2, tuned.stderr
     assert "no parameter to tune" in tuned.stderr and "gtune measure" in tuned.stderr
     assert "Traceback" not in tuned.stderr
-    measured = run_gtune("measure", kernel, *flags, "--json", db=tmp_path / "r.db")
+    measured = gtune_here("measure", kernel, *flags, "--json", db=tmp_path / "r.db")
     assert measured.returncode == 0, measured.stderr
     result = json.loads(measured.stdout)
     assert result["status"] == "ok"

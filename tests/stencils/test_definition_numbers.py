@@ -10,7 +10,7 @@ import pytest
 
 from gtune.exceptions import InputError
 from gtune.stencils.definition import MAX_NUMBER_DIGITS, load_definition, parse_definition
-from tests.inprocess import gtune_in_process
+from tests.inprocess import Cli
 
 BASE = "dims: 2\nfields: [A]\noutput: B\nterms:\n- {field: A, coefficient: %s}\n"
 
@@ -22,18 +22,14 @@ BASE = "dims: 2\nfields: [A]\noutput: B\nterms:\n- {field: A, coefficient: %s}\n
     ids=["rational", "quoted", "denominator", "plain-int", "long-int", "product"],
 )  # fmt: skip
 def test_a_coefficient_with_too_many_digits_is_refused(
-    tmp_path: Path,
-    coefficient: str,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path, coefficient: str, gtune_here: Cli
 ) -> None:
-    run_gtune = gtune_in_process(capsys, monkeypatch)  # the command in this process
     path = tmp_path / "big.stencil.yaml"
     path.write_text(BASE % coefficient)
     with pytest.raises(InputError, match="digits") as info:
         load_definition(path)
     assert len(info.value.render()) < 400  # the number itself is not echoed
-    done = run_gtune("space", str(path), "--size", "64x64", "--device", "none-such")
+    done = gtune_here("space", str(path), "--size", "64x64", "--device", "none-such")
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "big.stencil.yaml" in done.stderr and "digits" in done.stderr
 

@@ -11,7 +11,7 @@ import pytest
 from gtune.description import load_kernel
 from gtune.stencils import StencilShape, generate, synthetic
 from gtune.stencils.reference import weighted_sum
-from tests.inprocess import Cli, gtune_in_process
+from tests.inprocess import Cli
 
 SMALL = (16, 16, 16)
 
@@ -94,18 +94,12 @@ def test_weighted_sum_matches_pointwise_loop() -> None:
     assert np.array_equal(got[0], src[0])  # boundary untouched
 
 
-@pytest.fixture
-def run_gtune(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Cli:
-    """The command line in this process (no interpreter to start for each call)."""
-    return gtune_in_process(capsys, monkeypatch)
-
-
 def test_template_is_found_from_any_directory(
-    tmp_path: Path, run_gtune: Cli, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, gtune_here: Cli, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     out = tmp_path / "out"
     monkeypatch.chdir(tmp_path)
-    proc = run_gtune(
+    proc = gtune_here(
         "stencils",
         "generate",
         "--pattern",
@@ -122,8 +116,8 @@ def test_template_is_found_from_any_directory(
     assert kernel.features["size"] == 13
 
 
-def test_cli_writes_the_garvey104_suite(tmp_path: Path, run_gtune: Cli) -> None:
-    proc = run_gtune("stencils", "generate", "--suite", "garvey104", str(tmp_path))
+def test_cli_writes_the_garvey104_suite(tmp_path: Path, gtune_here: Cli) -> None:
+    proc = gtune_here("stencils", "generate", "--suite", "garvey104", str(tmp_path))
     assert proc.returncode == 0, proc.stderr
     assert len(list(tmp_path.glob("*.cl"))) == 104
     assert len(list(tmp_path.glob("*.yaml"))) == 104
@@ -145,9 +139,9 @@ def test_cli_writes_the_garvey104_suite(tmp_path: Path, run_gtune: Cli) -> None:
     ],
 )
 def test_cli_bad_options_exit_2(
-    tmp_path: Path, args: list[str], fragment: str, run_gtune: Cli
+    tmp_path: Path, args: list[str], fragment: str, gtune_here: Cli
 ) -> None:
-    proc = run_gtune("stencils", "generate", *args, str(tmp_path / "out"))
+    proc = gtune_here("stencils", "generate", *args, str(tmp_path / "out"))
     assert proc.returncode == 2
     assert fragment in proc.stderr
     assert "Traceback" not in proc.stderr

@@ -34,6 +34,7 @@ from gtune.stencils.definition import StencilDefinition, load_definition, parse_
 from gtune.stencils.real import REAL
 from gtune.stencils.render import render_source
 from tests.conftest import load_script
+from tests.inprocess import Cli
 from tests.stencils.template_snapshot import cpp, sizes_of
 from tests.stencils.test_integer_vec import _random_weights
 
@@ -316,18 +317,14 @@ CORPUS_INTEGER = ["smooth_s8", "gauss_u8_rte", "binomial_u16", "sharpen_s16", "p
 @pytest.mark.usefixtures("shared_workers")
 @pytest.mark.parametrize("name", CORPUS_INTEGER if FULL else ["prewitt_u8_s16"])
 def test_the_corpus_integer_kernels_lifted_give_the_package_templates_bits(
-    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    name: str, tmp_path: Path, gtune_here: Cli
 ) -> None:
     """The plain corpus's 8- and 16-bit kernels (stencils/plain/manifest.yaml), lifted:
     the words give the element vectors' bits."""
-    from tests.inprocess import gtune_in_process
-
-    run_gtune = gtune_in_process(capsys, monkeypatch)  # the command in this process
-
     entry = yaml.safe_load((ROOT / "stencils/plain/manifest.yaml").read_text())["kernels"][name]
     path = tmp_path / f"{name}.stencil.yaml"
     plain = str(ROOT / "stencils/plain" / entry["source"])
-    done = run_gtune("lift", plain, "--size", entry["size"], *entry["flags"], "-o", str(path))
+    done = gtune_here("lift", plain, "--size", entry["size"], *entry["flags"], "-o", str(path))
     assert done.returncode == 0, done.stderr
     for patch in AGAINST:
         assert same_bits(path, _variant(patch) if patch else None, _sizes(2)) >= 6

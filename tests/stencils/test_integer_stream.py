@@ -25,7 +25,7 @@ from gtune.description import load_kernel
 from gtune.stencils.definition import StencilDefinition, load_definition, parse_definition
 from gtune.stencils.real import REAL
 from gtune.stencils.render import describe, integer_streams
-from tests.inprocess import gtune_in_process
+from tests.inprocess import Cli
 from tests.stencils.template_snapshot import beside_snapshot, cpp, sizes_of
 from tests.stencils.test_int_words import _arrays, _evaluator, _outputs_of, allowed
 from tests.stencils.test_integer_vec import _definition as integer_definition
@@ -171,17 +171,16 @@ def test_streamed_integer_kernels_give_the_reference_bits(case: str, tmp_path: P
 
 @pytest.mark.opencl
 def test_streaming_out_of_y_order_is_caught_by_the_verification(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, gtune_here: Cli
 ) -> None:
     """Why the renderer refuses it: measured by hand, streaming integer terms listed out
     of y order (the centre row's first term first) rounds some outputs differently, and
     the bit-for-bit verification says so (wrong_result, never a time); measure notes
     that the configuration is outside the tuning space."""
-    run_gtune = gtune_in_process(capsys, monkeypatch)  # the commands in this process
     terms = _sorted_terms(2, ["src"])
     path = tmp_path / "k.stencil.yaml"
     path.write_text(_definition("u8-clamp", [terms[3], *terms[:3], *terms[4:]]).to_yaml())
-    done = run_gtune(
+    done = gtune_here(
         "--db", str(tmp_path / "r.db"), "measure", str(path), "--size", "64x16",
         "--config", "STREAM=1,ZC=4,VX=1,BX=1,WX=8", "--json",
     )  # fmt: skip
@@ -189,7 +188,7 @@ def test_streaming_out_of_y_order_is_caught_by_the_verification(
     assert "wrong_result" in done.stdout and "differ from the reference" in done.stdout
     # measure says the configuration is outside the tuning space, and why
     assert "outside the tuning space" in done.stderr and "`STREAM == 0` fails" in done.stderr
-    inside = run_gtune(
+    inside = gtune_here(
         "--db", str(tmp_path / "r.db"), "measure", str(path), "--size", "64x16",
         "--config", "STREAM=0,VX=4,BX=4,WX=8", "--json",
     )  # fmt: skip

@@ -37,7 +37,7 @@ from gtune.stencils.lift import (
     nice_number,
 )
 from tests.conftest import ROOT, run_tuned_example
-from tests.inprocess import gtune_in_process
+from tests.inprocess import Cli
 
 PLAIN = ROOT / "stencils" / "plain"
 MANIFEST = yaml.safe_load((PLAIN / "manifest.yaml").read_text())["kernels"]
@@ -663,13 +663,7 @@ def hot_cli(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.mark.opencl
-def test_lift_command(
-    hot_cli: Path,
-    tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    run_gtune = gtune_in_process(capsys, monkeypatch)  # the commands in this process
+def test_lift_command(hot_cli: Path, tmp_path: Path, gtune_here: Cli) -> None:
     entry = MANIFEST["hotspot3d"]
     defn = load_definition(hot_cli)
     assert defn.boundary == "clamp" and defn.fields == ("power", "temp_in")
@@ -677,7 +671,7 @@ def test_lift_command(
     assert defn.original is not None
     assert _pairs(defn.original["flags"]) == _pairs(entry["flags"])  # every plain flag given
     life = MANIFEST["life"]
-    done = run_gtune(
+    done = gtune_here(
         "lift",
         str(PLAIN / life["source"]),
         "--size",
@@ -713,20 +707,17 @@ __kernel void k(__global const float *u, __global float *v, int nx, int ny)
 
 
 @pytest.mark.opencl
-def test_lift_turns_a_launch_whose_dimension_0_is_the_row(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_lift_turns_a_launch_whose_dimension_0_is_the_row(tmp_path: Path, gtune_here: Cli) -> None:
     """A kernel ported from a C loop nest (get_global_id(0) the slowest axis) writes an
     off-centre box at the default launch; without --global, lift tries the reversed
     launch, says so, and records it in the definition's flags. A kernel that writes an
     off-centre box either way keeps its refusal, with the hint."""
-    run_gtune = gtune_in_process(capsys, monkeypatch)  # the commands in this process
     import subprocess
     import sys
 
     entry = MANIFEST["rows_first"]
     out = tmp_path / "rows.stencil.yaml"
-    done = run_gtune(
+    done = gtune_here(
         "lift",
         str(PLAIN / entry["source"]),
         "--size",
@@ -743,12 +734,12 @@ def test_lift_turns_a_launch_whose_dimension_0_is_the_row(
     assert ("--global", "NY,NX") in _pairs(defn.original["flags"])
     assert defn.boundary == "clamp" and len(defn.terms) == 6
     # the recorded flags run the original again: tuned against it at another size
-    ran = run_gtune("run", str(out), "--size", "48x40", "--budget", "2", db=tmp_path / "r.db")
+    ran = gtune_here("run", str(out), "--size", "48x40", "--budget", "2", db=tmp_path / "r.db")
     assert ran.returncode == 0, ran.stderr
     assert "over the original" in ran.stdout + ran.stderr
     # the drop-in kernel against the original (launched as recorded, with no --default:
     # its first configuration) in the documented example
-    exported = run_gtune(
+    exported = gtune_here(
         "export", str(out), "--size", "48x40", "-o", str(tmp_path / "t"), db=tmp_path / "r.db"
     )
     assert exported.returncode == 0, exported.stderr
@@ -771,7 +762,7 @@ def test_lift_turns_a_launch_whose_dimension_0_is_the_row(
     three = tmp_path / "rows3d.cl"
     three.write_text(ROWS_FIRST_3D)
     out3 = tmp_path / "rows3d.stencil.yaml"
-    done = run_gtune("lift", str(three), "--size", "16x12x10", "-o", str(out3))
+    done = gtune_here("lift", str(three), "--size", "16x12x10", "-o", str(out3))
     assert done.returncode == 0, done.stderr
     defn3 = load_definition(out3)
     assert defn3.original is not None and defn3.original["global"] == ["NZ", "NY", "NX"]
@@ -779,12 +770,12 @@ def test_lift_turns_a_launch_whose_dimension_0_is_the_row(
 
     off = tmp_path / "off.cl"
     off.write_text(OFF_CENTRE)
-    done = run_gtune("lift", str(off), "--size", "16x12", "-o", str(tmp_path / "o.stencil.yaml"))
+    done = gtune_here("lift", str(off), "--size", "16x12", "-o", str(tmp_path / "o.stencil.yaml"))
     assert done.returncode == 2
     assert "off-centre band" in done.stderr and "give --global NY,NX" in done.stderr
     assert "Traceback" not in done.stderr and not (tmp_path / "o.stencil.yaml").exists()
     # tuned as a plain kernel at that launch, the results are unverified, with the hint
-    plain = run_gtune(
+    plain = gtune_here(
         "run",
         str(PLAIN / entry["source"]),
         "--size",
@@ -799,7 +790,7 @@ def test_lift_turns_a_launch_whose_dimension_0_is_the_row(
     said = " ".join((plain.stdout + plain.stderr).split())
     assert "UNVERIFIED" in said and "give --global NY,NX" in said
     # a launch the user gave is not second-guessed
-    done = run_gtune(
+    done = gtune_here(
         "lift",
         str(PLAIN / entry["source"]),
         "--size",
@@ -943,15 +934,11 @@ def _lift_cli(name: str, out: Path) -> None:
 @pytest.mark.opencl
 @pytest.mark.slow
 def test_run_on_a_lifted_definition_uses_the_original(
-    lifted: Any,
-    tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
+    lifted: Any, tmp_path: Path, gtune_here: Cli
 ) -> None:
-    run_gtune = gtune_in_process(capsys, monkeypatch)  # the commands in this process
     _, out = lifted("star7")  # (test_lift_command lifts with the command)
     report = tmp_path / "report.json"
-    done = run_gtune(
+    done = gtune_here(
         "run",
         str(out),
         "--size",
@@ -981,18 +968,14 @@ def test_run_on_a_lifted_definition_uses_the_original(
 
 @pytest.mark.opencl
 def test_an_edited_lifted_definition_no_longer_matches_its_original(
-    lifted: Any,
-    tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
+    lifted: Any, tmp_path: Path, gtune_here: Cli
 ) -> None:
-    run_gtune = gtune_in_process(capsys, monkeypatch)  # the commands in this process
     _, lifted_path = lifted("jacobi2d")
     out = lifted_path.with_name("jacobi.stencil.yaml")  # beside it: its original's path holds
     data = yaml.safe_load(lifted_path.read_text())
     data["terms"][0]["coefficient"] = 0.3
     out.write_text(yaml.safe_dump(data, sort_keys=False))
-    done = run_gtune("run", str(out), "--size", "32x32", "--budget", "2", db=tmp_path / "r.db")
+    done = gtune_here("run", str(out), "--size", "32x32", "--budget", "2", db=tmp_path / "r.db")
     assert done.returncode == 2
     assert (
         "jacobi.stencil.yaml" in done.stderr and "does not compute this definition" in done.stderr
@@ -1037,21 +1020,17 @@ def test_lift_without_a_shipped_launch_uses_the_first_configuration(
 @pytest.mark.opencl
 @pytest.mark.slow
 def test_plain_kernel_to_drop_in_tuned_kernel(
-    hot_cli: Path,
-    tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
+    hot_cli: Path, tmp_path: Path, gtune_here: Cli
 ) -> None:
     """lift -> run -> export -> the documented example, which checks the exported kernel
     against the original plain kernel on fresh data, at the tuned size and a larger one."""
-    run_gtune = gtune_in_process(capsys, monkeypatch)  # the commands in this process
 
     out = hot_cli  # lifted by the command
     db = tmp_path / "r.db"
     size = "64x16x8"
-    ran = run_gtune("run", str(out), "--size", size, "--budget", "2", "--runs", "3", db=db)
+    ran = gtune_here("run", str(out), "--size", size, "--budget", "2", "--runs", "3", db=db)
     assert ran.returncode == 0, ran.stderr
-    exported = run_gtune("export", str(out), "--size", size, "-o", str(tmp_path / "t"), db=db)
+    exported = gtune_here("export", str(out), "--size", size, "-o", str(tmp_path / "t"), db=db)
     assert exported.returncode == 0, exported.stderr
     tuned = tmp_path / "t" / "hot_tuned.json"
     assert json.loads(tuned.read_text())["kernel"] == "hotspot3d"

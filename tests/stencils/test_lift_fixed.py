@@ -17,26 +17,20 @@ from gtune.exceptions import InputError
 from gtune.stencils.definition import load_definition
 from gtune.stencils.lift import interface, with_held
 from tests.conftest import ROOT
-from tests.inprocess import Cli, gtune_in_process
+from tests.inprocess import Cli
 
 PLAIN = ROOT / "stencils" / "plain"
 ENTRY = yaml.safe_load((PLAIN / "manifest.yaml").read_text())["kernels"]["convolution_sized"]
 
 
-@pytest.fixture
-def run_gtune(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Cli:
-    """The commands in this process."""
-    return gtune_in_process(capsys, monkeypatch)
-
-
-def _lift(run_gtune: Cli, out: Path, *extra: str) -> Any:
+def _lift(gtune_here: Cli, out: Path, *extra: str) -> Any:
     args = ["lift", str(PLAIN / ENTRY["source"]), "--size", ENTRY["size"], *ENTRY["flags"]]
-    return run_gtune(*args, *extra, "-o", str(out))
+    return gtune_here(*args, *extra, "-o", str(out))
 
 
 @pytest.mark.opencl
-def test_a_filter_size_argument_is_refused_naming_fixed(tmp_path: Path, run_gtune: Cli) -> None:
-    done = _lift(run_gtune, tmp_path / "c.stencil.yaml")
+def test_a_filter_size_argument_is_refused_naming_fixed(tmp_path: Path, gtune_here: Cli) -> None:
+    done = _lift(gtune_here, tmp_path / "c.stencil.yaml")
     assert done.returncode == 2
     assert "the integer argument fw (given 3) changes the output" in done.stderr
     assert "--fixed fw" in done.stderr and "Traceback" not in done.stderr
@@ -44,9 +38,9 @@ def test_a_filter_size_argument_is_refused_naming_fixed(tmp_path: Path, run_gtun
 
 
 @pytest.mark.opencl
-def test_held_at_its_value_it_lifts_and_says_so(tmp_path: Path, run_gtune: Cli) -> None:
+def test_held_at_its_value_it_lifts_and_says_so(tmp_path: Path, gtune_here: Cli) -> None:
     out = tmp_path / "c.stencil.yaml"
-    done = _lift(run_gtune, out, "--fixed", "fw")
+    done = _lift(gtune_here, out, "--fixed", "fw")
     assert done.returncode == 0, done.stderr
     assert "fw held at 3 (--fixed)" in done.stderr
     defn = load_definition(out)

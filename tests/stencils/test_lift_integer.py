@@ -16,7 +16,7 @@ from gtune.stencils.definition import parse_definition
 from gtune.stencils.elements import store_macro, to_storage
 from gtune.stencils.lift import Interface, NotAStencil, ScalarArg, lift_with
 from gtune.stencils.lift_int import simplest
-from tests.inprocess import gtune_in_process
+from tests.inprocess import Cli
 
 BINOMIAL = [
     {"field": "src", "offset": [dx, dy], "coefficient": f"{(2 - abs(dx)) * (2 - abs(dy))}/16"}
@@ -167,10 +167,7 @@ def test_bad_integer_keys_are_errors(change: dict[str, Any], why: str) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["blur_u8", "binomial_u16", "laplace_u8_f32"])
 def test_integer_kernel_to_drop_in_tuned_kernel_bit_for_bit(
-    name: str,
-    tmp_path: Any,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
+    name: str, tmp_path: Any, gtune_here: Cli
 ) -> None:
     """lift -> run (verified exactly against the original) -> export -> the example,
     which checks the exported kernel against the original bit for bit, at the tuned
@@ -179,18 +176,16 @@ def test_integer_kernel_to_drop_in_tuned_kernel_bit_for_bit(
 
     from tests.conftest import ROOT, run_tuned_example
 
-    run_gtune = gtune_in_process(capsys, monkeypatch)  # the commands in this process
-
     entry = yaml.safe_load((ROOT / "stencils/plain/manifest.yaml").read_text())["kernels"][name]
     out = tmp_path / f"{name}.stencil.yaml"
     plain = str(ROOT / "stencils/plain" / entry["source"])
-    done = run_gtune("lift", plain, "--size", entry["size"], *entry["flags"], "-o", str(out))
+    done = gtune_here("lift", plain, "--size", entry["size"], *entry["flags"], "-o", str(out))
     assert done.returncode == 0, done.stderr
     db = tmp_path / "r.db"
-    ran = run_gtune("run", str(out), "--size", "64x32", "--budget", "2", db=db)
+    ran = gtune_here("run", str(out), "--size", "64x32", "--budget", "2", db=db)
     assert ran.returncode == 0, ran.stderr
     assert "wrong_result" not in ran.stdout
-    exported = run_gtune("export", str(out), "--size", "64x32", "-o", str(tmp_path / "t"), db=db)
+    exported = gtune_here("export", str(out), "--size", "64x32", "-o", str(tmp_path / "t"), db=db)
     assert exported.returncode == 0, exported.stderr
     tuned = tmp_path / "t" / f"{name}_tuned.json"
     for extra in ([], ["--size", "256x128"])[: 2 if name == "blur_u8" else 1]:
@@ -252,10 +247,7 @@ def test_a_one_sided_integer_kernel_lifts_with_band_reach() -> None:
 @pytest.mark.opencl
 @pytest.mark.parametrize("name", ["gauss_u8_rte"])  # (blur_u8: its drop-in test above)
 def test_integer_kernel_tuned_with_the_vector_technique_against_its_original(
-    name: str,
-    tmp_path: Any,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
+    name: str, tmp_path: Any, gtune_here: Cli
 ) -> None:
     """A lifted corpus kernel of uchar pixels tuned with ``--technique vec``: every
     configuration measured (vectors of 2 to 16 uchars among them) verified exactly
@@ -264,16 +256,14 @@ def test_integer_kernel_tuned_with_the_vector_technique_against_its_original(
 
     from tests.conftest import ROOT
 
-    run_gtune = gtune_in_process(capsys, monkeypatch)  # the commands in this process
-
     entry = yaml.safe_load((ROOT / "stencils/plain/manifest.yaml").read_text())["kernels"][name]
     out = tmp_path / f"{name}.stencil.yaml"
     plain = str(ROOT / "stencils/plain" / entry["source"])
-    done = run_gtune("lift", plain, "--size", entry["size"], *entry["flags"], "-o", str(out))
+    done = gtune_here("lift", plain, "--size", entry["size"], *entry["flags"], "-o", str(out))
     assert done.returncode == 0, done.stderr
     report = tmp_path / "report.json"
     args = ["--size", "128x32", "--budget", "6", "--technique", "vec", "--runs", "1"]
-    ran = run_gtune("run", str(out), *args, "--json", str(report), db=tmp_path / "r.db")
+    ran = gtune_here("run", str(out), *args, "--json", str(report), db=tmp_path / "r.db")
     assert ran.returncode == 0, ran.stderr
     assert "output of the original kernel" in ran.stderr
     data = json.loads(report.read_text())

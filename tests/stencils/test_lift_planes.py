@@ -12,29 +12,23 @@ import yaml
 
 from gtune.stencils.definition import load_definition
 from tests.conftest import ROOT, run_tuned_example
-from tests.inprocess import Cli, gtune_in_process
+from tests.inprocess import Cli
 
 PLAIN = ROOT / "stencils" / "plain"
 ENTRY = yaml.safe_load((PLAIN / "manifest.yaml").read_text())["kernels"]["heat_planes"]
 
 
-@pytest.fixture
-def run_gtune(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Cli:
-    """The commands in this process."""
-    return gtune_in_process(capsys, monkeypatch)
-
-
-def _lift(run_gtune: Cli, out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+def _lift(gtune_here: Cli, out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     args = ["lift", str(PLAIN / ENTRY["source"]), "--size", ENTRY["size"], *ENTRY["flags"]]
-    return run_gtune(*args, *extra, "-o", str(out))
+    return gtune_here(*args, *extra, "-o", str(out))
 
 
 @pytest.mark.opencl
-def test_the_plane_index_is_inferred_and_recorded(tmp_path: Path, run_gtune: Cli) -> None:
+def test_the_plane_index_is_inferred_and_recorded(tmp_path: Path, gtune_here: Cli) -> None:
     """Without --plane-index the kernel writes one plane (or none) per launch; its
     integer argument k that is no size is tried as the plane index, with a note."""
     out = tmp_path / "planes.stencil.yaml"
-    done = _lift(run_gtune, out)
+    done = _lift(gtune_here, out)
     assert done.returncode == 0, done.stderr
     assert "lifted as --plane-index k=z" in done.stderr
     defn = load_definition(out)
@@ -50,9 +44,9 @@ def test_the_plane_index_is_inferred_and_recorded(tmp_path: Path, run_gtune: Cli
     [("k", "expected SCALAR=AXIS"), ("c0=z", "no integer argument c0"), ("q=z", "no integer")],
 )
 def test_a_wrong_plane_index_is_an_error(
-    tmp_path: Path, flag: str, why: str, run_gtune: Cli
+    tmp_path: Path, flag: str, why: str, gtune_here: Cli
 ) -> None:
-    done = _lift(run_gtune, tmp_path / "p.stencil.yaml", "--plane-index", flag)
+    done = _lift(gtune_here, tmp_path / "p.stencil.yaml", "--plane-index", flag)
     assert done.returncode == 2
     assert why in done.stderr and "--plane-index" in done.stderr
     assert "Traceback" not in done.stderr
@@ -61,16 +55,16 @@ def test_a_wrong_plane_index_is_an_error(
 @pytest.mark.opencl
 @pytest.mark.slow
 def test_plane_kernel_tunes_and_exports_a_whole_array_kernel(
-    tmp_path: Path, run_gtune: Cli
+    tmp_path: Path, gtune_here: Cli
 ) -> None:
     out = tmp_path / "planes.stencil.yaml"
-    assert _lift(run_gtune, out, "--plane-index", "k=z").returncode == 0
+    assert _lift(gtune_here, out, "--plane-index", "k=z").returncode == 0
     db = tmp_path / "r.db"
     size = "32x16x10"
-    ran = run_gtune("run", str(out), "--size", size, "--budget", "3", "--runs", "3", db=db)
+    ran = gtune_here("run", str(out), "--size", size, "--budget", "3", "--runs", "3", db=db)
     assert ran.returncode == 0, ran.stderr
     assert "writes one plane per launch" in ran.stdout + ran.stderr
-    exported = run_gtune("export", str(out), "--size", size, "-o", str(tmp_path / "t"), db=db)
+    exported = gtune_here("export", str(out), "--size", size, "-o", str(tmp_path / "t"), db=db)
     assert exported.returncode == 0, exported.stderr
     assert "replace the loop `for (k = 0; k < nz; k++)" in exported.stderr
     tuned = tmp_path / "t" / "planes_tuned.json"

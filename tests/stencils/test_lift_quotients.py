@@ -11,31 +11,28 @@ import yaml
 
 from gtune.stencils.definition import load_definition
 from tests.conftest import ROOT, run_tuned_example
-from tests.inprocess import gtune_in_process
+from tests.inprocess import Cli
 
 
 @pytest.mark.opencl
 @pytest.mark.slow
-def test_quotient_weights_lift_tune_and_export(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    run_gtune = gtune_in_process(capsys, monkeypatch)  # the commands in this process
+def test_quotient_weights_lift_tune_and_export(tmp_path: Path, gtune_here: Cli) -> None:
     entry = yaml.safe_load((ROOT / "stencils/plain/manifest.yaml").read_text())["kernels"][
         "hotspot2d"
     ]
     out = tmp_path / "hot2.stencil.yaml"
     plain = str(ROOT / "stencils/plain" / entry["source"])
-    done = run_gtune("lift", plain, "--size", entry["size"], *entry["flags"], "-o", str(out))
+    done = gtune_here("lift", plain, "--size", entry["size"], *entry["flags"], "-o", str(out))
     assert done.returncode == 0, done.stderr
     defn = load_definition(out)
     texts = {str(t.coefficient) for t in defn.terms}
     assert {"step/Cap", "step/(Cap*Rx)", "step/(Cap*Ry)", "1"} <= texts
     assert str(defn.constant) == "amb_temp*step/(Cap*Rz)"
     db = tmp_path / "r.db"
-    ran = run_gtune("run", str(out), "--size", "64x32", "--budget", "4", db=db)
+    ran = gtune_here("run", str(out), "--size", "64x32", "--budget", "4", db=db)
     assert ran.returncode == 0, ran.stderr
     assert "over the original" in ran.stdout + ran.stderr
-    exported = run_gtune("export", str(out), "--size", "64x32", "-o", str(tmp_path / "t"), db=db)
+    exported = gtune_here("export", str(out), "--size", "64x32", "-o", str(tmp_path / "t"), db=db)
     assert exported.returncode == 0, exported.stderr
     source = (tmp_path / "t" / "hot2_tuned.cl").read_text()
     assert "/(Cap*Rx)" in source  # the quotient is computed from the scalar arguments

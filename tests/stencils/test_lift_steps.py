@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from gtune.stencils.definition import parse_definition
 from gtune.stencils.lift import Interface, ScalarArg, lift_with
 from gtune.stencils.lift_steps import kth_root, power
+from tests.inprocess import Cli
 
 EPS32 = float(np.finfo(np.float32).eps)
 
@@ -104,9 +105,7 @@ def test_the_composite_of_steps_that_clamps_once_stays_one_step() -> None:
 
 @pytest.mark.opencl
 @pytest.mark.slow
-def test_several_steps_per_launch_lift_tune_and_export(
-    tmp_path: Any, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_several_steps_per_launch_lift_tune_and_export(tmp_path: Any, gtune_here: Cli) -> None:
     """The corpus kernel of two steps per launch: lifted with steps: 2 (the command
     says so), tuned against its original, and exported with the launches that replace
     one of the original; the example checks it against the original on fresh data."""
@@ -114,22 +113,20 @@ def test_several_steps_per_launch_lift_tune_and_export(
     import yaml
 
     from tests.conftest import ROOT, run_tuned_example
-    from tests.inprocess import gtune_in_process
 
-    run_gtune = gtune_in_process(capsys, monkeypatch)  # the commands in this process
     entry = yaml.safe_load((ROOT / "stencils/plain/manifest.yaml").read_text())["kernels"][
         "smooth_2steps"
     ]
     out = tmp_path / "two.stencil.yaml"
     plain = str(ROOT / "stencils/plain" / entry["source"])
-    done = run_gtune("lift", plain, "--size", entry["size"], *entry["flags"], "-o", str(out))
+    done = gtune_here("lift", plain, "--size", entry["size"], *entry["flags"], "-o", str(out))
     assert done.returncode == 0, done.stderr
     assert "is 2 time steps of this 5-point stencil" in done.stderr
     db = tmp_path / "r.db"
-    ran = run_gtune("run", str(out), "--size", "64x32", "--budget", "4", db=db)
+    ran = gtune_here("run", str(out), "--size", "64x32", "--budget", "4", db=db)
     assert ran.returncode == 0, ran.stderr
     assert "over the original" in ran.stdout + ran.stderr
-    exported = run_gtune("export", str(out), "--size", "64x32", "-o", str(tmp_path / "t"), db=db)
+    exported = gtune_here("export", str(out), "--size", "64x32", "-o", str(tmp_path / "t"), db=db)
     assert exported.returncode == 0, exported.stderr
     assert "time steps" in exported.stderr
     tuned = tmp_path / "t" / "two_tuned.json"

@@ -21,7 +21,7 @@ from gtune.measure.problem import initial_arrays
 from gtune.stencils.definition import load_definition, parse_definition
 from gtune.stencils.render import definition_kernel_of
 from tests.conftest import ROOT, run_tuned_example
-from tests.inprocess import gtune_in_process
+from tests.inprocess import Cli
 
 
 def _conv(dims: int, radius: int, boundary: str, pad: int, **extra: Any) -> dict[str, Any]:
@@ -250,16 +250,12 @@ def _example(tuned: Path, original: Path, *extra: str) -> str:
 @pytest.mark.slow
 @pytest.mark.parametrize("fixed", [False, True])
 def test_padded_convolution_with_a_filter_array_lift_run_export(
-    tmp_path: Path,
-    fixed: bool,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path, fixed: bool, gtune_here: Cli
 ) -> None:
     """The corpus convolution (padded input, __constant filter) from the command line:
     lift from flags, tune against the original, export, and the exported kernel against
     the original on fresh data (at a second size too with the filter taken at run time)
     and on other weights (with --weights-fixed the tuned kernel holds the recorded ones)."""
-    run_gtune = gtune_in_process(capsys, monkeypatch)  # the commands in this process
     entry = yaml.safe_load((ROOT / "stencils" / "plain" / "manifest.yaml").read_text())
     flags = entry["kernels"]["convolution"]["flags"]
     out = tmp_path / "conv.stencil.yaml"
@@ -269,7 +265,7 @@ def test_padded_convolution_with_a_filter_array_lift_run_export(
     if fixed:
         (tmp_path / "filter.txt").write_text(" ".join(map(str, filt)))
         more += ["--weights", f"filter=@{tmp_path / 'filter.txt'}"]
-    done = run_gtune("lift", str(source), "--size", "32x32", *flags, *more, "-o", str(out))
+    done = gtune_here("lift", str(source), "--size", "32x32", *flags, *more, "-o", str(out))
     assert done.returncode == 0, done.stderr
     assert "weights filter[25], input padded by [2, 2]" in done.stderr
     d = load_definition(out)
@@ -279,10 +275,10 @@ def test_padded_convolution_with_a_filter_array_lift_run_export(
         assert d.weights["filter"] == tuple(filt)
     assert [a.name for a in d.arguments] == ["output", "input", "filter", "width", "height"]
     db = tmp_path / "r.db"
-    ran = run_gtune("run", str(out), "--size", "64x32", "--budget", "2", db=db)
+    ran = gtune_here("run", str(out), "--size", "64x32", "--budget", "2", db=db)
     assert ran.returncode == 0, ran.stderr
     assert "over the original" in ran.stdout + ran.stderr
-    exported = run_gtune("export", str(out), "--size", "64x32", "-o", str(tmp_path / "t"), db=db)
+    exported = gtune_here("export", str(out), "--size", "64x32", "-o", str(tmp_path / "t"), db=db)
     assert exported.returncode == 0, exported.stderr
     tuned = tmp_path / "t" / "conv_tuned.json"
     # (the second size once: the exported kernel's sizes do not depend on --weights-fixed)

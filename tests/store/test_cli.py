@@ -14,7 +14,7 @@ from gtune.result import Result, Status
 from gtune.store import open_store
 from gtune.testing.store import result
 from tests.conftest import DATA, ROOT, run_gtune
-from tests.inprocess import Cli, gtune_in_process
+from tests.inprocess import Cli
 
 HEAT = str(ROOT / "stencils" / "heat3d.cl")
 NAIVE = str(DATA / "naive7.cl")
@@ -69,43 +69,36 @@ def test_measure_remeasure_appends_a_row(tmp_path: Path):
     assert len(json.loads(current.stdout)["results"]) == 1
 
 
-@pytest.fixture
-def cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Cli:
-    """The refusals and listings below in this process (tests.inprocess); the runs
-    above, and the closed pipe, start ``python -m gtune``."""
-    return gtune_in_process(capsys, monkeypatch)
-
-
 @pytest.mark.opencl
-def test_db_under_a_file_is_refused_before_measuring(cli: Cli, tmp_path: Path):
+def test_db_under_a_file_is_refused_before_measuring(gtune_here: Cli, tmp_path: Path):
     (tmp_path / "file").write_text("x")
-    line = _one_error(cli("measure", NAIVE, db=tmp_path / "file" / "r.db"))
+    line = _one_error(gtune_here("measure", NAIVE, db=tmp_path / "file" / "r.db"))
     assert str(tmp_path / "file" / "r.db") in line and "cannot create the folder" in line
 
 
-def test_bad_remeasure_status(cli: Cli, tmp_path: Path):
-    line = _one_error(cli("run", HEAT, "--remeasure", "timeout,melted", db=tmp_path / "r"))
+def test_bad_remeasure_status(gtune_here: Cli, tmp_path: Path):
+    line = _one_error(gtune_here("run", HEAT, "--remeasure", "timeout,melted", db=tmp_path / "r"))
     assert "--remeasure" in line and "melted" in line
 
 
-def test_results_of_a_garbage_store(cli: Cli, tmp_path: Path):
+def test_results_of_a_garbage_store(gtune_here: Cli, tmp_path: Path):
     db = tmp_path / "r.db"
     db.write_bytes(b"\x00garbage" * 500)
-    line = _one_error(cli("results", db=db))
+    line = _one_error(gtune_here("results", db=db))
     assert str(db) in line and "not a database" in line
 
 
-def test_results_of_an_unreachable_server(cli: Cli, tmp_path: Path):
+def test_results_of_an_unreachable_server(gtune_here: Cli, tmp_path: Path):
     url = f"postgresql:///nothing?host={tmp_path}"
-    line = _one_error(cli("results", db=url))
+    line = _one_error(gtune_here("results", db=url))
     assert "cannot connect" in line and str(tmp_path) in line
 
 
-def test_results_of_a_missing_store_is_an_empty_selection(cli: Cli, tmp_path: Path):
-    line = _one_error(cli("results", "--format", "json", db=tmp_path / "none.db"))
+def test_results_of_a_missing_store_is_an_empty_selection(gtune_here: Cli, tmp_path: Path):
+    line = _one_error(gtune_here("results", "--format", "json", db=tmp_path / "none.db"))
     assert "holds no results" in line and str(tmp_path / "none.db") in line
     assert not (tmp_path / "none.db").exists()
-    _one_error(cli("results", "--best", "0", db=tmp_path / "none.db"))
+    _one_error(gtune_here("results", "--best", "0", db=tmp_path / "none.db"))
 
 
 def _named_store(db: Path) -> None:
@@ -121,18 +114,18 @@ def _named_store(db: Path) -> None:
         store.add(plain, device="dev-1", kernel_id="k-life", kernel_name="life", problem={"N": 9})
 
 
-def test_results_tell_kernels_apart_by_file_and_size(cli: Cli, tmp_path: Path):
+def test_results_tell_kernels_apart_by_file_and_size(gtune_here: Cli, tmp_path: Path):
     db = tmp_path / "r.db"
     _named_store(db)
-    table = cli("results", db=db)
+    table = gtune_here("results", db=db)
     assert table.returncode == 0, table.stderr
     assert "heat3d:stencil" in table.stdout and "32x32x32" in table.stdout
     assert "jacobi2d:stencil" in table.stdout and "128x128" in table.stdout
-    listed = json.loads(cli("results", "-k", "jacobi2d", "--format", "json", db=db).stdout)
+    listed = json.loads(gtune_here("results", "-k", "jacobi2d", "--format", "json", db=db).stdout)
     assert [(r["kernel"], r["size"]) for r in listed["results"]] == [
         ("jacobi2d:stencil", "128x128")
     ]
-    rows = list(csv.reader(cli("results", "--format", "csv", db=db).stdout.splitlines()))
+    rows = list(csv.reader(gtune_here("results", "--format", "csv", db=db).stdout.splitlines()))
     header = rows[0]
     assert header[:4] == ["device", "kernel", "kernel_id", "size"]
     assert "config" not in header and {"WX", "WY", "BS"} <= set(header)
@@ -144,17 +137,17 @@ def test_results_tell_kernels_apart_by_file_and_size(cli: Cli, tmp_path: Path):
 
 @pytest.mark.parametrize("command", ["results", "export"])
 def test_an_empty_selection_exits_non_zero_naming_what_is_stored(
-    cli: Cli, tmp_path: Path, command: str
+    gtune_here: Cli, tmp_path: Path, command: str
 ):
     db = tmp_path / "r.db"
     _named_store(db)
-    line = _one_error(cli(command, "-k", "star_3d_xyz_r1", db=db))
+    line = _one_error(gtune_here(command, "-k", "star_3d_xyz_r1", db=db))
     assert "--kernel star_3d_xyz_r1" in line and "heat3d:stencil (32x32x32)" in line
-    line = _one_error(cli(command, "-d", "nowhere", db=db))
+    line = _one_error(gtune_here(command, "-d", "nowhere", db=db))
     assert "--device nowhere" in line
 
 
-def test_best_is_the_confirmed_best_with_the_default_beside_it(cli: Cli, tmp_path: Path):
+def test_best_is_the_confirmed_best_with_the_default_beside_it(gtune_here: Cli, tmp_path: Path):
     """A search row faster by luck does not displace what the confirmation round chose."""
     db = tmp_path / "r.db"
     mark = {"round": "r1", "rounds": 3}
@@ -165,11 +158,11 @@ def test_best_is_the_confirmed_best_with_the_default_beside_it(cli: Cli, tmp_pat
         kw["kernel_id"] = "k-heat/confirmed"
         store.add(result(8, 0.9e-3, confirmation={**mark, "best": True, "default": False}), **kw)
         store.add(result(4, 2e-3, confirmation={**mark, "best": False, "default": True}), **kw)
-    best = json.loads(cli("results", "--best", "1", "--format", "json", db=db).stdout)
+    best = json.loads(gtune_here("results", "--best", "1", "--format", "json", db=db).stdout)
     assert [(r["config"]["WX"], r["confirmed"]) for r in best["results"]] == [(8, "best")]
-    two = json.loads(cli("results", "--best", "2", "--format", "json", db=db).stdout)
+    two = json.loads(gtune_here("results", "--best", "2", "--format", "json", db=db).stdout)
     assert [r["config"]["WX"] for r in two["results"]] == [8, 4]
-    table = cli("results", "--best", "1", db=db).stdout
+    table = gtune_here("results", "--best", "1", db=db).stdout
     assert "default configuration took" in table and "2.22x faster" in table
 
 
