@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT, run_gtune
-from tests.inprocess import Cli, gtune_in_process
+from tests.inprocess import Cli
 
 pytestmark = pytest.mark.opencl
 
@@ -23,13 +23,12 @@ def _geomean(values: list[float]) -> float:
     return math.exp(sum(math.log(v) for v in values) / len(values))
 
 
-def test_compare_tables_agree_and_resume(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-):
+def test_compare_tables_agree_and_resume(tmp_path: Path, gtune_here: Cli) -> None:
     db, out = tmp_path / "r.db", tmp_path / "out"
-    here = gtune_in_process(capsys, monkeypatch)  # the comparison itself: python -m gtune
     # a time limit reached at once: a clean stop, an incomplete report, exit status 3
-    stopped = here("compare", *KERNELS, *ARGS, "--out", str(out), "--max-minutes", "0.0001", db=db)
+    stopped = gtune_here(
+        "compare", *KERNELS, *ARGS, "--out", str(out), "--max-minutes", "0.0001", db=db
+    )
     assert stopped.returncode == 3, stopped.stderr
     assert "run the same command again" in stopped.stderr
     assert json.loads((out / "compare.json").read_text())["complete"] is False
@@ -93,11 +92,13 @@ def test_compare_tables_agree_and_resume(
     assert f"| hybrid | {rows['hybrid']['speedup']:.3f} |" in md
 
     # a finished comparison's files are kept unless --force
-    kept = here("compare", *KERNELS, *ARGS, "--out", str(out), "--no-confirm", db=db)
+    kept = gtune_here("compare", *KERNELS, *ARGS, "--out", str(out), "--no-confirm", db=db)
     assert kept.returncode == 2 and "--force" in kept.stderr and "table.md" in kept.stderr
     assert (out / "table.md").read_text() == md
     # again, ranked by the searches' own bests: every search is served by the store
-    again = here("compare", *KERNELS, *ARGS, "--out", str(out), "--no-confirm", "--force", db=db)
+    again = gtune_here(
+        "compare", *KERNELS, *ARGS, "--out", str(out), "--no-confirm", "--force", db=db
+    )
     assert again.returncode == 0, again.stderr
     redo = json.loads((out / "compare.json").read_text())
     assert all(c["measured"] == 0 for c in redo["cells"]), "everything comes from the store"

@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT, run_gtune
-from tests.inprocess import gtune_in_process
 
 pytestmark = pytest.mark.opencl
 
@@ -91,9 +90,11 @@ def test_build_error_is_one_message_with_log(tmp_path: Path, kernel_copy, gtune_
         ),
     ],
 )
-def test_bad_input_exits_2_without_traceback(tmp_path: Path, args, message, capsys, monkeypatch):
+def test_bad_input_exits_2_without_traceback(
+    tmp_path: Path, args, message, gtune_here, monkeypatch
+):
     monkeypatch.chdir(ROOT)
-    proc = gtune_in_process(capsys, monkeypatch)(*args, db=tmp_path / "r.db")
+    proc = gtune_here(*args, db=tmp_path / "r.db")
     assert proc.returncode == 2, proc.stderr
     assert message in proc.stderr and "Traceback" not in proc.stderr
 

@@ -9,19 +9,17 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
-from tests.inprocess import Cli, gtune_in_process
+from tests.inprocess import Cli
 
 HEAT = str(ROOT / "stencils" / "heat3d.cl")
 
 
 @pytest.fixture
-def run_gtune(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> Cli:
+def run_gtune(tmp_path: Path, gtune_here: Cli, monkeypatch: pytest.MonkeyPatch) -> Cli:
     """The command line in this process (argparse's refusals as a process's status 2),
     in the test's own folder."""
     monkeypatch.chdir(tmp_path)
-    return gtune_in_process(capsys, monkeypatch)
+    return gtune_here
 
 
 @pytest.mark.parametrize(

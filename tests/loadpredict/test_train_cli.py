@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from gtune.loadpredict import Dataset
-from tests.inprocess import gtune_in_process
+from tests.inprocess import Cli
 
 pytestmark = [pytest.mark.opencl, pytest.mark.slow]
 
@@ -69,7 +69,7 @@ def test_train_rejects_bad_flags_with_one_message(
 
 
 def test_train_labels_on_workers_and_in_process_resumes_and_installs(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, gtune_here: Cli
 ) -> None:
     """Each technique's search a task on one of two local workers: the dataset has the
     rows an in-process collection makes, from the same searches, and a second call
@@ -80,11 +80,10 @@ def test_train_labels_on_workers_and_in_process_resumes_and_installs(
     (One test: the in-process collection's first run measured the same searches the
     workers measure here; in-process measuring is covered by its deeper searches below
     and by test_a_time_limit_before_any_label_keeps_the_measurements_and_says_so.)"""
-    gtune = gtune_in_process(capsys, monkeypatch)  # twelve commands: one process
     db, models = tmp_path / "t.db", tmp_path / "models"
     env = {"GTUNE_MODELS": str(models)}
     common = TINY
-    spread = gtune(*common, "--out", str(tmp_path / "a"), "--workers-per-device", "2", db=db)
+    spread = gtune_here(*common, "--out", str(tmp_path / "a"), "--workers-per-device", "2", db=db)
     assert spread.returncode == 0, spread.stderr
     assert "configurations measured in" in spread.stderr  # where the time went
     pieces = [
@@ -96,7 +95,7 @@ def test_train_labels_on_workers_and_in_process_resumes_and_installs(
     assert sorted(r.kernel for r in cluster_rows) == ["dense_1d_x_r1", "star_3d_xyz_r1"]
     # in this process, on the same store: the same searches, every result served
     installed = [*common, "--out", str(tmp_path / "b"), "--install"]
-    local = gtune(*installed, db=db, env_extra=env)
+    local = gtune_here(*installed, db=db, env_extra=env)
     assert local.returncode == 0, local.stderr
     assert "configurations measured" not in local.stderr
     local_rows = Dataset.read_csv(tmp_path / "b" / "tiny.csv").rows
@@ -120,34 +119,34 @@ def test_train_labels_on_workers_and_in_process_resumes_and_installs(
     assert all(len(r.identity) == 16 for r in local_rows)
     _stale(tmp_path / "b" / "tiny.csv", "star_3d_xyz_r1")
     # the installed model is kept unless --force, said before any labelling
-    refused = gtune(*installed, db=db, env_extra=env)
+    refused = gtune_here(*installed, db=db, env_extra=env)
     assert refused.returncode == 2 and "--force" in refused.stderr, refused.stderr
     assert (
         str(models / "tiny.csv") in refused.stderr
         and "labelling" not in refused.stdout + refused.stderr
     )
     installed.append("--force")
-    kept = gtune(*installed, db=db, env_extra=env)
+    kept = gtune_here(*installed, db=db, env_extra=env)
     assert kept.returncode == 0 and "labelled again" not in kept.stderr, kept.stderr
     assert "configurations measured" not in kept.stderr
-    relabel = gtune(*installed, "--relabel-changed", db=db, env_extra=env)
+    relabel = gtune_here(*installed, "--relabel-changed", db=db, env_extra=env)
     assert relabel.returncode == 0, relabel.stderr
     assert "labelled again (1: the kernel changed since its row): star_3d_xyz_r1" in " ".join(
         relabel.stderr.split()
     )
     assert "configurations measured" not in relabel.stderr  # the store serves the kernel
     assert Dataset.read_csv(tmp_path / "b" / "tiny.csv").rows == local_rows  # identity back
-    listed = gtune("models", "--json", env_extra=env)
+    listed = gtune_here("models", "--json", env_extra=env)
     assert listed.returncode == 0, listed.stderr
     assert "tiny" in [m["name"] for m in json.loads(listed.stdout)]
-    again = gtune(*common, "--out", str(tmp_path / "a"), "--workers-per-device", "2", db=db)
+    again = gtune_here(*common, "--out", str(tmp_path / "a"), "--workers-per-device", "2", db=db)
     assert again.returncode == 0, again.stderr
     assert "configurations measured" not in again.stderr  # nothing left to measure
     assert Dataset.read_csv(tmp_path / "a" / "tiny.csv").rows == cluster_rows
     # a row of another version of its kernel, labelled again on the workers: the
     # ledger's searches recorded this version, so they are served, nothing measured
     _stale(tmp_path / "a" / "tiny.csv", "dense_1d_x_r1")
-    relabel = gtune(
+    relabel = gtune_here(
         *common, "--out", str(tmp_path / "a"), "--workers-per-device", "2", "--relabel-changed",
         db=db,
     )  # fmt: skip
@@ -166,7 +165,7 @@ def test_train_labels_on_workers_and_in_process_resumes_and_installs(
         tmp_path / "a" / "tiny.csv"
     )
     # (one search to run: one worker, not a second one started to wait)
-    rerun = gtune(*common, "--out", str(tmp_path / "a"), "--workers-per-device", "1", db=db)
+    rerun = gtune_here(*common, "--out", str(tmp_path / "a"), "--workers-per-device", "1", db=db)
     assert rerun.returncode == 0, rerun.stderr
     after = [json.loads(line) for line in ledger.read_text().splitlines()]
     assert [e["key"] for e in after[len(entries) :]] == [stale["key"]]
@@ -178,7 +177,7 @@ def test_train_labels_on_workers_and_in_process_resumes_and_installs(
     # searched to 6 each, on the workers and in this process alike, the first 4 from
     # the store
     deeper = ["--deepen", "6", "--deepen-margin", "10"]
-    spread = gtune(
+    spread = gtune_here(
         *common, *deeper, "--out", str(tmp_path / "a"), "--workers-per-device", "2", db=db
     )
     assert spread.returncode == 0, spread.stderr
@@ -195,20 +194,19 @@ def test_train_labels_on_workers_and_in_process_resumes_and_installs(
                 if t in pair
                 else row.configs[t] == first.configs[t]
             )
-    local = gtune(*common, *deeper, "--out", str(tmp_path / "b"), db=db)
+    local = gtune_here(*common, *deeper, "--out", str(tmp_path / "b"), db=db)
     assert local.returncode == 0, local.stderr
     local_deep = {r.kernel: r for r in Dataset.read_csv(tmp_path / "b" / "tiny.csv").rows}
     assert {k: (r.times, r.deepened) for k, r in local_deep.items()} == {
         k: (r.times, r.deepened) for k, r in deep_rows.items()
     }
-    again = gtune(*common, *deeper, "--out", str(tmp_path / "b"), db=db)
+    again = gtune_here(*common, *deeper, "--out", str(tmp_path / "b"), db=db)
     assert again.returncode == 0 and "searched deeper" not in again.stderr, again.stderr
 
 
 def test_a_time_limit_before_any_label_keeps_the_measurements_and_says_so(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, gtune_here: Cli
 ) -> None:
-    gtune = gtune_in_process(capsys, monkeypatch)  # the command in this process
     db, out = tmp_path / "t.db", tmp_path / "model"
     args = [
         "train",
@@ -230,7 +228,7 @@ def test_a_time_limit_before_any_label_keeps_the_measurements_and_says_so(
         "--out",
         str(out),
     ]
-    proc = gtune(*args, db=db)
+    proc = gtune_here(*args, db=db)
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr
     assert "--max-minutes" in proc.stderr and "kept in the store" in proc.stderr

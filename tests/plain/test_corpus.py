@@ -16,7 +16,7 @@ from gtune.budget import Budget
 from gtune.measure import Status
 from gtune.plain import plain_kernel
 from gtune.tuning import ConfirmPolicy, TuningReport
-from tests.inprocess import gtune_in_process
+from tests.inprocess import Cli
 
 # the tests' evaluators share the module's worker processes (a fresh interpreter, pyopencl
 # and a driver context per kernel otherwise); the CLI tests start their own
@@ -158,26 +158,20 @@ def test_corpus_wrong_variant_is_caught(name: str, device):
         assert best is None
 
 
-def test_cli_run_shows_inferences_and_unverified(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-):
-    gtune = gtune_in_process(capsys, monkeypatch)  # the commands in this process
+def test_cli_run_shows_inferences_and_unverified(tmp_path: Path, gtune_here: Cli) -> None:
     out = tmp_path / "r.json"
     args = ["--size", "32x16", "--budget", "4", "--runs", "1", "--json", str(out)]
-    proc = gtune("run", str(CORPUS / "jacobi_nonconst_wrong.cl"), *args, db=tmp_path / "r.db")
+    proc = gtune_here("run", str(CORPUS / "jacobi_nonconst_wrong.cl"), *args, db=tmp_path / "r.db")
     assert proc.returncode == 0, proc.stderr
     assert "inferred: out: input: only read" in proc.stderr
     assert "UNVERIFIED" in proc.stdout and "nothing to compare" in proc.stdout
     assert "nothing to compare" in json.loads(out.read_text())["unverified"]
 
 
-def test_cli_measure_accepts_plain_kernels(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-):
-    gtune = gtune_in_process(capsys, monkeypatch)  # the commands in this process
+def test_cli_measure_accepts_plain_kernels(tmp_path: Path, gtune_here: Cli) -> None:
     kernel = str(CORPUS / "blur_block.cl")
     ties = ["--param", "block_size_x=WX", "--param", "block_size_y=WY"]
-    proc = gtune(
+    proc = gtune_here(
         "measure",
         kernel,
         "--size",
@@ -251,12 +245,11 @@ def test_partly_wrong_variants_are_caught_at_every_wrong_configuration(name: str
 
 
 def test_cli_run_counts_wrong_results_and_names_the_verification(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-):
-    gtune = gtune_in_process(capsys, monkeypatch)  # the commands in this process
+    tmp_path: Path, gtune_here: Cli
+) -> None:
     out = tmp_path / "r.json"
     flags = ["--param", "block_size_x=WX", "--param", "block_size_y=WY", "--default", "WX=16,WY=1"]
-    proc = gtune(
+    proc = gtune_here(
         "run",
         str(CORPUS / "blur_block_wrong.cl"),
         "--size",

@@ -16,7 +16,7 @@ import yaml
 
 from gtune.stencils.lift import EDGE_MISMATCH, Interface, NotAStencil, ScalarArg, lift_with
 from tests.conftest import ROOT
-from tests.inprocess import gtune_in_process
+from tests.inprocess import Cli
 
 SHAPE = (20, 24)
 
@@ -292,7 +292,7 @@ def test_a_quotient_of_weights_entries_lifts() -> None:
 
 @pytest.mark.opencl
 def test_a_launch_that_fails_untransposed_is_lifted_transposed(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, gtune_here: Cli
 ) -> None:
     """A double-precision blur with dimension 0 the row and 4x16 work-groups (rows x
     columns): at --global NX,NY (32 x 20) it cannot launch; lift tries NY,NX, says so
@@ -300,13 +300,12 @@ def test_a_launch_that_fails_untransposed_is_lifted_transposed(
     entry = yaml.safe_load((ROOT / "stencils/plain/manifest.yaml").read_text())["kernels"][
         "blur_f64_rows"
     ]
-    gtune = gtune_in_process(capsys, monkeypatch)  # the commands in this process
     flags = list(entry["flags"])
     at = flags.index("--global")
     del flags[at : at + 2]  # as a user would first try it
     out = tmp_path / "rows.stencil.yaml"
     plain = str(ROOT / "stencils/plain" / entry["source"])
-    done = gtune("lift", plain, "--size", entry["size"], *flags, "-o", str(out))
+    done = gtune_here("lift", plain, "--size", entry["size"], *flags, "-o", str(out))
     assert done.returncode == 0, done.stderr
     assert "INVALID_WORK_GROUP_SIZE" in done.stderr and "launched --global NY,NX" in done.stderr
     defn = yaml.safe_load(out.read_text())
@@ -314,16 +313,13 @@ def test_a_launch_that_fails_untransposed_is_lifted_transposed(
 
 
 @pytest.mark.opencl
-def test_a_pointer_to_pixels_is_explained_when_it_fails(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_pointer_to_pixels_is_explained_when_it_fails(tmp_path: Path, gtune_here: Cli) -> None:
     """An RGBA uchar4 blur lifted with its width as NX (not NX/4): the probes write
     past the array; the command first says how plain mode reads a uchar4 pointer."""
-    gtune = gtune_in_process(capsys, monkeypatch)  # the commands in this process
     plain = str(ROOT / "stencils/plain/blur_rgba.cl")
     out = tmp_path / "rgba.stencil.yaml"
     args = ("--scalar", "width=NX", "--scalar", "height=NY", "--default", "WX=16,WY=8")
-    done = gtune("lift", plain, "--size", "32x24", *args, "-o", str(out))
+    done = gtune_here("lift", plain, "--size", "32x24", *args, "-o", str(out))
     assert done.returncode == 2 and "Traceback" not in done.stderr and not out.exists()
     assert "dst: a uchar4 pointer: the array is given in uchars" in done.stderr
     assert "writes past the end of 'dst'" in done.stderr
@@ -331,28 +327,25 @@ def test_a_pointer_to_pixels_is_explained_when_it_fails(
 
 @pytest.mark.opencl
 @pytest.mark.slow
-def test_a_one_sided_kernel_exports_a_drop_in_kernel(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_one_sided_kernel_exports_a_drop_in_kernel(tmp_path: Path, gtune_here: Cli) -> None:
     """upwind_linear.cl lifted with band: reach, tuned with the vector technique and
     exported: the documented example runs the tuned kernel and the original on fresh
     data and finds the same output (the last column, which the symmetric interior would
     leave, included), at the tuned size and a larger one."""
     from tests.conftest import run_tuned_example
 
-    gtune = gtune_in_process(capsys, monkeypatch)  # the commands in this process
     entry = yaml.safe_load((ROOT / "stencils/plain/manifest.yaml").read_text())["kernels"][
         "upwind_linear"
     ]
     out = tmp_path / "upwind.stencil.yaml"
     plain = str(ROOT / "stencils/plain" / entry["source"])
-    done = gtune("lift", plain, "--size", entry["size"], *entry["flags"], "-o", str(out))
+    done = gtune_here("lift", plain, "--size", entry["size"], *entry["flags"], "-o", str(out))
     assert done.returncode == 0, done.stderr
     assert "band reach" in done.stderr and yaml.safe_load(out.read_text())["band"] == "reach"
     db, size = tmp_path / "r.db", "64x16"
-    ran = gtune("run", str(out), "--size", size, "--technique", "vec", "--budget", "3", db=db)
+    ran = gtune_here("run", str(out), "--size", size, "--technique", "vec", "--budget", "3", db=db)
     assert ran.returncode == 0, ran.stderr
-    exported = gtune("export", str(out), "--size", size, "-o", str(tmp_path / "t"), db=db)
+    exported = gtune_here("export", str(out), "--size", size, "-o", str(tmp_path / "t"), db=db)
     assert exported.returncode == 0, exported.stderr
     tuned = tmp_path / "t" / "upwind_tuned.json"
     assert "#define RX_HI 0" in (tmp_path / "t" / "upwind_tuned.cl").read_text()
