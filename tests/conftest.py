@@ -35,6 +35,12 @@ REAL_TIERS = ("opencl", "minizinc", "postgres", "dask")
 # code, decided by a device A/B): they run when asked for (``--candidates``, ``-m
 # candidate``, or their files named), not with the tiers, so CI tests what ships.
 CANDIDATE = "candidate"
+# End-to-end runs of a benchmark script (benchmarks/: the tools behind the committed
+# measurements, not the package): minutes of a two-core machine that CI spends on what
+# ships. They run when asked for (``--bench``, ``-m bench``, or their files named), as
+# before a device call that uses the script; each script keeps its cheap checks (bad
+# input, parsing, replays) in CI.
+BENCH = "bench"
 # Fixtures that bring a real part with them: a test using one is in that tier.
 FIXTURE_TIERS = {"pg_cluster": "postgres", "pg_url": "postgres"}
 # Parametrized fixtures whose value picks a real part (the store backends).
@@ -51,6 +57,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--candidates",
         action="store_true",
         help="also run the tests of the candidate templates (benchmarks/candidates/)",
+    )
+    parser.addoption(
+        "--bench",
+        action="store_true",
+        help="also run the end-to-end runs of the benchmark scripts (benchmarks/)",
     )
     parser.addoption(
         "--shard",
@@ -105,6 +116,23 @@ def _candidates_asked(config: pytest.Config) -> bool:
         or CANDIDATE in (config.option.markexpr or "")
         or any("candidate" in str(f) for f in config.option.file_or_dir or ())
     )
+
+
+def _bench_asked(config: pytest.Config) -> bool:
+    """``--bench``, ``-m bench``, or a test file (not a folder) named."""
+    return bool(
+        config.getoption("--bench")
+        or BENCH in (config.option.markexpr or "")
+        or any(".py" in str(f) for f in config.option.file_or_dir or ())
+    )
+
+
+def _leave_out(config: pytest.Config, items: list[pytest.Item], marker: str) -> None:
+    """Deselect the tests with ``marker``."""
+    out = [i.get_closest_marker(marker) is not None for i in items]
+    if any(out):
+        config.hook.pytest_deselected(items=[i for i, o in zip(items, out, strict=True) if o])
+        items[:] = [i for i, o in zip(items, out, strict=True) if not o]
 
 
 def _mark_tiers(item: pytest.Item) -> None:
@@ -260,10 +288,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         _mark_tiers(item)
     if not _candidates_asked(config):
-        out = [i.get_closest_marker(CANDIDATE) is not None for i in items]
-        if any(out):
-            config.hook.pytest_deselected(items=[i for i, o in zip(items, out, strict=True) if o])
-            items[:] = [i for i, o in zip(items, out, strict=True) if not o]
+        _leave_out(config, items, CANDIDATE)
+    if not _bench_asked(config):
+        _leave_out(config, items, BENCH)
     if _fast_tier_only(config):
         real = [any(i.get_closest_marker(t) for t in (*REAL_TIERS, "slow")) for i in items]
         if any(real):

@@ -224,6 +224,7 @@ def test_unknown_kernel_in_the_list_is_refused(tmp_path: Path) -> None:
 # ------------------------------------------------------------------ end to end on PoCL
 
 
+@pytest.mark.bench
 @pytest.mark.opencl
 @pytest.mark.slow
 def test_two_shards_then_merge_on_pocl(tmp_path: Path) -> None:

@@ -30,6 +30,7 @@ def _run(out: Path, *args: str, timeout: float = 240) -> subprocess.CompletedPro
     )
 
 
+@pytest.mark.bench
 def test_two_jobs_each_tune_their_share_and_the_report_holds_both(tmp_path: Path) -> None:
     out = tmp_path / "out"
     proc = _run(out, *SMALL, "--jobs", "2", "--kernels", "jacobi2d", "mean3_macro")
@@ -53,6 +54,7 @@ def test_an_unknown_kernel_is_refused_before_any_job_starts(tmp_path: Path) -> N
     assert not (out / "job0").exists()
 
 
+@pytest.mark.bench
 def test_a_sigterm_stops_the_jobs_and_merges_what_they_finished(tmp_path: Path) -> None:
     out = tmp_path / "out"
     kernels = [  # five each: the jobs are stopped after their first

@@ -100,6 +100,7 @@ def test_one_side_must_differ(capsys: pytest.CaptureFixture[str]) -> None:
     assert "--variant, --variant-set or --variant-option" in capsys.readouterr().err
 
 
+@pytest.mark.bench
 @pytest.mark.opencl
 def test_a_variant_option_reaches_the_variants_builds_alone(tmp_path: Path) -> None:
     """``--variant-option`` builds the variant with that compiler option: an option the

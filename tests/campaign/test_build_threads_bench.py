@@ -13,7 +13,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
-pytestmark = [pytest.mark.opencl, pytest.mark.slow]
+pytestmark = [pytest.mark.opencl, pytest.mark.slow, pytest.mark.bench]
 
 
 def test_starts_and_both_ways_of_building_are_recorded(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
-pytestmark = [pytest.mark.opencl, pytest.mark.slow]
+pytestmark = [pytest.mark.opencl, pytest.mark.slow, pytest.mark.bench]
 
 
 def test_three_runs_of_the_same_configurations_are_compared(tmp_path: Path) -> None:

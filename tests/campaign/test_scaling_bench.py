@@ -43,6 +43,7 @@ SMALL = [
 ]
 
 
+@pytest.mark.bench
 @pytest.mark.opencl
 @pytest.mark.dask
 @pytest.mark.slow
@@ -97,6 +98,7 @@ def test_a_limit_too_short_for_a_phase_skips_it_and_says_so(tmp_path: Path) -> N
     assert "not run" in (out / "scaling.md").read_text()
 
 
+@pytest.mark.bench
 @pytest.mark.opencl
 @pytest.mark.dask
 @pytest.mark.slow
@@ -115,6 +117,7 @@ def test_a_setting_drives_its_gpus_by_their_own_selectors(tmp_path: Path) -> Non
     assert {p["task"]["device"] for p in pieces} == {result["host"]["selectors"][0]}
 
 
+@pytest.mark.bench
 @pytest.mark.opencl
 @pytest.mark.dask
 @pytest.mark.slow

@@ -92,6 +92,7 @@ def exact(variant: Path, *args: str, size: int = 16) -> subprocess.CompletedProc
     return subprocess.CompletedProcess(argv, code, out.getvalue(), err.getvalue())
 
 
+@pytest.mark.bench
 @pytest.mark.opencl
 @pytest.mark.usefixtures("shared_workers")  # four runs of the script, one measuring worker
 def test_template_exact_tells_same_bits_from_different(tmp_path: Path) -> None:
@@ -259,6 +260,7 @@ def probe(
     return subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=ROOT)
 
 
+@pytest.mark.bench
 @pytest.mark.opencl
 def test_xhalo_probe_verifies_each_kernel_and_catches_a_wrong_one(tmp_path: Path) -> None:
     """Every probe kernel (but NVIDIA's inline PTX: shuffles, L2 prefetches) agrees with

@@ -33,6 +33,7 @@ def run(out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     return subprocess.CompletedProcess(argv, code, stdout.getvalue(), stderr.getvalue())
 
 
+@pytest.mark.bench
 @pytest.mark.slow
 @pytest.mark.usefixtures("shared_workers")
 def test_defaults_and_every_technique_against_copy(tmp_path: Path) -> None:

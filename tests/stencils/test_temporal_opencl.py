@@ -306,6 +306,7 @@ def test_tunes_briefly_with_the_temporal_technique(tmp_path: Path) -> None:
     assert tried and tried <= {2, 4}
 
 
+@pytest.mark.bench
 @pytest.mark.slow
 @pytest.mark.usefixtures("shared_workers")
 def test_benchmark_script_runs_quick_and_keeps_each_kernel_it_measured(
@@ -588,6 +589,7 @@ def test_fixed_configurations_script_runs(
     assert "(outside the space)" in (out / "configs.md").read_text()
 
 
+@pytest.mark.bench
 @pytest.mark.slow
 @pytest.mark.usefixtures("shared_workers")
 def test_fixed_configurations_script_times_a_probe_all_the_same(
