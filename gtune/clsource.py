@@ -320,7 +320,7 @@ def find_functions(text: str) -> dict[str, FunctionDecl]:
     return found
 
 
-def _pointer_to_const(decl: str) -> bool:
+def pointer_to_const(decl: str) -> bool:
     """Whether a parameter declaration is a pointer to ``const`` data (``const float*``,
     ``float const *``): nothing can be written through it without a cast."""
     head = decl.split("*")[0] if "*" in decl else ""
@@ -352,15 +352,18 @@ def array_uses(
             start, end = m.start(), m.end()
             before = body[:start].rstrip()
             stmt_start = max(body.rfind(c, 0, start) for c in ";{}") + 1
+            after = body[end:]
+            if _declared(body[stmt_start:start]) and re.match(r"\s*(?:=(?!=)|[;,)])", after):
+                continue  # its own declarator (``*p = a + i``): no access to the data
             alias = re.search(
                 r"\*\s*(?:const\s+|restrict\s+|__restrict\s+)*([A-Za-z_]\w*)\s*=\s*[^=;]*$",
                 body[stmt_start:start],
             )
-            if alias and alias.group(1) not in seen:
-                seen.add(alias.group(1))
-                pending.append(alias.group(1))
+            if alias and _declared(body[stmt_start : stmt_start + alias.start(1)]):
+                if alias.group(1) not in seen:  # a pointer declared from it: followed
+                    seen.add(alias.group(1))
+                    pending.append(alias.group(1))
                 continue
-            after = body[end:]
             deref = re.search(r"(?<![\w)\]])\*\s*\(?\s*$", before) is not None
             if re.match(r"\s*=(?!=)", after) and not deref:
                 continue  # the pointer itself is (re)assigned: no access to the data
@@ -372,6 +375,30 @@ def array_uses(
             else:
                 _passed(use, body, cur, start, functions, _depth)
     return use
+
+
+_DECL_KEYWORDS = {"return", "else", "case", "goto", "sizeof", "do"}
+_POINTER_DECL = re.compile(
+    r"\s*(?:for\s*\(\s*)?([A-Za-z_]\w*)(?:\s+[A-Za-z_]\w*)*\s*"
+    r"(?:\*\s*(?:(?:const|restrict|__restrict|__restrict__|volatile)\b\s*)*)+"
+)
+
+
+def _declared(prefix: str) -> bool:
+    """Whether the name after ``prefix`` (the statement's text before it) is a pointer
+    being declared: a type and stars (``__global const float *``), or a later declarator
+    of the same declaration (``float *p = a, *``)."""
+    m = _POINTER_DECL.match(prefix)
+    if m is None or m.group(1) in _DECL_KEYWORDS:
+        return False
+    rest = prefix[m.end() :]
+    if not rest:
+        return True
+    later = re.search(r",\s*(?:\*\s*)+$", rest)
+    if later is None:
+        return False
+    head = rest[: later.start()]
+    return sum(head.count(c) for c in "([{") == sum(head.count(c) for c in ")]}")
 
 
 def _indexed(use: Use, body: str, cur: str, j: int, before: str) -> None:
@@ -432,7 +459,7 @@ def _passed(
     if call and helper is not None and call[1] < len(helper.params) and depth < 4:
         decl = helper.params[call[1]]
         words = re.findall(r"[A-Za-z_]\w*", decl)
-        if _pointer_to_const(decl):
+        if pointer_to_const(decl):
             use.read = True
             use.note(f"{func}(...) reads it through a const pointer")
         elif words:

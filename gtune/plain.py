@@ -34,6 +34,7 @@ from gtune.clsource import (
     find_kernels,
     match_bracket,
     parse_param,
+    pointer_to_const,
     preprocess,
     split_top,
     strip_comments,
@@ -112,9 +113,23 @@ def _dtype(ctype: str, what: str, where: str) -> str:
             source=where,
         )
     macro = re.fullmatch(r"[A-Z_][A-Z0-9_]*", ctype) is not None  # DATA_TYPE, REAL
+    if macro:  # (the hint says what it likely is)
+        instead = "images and structs need a description"
+    elif re.fullmatch(r"image\w*_t|sampler_t", ctype):
+        instead = (
+            "images need a description (gtune run, docs/description.md); gtune lift reads "
+            "no images: lift a copy of the kernel that reads a __global array instead"
+        )
+    else:
+        instead = (
+            "images and structs need a description (gtune run, docs/description.md); gtune "
+            "lift cannot pass a struct (a lifted kernel's arguments are arrays and int or "
+            "float scalars): lift a copy of the kernel that takes its fields as scalar "
+            "arguments (float dt, float dx, ...)"
+        )
     raise InputError(
         f"{what} has type {ctype!r}, which plain mode cannot infer "
-        f"(supported: {', '.join(sorted(_CTYPES))}); images and structs need a description",
+        f"(supported: {', '.join(sorted(_CTYPES))}); {instead}",
         source=where,
         hint=f"a macro the host defines at build time? give it: --define {ctype}=float"
         if macro
@@ -622,6 +637,7 @@ def _arguments(
                 _array_argument(
                     info,
                     parse_param(d, {}, where).ctype,
+                    pointer_to_const(d),
                     decl,
                     helpers,
                     t,
@@ -634,11 +650,7 @@ def _arguments(
             )
             continue
         if info.pointer:
-            raise InputError(
-                f"parameter {name!r} is a {info.space} pointer; plain mode handles __global "
-                "and __constant arrays (write a description for __local buffers)",
-                source=where,
-            )
+            raise InputError(_pointer_refusal(name, info.space), source=where)
         dtype = _dtype(info.ctype, f"scalar {name!r}", where)
         if name in given_scalars:
             value = given_scalars.pop(name)
@@ -675,9 +687,29 @@ def _arguments(
     return arguments
 
 
+def _pointer_refusal(name: str, space: str) -> str:
+    """Why a pointer argument that is no __global or __constant array is refused, and
+    what to do instead: for tuning as it is (``gtune run``), and for ``gtune lift``."""
+    why = (
+        f"parameter {name!r} is a {space} pointer; plain mode handles __global and "
+        "__constant arrays"
+    )
+    if space != "local":
+        return why
+    return (
+        f"{why}: to tune the kernel as it is (gtune run), write a description for its "
+        "__local buffer (docs/description.md); gtune lift cannot lift a kernel that takes "
+        "a __local buffer as an argument (the host sizes it per work-group, which a "
+        "definition cannot hold): lift a copy that declares it in the kernel (__local "
+        f"float {name}[TILE], TILE a macro given with --define); the tuned kernel then takes "
+        "no such argument"
+    )
+
+
 def _array_argument(
     info: Param,
     raw_type: str,
+    const: bool,
     decl: KernelDecl,
     helpers: Mapping[str, FunctionDecl],
     t: _Tuning,
@@ -688,7 +720,8 @@ def _array_argument(
     notes: list[str],
 ) -> dict[str, Any]:
     """One __global or __constant array: its role, element type and shape (the given
-    role and shape are taken out of ``given_roles`` and ``array_shapes``)."""
+    role and shape are taken out of ``given_roles`` and ``array_shapes``). ``const``: a
+    pointer to const data (``__global const float *``), which can only be read."""
     name = info.name
     base, lanes = vector_type(info.ctype)
     dtype = _dtype(base, f"array {name!r}", where)
@@ -704,6 +737,8 @@ def _array_argument(
     if info.space == "constant":
         role = "input"
         why = "a __constant array"
+    elif const and use.written:  # nothing is written through it, whatever the text says
+        role, why = "input", "a pointer to const data: only read"
     elif use.written and use.read:
         role, why = "inout", "read and written (" + "; ".join(use.evidence) + ")"
     elif use.written:

@@ -25,6 +25,13 @@ Rounding makes such a kernel a staircase, not a linear map, so the float method 
    A scalar (other than a size) must not change the output: weights from run-time
    scalars with integer elements are not expressed yet.
 
+A weights array the host fills (a ``float`` or fixed-point ``short`` mask) is probed at
+values of its own, positive and simple: each entry set to 0 in turn tells which weights
+read it (step 2), and each such weight is that entry times the simplest factor its
+staircase allows (1; a power of two, as ``(s + 8) >> 4`` normalises; else the simplest
+fraction); the check runs at the given values. An integer weights array is baked in
+(``weights_fixed``): the template reads weights as float.
+
 The output may hold another element type than the fields (``output_storage``): another
 integer type, whose range the staircases, the roundings and the saturation are read in,
 or float32, whose staircase has no steps (each value the float32 product, the weight
@@ -51,7 +58,7 @@ from gtune.stencils.definition import (
     StencilDefinition,
     parse_definition,
 )
-from gtune.stencils.elements import limits, to_storage
+from gtune.stencils.elements import STORAGE_TYPES, limits, to_storage
 from gtune.stencils.lift import (
     EDGE_MISMATCH,
     MAX_OFFSET,
@@ -61,6 +68,7 @@ from gtune.stencils.lift import (
     Probe,
     Slot,
     _Monomial,
+    _weight_values,
     definition_data,
     primary_view,
     rim_of,
@@ -116,7 +124,13 @@ class _IntLifter:
         self.ot = np.dtype(face.output_dtype)
         self.out_float = self.ot.kind == "f"
         self.olo, self.ohi = (0, 0) if self.out_float else limits(face.output_dtype)
-        self.user: dict[str, float | int] = {s.name: s.value for s in face.scalars}
+        self.given: dict[str, float | int] = {s.name: s.value for s in face.scalars}
+        # the probes fill weights arrays with values of their own (positive, every entry
+        # nonzero, so each weight is seen); the checks run at the given ones
+        self.probing = {**self.given, **_probe_entries(face)}
+        self.user = self.probing
+        self.entries = {s.name for s in face.scalars if s.entry_of}
+        self.uses: dict[Slot, str] = {}  # the entry of a weights array a weight is
         self.launches = 0
 
     def refuse(self, why: str, kind: Any = None) -> Exception:
@@ -127,8 +141,14 @@ class _IntLifter:
     ) -> np.ndarray:
         face = self.face
         full = {f: inputs.get(f, np.zeros(face.field_shape(f), self.t)) for f in face.fields}
+        values = self.user if scalars is None else scalars
+        for w, n in face.weights.items():  # the entries of weights arrays travel as arrays
+            full[w] = np.array(
+                [values[f"{w}[{i}]"] for i in range(n)], face.weight_types.get(w, "float32")
+            )
         self.launches += 1
-        out = np.asarray(self._probe(full, out_init, self.user if scalars is None else scalars))
+        values = {k: v for k, v in values.items() if k not in self.entries}
+        out = np.asarray(self._probe(full, out_init, values))
         if out.shape != face.shape:
             raise GtuneError(f"a probe returned the shape {out.shape}, not {face.shape}")
         return self.exact(out)
@@ -322,7 +342,7 @@ class _IntLifter:
                 lo, hi = max(lo, w0), min(hi, w1)
             if lo > hi:
                 return None
-            w = _nice(lo, hi)
+            w = self.entry_weight(slot, lo, hi)
             amps = np.array([a for a, _ in pairs], np.float32)
             want = self.exact(np.array([y for _, y in pairs]))
             pre = (np.float32(float(w)) * amps).astype(np.float32)
@@ -332,6 +352,87 @@ class _IntLifter:
                 return None
             out[slot] = w
         return out
+
+    # -- 2b. weights arrays ---------------------------------------------------------------
+    def entry_uses(self) -> None:
+        """Which entry of a weights array each weight is (times a number): each entry set
+        to 0 in turn, the offsets whose response to a large impulse changes read it. A
+        weight that changes with two entries (a product, a sum of them) is refused."""
+        face = self.face
+        if not face.weights:
+            return
+        centre = tuple(n // 2 for n in face.shape)
+        big = min(self.hi, 4095)
+        for f in face.fields:
+            pad = face.pads.get(f, (0,) * face.dims)
+            a = np.zeros(face.field_shape(f), self.t)
+            a[tuple(c + p for c, p in zip(centre, pad, strict=True))] = big
+            base = self.run({f: a}, self.r1)
+            for entry in sorted(self.entries, key=_entry_order):
+                out = self.run({f: a}, self.r1, {**self.probing, entry: 0})
+                for o in self.offsets[f]:
+                    p = tuple(c - oi for c, oi in zip(centre, o, strict=True))
+                    if out[p] == base[p]:
+                        continue
+                    if (f, o) in self.uses:
+                        raise self.refuse(
+                            f"the weight of {f}[{', '.join(str(v) for v in reversed(o))}] "
+                            f"changes with {self.uses[(f, o)]} and with {entry}: with integer "
+                            "elements a weight is one entry of a weights array times a "
+                            "number, not a product or sum of entries"
+                        )
+                    self.uses[(f, o)] = entry
+
+    def entry_weight(self, slot: Slot, lo: Fraction, hi: Fraction) -> Fraction:
+        """A weight in ``[lo, hi]`` as a person writes it: where it reads an entry of a
+        weights array (probed at ``v``), ``v`` times the simplest factor (1, a power of
+        two as a shift normalises, else the simplest fraction); else a number."""
+        entry = self.uses.get(slot)
+        if entry is None:
+            return _nice(lo, hi)
+        v = Fraction(float(self.probing[entry]))  # positive
+        return v * _factor(lo / v, hi / v)
+
+    def entry_factor(self, slot: Slot, w: Fraction) -> tuple[float, tuple[str, ...]]:
+        """A weight as a monomial: (factor, (entry,)) where it reads an entry of a weights
+        array, else (w, ())."""
+        entry = self.uses.get(slot)
+        if entry is None:
+            return float(w), ()
+        return float(w / Fraction(float(self.probing[entry]))), (entry,)
+
+
+def _entry_order(name: str) -> tuple[str, int]:
+    """``mask[10]`` after ``mask[9]``."""
+    array, _, index = name.rpartition("[")
+    return array, int(index[:-1])
+
+
+def _probe_entries(face: Interface) -> dict[str, float]:
+    """The values the probes fill weights arrays with: positive (an unsigned output
+    clamps a negative response to 0, hiding it), simple, whole numbers in an integer
+    array."""
+    out: dict[str, float] = {}
+    for w, n in face.weights.items():
+        whole = np.dtype(face.weight_types.get(w, "float32")).kind in "iu"
+        for i, v in enumerate(_weight_values(n, integer=True, whole=whole)):
+            out[f"{w}[{i}]"] = v
+    return out
+
+
+def _factor(lo: Fraction, hi: Fraction) -> Fraction:
+    """The simplest number in ``[lo, hi]`` for the factor of a weights array's entry:
+    1, a power of two (a shift, ``(s + 8) >> 4``), else the simplest; negated where the
+    interval is negative."""
+    if lo <= 0 <= hi:
+        return Fraction(0)
+    if hi < 0:
+        return -_factor(-hi, -lo)
+    for k in [*range(0, 25), *range(-1, -9, -1)]:
+        f = Fraction(1, 2**k) if k >= 0 else Fraction(2**-k)
+        if lo <= f <= hi:
+            return f
+    return _nice(lo, hi)
 
 
 def _float_range(y: float) -> tuple[Fraction, Fraction]:
@@ -377,6 +478,7 @@ def lift_integer(
         if lifter.off_centre is None:  # stencils lifted
             raise
         raise lifter.off_centre from None
+    lifter.entry_uses()
     samples = lifter.staircases()
     roundings = ("",) if lifter.out_float else _ROUNDINGS  # a float output: no rounding
     candidates = [(r, w) for r in roundings if (w := lifter.weights_under(r, samples))]
@@ -389,7 +491,9 @@ def lift_integer(
         )
     first: Exception | None = None
     for rounding, weights in candidates:
+        lifter.user = lifter.probing  # (the weights found at the probes' values)
         sat = _saturation(lifter, weights)
+        lifter.user = lifter.given  # the definition is checked at the given ones
         definition = _definition(face, lifter, weights, rounding + sat, name, source, doc, original)
         definition = _zero_padded(lifter, definition)
         try:
@@ -420,12 +524,32 @@ def _saturation(lifter: _IntLifter, weights: Mapping[Slot, Fraction]) -> str:
         if lifter.olo <= total <= lifter.ohi:
             continue
         got = int(lifter.run(inputs, lifter.r1)[centre])
-        if got != (lifter.ohi if total > lifter.ohi else lifter.olo):
+        clamped = lifter.ohi if total > lifter.ohi else lifter.olo
+        if got == clamped:
+            continue
+        wrapped = _wrapped(total, lifter.olo, lifter.ohi)
+        if got in wrapped:
             raise lifter.refuse(
-                f"a sum of {float(total):g} is stored as {got}, not clamped to the range of "
+                f"a sum of {float(total):g} is stored as {got} (wrapped modulo "
+                f"{lifter.ohi - lifter.olo + 1}), not clamped to the range of "
                 f"{face.output_dtype}: a conversion without saturation (undefined in OpenCL C)"
             )
+        shown = " or ".join(str(v) for v in wrapped)
+        raise lifter.refuse(
+            f"its response to one value at a time is a weighted sum, but with every input "
+            f"at the extreme its weight drives up (a sum of {float(total):g}) it stores "
+            f"{got}, neither clamped to {clamped} nor wrapped to {shown}: not a linear "
+            "stencil on integers (a nonlinear kernel: abs, hypot, min/max, a threshold?)"
+        )
     return "_sat"
+
+
+def _wrapped(total: Fraction, lo: int, hi: int) -> list[int]:
+    """What a conversion without saturation stores for ``total``: the sum rounded
+    down or up (any rounding), modulo the output type's span."""
+    span = hi - lo + 1
+    rounded = sorted({math.floor(total), math.ceil(total)})
+    return sorted({(v - lo) % span + lo for v in rounded})
 
 
 def _definition(
@@ -443,11 +567,22 @@ def _definition(
         band=lifter.band,
         boundary=lifter.boundary,
         radius=lifter.radius,
-        terms={slot: [_Monomial(float(w), ())] for slot, w in weights.items() if w != 0},
+        terms={
+            slot: [_Monomial(*lifter.entry_factor(slot, w))] for slot, w in weights.items() if w
+        },
         constant=[],
-        coefficients=(),
+        coefficients=tuple(sorted(set(lifter.uses.values()), key=_entry_order)),
     )
-    data = definition_data(face, lifted, name=name, doc=doc, original=original)
+    whole = [w for w, t in face.weight_types.items() if np.dtype(t).kind in "iu"]
+    if whole:  # (the template reads a weights array as float: an integer one is baked in)
+        doc += (
+            f" The weights array {whole[0]} holds {STORAGE_TYPES[face.weight_types[whole[0]]]}, "
+            "which the tuned kernel cannot read (it reads weights as float): its values under "
+            "weights: are baked in (weights_fixed)."
+        )
+    data = definition_data(face, lifted, name=name, doc=doc.strip(), original=original)
+    if whole:
+        data["weights_fixed"] = True
     data["dtype"] = "float32"
     data["storage"] = face.dtype
     if face.out_dtype:  # the output's elements of their own type
@@ -522,7 +657,7 @@ def _scalars_change_nothing(lifter: _IntLifter) -> None:
     inputs = {f: lifter.random(face.field_shape(f)) for f in face.fields}
     plain = lifter.run(inputs, lifter.r1)
     for s in face.scalars:
-        if s.axis is not None or s.name in face.held:
+        if s.axis is not None or s.name in face.held or s.entry_of or s.pitch:
             continue
         other = dict(lifter.user)
         if s.dtype.startswith("float"):
