@@ -356,9 +356,10 @@ def show(report: TuningReport, console: Console) -> None:
 
 def show_original(comparison: OriginalComparison, console: Console) -> None:
     c = comparison
-    launch = ", ".join(f"{k}={v}" for k, v in c.original_config.items())
+    # its configuration (WX=8, WY=4); where it has none (--local 16,16), its sizes
+    launch = ", ".join(f"{k}={v}" for k, v in c.original_config.items()) or c.original_launch
     console.print(
-        f"original kernel {c.original} at its shipped launch ({launch}): "
+        f"original kernel {c.original} at its shipped launch{f' ({launch})' if launch else ''}: "
         f"{seconds_text(c.original_s)}; tuned: {seconds_text(c.tuned_s)}; speedup "
         f"{c.speedup:.2f}x over the original (measured alternately, {c.rounds} rounds)",
         highlight=False,

@@ -36,6 +36,9 @@ _PR_SET_PDEATHSIG = 1
 # parent's time limit for the answer starts only once the device is held.
 WAITING = "waiting"
 HOLDING = "holding"
+# The answer to a request whose handling raised an exception in the worker's Python
+# code (not a GtuneError): the worker lives on; the payload is :func:`raised`'s.
+RAISED = "raised"
 
 
 def guard_parent(parent: int, fd: int | None = None, *, death_signal: bool = True) -> None:
@@ -139,7 +142,18 @@ def serve(conn: Connection) -> None:
             if isinstance(exc, GtuneError):
                 conn.send(("gtune_error", exc))
             else:
-                conn.send(("error", f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}"))
+                conn.send((RAISED, raised(exc)))
+
+
+def raised(exc: BaseException) -> dict[str, str]:
+    """An exception of the worker's own Python code (a host-side check, bad arrays, a
+    bug), for the parent: its type, its message and the traceback apart (the parent
+    says it in one line, and shows the traceback only with ``--debug``)."""
+    return {
+        "type": type(exc).__name__,
+        "message": str(exc),
+        "traceback": "".join(traceback.format_exception(exc)),
+    }
 
 
 def _device_and_kernel(payload: dict[str, Any]) -> tuple[DeviceLimits, TunableKernel]:

@@ -184,6 +184,7 @@ def against_original(
             "definition's kernel",
             source=where,
         )
+    _shapes_agree(kernel, definition, original, arrays, where)
     values = {c: float(definition.values[c]) for c in definition.coefficients}
     evaluator = OpenCLEvaluator(
         original, device, verify=False, compile_workers=0, timeout_s=timeout_s
@@ -200,7 +201,7 @@ def against_original(
         raise InputError(
             f"original: the original kernel {original.name} did not run: {exc.message}",
             source=where,
-        ) from None
+        ) from exc  # (its causes, a worker's traceback among them, show with --debug)
     finally:
         evaluator.close()
     out = outputs[definition.output]
@@ -240,6 +241,52 @@ def against_original(
     return replace(kernel, reference=reference)
 
 
+def _shapes_agree(
+    kernel: TunableKernel,
+    definition: StencilDefinition,
+    original: TunableKernel,
+    arrays: Mapping[str, np.ndarray],
+    where: str,
+) -> None:
+    """The original takes each array in the shape the definition's kernel makes it at
+    this size; else an error naming the definition (a pad that changes with the size,
+    ``(NX+2+15)/16*16``, is the definition's pad at the lifting size only)."""
+    for arg in original.arguments:
+        if arg.kind != "buffer":
+            continue
+        want = arg.shape_for(dict(original.sizes))
+        got = tuple(arrays[arg.name].shape)
+        if want == got:  # (the worker takes an array in its shape only)
+            continue
+        size = "x".join(str(kernel.sizes[n]) for n in ("NX", "NY", "NZ") if n in kernel.sizes)
+        flags = [str(f) for f in (definition.original or {}).get("flags", [])]
+        given = [f for f in flags if f.startswith(f"{arg.name}=")]
+        how = f" (--array {given[0]})" if given else ""
+        pad = definition.pads.get(arg.name)
+        padded = f", padded by {list(pad[: definition.dims])}" if pad else ""
+        raise InputError(
+            f"original: at {size} the original kernel {original.name} takes its array "
+            f"{arg.name} as {_shape_text(want)}{how}, the definition's kernel as "
+            f"{_shape_text(got)}{padded}: the definition does not describe the original's "
+            "arrays at this size (a pad that changes with the size?); lift it again at this "
+            "size, or give the original arrays whose pad is the same at every size",
+            source=where,
+        )
+
+
+def launch_text(kernel: TunableKernel, config: Mapping[str, int]) -> str:
+    """A kernel's launch at ``config`` in words: ``global 32x24, local 16x16`` (x first;
+    without a local size where the driver picks it)."""
+    glob, loc = kernel.launch_sizes(config)
+    text = f"global {'x'.join(str(n) for n in glob)}"
+    return text if loc is None else f"{text}, local {'x'.join(str(n) for n in loc)}"
+
+
+def _shape_text(shape: Sequence[int]) -> str:
+    """An array's shape as the flags write it: x first."""
+    return "x".join(str(n) for n in reversed(shape))
+
+
 @dataclass(frozen=True)
 class OriginalComparison:
     """The tuned kernel against the original at its shipped launch, measured
@@ -251,6 +298,8 @@ class OriginalComparison:
     original_s: float  # median over rounds of each round's median
     tuned_s: float
     rounds: int
+    # the original's launch at that configuration: "global 32x24, local 16x16"
+    original_launch: str = ""
 
     @property
     def speedup(self) -> float:
@@ -260,6 +309,7 @@ class OriginalComparison:
         return {
             "original": self.original,
             "original_config": self.original_config,
+            "original_launch": self.original_launch,
             "tuned_config": self.tuned_config,
             "original_s": self.original_s,
             "tuned_s": self.tuned_s,
@@ -325,6 +375,7 @@ def compare_with_original(
     return OriginalComparison(
         original=original.name,
         original_config=dict(cfg),
+        original_launch=launch_text(original, cfg),
         tuned_config=dict(config),
         original_s=statistics.median(times["original"]),
         # one launch of the original is all the definition's steps; the tuned time is

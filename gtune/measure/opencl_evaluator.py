@@ -27,7 +27,7 @@ import numpy as np
 from gtune.device import DeviceLimits
 from gtune.exceptions import BuildError, EnvironmentProblem, GtuneError, InputError
 from gtune.kernel import TunableKernel
-from gtune.measure._worker import HOLDING, WAITING
+from gtune.measure._worker import HOLDING, RAISED, WAITING
 from gtune.measure.bundle import scan
 from gtune.measure.evaluator import EvaluatorBase
 from gtune.measure.guard import (
@@ -96,6 +96,25 @@ class WorkerDied(Exception):
     pass
 
 
+class WorkerRaised(WorkerDied):
+    """The worker's own Python code raised an exception while handling a request (a
+    host-side check such as an array of the wrong shape, or a bug): no crash of the
+    kernel, and the worker lives on. ``str()`` is one line, ``"ValueError: ..."``;
+    ``trace`` is the worker's traceback (see :class:`WorkerTraceback`)."""
+
+    def __init__(self, kind: str, message: str, trace: str = "") -> None:
+        lines = message.strip().splitlines() or [""]
+        self.kind = kind
+        self.message = lines[0] + (" ..." if len(lines) > 1 else "")
+        self.trace = trace
+        super().__init__(f"{kind}: {self.message}")
+
+
+class WorkerTraceback(Exception):
+    """The worker's traceback, as the cause of the error it led to: the command line
+    prints an error's causes with ``--debug`` only."""
+
+
 class Worker:
     """One spawned worker process and its pipe."""
 
@@ -160,6 +179,14 @@ class Worker:
             self.busy_since = None
         if status == "gtune_error":
             raise payload
+        if status == RAISED:
+            raised = WorkerRaised(
+                str(payload.get("type", "Exception")),
+                str(payload.get("message", "")),
+                str(payload.get("traceback", "")),
+            )
+            log.debug("the %s worker raised %s:\n%s", self.role, raised, raised.trace)  # -vv
+            raise raised
         if status == "error":
             raise WorkerDied(str(payload))
         return payload
@@ -1033,6 +1060,11 @@ class OpenCLEvaluator(EvaluatorBase):
             raise GtuneError(
                 f"the kernel gave no answer within {self.timeout_s:g} s{what}"
             ) from None
+        except WorkerRaised as exc:  # gtune's side, not the kernel: the worker lives on
+            raise GtuneError(
+                f"the host side of the launch failed in gtune's worker: {exc}{what} (not a "
+                "crash of the kernel; --debug shows the worker's traceback)"
+            ) from WorkerTraceback(exc.trace)
         except WorkerDied as exc:
             self._restart_measure()
             raise GtuneError(f"the kernel crashed its worker ({exc}){what}") from None

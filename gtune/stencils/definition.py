@@ -869,7 +869,9 @@ def _coefficient(value: Any, key: str, known: Sequence[str], err: _Err) -> Coeff
         factors = list(value)
     else:
         raise err(key, f"expected a number, a coefficient name or a product, got {value!r}")
-    factor = 1.0
+    # the numbers as written, multiplied and divided exactly, rounded once at the end:
+    # "7/10" is the double nearest 0.7, as "0.7" is
+    factor = Fraction(1)
     names: list[str] = []
     divisors: list[str] = []
     for text in below:
@@ -879,16 +881,14 @@ def _coefficient(value: Any, key: str, known: Sequence[str], err: _Err) -> Coeff
         number = _parse_number(_digits_checked(text, key, err))
         if number is None or number == 0.0 or not math.isfinite(number):
             raise err(key, f"{value!r} divides by {text!r}, not by a nonzero number or a name")
-        factor /= number
+        factor /= _exact(text, number)
     for f in factors:
         if isinstance(f, str):
             text = f.strip()
-            sign = 1.0
             if text.startswith("-") and _named(text[1:].strip()):
-                sign, text = -1.0, text[1:].strip()
+                factor, text = -factor, text[1:].strip()
             if _named(text):
                 names.append(_known(text, key, known, err))
-                factor *= sign
                 continue
             number = _parse_number(_digits_checked(text, key, err))
             if number is None or not math.isfinite(number):
@@ -898,12 +898,29 @@ def _coefficient(value: Any, key: str, known: Sequence[str], err: _Err) -> Coeff
                     "(only * and / between factors, parentheses around a divisor product; "
                     "no +, -, calls)",
                 )
-            factor *= number
+            factor *= _exact(text, number)
         else:
-            factor *= _number_value(f, key, err)
-    if not math.isfinite(factor):
+            factor *= Fraction(_number_value(f, key, err))
+    try:
+        rounded = float(factor)
+    except OverflowError:
+        rounded = math.inf
+    if not math.isfinite(rounded):
         raise err(key, f"{value!r} overflows")
-    return Coefficient(factor, tuple(sorted(names)), tuple(sorted(divisors)))
+    return Coefficient(rounded, tuple(sorted(names)), tuple(sorted(divisors)))
+
+
+def _exact(text: str, number: float) -> Fraction:
+    """The number ``text`` writes (``0.7`` is 7/10, ``1/12`` one twelfth), exactly;
+    ``number``, the double it reads as, where its exponent lies beyond a double's
+    (``0e999999999`` would take 10**999999999)."""
+    exponent = re.search(r"[eE]([+-]?\d+)\Z", text)
+    if exponent is None or abs(int(exponent.group(1))) <= 400:
+        try:
+            return Fraction(text.replace(" ", ""))
+        except (ValueError, ZeroDivisionError):
+            pass
+    return Fraction(number)
 
 
 def _known(name: str, key: str, known: Sequence[str], err: _Err) -> str:

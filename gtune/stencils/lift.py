@@ -52,7 +52,7 @@ from gtune.stencils.definition import (
 )
 from gtune.stencils.definition import MAX_PAD as MAX_PAD
 from gtune.stencils.elements import STORAGE_TYPES
-from gtune.stencils.lift_steps import as_steps
+from gtune.stencils.lift_steps import as_steps, not_steps, steps_hint
 
 #: A probe: one launch with these input fields (by name; a field not given is zero; a
 #: padded field in its stored shape) and weights arrays, this initial output and these
@@ -75,7 +75,9 @@ EXPONENTS = (-2, -1, 0, 1, 2)
 MAX_MONOMIALS = 32
 _SCALES = (0.5, 0.75, 1.25, 1.5, 2.0, 0.625)  # one scalar's values, times its base
 _FIT = 1e4  # a fitted term below this many ulps of the weights is noise
-_SNAP = 256  # a fitted factor is snapped to a simple number within this many ulps
+_SNAP = 256  # a fit agrees with a fresh measurement within this many ulps of it
+_ROUNDING = 16  # a fitted factor is snapped to a simple number within this many ulps
+_ABOVE = 2.0**10  # an impulse raises the smallest weight this far above a constant term
 _ELEMENTS = f"a definition holds float32/float64 or integer elements ({', '.join(STORAGE_TYPES)})"
 Slot = tuple[str, tuple[int, ...]]  # (field, offset in array axis order); ("", ()) = constant
 CONSTANT: Slot = ("", ())
@@ -114,6 +116,10 @@ class ScalarArg:
     axis: str | None = None  # an integer size argument: x, y or z
     unit: int = 1  # ... counted in units of this many elements (NX / 4: 4)
     entry_of: str = ""  # an entry of a weights array (name "coeff[7]"): the array's name
+    # an integer argument that is a padded field's pitch, its row (or plane) length at
+    # every size (in_pitch = NX+2): what it is, for the definition's doc; the tuned
+    # kernel reads the field's rows that far apart and ignores the argument
+    pitch: str = ""
 
 
 @dataclass(frozen=True)
@@ -130,6 +136,7 @@ class Interface:
     scalars: tuple[ScalarArg, ...]
     pads: Mapping[str, tuple[int, ...]] = field(default_factory=dict)  # C order
     weights: Mapping[str, int] = field(default_factory=dict)  # weights arrays: length
+    weight_types: Mapping[str, str] = field(default_factory=dict)  # ... their elements
     plane: tuple[str, str, str] | None = None  # (scalar, its C type, axis): a plane a launch
     out_dtype: str = ""  # the output's element type where it differs from the fields'
     # integer arguments that change what the kernel computes (a filter's size), held at
@@ -180,83 +187,242 @@ def interface(
         raise refuse(f"a definition is 2D or 3D; the problem size has {len(data_shape)} dims")
     plane = _plane(kernel, plane_index, len(data_shape), where) if plane_index else None
     values = scalar_values(kernel)
-    fields: list[str] = []
-    outputs: list[str] = []
-    dtypes: set[str] = set()  # the fields' (and weights arrays') element types
-    out_dtypes: set[str] = set()
-    scalars: list[ScalarArg] = []
-    pads: dict[str, tuple[int, ...]] = {}
-    weights: dict[str, int] = {}
+    found = _Arrays()
+    given: dict[str, ScalarArg] = {}
     for arg in kernel.arguments:
         if plane is not None and arg.name == plane[0]:
             continue
         if arg.kind == "scalar":
-            axis, unit = None, 1
-            text = str(arg.value.text).strip() if arg.value is not None else ""
-            size = re.fullmatch(r"(NX|NY|NZ)(?:\s*/\s*([1-9]\d*))?", text)
-            if arg.dtype in _SIZE_TYPES and size:
-                axis = _AXES[("NX", "NY", "NZ").index(size.group(1))]
-                unit = int(size.group(2) or 1)
-                if sizes[size.group(1)] % unit:
-                    raise refuse(
-                        f"size argument {arg.name} = {text} does not divide the size "
-                        f"{size.group(1)}={sizes[size.group(1)]}; lift at a size it divides"
-                    )
-            elif arg.dtype not in _INT_TYPES and not arg.dtype.startswith("float"):
-                raise refuse(f"scalar {arg.name} has the type {arg.dtype}")
-            scalars.append(ScalarArg(arg.name, arg.dtype, values[arg.name], axis, unit))
-            continue
-        shape = arg.shape_for(sizes)
-        pad = _pad(shape, data_shape) if arg.role == "input" else None
-        if arg.role == "input" and len(shape) == 1 and arg.dtype in _NP:
-            scalars += _weight_entries(arg.name, arg.dtype, shape[0], refuse)
-            weights[arg.name] = shape[0]
-            dtypes.add(arg.dtype)
-            continue
-        if pad:
-            pads[arg.name] = pad
-        elif shape != data_shape:
-            raise refuse(
-                f"array {arg.name} has the shape {list(shape)}, not the problem's "
-                f"{list(data_shape)}: a definition's output is an array of the problem's "
-                "shape, a field the problem's or the problem's padded alike on both sides "
-                f"of each axis (--array {arg.name}=NX+6,NY+6 for a pad of 3)"
-            )
-        if arg.dtype not in _NP and arg.dtype not in STORAGE_TYPES:
-            raise refuse(f"array {arg.name} holds {arg.dtype}; {_ELEMENTS}")
-        if arg.role == "input":
-            dtypes.add(arg.dtype)
-            fields.append(arg.name)
-        elif arg.role == "output":
-            out_dtypes.add(arg.dtype)
-            outputs.append(arg.name)
+            given[arg.name] = _scalar_arg(arg, values[arg.name], sizes, refuse)
         else:
-            raise refuse(
-                f"array {arg.name} is read and written; a stencil reads its fields and writes "
-                "a distinct output"
-            )
-    if len(outputs) != 1:
+            _array_arg(arg, sizes, data_shape, found, refuse)
+    if len(found.outputs) != 1:
         raise refuse(
-            f"a stencil writes one output array; this kernel writes {len(outputs)}"
-            + (f" ({', '.join(outputs)})" if outputs else "")
+            f"a stencil writes one output array; this kernel writes {len(found.outputs)}"
+            + (f" ({', '.join(found.outputs)})" if found.outputs else "")
         )
-    if not fields:
+    if not found.fields:
         raise refuse("it reads no input array")
-    dtype, out_dtype = _element_types(dtypes, out_dtypes.pop(), refuse)
+    dtype, out_dtype = _element_types(found.dtypes, found.out_dtypes.pop(), refuse)
+    scalars: list[ScalarArg] = []  # in signature order, a weights array's entries in its place
+    for arg in kernel.arguments:
+        if arg.name in given:
+            scalars.append(_as_pitch(given[arg.name], arg, found.pads, sizes))
+        elif arg.name in found.weights:
+            n, wtype = found.weights[arg.name], found.weight_types[arg.name]
+            scalars += _weight_entries(arg.name, wtype, n, dtype, refuse)
     return Interface(
         label=where,
         kernel_name=kernel.name,
         shape=data_shape,
         dtype=dtype,
         out_dtype=out_dtype,
-        fields=tuple(fields),
-        output=outputs[0],
+        fields=tuple(found.fields),
+        output=found.outputs[0],
         order=tuple(a.name for a in kernel.arguments),
         scalars=tuple(scalars),
-        pads=pads,
-        weights=weights,
+        pads=found.pads,
+        weights=found.weights,
+        weight_types=found.weight_types,
         plane=plane,
     )
+
+
+@dataclass
+class _Arrays:
+    """The arrays :func:`interface` found, by kind."""
+
+    fields: list[str] = field(default_factory=list)
+    outputs: list[str] = field(default_factory=list)
+    dtypes: set[str] = field(default_factory=set)  # the fields' element types
+    out_dtypes: set[str] = field(default_factory=set)
+    pads: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    weights: dict[str, int] = field(default_factory=dict)  # weights arrays: length
+    weight_types: dict[str, str] = field(default_factory=dict)  # ... and element type
+
+
+def _scalar_arg(
+    arg: Any, value: float | int, sizes: Mapping[str, int], refuse: Callable[[str], InputError]
+) -> ScalarArg:
+    """A scalar argument: a size (``--scalar nx=NX``, ``w4=NX/4``) or another number."""
+    axis, unit = None, 1
+    text = str(arg.value.text).strip() if arg.value is not None else ""
+    size = re.fullmatch(r"(NX|NY|NZ)(?:\s*/\s*([1-9]\d*))?", text)
+    if arg.dtype in _SIZE_TYPES and size:
+        axis = _AXES[("NX", "NY", "NZ").index(size.group(1))]
+        unit = int(size.group(2) or 1)
+        if sizes[size.group(1)] % unit:
+            raise refuse(
+                f"size argument {arg.name} = {text} does not divide the size "
+                f"{size.group(1)}={sizes[size.group(1)]}; lift at a size it divides"
+            )
+    elif arg.dtype not in _INT_TYPES and not arg.dtype.startswith("float"):
+        raise refuse(f"scalar {arg.name} has the type {arg.dtype}")
+    return ScalarArg(arg.name, arg.dtype, value, axis, unit)
+
+
+def _array_arg(
+    arg: Any,
+    sizes: Mapping[str, int],
+    data_shape: tuple[int, ...],
+    found: _Arrays,
+    refuse: Callable[[str], InputError],
+) -> None:
+    """One array argument: a field (padded or not), the output or a weights array."""
+    if arg.role not in ("input", "output"):
+        raise refuse(
+            f"array {arg.name} is read and written; a stencil reads its fields and writes "
+            "a distinct output"
+        )
+    shape = arg.shape_for(sizes)
+    if arg.dtype not in _NP and arg.dtype not in STORAGE_TYPES:
+        what = "weights array" if arg.role == "input" and len(shape) == 1 else "array"
+        raise refuse(f"{what} {arg.name} holds {arg.dtype}; {_ELEMENTS}")
+    if arg.role == "input" and len(shape) == 1:  # a filter, its entries probed as scalars
+        found.weights[arg.name] = shape[0]
+        found.weight_types[arg.name] = arg.dtype
+        return
+    pad = _pad(arg, sizes, refuse) if arg.role == "input" else None
+    if pad:
+        found.pads[arg.name] = pad
+    elif shape != data_shape:
+        raise refuse(_shape_refusal(arg.name, arg.role, shape, data_shape))
+    if arg.role == "input":
+        found.dtypes.add(arg.dtype)
+        found.fields.append(arg.name)
+    else:
+        found.out_dtypes.add(arg.dtype)
+        found.outputs.append(arg.name)
+
+
+def _shape_refusal(
+    name: str, role: str, shape: tuple[int, ...], data_shape: tuple[int, ...]
+) -> str:
+    """Why an array's shape is not one a definition takes, and the --array that is."""
+    have = f"array {name} has the shape {list(shape)}, not the problem's {list(data_shape)}"
+    sizes = ",".join(("NX", "NY", "NZ")[: len(data_shape)])
+    if role == "output":
+        return (
+            f"{have}: a definition's output is an array of the problem's shape "
+            f"(--array {name}={sizes}, or no --array)"
+        )
+    padded = ",".join(f"{n}+6" for n in ("NX", "NY", "NZ")[: len(data_shape)])
+    why = (
+        f"{have}: a definition's field is an array of the problem's shape, or of the "
+        f"problem's padded alike on both sides of each axis (--array {name}={padded} for "
+        "a pad of 3)"
+    )
+    if (
+        len(shape) > 1
+        and 0 < math.prod(shape) <= MAX_WEIGHT_ENTRIES
+        and math.prod(shape) < math.prod(data_shape)
+    ):
+        why += (
+            f"; if {name} is a filter (a weights array), a weights array is one-dimensional: "
+            f"--array {name}={math.prod(shape)}"
+        )
+    return why
+
+
+def _sizes_about(sizes: Mapping[str, int]) -> list[dict[str, int]]:
+    """The problem size, then sizes about it, each axis moved by steps of its own (an
+    expression of the sizes is checked at each: a pad or a pitch constant at one size
+    only, an alignment, is not one)."""
+    names = [n for n in ("NX", "NY", "NZ") if n in sizes]
+    out = [dict(sizes)]
+    for step in (1, 2, 3, 5, 8, 13, 16, 31, 64, 100, 1000):
+        out.append({**sizes, **{n: sizes[n] + step * (k + 1) + k for k, n in enumerate(names)}})
+    return out
+
+
+def _pad(
+    arg: Any, sizes: Mapping[str, int], refuse: Callable[[str], InputError]
+) -> tuple[int, ...] | None:
+    """The pad of input array ``arg`` around the problem (C order), or None: the same
+    number of extra points before and after each axis, some axis padded, the same at
+    the lift size and at every size about it (:func:`_sizes_about`). A shape whose
+    extra points change with the size (a pitch aligned to 16) is refused."""
+    extras: list[tuple[dict[str, int], tuple[int, ...]]] = []
+    for env in _sizes_about(sizes):
+        data = tuple(env[n] for n in ("NZ", "NY", "NX") if n in env)
+        try:
+            shape = arg.shape_for(env)
+        except GtuneError:
+            continue  # (an expression undefined at that size)
+        if len(shape) != len(data):
+            return None
+        extras.append((env, tuple(a - b for a, b in zip(shape, data, strict=True))))
+    if not extras:
+        return None
+    first_env, first = extras[0]
+    if min(first) < 0:  # smaller than the problem along an axis: no pad at all
+        return None
+    for env, extra in extras[1:]:
+        if extra == first:
+            continue
+        d = next(d for d in range(len(first)) if extra[d] != first[d])
+        axis = ("NZ", "NY", "NX")[3 - len(first) + d]
+        at = "x".join(str(env[n]) for n in ("NX", "NY", "NZ") if n in env)
+        lift_at = "x".join(str(first_env[n]) for n in ("NX", "NY", "NZ") if n in first_env)
+        why = (
+            "a padded pitch that depends on alignment is not supported"
+            if arg.shape[d].names & {"NX", "NY", "NZ"}
+            else "a fixed length does not follow the problem's size"
+        )
+        padded = ",".join(f"{n}+2" for n in ("NX", "NY", "NZ")[: len(first)])
+        raise refuse(
+            f"the shape of {arg.name}, {arg.shape[d].text.strip()}, is not the size plus a "
+            f"constant pad ({axis}{first[d]:+d} at {lift_at}, {axis}{extra[d]:+d} at {at}): "
+            f"{why}; a definition's padded field is the size plus the same pad on both "
+            f"sides at every size (--array {arg.name}={padded} for a pad of 1, its row "
+            "pitch NX+2)"
+        )
+    if any(e < 0 or e % 2 or e > 2 * MAX_PAD for e in first) or not any(first):
+        return None
+    return tuple(e // 2 for e in first)
+
+
+def _stored(env: Mapping[str, int], pad: tuple[int, ...], plane: bool) -> int:
+    """A padded field's stored row length (``plane``: its plane size) at sizes ``env``."""
+    row = env["NX"] + 2 * pad[-1]
+    return row * (env["NY"] + 2 * pad[-2]) if plane else row
+
+
+def pitch_doc(face: Interface) -> str:
+    """What a definition's doc says of the pitches it ignores (``in_pitch``: in's padded
+    row, NX+2): the tuned kernel reads the field's rows that far apart."""
+    return " ".join(
+        f"Its argument {s.name} is {s.pitch} (as --scalar gives it): the tuned kernel "
+        f"ignores {s.name} and assumes exactly that; pass no other value."
+        for s in face.scalars
+        if s.pitch
+    )
+
+
+def _as_pitch(
+    s: ScalarArg, arg: Any, pads: Mapping[str, tuple[int, ...]], sizes: Mapping[str, int]
+) -> ScalarArg:
+    """``s`` marked as a padded field's pitch where it is one: an integer argument that
+    is no size whose value (``--scalar in_pitch=NX+2``) equals, at every size about the
+    lift size, the stored row length (or, in 3D, plane size) of a padded field. The
+    tuned kernel reads that field's rows so far apart and ignores the argument."""
+    if s.axis is not None or s.dtype not in _INT_TYPES or arg.value is None:
+        return s
+    if not arg.value.names & {"NX", "NY", "NZ"}:
+        return s
+    for name, pad in pads.items():
+        for plane in (False, True)[: len(pad) - 1]:
+            try:
+                same = all(
+                    arg.value.evaluate_int(e) == _stored(e, pad, plane) for e in _sizes_about(sizes)
+                )
+            except GtuneError:
+                same = False
+            if same:
+                what = "plane size" if plane else "row length"
+                text = arg.value.text.strip()
+                return replace(s, pitch=f"the padded {what} of {name}, {text}")
+    return s
 
 
 def _element_types(
@@ -336,6 +502,14 @@ def with_weights(face: Interface, weights: Mapping[str, Sequence[float]]) -> Int
                 f"{name}: {len(values)} values for an array of {face.weights[name]}",
                 source="--weights",
             )
+        wtype = face.weight_types.get(name, face.dtype)
+        if wtype not in _NP and not all(float(v).is_integer() for v in values):
+            odd = next(v for v in values if not float(v).is_integer())
+            raise InputError(
+                f"{name} is an array of {_INT_TYPES[wtype]}: its values are whole numbers, "
+                f"got {odd:g}",
+                source="--weights",
+            )
     scalars = tuple(
         replace(s, value=float(weights[s.entry_of][int(s.name.rsplit("[", 1)[1][:-1])]))
         if s.entry_of in weights
@@ -368,33 +542,41 @@ def with_held(face: Interface, names: Sequence[str]) -> Interface:
 
 
 def _weight_entries(
-    name: str, dtype: str, n: int, refuse: Callable[[str], InputError]
+    name: str, wtype: str, n: int, dtype: str, refuse: Callable[[str], InputError]
 ) -> list[ScalarArg]:
-    """A weights array's entries, each probed like a float scalar (``filter[7]``)."""
+    """A weights array's entries, each probed like a scalar (``filter[7]``): an array of
+    ``wtype`` elements for fields of ``dtype``. Float fields take weights of their own
+    type (the tuned kernel reads them as such); integer fields (computed in float32)
+    take float32 or integer weights."""
     if not 1 <= n <= MAX_WEIGHT_ENTRIES:
         raise refuse(
             f"weights array {name} has {n} entries; lift probes at most {MAX_WEIGHT_ENTRIES}"
         )
-    return [
-        ScalarArg(f"{name}[{i}]", dtype, v, entry_of=name) for i, v in enumerate(_weight_values(n))
-    ]
+    if dtype in _NP and wtype != dtype:
+        raise refuse(
+            f"the weights array {name} holds {wtype} and its fields {dtype}: with float "
+            f"fields a weights array holds their type (its entries are probed with fractions; "
+            "an integer weights array is lifted with integer fields, uchar pixels, only)"
+        )
+    if dtype not in _NP and wtype == "float64":
+        raise refuse(
+            f"the weights array {name} holds float64: with integer elements a definition "
+            "computes in float32, so its weights arrays hold float32 or integers"
+        )
+    made_up = _weight_values(n, integer=dtype not in _NP, whole=wtype not in _NP)
+    return [ScalarArg(f"{name}[{i}]", wtype, v, entry_of=name) for i, v in enumerate(made_up)]
 
 
-def _weight_values(n: int) -> list[float]:
+def _weight_values(n: int, integer: bool = False, whole: bool = False) -> list[float]:
     """The weights a lifted definition records for an array of ``n`` when the user gives
-    none (``--weights``): distinct, of both signs, exact in binary."""
+    none (``--weights``): distinct, of both signs, exact in binary; for integer fields
+    (an unsigned output clamps a negative response to 0, hiding it) small positive
+    fractions, and whole numbers in an integer array."""
+    if whole:
+        return [float(1 + i % 8) for i in range(n)]
+    if integer:
+        return [(1 + i % 8) / 16.0 for i in range(n)]
     return [(1 if i % 2 == 0 else -1) * (0.5 + (i % 32) / 64.0) for i in range(n)]
-
-
-def _pad(shape: tuple[int, ...], data_shape: tuple[int, ...]) -> tuple[int, ...] | None:
-    """The pad of an array ``shape`` around the problem's (C order), or None: the
-    same number of extra points before and after each axis, some axis padded."""
-    if len(shape) != len(data_shape):
-        return None
-    extra = [a - b for a, b in zip(shape, data_shape, strict=True)]
-    if any(e < 0 or e % 2 or e > 2 * MAX_PAD for e in extra) or not any(extra):
-        return None
-    return tuple(e // 2 for e in extra)
 
 
 # ---------------------------------------------------------------------------------
@@ -768,7 +950,7 @@ class _Lifter:
                 for r, m in zip(self.radius, margin, strict=True)
                 if r or m
             }
-            if len(ratios) != 1 or min(ratios) < 2 or face.float_scalars or len(face.fields) > 1:
+            if len(ratios) != 1 or min(ratios) < 2 or len(face.fields) > 1:
                 raise refusal
             # k steps with a fixed rim (each writes the points at least its radius, the
             # margin, from the edges): the probes go on; refused unless as_steps finds them
@@ -901,31 +1083,38 @@ class _Lifter:
         cells = list(itertools.islice(itertools.product(*axes), len(self.face.fields) + 1))
         return cells if len(cells) == len(self.face.fields) + 1 else None
 
-    def slot_values(self, scalars: Mapping[str, float | int]) -> dict[Slot, float]:
-        """Every coefficient and the constant at these scalar values."""
+    def slot_values(
+        self, scalars: Mapping[str, float | int], height: Mapping[str, float] | None = None
+    ) -> dict[Slot, float]:
+        """Every coefficient and the constant at these scalar values; ``height``: each
+        field's impulse, a power of two (the responses are divided by it, exactly)."""
         face = self.face
         cells = self._cells()
         values: dict[Slot, float] = {}
+        h = {f: (height or {}).get(f, 1.0) for f in face.fields}
         if cells is not None:
-            inputs = {f: self.impulses([c], f) for f, c in zip(face.fields, cells, strict=False)}
+            inputs = {
+                f: self.impulses([c], f) * self.t(h[f])
+                for f, c in zip(face.fields, cells, strict=False)
+            }
             out = self.run(inputs, self.r1, scalars).astype(np.float64)
             const = float(out[cells[-1]])
             values[CONSTANT] = const
             for f, c in zip(face.fields, cells, strict=False):
                 for o in self.offsets[f]:
                     p = tuple(ci - oi for ci, oi in zip(c, o, strict=True))
-                    values[(f, o)] = float(out[p]) - const
+                    values[(f, o)] = (float(out[p]) - const) / h[f]
         else:
             zero = self.run({}, self.r1, scalars).astype(np.float64)
             centre = tuple(n // 2 for n in face.shape)
             const = float(zero[centre])
             values[CONSTANT] = const
             for f in face.fields:
-                out = self.run({f: self.impulses([centre], f)}, self.r1, scalars)
+                out = self.run({f: self.impulses([centre], f) * self.t(h[f])}, self.r1, scalars)
                 out = out.astype(np.float64)
                 for o in self.offsets[f]:
                     p = tuple(ci - oi for ci, oi in zip(centre, o, strict=True))
-                    values[(f, o)] = float(out[p]) - const
+                    values[(f, o)] = (float(out[p]) - const) / h[f]
         bad = [s for s, v in values.items() if not math.isfinite(v)]
         if bad:
             changed = {k: v for k, v in scalars.items() if v != self.base.get(k)}
@@ -941,9 +1130,15 @@ class _Lifter:
 
     def relevance(self) -> None:
         """The weights at the base values, and which scalars each one depends on (each
-        float scalar doubled in turn)."""
+        float scalar doubled in turn). Where the kernel adds a constant term, the
+        impulses are raised above it first (:meth:`_heights`)."""
         slots = self.slots()
-        base = self.base_values = self.slot_values(self.base)
+        first = self.slot_values(self.base)
+        self.heights = self._heights(first)
+        base = first
+        if any(h != 1.0 for h in self.heights.values()):
+            base = self.slot_values(self.base, self.heights)
+        self.base_values = base
         # the base probe must agree with the footprints found one field at a time
         for f in self.face.fields:
             for o in self.offsets[f]:
@@ -956,9 +1151,10 @@ class _Lifter:
         for s in self.face.float_scalars:
             doubled = dict(self.base)
             doubled[s.name] = 2 * float(self.base[s.name])
-            vals = self.slot_values(doubled)
+            vals = self.slot_values(doubled, self.heights)
             for slot in slots:
-                around = (base[slot], vals[slot], base[CONSTANT], vals[CONSTANT])
+                h = self._height(slot)  # the constant's rounding, at the impulse's height
+                around = (base[slot], vals[slot], base[CONSTANT] / h, vals[CONSTANT] / h)
                 if abs(vals[slot] - base[slot]) > self.noise(*around):
                     relevant[slot].add(s.name)
         self.relevant = relevant
@@ -977,7 +1173,7 @@ class _Lifter:
                 for name in order:
                     if name not in subset:
                         scalars[name] = 0.0
-                cache[subset] = self.slot_values(scalars)
+                cache[subset] = self.slot_values(scalars, self.heights)
             return cache[subset]
 
         self.monomials: dict[Slot, list[_Monomial]] = {}
@@ -997,7 +1193,7 @@ class _Lifter:
                             v = at(frozenset(sub))[slot]
                             c = at(frozenset(sub))[CONSTANT]
                             total += (-1) ** (len(subset) - j) * v
-                            scale += abs(v) + abs(c)
+                            scale += abs(v) + abs(c) / self._height(slot)
                     prod = math.prod(float(self.base[n]) for n in subset)
                     # zero below the noise; snapped to a simple number within rounding
                     if abs(total) <= self.noise(scale):
@@ -1031,29 +1227,35 @@ class _Lifter:
         in -2..2 (``step/Cap``, ``dt*alpha/(dx*dx)``, ``1 - 4*c*c``): which exponents
         each scalar enters with (that scalar alone at six values), then the factors of
         every candidate monomial by least squares at random values, snapped to simple
-        numbers and checked at fresh values."""
+        numbers and checked at fresh values. The impulses are raised above a constant
+        term (:meth:`_heights`), whose rounding would otherwise drown the weights."""
         slots = self.slots()
         names = [
             s.name
             for s in self.face.float_scalars
             if any(s.name in r for r in self.relevant.values())
         ]
+
+        def measure(scalars: Mapping[str, float | int]) -> dict[Slot, float]:
+            return self.slot_values(scalars, self.heights)
+
         exps: dict[Slot, dict[str, list[int]]] = {slot: {} for slot in slots}
         grid = np.array([[t**e for e in EXPONENTS] for t in (1.0, *_SCALES)])
+        base = self.base_values
         for name in names:
             b = float(self.base[name])
-            vals = [self.base_values] + [
-                self.slot_values({**self.base, name: b * t}) for t in _SCALES
-            ]
+            vals = [base] + [measure({**self.base, name: b * t}) for t in _SCALES]
             for slot in slots:
                 if name not in self.relevant[slot]:
                     continue
                 y = np.array([v[slot] for v in vals])
                 a = np.linalg.lstsq(grid, y, rcond=None)[0]
+                # noise: the weight's own rounding and the constant's, at its impulse
+                floor = max(float(np.max(np.abs(a))), max(self._noise(slot, v) for v in vals))
                 keep = [
                     e
                     for e, ai in zip(EXPONENTS, a, strict=True)
-                    if abs(ai) > _FIT * self.eps * max(abs(a))
+                    if abs(ai) > _FIT * self.eps * floor
                 ]
                 exps[slot][name] = keep
         # counted before they are listed: a weight of nine scalars has 5**9 candidates
@@ -1068,24 +1270,55 @@ class _Lifter:
             for slot, e in exps.items()
         }
         points = [self._random_scalars(names) for _ in range(most + 4)]
-        measured = [self.slot_values(p) for p in points]
+        measured = [measure(p) for p in points]
         self.monomials = {}
         for slot in slots:
             self.monomials[slot] = self._fit(slot, candidates[slot], points, measured)
         for wide in (False, True):
             fresh = self._random_scalars(names, wide)
-            got = self.slot_values(fresh)
+            got = measure(fresh)
             for slot in slots:
                 want = sum(_monomial_value(m, fresh) for m in self.monomials[slot])
-                if abs(got[slot] - want) > _SNAP * self.eps * (
-                    abs(got[slot]) + abs(got[CONSTANT]) + abs(want)
-                ):
+                if abs(got[slot] - want) > _SNAP * self.eps * (self._noise(slot, got) + abs(want)):
                     raise self.refuse(
                         f"{self._slot_text(slot)} is not a sum of products of scalars with "
                         f"integer powers from -2 to 2 (at fresh values it is {got[slot]:.7g}, "
                         f"the fit gives {want:.7g})"
                     )
         self._used()
+
+    def _heights(self, base: Mapping[Slot, float]) -> dict[str, float]:
+        """Each field's impulse height: 1, or where the kernel adds a constant term
+        (Rodinia HotSpot's literal ``amb_temp = 80.0f``) the power of two that puts the
+        field's smallest weight at the base values (``base``) ``_ABOVE`` times above it.
+        The output at an impulse is rounded relative to the constant plus the weight, so
+        a weight measured at height 1 below a large constant keeps the constant's
+        rounding, and the fit's small terms and snapped factors go astray (``-1.9999``);
+        at a height h the response is h times the weight, divided by h exactly."""
+        const = abs(base[CONSTANT])
+        top = float(np.finfo(self.t).max) * 2.0**-40  # far from overflowing
+        heights: dict[str, float] = {}
+        for f in self.face.fields:
+            weights = [abs(base[(f, o)]) for o in self.offsets[f]]
+            if const == 0.0 or not weights or min(weights) == 0.0:
+                heights[f] = 1.0
+                continue
+            k = max(0, math.ceil(math.log2(_ABOVE * const / min(weights))))
+            while k > 0 and 2.0**k * max(weights) > top:
+                k -= 1
+            heights[f] = 2.0**k
+        return heights
+
+    def _height(self, slot: Slot) -> float:
+        """The impulse height a slot is measured at (the constant's: 1)."""
+        return self.heights.get(slot[0], 1.0)
+
+    def _noise(self, slot: Slot, measured: Mapping[Slot, float]) -> float:
+        """The magnitude one measured weight is rounded relative to: the weight, and the
+        constant term divided by its field's impulse height (the constant: itself)."""
+        if slot == CONSTANT:
+            return abs(measured[CONSTANT])
+        return abs(measured[slot]) + abs(measured[CONSTANT]) / self._height(slot)
 
     def _random_scalars(self, names: Sequence[str], wide: bool = False) -> dict[str, float | int]:
         """The base values with ``names`` each scaled by a random k/16 in [0.5, 2]
@@ -1106,31 +1339,39 @@ class _Lifter:
         measured: Sequence[Mapping[Slot, float]],
     ) -> list[_Monomial]:
         """The monomials of one weight: a least-squares fit over every candidate, then
-        again over those well above the noise (a small system, well conditioned)."""
+        again over those well above the noise (a small system, well conditioned). Each
+        factor is snapped to a simple number within its rounding: the measurements'
+        (:meth:`_noise`, a constant term's included) carried through the fit."""
         y = np.array([m[slot] for m in measured])
-        scale = float(np.max(np.abs(y))) + max(abs(m[CONSTANT]) for m in measured)
-        if scale == 0.0:
+        noise = np.array([self._noise(slot, m) for m in measured])
+        if not noise.any():
             return []
         kept = list(candidates)
         for floor in (math.sqrt(self.eps), _FIT * self.eps):
             if not kept:
                 return []
-            rows = [
-                [math.prod(float(p[n]) ** e for n, e in c.items()) for c in kept] for p in points
-            ]
-            k = np.linalg.lstsq(np.array(rows), y, rcond=None)[0]
+            rows = np.array(
+                [[math.prod(float(p[n]) ** e for n, e in c.items()) for c in kept] for p in points]
+            )
+            k = np.linalg.lstsq(rows, y, rcond=None)[0]
+            # how far each factor may be off: every measurement off by its rounding
+            err = np.abs(np.linalg.pinv(rows)) @ noise
             size = [
                 abs(float(ki)) * math.prod(abs(float(self.base[n])) ** e for n, e in c.items())
                 for c, ki in zip(kept, k, strict=True)
             ]
             top = max(size)
             pairs = [
-                (c, float(ki)) for c, ki, z in zip(kept, k, size, strict=True) if z > floor * top
+                (c, float(ki), float(ei))
+                for c, ki, ei, z in zip(kept, k, err, size, strict=True)
+                if z > floor * top
             ]
-            kept = [c for c, _ in pairs]
+            kept = [c for c, _, _ in pairs]
         out: list[_Monomial] = []
-        for c, ki in pairs:
-            factor = nice_number(ki, _SNAP * self.eps * abs(ki))
+        for c, ki, ei in pairs:
+            factor = nice_number(ki, _ROUNDING * self.eps * (abs(ki) + ei))
+            if factor == 0.0:  # no larger than its rounding
+                continue
             names = tuple(sorted(n for n, e in c.items() for _ in range(max(e, 0))))
             divisors = tuple(sorted(n for n, e in c.items() for _ in range(max(-e, 0))))
             out.append(_Monomial(factor, names, divisors))
@@ -1219,7 +1460,7 @@ class _Lifter:
         inputs = {f: self.random(name=f) for f in face.fields}
         plain = self.run(inputs, self.r1, self.user)
         for s in face.scalars:
-            if s.axis is not None or s.dtype.startswith("float") or s.name in face.held:
+            if s.axis is not None or s.dtype.startswith("float") or s.name in face.held or s.pitch:
                 continue
             other = dict(self.user)
             other[s.name] = int(s.value) - 1 if int(s.value) > 1 else int(s.value) + 1
@@ -1231,7 +1472,8 @@ class _Lifter:
                 raise self.refuse(
                     f"the integer argument {s.name} (given {s.value}) changes the output; "
                     "an integer argument of a definition is a size (--scalar "
-                    f"{s.name}=NX, NY or NZ, or NX/4 for a width in float4s), unused, or "
+                    f"{s.name}=NX, NY or NZ, or NX/4 for a width in float4s), a padded "
+                    "field's row pitch (NX+2 for --array in=NX+2,NY+2), unused, or "
                     f"held at its value (--fixed {s.name}: a filter's size; the tuned "
                     f"kernel then computes the stencil at {s.name} = {s.value} only)"
                 )
@@ -1274,6 +1516,7 @@ def definition_data(
             item["coefficient"] = _coefficient_text(m.factor, m.names, m.divisors)
             terms.append(item)
     data: dict[str, Any] = {"name": name}
+    doc = " ".join(part for part in (doc, pitch_doc(face)) if part)
     if doc:
         data["doc"] = doc
     data.update(
@@ -1396,26 +1639,45 @@ def lift_with(
         definition = build_definition(face, lifter.lifted(), **kw)
         if lifter.zero_padded(definition):  # taps beyond the edge read 0: boundary zero
             definition = build_definition(face, lifter.lifted(), **kw)
-        stepped = as_steps(definition, lifter.run_user, lifter.random, source)
-        if stepped is not None:  # one launch is several steps of a smaller stencil
-            return stepped, lifter.launches
-        if lifter.unless_steps is not None:  # writes less than its reach: steps or nothing
-            raise lifter.unless_steps
-        lifter.check(definition)
+        definition = _stepped_or_checked(lifter, definition, source)
     except NotAStencil as first:
         if not any(lifter.relevant.values()):
-            raise
+            raise _with_steps_hint(lifter, first) from None
         try:
             lifter.laurent()
             definition = build_definition(face, lifter.lifted(), **kw)
             if lifter.zero_padded(definition):
                 definition = build_definition(face, lifter.lifted(), **kw)
-            lifter.check(definition)
+            definition = _stepped_or_checked(lifter, definition, source)
         except NotAStencil as second:
-            if second.why == first.why:  # (the boundary, say: no reading of weights helps)
-                raise face.refuse(first.why) from None
-            raise face.refuse(f"{first.why}; read with powers from -2 to 2: {second.why}") from None
+            why = first.why  # the same twice: the boundary, say (no reading of weights helps)
+            if second.why != first.why:
+                why = f"{first.why}; read with powers from -2 to 2: {second.why}"
+            raise _with_steps_hint(lifter, face.refuse(why)) from None
     return definition, lifter.launches
+
+
+def _stepped_or_checked(
+    lifter: _Lifter, definition: StencilDefinition, source: str
+) -> StencilDefinition:
+    """``definition`` as several steps per launch of a smaller stencil where it is one
+    (``steps: k``), else checked as one step; a kernel that writes less than its
+    stencil reaches is such steps or refused."""
+    stepped = as_steps(definition, lifter.run, lifter.random, source, lifter.user, lifter.rng)
+    if stepped is not None:  # one launch is several steps of a smaller stencil
+        return stepped
+    if lifter.unless_steps is not None:  # writes less than its reach: steps or nothing
+        raise lifter.refuse(f"{lifter.unless_steps.why}; {not_steps(definition)}")
+    lifter.check(definition)
+    return definition
+
+
+def _with_steps_hint(lifter: _Lifter, refusal: NotAStencil) -> NotAStencil:
+    """``refusal``, with what keeps a launch that looks like several steps of a smaller
+    stencil from lifting as such, and what lifts."""
+    scalars = [s.name for s in lifter.face.float_scalars if not s.entry_of]
+    hint = steps_hint(lifter.base_values, lifter.face.fields, scalars, lifter.eps)
+    return lifter.refuse(f"{refusal.why}; {hint}", type(refusal)) if hint else refusal
 
 
 # ---------------------------------------------------------------------------------
