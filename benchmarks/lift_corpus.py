@@ -210,33 +210,39 @@ def bench_kernel(
     the_budget = Budget(evaluations=budget) if budget > 0 else None
 
     t0 = time.monotonic()
-    plain_report = tune(
-        bench,
-        device=device,
-        budget=the_budget,
-        confirm=None,
-        store=store,
-        compile_workers=compile_workers,
-    )
+    shipped = original.default_config() or {}
+    if bench.parameters:
+        plain_report = tune(
+            bench,
+            device=device,
+            budget=the_budget,
+            confirm=None,
+            store=store,
+            compile_workers=compile_workers,
+        )
+        plain_config, plain_evaluations = plain_report.best_config, plain_report.evaluations
+        plain_note = f"{plain_report.best_s * 1e3:.3f} ms"
+    else:  # its launch and every macro fixed (Rodinia's 16x16 tiles): nothing to tune
+        plain_config, plain_evaluations = shipped, 0
+        plain_note = "nothing to tune (its launch and macros are fixed): its shipped launch"
     plain_s = time.monotonic() - t0
     log(
-        f"  plain: {plain_report.best_config} {plain_report.best_s * 1e3:.3f} ms"
+        f"  plain: {plain_config} {plain_note}"
         f"{'' if planes is None else ' a plane (the middle)'} "
-        f"({plain_report.evaluations} configs, {plain_s:.0f} s)"
+        f"({plain_evaluations} configs, {plain_s:.0f} s)"
     )
 
     template, lifted_report, verify_s, lifted_s = tune_lifted(
         definition_path, size, original, device, the_budget, store, technique, compile_workers
     )
-    if plain_report.best_config is None or lifted_report.best_config is None:
+    if plain_config is None or lifted_report.best_config is None:
         raise GtuneError(f"{name}: a tuning found nothing that runs")
-    shipped = original.default_config() or {}
     t0 = time.monotonic()
     times = alternate(
         device,
         [
             ("original", bench, shipped),
-            ("plain", bench, plain_report.best_config),
+            ("plain", bench, plain_config),
             ("lifted", template, lifted_report.best_config),
         ],
         rounds,
@@ -263,10 +269,10 @@ def bench_kernel(
         "lift_launches": launches,
         "bytes_moved": bytes_moved,
         "shipped_config": shipped,
-        "plain_config": plain_report.best_config,
+        "plain_config": plain_config,
         "lifted_config": lifted_report.best_config,
         "lifted_technique": lifted_report.technique_choice,
-        "plain_evaluations": plain_report.evaluations,
+        "plain_evaluations": plain_evaluations,
         "lifted_evaluations": lifted_report.evaluations,
         "plain_tuning_s": plain_s,
         "lifted_tuning_s": lifted_s,
