@@ -295,6 +295,7 @@ def _parse_description(
     pnames = {p.name for p in params}
     known = pnames | set(sizes)
     args = _parse_arguments(raw["arguments"], err, known)
+    _check_local_sizes(args, sizes, params, err)
     constraints = _parse_constraints(raw.get("constraints") or [], err, known, label)
     derived = _parse_defines(raw.get("defines"), err, known)
     launch = _parse_launch(raw["launch"], err, known)
@@ -530,12 +531,15 @@ def _parse_arguments(raw: Any, err: Any, known: set[str]) -> list[Argument]:
             raise err(key, f"duplicate argument {name!r}")
         seen.add(name)
         kind = a.get("kind", "scalar" if "value" in a else "buffer")
-        if not isinstance(kind, str) or kind not in ("buffer", "scalar"):
-            raise err(f"{key}.kind", f"must be buffer or scalar, got {kind!r}")
+        if not isinstance(kind, str) or kind not in ("buffer", "scalar", "local"):
+            raise err(f"{key}.kind", f"must be buffer, scalar or local, got {kind!r}")
         dtype = a.get("dtype", "float32")
         if not isinstance(dtype, str) or dtype not in DTYPES:
             raise err(f"{key}.dtype", f"unknown dtype {dtype!r}; allowed: {', '.join(DTYPES)}")
         src = f"{key}"
+        if kind == "local":
+            out.append(_local_argument(a, key, dtype, err, known))
+            continue
         if kind == "scalar":
             if "value" not in a:
                 raise err(f"{key}.value", "a scalar argument needs a value")
@@ -577,10 +581,67 @@ def _parse_arguments(raw: Any, err: Any, known: set[str]) -> list[Argument]:
         out.append(
             Argument(name, "buffer", dtype, role, shape_exprs, init, None, image_when)  # type: ignore[arg-type]
         )
+    buffers = {a.name for a in out if a.kind == "buffer"}
     for a in out:
-        if a.init.startswith("copy:") and a.init[5:] not in seen:
+        if a.init.startswith("copy:") and a.init[5:] not in buffers:
             raise err("arguments", f"{a.name}: init copies unknown argument {a.init[5:]!r}")
     return out
+
+
+_LOCAL_KEYS = ("name", "kind", "dtype", "shape")
+
+
+def _local_argument(
+    a: Mapping[str, Any], key: str, dtype: str, err: Any, known: set[str]
+) -> Argument:
+    """``{name: sh, kind: local, dtype: float32, shape: ["(WX+2)*(WY+2)"]}``: a __local
+    buffer the host sizes per launch, ``shape`` its elements (their product) as
+    expressions of the sizes and the parameters; it holds no data."""
+    extra = sorted((k for k in a if k not in _LOCAL_KEYS), key=str)
+    if extra:
+        raise err(
+            f"{key}.{extra[0]}",
+            f"a local argument holds no data (no role, init, value or image); its keys: "
+            f"{', '.join(_LOCAL_KEYS)}",
+        )
+    shape = a.get("shape")
+    if not isinstance(shape, list) or not shape:
+        raise err(
+            f"{key}.shape",
+            "a local argument needs its size in elements, an expression of the sizes and "
+            'the parameters, e.g. ["(WX+2)*(WY+2)"]',
+        )
+    if len(shape) > 8:
+        raise err(f"{key}.shape", "at most 8 dimensions")
+    exprs = tuple(Expr(_expr_text(s, f"{key}.shape", err), f"{key}.shape") for s in shape)
+    for e in exprs:
+        e.check_names(known)
+    return Argument(str(a["name"]), "local", dtype, "input", exprs)
+
+
+def _check_local_sizes(
+    args: Sequence[Argument], sizes: Mapping[str, int], params: Sequence[Parameter], err: Any
+) -> None:
+    """Every local argument has at least one element at the problem size, with every
+    parameter at its default where each has one (else where its expression reads the
+    sizes only): a size of 0 would be refused by the driver at every launch."""
+    env: dict[str, int] = dict(sizes)
+    if all(p.default is not None for p in params):
+        env.update({p.name: int(p.default) for p in params if p.default is not None})
+    for i, a in enumerate(args):
+        if a.kind != "local" or not all(e.names <= env.keys() for e in a.shape):
+            continue
+        try:
+            count = math.prod(a.shape_for(env))
+        except ExpressionError as exc:
+            raise err(f"arguments[{i}].shape", exc.message) from None
+        if count < 1:
+            reads = set().union(*(e.names for e in a.shape)) - set(sizes)
+            at = "at the problem size" + (" and the default configuration" if reads else "")
+            raise err(
+                f"arguments[{i}].shape",
+                f"local argument {a.name} has {count} elements {at}; it needs at least one",
+            )
 
 
 def _parse_launch(raw: Any, err: Any, known: set[str]) -> Launch:

@@ -203,7 +203,7 @@ def kernel_features(kernel: TunableKernel) -> StencilFeatures:
     gives them (generated and shipped stencils), else from its validated ``features:``."""
     given = dict(kernel.features)
     source = f"{kernel.label}: features"
-    arrays = [a for a in kernel.arguments if a.kind != "scalar"]
+    arrays = [a for a in kernel.arguments if a.kind == "buffer"]
     first = next((a for a in arrays if a.role == "input"), arrays[0] if arrays else None)
     dtype = first.dtype if first is not None else str(given.get("dtype", "float32"))
     shape: tuple[int, ...] = ()

@@ -24,7 +24,7 @@ from gtune.exceptions import ExpressionError, InputError
 from gtune.expr import Expr, Value
 
 Config = dict[str, int]
-ArgKind = Literal["buffer", "scalar"]
+ArgKind = Literal["buffer", "scalar", "local"]
 Role = Literal["input", "output", "inout"]
 
 DTYPES = (
@@ -110,7 +110,10 @@ class Parameter:
 
 @dataclass(frozen=True)
 class Argument:
-    """A kernel argument, in signature order."""
+    """A kernel argument, in signature order: a ``buffer`` (an array of ``shape``), a
+    ``scalar`` (``value``), or a ``local`` buffer (a ``__local`` pointer the host sizes
+    per launch and passes no data for: ``shape`` is its elements, expressions of the
+    sizes and the parameters, since a tile follows the work-group)."""
 
     name: str
     kind: ArgKind
@@ -123,6 +126,16 @@ class Argument:
 
     def shape_for(self, env: Mapping[str, Value]) -> tuple[int, ...]:
         return tuple(e.evaluate_int(env) for e in self.shape)
+
+    @property
+    def itemsize(self) -> int:
+        """Bytes per element."""
+        return _itemsize(self.dtype)
+
+    def local_bytes(self, env: Mapping[str, Value]) -> int:
+        """A ``local`` argument's size in bytes at ``env`` (sizes and a configuration):
+        its elements (the product of its shape) times its element's size."""
+        return math.prod(self.shape_for(env)) * self.itemsize
 
 
 @dataclass(frozen=True)
@@ -301,6 +314,12 @@ class TunableKernel:
     def step_count(self) -> int:
         """Time steps of one measurement (times and bandwidths are per step)."""
         return 1 if self.steps is None else self.steps.count
+
+    def local_arguments(self, config: Mapping[str, int]) -> dict[str, int]:
+        """Every ``local`` argument's size in bytes at ``config``: the ``__local`` buffers
+        the host sizes per launch (``clSetKernelArg(k, i, bytes, NULL)``)."""
+        env = self.env(config)
+        return {a.name: a.local_bytes(env) for a in self.arguments if a.kind == "local"}
 
     def uses_image(self, arg: Argument, config: Mapping[str, int]) -> bool:
         return arg.image_when is not None and bool(arg.image_when.evaluate(self.env(config)))

@@ -649,6 +649,9 @@ def _arguments(
                 )
             )
             continue
+        if info.pointer and info.space == "local":
+            arguments.append(_local_argument(info, t, array_shapes, where, notes))
+            continue
         if info.pointer:
             raise InputError(_pointer_refusal(name, info.space), source=where)
         dtype = _dtype(info.ctype, f"scalar {name!r}", where)
@@ -688,22 +691,42 @@ def _arguments(
 
 
 def _pointer_refusal(name: str, space: str) -> str:
-    """Why a pointer argument that is no __global or __constant array is refused, and
-    what to do instead: for tuning as it is (``gtune run``), and for ``gtune lift``."""
-    why = (
-        f"parameter {name!r} is a {space} pointer; plain mode handles __global and "
-        "__constant arrays"
-    )
-    if space != "local":
-        return why
+    """Why a pointer argument that is no __global, __constant or __local buffer is
+    refused."""
     return (
-        f"{why}: to tune the kernel as it is (gtune run), write a description for its "
-        "__local buffer (docs/description.md); gtune lift cannot lift a kernel that takes "
-        "a __local buffer as an argument (the host sizes it per work-group, which a "
-        "definition cannot hold): lift a copy that declares it in the kernel (__local "
-        f"float {name}[TILE], TILE a macro given with --define); the tuned kernel then takes "
-        "no such argument"
+        f"parameter {name!r} is a {space} pointer; plain mode handles __global and "
+        "__constant arrays and __local buffers"
     )
+
+
+def _local_argument(
+    info: Param, t: _Tuning, array_shapes: dict[str, list[str]], where: str, notes: list[str]
+) -> dict[str, Any]:
+    """A ``__local`` pointer parameter: a buffer the host sizes per launch
+    (``clSetKernelArg(k, i, bytes, NULL)``), its length in elements from ``--array
+    NAME=EXPR``, an expression of the sizes and the launch's parameters (taken out of
+    ``array_shapes``; tied macros are replaced by what they are tied to)."""
+    name = info.name
+    base, lanes = vector_type(info.ctype)
+    dtype = _dtype(base, f"__local buffer {name!r}", where)
+    if name not in array_shapes:
+        tile = "*".join(f"({w}+2)" for w in t.all_wg) if len(t.all_wg) > 1 else "WX+2"
+        raise InputError(
+            f"parameter {name!r} is a __local buffer the host sizes: give its length in "
+            f"elements with --array {name}=EXPR (e.g. --array {name}={tile})",
+            source=where,
+        )
+    known = set(t.problem) | set(t.wg_names) | set(t.tunable) | set(t.ties)
+    shape = [
+        substitute(_expr(e, f"arrays[{name}]", known), t.tie_exprs).text
+        for e in _shape_text(array_shapes.pop(name))
+    ]
+    counted = f"{base}s, {lanes} per {info.ctype}" if lanes > 1 else f"{dtype} elements"
+    notes.append(
+        f"{name}: a __local buffer the host sizes per launch: {' * '.join(shape)} "
+        f"{counted} (from --array), no data"
+    )
+    return {"name": name, "kind": "local", "dtype": dtype, "shape": shape}
 
 
 def _array_argument(

@@ -34,6 +34,7 @@ from gtune.outfiles import check_targets, write_text
 from gtune.specialise import cpp_difference, specialise_source
 
 FORMAT_VERSION = 1
+_ITEMSIZE = {"float64": 8, "int64": 8, "uint64": 8, "int16": 2, "uint16": 2, "int8": 1, "uint8": 1}
 
 
 @dataclass(frozen=True)
@@ -91,6 +92,16 @@ class TunedKernel:
         """One of this kernel's formulas (a shape, a scalar's value) for ``sizes``."""
         value = parse(formula).evaluate(self._sizes(sizes))
         return value if isinstance(value, float) else int(value)
+
+    def local_bytes(
+        self, argument: Mapping[str, Any], sizes: Mapping[str, int] | None = None
+    ) -> int:
+        """The bytes a ``local`` argument (one of :attr:`arguments`) takes for ``sizes``:
+        what the host passes it, ``clSetKernelArg(kernel, i, bytes, NULL)``."""
+        elements = 1
+        for e in argument["shape"]:
+            elements *= int(self.evaluate(str(e), sizes))
+        return elements * _ITEMSIZE.get(str(argument["dtype"]), 4)
 
     def violations(self, sizes: Mapping[str, int] | None = None) -> list[str]:
         """The conditions of :attr:`valid_when` that ``sizes`` breaks (those naming only
@@ -188,6 +199,13 @@ class TunedKernel:
             lines.append(f"#define {prefix}_GLOBAL_{i}({params}) ((size_t)({_c_expr(e)}))")
         for i, e in enumerate(self.local_size or ()):
             lines.append(f"#define {prefix}_LOCAL_{i}({params}) ((size_t)({_c_expr(e)}))")
+        for i, a in enumerate(self.arguments):
+            if a.get("kind") == "local":  # clSetKernelArg(kernel, i, bytes, NULL)
+                count = " * ".join(_c_expr(str(e)) for e in a["shape"])
+                size = _ITEMSIZE.get(str(a["dtype"]), 4)
+                lines.append(
+                    f"#define {prefix}_ARG_{i}_LOCAL_BYTES({params}) ((size_t)({count}) * {size})"
+                )
         if self.valid_when:
             lines.append("")
             lines.append(
@@ -333,6 +351,8 @@ def _arguments(
             entry["role"] = a.role
             entry["shape"] = [specialise(e, baked) for e in a.shape]
             entry["init"] = a.init
+        elif a.kind == "local":  # a __local buffer: its elements at this configuration
+            entry["shape"] = [specialise(e, baked) for e in a.shape]
         elif a.value is not None:
             entry["value"] = specialise(a.value, baked)
         arguments.append(entry)

@@ -1,3 +1,4 @@
+import re
 from pathlib import Path
 
 import pytest
@@ -104,3 +105,71 @@ def test_missing_description_explains(tmp_path: Path):
         load_kernel(cl)
     with pytest.raises(InputError, match="file not found"):
         load_kernel(tmp_path / "absent.cl")
+
+
+# ---------------------------------------------------------------------------------
+# Local arguments: a __local buffer the host sizes per launch (kind: local)
+
+
+def _with_local(local: dict[str, object], **params: object) -> dict[str, object]:
+    """A description whose third argument is ``local`` (a tiled 2D kernel)."""
+    return {
+        "kernel": "k",
+        "problem": {"NX": 32, "NY": 16},
+        "arguments": [
+            {"name": "a", "role": "input", "shape": ["NY", "NX"]},
+            {"name": "b", "role": "output", "shape": ["NY", "NX"]},
+            {"name": "sh", **local},
+        ],
+        "parameters": params or {"WX": {"pow2": [1, 16], "default": 8}, "WY": [1, 2, 4]},
+        "launch": {"global": ["NX", "NY"], "local": ["WX", "WY"]},
+    }
+
+
+def test_a_local_argument_is_sized_per_configuration() -> None:
+    from gtune.description import parse_description
+
+    raw = _with_local({"kind": "local", "dtype": "float64", "shape": ["(WX+2)*(WY+2)"]})
+    k = parse_description(raw, source="", label="k.yaml")
+    sh = k.arguments[2]
+    assert sh.kind == "local" and sh.dtype == "float64" and sh.itemsize == 8
+    assert k.local_arguments({"WX": 8, "WY": 4}) == {"sh": 10 * 6 * 8}
+    # no data: not an array of the problem (bandwidth, points, initial arrays)
+    assert k.bytes_moved() == 2 * 32 * 16 * 4 and k.points() == 32 * 16
+    assert from_dict(k.to_dict()).local_arguments({"WX": 2, "WY": 1}) == {"sh": 4 * 3 * 8}
+
+
+@pytest.mark.parametrize(
+    ("local", "where", "message"),
+    [
+        ({"kind": "local", "shape": ["(WX+2)*(WQ+2)"]}, r"\]\.shape", "unknown name 'WQ'"),
+        ({"kind": "local"}, r"arguments\[2\]\.shape", "needs its size in elements"),
+        ({"kind": "local", "shape": []}, r"arguments\[2\]\.shape", "needs its size"),
+        ({"kind": "local", "shape": ["WX-8"]}, r"arguments\[2\]\.shape", "has 0 elements"),
+        ({"kind": "local", "shape": ["NX-40"]}, r"arguments\[2\]\.shape", "has -8 elements"),
+        ({"kind": "local", "shape": ["NX/(WY-1)"]}, r"arguments\[2\]\.shape", "division by zero"),
+        ({"kind": "local", "shape": ["NX"], "role": "output"}, r"\.role", "holds no data"),
+        ({"kind": "local", "shape": ["NX"], "init": "zeros"}, r"\.init", "holds no data"),
+        ({"kind": "local", "shape": ["NX"], "dtype": "half"}, r"\.dtype", "unknown dtype"),
+        ({"kind": "tile", "shape": ["NX"]}, r"\.kind", "must be buffer, scalar or local"),
+    ],
+)
+def test_bad_local_arguments_name_the_key(
+    local: dict[str, object], where: str, message: str
+) -> None:
+    from gtune.description import parse_description
+
+    params = {"WX": {"pow2": [1, 16], "default": 8}, "WY": {"values": [1, 2], "default": 1}}
+    with pytest.raises((InputError, ExpressionError), match=message) as info:
+        parse_description(_with_local(local, **params), source="", label="k.yaml")
+    assert str(info.value.source).startswith("k.yaml") and "k.yaml" in info.value.render()
+    assert re.search(where, info.value.render())
+
+
+def test_an_array_cannot_copy_a_local_argument() -> None:
+    from gtune.description import parse_description
+
+    raw = _with_local({"kind": "local", "shape": ["WX*WY"]})
+    raw["arguments"][1]["init"] = "copy:sh"  # type: ignore[index]
+    with pytest.raises(InputError, match="init copies unknown argument 'sh'"):
+        parse_description(raw, source="", label="k.yaml")

@@ -194,6 +194,7 @@ def _lifted_notes(path: str, tuned: TunedKernel) -> list[str]:
         _plane_note(definition),
         _steps_note(definition, tuned),
         _fixed_note(definition),
+        _local_note(definition),
     )
     return [n for n in notes if n]
 
@@ -227,6 +228,25 @@ def _fixed_note(definition: StencilDefinition) -> str:
         f"the original {original.get('kernel', definition.kernel_name)} "
         f"was lifted at {held} (--fixed): this kernel computes that stencil and ignores "
         f"{', '.join(fixed)}; call it only with {held}"
+    )
+
+
+def _local_note(definition: StencilDefinition) -> str:
+    """For __local buffers the original takes (its tile, sized by its host): kept in
+    their places in this kernel's signature, and unused."""
+    tiles = [a for a in definition.arguments if a.kind == "local"]
+    if not tiles:
+        return ""
+    original = (definition.original or {}).get("kernel", definition.kernel_name)
+    names = ", ".join(a.name for a in tiles)
+    sizes = "; ".join(f"{a.name}: {' * '.join(a.shape)} {a.type}s" for a in tiles)
+    one = len(tiles) == 1
+    return (
+        f"the original {original}'s __local argument{'' if one else 's'} {names} "
+        f"{'keeps its place' if one else 'keep their places'} in this kernel's argument "
+        f"list, unused: the host may go on passing {'it' if one else 'them'} as it does "
+        f"(clSetKernelArg with a size and NULL); gtune measured with {sizes} at the tuned "
+        "work-group (WX, WY, WZ: its local size)"
     )
 
 

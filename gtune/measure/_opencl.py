@@ -43,6 +43,7 @@ CL_INVALID_BINARY = -42
 CL_INVALID_BUILD_OPTIONS = -43
 CL_INVALID_PROGRAM_EXECUTABLE = -45
 CL_INVALID_KERNEL_NAME = -46
+CL_INVALID_ARG_SIZE = -51
 CL_INVALID_KERNEL_ARGS = -52
 CL_INVALID_WORK_DIMENSION = -53
 CL_INVALID_WORK_GROUP_SIZE = -54
@@ -57,6 +58,7 @@ LAUNCH_CODES = {
     CL_OUT_OF_RESOURCES,
     CL_OUT_OF_HOST_MEMORY,
     CL_MEM_OBJECT_ALLOCATION_FAILURE,
+    CL_INVALID_ARG_SIZE,
     CL_INVALID_KERNEL_ARGS,
     CL_INVALID_WORK_DIMENSION,
     CL_INVALID_WORK_GROUP_SIZE,
@@ -401,6 +403,15 @@ _VERIFY_DOUBLE_SOURCE = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" + _VER
 )
 
 
+class LocalArgumentError(ValueError):
+    """A configuration's ``local`` arguments cannot be passed (no element, or more than
+    the device's local memory); ``code`` is the OpenCL error a driver would give."""
+
+    def __init__(self, message: str, code: int) -> None:
+        super().__init__(message)
+        self.code = code
+
+
 class Session(Compiler):
     """One device, one kernel, one problem: data uploaded once, configurations measured.
 
@@ -449,6 +460,8 @@ class Session(Compiler):
             if arg.kind == "scalar":
                 assert arg.value is not None
                 self.scalars[arg.name] = np.dtype(arg.dtype).type(arg.value.evaluate(env))
+                continue
+            if arg.kind == "local":  # sized per configuration, no data: see _local_args
                 continue
             arr = np.load(data_dir / f"{arg.name}.npy")
             self.host[arg.name] = arr
@@ -693,14 +706,18 @@ class Session(Compiler):
         glob, loc = self.kernel.launch_sizes(cfg)
         times: list[float] = []
         try:
-            args: list[Any] = []
-            for arg in self.kernel.arguments:
-                if arg.kind == "scalar":
-                    args.append(self.scalars[arg.name])
-                elif self.kernel.uses_image(arg, cfg):
-                    args.append(self._image(arg))
-                else:
-                    args.append(self.buffers[arg.name])
+            local = self._local_args(cfg, int(extra.get("kernel_local_mem_bytes", 0)))
+        except LocalArgumentError as exc:
+            return Result(
+                cfg,
+                Status.LAUNCH_FAILED,
+                built.compile_s,
+                message=str(exc),
+                error_code=exc.code,
+                extra=extra,
+            )
+        try:
+            args = self._launch_args(cfg, local)
             knl.set_args(*args)
             self._restore_outputs()
             # time stepping: every run is all the launches of the steps; times per step
@@ -762,6 +779,50 @@ class Session(Compiler):
                 )
         return Result(cfg, Status.OK, built.compile_s, tuple(times), extra=extra)
 
+    def _local_args(self, cfg: Mapping[str, int], own_bytes: int = 0) -> dict[str, Any]:
+        """The ``local`` arguments at ``cfg`` as the driver takes them (``cl.LocalMemory``:
+        a size, no data). :class:`LocalArgumentError` where one has no element, or where
+        they and the kernel's own ``__local`` variables (``own_bytes``) exceed the
+        device's local memory: one configuration's failure, said in words."""
+        sizes = self.kernel.local_arguments(cfg)
+        for name, nbytes in sizes.items():
+            if nbytes < 1:
+                raise LocalArgumentError(
+                    f"the local argument {name} has {nbytes} bytes at this configuration; it "
+                    "needs at least one element",
+                    CL_INVALID_ARG_SIZE,
+                )
+        total, room = sum(sizes.values()) + own_bytes, int(self.limits.local_mem_size)
+        if sizes and room and total > room:
+            each = ", ".join(f"{n} {b:,} bytes" for n, b in sizes.items())
+            own = f" and the kernel's own __local variables {own_bytes:,}" if own_bytes else ""
+            what = (
+                f"the local argument {next(iter(sizes))} takes"
+                if len(sizes) == 1 and not own_bytes
+                else f"the local arguments ({each}){own} take"
+            )
+            raise LocalArgumentError(
+                f"{what} {total:,} bytes at this configuration, more than the device's "
+                f"{room:,} bytes of local memory",
+                CL_OUT_OF_RESOURCES,
+            )
+        return {name: cl.LocalMemory(nbytes) for name, nbytes in sizes.items()}
+
+    def _launch_args(self, cfg: Mapping[str, int], local: Mapping[str, Any]) -> list[Any]:
+        """The kernel's arguments at ``cfg``, in order: scalars, images, buffers and the
+        ``local`` arguments (``local``: from :meth:`_local_args`)."""
+        args: list[Any] = []
+        for arg in self.kernel.arguments:
+            if arg.kind == "scalar":
+                args.append(self.scalars[arg.name])
+            elif arg.kind == "local":
+                args.append(local[arg.name])
+            elif self.kernel.uses_image(arg, cfg):
+                args.append(self._image(arg))
+            else:
+                args.append(self.buffers[arg.name])
+        return args
+
     def settle(self, config: Mapping[str, int], max_seconds: float = 1.0) -> int:
         """Run ``config`` until its run times stop falling (clocks up, caches and
         thread pools warm), so that the first configurations measured are not slower
@@ -774,15 +835,7 @@ class Session(Compiler):
         glob, loc = self.kernel.launch_sizes(cfg)
         try:
             knl = cl.Kernel(program, self.kernel.name)
-            args: list[Any] = []
-            for arg in self.kernel.arguments:
-                if arg.kind == "scalar":
-                    args.append(self.scalars[arg.name])
-                elif self.kernel.uses_image(arg, cfg):
-                    args.append(self._image(arg))
-                else:
-                    args.append(self.buffers[arg.name])
-            knl.set_args(*args)
+            knl.set_args(*self._launch_args(cfg, self._local_args(cfg)))
             times: list[float] = []
             with self.alone() as waited:
                 self.unreported_wait_s += waited
@@ -890,9 +943,13 @@ class Session(Compiler):
                 f"sweep: the kernel {self.kernel.name} has no scalar argument {sweep[0]!r}",
                 source=self.kernel.label,
             )
+        try:
+            local = self._local_args(cfg)
+        except LocalArgumentError as exc:
+            return {"status": Status.LAUNCH_FAILED.value, "message": str(exc)}
         at = ""
         try:
-            knl.set_args(*self._run_args(arrays, scalars or {}))
+            knl.set_args(*self._run_args(arrays, scalars or {}, local))
             with self.alone() as waited:  # no timing is kept, but another's would suffer
                 self.unreported_wait_s += waited
                 if sweep is None:
@@ -920,16 +977,23 @@ class Session(Compiler):
         return {"status": Status.OK.value, "outputs": {n: self.read_output(n) for n in written}}
 
     def _run_args(
-        self, arrays: Mapping[str, np.ndarray], scalars: Mapping[str, float | int]
+        self,
+        arrays: Mapping[str, np.ndarray],
+        scalars: Mapping[str, float | int],
+        local: Mapping[str, Any],
     ) -> list[Any]:
         """:meth:`run_once`'s kernel arguments: the scalars at the values given (else
-        their description's), the buffers, those given filled with these contents."""
+        their description's), the buffers, those given filled with these contents, and
+        the ``local`` arguments (``local``: from :meth:`_local_args`)."""
         args: list[Any] = []
         for arg in self.kernel.arguments:
             if arg.kind == "scalar":
                 value = scalars.get(arg.name)
                 given = self.scalars[arg.name] if value is None else value
                 args.append(np.dtype(arg.dtype).type(given))
+                continue
+            if arg.kind == "local":
+                args.append(local[arg.name])
                 continue
             if arg.name in arrays:
                 host = np.ascontiguousarray(arrays[arg.name], dtype=self.host[arg.name].dtype)
@@ -1080,6 +1144,9 @@ class SlabRunner:
                 if arg.value is not None:
                     self.scalars[arg.name] = np.dtype(arg.dtype).type(arg.value.evaluate(env))
                 continue
+            if arg.kind == "local":  # a size, no data
+                self.scalars[arg.name] = cl.LocalMemory(arg.local_bytes(kernel.env(self.config)))
+                continue
             self.images[arg.name] = kernel.uses_image(arg, self.config)
             if not self.images[arg.name]:
                 nbytes = int(np.prod(arg.shape_for(env))) * np.dtype(arg.dtype).itemsize
@@ -1111,7 +1178,7 @@ class SlabRunner:
         images: list[Any] = []
         moved_up = 0
         for arg in self.kernel.arguments:
-            if arg.kind == "scalar":
+            if arg.kind in ("scalar", "local"):
                 args.append(self.scalars[arg.name])
                 continue
             host = uploads[arg.name]

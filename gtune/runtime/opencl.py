@@ -84,7 +84,8 @@ class Programs:
 class Launch:
     """One configuration ready to launch: its kernel object, launch sizes and argument
     conversion (scalars to their types; an input the configuration reads as an image
-    copied from the buffer the application passes)."""
+    copied from the buffer the application passes; a ``local`` argument given as None,
+    a ``cl.LocalMemory`` of the size the configuration needs)."""
 
     def __init__(self, tuned: TunedKernel, program: Any, sizes: Mapping[str, int]) -> None:
         self.tuned = tuned
@@ -107,6 +108,9 @@ class Launch:
         for i, (spec, value) in enumerate(zip(self.arguments, args, strict=True)):
             if spec["kind"] == "scalar":
                 converted.append(np.dtype(spec["dtype"]).type(value))
+            elif spec["kind"] == "local" and value is None:
+                # a __local buffer: the size the configuration needs (its work-group)
+                converted.append(cl.LocalMemory(self.tuned.local_bytes(spec, self.sizes)))
             elif spec["kind"] == "image" and isinstance(value, cl.Buffer):
                 image = self._image(queue.context, i, spec)
                 shape = tuple(image.shape)

@@ -130,7 +130,7 @@ def build_model(
     limits = device.limit_values()
     params = kernel.parameter_names
     known = set(params) | set(kernel.sizes) | set(LIMIT_NAMES)
-    local_bytes = kernel.launch.local_memory_bytes or Expr("0", "launch.local_memory_bytes")
+    local_bytes = _local_bytes(kernel)
     rules: list[NamedConstraint] = []
     rules += _platform_rules(kernel, local_bytes, min_groups)
     for i, c in enumerate(kernel.constraints):
@@ -237,6 +237,12 @@ def _platform_rules(
             "launch.local_memory_bytes must not be negative",
         )
     for arg in kernel.arguments:
+        if arg.kind == "local":
+            add(
+                f"local_argument_positive[{arg.name}]",
+                " * ".join(f"({e.text})" for e in arg.shape) + " >= 1",
+                f"the local argument {arg.name} has at least one element",
+            )
         if arg.image_when is None:
             continue
         when = arg.image_when.text
@@ -252,6 +258,20 @@ def _platform_rules(
             "the image must fit the device's image limits",
         )
     return rules
+
+
+def _local_bytes(kernel: TunableKernel) -> Expr:
+    """The local memory one work-group takes: ``launch.local_memory_bytes`` plus every
+    ``local`` argument's bytes (the __local buffers the host sizes per launch)."""
+    base = kernel.launch.local_memory_bytes or Expr("0", "launch.local_memory_bytes")
+    locals_ = [
+        " * ".join([*(f"({e.text})" for e in arg.shape), str(arg.itemsize)])
+        for arg in kernel.arguments
+        if arg.kind == "local"
+    ]
+    if not locals_:
+        return base
+    return Expr(" + ".join([f"({base.text})", *locals_]), "launch.local_memory_bytes")
 
 
 def _image_bounds(shape: Sequence[Expr], label: str, name: str) -> str:

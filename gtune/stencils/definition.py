@@ -28,7 +28,8 @@ import numpy as np
 import yaml
 
 from gtune.escape import check_file_name
-from gtune.exceptions import InputError
+from gtune.exceptions import ExpressionError, InputError
+from gtune.expr import Expr
 from gtune.inputs import load_yaml, read_text
 
 SUFFIX = ".stencil.yaml"
@@ -51,7 +52,7 @@ MAX_PAD = 64
 """Largest pad along an axis of a padded field."""
 
 Offset = tuple[int, int, int]
-ArgKind = Literal["field", "output", "coefficient", "size", "ignored", "weights"]
+ArgKind = Literal["field", "output", "coefficient", "size", "ignored", "weights", "local"]
 MAX_WEIGHTS = 4096
 """Most entries of a weights array."""
 
@@ -90,7 +91,7 @@ _TOP = (
 )
 _TERM_KEYS = ("field", "offset", "coefficient")
 _KERNEL_KEYS = ("name", "arguments")
-_ARG_KEYS = ("name", "type", "size", "unit", "ignored", "value")
+_ARG_KEYS = ("name", "type", "size", "unit", "ignored", "value", "local", "shape")
 
 
 @dataclass(frozen=True)
@@ -244,9 +245,12 @@ class KernelArg:
 
     ``kind``: a ``field`` (input buffer), the ``output`` buffer, a run-time
     ``coefficient``, an integer ``size`` (``axis`` x/y/z: its value is NX/NY/NZ, divided
-    by ``unit``: a kernel of float4 pointers takes its row width in float4s, unit 4) or
-    an ``ignored`` scalar (accepted and unused; ``value`` is what gtune passes). ``type``
-    is the OpenCL C type.
+    by ``unit``: a kernel of float4 pointers takes its row width in float4s, unit 4), an
+    ``ignored`` scalar (accepted and unused; ``value`` is what gtune passes) or a
+    ``local`` buffer (``__local type *``, accepted and unused: the original's tile the
+    host sizes per launch; ``shape`` is its elements, expressions of the sizes and the
+    template's work-group sizes ``WX``, ``WY``, ``WZ``, what gtune passes). ``type``
+    is the OpenCL C type (a local buffer's: its element type).
     """
 
     name: str
@@ -255,6 +259,7 @@ class KernelArg:
     axis: str | None = None
     value: float | int | None = None
     unit: int = 1
+    shape: tuple[str, ...] = ()
 
     @property
     def size_value(self) -> str:
@@ -677,6 +682,8 @@ def _arg_data(a: KernelArg) -> str | dict[str, Any]:
         if a.unit != 1:
             data["unit"] = a.unit
         return data
+    if a.kind == "local":
+        return {"name": a.name, "type": a.type, "local": True, "shape": list(a.shape)}
     return {"name": a.name, "type": a.type, "ignored": True, "value": a.value}
 
 
@@ -1329,50 +1336,7 @@ def _kernel(
                 )
             arg = by_name[item]
         elif isinstance(item, dict):
-            _check_keys(item, _ARG_KEYS, key, err)
-            aname = _ident(item.get("name"), f"{key}.name", err)
-            if aname in by_name:
-                raise err(
-                    f"{key}.name",
-                    f"{aname} is a field, output or coefficient: list it by name alone",
-                )
-            if "size" in item and item.get("ignored"):
-                raise err(key, "an argument is either a size or ignored, not both")
-            if "size" in item:
-                axis = item["size"]
-                if axis not in axes:
-                    raise err(f"{key}.size", f"expected one of {', '.join(axes)}, got {axis!r}")
-                atype = item.get("type", "int")
-                if atype not in SIZE_TYPES:
-                    raise err(
-                        f"{key}.type",
-                        f"a size argument is one of {', '.join(SIZE_TYPES)}, got {atype!r}",
-                    )
-                if "value" in item:
-                    raise err(f"{key}.value", "a size argument's value is the problem size")
-                unit = item.get("unit", 1)
-                if isinstance(unit, bool) or not isinstance(unit, int) or unit < 1:
-                    raise err(
-                        f"{key}.unit",
-                        "expected a positive integer (the size counted in units of that many "
-                        f"elements, e.g. 4 for float4 rows), got {unit!r}",
-                    )
-                arg = KernelArg(aname, "size", str(atype), str(axis), None, unit)
-            elif item.get("ignored") is True:
-                atype = item.get("type")
-                if atype not in IGNORED_TYPES:
-                    raise err(
-                        f"{key}.type", f"expected one of {', '.join(IGNORED_TYPES)}, got {atype!r}"
-                    )
-                value = _number_value(item.get("value", 0), f"{key}.value", err)
-                if atype in ("float", "double"):
-                    arg = KernelArg(aname, "ignored", str(atype), None, value)
-                else:
-                    if not value.is_integer():
-                        raise err(f"{key}.value", f"expected an integer for {atype}, got {value}")
-                    arg = KernelArg(aname, "ignored", str(atype), None, int(value))
-            else:
-                raise err(key, "an extra argument needs size: x|y|z or ignored: true")
+            arg = _extra_arg(item, key, axes, by_name, err)
         else:
             raise err(key, f"expected a name or a mapping, got {item!r}")
         if arg.name in used:
@@ -1387,6 +1351,106 @@ def _kernel(
             "and every coefficient is an argument)",
         )
     return kernel_name, tuple(out)
+
+
+def _extra_arg(
+    item: Mapping[str, Any],
+    key: str,
+    axes: Sequence[str],
+    by_name: Mapping[str, KernelArg],
+    err: _Err,
+) -> KernelArg:
+    """One extra argument of ``kernel.arguments``: a size, an ignored scalar or a local
+    buffer (``{name: sh, type: float, local: true, shape: ["(WX+2)*(WY+2)"]}``)."""
+    _check_keys(item, _ARG_KEYS, key, err)
+    aname = _ident(item.get("name"), f"{key}.name", err)
+    if aname in by_name:
+        raise err(
+            f"{key}.name",
+            f"{aname} is a field, output or coefficient: list it by name alone",
+        )
+    kinds = [k for k in ("size", "ignored", "local") if k in item and item[k] is not False]
+    if len(kinds) > 1:
+        raise err(key, f"an argument is one of a size, ignored or local, not {' and '.join(kinds)}")
+    if "size" in item:
+        return _size_arg(item, key, aname, axes, err)
+    if item.get("local") is True:
+        return _local_arg(item, key, aname, len(axes), err)
+    if item.get("ignored") is not True:
+        raise err(
+            key,
+            "an extra argument needs size: x|y|z, ignored: true or local: true (a __local "
+            "buffer, with its shape)",
+        )
+    atype = item.get("type")
+    if atype not in IGNORED_TYPES:
+        raise err(f"{key}.type", f"expected one of {', '.join(IGNORED_TYPES)}, got {atype!r}")
+    if "shape" in item:
+        raise err(f"{key}.shape", "only a local buffer has a shape")
+    value = _number_value(item.get("value", 0), f"{key}.value", err)
+    if atype in ("float", "double"):
+        return KernelArg(aname, "ignored", str(atype), None, value)
+    if not value.is_integer():
+        raise err(f"{key}.value", f"expected an integer for {atype}, got {value}")
+    return KernelArg(aname, "ignored", str(atype), None, int(value))
+
+
+def _size_arg(
+    item: Mapping[str, Any], key: str, aname: str, axes: Sequence[str], err: _Err
+) -> KernelArg:
+    """``{name: nx, type: int, size: x}``: passed the problem size along an axis."""
+    axis = item["size"]
+    if axis not in axes:
+        raise err(f"{key}.size", f"expected one of {', '.join(axes)}, got {axis!r}")
+    atype = item.get("type", "int")
+    if atype not in SIZE_TYPES:
+        raise err(
+            f"{key}.type",
+            f"a size argument is one of {', '.join(SIZE_TYPES)}, got {atype!r}",
+        )
+    if "value" in item:
+        raise err(f"{key}.value", "a size argument's value is the problem size")
+    if "shape" in item:
+        raise err(f"{key}.shape", "only a local buffer has a shape")
+    unit = item.get("unit", 1)
+    if isinstance(unit, bool) or not isinstance(unit, int) or unit < 1:
+        raise err(
+            f"{key}.unit",
+            "expected a positive integer (the size counted in units of that many "
+            f"elements, e.g. 4 for float4 rows), got {unit!r}",
+        )
+    return KernelArg(aname, "size", str(atype), str(axis), None, unit)
+
+
+def _local_arg(item: Mapping[str, Any], key: str, aname: str, dims: int, err: _Err) -> KernelArg:
+    """``{name: sh, type: float, local: true, shape: ["(WX+2)*(WY+2)"]}``: a __local
+    buffer the kernel takes and does not use (the original's tile, which its host sizes
+    per launch); ``shape`` is its elements, expressions of the problem size and the
+    template's work-group sizes (gtune passes that many when it measures)."""
+    atype = item.get("type", "float")
+    if atype not in IGNORED_TYPES:
+        raise err(f"{key}.type", f"expected one of {', '.join(IGNORED_TYPES)}, got {atype!r}")
+    for extra in ("value", "unit"):
+        if extra in item:
+            raise err(f"{key}.{extra}", "a local buffer has a type and a shape")
+    shape = item.get("shape")
+    known = {*("NX", "NY", "NZ")[:dims], *("WX", "WY", "WZ")[:dims]}
+    if not isinstance(shape, list) or not shape or len(shape) > 8:
+        raise err(
+            f"{key}.shape",
+            "a local buffer needs its elements as a list of 1 to 8 expressions of "
+            f'{", ".join(sorted(known))}, e.g. ["(WX+2)*(WY+2)"]',
+        )
+    texts: list[str] = []
+    for text in shape:
+        if isinstance(text, bool) or not isinstance(text, str | int):
+            raise err(f"{key}.shape", f"expected an expression, got {text!r}")
+        try:
+            Expr(str(text), f"{key}.shape").check_names(known)
+        except ExpressionError as exc:
+            raise err(f"{key}.shape", exc.message) from None
+        texts.append(str(text))
+    return KernelArg(aname, "local", str(atype), shape=tuple(texts))
 
 
 # ---------------------------------------------------------------------------------------

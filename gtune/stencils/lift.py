@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from gtune.exceptions import GtuneError, InputError
+from gtune.expr import Expr, substitute
 from gtune.kernel import TunableKernel, scalar_values
 from gtune.stencils.definition import (
     BAND_RADIUS,
@@ -142,6 +143,9 @@ class Interface:
     # integer arguments that change what the kernel computes (a filter's size), held at
     # the user's value: the definition is the kernel at that value (``--fixed``)
     held: frozenset[str] = frozenset()
+    # __local buffers the host sizes (kept in the tuned kernel's signature, unused): the
+    # C element type and the elements, in the sizes and the template's WX, WY, WZ
+    locals: Mapping[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
 
     @property
     def output_dtype(self) -> str:
@@ -189,11 +193,14 @@ def interface(
     values = scalar_values(kernel)
     found = _Arrays()
     given: dict[str, ScalarArg] = {}
+    tiles: dict[str, tuple[str, tuple[str, ...]]] = {}
     for arg in kernel.arguments:
         if plane is not None and arg.name == plane[0]:
             continue
         if arg.kind == "scalar":
             given[arg.name] = _scalar_arg(arg, values[arg.name], sizes, refuse)
+        elif arg.kind == "local":
+            tiles[arg.name] = _local_tile(kernel, arg, len(data_shape))
         else:
             _array_arg(arg, sizes, data_shape, found, refuse)
     if len(found.outputs) != 1:
@@ -225,7 +232,25 @@ def interface(
         weights=found.weights,
         weight_types=found.weight_types,
         plane=plane,
+        locals=tiles,
     )
+
+
+def _local_tile(kernel: TunableKernel, arg: Any, dims: int) -> tuple[str, tuple[str, ...]]:
+    """A __local buffer of the original (``--array sh=(WX+2)*(WY+2)``): its C element
+    type, and its elements as the tuned kernel's host computes them -- from the launch's
+    local size, dimension by dimension: the original's work-group parameter of dimension
+    k (its local size there) becomes the template's (WX, WY, WZ), any other parameter
+    its shipped value."""
+    config = shipped_config(kernel)
+    rename: dict[str, Expr] = {}
+    for k, e in enumerate((kernel.launch.local_size or ())[:dims]):
+        text = e.text.strip()
+        if text in config and text not in rename:
+            rename[text] = Expr(("WX", "WY", "WZ")[k])
+    rename.update({n: Expr(str(v)) for n, v in config.items() if n not in rename})
+    ctype = _INT_TYPES.get(arg.dtype) or ("double" if arg.dtype == "float64" else "float")
+    return ctype, tuple(substitute(e, rename).text for e in arg.shape)
 
 
 @dataclass
@@ -1560,7 +1585,10 @@ def definition_data(
     arguments: list[Any] = []
     for arg in face.order:
         s = by_name.get(arg)
-        if face.plane is not None and arg == face.plane[0]:  # one launch writes every plane
+        if arg in face.locals:  # kept in its place, unused: the host still passes it
+            ctype, shape = face.locals[arg]
+            arguments.append({"name": arg, "type": ctype, "local": True, "shape": list(shape)})
+        elif face.plane is not None and arg == face.plane[0]:  # one launch writes every plane
             arguments.append({"name": arg, "type": face.plane[1], "ignored": True, "value": 0})
         elif s is None or arg in lifted.coefficients:
             arguments.append(arg)

@@ -223,6 +223,8 @@ def _kernel_args(d: StencilDefinition, names: Mapping[str, str]) -> list[str]:
             args.append(f"const REAL {n}")
         elif a.kind == "weights":  # read at run time, as the original takes them
             args.append(f"__constant REAL *restrict {n}")
+        elif a.kind == "local":  # the original's tile, which its host sizes: unused
+            args.append(f"__local {a.type} *{n}")
         else:
             args.append(f"const {a.type} {n}")
     return args
@@ -1269,6 +1271,13 @@ def _argument(d: StencilDefinition, a: KernelArg, shape: list[str], image: bool)
             "kind": "scalar",
             "dtype": _NUMPY_TYPE[a.type],
             "value": a.size_value,
+        }
+    if a.kind == "local":  # passed as the original's host passes it, at the template's WX...
+        return {
+            "name": a.name,
+            "kind": "local",
+            "dtype": _NUMPY_TYPE[a.type],
+            "shape": list(a.shape),
         }
     return {"name": a.name, "kind": "scalar", "dtype": _NUMPY_TYPE[a.type], "value": a.value}
 

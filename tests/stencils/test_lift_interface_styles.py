@@ -3,7 +3,7 @@ read through a pointer declared from it (``__global const float *p = in + ...``)
 padded input whose row pitch is an argument (``in_pitch = NX+2``), a pitch aligned to
 16 (refused: its pad is not constant), 8-bit pixels with a float mask or a fixed-point
 ``short`` mask the host fills, and the refusals that say what a definition takes
-instead (an output's shape, a weights array's, a ``__local`` buffer, a struct)."""
+instead (an output's shape, a weights array's, a struct)."""
 
 from __future__ import annotations
 
@@ -99,7 +99,7 @@ def test_a_pointer_to_const_is_an_input_whatever_the_body_seems_to_do(tmp_path: 
 @pytest.mark.parametrize(
     ("param", "says"),
     [
-        ("__local float *tile", "gtune lift cannot lift a kernel that takes a __local buffer"),
+        # (a __local buffer lifts with its length: tests/stencils/test_lift_local_args.py)
         ("const params_t p", "gtune lift cannot pass a struct"),
     ],
 )
