@@ -8,7 +8,6 @@ instead (an output's shape, a weights array's, a struct)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
@@ -17,10 +16,9 @@ from gtune.clsource import array_uses
 from gtune.exceptions import InputError
 from gtune.stencils.definition import StencilDefinition, load_definition
 from gtune.stencils.lift import Interface, interface, with_weights
-from tests.conftest import ROOT
 from tests.inprocess import Cli
+from tests.stencils.plain_helpers import PLAIN, open_corpus, plain_from_text
 
-PLAIN = ROOT / "stencils" / "plain"
 PITCH_FLAGS = (
     "--array", "in=NX+2,NY+2", "--scalar", "width=NX", "--scalar", "height=NY",
     "--scalar", "in_pitch=NX+2", "--scalar", "inv_h2=4.0", "--default", "WX=8,WY=4",
@@ -29,25 +27,9 @@ MASK_FLAGS = ("--array", "mask=9", "--scalar", "w=NX", "--scalar", "h=NY", "--de
 BINOMIAL = "0.0625,0.125,0.0625,0.125,0.25,0.125,0.0625,0.125,0.0625"
 
 
-def _plain(tmp_path: Path, source: str, size: list[int], **kw: Any) -> Any:
-    from gtune.plain import plain_kernel
-
-    path = tmp_path / "k.cl"
-    path.write_text(source)
-    return plain_kernel(path, sizes=size, **kw)
-
-
 def _face(source: str, size: str, *flags: str) -> Interface:
     """The lifting interface of a corpus kernel, from the command line's flags."""
-    import argparse
-
-    from gtune.commands._plain import add_plain_arguments, open_tunable
-
-    parser = argparse.ArgumentParser()
-    add_plain_arguments(parser)
-    args = parser.parse_args(list(flags))
-    args.kernel, args.size = str(PLAIN / source), size
-    return interface(open_tunable(args))
+    return interface(open_corpus(source, size, *flags))
 
 
 # ---------------------------------------------------------------------------------
@@ -84,13 +66,13 @@ def test_a_pointer_to_const_is_an_input_whatever_the_body_seems_to_do(tmp_path: 
     """An array handed to a function plain mode cannot see into may be written; one
     declared ``const`` cannot be (without a cast): it is an input, saying why."""
     body = "{ int i = get_global_id(0); out[i] = ext_read(in, i); }"
-    kernel = _plain(
+    kernel = plain_from_text(
         tmp_path, f"__kernel void k(__global const float *in, __global float *out) {body}", [16, 8]
     )
     roles = {a.name: a.role for a in kernel.arguments}
     assert roles == {"in": "input", "out": "output"}
     assert any("in: input" in n and "a pointer to const data" in n for n in kernel.inferred)
-    loose = _plain(
+    loose = plain_from_text(
         tmp_path, f"__kernel void k(__global float *in, __global float *out) {body}", [16, 8]
     )
     assert {a.name: a.role for a in loose.arguments}["in"] == "inout"
@@ -112,7 +94,7 @@ def test_what_lift_cannot_take_is_said_with_what_to_do(
         " { int i = get_global_id(0); out[i] = in[i]; }"
     )
     with pytest.raises(InputError, match=says) as info:
-        _plain(tmp_path, source, [16, 8])
+        plain_from_text(tmp_path, source, [16, 8])
     text = info.value.render()
     assert "k.cl" in text and "description" in text and "lift a copy" in text
 
@@ -193,7 +175,7 @@ SHORT_MASK = SHAPE_SOURCE.replace("__constant float *mask", "__constant short *m
 def test_shapes_and_types_a_definition_cannot_take_are_refused_saying_what_fits(
     tmp_path: Path, source: str, arrays: dict[str, list[str]], says: str, not_says: str | None
 ) -> None:
-    kernel = _plain(tmp_path, source, [14, 12], arrays=arrays, scalars={"nx": "NX"})
+    kernel = plain_from_text(tmp_path, source, [14, 12], arrays=arrays, scalars={"nx": "NX"})
     with pytest.raises(InputError) as info:
         interface(kernel)
     assert says in info.value.message and "k.cl" in str(info.value.source)
@@ -207,7 +189,7 @@ def test_a_padded_array_read_and_written_is_refused_for_that(tmp_path: Path) -> 
         "__kernel void k(__global float *u, __global float *v, int nx)"
         " { int i = get_global_id(0); u[i] += 1.0f; v[i] = u[i + 1]; }"
     )
-    kernel = _plain(
+    kernel = plain_from_text(
         tmp_path, source, [14, 12], arrays={"u": ["NX+2", "NY+2"]}, scalars={"nx": "NX"}
     )
     with pytest.raises(InputError, match="array u is read and written"):

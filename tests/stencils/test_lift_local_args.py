@@ -20,10 +20,11 @@ from gtune.exceptions import ExpressionError, InputError
 from gtune.kernel import TunableKernel
 from gtune.stencils.definition import load_definition, parse_definition
 from gtune.stencils.lift import interface
-from tests.conftest import ROOT, run_tuned_example
+from tests.conftest import run_tuned_example
 from tests.inprocess import Cli
+from tests.space.space_helpers import h100_limits
+from tests.stencils.plain_helpers import PLAIN, open_corpus, plain_from_text
 
-PLAIN = ROOT / "stencils" / "plain"
 STENCIL2D = (
     "--array", "data=NX+2,NY+2", "--scalar", "alignment=NX+2", "--scalar", "wCenter=0.25",
     "--scalar", "wCardinal=0.125", "--scalar", "wDiagonal=0.0625", "--default", "WX=16,WY=8",
@@ -42,40 +43,19 @@ __kernel void k(__global const float *in, __global float *out, __local float *sh
 """
 
 
-def _plain(tmp_path: Path, source: str, size: list[int], **kw: Any) -> TunableKernel:
-    from gtune.plain import plain_kernel
-
-    path = tmp_path / "k.cl"
-    path.write_text(source)
-    return plain_kernel(path, sizes=size, **kw)
-
-
-def _open(source: str, size: str, *flags: str) -> TunableKernel:
-    """A corpus kernel from the command line's flags."""
-    import argparse
-
-    from gtune.commands._plain import add_plain_arguments, open_tunable
-
-    parser = argparse.ArgumentParser()
-    add_plain_arguments(parser)
-    args = parser.parse_args(list(flags))
-    args.kernel, args.size = str(PLAIN / source), size
-    return open_tunable(args)
-
-
 # ---------------------------------------------------------------------------------
 # Plain mode and the lifting interface (the preprocessor, no OpenCL)
 
 
 def test_a_local_parameter_without_its_length_names_the_flag(tmp_path: Path) -> None:
     with pytest.raises(InputError) as info:
-        _plain(tmp_path, TILED, [16, 8])
+        plain_from_text(tmp_path, TILED, [16, 8])
     assert info.value.render() == (
         f"{tmp_path / 'k.cl'}: parameter 'sh' is a __local buffer the host sizes: give its "
         "length in elements with --array sh=EXPR (e.g. --array sh=(WX+2)*(WY+2))"
     )
     with pytest.raises(ExpressionError, match=r"unknown name 'TILE' in 'TILE\*2'") as bad:
-        _plain(tmp_path, TILED, [16, 8], arrays={"sh": ["TILE*2"]})
+        plain_from_text(tmp_path, TILED, [16, 8], arrays={"sh": ["TILE*2"]})
     assert bad.value.source is not None and "arrays[sh]" in bad.value.source
 
 
@@ -95,17 +75,19 @@ def test_lift_and_run_without_the_length_exit_2_naming_the_flag(
 
 
 def test_the_length_is_an_expression_of_the_launch(tmp_path: Path) -> None:
-    kernel = _plain(tmp_path, TILED, [16, 8], arrays={"sh": ["WX*WY"]})
+    kernel = plain_from_text(tmp_path, TILED, [16, 8], arrays={"sh": ["WX*WY"]})
     sh = kernel.arguments[2]
     assert (sh.kind, sh.dtype, [e.text for e in sh.shape]) == ("local", "float32", ["WX*WY"])
     assert kernel.local_arguments({"WX": 8, "WY": 2}) == {"sh": 64}
     assert any("sh: a __local buffer the host sizes" in n for n in kernel.inferred)
     # a local size given as numbers: the length is a number too (WX, WY are tied to it)
-    fixed = _plain(tmp_path, TILED, [16, 8], arrays={"sh": ["WX*WY"]}, local_size=["4", "2"])
+    fixed = plain_from_text(
+        tmp_path, TILED, [16, 8], arrays={"sh": ["WX*WY"]}, local_size=["4", "2"]
+    )
     assert fixed.local_arguments({}) == {"sh": 32}
     # lifting: the tile in the template's work-group names, other parameters at their
     # shipped values
-    tiled = _plain(
+    tiled = plain_from_text(
         tmp_path,
         TILED,
         [16, 8],
@@ -178,33 +160,11 @@ def test_bad_local_arguments_of_a_definition_name_the_key(
 
 
 def test_a_local_argument_counts_against_the_devices_local_memory(tmp_path: Path) -> None:
-    from gtune.device import DeviceLimits
     from gtune.space.model import build_model
     from gtune.tuned import tuned_kernel
 
-    kernel = _plain(tmp_path, TILED, [64, 64], arrays={"sh": ["(WX+2)*(WY+2)"]})
-    device = DeviceLimits(
-        platform="Acme",
-        name="Test GPU",
-        vendor="Acme",
-        type="GPU",
-        driver_version="1",
-        opencl_version="OpenCL 1.2",
-        opencl_c_version="OpenCL C 1.2",
-        compute_units=1,
-        max_work_group_size=1024,
-        max_work_item_sizes=(1024, 1024, 64),
-        local_mem_size=4096,
-        local_mem_type="local",
-        max_mem_alloc_size=1 << 30,
-        global_mem_size=1 << 32,
-        max_clock_mhz=1000,
-        image_support=False,
-        image2d_max=(8192, 8192),
-        image3d_max=(2048, 2048, 2048),
-        preferred_vector_width_float=1,
-        native_vector_width_float=1,
-    )
+    kernel = plain_from_text(tmp_path, TILED, [64, 64], arrays={"sh": ["(WX+2)*(WY+2)"]})
+    device = h100_limits(local_mem_size=4096)  # a 4 KiB local memory
     model = build_model(kernel, device)
     rules = {c.name: c.expr for c in model.constraints}
     env = {**model.env}
@@ -240,7 +200,7 @@ def test_a_local_buffer_that_does_not_fit_fails_its_configuration_only(
     from gtune.result import Status
 
     # 1.5 MiB at 32x16: past PoCL's local memory (512 KiB), and any GPU's
-    kernel = _plain(
+    kernel = plain_from_text(
         tmp_path,
         TILED,
         [32, 16],
@@ -367,7 +327,7 @@ def test_amd_box_filter_lifts_and_agrees_with_its_original_at_another_size(
     from gtune.stencils.render import definition_kernel
 
     out = tmp_path / "box.stencil.yaml"
-    kernel = _open("box_local_arg.cl", "32x16", *BOX)
+    kernel = open_corpus("box_local_arg.cl", "32x16", *BOX)
     defn, _ = lift_kernel(kernel, device=device, output=out, flags=list(BOX))
     out.write_text(defn.to_yaml())
     assert defn.boundary == "clamp" and defn.coefficients == ("scale",)
