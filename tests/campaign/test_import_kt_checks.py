@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from gtune.campaign.formats import check_kt_cache, import_kt, read_kt_cache
+from gtune.campaign.formats import KT_BATCH, check_kt_cache, import_kt, read_kt_cache
 from gtune.description import load_kernel
 from gtune.exceptions import InputError
 from gtune.measure.result import Status
@@ -184,11 +184,27 @@ def test_a_cache_whose_every_entry_is_refused_is_an_error(tmp_path: Path, gtune_
     assert "every entry was refused" in proc.stderr and "2 outside the domain" in proc.stderr
 
 
+class _CountingStore(SQLiteStore):
+    """A SQLite store that counts its writes: one transaction a row or one a batch."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        self.writes = {"add": 0, "add_many": 0}
+
+    def add(self, *args: Any, **kwargs: Any) -> Any:
+        self.writes["add"] += 1
+        return super().add(*args, **kwargs)
+
+    def add_many(self, *args: Any, **kwargs: Any) -> Any:
+        self.writes["add_many"] += 1
+        return super().add_many(*args, **kwargs)
+
+
 @pytest.mark.slow
-def test_50000_entries_import_in_batches_within_15_s(tmp_path: Path) -> None:
-    """A quarter of the 200,000 entries this test once imported, and of its minute:
-    one write a row took 3 minutes for 200,000, so about 45 s for these; batched,
-    200,000 took 34 s on a loaded two-core machine, well inside its minute."""
+def test_50000_entries_import_in_batches(tmp_path: Path) -> None:
+    """50,000 entries are written in batches of KT_BATCH, one transaction each: one
+    write a row once took 3 minutes for 200,000. The batches are counted, not timed
+    (a time bound failed on a loaded two-core machine: 16.4 s against 15)."""
     shutil.copy(DATA / "naive7.cl", tmp_path / "big.cl")
     text = (DATA / "naive7.yaml").read_text()
     text = text.replace("kernel: naive7", "kernel: naive7\nsource: big.cl")
@@ -203,13 +219,11 @@ def test_50000_entries_import_in_batches_within_15_s(tmp_path: Path) -> None:
     path = tmp_path / "kt.json"
     path.write_text(json.dumps(_cache(entries, ["A", "B"])))
     kernel = load_kernel(tmp_path / "big.yaml")
-    store = SQLiteStore(tmp_path / "s.db")
+    store = _CountingStore(tmp_path / "s.db")
     phases: list[tuple[str, int, int]] = []
-    began = time.monotonic()
     done = import_kt(path, kernel, store, "kt-x", progress=lambda *a: phases.append(a))
-    seconds = time.monotonic() - began
     assert (done.added, done.refused.total) == (50_000, 0)
-    assert seconds < 15, seconds
+    assert store.writes == {"add": 0, "add_many": -(-50_000 // KT_BATCH)}
     assert ("storing", 50_000, 50_000) in phases and phases[0][0] == "checking"
     assert store.count() == 50_000
     assert all(r.status is Status.OK for r in store.results()[:10])
