@@ -33,6 +33,8 @@ and ``definitions/`` (the lifted definitions).
         [--kernels star7 hotspot3d ...] [--small] [--technique auto|all|NAME]
 
 ``--small`` runs at the manifest's small sizes (a smoke test on PoCL).
+``GTUNE_CORPUS=DIR`` reads the kernels and ``manifest.yaml`` from DIR instead (the same
+form; ``lift_export_check.py`` follows it).
 
 A run cut short (a time limit) leaves ``lift_corpus.partial.json`` (every finished
 kernel) and ``run.log`` (the copy measurements). Runs split across several commands
@@ -76,7 +78,9 @@ from gtune.stencils.definition import StencilDefinition, load_definition
 from gtune.tuning.report import TuningReport
 
 ROOT = Path(__file__).resolve().parents[1]
-PLAIN = ROOT / "stencils" / "plain"
+PLAIN = Path(os.environ.get("GTUNE_CORPUS") or ROOT / "stencils" / "plain")
+"""The corpus: its ``manifest.yaml`` and sources (``GTUNE_CORPUS=DIR``: another folder
+of kernels with a manifest in the same form, e.g. kernels kept outside the tree)."""
 SPEEDUP_TARGET = 1.3
 COPY_TARGET = 0.85
 
