@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 import pyopencl as cl
+from pyopencl import cltypes
 
 from gtune.tuned import TunedKernel
 
@@ -86,7 +87,7 @@ def launch(
     local_size: tuple[int, ...] | None,
     arguments: Sequence[Mapping[str, Any]],
     host: Mapping[str, np.ndarray],
-    scalars: Mapping[str, float],
+    scalars: Mapping[str, Any],
     plane: tuple[str, int] | None = None,
 ) -> dict[str, np.ndarray]:
     """Build ``source``, launch kernel ``name`` once on copies of ``host``; the outputs.
@@ -98,7 +99,12 @@ def launch(
     mf = cl.mem_flags
     device_args: list[Any] = []
     for arg in arguments:
-        if arg["kind"] == "scalar":
+        if arg["kind"] == "scalar" and isinstance(scalars[arg["name"]], list):
+            # a vector (uint2 dims): its lanes, packed as OpenCL packs the vector type
+            lanes = scalars[arg["name"]]
+            vector = cltypes.vec_types[(np.dtype(arg["dtype"]), len(lanes))]
+            device_args.append(np.array(tuple(lanes), dtype=vector))
+        elif arg["kind"] == "scalar":
             device_args.append(np.dtype(arg["dtype"]).type(scalars[arg["name"]]))
         elif arg["kind"] == "local":
             device_args.append(cl.LocalMemory(int(arg["bytes"])))
@@ -173,7 +179,7 @@ def original_outputs(
     glob, loc = kernel.launch_sizes(config)
     env = kernel.env(config)
     arguments = []
-    scalars = {}
+    scalars: dict[str, Any] = {}
     local = kernel.local_arguments(config)  # its __local buffers, as its host sizes them
     for a in kernel.arguments:
         kind = "image" if kernel.uses_image(a, config) else a.kind
@@ -183,6 +189,8 @@ def original_outputs(
         )
         if a.kind == "scalar" and a.value is not None:
             scalars[a.name] = a.value.evaluate(env)
+        elif a.kind == "scalar" and a.lanes:  # a vector (uint2 dims): its lanes
+            scalars[a.name] = [e.evaluate(env) for e in a.lanes]
     options = kernel.defines(config)
     # plane: the host loop the tuned kernel replaces, one launch per plane in order
     return launch(
@@ -232,8 +240,10 @@ def main() -> int:
     ctx = cl.create_some_context(interactive=False)
     queue = cl.CommandQueue(ctx)
     host = make_inputs(tuned, sizes)
-    scalars = {
-        a["name"]: tuned.evaluate(a["value"], sizes)
+    scalars = {  # a vector's (uint2 dims): the list of its lanes' values
+        a["name"]: [tuned.evaluate(str(v), sizes) for v in a["value"]]
+        if isinstance(a["value"], list)
+        else tuned.evaluate(a["value"], sizes)
         for a in tuned.arguments
         if a["kind"] == "scalar" and a.get("value") is not None
     }

@@ -322,9 +322,20 @@ def find_functions(text: str) -> dict[str, FunctionDecl]:
 
 def pointer_to_const(decl: str) -> bool:
     """Whether a parameter declaration is a pointer to ``const`` data (``const float*``,
-    ``float const *``): nothing can be written through it without a cast."""
-    head = decl.split("*")[0] if "*" in decl else ""
-    return "*" in decl and re.search(r"\b(?:const|__constant|constant)\b", head) is not None
+    ``float const *``, ``const float src[]``): nothing can be written through it without
+    a cast."""
+    decl, array = _array_declarator(decl)
+    head = decl.split("*")[0] if "*" in decl else decl if array else ""
+    pointer = "*" in decl or array
+    return pointer and re.search(r"\b(?:const|__constant|constant)\b", head) is not None
+
+
+def _array_declarator(decl: str) -> tuple[str, bool]:
+    """``decl`` without its trailing array declarators (``float w[9]``,
+    ``__local float t[16 * 4]``, ``const float s[]``), and whether it had any: C takes
+    an array parameter as a pointer to its element type."""
+    bare = re.sub(r"(?:\s*\[[^\[\]]*\])+\s*$", "", decl)
+    return bare, bare != decl
 
 
 _C_KEYWORDS = {"if", "for", "while", "switch", "return", "sizeof", "do"}
@@ -364,9 +375,9 @@ def array_uses(
                     seen.add(alias.group(1))
                     pending.append(alias.group(1))
                 continue
-            deref = re.search(r"(?<![\w)\]])\*\s*\(?\s*$", before) is not None
-            if re.match(r"\s*=(?!=)", after) and not deref:
-                continue  # the pointer itself is (re)assigned: no access to the data
+            deref = re.search(rf"(?<![\w)\]])\*\s*(?:{_CAST})?\(?\s*$", before) is not None
+            if not deref and _moved(body, cur, start, stmt_start, before, after):
+                continue  # the pointer itself is (re)assigned or moved: no access to the data
             address = before.endswith("&") and not before.endswith("&&")
             if after.lstrip().startswith("[") and not address:
                 _indexed(use, body, cur, end + after.index("["), before)
@@ -375,6 +386,26 @@ def array_uses(
             else:
                 _passed(use, body, cur, start, functions, _depth)
     return use
+
+
+_CAST = r"\(\s*(?:__global\s+|global\s+)?(?:const\s+)?\w+\s*\*\s*\)\s*"
+"""A cast to a pointer (``(__global const float *)``): ``*(T *)(p + i)``, as OpenCV's
+``loadpix``/``storepix`` address a byte buffer, dereferences ``p``."""
+
+
+def _moved(body: str, cur: str, start: int, stmt_start: int, before: str, after: str) -> bool:
+    """Whether the occurrence of pointer ``cur`` at ``start`` only sets or moves the
+    pointer: ``p = e``, ``p += e``, ``p -= e``, ``p++``, ``--p``, or the ``p`` of
+    ``p = p + e`` (outside any call); ``p[i]`` and ``*p`` are accesses, not moves."""
+    if re.match(r"\s*(?:[-+]?=(?!=)|\+\+|--)", after):
+        return True
+    if after.lstrip().startswith(("[", ".", "->")):
+        return False
+    if before.endswith(("++", "--")):
+        return True
+    own = re.match(rf"\s*(?:for\s*\(\s*)?{re.escape(cur)}\s*=(?!=)", body[stmt_start:start])
+    call = _call_at(body, start)
+    return own is not None and (call is None or call[0] in _C_KEYWORDS)
 
 
 _DECL_KEYWORDS = {"return", "else", "case", "goto", "sizeof", "do"}
@@ -427,11 +458,14 @@ def _indexed(use: Use, body: str, cur: str, j: int, before: str) -> None:
 
 
 def _dereferenced(use: Use, body: str, cur: str, start: int, end: int, before: str) -> None:
-    """``*cur`` or ``*(cur + i)``: read, written, or both."""
+    """``*cur`` or ``*(cur + i)``: read, written, or both; ``*cur++`` moves the
+    pointer after the access (``*cur++ = v`` writes)."""
     k = end
     if body[start - 1 :].lstrip().startswith("(") or re.search(r"\(\s*$", before):
         k = match_bracket(body, before.rfind("("), "(", ")")
     op = _ASSIGN.match(body, k)
+    if op and k == end and op.group(1) in ("++", "--"):  # the pointer moves, not the data
+        op = _ASSIGN.match(body, op.end())
     if op and op.group(1) == "=":
         use.written = True
         use.note(f"*{cur} =")
@@ -458,7 +492,7 @@ def _passed(
     helper = (functions or {}).get(func) if func else None
     if call and helper is not None and call[1] < len(helper.params) and depth < 4:
         decl = helper.params[call[1]]
-        words = re.findall(r"[A-Za-z_]\w*", decl)
+        words = re.findall(r"[A-Za-z_]\w*", _array_declarator(decl)[0])
         if pointer_to_const(decl):
             use.read = True
             use.note(f"{func}(...) reads it through a const pointer")
@@ -496,11 +530,14 @@ class Param:
 
 
 def parse_param(decl: str, types: Mapping[str, str], where: str) -> Param:
-    words = decl.replace("*", " * ").split()
+    """One parameter declaration: its name, element type, whether it is a pointer (an
+    array declarator, ``__local float t[64]``, is one) and its address space."""
+    bare, array = _array_declarator(decl)
+    words = bare.replace("*", " * ").split()
     if not words or not words[-1].isidentifier():
         raise InputError(f"cannot read the kernel parameter {decl!r}", source=where)
     name = words[-1]
-    pointer = "*" in words
+    pointer = "*" in words or array
     space = "private"
     for w, sp in (
         ("__global", "global"),

@@ -31,6 +31,7 @@ from gtune.kernel import (
     DTYPES,
     INITS,
     MAX_SIZE,
+    POINTER_TYPE,
     Argument,
     Domain,
     Launch,
@@ -507,6 +508,25 @@ def _parse_parameters(raw: Any, err: Any) -> list[Parameter]:
     return out
 
 
+def _vector_scalar(
+    a: Mapping[str, Any], key: str, dtype: str, err: Any, known: set[str]
+) -> Argument:
+    """A scalar of an OpenCL vector type (``uint2 dims``): ``value`` lists its lanes'
+    values (2, 3, 4, 8 or 16), each an expression of the sizes."""
+    values = a["value"]
+    if len(values) not in (2, 3, 4, 8, 16):
+        raise err(f"{key}.value", f"a vector has 2, 3, 4, 8 or 16 lanes, got {len(values)}")
+    lanes: list[Expr] = []
+    for k, v in enumerate(values):
+        text = _expr_text(v, f"{key}.value[{k}]", err)
+        if dtype.startswith("float"):
+            text = _float_literals(text, key)
+        lane = Expr(text, key)
+        lane.check_names(known)
+        lanes.append(lane)
+    return Argument(a["name"], "scalar", dtype, "input", lanes=tuple(lanes))
+
+
 def _parse_arguments(raw: Any, err: Any, known: set[str]) -> list[Argument]:
     if not isinstance(raw, list) or not raw:
         raise err("arguments", "must be a list of arguments in signature order")
@@ -518,6 +538,7 @@ def _parse_arguments(raw: Any, err: Any, known: set[str]) -> list[Argument]:
         if not isinstance(a, dict) or "name" not in a:
             raise err(key, "each argument needs at least a name")
         allowed = {"name", "kind", "dtype", "role", "shape", "init", "value", "image_when"}
+        allowed |= {"pointer"}  # (a buffer's pointer type, where not its dtype's)
         extra = set(a) - allowed
         if extra:
             raise err(
@@ -543,6 +564,9 @@ def _parse_arguments(raw: Any, err: Any, known: set[str]) -> list[Argument]:
         if kind == "scalar":
             if "value" not in a:
                 raise err(f"{key}.value", "a scalar argument needs a value")
+            if isinstance(a["value"], list):  # a vector (uint2 dims): its lanes
+                out.append(_vector_scalar(a, key, dtype, err, known))
+                continue
             text = _expr_text(a["value"], f"{key}.value", err)
             if dtype.startswith("float"):  # 1/36 is a fraction here, not integer division
                 text = _float_literals(text, src)
@@ -578,8 +602,15 @@ def _parse_arguments(raw: Any, err: Any, known: set[str]) -> list[Argument]:
             image_when.check_names(known)
             if role != "input":
                 raise err(f"{key}.image_when", "only input arrays can be images")
+        pointer = a.get("pointer", "")
+        if pointer and (not isinstance(pointer, str) or not POINTER_TYPE.fullmatch(pointer)):
+            raise err(
+                f"{key}.pointer",
+                f"expected the OpenCL C type of the kernel's pointer (uchar, uint, ...), "
+                f"got {pointer!r}",
+            )
         out.append(
-            Argument(name, "buffer", dtype, role, shape_exprs, init, None, image_when)  # type: ignore[arg-type]
+            Argument(name, "buffer", dtype, role, shape_exprs, init, None, image_when, pointer)  # type: ignore[arg-type]
         )
     buffers = {a.name for a in out if a.kind == "buffer"}
     for a in out:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -108,6 +109,11 @@ class Parameter:
     doc: str = ""
 
 
+POINTER_TYPE = re.compile(r"(u?(char|short|int|long)|float|double)(2|4|8|16)?")
+"""A buffer's ``pointer`` (its pointer's type in the kernel where the buffer holds
+elements of another): an OpenCL C element type, or a vector of one."""
+
+
 @dataclass(frozen=True)
 class Argument:
     """A kernel argument, in signature order: a ``buffer`` (an array of ``shape``), a
@@ -123,6 +129,11 @@ class Argument:
     init: str = "random"
     value: Expr | None = None
     image_when: Expr | None = None
+    # a buffer's pointer type in the kernel where it is not ``dtype``'s (``uchar``: the
+    # buffer holds ``dtype`` elements the kernel addresses in bytes, as OpenCV's do)
+    pointer: str = ""
+    # a scalar of a vector type (``uint2 dims``): its lanes' values (``value`` is None)
+    lanes: tuple[Expr, ...] = ()
 
     def shape_for(self, env: Mapping[str, Value]) -> tuple[int, ...]:
         return tuple(e.evaluate_int(env) for e in self.shape)
@@ -447,16 +458,28 @@ def domain_values(kernel: TunableKernel) -> dict[str, list[int]]:
 
 def scalar_values(kernel: TunableKernel) -> dict[str, int | float]:
     """Every scalar argument's value at the kernel's problem size, typed as the kernel
-    takes it (float or int)."""
+    takes it (float or int); a vector scalar's lanes by :func:`lane_names`."""
     import numpy as np  # only where values are needed: the kernel model stays light
 
     env = dict(kernel.sizes)
     out: dict[str, int | float] = {}
     for arg in kernel.arguments:
-        if arg.kind == "scalar" and arg.value is not None:
-            value = arg.value.evaluate(env)
-            out[arg.name] = float(value) if np.dtype(arg.dtype).kind == "f" else int(value)
+        if arg.kind != "scalar":
+            continue
+        exprs = arg.lanes or ((arg.value,) if arg.value is not None else ())
+        names = lane_names(arg.name, len(arg.lanes)) if arg.lanes else [arg.name]
+        for name, e in zip(names, exprs, strict=True):
+            value = e.evaluate(env)
+            out[name] = float(value) if np.dtype(arg.dtype).kind == "f" else int(value)
     return out
+
+
+def lane_names(name: str, lanes: int) -> list[str]:
+    """The names of a vector scalar's lanes, as OpenCL C names them: ``dims.x``,
+    ``dims.y`` (up to 4 lanes), else ``dims.s0`` ... ``dims.sf``."""
+    if lanes <= 4:
+        return [f"{name}.{c}" for c in "xyzw"[:lanes]]
+    return [f"{name}.s{k:x}" for k in range(lanes)]
 
 
 def sequence_str(values: Sequence[int]) -> str:

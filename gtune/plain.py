@@ -22,8 +22,11 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from gtune.clsource import (
     FunctionDecl,
@@ -44,7 +47,7 @@ from gtune.description import parse_description
 from gtune.device import LIMIT_NAMES
 from gtune.exceptions import ExpressionError, InputError
 from gtune.expr import Expr, substitute
-from gtune.kernel import TunableKernel
+from gtune.kernel import DTYPES, TunableKernel
 
 _CTYPES = {
     "float": "float32",
@@ -108,8 +111,9 @@ def _dtype(ctype: str, what: str, where: str) -> str:
     if base != ctype and base in _CTYPES:
         arrays = "an array's pointer may be a vector of 2, 4, 8 or 16"
         raise InputError(
-            f"{what} has the vector type {ctype!r}; plain mode handles scalar values, and "
-            f"{arrays} (a 3-vector is padded to four: describe its array in a description)",
+            f"{what} has the vector type {ctype!r}; {arrays} (a 3-vector is padded to four: "
+            "describe its array in a description), a scalar a vector of 2, 3, 4, 8 or 16 "
+            "(--scalar NAME=A,B: its lanes)",
             source=where,
         )
     macro = re.fullmatch(r"[A-Z_][A-Z0-9_]*", ctype) is not None  # DATA_TYPE, REAL
@@ -146,6 +150,45 @@ def _expr(text: str, option: str, known: set[str]) -> Expr:
 def _shape_text(exprs: Sequence[str]) -> list[str]:
     """x-first command-line order to the description's C order (slowest first)."""
     return [str(e).strip() for e in reversed(exprs)]
+
+
+def array_view(exprs: Sequence[str], where: str) -> tuple[str, list[str]]:
+    """``--array NAME=TYPE:SHAPE`` (x first): the element type the buffer holds where
+    its pointer's C type is not it (``float32:NX,NY``: OpenCV's ``uchar *srcptr``
+    holding floats addressed in bytes), and the shape, in those elements; ``("",
+    exprs)`` without a type. TYPE is a description's dtype (``float32``, ``uint8``) or
+    its OpenCL C name (``float``, ``uchar``)."""
+    m = re.fullmatch(r"\s*([A-Za-z_]\w*)\s*:(.*)", exprs[0], re.S) if exprs else None
+    if m is None:
+        return "", list(exprs)
+    name, first = m.group(1), m.group(2).strip()
+    dtype = name if name in DTYPES else _CTYPES.get(name)
+    if dtype is None or not first:
+        raise InputError(
+            f"expected TYPE:SHAPE, the element type the buffer holds and its shape in "
+            f"those elements (float32:NX,NY), TYPE one of {', '.join(DTYPES)} or its "
+            f"OpenCL C name (float, uchar, ...); got {','.join(exprs)!r}",
+            source=where,
+        )
+    return dtype, [first, *exprs[1:]]
+
+
+def _view_note(name: str, ctype: str, dtype: str) -> str:
+    """How plain mode reads a pointer given another element type (``--array
+    srcptr=float32:...``): the same bytes, the shape in the given elements."""
+    base, lanes = vector_type(ctype)
+    ratio = Fraction(np.dtype(dtype).itemsize, np.dtype(_CTYPES[base]).itemsize * lanes)
+    per = (
+        f"{ratio} {ctype}s per {dtype} element (a step or offset in {ctype}s is {ratio} "
+        "times one in elements)"
+        if ratio >= 1
+        else f"{1 / ratio} {dtype} elements per {ctype}"
+    )
+    return (
+        f"{name}: a {ctype} pointer: the array is given in {dtype} elements (--array "
+        f"{name}={dtype}:...), its shape counts them; the kernel addresses the same bytes "
+        f"as {ctype}s, {per}"
+    )
 
 
 def _attribute_sizes(attributes: str) -> list[str] | None:
@@ -654,25 +697,7 @@ def _arguments(
             continue
         if info.pointer:
             raise InputError(_pointer_refusal(name, info.space), source=where)
-        dtype = _dtype(info.ctype, f"scalar {name!r}", where)
-        if name in given_scalars:
-            value = given_scalars.pop(name)
-            _expr(value, f"scalars[{name}]", set(t.problem))
-            if dtype.startswith("float") and "/" in value:
-                notes.append(f"{name}: {value} is evaluated in floating point (a float argument)")
-        else:
-            matches = [s for s in t.size_names if name.lower() in _SIZE_ALIASES[s]]
-            if t.size_names == ["NX"] and name.lower() in _LENGTH_ALIASES:
-                matches = ["NX"]  # a 1D problem's length: nothing else it could name
-            if len(matches) != 1:
-                raise InputError(
-                    f"no value for the scalar parameter {name!r} ({info.ctype}) of {where}: "
-                    f"give one, an expression of {', '.join(t.size_names)}",
-                    source=f"scalars[{name}]",
-                )
-            value = matches[0]
-            notes.append(f"{name}: scalar = {value} (named like that size)")
-        arguments.append({"name": name, "kind": "scalar", "dtype": dtype, "value": value})
+        arguments.append(_scalar_argument(info, given_scalars, t, where, notes))
     if given_scalars:
         raise InputError(
             f"the kernel has no scalar parameter {next(iter(given_scalars))!r}", source="scalars"
@@ -688,6 +713,70 @@ def _arguments(
     if not any(a.get("role") in ("output", "inout") for a in arguments):
         notes.append("no array is written by the kernel: there is nothing to verify")
     return arguments
+
+
+def _scalar_argument(
+    info: Param, given_scalars: dict[str, str], t: _Tuning, where: str, notes: list[str]
+) -> dict[str, Any]:
+    """One scalar parameter and its value: from ``--scalar`` (taken out of
+    ``given_scalars``), else the size it is named like. A vector (``uint2 dims``, as the
+    AMD APP SDK's samples pass sizes) takes its lanes from ``--scalar dims=NX,NY``."""
+    name = info.name
+    m = re.fullmatch(r"([a-z]+?)(2|3|4|8|16)", info.ctype)
+    if m and m.group(1) in _CTYPES:
+        return _vector_argument(info, m.group(1), int(m.group(2)), given_scalars, t, where, notes)
+    dtype = _dtype(info.ctype, f"scalar {name!r}", where)
+    if name in given_scalars:
+        value = given_scalars.pop(name)
+        _expr(value, f"scalars[{name}]", set(t.problem))
+        if dtype.startswith("float") and "/" in value:
+            notes.append(f"{name}: {value} is evaluated in floating point (a float argument)")
+    else:
+        matches = [s for s in t.size_names if name.lower() in _SIZE_ALIASES[s]]
+        if t.size_names == ["NX"] and name.lower() in _LENGTH_ALIASES:
+            matches = ["NX"]  # a 1D problem's length: nothing else it could name
+        if len(matches) != 1:
+            raise InputError(
+                f"no value for the scalar parameter {name!r} ({info.ctype}) of {where}: "
+                f"give one, an expression of {', '.join(t.size_names)}",
+                source=f"scalars[{name}]",
+            )
+        value = matches[0]
+        notes.append(f"{name}: scalar = {value} (named like that size)")
+    return {"name": name, "kind": "scalar", "dtype": dtype, "value": value}
+
+
+def _vector_argument(
+    info: Param,
+    base: str,
+    lanes: int,
+    given_scalars: dict[str, str],
+    t: _Tuning,
+    where: str,
+    notes: list[str],
+) -> dict[str, Any]:
+    """A scalar of a vector type: ``--scalar dims=NX,NY`` gives its lanes (x first), each
+    an expression of the sizes; passed as the OpenCL vector (``uint2``: 8 bytes)."""
+    name, dtype = info.name, _CTYPES[base]
+    example = ",".join((t.size_names * 16)[:lanes])
+    if name not in given_scalars:
+        raise InputError(
+            f"no value for the scalar parameter {name!r} ({info.ctype}) of {where}: give "
+            f"its {lanes} lanes, each an expression of {', '.join(t.size_names)} "
+            f"(--scalar {name}={example})",
+            source=f"scalars[{name}]",
+        )
+    values = [v.strip() for v in split_top(given_scalars.pop(name))]
+    if len(values) != lanes:
+        raise InputError(
+            f"{name} is a {info.ctype}: give its {lanes} lanes, x first, separated by commas "
+            f"(--scalar {name}={example}); got {len(values)}",
+            source=f"scalars[{name}]",
+        )
+    for v in values:
+        _expr(v, f"scalars[{name}]", set(t.problem))
+    notes.append(f"{name}: a {info.ctype}: lanes {', '.join(values)} (from --scalar)")
+    return {"name": name, "kind": "scalar", "dtype": dtype, "value": values}
 
 
 def _pointer_refusal(name: str, space: str) -> str:
@@ -750,7 +839,12 @@ def _array_argument(
     dtype = _dtype(base, f"array {name!r}", where)
     if raw_type != info.ctype:
         notes.append(f"{name}: element type {raw_type} is {info.ctype} ({dtype})")
-    if lanes > 1:
+    view, given_shape = array_view(array_shapes.pop(name, []), f"arrays[{name}]")
+    pointer = info.ctype if view and view != dtype else ""
+    if pointer:  # a buffer of other elements addressed through this pointer (bytes)
+        notes.append(_view_note(name, info.ctype, view))
+        dtype = view
+    elif lanes > 1:
         notes.append(
             f"{name}: a {info.ctype} pointer: the array is given in {base}s, {lanes} per "
             f"{info.ctype} (its shape counts {base}s; the kernel's index runs to a {lanes}th "
@@ -780,8 +874,8 @@ def _array_argument(
         if chosen != role:
             why = f"from --role (inferred {role}: {why})"
         role = chosen
-    if name in array_shapes:
-        shape = _shape_text(array_shapes.pop(name))
+    if given_shape:
+        shape = _shape_text(given_shape)
         for s in shape:
             _expr(s, f"arrays[{name}]", set(t.problem))
         shape_note = f"shape [{', '.join(shape)}] from --array"
@@ -798,7 +892,8 @@ def _array_argument(
         shape_note = f"shape [{', '.join(shape)}] (the problem size; --array {name}=... to change)"
     verified = " (compared with the reference)" if role != "input" else ""
     notes.append(f"{name}: {role}{verified}: {why}; random {dtype} data; {shape_note}")
-    return {"name": name, "dtype": dtype, "role": role, "shape": shape, "init": "random"}
+    out = {"name": name, "dtype": dtype, "role": role, "shape": shape, "init": "random"}
+    return {**out, "pointer": pointer} if pointer else out
 
 
 def _parameters(

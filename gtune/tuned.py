@@ -355,6 +355,8 @@ def _arguments(
             entry["shape"] = [specialise(e, baked) for e in a.shape]
         elif a.value is not None:
             entry["value"] = specialise(a.value, baked)
+        elif a.lanes:  # a vector scalar (uint2 dims): its lanes' values
+            entry["value"] = [specialise(e, baked) for e in a.lanes]
         arguments.append(entry)
     return tuple(arguments)
 

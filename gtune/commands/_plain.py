@@ -71,9 +71,11 @@ def add_plain_arguments(p: argparse.ArgumentParser) -> None:
         "--array",
         action="append",
         default=[],
-        metavar="NAME=SHAPE",
+        metavar="NAME=[TYPE:]SHAPE",
         help="an array's shape, x first, e.g. in=NX+2,NY+2 for a padded input or c=9 "
-        "(default: the problem size) (repeatable)",
+        "(default: the problem size); NAME=TYPE:SHAPE, e.g. srcptr=float32:NX,NY, for a "
+        "buffer holding elements of another type than its pointer's (a uchar * addressed "
+        "in bytes) (repeatable)",
     )
     plain.add_argument(
         "--define",
@@ -229,14 +231,15 @@ def parse_params(items: list[str]) -> dict[str, list[int] | str]:
 
 
 def parse_pairs(items: list[str], option: str, *, macros: bool = False) -> dict[str, str]:
-    """``NAME=VALUE`` items (with ``macros``, also function-like ``NAME(a,b)=VALUE``)."""
+    """``NAME=VALUE`` items (with ``macros``, also function-like ``NAME(a,b)=VALUE``, and
+    an empty value, ``NAME=``: a macro that expands to nothing, as ``-D NAME=`` does)."""
     out: dict[str, str] = {}
     for item in items:
         name, sep, value = item.partition("=")
         ok_name = name.strip().isidentifier() or (
             macros and re.fullmatch(r"\s*[A-Za-z_]\w*\([\w\s,]*\)\s*", name) is not None
         )
-        if not sep or not ok_name or not value.strip():
+        if not sep or not ok_name or not (value.strip() or macros):
             raise InputError(f"bad {option} {item!r}; expected NAME=VALUE", source=option)
         if name.strip() in out:
             raise InputError(f"{name.strip()} given twice", source=option)

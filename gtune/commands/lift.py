@@ -283,16 +283,20 @@ def run(args: argparse.Namespace) -> int:
         boundary += f", rim {definition.rim}"
     if definition.band != "radius":  # one-sided: written where its taps lie inside
         boundary += f", band {definition.band}"
+    fields = ", ".join(definition.fields)
+    if definition.inplace:  # one buffer: the field the kernel overwrites is the output
+        fields += f" ({definition.output} updated in place)"
     print(
         f"{out}: {definition.name}: {definition.dims}D {elements}, {terms} terms, "
-        f"fields {', '.join(definition.fields)}, coefficients {coefs}, boundary "
+        f"fields {fields}, coefficients {coefs}, boundary "
         f"{boundary} (checked against {launches} launches of {kernel.name})",
         file=sys.stderr,
     )
     for name, value in (definition.original or {}).get("fixed", {}).items():
         print(
             f"note: {name} held at {value} (--fixed): the definition is {kernel.name} at "
-            f"{name} = {value}, and the tuned kernel computes that for any {name}",
+            f"{name} = {value}, and the tuned kernel ignores {name}: it computes the "
+            f"stencil at {name} = {value} whatever value is passed",
             file=sys.stderr,
         )
     if definition.steps > 1:

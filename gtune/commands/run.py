@@ -361,7 +361,12 @@ def show_original(comparison: OriginalComparison, console: Console) -> None:
     console.print(
         f"original kernel {c.original} at its shipped launch{f' ({launch})' if launch else ''}: "
         f"{seconds_text(c.original_s)}; tuned: {seconds_text(c.tuned_s)}; speedup "
-        f"{c.speedup:.2f}x over the original (measured alternately, {c.rounds} rounds)",
+        f"{c.speedup:.2f}x over the original (measured alternately, {c.rounds} rounds)"
+        + (
+            ": the original is faster; keep it (the tuned kernel should not replace it)"
+            if c.speedup < 1
+            else ""
+        ),
         highlight=False,
     )
 

@@ -16,17 +16,18 @@ import contextlib
 import hashlib
 import statistics
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pyopencl as cl
+from pyopencl import cltypes
 
 from gtune.device import TUNING_EXTENSIONS, DeviceLimits, choose_device, same_device
 from gtune.exceptions import EnvironmentProblem, InputError
-from gtune.kernel import Argument, TunableKernel
+from gtune.kernel import Argument, TunableKernel, lane_names
 from gtune.measure.buildslots import host_slots
 from gtune.measure.bundle import bundle
 from gtune.measure.devlock import DeviceLock
@@ -74,6 +75,13 @@ _NO_PLATFORM_HINT = (
     "install an OpenCL driver: on Debian/Ubuntu `apt-get install pocl-opencl-icd "
     "ocl-icd-libopencl1` gives a CPU device; GPU vendors ship their own"
 )
+
+
+def vector_scalar(dtype: str, values: Sequence[int | float]) -> Any:
+    """A vector scalar's value as ``clSetKernelArg`` takes it: pyopencl's vector type of
+    ``dtype`` (``uint2``: 8 bytes; a 3-vector takes 4 lanes' room)."""
+    vec = cltypes.vec_types[(np.dtype(dtype), len(values))]
+    return np.array(tuple(values), dtype=vec)
 
 
 def error_code(exc: BaseException) -> int | None:
@@ -458,8 +466,7 @@ class Session(Compiler):
         align = max(1, int(self.device.mem_base_addr_align) // 8)
         for arg in kernel.arguments:
             if arg.kind == "scalar":
-                assert arg.value is not None
-                self.scalars[arg.name] = np.dtype(arg.dtype).type(arg.value.evaluate(env))
+                self.scalars[arg.name] = _scalar(arg, env)
                 continue
             if arg.kind == "local":  # sized per configuration, no data: see _local_args
                 continue
@@ -987,6 +994,14 @@ class Session(Compiler):
         the ``local`` arguments (``local``: from :meth:`_local_args`)."""
         args: list[Any] = []
         for arg in self.kernel.arguments:
+            if arg.kind == "scalar" and arg.lanes:  # a vector: its lanes by name (dims.x)
+                names = lane_names(arg.name, len(arg.lanes))
+                lanes = [
+                    scalars.get(n, v)
+                    for n, v in zip(names, self.scalars[arg.name].item(), strict=True)
+                ]
+                args.append(vector_scalar(arg.dtype, lanes))
+                continue
             if arg.kind == "scalar":
                 value = scalars.get(arg.name)
                 given = self.scalars[arg.name] if value is None else value
@@ -1035,6 +1050,15 @@ class Session(Compiler):
 #: array shows in the output) is the usual one; the second tells whether an output
 #: depends on a guard zone at all (integer arrays have no NaN).
 GUARD_FILLS = ("nan", "other")
+
+
+def _scalar(arg: Argument, env: Mapping[str, Any]) -> Any:
+    """A scalar argument's value at sizes ``env`` as the kernel takes it: a numpy scalar
+    of its type, or a vector (``uint2``) of its lanes."""
+    if arg.lanes:
+        return vector_scalar(arg.dtype, [e.evaluate(env) for e in arg.lanes])
+    assert arg.value is not None
+    return np.dtype(arg.dtype).type(arg.value.evaluate(env))
 
 
 def guard_bytes(arr: np.ndarray, align: int) -> int:
@@ -1141,8 +1165,8 @@ class SlabRunner:
         self.scalars: dict[str, Any] = {}
         for arg in kernel.arguments:
             if arg.kind == "scalar":
-                if arg.value is not None:
-                    self.scalars[arg.name] = np.dtype(arg.dtype).type(arg.value.evaluate(env))
+                if arg.value is not None or arg.lanes:
+                    self.scalars[arg.name] = _scalar(arg, env)
                 continue
             if arg.kind == "local":  # a size, no data
                 self.scalars[arg.name] = cl.LocalMemory(arg.local_bytes(kernel.env(self.config)))

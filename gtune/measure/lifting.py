@@ -27,6 +27,7 @@ from gtune.measure.opencl_evaluator import OpenCLEvaluator
 from gtune.measure.problem import initial_arrays
 from gtune.stencils.definition import SUFFIX, StencilDefinition, default_name
 from gtune.stencils.lift import (
+    Interface,
     LaunchFailed,
     default_launch,
     interface,
@@ -110,11 +111,13 @@ def lift_kernel(
             out_init: np.ndarray,
             scalars: Mapping[str, float | int],
         ) -> np.ndarray:
-            arrays = {**inputs, face.output: out_init}
+            # an update in place: one buffer, the field's array (lift masks what it
+            # does not write with the initial output itself)
+            arrays = dict(inputs) if face.inplace else {**inputs, face.output: out_init}
             try:
                 outputs = run_planes(evaluator, config, arrays, scalars, plane)
             except GtuneError as exc:
-                raise face.refuse(f"a probe launch failed: {exc.message}", LaunchFailed) from None
+                raise launch_refusal(face, kernel, exc.message) from None
             return outputs[face.output]
 
         return lift_with(
@@ -122,6 +125,47 @@ def lift_kernel(
         )
     finally:
         evaluator.close()
+
+
+_OVERRIDE = re.compile(r"warning: the kernel's own #define (\w+) \(line \d+\) overrides (.+?): ")
+
+
+def launch_refusal(face: Interface, kernel: TunableKernel, message: str) -> LaunchFailed:
+    """Why a probe launch failed, as a refusal. A launch that wrote outside its arrays
+    (a guard zone changed) says that first: it says nothing of the stencil. Where plain
+    mode warned that the kernel's own ``#define`` overrides a size gtune passes
+    (``#define image_width 4096``), that is named as the likely cause, with the
+    warning's fix."""
+    names: list[str] = []
+    for note in kernel.inferred:
+        m = _OVERRIDE.match(note)
+        if m is None:
+            continue
+        name, given = m.groups()
+        option = f"-D{name}="
+        values = [str(o)[len(option) :] for o in kernel.build_options if str(o).startswith(option)]
+        if given.startswith("the size") or any(re.search(r"\bN[XYZ]\b", v) for v in values):
+            names.append(name)
+    hint = ""
+    if names:
+        many = len(names) > 1
+        hint = (
+            f"likely cause: the kernel's own #define {', '.join(names)} "
+            f"override{'' if many else 's'} the size{'s' if many else ''} gtune passes, so it "
+            f"runs at its own size, not the probe's: guard {'each' if many else 'it'} with "
+            f"#ifndef {names[0]} ... #endif"
+        )
+    if "past the end of" in message or "before the start of" in message:
+        why = f"a probe launch went out of bounds: {message}"
+    else:
+        why = f"a probe launch failed: {message}"
+    # not "not a linear stencil": a launch that did not run shows nothing of the stencil
+    text = f"cannot lift kernel {face.kernel_name}: {why}"
+    if not hint and why.startswith("a probe launch failed"):
+        text = face.refuse(why).message
+    refusal = LaunchFailed(text, source=face.label, hint=hint)
+    refusal.why = why
+    return refusal
 
 
 def run_planes(

@@ -19,7 +19,7 @@ import difflib
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from pathlib import Path
 from typing import Any, Literal
@@ -31,6 +31,7 @@ from gtune.escape import check_file_name
 from gtune.exceptions import ExpressionError, InputError
 from gtune.expr import Expr
 from gtune.inputs import load_yaml, read_text
+from gtune.kernel import POINTER_TYPE
 
 SUFFIX = ".stencil.yaml"
 DTYPES = ("float32", "float64")
@@ -75,6 +76,7 @@ _TOP = (
     "band",
     "fields",
     "output",
+    "inplace",
     "coefficients",
     "terms",
     "constant",
@@ -91,7 +93,7 @@ _TOP = (
 )
 _TERM_KEYS = ("field", "offset", "coefficient")
 _KERNEL_KEYS = ("name", "arguments")
-_ARG_KEYS = ("name", "type", "size", "unit", "ignored", "value", "local", "shape")
+_ARG_KEYS = ("name", "type", "size", "unit", "ignored", "value", "local", "shape", "pointer")
 
 
 @dataclass(frozen=True)
@@ -250,22 +252,27 @@ class KernelArg:
     ``local`` buffer (``__local type *``, accepted and unused: the original's tile the
     host sizes per launch; ``shape`` is its elements, expressions of the sizes and the
     template's work-group sizes ``WX``, ``WY``, ``WZ``, what gtune passes). ``type``
-    is the OpenCL C type (a local buffer's: its element type).
+    is the OpenCL C type (a local buffer's: its element type). ``pointer``: a field's
+    or the output's pointer type in the original where the buffer holds elements of
+    another (``uchar``: addressed in bytes); the tuned kernel declares it so.
     """
 
     name: str
     kind: ArgKind  # "weights": an array of weights (terms read its entries, coeff[7])
     type: str
-    axis: str | None = None
-    value: float | int | None = None
+    axis: str | None = None  # a vector of sizes (uint2): its lanes' axes, "x,y"
+    value: float | int | tuple[float | int, ...] | None = None  # a vector's: its lanes
     unit: int = 1
     shape: tuple[str, ...] = ()
+    pointer: str = ""
 
     @property
-    def size_value(self) -> str:
-        """A size argument's value: an expression of the problem size."""
-        size = {"x": "NX", "y": "NY", "z": "NZ"}[self.axis or "x"]
-        return size if self.unit == 1 else f"{size} / {self.unit}"
+    def size_value(self) -> str | list[str]:
+        """A size argument's value: an expression of the problem size (a vector of
+        sizes, ``uint2 dims`` with ``size: [x, y]``: one per lane)."""
+        sizes = [{"x": "NX", "y": "NY", "z": "NZ"}[a] for a in (self.axis or "x").split(",")]
+        values = [n if self.unit == 1 else f"{n} / {self.unit}" for n in sizes]
+        return values if "," in (self.axis or "") else values[0]
 
 
 @dataclass(frozen=True)
@@ -319,6 +326,9 @@ class StencilDefinition:
     ``radius`` (the same margin, the radius, on both sides) or ``reach`` (each side's
     margin is how far the offsets reach that way: a one-sided stencil writes up to the
     edge it does not read beyond)."""
+    inplace: bool = False
+    """The output is one of the fields, updated in place (``hz = hz - 0.7*(...)``): read
+    at the point written only, one argument of the kernel, one step per launch."""
 
     @property
     def out_storage(self) -> str:
@@ -622,6 +632,7 @@ class StencilDefinition:
                 **({"band": self.band} if self.band != BAND_RADIUS else {}),
                 "fields": list(self.fields),
                 "output": self.output,
+                **({"inplace": True} if self.inplace else {}),
             }
         )
         if self.pads:
@@ -675,16 +686,20 @@ def _rim_data(rim: str) -> str | float | int:
 
 
 def _arg_data(a: KernelArg) -> str | dict[str, Any]:
+    if a.pointer:  # a field or the output the original addresses through another type
+        return {"name": a.name, "pointer": a.pointer}
     if a.kind in ("field", "output", "coefficient", "weights"):
         return a.name
     if a.kind == "size":
-        data: dict[str, Any] = {"name": a.name, "type": a.type, "size": a.axis}
+        axis = a.axis.split(",") if a.axis and "," in a.axis else a.axis
+        data: dict[str, Any] = {"name": a.name, "type": a.type, "size": axis}
         if a.unit != 1:
             data["unit"] = a.unit
         return data
     if a.kind == "local":
         return {"name": a.name, "type": a.type, "local": True, "shape": list(a.shape)}
-    return {"name": a.name, "type": a.type, "ignored": True, "value": a.value}
+    value = list(a.value) if isinstance(a.value, tuple) else a.value
+    return {"name": a.name, "type": a.type, "ignored": True, "value": value}
 
 
 class _Dumper(yaml.SafeDumper):
@@ -718,9 +733,10 @@ def default_arguments(
     dtype: str,
     weights: Sequence[str] = (),
 ) -> tuple[KernelArg, ...]:
-    """Fields, then the output, then the coefficients, then the weights arrays."""
+    """Fields, then the output, then the coefficients, then the weights arrays (a
+    field updated in place, the output, is listed once: as the output)."""
     return tuple(
-        [_named_arg(f, "field", dtype) for f in fields]
+        [_named_arg(f, "field", dtype) for f in fields if f != output]
         + [_named_arg(output, "output", dtype)]
         + [_named_arg(c, "coefficient", dtype) for c in coefficients]
         + [_named_arg(w, "weights", dtype) for w in weights]
@@ -1022,8 +1038,15 @@ def parse_definition(data: Any, source: str) -> StencilDefinition:
     band = _band(data.get("band", BAND_RADIUS), str(boundary), rim, err)
     fields = _names(data["fields"], "fields", err, empty=False)
     output = _ident(data["output"], "output", err)
-    if output in fields:
-        raise err("output", f"{output} is also an input field; the output is a distinct buffer")
+    inplace = data.get("inplace", False)
+    if not isinstance(inplace, bool):
+        raise err("inplace", f"expected true or false, got {inplace!r}")
+    if output in fields and not inplace:
+        raise err(
+            "output",
+            f"{output} is also an input field; the output is a distinct buffer (or, for a "
+            "field updated in place and read only at the point written, say inplace: true)",
+        )
     coefficients = _names(data.get("coefficients"), "coefficients", err, empty=True)
     for i, c in enumerate(coefficients):
         if c in fields or c == output:
@@ -1050,7 +1073,7 @@ def parse_definition(data: Any, source: str) -> StencilDefinition:
         raise err(
             "pad", "a definition of several steps reads each step's output as its field: no pad"
         )
-    return StencilDefinition(
+    definition = StencilDefinition(
         name=name,
         doc=doc,
         dims=int(dims),
@@ -1073,7 +1096,50 @@ def parse_definition(data: Any, source: str) -> StencilDefinition:
         **_elements(data, str(dtype), int(steps), err),
         rim=rim,
         band=band,
+        inplace=inplace,
     )
+    if inplace:
+        _check_inplace(definition, data["terms"], err)
+    return definition
+
+
+def _check_inplace(d: StencilDefinition, raw_terms: Sequence[Any], err: _Err) -> None:
+    """``inplace: true``: the output is a field the kernel overwrites, each work-item
+    reading its own point before writing it. Read at a neighbour, the result would
+    depend on the order the work-items run in; a step reading another step's output
+    (``steps``) or a tile of it (the primary field) would read overwritten points."""
+    out = d.output
+    if out not in d.fields:
+        raise err(
+            "inplace",
+            f"the output {out} is not a field: an update in place names the field it "
+            f"overwrites as the output (fields: {', '.join(d.fields)})",
+        )
+    for i, raw in enumerate(raw_terms):
+        if raw["field"] == out and any(raw.get("offset") or ()):
+            raise err(
+                f"terms[{i}].offset",
+                f"{out} is updated in place: it is read at the point written only (no "
+                "offset); read at a neighbour, the result depends on the order the "
+                "work-items run in",
+            )
+    if d.primary_field == out:
+        raise err(
+            "fields",
+            f"{out}, updated in place, would be the stencil's primary field (the first "
+            "field read at an offset, else the first): "
+            + ("list another field first" if len(d.fields) > 1 else "it reads no other field"),
+        )
+    why = {
+        "steps": "an update in place is one step per launch (steps: 1)" if d.steps != 1 else "",
+        "storage": "an update in place holds float elements" if d.storage else "",
+        "pad": f"{out} is updated in place: it has no pad" if out in d.pads else "",
+    }
+    for key, text in why.items():
+        if text:
+            raise err(key, text)
+    if any(a.name == out and a.pointer for a in d.arguments):
+        raise err("kernel.arguments", f"{out} is updated in place: it has no pointer type")
 
 
 def _band(value: Any, boundary: str, rim: str, err: _Err) -> str:
@@ -1364,6 +1430,8 @@ def _extra_arg(
     buffer (``{name: sh, type: float, local: true, shape: ["(WX+2)*(WY+2)"]}``)."""
     _check_keys(item, _ARG_KEYS, key, err)
     aname = _ident(item.get("name"), f"{key}.name", err)
+    if "pointer" in item:
+        return _pointer_arg(item, key, by_name.get(aname), err)
     if aname in by_name:
         raise err(
             f"{key}.name",
@@ -1383,31 +1451,74 @@ def _extra_arg(
             "buffer, with its shape)",
         )
     atype = item.get("type")
-    if atype not in IGNORED_TYPES:
-        raise err(f"{key}.type", f"expected one of {', '.join(IGNORED_TYPES)}, got {atype!r}")
+    base, lanes = vector_of(atype)
+    if base not in IGNORED_TYPES:
+        raise err(
+            f"{key}.type",
+            f"expected one of {', '.join(IGNORED_TYPES)} (or a vector of one: uint2), "
+            f"got {atype!r}",
+        )
     if "shape" in item:
         raise err(f"{key}.shape", "only a local buffer has a shape")
-    value = _number_value(item.get("value", 0), f"{key}.value", err)
-    if atype in ("float", "double"):
-        return KernelArg(aname, "ignored", str(atype), None, value)
-    if not value.is_integer():
-        raise err(f"{key}.value", f"expected an integer for {atype}, got {value}")
-    return KernelArg(aname, "ignored", str(atype), None, int(value))
+    given = item.get("value", [0] * lanes if lanes > 1 else 0)
+    if lanes > 1 and (not isinstance(given, list) or len(given) != lanes):
+        raise err(f"{key}.value", f"a {atype} takes a list of {lanes} values, got {given!r}")
+    values: list[float | int] = []
+    for k, one in enumerate(given if lanes > 1 else [given]):
+        v = _number_value(one, f"{key}.value" + (f"[{k}]" if lanes > 1 else ""), err)
+        if base not in ("float", "double") and not v.is_integer():
+            raise err(f"{key}.value", f"expected an integer for {atype}, got {v}")
+        values.append(v if base in ("float", "double") else int(v))
+    value = tuple(values) if lanes > 1 else values[0]
+    return KernelArg(aname, "ignored", str(atype), None, value)
+
+
+def vector_of(ctype: Any) -> tuple[Any, int]:
+    """``uint2`` -> (``uint``, 2): an OpenCL vector type's element type and lanes (2, 3,
+    4, 8, 16); any other value -> (itself, 1)."""
+    m = re.fullmatch(r"([a-z]+?)(2|3|4|8|16)", ctype) if isinstance(ctype, str) else None
+    return (m.group(1), int(m.group(2))) if m else (ctype, 1)
+
+
+def _pointer_arg(item: Mapping[str, Any], key: str, arg: KernelArg | None, err: _Err) -> KernelArg:
+    """``{name: srcptr, pointer: uchar}``: a field or the output whose buffer the
+    original declares with another pointer type (OpenCV's ``uchar *srcptr`` holding
+    floats, addressed in bytes); the tuned kernel declares it so and reads it as the
+    definition's elements."""
+    if arg is None or arg.kind not in ("field", "output"):
+        raise err(f"{key}.pointer", "only a field or the output has a pointer type")
+    extra = sorted(k for k in item if k not in ("name", "pointer"))
+    if extra:
+        raise err(f"{key}.{extra[0]}", "a field's or the output's entry has a name and a pointer")
+    pointer = item["pointer"]
+    if not isinstance(pointer, str) or not POINTER_TYPE.fullmatch(pointer):
+        raise err(
+            f"{key}.pointer",
+            f"expected an OpenCL C type (uchar, uint, float, ...), got {pointer!r}",
+        )
+    return replace(arg, pointer=pointer)
 
 
 def _size_arg(
     item: Mapping[str, Any], key: str, aname: str, axes: Sequence[str], err: _Err
 ) -> KernelArg:
-    """``{name: nx, type: int, size: x}``: passed the problem size along an axis."""
-    axis = item["size"]
-    if axis not in axes:
-        raise err(f"{key}.size", f"expected one of {', '.join(axes)}, got {axis!r}")
+    """``{name: nx, type: int, size: x}``: passed the problem size along an axis;
+    ``{name: dims, type: uint2, size: [x, y]}``: a vector of sizes, one axis a lane."""
     atype = item.get("type", "int")
-    if atype not in SIZE_TYPES:
+    base, lanes = vector_of(atype)
+    if base not in SIZE_TYPES:
         raise err(
             f"{key}.type",
-            f"a size argument is one of {', '.join(SIZE_TYPES)}, got {atype!r}",
+            f"a size argument is one of {', '.join(SIZE_TYPES)} (or a vector of one: "
+            f"uint2), got {atype!r}",
         )
+    given = item["size"]
+    if lanes > 1 and (not isinstance(given, list) or len(given) != lanes):
+        raise err(f"{key}.size", f"a {atype} takes a list of {lanes} axes ([x, y]), got {given!r}")
+    for one in given if lanes > 1 else [given]:
+        if one not in axes:
+            raise err(f"{key}.size", f"expected one of {', '.join(axes)}, got {one!r}")
+    axis = ",".join(given) if lanes > 1 else given
     if "value" in item:
         raise err(f"{key}.value", "a size argument's value is the problem size")
     if "shape" in item:

@@ -1,5 +1,5 @@
-"""Integer elements: fields and an output of ``uchar``, ``char``, ``ushort``, ``short`` or
-``int``, a stencil computed in floating point and converted back as the original does.
+"""Integer elements: fields and an output of ``uchar``, ``char``, ``ushort``, ``short``,
+``int`` or ``uint``, a stencil computed in floating point and converted back as the original does.
 
 A definition with ``storage: uint8`` keeps its arithmetic in ``dtype`` (float32: the
 weights, the sum) and stores each result through ``convert``, one of
@@ -12,6 +12,11 @@ each with ``_sat`` for saturation to the type's range (``convert_uchar_sat_rte``
 numpy reference (:func:`to_storage`) and the OpenCL expression (:func:`store_macro`)
 compute the same thing bit for bit: the sum in ``dtype``, ``+ 0.5`` in ``dtype``, then the
 rounding and the range.
+
+``int`` and ``uint`` hold more values than float32 does exactly (2**24): a definition of
+them is exact for sums within float32's whole numbers, and lift probes and checks them
+within 2**20. A negative float converted to an unsigned type without ``_sat`` is
+undefined in OpenCL C: lift refuses a kernel that stores one so (``to_storage`` clamps).
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ STORAGE_TYPES = {
     "uint16": "ushort",
     "int16": "short",
     "int32": "int",
+    "uint32": "uint",
 }
 ROUNDINGS = ("rtz", "rte", "half_up")
 CONVERSIONS = tuple(f"{r}{s}" for r in ROUNDINGS for s in ("", "_sat"))
@@ -54,7 +60,7 @@ def to_storage(acc: np.ndarray, storage: str, convert: str) -> np.ndarray:
     else:
         v = np.trunc(acc)
     lo, hi = limits(storage)
-    v = np.where(np.isnan(v), 0.0, v.astype(np.float64))  # int32's range: in float64
+    v = np.where(np.isnan(v), 0.0, v.astype(np.float64))  # int32's and uint32's ranges: in float64
     return np.clip(v, lo, hi).astype(np.dtype(storage))
 
 

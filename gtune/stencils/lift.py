@@ -38,9 +38,10 @@ from typing import Any
 
 import numpy as np
 
+from gtune.clsource import match_bracket, strip_comments
 from gtune.exceptions import GtuneError, InputError
 from gtune.expr import Expr, substitute
-from gtune.kernel import TunableKernel, scalar_values
+from gtune.kernel import POINTER_TYPE, TunableKernel, lane_names, scalar_values
 from gtune.stencils.definition import (
     BAND_RADIUS,
     BAND_REACH,
@@ -57,7 +58,9 @@ from gtune.stencils.lift_steps import as_steps, not_steps, steps_hint
 
 #: A probe: one launch with these input fields (by name; a field not given is zero; a
 #: padded field in its stored shape) and weights arrays, this initial output and these
-#: scalar values (by name, every scalar); returns the output.
+#: scalar values (by name, every scalar); returns the output. For an update in place
+#: (``Interface.inplace``) the one buffer is that field's array (the initial output is
+#: not passed to the kernel).
 Probe = Callable[[Mapping[str, np.ndarray], np.ndarray, Mapping[str, float | int]], np.ndarray]
 
 _NP: dict[str, type[np.floating[Any]]] = {"float32": np.float32, "float64": np.float64}
@@ -121,6 +124,7 @@ class ScalarArg:
     # every size (in_pitch = NX+2): what it is, for the definition's doc; the tuned
     # kernel reads the field's rows that far apart and ignores the argument
     pitch: str = ""
+    lane_of: str = ""  # a lane of a vector scalar (name "dims.x"): the vector's name
 
 
 @dataclass(frozen=True)
@@ -146,6 +150,12 @@ class Interface:
     # __local buffers the host sizes (kept in the tuned kernel's signature, unused): the
     # C element type and the elements, in the sizes and the template's WX, WY, WZ
     locals: Mapping[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
+    # fields and the output the kernel addresses through another pointer type (a uchar *
+    # holding floats, --array srcptr=float32:NX,NY): that C type, kept in the tuned kernel
+    pointers: Mapping[str, str] = field(default_factory=dict)
+    # the output where it is also a field, updated in place (hz = hz - 0.7*(...)): the
+    # probe's buffer is that field's array, and the initial output is not passed
+    inplace: str = ""
 
     @property
     def output_dtype(self) -> str:
@@ -193,16 +203,29 @@ def interface(
     values = scalar_values(kernel)
     found = _Arrays()
     given: dict[str, ScalarArg] = {}
+    vectors: dict[str, list[ScalarArg]] = {}  # a vector scalar's lanes (uint2 dims)
     tiles: dict[str, tuple[str, tuple[str, ...]]] = {}
+    inout: list[Any] = []  # read and written: an update in place, if it is the only output
     for arg in kernel.arguments:
         if plane is not None and arg.name == plane[0]:
             continue
-        if arg.kind == "scalar":
+        if arg.kind == "scalar" and arg.lanes:  # each lane a scalar: a size, or held
+            vectors[arg.name] = [
+                replace(
+                    _scalar_arg(replace(arg, name=n, value=e), values[n], sizes, refuse),
+                    lane_of=arg.name,
+                )
+                for n, e in zip(lane_names(arg.name, len(arg.lanes)), arg.lanes, strict=True)
+            ]
+        elif arg.kind == "scalar":
             given[arg.name] = _scalar_arg(arg, values[arg.name], sizes, refuse)
         elif arg.kind == "local":
             tiles[arg.name] = _local_tile(kernel, arg, len(data_shape))
+        elif arg.role == "inout":
+            inout.append(arg)
         else:
             _array_arg(arg, sizes, data_shape, found, refuse)
+    inplace = _in_place(kernel, inout, sizes, data_shape, found, where) if inout else ""
     if len(found.outputs) != 1:
         raise refuse(
             f"a stencil writes one output array; this kernel writes {len(found.outputs)}"
@@ -214,7 +237,9 @@ def interface(
     scalars: list[ScalarArg] = []  # in signature order, a weights array's entries in its place
     for arg in kernel.arguments:
         if arg.name in given:
-            scalars.append(_as_pitch(given[arg.name], arg, found.pads, sizes))
+            scalars.append(_as_pitch(given[arg.name], arg, found, sizes))
+        elif arg.name in vectors:
+            scalars += vectors[arg.name]
         elif arg.name in found.weights:
             n, wtype = found.weights[arg.name], found.weight_types[arg.name]
             scalars += _weight_entries(arg.name, wtype, n, dtype, refuse)
@@ -233,7 +258,46 @@ def interface(
         weight_types=found.weight_types,
         plane=plane,
         locals=tiles,
+        pointers={n: p for n, (p, _) in found.views.items()},
+        inplace=inplace,
     )
+
+
+def _in_place(
+    kernel: TunableKernel,
+    inout: Sequence[Any],
+    sizes: Mapping[str, int],
+    data_shape: tuple[int, ...],
+    found: _Arrays,
+    where: str,
+) -> str:
+    """The array plain mode found read and written (``hz[i] = hz[i] - ...``), lifted as
+    an update in place where it is the kernel's only output: the output, and the last
+    of the fields (never the primary one). Whether it is read at the point written only
+    the probes tell (:meth:`_Lifter.in_place`)."""
+    arg = inout[0]
+    if len(inout) > 1 or found.outputs:
+        raise _inout_refusal(kernel, arg.name, where)
+
+    def refuse(why: str) -> InputError:
+        return InputError(f"cannot lift kernel {kernel.name}: {why}", source=where)
+
+    if arg.dtype not in _NP or arg.pointer:
+        raise refuse(
+            f"array {arg.name} is read and written, an update in place, and holds "
+            f"{arg.pointer or arg.dtype}: an update in place is lifted for float32 or float64 "
+            "elements addressed as such"
+        )
+    _array_arg(replace(arg, role="output"), sizes, data_shape, found, refuse)
+    if not found.fields:
+        raise refuse(
+            f"array {arg.name} is read and written, an update in place, and it reads no "
+            "other array; an update in place is lifted where the kernel reads another "
+            "field too"
+        )
+    found.fields.append(arg.name)
+    found.dtypes.add(arg.dtype)
+    return str(arg.name)
 
 
 def _local_tile(kernel: TunableKernel, arg: Any, dims: int) -> tuple[str, tuple[str, ...]]:
@@ -264,6 +328,22 @@ class _Arrays:
     pads: dict[str, tuple[int, ...]] = field(default_factory=dict)
     weights: dict[str, int] = field(default_factory=dict)  # weights arrays: length
     weight_types: dict[str, str] = field(default_factory=dict)  # ... and element type
+    # fields and the output given another element type than their pointer's
+    # (--array srcptr=float32:...): the pointer's C type, and its units per element
+    views: dict[str, tuple[str, Fraction]] = field(default_factory=dict)
+
+
+_C_BYTES = {"char": 1, "short": 2, "int": 4, "long": 8, "float": 4, "double": 8}
+
+
+def _units_per_element(pointer: str, dtype: str) -> Fraction:
+    """How many of the pointer's C type (``uchar``) one element (``float32``) takes: 4
+    (a step given in bytes is 4 times one in elements); 1/4 for uchars read through a
+    ``uint *``."""
+    m = POINTER_TYPE.fullmatch(pointer)
+    assert m is not None  # (checked where the description is read)
+    size = _C_BYTES[m.group(2) or m.group(1)] * int(m.group(3) or 1)
+    return Fraction(np.dtype(dtype).itemsize, size)
 
 
 def _scalar_arg(
@@ -284,6 +364,50 @@ def _scalar_arg(
     elif arg.dtype not in _INT_TYPES and not arg.dtype.startswith("float"):
         raise refuse(f"scalar {arg.name} has the type {arg.dtype}")
     return ScalarArg(arg.name, arg.dtype, value, axis, unit)
+
+
+def _inout_refusal(kernel: TunableKernel, name: str, where: str) -> InputError:
+    """An array plain mode found read and written: the refusal names what it read as a
+    read and a write (plain mode's note), and the flag that says otherwise."""
+    pattern = rf"{re.escape(name)}: inout\b.*?: read and written \((.*)\); random"
+    said = next((m[1] for n in kernel.inferred if (m := re.match(pattern, n))), None)
+    hint = (
+        f"if the kernel only writes {name} (what looks like a read is not one), say so: "
+        f"--role {name}=output (or --role {name}=input if it only reads it)"
+    )
+    if _read_where_written(kernel.source, name):  # an update in place: not an output only
+        written = [a.name for a in kernel.arguments if a.kind == "buffer" and a.role != "input"]
+        hint = (
+            f"{name} is read at the index it writes, an update in place, which lifts "
+            f"where it is the kernel's only output array (this kernel writes "
+            f"{', '.join(written)})"
+        )
+    return InputError(
+        f"cannot lift kernel {kernel.name}: array {name} is read and written"
+        + (f" ({said})" if said else "")
+        + "; a stencil reads its fields and writes a distinct output",
+        source=where,
+        hint=hint,
+    )
+
+
+def _read_where_written(source: str, name: str) -> bool:
+    """Whether ``source`` reads array ``name`` at an index it writes: ``u[i] += ...``,
+    ``u[i]++``, or ``u[i] = ... u[i] ...`` (the same index, as written)."""
+    text = strip_comments(source)
+    written: set[str] = set()
+    read: set[str] = set()
+    for m in re.finditer(rf"(?<![\w.]){re.escape(name)}\s*\[", text):
+        close = match_bracket(text, m.end() - 1, "[", "]")
+        index = re.sub(r"\s+", "", text[m.end() : close - 1])
+        op = re.match(r"\s*(<<=|>>=|[-+*/%&|^]=|=(?!=)|\+\+|--)", text[close:])
+        if op and op.group(1) == "=":
+            written.add(index)
+        elif op or text[: m.start()].rstrip().endswith(("++", "--")):
+            return True
+        else:
+            read.add(index)
+    return bool(written & read)
 
 
 def _array_arg(
@@ -307,10 +431,16 @@ def _array_arg(
         found.weights[arg.name] = shape[0]
         found.weight_types[arg.name] = arg.dtype
         return
+    if arg.pointer:  # (the shape counts elements of dtype, not of the pointer's type)
+        found.views[arg.name] = (arg.pointer, _units_per_element(arg.pointer, arg.dtype))
     pad = _pad(arg, sizes, refuse) if arg.role == "input" else None
     if pad:
         found.pads[arg.name] = pad
     elif shape != data_shape:
+        k = _size_multiple(arg, len(shape) - 1, _sizes_about(sizes)) if len(shape) > 1 else 0
+        if k and not arg.pointer and len(shape) == len(data_shape):
+            x = arg.shape[-1].text.strip()
+            raise refuse(_bytes_hint(arg.name, x, "NX", k, len(shape)))
         raise refuse(_shape_refusal(arg.name, arg.role, shape, data_shape))
     if arg.role == "input":
         found.dtypes.add(arg.dtype)
@@ -389,6 +519,9 @@ def _pad(
         axis = ("NZ", "NY", "NX")[3 - len(first) + d]
         at = "x".join(str(env[n]) for n in ("NX", "NY", "NZ") if n in env)
         lift_at = "x".join(str(first_env[n]) for n in ("NX", "NY", "NZ") if n in first_env)
+        k = _size_multiple(arg, d, [e for e, _ in extras])
+        if k and not arg.pointer:  # 4*NX: a byte-addressed buffer of other elements?
+            raise refuse(_bytes_hint(arg.name, arg.shape[d].text.strip(), axis, k, len(first)))
         why = (
             "a padded pitch that depends on alignment is not supported"
             if arg.shape[d].names & {"NX", "NY", "NZ"}
@@ -405,6 +538,34 @@ def _pad(
     if any(e < 0 or e % 2 or e > 2 * MAX_PAD for e in first) or not any(first):
         return None
     return tuple(e // 2 for e in first)
+
+
+def _size_multiple(arg: Any, d: int, envs: Sequence[Mapping[str, int]]) -> int:
+    """k where ``arg``'s shape along C axis ``d`` is k times the size there at every
+    size of ``envs`` (``4*NX``), k > 1; else 0."""
+    axis = ("NZ", "NY", "NX")[3 - len(arg.shape) + d]
+    try:
+        ks = {Fraction(arg.shape[d].evaluate_int(e), e[axis]) for e in envs}
+    except GtuneError:
+        return 0
+    k = ks.pop() if len(ks) == 1 else Fraction(0)
+    return int(k) if k.denominator == 1 and k > 1 else 0
+
+
+def _bytes_hint(name: str, text: str, axis: str, k: int, dims: int) -> str:
+    """Why a shape k times the size (``--array srcptr=4*NX,NY``) is refused: most likely
+    a buffer of k-byte elements addressed in bytes (OpenCV's ``uchar *srcptr`` with a
+    step in bytes), which ``--array NAME=TYPE:SHAPE`` says."""
+    dtype = {2: "uint16", 4: "float32", 8: "float64"}.get(k, "TYPE")
+    sizes = ",".join(("NX", "NY", "NZ")[:dims])
+    return (
+        f"the shape of {name}, {text}, is {k} times the size {axis}: is {name} a buffer "
+        f"of {k}-byte elements the kernel addresses "
+        "in bytes (a uchar * with its step and offset in bytes, as OpenCV's filters take "
+        "their images)? lift takes the pointer's type as the element type; give the element "
+        f"type and the shape in elements: --array {name}={dtype}:{sizes} (a step in bytes "
+        f"is then --scalar STEP={k}*NX)"
+    )
 
 
 def _stored(env: Mapping[str, int], pad: tuple[int, ...], plane: bool) -> int:
@@ -424,29 +585,38 @@ def pitch_doc(face: Interface) -> str:
     )
 
 
-def _as_pitch(
-    s: ScalarArg, arg: Any, pads: Mapping[str, tuple[int, ...]], sizes: Mapping[str, int]
-) -> ScalarArg:
-    """``s`` marked as a padded field's pitch where it is one: an integer argument that
-    is no size whose value (``--scalar in_pitch=NX+2``) equals, at every size about the
-    lift size, the stored row length (or, in 3D, plane size) of a padded field. The
-    tuned kernel reads that field's rows so far apart and ignores the argument."""
+def _as_pitch(s: ScalarArg, arg: Any, found: _Arrays, sizes: Mapping[str, int]) -> ScalarArg:
+    """``s`` marked as a pitch where it is one: an integer argument that is no size
+    whose value (``--scalar in_pitch=NX+2``) equals, at every size about the lift size,
+    the stored row length (or, in 3D, plane size) of a padded field, or of an array
+    given another element type than its pointer's, counted in the pointer's units
+    (``--scalar src_step=4*NX``: a row of floats in bytes). The tuned kernel reads that
+    array's rows so far apart and ignores the argument."""
     if s.axis is not None or s.dtype not in _INT_TYPES or arg.value is None:
         return s
     if not arg.value.names & {"NX", "NY", "NZ"}:
         return s
-    for name, pad in pads.items():
+    dims = sum(n in sizes for n in ("NX", "NY", "NZ"))
+    found_as: dict[str, list[str]] = {}  # what it is -> the arrays it is that of
+    for name in dict.fromkeys([*found.pads, *found.views]):
+        pad = found.pads.get(name, (0,) * dims)
+        pointer, units = found.views.get(name, ("", Fraction(1)))
         for plane in (False, True)[: len(pad) - 1]:
             try:
                 same = all(
-                    arg.value.evaluate_int(e) == _stored(e, pad, plane) for e in _sizes_about(sizes)
+                    arg.value.evaluate_int(e) == _stored(e, pad, plane) * units
+                    for e in _sizes_about(sizes)
                 )
             except GtuneError:
                 same = False
             if same:
-                what = "plane size" if plane else "row length"
-                text = arg.value.text.strip()
-                return replace(s, pitch=f"the padded {what} of {name}, {text}")
+                what = ("padded " if any(pad) else "") + ("plane size" if plane else "row length")
+                unit = f" in {pointer}s" if pointer else ""
+                unit = " in bytes" if pointer in ("char", "uchar") else unit
+                found_as.setdefault(f"{what}{{}}{unit}", []).append(name)
+    for what, names in found_as.items():  # (src_step: srcptr's, and dstptr's alike)
+        text = arg.value.text.strip()
+        return replace(s, pitch=f"the {what.format(' of ' + ' and '.join(names))}, {text}")
     return s
 
 
@@ -481,6 +651,7 @@ def plane_index_candidates(kernel: TunableKernel) -> list[str]:
         a.name
         for a in kernel.arguments
         if a.kind == "scalar"
+        and not a.lanes
         and a.dtype in _INT_TYPES
         and not re.fullmatch(
             r"(NX|NY|NZ)(\s*/\s*\d+)?", str(a.value.text).strip() if a.value is not None else ""
@@ -549,6 +720,8 @@ def with_held(face: Interface, names: Sequence[str]) -> Interface:
     each may change what the kernel computes (a filter's size), and the definition is
     the kernel at that value."""
     by_name = {s.name: s for s in face.scalars}
+    lanes = [s.name for s in face.scalars if s.lane_of in names]  # a vector's name: its lanes
+    names = [*(n for n in names if n not in {s.lane_of for s in face.scalars}), *lanes]
     for name in names:
         s = by_name.get(name)
         if s is None or s.entry_of:
@@ -763,10 +936,6 @@ class _Lifter:
             raise GtuneError(f"a probe returned the shape {out.shape}, not {self.face.shape}")
         return out
 
-    def run_user(self, inputs: Mapping[str, np.ndarray], out_init: np.ndarray) -> np.ndarray:
-        """One launch at the user's scalar values."""
-        return self.run(inputs, out_init, self.user)
-
     def random(self, wide: bool = False, kind: str = "uniform", name: str = "") -> np.ndarray:
         """Uniform in [-1, 1); ``wide``: times 10**[-3, 3); ``kind="bits"``: 0 or 1; in
         the stored shape of field ``name`` (default: the output's)."""
@@ -799,8 +968,58 @@ class _Lifter:
     def offset_text(self, field_name: str, off: Sequence[int]) -> str:
         return f"{field_name}[{', '.join(str(int(v)) for v in reversed(off))}]"
 
+    # -- 0. an update in place --------------------------------------------------------
+    def in_place(self) -> None:
+        """An update in place (``face.inplace``, the output that is also a field, one
+        buffer): the points it writes, from two launches on random inputs (a point
+        written takes another value, one left keeps its own). From here on a launch
+        returns the kernel's output at those points and the initial output elsewhere,
+        as an out-of-place kernel's, and the method reads it as one. A kernel whose
+        output does not depend on what the array held (plain mode took a write for a
+        read) is read as an out-of-place kernel of that output."""
+        name, raw = self.face.inplace, self._probe
+        written = np.zeros(self.face.shape, bool)
+        runs = []
+        for _ in range(2):
+            inputs = {f: self.random(name=f) for f in self.face.fields}
+            runs.append((inputs, self.run(inputs, inputs[name], self.base)))
+            written |= ~(runs[-1][1] == inputs[name])
+        if not written.any():
+            raise self.refuse(f"it leaves {name} as it was, on random inputs too (writes nothing)")
+        inputs, out = runs[0]
+        other = {**inputs, name: self.random(name=name)}
+        if np.array_equal(self.run(other, other[name], self.base)[written], out[written]):
+            self.face = replace(
+                self.face, fields=tuple(f for f in self.face.fields if f != name), inplace=""
+            )
+            self._probe = lambda inputs, out_init, scalars: raw(
+                {**inputs, name: out_init}, out_init, scalars
+            )
+            return
+        self._probe = lambda inputs, out_init, scalars: np.where(
+            written, raw(inputs, out_init, scalars), out_init
+        )
+
+    def read_in_place(self, points: Sequence[tuple[int, ...]], centre: tuple[int, ...]) -> None:
+        """An impulse in the field updated in place changes ``points``: the point
+        written alone, or a refusal (its neighbours' values, old or already updated,
+        depend on the order the work-items run in)."""
+        moved = [p for p in points if p != centre]
+        if moved:
+            off = tuple(c - v for c, v in zip(centre, moved[0], strict=True))
+            name = self.face.inplace
+            raise self.refuse(
+                f"it updates {name} in place and reads it at {self.offset_text(name, off)}, "
+                "not only at the point it writes: each work-item would read points others "
+                "may have updated already, so the result depends on the order they run in; "
+                f"an update in place reads {name} at the point it writes only (write the "
+                "update into another array)"
+            )
+
     # -- 1. what it writes ----------------------------------------------------------
     def written_region(self) -> None:
+        if self.face.inplace:
+            self.in_place()
         face = self.face
         self.r1, r2 = self.random(), self.random()
         self.zero_out = self.run({}, self.r1, self.base)
@@ -808,7 +1027,7 @@ class _Lifter:
         untouched = (self.zero_out == self.r1) & (o2 == r2)
         written = ~untouched
         if not written.any():
-            raise self.refuse(f"it leaves its output {face.output} as it was (writes nothing)")
+            raise self.nothing_written()
         if not np.isfinite(self.zero_out[written]).all():
             raise self.refuse("with every input zero it writes NaN or infinity")
         depends = written & ~(self.zero_out == o2)
@@ -848,6 +1067,22 @@ class _Lifter:
                 "with every input zero its output differs from point to point (e.g. at "
                 f"{self.where(p)}): it depends on the position, not only on the neighbours"
             )
+
+    def nothing_written(self) -> NotAStencil:
+        """The refusal of a kernel that, every input zero, leaves its output as it was:
+        it writes nothing, or (random inputs change the output) it adds to what the
+        output held, an update in place (``--role hz=output`` given for an array it
+        reads and writes)."""
+        out_name = self.face.output
+        inputs = {f: self.random(name=f) for f in self.face.fields}
+        if np.array_equal(self.run(inputs, self.r1, self.base), self.r1, equal_nan=True):
+            return self.refuse(f"it leaves its output {out_name} as it was (writes nothing)")
+        return self.refuse(
+            f"with every input zero it leaves its output {out_name} as it was, but random "
+            f"inputs change it: it adds to what {out_name} held ({out_name} = {out_name} + "
+            f"...), an update in place; lift it with {out_name} read and written, as plain "
+            f"mode reads it (--role {out_name}=inout, not output)"
+        )
 
     def _band(self, lo: np.ndarray, hi: np.ndarray) -> str:
         return ", ".join(
@@ -904,7 +1139,7 @@ class _Lifter:
         face = self.face
         centre = tuple(n // 2 for n in face.shape)
         self.offsets: dict[str, list[tuple[int, ...]]] = {}
-        for f in face.fields:
+        for f in sorted(face.fields, key=lambda f: f != face.inplace):  # in place: first
             out = self.run({f: self.impulses([centre], f)}, self.r1, self.base)
             changed = ~(out == self.zero_out)
             outside = changed & ~self.written
@@ -928,6 +1163,8 @@ class _Lifter:
                 raise self.refuse(
                     f"its output does not depend on {f}; every field of a definition is read"
                 )
+            if f == face.inplace:
+                self.read_in_place(points, centre)
             for p in points:
                 for d in range(face.dims):
                     if p[d] != centre[d] and p[d] in (self.lo[d], self.hi[d] - 1):
@@ -1553,6 +1790,7 @@ def definition_data(
             **({"band": lifted.band} if lifted.band != BAND_RADIUS else {}),
             "fields": list(face.fields),
             "output": face.output,
+            **({"inplace": True} if face.inplace else {}),
         }
     )
     entries = {s.name: s for s in face.scalars if s.entry_of}
@@ -1585,11 +1823,16 @@ def definition_data(
     arguments: list[Any] = []
     for arg in face.order:
         s = by_name.get(arg)
-        if arg in face.locals:  # kept in its place, unused: the host still passes it
+        lanes = [v for v in face.scalars if v.lane_of == arg]
+        if lanes:  # a vector scalar (uint2 dims): of sizes, else held at its value
+            arguments.append(_vector_entry(arg, lanes))
+        elif arg in face.locals:  # kept in its place, unused: the host still passes it
             ctype, shape = face.locals[arg]
             arguments.append({"name": arg, "type": ctype, "local": True, "shape": list(shape)})
         elif face.plane is not None and arg == face.plane[0]:  # one launch writes every plane
             arguments.append({"name": arg, "type": face.plane[1], "ignored": True, "value": 0})
+        elif arg in face.pointers:  # the original's pointer type, kept in the tuned kernel
+            arguments.append({"name": arg, "pointer": face.pointers[arg]})
         elif s is None or arg in lifted.coefficients:
             arguments.append(arg)
         elif s.axis is not None:
@@ -1609,6 +1852,26 @@ def definition_data(
     if original is not None:
         data["original"] = dict(original)
     return data
+
+
+def _vector_entry(name: str, lanes: Sequence[ScalarArg]) -> dict[str, Any]:
+    """A vector scalar's entry in ``kernel.arguments``: a vector of sizes where every
+    lane is one (``{type: uint2, size: [x, y]}``), else ignored, passed its lifted value
+    (its lanes are sizes, held with ``--fixed`` or shown to change nothing)."""
+    first = lanes[0]
+    if all(v.axis is not None and v.unit == first.unit for v in lanes):
+        sized: dict[str, Any] = {
+            "name": name,
+            "type": f"{_SIZE_TYPES[first.dtype]}{len(lanes)}",
+            "size": [v.axis for v in lanes],
+        }
+        return {**sized, "unit": first.unit} if first.unit != 1 else sized
+    floats = first.dtype.startswith("float")
+    ctype = (
+        ("float" if first.dtype == "float32" else "double") if floats else _INT_TYPES[first.dtype]
+    )
+    value = [float(v.value) if floats else int(v.value) for v in lanes]
+    return {"name": name, "type": f"{ctype}{len(lanes)}", "ignored": True, "value": value}
 
 
 def build_definition(
@@ -1635,6 +1898,13 @@ def build_definition(
             f"its input {others[0]} is padded but is not the stencil's primary field "
             f"({definition.primary_field}); the template pads only that one"
         )
+    viewed = [f for f in definition.fields if f in face.pointers and f != definition.primary_field]
+    if viewed:
+        raise face.refuse(
+            f"its input {viewed[0]} is given another element type than its pointer's but is "
+            f"not the stencil's primary field ({definition.primary_field}); the template "
+            "reads only that one and the output through another pointer type"
+        )
     return definition
 
 
@@ -1660,6 +1930,7 @@ def lift_with(
         return lift_integer(face, probe, seed=seed, **kw)
     lifter = _Lifter(face, probe, seed)
     lifter.written_region()
+    face = lifter.face  # (an array taken for one updated in place that is an output only)
     lifter.footprints_checked()
     lifter.relevance()
     try:

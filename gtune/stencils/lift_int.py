@@ -75,6 +75,9 @@ from gtune.stencils.lift import (
 )
 
 _ROUNDINGS = ("rte", "half_up", "rtz")
+#: The largest magnitude a wide type's (int, uint) inputs are probed and checked at:
+#: well within float32's exact whole numbers (2**24), so the sums of a few terms are.
+WIDE = 2**20
 
 
 def simplest(lo: Fraction, hi: Fraction) -> Fraction:
@@ -289,7 +292,7 @@ class _IntLifter:
     def amplitudes(self) -> list[int]:
         amps = list(range(1, min(self.hi, 255) + 1))
         # wide types: a few large values, within float32's exact integers
-        amps += [v for v in (300, 1000, 4095, 40000, min(self.hi, 2**20)) if 255 < v <= self.hi]
+        amps += [v for v in (300, 1000, 4095, 40000, min(self.hi, WIDE)) if 255 < v <= self.hi]
         if self.lo < 0:
             amps += list(range(-1, max(self.lo, -128) - 1, -1))
         return sorted(set(amps))
@@ -483,6 +486,7 @@ def lift_integer(
     roundings = ("",) if lifter.out_float else _ROUNDINGS  # a float output: no rounding
     candidates = [(r, w) for r in roundings if (w := lifter.weights_under(r, samples))]
     if not candidates:
+        _wraps(lifter, samples)
         raise lifter.refuse(
             "no rounding (to nearest even, + 0.5 then towards zero, towards zero) of a "
             "weighted sum reproduces its response to single values: not a stencil of "
@@ -513,11 +517,16 @@ def _saturation(lifter: _IntLifter, weights: Mapping[Slot, Fraction]) -> str:
     if lifter.out_float:  # float results: stored as computed
         return ""
     centre = tuple(n // 2 for n in face.shape)
+    # int, uint: inputs within float32's exact whole numbers, as the check's (beyond them
+    # a definition is not exact anyway); a sum beyond the range is then not probed
+    lo, hi = lifter.lo, lifter.hi
+    if lifter.t.itemsize >= 4:
+        lo, hi = max(lo, -WIDE), min(hi, WIDE)
     for sign in (1, -1):
         inputs = {f: np.zeros(face.field_shape(f), lifter.t) for f in face.fields}
         total = Fraction(0)
         for (f, o), w in weights.items():
-            v = lifter.hi if w * sign > 0 else lifter.lo
+            v = hi if w * sign > 0 else lo
             pad = face.pads.get(f, (0,) * face.dims)
             inputs[f][tuple(c + oi + p for c, oi, p in zip(centre, o, pad, strict=True))] = v
             total += w * v
@@ -528,6 +537,13 @@ def _saturation(lifter: _IntLifter, weights: Mapping[Slot, Fraction]) -> str:
         if got == clamped:
             continue
         wrapped = _wrapped(total, lifter.olo, lifter.ohi)
+        if total < 0 and lifter.olo == 0:  # a negative float converted to an unsigned type
+            ctype = STORAGE_TYPES.get(face.output_dtype, face.output_dtype)
+            raise lifter.refuse(
+                f"a negative sum ({float(total):g}: it has negative weights) is stored as "
+                f"{got}, not clamped to 0: a conversion of a negative float to {ctype} without "
+                f"saturation is undefined in OpenCL C; clamp it (convert_{ctype}_sat) to lift it"
+            )
         if got in wrapped:
             raise lifter.refuse(
                 f"a sum of {float(total):g} is stored as {got} (wrapped modulo "
@@ -542,6 +558,33 @@ def _saturation(lifter: _IntLifter, weights: Mapping[Slot, Fraction]) -> str:
             "stencil on integers (a nonlinear kernel: abs, hypot, min/max, a threshold?)"
         )
     return "_sat"
+
+
+def _wraps(lifter: _IntLifter, samples: Mapping[Slot, list[tuple[int, int | float]]]) -> None:
+    """Refuse, naming the cause, a staircase that rises and falls as the value grows: a sum out of
+    the output's range stored without saturation (undefined in OpenCL C), as a negative
+    weight's response stored as an unsigned type wraps (``(uint)(sum + 0.5f)``)."""
+    if lifter.out_float:
+        return
+    for (f, o), pairs in samples.items():
+        ups = sorted((a, int(y)) for a, y in pairs if a > 0)
+        fall = next(((p, q) for p, q in itertools.pairwise(ups) if q[1] < p[1]), None)
+        if fall is None or not any(q[1] > p[1] for p, q in itertools.pairwise(ups)):
+            continue  # (a staircase that only falls: a negative weight)
+        (a0, y0), (a1, y1) = fall
+        ctype = STORAGE_TYPES[lifter.face.output_dtype]
+        negative = lifter.olo == 0 and y0 > lifter.ohi // 2
+        raise lifter.refuse(
+            f"the weight of {f}[{', '.join(str(v) for v in reversed(o))}] stores {y0} for "
+            f"the value {a0} and {y1} for {a1}: its sum leaves the range of {ctype} and "
+            "wraps, a conversion without saturation (undefined in OpenCL C)"
+            + (
+                f"; a negative weight's sum converted to {ctype} (a negative float to an "
+                f"unsigned type): clamp it (convert_{ctype}_sat) to lift it"
+                if negative
+                else ""
+            )
+        )
 
 
 def _wrapped(total: Fraction, lo: int, hi: int) -> list[int]:
@@ -616,7 +659,7 @@ def _check(lifter: _IntLifter, definition: StencilDefinition) -> None:
     trials: list[dict[str, np.ndarray]] = []
     # a wide type's values within float32's exact integers (beyond them the sum's order,
     # which a definition does not fix, changes the last bit)
-    wide = (max(lifter.lo, -(2**20)), min(lifter.hi, 2**20))
+    wide = (max(lifter.lo, -WIDE), min(lifter.hi, WIDE))
     for lo, hi in (wide, (0, 9)):
         trials.append({f: lifter.random(face.field_shape(f), lo, hi) for f in face.fields})
     trials.append(

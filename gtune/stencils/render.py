@@ -42,6 +42,7 @@ from gtune.stencils.definition import (
     from_weights,
     literal,
     load_definition,
+    vector_of,
     weight_entries,
 )
 
@@ -215,10 +216,15 @@ def _kernel_args(d: StencilDefinition, names: Mapping[str, str]) -> list[str]:
     for a in d.arguments:
         n = names[a.name]
         elem = "ELEM" if d.storage else "REAL"  # integer elements: arithmetic in REAL
-        if a.kind == "field":
+        if a.kind == "field" and a.pointer:  # (the primary field: _pointer_lines)
+            args.append("SRC_VIEW")
+        elif a.kind == "field":
             args.append("SRC_ARG" if a.name == primary else f"__global const {elem} *restrict {n}")
+        elif a.kind == "output" and a.pointer:  # the original's pointer type, DST a view of it
+            args.append(f"__global {a.pointer} *restrict {n}")
         elif a.kind == "output":  # (integer elements: OUT_ELEM, the output's type)
-            args.append(f"__global {'OUT_ELEM' if d.storage else 'REAL'} *restrict DST")
+            aliased = "" if d.inplace else "restrict "  # in place: DST is a field too
+            args.append(f"__global {'OUT_ELEM' if d.storage else 'REAL'} *{aliased}DST")
         elif a.kind == "coefficient":
             args.append(f"const REAL {n}")
         elif a.kind == "weights":  # read at run time, as the original takes them
@@ -228,6 +234,31 @@ def _kernel_args(d: StencilDefinition, names: Mapping[str, str]) -> list[str]:
         else:
             args.append(f"const {a.type} {n}")
     return args
+
+
+def _pointer_lines(d: StencilDefinition, names: Mapping[str, str]) -> list[str]:
+    """``SRC`` and ``DST``: the primary field's and the output's names, or, where the
+    original declares the buffer with another pointer type (``uchar *srcptr`` holding
+    floats, addressed in bytes), a view of it as the definition's elements; the kernel
+    takes it with the original's type (``SRC_VIEW``), but as an image (IMAGE)."""
+    args = {a.name: a for a in d.arguments}
+    src, dst = names[d.primary_field], names[d.output]
+    lines = [] if src == "src" or args[d.primary_field].pointer else [f"#define SRC {src}"]
+    if args[d.primary_field].pointer:
+        lines += [
+            "#if IMAGE",
+            f"#define SRC {src}",
+            "#define SRC_VIEW SRC_ARG",
+            "#else",
+            f"#define SRC ((__global const ELEM *){src})",
+            f"#define SRC_VIEW __global const {args[d.primary_field].pointer} *restrict {src}",
+            "#endif",
+        ]
+    if args[d.output].pointer:
+        lines.append(f"#define DST ((__global OUT_ELEM *){dst})")
+    elif dst != "dst":
+        lines.append(f"#define DST {dst}")
+    return lines
 
 
 def _pad_lines(d: StencilDefinition) -> list[str]:
@@ -289,6 +320,8 @@ def render_source(stencil: Stencil) -> str:
     if d.storage:  # integer elements: global, local, vec (and 2D streaming: element_techniques)
         more = " and stream" if integer_streams(d) else ""
         extra_notes.append(_elements_text(d) + f", tuned with global, local, vec{more}")
+    if d.inplace:
+        extra_notes.append(f"{d.output} updated in place")
     if d.boundary != "interior":
         extra_notes.append(f"{d.boundary} boundary")
     elif d.band != BAND_RADIUS:
@@ -333,10 +366,7 @@ def render_source(stencil: Stencil) -> str:
     lines += _pad_lines(d)
     if d.kernel_name != "stencil":
         lines.append(f"#define KERNEL_NAME {d.kernel_name}")
-    if names[primary] != "src":
-        lines.append(f"#define SRC {names[primary]}")
-    if names[d.output] != "dst":
-        lines.append(f"#define DST {names[d.output]}")
+    lines += _pointer_lines(d, names)
     args = _kernel_args(d, names)
     if args != ["SRC_ARG", "__global REAL *restrict DST"]:
         lines += _xmacro("KERNEL_ARGS", [a + "," for a in args[:-1]] + [args[-1]])
@@ -900,6 +930,12 @@ PADDED_TECHNIQUES = (
     "problem's), no temporal blocking (one step)"
 )
 PADDED_STREAM = " (and in 2D streaming, value by value: VX == 1)"
+INPLACE_DOC = (
+    "{name} is updated in place: the kernel's one argument {name} is a field and the "
+    "output (no restrict), each work-item reading its points of {name} before writing "
+    "them, as every one-step technique does (global, vec, local, image, stream); one "
+    "step per launch, so no temporal blocking"
+)
 
 
 def _padded_row(d: StencilDefinition) -> str:
@@ -971,6 +1007,8 @@ def describe(
     if d.pads:
         stream = PADDED_STREAM if d.dims == 2 and (not d.storage or integer_streams(d)) else ""
         doc.append(PADDED_TECHNIQUES.format(width=_padded_row(d), stream=stream))
+    if d.inplace:
+        doc.append(INPLACE_DOC.format(name=d.output))
     if doc:
         description["doc"] = "\n".join(doc)
     if generated:
@@ -1201,6 +1239,8 @@ def _definition_parts(
     arguments: list[dict[str, Any]] = []
     for a in d.arguments:
         arguments.append(_argument(d, a, shape, image and a.name == primary))
+        if a.pointer:  # (the kernel declares it so: the buffer holds the elements still)
+            arguments[-1]["pointer"] = a.pointer
     flops = 2 * len(d.terms) + (0 if d.constant.is_zero else 1)
     f = from_offsets(offsets, dtype=d.dtype)
     features: dict[str, Any] = {
@@ -1243,6 +1283,8 @@ def _argument(d: StencilDefinition, a: KernelArg, shape: list[str], image: bool)
         if image:
             arg["image_when"] = "IMAGE == 1"
         return arg
+    if a.kind == "output" and d.inplace:  # a field, updated in place: one buffer
+        return {"name": a.name, "dtype": d.dtype, "role": "inout", "shape": shape, "init": "random"}
     if a.kind == "output":
         # interior: the output's prior contents are kept near the edge, so they are
         # random data distinct from every input (the reference receives them)
@@ -1265,21 +1307,13 @@ def _argument(d: StencilDefinition, a: KernelArg, shape: list[str], image: bool)
             "shape": [str(len(values))],
             "init": init,
         }
+    dtype = _NUMPY_TYPE[vector_of(a.type)[0]]  # a vector scalar (uint2): its lanes' type
     if a.kind == "size":
-        return {
-            "name": a.name,
-            "kind": "scalar",
-            "dtype": _NUMPY_TYPE[a.type],
-            "value": a.size_value,
-        }
+        return {"name": a.name, "kind": "scalar", "dtype": dtype, "value": a.size_value}
     if a.kind == "local":  # passed as the original's host passes it, at the template's WX...
-        return {
-            "name": a.name,
-            "kind": "local",
-            "dtype": _NUMPY_TYPE[a.type],
-            "shape": list(a.shape),
-        }
-    return {"name": a.name, "kind": "scalar", "dtype": _NUMPY_TYPE[a.type], "value": a.value}
+        return {"name": a.name, "kind": "local", "dtype": dtype, "shape": list(a.shape)}
+    value = list(a.value) if isinstance(a.value, tuple) else a.value
+    return {"name": a.name, "kind": "scalar", "dtype": dtype, "value": value}
 
 
 def default_sizes(d: StencilDefinition) -> dict[str, int]:

@@ -97,24 +97,14 @@ def test_a_kernel_that_kills_its_worker_is_still_a_crash(tmp_path: Path, device:
         evaluator.close()
 
 
-PITCHED = """
-__kernel void laplacian_halo(__global const float *in, __global float *out,
-                             const int width, const int height, const int in_pitch,
-                             const float inv_h2)
-{
-    const int x = get_global_id(0), y = get_global_id(1);
-    if (x >= width || y >= height)
-        return;
-    __global const float *p = in + (y + 1) * in_pitch + (x + 1);
-    out[y * width + x] = inv_h2 * (p[-1] + p[1] + p[-in_pitch] + p[in_pitch] - 4.0f * p[0]);
-}
-"""
+PITCHED = Path(__file__).parents[2] / "stencils" / "plain" / "laplace_halo_pitch.cl"
+"""A kernel whose input rows are padded: its pitch a scalar apart from the width."""
 
 
 def _pitched_definition(folder: Path) -> Path:
     """A definition as lift wrote it at 14x12 for a kernel whose input rows are padded
     to a multiple of 16 (``pad: [1, 1]`` there, not at 32x24)."""
-    (folder / "pitched.cl").write_text(PITCHED)
+    (folder / "pitched.cl").write_text(PITCHED.read_text())
     inner = [[0, -1], [-1, 0], [1, 0], [0, 1]]
     flags = ["--scalar", "width=NX", "--scalar", "height=NY", "--scalar"]
     flags += ["in_pitch=(NX+2+15)/16*16", "--scalar", "inv_h2=4.0", "--default", "WX=2,WY=4"]
@@ -134,7 +124,7 @@ def _pitched_definition(folder: Path) -> Path:
         ],
         "values": {"inv_h2": 4},
         "kernel": {
-            "name": "laplacian_halo",
+            "name": "laplace_halo",
             "arguments": [
                 "in",
                 "out",
@@ -146,7 +136,7 @@ def _pitched_definition(folder: Path) -> Path:
         },
         "original": {
             "source": "pitched.cl",
-            "kernel": "laplacian_halo",
+            "kernel": "laplace_halo",
             "flags": flags,
             "size": [14, 12],
             "global": ["NX", "NY"],
@@ -168,7 +158,7 @@ def test_an_original_whose_arrays_the_definition_shapes_otherwise_is_refused_ear
     assert ran.returncode == 2
     errors = [ln for ln in ran.stderr.splitlines() if ln.startswith("gtune: error:")]
     assert len(errors) == 1 and "Traceback" not in ran.stderr
-    assert f"{definition}: original: at 32x24 the original kernel laplacian_halo" in errors[0]
+    assert f"{definition}: original: at 32x24 the original kernel laplace_halo" in errors[0]
     assert "takes its array in as 48x26 (--array in=(NX+2+15)/16*16,NY+2)" in errors[0]
     assert "the definition's kernel as 34x26, padded by [1, 1]" in errors[0]
     # at the size it was lifted at, the pads agree and the check lets it run

@@ -110,6 +110,34 @@ def test_function_like_defines_and_includes(tmp_path: Path):
         plain_kernel(src, sizes=[64], defines={"SQR(x)": "x"})  # ops.h not found
 
 
+def test_an_empty_define_is_a_macro_that_expands_to_nothing(tmp_path: Path):
+    """``-D convertToDstT=`` (OpenCV's host, for no conversion): --define takes an empty
+    value; --scalar, --array and --role still need one."""
+    from gtune.commands._plain import parse_pairs
+
+    pairs = ["convertToDstT=", "T=float", "CONV(x)= "]
+    assert parse_pairs(pairs, "--define", macros=True) == {
+        "convertToDstT": "",
+        "T": "float",
+        "CONV(x)": "",
+    }
+    for option in ("--scalar", "--array", "--role"):
+        with pytest.raises(InputError, match=f"bad {option} 'n='; expected NAME=VALUE"):
+            parse_pairs(["n="], option)
+    with pytest.raises(InputError, match="bad --define 'X'"):
+        parse_pairs(["X"], "--define", macros=True)
+    src = tmp_path / "k.cl"
+    src.write_text(
+        "__kernel void k(__global const float* a, __global float* b) {\n"
+        "    int i = get_global_id(0);\n"
+        "    b[i] = convertToDstT(2.0f * a[i]);\n"
+        "}\n"
+    )
+    kernel = plain_kernel(src, sizes=[64], defines={"convertToDstT": ""})
+    assert "-DconvertToDstT=" in kernel.build_options
+    assert {a.name: a.role for a in kernel.arguments} == {"a": "input", "b": "output"}
+
+
 def test_warnings(tmp_path: Path):
     src = tmp_path / "k.cl"
     src.write_text(

@@ -9,7 +9,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gtune.cli import main
-from gtune.clsource import array_uses, find_kernels, kernel_signatures, preprocess, typedefs
+from gtune.clsource import (
+    Param,
+    array_uses,
+    find_kernels,
+    kernel_signatures,
+    parse_param,
+    pointer_to_const,
+    preprocess,
+    typedefs,
+)
 from gtune.description import load_kernel
 from gtune.exceptions import ExpressionError, InputError
 from gtune.kernel import Expr, domain_values
@@ -141,11 +150,44 @@ def test_preprocessor_errors_name_the_file(tmp_path: Path):
         ("helper(a, i);", True, True),
         ("x = b[i];", False, False),
         ("ab[i] = 1; x.a = 2;", False, False),
+        # the pointer moved, then indexed (NVIDIA SDK style): the move reads nothing
+        ("a += y * pitch + x0; a[i] = s;", False, True),
+        ("a -= 4; a[0] = s;", False, True),
+        ("a++; --a; ++a; a--; *a = s;", False, True),
+        ("a = a + off; a[i] = s;", False, True),
+        ("a = off + a; x = a[i];", True, False),
+        ("for (a = a + w; i < n; a += w) a[0] = s;", False, True),
+        ("*a++ = s;", False, True),
+        ("x = *a++;", True, False),
+        ("a += 2; a[i] += s;", True, True),
+        ("a = f(a); a[i] = s;", True, True),  # handed to a function: it may read it
+        ("x = a + 1;", True, False),  # another pointer made from it, not followed
     ],
 )
 def test_array_uses(body: str, read: bool, written: bool):
     use = array_uses(body, "a")
     assert (use.read, use.written) == (read, written), use.evidence
+
+
+@pytest.mark.parametrize(
+    ("decl", "name", "ctype", "pointer", "space", "const"),
+    [
+        ("__local float l_Data[16 + 128 + 8]", "l_Data", "float", True, "local", False),
+        ("__global const float src[]", "src", "float", True, "global", True),
+        ("__constant float c_Taps[3]", "c_Taps", "float", True, "constant", True),
+        ("float w[3][3]", "w", "float", True, "private", False),
+        ("__global float *restrict dst", "dst", "float", True, "global", False),
+        ("__global float * const p", "p", "float", True, "global", False),
+        ("const int n", "n", "int", False, "private", False),
+    ],
+)
+def test_parse_param_takes_an_array_declarator_as_a_pointer(
+    decl: str, name: str, ctype: str, pointer: bool, space: str, const: bool
+):
+    assert parse_param(decl, {}, "k.cl") == Param(name, ctype, pointer, space)
+    assert pointer_to_const(decl) is const
+    with pytest.raises(InputError, match="cannot read the kernel parameter"):
+        parse_param("__global float (*rows)[4]", {}, "k.cl")  # a pointer to arrays
 
 
 def test_constant_array_length_from_constant_indices():
@@ -294,7 +336,7 @@ def test_describe_errors_name_the_flag(data_dir: Path, capsys):
 def test_vector_pointers_are_arrays_of_their_element_type(tmp_path: Path):
     """A float4 pointer is an array of floats (its shape counts floats); a __constant
     float4 array read at constant indices holds four floats per index; a 3-vector
-    (padded to four) and a vector scalar are refused with the reason."""
+    (padded to four) and a vector scalar without its lanes are refused with the reason."""
     k = plain_kernel(
         CORPUS / "blur_float4.cl",
         sizes=[64, 16],
@@ -314,7 +356,7 @@ def test_vector_pointers_are_arrays_of_their_element_type(tmp_path: Path):
     assert (w.dtype, w.shape_for(k.sizes)) == ("float64", (6,))
     for decl, why in [
         ("__global const float3 *a, __global float *b", "3-vector"),
-        ("__global const float *a, __global float *b, const float2 s", "scalar values"),
+        ("__global const float *a, __global float *b, const float2 s", "give its 2 lanes"),
     ]:
         src.write_text(f"__kernel void k({decl}) {{ int i = get_global_id(0); b[i] = a[i]; }}")
         with pytest.raises(InputError, match=why):

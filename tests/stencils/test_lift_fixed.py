@@ -43,6 +43,8 @@ def test_held_at_its_value_it_lifts_and_says_so(tmp_path: Path, gtune_here: Cli)
     done = _lift(gtune_here, out, "--fixed", "fw")
     assert done.returncode == 0, done.stderr
     assert "fw held at 3 (--fixed)" in done.stderr
+    said = " ".join(done.stderr.split())
+    assert "the tuned kernel ignores fw: it computes the stencil at fw = 3 whatever" in said
     defn = load_definition(out)
     assert defn.original is not None and defn.original["fixed"] == {"fw": 3}
     # a 3x3 filter read from the first 9 entries of filter[25], the input padded by 2

@@ -53,6 +53,10 @@ def _face(source: str, size: str, *flags: str) -> Interface:
         ("*out = in[0];", "in", True, False),
         ("*out = in[0];", "out", False, True),
         ("float v = c * in[i];", "in", True, False),
+        # a byte buffer dereferenced through a cast (OpenCV's loadpix and storepix)
+        ("*(__global float *)(dst + mad24(y, step, x * 4)) = v;", "dst", False, True),
+        ("float v = *(__global const float *)(src + y * step);", "src", True, False),
+        ("*(__global float *)(dst + o) += v;", "dst", True, True),
     ],
 )
 def test_a_pointer_declared_from_an_array_is_followed_not_written(
