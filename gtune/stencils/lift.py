@@ -1126,6 +1126,15 @@ class _Lifter:
         band and fails either is refused for its band, as before one-sided stencils
         lifted (a launch with its dimensions in the wrong order writes one too)."""
         try:
+            if self.face.inplace:  # its own reads first: order-dependent ones look nonlinear
+                centre = tuple(n // 2 for n in self.face.shape)
+                out = self.run(
+                    {self.face.inplace: self.impulses([centre], self.face.inplace)},
+                    self.r1,
+                    self.base,
+                )
+                changed = [tuple(int(v) for v in p) for p in np.argwhere(out != self.zero_out)]
+                self.read_in_place(changed, centre)
             self.linearity()
             self.footprints()
         except PartialWrite:
