@@ -24,41 +24,30 @@ def _collected(*args: str) -> list[str]:
     return [line for line in proc.stdout.splitlines() if "::" in line]
 
 
-@pytest.mark.parametrize(
-    ("args", "candidates"),
-    [
-        (("--all-tiers", "tests/stencils"), False),
-        (("--all-tiers", "--candidates", "tests/stencils"), True),
-        (("-m", "candidate", "tests/stencils"), True),
-        (("tests/stencils/test_u8_swar_candidate.py",), True),
-    ],
-)
-def test_candidate_tests_run_only_when_asked_for(args: tuple[str, ...], candidates: bool) -> None:
-    ids = _collected(*args)
-    assert ids, "nothing collected"
-    assert any("_candidate.py::" in i for i in ids) == candidates
-    if "-m" not in args and "tests/stencils" in args:
-        assert any("test_lift.py::" in i for i in ids)  # the package's tests stay
-
-
 BENCH_FILE = "tests/campaign/test_scaling_bench.py"
+FOLDERS = ("tests/stencils", "tests/campaign")
 
 
 @pytest.mark.parametrize(
-    ("args", "bench"),
+    ("args", "asked"),
     [
-        (("--all-tiers", "tests/campaign"), False),
-        (("--all-tiers", "--bench", "tests/campaign"), True),
-        (("-m", "bench", "tests/campaign"), True),
-        ((BENCH_FILE,), True),
+        (("--all-tiers", *FOLDERS), False),
+        (("--all-tiers", "--candidates", "--bench", *FOLDERS), True),
+        (("-m", "candidate or bench", *FOLDERS), True),
+        (("tests/stencils/test_u8_swar_candidate.py", BENCH_FILE), True),
     ],
 )
-def test_benchmark_script_runs_only_when_asked_for(args: tuple[str, ...], bench: bool) -> None:
-    """The end-to-end runs of a benchmark script (marker ``bench``) are left out of the
-    tiers; the script's cheap checks stay."""
+def test_candidate_and_bench_tests_run_only_when_asked_for(
+    args: tuple[str, ...], asked: bool
+) -> None:
+    """Both kinds, in one collection per way of asking (each collects the folders once:
+    the suite's slowest collection)."""
     ids = _collected(*args)
     assert ids, "nothing collected"
+    assert any("_candidate.py::" in i for i in ids) == asked
     runs = [i for i in ids if i.startswith(BENCH_FILE) and "simulated_gpus" in i]
-    assert bool(runs) == bench
+    assert bool(runs) == asked
     if "-m" not in args:
         assert any(i.startswith(BENCH_FILE) and "too_short" in i for i in ids)
+        if "tests/stencils" in args:
+            assert any("test_lift.py::" in i for i in ids)  # the package's tests stay
