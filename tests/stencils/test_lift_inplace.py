@@ -246,7 +246,7 @@ def test_an_update_in_place_lifts_tunes_and_drops_in(
     ]
     assert defn.band == ("reach" if case == "fdtd_ey_inplace" else "radius")
     db, size = tmp_path / "r.db", "64x40"
-    ran = gtune_here("run", str(out), "--size", size, "--budget", "6", "--runs", "3", db=db)
+    ran = gtune_here("run", str(out), "--size", size, "--budget", "2", "--runs", "3", db=db)
     assert ran.returncode == 0, ran.stderr
     said = " ".join((ran.stdout + ran.stderr).split())
     assert "output of the original kernel" in said and "over the original" in said
