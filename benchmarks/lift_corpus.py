@@ -298,7 +298,40 @@ def bench_kernel(
 
 
 def copy_gbs(device: DeviceLimits, sizes: Mapping[str, int], work: Path) -> dict[str, Any]:
-    return copy_bandwidth(copy_kernel(work, sizes), device, runs=5)
+    """The copy's best bandwidth at ``sizes``; a size the copy kernel cannot run (no
+    work-group divides its elements: 8194x8194) is a row of its own (``gbs`` None), not
+    the end of the run."""
+    try:
+        return copy_bandwidth(copy_kernel(work, sizes), device, runs=5)
+    except GtuneError as exc:
+        log(f"copy at {sizes}: not measured: {exc.render().splitlines()[0]}")
+        return {"gbs": None, "config": None, "error": exc.render().splitlines()[0]}
+
+
+def gbs_text(copy: Mapping[str, Any]) -> str:
+    """A copy measurement for the log: its GB/s, or why there is none."""
+    if copy.get("gbs") is None:
+        return f"not measured ({copy.get('error', 'no result')})"
+    return f"{copy['gbs']:.0f} GB/s"
+
+
+def percent(fraction: float | None) -> str:
+    return "no copy" if fraction is None else f"{fraction * 100:.1f} %"
+
+
+def set_fractions(
+    k: dict[str, Any], best_copy: Mapping[str, Mapping[str, Any]], same_bytes: bool = True
+) -> None:
+    """A kernel's shares of the copy at its size (and of the copy of its bytes), where
+    that copy was measured."""
+    copy = best_copy.get(k["size"], {}).get("gbs")
+    k["copy_gbs"] = copy
+    if copy:
+        k["fraction_of_copy"] = k["gbs"]["lifted"] / copy
+        k["plain_fraction_of_copy"] = k["gbs"]["plain"] / copy
+    same = best_copy.get(k.get("same_bytes_copy", ""), {}).get("gbs")
+    if same_bytes and same:
+        k["fraction_of_same_bytes_copy"] = k["gbs"]["lifted"] / same
 
 
 def same_bytes_cell(k: Mapping[str, Any]) -> str:
@@ -360,7 +393,7 @@ def summary(data: Mapping[str, Any]) -> str:
             f"{t['original'] * 1e3:.3f} ms | "
             f"{t['plain'] * 1e3:.3f} ms | {t['lifted'] * 1e3:.3f} ms | "
             f"{k['lifted_over_plain']:.2f}x | {k['lifted_over_original']:.2f}x | "
-            f"{k['gbs']['lifted']:.0f} | {k['fraction_of_copy'] * 100:.1f} % | "
+            f"{k['gbs']['lifted']:.0f} | {percent(k.get('fraction_of_copy'))} | "
             f"{same_bytes_cell(k)} |{budget}"
         )
     swept = [n for n, k in data["kernels"].items() if k.get("plain_times_per")]
@@ -371,7 +404,7 @@ def summary(data: Mapping[str, Any]) -> str:
             "middle plane, times x the number of planes (without the host loop's gaps "
             "between launches: this favours the plain kernel).",
         ]
-    ok = [k for k in data["kernels"].values() if "error" not in k]
+    ok = [k for k in data["kernels"].values() if "error" not in k and k.get("fraction_of_copy")]
     g_speed = geomean([k["lifted_over_plain"] for k in ok])
     g_copy = geomean([k["fraction_of_copy"] for k in ok])
     lines += [
@@ -454,9 +487,7 @@ def merge(out: Path, runs: Sequence[Path]) -> dict[str, Any]:
     best_copy = {s: max(c, key=lambda c: c["gbs"] or 0.0) for s, c in copies.items()}
     for k in kernels.values():
         if "error" not in k and k["size"] in best_copy:
-            k["copy_gbs"] = best_copy[k["size"]]["gbs"]
-            k["fraction_of_copy"] = k["gbs"]["lifted"] / k["copy_gbs"]
-            k["plain_fraction_of_copy"] = k["gbs"]["plain"] / k["copy_gbs"]
+            set_fractions(k, best_copy, same_bytes=False)
     data = {
         "device": meta.get("device"),
         "budget": meta.get("budget"),
@@ -625,7 +656,7 @@ def main(argv: list[str] | None = None) -> int:
     copies: dict[str, list[dict[str, Any]]] = {}
     for s in sorted(copy_sizes):
         copies[s] = [copy_gbs(device, sizes_of(s), work)]
-        log(f"copy {s}: {copies[s][0]['gbs']:.0f} GB/s")
+        log(f"copy {s}: {gbs_text(copies[s][0])}")
 
     kernels: dict[str, Any] = {}
     for name in lifted_names:
@@ -649,25 +680,18 @@ def main(argv: list[str] | None = None) -> int:
         (out / "lift_corpus.partial.json").write_text(json.dumps(kernels, indent=1, default=str))
     for s in sorted(copy_sizes):
         copies[s].append(copy_gbs(device, sizes_of(s), work))
-        log(f"copy {s} again: {copies[s][1]['gbs']:.0f} GB/s")
+        log(f"copy {s} again: {gbs_text(copies[s][1])}")
     for k in kernels.values():
         if "error" not in k:
             k["same_bytes_copy"] = same_bytes_size(k["size"], k["bytes_moved"])
     for s in sorted({k["same_bytes_copy"] for k in kernels.values() if "error" not in k}):
         if s not in copies:
             copies[s] = [copy_gbs(device, sizes_of(s), work)]
-            log(
-                f"copy {s} (the bytes of a kernel of smaller elements): "
-                f"{copies[s][0]['gbs']:.0f} GB/s"
-            )
+            log(f"copy {s} (the bytes of a kernel of smaller elements): {gbs_text(copies[s][0])}")
     best_copy = {s: max(copies[s], key=lambda c: c["gbs"] or 0.0) for s in copies}
     for k in kernels.values():
         if "error" not in k:
-            k["copy_gbs"] = best_copy[k["size"]]["gbs"]
-            k["fraction_of_copy"] = k["gbs"]["lifted"] / k["copy_gbs"]
-            k["plain_fraction_of_copy"] = k["gbs"]["plain"] / k["copy_gbs"]
-            same = best_copy[k["same_bytes_copy"]]["gbs"]
-            k["fraction_of_same_bytes_copy"] = k["gbs"]["lifted"] / same
+            set_fractions(k, best_copy)
     data = {
         "device": device.name,
         "device_identity": device.identity,

@@ -287,4 +287,10 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from gtune.exceptions import GtuneError
+
+    try:
+        sys.exit(main())
+    except GtuneError as exc:  # a definition or export that cannot be read: one line
+        print(f"use_tuned_kernel: {exc.render()}", file=sys.stderr)
+        sys.exit(2)

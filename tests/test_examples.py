@@ -94,3 +94,25 @@ def test_tutorial_notebook_runs(tmp_path: Path) -> None:
     code_cells = sum(c["cell_type"] == "code" for c in nb["cells"])
     assert f"cells run: {code_cells}" in proc.stdout
     assert "speedup:" in proc.stdout
+
+
+@pytest.mark.parametrize("content", [None, "{}"])
+def test_use_tuned_kernel_says_in_one_line_what_it_cannot_read(
+    content: str | None, tmp_path: Path
+) -> None:
+    """A missing or foreign .json: the example's one line and exit status 2, no
+    traceback."""
+    path = tmp_path / "tuned.json"
+    if content is not None:
+        path.write_text(content)
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLES / "use_tuned_kernel.py"), str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert done.stderr.startswith(f"use_tuned_kernel: {path}: ")
+    assert len(done.stderr.strip().splitlines()) == 1

@@ -86,3 +86,23 @@ def test_a_merge_of_runs_of_other_budgets_says_each_kernels(tmp_path: Path) -> N
     assert rows["box"].endswith("| 300 |") and rows["blur"].endswith("| 0 |")
     alone = corpus.merge(base / "one", [base / "b"])
     assert "No budget" in (base / "one" / "lift_corpus.md").read_text() and alone["budget"] == 0
+
+
+def test_a_size_whose_copy_did_not_run_keeps_its_row_without_shares() -> None:
+    """A copy that cannot run at a size (8194x8194: no work-group divides it) leaves the
+    kernels of that size measured, their share of the copy "no copy", and the others'."""
+    best = {
+        "8194x8194": {"gbs": None, "config": None, "error": "no configuration"},
+        "8192x8192": {"gbs": 4000.0},
+    }
+    odd = {"size": "8194x8194", "gbs": {"lifted": 3000.0, "plain": 1500.0}}
+    even = {"size": "8192x8192", "gbs": {"lifted": 3000.0, "plain": 1500.0}}
+    even["same_bytes_copy"] = "8192x8192"
+    corpus.set_fractions(odd, best)
+    corpus.set_fractions(even, best)
+    assert odd["copy_gbs"] is None and "fraction_of_copy" not in odd
+    assert corpus.percent(odd.get("fraction_of_copy")) == "no copy"
+    assert (even["fraction_of_copy"], even["plain_fraction_of_copy"]) == (0.75, 0.375)
+    assert even["fraction_of_same_bytes_copy"] == 0.75
+    assert corpus.gbs_text(best["8194x8194"]) == "not measured (no configuration)"
+    assert corpus.gbs_text(best["8192x8192"]) == "4000 GB/s"
