@@ -228,6 +228,39 @@ def typedefs(text: str) -> dict[str, str]:
     return out
 
 
+_STRUCT = re.compile(r"\b(typedef\s+)?struct\s+(?:([A-Za-z_]\w*)\s*)?\{")
+
+
+def struct_fields(text: str, types: Mapping[str, str]) -> dict[str, list[tuple[str, str]]]:
+    """The structs a (comment-free, preprocessed) text defines, by every name a
+    parameter may give them (``grid_t`` of ``typedef struct {...} grid_t;``, ``struct
+    grid`` of ``struct grid {...};``): their fields in order, as (C type, name), the
+    type's ``typedef`` aliases resolved (``double dx, dy;`` is two fields; an array
+    field keeps its brackets in its name, ``c[3]``)."""
+    out: dict[str, list[tuple[str, str]]] = {}
+    for m in _STRUCT.finditer(text):
+        end = match_bracket(text, m.end() - 1, "{", "}")
+        fields: list[tuple[str, str]] = []
+        for decl in text[m.end() : end - 1].split(";"):
+            parts = split_top(decl)
+            if not parts:
+                continue
+            first = re.fullmatch(r"(.*?)([\s*]*[A-Za-z_]\w*\s*(?:\[[^\]]*\]\s*)*)", parts[0], re.S)
+            if first is None or not first.group(1).strip():
+                continue
+            words = [w for w in first.group(1).split() if w not in QUALIFIERS]
+            ctype = " ".join(words)
+            ctype = types.get(ctype, ctype)
+            for d in [first.group(2), *parts[1:]]:
+                stars = " " + "*" * d.count("*") if "*" in d else ""
+                fields.append((ctype + stars, re.sub(r"[\s*]", "", d)))
+        names = [f"struct {m.group(2)}"] if m.group(2) else []
+        alias = re.match(r"\s*([A-Za-z_]\w*)\s*;", text[end:]) if m.group(1) else None
+        names += [alias.group(1)] if alias else []
+        out.update(dict.fromkeys(names, fields))
+    return out
+
+
 # ---------------------------------------------------------------------------------
 # How the body uses each array
 

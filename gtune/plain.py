@@ -41,6 +41,7 @@ from gtune.clsource import (
     preprocess,
     split_top,
     strip_comments,
+    struct_fields,
     typedefs,
 )
 from gtune.description import parse_description
@@ -82,6 +83,7 @@ _SIZE_ALIASES = {
     ),
     "NZ": ("nz", "n_z", "depth", "dimz", "dim_z", "sizez", "size_z"),
 }
+_Fields = list[tuple[str, str]]  # a struct's fields: (C type, name), in order
 # ... and, when the problem has one dimension only, the names of its length.
 _LENGTH_ALIASES = ("n", "len", "length", "size", "count", "nelements", "n_elements", "num_elements")
 
@@ -118,7 +120,7 @@ def _dtype(ctype: str, what: str, where: str) -> str:
         )
     macro = re.fullmatch(r"[A-Z_][A-Z0-9_]*", ctype) is not None  # DATA_TYPE, REAL
     if macro:  # (the hint says what it likely is)
-        instead = "images and structs need a description"
+        instead = "images need a description"
     elif re.fullmatch(r"image\w*_t|sampler_t", ctype):
         instead = (
             "images need a description (gtune run, docs/description.md); gtune lift reads "
@@ -126,10 +128,9 @@ def _dtype(ctype: str, what: str, where: str) -> str:
         )
     else:
         instead = (
-            "images and structs need a description (gtune run, docs/description.md); gtune "
-            "lift cannot pass a struct (a lifted kernel's arguments are arrays and int or "
-            "float scalars): lift a copy of the kernel that takes its fields as scalar "
-            "arguments (float dt, float dx, ...)"
+            "a struct cannot be passed (neither by lift nor by a description: a kernel's "
+            "arguments are arrays and scalars): lift a copy of the kernel that takes one "
+            "scalar argument per field, of the field's type (grid.dt -> grid_dt)"
         )
     raise InputError(
         f"{what} has type {ctype!r}, which plain mode cannot infer "
@@ -257,12 +258,15 @@ def plain_kernel(
     include = _include_folders(p, include_dirs)
     kernel_name, decl, raw_decls = _find_kernel(source, t, include, kernel_name, where)
     fixed_wg = _fixed_work_group(decl, raw_decls.get(kernel_name), t, notes)
-    decl, types, helpers = _reference_reading(source, t, include, kernel_name, where, notes)
+    decl, types, helpers, structs = _reference_reading(
+        source, t, include, kernel_name, where, notes
+    )
     arguments = _arguments(
         decl,
         types,
         helpers,
         t,
+        structs=structs,
         scalars=scalars,
         roles=roles,
         arrays=arrays,
@@ -592,10 +596,10 @@ def _fixed_work_group(
 
 def _reference_reading(
     source: str, t: _Tuning, include: list[Path], kernel_name: str, where: str, notes: list[str]
-) -> tuple[KernelDecl, dict[str, str], dict[str, FunctionDecl]]:
+) -> tuple[KernelDecl, dict[str, str], dict[str, FunctionDecl], dict[str, _Fields]]:
     """The body as the compiler sees it for the reference configuration: the kernel,
-    its typedefs and helper functions; the headers it includes and the macros it
-    redefines are noted."""
+    its typedefs, helper functions and structs (:func:`struct_fields`); the headers it
+    includes and the macros it redefines are noted."""
     overridden: list[tuple[str, int]] = []
     headers: list[str] = []
     text = preprocess(
@@ -646,7 +650,8 @@ def _reference_reading(
         )
     decl = decls[kernel_name]
     helpers = {n: f for n, f in find_functions(text).items() if n != kernel_name}
-    return decl, typedefs(text), helpers
+    types = typedefs(text)
+    return decl, types, helpers, struct_fields(text, types)
 
 
 def _arguments(
@@ -660,6 +665,7 @@ def _arguments(
     arrays: Mapping[str, Sequence[str]] | None,
     where: str,
     notes: list[str],
+    structs: Mapping[str, _Fields] | None = None,
 ) -> list[dict[str, Any]]:
     """The kernel's arguments: each array's role (from the body, or ``roles``), element
     type and shape (the problem size, or ``arrays``); each scalar's value (``scalars``,
@@ -675,6 +681,9 @@ def _arguments(
     for d in decl.params:
         info = parse_param(d, types, where)
         name = info.name
+        if info.ctype in (structs or {}) or info.ctype.startswith("struct "):
+            fields = (structs or {}).get(info.ctype)
+            raise InputError(_struct_refusal(info, d, fields), source=where)
         if info.pointer and info.space in ("global", "constant"):
             arguments.append(
                 _array_argument(
@@ -777,6 +786,47 @@ def _vector_argument(
         _expr(v, f"scalars[{name}]", set(t.problem))
     notes.append(f"{name}: a {info.ctype}: lanes {', '.join(values)} (from --scalar)")
     return {"name": name, "kind": "scalar", "dtype": dtype, "value": values}
+
+
+def _struct_refusal(info: Param, decl: str, fields: Sequence[tuple[str, str]] | None) -> str:
+    """Why a struct parameter (``const grid_t grid``, ``constant grid_t *grid``) is
+    refused, with its fields and their types, and the copy of the kernel that lifts:
+    one scalar argument per field (``grid.dt`` -> ``grid_dt``)."""
+    name, ctype = info.name, info.ctype
+    how = "a pointer to a struct" if info.pointer else "a struct passed by value"
+    use = f"{name}->" if info.pointer else f"{name}."
+    if not fields:
+        shown = f"{ctype} (its definition is not in the source plain mode read)"
+        params = f"one scalar per field (float {name}_dt, int {name}_ni, ...)"
+        example, size_example = f"{name}_dt", f"{name}_ni"
+    else:
+        groups: list[tuple[str, list[str]]] = []
+        for ftype, fname in fields:
+            if groups and groups[-1][0] == ftype:
+                groups[-1][1].append(fname)
+            else:
+                groups.append((ftype, [fname]))
+        shown = f"{ctype} {{ " + " ".join(f"{ft} {', '.join(fs)};" for ft, fs in groups) + " }"
+        params = ", ".join(f"{ft} {name}_{fn}" for ft, fn in fields)
+        example = f"{name}_{fields[0][1]}"
+        ints = [fn for ft, fn in fields if ft in _CTYPES and "int" in _CTYPES[ft]]
+        size_example = f"{name}_{ints[0]}" if ints else f"{name}_n"
+    others = [f"{fn} ({ft})" for ft, fn in fields or () if ft not in _CTYPES]
+    unfit = (
+        f"; the fields {', '.join(others)} have no scalar form (an array field: pass it as "
+        "its own __global array)"
+        if others
+        else ""
+    )
+    first = (fields or [("", "dt")])[0][1]
+    return (
+        f"parameter {name!r} is {how}, {shown}; gtune passes no structs (neither lift nor "
+        "a description: a kernel's arguments are arrays and scalars): lift a copy of the "
+        f"kernel that takes one scalar per field, {params}, in place of {decl.strip()!r}, "
+        f"with {example} for {use}{first} in its body (each field alike){unfit}; then give "
+        f"each field its value: --scalar {example}=..., a field that is a size an "
+        f"expression of the sizes (--scalar {size_example}=NX)"
+    )
 
 
 def _pointer_refusal(name: str, space: str) -> str:

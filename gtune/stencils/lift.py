@@ -224,7 +224,7 @@ def interface(
         elif arg.role == "inout":
             inout.append(arg)
         else:
-            _array_arg(arg, sizes, data_shape, found, refuse)
+            _array_arg(arg, sizes, data_shape, found, refuse, kernel)
     inplace = _in_place(kernel, inout, sizes, data_shape, found, where) if inout else ""
     if len(found.outputs) != 1:
         raise refuse(
@@ -416,8 +416,11 @@ def _array_arg(
     data_shape: tuple[int, ...],
     found: _Arrays,
     refuse: Callable[[str], InputError],
+    kernel: TunableKernel | None = None,
 ) -> None:
-    """One array argument: a field (padded or not), the output or a weights array."""
+    """One array argument: a field (padded or not), the output or a weights array. An
+    output padded like a field is refused with the flags that lift the kernel (those of
+    ``kernel``'s launch rewritten: :func:`_haloed_output`)."""
     if arg.role not in ("input", "output"):
         raise refuse(
             f"array {arg.name} is read and written; a stencil reads its fields and writes "
@@ -437,6 +440,10 @@ def _array_arg(
     if pad:
         found.pads[arg.name] = pad
     elif shape != data_shape:
+        halo = _pad(arg, sizes, refuse) if arg.role == "output" and kernel else None
+        haloed = _haloed_output(kernel, arg, halo, sizes) if halo and kernel else None
+        if haloed:
+            raise refuse(haloed)
         k = _size_multiple(arg, len(shape) - 1, _sizes_about(sizes)) if len(shape) > 1 else 0
         if k and not arg.pointer and len(shape) == len(data_shape):
             x = arg.shape[-1].text.strip()
@@ -448,6 +455,55 @@ def _array_arg(
     else:
         found.out_dtypes.add(arg.dtype)
         found.outputs.append(arg.name)
+
+
+def _haloed_output(
+    kernel: TunableKernel, arg: Any, halo: tuple[int, ...], sizes: Mapping[str, int]
+) -> str | None:
+    """Why an output of the problem's size plus a halo (SHOC's Stencil2D: ``data`` and
+    ``newData`` both ``NX+2,NY+2``, the interior written) is refused, and the flags that
+    lift it: the whole haloed array as the problem, each size less its halo in the
+    launch, the scalars and the other arrays' lengths (the boundary comes out interior).
+    None where no input has its shape (no halo alike: not that style)."""
+    names = [n for n in ("NX", "NY", "NZ") if n in sizes]
+    by_name = dict(zip(reversed(names), halo, strict=True))  # (halo is C order)
+    less = {n: Expr(f"{n}-{2 * p}", "size") for n, p in by_name.items() if p}
+    shape = arg.shape_for(sizes)
+
+    def text(e: Expr) -> str:
+        return re.sub(r"\s+", "", substitute(e, less).text)
+
+    alike = [
+        a.name
+        for a in kernel.arguments
+        if a.kind == "buffer" and a.role == "input" and a.name != arg.name
+        if a.shape and a.shape_for(sizes) == shape
+    ]
+    if not alike:
+        return None
+    flags = [
+        "--size " + "x".join(str(sizes[n] + 2 * by_name[n]) for n in names),
+        '--global "' + ",".join(text(e) for e in kernel.launch.global_size) + '"',
+    ]
+    for a in kernel.arguments:
+        exprs = (a.lanes or (a.value,)) if a.kind == "scalar" else tuple(reversed(a.shape))
+        if a.name in (*alike, arg.name) or not any(e and e.names & set(less) for e in exprs):
+            continue
+        option = "--scalar" if a.kind == "scalar" else "--array"
+        value = ",".join(text(e) for e in exprs if e)
+        flags.append(f"{option} {a.name}=" + (f'"{value}"' if "(" in value else value))
+    same = f", as {' and '.join(alike)} {'is' if len(alike) == 1 else 'are'}"
+    pads = ", ".join(f"{n}{2 * by_name[n]:+d}" for n in names if by_name[n])
+    dropped = " ".join(f"--array {n}=..." for n in [*alike, arg.name])
+    return (
+        f"array {arg.name}, the output, has the shape {list(shape)}, the problem's padded "
+        f"by a halo ({pads}){same}; a definition's output is an array of the problem's "
+        "shape. A kernel that writes the interior of a haloed array lifts with the whole "
+        "haloed array as the problem (its boundary comes out interior, the halo as its "
+        f"rim): {' '.join(flags)}, without {dropped} (each size less its halo, "
+        + ", ".join(f"{n} -> {less[n].text}" for n in names if n in less)
+        + ", in the launch, the scalars and the other arrays)"
+    )
 
 
 def _shape_refusal(

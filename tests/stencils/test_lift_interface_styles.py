@@ -86,7 +86,7 @@ def test_a_pointer_to_const_is_an_input_whatever_the_body_seems_to_do(tmp_path: 
     ("param", "says"),
     [
         # (a __local buffer lifts with its length: tests/stencils/test_lift_local_args.py)
-        ("const params_t p", "gtune lift cannot pass a struct"),
+        ("const params_t p", "gtune passes no structs"),
     ],
 )
 def test_what_lift_cannot_take_is_said_with_what_to_do(
