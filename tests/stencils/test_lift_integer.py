@@ -174,20 +174,10 @@ def test_integer_kernel_to_drop_in_tuned_kernel_bit_for_bit(
     size (blur_u8 at a larger one too: a size other than the tuned one is served alike
     whatever the element type)."""
 
-    from tests.conftest import ROOT, run_tuned_example
+    from tests.conftest import run_tuned_example
+    from tests.stencils.plain_helpers import lift_run_export
 
-    entry = yaml.safe_load((ROOT / "stencils/plain/manifest.yaml").read_text())["kernels"][name]
-    out = tmp_path / f"{name}.stencil.yaml"
-    plain = str(ROOT / "stencils/plain" / entry["source"])
-    done = gtune_here("lift", plain, "--size", entry["size"], *entry["flags"], "-o", str(out))
-    assert done.returncode == 0, done.stderr
-    db = tmp_path / "r.db"
-    ran = gtune_here("run", str(out), "--size", "64x32", "--budget", "2", db=db)
-    assert ran.returncode == 0, ran.stderr
-    assert "wrong_result" not in ran.stdout
-    exported = gtune_here("export", str(out), "--size", "64x32", "-o", str(tmp_path / "t"), db=db)
-    assert exported.returncode == 0, exported.stderr
-    tuned = tmp_path / "t" / f"{name}_tuned.json"
+    out, tuned = lift_run_export(name, tmp_path, gtune_here)
     for extra in ([], ["--size", "256x128"])[: 2 if name == "blur_u8" else 1]:
         check = run_tuned_example(tuned, "--original", str(out), *extra)
         assert check.returncode == 0, check.stdout + check.stderr

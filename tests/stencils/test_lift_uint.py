@@ -19,9 +19,9 @@ from gtune.kernel import scalar_values
 from gtune.stencils.definition import parse_definition
 from gtune.stencils.elements import store_macro, to_storage
 from gtune.stencils.lift import Interface, NotAStencil, ScalarArg, interface, lift_with
-from tests.conftest import ROOT, run_tuned_example
+from tests.conftest import run_tuned_example
 from tests.inprocess import Cli
-from tests.stencils.plain_helpers import plain_from_text
+from tests.stencils.plain_helpers import lift_run_export, plain_from_text
 
 DIMS = """
 __kernel void k(__global uint *out, __global const uint *in, const uint2 dims, const int2 m)
@@ -165,32 +165,12 @@ def test_vector_arguments_of_a_definition_round_trip() -> None:
 # On PoCL: lift -> run -> export -> the exported kernel against the original
 
 
-def _lift_run_export(name: str, tmp_path: Path, gtune_here: Cli) -> tuple[Path, Path]:
-    """``name`` from the corpus lifted, tuned briefly (verified bit for bit against the
-    original), exported; the definition and the exported ``NAME_tuned.json``."""
-    entry = yaml.safe_load((ROOT / "stencils/plain/manifest.yaml").read_text())["kernels"][name]
-    out = tmp_path / f"{name}.stencil.yaml"
-    plain = str(ROOT / "stencils/plain" / entry["source"])
-    fixed = [f for n in entry.get("fixed", ()) for f in ("--fixed", n)]
-    done = gtune_here(
-        "lift", plain, "--size", entry["size"], *entry["flags"], *fixed, "-o", str(out)
-    )
-    assert done.returncode == 0, done.stderr
-    db = tmp_path / "r.db"
-    ran = gtune_here("run", str(out), "--size", "64x32", "--budget", "2", db=db)
-    assert ran.returncode == 0, ran.stderr
-    assert "wrong_result" not in ran.stdout
-    exported = gtune_here("export", str(out), "--size", "64x32", "-o", str(tmp_path / "t"), db=db)
-    assert exported.returncode == 0, exported.stderr
-    return out, tmp_path / "t" / f"{name}_tuned.json"
-
-
 @pytest.mark.opencl
 @pytest.mark.slow
 def test_a_uint32_convolution_to_a_drop_in_tuned_kernel_bit_for_bit(
     tmp_path: Path, gtune_here: Cli
 ) -> None:
-    out, tuned = _lift_run_export("conv_u32_mask", tmp_path, gtune_here)
+    out, tuned = lift_run_export("conv_u32_mask", tmp_path, gtune_here)
     d = yaml.safe_load(out.read_text())
     assert (d["storage"], d["convert"], d["boundary"]) == ("uint32", "half_up_sat", "zero")
     check = run_tuned_example(tuned, "--original", str(out))
@@ -204,7 +184,7 @@ def test_uint2_size_arguments_keep_the_originals_signature(tmp_path: Path, gtune
     """The AMD SDK style: sizes as ``uint2 inputDimensions`` (lanes NX, NY: a vector of
     sizes) and ``uint2 maskDimensions`` (held at 3x3); the exported kernel takes both,
     launched with the original's arguments, bit for bit."""
-    out, tuned = _lift_run_export("conv_u32_dims", tmp_path, gtune_here)
+    out, tuned = lift_run_export("conv_u32_dims", tmp_path, gtune_here)
     arguments = yaml.safe_load(out.read_text())["kernel"]["arguments"]
     assert arguments[3:] == [
         {"name": "inputDimensions", "type": "uint2", "size": ["x", "y"]},
