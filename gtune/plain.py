@@ -681,7 +681,10 @@ def _arguments(
     for d in decl.params:
         info = parse_param(d, types, where)
         name = info.name
-        if info.ctype in (structs or {}) or info.ctype.startswith("struct "):
+        is_struct = info.ctype in (structs or {}) or info.ctype.startswith("struct ")
+        if is_struct and (not info.pointer or info.space == "constant"):
+            # a struct of parameters (by value, or one __constant struct); a __global
+            # array of structs is data, refused below for its element type
             fields = (structs or {}).get(info.ctype)
             raise InputError(_struct_refusal(info, d, fields), source=where)
         if info.pointer and info.space in ("global", "constant"):
