@@ -418,14 +418,10 @@ def _array_arg(
     refuse: Callable[[str], InputError],
     kernel: TunableKernel | None = None,
 ) -> None:
-    """One array argument: a field (padded or not), the output or a weights array. An
+    """One array argument (an input or the output: an array read and written is
+    :func:`_in_place`'s): a field (padded or not), the output or a weights array. An
     output padded like a field is refused with the flags that lift the kernel (those of
     ``kernel``'s launch rewritten: :func:`_haloed_output`)."""
-    if arg.role not in ("input", "output"):
-        raise refuse(
-            f"array {arg.name} is read and written; a stencil reads its fields and writes "
-            "a distinct output"
-        )
     shape = arg.shape_for(sizes)
     if arg.dtype not in _NP and arg.dtype not in STORAGE_TYPES:
         what = "weights array" if arg.role == "input" and len(shape) == 1 else "array"
