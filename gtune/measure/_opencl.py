@@ -420,6 +420,22 @@ class LocalArgumentError(ValueError):
         self.code = code
 
 
+_verify_cache: list[Any] = []  # [context, float program, double program or None]
+
+
+def _verify_programs(context: Any, limits: DeviceLimits) -> tuple[Any, Any]:
+    """The verification kernels' programs, built once per driver context: a worker
+    that keeps its context from kernel to kernel (``shared_workers``, campaigns)
+    builds them once, not once per session."""
+    if not _verify_cache or _verify_cache[0] is not context:
+        single = cl.Program(context, _VERIFY_SOURCE).build()
+        double = None
+        if limits.has_extension("cl_khr_fp64"):
+            double = cl.Program(context, _VERIFY_DOUBLE_SOURCE).build()
+        _verify_cache[:] = [context, single, double]
+    return _verify_cache[1], _verify_cache[2]
+
+
 class Session(Compiler):
     """One device, one kernel, one problem: data uploaded once, configurations measured.
 
@@ -485,12 +501,11 @@ class Session(Compiler):
                 self.pristine[arg.name] = cl.Buffer(
                     self.context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=arr
                 )
-        verify_program = cl.Program(self.context, _VERIFY_SOURCE).build()
+        verify_program, double_program = _verify_programs(self.context, self.limits)
         self.verify_float = cl.Kernel(verify_program, "gtune_verify_float")
         self.verify_bytes = cl.Kernel(verify_program, "gtune_verify_bytes")
         self.verify_double: Any = None
-        if self.limits.has_extension("cl_khr_fp64"):
-            double_program = cl.Program(self.context, _VERIFY_DOUBLE_SOURCE).build()
+        if double_program is not None:
             self.verify_double = cl.Kernel(double_program, "gtune_verify_double")
         self.bad_count = cl.Buffer(self.context, mf.READ_WRITE, 4)
         self._run_kernels: dict[tuple[str, ...], Any] = {}  # run_once's built program
