@@ -61,6 +61,10 @@ if [ $# -eq 0 ]; then
 fi
 if [ "$1" = test ]; then
   shift
+  # The suite starts many Python processes (measure and compile workers, commands run
+  # as users run them), each importing gtune; compiled once here, they read bytecode
+  # even where PYTHONDONTWRITEBYTECODE keeps Python from writing it.
+  "$VENV/bin/python" -m compileall -q gtune examples >/dev/null || true
   jobs=${GTUNE_TEST_JOBS:-1}
   if [ "$jobs" -le 1 ]; then
     exec "$VENV/bin/python" -m pytest --all-tiers "$@"
