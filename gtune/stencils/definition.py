@@ -35,7 +35,15 @@ from gtune.kernel import POINTER_TYPE
 
 SUFFIX = ".stencil.yaml"
 DTYPES = ("float32", "float64")
-BOUNDARIES = ("interior", "clamp", "zero")
+BOUNDARIES = ("interior", "clamp", "zero", "wrap", "reflect", "symmetric")
+MAPPED_BOUNDARIES = {"wrap": 1, "reflect": 2, "symmetric": 3}
+"""The boundaries that write every point and read a neighbour beyond an edge at the
+point they map it to (the template's ``BORDER``): ``wrap`` the other edge's (periodic),
+``reflect`` mirrored about the edge point (-1 reads 1: OpenCV's ``BORDER_REFLECT_101``,
+numpy's ``reflect``), ``symmetric`` mirrored with the edge repeated (-1 reads 0:
+``BORDER_REFLECT``, numpy's ``symmetric``)."""
+PAD_MODES = {"clamp": "edge", "zero": "constant", **{b: b for b in MAPPED_BOUNDARIES}}
+"""numpy.pad's mode for each boundary that writes every point."""
 RIM_KEEP, RIM_COPY = "keep", "copy"
 """``rim``: the interior boundary's rim keeps the output's prior contents, or takes the
 primary field's value at the point; a number writes that constant."""
@@ -438,7 +446,10 @@ class StencilDefinition:
         ``interior``, points closer to an edge than the radius (with ``band: reach``,
         than the offsets reach towards it) keep ``out_initial``; with
         ``clamp``, every point is written and neighbour indices are clamped per axis; with
-        ``zero``, every point is written and a neighbour beyond an edge reads 0.
+        ``zero``, every point is written and a neighbour beyond an edge reads 0; with
+        ``wrap``, ``reflect`` or ``symmetric`` (:data:`MAPPED_BOUNDARIES`), every point is
+        written and a neighbour beyond an edge reads the point numpy.pad's mode of that
+        name gives it.
         """
         vals = self.all_values(values, inputs)
         t = _NP[self.dtype]
@@ -469,10 +480,12 @@ class StencilDefinition:
             ):
                 # a padded field's pad holds its neighbours beyond the edge: never clamped
                 width = ((rz, rz), (ry, ry), (rx, rx))
-                if self.boundary == "zero":  # a neighbour beyond an edge reads 0
-                    a3 = np.pad(a3, width, mode="constant")
-                else:
-                    a3 = np.pad(a3, width, mode="edge")
+                if any(r >= n for r, n in zip((rz, ry, rx), a3.shape, strict=True)):
+                    raise ValueError(
+                        f"{self.name}: the {self.boundary} boundary needs each axis longer "
+                        f"than the radius; the field {f} has shape {a.shape}"
+                    )
+                a3 = np.pad(a3, width, mode=PAD_MODES[self.boundary])  # type: ignore[call-overload]
                 shifts[f] = (rz, ry, rx)
             sources[f] = a3
         if clamp:
@@ -1284,11 +1297,13 @@ def _pads(
             raise err(key, f"expected {dims} integers from 0 to {MAX_PAD} (x first), got {value!r}")
         pad = (int(value[0]), int(value[1]), int(value[2]) if dims == 3 else 0)
         reach = tuple(max(abs(t.offset[d]) for t in terms if t.field == name) for d in range(3))
-        if boundary == "zero" and any(pad):
+        if boundary in ("zero", *MAPPED_BOUNDARIES) and any(pad):
             raise err(
                 key,
                 "a padded field holds its neighbours beyond the edge in its pad, but with the "
-                "zero boundary they read 0: pad with clamp, or drop the pad",
+                f"{boundary} boundary they "
+                + ("read 0" if boundary == "zero" else "are the points it maps them to")
+                + ": pad with clamp, or drop the pad",
             )
         if boundary == "clamp" and any(p < r for p, r in zip(pad, reach, strict=True)):
             raise err(

@@ -45,6 +45,7 @@ from gtune.kernel import POINTER_TYPE, TunableKernel, lane_names, scalar_values
 from gtune.stencils.definition import (
     BAND_RADIUS,
     BAND_REACH,
+    MAPPED_BOUNDARIES,
     RIM_COPY,
     RIM_KEEP,
     Coefficient,
@@ -89,10 +90,19 @@ CONSTANT: Slot = ("", ())
 
 # why a kernel that writes every point differs from the stencil near the edges only
 EDGE_MISMATCH = (
-    "its output matches neither clamped neighbours, zero padding nor an untouched border "
-    "(periodic or mirrored boundaries, and pixels of vector elements, uchar4 or float4 "
-    "RGBA, clamped whole, cannot be expressed)"
+    "its output matches neither clamped neighbours, zero padding, wrapped (periodic) or "
+    "mirrored neighbours (reflect, symmetric) nor an untouched border (a boundary that "
+    "differs from axis to axis, and pixels of vector elements, uchar4 or float4 RGBA, "
+    "clamped whole, cannot be expressed)"
 )
+
+
+def other_boundaries(radius: Sequence[int], shape: Sequence[int]) -> list[str]:
+    """The boundaries beside clamp that write every point, in the order lift tries them:
+    zero, then those that map a tap beyond an edge inside (each axis longer than its
+    radius; ``radius`` and ``shape`` per axis in the same order)."""
+    fits = all(r < n for r, n in zip(radius, shape, strict=True))
+    return ["zero", *(MAPPED_BOUNDARIES if fits else ())]
 
 
 class NotAStencil(InputError):
@@ -1367,11 +1377,12 @@ class _Lifter:
             "it apart) or clamp its reads"
         )
 
-    def zero_padded(self, definition: StencilDefinition) -> bool:
-        """Whether a kernel that writes every point reads 0 beyond the edges (zero
-        padding, taps beyond the edge skipped) where ``definition`` clamps: its output on
-        random inputs misses the clamped reference and matches the zero-padded one. Then
-        the boundary becomes ``zero`` (the checks that follow test it everywhere)."""
+    def other_boundary(self, definition: StencilDefinition) -> bool:
+        """Whether a kernel that writes every point reads beyond the edges otherwise than
+        ``definition`` clamps: 0 there (zero padding, taps beyond the edge skipped), or
+        the point the wrap, reflect or symmetric boundary maps a tap to. Its output on
+        random inputs misses the clamped reference and matches that boundary's; then the
+        boundary becomes the definition's (the checks that follow test it everywhere)."""
         if definition.boundary != "clamp" or not any(self.radius) or definition.pads:
             return False
         names = (*definition.coefficients, *weight_entries(definition.weights))
@@ -1384,10 +1395,13 @@ class _Lifter:
             ref = d.reference(dict(inputs), self.r1, vals).astype(np.float64)
             return bool((np.abs(out - ref) <= tol).all())
 
-        if matches(definition) or not matches(replace(definition, boundary="zero")):
+        if matches(definition):
             return False
-        self.boundary = "zero"
-        return True
+        for boundary in other_boundaries(self.radius, self.face.shape):
+            if matches(replace(definition, boundary=boundary)):
+                self.boundary = boundary
+                return True
+        return False
 
     def _shape_text(self) -> str:
         return "x".join(str(n) for n in reversed(self.face.shape))
@@ -1398,11 +1412,15 @@ class _Lifter:
 
     def _cells(self) -> list[tuple[int, ...]] | None:
         """Impulse positions, one per field plus a blank one, whose responses neither
-        overlap nor reach the edge of the written region; None if they do not fit."""
+        overlap nor reach the edge of the written region, nor read a tap beyond an edge
+        of the array (at least twice the radius inside: a mirrored boundary reads an
+        impulse one point inside again beyond the edge); None if they do not fit."""
         axes = []
         for d in range(self.face.dims):
             r = self.radius[d]
-            axes.append(range(self.lo[d] + r, self.hi[d] - r, 2 * r + 2))
+            start = max(self.lo[d] + r, 2 * r)
+            stop = min(self.hi[d] - r, self.face.shape[d] - 2 * r)
+            axes.append(range(start, stop, 2 * r + 2))
         cells = list(itertools.islice(itertools.product(*axes), len(self.face.fields) + 1))
         return cells if len(cells) == len(self.face.fields) + 1 else None
 
@@ -1749,7 +1767,7 @@ class _Lifter:
                         p[d] < self.radius[d] or p[d] >= face.shape[d] - self.radius[d]
                         for d in range(face.dims)
                     )
-                    if near_edge and self.boundary == "clamp":
+                    if near_edge and self.boundary != "interior":
                         raise self.rim_refusal() or self.refuse(
                             f"near the edges (e.g. at {self.where(p)}) {EDGE_MISMATCH}"
                         )
@@ -1997,7 +2015,7 @@ def lift_with(
     try:
         lifter.coefficients()
         definition = build_definition(face, lifter.lifted(), **kw)
-        if lifter.zero_padded(definition):  # taps beyond the edge read 0: boundary zero
+        if lifter.other_boundary(definition):  # taps beyond the edge read 0 or mapped
             definition = build_definition(face, lifter.lifted(), **kw)
         definition = _stepped_or_checked(lifter, definition, source)
     except NotAStencil as first:
@@ -2006,7 +2024,7 @@ def lift_with(
         try:
             lifter.laurent()
             definition = build_definition(face, lifter.lifted(), **kw)
-            if lifter.zero_padded(definition):
+            if lifter.other_boundary(definition):
                 definition = build_definition(face, lifter.lifted(), **kw)
             definition = _stepped_or_checked(lifter, definition, source)
         except NotAStencil as second:

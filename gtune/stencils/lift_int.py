@@ -70,6 +70,7 @@ from gtune.stencils.lift import (
     _Monomial,
     _weight_values,
     definition_data,
+    other_boundaries,
     primary_view,
     rim_of,
 )
@@ -299,10 +300,12 @@ class _IntLifter:
 
     def staircases(self) -> dict[Slot, list[tuple[int, int | float]]]:
         face = self.face
+        # (at least twice the radius inside the array: a mirrored boundary reads an
+        # impulse one point inside again beyond the edge)
         axes = [
             range(
-                self.margin[d] + self.radius[d],
-                self.top[d] - self.radius[d],
+                max(self.margin[d] + self.radius[d], 2 * self.radius[d]),
+                min(self.top[d] - self.radius[d], face.shape[d] - 2 * self.radius[d]),
                 2 * self.radius[d] + 2,
             )
             for d in range(face.dims)
@@ -499,7 +502,7 @@ def lift_integer(
         sat = _saturation(lifter, weights)
         lifter.user = lifter.given  # the definition is checked at the given ones
         definition = _definition(face, lifter, weights, rounding + sat, name, source, doc, original)
-        definition = _zero_padded(lifter, definition)
+        definition = _other_boundary(lifter, definition)
         try:
             _check(lifter, definition)
         except GtuneError as exc:
@@ -635,10 +638,11 @@ def _definition(
     return parse_definition(data, source)
 
 
-def _zero_padded(lifter: _IntLifter, definition: StencilDefinition) -> StencilDefinition:
-    """``definition`` with the zero boundary where the kernel writes every point and reads
-    0 beyond the edges (taps outside skipped): on random inputs its output misses the
-    clamped definition's, bit for bit, and equals the zero-padded one's. Else as given."""
+def _other_boundary(lifter: _IntLifter, definition: StencilDefinition) -> StencilDefinition:
+    """``definition`` with the boundary the kernel has where it writes every point and
+    reads 0 beyond the edges (taps outside skipped) or the point the wrap, reflect or
+    symmetric boundary maps a tap to: on random inputs its output misses the clamped
+    definition's, bit for bit, and equals that boundary's. Else as given."""
     if definition.boundary != "clamp" or not any(lifter.radius) or definition.pads:
         return definition
     face = lifter.face
@@ -648,8 +652,14 @@ def _zero_padded(lifter: _IntLifter, definition: StencilDefinition) -> StencilDe
     def matches(d: StencilDefinition) -> bool:
         return bool((out == lifter.exact(d.reference(inputs, lifter.r1))).all())
 
-    zero = replace(definition, boundary="zero")
-    return zero if not matches(definition) and matches(zero) else definition
+    if matches(definition):
+        return definition
+    for boundary in other_boundaries(lifter.radius, face.shape):
+        other = replace(definition, boundary=boundary)
+        if matches(other):
+            lifter.boundary = boundary
+            return other
+    return definition
 
 
 def _check(lifter: _IntLifter, definition: StencilDefinition) -> None:
@@ -675,7 +685,7 @@ def _check(lifter: _IntLifter, definition: StencilDefinition) -> None:
         if bad.any():
             p = tuple(int(v) for v in np.argwhere(bad)[0])
             inner = tuple(slice(r, n - r) for r, n in zip(lifter.radius, bad.shape, strict=True))
-            if lifter.boundary == "clamp" and any(lifter.radius) and not bad[inner].any():
+            if lifter.boundary != "interior" and any(lifter.radius) and not bad[inner].any():
                 raise lifter.refuse(f"near the edges (e.g. at {p[::-1]}) {EDGE_MISMATCH}")
             by_one = not lifter.out_float and bool((np.abs(out[bad] - ref[bad]) == 1).all())
             how = f"rounding {definition.convert}" if definition.out_integer else "no rounding"

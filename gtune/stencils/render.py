@@ -35,6 +35,7 @@ from gtune.features import from_offsets
 from gtune.outfiles import check_targets, write_text
 from gtune.stencils.definition import (
     BAND_RADIUS,
+    MAPPED_BOUNDARIES,
     RIM_KEEP,
     Coefficient,
     KernelArg,
@@ -359,6 +360,8 @@ def render_source(stencil: Stencil) -> str:
         lines.append("#define CLAMP 1")
     if d.boundary == "zero":  # a neighbour beyond an edge reads 0
         lines.append("#define ZERO 1")
+    if d.boundary in MAPPED_BOUNDARIES:  # wrap, reflect, symmetric
+        lines.append(f"#define BORDER {MAPPED_BOUNDARIES[d.boundary]}")
     if d.weights and not d.weights_fixed:  # weights read at run time: read once a work-item
         lines.append("#define WQ_HOIST 1")
     lines += _rim_lines(d)
@@ -529,6 +532,13 @@ def _zreg_parameters() -> dict[str, Any]:
     return params
 
 
+def _temporal_boundary(d: StencilDefinition) -> bool:
+    """Whether temporal blocking computes ``d``'s levels: the interior boundary with its
+    rim kept, or clamp (a level's neighbour beyond an edge is its edge point, in the
+    tile); not zero, wrap, reflect or symmetric."""
+    return d.boundary in ("interior", "clamp") and d.rim == RIM_KEEP
+
+
 _SAMPLERS = {"interior": "clamp-to-edge", "clamp": "clamp-to-edge", "zero": "zero-border"}
 
 NO_FP64_IMAGES = (
@@ -569,8 +579,9 @@ class _Geometry:
     def rim_vectors(self) -> bool:
         """Whether the vector technique's whole rim vectors (RIM), with the interior path
         (RIN), row blocks (BY, BZ) and SEP, apply: the interior and clamp boundaries (the
-        zero boundary has none)."""
-        return self.d.boundary in ("interior", "clamp")
+        zero boundary has none; the wrap, reflect and symmetric boundaries map each
+        lane's neighbour as clamp clamps it)."""
+        return self.d.boundary != "zero"
 
     @property
     def by(self) -> str:
@@ -669,6 +680,9 @@ def _shape_constraints(g: _Geometry) -> list[str]:
     ]
     if g.fp64:
         constraints.append("DOUBLE_SUPPORT == 1")
+    if g.d.boundary in MAPPED_BOUNDARIES:  # a neighbour beyond an edge maps inside
+        rx = g.d.radius[0]
+        constraints += [f"NX > {rx}", f"NY > {ry}"] + ([f"NZ > {rz}"] if dims3 else [])
     one_step = g.one_step
     if dims3:
         constraints += [
@@ -777,8 +791,8 @@ def _temporal_constraints(g: _Geometry) -> list[str]:
     constraints = [f"{d.steps} % TB == 0", f"TB == 1 or (LOCAL == 0 and {single})"]
     # rows per work-item of a temporal tile's level: at most the block's rows
     constraints.append("TR == 1 or (TB > 1 and STREAM == 0 and TR <= WY*CY)")
-    if d.boundary == "zero" or d.rim != RIM_KEEP:  # temporal blocking's levels clamp
-        constraints.append("TB == 1")  # or keep the rim: never 0 beyond it, nor write it
+    if not _temporal_boundary(d):  # temporal blocking's levels clamp or keep the rim:
+        constraints.append("TB == 1")  # never 0 or mapped beyond it, nor write it
     size = d.itemsize
     if g.dims3:
         constraints += [
@@ -825,8 +839,8 @@ def _techniques(g: _Geometry) -> dict[str, list[str]]:
     if g.stepping:
         for cons in techniques.values():
             cons += ["TB == 1", "TR == 1"]
-        if g.d.boundary == "zero" or g.d.rim != RIM_KEEP:  # temporal blocking clamps or
-            return techniques  # keeps the rim only
+        if not _temporal_boundary(g.d):  # temporal blocking clamps or keeps the rim only
+            return techniques
         # streaming (along z in 3D, along y in 2D) with TB time levels; tiles as an
         # alternative
         # temporal tiles alone compute several rows of a column per work-item (TR)
@@ -972,9 +986,11 @@ def describe(
     """The description (as plain data) of ``stencil`` rendered into ``source``."""
     d, _ = _as_definition(stencil)
     generated = isinstance(stencil, WeightedStencil)
-    if d.steps > 1 or d.pads or d.storage:  # an image holds the initial field only: the
-        image = False  # steps swap buffers; a padded field is read in its own rows (global,
-        # local, vec); an image holds no integer elements (read_imagef)
+    if d.steps > 1 or d.pads or d.storage or d.boundary in MAPPED_BOUNDARIES:
+        image = False  # an image holds the initial field only: the steps swap buffers; a
+        # padded field is read in its own rows (global, local, vec); an image holds no
+        # integer elements (read_imagef); a sampler wraps and mirrors only normalised
+        # coordinates
     g = _geometry(d, image)
     fp64 = g.fp64
     shape = list(d.shape_names)
@@ -993,11 +1009,15 @@ def describe(
         )
         kept = ["global", "local", "vec"] + (["stream"] if streams else [])
         techniques = {k: v for k, v in techniques.items() if k in kept}
-    image_doc = (
-        "read the input as an image"
-        if generated
-        else f"read {d.primary_field} as an image ({_SAMPLERS[d.boundary]} sampler)"
-    )
+    if d.boundary in MAPPED_BOUNDARIES:
+        image_doc = (
+            f"never set: the {d.boundary} boundary (an image's sampler wraps and mirrors "
+            "normalised coordinates only)"
+        )
+    elif generated:
+        image_doc = "read the input as an image"
+    else:
+        image_doc = f"read {d.primary_field} as an image ({_SAMPLERS[d.boundary]} sampler)"
     if fp64:
         image_doc = "never set: " + NO_FP64_IMAGES
     description: dict[str, Any] = {"kernel": d.kernel_name, "source": source}

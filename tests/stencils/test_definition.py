@@ -146,7 +146,7 @@ ERRORS = [
     ("dim: 3", "dim: unknown key (did you mean dims?)"),
     ("dims: 4", "dims: expected 2 or 3"),
     ("dtype: float16", "dtype: expected one of float32, float64"),
-    ("boundary: wrap", "boundary: expected one of interior, clamp, zero"),
+    ("boundary: mirror", "boundary: expected one of interior, clamp, zero, wrap, reflect"),
     (
         "terms[0].coefficient: c1",
         "terms[0].coefficient: unknown coefficient 'c1' (did you mean c0?)",
@@ -278,6 +278,20 @@ def test_load_definition_errors(tmp_path: Path) -> None:
 # the reference against a direct loop
 
 
+def edge(boundary: str, i: int, n: int) -> int:
+    """Where index ``i`` of an axis of ``n`` points is read (zero: clamped, then read as
+    0 by the caller)."""
+    if 0 <= i < n:
+        return i
+    if boundary == "wrap":
+        return i % n
+    if boundary == "reflect":  # about the edge point: -1 reads 1
+        return -i if i < 0 else 2 * n - 2 - i
+    if boundary == "symmetric":  # the edge repeated: -1 reads 0
+        return -1 - i if i < 0 else 2 * n - 1 - i
+    return min(max(i, 0), n - 1)
+
+
 def loop_reference(
     d: StencilDefinition,
     inputs: dict[str, np.ndarray],
@@ -298,9 +312,9 @@ def loop_reference(
         acc = t(0)
         for term in d.terms:
             dx, dy, dz = term.offset
-            zz = min(max(z + dz, 0), nz - 1)
-            yy = min(max(y + dy, 0), ny - 1)
-            xx = min(max(x + dx, 0), nx - 1)
+            zz, yy, xx = (
+                edge(d.boundary, i, n) for i, n in ((z + dz, nz), (y + dy, ny), (x + dx, nx))
+            )
             c = term.coefficient.typed_value(d.values, d.dtype)
             v = arrays[term.field][zz, yy, xx]
             if d.boundary == "zero" and (zz, yy, xx) != (z + dz, y + dy, x + dx):
@@ -344,7 +358,7 @@ def random_definition(
 
 @pytest.mark.parametrize("dims", [2, 3])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-@pytest.mark.parametrize("boundary", ["interior", "clamp", "zero"])
+@pytest.mark.parametrize("boundary", ["interior", "clamp", "zero", "wrap", "reflect", "symmetric"])
 def test_reference_matches_a_direct_loop(dims: int, dtype: str, boundary: str) -> None:
     rng = np.random.default_rng(dims * 100 + len(dtype) * 10 + len(boundary))
     for _ in range(3):
@@ -509,3 +523,34 @@ def test_tolerance_scales_with_dtype_and_terms() -> None:
     t32 = d.tolerance(1.0)
     d64 = parse(HOTSPOT.replace("float32", "float64"))
     assert 0 < d64.tolerance(1.0) < t32 < 1e-4
+
+
+@pytest.mark.parametrize(
+    ("boundary", "want"),
+    [
+        ("wrap", [8, 4, 6, 8, 10, 6]),  # -1 reads 6, 6 reads 1
+        ("reflect", [4, 4, 6, 8, 10, 10]),  # -1 reads 2, 6 reads 5
+        ("symmetric", [3, 4, 6, 8, 10, 11]),  # -1 reads 1, 6 reads 6
+    ],
+)
+def test_mapped_boundaries_read_beyond_the_edge_where_numpy_pad_does(
+    boundary: str, want: list[int]
+) -> None:
+    """1D in x: ``out[x] = u[x-1] + u[x+1]`` over u = 1..6; a pad is refused (the
+    boundary, not a pad, says what lies beyond the edge), and an axis no longer than the
+    radius is refused when the reference runs."""
+    data: dict[str, Any] = {
+        "dims": 2,
+        "boundary": boundary,
+        "fields": ["u"],
+        "output": "v",
+        "terms": [{"field": "u", "offset": [-1, 0]}, {"field": "u", "offset": [1, 0]}],
+    }
+    d = parse_definition(data, "m.stencil.yaml")
+    u = np.arange(1, 7, dtype=np.float32).reshape(1, 6)
+    got = d.reference({"u": u}, np.full((1, 6), -7, np.float32))
+    np.testing.assert_array_equal(got, [want])
+    with pytest.raises(InputError, match=rf"pad\.u: .*{boundary} boundary they are the points"):
+        parse_definition({**data, "pad": {"u": [1, 0]}}, "m.stencil.yaml")
+    with pytest.raises(ValueError, match="longer than the radius"):
+        d.reference({"u": u[:, :1]}, np.zeros((1, 1), np.float32))

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from gtune.description import load_kernel
 from gtune.kernel import TunableKernel
 from gtune.measure import OpenCLEvaluator, Status, select_device
-from gtune.stencils.definition import parse_definition
+from gtune.stencils.definition import MAPPED_BOUNDARIES, parse_definition
 from gtune.stencils.render import VEC_OUTS_MAX
 
 pytestmark = pytest.mark.opencl
@@ -159,9 +159,10 @@ def test_definition_verifies_in_every_technique(path: Path, limits: dict[str, in
     assert not rows or "SEP" in kernel.parameter_names, path.name
     done = verify_all(kernel, limits, separable)
     expected = {"global", "vec", "local", "stream"}  # streaming along z (3D) or y (2D)
-    if "float64" not in kernel.features.get("dtype", ""):
-        expected.add("image")
-    if kernel.features.get("boundary") in ("interior", "clamp"):  # whole rim vectors too
+    boundary = kernel.features.get("boundary")
+    if "float64" not in kernel.features.get("dtype", "") and boundary not in MAPPED_BOUNDARIES:
+        expected.add("image")  # (a sampler wraps and mirrors normalised coordinates only)
+    if boundary != "zero":  # whole rim vectors too
         expected |= {"vec rim", "vec blocks"}
         if "SEP" in kernel.parameter_names:  # and the weights applied axis by axis
             expected |= set(separable)

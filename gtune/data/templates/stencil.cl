@@ -80,6 +80,13 @@
  *   ZERO           with CLAMP=1: 1: zero boundary (a neighbour beyond an edge reads 0);
  *                  0: clamp boundary (the global, vector, local, image and streaming
  *                  techniques; not temporal blocking nor a padded field)
+ *   BORDER         with CLAMP=1, ZERO=0: 0: a neighbour beyond an edge reads the edge
+ *                  (clamp); 1: wrap (periodic: the other edge's points); 2: reflect
+ *                  (mirrored about the edge point: -1 reads 1, OpenCV's
+ *                  BORDER_REFLECT_101); 3: symmetric (mirrored with the edge repeated:
+ *                  -1 reads 0, BORDER_REFLECT). The global, vector, local and
+ *                  streaming techniques; not temporal blocking, images nor a padded
+ *                  field. Each axis's radius is below its size.
  *   RIM_WRITE      with CLAMP=0: 0: the rim keeps the output's prior contents; 1: each
  *                  rim point takes the primary field's value there; 2: RIM_CONST
  *                  (optional; every technique but temporal blocking)
@@ -93,7 +100,7 @@
  * and the rest of the output (the rim) keeps its prior contents, unless
  * RIM_WRITE writes it (a copy of the input or a constant); with CLAMP=1 every
  * point is written and a neighbour beyond an edge reads the edge value (per axis), or 0
- * with ZERO=1 (zero padding).
+ * with ZERO=1 (zero padding), or the point BORDER maps it to (wrap, reflect, symmetric).
  */
 
 /* STENCIL */
@@ -212,6 +219,9 @@
 #ifndef ZERO
 #define ZERO 0
 #endif
+#ifndef BORDER
+#define BORDER 0
+#endif
 #ifndef RIM_WRITE
 #define RIM_WRITE 0
 #endif
@@ -304,6 +314,12 @@
 #if ZERO && !CLAMP
 #error "ZERO (the zero boundary) writes every point: it needs CLAMP=1"
 #endif
+#if BORDER && (!CLAMP || ZERO || BORDER > 3)
+#error "BORDER (1 wrap, 2 reflect, 3 symmetric) writes every point from mapped neighbours: CLAMP=1, ZERO=0"
+#endif
+#if BORDER && (TB > 1 || IMAGE)
+#error "the wrap, reflect and symmetric boundaries are read by the global, vector, local and streaming techniques: TB=1, IMAGE=0"
+#endif
 #if ZERO && TB > 1
 #error "the zero boundary is not supported by temporal blocking (its levels clamp or keep the rim): TB=1"
 #endif
@@ -332,6 +348,9 @@
 #define SRC_PAD_Z 0
 #endif
 #define SRC_PADDED (SRC_PAD_X || SRC_PAD_Y || SRC_PAD_Z)
+#if SRC_PADDED && BORDER
+#error "a padded field holds its neighbours beyond the edge: the wrap, reflect and symmetric boundaries read no pad"
+#endif
 #if SRC_PADDED && ZERO
 #error "a padded field holds its neighbours beyond the edge in its pad: the zero boundary has none"
 #endif
@@ -358,9 +377,26 @@ typedef long idx_t;
 #define HIX NX
 #define HIY NY
 #define HIZ NZ
+#if BORDER
+/* BMAP(i, n): where neighbour index i of an axis of n points lands, for i at most the
+   radius beyond an edge (the radius is below n); the clamp around it keeps an index
+   farther out (a value that feeds no written point: a tile's or a block's spare rows)
+   inside the array. */
+#if BORDER == 1 /* wrap */
+#define BMAP(i, n) ((i) < 0 ? (i) + (n) : (i) >= (n) ? (i) - (n) : (i))
+#elif BORDER == 2 /* reflect: -1 reads 1, n reads n - 2 */
+#define BMAP(i, n) ((i) < 0 ? -(i) : (i) >= (n) ? 2 * (n) - 2 - (i) : (i))
+#else /* symmetric: -1 reads 0, n reads n - 1 */
+#define BMAP(i, n) ((i) < 0 ? -1 - (i) : (i) >= (n) ? 2 * (n) - 1 - (i) : (i))
+#endif
+#define CLX(i) min(max(BMAP((i), NX), 0), NX - 1)
+#define CLY(i) min(max(BMAP((i), NY), 0), NY - 1)
+#define CLZ(i) min(max(BMAP((i), NZ), 0), NZ - 1)
+#else
 #define CLX(i) min(max((i), 0), NX - 1)
 #define CLY(i) min(max((i), 0), NY - 1)
 #define CLZ(i) min(max((i), 0), NZ - 1)
+#endif
 #else
 /* The interior's margins below (RX_LO ...) and above (RX_HI ...) each axis: the radius,
    or (a definition's band: reach) how far the offsets reach that way, so a one-sided
@@ -827,7 +863,10 @@ static inline VT vin_words_(const VE w) {
 /* BY, BZ > 1: a block's rows may lie beyond an edge of the array (y < RY, say, where
    the next row of the block is written): their neighbours' rows are clamped into the
    array. Such rows are not written, and a written row's neighbours lie inside. */
-#if BY > 1 || BZ > 1
+#if (BY > 1 || BZ > 1) && BORDER /* a written row's neighbours mapped as CLY maps them */
+#define VRY(i) CLY(i)
+#define VRZ(i) CLZ(i)
+#elif BY > 1 || BZ > 1
 #define VRY(i) min(max((i), 0), NY - 1)
 #define VRZ(i) min(max((i), 0), NZ - 1)
 #else
@@ -2505,7 +2544,9 @@ void KERNEL_NAME(KERNEL_ARGS)
         const REAL v_ = FIELD_AT(f, z + (dz), y + (dy), x + (dx));                       \
         r += (w) * F(v_);                                                                \
     }
-#if CLAMP && !ZERO /* planes beyond an edge are the edge plane, loaded again */
+#if BORDER /* planes beyond an edge are the planes the boundary maps them to */
+#define PLANE_AT(p) CLZ(p)
+#elif CLAMP && !ZERO /* planes beyond an edge are the edge plane, loaded again */
 #define PLANE_AT(p) min(max((p), 0), NZ - 1)
 #else
 #define PLANE_AT(p) (p)
