@@ -778,9 +778,11 @@ def with_weights(face: Interface, weights: Mapping[str, Sequence[float]]) -> Int
 
 
 def with_held(face: Interface, names: Sequence[str]) -> Interface:
-    """``face`` with these integer arguments held at their given values (``--fixed``):
-    each may change what the kernel computes (a filter's size), and the definition is
-    the kernel at that value."""
+    """``face`` with these arguments held at their given values (``--fixed``): each may
+    change what the kernel computes (a filter's size; with integer elements, a float
+    scale or offset, OpenCV's ``alpha`` and ``delta``, whose weights a definition of
+    integer elements cannot take at run time), and the definition is the kernel at that
+    value."""
     by_name = {s.name: s for s in face.scalars}
     lanes = [s.name for s in face.scalars if s.lane_of in names]  # a vector's name: its lanes
     names = [*(n for n in names if n not in {s.lane_of for s in face.scalars}), *lanes]
@@ -792,10 +794,16 @@ def with_held(face: Interface, names: Sequence[str]) -> Interface:
                 f"{name} is not a scalar argument of kernel {face.kernel_name} ({known})",
                 source="--fixed",
             )
-        if s.axis is not None or s.dtype.startswith("float"):
-            kind = "a size" if s.axis is not None else "a float scalar (a weight)"
+        if s.axis is not None or (s.dtype.startswith("float") and face.dtype in _NP):
+            kind = (
+                "a size"
+                if s.axis is not None
+                else "a float scalar of a float kernel (a weight, which the definition "
+                "keeps as a coefficient)"
+            )
             raise InputError(
-                f"{name} is {kind}; --fixed holds an integer argument that is no size",
+                f"{name} is {kind}; --fixed holds an integer argument that is no size, or "
+                "a float argument of a kernel of integer elements",
                 source="--fixed",
             )
     return replace(face, held=face.held | frozenset(names))
@@ -2014,25 +2022,38 @@ def lift_with(
     lifter.relevance()
     try:
         lifter.coefficients()
-        definition = build_definition(face, lifter.lifted(), **kw)
-        if lifter.other_boundary(definition):  # taps beyond the edge read 0 or mapped
-            definition = build_definition(face, lifter.lifted(), **kw)
-        definition = _stepped_or_checked(lifter, definition, source)
+        definition = _bounded_and_checked(lifter, face, kw, source)
     except NotAStencil as first:
         if not any(lifter.relevant.values()):
             raise _with_steps_hint(lifter, first) from None
         try:
             lifter.laurent()
-            definition = build_definition(face, lifter.lifted(), **kw)
-            if lifter.other_boundary(definition):
-                definition = build_definition(face, lifter.lifted(), **kw)
-            definition = _stepped_or_checked(lifter, definition, source)
+            definition = _bounded_and_checked(lifter, face, kw, source)
         except NotAStencil as second:
             why = first.why  # the same twice: the boundary, say (no reading of weights helps)
             if second.why != first.why:
                 why = f"{first.why}; read with powers from -2 to 2: {second.why}"
             raise _with_steps_hint(lifter, face.refuse(why)) from None
     return definition, lifter.launches
+
+
+def _bounded_and_checked(
+    lifter: _Lifter, face: Interface, kw: dict[str, Any], source: str
+) -> StencilDefinition:
+    """The lifted definition with the boundary the kernel has (taps beyond the edge
+    clamped, 0, or mapped by wrap, reflect or symmetric), as steps or checked. k
+    clamped steps of a symmetric stencil read, as one stencil, what the symmetric
+    boundary reads (each step's mirror image is even about the edge): then the steps,
+    the kernel's own form, which temporal blocking serves too."""
+    definition = build_definition(face, lifter.lifted(), **kw)
+    if lifter.other_boundary(definition):  # taps beyond the edge read 0 or mapped
+        clamped, definition = definition, build_definition(face, lifter.lifted(), **kw)
+        if definition.boundary in MAPPED_BOUNDARIES:
+            stepped = as_steps(clamped, lifter.run, lifter.random, source, lifter.user, lifter.rng)
+            if stepped is not None:
+                lifter.boundary = clamped.boundary
+                return stepped
+    return _stepped_or_checked(lifter, definition, source)
 
 
 def _stepped_or_checked(

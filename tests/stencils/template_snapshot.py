@@ -49,6 +49,16 @@ def without_rim_vectors(text: str) -> str:
     return text.replace(RIM_VECTORS_ON, "#if 0\n#define RIM_X_IN_VECTORS 1\n")
 
 
+def older_definitions(folder: Path) -> list[Any]:
+    """The definitions of ``folder`` every snapshot renders: all but those with a wrap,
+    reflect or symmetric boundary (the template's ``BORDER``, newer than any snapshot;
+    their own results: test_definition_opencl.py)."""
+    from gtune.stencils.definition import MAPPED_BOUNDARIES, load_definition
+
+    defs = [load_definition(p) for p in sorted(folder.glob("*.stencil.yaml"))]
+    return [d for d in defs if d.boundary not in MAPPED_BOUNDARIES]
+
+
 def cpp(text: str, flags: list[str], tmp: Path) -> tuple[int, str]:
     """``text`` preprocessed with ``flags``: the exit status, and the output with its
     messages (an ``#error`` is read from it)."""

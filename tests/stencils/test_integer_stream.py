@@ -22,11 +22,11 @@ from typing import Any
 import pytest
 
 from gtune.description import load_kernel
-from gtune.stencils.definition import StencilDefinition, load_definition, parse_definition
+from gtune.stencils.definition import StencilDefinition, parse_definition
 from gtune.stencils.real import REAL
 from gtune.stencils.render import describe, integer_streams
 from tests.inprocess import Cli
-from tests.stencils.template_snapshot import beside_snapshot, cpp, sizes_of
+from tests.stencils.template_snapshot import beside_snapshot, cpp, older_definitions, sizes_of
 from tests.stencils.test_int_words import _arrays, _evaluator, _outputs_of, allowed
 from tests.stencils.test_integer_vec import _definition as integer_definition
 from tests.stencils.test_integer_vec import _random_weights
@@ -54,7 +54,7 @@ def test_float_kernels_stream_with_the_code_before(tmp_path: Path) -> None:
     separable, padded), with streaming's switches, preprocess to the text of the
     template before integer elements streamed."""
     stencils: list[Any] = [REAL[n]() for n in sorted(REAL)]
-    stencils += [load_definition(p) for p in sorted(CORPUS.glob("*.stencil.yaml"))]
+    stencils += older_definitions(CORPUS)
     checked = 0
     for block, new, old in beside_snapshot(BEFORE, stencils):
         for cfg in _stream_configs(block):

@@ -22,11 +22,11 @@ import numpy as np
 import pytest
 
 from gtune.description import load_kernel
-from gtune.stencils.definition import StencilDefinition, load_definition, parse_definition
+from gtune.stencils.definition import StencilDefinition, parse_definition
 from gtune.stencils.elements import store_vector_macro
 from gtune.stencils.real import REAL
 from gtune.stencils.render import describe, integer_streams, render_source
-from tests.stencils.template_snapshot import beside_snapshot, cpp, sizes_of
+from tests.stencils.template_snapshot import beside_snapshot, cpp, older_definitions, sizes_of
 
 ROOT = Path(__file__).resolve().parents[2]
 BEFORE = ROOT / "tests" / "data" / "stencil_before_int_vec.cl.gz"
@@ -219,7 +219,7 @@ def test_float_kernels_preprocess_to_the_code_before_integer_vectors(tmp_path: P
     technique's switches to the same text as the template before integer elements had
     the vector technique, rendered with the same stencil."""
     stencils: list[Any] = [REAL[n]() for n in sorted(REAL)]
-    stencils += [load_definition(p) for p in sorted(CORPUS.glob("*.stencil.yaml"))]
+    stencils += older_definitions(CORPUS)
     for block, new, old in beside_snapshot(BEFORE, stencils):
         for cfg in _vector_configs(block):
             flags = sizes_of(block) + cfg.split()

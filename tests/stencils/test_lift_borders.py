@@ -153,3 +153,48 @@ def test_opencvs_filter2d_with_its_default_border_lifts_tunes_and_drops_in(
     defn = load_definition(out)
     assert defn.boundary == "reflect"
     _drop_in_matches(tuned, defn, {"NX": 64, "NY": 32})
+
+
+# OpenCV's 8-bit filters take a float scale and offset (boxFilter's alpha, filter2D's
+# delta) that a definition of integer elements cannot read at run time: held with --fixed
+SCALED_U8 = """
+int r101(int i, int n) { return i < 0 ? -i : (i >= n ? 2 * n - 2 - i : i); }
+__kernel void box(__global const uchar *src, __global uchar *dst, int w, int h,
+                  float alpha, float delta)
+{
+    const int x = get_global_id(0), y = get_global_id(1);
+    if (x >= w || y >= h) return;
+    int s = 0;
+    for (int j = -1; j <= 1; ++j)
+        for (int i = -1; i <= 1; ++i)
+            s += src[r101(y + j, h) * w + r101(x + i, w)];
+    dst[y * w + x] = convert_uchar_sat_rte(alpha * (float)s + delta);
+}
+"""
+
+
+def test_a_float_scale_of_an_integer_kernel_is_held_with_fixed(
+    tmp_path: Path, gtune_here: Cli
+) -> None:
+    """Without --fixed the scale is refused with the hint to hold it; held, the
+    definition takes the kernel at that value (alpha in the weights, bit for bit) and
+    records the argument as one the tuned kernel ignores. A float weight of a float
+    kernel is a coefficient: --fixed refuses it."""
+    flags = ("--size", "32x24", "--scalar", "w=NX", "--scalar", "h=NY")
+    values = ("--scalar", "alpha=1/9", "--scalar", "delta=0")
+    rc, said, out = _lift(tmp_path, gtune_here, SCALED_U8, *flags, *values)
+    assert rc == 2 and "--fixed alpha" in said
+    rc, said, out = _lift(
+        tmp_path, gtune_here, SCALED_U8, *flags, *values, "--fixed", "alpha", "--fixed", "delta"
+    )
+    assert rc == 0, said
+    defn = load_definition(out)
+    assert defn.boundary == "reflect" and defn.storage == "uint8" and len(defn.terms) == 9
+    assert {t.coefficient.factor for t in defn.terms} == {1 / 9}
+    ignored = {a.name: a.value for a in defn.arguments if a.kind == "ignored"}
+    assert ignored == {"alpha": pytest.approx(1 / 9), "delta": 0.0}
+    floats = FILTER.replace("MAP", MAPS["wrap"]).replace("T *src", "float *src")
+    floats = floats.replace("int w, int h)", "int w, int h, float k)").replace("/ 16.0f", "* k")
+    out.unlink()
+    rc, said, _ = _lift(tmp_path, gtune_here, floats, *flags, "--scalar", "k=0.5", "--fixed", "k")
+    assert rc == 2 and "a float scalar of a float kernel" in said

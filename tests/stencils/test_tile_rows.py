@@ -32,7 +32,7 @@ from gtune.stencils.real import REAL
 from gtune.stencils.render import definition_description, render_source, template_source
 from tests.conftest import load_script
 from tests.stencils import test_int_words as words
-from tests.stencils.template_snapshot import beside_snapshot, cpp, sizes_of
+from tests.stencils.template_snapshot import beside_snapshot, cpp, older_definitions, sizes_of
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "tests" / "data" / "definitions"
@@ -48,7 +48,7 @@ def test_kernels_without_tr_preprocess_as_before(tmp_path: Path) -> None:
     tiles and temporal streaming, TR left out and TR = 1: the text of the template
     from before TR."""
     stencils: list[Any] = [REAL[n]() for n in sorted(REAL)]
-    stencils += [load_definition(p) for p in sorted(CORPUS.glob("*.stencil.yaml"))]
+    stencils += older_definitions(CORPUS)
     for block, new, old in beside_snapshot(BEFORE, stencils):
         assert new != old  # the snapshot is the template from before TR
         for cfg in words._float_configs(block):
