@@ -226,6 +226,35 @@ def test_zero_boundary_reads_zero_not_the_edge(name: str, limits: dict[str, int]
         evaluator.close()
 
 
+MAPPED = ("wrap3d_r2", "reflect2d_conv", "symmetric3d_box")
+
+
+@pytest.mark.usefixtures("shared_workers")
+@pytest.mark.parametrize("name", MAPPED)
+def test_mapped_boundaries_read_the_mapped_point_not_the_edge(
+    name: str, limits: dict[str, int]
+) -> None:
+    """The wrap, reflect and symmetric definitions rendered without BORDER (so clamping
+    their neighbours, every point still written) fail verification: the corpus' mapped
+    definitions test where a neighbour beyond an edge is read. The three take the
+    techniques by turns, each technique's (and the whole rim vectors') teeth once."""
+    from dataclasses import replace
+
+    kernel = load_kernel(ROOT / "tests" / "data" / "definitions" / f"{name}.stencil.yaml")
+    kernel = kernel.with_sizes(small(kernel))
+    border = f"#define BORDER {MAPPED_BOUNDARIES[kernel.features['boundary']]}"
+    assert border in kernel.source
+    clamped = replace(kernel, source=kernel.source.replace(border, ""))
+    evaluator = OpenCLEvaluator(clamped, runs=1)
+    try:
+        configs = list(technique_configs(kernel, limits, separable=()).items())
+        assert {"global", "vec", "local", "stream", "vec rim"} <= {n for n, _ in configs}
+        for technique, cfg in configs[MAPPED.index(name) :: len(MAPPED)]:
+            assert evaluator.evaluate(cfg).status is Status.WRONG_RESULT, technique
+    finally:
+        evaluator.close()
+
+
 @pytest.mark.usefixtures("shared_workers")
 def test_zero_boundary_time_steps_verify_without_temporal_blocking(
     tmp_path: Path, limits: dict[str, int]
