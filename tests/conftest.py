@@ -423,12 +423,30 @@ def trusted_test_references(tmp_path_factory: pytest.TempPathFactory):
         os.environ[TRUST_ENV] = before
 
 
-@pytest.fixture(scope="module")
-def _module_worker_pools() -> Iterator[dict[str, Any]]:
-    pools: dict[str, Any] = {}
-    yield pools
-    for pool in pools.values():
-        pool.close()
+#: What a worker process reads from its environment when it starts: the pools of
+#: ``shared_workers`` are kept per value of these (``pocl_optimised``'s modules, say).
+WORKER_ENV = (POCL_FLAGS, "POCL_MAX_PTHREAD_COUNT", "POCL_DEVICES", "OCL_ICD_VENDORS")
+
+
+@pytest.fixture(scope="session")
+def _session_worker_pools() -> Iterator[dict[tuple[str | None, ...], dict[str, Any]]]:
+    by_env: dict[tuple[str | None, ...], dict[str, Any]] = {}
+    yield by_env
+    for pools in by_env.values():
+        for pool in pools.values():
+            pool.close()
+
+
+@pytest.fixture
+def _worker_pools(
+    _session_worker_pools: dict[tuple[str | None, ...], dict[str, Any]],
+) -> dict[str, Any]:
+    """The pools for the environment workers start in now, kept for the whole session:
+    a worker process (an interpreter, pyopencl, a driver context, and PoCL's kernel
+    library, which PoCL loads into each process that builds: about 1.5 s of CPU in
+    all) serves every module's tests, not one module's."""
+    env = tuple(os.environ.get(k) for k in WORKER_ENV)
+    return _session_worker_pools.setdefault(env, {})
 
 
 def _own_references_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -452,10 +470,11 @@ def _own_references_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def shared_workers(
-    _module_worker_pools: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+    _worker_pools: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[None]:
-    """Inside the test, OpenCL evaluators share worker processes with the module's other
-    tests that use this (``reuse_workers``, as a campaign worker shares them): each
+    """Inside the test, OpenCL evaluators share worker processes with the session's other
+    tests that use this (``reuse_workers``, as a campaign worker shares them; commands
+    run in the test's process too, ``gtune_here``): each
     evaluator after the first skips starting a worker (a fresh interpreter, pyopencl, a
     driver context), and gtune's own numpy references run in the test's process
     (``_own_references_in_process``). For tests that check kernels' results; tests of
@@ -463,7 +482,7 @@ def shared_workers(
     from gtune.measure.pool import reuse_workers
 
     _own_references_in_process(monkeypatch)
-    with reuse_workers(_module_worker_pools):
+    with reuse_workers(_worker_pools):
         yield
 
 

@@ -155,7 +155,12 @@ def pool_for(device: DeviceLimits) -> WorkerPool | None:
 @contextlib.contextmanager
 def reuse_workers(pools: dict[str, WorkerPool] | None = None) -> Iterator[dict[str, WorkerPool]]:
     """Evaluators made inside share worker processes per device; closed on exit unless
-    ``pools`` was given (a long-lived process keeps its own, see gtune.campaign.task)."""
+    ``pools`` was given (a long-lived process keeps its own, see gtune.campaign.task).
+    Inside another ``reuse_workers`` and without ``pools``, the outer block's pools
+    serve (a command run by a program that keeps its workers: they stay open)."""
+    outer = _POOLS.get()
+    if pools is None and outer is not None:
+        pools = outer
     own = pools is None
     mine: dict[str, WorkerPool] = {} if pools is None else pools
     token = _POOLS.set(mine)

@@ -12,7 +12,7 @@ import pytest
 from gtune.measure import OpenCLEvaluator, Status
 from gtune.plain import plain_kernel
 
-pytestmark = pytest.mark.opencl
+pytestmark = [pytest.mark.opencl, pytest.mark.usefixtures("shared_workers")]
 
 CORPUS = Path(__file__).parents[1] / "data" / "corpus"
 SMOOTH: dict[str, Any] = {

@@ -39,6 +39,9 @@ from gtune.stencils.lift import (
 from tests.conftest import ROOT, run_tuned_example
 from tests.inprocess import Cli
 
+# evaluators share the session's worker processes (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("shared_workers")
+
 PLAIN = ROOT / "stencils" / "plain"
 MANIFEST = yaml.safe_load((PLAIN / "manifest.yaml").read_text())["kernels"]
 # (`ci: none`: left to benchmarks/lift_corpus.py --small; `ci: lift`: not tuned here)
@@ -565,7 +568,6 @@ def lifted(device: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
 
 
 @pytest.mark.opencl
-@pytest.mark.usefixtures("shared_workers")
 @pytest.mark.parametrize("name", LIFTED)
 def test_corpus_kernel_lifts_and_matches_its_original(name: str, device: Any, lifted: Any):
     kernel = _open_plain(name)
@@ -585,7 +587,6 @@ def test_corpus_kernel_lifts_and_matches_its_original(name: str, device: Any, li
 
 @pytest.mark.opencl
 @pytest.mark.slow
-@pytest.mark.usefixtures("shared_workers")
 @pytest.mark.parametrize("name", TUNED)
 def test_corpus_kernel_tunes_against_its_original(
     name: str, device: Any, lifted: Any, tmp_path: Path
@@ -626,7 +627,6 @@ WRONG = sorted(n for n, e in CHECKED.items() if "wrong" in e)
 
 
 @pytest.mark.opencl
-@pytest.mark.usefixtures("shared_workers")
 @pytest.mark.parametrize("name", WRONG)
 def test_a_wrong_variant_of_a_corpus_kernel_is_caught(
     name: str, device: Any, lifted: Any, tmp_path: Path
@@ -880,7 +880,6 @@ def _reach(offsets: set[tuple[int, ...]], dims: int) -> list[int]:
 
 
 @pytest.mark.opencl
-@pytest.mark.usefixtures("shared_workers")
 @pytest.mark.slow
 # Six of the ten seeds the pattern below spans: each boundary in 2D and 3D, each of the
 # four pairs of dimensions and element type, a kernel marching along z (seed 9; seeds 1,

@@ -20,7 +20,7 @@ from tests.inprocess import Cli
 from tests.stencils.plain_helpers import PLAIN, lift_run_export
 from tests.stencils.test_lift_local_args import _drop_in_matches
 
-pytestmark = pytest.mark.opencl
+pytestmark = [pytest.mark.opencl, pytest.mark.usefixtures("shared_workers")]
 
 MANIFEST = yaml.safe_load((PLAIN / "manifest.yaml").read_text())["kernels"]
 

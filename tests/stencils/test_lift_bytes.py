@@ -26,6 +26,9 @@ from tests.inprocess import Cli
 from tests.stencils.plain_helpers import PLAIN, open_corpus, plain_from_text
 from tests.stencils.test_lift_local_args import _drop_in_matches
 
+# evaluators share the session's worker processes (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("shared_workers")
+
 MANIFEST = yaml.safe_load((PLAIN / "manifest.yaml").read_text())["kernels"]
 
 

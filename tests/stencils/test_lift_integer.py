@@ -18,6 +18,9 @@ from gtune.stencils.lift import Interface, NotAStencil, ScalarArg, lift_with
 from gtune.stencils.lift_int import simplest
 from tests.inprocess import Cli
 
+# evaluators share the session's worker processes (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("shared_workers")
+
 BINOMIAL = [
     {"field": "src", "offset": [dx, dy], "coefficient": f"{(2 - abs(dx)) * (2 - abs(dy))}/16"}
     for dy in (-1, 0, 1)

@@ -19,6 +19,9 @@ from gtune.stencils.lift import Interface, interface, with_weights
 from tests.inprocess import Cli
 from tests.stencils.plain_helpers import PLAIN, open_corpus, plain_from_text
 
+# evaluators share the session's worker processes (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("shared_workers")
+
 PITCH_FLAGS = (
     "--array", "in=NX+2,NY+2", "--scalar", "width=NX", "--scalar", "height=NY",
     "--scalar", "in_pitch=NX+2", "--scalar", "inv_h2=4.0", "--default", "WX=8,WY=4",

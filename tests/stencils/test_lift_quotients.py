@@ -13,6 +13,9 @@ from gtune.stencils.definition import load_definition
 from tests.conftest import ROOT, run_tuned_example
 from tests.inprocess import Cli
 
+# evaluators share the session's worker processes (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("shared_workers")
+
 
 @pytest.mark.opencl
 @pytest.mark.slow

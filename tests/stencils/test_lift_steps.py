@@ -15,6 +15,9 @@ from gtune.stencils.lift import Interface, ScalarArg, lift_with
 from gtune.stencils.lift_steps import kth_root, power
 from tests.inprocess import Cli
 
+# evaluators share the session's worker processes (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("shared_workers")
+
 EPS32 = float(np.finfo(np.float32).eps)
 
 

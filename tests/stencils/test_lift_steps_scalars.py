@@ -19,6 +19,9 @@ from gtune.stencils.lift_steps import kth_root, power
 from tests.conftest import ROOT
 from tests.inprocess import Cli
 
+# evaluators share the session's worker processes (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("shared_workers")
+
 EPS32 = float(np.finfo(np.float32).eps)
 PLAIN = ROOT / "stencils" / "plain"
 AROUND = ([1, 0], [-1, 0], [0, 1], [0, -1])

@@ -23,6 +23,9 @@ from tests.conftest import run_tuned_example
 from tests.inprocess import Cli
 from tests.stencils.plain_helpers import lift_run_export, plain_from_text
 
+# evaluators share the session's worker processes (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("shared_workers")
+
 DIMS = """
 __kernel void k(__global uint *out, __global const uint *in, const uint2 dims, const int2 m)
 {

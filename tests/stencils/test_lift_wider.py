@@ -18,6 +18,9 @@ from gtune.stencils.lift import EDGE_MISMATCH, Interface, NotAStencil, ScalarArg
 from tests.conftest import ROOT
 from tests.inprocess import Cli
 
+# evaluators share the session's worker processes (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("shared_workers")
+
 SHAPE = (20, 24)
 
 

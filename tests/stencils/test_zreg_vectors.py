@@ -21,6 +21,9 @@ from gtune.stencils.render import template_source
 from tests.stencils.test_tile_rows import _steps_equal
 from tests.stencils.test_zreg_rows_candidate import CORPUS, HEAT, ROOT
 
+# evaluators share the session's worker processes (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("shared_workers")
+
 LAPLACIAN = ROOT / "stencils" / "laplacian4.stencil.yaml"
 ZV = {"STREAM": 1, "ZREG": 2, "LOCAL": 0, "VX": 4, "BX": 4}
 
