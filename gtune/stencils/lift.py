@@ -105,6 +105,23 @@ def other_boundaries(radius: Sequence[int], shape: Sequence[int]) -> list[str]:
     return ["zero", *(MAPPED_BOUNDARIES if fits else ())]
 
 
+def matching_boundary(
+    definition: StencilDefinition,
+    radius: Sequence[int],
+    shape: Sequence[int],
+    matches: Callable[[StencilDefinition], bool],
+) -> str | None:
+    """The boundary of ``other_boundaries`` under which the kernel's output ``matches``
+    the clamped ``definition`` with that boundary instead (the first, in their order);
+    None where the clamped definition matches already, or no other boundary does."""
+    if matches(definition):
+        return None
+    for boundary in other_boundaries(radius, shape):
+        if matches(replace(definition, boundary=boundary)):
+            return boundary
+    return None
+
+
 class NotAStencil(InputError):
     """The kernel is not a linear stencil a definition can express (exit status 2)."""
 
@@ -1403,13 +1420,11 @@ class _Lifter:
             ref = d.reference(dict(inputs), self.r1, vals).astype(np.float64)
             return bool((np.abs(out - ref) <= tol).all())
 
-        if matches(definition):
+        boundary = matching_boundary(definition, self.radius, self.face.shape, matches)
+        if boundary is None:
             return False
-        for boundary in other_boundaries(self.radius, self.face.shape):
-            if matches(replace(definition, boundary=boundary)):
-                self.boundary = boundary
-                return True
-        return False
+        self.boundary = boundary
+        return True
 
     def _shape_text(self) -> str:
         return "x".join(str(n) for n in reversed(self.face.shape))

@@ -70,7 +70,7 @@ from gtune.stencils.lift import (
     _Monomial,
     _weight_values,
     definition_data,
-    other_boundaries,
+    matching_boundary,
     primary_view,
     rim_of,
 )
@@ -652,14 +652,11 @@ def _other_boundary(lifter: _IntLifter, definition: StencilDefinition) -> Stenci
     def matches(d: StencilDefinition) -> bool:
         return bool((out == lifter.exact(d.reference(inputs, lifter.r1))).all())
 
-    if matches(definition):
+    boundary = matching_boundary(definition, lifter.radius, face.shape, matches)
+    if boundary is None:
         return definition
-    for boundary in other_boundaries(lifter.radius, face.shape):
-        other = replace(definition, boundary=boundary)
-        if matches(other):
-            lifter.boundary = boundary
-            return other
-    return definition
+    lifter.boundary = boundary
+    return replace(definition, boundary=boundary)
 
 
 def _check(lifter: _IntLifter, definition: StencilDefinition) -> None:
