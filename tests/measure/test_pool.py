@@ -51,3 +51,20 @@ def test_without_a_pool_an_evaluator_stops_its_workers(data_dir) -> None:
     measure = ev._measure.process
     ev.close()
     assert not _alive(measure)
+
+
+def test_a_nested_block_lends_the_outer_pools_and_leaves_them_open(data_dir) -> None:
+    """A command run inside a program's own ``reuse_workers`` (``gtune run`` called from
+    a long-lived process) measures with that program's workers and does not close them."""
+    kernel = load_kernel(data_dir / "naive7.cl")
+    with reuse_workers() as outer:
+        with reuse_workers() as inner:
+            assert inner is outer
+            ev = OpenCLEvaluator(kernel, runs=1, compile_workers=1)
+            assert [r.status for r in ev.evaluate_batch([GOOD])] == [Status.OK]
+            measure = ev._measure.process
+            ev.close()
+        assert _alive(measure)  # the inner block's end left it to the outer one
+        (pool,) = outer.values()
+        assert pool.started == 1
+    assert not _alive(measure)
