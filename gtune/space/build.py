@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numpy as np
-
 from gtune.device import DeviceLimits
 from gtune.kernel import Config, TunableKernel
 from gtune.result import ResultStore
@@ -58,11 +56,14 @@ def solve_space(
     if after and len(rows):
         env: dict[str, object] = dict(model.env)
         names = frozenset().union(*(c.expr.names for c in after))
-        env.update(row_columns(model.parameters, rows, names))
-        keep = np.ones(len(rows), dtype=bool)
-        for c in after:
-            keep &= holds(c.expr, env, len(rows))
-        rows = rows[keep]
+        columns = row_columns(model.parameters, rows, names)
+        env.update(columns)
+        for c in after:  # each on the rows the ones before kept
+            keep = holds(c.expr, env, len(rows))
+            if not keep.all():
+                rows = rows[keep]
+                env.update((n, col[keep]) for n, col in columns.items())
+                columns = {n: env[n] for n in columns}
     if len(rows) == 0 and not allow_empty:
         raise explain_unsatisfiable(model, timeout)
     exclusions = Exclusions()
