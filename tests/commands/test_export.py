@@ -44,6 +44,7 @@ def tuned_store(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return db, report_path
 
 
+@pytest.mark.usefixtures("shared_workers")
 def test_run_results_export_and_the_example_agree(
     tmp_path: Path, tuned_store: tuple[Path, Path], gtune_here: Cli
 ) -> None:
@@ -167,6 +168,7 @@ def test_jacobi2d_and_temporal_exports_build_and_verify(config: dict[str, int]) 
     assert _evaluated_as_exported(stepped, temporal) == Status.OK
 
 
+@pytest.mark.usefixtures("shared_workers")
 def test_export_keeps_files_refuses_links_and_names_a_wrong_device(
     tmp_path: Path, tuned_store: tuple[Path, Path], gtune_here: Cli
 ) -> None:

@@ -249,6 +249,7 @@ def _example(tuned: Path, original: Path, *extra: str) -> str:
 @pytest.mark.opencl
 @pytest.mark.slow
 @pytest.mark.parametrize("fixed", [False, True])
+@pytest.mark.usefixtures("shared_workers")
 def test_padded_convolution_with_a_filter_array_lift_run_export(
     tmp_path: Path, fixed: bool, gtune_here: Cli
 ) -> None:

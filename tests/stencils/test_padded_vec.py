@@ -205,6 +205,7 @@ def _open_corpus(name: str) -> Any:
 
 @pytest.mark.opencl
 @pytest.mark.parametrize("name", ["convolution"])  # conv_padded_mask: the same idiom
+@pytest.mark.usefixtures("shared_workers")
 def test_a_padded_corpus_convolution_tunes_with_vec_against_its_original(
     name: str, tmp_path: Path
 ) -> None:
