@@ -62,8 +62,8 @@ def solve_space(
             keep = holds(c.expr, env, len(rows))
             if not keep.all():
                 rows = rows[keep]
-                env.update((n, col[keep]) for n, col in columns.items())
-                columns = {n: env[n] for n in columns}
+                columns = {n: col[keep] for n, col in columns.items()}
+                env.update(columns)
     if len(rows) == 0 and not allow_empty:
         raise explain_unsatisfiable(model, timeout)
     exclusions = Exclusions()
