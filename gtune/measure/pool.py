@@ -158,9 +158,8 @@ def reuse_workers(pools: dict[str, WorkerPool] | None = None) -> Iterator[dict[s
     ``pools`` was given (a long-lived process keeps its own, see gtune.campaign.task).
     Inside another ``reuse_workers`` and without ``pools``, the outer block's pools
     serve (a command run by a program that keeps its workers: they stay open)."""
-    outer = _POOLS.get()
-    if pools is None and outer is not None:
-        pools = outer
+    if pools is None:
+        pools = _POOLS.get()  # an outer block's, or None
     own = pools is None
     mine: dict[str, WorkerPool] = {} if pools is None else pools
     token = _POOLS.set(mine)
