@@ -7,6 +7,7 @@ array: microseconds to milliseconds, with no solver in the loop.
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
@@ -24,6 +25,7 @@ IntArray = npt.NDArray[np.int64]
 ExcludeHook = Callable[[Config, str], None]
 
 _KEY_LIMIT = 2**62
+_TABLE_LIMIT = 2**20  # values spanned by the columns, for one lookup table
 
 
 class Exclusions:
@@ -97,17 +99,47 @@ class EnumeratedSpace(Space):
     # -- construction helpers ------------------------------------------------------
     def _canonical(self, rows: IntArray) -> tuple[IntArray, IntArray]:
         """Sort rows in domain order (deterministic) and drop duplicates."""
-        for i, p in enumerate(self._params):
-            outside = ~np.isin(rows[:, i], self._domains[p])
+        indices = self._domain_indices(rows)
+        if not self._use_keys:
+            unique_rows = np.unique(rows, axis=0) if len(rows) else rows
+            return np.ascontiguousarray(unique_rows), np.zeros(0, dtype=np.int64)
+        keys = indices @ self._place_values()
+        if len(keys) > 1 and not bool((keys[1:] > keys[:-1]).all()):
+            keys, first = np.unique(keys, return_index=True)  # (solved rows come sorted)
+            rows = rows[first]
+        return np.ascontiguousarray(rows), keys
+
+    def _domain_indices(self, rows: IntArray) -> IntArray:
+        """Each value's index in its parameter's domain (the shape of ``rows``), through
+        one table of every column's values: a few passes over the array, where a search
+        column by column would stride through it twice a parameter."""
+        domains = [np.asarray(self._domains[p], dtype=np.int64) for p in self._params]
+        if rows.size == 0:
+            return np.zeros(rows.shape, dtype=np.int64)
+        low, high = rows.min(axis=0), rows.max(axis=0)
+        if sum(int(h) - int(lo) + 1 for lo, h in zip(low, high, strict=True)) <= _TABLE_LIMIT:
+            span = high - low + 1
+            starts = np.concatenate(([0], np.cumsum(span)[:-1]))
+            table = np.full(int(span.sum()), -1, dtype=np.int64)
+            for j, domain in enumerate(domains):
+                seen = domain[(domain >= low[j]) & (domain <= high[j])]
+                table[starts[j] + seen - low[j]] = np.searchsorted(domain, seen)
+            indices: IntArray = np.take(table, rows + (starts - low))
+            if not bool((indices < 0).any()):
+                return indices
+        for j, (p, domain) in enumerate(zip(self._params, domains, strict=True)):
+            outside = ~np.isin(rows[:, j], domain)
             if outside.any():
-                bad = int(rows[outside.argmax(), i])
+                bad = int(rows[outside.argmax(), j])
                 raise InputError(f"configuration value {p}={bad} is outside its domain")
-        if self._use_keys:
-            keys = self._encode(rows)
-            keys, first = np.unique(keys, return_index=True)
-            return np.ascontiguousarray(rows[first]), keys
-        unique_rows = np.unique(rows, axis=0) if len(rows) else rows
-        return np.ascontiguousarray(unique_rows), np.zeros(0, dtype=np.int64)
+        return np.stack([np.searchsorted(d, rows[:, j]) for j, d in enumerate(domains)], axis=1)
+
+    def _place_values(self) -> IntArray:
+        """What one step of each parameter's index adds to a row's key."""
+        places = np.ones(len(self._radix), dtype=np.int64)
+        for i in range(len(self._radix) - 2, -1, -1):
+            places[i] = places[i + 1] * self._radix[i + 1]
+        return places
 
     def _encode(self, rows: IntArray) -> IntArray:
         key = np.zeros(len(rows), dtype=np.int64)
@@ -119,17 +151,18 @@ class EnumeratedSpace(Space):
     def _derive(
         self, mask: npt.NDArray[np.bool_], constraints: Sequence[NamedConstraint], label: str
     ) -> EnumeratedSpace:
-        return EnumeratedSpace(
-            self._params,
-            self._rows[mask],
-            domains=self._domains,
-            constraints=[*self._constraints, *constraints],
-            env=self._env,
-            label=label,
-            exclusions=self._exclusions,
-            on_exclude=self._on_exclude,
-            work_group_size=self._wg,
-        )
+        """The rows ``mask`` keeps, under further constraints: they are canonical already
+        (sorted, unique, in their domains), so nothing is checked or sorted again."""
+        derived = copy.copy(self)
+        derived._rows = np.ascontiguousarray(self._rows[mask])
+        derived._keys = self._keys[mask] if self._use_keys else self._keys
+        derived._constraints = [*self._constraints, *constraints]
+        derived.label = label
+        derived._alive_version = -1
+        derived._alive = np.ones(len(derived._rows), dtype=bool)
+        derived._columns = None
+        derived._set = None
+        return derived
 
     # -- state -----------------------------------------------------------------------
     def _live(self) -> npt.NDArray[np.bool_]:

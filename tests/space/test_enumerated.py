@@ -5,6 +5,8 @@ from __future__ import annotations
 import itertools
 
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from gtune.exceptions import InputError
 from gtune.expr import Expr
@@ -106,3 +108,44 @@ def test_bad_construction_is_reported() -> None:
         EnumeratedSpace(["A"], [], domains={"A": []})
     with pytest.raises(InputError, match="shape"):
         EnumeratedSpace(["A", "B"], [[1, 2, 3]])
+
+
+@st.composite
+def rows_in_domains(draw: st.DrawFn) -> tuple[dict[str, list[int]], list[tuple[int, ...]]]:
+    """Domains of small, negative or far-apart values (beyond one lookup table), and
+    rows drawn from them in any order, with repeats."""
+    values = st.one_of(st.integers(-50, 50), st.integers(-(2**53), 2**53))
+    names = ["A", "B", "C"][: draw(st.integers(1, 3))]
+    domains = {n: sorted(draw(st.sets(values, min_size=1, max_size=6))) for n in names}
+    row = st.tuples(*(st.sampled_from(domains[n]) for n in names))
+    return domains, draw(st.lists(row, max_size=40))
+
+
+@settings(max_examples=200, deadline=None)
+@given(rows_in_domains(), st.data())
+def test_rows_are_sorted_unique_and_restrictions_keep_the_order(
+    case: tuple[dict[str, list[int]], list[tuple[int, ...]]], data: st.DataObject
+) -> None:
+    domains, rows = case
+    names = list(domains)
+    assume(rows)
+    space = EnumeratedSpace(names, rows, domains=domains)
+    assert [tuple(r) for r in space.array.tolist()] == sorted(set(rows))
+    for r in set(rows):
+        assert space.is_valid(dict(zip(names, r, strict=True))) is None
+    first = names[0]
+    bound = data.draw(st.sampled_from(domains[first]))
+    narrow = space.restrict([Expr(f"{first} <= {bound}")])
+    assert [tuple(r) for r in narrow.array.tolist()] == sorted(
+        r for r in set(rows) if r[0] <= bound
+    )
+    outside = max(domains[first]) + 1
+    assert narrow.is_valid({**dict(zip(names, rows[0], strict=True)), first: outside}) is not None
+
+
+@given(st.integers(-(2**62), 2**62))
+def test_a_value_outside_its_domain_is_named_however_far(value: int) -> None:
+    domain = [-(2**62), -7, 0, 3, 2**33, 2**62]
+    assume(value not in domain)
+    with pytest.raises(InputError, match=f"B={value} is outside its domain"):
+        EnumeratedSpace(["A", "B"], [[1, 0], [1, value]], domains={"A": [1], "B": domain})
