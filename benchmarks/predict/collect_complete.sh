@@ -17,7 +17,10 @@
 # Writes OUT/labels.db.gz (split into parts of 15 MiB: the device tool brings back no
 # larger file) and OUT/collect.tar.gz (dataset CSV, model card, log). Every configuration
 # lands in the store first: a time limit loses only the search under way. `gtune train`
-# ends its last search, fits and packs after SECONDS: allow 60 s more for an outer timeout.
+# ends its last search, fits and packs after SECONDS: allow 60 s more for an outer timeout
+# (more for 3D kernels at 512^3, whose search under way ran 200 s past a 134 s share on
+# an H200). An outer timeout's SIGTERM (or SIGINT, SIGHUP) stops `gtune train`, which
+# keeps what it measured, and still packs the store and the dataset into OUT.
 set -uo pipefail
 out=$1 device=$2 seconds=$3
 groups=${4:-benchmarks/predict/complete_groups.txt}
@@ -31,6 +34,29 @@ case "$store" in
 esac
 [ -n "${DATASET:-}" ] && cp "$DATASET" "$work/model/"
 status=0
+logged=1  # 0 while train.log is not yet in collect.log
+
+pack() {
+  if [ -f "$work/labels.db" ]; then
+    # the store's write-ahead log into the file, should a stopped writer have left one
+    python3 -c 'import sqlite3, sys; sqlite3.connect(sys.argv[1]).execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()' \
+      "$work/labels.db" || true
+    gzip -6 "$work/labels.db"
+  fi
+  tar -C "$work/model" --exclude=./kernels -czf "$out/collect.tar.gz" .
+  [ -f "$work/labels.db.gz" ] && split -b 15m -d -a 2 "$work/labels.db.gz" "$out/labels.db.gz.part."
+}
+
+stopped() {
+  trap - TERM INT HUP
+  [ "$logged" = 0 ] && [ -f "$work/train.log" ] && cat "$work/train.log" >> "$work/model/collect.log"
+  echo "collect_complete: stopped by $1; packing what was measured" | tee -a "$work/model/collect.log" >&2
+  pack
+  exit 124
+}
+trap 'stopped SIGTERM' TERM
+trap 'stopped SIGINT' INT
+trap 'stopped SIGHUP' HUP
 start=$(date +%s)
 mapfile -t lines < <(grep -v '^\s*#' "$groups" | grep -v '^\s*$')
 n=${#lines[@]}
@@ -46,12 +72,14 @@ for i in "${!lines[@]}"; do
       [ "$size" != 256x256x256 ] && what+=(--size-in-name) ;;
     *) read -r -a what <<< "--kernel-files $files" ;;
   esac
+  logged=0
   python3 -m gtune --db "$work/labels.db" train "${what[@]}" --sizes "$size" \
     --techniques global,vec,stream --device "$device" --out "$work/model" \
     --max-minutes "$(python3 -c "print($share / 60)")" --order cheapest ${TRAIN_ARGS:-} \
     > "$work/train.log" 2>&1
   rc=$?
   cat "$work/train.log" >> "$work/model/collect.log"
+  logged=1
   echo "train exit status $rc" >> "$work/model/collect.log"
   # 2 before any configuration was measured: `gtune train` refused its input or set-up
   # (the log says why), which the next groups would meet again: stop, rather than spend
@@ -64,7 +92,6 @@ for i in "${!lines[@]}"; do
     break
   fi
 done
-[ -f "$work/labels.db" ] && gzip -6 "$work/labels.db"
-tar -C "$work/model" --exclude=./kernels -czf "$out/collect.tar.gz" .
-[ -f "$work/labels.db.gz" ] && split -b 15m -d -a 2 "$work/labels.db.gz" "$out/labels.db.gz.part."
+trap - TERM INT HUP
+pack
 exit "${status:-0}"
