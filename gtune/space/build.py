@@ -38,8 +38,15 @@ def solve_space(
     allow_empty: bool = False,
     store: ResultStore | None = None,
     timeout: float | None = None,
+    technique: str | None = None,
 ) -> SpaceBuild:
     """The valid configurations of ``kernel`` on ``device``, decided by MiniZinc.
+
+    With a ``technique`` of the description, only that data-loading technique's: its
+    rules go into the model, so the solver enumerates its configurations alone (the
+    space :func:`technique_space` cuts from the whole, at a fraction of the solving
+    where the technique is a small part of it: heat3d's temporal techniques at 512³
+    are 26,000 of 2.4 million configurations).
 
     With a result ``store`` (and ``remember_refusals``), configurations the device
     refused in earlier runs are left out, and new refusals are recorded there.
@@ -48,7 +55,8 @@ def solve_space(
     constraints when nothing is valid (unless ``allow_empty``). MiniZinc and Gecode run
     under ``timeout`` seconds (default ``$GTUNE_SOLVE_TIMEOUT`` or 600).
     """
-    model = build_model(kernel, device, min_groups=min_groups, extra=extra)
+    rules = technique_rules(kernel, technique) if technique is not None else []
+    model = build_model(kernel, device, min_groups=min_groups, extra=[*extra, *rules])
     solver_model, after = split_for_solver(model)
     rows, info = solve(
         solver_model, use_cache=use_cache, workers=workers, method=method, timeout=timeout
@@ -82,7 +90,7 @@ def solve_space(
         domains=model.domains,
         constraints=model.constraints,
         env=model.env,
-        label=f"{kernel.name} on {device.name}",
+        label=f"{kernel.name} on {device.name}" + (f" [{technique}]" if technique else ""),
         exclusions=exclusions,
         on_exclude=hook,
         work_group_size=model.work_group_size,
@@ -95,10 +103,8 @@ def build_space(kernel: TunableKernel, device: DeviceLimits, **options: object) 
     return solve_space(kernel, device, **options).space  # type: ignore[arg-type]
 
 
-def technique_space(
-    space: EnumeratedSpace, kernel: TunableKernel, technique: str
-) -> EnumeratedSpace:
-    """``space`` restricted to one data-loading technique of the description."""
+def technique_rules(kernel: TunableKernel, technique: str) -> list[NamedConstraint]:
+    """The rules that make a configuration one of ``technique``'s, named for it."""
     from gtune.exceptions import InputError
 
     if technique not in kernel.techniques:
@@ -107,8 +113,14 @@ def technique_space(
             f"unknown technique {technique!r}; the description defines: {known}",
             source=kernel.label,
         )
-    rules = [
+    return [
         NamedConstraint(f"techniques.{technique}: {e.text}", e, "technique")
         for e in kernel.techniques[technique]
     ]
-    return space.restrict_named(rules, f"{space.label} [{technique}]")
+
+
+def technique_space(
+    space: EnumeratedSpace, kernel: TunableKernel, technique: str
+) -> EnumeratedSpace:
+    """``space`` restricted to one data-loading technique of the description."""
+    return space.restrict_named(technique_rules(kernel, technique), f"{space.label} [{technique}]")

@@ -124,12 +124,20 @@ def model_texts(model: SpaceModel) -> tuple[str, str]:
 
 
 def model_key(model: SpaceModel) -> str:
+    """The solve cache's key: the model and device data as the solver reads them, less
+    their comment lines (the kernel's name and file, the device's name), so the same
+    space of another kernel, a kernel moved or generated in another folder, or another
+    device with the same limits is solved once."""
     mzn, dzn = model_texts(model)
     h = hashlib.sha256()
-    for part in (mzn, dzn, _solver_version()):
+    for part in (_uncommented(mzn), _uncommented(dzn), _solver_version()):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()[:24]
+
+
+def _uncommented(text: str) -> str:
+    return "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("%"))
 
 
 _VERSIONS: dict[str, str] = {}

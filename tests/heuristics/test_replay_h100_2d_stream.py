@@ -28,7 +28,6 @@ from gtune.heuristics.search import Seeded, TuningOutcome, drive, nearest_config
 from gtune.kernel import TunableKernel
 from gtune.measure import ReplayEvaluator, Result
 from gtune.space import EnumeratedSpace, solve_space
-from gtune.space.build import technique_space
 from gtune.store import open_store
 from tests.rawdata import raw
 
@@ -60,7 +59,7 @@ class StreamCase:
 def _case(name: str, tmp: Path, run: Path = RUN, sizes: dict[str, int] = SIZES) -> StreamCase:
     kernel = load_kernel(run / "definitions" / f"{name}.stencil.yaml", sizes)
     device = DeviceLimits.from_dict(json.loads(DEVICE.read_text()))
-    space = technique_space(solve_space(kernel, device).space, kernel, "stream")
+    space = solve_space(kernel, device, technique="stream").space
     db = tmp / f"{run.name}.db"
     if not db.exists():
         with gzip.open(raw(run / "lift.db.gz"), "rb") as src, db.open("wb") as dst:

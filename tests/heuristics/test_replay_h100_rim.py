@@ -28,7 +28,7 @@ from gtune.device import DeviceLimits
 from gtune.expr import Expr
 from gtune.kernel import Domain, canonical_config
 from gtune.measure import completed
-from gtune.space import solve_space, technique_space
+from gtune.space import solve_space
 from gtune.store.ranking import confirmation
 from tests.conftest import load_script
 from tests.rawdata import raw
@@ -55,7 +55,7 @@ def replayed(request: pytest.FixtureRequest) -> dict[str, Any]:
     )
     kernel = replace(kernel, parameters=parameters)
     device = DeviceLimits.from_dict(json.loads(lt.DEVICE.read_text()))
-    space = technique_space(solve_space(kernel, device).space, kernel, "vec")
+    space = solve_space(kernel, device, technique="vec").space
     rows = [r for r in tiles.stored_rows(raw(STORE), f"{name}:stencil") if confirmation(r) is None]
     # recorded before the template had RIN: a configuration without it ran it at 0
     results = [completed(r.result, kernel.default_config() or {}) for r in rows]

@@ -29,7 +29,7 @@ from gtune.api import as_kernel
 from gtune.device import DeviceLimits
 from gtune.kernel import canonical_config
 from gtune.measure import Result, completed
-from gtune.space import solve_space, technique_space
+from gtune.space import solve_space
 from gtune.stencils.generate import generate, parse_size, suite
 from tests.conftest import load_script
 
@@ -55,7 +55,7 @@ def replays(name: str, tmp: Path) -> dict[str, Any]:
     generate([k for k in suite("garvey104") if k.name == name], tmp, size=parse_size(doc["size"]))
     kernel = as_kernel(str(tmp / f"{name}.cl"), None)
     device = DeviceLimits.from_dict(json.loads(lt.DEVICE.read_text()))
-    space = technique_space(solve_space(kernel, device).space, kernel, "stream")
+    space = solve_space(kernel, device, technique="stream").space
     # recorded before the kernel gained parameters: those ran at their defaults
     results = [completed(r, kernel.default_config() or {}) for r in results]
     recorded = {canonical_config(r.config): r.objective for r in results if r.ok}

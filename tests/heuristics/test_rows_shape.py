@@ -26,7 +26,7 @@ from gtune.heuristics.grouped import GroupedSearch
 from gtune.heuristics.search import SearchProblem
 from gtune.kernel import Config
 from gtune.measure import Result, Status
-from gtune.space import Space, solve_space, technique_space
+from gtune.space import Space, solve_space
 
 from .conftest import Recorded
 
@@ -46,7 +46,7 @@ def solved(name: str, size: tuple[int, ...], technique: str) -> Space:
     sizes = dict(zip(("NX", "NY", "NZ"), size, strict=False))
     kernel = load_kernel(ROOT / "stencils" / f"{name}.stencil.yaml", sizes)
     device = DeviceLimits.from_dict(json.loads(DEVICE.read_text()))
-    return technique_space(solve_space(kernel, device).space, kernel, technique)
+    return solve_space(kernel, device, technique=technique).space
 
 
 def step_alone() -> HeuristicSpec:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import math
 import subprocess
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -14,12 +15,17 @@ from hypothesis import strategies as st
 from space_helpers import h100_limits, stencil
 
 from gtune.device import DeviceLimits
-from gtune.exceptions import EnvironmentProblem, ExpressionError, UnsatisfiableSpace
+from gtune.exceptions import (
+    EnvironmentProblem,
+    ExpressionError,
+    InputError,
+    UnsatisfiableSpace,
+)
 from gtune.expr import Expr
 from gtune.space import NamedConstraint
 from gtune.space.build import solve_space, technique_space
 from gtune.space.model import build_model, device_dzn, model_mzn
-from gtune.space.solve import solve
+from gtune.space.solve import model_key, model_texts, solve
 from gtune.space.vector import holds
 from gtune.store import open_store
 
@@ -124,6 +130,44 @@ def test_techniques_restrict_the_space(h100: DeviceLimits) -> None:
     space = solve_space(kernel, h100).space
     parts = [technique_space(space, kernel, t).size() for t in kernel.techniques]
     assert sum(parts) == space.size()
+
+
+def test_a_technique_solved_alone_is_the_technique_cut_from_the_whole(
+    h100: DeviceLimits,
+) -> None:
+    """``solve_space(technique=)`` hands the technique's rules to the solver: the same
+    configurations as restricting the whole space, refused with the same names."""
+    kernel = stencil(32)
+    whole = solve_space(kernel, h100, use_cache=False).space
+    for technique in kernel.techniques:
+        cut = technique_space(whole, kernel, technique)
+        alone = solve_space(kernel, h100, technique=technique, use_cache=False).space
+        assert alone.size() == cut.size() > 0
+        assert as_set(alone.array) == as_set(cut.array)
+        assert alone.label.endswith(f"[{technique}]")
+        outside = next(c for c in whole.enumerate() if cut.is_valid(c) is not None)
+        refused = alone.is_valid(outside)
+        assert refused is not None
+        assert refused.constraint.startswith(f"techniques.{technique}: ")
+    with pytest.raises(InputError, match="unknown technique 'nope'"):
+        solve_space(kernel, h100, technique="nope")
+
+
+def test_the_cache_key_is_the_space_not_the_names(h100: DeviceLimits) -> None:
+    """Comment lines (the kernel's name and file, the device's name) leave the solve
+    cache's key as it is; a domain, a constraint or a limit changes it."""
+    kernel = stencil(16)
+    model = build_model(kernel, h100)
+    renamed = replace(model, kernel_name="other", kernel_label="/elsewhere/other.yaml")
+    assert model_texts(renamed) != model_texts(model)
+    assert model_key(renamed) == model_key(model)
+    assert model_key(replace(model, device_name="another board")) == model_key(model)
+    narrower = replace(model, domains={**model.domains, "WX": model.domains["WX"][:-1]})
+    assert model_key(narrower) != model_key(model)
+    stricter = replace(model, constraints=model.constraints[:-1])
+    assert model_key(stricter) != model_key(model)
+    smaller = build_model(kernel, replace(h100, local_mem_size=h100.local_mem_size // 2))
+    assert model_key(smaller) != model_key(model)
 
 
 def test_emitted_files_solve_with_the_binary(h100: DeviceLimits, tmp_path) -> None:  # type: ignore[no-untyped-def]
