@@ -15,7 +15,7 @@ from gtune.exceptions import InputError
 from gtune.inputs import MAX_YAML_BYTES, read_text
 from gtune.outfiles import write_text
 from gtune.space.build import solve_space
-from gtune.space.model import build_model, device_dzn, model_mzn
+from gtune.space.model import device_dzn, model_mzn
 from gtune.space.report import constraint_cuts
 
 HELP = "size of a kernel's tuning space before and after pruning, per device"
@@ -36,6 +36,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--no-min-groups",
         action="store_true",
         help="allow fewer work-groups than compute units",
+    )
+    p.add_argument(
+        "--technique",
+        metavar="NAME",
+        help="one data-loading technique's configurations, solved alone (its rules in the model)",
     )
     p.add_argument("--no-cache", action="store_true", help="solve again, ignoring cached spaces")
     p.add_argument("--top", type=int, default=5, metavar="N", help="constraints shown (5)")
@@ -71,7 +76,11 @@ def run(args: argparse.Namespace) -> int:
     for device in _devices(args):
         start = time.perf_counter()
         built = solve_space(
-            kernel, device, min_groups=not args.no_min_groups, use_cache=not args.no_cache
+            kernel,
+            device,
+            min_groups=not args.no_min_groups,
+            use_cache=not args.no_cache,
+            technique=args.technique,
         )
         seconds = time.perf_counter() - start
         total = built.model.size_unpruned()
@@ -83,6 +92,7 @@ def run(args: argparse.Namespace) -> int:
                 "sizes": dict(kernel.sizes),
                 "device": device.name,
                 "device_identity": device.identity,
+                "technique": args.technique or "",
                 "unpruned": total,
                 "pruned": built.space.size(),
                 "seconds": seconds,
@@ -94,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
             _emit(
                 Path(args.emit_mzn),
                 kernel.name,
-                build_model(kernel, device, min_groups=not args.no_min_groups),
+                built.model,
                 device,
                 force=args.force,
                 written=written,
@@ -106,7 +116,8 @@ def run(args: argparse.Namespace) -> int:
         size = "x".join(str(v) for v in r["sizes"].values())
         kept = r["pruned"] / r["unpruned"] if r["unpruned"] else 0.0
         how = "from cache" if r["from_cache"] else "solved"
-        print(f"{r['kernel']} {size} on {r['device']}")
+        which = f" [{r['technique']}]" if r["technique"] else ""
+        print(f"{r['kernel']} {size} on {r['device']}{which}")
         print(f"  unpruned   {r['unpruned']:>14,}")
         print(f"  pruned     {r['pruned']:>14,}  ({kept:.3%} kept)")
         print(f"  time       {fmt_seconds(r['seconds']):>14}  ({how})")

@@ -57,6 +57,34 @@ def test_json_report_and_emitted_model(tmp_path: Path) -> None:
     assert count == report["pruned"]
 
 
+def test_one_technique_solved_alone(tmp_path: Path) -> None:
+    """``--technique``: the technique's configurations, its rules in the model that
+    ``--emit-mzn`` writes; the techniques of the description share the space out."""
+    desc = str(DATA / "stencil3d.yaml")
+    common = ["space", desc, "--limits", limits_file(tmp_path), "--size", "32x32x32", "--json"]
+    whole = gtune(common, tmp_path)
+    assert whole.returncode == 0, whole.stderr
+    parts = {}
+    for technique in ("global", "vector", "local", "image"):
+        out = gtune(
+            [*common, "--technique", technique, "--emit-mzn", str(tmp_path / technique)], tmp_path
+        )
+        assert out.returncode == 0, out.stderr
+        (report,) = json.loads(out.stdout)
+        assert report["technique"] == technique
+        parts[technique] = report["pruned"]
+        mzn = next((tmp_path / technique).glob("*.mzn")).read_text()
+        assert f"techniques.{technique}: " in mzn
+    (report,) = json.loads(whole.stdout)
+    assert report["technique"] == "" and sum(parts.values()) == report["pruned"]
+    assert parts["vector"] > 0 and parts["global"] > 0
+    text = gtune([*common[:-1], "--technique", "vector"], tmp_path)
+    assert text.returncode == 0 and "[vector]" in text.stdout.splitlines()[0]
+    bad = gtune([*common, "--technique", "nope"], tmp_path)
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
+    assert "unknown technique 'nope'" in bad.stderr and "global" in bad.stderr
+
+
 def test_missing_minizinc_is_one_clear_message(tmp_path: Path) -> None:
     empty = tmp_path / "empty-bin"
     empty.mkdir()
