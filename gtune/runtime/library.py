@@ -122,13 +122,17 @@ class RuntimeKernel:
         baseline = self.configuration if self.choice == NEAREST else None
         tuner.submit(self.limits, self.sizes, self._tuned, baseline=baseline)
 
-    def _tuned(self, report: TuningReport | None, message: str) -> None:
+    def _tuned(self, report: TuningReport | None, message: str, *, stopped: bool = False) -> None:
         """The online tuner's answer (in its thread): switch when the confirmation round
         found a configuration faster than the baseline (the default, or the nearest-size
-        fallback that ran meanwhile) beyond the noise."""
+        fallback that ran meanwhile) beyond the noise. ``stopped``: the application
+        closed before the job ran, which is no failure."""
         self.tuning_report = report
         message += _early_stops(report)
         try:
+            if stopped:
+                self.tuning, self.tuning_message = "stopped", message
+                return
             self._decide(report, message)
         except GtuneError as exc:
             self.tuning, self.tuning_message = "failed", f"{message}; {exc.render()}"

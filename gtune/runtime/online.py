@@ -21,9 +21,10 @@ import atexit
 import logging
 import queue
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Protocol
 
 from gtune.budget import Budget
 from gtune.device import DeviceLimits
@@ -34,8 +35,14 @@ from gtune.tuning.report import TuningReport
 
 LOG = logging.getLogger("gtune.runtime")
 
-Done = Callable[[TuningReport | None, str], None]
-"""Told the report (None on failure) and a message, in the tuner's thread."""
+
+class Done(Protocol):
+    """Told the report (None on failure) and a message, in the tuner's thread;
+    ``stopped``: the job never ran, because the application was closing."""
+
+    def __call__(
+        self, report: TuningReport | None, message: str, *, stopped: bool = False
+    ) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -94,7 +101,8 @@ class OnlineTuner:
         """Queue a job; returns at once. ``baseline``: the configuration the application
         runs meanwhile, if not the default (see :func:`with_baseline`)."""
         with self._lock:
-            if self._cancel.cancelled:
+            if self._cancel.cancelled:  # closed: answered at once, never queued
+                _not_started(Job(device, dict(sizes), done, baseline), self._cancel.reason)
                 return
             if self._thread is None:
                 self._thread = threading.Thread(
@@ -122,8 +130,7 @@ class OnlineTuner:
                 if job is None:
                     return
                 if self._cancel.cancelled:
-                    where = "x".join(str(v) for v in job.sizes.values())
-                    job.done(None, f"online tuning at {where} not started: {self._cancel.reason}")
+                    _not_started(job, self._cancel.reason)
                 else:
                     self._run(job)
             except Exception:  # the callback's failure must not end the thread
@@ -164,4 +171,9 @@ class OnlineTuner:
         job.done(report, message)
 
 
-__all__ = ["Job", "OnlineTuner", "with_baseline"]
+def _not_started(job: Job, why: str) -> None:
+    where = "x".join(str(v) for v in job.sizes.values())
+    job.done(None, f"online tuning at {where} not started: {why}", stopped=True)
+
+
+__all__ = ["Done", "Job", "OnlineTuner", "with_baseline"]
