@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from space_helpers import h100_limits, stencil
 
@@ -339,6 +339,27 @@ def test_gecode_prints_every_row_once_through_the_packed_code(
         want.add(tuple(int(s) if _literal(s) else at[s] for s in sources.values()))
     assert len(rows) == len(as_set(rows)) == len(want)
     assert as_set(rows) == want
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.integers(1, 6).flatmap(
+        lambda w: st.lists(
+            st.lists(st.integers(-(2**31), 2**31 - 1), min_size=w, max_size=w), max_size=30
+        )
+    )
+)
+def test_parse_rows_reads_back_every_row_gecode_prints(rows: list[list[int]]) -> None:
+    from gtune.space.solve import parse_rows
+
+    assume(rows)
+    width = len(rows[0])
+    text = b"".join(
+        b"gtune_row = array1d(1..%d, [%s]);\n----------\n"
+        % (width, ", ".join(str(v) for v in row).encode())
+        for row in rows
+    )
+    assert parse_rows(text + b"==========\n", width).tolist() == rows
 
 
 def test_parse_rows_reads_negative_values_and_refuses_ragged_output() -> None:
