@@ -50,3 +50,18 @@ def test_a_job_still_queued_when_the_application_closes_is_answered_stopped(
     tuner._loop()  # the thread's loop, run here: the job, then the close's end mark
     assert [(r, stopped) for r, _, stopped in answers] == [(None, True)]
     assert "not started: the application is closing" in answers[0][1]
+
+
+def test_an_answer_that_fails_after_closing_does_not_reach_the_application(
+    tmp_path: Path,
+) -> None:
+    tuner = _tuner(tmp_path)
+    tuner.close()
+    calls: list[str] = []
+
+    def failing(report: TuningReport | None, message: str, *, stopped: bool = False) -> None:
+        calls.append(message)
+        raise RuntimeError("the application's callback failed")
+
+    tuner.submit(h100_limits(), {"NX": 64, "NY": 64, "NZ": 64}, failing)  # raises nothing
+    assert len(calls) == 1 and "not started" in calls[0]

@@ -103,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
         if args.emit_mzn:
             _emit(
                 Path(args.emit_mzn),
-                kernel.name,
+                f"{kernel.name}.{args.technique}" if args.technique else kernel.name,
                 built.model,
                 device,
                 force=args.force,

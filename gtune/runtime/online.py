@@ -100,17 +100,26 @@ class OnlineTuner:
     ) -> None:
         """Queue a job; returns at once. ``baseline``: the configuration the application
         runs meanwhile, if not the default (see :func:`with_baseline`)."""
+        job = Job(device, dict(sizes), done, baseline)
         with self._lock:
-            if self._cancel.cancelled:  # closed: answered at once, never queued
-                _not_started(Job(device, dict(sizes), done, baseline), self._cancel.reason)
-                return
-            if self._thread is None:
-                self._thread = threading.Thread(
-                    target=self._loop, name="gtune-online-tuning", daemon=True
-                )
-                self._thread.start()
-                atexit.register(self.close)
-            self._jobs.put(Job(device, dict(sizes), done, baseline))
+            closed = self._cancel.cancelled
+            if not closed:
+                self._start()
+                self._jobs.put(job)
+        if closed:  # answered at once, never queued (and outside the lock)
+            try:
+                _not_started(job, self._cancel.reason)
+            except Exception:  # the callback's failure must not reach the application
+                LOG.exception("online tuning: the answer could not be handled")
+
+    def _start(self) -> None:
+        """The tuner's thread, started on the first job (the lock held)."""
+        if self._thread is None:
+            self._thread = threading.Thread(
+                target=self._loop, name="gtune-online-tuning", daemon=True
+            )
+            self._thread.start()
+            atexit.register(self.close)
 
     def close(self, timeout: float | None = None) -> None:
         """Stop after the configuration being measured; wait up to ``timeout`` seconds

@@ -64,7 +64,7 @@ class EnumeratedSpace(Space):
         self._params = list(parameters)
         if len(set(self._params)) != len(self._params):
             raise InputError(f"duplicate parameter names in {self._params}")
-        rows = np.asarray(configs, dtype=np.int64)
+        rows = np.array(configs, dtype=np.int64)  # its own: the caller's may change
         if rows.size == 0 and (rows.ndim != 2 or rows.shape[1] != len(self._params)):
             rows = rows.reshape(0, len(self._params))  # (a kernel with nothing to tune
             # has one configuration, a row of no values: shape (1, 0))

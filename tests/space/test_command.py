@@ -73,7 +73,7 @@ def test_one_technique_solved_alone(tmp_path: Path) -> None:
         (report,) = json.loads(out.stdout)
         assert report["technique"] == technique
         parts[technique] = report["pruned"]
-        mzn = next((tmp_path / technique).glob("*.mzn")).read_text()
+        mzn = (tmp_path / technique / f"stencil3d.{technique}.mzn").read_text()
         assert f"techniques.{technique}: " in mzn
     (report,) = json.loads(whole.stdout)
     assert report["technique"] == "" and sum(parts.values()) == report["pruned"]
