@@ -132,7 +132,17 @@ class EnumeratedSpace(Space):
             if outside.any():
                 bad = int(rows[outside.argmax(), j])
                 raise InputError(f"configuration value {p}={bad} is outside its domain")
-        return np.stack([np.searchsorted(d, rows[:, j]) for j, d in enumerate(domains)], axis=1)
+        return self._searched_indices(rows)
+
+    def _searched_indices(self, rows: IntArray) -> IntArray:
+        """As :meth:`_domain_indices` for rows whose values lie in their domains, column
+        by column (for a few rows: no table to build)."""
+        indices = np.empty(rows.shape, dtype=np.int64)
+        for j, p in enumerate(self._params):
+            indices[:, j] = np.searchsorted(
+                np.asarray(self._domains[p], dtype=np.int64), rows[:, j]
+            )
+        return indices
 
     def _place_values(self) -> IntArray:
         """What one step of each parameter's index adds to a row's key."""
@@ -142,11 +152,9 @@ class EnumeratedSpace(Space):
         return places
 
     def _encode(self, rows: IntArray) -> IntArray:
-        key = np.zeros(len(rows), dtype=np.int64)
-        for i, p in enumerate(self._params):
-            idx = np.searchsorted(np.asarray(self._domains[p], dtype=np.int64), rows[:, i])
-            key = key * self._radix[i] + idx
-        return key
+        """The keys of rows whose values lie in their domains."""
+        keys: IntArray = self._searched_indices(rows) @ self._place_values()
+        return keys
 
     def _derive(
         self, mask: npt.NDArray[np.bool_], constraints: Sequence[NamedConstraint], label: str
