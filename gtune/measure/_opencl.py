@@ -510,6 +510,7 @@ class Session(Compiler):
         self.bad_count = cl.Buffer(self.context, mf.READ_WRITE, 4)
         self._run_kernels: dict[tuple[str, ...], Any] = {}  # run_once's built program
         self._loaded: dict[bytes, Any] = {}  # the binaries loaded last (by hash): programs
+        self._bundled: Any = None  # the program build_here made last, or None
         self.load_references()
 
     def _zones(self, name: str) -> list[tuple[str, int, int]]:
@@ -625,6 +626,49 @@ class Session(Compiler):
             self.queue.finish()
         return device, wall
 
+    def build_here(self, name: str, options: list[list[str]]) -> dict[str, Any]:
+        """Build the configurations of kernel ``name`` given by ``options`` as one
+        program (a bundle, gtune.measure.bundle) in this session, kept for
+        :meth:`measure` with ``bundled=True`` until the next call: a worker that builds
+        what it measures (a CPU device measured alone) pays a build's fixed cost once for
+        them. Plain data back: the kernels' ``names`` (empty where none was built), the
+        build's ``compile_s``, and ``why`` the source cannot be bundled or the failed
+        build's ``log``."""
+        self._bundled = None
+        made = bundle(self.kernel.source, name, options)
+        if isinstance(made, str):
+            return {"names": [], "compile_s": 0.0, "why": made, "log": ""}
+        program, built = self.build(made.source, made.options)
+        if program is None:
+            return {"names": [], "compile_s": built.compile_s, "why": "", "log": built.log[-4000:]}
+        self._bundled = program
+        return {"names": made.names, "compile_s": built.compile_s, "why": "", "log": ""}
+
+    def _program(
+        self, options: list[str], binary: bytes | None, compile_s: float | None, bundled: bool
+    ) -> tuple[Any, Built]:
+        """The program a configuration is measured from: built here from the kernel's
+        source, loaded from a compile worker's ``binary``, or (``bundled``) the last
+        :meth:`build_here`'s; with its build (``compile_s`` where it was built before)."""
+        if bundled:
+            if self._bundled is None:
+                return None, Built(Status.BUILD_FAILED, 0.0, "no bundle was built for it")
+            return self._bundled, Built(Status.OK, compile_s or 0.0, "")
+        if binary is None:
+            return self.build(self.kernel.source, options)
+        key = hashlib.blake2b(binary, digest_size=16).digest()
+        try:
+            program = self._loaded.get(key)
+            if program is None:
+                program = cl.Program(self.context, [self.device], [binary])
+                program.build(options=options)
+                self._loaded = {**dict(list(self._loaded.items())[-1:]), key: program}
+        except cl.Error as exc:
+            return None, Built(
+                Status.BUILD_FAILED, compile_s or 0.0, str(exc)[:2000], code=error_code(exc)
+            )
+        return program, Built(Status.OK, compile_s or 0.0, "")
+
     def measure(
         self,
         config: Mapping[str, int],
@@ -637,6 +681,7 @@ class Session(Compiler):
         timing: Mapping[str, Any] | None = None,
         kernel_name: str | None = None,
         bundle: int = 1,
+        bundled: bool = False,
     ) -> Result:
         """Build, warm up, time and verify one configuration.
 
@@ -648,34 +693,18 @@ class Session(Compiler):
         ``binary`` built by a compile worker holds the kernel as ``kernel_name`` (a
         bundle of ``bundle`` configurations, see gtune.measure.bundle: its
         configurations share that binary, and the program loaded last is kept, so a
-        bundle is loaded once); the result notes ``extra["bundle"]``.
+        bundle is loaded once); ``bundled``: the kernel ``kernel_name`` of the program
+        :meth:`build_here` made last. The result notes ``extra["bundle"]``.
         """
         policy = _policy(runs, timing)
         cfg = dict(config)
         options = self.kernel.defines(cfg)
         extra: dict[str, Any] = {}
-        # Build (or load the binary a compile worker made).
-        if binary is not None:
-            key = hashlib.blake2b(binary, digest_size=16).digest()
-            start = time.perf_counter()
-            try:
-                program = self._loaded.get(key)
-                if program is None:
-                    program = cl.Program(self.context, [self.device], [binary])
-                    program.build(options=options)
-                    self._loaded = {**dict(list(self._loaded.items())[-1:]), key: program}
-                extra["load_s"] = time.perf_counter() - start
-            except cl.Error as exc:
-                return Result(
-                    cfg,
-                    Status.BUILD_FAILED,
-                    compile_s or 0.0,
-                    message=str(exc)[:2000],
-                    error_code=error_code(exc),
-                )
-            built = Built(Status.OK, compile_s or 0.0, "")
-        else:
-            program, built = self.build(self.kernel.source, options)
+        # Build, load the binary a compile worker made, or take the bundle built here.
+        start = time.perf_counter()
+        program, built = self._program(options, binary, compile_s, bundled)
+        if binary is not None and program is not None:
+            extra["load_s"] = time.perf_counter() - start
         if program is None:
             return Result(
                 cfg, built.status, built.compile_s, message=built.log[-4000:], error_code=built.code

@@ -116,6 +116,8 @@ def serve(conn: Connection) -> None:
                 conn.send(("ok", _build(compiler, payload)))
             elif verb == "build_bundle":
                 conn.send(("ok", _build_bundle(compiler, payload)))
+            elif verb == "bundle":  # configurations built together, measured next
+                conn.send(("ok", session.build_here(**payload)))
             elif verb == "measure":
                 start = time.perf_counter()
                 data = session.measure(**payload).to_dict()

@@ -1,7 +1,9 @@
-"""Bundled builds on a real device (PoCL here, where they are off unless asked for):
-with ``GTUNE_BUNDLE`` forcing bundles of 3 or 4, tuning finds the same statuses for the
-same configurations as with every configuration built alone; a configuration that does
-not build is attributed alone; a source the renaming does not handle is built singly."""
+"""Bundled builds on a real device (PoCL here), built by compile workers (off there
+unless asked for) or by the measuring worker itself (on by default: a CPU device measured
+alone): with ``GTUNE_BUNDLE`` forcing bundles of 3 or 4, tuning finds the same statuses
+for the same configurations as with every configuration built alone; a configuration
+that does not build is attributed alone; a source the renaming does not handle is built
+singly."""
 
 from __future__ import annotations
 
@@ -35,7 +37,9 @@ def _same_extra_keys(bundled: dict[str, Any], single: dict[str, Any]) -> bool:
     return set(bundled) - {"bundle"} == set(single) - {"bundle"}
 
 
-def _tune(kernel: Any, bundle: str, monkeypatch: pytest.MonkeyPatch) -> TuningReport:
+def _tune(
+    kernel: Any, bundle: str, monkeypatch: pytest.MonkeyPatch, compile_workers: int = 2
+) -> TuningReport:
     monkeypatch.setenv("GTUNE_BUNDLE", bundle)
     return gtune.tune(
         kernel,
@@ -47,7 +51,7 @@ def _tune(kernel: Any, bundle: str, monkeypatch: pytest.MonkeyPatch) -> TuningRe
         store="sqlite://",
         confirm=None,
         runs=1,
-        compile_workers=2,
+        compile_workers=compile_workers,
         seed_default=False,
     )
 
@@ -58,16 +62,18 @@ def _outcome(report: TuningReport) -> tuple[list[Any], list[Any]]:
     return seen, results
 
 
-@pytest.mark.parametrize("which", ["template", "plain"])
+@pytest.mark.parametrize(
+    ("which", "helpers"), [("template", 2), ("plain", 2), ("template", 0)], ids=str
+)
 def test_tuning_with_bundles_finds_what_single_builds_find(
-    which: str, monkeypatch: pytest.MonkeyPatch
+    which: str, helpers: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     if which == "template":
         kernel = _heat3d()
     else:
         kernel = plain_kernel(ROOT / "tests/data/corpus/laplace_typedef.cl", sizes=[64, 32])
-    alone = _tune(kernel, "1", monkeypatch)
-    bundled = _tune(kernel, "4", monkeypatch)
+    alone = _tune(kernel, "1", monkeypatch, helpers)
+    bundled = _tune(kernel, "4", monkeypatch, helpers)
     seen_alone, results_alone = _outcome(alone)
     seen_bundled, results_bundled = _outcome(bundled)
     assert len(seen_alone) >= 6  # more than the helpers: bundled
@@ -81,7 +87,10 @@ def test_tuning_with_bundles_finds_what_single_builds_find(
         assert r.extra.get("verification") == single.get("verification")
 
 
-def test_a_configuration_that_does_not_build_fails_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("helpers", [1, 0], ids=["compile-worker", "measuring-worker"])
+def test_a_configuration_that_does_not_build_fails_alone(
+    helpers: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     kernel = _heat3d()
     default = kernel.default_config() or {}
     # LOCAL and IMAGE together hit the template's #error; the others build
@@ -95,7 +104,7 @@ def test_a_configuration_that_does_not_build_fails_alone(monkeypatch: pytest.Mon
         {**default, "WX": 32},
     ]
     monkeypatch.setenv("GTUNE_BUNDLE", "3")
-    with OpenCLEvaluator(kernel, runs=1, compile_workers=1) as ev:  # bundles of 3, 3
+    with OpenCLEvaluator(kernel, runs=1, compile_workers=helpers) as ev:  # bundles of 3, 3
         assert ev.max_bundle == 3
         results = list(ev.evaluate_batch(configs))
         assert ev.max_bundle == 3  # a configuration's own failure does not stop bundling
@@ -107,8 +116,12 @@ def test_a_configuration_that_does_not_build_fails_alone(monkeypatch: pytest.Mon
     assert [r.extra.get("bundle") for r in results] == [None, None, None, 3, 3, 3]
 
 
+@pytest.mark.parametrize("helpers", [1, 0], ids=["compile-worker", "measuring-worker"])
 def test_a_source_the_renaming_misses_is_built_singly(
-    kernel_copy: Any, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    helpers: int,
+    kernel_copy: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     cl = kernel_copy("naive7")
     # a helper made by a macro: its name is out of the renaming's sight, so a bundle
@@ -121,7 +134,7 @@ def test_a_source_the_renaming_misses_is_built_singly(
     monkeypatch.setenv("GTUNE_BUNDLE", "3")
     with (
         caplog.at_level(logging.INFO, logger="gtune.measure"),
-        OpenCLEvaluator(kernel, runs=1, compile_workers=1) as ev,
+        OpenCLEvaluator(kernel, runs=1, compile_workers=helpers) as ev,
     ):
         results = list(ev.evaluate_batch(configs))
         results += list(ev.evaluate_batch(configs))
@@ -140,7 +153,9 @@ def test_bundles_are_on_for_nvidia_and_chosen_by_the_environment(
     nvidia = dataclasses.replace(device, platform="NVIDIA CUDA")
     monkeypatch.delenv("GTUNE_BUNDLE", raising=False)
     assert default_bundle(nvidia) == 8
-    assert default_bundle(dataclasses.replace(device, platform="Portable Computing Language")) == 1
+    pocl = dataclasses.replace(device, platform="Portable Computing Language")
+    assert default_bundle(pocl) == 1  # its compile workers hand over binaries
+    assert default_bundle(pocl, builds_here=True) == 8  # the measuring worker builds
     monkeypatch.setenv("GTUNE_BUNDLE", "1")
     assert default_bundle(nvidia) == 1
     monkeypatch.setenv("GTUNE_BUNDLE", "many")
@@ -241,3 +256,18 @@ def test_every_corpus_kernel_builds_as_a_bundle_where_its_copies_build_alone() -
     finally:
         worker.stop()
     assert bundled >= len(jobs) - 4  # the two that include a header, and a few that need more
+
+
+def test_a_worker_lost_mid_bundle_measures_the_rest_singly(
+    kernel_copy: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The measuring worker built a bundle and died on its first configuration: the
+    bundle went with it, so the new worker builds and measures the next configuration
+    alone (a crash again here), never calling it a build failure."""
+    cl = kernel_copy("naive7", lambda text: text + "build_options: [-DCRASH]\n")
+    monkeypatch.setenv("GTUNE_TRUST_MODULES", str(cl.parent))
+    configs = [{"WX": 2, "WY": 1, "WZ": 1}, {"WX": 8, "WY": 4, "WZ": 1}]
+    with OpenCLEvaluator(load_kernel(cl), compile_workers=0, timeout_s=20, max_bundle=2) as ev:
+        results = list(ev.evaluate_batch(configs))
+        assert ev.restarts == 2
+    assert [r.status for r in results] == [Status.CRASHED, Status.CRASHED]
