@@ -14,17 +14,15 @@ HV's, in the same order).
 
 from __future__ import annotations
 
-import dataclasses
 import shutil
 from pathlib import Path
 
 import pytest
 
-from gtune.stencils.definition import load_definition
-from gtune.stencils.render import render_source
 from tests.stencils import test_int_words as words
-from tests.stencils.template_snapshot import cpp, sizes_of
+from tests.stencils.template_snapshot import cpp
 from tests.stencils.test_tile_rows import _steps_equal
+from tests.stencils.test_zreg_halo_vectors_candidate import walk_as_the_packages
 from tests.stencils.test_zreg_rows_candidate import CORPUS, HEAT, ROOT
 from tests.stencils.test_zreg_vectors import _interior_thermal
 
@@ -33,7 +31,6 @@ pytestmark = pytest.mark.candidate  # a candidate template: run with --candidate
 PATCH = "zreg_halo_lq.patch"
 LAPLACIAN = ROOT / "stencils" / "laplacian4.stencil.yaml"
 ZV = {"STREAM": 1, "ZREG": 2, "LOCAL": 0, "VX": 4, "BX": 4}
-VECTOR_WALK = ["-DTB=2 -DZC=4 -DZS=1", "-DTB=4 -DZC=4 -DZU=1"]
 TB2 = {"TB": 2, "WX": 4, "WY": 4, "ZC": 8, "ZS": 1, "HV": 1, "HL": 1}
 
 
@@ -46,16 +43,7 @@ def test_float_kernels_preprocess_as_with_the_package_template(tmp_path: Path) -
 def test_the_vector_walk_without_hv_preprocesses_as_the_packages(tmp_path: Path) -> None:
     """heat3d's vector walk at TB 2 and 4, ``HV`` and ``HL`` left out: the package's
     text; ``HL=1`` without ``HV=1`` stops the build."""
-    d = dataclasses.replace(load_definition(HEAT), steps=4)
-    package = render_source(d)
-    with words.template_ab.rendering_from(words._variant(PATCH)):
-        candidate = render_source(d)
-    assert candidate != package
-    base = [*sizes_of(package), "-DWX=4", "-DWY=4", "-DSTREAM=1", "-DZREG=2", "-DVX=4", "-DBX=4"]
-    for cfg in VECTOR_WALK:
-        want = cpp(package, [*base, *cfg.split()], tmp_path)
-        assert want[0] == 0, (cfg, want[1][-300:])
-        assert cpp(candidate, [*base, *cfg.split()], tmp_path) == want, cfg
+    candidate, base = walk_as_the_packages(PATCH, tmp_path)
     status, text = cpp(candidate, [*base, "-DTB=2", "-DZC=4", "-DHL=1"], tmp_path)
     assert status != 0 and "HL=1 keeps the queues of HV=1's halo vectors" in text
 

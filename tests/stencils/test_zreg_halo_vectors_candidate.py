@@ -40,13 +40,13 @@ def test_float_kernels_preprocess_as_with_the_package_template(tmp_path: Path) -
     words.test_float_kernels_preprocess_as_with_the_package_template(PATCH, tmp_path)
 
 
-@pytest.mark.skipif(shutil.which("cpp") is None, reason="needs the C preprocessor")
-def test_the_vector_walk_without_hv_preprocesses_as_the_packages(tmp_path: Path) -> None:
-    """heat3d's vector walk at TB 2 and 4, ``HV`` left out: the package's text; ``HV=1``
-    where the side vectors cannot hold the x halo (TB*RX > VX) stops the build."""
+def walk_as_the_packages(patch: str, tmp_path: Path) -> tuple[str, list[str]]:
+    """heat3d's vector walk at TB 2 and 4 rendered from ``patch``, its own options left
+    out, preprocesses to the package's text; the candidate's source and the options of
+    that walk back."""
     d = dataclasses.replace(load_definition(HEAT), steps=4)
     package = render_source(d)
-    with words.template_ab.rendering_from(words._variant(PATCH)):
+    with words.template_ab.rendering_from(words._variant(patch)):
         candidate = render_source(d)
     assert candidate != package
     base = [*sizes_of(package), "-DWX=4", "-DWY=4", "-DSTREAM=1", "-DZREG=2", "-DVX=4", "-DBX=4"]
@@ -54,6 +54,14 @@ def test_the_vector_walk_without_hv_preprocesses_as_the_packages(tmp_path: Path)
         want = cpp(package, [*base, *cfg.split()], tmp_path)
         assert want[0] == 0, (cfg, want[1][-300:])
         assert cpp(candidate, [*base, *cfg.split()], tmp_path) == want, cfg
+    return candidate, base
+
+
+@pytest.mark.skipif(shutil.which("cpp") is None, reason="needs the C preprocessor")
+def test_the_vector_walk_without_hv_preprocesses_as_the_packages(tmp_path: Path) -> None:
+    """heat3d's vector walk at TB 2 and 4, ``HV`` left out: the package's text; ``HV=1``
+    where the side vectors cannot hold the x halo (TB*RX > VX) stops the build."""
+    candidate, base = walk_as_the_packages(PATCH, tmp_path)
     status, text = cpp(candidate, [*base, "-DTB=8", "-DZC=4", "-DHV=1"], tmp_path)
     assert status != 0 and "HV=1: the halo's side vectors hold the x halo" in text
 
