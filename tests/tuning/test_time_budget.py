@@ -209,15 +209,17 @@ def test_starting_the_workers_does_not_eat_the_first_search_s_part(recorded: Rec
         report = gtune.tune(
             recorded.kernel, session=session, technique="all", budget="3s", confirm=None
         )
-        assert session.startup_s >= 0.6
+        startup = session.startup_s
+        assert startup >= 0.6
     runs = {r.technique: r for r in report.runs}
     first, second = runs["global"], runs["local"]
     assert first.outcome is not None and second.outcome is not None
     # the scouting part of each: 3 s x 85 % x 40 % / 2 = 0.51 s, shorter than the start;
-    # the first search still measured its part's worth after it
+    # the first search still had its part after it, and measured in it (at 0.05 s a
+    # configuration; a busy machine adds its own time to each, so judged by the time)
+    assert second.started_s - first.started_s - startup >= 0.51 - 0.1
     scouted = [e for e in first.outcome.trace if first.started_s + e.elapsed_s <= second.started_s]
-    assert len(scouted) >= 5
-    assert second.started_s - first.started_s >= 0.6 + 0.3
+    assert len(scouted) >= 3
     # nor the later searches' parts: local (not continued) still scouted its part's worth
     assert _continued(report) == [first]
     assert second.outcome.evaluations >= 3
