@@ -862,10 +862,7 @@ class OpenCLEvaluator(EvaluatorBase):
         one from it. A bundle that does not build is built again one configuration at a
         time (so a failure keeps its own log); if each of them then builds, the source
         holds something the renaming misses, and bundling stops."""
-        if self.max_bundle > 1:
-            why = scan(self.kernel.source, self.kernel.name).why
-            if why:
-                self._stop_bundling(f"the source cannot be bundled: {why}")
+        self._check_bundleable()
         i = 0
         while i < len(configs):
             group = configs[i : i + max(1, min(self.max_bundle, len(configs) - i))]
@@ -930,6 +927,13 @@ class OpenCLEvaluator(EvaluatorBase):
         else the share of each helper, at most ``max_bundle``."""
         return max(1, min(self.max_bundle, math.ceil(remaining / n_workers)))
 
+    def _check_bundleable(self) -> None:
+        """Stop bundling where the kernel's source cannot be bundled at all."""
+        if self.max_bundle > 1:
+            why = scan(self.kernel.source, self.kernel.name).why
+            if why:
+                self._stop_bundling(f"the source cannot be bundled: {why}")
+
     def _stop_bundling(self, why: str) -> None:
         if self.max_bundle > 1:
             log.info(
@@ -943,10 +947,8 @@ class OpenCLEvaluator(EvaluatorBase):
         one program (a bundle, gtune.measure.bundle): the fixed cost of a build is paid
         once. A bundle that crashes its worker or overruns its time (``timeout_s`` per
         configuration) is built again one configuration at a time."""
-        if self.max_bundle > 1 and len(configs) > n_workers:
-            why = scan(self.kernel.source, self.kernel.name).why
-            if why:
-                self._stop_bundling(f"the source cannot be bundled: {why}")
+        if len(configs) > n_workers:
+            self._check_bundleable()
         pending = deque(range(len(configs)))
         alone: set[int] = set()  # configurations built singly from now on
         ready: dict[int, Any] = {}
