@@ -109,9 +109,9 @@ inline int block_of_(int p, int j)
 __kernel __attribute__((reqd_work_group_size(WX, WY, WZ)))
 void sched_(KERNEL_ARGS, __global volatile int *q)
 {
-    /* PER blocks per work-group (the hardware's launch: 1), their numbers from a queue;
-       HOST_RESET 1: the host zeroes the counters before each launch, 0: the last
-       work-group to take its blocks does */
+    /* PER blocks per work-group (the hardware's launch: 1), their numbers from a queue.
+       The counters are zeroed for the next launch by (RESET) 0: the last work-group to
+       take its blocks, 1: the host, before each launch, 2: the last to finish */
     __local int block_;
     const int n0 = NG0, n1 = NG1;
     const bool lead = get_local_id(0) == 0 && get_local_id(1) == 0 && get_local_id(2) == 0;
@@ -122,7 +122,7 @@ void sched_(KERNEL_ARGS, __global volatile int *q)
 #endif
     /* each side's counter on a line its own L2 partition holds (CNT0, CNT1) */
     __global volatile int *mine = q + (p ? CNT1 : CNT0);
-#if !HOST_RESET
+#if RESET == 0
     int started = 0;
 #endif
     if (lead) {
@@ -132,7 +132,7 @@ void sched_(KERNEL_ARGS, __global volatile int *q)
             t = block_of_(p ^ 1, atomic_add(q + (p ? CNT0 : CNT1), PER));
 #endif
         block_ = t;
-#if !HOST_RESET
+#if RESET == 0
         /* counted once its block is taken; its value is waited for at the end */
         started = atomic_inc(q + DONE + (t >= (1 << 30)));
 #endif
@@ -149,10 +149,13 @@ void sched_(KERNEL_ARGS, __global volatile int *q)
         body_(CALL_ARGS, t % n0, (t / n0) % n1, t / (n0 * n1));
     }
 #endif
-#if !HOST_RESET
+#if RESET == 2
+    const int started = lead ? atomic_inc(q + DONE) : 0; /* its blocks done */
+#endif
+#if RESET != 1
     if (lead && started == NG0 * NG1 * NG2 / PER - 1) {
-        /* the last work-group to take its blocks: every other one has its own, so the
-           next launch starts from zero */
+        /* the last work-group to take (0) or finish (2) its blocks: every other one
+           has its own, so the next launch starts from zero */
         q[CNT0] = 0;
         q[CNT1] = 0;
         q[DONE] = 0;
@@ -327,19 +330,23 @@ def variants(side: Mapping[int, int] | None, nsm: int) -> dict[str, list[str]]:
     """Each variant's extra build options (``std``: the package's kernel). ``dyn``: one
     queue in the hardware's order; ``ypart``: a queue per side, each side half of every
     slab's rows, with the measured sides (all SMs one side where none was measured),
-    ``yrand`` with a hash's. A suffix ``h``: the host zeroes the counters before each
-    launch (outside the kernel's time); ``2``: two blocks per work-group."""
+    ``yrand`` with a hash's. The counters are zeroed by the last work-group to take its
+    block; a suffix ``h``: by the host before each launch (outside the kernel's time),
+    ``e``: by the last work-group to finish; ``2h``: two blocks per work-group."""
     rand = side_table(guessed("rand", nsm))
     measured = side_table(side or {})
-    one, two, host, own = "-DPER=1", "-DPER=2", "-DHOST_RESET=1", "-DHOST_RESET=0"
+    one, two = "-DPER=1", "-DPER=2"
+    start, host, end = "-DRESET=0", "-DRESET=1", "-DRESET=2"
     return {
         "std": [],
-        "dyn": ["-DSCHED=1", one, own],
+        "dyn": ["-DSCHED=1", one, start],
         "dynh": ["-DSCHED=1", one, host],
-        "ypart": ["-DSCHED=4", one, own, f"@SIDES@={measured}"],
+        "dyne": ["-DSCHED=1", one, end],
+        "ypart": ["-DSCHED=4", one, start, f"@SIDES@={measured}"],
         "yparth": ["-DSCHED=4", one, host, f"@SIDES@={measured}"],
+        "yparte": ["-DSCHED=4", one, end, f"@SIDES@={measured}"],
         "yrandh": ["-DSCHED=4", one, host, f"@SIDES@={rand}"],
-        "dyn2h": ["-DSCHED=1", two, host],
+        "yrande": ["-DSCHED=4", one, end, f"@SIDES@={rand}"],
         "ypart2h": ["-DSCHED=4", two, host, f"@SIDES@={measured}"],
     }
 
@@ -402,7 +409,7 @@ def build_launches(
                 prog = cl.Program(context, text).build(options=opts)
                 per = 2 if "-DPER=2" in extra else 1
                 grid = (glob[0], glob[1], glob[2] // per)
-                resets = offsets if "-DHOST_RESET=1" in extra else []
+                resets = offsets if "-DRESET=1" in extra else []
                 launches[label] = functools.partial(
                     scheduled, queue, prog.sched_, grid, loc, (src, dst, q), resets
                 )
