@@ -67,7 +67,8 @@ HEAD = "__kernel __attribute__((reqd_work_group_size(WX, WY, WZ)))\nvoid KERNEL_
 SLOTS = 512  # counters in the scratch buffer: one per SM (any %smid below 512)
 LATENCY_LINES = 256
 LINE = 1056  # ints between the timed lines: 4 KiB + 128 B
-ZERO = np.zeros(1, dtype=np.int32)  # the counters' fill pattern, alive while queued
+ZERO = np.zeros(1, dtype=np.int32)
+CL20 = "-cl-std=CL2.0"  # the counters' fill pattern, alive while queued
 
 SCHED = r"""
 inline int smid_(void)
@@ -106,6 +107,19 @@ inline int block_of_(int p, int j)
 #endif
 }
 
+#if GLOBALQ /* the counters as program-scope variables (OpenCL C 2.0), not an argument */
+__global volatile int gq_[3] = {0, 0, 0};
+#define QB gq_
+#define QC0 0
+#define QC1 1
+#define QDONE 2
+#else
+#define QB q
+#define QC0 CNT0
+#define QC1 CNT1
+#define QDONE DONE
+#endif
+
 __kernel __attribute__((reqd_work_group_size(WX, WY, WZ)))
 void sched_(KERNEL_ARGS, __global volatile int *q)
 {
@@ -121,7 +135,7 @@ void sched_(KERNEL_ARGS, __global volatile int *q)
     const int p = side_of_[smid_()];
 #endif
     /* each side's counter on a line its own L2 partition holds (CNT0, CNT1) */
-    __global volatile int *mine = q + (p ? CNT1 : CNT0);
+    __global volatile int *mine = QB + (p ? QC1 : QC0);
 #if RESET == 0
     int started = 0;
 #endif
@@ -129,12 +143,12 @@ void sched_(KERNEL_ARGS, __global volatile int *q)
         int t = block_of_(p, atomic_add(mine, PER));
 #if SCHED != 1
         if (t < 0) /* this side's blocks all taken: the other side's */
-            t = block_of_(p ^ 1, atomic_add(q + (p ? CNT0 : CNT1), PER));
+            t = block_of_(p ^ 1, atomic_add(QB + (p ? QC0 : QC1), PER));
 #endif
         block_ = t;
 #if RESET == 0
         /* counted once its block is taken; its value is waited for at the end */
-        started = atomic_inc(q + DONE + (t >= (1 << 30)));
+        started = atomic_inc(QB + QDONE + (t >= (1 << 30)));
 #endif
     }
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -150,15 +164,15 @@ void sched_(KERNEL_ARGS, __global volatile int *q)
     }
 #endif
 #if RESET == 2
-    const int started = lead ? atomic_inc(q + DONE) : 0; /* its blocks done */
+    const int started = lead ? atomic_inc(QB + QDONE) : 0; /* its blocks done */
 #endif
 #if RESET != 1
     if (lead && started == NG0 * NG1 * NG2 / PER - 1) {
         /* the last work-group to take (0) or finish (2) its blocks: every other one
            has its own, so the next launch starts from zero */
-        q[CNT0] = 0;
-        q[CNT1] = 0;
-        q[DONE] = 0;
+        QB[QC0] = 0;
+        QB[QC1] = 0;
+        QB[QDONE] = 0;
     }
 #endif
 }
@@ -332,7 +346,9 @@ def variants(side: Mapping[int, int] | None, nsm: int) -> dict[str, list[str]]:
     slab's rows, with the measured sides (all SMs one side where none was measured),
     ``yrand`` with a hash's. The counters are zeroed by the last work-group to take its
     block; a suffix ``h``: by the host before each launch (outside the kernel's time),
-    ``e``: by the last work-group to finish; ``2h``: two blocks per work-group."""
+    ``e``: by the last work-group to finish; ``2h``: two blocks per work-group;
+    ``ypartg``: ``yparte`` with program-scope counters (``-cl-std=CL2.0``), ``std20``
+    the package's kernel built with that option."""
     rand = side_table(guessed("rand", nsm))
     measured = side_table(side or {})
     one, two = "-DPER=1", "-DPER=2"
@@ -348,6 +364,10 @@ def variants(side: Mapping[int, int] | None, nsm: int) -> dict[str, list[str]]:
         "yrandh": ["-DSCHED=4", one, host, f"@SIDES@={rand}"],
         "yrande": ["-DSCHED=4", one, end, f"@SIDES@={rand}"],
         "ypart2h": ["-DSCHED=4", two, host, f"@SIDES@={measured}"],
+        # as a template would hold them: the counters program-scope variables, which
+        # need OpenCL C 2.0 (and the package's kernel built so, to see what that costs)
+        "std20": [CL20],
+        "ypartg": ["-DSCHED=4", one, end, "-DGLOBALQ=1", CL20, f"@SIDES@={measured}"],
     }
 
 
@@ -398,8 +418,8 @@ def build_launches(
     registers: dict[str, str] = {}
     for label, extra in variants_.items():
         try:
-            if label == "std":
-                prog = cl.Program(context, kernel.source).build(options=base)
+            if label in ("std", "std20"):
+                prog = cl.Program(context, kernel.source).build(options=base + extra)
                 k = prog.stencil
                 launches[label] = lambda k=k: k(queue, glob, loc, src, dst)
             else:
