@@ -288,9 +288,13 @@ class Compiler:
         built.wait_s = waited
         return built
 
-    def build_bundle(self, source: str, name: str, options: list[list[str]]) -> BuiltBundle:
+    def build_bundle(
+        self, source: str, name: str, options: list[list[str]], *, binary: bool = True
+    ) -> BuiltBundle:
         """Build the configurations of kernel ``name`` given by ``options`` (one option
         list each) as one program (gtune.measure.bundle), holding one build slot.
+        ``binary`` False: only whether each builds (no kernels made, no binary fetched;
+        on PoCL half the work), ``binary`` None throughout.
 
         Each configuration's ``compile_s`` is the bundle's build time over their number:
         the fixed cost of a build shared out. Where the bundle does not build (one
@@ -299,26 +303,32 @@ class Compiler:
         also carries its share of the failed bundle's time. A source that cannot be
         bundled at all is built singly, and ``why`` says why."""
         if self.slots is None:
-            return self._build_bundle(source, name, options)
+            return self._build_bundle(source, name, options, binary)
         with self.slots.held() as waited:
-            built = self._build_bundle(source, name, options)
+            built = self._build_bundle(source, name, options, binary)
         built.wait_s = waited
         return built
 
-    def _build_bundle(self, source: str, name: str, options: list[list[str]]) -> BuiltBundle:
+    def _build_bundle(
+        self, source: str, name: str, options: list[list[str]], binary: bool
+    ) -> BuiltBundle:
+        build = self._locked_build_binary if binary else self._built_only
         made = bundle(source, name, options)
         if isinstance(made, str):
-            singles = [self._locked_build_binary(source, o) for o in options]
+            singles = [build(source, o) for o in options]
             return BuiltBundle(singles, [name] * len(options), why=made)
-        whole = self._locked_build_binary(made.source, made.options)
+        whole = build(made.source, made.options)
         share = whole.compile_s / len(options)
         if whole.status is Status.OK:
             each = [Built(Status.OK, share, whole.log) for _ in options]
             return BuiltBundle(each, made.names, whole.binary)
-        singles = [self._locked_build_binary(source, o) for o in options]
+        singles = [build(source, o) for o in options]
         for b in singles:
             b.compile_s += share
         return BuiltBundle(singles, [name] * len(options))
+
+    def _built_only(self, source: str, options: list[str]) -> Built:
+        return self.build(source, options)[1]
 
     def _locked_build_binary(self, source: str, options: list[str]) -> Built:
         if self.build_lock_s is None:

@@ -203,8 +203,11 @@ def _build(compiler: Any, payload: dict[str, Any]) -> dict[str, Any]:
 
 
 def _build_bundle(compiler: Any, payload: dict[str, Any]) -> dict[str, Any]:
-    """A bundle built: one binary for it (not one per configuration over the pipe)."""
-    made = compiler.build_bundle(payload["source"], payload["name"], payload["options"])
+    """A bundle built: one binary for it (not one per configuration over the pipe);
+    ``binary`` False in the payload: whether each builds, no binary."""
+    made = compiler.build_bundle(
+        payload["source"], payload["name"], payload["options"], binary=payload.get("binary", True)
+    )
     configs = [
         {
             "status": b.status.value,
