@@ -14,23 +14,21 @@ or that partition's, so that blocks sharing halo rows run on one side.
 This probe measures that, on the package's own kernels (the template rendered for a
 real stencil at a configuration, e.g. the defaults' winners). Each kernel's body is
 kept as it is, made a function of its block (its three group ids); a new kernel around
-it loops, taking block after block from counters in a scratch buffer (an atomic per
-block, counters reset by the last work-group to finish), in one of these orders:
+it takes its block number from counters (an atomic per work-group) and runs it.
+Which SMs are on which side is measured first: an atomic runs in the L2 slice that
+holds its address, so each SM times a chain of atomics on the same lines, and SMs
+whose fast lines agree are one side (``sides`` in the output). The variants
+(``variants``):
 
 - ``std``: the package's kernel, as ``gtune run`` times it;
 - ``dyn``: one counter, blocks in the hardware's own order (x, y, z): the cost of the
-  loop and its atomics alone;
-- ``zcol``: a counter per SM; each SM owns whole columns of blocks (one x, y block,
-  every z), walked in z, so a block's z neighbours run on its own SM; an SM with no
-  column left takes the next of another's;
-- ``part``: a counter per L2 partition; each partition owns half the z range, walked
-  in the hardware's order. Which SMs are on which side is measured first: an atomic
-  runs in the L2 slice that holds its address, so each SM times a chain of atomics on
-  the same lines, and the lines near it come back faster; SMs whose near lines agree
-  are one side (``partitions``, in the output);
-- ``half``: ``part`` with the SMs split by number (``%smid`` below the half), a guess
-  to set against the measured split;
-- ``rand``: ``part`` with the SMs split by a hash of their number (a control).
+  queue alone;
+- ``ypart``: a counter per side, each side half of every slab's rows (y), slab after
+  slab; ``yrand`` the same with the SMs split by a hash of their number (a control);
+- suffixes: the counters zeroed by the host before each launch (``h``) or by the last
+  work-group to finish (``e``) rather than the last to take its block; two blocks per
+  work-group (``2h``); ``ypartg`` with the counters as program-scope variables, and
+  ``std20`` the package's kernel, built with ``-cl-std=CL2.0``.
 
 Every variant's output is compared with ``std``'s bit for bit before it is timed; the
 variants and the float4 copy run in alternating rounds, each round the median of
@@ -64,7 +62,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 HEAD = "__kernel __attribute__((reqd_work_group_size(WX, WY, WZ)))\nvoid KERNEL_NAME(KERNEL_ARGS)"
 
-SLOTS = 512  # counters in the scratch buffer: one per SM (any %smid below 512)
+SLOTS = 512  # the side table's entries: one per SM (any %smid below 512)
 LATENCY_LINES = 256
 LINE = 1056  # ints between the timed lines: 4 KiB + 128 B
 ZERO = np.zeros(1, dtype=np.int32)
@@ -329,18 +327,12 @@ def side_table(side: Mapping[int, int]) -> str:
     return ",".join(str(side.get(s, 0)) for s in range(SLOTS))
 
 
-def guessed(kind: str, nsm: int) -> dict[int, int]:
-    """SMs split by a guess: by number, odd and even, by TPC (pairs of SMs), a hash."""
-    rules = {
-        "half": lambda s: int(s >= nsm // 2),
-        "odd": lambda s: s & 1,
-        "tpc": lambda s: (s >> 1) & 1,
-        "rand": lambda s: zlib.crc32(bytes([s % 256, s // 256])) & 1,
-    }
-    return {s: rules[kind](s) for s in range(SLOTS)}
+def hashed_sides() -> dict[int, int]:
+    """The SMs split by a hash of their number: the control for the measured split."""
+    return {s: zlib.crc32(bytes([s % 256, s // 256])) & 1 for s in range(SLOTS)}
 
 
-def variants(side: Mapping[int, int] | None, nsm: int) -> dict[str, list[str]]:
+def variants(side: Mapping[int, int] | None) -> dict[str, list[str]]:
     """Each variant's extra build options (``std``: the package's kernel). ``dyn``: one
     queue in the hardware's order; ``ypart``: a queue per side, each side half of every
     slab's rows, with the measured sides (all SMs one side where none was measured),
@@ -349,7 +341,7 @@ def variants(side: Mapping[int, int] | None, nsm: int) -> dict[str, list[str]]:
     ``e``: by the last work-group to finish; ``2h``: two blocks per work-group;
     ``ypartg``: ``yparte`` with program-scope counters (``-cl-std=CL2.0``), ``std20``
     the package's kernel built with that option."""
-    rand = side_table(guessed("rand", nsm))
+    rand = side_table(hashed_sides())
     measured = side_table(side or {})
     one, two = "-DPER=1", "-DPER=2"
     start, host, end = "-DRESET=0", "-DRESET=1", "-DRESET=2"
@@ -463,7 +455,6 @@ def run_kernel(
     args: argparse.Namespace,
     side: Mapping[int, int] | None,
     nvidia: bool,
-    nsm: int,
     counters: tuple[Any, list[int]],
 ) -> dict[str, Any]:
     import pyopencl as cl
@@ -472,7 +463,7 @@ def run_kernel(
     full = kernel.with_defaults(config)
     glob, loc = kernel.launch_sizes(full)
     q, offsets = counters
-    base = [*kernel.defines(full), f"-DSLOTS={SLOTS}", f"-DNSM={nsm}"]
+    base = [*kernel.defines(full), f"-DSLOTS={SLOTS}"]
     base += [f"-D{k}={v}" for k, v in zip(("CNT0", "CNT1", "DONE"), offsets, strict=True)]
     groups = [g // w for g, w in zip(glob, loc, strict=True)]
     base += [f"-DNG{d}={groups[d]}" for d in range(3)]
@@ -483,7 +474,7 @@ def run_kernel(
     src = cl.Buffer(context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=host)
     dst = cl.Buffer(context, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=host)
     launches, registers = build_launches(
-        context, queue, kernel, full, base, (src, dst, q), variants(side, nsm), offsets
+        context, queue, kernel, full, base, (src, dst, q), variants(side), offsets
     )
 
     def zero() -> None:  # between variants: one that the host resets leaves them set
@@ -590,13 +581,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         buf = cl.Buffer(context, cl.mem_flags.READ_WRITE, size=3 * LINE * 4)
         cl.enqueue_fill_buffer(queue, buf, np.int32(0), 0, 3 * LINE * 4).wait()
         offsets = [0, LINE, 2 * LINE]
-    nsm = device.max_compute_units
     args.out.mkdir(parents=True, exist_ok=True)
     for spec in args.config:
         name, _, rest = spec.partition(":")
         config = parse_config(rest) if rest else {}
         data["kernels"].append(
-            run_kernel(context, queue, name, config, args, side, nvidia, nsm, (buf, offsets))
+            run_kernel(context, queue, name, config, args, side, nvidia, (buf, offsets))
         )
         (args.out / "partition.json").write_text(json.dumps(data, indent=1) + "\n")
         (args.out / "partition.md").write_text(markdown(data))

@@ -63,7 +63,6 @@ def _run(name: str, config: str, mutate: str | None = None) -> dict[str, Any]:
                 args,
                 None,
                 False,
-                2,
                 (counters, offsets),
             )
         )
@@ -75,9 +74,9 @@ def _run(name: str, config: str, mutate: str | None = None) -> dict[str, Any]:
 @pytest.mark.parametrize(("name", "config"), CASES)
 def test_every_block_order_computes_the_package_kernels_bits(name: str, config: str) -> None:
     out = _run(name, config)
-    assert set(out["same_as_std"]) == set(probe.variants(None, 2))
+    assert set(out["same_as_std"]) == set(probe.variants(None))
     assert all(out["same_as_std"].values()), out["same_as_std"]
-    assert {r["variant"] for r in out["rows"]} == {*probe.variants(None, 2), "copy4"}
+    assert {r["variant"] for r in out["rows"]} == {*probe.variants(None), "copy4"}
 
 
 @pytest.mark.opencl
