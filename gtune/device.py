@@ -20,6 +20,7 @@ LIMIT_NAMES = (
     "MAX_WORK_ITEM_SIZE_1",
     "MAX_WORK_ITEM_SIZE_2",
     "LOCAL_MEM_SIZE",
+    "LOCAL_MEM_STATIC",
     "COMPUTE_UNITS",
     "MAX_MEM_ALLOC",
     "IMAGE2D_MAX_WIDTH",
@@ -60,6 +61,11 @@ class DeviceLimits:
     preferred_vector_width_float: int
     native_vector_width_float: int
     extensions: tuple[str, ...] = field(default_factory=tuple)
+    # the most local memory a kernel's own __local arrays (sized when it is built) may
+    # take, as measured by launching one (0: not measured, the driver's local_mem_size);
+    # NVIDIA's driver gives them more than CL_DEVICE_LOCAL_MEM_SIZE, which is what it
+    # lets __local arguments take
+    local_mem_static: int = 0
     platform_index: int = 0
     device_index: int = 0
 
@@ -88,6 +94,7 @@ class DeviceLimits:
             "MAX_WORK_ITEM_SIZE_1": wi[1],
             "MAX_WORK_ITEM_SIZE_2": wi[2],
             "LOCAL_MEM_SIZE": self.local_mem_size,
+            "LOCAL_MEM_STATIC": max(self.local_mem_static, self.local_mem_size),
             "COMPUTE_UNITS": self.compute_units,
             "MAX_MEM_ALLOC": self.max_mem_alloc_size,
             "IMAGE2D_MAX_WIDTH": self.image2d_max[0],

@@ -8,11 +8,22 @@ import json
 from rich.console import Console
 from rich.table import Table
 
+from gtune.device import DeviceLimits
+
 HELP = "list OpenCL platforms and devices with their tuning-relevant limits"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def _local(d: DeviceLimits) -> str:
+    """The local memory as reported, and what a kernel's own arrays may take where that
+    was measured to be more."""
+    text = f"{_kib(d.local_mem_size)} ({d.local_mem_type})"
+    if d.local_mem_static > d.local_mem_size:
+        text += f"; {_kib(d.local_mem_static)} for a kernel's own __local arrays (measured)"
+    return text
 
 
 def _kib(n: int) -> str:
@@ -47,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
             ("OpenCL", f"{d.opencl_version}; {d.opencl_c_version}"),
             ("compute units", str(d.compute_units)),
             ("max work-group", f"{d.max_work_group_size}  per dim {list(d.max_work_item_sizes)}"),
-            ("local memory", f"{_kib(d.local_mem_size)} ({d.local_mem_type})"),
+            ("local memory", _local(d)),
             ("global memory", f"{_kib(d.global_mem_size)}, max alloc {_kib(d.max_mem_alloc_size)}"),
             (
                 "images",

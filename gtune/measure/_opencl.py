@@ -33,6 +33,7 @@ from gtune.measure.bundle import bundle
 from gtune.measure.devlock import DeviceLock
 from gtune.measure.regcap import register_cap, with_maxnreg
 from gtune.measure.result import Result, Status
+from gtune.measure.staticlocal import CEILING, SOURCE, largest_fitting
 from gtune.measure.stats import TimingPolicy, relative_halfwidth
 
 # OpenCL error codes (cl.h). Classification uses these numbers, never message text.
@@ -143,9 +144,54 @@ def limits_of(platform: Any, device: Any, pi: int, di: int) -> DeviceLimits:
         preferred_vector_width_float=int(get("preferred_vector_width_float", 1)),
         native_vector_width_float=int(get("native_vector_width_float", 1)),
         extensions=tuple(e for e in exts if e in TUNING_EXTENSIONS),
+        local_mem_static=static_local_limit(device),
         platform_index=pi,
         device_index=di,
     )
+
+
+_static_local: dict[tuple[str, str, str], int] = {}
+
+
+def launches_with(context: Any, queue: Any, nbytes: int) -> bool:
+    """Whether a kernel whose own ``__local`` array takes ``nbytes`` builds, launches
+    and reads back every element right on the context's device."""
+    n = nbytes // 4
+    try:
+        kernel = cl.Program(context, SOURCE).build(options=[f"-DN={n}"]).static_local_
+        out = cl.Buffer(context, cl.mem_flags.READ_WRITE, size=4)
+        cl.enqueue_fill_buffer(queue, out, np.zeros(1, np.int32), 0, 4)
+        kernel(queue, (64,), (64,), out)
+        got = np.zeros(1, np.int32)
+        cl.enqueue_copy(queue, got, out).wait()
+    except cl.Error:
+        return False
+    return int(got[0]) == n
+
+
+def static_local_measured(device: Any) -> bool:
+    """Whether ``device``'s ``LOCAL_MEM_STATIC`` is measured (NVIDIA's GPUs) rather
+    than its driver's ``local_mem_size``."""
+    return "NVIDIA" in str(device.platform.name).upper() and bool(
+        int(device.type) & cl.device_type.GPU
+    )
+
+
+def static_local_limit(device: Any, ceiling: int = CEILING) -> int:
+    """The most local memory a kernel's own arrays may take on ``device`` (bytes, at
+    least its ``local_mem_size``), measured once per process
+    (``gtune.measure.staticlocal``); 0 where it is not measured."""
+    if not static_local_measured(device):
+        return 0
+    key = (str(device.platform.name), str(device.name), str(device.driver_version))
+    if key not in _static_local:
+        reported = int(device.local_mem_size)
+        context = cl.Context([device])
+        queue = cl.CommandQueue(context)
+        _static_local[key] = largest_fitting(
+            reported, max(reported, ceiling), lambda n: launches_with(context, queue, n)
+        )
+    return _static_local[key]
 
 
 def _device_type(bits: int) -> str:

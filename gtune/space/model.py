@@ -229,7 +229,17 @@ def _platform_rules(
                 f"{groups} >= COMPUTE_UNITS",
                 "at least one work-group per compute unit (turn off with --no-min-groups)",
             )
-    add("local_memory", f"({local_bytes.text}) <= LOCAL_MEM_SIZE", "CL_DEVICE_LOCAL_MEM_SIZE")
+    # a kernel's own __local arrays may take what the device gives those; with __local
+    # arguments, all of it what the driver reports
+    if any(arg.kind == "local" for arg in kernel.arguments):
+        add("local_memory", f"({local_bytes.text}) <= LOCAL_MEM_SIZE", "CL_DEVICE_LOCAL_MEM_SIZE")
+    else:
+        add(
+            "local_memory",
+            f"({local_bytes.text}) <= LOCAL_MEM_STATIC",
+            "the local memory a kernel's own __local arrays may take (measured; else "
+            "CL_DEVICE_LOCAL_MEM_SIZE)",
+        )
     if kernel.launch.local_memory_bytes is not None:
         add(
             "local_memory_not_negative",

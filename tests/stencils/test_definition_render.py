@@ -429,7 +429,12 @@ def test_streaming_outputs_per_work_item_are_bounded() -> None:
     )
     source, description = definition_description(flat, {"NX": 1024, "NY": 64, "NZ": 64})
     kernel = parse_description(description, source=source, label="flat")
-    limits = {"LOCAL_MEM_SIZE": 1 << 20, "MAX_WORK_GROUP_SIZE": 1024, "DOUBLE_SUPPORT": 1}
+    limits = {
+        "LOCAL_MEM_SIZE": 1 << 20,
+        "LOCAL_MEM_STATIC": 1 << 20,
+        "MAX_WORK_GROUP_SIZE": 1024,
+        "DOUBLE_SUPPORT": 1,
+    }
     base = {"WX": 8, "WY": 1, "WZ": 1, "VX": 1, "BX": 1, "CZ": 1, "LOCAL": 0, "STREAM": 1}
     base |= {"ZC": 4, "IMAGE": 0, "RIM": 0, "RIN": 0, "BY": 1, "BZ": 1}
 
