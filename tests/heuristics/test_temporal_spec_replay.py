@@ -43,46 +43,58 @@ CASES = {
 
 
 _KERNELS: dict[str, TunableKernel] = {}
-_SPACES: dict[tuple[str, str], object] = {}
+_SPACES: dict[tuple[str, str, int], object] = {}
 
 
-def space_of(name: str, technique: str) -> tuple[TunableKernel, object]:
+def space_of(name: str, technique: str, static: int = 0) -> tuple[TunableKernel, object]:
     """The kernel's 8-step space of one technique, solved alone (heat3d's temporal
-    techniques are 26,000 of its 2.4 million configurations)."""
+    techniques are 26,000 of its 2.4 million configurations); ``static``: the local
+    memory a kernel's own arrays may take (0: the 48 KiB reported)."""
     if name not in _KERNELS:
         sizes = CASES[name][0]
         d = load_definition(ROOT / "stencils" / f"{name}.stencil.yaml")
         _KERNELS[name] = definition_kernel_of(dataclasses.replace(d, steps=8), sizes)
     kernel = _KERNELS[name]
-    key = (name, technique)
+    key = (name, technique, static)
     if key not in _SPACES:
-        _SPACES[key] = build_space(kernel, h100_limits(), technique=technique)
+        limits = h100_limits(local_mem_static=static)
+        _SPACES[key] = build_space(kernel, limits, technique=technique)
     return kernel, _SPACES[key]
 
 
-_SEARCHES: dict[tuple[str, str, float], tuple[TuningOutcome, list[Result], ReplayEvaluator]] = {}
-_CONFIGS: dict[tuple[str, str], list[dict[str, int]]] = {}
+_SEARCHES: dict[
+    tuple[str, str, float, int], tuple[TuningOutcome, list[Result], ReplayEvaluator]
+] = {}
+_CONFIGS: dict[tuple[str, str, int], list[dict[str, int]]] = {}
 
 
 def search(
-    name: str, technique: str, local_bandwidth: float, monkeypatch: pytest.MonkeyPatch
+    name: str,
+    technique: str,
+    local_bandwidth: float,
+    monkeypatch: pytest.MonkeyPatch,
+    static: int = 0,
 ) -> tuple[TuningOutcome, list[Result], ReplayEvaluator]:
     """The spec's search of one technique space on one landscape, run once in the
     module (deterministic: the tests only read what it gives)."""
-    key = (name, technique, local_bandwidth)
+    key = (name, technique, local_bandwidth, static)
     if key not in _SEARCHES:
-        _SEARCHES[key] = _search(name, technique, local_bandwidth, monkeypatch)
+        _SEARCHES[key] = _search(name, technique, local_bandwidth, monkeypatch, static)
     return _SEARCHES[key]
 
 
 def _search(
-    name: str, technique: str, local_bandwidth: float, monkeypatch: pytest.MonkeyPatch
+    name: str,
+    technique: str,
+    local_bandwidth: float,
+    monkeypatch: pytest.MonkeyPatch,
+    static: int = 0,
 ) -> tuple[TuningOutcome, list[Result], ReplayEvaluator]:
-    kernel, space = space_of(name, technique)
+    kernel, space = space_of(name, technique, static)
     monkeypatch.setattr(temporal_model, "LOCAL_BANDWIDTH", local_bandwidth)
-    if (name, technique) not in _CONFIGS:  # the same space on both landscapes
-        _CONFIGS[(name, technique)] = list(space.enumerate())  # type: ignore[attr-defined]
-    configs = _CONFIGS[(name, technique)]
+    if (name, technique, static) not in _CONFIGS:  # the same space on both landscapes
+        _CONFIGS[(name, technique, static)] = list(space.enumerate())  # type: ignore[attr-defined]
+    configs = _CONFIGS[(name, technique, static)]
     sizes, radius, terms = CASES[name]
     results = temporal_model.model_results(kernel, configs, radius, terms)
     evaluator = ReplayEvaluator(results, source="temporal_model")
@@ -290,3 +302,40 @@ def test_the_models_local_memory_is_the_scalar_evaluators() -> None:
         scalar = [lm.evaluate_int(kernel.env(c)) for c in configs]
         assert temporal_model.local_bytes(kernel, configs) == scalar
         assert len(set(scalar)) > 1
+
+
+H200_STATIC = 226 * 1024  # what the H200 gives a kernel's own arrays (LOCAL_MEM_STATIC)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("landscape", list(LANDSCAPES))
+def test_the_h200s_measured_local_memory_keeps_the_search_short(
+    landscape: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the 226 KiB the H200 was measured to give a kernel's own arrays (against the
+    48 KiB it reports), heat3d's temporal-zreg space holds TB 4 with one barrier per
+    plane step at 64 x 32 (its 1.70x on the H200); the spec still ends by itself inside
+    the budget, at 98 % of the space's best, and where the best is deeper than TB 2 its
+    last step tunes the chunk and the walk's unrolling there."""
+    _, space = space_of("heat3d", "temporal-zreg", H200_STATIC)
+    winner = {"TB": 4, "VX": 4, "BX": 4, "WX": 16, "WY": 32, "CX": 1, "CY": 1, "ZS": 1}
+    winner |= {"STREAM": 1, "ZREG": 2, "ZU": 1, "ZC": 512}
+    assert any(
+        all(c.get(k) == v for k, v in winner.items())
+        for c in _CONFIGS.setdefault(
+            ("heat3d", "temporal-zreg", H200_STATIC), list(space.enumerate())
+        )  # type: ignore[attr-defined]
+    )
+    outcome, results, evaluator = search(
+        "heat3d", "temporal-zreg", LANDSCAPES[landscape], monkeypatch, H200_STATIC
+    )
+    assert len(evaluator.calls) < BUDGET
+    assert outcome.best_config is not None
+    time = {canonical_config(r.config): r.objective for r in results}
+    assert min(time.values()) / time[canonical_config(outcome.best_config)] >= 0.98
+    chunks = [e.config for e in outcome.trace if e.step == "chunk at the deeper time steps"]
+    if outcome.best_config["TB"] > 2:
+        assert chunks and all(c["TB"] == outcome.best_config["TB"] for c in chunks)
+        assert {c["ZC"] for c in chunks} | {outcome.best_config["ZC"]} >= {256, 512}
+    else:
+        assert not chunks

@@ -377,3 +377,31 @@ def test_parse_rows_reads_negative_values_and_refuses_ragged_output() -> None:
         parse_rows(ragged, 3)
     with pytest.raises(EnvironmentProblem, match="before enumerating every solution"):
         parse_rows(text, 3)  # stopped early: no end marker
+
+
+def test_a_time_stepping_kernel_may_leave_one_unit_in_32_idle(h100: DeviceLimits) -> None:
+    """heat3d with 8 steps at 512³: its fastest kernel on the H200 (64 x 32 blocks
+    walking the whole z range) has 128 work-groups, which pass on 132 compute units
+    (31/32 of them) but not on 133; a one-step kernel still needs one per unit."""
+    import dataclasses
+    from pathlib import Path
+
+    from gtune.stencils.definition import load_definition
+    from gtune.stencils.render import definition_kernel_of
+
+    root = Path(__file__).resolve().parents[2]
+    d = load_definition(root / "stencils" / "heat3d.stencil.yaml")
+    sizes = {"NX": 512, "NY": 512, "NZ": 512}
+    stepping = definition_kernel_of(dataclasses.replace(d, steps=8), sizes)
+    rules = {
+        name: next(c for c in build_model(k, h100).constraints if c.name == "min_work_groups")
+        for name, k in (("stepping", stepping), ("one step", stencil(64)))
+    }
+    assert rules["one step"].expr.text.endswith(">= COMPUTE_UNITS")
+    winner = {**(stepping.default_config() or {}), "STREAM": 1, "ZREG": 2, "ZU": 1, "TB": 4}
+    winner |= {"VX": 4, "BX": 4, "WX": 16, "WY": 32, "CX": 1, "CY": 1, "ZC": 512, "ZS": 1}
+    glob, loc = stepping.launch_sizes(winner)
+    assert loc is not None and math.prod(g // w for g, w in zip(glob, loc, strict=True)) == 128
+    env = stepping.env(winner)
+    assert rules["stepping"].expr.evaluate({**env, "COMPUTE_UNITS": 132})
+    assert not rules["stepping"].expr.evaluate({**env, "COMPUTE_UNITS": 133})
