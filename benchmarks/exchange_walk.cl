@@ -13,8 +13,8 @@
  * Skew: level s walks plane p - s*D at plane step p (D >= 2). Level s at plane z reads
  * level s - 1's plane z in x and y (the shared plane, its edges from the neighbours)
  * and its planes z - 1 and z + 1 at the centre (the work-item's own queue). The edges
- * it needs were written D plane steps before, so they are loaded a step ahead (while
- * the step computes) and a neighbour running a step behind costs no wait.
+ * it needs were written D plane steps before, so they are loaded a step ahead, D - 1
+ * steps after their neighbour wrote them (while the step computes).
  *
  * Progress without fences (the low-latency protocol of NCCL's LL): every value of an
  * edge goes out beside a tag, base + the plane step that wrote it, in one 8-byte store,
@@ -34,9 +34,10 @@
  * whole, rim included, so the destination needs no copy of the input first.
  *
  * Defines: NX NY NZ (the array), WX (float4 columns of a block), WY (its rows), TB (the
- * levels: steps per launch), D (the skew), R (the edge buffer's plane slots), NBX NBY
- * (blocks across and down), SPIN_MAX, PF, STENCIL_TERMS(T) with T(dx, dy, dz, w) over a star of radius
- * 1 (optional: heat3d's by default).
+ * levels: steps per launch), D (the skew), R (the edge buffer's slots, one per plane
+ * step), NBX NBY (blocks across and down), SPIN_MAX, PF, CPA, UNROLL (the walk
+ * unrolled by its queue), the probes PROBE_NOWAIT and PROBE_NOX, and STENCIL_TERMS(T)
+ * with T(dx, dy, dz, w) over a star of radius 1 (optional: heat3d's by default).
  */
 
 #ifndef STENCIL_TERMS
