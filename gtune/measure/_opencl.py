@@ -107,9 +107,12 @@ def _platforms() -> list[Any]:
         ) from None
 
 
-def limits_of(platform: Any, device: Any, pi: int, di: int) -> DeviceLimits:
+def limits_of(
+    platform: Any, device: Any, pi: int, di: int, *, static_local: bool = True
+) -> DeviceLimits:
     """The limits and identity of ``device`` (platform ``pi``, device ``di``), as the
-    store records them."""
+    store records them; ``static_local`` False leaves ``local_mem_static`` unmeasured
+    (0), for a process that only looks for a device by its identity."""
 
     def get(attr: str, default: Any) -> Any:
         try:
@@ -144,7 +147,7 @@ def limits_of(platform: Any, device: Any, pi: int, di: int) -> DeviceLimits:
         preferred_vector_width_float=int(get("preferred_vector_width_float", 1)),
         native_vector_width_float=int(get("native_vector_width_float", 1)),
         extensions=tuple(e for e in exts if e in TUNING_EXTENSIONS),
-        local_mem_static=static_local_limit(device),
+        local_mem_static=static_local_limit(device) if static_local else 0,
         platform_index=pi,
         device_index=di,
     )
@@ -229,7 +232,7 @@ def _cl_device(limits: DeviceLimits) -> Any:
     devices: list[Any] = []
     for pi, platform in enumerate(_platforms()):
         for di, device in enumerate(platform.get_devices()):
-            listed.append(limits_of(platform, device, pi, di))
+            listed.append(limits_of(platform, device, pi, di, static_local=False))
             devices.append(device)
     i = same_device(listed, limits)
     if i is None:
