@@ -851,9 +851,9 @@ def _techniques(g: _Geometry) -> dict[str, list[str]]:
         # temporal tiles alone compute several rows of a column per work-item (TR)
         techniques["temporal"] = ["TB > 1", "STREAM == 1", "LOCAL == 0", "VX == 1", "TR == 1"]
         techniques["temporal-tile"] = ["TB > 1", "STREAM == 0", "LOCAL == 0", "VX == 1"]
-        if g.dims3:
-            techniques["temporal"] += ["ZREG == 0", "ZU == 0"]
-            techniques["temporal-tile"] += ["ZREG == 0", "ZU == 0"]
+        if g.dims3:  # the z-walk's parameters belong to temporal-zreg (hybrid tunes none)
+            techniques["temporal"] += ["ZREG == 0", "ZU == 0", "ZS == 0"]
+            techniques["temporal-tile"] += ["ZREG == 0", "ZU == 0", "ZS == 0"]
             if _z_star(g.d):  # streaming, the z-neighbours in registers, one plane shared
                 techniques["temporal-zreg"] = ["TB > 1", "STREAM == 1", "ZREG >= 1"]
                 techniques["temporal-zreg"] += ["LOCAL == 0", "TR == 1"]

@@ -502,3 +502,27 @@ def test_tb4_walk_with_one_barrier_needs_the_static_local_limit() -> None:
     assert kernel.launch.local_memory_bytes is not None
     lm = kernel.launch.local_memory_bytes
     assert lm.evaluate_int({**kernel.env(winner), **reported}) == 8 * 40 * 76 * 4
+
+
+def test_a_3d_z_star_with_steps_keeps_the_default_strategy() -> None:
+    """heat3d with 8 steps (a z-star: temporal-zreg and its z-walk's ZREG, ZU, ZS) is
+    searched as `gtune run` means to: hybrid for the one-step techniques, the temporal
+    spec for the three temporal ones. The z-walk's parameters belong to temporal-zreg's
+    rules (the other techniques hold them at 0); one that no technique held (ZS, before)
+    made hybrid not fit and the whole kernel fall back to the generic strategy."""
+    from gtune.tuning.strategy import resolve_strategy, spec_misfit
+
+    kernel, _, _ = _heat512_stepping()
+    resolved = resolve_strategy(kernel, "hybrid")
+    assert resolved.label == "hybrid", resolved.note
+    temporal = {"temporal", "temporal-tile", "temporal-zreg"}
+    assert set(resolved.technique_options) == temporal
+    assert all(resolved.options_for(t)["spec"].name == "temporal" for t in temporal)
+    for name in ("ZREG", "ZU", "ZS"):
+        for technique in ("temporal", "temporal-tile"):
+            assert f"{name} == 0" in [r.text for r in kernel.techniques[technique]]
+    from gtune.heuristics import shipped_specs
+    from gtune.heuristics.spec import load_spec
+
+    assert "hybrid" in shipped_specs()
+    assert spec_misfit(load_spec("hybrid"), kernel) == ""
