@@ -15,6 +15,7 @@ with credentials made for them, so only the campaign's own processes connect.
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import logging
 import math
@@ -864,13 +865,20 @@ def _connect(scheduler: str, security: Any, token: CancelToken, timeout: float) 
     if token.cancelled:
         return None
     if error:
-        exc = error[0]
+        exc = error.pop()
         if isinstance(exc, GtuneError):
             raise exc
+        what = f"{type(exc).__name__}: {exc}"
+        # the refused client, held by the exception's frames, is closed now: collected
+        # later, its __del__ could run inside another client's start in this process,
+        # which holds the class-wide lock its close() waits for (distributed's
+        # LoopRunner), and hang there
+        del exc
+        gc.collect()
         raise EnvironmentProblem(
-            f"cannot reach the Dask scheduler {scheduler}: {type(exc).__name__}: {exc}",
+            f"cannot reach the Dask scheduler {scheduler}: {what}",
             hint="check --scheduler (and --tls-* for a tls:// scheduler)",
-        ) from None
+        )
     raise EnvironmentProblem(
         f"the Dask scheduler {scheduler} did not answer within {timeout:.0f} s",
         hint="check --scheduler: is a Dask scheduler listening there?",

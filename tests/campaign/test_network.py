@@ -5,6 +5,7 @@ answers does not hang a campaign."""
 from __future__ import annotations
 
 import contextlib
+import gc
 import socket
 import subprocess
 import threading
@@ -204,10 +205,21 @@ def test_a_tls_scheduler_is_reached_with_certificates_and_refused_without(
             assert client.scheduler_info()["address"] == address
         finally:
             client.close()
-        # a plain (unencrypted) client is not let in
+        # a plain (unencrypted) client is not let in, and leaves no client behind: one
+        # collected later could close itself inside another client's start and hang
+        # there (distributed's LoopRunner holds a class-wide lock while it starts)
+        from distributed import Client
+
+        def clients() -> int:
+            return sum(isinstance(o, Client) for o in gc.get_objects())
+
+        del client
+        gc.collect()
+        before = clients()
         plain = "tcp://" + address.removeprefix("tls://")
         with pytest.raises(EnvironmentProblem):
             _connect(plain, _security(plain, None), CancelToken(), 5)
+        assert clients() <= before
     finally:
         cluster.close(timeout=20)
 
