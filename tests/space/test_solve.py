@@ -384,13 +384,12 @@ def test_a_time_stepping_kernel_may_leave_one_unit_in_32_idle(h100: DeviceLimits
     walking the whole z range) has 128 work-groups, which pass on 132 compute units
     (31/32 of them) but not on 133; a one-step kernel still needs one per unit."""
     import dataclasses
-    from pathlib import Path
 
     from gtune.stencils.definition import load_definition
     from gtune.stencils.render import definition_kernel_of
+    from tests.conftest import ROOT
 
-    root = Path(__file__).resolve().parents[2]
-    d = load_definition(root / "stencils" / "heat3d.stencil.yaml")
+    d = load_definition(ROOT / "stencils" / "heat3d.stencil.yaml")
     sizes = {"NX": 512, "NY": 512, "NZ": 512}
     stepping = definition_kernel_of(dataclasses.replace(d, steps=8), sizes)
     rules = {
