@@ -339,3 +339,31 @@ def test_the_h200s_measured_local_memory_keeps_the_search_short(
         assert {c["ZC"] for c in chunks} | {outcome.best_config["ZC"]} >= {256, 512}
     else:
         assert not chunks
+
+
+def test_deeper_time_steps_count_a_vector_blocks_points() -> None:
+    """The step ``deeper in time`` compares blocks in points, vectors included. From a
+    TB 2 best with vectors of 4 on 64 x 16 work-items (a 256 x 16 block: where a search
+    on the H200 ended on 2026-12-02), it measures TB 4's 64 x 32 block on 16 x 32
+    work-items (its 1.71x), which counted in work-items would be half the best's."""
+    kernel, space = space_of("heat3d", "temporal-zreg", H200_STATIC)
+    configs = _CONFIGS.setdefault(
+        ("heat3d", "temporal-zreg", H200_STATIC),
+        list(space.enumerate()),  # type: ignore[attr-defined]
+    )
+
+    def one(**values: int) -> dict[str, int]:
+        found = [c for c in configs if all(c.get(k) == v for k, v in values.items())]
+        assert found, values
+        return found[0]
+
+    walk = {"VX": 4, "BX": 4, "CX": 1, "CY": 1, "ZS": 1, "ZREG": 2, "ZU": 0, "ZC": 256}
+    best = one(TB=2, WX=64, WY=16, **walk)
+    strategy = get_strategy("grouped", {"spec": "temporal"})
+    problem = SearchProblem(sizes=CASES["heat3d"][0], default=kernel.default_config())
+    inner = strategy.searcher(space, problem, strategy.configure(None))  # type: ignore[arg-type]
+    step = next(s for s in inner.spec.steps if s.label == "deeper in time")
+    deeper = inner._candidates(step, best)  # the step's points from that best
+    assert deeper and all(c["TB"] > 2 for c in deeper)
+    assert one(TB=4, WX=16, WY=32, **walk) in deeper
+    assert all(c["WX"] * c["VX"] * c["CX"] * c["WY"] * c["CY"] >= 1024 for c in deeper)
