@@ -363,6 +363,16 @@ def variants(side: Mapping[int, int] | None) -> dict[str, list[str]]:
     }
 
 
+def chosen(all_: Mapping[str, list[str]], names: str) -> dict[str, list[str]]:
+    """The variants named in ``names`` (comma-separated; empty: every one), ``std`` always
+    (every other variant's output is checked against it)."""
+    wanted = {n.strip() for n in names.split(",") if n.strip()}
+    unknown = wanted - set(all_)
+    if unknown:
+        raise SystemExit(f"partition_probe: no variant {', '.join(sorted(unknown))}")
+    return {k: v for k, v in all_.items() if not wanted or k == "std" or k in wanted}
+
+
 def scheduled(
     queue: Any,
     kernel: Any,
@@ -474,7 +484,14 @@ def run_kernel(
     src = cl.Buffer(context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=host)
     dst = cl.Buffer(context, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=host)
     launches, registers = build_launches(
-        context, queue, kernel, full, base, (src, dst, q), variants(side), offsets
+        context,
+        queue,
+        kernel,
+        full,
+        base,
+        (src, dst, q),
+        chosen(variants(side), getattr(args, "variants", "")),
+        offsets,
     )
 
     def zero() -> None:  # between variants: one that the host resets leaves them set
@@ -562,6 +579,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--reps", type=int, default=20)
     p.add_argument("--config", action="append", default=[], metavar="KERNEL:N=V,...")
+    p.add_argument(
+        "--variants", default="", metavar="A,B,...", help="only these variants (std always)"
+    )
     args = p.parse_args(argv)
     import xhalo_probe
 
