@@ -141,6 +141,9 @@ class GroupedSearch:
             if dropped
             else []
         )
+        # the steps with nothing to measure (a step for another technique or dimension),
+        # each with its rounds: one note, not one per step and round
+        self._empty: dict[str, list[int]] = {}
         self._ties = tied_parameters(space)
         if self._ties:
             shown = sorted({", ".join(sorted([p, *m])) for p, m in self._ties.items()})
@@ -160,7 +163,13 @@ class GroupedSearch:
     # -- Searcher protocol -------------------------------------------------------------
     @property
     def notes(self) -> list[str]:
-        return list(self._notes)
+        if not self._empty:
+            return list(self._notes)
+        skipped = "; ".join(
+            f"{label!r} (round{'s' if len(rs) > 1 else ''} {', '.join(map(str, rs))})"
+            for label, rs in self._empty.items()
+        )
+        return [*self._notes, f"no valid points here, skipped: {skipped}"]
 
     def expected_evaluations(self) -> int | None:
         return None
@@ -231,7 +240,7 @@ class GroupedSearch:
             for step in steps:
                 candidates = self._candidates(step, self._point)
                 if not candidates:
-                    self._notes.append(f"round {r + 1}, step {step.label!r}: no valid points")
+                    self._empty.setdefault(step.label, []).append(r + 1)
                     yield Batch([], step.label, r, note="no valid points; skipped")
                     continue
                 results = yield Batch(candidates, step.label, r)
