@@ -121,7 +121,8 @@ def solve(
     wait: bool = False,
 ) -> tuple[Any, Any, bool]:
     """``examples/heat_solver.py``'s loop, for ``steps`` steps, or (``steps`` None) until
-    ``min_s`` seconds have passed; stopped early, unfinished, once ``max_s`` have. The
+    ``min_s`` seconds have passed and one step at least has run; stopped early,
+    unfinished, once ``max_s`` have. The
     clock starts before the kernel is asked for (its build, online tuning's start).
     With ``wait`` (``--quick``), the last step waits for online tuning to decide.
     Returns the run, the kernel and whether it finished."""
@@ -134,8 +135,8 @@ def solve(
     step = lib.kernel_for(ctx, dict(sizes))
     while steps is None or i < steps:
         elapsed = time.perf_counter() - start
-        if steps is None and elapsed >= min_s:
-            break
+        if steps is None and i > 0 and elapsed >= min_s:
+            break  # at least one step: a slow build may take all of min_s
         if elapsed >= max_s:
             finished = False
             break

@@ -33,7 +33,7 @@ def test_the_measurement_in_two_commands_resumed(tmp_path: Path) -> None:
     default = json.loads((out / "default.json").read_text())
     online = json.loads((out / "online.json").read_text())
     assert default["wall_s"] >= 0.05 * 60  # --quick's --minutes: time-based, not steps
-    assert online["steps"] == default["steps"] and online["finished"]
+    assert online["steps"] == default["steps"] > 0 and online["finished"]
     assert online["host"] == default["host"]
     assert online["tuning"] in ("switched", "kept")  # --quick waits for the decision
     assert not (out / "offline.json").exists()
