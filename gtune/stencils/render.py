@@ -713,11 +713,15 @@ def _vector_and_image_constraints(g: _Geometry) -> list[str]:
     """Separable stencils, whole rim vectors and row blocks, and the image technique."""
     constraints: list[str] = []
     if separable_factors(g.d) is not None:  # 2D streaming, and whole rim vectors
+        tiles = "" if g.dims3 or not g.stepping else " or (TB > 1 and TR > 1)"
         constraints.append(
-            ("SEP == 0 or RIM == 1" if g.dims3 else "SEP == 0 or STREAM == 1 or RIM == 1")
+            ("SEP == 0 or RIM == 1" if g.dims3 else f"SEP == 0 or STREAM == 1 or RIM == 1{tiles}")
             if g.rim_vectors
-            else "SEP == 0 or STREAM == 1"
+            else f"SEP == 0 or STREAM == 1{tiles}"
         )
+        if g.stepping:  # of the temporal techniques, 2D tiles with rows per work-item only
+            rows = "" if g.dims3 else " or (STREAM == 0 and TR > 1)"
+            constraints.append(f"SEP == 0 or TB == 1{rows}")
         if _one_sided_rows(g.d):  # the vector technique's row sums read every row within
             # the radius, beyond the edge of a band written up to it: 2D streaming only
             constraints.append("SEP == 0 or STREAM == 1")
@@ -1073,7 +1077,7 @@ def separable_factors(d: StencilDefinition) -> tuple[Factor, ...] | None:
     ``w(dx, dy, dz) = u(dx) * v(dy) * s(dz)`` in 3D (box27's binomial smoothing), each
     factor a list of (offset, weight).
 
-    Only for one-step definitions whose primary terms' coefficients are all numbers, or
+    Only for definitions whose primary terms' coefficients are all numbers, or
     all a number times one common scalar expression S (``0.0625*gain``, ``w/h``,
     ``dt*alpha/(dx*dx)``: :func:`separable_scale`; the factors are then those of the
     numbers, and the kernel multiplies S into the last axis's weights), with entries of
@@ -1087,7 +1091,9 @@ def separable_factors(d: StencilDefinition) -> tuple[Factor, ...] | None:
     (2RX+1) + (2RY+1) multiply-adds per output instead of one per term. The vector
     technique (RIM = 1, SEP = 1) sums each input row's x-terms once for all of a
     work-item's rows and combines the row sums in y (and z): for box27 with BY = 2, BZ =
-    4, 16.5 multiply-adds per output instead of 27. The sums are rounded differently
+    4, 16.5 multiply-adds per output instead of 27. With ``steps``, 2D temporal tiles
+    (TB > 1, TR > 1) sum the x-terms of each of a work-item's TR rows and the 2RY rows
+    around them once per level, and combine the row sums in y. The sums are rounded differently
     from the reference's term order (and S applied once, not to each term), within
     :meth:`StencilDefinition.tolerance`.
     """
@@ -1147,10 +1153,10 @@ def separable_scale(d: StencilDefinition) -> Coefficient:
 def _numbers_and_scale(d: StencilDefinition) -> tuple[list[float], Coefficient] | None:
     """Each primary term's number and the scalar expression S (factor 1) common to all
     (``0.0625*gain`` is 0.0625 times ``gain``; an entry of a fixed weights array is its
-    number), or None: more than one step, no terms, or scalars that differ between
-    terms (``0.25*a`` and ``0.5*b``: no common factor)."""
+    number), or None: no terms, or scalars that differ between terms (``0.25*a`` and
+    ``0.5*b``: no common factor)."""
     terms = d.terms_of(d.primary_field)
-    if d.steps != 1 or not terms:
+    if not terms:
         return None
     fixed = weight_entries(d.weights) if d.weights_fixed else {}
     numbers: list[float] = []

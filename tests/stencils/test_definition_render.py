@@ -570,7 +570,6 @@ def test_a_3d_star_is_not_separable() -> None:
             "weights read at run time",
         ),
         ({(dx, 0): 0.2 for dx in range(-2, 3)}, {}, "one row"),
-        ({(dx, dy): 0.1 for dx in (-1, 0, 1) for dy in (-1, 0, 1)}, {"steps": 2}, "time steps"),
     ],
 )
 def test_not_separable(
