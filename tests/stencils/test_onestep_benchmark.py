@@ -123,3 +123,29 @@ def test_resumes_a_run_cut_short(tmp_path: Path) -> None:
 def test_unknown_technique_is_refused(tmp_path: Path) -> None:
     r = run(tmp_path / "out", "--kernels", "heat3d", "--all-techniques", "--techniques", "nope")
     assert r.returncode == 2 and "nope" in r.stderr
+
+
+def _entry(fraction: float, steps: int = 1) -> dict[str, object]:
+    return {"steps": steps, "defaults": {"fraction_of_copy": fraction}}
+
+
+@pytest.mark.parametrize(
+    ("kernels", "meets", "line"),
+    [
+        ({"a": _entry(0.95), "b": _entry(0.92)}, True, "One step: geometric mean 93.5%"),
+        ({"a": _entry(0.99), "b": _entry(0.87)}, False, "lowest 87.0% (target ≥ 88%)"),
+        ({"h": _entry(1.71, 8), "j": _entry(1.93, 8)}, True, "Time-stepping kernels: lowest"),
+        ({"h": _entry(1.52, 8), "j": _entry(1.93, 8)}, False, "lowest 152.0% of copy per step"),
+        ({"a": _entry(0.95), "h": _entry(1.52, 8)}, False, "; time-stepping kernels: lowest"),
+        ({"a": _entry(0.95), "h": {"steps": 8, "defaults": {}}}, False, "One step"),
+    ],
+)
+def test_the_verdict_judges_time_stepping_kernels_per_step(
+    kernels: dict[str, object], meets: bool, line: str
+) -> None:
+    """One-step kernels against the mean and each target, kernels with ``steps``
+    against 1.7x per step each; a kernel not measured fails the verdict."""
+    v = onestep.verdict(kernels)
+    assert v["meets"] is meets
+    shown = onestep.verdict_line(v)
+    assert line in shown and shown.endswith(f"{'meets' if meets else 'misses'} the target.**")
