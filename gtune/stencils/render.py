@@ -713,15 +713,12 @@ def _vector_and_image_constraints(g: _Geometry) -> list[str]:
     """Separable stencils, whole rim vectors and row blocks, and the image technique."""
     constraints: list[str] = []
     if separable_factors(g.d) is not None:  # 2D streaming, and whole rim vectors
-        tiles = "" if g.dims3 or not g.stepping else " or (TB > 1 and TR > 1)"
-        constraints.append(
-            ("SEP == 0 or RIM == 1" if g.dims3 else f"SEP == 0 or STREAM == 1 or RIM == 1{tiles}")
-            if g.rim_vectors
-            else f"SEP == 0 or STREAM == 1{tiles}"
-        )
-        if g.stepping:  # of the temporal techniques, 2D tiles with rows per work-item only
-            rows = "" if g.dims3 else " or (STREAM == 0 and TR > 1)"
-            constraints.append(f"SEP == 0 or TB == 1{rows}")
+        dims2 = ["STREAM == 1", "RIM == 1"]
+        paths = (["RIM == 1"] if g.dims3 else dims2) if g.rim_vectors else ["STREAM == 1"]
+        if g.stepping:  # launches of one step as above; of the temporal techniques, 2D
+            # tiles with rows per work-item (TR > 1 holds TB > 1 and STREAM == 0)
+            paths = [f"(TB == 1 and ({' or '.join(paths)}))"] + ([] if g.dims3 else ["TR > 1"])
+        constraints.append(" or ".join(["SEP == 0", *paths]))
         if _one_sided_rows(g.d):  # the vector technique's row sums read every row within
             # the radius, beyond the edge of a band written up to it: 2D streaming only
             constraints.append("SEP == 0 or STREAM == 1")
