@@ -290,3 +290,51 @@ def test_xhalo_probe_verifies_each_kernel_and_catches_a_wrong_one(tmp_path: Path
     assert bad.returncode == 1, bad.stdout + bad.stderr[-2000:]
     verified = json.loads((tmp_path / "merged" / "xhalo.json").read_text())["verified"]
     assert verified == {"copy4": True, "copy4i": True, "copy4m": False}
+
+
+@pytest.mark.bench
+@pytest.mark.opencl
+def test_astream_probe_checks_its_walks_against_the_package(tmp_path: Path) -> None:
+    """``benchmarks/astream_probe.py`` on PoCL at 32³ (plain copies for NVIDIA's
+    ``cp.async``): its walks of box27 (separable sums, two rows a work-item), laplacian4
+    (radius 2) and the walk's copy agree with the package's kernels, rim and all; a
+    probe wrong by design (no stores) is timed, not counted wrong; a walk with one
+    weight off is caught (exit status 1)."""
+    script = ROOT / "benchmarks" / "astream_probe.py"
+    common = ["--device", "pthread", "--size", "32", "--rounds", "1", "--reps", "1"]
+    common += ["--config", "box27:", "--config", "laplacian4:"]
+    walks = [
+        "box27:WX=4,WY=2,CY=2,ZC=16,D=2",
+        "laplacian4:WX=8,WY=4,ZC=8,D=3",
+        "copyR2:WX=8,WY=2,ZC=32,D=1",
+        "box27:WX=8,WY=4,ZC=16,D=2,NOST=1",
+    ]
+    cmd = [sys.executable, str(script), str(tmp_path / "good"), *common]
+    good = subprocess.run(
+        cmd + [a for w in walks for a in ("--variant", w)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
+    assert good.returncode == 0, good.stdout + good.stderr[-2000:]
+    data = json.loads((tmp_path / "good" / "astream.json").read_text())
+    right = {r["kernel"]: r.get("right") for r in data["rows"]}
+    assert [right[k] for k in right if "astream" in k] == [True, True, True, False]
+    assert data["wrong"] == [] and "copy4" in right
+    text = script.read_text()
+    assert "return repr(float(w))" in text
+    mutant = script.with_name(f"_mutant_{tmp_path.name}.py")  # beside it: its paths hold
+    mutant.write_text(text.replace("return repr(float(w))", "return repr(float(w) * 1.01)"))
+    try:
+        bad = subprocess.run(
+            [sys.executable, str(mutant), str(tmp_path / "bad"), *common, "--variant", walks[0]],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            cwd=ROOT,
+        )
+    finally:
+        mutant.unlink()
+    assert bad.returncode == 1, bad.stdout + bad.stderr[-2000:]
+    assert "wrong results: box27 astream" in bad.stderr
