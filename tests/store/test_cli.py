@@ -13,7 +13,7 @@ import pytest
 from gtune.result import Result, Status
 from gtune.store import open_store
 from gtune.testing.store import result
-from tests.conftest import DATA, ROOT, run_gtune
+from tests.conftest import DATA, ROOT
 from tests.inprocess import Cli
 
 HEAT = str(ROOT / "stencils" / "heat3d.cl")
@@ -29,14 +29,15 @@ def _one_error(proc: subprocess.CompletedProcess[str]) -> str:
 
 
 @pytest.mark.opencl
-def test_run_and_results_on_postgresql(pg_url: str, tmp_path: Path):
+@pytest.mark.usefixtures("shared_workers")
+def test_run_and_results_on_postgresql(pg_url: str, tmp_path: Path, gtune_here: Cli):
     out = tmp_path / "run.json"
     args = ["run", HEAT, "--size", "16x8x8", "--technique", "global", "--budget", "4"]
-    first = run_gtune(*args, "--json", str(out), db=pg_url)  # type: ignore[arg-type]
+    first = gtune_here(*args, "--json", str(out), db=pg_url)
     assert first.returncode == 0, first.stderr
     report = json.loads(out.read_text())
     assert report["measured"] > 0 and report["best_config"]
-    listed = run_gtune("results", "--format", "json", db=pg_url)  # type: ignore[arg-type]
+    listed = gtune_here("results", "--format", "json", db=pg_url)
     assert listed.returncode == 0, listed.stderr
     rows = json.loads(listed.stdout)["results"]
     # the search's results, and beside them the confirmation round's
@@ -46,26 +47,27 @@ def test_run_and_results_on_postgresql(pg_url: str, tmp_path: Path):
     assert len({(r["kernel"], r["kernel_id"].removesuffix("/confirmed")) for r in rows}) == 1
     assert report["search_best_config"] in [r["config"] for r in rows]
     # the first run's JSON is kept unless --force (gtune.outfiles)
-    kept = run_gtune(*args, "--json", str(out), db=pg_url)  # type: ignore[arg-type]
+    kept = gtune_here(*args, "--json", str(out), db=pg_url)
     assert kept.returncode == 2 and "--force" in kept.stderr
-    again = run_gtune(*args, "--json", str(out), "--force", db=pg_url)  # type: ignore[arg-type]
+    again = gtune_here(*args, "--json", str(out), "--force", db=pg_url)
     assert again.returncode == 0, again.stderr
     assert json.loads(out.read_text())["measured"] == 0
 
 
 @pytest.mark.opencl
-def test_measure_remeasure_appends_a_row(tmp_path: Path):
+@pytest.mark.usefixtures("shared_workers")
+def test_measure_remeasure_appends_a_row(tmp_path: Path, gtune_here: Cli):
     db = tmp_path / "r.db"
-    first = run_gtune("measure", NAIVE, "--json", db=db)
+    first = gtune_here("measure", NAIVE, "--json", db=db)
     assert first.returncode == 0, first.stderr
-    served = run_gtune("measure", NAIVE, "--json", db=db)
+    served = gtune_here("measure", NAIVE, "--json", db=db)
     assert json.loads(served.stdout)["from_store"] is True
-    again = run_gtune("measure", NAIVE, "--json", "--remeasure", "ok", db=db)
+    again = gtune_here("measure", NAIVE, "--json", "--remeasure", "ok", db=db)
     assert again.returncode == 0, again.stderr
     assert json.loads(again.stdout)["from_store"] is False
-    history = run_gtune("results", "--history", "--format", "json", db=db)
+    history = gtune_here("results", "--history", "--format", "json", db=db)
     assert len(json.loads(history.stdout)["results"]) == 2
-    current = run_gtune("results", "--format", "json", db=db)
+    current = gtune_here("results", "--format", "json", db=db)
     assert len(json.loads(current.stdout)["results"]) == 1
 
 
