@@ -1,5 +1,6 @@
-"""The foundation commands end to end, in subprocesses, on the real OpenCL device (the
-refusals of bad input in-process, through gtune.cli.main: tests.inprocess)."""
+"""The foundation commands end to end on the real OpenCL device: in subprocesses where
+the process is what is tested (the device listing, a sweep killed, no OpenCL platform),
+the others in-process, through gtune.cli.main (tests.inprocess)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT, run_gtune
+from tests.inprocess import Cli
 
 pytestmark = pytest.mark.opencl
 
@@ -57,16 +59,18 @@ def test_devices_table():
     assert proc.returncode == 0 and "max work-group" in proc.stdout
 
 
-def test_measure_default_and_results_export(tmp_path: Path, data_dir: Path):
+@pytest.mark.usefixtures("shared_workers")
+def test_measure_default_and_results_export(tmp_path: Path, data_dir: Path, gtune_here: Cli):
+    """(In the test's process: ``gtune measure`` as a process is the sweep killed below.)"""
     db = tmp_path / "r.db"
-    proc = run_gtune("measure", str(data_dir / "naive7.cl"), db=db)
+    proc = gtune_here("measure", str(data_dir / "naive7.cl"), db=db)
     assert proc.returncode == 0, proc.stderr
     assert "ok" in proc.stdout and "GB/s" in proc.stdout
-    again = run_gtune("measure", str(data_dir / "naive7.cl"), "--json", db=db)
+    again = gtune_here("measure", str(data_dir / "naive7.cl"), "--json", db=db)
     assert json.loads(again.stdout)["from_store"] is True
-    csv_out = run_gtune("results", "--format", "csv", db=db).stdout.splitlines()
+    csv_out = gtune_here("results", "--format", "csv", db=db).stdout.splitlines()
     assert csv_out[0].startswith("device,kernel") and len(csv_out) == 2
-    exported = json.loads(run_gtune("results", "--format", "json", db=db).stdout)
+    exported = json.loads(gtune_here("results", "--format", "json", db=db).stdout)
     assert exported["results"][0]["config"] == {"WX": 8, "WY": 4, "WZ": 1}
 
 
@@ -110,8 +114,11 @@ def _rows(db: Path) -> list[tuple[str, str]]:
             return []
 
 
-def test_kill_9_mid_run_then_resume(tmp_path: Path, data_dir: Path):
-    """kill -9 during a sweep, then the same command: no loss, no duplicates, no re-measuring."""
+@pytest.mark.usefixtures("shared_workers")
+def test_kill_9_mid_run_then_resume(tmp_path: Path, data_dir: Path, gtune_here: Cli):
+    """kill -9 during a sweep, then the same command: no loss, no duplicates, no
+    re-measuring. (The sweep killed is a process of its own; the same command again,
+    which only reads the store and measures the rest, runs in the test's process.)"""
     db = tmp_path / "r.db"
     sweep = [
         "measure",
@@ -135,7 +142,7 @@ def test_kill_9_mid_run_then_resume(tmp_path: Path, data_dir: Path):
     proc.wait()
     before = _rows(db)
     assert 5 <= len(before) < 24, "the sweep must be killed mid-way"
-    second = run_gtune(*sweep, db=db)
+    second = gtune_here(*sweep, db=db)
     assert second.returncode == 0, second.stderr
     after = _rows(db)
     assert len(after) == 24 and len({c for c, _ in after}) == 24
