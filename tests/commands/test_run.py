@@ -1,5 +1,7 @@
-"""``gtune run`` end to end, in subprocesses, on the real default OpenCL device (the
-refusals of bad input in-process, through :func:`gtune.cli.main`)."""
+"""``gtune run`` end to end on the real default OpenCL device: a run, and one stopped by
+Ctrl-C, in subprocesses; the rest (the refusals of bad input, a plain kernel, the
+strategy's options, a run answered from the store) in-process, through
+:func:`gtune.cli.main`."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import DATA, ROOT, run_gtune
+from tests.inprocess import Cli
 
 pytestmark = pytest.mark.opencl
 
@@ -31,7 +34,9 @@ def _one_error(proc: subprocess.CompletedProcess[str]) -> str:
     return proc.stderr
 
 
-def test_run_heat3d_then_resume(tmp_path: Path):
+def test_run_heat3d_then_resume(tmp_path: Path, gtune_here: Cli):
+    """The run a process of its own (its workers started, its time broken down); the
+    same command again, answered from the store, in the test's process."""
     db, out1, out2 = tmp_path / "r.db", tmp_path / "a.json", tmp_path / "b.json"
     args = ["run", HEAT, "--size", "16x8x8", "--technique", "global", "--budget", "10"]
     first = run_gtune(*args, "--json", str(out1), db=db)
@@ -55,7 +60,7 @@ def test_run_heat3d_then_resume(tmp_path: Path):
     assert len(searched) == data["measured"]
     assert len(ids) - len(searched) == len(data["confirmation"]["entries"])
 
-    second = run_gtune(*args, "--json", str(out2), db=db)
+    second = gtune_here(*args, "--json", str(out2), db=db)
     assert second.returncode == 0, second.stderr
     again = json.loads(out2.read_text())
     assert again["measured"] == 0, "a repeated run measures nothing new"
@@ -78,9 +83,10 @@ def test_run_heat3d_then_resume(tmp_path: Path):
     assert t["startup_s"] > 0 and t["store_s"] > 0  # workers started, results stored
 
 
-def test_run_plain_kernel(tmp_path: Path):
+@pytest.mark.usefixtures("shared_workers")
+def test_run_plain_kernel(tmp_path: Path, gtune_here: Cli):
     out = tmp_path / "p.json"
-    proc = run_gtune(
+    proc = gtune_here(
         "run",
         str(DATA / "plain_blur.cl"),
         "--size",
@@ -197,12 +203,13 @@ def test_ctrl_c_stops_cleanly_keeping_every_result(tmp_path: Path):
     assert stored == data["measured"]
 
 
-def test_run_passes_strategy_options(tmp_path: Path):
+@pytest.mark.usefixtures("shared_workers")
+def test_run_passes_strategy_options(tmp_path: Path, gtune_here: Cli):
     out = tmp_path / "o.json"
     args = ["run", HEAT, "--size", "16x8x8", "--technique", "global", "--strategy", "random"]
     # without the confirmation round (the default measured beside the best): only the
     # search reads the options
-    proc = run_gtune(
+    proc = gtune_here(
         *args, "--option", "n=3", "--option", "seed=5", "--no-confirm", "--json", str(out)
     )
     assert proc.returncode == 0, proc.stderr
