@@ -9,7 +9,7 @@ import pytest
 
 from gtune.description import load_kernel
 from gtune.includes import include_dirs, included_names
-from tests.conftest import run_gtune
+from tests.inprocess import Cli
 
 
 def _with_header(kernel_copy, tmp_path: Path) -> Path:
@@ -48,18 +48,22 @@ def test_a_kernel_without_includes_keeps_its_identity(data_dir: Path) -> None:
 
 
 @pytest.mark.opencl
-def test_a_changed_header_is_not_served_from_the_store(kernel_copy, tmp_path: Path) -> None:
+@pytest.mark.usefixtures("shared_workers")
+def test_a_changed_header_is_not_served_from_the_store(
+    kernel_copy, tmp_path: Path, gtune_here: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
     cl = _with_header(kernel_copy, tmp_path)
     db = tmp_path / "r.db"
     args = ("measure", str(cl), "--config", "WX=8,WY=4,WZ=1", "--json")
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    first = run_gtune(*args, db=db, cwd=elsewhere)  # the header is found beside the kernel
+    monkeypatch.chdir(elsewhere)
+    first = gtune_here(*args, db=db)  # the header is found beside the kernel
     assert first.returncode == 0, first.stderr
     assert json.loads(first.stdout)["status"] == "ok"
-    again = run_gtune(*args, db=db, cwd=elsewhere)
+    again = gtune_here(*args, db=db)
     assert json.loads(again.stdout)["from_store"] is True  # unchanged: served
     (tmp_path / "inner" / "one.h").write_text("#define ONE 2.0f\n")
-    second = run_gtune(*args, db=db, cwd=elsewhere)
+    second = gtune_here(*args, db=db)
     data = json.loads(second.stdout)
     assert data["status"] == "wrong_result" and data["from_store"] is False, second.stdout
