@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, run_gtune
+from tests.conftest import ROOT
 from tests.inprocess import Cli
 
 pytestmark = pytest.mark.opencl
@@ -23,6 +23,7 @@ def _geomean(values: list[float]) -> float:
     return math.exp(sum(math.log(v) for v in values) / len(values))
 
 
+@pytest.mark.usefixtures("shared_workers")
 def test_compare_tables_agree_and_resume(tmp_path: Path, gtune_here: Cli) -> None:
     db, out = tmp_path / "r.db", tmp_path / "out"
     # a time limit reached at once: a clean stop, an incomplete report, exit status 3
@@ -33,7 +34,7 @@ def test_compare_tables_agree_and_resume(tmp_path: Path, gtune_here: Cli) -> Non
     assert "run the same command again" in stopped.stderr
     assert json.loads((out / "compare.json").read_text())["complete"] is False
 
-    proc = run_gtune("compare", *KERNELS, *ARGS, "--out", str(out), db=db)
+    proc = gtune_here("compare", *KERNELS, *ARGS, "--out", str(out), db=db)
     assert proc.returncode == 0, proc.stderr
     for name in ("table.md", "table.csv", "per_kernel.csv", "speedups.png", "compare.json"):
         assert (out / name).stat().st_size > 0, name
