@@ -449,7 +449,8 @@ def _parameters(
             "doc": "a separable stencil's weights applied axis by axis: each input row's "
             "x-terms summed once (2D streaming: the row sum added to the y-queue; the "
             "vector technique with RIM: the row sums of a work-item's rows combined in y"
-            + (", then z)" if dims3 else ")"),
+            + (", then z)" if dims3 else ")")
+            + ("; temporal tiles with TR > 1 alike" if steps > 1 else ""),
         }
     if rim_vectors:
         params.update(_rim_parameters(dims3))
@@ -715,9 +716,9 @@ def _vector_and_image_constraints(g: _Geometry) -> list[str]:
     if separable_factors(g.d) is not None:  # 2D streaming, and whole rim vectors
         dims2 = ["STREAM == 1", "RIM == 1"]
         paths = (["RIM == 1"] if g.dims3 else dims2) if g.rim_vectors else ["STREAM == 1"]
-        if g.stepping:  # launches of one step as above; of the temporal techniques, 2D
+        if g.stepping:  # launches of one step as above; of the temporal techniques,
             # tiles with rows per work-item (TR > 1 holds TB > 1 and STREAM == 0)
-            paths = [f"(TB == 1 and ({' or '.join(paths)}))"] + ([] if g.dims3 else ["TR > 1"])
+            paths = [f"(TB == 1 and ({' or '.join(paths)}))", "TR > 1"]
         constraints.append(" or ".join(["SEP == 0", *paths]))
         if _one_sided_rows(g.d):  # the vector technique's row sums read every row within
             # the radius, beyond the edge of a band written up to it: 2D streaming only
@@ -1088,9 +1089,10 @@ def separable_factors(d: StencilDefinition) -> tuple[Factor, ...] | None:
     (2RX+1) + (2RY+1) multiply-adds per output instead of one per term. The vector
     technique (RIM = 1, SEP = 1) sums each input row's x-terms once for all of a
     work-item's rows and combines the row sums in y (and z): for box27 with BY = 2, BZ =
-    4, 16.5 multiply-adds per output instead of 27. With ``steps``, 2D temporal tiles
+    4, 16.5 multiply-adds per output instead of 27. With ``steps``, temporal tiles
     (TB > 1, TR > 1) sum the x-terms of each of a work-item's TR rows and the 2RY rows
-    around them once per level, and combine the row sums in y. The sums are rounded differently
+    around them once per level (3D: in each plane within RZ), and combine the row sums
+    in y (3D: each plane's, then in z). The sums are rounded differently
     from the reference's term order (and S applied once, not to each term), within
     :meth:`StencilDefinition.tolerance`.
     """

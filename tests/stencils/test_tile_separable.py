@@ -30,6 +30,7 @@ from tests.stencils import test_tile_rows as rows
 
 ROOT = Path(__file__).resolve().parents[2]
 BLUR5 = ROOT / "stencils" / "blur5.stencil.yaml"
+BOX27 = ROOT / "stencils" / "box27.stencil.yaml"
 BLOCK = {"WX": 8, "WY": 4, "CX": 2, "CY": 2}
 
 
@@ -51,18 +52,20 @@ def test_the_space_offers_sep_to_tiles_with_rows_and_one_step_launches() -> None
     assert {sep for sep, _ in seen["stream"]} == {0, 1}  # TB = 1: one step a launch
 
 
-def _outputs_close(steps: int, cfg: dict[str, int], tmp: Path, text: str) -> tuple[bool, bool]:
-    """``steps`` steps of blur5 at ``cfg`` from ``text`` (the package's template or a
-    mutant of it) against as many single steps of the package's global technique:
-    (within the definition's tolerance, the same bits)."""
-    package, variant = rows._kernels(BLUR5, steps, tmp, text)
+def _outputs_close(
+    steps: int, cfg: dict[str, int], tmp: Path, text: str, source: Path = BLUR5
+) -> tuple[bool, bool]:
+    """``steps`` steps of ``source`` (blur5; box27 at 32³) at ``cfg`` from ``text`` (the
+    package's template or a mutant of it) against as many single steps of the package's
+    global technique: (within the definition's tolerance, the same bits)."""
+    package, variant = rows._kernels(source, steps, tmp, text)
     arrays = words.template_exact.inputs(package, seed=5)
     assert package.steps is not None
     arrays[package.steps.output] = arrays[package.steps.input].copy()
     want = rows._outputs(package, {**rows.SINGLE, "WX": 8, "WY": 4}, arrays)
     got = rows._outputs(variant, {**rows.SINGLE, **cfg}, arrays)
     assert np.isfinite(want).all()
-    d = dataclasses.replace(load_definition(BLUR5), steps=steps)
+    d = dataclasses.replace(load_definition(source), steps=steps)
     tolerance = d.tolerance(float(np.abs(arrays[package.steps.input]).max()))
     close = bool(np.abs(got.astype(np.float64) - want).max() <= tolerance)
     return close, bool(words.template_exact.same_bits(want, got))
@@ -93,7 +96,10 @@ def test_separable_tiles_give_the_single_steps(cfg: dict[str, int], tmp_path: Pa
     [
         ("hs_ += (w) * F(prev[at + (dx)]);", "hs_ += (w) * F(prev[at + 2 * (dx)]);"),
         ("acc += (w) * h_[r + RY + (dy)];", "acc += (w) * h_[r + (dy)];"),
-        ("const int at = at0 + (r - RY) * TTX;", "const int at = at0 + r * TTX;"),
+        (
+            "const int at = at0 + ((kz - RZ) * TTY + r - RY) * TTX;",
+            "const int at = at0 + ((kz - RZ) * TTY + r) * TTX;",
+        ),
     ],
 )
 def test_a_mutant_of_the_row_sums_is_caught(line: str, mutant: str, tmp_path: Path) -> None:
@@ -101,6 +107,35 @@ def test_a_mutant_of_the_row_sums_is_caught(line: str, mutant: str, tmp_path: Pa
     assert line in text
     cfg: dict[str, Any] = {"TB": 4, **BLOCK, "TR": 4, "SEP": 1}
     assert not _outputs_close(8, cfg, tmp_path, text.replace(line, mutant))[0]
+
+
+@pytest.mark.opencl
+@pytest.mark.usefixtures("shared_workers")
+def test_separable_3d_tiles_give_the_single_steps(tmp_path: Path) -> None:
+    """3D temporal tiles with SEP = 1 (box27: each row's x-sums once for the TR rows of
+    every plane within the radius, the planes' y-sums combined in z): 4 steps within
+    the tolerance of 4 single steps, not their bits, at TB 2 and at TB 4 with rows of a
+    level not divided by TR; the space offers SEP with every TR > 1, and only there; a
+    mutant that reads one plane for all three is caught."""
+    d = dataclasses.replace(load_definition(BOX27), steps=4)
+    kernel = definition_kernel_of(d, {"NX": 32, "NY": 32, "NZ": 32})
+    space = build_space(kernel, h100_limits(), technique="temporal-tile")
+    pairs = collections.Counter((c["SEP"], c["TR"]) for c in space.enumerate())  # type: ignore[attr-defined]
+    assert {tr for sep, tr in pairs if sep == 1} == {2, 4, 8}
+    assert (1, 1) not in pairs
+    text = template_source()
+    for cfg in ({"TB": 2, "WX": 8, "WY": 4, "TR": 4}, {"TB": 4, "WX": 8, "WY": 4, "TR": 2}):
+        assert space.is_valid({**kernel.with_defaults(cfg), "SEP": 1}) is None
+        work = tmp_path / f"tb{cfg['TB']}"
+        work.mkdir()
+        close, same = _outputs_close(4, {**cfg, "SEP": 1}, work, text, BOX27)
+        assert close and not same
+    line = "const int at = at0 + ((kz - RZ) * TTY + r - RY) * TTX;"
+    assert line in text
+    mutant = text.replace(line, "const int at = at0 + (r - RY) * TTX;")
+    cfg = {"TB": 2, "WX": 8, "WY": 4, "TR": 4, "SEP": 1}
+    (tmp_path / "mutant").mkdir()
+    assert not _outputs_close(4, cfg, tmp_path / "mutant", mutant, BOX27)[0]
 
 
 def test_the_temporal_specs_rows_step_tries_sep_with_every_tr() -> None:

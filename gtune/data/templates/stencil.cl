@@ -61,9 +61,10 @@
  *              factors per axis): 1: the weights applied axis by axis. 2D streaming sums
  *              each row's x-terms once and feeds the sum to the y-queue; the vector
  *              technique (RIM=1) sums each input row's x-terms once for all of a
- *              work-item's BY x BZ rows, combines those row sums in y, then in z; 2D
+ *              work-item's BY x BZ rows, combines those row sums in y, then in z;
  *              temporal tiles (TR > 1) sum the x-terms of a work-item's TR rows and
- *              the 2*RY around them once per level, then combine them in y
+ *              the 2*RY around them (3D: in each plane within RZ) once per level,
+ *              then combine them in y (3D: each plane's sum, then in z)
  *   NX NY NZ   array size (NZ absent for 2D arrays)
  *
  * The stencil itself (radius per dimension, the primary field's offsets and
@@ -286,9 +287,8 @@
 #if RIN && !RIM
 #error "RIN (the interior path) applies to the vector technique with whole rim vectors: RIM=1"
 #endif
-#if SEP && !(RIM || (STREAM && ARRAY_DIMS == 2 && TB == 1) ||                           \
-             (TB > 1 && !STREAM && TR > 1 && ARRAY_DIMS == 2))
-#error "SEP (axis by axis weights) applies to 2D streaming, to the vector technique with RIM=1 and to 2D temporal tiles with TR > 1"
+#if SEP && !(RIM || (STREAM && ARRAY_DIMS == 2 && TB == 1) || (TB > 1 && !STREAM && TR > 1))
+#error "SEP (axis by axis weights) applies to 2D streaming, to the vector technique with RIM=1 and to temporal tiles with TR > 1"
 #endif
 #if SEP && !defined(SEP_X_TERMS)
 #error "SEP needs a separable stencil (SEP_X_TERMS, SEP_Y_TERMS)"
@@ -2172,9 +2172,19 @@ void KERNEL_NAME(KERNEL_ARGS)
         acc += (w) * F(v_);                                                              \
     }
 /* SEP with TR > 1: a row's x-factor terms into its row sum, then the y-factor's terms
-   over the row sums (h_[RY + r] is the work-item's row r) */
+   over the row sums (h_[RY + r] is the work-item's row r); 3D: the row sums of each
+   plane within RZ (h_[kz * (TR + 2 RY) + RY + r], kz = RZ + dz), each plane's y-sum
+   into the z-factor's terms */
 #define TILE_SEP_X(dx, w) hs_ += (w) * F(prev[at + (dx)]);
 #define TILE_SEP_Y(dy, w) acc += (w) * h_[r + RY + (dy)];
+#define TILE_SEP_YZ(dy, w) g_ += (w) * h_[kz_ * (TR + 2 * RY) + r + RY + (dy)];
+#define TILE_SEP_Z(dz, w)                                                                \
+    {                                                                                    \
+        const int kz_ = RZ + (dz);                                                       \
+        REAL g_ = (REAL)0;                                                               \
+        SEP_Y_TERMS(TILE_SEP_YZ)                                                         \
+        acc += (w) * g_;                                                                 \
+    }
 
 /* Point i of level s's region (ex x ey x ez, margins mx, my, mz): its position in the
    tile (ix, iy, iz) and in the array (x, y, z). */
@@ -2261,14 +2271,18 @@ void KERNEL_NAME(KERNEL_ARGS)
                 const int z = tz0 + iz;
                 const int y0 = ty0 + HY - my + r0;
                 const int at0 = (iz * TTY + HY - my + r0) * TTX + ix;
-#if SEP /* each row's x-terms summed once: the TR rows and the RY rows either side */
-                REAL h_[TR + 2 * RY];
+#if SEP /* each row's x-terms summed once: the TR rows and the RY rows either side,
+           in 3D of each plane within RZ */
+                REAL h_[(2 * RZ + 1) * (TR + 2 * RY)];
 #pragma unroll
-                for (int r = 0; r < TR + 2 * RY; ++r) {
-                    const int at = at0 + (r - RY) * TTX;
-                    REAL hs_ = (REAL)0;
-                    SEP_X_TERMS(TILE_SEP_X)
-                    h_[r] = hs_;
+                for (int kz = 0; kz < 2 * RZ + 1; ++kz) {
+#pragma unroll
+                    for (int r = 0; r < TR + 2 * RY; ++r) {
+                        const int at = at0 + ((kz - RZ) * TTY + r - RY) * TTX;
+                        REAL hs_ = (REAL)0;
+                        SEP_X_TERMS(TILE_SEP_X)
+                        h_[kz * (TR + 2 * RY) + r] = hs_;
+                    }
                 }
 #endif
                 REAL row_[TR];
@@ -2277,7 +2291,9 @@ void KERNEL_NAME(KERNEL_ARGS)
                     const int at = at0 + r * TTX;
                     const int y = y0 + r;
                     REAL acc = (REAL)0;
-#if SEP
+#if SEP && ARRAY_DIMS == 3
+                    SEP_Z_TERMS(TILE_SEP_Z)
+#elif SEP
                     SEP_Y_TERMS(TILE_SEP_Y)
 #else
                     STENCIL_TERMS(INNER_TERM)
