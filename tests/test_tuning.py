@@ -73,6 +73,7 @@ def test_budget_is_shared_by_the_remaining_runs():
 
 
 @pytest.mark.opencl
+@pytest.mark.usefixtures("shared_workers")  # (own workers: the tests below)
 def test_tune_resumes_from_the_store(tmp_path: Path, device: DeviceLimits):
     db = tmp_path / "r.db"
     with SQLiteStore(db) as store:
@@ -139,6 +140,7 @@ def test_auto_tries_every_technique_with_one_evaluator(device: DeviceLimits):
 
 
 @pytest.mark.opencl
+@pytest.mark.usefixtures("shared_workers")  # (own workers: the tests below)
 def test_invalid_default_is_reported(device: DeviceLimits):
     # the default WX=16 does not fit NX=8
     kernel = _heat({"NX": 8, "NY": 4, "NZ": 4})
