@@ -10,7 +10,8 @@ import pytest
 from gtune.commands._common import parse_size
 from gtune.description import load_kernel
 from gtune.exceptions import InputError
-from tests.conftest import ROOT, run_gtune
+from tests.conftest import ROOT
+from tests.inprocess import Cli
 
 HEAT = ROOT / "stencils" / "heat3d.cl"
 
@@ -30,8 +31,11 @@ def test_fewer_sizes_than_the_kernel_has_are_refused_with_the_fix() -> None:
 
 
 @pytest.mark.parametrize("command", ["run", "measure", "export"])
-def test_the_commands_refuse_a_short_size_before_any_work(command: str, tmp_path: Path) -> None:
-    done = run_gtune(command, str(HEAT), "--size", "32x32", db=tmp_path / "r.db", cwd=tmp_path)
+def test_the_commands_refuse_a_short_size_before_any_work(
+    command: str, tmp_path: Path, gtune_here: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    done = gtune_here(command, str(HEAT), "--size", "32x32", db=tmp_path / "r.db")
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
     assert "--size: 2 sizes given but the kernel has 3" in done.stderr

@@ -17,7 +17,8 @@ from gtune.heuristics.strategies import available_strategies, get_strategy
 from gtune.measure import Result, Status
 from gtune.measure.evaluator import EvaluatorBase
 from gtune.space.enumerated import EnumeratedSpace
-from tests.conftest import ROOT, run_gtune
+from tests.conftest import ROOT
+from tests.inprocess import Cli
 
 
 @pytest.mark.parametrize(
@@ -41,8 +42,8 @@ def test_every_count_option_has_bounds() -> None:
 
 
 @pytest.mark.opencl
-def test_the_command_line_names_the_range(tmp_path: Path) -> None:
-    done = run_gtune(
+def test_the_command_line_names_the_range(tmp_path: Path, gtune_here: Cli) -> None:
+    done = gtune_here(
         "run", str(ROOT / "stencils" / "heat3d.cl"), "--size", "16x8x8",
         "--option", "repeat=1000000000", db=tmp_path / "r.db",
     )  # fmt: skip

@@ -285,11 +285,10 @@ def test_shipped_cards_state_the_cross_validation_of_their_datasets() -> None:
             assert len(differ) <= len(sample) // 4, (card.name, differ)
 
 
-def test_models_lists_each_cards_dataset_and_accuracies(tmp_path) -> None:
+def test_models_lists_each_cards_dataset_and_accuracies(tmp_path, gtune_here) -> None:
     from gtune.loadpredict.models import shipped_model_dir
-    from tests.conftest import run_gtune
 
-    shown = run_gtune("models", env_extra={"GTUNE_MODELS": str(tmp_path)})
+    shown = gtune_here("models", env_extra={"GTUNE_MODELS": str(tmp_path)})
     assert shown.returncode == 0, shown.stderr
     cards = [ModelCard.read(p) for p in sorted(shipped_model_dir().glob("*.model.json"))]
     blocks = {  # each model's block: its title line to the blank line after it

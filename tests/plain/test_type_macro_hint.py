@@ -5,33 +5,41 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.conftest import ROOT, run_gtune
+import pytest
+
+from tests.conftest import ROOT
+from tests.inprocess import Cli
 
 JACOBI = str(ROOT / "stencils" / "plain" / "jacobi2d.cl")
 
 
-def test_a_macro_element_type_names_the_define_that_gives_it(tmp_path: Path) -> None:
-    refused = run_gtune("describe", JACOBI, "--size", "64x64", "--scalar", "n=NX", cwd=tmp_path)
+def test_a_macro_element_type_names_the_define_that_gives_it(
+    tmp_path: Path, gtune_here: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    refused = gtune_here("describe", JACOBI, "--size", "64x64", "--scalar", "n=NX")
     assert refused.returncode == 2 and "Traceback" not in refused.stderr
     assert "has type 'DATA_TYPE'" in refused.stderr
     assert "hint: a macro the host defines at build time? give it: --define DATA_TYPE=float" in (
         refused.stderr
     )
-    given = run_gtune(
-        "describe", JACOBI, "--size", "64x64", "--scalar", "n=NX", "--define", "DATA_TYPE=float",
-        cwd=tmp_path,
-    )  # fmt: skip
+    given = gtune_here(
+        "describe", JACOBI, "--size", "64x64", "--scalar", "n=NX", "--define", "DATA_TYPE=float"
+    )
     assert given.returncode == 0, given.stderr
     assert "float32" in given.stdout
 
 
-def test_a_type_that_is_no_macro_gets_no_such_hint(tmp_path: Path) -> None:
+def test_a_type_that_is_no_macro_gets_no_such_hint(
+    tmp_path: Path, gtune_here: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
     kernel = tmp_path / "k.cl"
     kernel.write_text(
         "typedef struct { float a; } pair;\n"
         "__kernel void k(__global const pair *in, __global float *out) {\n"
         "  int i = get_global_id(0); out[i] = in[i].a; }\n"
     )
-    refused = run_gtune("describe", str(kernel), "--size", "64", cwd=tmp_path)
+    refused = gtune_here("describe", str(kernel), "--size", "64")
     assert refused.returncode == 2 and "Traceback" not in refused.stderr
     assert "has type 'pair'" in refused.stderr and "--define" not in refused.stderr

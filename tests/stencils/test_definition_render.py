@@ -29,7 +29,7 @@ from gtune.stencils.render import (
     separable_factors,
     separable_scale,
 )
-from tests.conftest import run_gtune
+from tests.inprocess import Cli
 from tests.space.space_helpers import h100_limits
 from tests.stencils.template_snapshot import without_hoist
 
@@ -187,7 +187,7 @@ def test_hotspot_definition_matches_hotspot_py() -> None:
     np.testing.assert_allclose(got, want, rtol=0, atol=2e-6)
 
 
-def test_bad_definition_exits_2_naming_file_and_key(tmp_path: Path) -> None:
+def test_bad_definition_exits_2_naming_file_and_key(tmp_path: Path, gtune_here: Cli) -> None:
     bad = tmp_path / "bad.stencil.yaml"
     bad.write_text(
         yaml.safe_dump(
@@ -199,7 +199,7 @@ def test_bad_definition_exits_2_naming_file_and_key(tmp_path: Path) -> None:
             }
         )
     )
-    r = run_gtune("space", str(bad), "--size", "32x16")
+    r = gtune_here("space", str(bad), "--size", "32x16")
     assert r.returncode == 2
     assert f"{bad}: terms[0].offset: expected 2 integers for dims 2" in r.stderr
     assert "Traceback" not in r.stderr
@@ -344,8 +344,8 @@ def test_a_one_sided_separable_stencil_sums_rows_first_only_when_streaming() -> 
     assert rows_first not in sep_constraints({"band": "reach", "terms": across})
 
 
-def test_stencils_render_writes_a_loadable_kernel(tmp_path: Path) -> None:
-    r = run_gtune(
+def test_stencils_render_writes_a_loadable_kernel(tmp_path: Path, gtune_here: Cli) -> None:
+    r = gtune_here(
         "stencils",
         "render",
         str(CORPUS / "thermal3d.stencil.yaml"),
@@ -359,7 +359,7 @@ def test_stencils_render_writes_a_loadable_kernel(tmp_path: Path) -> None:
     from_definition = load_kernel(CORPUS / "thermal3d.stencil.yaml", kernel.sizes)
     assert kernel.source == from_definition.source
     assert [a.name for a in kernel.arguments] == [a.name for a in from_definition.arguments]
-    r = run_gtune(
+    r = gtune_here(
         "stencils", "render", str(CORPUS / "box2d.stencil.yaml"), str(tmp_path), "--size", "8x8x8"
     )
     assert r.returncode == 2 and "a 2D stencil's sizes are NX, NY" in r.stderr

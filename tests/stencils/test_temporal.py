@@ -20,7 +20,7 @@ from gtune.exceptions import InputError
 from gtune.stencils.definition import load_definition, parse_definition
 from gtune.stencils.render import definition_description, render_source
 
-from ..conftest import run_gtune
+from ..inprocess import Cli
 from ..space.space_helpers import small_gpu_limits
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,10 +49,10 @@ def test_bad_steps_name_file_and_key(bad: Any) -> None:
     assert str(info.value).startswith("h.stencil.yaml: steps: expected a whole number")
 
 
-def test_bad_steps_on_the_command_line_is_one_message(tmp_path: Path) -> None:
+def test_bad_steps_on_the_command_line_is_one_message(tmp_path: Path, gtune_here: Cli) -> None:
     path = tmp_path / "h.stencil.yaml"
     path.write_text(yaml.safe_dump(with_steps(HEAT, 0)))
-    r = run_gtune("space", str(path), "--size", "16x16x16")
+    r = gtune_here("space", str(path), "--size", "16x16x16")
     assert r.returncode == 2
     assert f"{path}: steps: expected a whole number" in r.stderr
     assert "Traceback" not in r.stderr
