@@ -28,7 +28,11 @@ whose fast lines agree are one side (``sides`` in the output). The variants
 - suffixes: the counters zeroed by the host before each launch (``h``) or by the last
   work-group to finish (``e``) rather than the last to take its block; two blocks per
   work-group (``2h``); ``ypartg`` with the counters as program-scope variables, and
-  ``std20`` the package's kernel, built with ``-cl-std=CL2.0``.
+  ``std20`` the package's kernel, built with ``-cl-std=CL2.0``;
+- ``pfPD`` (``pf0``, ``pf264``, ``pf528``): no queue, each work-group first prefetching
+  into L2 (NVIDIA's ``prefetch.global.L2``, OpenCL's ``prefetch`` elsewhere) the input
+  box of the block PD blocks ahead in the hardware's order (``pf0``: its own), then
+  running its own block.
 
 Every variant's output is compared with ``std``'s bit for bit before it is timed; the
 variants and the float4 copy run in alternating rounds, each round the median of
@@ -176,6 +180,40 @@ void sched_(KERNEL_ARGS, __global volatile int *q)
 }
 """
 
+PREF = r"""
+#if PREF /* each work-group first prefetches into L2 the input box of the block PD
+            blocks ahead in the hardware's order (its own with PD 0), then runs its own */
+#if SMID_ASM
+#define PREFETCH_L2(p) asm volatile("prefetch.global.L2 [%0];" ::"l"(p))
+#else
+#define PREFETCH_L2(p) prefetch((p), 1)
+#endif
+#define LINE_ELEMS (128 / (int)sizeof(ELEM))
+__kernel __attribute__((reqd_work_group_size(WX, WY, WZ)))
+void pref_(KERNEL_ARGS, __global volatile int *q)
+{
+    const int n0 = NG0, n1 = NG1, n2 = NG2;
+    const int t = ((int)get_group_id(2) * n1 + (int)get_group_id(1)) * n0 +
+                  (int)get_group_id(0) + PD;
+    if (t < n0 * n1 * n2) {
+        const int tx = t % n0, ty = (t / n0) % n1, tz = t / (n0 * n1);
+        const int x0 = max(tx * (NX / n0) - RX, 0) / LINE_ELEMS * LINE_ELEMS;
+        const int x1 = min((tx + 1) * (NX / n0) + RX, NX);
+        const int y0 = max(ty * (NY / n1) - RY, 0), y1 = min((ty + 1) * (NY / n1) + RY, NY);
+        const int z0 = max(tz * (NZ / n2) - RZ, 0), z1 = min((tz + 1) * (NZ / n2) + RZ, NZ);
+        const int nl = (x1 - x0 + LINE_ELEMS - 1) / LINE_ELEMS, ny = y1 - y0;
+        const int lid = ((int)get_local_id(2) * WY + (int)get_local_id(1)) * WX +
+                        (int)get_local_id(0);
+        for (int i = lid; i < nl * ny * (z1 - z0); i += WX * WY * WZ) {
+            const int x = x0 + (i % nl) * LINE_ELEMS, y = y0 + (i / nl) % ny;
+            PREFETCH_L2(SRC + SIDX(z0 + i / (nl * ny), y, x));
+        }
+    }
+    body_(CALL_ARGS, (int)get_group_id(0), (int)get_group_id(1), (int)get_group_id(2));
+}
+#endif
+"""
+
 LATENCY = r"""
 /* Each work-group's first work-item times a chain of atomics on LINES lines (one int
    each, lines 4 KiB + 128 B apart), each atomic's address depending on the one before. */
@@ -251,7 +289,7 @@ def scheduled_source(source: str) -> str:
     for d in range(3):
         body = body.replace(f"get_group_id({d})", f"g{d}_")
     head = "inline void body_(KERNEL_ARGS, const int g0_, const int g1_, const int g2_)"
-    return source[:at] + head + body + SCHED
+    return source[:at] + head + body + SCHED + PREF
 
 
 def call_args(kernel: Any) -> str:
@@ -360,6 +398,12 @@ def variants(side: Mapping[int, int] | None) -> dict[str, list[str]]:
         # need OpenCL C 2.0 (and the package's kernel built so, to see what that costs)
         "std20": [CL20],
         "ypartg": ["-DSCHED=4", one, end, "-DGLOBALQ=1", CL20, f"@SIDES@={measured}"],
+        # no queue: the hardware's order, each work-group first prefetching into L2
+        # the input of the block PD ahead (pf0: its own), NVIDIA's prefetch.global.L2
+        **{
+            f"pf{d}": ["-DPREF=1", f"-DPD={d}", "-DSCHED=1", "-DPER=1", "-DRESET=1"]
+            for d in (0, 264, 528)
+        },
     }
 
 
@@ -429,6 +473,13 @@ def build_launches(
                 text = sched_src.replace("@SIDES@", table[0] if table else "0")
                 opts = base + [e for e in extra if not e.startswith("@SIDES@=")]
                 prog = cl.Program(context, text).build(options=opts)
+                if "-DPREF=1" in extra:
+                    launches[label] = functools.partial(
+                        scheduled, queue, prog.pref_, glob, loc, (src, dst, q), []
+                    )
+                    log = prog.get_build_info(context.devices[0], cl.program_build_info.LOG)
+                    registers[label] = ";".join(re.findall(r"Used \d+ registers[^\n]*", log))
+                    continue
                 per = 2 if "-DPER=2" in extra else 1
                 grid = (glob[0], glob[1], glob[2] // per)
                 resets = offsets if "-DRESET=1" in extra else []
