@@ -352,15 +352,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             launches[label] = go
     copy = cl.Program(context, partition_probe.COPY4).build().copy4_
     launches["copy4"] = lambda: copy(queue, (n**3 // 4,), (128,), src, dst)
-    rounds: dict[str, list[float]] = {k: [] for k in launches}
-    for _ in range(args.rounds):
-        for label, go in launches.items():
-            times = []
-            for _ in range(args.reps):
-                ev = go()
-                ev.wait()
-                times.append((ev.profile.end - ev.profile.start) * 1e-9)
-            rounds[label].append(statistics.median(times))
+    rounds = xhalo_probe.alternating_rounds(launches, args.rounds, args.reps)
     t_copy = statistics.median(rounds["copy4"])
     rows = [
         {

@@ -558,16 +558,9 @@ def run_kernel(
     copy = cl.Program(context, COPY4).build().copy4_
     timed = {k: v for k, v in launches.items() if same[k]}
     timed["copy4"] = lambda: copy(queue, (n // 4,), (128,), src, dst)
-    rounds: dict[str, list[float]] = {k: [] for k in timed}
-    for _ in range(args.rounds):
-        for label, go in timed.items():
-            zero()
-            times = []
-            for _ in range(args.reps):
-                ev = go()
-                ev.wait()
-                times.append((ev.profile.end - ev.profile.start) * 1e-9)
-            rounds[label].append(statistics.median(times))
+    import xhalo_probe
+
+    rounds = xhalo_probe.alternating_rounds(timed, args.rounds, args.reps, before=zero)
     for label in [k for k in timed if k != "copy4"]:  # after the timing, still right
         same[label] = same[label] and bool(
             np.array_equal(outputs(queue, timed[label], dst, host, zero), want)

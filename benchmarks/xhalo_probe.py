@@ -53,10 +53,11 @@ launches' event times, the reported time the median over rounds.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import statistics
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -345,6 +346,29 @@ def pick_device(name: str) -> Any:
     raise SystemExit(f"xhalo_probe: no OpenCL device matches {name!r}")
 
 
+def alternating_rounds(
+    launches: Mapping[str, Callable[[], Any]],
+    rounds: int,
+    reps: int,
+    before: Callable[[], None] | None = None,
+) -> dict[str, list[float]]:
+    """Each launch's event times in seconds: in every round, ``reps`` launches of each in
+    turn (``before`` each one's turn), their median; ``rounds`` rounds, so that drift
+    hits every launch alike. The probes' (and their copy's) timing."""
+    out: dict[str, list[float]] = {k: [] for k in launches}
+    for _ in range(rounds):
+        for label, go in launches.items():
+            if before is not None:
+                before()
+            times = []
+            for _ in range(reps):
+                ev = go()
+                ev.wait()
+                times.append((ev.profile.end - ev.profile.start) * 1e-9)
+            out[label].append(statistics.median(times))
+    return out
+
+
 def build(context: Any, nx: int, lw: int, nvidia: bool, wanted: Sequence[str]) -> dict[str, Any]:
     """The wanted kernels that build: name -> kernel (those with inline PTX only with
     NVIDIA's compiler)."""
@@ -410,15 +434,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             bad = int(np.flatnonzero(out != expect)[0])
             print(f"xhalo_probe: {name} differs first at {bad}", file=sys.stderr)
     timed = [k for k in kernels if checked[k]]
-    rounds: dict[str, list[float]] = {k: [] for k in timed}
-    for _ in range(args.rounds):
-        for name in timed:
-            times = []
-            for _ in range(args.reps):
-                ev = launch(queue, kernels[name], name, n, args.lw, src, dst)
-                ev.wait()
-                times.append((ev.profile.end - ev.profile.start) * 1e-9)
-            rounds[name].append(statistics.median(times))
+    go = {k: functools.partial(launch, queue, kernels[k], k, n, args.lw, src, dst) for k in timed}
+    rounds = alternating_rounds(go, args.rounds, args.reps)
     copy = statistics.median(rounds["copy4"])
     rows = []
     for name in timed:
