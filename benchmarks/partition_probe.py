@@ -473,19 +473,17 @@ def build_launches(
                 text = sched_src.replace("@SIDES@", table[0] if table else "0")
                 opts = base + [e for e in extra if not e.startswith("@SIDES@=")]
                 prog = cl.Program(context, text).build(options=opts)
-                if "-DPREF=1" in extra:
+                if "-DPREF=1" in extra:  # the hardware's grid, no counters to zero
                     launches[label] = functools.partial(
                         scheduled, queue, prog.pref_, glob, loc, (src, dst, q), []
                     )
-                    log = prog.get_build_info(context.devices[0], cl.program_build_info.LOG)
-                    registers[label] = ";".join(re.findall(r"Used \d+ registers[^\n]*", log))
-                    continue
-                per = 2 if "-DPER=2" in extra else 1
-                grid = (glob[0], glob[1], glob[2] // per)
-                resets = offsets if "-DRESET=1" in extra else []
-                launches[label] = functools.partial(
-                    scheduled, queue, prog.sched_, grid, loc, (src, dst, q), resets
-                )
+                else:
+                    per = 2 if "-DPER=2" in extra else 1
+                    grid = (glob[0], glob[1], glob[2] // per)
+                    resets = offsets if "-DRESET=1" in extra else []
+                    launches[label] = functools.partial(
+                        scheduled, queue, prog.sched_, grid, loc, (src, dst, q), resets
+                    )
             log = prog.get_build_info(context.devices[0], cl.program_build_info.LOG)
             registers[label] = ";".join(re.findall(r"Used \d+ registers[^\n]*", log))
         except cl.RuntimeError as exc:
