@@ -39,13 +39,20 @@ kernel goes, against the float4 copy of the same arrays:
   (read back, as ``vec3m``) and stored whole; ``copy4pm``, ``vec3pm``: ``copy4m`` and
   ``vec3m`` with the destination's rim vector prefetched into L2 by the work-item
   before its loads, so that the read back finds it there (NVIDIA only);
+- ``copy4e``: ``copy4i`` whose rim vectors are loaded and their lanes stored with an
+  L2 eviction policy of ``evict_last`` (NVIDIA's ``createpolicy`` and
+  ``L2::cache_hint``, inline PTX), so that the kept sectors may stay in L2 from one
+  launch to the next and a partial write find its sector there; ``copy4es`` the same
+  with the stores' hint only; NVIDIA only;
 - ``heat7``, ``lap13``, ``box27``: 3D stencils (7-point star, radius-2 star, 27-point
   box), a float4 per work-item in the plainest style (each neighbour row loaded by
   index, no blocks): what the template's blocks are measured against.
 
 Every kernel's output is checked against numpy's before it is timed; the kernels run in
 alternating rounds (drift hits all alike), each round's time the median of ``--reps``
-launches' event times, the reported time the median over rounds.
+launches' event times, the reported time the median over rounds. With ``--swap`` the
+copies are timed a second time (``name~``) on two other arrays whose roles alternate
+from launch to launch, as a time-stepping application's do.
 
     python3 benchmarks/xhalo_probe.py OUT --device NVIDIA --size 512 --rounds 7
 """
@@ -272,6 +279,43 @@ __kernel void vec3ip0(__global const float4 *restrict s, __global float4 *restri
     STORE_KEEPING_RIM(o)
 }
 """
+# the rim's loads and partial stores with an L2 eviction policy of evict_last
+NV_EVICT = r"""
+static inline ulong policy_last(void) {
+    ulong p;
+    asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(p));
+    return p;
+}
+static inline void store_last(__global float *a, float v, ulong p) {
+    asm volatile("st.global.L2::cache_hint.f32 [%0], %1, %2;" : : "l"(a), "f"(v), "l"(p)
+                 : "memory");
+}
+static inline float4 load_last(__global const float4 *a, ulong p) {
+    float x, y, z, w;
+    asm volatile("ld.global.L2::cache_hint.v4.f32 {%0, %1, %2, %3}, [%4], %5;"
+                 : "=f"(x), "=f"(y), "=f"(z), "=f"(w) : "l"(a), "l"(p));
+    return (float4)(x, y, z, w);
+}
+#define EVICT_LAST_COPY(name, LOAD)                                                  \
+__kernel void name(__global const float4 *restrict s, __global float4 *restrict d) { \
+    const int v = get_global_id(0), xv = v % NXV;                                    \
+    if (xv == 0 || xv == NXV - 1) {                                                  \
+        const ulong p = policy_last();                                               \
+        const float4 c = LOAD;                                                       \
+        __global float *e = (__global float *)(d + v);                               \
+        if (xv == 0) {                                                               \
+            store_last(e + 1, c.y, p); store_last(e + 2, c.z, p); store_last(e + 3, c.w, p); \
+        } else {                                                                     \
+            store_last(e, c.x, p); store_last(e + 1, c.y, p); store_last(e + 2, c.z, p); \
+        }                                                                            \
+    } else {                                                                         \
+        d[v] = s[v];                                                                 \
+    }                                                                                \
+}
+EVICT_LAST_COPY(copy4e, load_last(s + v, p))
+EVICT_LAST_COPY(copy4es, s[v])
+"""
+EVICT_KERNELS = ("copy4e", "copy4es")
 PREFETCH_KERNELS = ("copy4p0", "copy4p2k", "copy4p8k", "vec3ip0", "copy4pm", "vec3pm")
 
 # kernel: (elements per work-item, needs NVIDIA's inline PTX)
@@ -293,6 +337,8 @@ KERNELS = {
     "copy4m": (4, False),
     "copy4pm": (4, True),
     "vec3pm": (4, True),
+    "copy4e": (4, True),
+    "copy4es": (4, True),
     "heat7": (4, False),
     "lap13": (4, False),
     "box27": (4, False),
@@ -300,7 +346,17 @@ KERNELS = {
 
 
 # the row's ends not written; the copies among them
-COPIES = ("copy4i", "copy4p0", "copy4p2k", "copy4p8k", "copy4q0", "copy4m", "copy4pm")
+COPIES = (
+    "copy4i",
+    "copy4p0",
+    "copy4p2k",
+    "copy4p8k",
+    "copy4q0",
+    "copy4m",
+    "copy4pm",
+    "copy4e",
+    "copy4es",
+)
 INTERIOR = ("vec3i", "vec3m", "vec3ip0", "vec3pm", *COPIES)
 
 
@@ -383,6 +439,7 @@ def build(context: Any, nx: int, lw: int, nvidia: bool, wanted: Sequence[str]) -
     ptx = {
         "shfl": PRELUDE + SHFL,
         **{k: PRELUDE + SOURCE + PREFETCHED + NV_PREFETCH for k in PREFETCH_KERNELS},
+        **{k: PRELUDE + NV_EVICT for k in EVICT_KERNELS},
     }
     for name in [k for k in wanted if KERNELS[k][1] and nvidia]:
         try:
@@ -395,6 +452,21 @@ def build(context: Any, nx: int, lw: int, nvidia: bool, wanted: Sequence[str]) -
 def launch(queue: Any, kernel: Any, name: str, n: int, lw: int, src: Any, dst: Any) -> Any:
     per = KERNELS[name][0]
     return kernel(queue, (n // per,), (lw,), src, dst)
+
+
+def swapping(
+    queue: Any, kernel: Any, name: str, n: int, lw: int, pair: Sequence[Any]
+) -> Callable[[], Any]:
+    """A launch of the kernel from one array of the pair into the other, the roles
+    swapped at every call."""
+    turn = [0]
+
+    def go() -> Any:
+        a, b = pair[turn[0]], pair[1 - turn[0]]
+        turn[0] = 1 - turn[0]
+        return launch(queue, kernel, name, n, lw, a, b)
+
+    return go
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -434,12 +506,18 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             bad = int(np.flatnonzero(out != expect)[0])
             print(f"xhalo_probe: {name} differs first at {bad}", file=sys.stderr)
     timed = [k for k in kernels if checked[k]]
-    go = {k: functools.partial(launch, queue, kernels[k], k, n, args.lw, src, dst) for k in timed}
+    go: dict[str, Callable[[], Any]] = {
+        k: functools.partial(launch, queue, kernels[k], k, n, args.lw, src, dst) for k in timed
+    }
+    if args.swap:  # the copies again, on two arrays whose roles alternate
+        pair = [cl.Buffer(context, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=host) for _ in "ab"]
+        for k in [k for k in timed if k == "copy4" or k in COPIES]:
+            go[f"{k}~"] = swapping(queue, kernels[k], k, n, args.lw, pair)
     rounds = alternating_rounds(go, args.rounds, args.reps)
-    copy = statistics.median(rounds["copy4"])
     rows = []
-    for name in timed:
+    for name in go:
         t = statistics.median(rounds[name])
+        copy = statistics.median(rounds["copy4~" if name.endswith("~") else "copy4"])
         rows.append(
             {
                 "kernel": name,
@@ -489,6 +567,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--rounds", type=int, default=7)
     p.add_argument("--reps", type=int, default=10)
     p.add_argument("--kernels", nargs="+", choices=list(KERNELS), help="these only (and copy4)")
+    p.add_argument(
+        "--swap",
+        action="store_true",
+        help="time the copies again with the arrays' roles alternating",
+    )
     args = p.parse_args(argv)
     if args.size % 64 or args.lw % 32:
         p.error("--size must be a multiple of 64 and --lw a multiple of 32")
