@@ -37,7 +37,11 @@ fraction of copy, speed against the baseline), first with the verifying session'
 times (so a run cut short keeps them; ``side_by_side`` false), then with the rounds'.
 
     python3 benchmarks/temporal_configs.py OUT CONFIGS.yaml [--device NVIDIA]
-        [--size 512] [--rounds 5] [--runs 5] [--template CANDIDATE.patch]
+        [--size 512] [--rounds 5] [--runs 5] [--template CANDIDATE.patch] [--ptxas]
+
+``--ptxas`` (NVIDIA): each configuration is also built with ``-cl-nv-verbose`` and its
+registers and spill bytes, as ptxas reports them, go into its row (``regs`` in the
+table's shape column).
 
 ``--template`` renders every configuration from a candidate template: a candidate
 that only adds configurations (values the package's template refuses) is then measured
@@ -117,6 +121,10 @@ def table(rows: Sequence[Mapping[str, Any]], copy_gbs: float, head: str) -> str:
             r.get(k) for k in ("time_per_step_s", "gbs", "fraction_of_copy", "speedup")
         )
         name = r["name"] + (" (outside the space)" if r["broken"] else "")
+        regs = r.get("ptxas") or {}
+        spills = regs.get("spill_stores", 0) + regs.get("spill_loads", 0)
+        shown = r["shape"] + (f", {regs['registers']} regs" if "registers" in regs else "")
+        shown += f", {spills} B spilled" if spills else ""
         name += " (probe: wrong by design)" if r.get("probe") else ""
         cells = [
             f"{t * 1e3:.4f}" if t else "-",
@@ -124,7 +132,7 @@ def table(rows: Sequence[Mapping[str, Any]], copy_gbs: float, head: str) -> str:
             f"{frac:.1%}" if frac else "-",
             f"{speed:.3f}x" if speed else "-",
         ]
-        lines.append(f"| {name} | {r['shape']} | {r['status']} | " + " | ".join(cells) + " |")
+        lines.append(f"| {name} | {shown} | {r['status']} | " + " | ".join(cells) + " |")
     lines += [
         "",
         f"Copy: {copy_gbs:.1f} GB/s, measured in the same rounds. Target: "
@@ -190,6 +198,19 @@ def verify(
     return [results[i] for i in range(len(rows))]
 
 
+def ptxas(
+    kernels: Mapping[tuple[str, ...], TunableKernel], rows: Sequence[dict[str, Any]], name: str
+) -> None:
+    """Each row's registers and spill bytes as NVIDIA's ptxas reports them (``ptxas``)."""
+    from h200_ptx import cl_device, device_ptx, ptxas_info
+
+    cl_dev = cl_device(name)
+    for r in rows:
+        _, log = device_ptx(kernels[tuple(r["options"])], r["config"], cl_dev)
+        r["ptxas"] = ptxas_info(log)
+        bw.log(f"  {r['name']}: {r['ptxas']}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("outdir", type=Path)
@@ -203,6 +224,11 @@ def main(argv: list[str] | None = None) -> int:
         type=Path,
         help="render every configuration from this candidate template (a "
         "benchmarks/candidates/*.patch, or a whole stencil.cl) instead of the package's",
+    )
+    parser.add_argument(
+        "--ptxas",
+        action="store_true",
+        help="NVIDIA: record each configuration's registers and spills (-cl-nv-verbose)",
     )
     args = parser.parse_args(argv)
 
@@ -244,6 +270,8 @@ def main(argv: list[str] | None = None) -> int:
         row = {"name": entry["name"], "config": cfg, "shape": shape(cfg) + layout}
         row["probe"] = bool(entry.get("probe", False))
         rows.append({**row, "broken": broken, "options": list(opts)})
+    if args.ptxas and nvidia:
+        ptxas(kernels, rows, device.name)
     results = verify(kernels, rows, device, args.runs)
     for r, res in zip(rows, results, strict=True):
         r["status"] = res.status.value
