@@ -46,12 +46,6 @@
  *              (interior boundary) the queues' shift is a renaming of registers
  *   ZS         1: ZREG=2 with vectors stores every level's centre plane at the start of
  *              a plane step and meets one barrier per step (0: one per level)
- *   ZW         ZREG=2 with vectors: 0: a work-group walks one block's chunk of ZC
- *              planes; > 0: the launch has (32 + ZW)/32 times as many work-groups as
- *              blocks and chunks (rounded up), and they share the walk of every
- *              block's NZ planes evenly, each a run of (block, plane) pairs that may
- *              end one block's column and begin the next (the host launches them along
- *              z: WX x WY x groups)
  *   RIM        VX > 1 without streaming, interior boundary: 1: every vector is computed
  *              whole, those that straddle a row's rim from reads clamped into the row,
  *              and writes its interior lanes (no branch around the terms); 0: a vector
@@ -218,9 +212,6 @@
 #ifndef ZS
 #define ZS 0
 #endif
-#ifndef ZW
-#define ZW 0
-#endif
 #ifndef RIM
 #define RIM 0
 #endif
@@ -363,9 +354,6 @@
 #endif
 #if ZS && !(TB > 1 && STREAM && ZREG == 2 && VX > 1)
 #error "ZS (one barrier per plane step) applies to ZREG=2 with vectors (VX > 1)"
-#endif
-#if ZW && !(TB > 1 && STREAM && ZREG == 2 && VX > 1)
-#error "ZW (the walk shared evenly) applies to ZREG=2 with vectors (VX > 1)"
 #endif
 #if ZREG && !(TB > 1 && STREAM && ARRAY_DIMS == 3)
 #error "ZREG (z-neighbours in registers) applies to temporal streaming along z: TB > 1, STREAM=1, 3D"
@@ -1596,6 +1584,9 @@ void KERNEL_NAME(KERNEL_ARGS)
     const int lx = (int)get_local_id(0);
     const int ly = (int)get_local_id(1);
     const int lid = ly * WX + lx;
+    const int tx0 = (int)get_group_id(0) * SBX - HX;
+    const int ty0 = (int)get_group_id(1) * SBY - HY;
+    const int z0 = (int)get_group_id(2) * ZC;
     const int home = (HY + ly) * PITCH + XOFF + HX + lx * VX; /* block vector 0 */
 
     VT qv[TB][BLOCK_VS][QZ]; /* levels 0 .. TB-1: planes z-RZ .. z+RZ per vector */
@@ -1608,30 +1599,6 @@ void KERNEL_NAME(KERNEL_ARGS)
     int reach[HALO_ARRAY]; /* the halo points' last level, negative on the rim */
     bool wrow[BLOCK_VS]; /* block vector k's row is written (inside the y rim) */
     bool xrim[BLOCK_VS]; /* block vector k holds lanes of the x rim */
-    int stage = 0; /* stages so far: the buffers of the centre planes alternate */
-#if ZW
-    /* The walk shared evenly: of the blocks' (block, plane) pairs, block after block,
-       work-group g walks pairs g*P/G .. (g+1)*P/G - 1, a run within one block or the
-       end of one block's column and the start of the next (P/G planes or more). */
-    const int nbx = NX / SBX;
-    const long pairs = (long)nbx * (NY / SBY) * NZ;
-    const long groups = (long)get_num_groups(2);
-    const long grp = (long)get_group_id(2);
-    const long q_end = pairs * (grp + 1) / groups;
-    for (long q = pairs * grp / groups; q < q_end;) {
-        const int b = (int)(q / NZ);
-        const int z0 = (int)(q % NZ);
-        const int z1 = (int)min((long)NZ, z0 + (q_end - q));
-        q += z1 - z0;
-        const int tx0 = (b % nbx) * SBX - HX;
-        const int ty0 = (b / nbx) * SBY - HY;
-#else
-    {
-        const int tx0 = (int)get_group_id(0) * SBX - HX;
-        const int ty0 = (int)get_group_id(1) * SBY - HY;
-        const int z0 = (int)get_group_id(2) * ZC;
-        const int z1 = z0 + ZC;
-#endif
 #pragma unroll
     for (int m = 0; m < HALO_PTS; ++m) {
         HALO_PLACE(m)
@@ -1672,11 +1639,12 @@ void KERNEL_NAME(KERNEL_ARGS)
     for (int m = 0; m < HALO_PTS; ++m) {
         SHIFT_IN(qs[0][m], ns[m])
     }
+    int stage = 0; /* stages so far: the buffers of the centre planes alternate */
 #if ZU
     UNROLL_BY(QUEUE_Z)
 #endif
-    for (int p = z0 - HZ; p < z1 + HZ; ++p) {
-        const bool more = p + 1 < z1 + HZ;
+    for (int p = z0 - HZ; p < z0 + ZC + HZ; ++p) {
+        const bool more = p + 1 < z0 + ZC + HZ;
         if (more) {
             LOAD_PLANE(p + 1)
         }
@@ -1698,7 +1666,7 @@ void KERNEL_NAME(KERNEL_ARGS)
             const int z = p - s * RZ; /* level s's plane of this step */
             const int mz = (TB - s) * RZ;
             /* the plane is one level s needs and one the stencil writes */
-            const bool zw = z >= max(z0 - mz, LOZ) && z < min(z1 + mz, HIZ);
+            const bool zw = z >= max(z0 - mz, LOZ) && z < min(z0 + ZC + mz, HIZ);
 #pragma unroll
             for (int k = 0; k < BLOCK_VS; ++k) {
                 VECTOR_LEVEL(k)
@@ -1722,7 +1690,6 @@ void KERNEL_NAME(KERNEL_ARGS)
             }
         }
     }
-    } /* the walk's runs (ZW) or its one chunk */
 }
 
 #else

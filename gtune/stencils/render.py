@@ -87,10 +87,6 @@ TB_VALUES = (1, 2, 4, 8, 16)
 # went from 153 % of copy (TR 1) to 187 % (TR 4, 8), 180 % (TR 2)
 # (benchmarks/results/h200-limit/tile-rows/)
 TR_VALUES = (1, 2, 4, 8)
-# temporal-zreg's walk shared evenly by (32 + ZW)/32 work-groups per block and chunk:
-# one chunk of 64 x 32 blocks at 512^2 is 128 work-groups, 132 at ZW = 1 (the H200's
-# SMs); 2, 4 and 8 for devices with more units per block
-ZW_VALUES = (0, 1, 2, 4, 8)
 
 SIZE_3D = {"NX": 256, "NY": 256, "NZ": 256}
 SIZE_2D = {"NX": 4096, "NY": 4096}
@@ -534,14 +530,6 @@ def _zreg_parameters() -> dict[str, Any]:
         "the start of a plane step, one barrier per step (0: one per level; 1 takes two "
         "planes of local memory per level)",
     }
-    params["ZW"] = {
-        "values": list(ZW_VALUES),
-        "default": 0,
-        "doc": "ZREG = 2 with vectors: 0: a work-group per block and chunk; > 0: "
-        "(32 + ZW)/32 times as many work-groups (rounded up), sharing the walk of every "
-        "block's planes evenly, a run of (block, plane) pairs each (so one chunk's "
-        "blocks fill every compute unit: 132 work-groups for 128 blocks at ZW = 1)",
-    }
     return params
 
 
@@ -821,14 +809,13 @@ def _temporal_constraints(g: _Geometry) -> list[str]:
             "ZREG == 0 or (TB > 1 and STREAM == 1)",
             "ZU == 0 or ZREG == 2",
             "ZS == 0 or (ZREG == 2 and VX > 1)",
-            "ZW == 0 or (ZREG == 2 and VX > 1)",
             f"ZREG == 0 or {g.zreg_plane} <= LOCAL_MEM_STATIC",
             f"ZREG == 0 or {g.zreg_registers} <= {STREAM_QUEUE_MAX}",
             f"ZREG == 0 or {g.zreg_registers} * {max(1, size // 4)} * WX*WY"
             f" <= {ZREG_GROUP_REGISTERS}",
         ]
         if not _z_star(d):
-            constraints += ["ZREG == 0", "ZU == 0", "ZS == 0", "ZW == 0"]
+            constraints += ["ZREG == 0", "ZU == 0", "ZS == 0"]
     else:
         constraints += [
             # temporal streaming walks whole chunks of WY*ZC rows
@@ -867,8 +854,8 @@ def _techniques(g: _Geometry) -> dict[str, list[str]]:
         techniques["temporal"] = ["TB > 1", "STREAM == 1", "LOCAL == 0", "VX == 1", "TR == 1"]
         techniques["temporal-tile"] = ["TB > 1", "STREAM == 0", "LOCAL == 0", "VX == 1"]
         if g.dims3:  # the z-walk's parameters belong to temporal-zreg (hybrid tunes none)
-            techniques["temporal"] += ["ZREG == 0", "ZU == 0", "ZS == 0", "ZW == 0"]
-            techniques["temporal-tile"] += ["ZREG == 0", "ZU == 0", "ZS == 0", "ZW == 0"]
+            techniques["temporal"] += ["ZREG == 0", "ZU == 0", "ZS == 0"]
+            techniques["temporal-tile"] += ["ZREG == 0", "ZU == 0", "ZS == 0"]
             if _z_star(g.d):  # streaming, the z-neighbours in registers, one plane shared
                 techniques["temporal-zreg"] = ["TB > 1", "STREAM == 1", "ZREG >= 1"]
                 techniques["temporal-zreg"] += ["LOCAL == 0", "TR == 1"]
@@ -891,10 +878,6 @@ def _launch(g: _Geometry) -> dict[str, Any]:
         if g.dims3
         else [f"((NY / ({by}CY) + ZC - 1) / ZC + WY - 1) / WY * WY"]
     )
-    if g.stepping and g.dims3:  # ZW > 0: one row of work-groups along z sharing the walk
-        groups = "(NX / (WX*BX*CX) * (NY / (WY*CY)) * (NZ / ZC) * (32 + ZW) + 31) / 32"
-        shared = ["WX", "WY", groups]
-        global_size = [f"{w} if ZW > 0 else {e}" for w, e in zip(shared, global_size, strict=True)]
     return {
         "global": global_size,
         "local": ["WX", "WY"] + (["WZ"] if g.dims3 else []),

@@ -4,6 +4,7 @@
 #       command="bash benchmarks/results/h200-limit/temporal-8/shared-walk/call.sh")
 # fixed configurations side by side with the copy (temporal_configs.py), then
 # `gtune run`'s defaults (onestep.py). Writes $OUT/shared.tgz (configs/, run/).
+# Needs the template of commit cfae41c0 (ZW was taken out after these calls).
 source .gpu-bundle/env.sh .gpu-bundle
 D=benchmarks/results/h200-limit
 timeout 170 python3 benchmarks/temporal_configs.py "$OUT/configs" \

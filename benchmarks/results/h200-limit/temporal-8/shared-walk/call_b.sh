@@ -3,6 +3,7 @@
 #   run(kind="nvidia-h200", carry=[".gpu-bundle"], timeout_s=400,
 #       command="bash benchmarks/results/h200-limit/temporal-8/shared-walk/call_b.sh")
 # Writes $OUT/b.tgz (b/, a/).
+# Needs the template of commit cfae41c0 (ZW was taken out after these calls).
 source .gpu-bundle/env.sh .gpu-bundle
 D=benchmarks/results/h200-limit/temporal-8/shared-walk
 C=benchmarks/temporal_configs/heat3d-zreg-shared-walk.yaml
