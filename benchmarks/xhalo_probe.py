@@ -44,6 +44,9 @@ kernel goes, against the float4 copy of the same arrays:
   ``L2::cache_hint``, inline PTX), so that the kept sectors may stay in L2 from one
   launch to the next and a partial write find its sector there; ``copy4es`` the same
   with the stores' hint only; NVIDIA only;
+- ``copy4h``: ``copy4i`` with the work-items' vectors shifted by half a row, so that a
+  work-group writes the end of one row and the start of the next (the two kept sectors,
+  adjacent in memory, written by one work-group at once);
 - ``heat7``, ``lap13``, ``box27``: 3D stencils (7-point star, radius-2 star, 27-point
   box), a float4 per work-item in the plainest style (each neighbour row loaded by
   index, no blocks): what the template's blocks are measured against.
@@ -126,6 +129,13 @@ __kernel void vec3m(__global const float4 *restrict s, __global float4 *restrict
 }
 __kernel void copy4i(__global const float4 *restrict s, __global float4 *restrict d) {
     const int v = get_global_id(0), xv = v % NXV;
+    const float4 c = s[v];
+    STORE_KEEPING_RIM(c)
+}
+/* copy4i with the work-items' vectors shifted by half a row: a work-group writes the
+   end of one row and the start of the next, whose kept sectors are adjacent */
+__kernel void copy4h(__global const float4 *restrict s, __global float4 *restrict d) {
+    const int v = (int)((get_global_id(0) + NXV / 2) % ((size_t)NXV * NY * NZ)), xv = v % NXV;
     const float4 c = s[v];
     STORE_KEEPING_RIM(c)
 }
@@ -337,6 +347,7 @@ KERNELS = {
     "copy4m": (4, False),
     "copy4pm": (4, True),
     "vec3pm": (4, True),
+    "copy4h": (4, False),
     "copy4e": (4, True),
     "copy4es": (4, True),
     "heat7": (4, False),
@@ -356,6 +367,7 @@ COPIES = (
     "copy4pm",
     "copy4e",
     "copy4es",
+    "copy4h",
 )
 INTERIOR = ("vec3i", "vec3m", "vec3ip0", "vec3pm", *COPIES)
 
