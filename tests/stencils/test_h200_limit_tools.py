@@ -266,13 +266,14 @@ def test_xhalo_probe_verifies_each_kernel_and_catches_a_wrong_one(tmp_path: Path
     """Every probe kernel (but NVIDIA's inline PTX: shuffles, L2 prefetches) agrees with
     numpy on PoCL, the interior ones leaving each row's ends as they were; a kernel
     whose rim vector writes its kept element, or whose merged store keeps the wrong
-    lane, is caught (exit status 1). ``--kernels`` times those named and the copy."""
+    lane, is caught (exit status 1). ``--kernels`` times those named and the copy;
+    ``--swap`` times the copies again, the arrays' roles alternating."""
     good = probe(tmp_path / "good")
     assert good.returncode == 0, good.stdout + good.stderr[-2000:]
     data = json.loads((tmp_path / "good" / "xhalo.json").read_text())
     assert set(data["verified"]) == {
         *("copy4", "vec3", "vec3i", "vec3m", "copy4i", "vec3x2"),
-        *("scalar3", "local4", "heat7", "lap13", "box27", "copy4q0", "copy4m"),
+        *("scalar3", "local4", "heat7", "lap13", "box27", "copy4q0", "copy4m", "copy4h"),
     }
     assert all(data["verified"].values())
     assert next(r["kernel"] for r in data["rows"]) == "copy4"
@@ -284,12 +285,16 @@ def test_xhalo_probe_verifies_each_kernel_and_catches_a_wrong_one(tmp_path: Path
     assert bad.returncode == 1, bad.stdout + bad.stderr[-2000:]
     verified = json.loads((tmp_path / "bad" / "xhalo.json").read_text())["verified"]
     assert not verified["copy4i"] and not verified["vec3i"] and verified["vec3m"]
-    assert not verified["copy4q0"] and verified["copy4m"]
+    assert not verified["copy4q0"] and verified["copy4m"] and not verified["copy4h"]
     merged = ("if (xv == 0) w.x = old.x;", "if (xv == 0) w.y = old.x;")  # vec3m and MERGE_RIM
-    bad = probe(tmp_path / "merged", merged, "--kernels", "copy4m", "copy4i")
+    bad = probe(tmp_path / "merged", merged, "--kernels", "copy4m", "copy4i", "--swap")
     assert bad.returncode == 1, bad.stdout + bad.stderr[-2000:]
-    verified = json.loads((tmp_path / "merged" / "xhalo.json").read_text())["verified"]
-    assert verified == {"copy4": True, "copy4i": True, "copy4m": False}
+    data = json.loads((tmp_path / "merged" / "xhalo.json").read_text())
+    assert data["verified"] == {"copy4": True, "copy4i": True, "copy4m": False}
+    # the verified copies timed again on alternating arrays, each against its own copy
+    rows = {r["kernel"]: r for r in data["rows"]}
+    assert set(rows) == {"copy4", "copy4i", "copy4~", "copy4i~"}
+    assert rows["copy4~"]["of_copy"] == 1.0
 
 
 @pytest.mark.bench

@@ -554,7 +554,8 @@ def test_fixed_configurations_script_runs(
     """benchmarks/temporal_configs.py (the GPU A/B of fixed configurations against the
     copy kernel) runs end to end on a small size: every configuration verified, the
     first the baseline, one beyond the register bound run and marked so, one with
-    NVIDIA's build options run without them on PoCL. (Its main in this process, on the
+    NVIDIA's build options run without them on PoCL, and ``--ptxas`` (NVIDIA's
+    registers) nothing on PoCL. (Its main in this process, on the
     module's shared workers: no interpreter to start.)"""
     import json
 
@@ -575,7 +576,7 @@ def test_fixed_configurations_script_runs(
     out = tmp_path / "out"
     script = load_script(ROOT / "benchmarks" / "temporal_configs.py")
     capsys.readouterr()
-    assert script.main([str(out), str(configs), "--rounds", "2", "--runs", "1"]) == 0
+    assert script.main([str(out), str(configs), "--rounds", "2", "--runs", "1", "--ptxas"]) == 0
     said = capsys.readouterr().out
     data = json.loads((out / "configs.json").read_text())
     rows = {row["name"]: row for row in data["configs"]}
@@ -587,6 +588,26 @@ def test_fixed_configurations_script_runs(
     assert rows["capped"]["options"] == [] and "NVIDIA's options dropped" in said
     assert data["copy_gbs"] > 0 and data["steps"] == 4
     assert "(outside the space)" in (out / "configs.md").read_text()
+    assert not any("ptxas" in row for row in rows.values())
+
+
+def test_fixed_configurations_table_shows_registers_and_spills() -> None:
+    """``--ptxas``'s registers and spill bytes (NVIDIA's build log) go into the shape
+    column; a row without them is shown as before."""
+    from tests.conftest import load_script
+
+    script = load_script(ROOT / "benchmarks" / "temporal_configs.py")
+    row = {"name": "a", "shape": "TB=4", "status": "ok", "broken": [], "time_per_step_s": 1e-4}
+    row |= {"gbs": 100.0, "fraction_of_copy": 1.5, "speedup": 1.0}
+    rows = [
+        {**row, "ptxas": {"registers": 118, "spill_stores": 0, "spill_loads": 0}},
+        {**row, "name": "b", "ptxas": {"registers": 128, "spill_stores": 48, "spill_loads": 80}},
+        {**row, "name": "c"},
+    ]
+    lines = script.table(rows, 100.0, "# head").splitlines()
+    assert "| a | TB=4, 118 regs | ok |" in lines[4]
+    assert "| b | TB=4, 128 regs, 128 B spilled | ok |" in lines[5]
+    assert "| c | TB=4 | ok |" in lines[6]
 
 
 @pytest.mark.bench
