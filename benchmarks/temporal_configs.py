@@ -121,11 +121,11 @@ def table(rows: Sequence[Mapping[str, Any]], copy_gbs: float, head: str) -> str:
             r.get(k) for k in ("time_per_step_s", "gbs", "fraction_of_copy", "speedup")
         )
         name = r["name"] + (" (outside the space)" if r["broken"] else "")
+        name += " (probe: wrong by design)" if r.get("probe") else ""
         regs = r.get("ptxas") or {}
         spills = regs.get("spill_stores", 0) + regs.get("spill_loads", 0)
         shown = r["shape"] + (f", {regs['registers']} regs" if "registers" in regs else "")
         shown += f", {spills} B spilled" if spills else ""
-        name += " (probe: wrong by design)" if r.get("probe") else ""
         cells = [
             f"{t * 1e3:.4f}" if t else "-",
             f"{gbs:.0f}" if gbs else "-",
