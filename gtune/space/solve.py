@@ -23,10 +23,10 @@ import signal
 import subprocess
 import time
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -37,6 +37,7 @@ from gtune.space.constraints import NamedConstraint
 from gtune.space.model import SpaceModel, device_dzn, model_mzn, mzn_name
 
 IntArray = npt.NDArray[np.int64]
+_T = TypeVar("_T")
 ROW = "gtune_row"
 _INSTALL_HINT = "install MiniZinc with Gecode: apt-get install minizinc (or minizinc.org)"
 TIMEOUT_VARIABLE = "GTUNE_SOLVE_TIMEOUT"
@@ -774,21 +775,28 @@ def is_satisfiable(
     model: SpaceModel, constraints: list[NamedConstraint], timeout: float | None = None
 ) -> bool:
     """Does MiniZinc find one solution with only ``constraints`` (domains always hold)?"""
+    try:
+        return _satisfiable(model, constraints, timeout)
+    except _SolverFailed as exc:
+        raise _explain_failure(model, exc) from None
+
+
+def _satisfiable(
+    model: SpaceModel, constraints: list[NamedConstraint], timeout: float | None
+) -> bool:
+    """:func:`is_satisfiable`, a solver failure raised as :class:`_SolverFailed`."""
     reduced = SpaceModel(**{**model.__dict__, "constraints": constraints})
     binary = minizinc_binary()
     with scratch_dir("space") as tmp:
         (Path(tmp) / "m.mzn").write_text(model_mzn(reduced))
         (Path(tmp) / "d.dzn").write_text(device_dzn(model.limits, model.device_name))
-        try:
-            out = _run(
-                [binary, "--solver", "gecode", "-O2", "m.mzn", "d.dzn"],
-                "MiniZinc checking satisfiability",
-                solve_timeout(timeout),
-                tmp,
-                model,
-            )
-        except _SolverFailed as exc:
-            raise _explain_failure(model, exc) from None
+        out = _run(
+            [binary, "--solver", "gecode", "-O2", "m.mzn", "d.dzn"],
+            "MiniZinc checking satisfiability",
+            solve_timeout(timeout),
+            tmp,
+            model,
+        )
     if "=====UNSATISFIABLE=====" in out:
         return False
     if "----------" in out:
@@ -799,18 +807,60 @@ def is_satisfiable(
     )
 
 
+def _conflicting(
+    model: SpaceModel, constraints: list[NamedConstraint], timeout: float | None
+) -> bool:
+    """Do these constraints alone admit nothing? A subset whose intermediate values
+    exceed the solver's integers (a constraint that kept them small left out) cannot be
+    judged, and counts as no conflict."""
+    try:
+        return not _satisfiable(model, constraints, timeout)
+    except _SolverFailed as exc:
+        if isinstance(_explain_failure(model, exc), EnvironmentProblem):
+            raise exc.as_environment() from None
+        return False
+
+
+def minimal_conflict(items: Sequence[_T], holds: Callable[[list[_T]], bool]) -> list[_T]:
+    """A minimal subset of ``items`` for which ``holds`` is false (no item can be left
+    out of it), given that ``holds(list(items))`` is false and ``holds([])`` true:
+    QuickXplain (Junker, AAAI 2004). It asks ``holds`` about k + k·log2(n/k) subsets for a
+    conflict of k items among n, where dropping each item in turn asks n; each question
+    here is a MiniZinc run."""
+
+    def split(background: list[_T], added: bool, candidates: list[_T]) -> list[_T]:
+        if added and not holds(background):
+            return []
+        if len(candidates) == 1:
+            return candidates
+        half = len(candidates) // 2
+        first, second = candidates[:half], candidates[half:]
+        in_second = split(background + first, bool(first), second)
+        in_first = split(background + in_second, bool(in_second), first)
+        return in_first + in_second
+
+    return split([], False, list(items)) if items else []
+
+
 def explain_unsatisfiable(model: SpaceModel, timeout: float | None = None) -> UnsatisfiableSpace:
-    """Name a minimal set of constraints that cannot hold together (deletion filter:
-    drop each constraint in turn, keep it out if the rest is still unsatisfiable)."""
-    core = list(model.constraints)
-    if is_satisfiable(model, [], timeout):
+    """Name a minimal set of constraints that cannot hold together, or say that the
+    parameters' domains admit nothing. The set comes from :func:`minimal_conflict`,
+    checked to admit nothing and reduced until no constraint can be left out; where
+    that check fails (a subset the solver could not judge), each constraint is dropped
+    in turn instead, as long as the rest admits nothing."""
+    if not is_satisfiable(model, [], timeout):
+        core: list[NamedConstraint] = []
+        what = "the parameter domains alone admit nothing"
+    else:
+        what = "these constraints cannot hold together"
+        everything = list(model.constraints)
+        core = minimal_conflict(everything, lambda some: not _conflicting(model, some, timeout))
+        if not _conflicting(model, core, timeout):
+            core = everything
         for c in list(core):
             trial = [x for x in core if x is not c]
-            if not is_satisfiable(model, trial, timeout):
+            if trial and _conflicting(model, trial, timeout):
                 core = trial
-        what = "these constraints cannot hold together"
-    else:
-        core, what = [], "the parameter domains alone admit nothing"
     names = "; ".join(c.describe() for c in core)
     limits = ", ".join(f"{k}={v}" for k, v in model.limits.items())
     return UnsatisfiableSpace(
