@@ -309,10 +309,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     import pyopencl as cl
     import xhalo_probe
 
-    device = xhalo_probe.pick_device(args.device)
+    device, context, queue = xhalo_probe.open_device(args.device)
     nvidia = "NVIDIA" in device.platform.name.upper()
-    context = cl.Context([device])
-    queue = cl.CommandQueue(context, properties=cl.command_queue_properties.PROFILING_ENABLE)
     n = args.size
     rng = np.random.default_rng(7)
     host = rng.random(n**3, dtype=np.float32)
@@ -382,12 +380,9 @@ def markdown(data: Mapping[str, Any]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("out", type=Path)
-    p.add_argument("--device", default="NVIDIA")
-    p.add_argument("--size", type=int, default=512)
-    p.add_argument("--rounds", type=int, default=5)
-    p.add_argument("--reps", type=int, default=20)
+    import xhalo_probe
+
+    p = xhalo_probe.probe_parser(__doc__, rounds=5, reps=20)
     p.add_argument("--config", action="append", default=[], metavar="KERNEL:N=V,...")
     p.add_argument("--variant", action="append", default=[], metavar="KERNEL:WX=..,WY=..,")
     p.add_argument("--source", metavar="KERNEL:CY", help="print a probe kernel's source")

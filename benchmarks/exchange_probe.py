@@ -279,19 +279,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     import xhalo_probe
     from partition_probe import COPY4  # the float4 copy the other probes time
 
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("out", type=Path)
-    p.add_argument("--device", default="NVIDIA")
-    p.add_argument("--size", type=int, default=512)
+    p = xhalo_probe.probe_parser(__doc__, rounds=5, reps=5)
     p.add_argument("--steps", type=int, default=8)
-    p.add_argument("--rounds", type=int, default=5)
-    p.add_argument("--reps", type=int, default=5)
     p.add_argument("--variant", action="append", default=[], metavar="TB=4,WX=16,WY=32,D=2")
     p.add_argument("--package", action="append", default=[], metavar="N=V,...")
     args = p.parse_args(argv)
-    device = xhalo_probe.pick_device(args.device)
-    context = cl.Context([device])
-    queue = cl.CommandQueue(context, properties=cl.command_queue_properties.PROFILING_ENABLE)
+    device, context, queue = xhalo_probe.open_device(args.device)
     host = np.random.default_rng(7).random(args.size**3, dtype=np.float32)
     want = heat_steps(host.reshape((args.size,) * 3), args.steps).reshape(-1)
     a = cl.Buffer(context, cl.mem_flags.READ_WRITE, size=host.nbytes)

@@ -39,7 +39,6 @@ faster than the float4 copy, and so could every stencil.
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import sys
@@ -85,7 +84,60 @@ __kernel void home_(__global int *buf, const int lines, __global ushort *cycles,
 }
 """
 
-COPIES = r"""
+TAKEN = r"""
+/* Persistent work-groups: each takes BATCH lines at a time from its SM's side's list
+   (then the other side's), and copies them (8 float4 per 128-byte line). @NAME@'s list
+   entries are @ENTRY@: the line, read from @SRC@ and written to @DST@. */
+__kernel __attribute__((reqd_work_group_size(GROUP, 1, 1)))
+void @NAME@(__global const float4 *restrict a, __global float4 *restrict b,
+            __global const @ENTRY@ *restrict list0, __global const @ENTRY@ *restrict list1,
+            const int n0, const int n1, __global volatile int *q)
+{
+    __local int start_, which_;
+    const int lid = (int)get_local_id(0);
+    uint sm;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+    const int p = side_of_[sm % 512];
+    for (;;) {
+        if (lid == 0) {
+            int s = p;
+            int t = atomic_add(&q[s * 32], BATCH);
+            if (t >= (s ? n1 : n0)) {
+                s ^= 1;
+                t = atomic_add(&q[s * 32], BATCH);
+            }
+            start_ = t;
+            which_ = s;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        const int t = start_, s = which_;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        const int n = s ? n1 : n0;
+        if (t >= n)
+            break;
+        __global const @ENTRY@ *L = s ? list1 : list0;
+        for (int k = lid; k < BATCH * 8; k += GROUP) {
+            const int j = t + k / 8;
+            if (j < n) {
+                const @ENTRY@ e = L[j];
+                b[(size_t)(@DST@) * 8 + (size_t)(k % 8)] = a[(size_t)(@SRC@) * 8 + (size_t)(k % 8)];
+            }
+        }
+    }
+}
+"""
+
+
+def taken(name: str, entry: str, src: str, dst: str) -> str:
+    """:data:`TAKEN` as the kernel ``name`` whose list entries are ``entry``."""
+    text = TAKEN
+    for key, value in (("@NAME@", name), ("@ENTRY@", entry), ("@SRC@", src), ("@DST@", dst)):
+        text = text.replace(key, value)
+    return text
+
+
+COPIES = (
+    r"""
 __constant uchar side_of_[512] = {@SIDES@};
 
 __kernel void copy4_(__global const float4 *restrict a, __global float4 *restrict b)
@@ -93,87 +145,12 @@ __kernel void copy4_(__global const float4 *restrict a, __global float4 *restric
     const size_t i = get_global_id(0);
     b[i] = a[i];
 }
-
-/* Persistent work-groups: each takes BATCH lines at a time from its SM's side's list
-   (then the other side's), and copies them (8 float4 per 128-byte line). */
-__kernel __attribute__((reqd_work_group_size(GROUP, 1, 1)))
-void lcopy_(__global const float4 *restrict a, __global float4 *restrict b,
-            __global const int *restrict list0, __global const int *restrict list1,
-            const int n0, const int n1, __global volatile int *q)
-{
-    __local int start_, which_;
-    const int lid = (int)get_local_id(0);
-    uint sm;
-    asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
-    const int p = side_of_[sm % 512];
-    for (;;) {
-        if (lid == 0) {
-            int s = p;
-            int t = atomic_add(&q[s * 32], BATCH);
-            if (t >= (s ? n1 : n0)) {
-                s ^= 1;
-                t = atomic_add(&q[s * 32], BATCH);
-            }
-            start_ = t;
-            which_ = s;
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        const int t = start_, s = which_;
-        barrier(CLK_LOCAL_MEM_FENCE);
-        const int n = s ? n1 : n0;
-        if (t >= n)
-            break;
-        __global const int *L = s ? list1 : list0;
-        for (int k = lid; k < BATCH * 8; k += GROUP) {
-            const int j = t + k / 8;
-            if (j < n) {
-                const size_t e = (size_t)L[j] * 8 + (size_t)(k % 8);
-                b[e] = a[e];
-            }
-        }
-    }
-}
-
-/* The same, each list entry a pair (source line, destination line): a permuted copy
-   whose reads and writes can both be chosen by their homes. */
-__kernel __attribute__((reqd_work_group_size(GROUP, 1, 1)))
-void pcopy_(__global const float4 *restrict a, __global float4 *restrict b,
-            __global const int2 *restrict list0, __global const int2 *restrict list1,
-            const int n0, const int n1, __global volatile int *q)
-{
-    __local int start_, which_;
-    const int lid = (int)get_local_id(0);
-    uint sm;
-    asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
-    const int p = side_of_[sm % 512];
-    for (;;) {
-        if (lid == 0) {
-            int s = p;
-            int t = atomic_add(&q[s * 32], BATCH);
-            if (t >= (s ? n1 : n0)) {
-                s ^= 1;
-                t = atomic_add(&q[s * 32], BATCH);
-            }
-            start_ = t;
-            which_ = s;
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        const int t = start_, s = which_;
-        barrier(CLK_LOCAL_MEM_FENCE);
-        const int n = s ? n1 : n0;
-        if (t >= n)
-            break;
-        __global const int2 *L = s ? list1 : list0;
-        for (int k = lid; k < BATCH * 8; k += GROUP) {
-            const int j = t + k / 8;
-            if (j < n) {
-                const int2 e = L[j];
-                b[(size_t)e.y * 8 + (size_t)(k % 8)] = a[(size_t)e.x * 8 + (size_t)(k % 8)];
-            }
-        }
-    }
-}
 """
+    # lcopy_: a list of lines, each copied to itself; pcopy_: a list of pairs (source
+    # line, destination line), a permuted copy whose reads and writes both have sides
+    + taken("lcopy_", "int", "e", "e")
+    + taken("pcopy_", "int2", "e.x", "e.y")
+)
 
 
 def pair_lists(home_a: np.ndarray, home_b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -292,67 +269,58 @@ def timed(queue: Any, launch: Any, reps: int) -> float:
     return statistics.median(ts)
 
 
-def main(argv: list[str] | None = None) -> int:
-    import pyopencl as cl
-    import xhalo_probe
-    from partition_probe import hashed_sides, measure_sides, side_table
+SMID = 'asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));'
 
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("out", type=Path)
-    p.add_argument("--device", default="NVIDIA")
-    p.add_argument("--size", type=int, default=512, help="cube side: the copy's floats")
-    p.add_argument("--rounds", type=int, default=7)
-    p.add_argument("--reps", type=int, default=10)
-    args = p.parse_args(argv)
-    device = xhalo_probe.pick_device(args.device)
-    if "NVIDIA" not in device.platform.name.upper():
-        raise SystemExit("home_probe: NVIDIA only (%smid, %clock64)")
-    context = cl.Context([device])
-    queue = cl.CommandQueue(context, properties=cl.command_queue_properties.PROFILING_ENABLE)
-    args.out.mkdir(parents=True, exist_ok=True)
-    t0 = time.time()
-    side, sides_info, _buf, _off = measure_sides(context, queue, device)
-    data: dict[str, Any] = {
-        "device": device.name,
-        "size": args.size,
-        "sides": {k: sides_info[k] for k in ("sms", "side_counts")},
-    }
-    n = args.size**3
+
+def measure_homes(
+    context: Any, queue: Any, device: Any, side: dict[int, int], bufs: dict[str, Any], n: int
+) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """Each buffer's lines' homes (``bufs``: name to buffer of ``n`` floats) and their
+    statistics, the buffers zeroed first and left changed (atomics)."""
+    import pyopencl as cl
+
+    homes, info = {}, {}
+    for name, buf in bufs.items():
+        cl.enqueue_fill_buffer(queue, buf, np.int32(0), 0, n * 4)
+        # one timing work-group per SM: little load on the L2
+        h, about = line_homes(
+            context, queue, buf, n * 4 // LINE_BYTES, side, device.max_compute_units
+        )
+        about.update(describe_homes(h))
+        homes[name], info[name] = h, about
+        print(name, json.dumps(about), flush=True)
+    same = float((homes["input"] == homes["output"]).mean())
+    info["input_output_same_home"] = round(same, 4)
+    return homes, info
+
+
+def copy_launches(
+    context: Any,
+    queue: Any,
+    tables: dict[str, str],
+    homes: dict[str, np.ndarray],
+    ab: tuple[Any, Any],
+    n: int,
+    groups: int,
+    smid: str = SMID,
+) -> tuple[dict[str, Any], np.ndarray]:
+    """Each copy of the module's list (a launch returning its event) and the permuted
+    copies' map of destination line to source line. ``tables``: ``part`` and ``rand``,
+    the sides' tables; ``smid`` reads the SM (another device: a constant)."""
+    import pyopencl as cl
+
+    a_buf, b_buf = ab
     lines = n * 4 // LINE_BYTES
     mf = cl.mem_flags
-    a_buf = cl.Buffer(context, mf.READ_WRITE, size=n * 4)
-    b_buf = cl.Buffer(context, mf.READ_WRITE, size=n * 4)
-    groups = PER_SM * device.max_compute_units
-    timers = device.max_compute_units  # one timing work-group per SM: little load
-    homes = {}
-    for name, buf in (("input", a_buf), ("output", b_buf)):
-        cl.enqueue_fill_buffer(queue, buf, np.int32(0), 0, n * 4)
-        h, info = line_homes(context, queue, buf, lines, side, timers)
-        info.update(describe_homes(h))
-        homes[name] = h
-        data.setdefault("homes", {})[name] = info
-        print(name, json.dumps(info), flush=True)
-    same = float((homes["input"] == homes["output"]).mean())
-    data["homes"]["input_output_same_home"] = round(same, 4)
-    print(
-        f"homes measured in {time.time() - t0:.1f} s; input and output share a home "
-        f"at {same:.3f} of offsets",
-        flush=True,
-    )
-    (args.out / "homes.json").write_text(json.dumps(data, indent=1) + "\n")
-
-    host = np.random.default_rng(1).random(n, dtype=np.float32)
-    cl.enqueue_copy(queue, a_buf, host).wait()
-    by = {
-        k: [np.nonzero(homes[h] == s)[0].astype(np.int32) for s in (0, 1)]
-        for k, h in (("in", "input"), ("out", "output"))
-    }
-    every = np.arange(lines, dtype=np.int32)
 
     def dev(v: np.ndarray) -> Any:
         return cl.Buffer(context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=v)
 
-    lbufs = {k: (dev(v[0]), dev(v[1]), len(v[0]), len(v[1])) for k, v in by.items()}
+    lbufs = {}
+    for k, h in (("in", "input"), ("out", "output")):
+        one, other = (np.nonzero(homes[h] == s)[0].astype(np.int32) for s in (0, 1))
+        lbufs[k] = (dev(one), dev(other), len(one), len(other))
+    every = np.arange(lines, dtype=np.int32)
     lbufs["all"] = (dev(every), dev(every), lines, 0)
     p0, p1 = pair_lists(homes["input"], homes["output"])
     lbufs["pairs"] = (dev(p0), dev(p1), len(p0), len(p1))
@@ -362,20 +330,28 @@ def main(argv: list[str] | None = None) -> int:
     perm[both[:, 1]] = both[:, 0]
     q = cl.Buffer(context, mf.READ_WRITE, size=256)
     kernels = {}
-    for label, table in (("part", side_table(side)), ("rand", side_table(hashed_sides()))):
-        src = COPIES.replace("@SIDES@", table)
+    for label, table in tables.items():
+        src = COPIES.replace("@SIDES@", table).replace(SMID, smid)
         prog = cl.Program(context, src).build(options=[f"-DBATCH={BATCH}", f"-DGROUP={GROUP}"])
         kernels[label] = cl.Kernel(prog, "lcopy_")
         kernels["copy4"] = cl.Kernel(prog, "copy4_")
         kernels["p" + label] = cl.Kernel(prog, "pcopy_")
     zero = np.zeros(64, dtype=np.int32)
-    pers = (groups * GROUP,)
 
     def lcopy(label: str, lists: str) -> Any:
         l0, l1, n0, n1 = lbufs[lists]
         cl.enqueue_copy(queue, q, zero)
         return kernels[label](
-            queue, pers, (GROUP,), a_buf, b_buf, l0, l1, np.int32(n0), np.int32(n1), q
+            queue,
+            (groups * GROUP,),
+            (GROUP,),
+            a_buf,
+            b_buf,
+            l0,
+            l1,
+            np.int32(n0),
+            np.int32(n1),
+            q,
         )
 
     launches = {
@@ -388,15 +364,59 @@ def main(argv: list[str] | None = None) -> int:
         "far": lambda: lcopy("ppart", "swapped"),
         "prand": lambda: lcopy("prand", "pairs"),
     }
-    checks = {}
+    return launches, perm
+
+
+def check_copies(
+    queue: Any, launches: dict[str, Any], host: np.ndarray, b_buf: Any, perm: np.ndarray
+) -> dict[str, bool]:
+    """Each copy's output, bit for bit: the input, or its lines permuted by ``perm``."""
+    import pyopencl as cl
+
+    n = len(host)
     out = np.empty(n, dtype=np.float32)
+    checks = {}
     for label, launch in launches.items():
         cl.enqueue_fill_buffer(queue, b_buf, np.int32(-1), 0, n * 4)
         launch().wait()
         cl.enqueue_copy(queue, out, b_buf).wait()
-        want = host.reshape(lines, 32)[perm].reshape(-1) if label in PERMUTED else host
+        want = host.reshape(len(perm), -1)[perm].reshape(-1) if label in PERMUTED else host
         checks[label] = bool(np.array_equal(out.view(np.int32), want.view(np.int32)))
-    data["checks"] = checks
+    return checks
+
+
+def main(argv: list[str] | None = None) -> int:
+    import pyopencl as cl
+    import xhalo_probe
+    from partition_probe import hashed_sides, measure_sides, side_table
+
+    args = xhalo_probe.probe_parser(__doc__, size_help="cube side: the copy's floats").parse_args(
+        argv
+    )
+    device, context, queue = xhalo_probe.open_device(args.device)
+    if "NVIDIA" not in device.platform.name.upper():
+        raise SystemExit("home_probe: NVIDIA only (%smid, %clock64)")
+    args.out.mkdir(parents=True, exist_ok=True)
+    t0 = time.time()
+    side, sides_info, _buf, _off = measure_sides(context, queue, device)
+    data: dict[str, Any] = {
+        "device": device.name,
+        "size": args.size,
+        "sides": {k: sides_info[k] for k in ("sms", "side_counts")},
+    }
+    n = args.size**3
+    ab = tuple(cl.Buffer(context, cl.mem_flags.READ_WRITE, size=n * 4) for _ in range(2))
+    homes, data["homes"] = measure_homes(
+        context, queue, device, side, {"input": ab[0], "output": ab[1]}, n
+    )
+    print(f"homes measured in {time.time() - t0:.1f} s", flush=True)
+    (args.out / "homes.json").write_text(json.dumps(data, indent=1) + "\n")
+    host = np.random.default_rng(1).random(n, dtype=np.float32)
+    cl.enqueue_copy(queue, ab[0], host).wait()
+    tables = {"part": side_table(side), "rand": side_table(hashed_sides())}
+    groups = PER_SM * device.max_compute_units
+    launches, perm = copy_launches(context, queue, tables, homes, ab, n, groups)
+    data["checks"] = checks = check_copies(queue, launches, host, ab[1], perm)
     print("checks", checks, flush=True)
     wrong = [k for k, ok in checks.items() if not ok]
     if wrong:

@@ -539,7 +539,7 @@ def run_kernel(
         full,
         base,
         (src, dst, q),
-        chosen(variants(side), getattr(args, "variants", "")),
+        chosen(variants(side), args.variants),
         offsets,
     )
 
@@ -611,26 +611,18 @@ def markdown(data: Mapping[str, Any]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     import pyopencl as cl
+    import xhalo_probe
 
     from gtune.commands._common import parse_config
 
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("out", type=Path)
-    p.add_argument("--device", default="NVIDIA")
-    p.add_argument("--size", type=int, default=512)
-    p.add_argument("--rounds", type=int, default=5)
-    p.add_argument("--reps", type=int, default=20)
+    p = xhalo_probe.probe_parser(__doc__, rounds=5, reps=20)
     p.add_argument("--config", action="append", default=[], metavar="KERNEL:N=V,...")
     p.add_argument(
         "--variants", default="", metavar="A,B,...", help="only these variants (std always)"
     )
     args = p.parse_args(argv)
-    import xhalo_probe
-
-    device = xhalo_probe.pick_device(args.device)
+    device, context, queue = xhalo_probe.open_device(args.device)
     nvidia = "NVIDIA" in device.platform.name.upper()
-    context = cl.Context([device])
-    queue = cl.CommandQueue(context, properties=cl.command_queue_properties.PROFILING_ENABLE)
     data: dict[str, Any] = {"device": device.name, "size": args.size, "kernels": []}
     side = None
     if nvidia:

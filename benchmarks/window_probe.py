@@ -23,7 +23,6 @@ median over rounds).
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import sys
@@ -60,16 +59,10 @@ def main(argv: list[str] | None = None) -> int:
     import pyopencl as cl
     import xhalo_probe
 
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("out", type=Path)
-    p.add_argument("--device", default="NVIDIA")
-    p.add_argument("--size", type=int, default=512, help="cube side: the copy's floats")
-    p.add_argument("--rounds", type=int, default=7)
-    p.add_argument("--reps", type=int, default=10)
-    args = p.parse_args(argv)
-    device = xhalo_probe.pick_device(args.device)
-    context = cl.Context([device])
-    queue = cl.CommandQueue(context, properties=cl.command_queue_properties.PROFILING_ENABLE)
+    args = xhalo_probe.probe_parser(__doc__, size_help="cube side: the copy's floats").parse_args(
+        argv
+    )
+    device, context, queue = xhalo_probe.open_device(args.device)
     n = args.size**3
     groups = n // 4 // GROUP
     ks = [k for k in STREAMS if groups % k == 0]

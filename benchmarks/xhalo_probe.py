@@ -414,6 +414,36 @@ def pick_device(name: str) -> Any:
     raise SystemExit(f"xhalo_probe: no OpenCL device matches {name!r}")
 
 
+def open_device(name: str) -> tuple[Any, Any, Any]:
+    """The device whose platform and name hold ``name``, a context on it and a queue
+    that profiles (every probe's timing reads its events)."""
+    import pyopencl as cl
+
+    device = pick_device(name)
+    context = cl.Context([device])
+    queue = cl.CommandQueue(context, properties=cl.command_queue_properties.PROFILING_ENABLE)
+    return device, context, queue
+
+
+def probe_parser(
+    doc: str | None,
+    *,
+    out_help: str | None = None,
+    size_help: str | None = None,
+    rounds: int = 7,
+    reps: int = 10,
+) -> argparse.ArgumentParser:
+    """The options every probe takes: OUT, ``--device``, ``--size``, ``--rounds`` (the
+    alternating rounds) and ``--reps`` (launches per round); a probe adds its own."""
+    p = argparse.ArgumentParser(description=(doc or "").strip().splitlines()[0])
+    p.add_argument("out", type=Path, help=out_help)
+    p.add_argument("--device", default="NVIDIA", help="platform or device name part")
+    p.add_argument("--size", type=int, default=512, help=size_help or "cube side")
+    p.add_argument("--rounds", type=int, default=rounds, help="alternating rounds")
+    p.add_argument("--reps", type=int, default=reps, help="launches per round")
+    return p
+
+
 def alternating_rounds(
     launches: Mapping[str, Callable[[], Any]],
     rounds: int,
@@ -484,10 +514,8 @@ def swapping(
 def run(args: argparse.Namespace) -> dict[str, Any]:
     import pyopencl as cl
 
-    device = pick_device(args.device)
+    device, context, queue = open_device(args.device)
     nvidia = "NVIDIA" in device.platform.name.upper()
-    context = cl.Context([device])
-    queue = cl.CommandQueue(context, properties=cl.command_queue_properties.PROFILING_ENABLE)
     nx, n = args.size, args.size**3
     host = np.random.default_rng(7).random(n, dtype=np.float32)
     mf = cl.mem_flags
@@ -571,13 +599,12 @@ def markdown(data: dict[str, Any]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("out", type=Path, help="folder for xhalo.md and xhalo.json")
-    p.add_argument("--device", default="NVIDIA", help="platform or device name part")
-    p.add_argument("--size", type=int, default=512, help="N of the N³ floats (N % 64 == 0)")
+    p = probe_parser(
+        __doc__,
+        out_help="folder for xhalo.md and xhalo.json",
+        size_help="N of the N³ floats (N %% 64 == 0)",
+    )
     p.add_argument("--lw", type=int, default=128, help="work-group size (a multiple of 32)")
-    p.add_argument("--rounds", type=int, default=7)
-    p.add_argument("--reps", type=int, default=10)
     p.add_argument("--kernels", nargs="+", choices=list(KERNELS), help="these only (and copy4)")
     p.add_argument(
         "--swap",

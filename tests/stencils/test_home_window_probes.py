@@ -4,6 +4,7 @@ interleaved streams (its order, and the copy itself on PoCL)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -82,49 +83,72 @@ def test_streams_cover_every_chunk_once_each_in_order(k: int) -> None:
     assert (per_stream[:, 0] == np.arange(k) * (groups // k)).all()
 
 
+@pytest.mark.opencl
 def test_window_probe_copies_on_pocl_and_stops_on_a_wrong_copy(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    assert (
-        window_probe.main(
-            [
-                str(tmp_path / "ok"),
-                "--device",
-                "pthread",
-                "--size",
-                "32",
-                "--rounds",
-                "1",
-                "--reps",
-                "1",
-            ]
-        )
-        == 0
-    )
-    import json
+    def probe(out: str) -> int:
+        small = ["--device", "pthread", "--size", "32", "--rounds", "1", "--reps", "1"]
+        return int(window_probe.main([str(tmp_path / out), *small]))
 
+    assert probe("ok") == 0
     data = json.loads((tmp_path / "ok" / "window.json").read_text())
     assert all(data["checks"].values())
     assert [r["streams"] for r in data["rows"]] == [1, 2, 8, 32]  # K dividing 64 groups
     wrong = window_probe.SOURCE.replace("b[i] = a[i];", "if (k != 8) b[i] = a[i];")
     monkeypatch.setattr(window_probe, "SOURCE", wrong)
     with pytest.raises(SystemExit, match="wrong with K = 8"):
-        window_probe.main(
-            [
-                str(tmp_path / "bad"),
-                "--device",
-                "pthread",
-                "--size",
-                "32",
-                "--rounds",
-                "1",
-                "--reps",
-                "1",
-            ]
-        )
+        probe("bad")
     assert not (tmp_path / "bad" / "window.json").exists()
 
 
+@pytest.mark.opencl
 def test_home_probe_names_what_it_needs_on_another_device(tmp_path: Path) -> None:
     with pytest.raises(SystemExit, match="NVIDIA only"):
         home_probe.main([str(tmp_path), "--device", "pthread"])
+
+
+def pocl_copies(copies: str) -> tuple[dict[str, bool], dict[str, bool]]:
+    """home_probe's copies on PoCL (every work-group on side 0: the SM read replaced),
+    homes drawn at random: the checks of each copy, with ``copies`` as the source."""
+    import pyopencl as cl
+    import xhalo_probe
+
+    _, context, queue = xhalo_probe.open_device("pthread")
+    n = 16**3 * 8  # 1,024 lines
+    rng = np.random.default_rng(5)
+    homes = {k: rng.integers(0, 2, n * 4 // 128).astype(np.uint8) for k in ("input", "output")}
+    host = rng.random(n, dtype=np.float32)
+    mf = cl.mem_flags
+    ab = (
+        cl.Buffer(context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=host),
+        cl.Buffer(context, mf.READ_WRITE, size=n * 4),
+    )
+    tables = {"part": ",".join(["0"] * 512), "rand": ",".join(["1"] * 512)}
+    saved = home_probe.COPIES
+    home_probe.COPIES = copies
+    try:
+        launches, perm = home_probe.copy_launches(
+            context, queue, tables, homes, ab, n, groups=3, smid="sm = 0u;"
+        )
+    finally:
+        home_probe.COPIES = saved
+    assert sorted(perm.tolist()) == list(range(len(perm)))
+    assert (perm != np.arange(len(perm))).any()  # a permutation, not the identity
+    checks = home_probe.check_copies(queue, launches, host, ab[1], perm)
+    return checks, {k: k in home_probe.PERMUTED for k in checks}
+
+
+@pytest.mark.opencl
+def test_home_probes_copies_copy_every_line_and_a_swapped_pair_is_caught() -> None:
+    checks, permuted = pocl_copies(home_probe.COPIES)
+    assert checks == {k: True for k in checks}
+    assert set(checks) == {"copy4", "dyn", "part", "wpart", "rand", "local", "far", "prand"}
+    swapped = (
+        home_probe.COPIES.replace("(size_t)(e.x)", "(size_t)(e.Y)")
+        .replace("(size_t)(e.y)", "(size_t)(e.x)")
+        .replace("(size_t)(e.Y)", "(size_t)(e.y)")
+    )
+    assert swapped != home_probe.COPIES
+    checks, permuted = pocl_copies(swapped)
+    assert checks == {k: not permuted[k] for k in checks}

@@ -49,7 +49,7 @@ def _run(name: str, config: str, mutate: str | None = None) -> dict[str, Any]:
     _, context, queue = _pocl()
     counters = cl.Buffer(context, cl.mem_flags.READ_WRITE, size=3 * probe.LINE * 4)
     offsets = [0, probe.LINE, 2 * probe.LINE]
-    args = argparse.Namespace(size=128, rounds=1, reps=1)
+    args = argparse.Namespace(size=128, rounds=1, reps=1, variants="")
     sched = probe.SCHED
     if mutate is not None:
         probe.SCHED = sched.replace(*mutate.split("|"))
