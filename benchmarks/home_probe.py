@@ -12,9 +12,10 @@ faster than the float4 copy, and so could every stencil.
 
 1. **Sides** of the SMs, as ``partition_probe.py`` measures them (a chain of atomics
    per SM on the same lines; an atomic runs in the slice that holds its line).
-2. **Homes**: every 128-byte line of the copy's input and output is timed once by one
-   atomic from a work-group that knows its SM's side; a near line (below the midpoint
-   of the sides' near and far latencies) is held by that side, a far one by the other.
+2. **Homes**: every 128-byte line of the copy's input and output is timed by an atomic
+   from a work-group that knows its SM's side, after a first atomic has brought the line
+   into L2; a near line (below the midpoint of the latencies' quartiles) is held by that
+   side, a far one by the other.
    ``homes`` in the output: how the homes follow the address (a linear hash of the
    offset's bits over GF(2) within each 2 MiB, and how often a 2 MiB piece is that
    pattern or its complement), and how often the input's and output's lines at the
@@ -259,16 +260,6 @@ def describe_homes(homes: np.ndarray) -> dict[str, Any]:
     return out
 
 
-def timed(queue: Any, launch: Any, reps: int) -> float:
-    launch().wait()
-    ts = []
-    for _ in range(reps):
-        ev = launch()
-        ev.wait()
-        ts.append((ev.profile.end - ev.profile.start) * 1e-9)
-    return statistics.median(ts)
-
-
 SMID = 'asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));'
 
 
@@ -397,6 +388,10 @@ def main(argv: list[str] | None = None) -> int:
     if "NVIDIA" not in device.platform.name.upper():
         raise SystemExit("home_probe: NVIDIA only (%smid, %clock64)")
     args.out.mkdir(parents=True, exist_ok=True)
+
+    def save() -> None:  # after each stage, so that a run cut short keeps what it measured
+        (args.out / "homes.json").write_text(json.dumps(data, indent=1) + "\n")
+
     t0 = time.time()
     side, sides_info, _buf, _off = measure_sides(context, queue, device)
     data: dict[str, Any] = {
@@ -410,7 +405,7 @@ def main(argv: list[str] | None = None) -> int:
         context, queue, device, side, {"input": ab[0], "output": ab[1]}, n
     )
     print(f"homes measured in {time.time() - t0:.1f} s", flush=True)
-    (args.out / "homes.json").write_text(json.dumps(data, indent=1) + "\n")
+    save()
     host = np.random.default_rng(1).random(n, dtype=np.float32)
     cl.enqueue_copy(queue, ab[0], host).wait()
     tables = {"part": side_table(side), "rand": side_table(hashed_sides())}
@@ -420,19 +415,16 @@ def main(argv: list[str] | None = None) -> int:
     print("checks", checks, flush=True)
     wrong = [k for k, ok in checks.items() if not ok]
     if wrong:
-        (args.out / "homes.json").write_text(json.dumps(data, indent=1) + "\n")
+        save()
         raise SystemExit(f"home_probe: wrong output from {', '.join(wrong)}")
-    times: dict[str, list[float]] = {k: [] for k in launches}
-    for _ in range(args.rounds):
-        for label, launch in launches.items():
-            times[label].append(timed(queue, launch, args.reps))
+    times = xhalo_probe.alternating_rounds(launches, args.rounds, args.reps, warmup=1)
     gb = 2 * n * 4 / 1e9
     data["times_us"] = {k: round(statistics.median(v) * 1e6, 2) for k, v in times.items()}
     data["rounds_us"] = {k: [round(x * 1e6, 2) for x in v] for k, v in times.items()}
     base = statistics.median(times["copy4"])
     data["vs_copy4"] = {k: round(statistics.median(v) / base, 4) for k, v in times.items()}
     data["gbs"] = {k: round(gb / statistics.median(v), 1) for k, v in times.items()}
-    (args.out / "homes.json").write_text(json.dumps(data, indent=1) + "\n")
+    save()
     print(json.dumps({k: data[k] for k in ("times_us", "vs_copy4", "gbs")}), flush=True)
     return 0
 

@@ -23,6 +23,7 @@ median over rounds).
 
 from __future__ import annotations
 
+import functools
 import json
 import statistics
 import sys
@@ -87,16 +88,9 @@ def main(argv: list[str] | None = None) -> int:
     wrong = [k for k, ok in checks.items() if not ok]
     if wrong:
         raise SystemExit(f"window_probe: the copy is wrong with K = {', '.join(wrong)}")
-    times: dict[int, list[float]] = {k: [] for k in ks}
-    for _ in range(args.rounds):
-        for k in ks:
-            launch(k).wait()
-            ts = []
-            for _ in range(args.reps):
-                ev = launch(k)
-                ev.wait()
-                ts.append((ev.profile.end - ev.profile.start) * 1e-9)
-            times[k].append(statistics.median(ts))
+    launches = {str(k): functools.partial(launch, k) for k in ks}
+    rounds = xhalo_probe.alternating_rounds(launches, args.rounds, args.reps, warmup=1)
+    times = {k: rounds[str(k)] for k in ks}
     base = statistics.median(times[1])
     rows = [
         {

@@ -449,15 +449,19 @@ def alternating_rounds(
     rounds: int,
     reps: int,
     before: Callable[[], None] | None = None,
+    warmup: int = 0,
 ) -> dict[str, list[float]]:
     """Each launch's event times in seconds: in every round, ``reps`` launches of each in
-    turn (``before`` each one's turn), their median; ``rounds`` rounds, so that drift
-    hits every launch alike. The probes' (and their copy's) timing."""
+    turn (``before`` each one's turn, then ``warmup`` launches untimed), their median;
+    ``rounds`` rounds, so that drift hits every launch alike. The probes' (and their
+    copy's) timing."""
     out: dict[str, list[float]] = {k: [] for k in launches}
     for _ in range(rounds):
         for label, go in launches.items():
             if before is not None:
                 before()
+            for _ in range(warmup):
+                go().wait()
             times = []
             for _ in range(reps):
                 ev = go()

@@ -816,8 +816,9 @@ def _conflicting(
     try:
         return not _satisfiable(model, constraints, timeout)
     except _SolverFailed as exc:
-        if isinstance(_explain_failure(model, exc), EnvironmentProblem):
-            raise exc.as_environment() from None
+        error = _explain_failure(model, exc)
+        if isinstance(error, EnvironmentProblem):
+            raise error from None
         return False
 
 
