@@ -294,10 +294,12 @@ def copy_launches(
     n: int,
     groups: int,
     smid: str = SMID,
+    source: str = COPIES,
 ) -> tuple[dict[str, Any], np.ndarray]:
     """Each copy of the module's list (a launch returning its event) and the permuted
     copies' map of destination line to source line. ``tables``: ``part`` and ``rand``,
-    the sides' tables; ``smid`` reads the SM (another device: a constant)."""
+    the sides' tables; ``smid`` reads the SM (another device: a constant); ``source``
+    the kernels (:data:`COPIES`)."""
     import pyopencl as cl
 
     a_buf, b_buf = ab
@@ -322,7 +324,7 @@ def copy_launches(
     q = cl.Buffer(context, mf.READ_WRITE, size=256)
     kernels = {}
     for label, table in tables.items():
-        src = COPIES.replace("@SIDES@", table).replace(SMID, smid)
+        src = source.replace("@SIDES@", table).replace(SMID, smid)
         prog = cl.Program(context, src).build(options=[f"-DBATCH={BATCH}", f"-DGROUP={GROUP}"])
         kernels[label] = cl.Kernel(prog, "lcopy_")
         kernels["copy4"] = cl.Kernel(prog, "copy4_")

@@ -125,14 +125,9 @@ def pocl_copies(copies: str) -> tuple[dict[str, bool], dict[str, bool]]:
         cl.Buffer(context, mf.READ_WRITE, size=n * 4),
     )
     tables = {"part": ",".join(["0"] * 512), "rand": ",".join(["1"] * 512)}
-    saved = home_probe.COPIES
-    home_probe.COPIES = copies
-    try:
-        launches, perm = home_probe.copy_launches(
-            context, queue, tables, homes, ab, n, groups=3, smid="sm = 0u;"
-        )
-    finally:
-        home_probe.COPIES = saved
+    launches, perm = home_probe.copy_launches(
+        context, queue, tables, homes, ab, n, groups=3, smid="sm = 0u;", source=copies
+    )
     assert sorted(perm.tolist()) == list(range(len(perm)))
     assert (perm != np.arange(len(perm))).any()  # a permutation, not the identity
     checks = home_probe.check_copies(queue, launches, host, ab[1], perm)
