@@ -10,20 +10,24 @@ copy with an x halo pays 9 % at laplacian4's winning shape (``copy3d_x2`` agains
 ``copy3d``, ``results/h200-limit/ncu/halo-shape/``). Its blocks are 128 floats × 8 rows
 × 8 planes, so each work-group writes the ends of 64 rows in 8 planes at once.
 
-Every kernel here copies ``size³`` floats as float4 vectors; a work-group of the block
-kernels is 32 × 8 work-items, each loading its vector in 8 planes before it stores
-them (the template's register blocks), the blocks in the launch's order x, y, z:
+Every kernel here copies ``size³`` floats as float4 vectors. A block kernel's
+work-group covers ``XV`` vectors of ``RY`` rows, each work-item loading its vector in
+``PLANES`` planes before it stores them (the template's register blocks), the blocks in
+the launch's order x, y, z; ``SHAPES`` lists the (``XV``, ``RY``, ``PLANES``) measured,
+the first laplacian4's winner's (32 × 8 × 8). The kernels:
 
 - ``copy4``: the float4 copy (the yardstick);
 - ``rowi``: the 1D copy with each row's first and last point kept (``copy4i``);
-- ``blk``: the block copy, every point written;
-- ``blki``: the block copy with the rim kept (a rim vector's other lanes stored one by
-  one, as the template stores them);
+- ``blk`` (at every shape): the block copy, every point written;
+- ``blki`` (at every shape): the block copy with the rim kept (a rim vector's other
+  lanes stored one by one, as the template stores them);
 - ``blks``: ``blki`` whose blocks leave the rim vectors out; after each slab's blocks
-  (8 planes) come work-groups that store the slab's rim vectors (the same lanes) in the
-  order of the rows, each work-item one vector;
+  (``PLANES`` planes) come work-groups that store the slab's rim vectors (the same
+  lanes) in the order of the rows, each work-item one vector;
 - ``blkf``: the same with each slab's rim work-groups before its blocks;
-- ``blke``: the same with every slab's rim work-groups after all the blocks.
+- ``blke``: the same with every slab's rim work-groups after all the blocks
+
+(the last three at the first shape only).
 
 Every kernel's output is compared with the input bit for bit, the kept points with the
 sentinel the destination held (a wrong one stops the probe); then all run in
