@@ -28,6 +28,12 @@ Two modes, one per process:
     python3 benchmarks/ncu_ptx.py OUT --summary OUT/raw.csv   # the table, from
         # ncu --import OUT/prof.ncu-rep --page raw --csv > OUT/raw.csv
 
+``--cluster X,Y,Z`` (check mode) times each PTX a third way: launched through CUDA in
+thread-block clusters of those dimensions (``cuLaunchKernelEx``), whose blocks the
+hardware runs at once on the SMs of one GPC, so that neighbouring blocks share where
+they run; its outputs too are compared bit for bit. OpenCL has no such launch: this
+measures what that placement would be worth.
+
 One launch is what is compared and profiled: for a kernel with time steps, one launch
 of its TB steps (a measurement is S/TB of them). Configurations with a local size,
 whose arguments are buffers and scalars (no local-memory arguments, no images), are
@@ -127,6 +133,32 @@ def convert(value: float, unit: str, wanted: str) -> float:
     raise ValueError(f"cannot convert {unit!r} to {wanted!r}")
 
 
+class _Dim3(ctypes.Structure):
+    _fields_ = [("x", ctypes.c_uint), ("y", ctypes.c_uint), ("z", ctypes.c_uint)]
+
+
+class _AttributeValue(ctypes.Union):
+    _fields_ = [("pad", ctypes.c_char * 64), ("clusterDim", _Dim3)]
+
+
+class _Attribute(ctypes.Structure):  # CUlaunchAttribute
+    _fields_ = [("id", ctypes.c_int), ("pad", ctypes.c_char * 4), ("value", _AttributeValue)]
+
+
+class _LaunchConfig(ctypes.Structure):  # CUlaunchConfig
+    _fields_ = [
+        ("grid", ctypes.c_uint * 3),
+        ("block", ctypes.c_uint * 3),
+        ("sharedMemBytes", ctypes.c_uint),
+        ("hStream", ctypes.c_void_p),
+        ("attrs", ctypes.POINTER(_Attribute)),
+        ("numAttrs", ctypes.c_uint),
+    ]
+
+
+CLUSTER_DIMENSION = 4  # CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+
+
 class CudaError(RuntimeError):
     pass
 
@@ -201,9 +233,16 @@ class Cuda:
         self.call("cuMemFree_v2", ptr)
 
     def launch(
-        self, fn: ctypes.c_void_p, grid: Sequence[int], block: Sequence[int], params: list[Any]
+        self,
+        fn: ctypes.c_void_p,
+        grid: Sequence[int],
+        block: Sequence[int],
+        params: list[Any],
+        cluster: Sequence[int] | None = None,
     ) -> float:
-        """One launch, synchronised: its time by CUDA events (s)."""
+        """One launch, synchronised: its time by CUDA events (s). With ``cluster``, the
+        blocks are launched in thread-block clusters of those dimensions
+        (``cuLaunchKernelEx``): each cluster's blocks run at once on one GPC."""
         holders = (ctypes.c_void_p * len(params))(
             *[ctypes.cast(ctypes.byref(p), ctypes.c_void_p) for p in params]
         )
@@ -213,7 +252,15 @@ class Cuda:
         self.call("cuEventRecord", start, None)
         g = list(grid) + [1] * (3 - len(grid))
         b = list(block) + [1] * (3 - len(block))
-        self.call("cuLaunchKernel", fn, *g, *b, 0, None, holders, None)
+        if cluster is None:
+            self.call("cuLaunchKernel", fn, *g, *b, 0, None, holders, None)
+        else:
+            attr = _Attribute(id=CLUSTER_DIMENSION)
+            attr.value.clusterDim = _Dim3(*cluster)
+            config = _LaunchConfig(
+                (ctypes.c_uint * 3)(*g), (ctypes.c_uint * 3)(*b), 0, None, ctypes.pointer(attr), 1
+            )
+            self.call("cuLaunchKernelEx", ctypes.byref(config), fn, holders, None)
         self.call("cuEventRecord", stop, None)
         self.call("cuEventSynchronize", stop)
         ms = ctypes.c_float()
@@ -285,7 +332,9 @@ def scalar(dtype: str, value: Any) -> Any:
 class CudaSide:
     """One configuration's PTX launched through CUDA on its kernel's initial data."""
 
-    def __init__(self, case: Case, ptx: str, cuda: Cuda) -> None:
+    def __init__(
+        self, case: Case, ptx: str, cuda: Cuda, cluster: Sequence[int] | None = None
+    ) -> None:
         kernel, cfg = case.kernel, case.kernel.with_defaults(case.config)
         glob, loc = kernel.launch_sizes(cfg)
         if loc is None:
@@ -293,6 +342,11 @@ class CudaSide:
         self.glob, self.loc = glob, loc
         self.grid = [g // max(1, c) for g, c in zip(glob, loc, strict=True)]
         self.block = list(loc)
+        self.cluster = None if cluster is None else list(cluster)
+        if self.cluster is not None:
+            grid3 = self.grid + [1] * (3 - len(self.grid))
+            if any(g % c for g, c in zip(grid3, self.cluster, strict=True)):
+                raise CudaError(f"clusters of {self.cluster} do not divide the grid {grid3}")
         self.ptx = ptx
         ptx = offsets_zeroed(ptx)
         self.entry, types = entry_params(ptx)
@@ -318,7 +372,7 @@ class CudaSide:
                 raise CudaError(f"argument {arg.name} ({arg.kind}) is not supported")
 
     def run(self) -> float:
-        return self.cuda.launch(self.fn, self.grid, self.block, self.params)
+        return self.cuda.launch(self.fn, self.grid, self.block, self.params, self.cluster)
 
     def output(self, name: str) -> np.ndarray:
         return self.cuda.download(self.buffers[name], self.arrays[name])
@@ -393,7 +447,11 @@ def variant_sides(
     sides: dict[str, CudaSide | str] = {}
     for name in variants:
         try:
-            side = CudaSide(case, rewrite(pair.cu.ptx, name), cuda)
+            if name.startswith("cluster-"):  # the PTX as built, launched in clusters
+                dims = [int(d) for d in name.removeprefix("cluster-").split("x")]
+                side = CudaSide(case, pair.cu.ptx, cuda, cluster=dims)
+            else:
+                side = CudaSide(case, rewrite(pair.cu.ptx, name), cuda)
         except CudaError as exc:
             sides[name] = str(exc)[:300]
             continue
@@ -422,7 +480,8 @@ def check(args: argparse.Namespace, device: Any) -> list[dict[str, Any]]:
         row["differs"] = pair.differing()
         row["registers"] = pair.cu.registers
         row["grid"], row["block"] = pair.cu.grid, pair.cu.block
-        sides = variant_sides(pair, case, cuda, args.ptx_variant)
+        clusters = [f"cluster-{c.replace(',', 'x')}" for c in args.cluster]
+        sides = variant_sides(pair, case, cuda, [*args.ptx_variant, *clusters])
         timed: dict[str, list[float]] = {"opencl": [], "cuda": []}
         timed.update({v: [] for v, side in sides.items() if isinstance(side, CudaSide)})
         for _ in range(args.reps):  # alternating, so drift hits all alike
@@ -555,6 +614,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=[],
         choices=sorted(PTX_VARIANTS),
         help="check mode: time this rewrite of each PTX too (repeatable)",
+    )
+    ap.add_argument(
+        "--cluster",
+        action="append",
+        default=[],
+        metavar="X,Y,Z",
+        help="check mode: time each PTX launched in thread-block clusters of these "
+        "dimensions too (cuLaunchKernelEx; repeatable; where they divide the grid)",
     )
     ap.add_argument("--summary", type=Path, help="ncu's raw CSV: write OUT/ncu.md and stop")
     ap.add_argument(

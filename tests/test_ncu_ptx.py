@@ -131,3 +131,27 @@ def test_without_a_cuda_driver_it_says_so_and_exits_2(
     err = capsys.readouterr().err
     assert err.startswith("ncu_ptx: no CUDA driver here") and "Traceback" not in err
     assert not (tmp_path / "check.json").exists()
+
+
+def test_the_cluster_launch_structures_have_cudas_layout() -> None:
+    """CUlaunchAttribute (its value after 8 bytes, 72 in all) and CUlaunchConfig (the
+    stream at byte 32, the attribute count at 48, 56 in all), as cuda.h lays them out
+    on a 64-bit host."""
+    assert ctypes.sizeof(ncu._Attribute) == 72 and ncu._Attribute.value.offset == 8
+    assert ctypes.sizeof(ncu._LaunchConfig) == 56
+    assert ncu._LaunchConfig.hStream.offset == 32 and ncu._LaunchConfig.numAttrs.offset == 48
+    attr = ncu._Attribute(id=ncu.CLUSTER_DIMENSION)
+    attr.value.clusterDim = ncu._Dim3(1, 2, 1)
+    assert bytes(attr)[8:20] == (1).to_bytes(4, "little") + (2).to_bytes(4, "little") + (
+        1
+    ).to_bytes(4, "little")
+
+
+def test_clusters_that_do_not_divide_the_grid_are_refused_before_any_launch() -> None:
+    import onestep
+
+    kernel = onestep.load("heat3d", 64, 1024)[1]
+    case = ncu.Case("heat3d", kernel, {"WX": 32, "WY": 4, "VX": 1, "BX": 1})
+    # 64 / 32 = 2 work-groups along x, 16 along y, 64 along z: clusters of 3 along z refused
+    with pytest.raises(ncu.CudaError, match="do not divide the grid"):
+        ncu.CudaSide(case, PTX, cuda=None, cluster=[1, 1, 3])
