@@ -480,7 +480,7 @@ def check(args: argparse.Namespace, device: Any) -> list[dict[str, Any]]:
         row["differs"] = pair.differing()
         row["registers"] = pair.cu.registers
         row["grid"], row["block"] = pair.cu.grid, pair.cu.block
-        clusters = [f"cluster-{c.replace(',', 'x')}" for c in args.cluster]
+        clusters = [f"cluster-{'x'.join(map(str, c))}" for c in args.cluster]
         sides = variant_sides(pair, case, cuda, [*args.ptx_variant, *clusters])
         timed: dict[str, list[float]] = {"opencl": [], "cuda": []}
         timed.update({v: [] for v, side in sides.items() if isinstance(side, CudaSide)})
@@ -598,6 +598,18 @@ def summary(raw: Path, checked: Sequence[Mapping[str, Any]]) -> str:
     return legend + "\n\n" + "\n".join(lines) + "\n"
 
 
+def cluster_dims(text: str) -> tuple[int, int, int]:
+    """``--cluster``'s value: three whole numbers from 1 to 8, at most 8 blocks in all
+    (the portable cluster size)."""
+    parts = text.split(",")
+    if len(parts) != 3 or not all(p.isdigit() and 1 <= int(p) <= 8 for p in parts):
+        raise argparse.ArgumentTypeError(f"{text!r}: three whole numbers X,Y,Z from 1 to 8")
+    x, y, z = (int(p) for p in parts)
+    if x * y * z > 8:
+        raise argparse.ArgumentTypeError(f"{text!r}: at most 8 blocks a cluster")
+    return x, y, z
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("outdir", type=Path)
@@ -620,6 +632,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="append",
         default=[],
         metavar="X,Y,Z",
+        type=cluster_dims,
         help="check mode: time each PTX launched in thread-block clusters of these "
         "dimensions too (cuLaunchKernelEx; repeatable; where they divide the grid)",
     )

@@ -155,3 +155,15 @@ def test_clusters_that_do_not_divide_the_grid_are_refused_before_any_launch() ->
     # 64 / 32 = 2 work-groups along x, 16 along y, 64 along z: clusters of 3 along z refused
     with pytest.raises(ncu.CudaError, match="do not divide the grid"):
         ncu.CudaSide(case, PTX, cuda=None, cluster=[1, 1, 3])
+
+
+@pytest.mark.parametrize("bad", ["1,2", "0,1,1", "a,b,c", "2,2,4", "1,2,1,1"])
+def test_a_malformed_cluster_is_refused_by_name(
+    bad: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        ncu.main([str(tmp_path), "--cluster", bad])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert f"--cluster: {bad!r}" in err and "Traceback" not in err
+    assert ncu.cluster_dims("1,4,2") == (1, 4, 2)
