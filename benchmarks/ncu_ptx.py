@@ -439,19 +439,25 @@ class Pair:
 
 
 def variant_sides(
-    pair: Pair, case: Case, cuda: Cuda, variants: Sequence[str]
+    pair: Pair,
+    case: Case,
+    cuda: Cuda,
+    variants: Sequence[str],
+    clusters: Sequence[tuple[int, int, int]] = (),
 ) -> dict[str, CudaSide | str]:
-    """Each PTX variant of ``pair``'s kernel, launched once from the initial data and
-    compared with the PTX as built (launched once too): the side, or why it is left
-    out (its build failed or its outputs differ)."""
+    """Each PTX variant of ``pair``'s kernel, and the PTX as built launched in each of
+    ``clusters`` (``cluster-XxYxZ``), launched once from the initial data and compared
+    with the PTX as built (launched once too): the side, or why it is left out (its
+    build or launch failed or its outputs differ)."""
     sides: dict[str, CudaSide | str] = {}
-    for name in variants:
+    launches: list[tuple[str, str | None, tuple[int, int, int] | None]] = [
+        (name, name, None) for name in variants
+    ]
+    launches += [(f"cluster-{'x'.join(map(str, c))}", None, c) for c in clusters]
+    for name, variant, cluster in launches:
         try:
-            if name.startswith("cluster-"):  # the PTX as built, launched in clusters
-                dims = [int(d) for d in name.removeprefix("cluster-").split("x")]
-                side = CudaSide(case, pair.cu.ptx, cuda, cluster=dims)
-            else:
-                side = CudaSide(case, rewrite(pair.cu.ptx, name), cuda)
+            ptx = pair.cu.ptx if variant is None else rewrite(pair.cu.ptx, variant)
+            side = CudaSide(case, ptx, cuda, cluster=cluster)
         except CudaError as exc:
             sides[name] = str(exc)[:300]
             continue
@@ -480,8 +486,7 @@ def check(args: argparse.Namespace, device: Any) -> list[dict[str, Any]]:
         row["differs"] = pair.differing()
         row["registers"] = pair.cu.registers
         row["grid"], row["block"] = pair.cu.grid, pair.cu.block
-        clusters = [f"cluster-{'x'.join(map(str, c))}" for c in args.cluster]
-        sides = variant_sides(pair, case, cuda, [*args.ptx_variant, *clusters])
+        sides = variant_sides(pair, case, cuda, args.ptx_variant, args.cluster)
         timed: dict[str, list[float]] = {"opencl": [], "cuda": []}
         timed.update({v: [] for v, side in sides.items() if isinstance(side, CudaSide)})
         for _ in range(args.reps):  # alternating, so drift hits all alike

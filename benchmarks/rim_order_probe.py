@@ -87,7 +87,7 @@ inline void store_kept(__global float4 *d, size_t v, int xv, float4 c)
     }
 }
 
-/* block g (x fastest, then y, then z): KEEP 0 stores every vector, 1 keeps the rim's
+/* block g (x fastest, then y, then z): keep 0 stores every vector, 1 keeps the rim's
    points, 2 leaves the rim vectors to the rim work-groups */
 inline void block_(__global const float4 *s, __global float4 *d, int g, int keep)
 {
