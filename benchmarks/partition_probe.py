@@ -279,9 +279,9 @@ __kernel void copy4_(__global const float4 *restrict a, __global float4 *restric
 """
 
 
-def scheduled_source(source: str) -> str:
+def body_source(source: str) -> str:
     """``source`` (the rendered template) with its kernel made ``body_``, a function of
-    its block, and the scheduling kernel appended."""
+    its block (its three group ids)."""
     at = source.rfind(HEAD)
     if at < 0:
         raise SystemExit("partition_probe: the template's vector kernel was not found")
@@ -289,7 +289,12 @@ def scheduled_source(source: str) -> str:
     for d in range(3):
         body = body.replace(f"get_group_id({d})", f"g{d}_")
     head = "inline void body_(KERNEL_ARGS, const int g0_, const int g1_, const int g2_)"
-    return source[:at] + head + body + SCHED + PREF
+    return source[:at] + head + body
+
+
+def scheduled_source(source: str) -> str:
+    """``body_source`` with the scheduling kernels appended."""
+    return body_source(source) + SCHED + PREF
 
 
 def call_args(kernel: Any) -> str:
