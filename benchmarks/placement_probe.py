@@ -27,6 +27,9 @@ stencil at a configuration, its body made a function of its block as
    side is predicted to get take that side's blocks in ``partition_probe``'s ``ypart``
    order (half of every slab's rows, slab after slab), overflowing into the other
    side's next block where a side is predicted more numbers than it has blocks.
+   With ``--delay D``, ``delayD`` waits D cycles (NVIDIA's ``%clock64``) before its
+   block: what a wait alone costs. With ``--loop K``, ``loopK`` launches N/K
+   work-groups, each running blocks g, g + N/K, … in turn: fewer launches, no queue.
 3. **Timing.** Every variant's output is compared with the package kernel's (``std``)
    bit for bit before it is timed and again after; the variants and the float4 copy
    run in alternating rounds.
@@ -79,8 +82,8 @@ inline long place_clock_(void)
 }
 
 /* Work-group g (the hardware's number: x fastest, then y, then z) runs block perm[g]
-   (PERM 1) or block g; with RECORD its lead stores its SM and the times it starts and
-   ends. */
+   (PERM 1) or block g, after DELAY cycles (NVIDIA); with RECORD its lead stores its SM
+   and the times it starts and ends. With LOOP, LOOP work-groups run every block. */
 __kernel __attribute__((reqd_work_group_size(WX, WY, WZ)))
 void place_(KERNEL_ARGS, __global const int *perm, __global long *rec)
 {
@@ -93,12 +96,26 @@ void place_(KERNEL_ARGS, __global const int *perm, __global long *rec)
         rec[3 * g + 1] = place_clock_();
     }
 #endif
+#if LOOP /* LOOP work-groups, each running blocks g, g + LOOP, ... in turn */
+    for (int t = g; t < n0 * n1 * NG2; t += LOOP)
+        body_(CALL_ARGS, t % n0, (t / n0) % n1, t / (n0 * n1));
+#else
+#if DELAY /* the work-group waits DELAY cycles before its block (NVIDIA's clock) */
+#if SMID_ASM
+    long c0, c1;
+    asm volatile("mov.u64 %0, %%clock64;" : "=l"(c0));
+    do {
+        asm volatile("mov.u64 %0, %%clock64;" : "=l"(c1));
+    } while (c1 - c0 < DELAY);
+#endif
+#endif
 #if PERM
     const int t = perm[g];
 #else
     const int t = g;
 #endif
     body_(CALL_ARGS, t % n0, (t / n0) % n1, t / (n0 * n1));
+#endif
 #if RECORD
     if (lead)
         rec[3 * g + 2] = place_clock_();
@@ -189,10 +206,12 @@ def placement_stats(
 
 
 def build(
-    context: Any, kernel: Any, full: Mapping[str, int], base: list[str]
-) -> tuple[Any, Any, str]:
+    context: Any, kernel: Any, base: list[str], extra: Mapping[int, int], delay: int
+) -> tuple[Any, Any, dict[str, Any], str]:
     """The package's kernel (``std``), the placement kernel with a table and without
-    records, and with records and no table; then the table kernel's ptxas line."""
+    records, and with records and no table; the looping kernels (``loopK``: ``extra[K]``
+    work-groups, K blocks each) and the waiting one (``delayD``, with ``delay`` D > 0);
+    then the table kernel's ptxas line."""
     import re
 
     import pyopencl as cl
@@ -201,11 +220,22 @@ def build(
         "CALL_ARGS", partition_probe.call_args(kernel)
     )
     std = cl.Program(context, kernel.source).build(options=base).stencil
-    perm = cl.Program(context, text).build(options=[*base, "-DPERM=1", "-DRECORD=0"])
-    rec = cl.Program(context, text).build(options=[*base, "-DPERM=0", "-DRECORD=1"])
+
+    def kernel_with(*options: str) -> Any:
+        return cl.Program(context, text).build(options=[*base, *options])
+
+    perm = kernel_with("-DPERM=1", "-DRECORD=0", "-DLOOP=0", "-DDELAY=0")
+    rec = kernel_with("-DPERM=0", "-DRECORD=1", "-DLOOP=0", "-DDELAY=0")
+    others = {
+        f"loop{k}": kernel_with("-DPERM=0", "-DRECORD=0", f"-DLOOP={loops}", "-DDELAY=0").place_
+        for k, loops in extra.items()
+    }
+    if delay:
+        opts = ("-DPERM=0", "-DRECORD=0", "-DLOOP=0", f"-DDELAY={delay}")
+        others[f"delay{delay}"] = kernel_with(*opts).place_
     log = perm.get_build_info(context.devices[0], cl.program_build_info.LOG)
     regs = ";".join(re.findall(r"Used \d+ registers[^\n]*", log))
-    return std, (perm.place_, rec.place_), regs
+    return std, (perm.place_, rec.place_), others, regs
 
 
 def record(queue: Any, kernel: Any, glob: Any, loc: Any, bufs: Any, n: int) -> np.ndarray:
@@ -244,7 +274,12 @@ def run_kernel(
     src = cl.Buffer(context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=host)
     dst = cl.Buffer(context, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=host)
     rec = cl.Buffer(context, mf.READ_WRITE, size=n * 3 * 8)
-    std, (place, recorder), regs = build(context, kernel, full, base)
+    loops = {k: n // k for k in args.loop if n % k == 0}
+    for k in sorted(set(args.loop) - set(loops)):
+        print(
+            f"placement_probe: {name}: {k} does not divide {n} blocks; no loop{k}", file=sys.stderr
+        )
+    std, (place, recorder), others, regs = build(context, kernel, base, loops, args.delay)
     ident = np.arange(n, dtype=np.int32)
     idbuf = cl.Buffer(context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=ident)
     records = [
@@ -259,10 +294,14 @@ def run_kernel(
         "prand": rng.integers(0, 2, n).astype(np.int8),
     }
     launches: dict[str, Any] = {"std": lambda: std(queue, glob, loc, src, dst)}
+    loop_labels = {f"loop{k}" for k in loops}
     for label, pred in predictions.items():
         perm = ident if pred is None else table(pred, groups)
         buf = cl.Buffer(context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=perm)
         launches[label] = lambda b=buf: place(queue, glob, loc, src, dst, b, rec)
+    for label, k in others.items():
+        grid = (loops[int(label[4:])] * loc[0], loc[1], loc[2]) if label in loop_labels else glob
+        launches[label] = lambda k=k, grid=grid: k(queue, grid, loc, src, dst, idbuf, rec)
 
     def output(go: Any) -> np.ndarray:
         return partition_probe.outputs(queue, go, dst, host, None)
@@ -361,6 +400,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = xhalo_probe.probe_parser(__doc__, rounds=7, reps=20)
     p.add_argument("--config", action="append", default=[], metavar="KERNEL:N=V,...")
     p.add_argument("--record", type=int, default=5, help="recorded launches (at least 2)")
+    p.add_argument(
+        "--loop",
+        type=int,
+        action="append",
+        default=[],
+        metavar="K",
+        help="also time the blocks run K a work-group by N/K work-groups (K dividing N)",
+    )
+    p.add_argument(
+        "--delay", type=int, default=0, metavar="D", help="also time a wait of D cycles first"
+    )
     args = p.parse_args(argv)
     if args.record < 2:
         raise SystemExit("placement_probe: --record needs at least 2 launches")

@@ -95,7 +95,7 @@ def _run() -> dict[str, Any]:
     from gtune.commands._common import parse_config
 
     context, queue = _pocl()
-    args = argparse.Namespace(size=128, rounds=1, reps=1, record=2)
+    args = argparse.Namespace(size=128, rounds=1, reps=1, record=2, loop=[8, 3], delay=0)
     return dict(probe.run_kernel(context, queue, "box27", parse_config(BOX27), args, {}, False))
 
 
@@ -104,7 +104,7 @@ def test_every_table_computes_the_package_kernels_bits_and_a_repeat_is_caught(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     out = _run()
-    variants = ("std", "pid", "plaunch", "pwave", "prand")
+    variants = ("std", "pid", "plaunch", "pwave", "prand", "loop8")  # 3 divides no 256
     assert out["same_as_std"] == dict.fromkeys(variants, True)
     assert {r["variant"] for r in out["rows"]} == {*variants, "copy4"}
     assert len(out["records"]) == 2 and out["records"][0].shape == (256, 3)
@@ -125,5 +125,11 @@ def test_every_table_computes_the_package_kernels_bits_and_a_repeat_is_caught(
         "plaunch": False,
         "pwave": False,
         "prand": False,
+        "loop8": True,
     }
-    assert {r["variant"] for r in out["rows"]} == {"std", "pid", "copy4"}  # only checked ones
+    assert {r["variant"] for r in out["rows"]} == {
+        "std",
+        "pid",
+        "loop8",
+        "copy4",
+    }  # only checked ones
