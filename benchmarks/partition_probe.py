@@ -55,7 +55,7 @@ import statistics
 import sys
 import tempfile
 import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -511,6 +511,41 @@ def outputs(queue: Any, go: Any, dst: Any, host: np.ndarray, zero: Any | None) -
     return out
 
 
+def checked_rounds(
+    launches: Mapping[str, Callable[[], Any]],
+    same: Mapping[str, bool],
+    still_right: Callable[[Callable[[], Any]], bool],
+    copy: Callable[[], Any],
+    args: argparse.Namespace,
+    before: Callable[[], None] | None = None,
+) -> tuple[dict[str, bool], list[dict[str, Any]]]:
+    """The launches whose output was right (``same``) and the float4 copy, timed in
+    ``args.rounds`` alternating rounds of ``args.reps``; each checked again after the
+    timing (``still_right``). Returns the checks and a row per timed launch: its median,
+    its share of the copy's time and its ratio to ``std``'s."""
+    import xhalo_probe
+
+    timed = {k: v for k, v in launches.items() if same[k]}
+    timed["copy4"] = copy
+    rounds = xhalo_probe.alternating_rounds(timed, args.rounds, args.reps, before=before)
+    checks = dict(same)
+    for label in [k for k in timed if k != "copy4"]:  # after the timing, still right
+        checks[label] = checks[label] and still_right(timed[label])
+    t_copy = statistics.median(rounds["copy4"])
+    t_std = statistics.median(rounds["std"]) if "std" in rounds else float("nan")
+    rows = [
+        {
+            "variant": label,
+            "median_s": statistics.median(r),
+            "of_copy": t_copy / statistics.median(r),
+            "vs_std": statistics.median(r) / t_std,
+            "rounds_s": r,
+        }
+        for label, r in rounds.items()
+    ]
+    return checks, rows
+
+
 def run_kernel(
     context: Any,
     queue: Any,
@@ -559,27 +594,14 @@ def run_kernel(
     want = outs["std"][0]
     same = {k: all(np.array_equal(o, want) for o in v) for k, v in outs.items()}
     copy = cl.Program(context, COPY4).build().copy4_
-    timed = {k: v for k, v in launches.items() if same[k]}
-    timed["copy4"] = lambda: copy(queue, (n // 4,), (128,), src, dst)
-    import xhalo_probe
-
-    rounds = xhalo_probe.alternating_rounds(timed, args.rounds, args.reps, before=zero)
-    for label in [k for k in timed if k != "copy4"]:  # after the timing, still right
-        same[label] = same[label] and bool(
-            np.array_equal(outputs(queue, timed[label], dst, host, zero), want)
-        )
-    t_copy = statistics.median(rounds["copy4"])
-    t_std = statistics.median(rounds["std"]) if "std" in rounds else float("nan")
-    rows = [
-        {
-            "variant": label,
-            "median_s": statistics.median(r),
-            "of_copy": t_copy / statistics.median(r),
-            "vs_std": statistics.median(r) / t_std,
-            "rounds_s": r,
-        }
-        for label, r in rounds.items()
-    ]
+    same, rows = checked_rounds(
+        launches,
+        same,
+        lambda go: bool(np.array_equal(outputs(queue, go, dst, host, zero), want)),
+        lambda: copy(queue, (n // 4,), (128,), src, dst),
+        args,
+        zero,
+    )
     return {
         "kernel": name,
         "config": dict(full),
@@ -601,17 +623,19 @@ def markdown(data: Mapping[str, Any]) -> str:
     for k in data["kernels"]:
         lines += [f"## {k['kernel']}", "", f"`{json.dumps(k['config'])}`", ""]
         lines.append("Registers: " + "; ".join(f"{a} {b}" for a, b in k["registers"].items()))
-        lines.append("")
-        lines.append(
-            "Same bits as std: "
-            + ", ".join(f"{a} {'yes' if b else 'NO'}" for a, b in k["same_as_std"].items())
-        )
-        lines += ["", "| variant | time | of copy | vs std |", "| --- | ---: | ---: | ---: |"]
-        for r in k["rows"]:
-            t, share = r["median_s"] * 1e6, 100 * r["of_copy"]
-            lines.append(f"| {r['variant']} | {t:.1f} µs | {share:.1f} % | {r['vs_std']:.3f} |")
-        lines.append("")
+        lines += ["", *checks_and_times(k), ""]
     return "\n".join(lines)
+
+
+def checks_and_times(kernel: Mapping[str, Any]) -> list[str]:
+    """A kernel's checks against ``std`` and its table of times (Markdown lines)."""
+    checks = ", ".join(f"{a} {'yes' if b else 'NO'}" for a, b in kernel["same_as_std"].items())
+    lines = [f"Same bits as std: {checks}", ""]
+    lines += ["| variant | time | of copy | vs std |", "| --- | ---: | ---: | ---: |"]
+    for r in kernel["rows"]:
+        t, share = r["median_s"] * 1e6, 100 * r["of_copy"]
+        lines.append(f"| {r['variant']} | {t:.1f} µs | {share:.1f} % | {r['vs_std']:.3f} |")
+    return lines
 
 
 def main(argv: Sequence[str] | None = None) -> int:

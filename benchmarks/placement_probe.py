@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -259,7 +258,6 @@ def run_kernel(
     nvidia: bool,
 ) -> dict[str, Any]:
     import pyopencl as cl
-    import xhalo_probe
 
     kernel = partition_probe.load(name, args.size)
     full = kernel.with_defaults(config)
@@ -309,23 +307,13 @@ def run_kernel(
     want = output(launches["std"])
     same = {k: bool(np.array_equal(output(go), want)) for k, go in launches.items()}
     copy = cl.Program(context, partition_probe.COPY4).build().copy4_
-    timed = {k: v for k, v in launches.items() if same[k]}
-    timed["copy4"] = lambda: copy(queue, (size // 4,), (128,), src, dst)
-    rounds = xhalo_probe.alternating_rounds(timed, args.rounds, args.reps)
-    for label in [k for k in timed if k != "copy4"]:
-        same[label] = same[label] and bool(np.array_equal(output(timed[label]), want))
-    t_copy = statistics.median(rounds["copy4"])
-    t_std = statistics.median(rounds["std"]) if "std" in rounds else float("nan")
-    rows = [
-        {
-            "variant": label,
-            "median_s": statistics.median(r),
-            "of_copy": t_copy / statistics.median(r),
-            "vs_std": statistics.median(r) / t_std,
-            "rounds_s": r,
-        }
-        for label, r in rounds.items()
-    ]
+    same, rows = partition_probe.checked_rounds(
+        launches,
+        same,
+        lambda go: bool(np.array_equal(output(go), want)),
+        lambda: copy(queue, (size // 4,), (128,), src, dst),
+        args,
+    )
     return {
         "kernel": name,
         "config": dict(full),
@@ -366,15 +354,7 @@ def markdown(data: Mapping[str, Any]) -> str:
         waves = s["wave_side_by_wave"]
         shown = ", ".join(f"{100 * v:.0f}" for v in waves[:40]) + (", …" if len(waves) > 40 else "")
         lines += [f"- the first launch, wave by wave, on the first wave's side (%): {shown}", ""]
-        lines.append(
-            "Same bits as std: "
-            + ", ".join(f"{a} {'yes' if b else 'NO'}" for a, b in k["same_as_std"].items())
-        )
-        lines += ["", "| variant | time | of copy | vs std |", "| --- | ---: | ---: | ---: |"]
-        for r in k["rows"]:
-            t, share = r["median_s"] * 1e6, 100 * r["of_copy"]
-            lines.append(f"| {r['variant']} | {t:.1f} µs | {share:.1f} % | {r['vs_std']:.3f} |")
-        lines.append("")
+        lines += [*partition_probe.checks_and_times(k), ""]
     return "\n".join(lines)
 
 
