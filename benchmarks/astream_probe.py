@@ -38,7 +38,6 @@ vectors stored whole. Results: ``results/h200-limit/astream/``.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 from collections.abc import Mapping, Sequence
@@ -392,10 +391,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(generate(name, int(cy or 1)))
         return 0
     data = run(args)
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "astream.json").write_text(json.dumps(data, indent=1) + "\n")
-    (args.out / "astream.md").write_text(markdown(data))
-    print(markdown(data), flush=True)
+    xhalo_probe.save(args.out, "astream", data, markdown(data))
     wrong = [r["kernel"] for r in data["wrong"]]
     if wrong:
         print("astream_probe: wrong results: " + ", ".join(wrong), file=sys.stderr)

@@ -43,7 +43,6 @@ bookkeeping (tests run it on PoCL).
 
 from __future__ import annotations
 
-import json
 import re
 import statistics
 import sys
@@ -370,10 +369,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = p.parse_args(argv)
     args.shape = args.shape or ["8x8/2x2"]
     data = run(args)
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "bulk.json").write_text(json.dumps(data, indent=1) + "\n")
-    (args.out / "bulk.md").write_text(markdown(data))
-    print(markdown(data), flush=True)
+    xhalo_probe.save(args.out, "bulk", data, markdown(data))
     return 0
 
 

@@ -315,9 +315,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         if isinstance(r, Exchange):
             rows[label]["gave_up"] = r.gave_up()
-    (args.out / "exchange.json").write_text(json.dumps(data, indent=1) + "\n")
-    (args.out / "exchange.md").write_text(markdown(data))
-    print(markdown(data), flush=True)
+    xhalo_probe.save(args.out, "exchange", data, markdown(data))
     return 0
 
 

@@ -444,6 +444,15 @@ def probe_parser(
     return p
 
 
+def save(out: Path, stem: str, data: Mapping[str, Any], text: str) -> None:
+    """A probe's results: ``OUT/STEM.json`` (every number) and ``OUT/STEM.md`` (its
+    table, ``text``), the folder made first; the table printed too."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"{stem}.json").write_text(json.dumps(data, indent=1) + "\n")
+    (out / f"{stem}.md").write_text(text)
+    print(text, flush=True)
+
+
 def alternating_rounds(
     launches: Mapping[str, Callable[[], Any]],
     rounds: int,
@@ -619,10 +628,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.size % 64 or args.lw % 32:
         p.error("--size must be a multiple of 64 and --lw a multiple of 32")
     data = run(args)
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "xhalo.json").write_text(json.dumps(data, indent=1) + "\n")
-    (args.out / "xhalo.md").write_text(markdown(data))
-    print(markdown(data))
+    save(args.out, "xhalo", data, markdown(data))
     return 0 if all(data["verified"].values()) else 1
 
 
