@@ -189,7 +189,8 @@ BOX27 = "WX=32,WY=2,WZ=2,BX=4,VX=4,BY=4,BZ=4,SEP=1,RIM=1,RIN=1"  # the defaults'
 
 
 def build(context: Any, n: int, shape: tuple[int, int, int, int], nvidia: bool) -> dict[str, Any]:
-    """Each variant's kernel (the bulk ones with ordinary loads off NVIDIA), and the copy."""
+    """Each variant's kernel at one tile shape (the bulk ones with ordinary loads off
+    NVIDIA)."""
     import pyopencl as cl
 
     ty, tz, wy, wz = shape
@@ -210,14 +211,19 @@ def build(context: Any, n: int, shape: tuple[int, int, int, int], nvidia: bool) 
         used = re.findall(r"Used \d+ registers[^\n]*", log)
         if used:
             print(f"bulk_probe: {name} {ty}x{tz}/{wy}x{wz}: {used[-1]}", flush=True)
-    copy = {**sizes, "BULK": 0, "H": 0, "HV": 0, "BOX": 0, "KEEP": 0}
-    kernels["copy4"] = (
-        cl.Program(context, SOURCE).build(options=[f"-D{k}={v}" for k, v in copy.items()]).copy4
-    )
     return kernels
 
 
-def package_box27(context: Any, queue: Any, n: int, config: str) -> tuple[Any, Any]:
+def float4_copy(context: Any, n: int) -> Any:
+    """The float4 copy (the yardstick), from the same source."""
+    import pyopencl as cl
+
+    sizes = dict(NX=n, NY=n, NZ=n, TY=1, TZ=1, WY=1, WZ=1, BULK=0, H=0, HV=0, BOX=0, KEEP=0)
+    opts = [f"-D{k}={v}" for k, v in sizes.items()]
+    return cl.Program(context, SOURCE).build(options=opts).copy4
+
+
+def package_box27(context: Any, n: int, config: str) -> tuple[Any, Any]:
     """The package's box27 at ``config`` on n³: its kernel and its global and local sizes."""
     import partition_probe
     import pyopencl as cl
@@ -284,19 +290,18 @@ def run(args: Any) -> dict[str, Any]:
     mf = cl.mem_flags
     src = cl.Buffer(context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=host)
     dst = cl.Buffer(context, mf.READ_WRITE, size=host.nbytes)
-    package, (glob, loc) = package_box27(context, queue, n, args.config)
+    package, (glob, loc) = package_box27(context, n, args.config)
     launches: dict[str, Any] = {"package": lambda: package(queue, glob, loc, src, dst)}
     for shape_text in args.shape:
         ty, tz, wy, wz = parse_shape(shape_text, n)
         kernels = build(context, n, (ty, tz, wy, wz), nvidia)
         grid = (n // 4, n // ty * wy, n // tz * wz)
         for name, k in kernels.items():
-            if name != "copy4":
-                key = f"{name} {ty}x{tz}/{wy}x{wz}"
-                launches[key] = lambda k=k, grid=grid, wy=wy, wz=wz: k(
-                    queue, grid, (32, wy, wz), src, dst
-                )
-        copy = kernels["copy4"]
+            key = f"{name} {ty}x{tz}/{wy}x{wz}"
+            launches[key] = lambda k=k, grid=grid, wy=wy, wz=wz: k(
+                queue, grid, (32, wy, wz), src, dst
+            )
+    copy = float4_copy(context, n)
     launches["copy4"] = lambda: copy(queue, (n**3 // 4,), (128,), src, dst)
     checks = checked(queue, launches, dst, host)
     rounds = xhalo_probe.alternating_rounds(launches, args.rounds, args.reps)
