@@ -170,11 +170,23 @@ _LOADS = r"\bld\.global(\.nc)?\.(v[24]\.)?"
 _PREFETCH = {size: (_LOADS, rf"ld.global\1.L2::{size}B.\2") for size in (128, 256)}
 # stores evict first (streaming): the outputs leave L2 room for the inputs' halos
 _EVICT_FIRST = (r"\bst\.global\.", r"st.global.cs.")
+# each global load's line kept in L1 by its eviction priority (the halo rows that the
+# block's other warps read again), or not kept at all
+_L1 = {
+    name: (_LOADS, rf"ld.global\1.L1::{name}.\2")
+    for name in ("evict_last", "evict_first", "no_allocate")
+}
+# loads cached in L2 only (``.cg``): what L1's reuse is worth
+_L2_ONLY = (_LOADS, r"ld.global.cg\1.\2")
 PTX_VARIANTS = {
     "l2-256": [_PREFETCH[256]],
     "l2-128": [_PREFETCH[128]],
     "st-cs": [_EVICT_FIRST],
     "l2-256+st-cs": [_PREFETCH[256], _EVICT_FIRST],
+    "l1-last": [_L1["evict_last"]],
+    "l1-first": [_L1["evict_first"]],
+    "l1-none": [_L1["no_allocate"]],
+    "ld-cg": [_L2_ONLY],
 }
 
 

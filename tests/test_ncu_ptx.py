@@ -69,9 +69,15 @@ def test_each_rewrite_touches_only_the_global_accesses(name: str) -> None:
     ops = re.findall(r"\b(?:ld|st)\.global[\w.:]*", text)
     assert len(ops) == 4
     loads, stores = ops[:2], ops[2:]
+    l1 = {"l1-last": "evict_last", "l1-first": "evict_first", "l1-none": "no_allocate"}
     if "l2" in name:
         size = "256B" if "256" in name else "128B"
         assert loads == [f"ld.global.nc.L2::{size}.v4.f32", f"ld.global.nc.L2::{size}.f32"]
+    elif name in l1:
+        hint = f"L1::{l1[name]}"
+        assert loads == [f"ld.global.nc.{hint}.v4.f32", f"ld.global.nc.{hint}.f32"]
+    elif name == "ld-cg":
+        assert loads == ["ld.global.cg.nc.v4.f32", "ld.global.cg.nc.f32"]
     else:
         assert loads == ["ld.global.nc.v4.f32", "ld.global.nc.f32"]
     if "st-cs" in name:
