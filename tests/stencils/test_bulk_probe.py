@@ -44,6 +44,7 @@ def test_a_shape_that_does_not_tile_the_cube_is_refused(text: str) -> None:
         probe.parse_shape(text, 256)
 
 
+@pytest.mark.bench  # the probe run end to end
 @pytest.mark.opencl
 def test_every_staged_kernel_writes_what_it_claims_on_pocl(tmp_path: Path) -> None:
     out = tmp_path / "bulk"

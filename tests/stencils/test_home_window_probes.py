@@ -83,6 +83,7 @@ def test_streams_cover_every_chunk_once_each_in_order(k: int) -> None:
     assert (per_stream[:, 0] == np.arange(k) * (groups // k)).all()
 
 
+@pytest.mark.bench  # the probe run end to end
 @pytest.mark.opencl
 def test_window_probe_copies_on_pocl_and_stops_on_a_wrong_copy(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -134,6 +135,7 @@ def pocl_copies(copies: str) -> tuple[dict[str, bool], dict[str, bool]]:
     return checks, {k: k in home_probe.PERMUTED for k in checks}
 
 
+@pytest.mark.bench  # the probe run end to end
 @pytest.mark.opencl
 def test_home_probes_copies_copy_every_line_and_a_swapped_pair_is_caught() -> None:
     checks, permuted = pocl_copies(home_probe.COPIES)

@@ -99,6 +99,7 @@ def _run() -> dict[str, Any]:
     return dict(probe.run_kernel(context, queue, "box27", parse_config(BOX27), args, {}, False))
 
 
+@pytest.mark.bench  # the probe run end to end
 @pytest.mark.opencl
 def test_every_table_computes_the_package_kernels_bits_and_a_repeat_is_caught(
     monkeypatch: pytest.MonkeyPatch,

@@ -28,6 +28,7 @@ def test_launches_cover_every_vector_and_every_rows_two_ends(n: int) -> None:
     assert rows * size * 4 == n**3
 
 
+@pytest.mark.bench  # the probe run end to end
 @pytest.mark.opencl
 def test_rim_order_probe_runs_on_pocl_and_stops_on_a_wrong_rim(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
