@@ -34,6 +34,12 @@ hardware runs at once on the SMs of one GPC, so that neighbouring blocks share w
 they run; its outputs too are compared bit for bit. OpenCL has no such launch: this
 measures what that placement would be worth.
 
+``--smem KIB`` (check mode) times each PTX launched with that much dynamic shared
+memory a block, which the kernel never touches: the same code with fewer blocks
+resident an SM (the table shows how many, from ``cuOccupancyMaxActiveBlocksPerMultiprocessor``).
+What residency is worth to a kernel, apart from the registers that set it. (The L1
+shrinks as the shared memory grows: ``--ptx-variant ld-cg`` bounds what that costs.)
+
 One launch is what is compared and profiled: for a kernel with time steps, one launch
 of its TB steps (a measurement is S/TB of them). Configurations with a local size,
 whose arguments are buffers and scalars (no local-memory arguments, no images), are
@@ -229,6 +235,21 @@ class Cuda:
         self.call("cuFuncGetAttribute", ctypes.byref(regs), 4, fn)  # NUM_REGS
         return fn, regs.value
 
+    def resident(self, fn: ctypes.c_void_p, threads: int, smem: int) -> int:
+        """How many blocks of ``threads`` with ``smem`` bytes of dynamic shared memory an
+        SM holds at once (``smem`` above 48 KiB is allowed for ``fn`` first)."""
+        if smem > 48 * 1024:  # CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+            self.call("cuFuncSetAttribute", fn, 8, ctypes.c_int(smem))
+        n = ctypes.c_int()
+        self.call(
+            "cuOccupancyMaxActiveBlocksPerMultiprocessor",
+            ctypes.byref(n),
+            fn,
+            ctypes.c_int(threads),
+            ctypes.c_size_t(smem),
+        )
+        return n.value
+
     def upload(self, arr: np.ndarray) -> ctypes.c_uint64:
         ptr = ctypes.c_uint64()
         self.call("cuMemAlloc_v2", ctypes.byref(ptr), ctypes.c_size_t(arr.nbytes))
@@ -251,10 +272,12 @@ class Cuda:
         block: Sequence[int],
         params: list[Any],
         cluster: Sequence[int] | None = None,
+        smem: int = 0,
     ) -> float:
         """One launch, synchronised: its time by CUDA events (s). With ``cluster``, the
         blocks are launched in thread-block clusters of those dimensions
-        (``cuLaunchKernelEx``): each cluster's blocks run at once on one GPC."""
+        (``cuLaunchKernelEx``): each cluster's blocks run at once on one GPC. ``smem``:
+        bytes of dynamic shared memory each block holds (and the kernel never uses)."""
         holders = (ctypes.c_void_p * len(params))(
             *[ctypes.cast(ctypes.byref(p), ctypes.c_void_p) for p in params]
         )
@@ -265,12 +288,17 @@ class Cuda:
         g = list(grid) + [1] * (3 - len(grid))
         b = list(block) + [1] * (3 - len(block))
         if cluster is None:
-            self.call("cuLaunchKernel", fn, *g, *b, 0, None, holders, None)
+            self.call("cuLaunchKernel", fn, *g, *b, smem, None, holders, None)
         else:
             attr = _Attribute(id=CLUSTER_DIMENSION)
             attr.value.clusterDim = _Dim3(*cluster)
             config = _LaunchConfig(
-                (ctypes.c_uint * 3)(*g), (ctypes.c_uint * 3)(*b), 0, None, ctypes.pointer(attr), 1
+                (ctypes.c_uint * 3)(*g),
+                (ctypes.c_uint * 3)(*b),
+                smem,
+                None,
+                ctypes.pointer(attr),
+                1,
             )
             self.call("cuLaunchKernelEx", ctypes.byref(config), fn, holders, None)
         self.call("cuEventRecord", stop, None)
@@ -345,7 +373,12 @@ class CudaSide:
     """One configuration's PTX launched through CUDA on its kernel's initial data."""
 
     def __init__(
-        self, case: Case, ptx: str, cuda: Cuda, cluster: Sequence[int] | None = None
+        self,
+        case: Case,
+        ptx: str,
+        cuda: Cuda,
+        cluster: Sequence[int] | None = None,
+        smem: int = 0,
     ) -> None:
         kernel, cfg = case.kernel, case.kernel.with_defaults(case.config)
         glob, loc = kernel.launch_sizes(cfg)
@@ -365,6 +398,8 @@ class CudaSide:
         if len(types) != len(kernel.arguments):
             raise CudaError(f"PTX has {len(types)} parameters, the kernel {len(kernel.arguments)}")
         self.fn, self.registers = cuda.load(ptx, self.entry)
+        self.smem = smem
+        self.resident = cuda.resident(self.fn, int(np.prod(self.block)), smem)
         self.cuda = cuda
         self.arrays = initial_arrays(kernel)
         env = dict(kernel.sizes)
@@ -384,7 +419,9 @@ class CudaSide:
                 raise CudaError(f"argument {arg.name} ({arg.kind}) is not supported")
 
     def run(self) -> float:
-        return self.cuda.launch(self.fn, self.grid, self.block, self.params, self.cluster)
+        return self.cuda.launch(
+            self.fn, self.grid, self.block, self.params, self.cluster, self.smem
+        )
 
     def output(self, name: str) -> np.ndarray:
         return self.cuda.download(self.buffers[name], self.arrays[name])
@@ -456,20 +493,24 @@ def variant_sides(
     cuda: Cuda,
     variants: Sequence[str],
     clusters: Sequence[tuple[int, int, int]] = (),
+    smems: Sequence[int] = (),
 ) -> dict[str, CudaSide | str]:
-    """Each PTX variant of ``pair``'s kernel, and the PTX as built launched in each of
-    ``clusters`` (``cluster-XxYxZ``), launched once from the initial data and compared
-    with the PTX as built (launched once too): the side, or why it is left out (its
-    build or launch failed or its outputs differ)."""
+    """Each PTX variant of ``pair``'s kernel, the PTX as built launched in each of
+    ``clusters`` (``cluster-XxYxZ``), and launched with each of ``smems`` bytes of
+    dynamic shared memory a block (``smem-NK``: fewer blocks resident an SM, the code
+    the same), launched once from the initial data and compared with the PTX as built
+    (launched once too): the side, or why it is left out (its build or launch failed or
+    its outputs differ)."""
     sides: dict[str, CudaSide | str] = {}
-    launches: list[tuple[str, str | None, tuple[int, int, int] | None]] = [
-        (name, name, None) for name in variants
+    launches: list[tuple[str, str | None, tuple[int, int, int] | None, int]] = [
+        (name, name, None, 0) for name in variants
     ]
-    launches += [(f"cluster-{'x'.join(map(str, c))}", None, c) for c in clusters]
-    for name, variant, cluster in launches:
+    launches += [(f"cluster-{'x'.join(map(str, c))}", None, c, 0) for c in clusters]
+    launches += [(f"smem-{b // 1024}K", None, None, b) for b in smems]
+    for name, variant, cluster, smem in launches:
         try:
             ptx = pair.cu.ptx if variant is None else rewrite(pair.cu.ptx, variant)
-            side = CudaSide(case, ptx, cuda, cluster=cluster)
+            side = CudaSide(case, ptx, cuda, cluster=cluster, smem=smem)
         except CudaError as exc:
             sides[name] = str(exc)[:300]
             continue
@@ -496,9 +537,9 @@ def check(args: argparse.Namespace, device: Any) -> list[dict[str, Any]]:
             continue
         (args.outdir / "ptx" / f"{i:02d}.ptx").write_text(pair.cu.ptx)
         row["differs"] = pair.differing()
-        row["registers"] = pair.cu.registers
+        row["registers"], row["resident"] = pair.cu.registers, pair.cu.resident
         row["grid"], row["block"] = pair.cu.grid, pair.cu.block
-        sides = variant_sides(pair, case, cuda, args.ptx_variant, args.cluster)
+        sides = variant_sides(pair, case, cuda, args.ptx_variant, args.cluster, args.smem)
         timed: dict[str, list[float]] = {"opencl": [], "cuda": []}
         timed.update({v: [] for v, side in sides.items() if isinstance(side, CudaSide)})
         for _ in range(args.reps):  # alternating, so drift hits all alike
@@ -512,7 +553,9 @@ def check(args: argparse.Namespace, device: Any) -> list[dict[str, Any]]:
             statistics.median(timed["cuda"]),
         )
         row["variants"] = {
-            v: {"s": statistics.median(timed[v])} if isinstance(side, CudaSide) else {"error": side}
+            v: {"s": statistics.median(timed[v]), "resident": side.resident}
+            if isinstance(side, CudaSide)
+            else {"error": side}
             for v, side in sides.items()
         }
         for side in [pair.cu, *sides.values()]:
@@ -538,7 +581,9 @@ def check_table(rows: Sequence[Mapping[str, Any]], device: str) -> str:
         "",
         "PTX variants (columns after the CUDA time): the PTX rewritten (`PTX_VARIANTS`),",
         "its outputs equal to the PTX as built, bit for bit, else left out; its time and",
-        "ratio to the CUDA launch of the PTX as built.",
+        "ratio to the CUDA launch of the PTX as built; `smem-NK` is the PTX as built",
+        "launched with N KiB of dynamic shared memory a block, which it never uses, and",
+        "also shows the blocks an SM holds at once (`registers` shows them as built).",
         "",
         "| # | configuration | outputs equal | OpenCL ms | CUDA ms | registers |"
         + "".join(f" {v} |" for v in variants),
@@ -549,9 +594,10 @@ def check_table(rows: Sequence[Mapping[str, Any]], device: str) -> str:
             lines.append(f"| {r['index']} | {r['case']} | not run: {r['error']} | | | |")
             continue
         equal = "yes" if not r["differs"] else "**no**: " + ", ".join(r["differs"])
+        resident = f" ({r['resident']}/SM)" if "resident" in r else ""
         lines.append(
             f"| {r['index']} | {r['case']} | {equal} | {r['opencl_s'] * 1e3:.4f} | "
-            f"{r['cuda_s'] * 1e3:.4f} | {r['registers']} |"
+            f"{r['cuda_s'] * 1e3:.4f} | {r['registers']}{resident} |"
             + "".join(f" {variant_cell(r, v)} |" for v in variants)
         )
     return "\n".join(lines) + "\n"
@@ -561,7 +607,8 @@ def variant_cell(row: Mapping[str, Any], variant: str) -> str:
     got = row.get("variants", {}).get(variant, {"error": "not run"})
     if "error" in got:
         return f"left out: {got['error']}"
-    return f"{got['s'] * 1e3:.4f} ({got['s'] / row['cuda_s']:.3f})"
+    cell = f"{got['s'] * 1e3:.4f} ({got['s'] / row['cuda_s']:.3f})"
+    return cell + (f", {got['resident']}/SM" if variant.startswith("smem-") else "")
 
 
 def profile(args: argparse.Namespace) -> None:
@@ -615,6 +662,14 @@ def summary(raw: Path, checked: Sequence[Mapping[str, Any]]) -> str:
     return legend + "\n\n" + "\n".join(lines) + "\n"
 
 
+def smem_bytes(text: str) -> int:
+    """``--smem``'s value: KiB of dynamic shared memory a block, 1 to 227 (the most a
+    block of an H100 or H200 may ask for), as bytes."""
+    if not text.isdigit() or not 1 <= int(text) <= 227:
+        raise argparse.ArgumentTypeError(f"{text!r}: KiB from 1 to 227")
+    return int(text) * 1024
+
+
 def cluster_dims(text: str) -> tuple[int, int, int]:
     """``--cluster``'s value: three whole numbers from 1 to 8, at most 8 blocks in all
     (the portable cluster size)."""
@@ -652,6 +707,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         type=cluster_dims,
         help="check mode: time each PTX launched in thread-block clusters of these "
         "dimensions too (cuLaunchKernelEx; repeatable; where they divide the grid)",
+    )
+    ap.add_argument(
+        "--smem",
+        action="append",
+        default=[],
+        metavar="KIB",
+        type=smem_bytes,
+        help="check mode: time each PTX launched with this much dynamic shared memory a "
+        "block too (KiB, 1-227; repeatable): fewer blocks an SM, the same code",
     )
     ap.add_argument("--summary", type=Path, help="ncu's raw CSV: write OUT/ncu.md and stop")
     ap.add_argument(

@@ -173,3 +173,40 @@ def test_a_malformed_cluster_is_refused_by_name(
     err = capsys.readouterr().err
     assert f"--cluster: {bad!r}" in err and "Traceback" not in err
     assert ncu.cluster_dims("1,4,2") == (1, 4, 2)
+
+
+@pytest.mark.parametrize("bad", ["0", "228", "-4", "60K", "1.5"])
+def test_a_malformed_shared_memory_size_is_refused_by_name(
+    bad: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        ncu.main([str(tmp_path), "--smem", bad])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert f"--smem: {bad!r}" in err and "Traceback" not in err
+    assert ncu.smem_bytes("60") == 60 * 1024 and ncu.smem_bytes("227") == 227 * 1024
+
+
+def test_the_table_shows_each_launchs_blocks_an_sm_beside_its_time() -> None:
+    row = {
+        "index": 0,
+        "case": "box27 WX=32",
+        "differs": [],
+        "opencl_s": 2.95e-4,
+        "cuda_s": 2.9e-4,
+        "registers": 128,
+        "resident": 4,
+        "variants": {
+            "ld-cg": {"s": 2.9e-4 * 1.02, "resident": 4},
+            "smem-60K": {"s": 3.19e-4, "resident": 3},
+            "smem-120K": {"error": "cuLaunchKernel: error 1 (invalid argument)"},
+        },
+    }
+    table = ncu.check_table([row], "NVIDIA H200")
+    line = next(t for t in table.splitlines() if t.startswith("| 0 |"))
+    cells = [c.strip() for c in line.strip("|").split("|")]
+    assert cells[5] == "128 (4/SM)"
+    assert cells[6] == "0.2958 (1.020)"  # a rewrite: no residency, the code differs
+    assert cells[7] == "0.3190 (1.100), 3/SM"
+    assert cells[8].startswith("left out: cuLaunchKernel")
+    assert "| smem-60K |" in table and "blocks an SM holds at once" in table
