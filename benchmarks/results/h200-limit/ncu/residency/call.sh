@@ -8,7 +8,7 @@
 set -u
 S=""
 for k in 18 27 37 44 56 75 113 227; do S="$S --smem $k"; done
-D=$(mktemp -d)/ncu
+D=$(mktemp -d)/ncu && mkdir -p "$D"
 timeout 400 python3 benchmarks/ncu_ptx.py "$D" --size 512 --copy --reps 15 --ptx-variant ld-cg $S \
   --config "heat3d:WX=64,WY=4,WZ=2,BX=4,VX=4,CY=2,CZ=2,RIM=1" \
   --config "box27:WX=32,WY=2,WZ=2,BX=4,VX=4,BY=4,BZ=4,SEP=1,RIM=1,RIN=1" \
