@@ -163,27 +163,23 @@ def test_clusters_that_do_not_divide_the_grid_are_refused_before_any_launch() ->
         ncu.CudaSide(case, PTX, cuda=None, cluster=[1, 1, 3])
 
 
-@pytest.mark.parametrize("bad", ["1,2", "0,1,1", "a,b,c", "2,2,4", "1,2,1,1"])
-def test_a_malformed_cluster_is_refused_by_name(
-    bad: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(
+    ("option", "bad"),
+    [("--cluster", b) for b in ["1,2", "0,1,1", "a,b,c", "2,2,4", "1,2,1,1"]]
+    + [("--smem", b) for b in ["0", "228", "-4", "60K", "1.5"]],
+)
+def test_a_malformed_cluster_or_shared_memory_size_is_refused_by_name(
+    option: str, bad: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with pytest.raises(SystemExit) as exit_:
-        ncu.main([str(tmp_path), "--cluster", bad])
+        ncu.main([str(tmp_path), option, bad])
     assert exit_.value.code == 2
     err = capsys.readouterr().err
-    assert f"--cluster: {bad!r}" in err and "Traceback" not in err
+    assert f"{option}: {bad!r}" in err and "Traceback" not in err
+
+
+def test_good_cluster_and_shared_memory_sizes_are_read() -> None:
     assert ncu.cluster_dims("1,4,2") == (1, 4, 2)
-
-
-@pytest.mark.parametrize("bad", ["0", "228", "-4", "60K", "1.5"])
-def test_a_malformed_shared_memory_size_is_refused_by_name(
-    bad: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    with pytest.raises(SystemExit) as exit_:
-        ncu.main([str(tmp_path), "--smem", bad])
-    assert exit_.value.code == 2
-    err = capsys.readouterr().err
-    assert f"--smem: {bad!r}" in err and "Traceback" not in err
     assert ncu.smem_bytes("60") == 60 * 1024 and ncu.smem_bytes("227") == 227 * 1024
 
 
