@@ -37,8 +37,9 @@ measures what that placement would be worth.
 ``--smem KIB`` (check mode) times each PTX launched with that much dynamic shared
 memory a block, which the kernel never touches: the same code with fewer blocks
 resident an SM (the table shows how many, from ``cuOccupancyMaxActiveBlocksPerMultiprocessor``).
-What residency is worth to a kernel, apart from the registers that set it. (The L1
-shrinks as the shared memory grows: ``--ptx-variant ld-cg`` bounds what that costs.)
+Meant to show what residency is worth apart from the registers that set it; but the
+L1 shrinks as the shared memory grows, so it measures L1's room for loads in flight
+as well (``results/h200-limit/ncu/residency/``).
 
 One launch is what is compared and profiled: for a kernel with time steps, one launch
 of its TB steps (a measurement is S/TB of them). Configurations with a local size,
