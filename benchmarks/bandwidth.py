@@ -77,6 +77,41 @@ void copy(__global const float *restrict src, __global float *restrict dst)
 }
 """
 
+RIM_COPY_CL = """\
+/* Copy that keeps each row's rim: every element read once, and written once except a
+   row's first and last RIMX, which keep the output's contents, as an interior stencil
+   of radius RIMX along x keeps them. A vector at a row's end stores its other lanes
+   one by one from the vector loaded, as the stencil template stores them. */
+#define RIMX {rim}
+#ifndef VX
+#define VX 1
+#endif
+#define CAT_(a, b) a##b
+#define CAT(a, b) CAT_(a, b)
+#define KEPT(l) (x + (l) < RIMX || x + (l) >= NX - RIMX)
+#define LANE(l, value) if (!KEPT(l)) dst[i * VX + (l)] = (value);
+__kernel __attribute__((reqd_work_group_size(WX, 1, 1)))
+void copy(__global const float *restrict src, __global float *restrict dst)
+{{
+    const size_t i = get_global_id(0);
+    const int x = (int)((i * VX) % NX);
+#if VX == 1
+    const float v = src[i];
+    LANE(0, v)
+#else
+    const CAT(float, VX) v = CAT(vload, VX)(i, src);
+    if (!KEPT(0) && !KEPT(VX - 1)) {{
+        CAT(vstore, VX)(v, i, dst);
+        return;
+    }}
+    LANE(0, v.s0) LANE(1, v.s1)
+#if VX == 4
+    LANE(2, v.s2) LANE(3, v.s3)
+#endif
+#endif
+}}
+"""
+
 SMOKE_WORK_GROUPS = (256,)
 """The copy's work-group in a smoke run (``onestep.py --small``): its default; the
 three vector widths are searched at it."""
@@ -143,21 +178,28 @@ class Capture:
 
 
 def copy_kernel(
-    work: Path, sizes: Mapping[str, int], work_groups: Sequence[int] | None = None
+    work: Path, sizes: Mapping[str, int], work_groups: Sequence[int] | None = None, rim: int = 0
 ) -> TunableKernel:
     """The copy kernel (written into ``work``) at ``sizes`` (2D: NZ = 1). Its space is
     every power-of-two work-group from 32 to 1024 with each vector width; with
     ``work_groups`` (a smoke test's: ``SMOKE_WORK_GROUPS``), only those work-groups,
-    each vector width still searched (every configuration is a kernel build)."""
+    each vector width still searched (every configuration is a kernel build). With
+    ``rim``, the copy that keeps each row's first and last ``rim`` elements
+    (``RIM_COPY_CL``: the writes of an interior stencil of that radius along x), its
+    reference the identity with those elements left as the output began (zeros)."""
     work.mkdir(parents=True, exist_ok=True)
-    (work / "copy.cl").write_text(COPY_CL)
-    text = COPY_YAML
+    stem = f"copy_rim{rim}" if rim else "copy"
+    (work / f"{stem}.cl").write_text(RIM_COPY_CL.format(rim=rim) if rim else COPY_CL)
+    text = COPY_YAML.replace("source: copy.cl", f"source: {stem}.cl")
+    if rim:
+        offsets = f"offsets: [[{-rim}, 0, 0], [0, 0, 0], [{rim}, 0, 0]], weights: [0.0, 1.0, 0.0]"
+        text = text.replace("offsets: [[0, 0, 0]], weights: [1.0]", offsets)
     if work_groups:
         wx = f"  WX: {{values: {list(work_groups)}, default: {work_groups[0]}}}\n"
         text = text.replace("  WX: {pow2: [32, 1024], default: 256}\n", wx)
-    (work / "copy.yaml").write_text(text)
+    (work / f"{stem}.yaml").write_text(text)
     full = {"NX": sizes["NX"], "NY": sizes["NY"], "NZ": sizes.get("NZ", 1)}
-    return load_kernel(work / "copy.yaml", sizes=full)
+    return load_kernel(work / f"{stem}.yaml", sizes=full)
 
 
 def real_kernel(name: str, sizes: Mapping[str, int]) -> TunableKernel:

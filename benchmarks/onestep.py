@@ -31,6 +31,15 @@ served by the store, and the copy and the side-by-side rounds run again. So does
         [--budget N|Ns] [--all-techniques [--techniques global stream ...]
         [--technique-budget N|Ns]] [--rounds 5] [--size 512] [--size2d 8192] [--small]
 
+``--rim-copy``: each kernel that keeps its rim (the interior boundary, ``rim: keep``,
+radius R > 0 along x) is also compared with a copy that keeps each row's first and last
+R elements (``bandwidth.RIM_COPY_CL``), tuned exhaustively as the copy is and
+re-measured in the same rounds: the yardstick of a kernel that must leave those points
+as they were, since each row's first and last 32-byte sectors are then written in part
+and the memory reads them first (``benchmarks/results/h200-limit/x-rim/``). It is
+reported beside the copy (*of rim copy*), never in place of it: the targets stay the
+copy's.
+
 ``--small``: 32³ and 64², the copy at one work-group (a smoke test on PoCL).
 """
 
@@ -51,12 +60,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bandwidth as bw
+import yaml
 
 from gtune.api import as_budget, tune
 from gtune.device import DeviceLimits
 from gtune.exceptions import GtuneError
+from gtune.features import kernel_features
 from gtune.kernel import TunableKernel
 from gtune.measure import select_device
+from gtune.stencils.definition import RIM_KEEP, parse_definition
 from gtune.tuning import TuningReport
 from gtune.tuning.techniques import technique_of
 
@@ -84,6 +96,28 @@ def load(name: str, n3: int, n2: int) -> tuple[str, TunableKernel]:
     small = bw.real_kernel(name, {})
     label = Path(name).name.removesuffix(".stencil.yaml") if name.endswith(".yaml") else name
     return label, small.with_sizes(kernel_sizes(small, n3, n2))
+
+
+def kept_rim(name: str, kernel: TunableKernel) -> int:
+    """The radius along x of the rim ``kernel`` keeps: its definition's (the
+    NAME.stencil.yaml path, or stencils/NAME.stencil.yaml beside a real stencil's
+    description) when that keeps its rim (the interior boundary, ``rim: keep``); 0 for
+    a kernel with another boundary or rim, or without a definition."""
+    path = (
+        Path(name)
+        if name.endswith(".stencil.yaml")
+        else bw.ROOT / "stencils" / f"{name}.stencil.yaml"
+    )
+    if not path.is_file():
+        return 0
+    definition = parse_definition(yaml.safe_load(path.read_text()), str(path))
+    if definition.boundary != "interior" or definition.rim != RIM_KEEP:
+        return 0
+    return int(kernel_features(kernel).extent[0])
+
+
+def rim_key(size: str, rim: int) -> str:
+    return f"{size} rim {rim}"
 
 
 def summarize(report: TuningReport, kernel: TunableKernel, wall_s: float) -> dict[str, Any]:
@@ -169,15 +203,20 @@ def remeasure(
     results: dict[str, Any],
     copies: Mapping[str, tuple[TunableKernel, dict[str, int], dict[str, int] | None]],
     rounds: int,
+    rim_copies: Mapping[str, tuple[TunableKernel, dict[str, int]]] | None = None,
 ) -> dict[str, float]:
     """Copies (the best, and the best with scalar loads, VX = 1) and winners side by
     side, alternating; fills each entry's time, GB/s and fraction of the copy of its
-    size (and of the scalar copy: the template's winners load scalars)."""
+    size (and of the scalar copy: the template's winners load scalars). With
+    ``rim_copies`` (by :func:`rim_key`), those too, and each entry whose ``rim`` has one
+    gets its fraction of that rim copy."""
     runs: list[tuple[str, TunableKernel, Mapping[str, int]]] = []
     for size, (k, cfg, scalar) in copies.items():
         runs.append((f"copy {size}", k, cfg))
         if scalar is not None and scalar != cfg:
             runs.append((f"scalar copy {size}", k, scalar))
+    for key, (k, cfg) in (rim_copies or {}).items():
+        runs.append((f"copy {key}", k, cfg))
     for name, entry in results.items():
         if entry["defaults"].get("config"):
             runs.append((f"{name} defaults", kernels[name], entry["defaults"]["config"]))
@@ -193,6 +232,11 @@ def remeasure(
         entry["copy_s"] = copy_s
         entry["copy_gbs"] = copy_gbs = copy_bytes / copy_s / 1e9
         entry["scalar_copy_gbs"] = scalar_gbs = copy_bytes / scalar_s / 1e9
+        rim_s = times.get(f"copy {rim_key(size, entry.get('rim', 0))}")
+        rim_gbs = None
+        if rim_s is not None:
+            entry["rim_copy_s"] = rim_s
+            entry["rim_copy_gbs"] = rim_gbs = copy_bytes / rim_s / 1e9
         for which, e in (("defaults", entry["defaults"]), ("best technique", None)):
             if e is None:
                 bt = best_technique(entry)
@@ -208,6 +252,8 @@ def remeasure(
             e["gbs"] = entry["bytes_moved"] / s / 1e9
             e["fraction_of_copy"] = e["gbs"] / copy_gbs
             e["fraction_of_scalar_copy"] = e["gbs"] / scalar_gbs
+            if rim_gbs is not None:
+                e["fraction_of_rim_copy"] = e["gbs"] / rim_gbs
     return times
 
 
@@ -229,9 +275,19 @@ def verdict(results: Mapping[str, Any], key: str = "defaults") -> dict[str, Any]
     lowest = min(vals) if vals else None
     stepped = [f for f in multi if f]
     steps_lowest = min(stepped) if stepped else None
+    # each one-step kernel against its rim copy where it has one, else the copy
+    own = [
+        e.get("fraction_of_rim_copy") or e.get("fraction_of_copy")
+        for r in results.values()
+        if (e := r.get(key)) and r.get("steps", 1) == 1
+    ]
+    has_rim = any((r.get(key) or {}).get("fraction_of_rim_copy") for r in results.values())
+    own_vals = [f for f in own if f] if has_rim else []
     return {
         "geomean": g,
         "lowest": lowest,
+        "rim_geomean": bw.geomean(own_vals) if own_vals else None,
+        "rim_lowest": min(own_vals) if own_vals else None,
         "steps_lowest": steps_lowest,
         "meets": bool(
             len(vals) + len(stepped) == len(results)
@@ -243,6 +299,10 @@ def verdict(results: Mapping[str, Any], key: str = "defaults") -> dict[str, Any]
 
 def pct(v: float | None) -> str:
     return f"{v:.1%}" if v else "-"
+
+
+def gbs_text(v: float | None) -> str:
+    return f"{v:.0f}" if v else "-"
 
 
 def stepped(data: Mapping[str, Any]) -> bool:
@@ -263,7 +323,13 @@ def verdict_line(v: Mapping[str, Any]) -> str:
             f"(target ≥ {TARGET_STEPS:.0%} each)"
         )
     shown = "; ".join(parts) or "nothing measured"
-    return f"**{shown[0].upper() + shown[1:]}: {'meets' if v['meets'] else 'misses'} the target.**"
+    line = f"**{shown[0].upper() + shown[1:]}: {'meets' if v['meets'] else 'misses'} the target.**"
+    if v.get("rim_geomean") is not None:
+        line += (
+            f" Against each kernel's rim copy (the copy where it keeps no rim): geometric "
+            f"mean {pct(v['rim_geomean'])}, lowest {pct(v['rim_lowest'])}."
+        )
+    return line
 
 
 def summary(data: Mapping[str, Any]) -> str:
@@ -285,19 +351,38 @@ def summary(data: Mapping[str, Any]) -> str:
             + ")"
             for size, c in data["copy"].items()
         ),
+    ]
+    rims = data.get("rim_copy") or {}
+    if rims:
+        lines += [
+            "",
+            "Rim copies (`--rim-copy`: each row's first and last R elements kept, as an "
+            "interior stencil of radius R along x keeps them; tuned and re-measured as the "
+            "copy is): "
+            + "; ".join(
+                f"{key}: {c['gbs']:.0f} GB/s tuned, {c['config']}" for key, c in rims.items()
+            ),
+        ]
+    rim_head, rim_rule = (" rim copy GB/s | of rim copy |", "---:|---:|") if rims else ("", "")
+    lines += [
         "",
         "| kernel | size | searched | winner | time | GB/s | copy GB/s | of copy | "
-        "of scalar copy | configs | tuning s |",
-        "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|",
+        f"of scalar copy |{rim_head} configs | tuning s |",
+        f"|---|---|---|---|---:|---:|---:|---:|---:|{rim_rule}---:|---:|",
     ]
     for name, r in results.items():
         d = r["defaults"]
+        rim_cells = (
+            f" {gbs_text(r.get('rim_copy_gbs'))} | {pct(d.get('fraction_of_rim_copy'))} |"
+            if rims
+            else ""
+        )
         lines.append(
             f"| {name} | {r['size']} | {', '.join(str(t) for t in d['searched'])} | "
             f"{d['technique']} | {(d.get('time_s') or 0) * 1e3:.3f} ms | "
             f"{d.get('gbs') or 0:.0f} | {r.get('copy_gbs') or 0:.0f} | "
-            f"{pct(d.get('fraction_of_copy'))} | {pct(d.get('fraction_of_scalar_copy'))} | "
-            f"{d['evaluations']} | {d['wall_s']:.0f} |"
+            f"{pct(d.get('fraction_of_copy'))} | {pct(d.get('fraction_of_scalar_copy'))} |"
+            f"{rim_cells} {d['evaluations']} | {d['wall_s']:.0f} |"
         )
     lines += ["", verdict_line(data["verdict"])]
     if any(r.get("techniques") for r in results.values()):
@@ -358,6 +443,17 @@ def plot(path: Path, data: Mapping[str, Any]) -> None:
     ax.bar([x - (0.2 if any(best) else 0) for x in xs], dflt, width, label="gtune run defaults")
     if any(best):
         ax.bar([x + 0.2 for x in xs], best, width, label="best technique, searched alone")
+    rim = [ks[n]["defaults"].get("fraction_of_rim_copy") for n in names]
+    if any(rim):
+        ax.scatter(
+            [x - (0.2 if any(best) else 0) for x, f in zip(xs, rim, strict=True) if f],
+            [f for f in rim if f],
+            marker="_",
+            s=400,
+            color="tab:orange",
+            zorder=3,
+            label="gtune run defaults, of the rim copy",
+        )
     if any(ks[n].get("steps", 1) == 1 for n in names):
         mean = f"{TARGET_MEAN:.0%} (mean)"
         ax.axhline(TARGET_MEAN, color="black", linestyle="--", linewidth=1, label=mean)
@@ -373,7 +469,7 @@ def plot(path: Path, data: Mapping[str, Any]) -> None:
         )
     ax.set_xticks(xs)
     ax.set_xticklabels([f"{n}\n{ks[n]['size']}" for n in names])
-    ax.set_ylim(0, max([1.05, *dflt, *best]))
+    ax.set_ylim(0, max([1.05, *dflt, *best, *(f for f in rim if f)]))
     ax.set_ylabel("fraction of copy bandwidth")
     what = (
         "against copy (per step), same run" if stepped(data) else "one step against copy, same run"
@@ -418,6 +514,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="32³ and 64², the copy at one work-group (PoCL smoke test)",
     )
+    parser.add_argument(
+        "--rim-copy",
+        action="store_true",
+        help="also compare each kernel that keeps its rim with a copy that keeps the same rim",
+    )
     args = parser.parse_args(argv)
     n3, n2 = (32, 64) if args.small else (args.size, args.size2d)
     for text, flag in ((args.budget, "--budget"), (args.technique_budget, "--technique-budget")):
@@ -433,7 +534,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     out: Path = args.outdir
     out.mkdir(parents=True, exist_ok=True)
     store = str(out / "onestep.db")
-    kernels = dict(load(name, n3, n2) for name in args.kernels or DEFAULT_KERNELS)
+    names = {}  # label -> the name given (a definition's path)
+    kernels = {}
+    for given in args.kernels or DEFAULT_KERNELS:
+        label, kernel = load(given, n3, n2)
+        names[label], kernels[label] = given, kernel
     known = {t for k in kernels.values() for t in k.techniques}
     unknown = sorted(set(args.techniques or []) - known)
     if unknown:
@@ -469,8 +574,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             done,
             save,
         )
+        results[name]["rim"] = kept_rim(names[name], kernel) if args.rim_copy else 0
 
     copies: dict[str, Any] = {}
+    rim_copies: dict[str, Any] = {}
+    rim_runs: dict[str, tuple[TunableKernel, dict[str, int]]] = {}
     copy_runs: dict[str, tuple[TunableKernel, dict[str, int], dict[str, int] | None]] = {}
     with tempfile.TemporaryDirectory(prefix="gtune-onestep-") as tmp:  # OUT: results only
         for kernel in kernels.values():
@@ -486,8 +594,19 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"VX {vx} {c['gbs']:.0f}" for vx, c in copies[size]["by_vx"].items() if c["gbs"]
             )
             log(f"copy {size}: {copies[size]['gbs']:.0f} GB/s {copies[size]['config']} ({widths})")
-        log(f"re-measuring {len(results)} kernels and the copy, {args.rounds} alternating rounds")
-        times = remeasure(device, kernels, results, copy_runs, args.rounds)
+        for name, kernel in kernels.items():
+            key = rim_key(size_text(kernel.sizes), results[name]["rim"])
+            if not results[name]["rim"] or key in rim_copies:
+                continue
+            wgs = bw.SMOKE_WORK_GROUPS if args.small else None
+            rim_copier = bw.copy_kernel(
+                Path(tmp) / key.replace(" ", "-"), kernel.sizes, wgs, rim=results[name]["rim"]
+            )
+            rim_copies[key] = bw.copy_bandwidth(rim_copier, device, runs=5, store=store)
+            rim_runs[key] = (rim_copier, dict(rim_copies[key]["config"]))
+            log(f"copy {key}: {rim_copies[key]['gbs']:.0f} GB/s {rim_copies[key]['config']}")
+        log(f"re-measuring {len(results)} kernels and the copies, {args.rounds} alternating rounds")
+        times = remeasure(device, kernels, results, copy_runs, args.rounds, rim_runs)
 
     data: dict[str, Any] = {
         "device": device.name,
@@ -500,6 +619,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "host": platform.node(),
         "cpus": os.cpu_count(),
         "copy": copies,
+        "rim_copy": rim_copies,
         "times_s": times,
         "kernels": results,
         "verdict": verdict(results),

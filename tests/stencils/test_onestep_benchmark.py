@@ -11,12 +11,14 @@ from pathlib import Path
 import pytest
 
 from gtune.description import load_kernel
+from gtune.measure import OpenCLEvaluator, Status
 from tests.conftest import load_script
 
 pytestmark = pytest.mark.opencl
 
 ROOT = Path(__file__).resolve().parents[2]
 onestep = load_script(ROOT / "benchmarks" / "onestep.py")
+bw = load_script(ROOT / "benchmarks" / "bandwidth.py")
 
 
 def run(out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
@@ -41,7 +43,7 @@ def test_defaults_and_every_technique_against_copy(tmp_path: Path) -> None:
     winners re-measured with the copy of their size; the verdict follows the fractions."""
     out = tmp_path / "out"
     techniques = ["--all-techniques", "--techniques", "global", "vec", "stream"]
-    r = run(out, "--kernels", "heat3d", "jacobi2d", "--budget", "2", *techniques)
+    r = run(out, "--kernels", "heat3d", "jacobi2d", "--budget", "2", "--rim-copy", *techniques)
     assert r.returncode == 0, r.stderr[-2000:]
     data = json.loads((out / "onestep.json").read_text())
     assert set(data["kernels"]) == {"heat3d", "jacobi2d"}
@@ -63,6 +65,12 @@ def test_defaults_and_every_technique_against_copy(tmp_path: Path) -> None:
             e["tuned_s"] for e in k["techniques"].values() if e["tuned_s"]
         )
         assert best["fraction_of_copy"] > 0
+    # both keep a rim of radius 1: each against the rim copy of its size, beside the copy
+    assert set(data["rim_copy"]) == {"32x32x32 rim 1", "64x64 rim 1"}
+    for k in data["kernels"].values():
+        d = k["defaults"]
+        assert k["rim"] == 1
+        assert d["fraction_of_rim_copy"] == pytest.approx(k["rim_copy_s"] / d["time_s"])
     v = data["verdict"]
     assert v["lowest"] == min(fractions)
     assert v["meets"] == (v["geomean"] >= 0.93 and v["lowest"] >= 0.88)  # issue 49's targets
@@ -149,3 +157,63 @@ def test_the_verdict_judges_time_stepping_kernels_per_step(
     assert v["meets"] is meets
     shown = onestep.verdict_line(v)
     assert line in shown and shown.endswith(f"{'meets' if meets else 'misses'} the target.**")
+
+
+def test_the_rim_is_read_from_the_kernels_definition() -> None:
+    """The rim copy's radius is the definition's radius along x where it keeps its rim
+    (the interior boundary, ``rim: keep``), and no rim copy is asked for otherwise."""
+    rims = {name: onestep.kept_rim(*onestep.load(name, 32, 64)) for name in onestep.DEFAULT_KERNELS}
+    assert rims == {"heat3d": 1, "box27": 1, "laplacian4": 2, "jacobi2d": 1}
+    template = ROOT / "benchmarks" / "results" / "onestep" / "copy-through-template"
+    written = ROOT / "benchmarks" / "results" / "h200-limit" / "x-rim" / "defs"
+    for path in (
+        template / "heat3d_clamp.stencil.yaml",  # every point written (clamped reads)
+        written / "heat3d_rimcopy.stencil.yaml",  # rim: copy, every point written
+    ):
+        assert onestep.kept_rim(str(path), onestep.load(str(path), 32, 64)[1]) == 0, path
+    x2 = str(written / "copy3d_x2.stencil.yaml")  # a radius-2 halo along x only
+    assert onestep.kept_rim(x2, onestep.load(x2, 32, 64)[1]) == 2
+    life = load_kernel(ROOT / "stencils" / "life.yaml")  # a description without a definition
+    assert onestep.kept_rim("life", life) == 0
+
+
+def test_the_verdict_reports_the_rim_copies_beside_the_copy() -> None:
+    """Against the rim copies the verdict gives a mean of its own, each kernel against
+    its rim copy where it has one; the targets stay the copy's."""
+    kernels = {
+        "a": {"steps": 1, "defaults": {"fraction_of_copy": 0.90, "fraction_of_rim_copy": 0.97}},
+        "b": {"steps": 1, "defaults": {"fraction_of_copy": 0.92}},  # no rim copy: the copy
+    }
+    v = onestep.verdict(kernels)
+    assert v["geomean"] == pytest.approx((0.90 * 0.92) ** 0.5) and not v["meets"]
+    assert v["rim_geomean"] == pytest.approx((0.97 * 0.92) ** 0.5)
+    assert v["rim_lowest"] == pytest.approx(0.92)
+    shown = onestep.verdict_line(v)
+    assert "misses the target.** Against each kernel's rim copy" in shown
+    assert "lowest 92.0%." in shown
+    del kernels["a"]["defaults"]["fraction_of_rim_copy"]
+    assert onestep.verdict(kernels)["rim_geomean"] is None
+
+
+@pytest.mark.usefixtures("shared_workers")
+def test_the_rim_copy_keeps_each_rows_rim_in_every_vector_width(tmp_path: Path) -> None:
+    """The rim copy verifies against the identity that keeps each row's first and last
+    R elements at every vector width; a copy that writes them fails that check."""
+    sizes = {"NX": 64, "NY": 4, "NZ": 2}
+    for rim in (1, 2):
+        kernel = bw.copy_kernel(tmp_path / f"r{rim}", sizes, (32,), rim=rim)
+        evaluator = OpenCLEvaluator(kernel, runs=1)
+        try:
+            for vx in (1, 2, 4):
+                result = evaluator.evaluate({"WX": 32, "VX": vx})
+                assert result.status is Status.OK, (rim, vx, result.message)
+        finally:
+            evaluator.close()
+    # the same reference (rim 1), the kernel writing every element: caught
+    (tmp_path / "r1" / "copy_rim1.cl").write_text(bw.RIM_COPY_CL.format(rim=0))
+    writes_all = load_kernel(tmp_path / "r1" / "copy_rim1.yaml", sizes=sizes)
+    evaluator = OpenCLEvaluator(writes_all, runs=1)
+    try:
+        assert evaluator.evaluate({"WX": 32, "VX": 4}).status is Status.WRONG_RESULT
+    finally:
+        evaluator.close()
