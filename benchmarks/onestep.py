@@ -481,7 +481,50 @@ def plot(path: Path, data: Mapping[str, Any]) -> None:
     plt.close(fig)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def measure_copies(
+    device: DeviceLimits,
+    kernels: Mapping[str, TunableKernel],
+    results: dict[str, Any],
+    store: str,
+    rounds: int,
+    small: bool,
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, float]]:
+    """The copy of each kernel's size and the rim copy of each kernel's kept rim (its
+    entry's ``rim``), tuned exhaustively (``small``: at one work-group), then
+    :func:`remeasure`'d with the winners: the copies, the rim copies and the times."""
+    wgs = bw.SMOKE_WORK_GROUPS if small else None  # a smoke test: 3 builds a copy
+    copies: dict[str, Any] = {}
+    rim_copies: dict[str, Any] = {}
+    rim_runs: dict[str, tuple[TunableKernel, dict[str, int]]] = {}
+    copy_runs: dict[str, tuple[TunableKernel, dict[str, int], dict[str, int] | None]] = {}
+    with tempfile.TemporaryDirectory(prefix="gtune-onestep-") as tmp:  # OUT: results only
+        for kernel in kernels.values():
+            size = size_text(kernel.sizes)
+            if size in copies:
+                continue
+            copier = bw.copy_kernel(Path(tmp) / size, kernel.sizes, wgs)
+            copies[size] = c = bw.copy_bandwidth(copier, device, runs=5, store=store)
+            scalar = (c["by_vx"].get(1) or {}).get("config")
+            copy_runs[size] = (copier, dict(c["config"]), scalar)
+            widths = ", ".join(
+                f"VX {vx} {v['gbs']:.0f}" for vx, v in c["by_vx"].items() if v["gbs"]
+            )
+            log(f"copy {size}: {c['gbs']:.0f} GB/s {c['config']} ({widths})")
+        for name, kernel in kernels.items():
+            rim = results[name]["rim"]
+            key = rim_key(size_text(kernel.sizes), rim)
+            if not rim or key in rim_copies:
+                continue
+            copier = bw.copy_kernel(Path(tmp) / key.replace(" ", "-"), kernel.sizes, wgs, rim=rim)
+            rim_copies[key] = c = bw.copy_bandwidth(copier, device, runs=5, store=store)
+            rim_runs[key] = (copier, dict(c["config"]))
+            log(f"copy {key}: {c['gbs']:.0f} GB/s {c['config']}")
+        log(f"re-measuring {len(results)} kernels and the copies, {rounds} alternating rounds")
+        times = remeasure(device, kernels, results, copy_runs, rounds, rim_runs)
+    return copies, rim_copies, times
+
+
+def make_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("outdir", type=Path)
     parser.add_argument("--device", help="P:D, identity or name (default: the first GPU)")
@@ -519,6 +562,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="also compare each kernel that keeps its rim with a copy that keeps the same rim",
     )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = make_parser()
     args = parser.parse_args(argv)
     n3, n2 = (32, 64) if args.small else (args.size, args.size2d)
     for text, flag in ((args.budget, "--budget"), (args.technique_budget, "--technique-budget")):
@@ -576,37 +624,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         results[name]["rim"] = kept_rim(names[name], kernel) if args.rim_copy else 0
 
-    copies: dict[str, Any] = {}
-    rim_copies: dict[str, Any] = {}
-    rim_runs: dict[str, tuple[TunableKernel, dict[str, int]]] = {}
-    copy_runs: dict[str, tuple[TunableKernel, dict[str, int], dict[str, int] | None]] = {}
-    with tempfile.TemporaryDirectory(prefix="gtune-onestep-") as tmp:  # OUT: results only
-        for kernel in kernels.values():
-            size = size_text(kernel.sizes)
-            if size in copies:
-                continue
-            wgs = bw.SMOKE_WORK_GROUPS if args.small else None  # a smoke test: 3 builds
-            copier = bw.copy_kernel(Path(tmp) / size, kernel.sizes, wgs)
-            copies[size] = bw.copy_bandwidth(copier, device, runs=5, store=store)
-            scalar = (copies[size]["by_vx"].get(1) or {}).get("config")
-            copy_runs[size] = (copier, dict(copies[size]["config"]), scalar)
-            widths = ", ".join(
-                f"VX {vx} {c['gbs']:.0f}" for vx, c in copies[size]["by_vx"].items() if c["gbs"]
-            )
-            log(f"copy {size}: {copies[size]['gbs']:.0f} GB/s {copies[size]['config']} ({widths})")
-        for name, kernel in kernels.items():
-            key = rim_key(size_text(kernel.sizes), results[name]["rim"])
-            if not results[name]["rim"] or key in rim_copies:
-                continue
-            wgs = bw.SMOKE_WORK_GROUPS if args.small else None
-            rim_copier = bw.copy_kernel(
-                Path(tmp) / key.replace(" ", "-"), kernel.sizes, wgs, rim=results[name]["rim"]
-            )
-            rim_copies[key] = bw.copy_bandwidth(rim_copier, device, runs=5, store=store)
-            rim_runs[key] = (rim_copier, dict(rim_copies[key]["config"]))
-            log(f"copy {key}: {rim_copies[key]['gbs']:.0f} GB/s {rim_copies[key]['config']}")
-        log(f"re-measuring {len(results)} kernels and the copies, {args.rounds} alternating rounds")
-        times = remeasure(device, kernels, results, copy_runs, args.rounds, rim_runs)
+    copies, rim_copies, times = measure_copies(
+        device, kernels, results, store, args.rounds, args.small
+    )
 
     data: dict[str, Any] = {
         "device": device.name,
