@@ -13,6 +13,7 @@ from gtune.api import CampaignResult
 from gtune.campaign.report import write_report
 from gtune.campaign.runner import (
     SchedulerTls,
+    check_scheduler,
     local_cluster,
     resource_name,
     run_campaign,
@@ -27,6 +28,7 @@ __all__ = [
     "CampaignTask",
     "CancelToken",
     "SchedulerTls",
+    "check_scheduler",
     "expand",
     "load_campaign",
     "local_cluster",

@@ -370,7 +370,10 @@ def run_campaign(
     it a local cluster listening on loopback only runs the tasks (``dashboard`` adds
     the Dask dashboard there). ``tls`` gives the certificates for a ``tls://``
     scheduler; without them Dask's own configuration (``distributed.comm.tls``) is
-    used."""
+    used. Certificates that are missing or do not fit the scheduler's address are
+    refused before anything is written."""
+    if scheduler is not None:
+        check_scheduler(scheduler, tls)
     out_dir.mkdir(parents=True, exist_ok=True)
     return run_tasks(
         expand(spec, out_dir / "kernels"),
@@ -426,6 +429,8 @@ def run_tasks(
     The steps: the tasks left (:func:`_tasks_left`), the cluster and its client
     (:func:`_open_client`), the workers started (:func:`_start_workers`), the pieces
     planned and streamed to the workers (:func:`_drive`)."""
+    if scheduler is not None:
+        check_scheduler(scheduler, tls)  # refused before the folder or the ledger is written
     run = _Run(
         tasks,
         out_dir,
@@ -801,6 +806,14 @@ class SchedulerTls:
     ca_file: str
     cert: str
     key: str | None = None
+
+
+def check_scheduler(scheduler: str, tls: SchedulerTls | None) -> None:
+    """What connecting to ``scheduler`` with ``tls`` would refuse, refused now, before
+    anything is written or connected: a ``tls://`` scheduler without certificates, a
+    certificate file that is not there, certificates for an address that is not
+    ``tls://`` (:class:`~gtune.exceptions.InputError`, naming the file or address)."""
+    _security(scheduler, tls)
 
 
 def _security(scheduler: str, tls: SchedulerTls | None) -> Any:  # distributed.Security

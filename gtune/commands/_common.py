@@ -318,16 +318,23 @@ def add_scheduler_tls_arguments(p: argparse.ArgumentParser) -> None:
 
 def scheduler_tls(args: argparse.Namespace) -> SchedulerTls | None:
     """The :class:`~gtune.campaign.SchedulerTls` the flags name (None without them);
-    refuses certificates without a scheduler, or half a pair."""
-    if not (args.tls_ca_file or args.tls_cert or args.tls_key):
-        return None
-    if not args.scheduler:
-        raise InputError("TLS certificates are for a remote scheduler", source="--tls-cert")
-    if not (args.tls_ca_file and args.tls_cert):
-        raise InputError("give both --tls-ca-file and --tls-cert", source="--tls-cert")
-    from gtune.campaign import SchedulerTls
+    refuses certificates without a scheduler, half a pair, and with ``--scheduler``
+    whatever connecting would refuse (a missing file, a ``tls://`` scheduler without
+    certificates): a command calls it before it writes anything."""
+    tls = None
+    if args.tls_ca_file or args.tls_cert or args.tls_key:
+        if not args.scheduler:
+            raise InputError("TLS certificates are for a remote scheduler", source="--tls-cert")
+        if not (args.tls_ca_file and args.tls_cert):
+            raise InputError("give both --tls-ca-file and --tls-cert", source="--tls-cert")
+        from gtune.campaign import SchedulerTls
 
-    return SchedulerTls(args.tls_ca_file, args.tls_cert, args.tls_key)
+        tls = SchedulerTls(args.tls_ca_file, args.tls_cert, args.tls_key)
+    if args.scheduler:
+        from gtune.campaign import check_scheduler
+
+        check_scheduler(args.scheduler, tls)
+    return tls
 
 
 def unencrypted_scheduler_note(scheduler: str | None) -> str | None:

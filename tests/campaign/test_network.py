@@ -314,7 +314,10 @@ def test_ctrl_c_while_the_local_cluster_starts_stops_the_campaign(tmp_path: Path
 
 @pytest.mark.parametrize("command", ["campaign", "train"])
 def test_both_commands_take_the_scheduler_tls_flags(
-    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    command: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """`gtune campaign` and `gtune train --scheduler` share the TLS flags and their checks:
     certificates without a scheduler, half a pair, and a missing file are refused before
@@ -323,6 +326,7 @@ def test_both_commands_take_the_scheduler_tls_flags(
     line's own, with no interpreter to start."""
     from gtune.cli import main
 
+    monkeypatch.chdir(tmp_path)  # where a campaign's folder would go (campaign-n)
     spec = tmp_path / "n.yaml"
     spec.write_text(f"name: n\nkernels: [{ROOT / 'stencils' / 'heat3d.cl'}]\nsizes: [8x8x8]\n")
     target = (
@@ -346,3 +350,4 @@ def test_both_commands_take_the_scheduler_tls_flags(
     )  # fmt: skip
     assert code == 2, err
     assert "ca.pem" in err and "Traceback" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["n.yaml"]  # nothing written
