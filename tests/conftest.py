@@ -82,7 +82,33 @@ POCL_FLAGS = "POCL_EXTRA_BUILD_FLAGS"
 UNOPTIMISED = "-cl-opt-disable"
 
 
+# What a test run may add to the checkout's top folder: the caches of its tools.
+CHECKOUT_CACHES = frozenset({".hypothesis", ".pytest_cache", "__pycache__"})
+_checkout_before = pytest.StashKey[dict[str, float]]()
+
+
+def _checkout_top() -> dict[str, float]:
+    """The checkout's top entries and their modification times."""
+    return {p.name: p.stat().st_mtime for p in ROOT.iterdir() if p.name not in CHECKOUT_CACHES}
+
+
+def _checkout_written(before: dict[str, float]) -> list[str]:
+    """Top entries a test run added to the checkout, and default stores it wrote to (a
+    test that tunes or runs a command without a store of its own writes
+    ./gtune-results.db, a campaign without --out ./campaign-NAME/): tests write under
+    their temporary folders only."""
+    after = _checkout_top()
+    added = sorted(set(after) - set(before))
+    stores = sorted(
+        n
+        for n in set(after) & set(before)
+        if n.startswith("gtune-results.db") and after[n] != before[n]
+    )
+    return added + [f"{n} (written)" for n in stores]
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    config.stash[_checkout_before] = _checkout_top()
     # PoCL builds the suite's kernels without LLVM's optimiser. A new machine (CI's)
     # starts with PoCL's kernel cache empty and builds several thousand kernels, which
     # an optimised build makes 2.6 times as long; the kernels are the same OpenCL C on
@@ -383,6 +409,10 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
+    written = _checkout_written(session.config.stash[_checkout_before])
+    if written:
+        print(f"\ntests wrote into the checkout {ROOT}: {', '.join(written)}", file=sys.stderr)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
     target = session.config.getoption("--record-durations")
     if not target or not _seconds:
         return

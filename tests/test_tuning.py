@@ -107,7 +107,7 @@ def test_tune_resumes_from_the_store(tmp_path: Path, device: DeviceLimits):
 
 
 @pytest.mark.opencl
-def test_auto_tries_every_technique_with_one_evaluator(device: DeviceLimits):
+def test_auto_tries_every_technique_with_one_evaluator(tmp_path: Path, device: DeviceLimits):
     made: list[Evaluator] = []
 
     def factory(kernel: TunableKernel, dev: DeviceLimits) -> Evaluator:
@@ -117,8 +117,14 @@ def test_auto_tries_every_technique_with_one_evaluator(device: DeviceLimits):
 
     kernel = _heat()
     with TuningSession(kernel, device, evaluator_factory=factory) as session:
+        store = tmp_path / "r.db"
         auto = tune(
-            kernel, device=device, technique="all", budget=Budget(evaluations=8), session=session
+            kernel,
+            device=device,
+            technique="all",
+            budget=Budget(evaluations=8),
+            session=session,
+            store=store,
         )
         rand = tune(
             kernel,
@@ -128,6 +134,7 @@ def test_auto_tries_every_technique_with_one_evaluator(device: DeviceLimits):
             strategy_options={"n": 4},
             session=session,
             confirm=None,
+            store=store,
         )
     assert len(made) == 1, "the session's evaluator is shared by every search"
     assert [r.technique for r in auto.runs] == list(kernel.techniques)
@@ -141,11 +148,16 @@ def test_auto_tries_every_technique_with_one_evaluator(device: DeviceLimits):
 
 @pytest.mark.opencl
 @pytest.mark.usefixtures("shared_workers")  # (own workers: the tests below)
-def test_invalid_default_is_reported(device: DeviceLimits):
+def test_invalid_default_is_reported(tmp_path: Path, device: DeviceLimits):
     # the default WX=16 does not fit NX=8
     kernel = _heat({"NX": 8, "NY": 4, "NZ": 4})
     report = tune(
-        kernel, device=device, strategy="random", technique="global", strategy_options={"n": 3}
+        kernel,
+        device=device,
+        strategy="random",
+        technique="global",
+        strategy_options={"n": 3},
+        store=tmp_path / "r.db",
     )
     assert report.default_result is None
     assert "not valid on this device" in report.default_note
