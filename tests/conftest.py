@@ -107,6 +107,18 @@ def _checkout_written(before: dict[str, float]) -> list[str]:
     return added + [f"{n} (written)" for n in stores]
 
 
+@pytest.fixture(autouse=True)
+def _a_default_store_of_its_own(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A test that tunes or runs a command without a store of its own gets the default
+    store (``$GTUNE_DB``) in a temporary folder of its own, not ./gtune-results.db
+    wherever the suite runs; a test of the default itself removes the variable."""
+    if "GTUNE_DB" not in os.environ:
+        store = tmp_path_factory.mktemp("default-store") / "gtune-results.db"
+        monkeypatch.setenv("GTUNE_DB", str(store))
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.stash[_checkout_before] = _checkout_top()
     # PoCL builds the suite's kernels without LLVM's optimiser. A new machine (CI's)

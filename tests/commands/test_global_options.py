@@ -54,10 +54,13 @@ def test_the_same_option_before_the_command_works(tmp_path: Path, run_gtune: Cli
     assert "holds no results yet" in done.stderr  # the store was read: --db was taken
 
 
-def test_an_absent_store_says_where_gtune_looks(tmp_path: Path, run_gtune: Cli) -> None:
+def test_an_absent_store_says_where_gtune_looks(
+    tmp_path: Path, run_gtune: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """``gtune results`` in another folder than the one tuned in (a newcomer's slip):
     the store file is not there, and the hint says where gtune looks; an existing,
     empty store gets no such hint."""
+    monkeypatch.delenv("GTUNE_DB", raising=False)  # the default itself: ./gtune-results.db
     absent = run_gtune("results")
     assert absent.returncode == 2 and "Traceback" not in absent.stderr
     assert "gtune-results.db: holds no results yet" in absent.stderr
