@@ -60,7 +60,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bandwidth as bw
-import yaml
 
 from gtune.api import as_budget, tune
 from gtune.device import DeviceLimits
@@ -68,7 +67,7 @@ from gtune.exceptions import GtuneError
 from gtune.features import kernel_features
 from gtune.kernel import TunableKernel
 from gtune.measure import select_device
-from gtune.stencils.definition import RIM_KEEP, parse_definition
+from gtune.stencils.definition import RIM_KEEP, is_definition_path, load_definition
 from gtune.tuning import TuningReport
 from gtune.tuning.techniques import technique_of
 
@@ -103,14 +102,10 @@ def kept_rim(name: str, kernel: TunableKernel) -> int:
     NAME.stencil.yaml path, or stencils/NAME.stencil.yaml beside a real stencil's
     description) when that keeps its rim (the interior boundary, ``rim: keep``); 0 for
     a kernel with another boundary or rim, or without a definition."""
-    path = (
-        Path(name)
-        if name.endswith(".stencil.yaml")
-        else bw.ROOT / "stencils" / f"{name}.stencil.yaml"
-    )
+    path = Path(name) if is_definition_path(name) else bw.ROOT / "stencils" / f"{name}.stencil.yaml"
     if not path.is_file():
         return 0
-    definition = parse_definition(yaml.safe_load(path.read_text()), str(path))
+    definition = load_definition(path)
     if definition.boundary != "interior" or definition.rim != RIM_KEEP:
         return 0
     return int(kernel_features(kernel).extent[0])

@@ -93,10 +93,10 @@ def _checkout_top() -> dict[str, float]:
 
 
 def _checkout_written(before: dict[str, float]) -> list[str]:
-    """Top entries a test run added to the checkout, and default stores it wrote to (a
-    test that tunes or runs a command without a store of its own writes
-    ./gtune-results.db, a campaign without --out ./campaign-NAME/): tests write under
-    their temporary folders only."""
+    """Top entries a test run added to the checkout, and stores named as the default
+    it wrote to there (a test that removes ``$GTUNE_DB`` and tunes in the checkout, a
+    campaign without ``--out`` run there: ./campaign-NAME/): tests write under their
+    temporary folders only."""
     after = _checkout_top()
     added = sorted(set(after) - set(before))
     stores = sorted(
